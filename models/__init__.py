@@ -1,0 +1,1 @@
+"""Domain schemas and the built-in catalog. Imports nothing of the solver."""

@@ -1,0 +1,207 @@
+"""The catalog: models, GPUs, platforms and exchange rates, built in and optionally overlaid.
+
+The built-in data files live in `models/data/` and ship inside the installed package. An overlay
+(a scenario's `catalog:` file, or `--catalog`) adds entries or overrides them by id; for platforms,
+an overlay's offers replace the built-in offer for the same (gpu, billing) and add the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from models.errors import InputError, UnknownIdError, validation_problems
+from models.gpu import GPU
+from models.model_card import ModelCard
+from models.platform import ExchangeRates, Platform
+from models.yaml_io import parse_yaml_text, read_yaml
+
+T = TypeVar("T", bound=BaseModel)
+
+_SECTIONS = ("models", "gpus", "platforms", "exchange_rates")
+
+
+def _index(items: Iterable[T]) -> dict[str, T]:
+    return {item.id: item for item in items}  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class Catalog:
+    models: dict[str, ModelCard]
+    gpus: dict[str, GPU]
+    platforms: dict[str, Platform]
+    exchange_rates: ExchangeRates
+    sources: tuple[str, ...] = field(default=("built-in",))
+
+    # --- lookups by id or alias; unknown ids raise UnknownIdError with the closest ids ---
+    def model(self, wanted: str) -> ModelCard:
+        return _lookup("model", wanted, self.models)
+
+    def gpu(self, wanted: str) -> GPU:
+        return _lookup("GPU", wanted, self.gpus)
+
+    def platform(self, wanted: str) -> Platform:
+        return _lookup("platform", wanted, self.platforms)
+
+    def resolve_gpu_id(self, wanted: str) -> str:
+        return self.gpu(wanted).id
+
+    def to_currency(self, amount: float, from_currency: str, to_currency: str) -> float:
+        return self.exchange_rates.convert(amount, from_currency, to_currency)
+
+    def overlay(self, data: Mapping[str, Any], label: str) -> Catalog:
+        """A new catalog with `data` (same layout as the built-in files) laid over this one."""
+        unknown = set(data) - set(_SECTIONS)
+        if unknown:
+            raise InputError(
+                [f"{label}: {sorted(unknown)[0]}: unknown section; allowed: {', '.join(_SECTIONS)}"]
+            )
+        models = dict(self.models)
+        models.update(_index(_parse_list(data.get("models"), ModelCard, label, "models")))
+        gpus = dict(self.gpus)
+        gpus.update(_index(_parse_list(data.get("gpus"), GPU, label, "gpus")))
+        platforms = dict(self.platforms)
+        for raw in _as_list(data.get("platforms"), label, "platforms"):
+            merged = _merge_platform(platforms, raw)
+            platforms.update(_index(_parse_list([merged], Platform, label, "platforms")))
+        rates = self.exchange_rates
+        if data.get("exchange_rates") is not None:
+            raw_rates = data["exchange_rates"]
+            if isinstance(raw_rates, Mapping):
+                raw_rates = {**self.exchange_rates.model_dump(), **raw_rates,
+                             "rates": {**self.exchange_rates.rates, **raw_rates.get("rates", {})}}
+            rates = _parse_one(raw_rates, ExchangeRates, label, "exchange_rates")
+        catalog = Catalog(models, gpus, platforms, rates, (*self.sources, label))
+        catalog.check()
+        return catalog
+
+    def check(self) -> None:
+        """Cross-references: offers name known GPUs; ids and aliases are unique per kind."""
+        problems: list[str] = []
+        for platform in self.platforms.values():
+            for i, offer in enumerate(platform.offers):
+                if offer.gpu not in self.gpus:
+                    hint = str(UnknownIdError("GPU", offer.gpu, self._names(self.gpus)))
+                    problems.append(f"catalog: platforms.{platform.id}.offers[{i}].gpu: {hint}")
+                if offer.currency not in self.exchange_rates.rates and offer.currency != self.exchange_rates.base:
+                    problems.append(f"catalog: platforms.{platform.id}.offers[{i}].currency: "
+                                    f"no exchange rate for {offer.currency}")
+            for i, purchase in enumerate(platform.purchase):
+                if purchase.gpu not in self.gpus:
+                    problems.append(f"catalog: platforms.{platform.id}.purchase[{i}].gpu: unknown GPU "
+                                    f"{purchase.gpu!r}")
+        for kind, table in (("model", self.models), ("GPU", self.gpus), ("platform", self.platforms)):
+            seen: dict[str, str] = {}
+            for item in table.values():
+                for name in (item.id, *item.aliases):  # type: ignore[attr-defined]
+                    key = name.lower()
+                    if key in seen and seen[key] != item.id:  # type: ignore[attr-defined]
+                        problems.append(f"catalog: {kind} name {name!r} used by both {seen[key]} and {item.id}")  # type: ignore[attr-defined]
+                    seen[key] = item.id  # type: ignore[attr-defined]
+        if problems:
+            raise InputError(problems)
+
+    @staticmethod
+    def _names(table: Mapping[str, Any]) -> list[str]:
+        return [n for item in table.values() for n in (item.id, *item.aliases)]
+
+
+def _lookup(kind: str, wanted: str, table: Mapping[str, T]) -> T:
+    if wanted in table:
+        return table[wanted]
+    folded = wanted.strip().lower()
+    for item in table.values():
+        if folded == item.id.lower() or folded in (a.lower() for a in item.aliases):  # type: ignore[attr-defined]
+            return item
+    raise UnknownIdError(kind, wanted, Catalog._names(table))
+
+
+def _as_list(raw: Any, label: str, section: str) -> list[Any]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise InputError([f"{label}: {section}: expected a list of entries"])
+    return raw
+
+
+def _parse_list(raw: Any, schema: type[T], label: str, section: str) -> list[T]:
+    items, problems = [], []
+    for i, entry in enumerate(_as_list(raw, label, section)):
+        try:
+            items.append(schema.model_validate(entry))
+        except ValidationError as exc:
+            name = entry.get("id", i) if isinstance(entry, Mapping) else i
+            problems += validation_problems(exc, label, f"{section}[{name}]")
+    if problems:
+        raise InputError(problems)
+    return items
+
+
+def _parse_one(raw: Any, schema: type[T], label: str, section: str) -> T:
+    try:
+        return schema.model_validate(raw)
+    except ValidationError as exc:
+        raise InputError(validation_problems(exc, label, section)) from None
+
+
+def _merge_platform(platforms: Mapping[str, Platform], raw: Any) -> Any:
+    """Overlay one platform entry: fields replace, offers merge by (gpu, billing)."""
+    if not isinstance(raw, Mapping) or raw.get("id") not in platforms:
+        return raw
+    base = platforms[raw["id"]].model_dump()
+    offers = {(o["gpu"], o["billing"]): o for o in base["offers"]}
+    for offer in raw.get("offers", []) or []:
+        if isinstance(offer, Mapping):
+            offers[(offer.get("gpu"), offer.get("billing"))] = offer
+    return {**base, **raw, "offers": list(offers.values())}
+
+
+def _builtin_text(name: str) -> str:
+    return resources.files("models").joinpath("data", name).read_text(encoding="utf-8")
+
+
+_BUILTIN: Catalog | None = None
+
+
+def builtin_catalog() -> Catalog:
+    """The catalog shipped with the package (parsed once per process)."""
+    global _BUILTIN
+    if _BUILTIN is None:
+        def section(file: str, key: str) -> Any:
+            data = parse_yaml_text(_builtin_text(file), f"built-in {file}")
+            return data[key] if key else data
+
+        catalog = Catalog(
+            models=_index(_parse_list(section("models.yaml", "models"), ModelCard, "built-in", "models")),
+            gpus=_index(_parse_list(section("gpus.yaml", "gpus"), GPU, "built-in", "gpus")),
+            platforms=_index(
+                _parse_list(section("platforms.yaml", "platforms"), Platform, "built-in", "platforms")
+            ),
+            exchange_rates=_parse_one(section("exchange_rates.yaml", ""), ExchangeRates, "built-in",
+                                      "exchange_rates"),
+        )
+        catalog.check()
+        _BUILTIN = catalog
+    return _BUILTIN
+
+
+def load_catalog(overlays: Iterable[Path] = ()) -> Catalog:
+    """The built-in catalog with each overlay file applied in order."""
+    catalog = builtin_catalog()
+    for path in overlays:
+        data = read_yaml(path, what="catalog overlay")
+        if not isinstance(data, Mapping):
+            raise InputError([f"{path}: expected a mapping with sections {', '.join(_SECTIONS)}"])
+        catalog = catalog.overlay(data, str(path))
+    return catalog
+
+
+def load_model_card(path: Path) -> ModelCard:
+    """A standalone model-card YAML file (for models the catalog lacks)."""
+    data = read_yaml(path, what="model card")
+    return _parse_one(data, ModelCard, str(path), "")

@@ -1,0 +1,64 @@
+"""The one error type bad input raises: a list of one-line problems, each naming file and field."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class InputError(Exception):
+    """Bad user input. `problems` are complete one-line messages: 'file: field: what is wrong'."""
+
+    def __init__(self, problems: Iterable[str]) -> None:
+        self.problems = list(problems) or ["invalid input"]
+        super().__init__("\n".join(self.problems))
+
+
+class UnknownIdError(KeyError):
+    """An id that is not in the catalog; the message lists the closest known ids."""
+
+    def __init__(self, kind: str, wanted: str, known: Iterable[str]) -> None:
+        self.kind = kind
+        self.wanted = wanted
+        self.message = f"unknown {kind} {wanted!r}{did_you_mean(wanted, known)}"
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def did_you_mean(wanted: str, known: Iterable[str], limit: int = 3) -> str:
+    candidates = sorted(set(known))
+    close = difflib.get_close_matches(wanted.lower(), [c.lower() for c in candidates], n=limit, cutoff=0.5)
+    by_lower = {c.lower(): c for c in candidates}
+    if close:
+        return "; did you mean " + " or ".join(repr(by_lower[c]) for c in close) + "?"
+    shown = ", ".join(candidates[:12]) + (" ..." if len(candidates) > 12 else "")
+    return f"; known: {shown}"
+
+
+def validation_problems(exc: object, label: str, prefix: str = "") -> list[str]:
+    """Turn a pydantic ValidationError into one line per problem: 'file: field.path: message'."""
+    from pydantic import ValidationError
+
+    assert isinstance(exc, ValidationError)
+    lines: list[str] = []
+    for err in exc.errors(include_url=False):
+        if err["type"] == "scenario_reference":
+            lines += [f"{label}: {problem}" for problem in err["ctx"]["problems"]]
+            continue
+        path = prefix
+        for part in err["loc"]:
+            if isinstance(part, int):
+                path += f"[{part}]"
+            elif str(part).startswith("function-") or part in {"str", "int", "float"}:
+                continue  # pydantic's internal validator names mean nothing to a user
+            else:
+                path += ("." if path else "") + str(part)
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown field (typo?)"
+        elif err["type"] == "literal_error":
+            message = f"got {err.get('input')!r}; {message.lower()}"
+        lines.append(f"{label}: {path or '(top level)'}: {message}")
+    return lines

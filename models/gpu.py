@@ -1,0 +1,67 @@
+"""Accelerator cards: memory, bandwidth, peak compute and in-node links, with their source."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from models.base import Strict
+
+Precision = Literal["bf16", "fp16", "fp8"]
+Architecture = Literal["ampere", "ada", "hopper", "blackwell", "rubin", "davinci"]
+
+
+class PeakTflops(Strict):
+    """Dense (no sparsity) tensor-core peak, TFLOP/s per GPU. A missing precision is unsupported."""
+
+    bf16: float | None = Field(default=None, gt=0)
+    fp16: float | None = Field(default=None, gt=0)
+    fp8: float | None = Field(default=None, gt=0)
+
+    def for_precision(self, precision: str) -> float | None:
+        value = getattr(self, precision, None)
+        return value if isinstance(value, float | int) else None
+
+
+class IntraNodeLink(Strict):
+    """GPU-to-GPU link inside a node. `bandwidth_gb_per_s` is per GPU, bidirectional (datasheet style)."""
+
+    kind: Literal["nvlink", "nvlink_bridge", "pcie", "hccs"]
+    bandwidth_gb_per_s: float = Field(gt=0)
+    max_group: int | None = Field(default=None, gt=0, description="GPUs joined by the link (bridge: 2)")
+
+
+class GPU(Strict):
+    id: str = Field(min_length=1)
+    aliases: list[str] = Field(default_factory=list)
+    name: str
+    vendor: Literal["nvidia", "huawei", "amd", "other"] = "nvidia"
+    architecture: Architecture
+    memory_gib: float = Field(gt=0, description="capacity usable by the framework before its own overhead")
+    memory_bandwidth_gb_per_s: float | None = Field(default=None, gt=0)
+    peak_tflops: PeakTflops
+    intra_node_link: IntraNodeLink
+    gpus_per_node: int = Field(gt=0, description="typical server")
+    form_factor: str
+    preliminary: bool = False
+    source: str = Field(min_length=1)
+    as_of: str | None = None
+    assumed: bool = False
+    assumption: str | None = None
+
+    @model_validator(mode="after")
+    def _has_peak(self) -> GPU:
+        if self.peak_tflops.bf16 is None and self.peak_tflops.fp16 is None:
+            raise ValueError(f"GPU {self.id}: needs a bf16 or fp16 peak")
+        if self.assumed and not self.assumption:
+            raise ValueError(f"GPU {self.id}: an assumed entry must say what was assumed")
+        return self
+
+    @property
+    def supports_bf16(self) -> bool:
+        return self.peak_tflops.bf16 is not None
+
+    @property
+    def supports_fp8(self) -> bool:
+        return self.peak_tflops.fp8 is not None

@@ -1,0 +1,102 @@
+"""Load a scenario file into validated domain objects, checking every id against the catalog."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from models.catalog import Catalog, load_catalog, load_model_card
+from models.errors import InputError, UnknownIdError, validation_problems
+from models.model_card import ModelCard
+from models.scenario import Scenario
+from models.yaml_io import read_yaml
+
+
+@dataclass(frozen=True)
+class LoadedScenario:
+    """A scenario with its catalog (built-in plus overlays) and each job's resolved model card."""
+
+    path: Path
+    scenario: Scenario
+    catalog: Catalog
+    models: dict[str, ModelCard]  # by job id
+
+
+def is_model_file(ref: str) -> bool:
+    return ref.endswith((".yaml", ".yml")) or "/" in ref or "\\" in ref
+
+
+def resolve_model(ref: str, catalog: Catalog, base_dir: Path) -> ModelCard:
+    """A catalog id or alias, or the path of a model-card YAML file (relative to `base_dir`)."""
+    if is_model_file(ref):
+        path = Path(ref)
+        return load_model_card(path if path.is_absolute() else base_dir / path)
+    return catalog.model(ref)
+
+
+def load_scenario(path: Path, extra_overlays: tuple[Path, ...] = ()) -> LoadedScenario:
+    """Read, validate and cross-check a scenario. Raises InputError listing every problem found."""
+    label = str(path)
+    raw = read_yaml(path, what="scenario file")
+    if not isinstance(raw, Mapping):
+        raise InputError([f"{label}: expected a mapping of scenario fields (name, jobs, ...), "
+                          f"got {type(raw).__name__}"])
+    try:
+        scenario = Scenario.model_validate(raw)
+    except ValidationError as exc:
+        raise InputError(validation_problems(exc, label)) from None
+
+    overlays: list[Path] = []
+    if scenario.catalog:
+        overlay = Path(scenario.catalog)
+        overlay = overlay if overlay.is_absolute() else path.parent / overlay
+        if not overlay.exists():
+            raise InputError([f"{label}: catalog: overlay file {scenario.catalog!r} not found "
+                              f"(looked at {overlay})"])
+        overlays.append(overlay)
+    catalog = load_catalog([*overlays, *extra_overlays])
+    problems: list[str] = []
+    models: dict[str, ModelCard] = {}
+    for i, job in enumerate(scenario.jobs):
+        try:
+            models[job.id] = resolve_model(job.model, catalog, path.parent)
+        except UnknownIdError as exc:
+            problems.append(f"{label}: jobs[{i}].model: {exc}")
+        except InputError as exc:
+            problems += [f"{label}: jobs[{i}].model: {p}" for p in exc.problems]
+    for i, pool in enumerate(scenario.owned):
+        _check(problems, label, f"owned[{i}].gpu", lambda g=pool.gpu: catalog.gpu(g))
+    policy = scenario.policy
+    for field, ids in (("allow_platforms", policy.allow_platforms), ("forbid_platforms", policy.forbid_platforms)):
+        for j, pid in enumerate(ids):
+            _check(problems, label, f"policy.{field}[{j}]", lambda p=pid: catalog.platform(p))
+    for field, ids in (("allow_gpus", policy.allow_gpus), ("forbid_gpus", policy.forbid_gpus)):
+        for j, gid in enumerate(ids):
+            _check(problems, label, f"policy.{field}[{j}]", lambda g=gid: catalog.gpu(g))
+    site_ids = {s.id for s in scenario.sites}
+    for i, site in enumerate(scenario.sites):
+        for j, link in enumerate(site.links):
+            if link.to not in site_ids:
+                _check(problems, label, f"sites[{i}].links[{j}].to", lambda p=link.to: catalog.platform(p))
+    rates = catalog.exchange_rates
+    if scenario.currency != rates.base and scenario.currency not in rates.rates:
+        problems.append(f"{label}: currency: no exchange rate for {scenario.currency!r}; "
+                        f"known: {', '.join([rates.base, *sorted(rates.rates)])}")
+    for i, job in enumerate(scenario.jobs):
+        card = models.get(job.id)
+        if card and job.seq_len > card.max_positions:
+            problems.append(f"{label}: jobs[{i}].seq_len: {job.seq_len} exceeds {card.id}'s "
+                            f"max_positions {card.max_positions}")
+    if problems:
+        raise InputError(problems)
+    return LoadedScenario(path=path, scenario=scenario, catalog=catalog, models=models)
+
+
+def _check(problems: list[str], label: str, field: str, lookup: object) -> None:
+    try:
+        lookup()  # type: ignore[operator]
+    except UnknownIdError as exc:
+        problems.append(f"{label}: {field}: {exc}")

@@ -1,0 +1,170 @@
+"""Platforms (rental clouds, managed training services, hyperscalers, owned clusters) and their offers."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from models.base import Strict
+from models.units import HOURS_PER_DAY, HOURS_PER_MONTH, HOURS_PER_YEAR
+
+PlatformKind = Literal["rental_cloud", "managed_training", "hyperscaler", "owned", "hybrid"]
+BillingMode = Literal["hourly", "daily", "monthly", "yearly", "spot"]
+FabricKind = Literal["infiniband", "roce", "ethernet", "none"]
+
+# Length of one billing period in hours, per mode (a month is 30 days, the rental-cloud convention).
+PERIOD_H: dict[str, float] = {
+    "hourly": 1.0,
+    "spot": 1.0,
+    "daily": HOURS_PER_DAY,
+    "monthly": HOURS_PER_MONTH,
+    "yearly": HOURS_PER_YEAR,
+}
+
+
+class Features(Strict):
+    env_snapshot: bool = False
+    checkpoint_resume: bool = False
+    one_click_env: bool = False
+    dedicated_hardware: bool = False
+    encryption: bool = False
+    private_line: bool = False
+    domestic_compliance: bool = False
+    managed_ops: bool = False
+    team_collaboration: bool = False
+    community_marketplace: bool = Field(default=False, description="hosts of unknown identity rent out cards")
+    shared_nodes: bool = Field(default=False, description="several tenants on one physical node")
+    qlora_kernels: bool = Field(default=True, description="the stack runs 4-bit (bitsandbytes) kernels")
+
+
+class Fabric(Strict):
+    """Network between nodes. `gbps_per_gpu` is gigabits per second per GPU, one direction."""
+
+    kind: FabricKind
+    gbps_per_gpu: float = Field(ge=0)
+    source: str | None = None
+    assumed: bool = False
+
+
+class Limits(Strict):
+    max_gpus_per_job: int | None = Field(default=None, gt=0)
+    max_gpus_per_node: int | None = Field(default=None, gt=0)
+    multi_node: bool = True
+
+
+class Reliability(Strict):
+    """Interruption figures. MTBF is per GPU, in hours; restart is the time to resume after one."""
+
+    gpu_mtbf_h: float = Field(gt=0)
+    restart_min: float = Field(ge=0)
+    checkpoint_write_min: float = Field(default=2.0, ge=0)
+    spot_preemptions_per_day: float | None = Field(default=None, ge=0)
+    source: str
+    assumed: bool = False
+    assumption: str | None = None
+
+
+class VendorClaim(Strict):
+    """A speed or reliability claim a vendor makes without a published measurement (opt-in only)."""
+
+    kind: Literal["speedup", "fault_rate"]
+    factor: float = Field(gt=0, description="speedup: multiplier on throughput; fault_rate: fraction")
+    source: str
+    note: str | None = None
+
+
+class Offer(Strict):
+    """One GPU type on one platform under one billing mode.
+
+    `price_per_gpu_period` is per GPU for one billing period of the mode: an hour for hourly and
+    spot, a day for daily, a 30-day month for monthly, a 365-day year for yearly.
+    """
+
+    gpu: str
+    billing: BillingMode
+    price_per_gpu_period: float = Field(ge=0)
+    currency: str = Field(min_length=3, max_length=3)
+    granularity_s: int = Field(default=3600, gt=0, description="hourly/spot: billed in steps of this")
+    min_periods: int = Field(default=1, ge=1)
+    academic_discount: float = Field(default=0.0, ge=0, lt=1, description="fraction off when academic")
+    max_gpus: int | None = Field(default=None, gt=0, description="quota for this offer")
+    gpus_per_node: int | None = Field(default=None, gt=0, description="overrides the GPU's typical node")
+    source: str = Field(min_length=1)
+    as_of: str = Field(min_length=4)
+    assumed: bool = False
+    assumption: str | None = None
+
+    @model_validator(mode="after")
+    def _assumption_stated(self) -> Offer:
+        if self.assumed and not self.assumption:
+            raise ValueError(f"offer {self.gpu}/{self.billing}: an assumed price must state its rule")
+        return self
+
+    @property
+    def period_h(self) -> float:
+        return PERIOD_H[self.billing]
+
+
+class Purchase(Strict):
+    """Buying hardware outright: capex amortized over its life plus power and staff."""
+
+    gpu: str
+    capex_per_gpu: float = Field(gt=0)
+    currency: str = Field(min_length=3, max_length=3)
+    life_years: float = Field(gt=0)
+    power_kw_per_gpu: float = Field(ge=0, description="including the server's share and cooling")
+    electricity_per_kwh: float = Field(ge=0)
+    ops_staff_per_year: float = Field(ge=0, description="cost of the staff that run the cluster")
+    lead_time_days: float = Field(default=0, ge=0)
+    gpus_per_node: int | None = Field(default=None, gt=0)
+    source: str
+    as_of: str
+    assumed: bool = False
+    assumption: str | None = None
+
+
+class Platform(Strict):
+    id: str = Field(min_length=1)
+    aliases: list[str] = Field(default_factory=list)
+    name: str
+    kind: PlatformKind
+    jurisdiction: str = Field(description="cn, global, us, ...")
+    features: Features = Field(default_factory=Features)
+    fabric: Fabric
+    limits: Limits = Field(default_factory=Limits)
+    reliability: Reliability | None = None
+    offers: list[Offer] = Field(default_factory=list)
+    purchase: list[Purchase] = Field(default_factory=list)
+    vendor_claims: list[VendorClaim] = Field(default_factory=list)
+    source: str = Field(min_length=1)
+    notes: str | None = None
+
+    @model_validator(mode="after")
+    def _unique_offers(self) -> Platform:
+        seen: set[tuple[str, str]] = set()
+        for offer in self.offers:
+            key = (offer.gpu, offer.billing)
+            if key in seen:
+                raise ValueError(f"platform {self.id}: two offers for {offer.gpu} billed {offer.billing}")
+            seen.add(key)
+        return self
+
+
+class ExchangeRates(Strict):
+    """How many units of `base` one unit of each currency buys."""
+
+    base: str = "CNY"
+    rates: dict[str, float]
+    source: str
+    as_of: str
+
+    def convert(self, amount: float, from_currency: str, to_currency: str) -> float:
+        def to_base(cur: str) -> float:
+            if cur == self.base:
+                return 1.0
+            if cur not in self.rates:
+                raise KeyError(f"no exchange rate for {cur}; known: {', '.join(sorted(self.rates))}")
+            return self.rates[cur]
+
+        return amount * to_base(from_currency) / to_base(to_currency)

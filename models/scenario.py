@@ -1,0 +1,221 @@
+"""The user's scenario file: jobs, money, time, data rules and what the team owns.
+
+Quantities accept the short forms people write (`400k`, `40万`, `30d`, `2B`, `50GB`); after
+validation they are plain floats in the unit their name says (`budget` in `currency`,
+`deadline_h` in hours, `tokens` as a count, `size_gb` in 10^9 bytes).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AliasChoices, BeforeValidator, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from models.base import Strict
+from models.errors import did_you_mean
+from models.platform import FabricKind
+from models.units import parse_count, parse_duration_h, parse_money, parse_size_gb
+
+Method = Literal["pretrain", "continued_pretrain", "full_finetune", "lora", "qlora"]
+Objective = Literal["cost", "time", "balanced", "lexicographic"]
+OpsSkill = Literal["none", "basic", "expert"]
+Sensitivity = Literal["public", "internal", "confidential", "regulated"]
+Residency = Literal["any", "cn", "on_premises"]
+LinkKind = Literal["private_line", "vpn", "internet"]
+PrecisionChoice = Literal["bf16", "fp16", "fp8"]
+
+Money = Annotated[float, BeforeValidator(parse_money), Field(ge=0)]
+PositiveMoney = Annotated[float, BeforeValidator(parse_money), Field(gt=0)]
+DurationH = Annotated[float, BeforeValidator(parse_duration_h), Field(ge=0)]
+PositiveDurationH = Annotated[float, BeforeValidator(parse_duration_h), Field(gt=0)]
+Count = Annotated[float, BeforeValidator(parse_count), Field(gt=0)]
+SizeGB = Annotated[float, BeforeValidator(parse_size_gb), Field(ge=0)]
+
+
+class Link(Strict):
+    to: str = Field(description="a platform id (or another site id)")
+    kind: LinkKind
+    gbps: float = Field(gt=0, description="gigabits per second")
+
+
+class Site(Strict):
+    id: str = Field(min_length=1)
+    jurisdiction: str = "cn"
+    links: list[Link] = Field(default_factory=list)
+
+
+class OwnedFabric(Strict):
+    kind: FabricKind
+    gbps_per_gpu: float = Field(ge=0)
+
+
+class OwnedPool(Strict):
+    """Hardware the team already has; `cost_per_gpu_hour` is its running cost (power, staff), in `currency`."""
+
+    id: str = Field(min_length=1)
+    site: str
+    gpu: str
+    count: int = Field(gt=0)
+    gpus_per_node: int = Field(gt=0)
+    fabric: OwnedFabric = Field(default_factory=lambda: OwnedFabric(kind="none", gbps_per_gpu=0))
+    cost_per_gpu_hour: Money = 0.0
+    available_from_h: DurationH = Field(default=0.0, validation_alias=AliasChoices("available_from",
+                                                                                   "available_from_h"))
+    available_until_h: PositiveDurationH | None = Field(
+        default=None, validation_alias=AliasChoices("available_until", "available_until_h")
+    )
+    features: list[str] = Field(default_factory=list, description="e.g. env_snapshot, checkpoint_resume")
+
+    @model_validator(mode="after")
+    def _window(self) -> OwnedPool:
+        if self.count % self.gpus_per_node and self.count > self.gpus_per_node:
+            raise ValueError(f"count ({self.count}) is not a whole number of nodes of {self.gpus_per_node}")
+        if self.available_until_h is not None and self.available_until_h <= self.available_from_h:
+            raise ValueError("available_until must be after available_from")
+        return self
+
+
+class Reproducibility(Strict):
+    fixed_gpu_type: bool = False
+    exclusive_hardware: bool = False
+    env_snapshot: bool = False
+
+
+class Policy(Strict):
+    reproducibility: Reproducibility = Field(default_factory=Reproducibility)
+    allow_platforms: list[str] = Field(default_factory=list, description="empty = all")
+    forbid_platforms: list[str] = Field(default_factory=list)
+    allow_gpus: list[str] = Field(default_factory=list, description="empty = all")
+    forbid_gpus: list[str] = Field(default_factory=list)
+    allow_spot: bool = True
+    trust_vendor_claims: bool = False
+    max_gpus_per_job: int | None = Field(default=None, gt=0)
+
+
+class DataSpec(Strict):
+    sensitivity: Sensitivity = "public"
+    residency: Residency = "any"
+    size_gb: SizeGB = Field(default=0.0, validation_alias=AliasChoices("size", "size_gb"))
+    at: str | None = Field(default=None, description="the site where the data lives")
+
+
+class Job(Strict):
+    id: str = Field(min_length=1)
+    model: str = Field(min_length=1, description="catalog id or alias, or a path to a model-card YAML")
+    method: Method
+    tokens: Count
+    seq_len: int = Field(default=4096, gt=0)
+    global_batch: int | None = Field(default=None, gt=0, description="sequences per optimizer step")
+    lora_rank: int | None = Field(default=None, gt=0)
+    precision: PrecisionChoice = "bf16"
+    after: list[str] = Field(default_factory=list)
+    deadline_h: PositiveDurationH | None = Field(default=None, validation_alias=AliasChoices("deadline",
+                                                                                            "deadline_h"))
+    data: DataSpec = Field(default_factory=DataSpec)
+    max_gpus: int | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _method_options(self) -> Job:
+        if self.lora_rank is not None and self.method not in ("lora", "qlora"):
+            raise ValueError(f"lora_rank is only for lora or qlora, not {self.method}")
+        return self
+
+
+class SolverSettings(Strict):
+    time_limit_s: float = Field(default=10.0, gt=0)
+    workers: int = Field(default=2, ge=1)
+    seed: int = Field(default=0, ge=0)
+    top_k: int = Field(default=3, ge=1, le=20)
+    gap: float = Field(default=0.1, ge=0, description="alternatives within this fraction of the best")
+
+
+class Scenario(Strict):
+    name: str = Field(min_length=1)
+    description: str | None = None
+    currency: str = Field(default="CNY", min_length=3, max_length=3)
+    budget: PositiveMoney | None = None
+    deadline_h: PositiveDurationH | None = Field(default=None, validation_alias=AliasChoices("deadline",
+                                                                                            "deadline_h"))
+    objective: Objective = "cost"
+    value_of_time_per_day: Money = 0.0
+    academic: bool = False
+    ops_skill: OpsSkill = "basic"
+    sites: list[Site] = Field(default_factory=list)
+    owned: list[OwnedPool] = Field(default_factory=list)
+    policy: Policy = Field(default_factory=Policy)
+    catalog: str | None = Field(default=None, description="overlay file, relative to the scenario")
+    jobs: list[Job] = Field(min_length=1)
+    solver: SolverSettings = Field(default_factory=SolverSettings)
+
+    @model_validator(mode="after")
+    def _references(self) -> Scenario:
+        problems = self.reference_problems()
+        if problems:
+            # One error carrying every problem, each already 'field.path: message'.
+            raise PydanticCustomError("scenario_reference", "{summary}",
+                                      {"summary": "; ".join(problems), "problems": problems})
+        return self
+
+    def reference_problems(self) -> list[str]:
+        """Internal cross-references as 'field.path: message' (catalog ids are checked by the loader)."""
+        problems: list[str] = []
+        for section, ids in (("jobs", [j.id for j in self.jobs]), ("sites", [s.id for s in self.sites]),
+                             ("owned", [o.id for o in self.owned])):
+            for i, item_id in enumerate(ids):
+                if item_id in ids[:i]:
+                    problems.append(f"{section}[{i}].id: duplicate id {item_id!r}; ids must be unique")
+        site_ids = {s.id for s in self.sites}
+        job_ids = [j.id for j in self.jobs]
+        declared = ", ".join(sorted(site_ids)) or "none declared"
+        for i, pool in enumerate(self.owned):
+            if pool.site not in site_ids:
+                problems.append(f"owned[{i}].site: {pool.site!r} is not a declared site ({declared})")
+        for i, job in enumerate(self.jobs):
+            if job.data.at is not None and job.data.at not in site_ids:
+                problems.append(f"jobs[{i}].data.at: {job.data.at!r} is not a declared site ({declared})")
+            for dep in job.after:
+                if dep == job.id:
+                    problems.append(f"jobs[{i}].after: job {job.id!r} cannot come after itself")
+                elif dep not in job_ids:
+                    problems.append(f"jobs[{i}].after: unknown job {dep!r}{did_you_mean(dep, job_ids)}")
+        if not problems:
+            cycle = _find_cycle({j.id: j.after for j in self.jobs})
+            if cycle:
+                problems.append("jobs.after: cycle " + " -> ".join(cycle) + "; `after` must not loop")
+        if self.objective == "balanced" and self.value_of_time_per_day <= 0:
+            problems.append("value_of_time_per_day: objective balanced needs a value > 0")
+        return problems
+
+    def job(self, job_id: str) -> Job:
+        return next(j for j in self.jobs if j.id == job_id)
+
+    def effective_deadline_h(self, job: Job) -> float | None:
+        limits = [d for d in (job.deadline_h, self.deadline_h) if d is not None]
+        return min(limits) if limits else None
+
+
+def _find_cycle(graph: dict[str, list[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in graph.get(node, []):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt):], nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in graph:
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None

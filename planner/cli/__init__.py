@@ -1,0 +1,1 @@
+"""The `plan` command: a thin typer layer over functions tests and programs call directly."""

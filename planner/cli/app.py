@@ -1,0 +1,57 @@
+"""The `plan` command line. Each command group lives in its own module; this file only wires them."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from planner import __version__
+from planner.cli.catalog_cmd import catalog_command
+from planner.cli.validate_cmd import schema_command, validate_command
+
+app = typer.Typer(
+    name="plan",
+    help="Plan LLM training compute: GPU, count, layout, platform and billing, under your constraints.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("validate")(validate_command)
+app.command("catalog")(catalog_command)
+app.command("schema")(schema_command)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"plan {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="print the version and exit")] = False,
+) -> None:
+    """Plan LLM training compute."""
+
+
+def main() -> None:
+    """Entry point: no traceback reaches a user unless PLAN_DEBUG is set."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    except Exception as exc:  # a bug, not bad input: say so in one line
+        if os.environ.get("PLAN_DEBUG"):
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc} (set PLAN_DEBUG=1 for details; please report)",
+              file=sys.stderr)
+        sys.exit(70)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""Shared CLI plumbing: output format choice, error reporting, exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum, IntEnum
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+
+from models.errors import InputError
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    INFEASIBLE = 1
+    BAD_INPUT = 2
+    NO_SOLUTION = 3
+
+
+class OutputFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+console = Console(highlight=False, soft_wrap=False, width=140)
+
+
+def fail(problems: InputError | list[str] | str) -> NoReturn:
+    """Print each problem as one line on stderr and exit with code 2 (bad input)."""
+    lines = problems.problems if isinstance(problems, InputError) else (
+        [problems] if isinstance(problems, str) else problems)
+    for line in lines:
+        print(f"error: {line}", file=sys.stderr)
+    raise typer.Exit(ExitCode.BAD_INPUT)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")

@@ -1,0 +1,37 @@
+"""`plan validate FILE...` and `plan schema`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from models.errors import InputError
+from models.loading import load_scenario
+from models.scenario import Scenario
+from planner.cli.common import ExitCode, console, print_json
+
+
+def validate_command(
+    files: Annotated[list[Path], typer.Argument(help="scenario files")],
+) -> None:
+    """Check scenario files: schema, cross-references and catalog ids. Exit 2 if any is bad."""
+    bad = 0
+    for path in files:
+        try:
+            loaded = load_scenario(path)
+        except InputError as exc:
+            bad += 1
+            for line in exc.problems:
+                typer.echo(f"error: {line}", err=True)
+            continue
+        s = loaded.scenario
+        console.print(f"ok: {path}: scenario {s.name!r}, {len(s.jobs)} job(s), {len(s.owned)} owned pool(s)")
+    if bad:
+        raise typer.Exit(ExitCode.BAD_INPUT)
+
+
+def schema_command() -> None:
+    """Print the JSON Schema of the scenario file (for editor completion)."""
+    print_json(Scenario.model_json_schema(by_alias=True, mode="validation"))
