@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+import datetime as dt
+from typing import Annotated
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+
+def _date_text(value: object) -> object:
+    # YAML reads 2026-11-20 as a date; the catalog keeps dates as the text the source gave.
+    return value.isoformat() if isinstance(value, dt.date) else value
+
+
+DateText = Annotated[str, BeforeValidator(_date_text), Field(min_length=4)]
 
 
 class Strict(BaseModel):

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from models.base import Strict
+from models.base import DateText, Strict
 
 Precision = Literal["bf16", "fp16", "fp8"]
 Architecture = Literal["ampere", "ada", "hopper", "blackwell", "rubin", "davinci"]
@@ -46,7 +46,7 @@ class GPU(Strict):
     form_factor: str
     preliminary: bool = False
     source: str = Field(min_length=1)
-    as_of: str | None = None
+    as_of: DateText | None = None
     assumed: bool = False
     assumption: str | None = None
 

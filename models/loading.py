@@ -26,7 +26,8 @@ class LoadedScenario:
 
 
 def is_model_file(ref: str) -> bool:
-    return ref.endswith((".yaml", ".yml")) or "/" in ref or "\\" in ref
+    # Hugging Face style names ("meta-llama/Meta-Llama-3-8B") are catalog aliases, not paths.
+    return ref.endswith((".yaml", ".yml")) or ref.startswith(("./", "../", "/", "~", ".\\"))
 
 
 def resolve_model(ref: str, catalog: Catalog, base_dir: Path) -> ModelCard:

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from models.base import Strict
+from models.base import DateText, Strict
 from models.units import HOURS_PER_DAY, HOURS_PER_MONTH, HOURS_PER_YEAR
 
 PlatformKind = Literal["rental_cloud", "managed_training", "hyperscaler", "owned", "hybrid"]
@@ -91,7 +91,7 @@ class Offer(Strict):
     max_gpus: int | None = Field(default=None, gt=0, description="quota for this offer")
     gpus_per_node: int | None = Field(default=None, gt=0, description="overrides the GPU's typical node")
     source: str = Field(min_length=1)
-    as_of: str = Field(min_length=4)
+    as_of: DateText
     assumed: bool = False
     assumption: str | None = None
 
@@ -119,7 +119,7 @@ class Purchase(Strict):
     lead_time_days: float = Field(default=0, ge=0)
     gpus_per_node: int | None = Field(default=None, gt=0)
     source: str
-    as_of: str
+    as_of: DateText
     assumed: bool = False
     assumption: str | None = None
 
@@ -157,7 +157,7 @@ class ExchangeRates(Strict):
     base: str = "CNY"
     rates: dict[str, float]
     source: str
-    as_of: str
+    as_of: DateText
 
     def convert(self, amount: float, from_currency: str, to_currency: str) -> float:
         def to_base(cur: str) -> float:

@@ -1,0 +1,16 @@
+"""Budget: the plan's total cost stays within the scenario's budget."""
+
+from __future__ import annotations
+
+from ortools.sat.python import cp_model
+
+from constraints.groups import Groups
+from constraints.variables import Variables
+
+GROUP = "budget"
+
+
+def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
+    budget = variables.problem.budget
+    if budget is not None:
+        model.add(variables.total_cost <= budget).only_enforce_if(groups.literal(GROUP))

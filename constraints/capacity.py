@@ -1,0 +1,41 @@
+"""Capacity and quotas: platform and offer limits per job; owned pools' availability windows."""
+
+from __future__ import annotations
+
+from ortools.sat.python import cp_model
+
+from constraints.common import forbid_violations
+from constraints.groups import Groups
+from constraints.variables import Variables
+from models.problem import Placement
+from models.scenario import Job, Scenario
+
+
+def check(scenario: Scenario, job: Job, place: Placement, pool_count: int | None = None) -> dict[str, str]:
+    group = f"quota/{place.platform}"
+    if not place.multi_node_allowed and place.nodes > 1:
+        return {group: f"{place.platform} runs single-node jobs only (at most {place.gpus_per_node} GPUs)"}
+    if place.max_gpus_per_job is not None and place.gpus > place.max_gpus_per_job:
+        return {group: f"{place.platform} allows at most {place.max_gpus_per_job} GPUs per job"}
+    if pool_count is not None and place.gpus > pool_count:
+        return {f"capacity/{place.platform}": f"{place.platform} has only {pool_count} GPUs"}
+    return {}
+
+
+def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
+    forbid_violations(model, variables, groups, "quota")
+    forbid_violations(model, variables, groups, "capacity")
+    problem = variables.problem
+    for key, rv in variables.resources.items():
+        res = rv.resource
+        if res.kind != "owned":
+            continue
+        literal = groups.literal(f"capacity/{res.platform}")
+        for candidate in problem.all_candidates():
+            if candidate.resource != key:
+                continue
+            job = variables.jobs[candidate.job]
+            chosen = variables.chosen(candidate)
+            model.add(job.start >= res.available_from_min).only_enforce_if([chosen, literal])
+            if res.available_until_min is not None:
+                model.add(job.end <= res.available_until_min).only_enforce_if([chosen, literal])

@@ -1,0 +1,32 @@
+"""What the team can operate: none (managed, one-click, checkpoint resume, single node), basic
+(multi-node only where the platform runs the cluster), expert (anything)."""
+
+from __future__ import annotations
+
+from ortools.sat.python import cp_model
+
+from constraints.common import forbid_violations
+from constraints.groups import Groups
+from constraints.variables import Variables
+from models.problem import Placement
+from models.scenario import Job, Scenario
+
+
+def check(scenario: Scenario, job: Job, place: Placement) -> dict[str, str]:
+    skill = scenario.ops_skill
+    group = f"ops_skill/{job.id}"
+    managed = place.platform_kind == "managed_training" or "managed_ops" in place.features
+    if skill == "none":
+        missing = [f for f in ("one_click_env", "checkpoint_resume") if f not in place.features]
+        if missing:
+            return {group: f"ops skill none needs {' and '.join(missing)}; {place.platform} lacks it"}
+        if place.nodes > 1:
+            return {group: f"ops skill none: single node only, this needs {place.nodes} nodes"}
+    elif skill == "basic" and place.nodes > 1 and not managed:
+        return {group: f"ops skill basic: {place.nodes}-node jobs only on managed platforms, "
+                       f"{place.platform} is not managed"}
+    return {}
+
+
+def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
+    forbid_violations(model, variables, groups, "ops_skill")

@@ -1,0 +1,34 @@
+"""The scenario's own allow/forbid lists for platforms and GPUs, spot use and job size."""
+
+from __future__ import annotations
+
+from ortools.sat.python import cp_model
+
+from constraints.common import forbid_violations
+from constraints.groups import Groups
+from constraints.variables import Variables
+from models.problem import Placement
+from models.scenario import Job, Scenario
+
+
+def check(scenario: Scenario, job: Job, place: Placement, platform_ids: set[str], gpu_ids: set[str]) -> dict[str, str]:
+    """`platform_ids`/`gpu_ids`: the resolved allow-lists (empty = all), after forbids."""
+    policy = scenario.policy
+    if place.kind != "owned":
+        if policy.allow_platforms and place.platform not in platform_ids:
+            return {"policy.platforms": f"{place.platform} is not in allow_platforms"}
+        if place.platform in {p for p in policy.forbid_platforms}:
+            return {"policy.platforms": f"{place.platform} is in forbid_platforms"}
+    if (policy.allow_gpus and place.gpu not in gpu_ids) or place.gpu in set(policy.forbid_gpus):
+        return {"policy.gpus": f"{place.gpu} is not allowed by the scenario's GPU policy"}
+    if place.billing == "spot" and not policy.allow_spot:
+        return {"policy.spot": "the scenario does not allow spot capacity"}
+    limit = min(x for x in (policy.max_gpus_per_job, job.max_gpus, 10**9) if x is not None)
+    if place.gpus > limit:
+        return {"policy.max_gpus": f"{place.gpus} GPUs exceed the scenario's limit of {limit} per job"}
+    return {}
+
+
+def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
+    for name in ("policy.platforms", "policy.gpus", "policy.spot", "policy.max_gpus"):
+        forbid_violations(model, variables, groups, name)

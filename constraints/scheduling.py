@@ -1,0 +1,52 @@
+"""Scheduling: jobs on one owned pool, reservation or purchase share its GPUs over time
+(cumulative over optional intervals); a reservation is held for whole periods around its jobs;
+`after` precedences."""
+
+from __future__ import annotations
+
+from ortools.sat.python import cp_model
+
+from constraints.groups import Groups
+from constraints.variables import Variables
+
+AFTER = "scheduling.after"
+
+
+def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
+    problem = variables.problem
+    after_literal = groups.literal(AFTER) if any(problem.after.values()) else None
+    for job, before in problem.after.items():
+        for dep in before:
+            assert after_literal is not None
+            model.add(variables.jobs[job].start >= variables.jobs[dep].end).only_enforce_if(after_literal)
+
+    for key, rv in variables.resources.items():
+        users = [c for c in problem.all_candidates() if c.resource == key]
+        if not users:
+            continue
+        shared = groups.literal(f"scheduling/{key}")
+        intervals, demands = [], []
+        for job in problem.jobs:
+            mine = [c for c in users if c.job == job]
+            if not mine:
+                continue
+            on = model.new_bool_var(f"on[{job}@{key}]")
+            model.add(sum(variables.chosen(c) for c in mine) == on)
+            jv = variables.jobs[job]
+            intervals.append(model.new_optional_interval_var(jv.start, jv.duration, jv.end, on,
+                                                             f"use[{job}@{key}]"))
+            demands.append(sum(c.gpus * variables.chosen(c) for c in mine))
+            if rv.periods is not None:
+                # The reservation (or purchase) is held from its start for whole periods.
+                res = rv.resource
+                model.add(jv.start >= rv.start).only_enforce_if(on)
+                model.add(jv.end <= rv.start + res.period_min * rv.periods).only_enforce_if(on)
+                for c in mine:
+                    model.add(rv.capacity >= c.gpus).only_enforce_if(variables.chosen(c))
+        if rv.periods is not None:
+            # Reserved capacity is bought for the plan; sharing it in time is the point.
+            model.add_cumulative(intervals, demands, rv.capacity)
+        else:
+            # Cumulative takes no enforcement literal: lifting the group instead lifts the capacity.
+            lifted = sum(c.gpus for c in users)
+            model.add_cumulative(intervals, demands, rv.capacity + lifted * (1 - shared))

@@ -1,0 +1,88 @@
+"""Typed containers for the CP-SAT variables, with stable names built from domain ids."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ortools.sat.python import cp_model
+
+from models.problem import Candidate, Problem, Resource
+
+
+@dataclass
+class ResourceVars:
+    resource: Resource
+    start: cp_model.IntVar
+    periods: cp_model.IntVar | None = None  # reserved resources only
+    level: dict[int, cp_model.IntVar] = field(default_factory=dict)  # GPUs reserved -> chosen?
+    level_periods: dict[int, cp_model.IntVar] = field(default_factory=dict)  # periods if level chosen
+    capacity: cp_model.LinearExprT = 0
+    used: cp_model.IntVar | None = None
+
+
+@dataclass
+class JobVars:
+    job: str
+    start: cp_model.IntVar
+    end: cp_model.IntVar
+    duration: cp_model.LinearExprT
+    cost: cp_model.LinearExprT
+
+
+class Variables:
+    """x[candidate] (exactly one per job), job start/end, resource capacity and periods, totals."""
+
+    def __init__(self, model: cp_model.CpModel, problem: Problem) -> None:
+        self.model = model
+        self.problem = problem
+        horizon = problem.horizon_min
+        self.x: dict[int, cp_model.IntVar] = {
+            c.index: model.new_bool_var(f"x[{c.name}]") for c in problem.all_candidates()
+        }
+        self.jobs: dict[str, JobVars] = {}
+        for job in problem.jobs:
+            candidates = problem.candidates[job]
+            start = model.new_int_var(0, horizon, f"start[{job}]")
+            end = model.new_int_var(0, horizon, f"end[{job}]")
+            duration = sum(c.duration_min * self.x[c.index] for c in candidates)
+            cost = sum(c.cost * self.x[c.index] for c in candidates if c.cost)
+            model.add_exactly_one(self.x[c.index] for c in candidates)
+            model.add(end == start + duration)
+            self.jobs[job] = JobVars(job, start, end, duration, cost)
+        self.resources: dict[str, ResourceVars] = {}
+        for key, res in problem.resources.items():
+            rv = ResourceVars(res, model.new_int_var(res.available_from_min, horizon, f"res_start[{key}]"))
+            if res.kind != "owned":
+                rv.periods = model.new_int_var(0, res.max_periods, f"res_periods[{key}]")
+                for level in res.levels:
+                    chosen = model.new_bool_var(f"res_level[{key}={level}]")
+                    periods = model.new_int_var(0, res.max_periods, f"res_level_periods[{key}={level}]")
+                    model.add(periods == rv.periods).only_enforce_if(chosen)
+                    model.add(periods == 0).only_enforce_if(~chosen)
+                    rv.level[level] = chosen
+                    rv.level_periods[level] = periods
+                model.add_at_most_one(rv.level.values())
+                rv.capacity = sum(level * b for level, b in rv.level.items())
+                used = model.new_bool_var(f"res_used[{key}]")
+                model.add(sum(rv.level.values()) == used)
+                model.add(rv.periods >= res.min_periods).only_enforce_if(used)
+                model.add(rv.periods == 0).only_enforce_if(~used)
+                rv.used = used
+            else:
+                rv.capacity = res.capacity or 0
+            self.resources[key] = rv
+        self.makespan = model.new_int_var(0, horizon, "makespan")
+        model.add_max_equality(self.makespan, [jv.end for jv in self.jobs.values()])
+        self.total_cost = sum(jv.cost for jv in self.jobs.values()) + sum(
+            self.resource_cost(rv) for rv in self.resources.values())
+
+    @staticmethod
+    def resource_cost(rv: ResourceVars) -> cp_model.LinearExprT:
+        res = rv.resource
+        if res.kind == "owned" or rv.periods is None:
+            return 0
+        per_gpu = sum(res.price_per_gpu_period * level * p for level, p in rv.level_periods.items())
+        return per_gpu + res.fixed_price_per_period * rv.periods
+
+    def chosen(self, candidate: Candidate) -> cp_model.IntVar:
+        return self.x[candidate.index]

@@ -1,0 +1,168 @@
+"""The solver-facing problem, as plain domain data: candidates per job and the resources they share.
+
+Built by `planner.candidates` from a scenario and the estimators; read by `constraints/` to post
+the CP-SAT model. Integer scaling lives in `Scale`, the one place it is written down.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Integer units of the CP-SAT model.
+
+    Money: 1 unit = 0.01 of the scenario's currency (cents/fen), so a 3k budget keeps cent precision
+    and a 150M budget (1.5e10 units) stays far below int64 limits. Time: 1 unit = 1 minute.
+    """
+
+    money_units_per_currency: int = 100
+    minutes_per_hour: int = 60
+
+    def money(self, amount: float) -> int:
+        """Round up: a plan's cost is never understated."""
+        return int(math.ceil(amount * self.money_units_per_currency - 1e-9))
+
+    def to_money(self, units: float) -> float:
+        return units / self.money_units_per_currency
+
+    def minutes(self, hours: float) -> int:
+        return int(math.ceil(hours * self.minutes_per_hour - 1e-9))
+
+    def to_hours(self, minutes: float) -> float:
+        return minutes / self.minutes_per_hour
+
+
+SCALE = Scale()
+
+
+@dataclass(frozen=True)
+class Resource:
+    """Something jobs share over time: an owned pool, a monthly/yearly reservation or a purchase.
+
+    Capacity is fixed (owned) or chosen from `levels` (a reservation or purchase of that many GPUs).
+    Reserved resources are held from their start for whole periods; `price_per_gpu_period` is per GPU
+    per period and `fixed_price_per_period` covers costs that do not scale with GPUs (ops staff).
+    """
+
+    key: str  # stable id used in variable names and explanations
+    kind: str  # "owned" | "reservation" | "purchase"
+    platform: str
+    gpu: str
+    label: str
+    capacity: int | None = None  # owned: fixed GPU count
+    levels: tuple[int, ...] = ()  # reservation/purchase: GPU counts that may be reserved
+    period_min: int = 0
+    price_per_gpu_period: int = 0  # money units
+    fixed_price_per_period: int = 0  # money units
+    min_periods: int = 1
+    available_from_min: int = 0
+    available_until_min: int | None = None
+    max_periods: int = 0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One way to run one job: where, on what, how many, laid out how, billed how.
+
+    `cost` (money units) is the job's own cost; for candidates on a reservation or purchase it is 0
+    and the resource carries the cost. `violations` maps a rule group to the reason this candidate
+    breaks it; the model forbids the candidate while that group's assumption literal holds.
+    """
+
+    index: int
+    job: str
+    platform: str  # platform id, or the owned pool's id
+    gpu: str
+    gpus: int
+    nodes: int
+    billing: str  # hourly | daily | monthly | yearly | spot | owned | purchase
+    duration_min: int
+    transfer_min: int
+    cost: int
+    resource: str | None
+    layout: dict[str, object]
+    memory_gib_per_gpu: float
+    gpu_memory_gib: float
+    tokens_per_s: float
+    mfu: float
+    hours: float
+    gpu_hours: float
+    violations: dict[str, str] = field(default_factory=dict)
+    assumptions: tuple[str, ...] = ()
+    detail: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"{self.job}:{self.gpus}x{self.gpu}@{self.platform}/{self.billing}"
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """The decisions that make two plans genuinely different (for alternatives)."""
+        return (self.platform, self.gpu, self.gpus)
+
+
+@dataclass(frozen=True)
+class Removed:
+    """An option dropped before the model, and why (memory, dominance): answers 'why not X?'."""
+
+    job: str
+    platform: str
+    gpu: str
+    gpus: int
+    billing: str
+    rule: str
+    reason: str
+
+
+@dataclass
+class Problem:
+    scenario_name: str
+    currency: str
+    objective: str
+    budget: int | None
+    deadline_min: dict[str, int | None]
+    after: dict[str, list[str]]
+    jobs: list[str]
+    candidates: dict[str, list[Candidate]]
+    resources: dict[str, Resource]
+    groups: dict[str, str]  # group name -> human-readable description
+    removed: list[Removed]
+    value_of_time_per_min: int = 0  # money units per minute, for balanced
+    horizon_min: int = 0
+    scale: Scale = SCALE
+
+    def all_candidates(self) -> list[Candidate]:
+        return [c for job in self.jobs for c in self.candidates[job]]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a job would run, before estimation: a cloud offer, an owned pool or a purchase.
+
+    `platform` is the platform id, or the owned pool's id for owned hardware. Rule checks in
+    `constraints/` read only this, the job and the scenario.
+    """
+
+    kind: str  # "cloud" | "owned" | "purchase"
+    platform: str
+    platform_kind: str  # rental_cloud | managed_training | hyperscaler | owned | hybrid
+    gpu: str
+    gpu_architecture: str
+    gpu_has_bf16: bool
+    gpu_has_fp8: bool
+    gpus: int
+    gpus_per_node: int
+    billing: str
+    jurisdiction: str
+    features: frozenset[str]  # names of true Features flags (env_snapshot, dedicated_hardware, ...)
+    site: str | None = None  # owned: the pool's site
+    multi_node_allowed: bool = True
+    max_gpus_per_job: int | None = None
+    offer_assumed: bool = False
+
+    @property
+    def nodes(self) -> int:
+        return max(1, math.ceil(self.gpus / self.gpus_per_node))
