@@ -10,6 +10,8 @@ import typer
 
 from planner import __version__
 from planner.cli.catalog_cmd import catalog_command
+from planner.cli.estimate_cmd import estimate_command
+from planner.cli.solve_cmd import explain_command, solve_command
 from planner.cli.validate_cmd import schema_command, validate_command
 
 app = typer.Typer(
@@ -19,7 +21,10 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.command("solve")(solve_command)
+app.command("explain")(explain_command)
 app.command("validate")(validate_command)
+app.command("estimate")(estimate_command)
 app.command("catalog")(catalog_command)
 app.command("schema")(schema_command)
 

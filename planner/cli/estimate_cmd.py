@@ -1,0 +1,215 @@
+"""`plan estimate`: memory, step time, throughput and run hours of one (model, method, GPU, count).
+
+Fields of the layout that are not given are searched (fastest layout that fits). Bad input prints
+one line on stderr and exits 2; a layout that does not fit is still estimated (exit 0, fits false).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from models.catalog import builtin_catalog, load_model_card
+from models.errors import InputError, UnknownIdError
+from models.model_card import ModelCard
+from models.platform import Platform
+from models.units import parse_count
+from planner.cli.common import OutputFormat, console, fail, print_json
+from planner.estimate import Cluster, Estimate, Layout, LayoutSpec, estimate, search_layout
+from planner.estimate.types import ADAPTER_METHODS, METHODS, PRECISIONS, RECOMPUTE
+
+_OPTION_OF_FIELD = {"micro_batch": "--micro-batch", "global_batch": "--global-batch", "seq_len": "--seq-len",
+                    "lora_rank": "--lora-rank", "tp x pp x dp": "--tp/--pp", "gpus": "--gpus"}
+
+
+def _as_cli_message(message: str) -> str:
+    """'tp: ...' -> '--tp: ...' so the user sees the option they typed."""
+    match = re.match(r"([a-z_ x]+):", message)
+    if not match:
+        return message
+    name = match.group(1)
+    option = _OPTION_OF_FIELD.get(name, "--" + name.replace("_", "-"))
+    return option + message[len(name):]
+
+
+def _load_model(wanted: str) -> ModelCard:
+    path = Path(wanted)
+    if path.suffix.lower() in (".yaml", ".yml") or path.is_file():
+        if not path.is_file():
+            fail(f"--model: no such model-card file: {wanted}")
+        try:
+            return load_model_card(path)
+        except InputError as exc:
+            fail([f"--model: {line}" for line in exc.problems][:1])
+    try:
+        return builtin_catalog().model(wanted)
+    except UnknownIdError as exc:
+        fail(f"--model: {exc}")
+
+
+def _choice(option: str, value: str | None, allowed: tuple[str, ...]) -> None:
+    if value is not None and value not in allowed:
+        fail(f"{option}: {value!r} is not one of {', '.join(allowed)}")
+
+
+def estimate_command(
+    model: Annotated[str | None, typer.Option(
+        "--model", help="catalog model id/alias, or a model-card YAML file")] = None,
+    method: Annotated[str | None, typer.Option("--method", help=" | ".join(METHODS))] = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", help="catalog GPU id or alias")] = None,
+    gpus: Annotated[int | None, typer.Option("--gpus", help="number of GPUs")] = None,
+    tp: Annotated[int | None, typer.Option("--tp", help="tensor-parallel size (searched if omitted)")] = None,
+    pp: Annotated[int | None, typer.Option("--pp", help="pipeline stages (searched if omitted)")] = None,
+    zero: Annotated[int | None, typer.Option("--zero", help="ZeRO stage 0-3 (searched if omitted)")] = None,
+    recompute: Annotated[str | None, typer.Option("--recompute", help="none | selective | full")] = None,
+    micro_batch: Annotated[int | None, typer.Option("--micro-batch", help="sequences/micro-batch")] = None,
+    global_batch: Annotated[int | None, typer.Option("--global-batch", help="sequences per step")] = None,
+    seq_len: Annotated[int, typer.Option("--seq-len", help="tokens per sequence")] = 4096,
+    precision: Annotated[str, typer.Option("--precision", help="bf16 | fp16 | fp8")] = "bf16",
+    lora_rank: Annotated[int | None, typer.Option("--lora-rank", help="LoRA rank (default 16)")] = None,
+    tokens: Annotated[str | None, typer.Option("--tokens", help="tokens to train on, e.g. 10B")] = None,
+    platform: Annotated[str | None, typer.Option(
+        "--platform", help="catalog platform: fabric, node size, reliability")] = None,
+    output: Annotated[OutputFormat, typer.Option("--format", help="table or json")] = OutputFormat.table,
+) -> None:
+    """Estimate memory per GPU, step time, throughput and (with --tokens) hours and GPU-hours."""
+    for option, value in (("--model", model), ("--method", method), ("--gpu", gpu), ("--gpus", gpus)):
+        if value is None:
+            fail(f"{option}: required")
+    assert model is not None and method is not None and gpu is not None and gpus is not None
+    _choice("--method", method, METHODS)
+    _choice("--recompute", recompute, RECOMPUTE)
+    _choice("--precision", precision, PRECISIONS)
+    if gpus < 1:
+        fail(f"--gpus: must be at least 1, got {gpus}")
+    if lora_rank is not None and method not in ADAPTER_METHODS:
+        fail(f"--lora-rank: only for lora or qlora, not for {method}")
+    token_count: float | None = None
+    if tokens is not None:
+        try:
+            token_count = parse_count(tokens)
+        except ValueError as exc:
+            fail(f"--tokens: {exc}")
+        if token_count <= 0:
+            fail(f"--tokens: must be positive, got {tokens!r}")
+    card = _load_model(model)
+    catalog = builtin_catalog()
+    try:
+        gpu_card = catalog.gpu(gpu)
+    except UnknownIdError as exc:
+        fail(f"--gpu: {exc}")
+    plat: Platform | None = None
+    if platform is not None:
+        try:
+            plat = catalog.platform(platform)
+        except UnknownIdError as exc:
+            fail(f"--platform: {exc}")
+    try:
+        cluster = Cluster.of(gpu_card, gpus, plat)
+    except ValueError as exc:
+        fail(_as_cli_message(str(exc)))
+
+    spec = LayoutSpec(tp=tp, pp=pp, zero=zero, recompute=recompute, micro_batch=micro_batch,
+                      global_batch=global_batch, seq_len=seq_len, precision=precision,
+                      lora_rank=lora_rank if lora_rank is not None else 16)
+    fixed_all = None not in (tp, pp, zero, recompute, micro_batch, global_batch)
+    searched: tuple[str, ...] = ()
+    nothing_fits = False
+    try:
+        if fixed_all:
+            assert tp is not None and pp is not None and zero is not None and recompute is not None
+            assert micro_batch is not None and global_batch is not None
+            dp = max(1, gpus // max(1, tp * pp))
+            layout = Layout(tp=tp, pp=pp, dp=dp, zero=zero, recompute=recompute, micro_batch=micro_batch,
+                            global_batch=global_batch, seq_len=seq_len, precision=precision,
+                            sequence_parallel=tp > 1,
+                            lora_rank=spec.lora_rank if method in ADAPTER_METHODS else None)
+            result: Estimate | None = estimate(card, method, cluster, layout)
+        else:
+            found = search_layout(card, method, cluster, spec)
+            searched = found.searched
+            result = found.best
+            if result is None:
+                nothing_fits = True
+                result = found.closest
+            if result is None:
+                top = "; ".join(f"{r} ({n} layouts)" for r, n in found.reasons.items()) or "no candidates"
+                fail(f"--gpus: no valid layout for {card.id} on {gpus} x {gpu_card.id}: {top}")
+    except ValueError as exc:
+        fail(_as_cli_message(str(exc)))
+    assert result is not None
+    notes = list(result.notes)
+    if plat is not None and plat.limits.max_gpus_per_job and gpus > plat.limits.max_gpus_per_job:
+        notes.insert(0, f"{plat.id} allows at most {plat.limits.max_gpus_per_job} GPUs per job")
+    if nothing_fits:
+        notes.insert(0, f"nothing fits: the least-memory layout needs {result.memory.total_gib:.1f} GiB "
+                        f"of {result.gpu_memory_gib:g} GiB")
+    if output is OutputFormat.json:
+        data = result.to_dict(token_count)
+        data["notes"] = notes
+        data["searched"] = list(searched)
+        if plat is not None:
+            data["platform"] = plat.id
+        print_json(data)
+        return
+    _print_table(result, searched, token_count, notes, plat)
+
+
+def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None, notes: list[str],
+                 plat: Platform | None) -> None:
+    c = est.cluster
+    where = f" on {plat.id}" if plat else ""
+    verdict = "[green]fits[/green]" if est.fits else "[red]does NOT fit[/red]"
+    fabric = f"{c.fabric_kind} {c.fabric_gbps_per_gpu:g} Gb/s per GPU"
+    console.print(f"[bold]{est.model_id}[/bold] {est.method} on {c.gpus} x {c.gpu.id}"
+                  f" ({c.gpus_per_node} per node, {fabric}){where}: {verdict} "
+                  f"({est.memory.total_gib:.1f} of {est.gpu_memory_gib:g} GiB)")
+    lay = est.layout
+    layout_table = Table(title="layout", title_justify="left")
+    layout_table.add_column("field")
+    layout_table.add_column("value", justify="right")
+    layout_table.add_column("")
+    rows: list[tuple[str, Any]] = [("tp", lay.tp), ("pp", lay.pp), ("dp", lay.dp), ("zero", lay.zero),
+                                   ("recompute", lay.recompute), ("micro_batch", lay.micro_batch),
+                                   ("global_batch", lay.global_batch), ("seq_len", lay.seq_len),
+                                   ("precision", lay.precision), ("sequence_parallel", lay.sequence_parallel)]
+    if lay.virtual_pipeline > 1:
+        rows.append(("virtual_pipeline", lay.virtual_pipeline))
+    if lay.lora_rank is not None:
+        rows.append(("lora_rank", lay.lora_rank))
+    for name, value in rows:
+        how = "searched" if name in searched else ("derived" if name == "dp" else "")
+        layout_table.add_row(name, str(value), how)
+    console.print(layout_table)
+
+    mem = Table(title=f"memory per GPU (GiB) against {est.gpu_memory_gib:g} GiB", title_justify="left")
+    mem.add_column("part")
+    mem.add_column("GiB", justify="right")
+    mem.add_column("% of card", justify="right")
+    for name, value in est.memory.to_dict().items():
+        mem.add_row(name, f"{value:.2f}", f"{value / est.gpu_memory_gib:.0%}")
+    mem.add_row("margin", f"{est.margin_gib:.2f}", "")
+    console.print(mem)
+
+    tim = Table(title=f"step time {est.step_time_s:.3f} s", title_justify="left")
+    tim.add_column("part")
+    tim.add_column("s", justify="right")
+    tim.add_column("share", justify="right")
+    for name, value in est.time.to_dict().items():
+        tim.add_row(name, f"{value:.4f}", f"{value / est.step_time_s:.0%}")
+    console.print(tim)
+
+    console.print(f"throughput: {est.tokens_per_s:,.0f} tokens/s ({est.tokens_per_s_per_gpu:,.0f} per GPU); "
+                  f"{est.model_tflops_per_gpu:.0f} model TFLOP/s per GPU; MFU {est.mfu:.1%}; "
+                  f"{est.flops_per_token / 1e9:.1f} GFLOP per token")
+    if tokens is not None:
+        run = est.run(tokens)
+        console.print(f"run of {tokens:,.3g} tokens: {run.hours:,.1f} h wall, {run.gpu_hours:,.0f} GPU-hours "
+                      f"(failure overhead {run.failure_overhead_fraction:.1%}, checkpoint every "
+                      f"{run.checkpoint_interval_h:.2f} h, ~{run.expected_interruptions:.1f} interruptions)")
+    for note in notes:
+        console.print(f"- {note}")

@@ -1,0 +1,128 @@
+"""The hardware a run gets: GPU type and count, node size, fabric, reliability figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from models.gpu import GPU
+from models.platform import Platform
+
+DEFAULT_GPU_MTBF_H = 50_700.0
+"""Per-GPU hours between unexpected interruptions: Llama 3 405B run, 16,384 H100 x 54 days / 419
+unexpected interruptions (../shared/reference/reliability.md)."""
+
+DEFAULT_RESTART_MIN = 30.0
+"""Assumed time to detect a failure, reschedule and reload the last checkpoint."""
+
+DEFAULT_CHECKPOINT_WRITE_MIN = 2.0
+"""Assumed time to write one checkpoint (Llama 3: up to 4 GB per GPU at TB/s-class storage)."""
+
+DEFAULT_SPOT_PREEMPTIONS_PER_NODE_DAY = 1.0
+"""Assumed spot preemptions per node per day: no platform publishes a rate (reliability.md)."""
+
+
+def default_fabric(gpu: GPU) -> tuple[str, float]:
+    """(kind, Gb/s per GPU one direction) assumed when no platform is given.
+
+    SXM/rack datacenter parts: InfiniBand, 400 Gb/s per GPU for Hopper and later (NDR), 200 Gb/s for
+    older (HDR); PCIe and consumer cards: 25 Gb/s Ethernet (rental clouds). From the fabric notes in
+    ../shared/reference/gpus.yaml.
+    """
+    if gpu.form_factor.upper().startswith("PCIE"):
+        return "ethernet", 25.0
+    if gpu.architecture in ("hopper", "blackwell", "rubin"):
+        return "infiniband", 400.0
+    if gpu.architecture == "davinci":
+        return "roce", 200.0
+    return "infiniband", 200.0
+
+
+@dataclass(frozen=True, eq=False)
+class Cluster:
+    """`gpus` GPUs of one type in nodes of `gpus_per_node`, joined by a fabric of
+    `fabric_gbps_per_gpu` (gigabits/s per GPU, one direction). Reliability: per-GPU MTBF in hours,
+    restart and checkpoint-write minutes, spot preemptions per node per day. `speedup` multiplies
+    throughput (a vendor claim; 1.0 unless the user opts in)."""
+
+    gpu: GPU
+    gpus: int
+    gpus_per_node: int
+    fabric_kind: str
+    fabric_gbps_per_gpu: float
+    gpu_mtbf_h: float
+    restart_min: float
+    checkpoint_write_min: float
+    spot_preemptions_per_day: float = 0.0
+    speedup: float = 1.0
+    assumptions: tuple[str, ...] = ()
+
+    def key(self) -> tuple[object, ...]:
+        """Hashable identity (the pydantic GPU holds lists, so it cannot be hashed itself)."""
+        g = self.gpu
+        link = g.intra_node_link
+        return (g.id, g.architecture, g.memory_gib, g.memory_bandwidth_gb_per_s, g.peak_tflops.bf16,
+                g.peak_tflops.fp16, g.peak_tflops.fp8, link.kind, link.bandwidth_gb_per_s, link.max_group,
+                g.form_factor, self.gpus, self.gpus_per_node, self.fabric_kind, self.fabric_gbps_per_gpu,
+                self.gpu_mtbf_h, self.restart_min, self.checkpoint_write_min,
+                self.spot_preemptions_per_day, self.speedup)
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Cluster) and self.key() == other.key()
+
+    @property
+    def nodes(self) -> int:
+        return -(-self.gpus // self.gpus_per_node)
+
+    @classmethod
+    def of(cls, gpu: GPU, gpus: int, platform: Platform | None = None, *,
+           gpus_per_node: int | None = None, spot: bool = False,
+           trust_vendor_claims: bool = False) -> Cluster:
+        """Build a cluster from a catalog GPU and, optionally, a platform.
+
+        Without a platform: nodes of the GPU's typical size, the fabric of `default_fabric`, and the
+        reliability defaults above (MTBF 50,700 GPU-hours); each assumption is recorded in
+        `assumptions`. Raises ValueError if gpus < 1.
+        """
+        if gpus < 1:
+            raise ValueError(f"gpus: must be at least 1, got {gpus}")
+        notes: list[str] = []
+        per_node = gpus_per_node or gpu.gpus_per_node
+        if platform is not None and gpus_per_node is None and platform.limits.max_gpus_per_node:
+            per_node = min(per_node, platform.limits.max_gpus_per_node)
+        kind: str
+        gbps: float
+        if platform is not None:
+            kind, gbps = platform.fabric.kind, platform.fabric.gbps_per_gpu
+        else:
+            kind, gbps = default_fabric(gpu)
+            if gpus > per_node:
+                notes.append(f"no platform given: assumed {kind} {gbps:g} Gb/s per GPU between nodes")
+        rel = platform.reliability if platform is not None else None
+        if rel is not None:
+            mtbf, restart, ckpt = rel.gpu_mtbf_h, rel.restart_min, rel.checkpoint_write_min
+            spot_rate = rel.spot_preemptions_per_day
+        else:
+            mtbf, restart, ckpt, spot_rate = (DEFAULT_GPU_MTBF_H, DEFAULT_RESTART_MIN,
+                                              DEFAULT_CHECKPOINT_WRITE_MIN, None)
+            notes.append(f"reliability assumed: GPU MTBF {mtbf:,.0f} h (Llama 3 run), restart "
+                         f"{restart:g} min, checkpoint write {ckpt:g} min")
+        preempt = 0.0
+        if spot:
+            if spot_rate is None:
+                spot_rate = DEFAULT_SPOT_PREEMPTIONS_PER_NODE_DAY
+                notes.append(f"spot: assumed {spot_rate:g} preemption per node per day (none published)")
+            preempt = spot_rate
+        speedup = 1.0
+        if trust_vendor_claims and platform is not None:
+            for claim in platform.vendor_claims:
+                if claim.kind == "speedup":
+                    speedup *= claim.factor
+                    notes.append(f"vendor claim applied (unverified): x{claim.factor:g} throughput "
+                                 f"({claim.source})")
+        return cls(gpu=gpu, gpus=gpus, gpus_per_node=per_node, fabric_kind=kind,
+                   fabric_gbps_per_gpu=gbps, gpu_mtbf_h=mtbf, restart_min=restart,
+                   checkpoint_write_min=ckpt, spot_preemptions_per_day=preempt, speedup=speedup,
+                   assumptions=tuple(notes))

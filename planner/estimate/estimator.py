@@ -1,0 +1,156 @@
+"""`estimate()`: validate a layout, then put memory, FLOPs, topology and timing together."""
+
+from __future__ import annotations
+
+from models.model_card import ModelCard
+from planner.estimate.cluster import Cluster
+from planner.estimate.flops import ModelShape, shape_of
+from planner.estimate.memory import memory_per_gpu
+from planner.estimate.timing import step_time
+from planner.estimate.topology import group_link
+from planner.estimate.types import (
+    ADAPTER_METHODS,
+    LORA_TARGETS,
+    METHODS,
+    OPTIMIZERS,
+    PRECISIONS,
+    RECOMPUTE,
+    Estimate,
+    Layout,
+)
+
+
+def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: Layout) -> list[str]:
+    """Every reason the layout cannot run at all, each naming its field ('' when valid)."""
+    problems: list[str] = []
+    gpu = cluster.gpu
+    if method not in METHODS:
+        problems.append(f"method: {method!r} is not one of {', '.join(METHODS)}")
+    for name in ("tp", "pp", "dp", "micro_batch", "global_batch", "seq_len", "virtual_pipeline"):
+        if getattr(layout, name) < 1:
+            problems.append(f"{name}: must be at least 1, got {getattr(layout, name)}")
+    if problems:
+        return problems
+    if layout.gpus != cluster.gpus:
+        problems.append(f"tp x pp x dp: {layout.tp} x {layout.pp} x {layout.dp} = {layout.gpus}, "
+                        f"but the cluster has {cluster.gpus} GPUs")
+    if shape.heads % layout.tp:
+        problems.append(f"tp: {layout.tp} does not divide the {shape.heads} attention heads")
+    elif layout.tp > shape.kv_heads and layout.tp % shape.kv_heads:
+        problems.append(f"tp: {layout.tp} is neither a divisor nor a multiple of the "
+                        f"{shape.kv_heads} KV heads")
+    elif layout.tp < shape.kv_heads and shape.kv_heads % layout.tp:
+        problems.append(f"tp: {layout.tp} does not divide the {shape.kv_heads} KV heads")
+    if layout.pp > shape.layers:
+        problems.append(f"pp: {layout.pp} stages for only {shape.layers} layers")
+    if layout.zero not in (0, 1, 2, 3):
+        problems.append(f"zero: must be 0, 1, 2 or 3, got {layout.zero}")
+    if layout.recompute not in RECOMPUTE:
+        problems.append(f"recompute: {layout.recompute!r} is not one of {', '.join(RECOMPUTE)}")
+    if layout.precision not in PRECISIONS:
+        problems.append(f"precision: {layout.precision!r} is not one of {', '.join(PRECISIONS)}")
+    elif gpu.peak_tflops.for_precision(layout.precision) is None:
+        have = [p for p in PRECISIONS if gpu.peak_tflops.for_precision(p) is not None]
+        problems.append(f"precision: {gpu.id} ({gpu.architecture}) has no {layout.precision} peak; "
+                        f"it supports {', '.join(have)}")
+    if layout.optimizer not in OPTIMIZERS:
+        problems.append(f"optimizer: {layout.optimizer!r} is not one of {', '.join(OPTIMIZERS)}")
+    if layout.lora_targets not in LORA_TARGETS:
+        problems.append(f"lora_targets: {layout.lora_targets!r} is not one of {', '.join(LORA_TARGETS)}")
+    if method in ADAPTER_METHODS:
+        if layout.lora_rank is None or layout.lora_rank < 1:
+            problems.append(f"lora_rank: {method} needs a rank of at least 1, got {layout.lora_rank}")
+    elif layout.lora_rank is not None:
+        problems.append(f"lora_rank: only for lora/qlora, not for {method}")
+    if layout.global_batch % (layout.dp * layout.micro_batch):
+        problems.append(f"global_batch: {layout.global_batch} is not a multiple of dp x micro_batch "
+                        f"= {layout.dp} x {layout.micro_batch}")
+    if layout.virtual_pipeline > 1 and layout.pp == 1:
+        problems.append("virtual_pipeline: interleaving needs pp > 1")
+    if cluster.gpus > cluster.gpus_per_node and (cluster.fabric_kind == "none"
+                                                 or cluster.fabric_gbps_per_gpu <= 0):
+        problems.append(f"gpus: {cluster.gpus} GPUs need {cluster.nodes} nodes, but there is no fabric "
+                        "between nodes")
+    return problems
+
+
+def estimate(model: ModelCard, method: str, cluster: Cluster, layout: Layout) -> Estimate:
+    """Memory per GPU, step time, throughput and MFU of one layout.
+
+    Raises ValueError, its message naming the field, for a layout that cannot run (tp x pp x dp not
+    the GPU count, tp not dividing the heads, fp8 on a GPU without an fp8 peak, lora_rank with a full
+    method, ...). A layout that runs out of memory is still estimated (fits=False).
+    """
+    shape = shape_of(model)
+    problems = layout_problems(shape, method, cluster, layout)
+    if problems:
+        raise ValueError("; ".join(problems))
+    return _estimate(model, shape, method, cluster, layout)
+
+
+def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, layout: Layout,
+              with_notes: bool = True) -> Estimate:
+    gpu = cluster.gpu
+    mem = memory_per_gpu(shape, method, layout, gpu.memory_gib)
+    tp_link = group_link(cluster, layout.tp, 1)
+    dp_link = group_link(cluster, layout.dp, layout.tp)
+    pp_link = group_link(cluster, min(layout.pp, 2), layout.tp * layout.dp)
+    time = step_time(shape, method, layout, cluster, tp_link, dp_link, pp_link, mem.paged_offload_params)
+    step_s = time.total_s
+    tokens_per_step = layout.global_batch * layout.seq_len
+    tokens_per_s = tokens_per_step / step_s
+    flops_tok = shape.flops_per_token(layout.seq_len, method, layout.lora_rank, layout.lora_targets)
+    per_gpu = tokens_per_s / cluster.gpus
+    tflops = flops_tok * per_gpu / 1e12
+    peak = gpu.peak_tflops.for_precision(layout.precision) or 1.0
+    notes: list[str] = []
+    if with_notes:
+        notes = _notes(model, shape, method, cluster, layout, tp_link, dp_link, mem.notes)
+    return Estimate(
+        model_id=model.id, method=method, cluster=cluster, layout=layout, memory=mem.breakdown,
+        gpu_memory_gib=gpu.memory_gib, fits=mem.breakdown.total_gib <= gpu.memory_gib,
+        margin_gib=gpu.memory_gib - mem.breakdown.total_gib, flops_per_token=flops_tok,
+        step_time_s=step_s, time=time, tokens_per_s=tokens_per_s, tokens_per_s_per_gpu=per_gpu,
+        model_tflops_per_gpu=tflops, mfu=tflops / peak, notes=notes, model=model,
+    )
+
+
+def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, layout: Layout,
+           tp_link: object, dp_link: object, mem_notes: tuple[str, ...]) -> list[str]:
+    from planner.estimate.topology import GroupLink
+
+    notes = list(cluster.assumptions)
+    if model.assumed:
+        notes.append(f"model card {model.id} is an assumption: {model.assumption}")
+    if cluster.gpu.assumed:
+        notes.append(f"GPU {cluster.gpu.id} figures include assumptions: {cluster.gpu.assumption}")
+    if shape.is_moe:
+        notes.append("MoE: memory holds all experts, FLOPs count active parameters; expert parallelism "
+                     "and all-to-all traffic are not modelled")
+    if method in ADAPTER_METHODS:
+        notes.append("LoRA/QLoRA: frozen base, backward computes activation gradients only "
+                     "(~4N instead of 6N FLOPs per token)")
+    if method == "qlora":
+        notes.append("QLoRA: NF4 base weights with double quantization (4.127 bits/param); embeddings "
+                     "and output layer kept in 16-bit; dequantization costs memory bandwidth")
+    if isinstance(tp_link, GroupLink) and tp_link.spans_nodes:
+        notes.append(f"tp={layout.tp} spans nodes: its all-reduces run at "
+                     f"{tp_link.bandwidth_gb_per_s:g} GB/s ({tp_link.bottleneck})")
+    if isinstance(dp_link, GroupLink) and layout.dp > 1:
+        notes.append(f"data-parallel group of {layout.dp}: bottleneck {dp_link.bottleneck} "
+                     f"{dp_link.bandwidth_gb_per_s:g} GB/s per direction")
+    if layout.tp > shape.kv_heads:
+        notes.append(f"tp={layout.tp} > {shape.kv_heads} KV heads: KV projections replicated")
+    if shape.layers % layout.pp:
+        notes.append(f"pp={layout.pp} does not divide {shape.layers} layers: uneven stages, the largest "
+                     f"has {-(-shape.layers // layout.pp)}")
+    if layout.seq_len > model.max_positions:
+        notes.append(f"seq_len {layout.seq_len} exceeds the model's {model.max_positions} positions "
+                     "(context extension)")
+    if layout.precision == "fp8":
+        notes.append("fp8: linear layers in FP8 (Transformer Engine style), attention in BF16; MFU is "
+                     "against the FP8 peak")
+    if cluster.gpu.architecture == "davinci":
+        notes.append("Ascend: efficiency factors assumed (no published MAMF); flash attention assumed")
+    notes.extend(mem_notes)
+    return notes

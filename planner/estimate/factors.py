@@ -1,0 +1,142 @@
+"""The few calibrated efficiency factors of the estimators, each with its source or reasoning.
+
+Everything else in `planner.estimate` follows from the model card, the GPU datasheet and the layout.
+These constants are the only numbers tuned against ../shared/validation/ (as a handful of global
+factors, never per row); change one here and re-run `bench/validate_estimates.py`.
+"""
+
+from __future__ import annotations
+
+GIB = 1024**3
+GB = 1e9
+
+# --- compute -------------------------------------------------------------------------------------
+
+GEMM_FRACTION_OF_PEAK: dict[str, float] = {
+    "ampere": 0.86,
+    "ada": 0.80,
+    "hopper": 0.80,
+    "blackwell": 0.75,
+    "rubin": 0.70,
+    "davinci": 0.60,
+}
+"""Best achievable dense-GEMM throughput as a fraction of the datasheet peak, per architecture.
+
+Source: "maximum achievable matmul FLOPS" (MAMF) measurements, S. Bekman, *Machine Learning
+Engineering*, compute/accelerator chapter: A100 SXM bf16 ~86% of 312, H100 SXM ~80% of 989 (H100 is
+power/clock limited below its datasheet rate). Ada (RTX 4090, L40S) assumed 0.80 (consumer boards
+throttle under sustained load); Blackwell, Rubin and Ascend are assumptions (no public MAMF figure
+found), lower for newer or less mature software stacks.
+"""
+
+TRAINING_KERNEL_EFFICIENCY = 0.72
+"""Fraction of the best GEMM rate that a training step's GEMMs and attention reach in practice.
+
+Reasoning: a training step runs many GEMMs of moderate size, fused attention kernels (FlashAttention-2
+reaches 50-70% of peak forward+backward, Dao 2023, against 80-90% for large GEMMs), kernel launch
+gaps, and optimizer/communication kernels that steal SMs. Calibrated as one global factor on the
+Megatron-LM A100/H100 rows of ../shared/validation/throughput_public.csv.
+"""
+
+GEMM_HALF_WIDTH = 96
+"""GEMM width (columns per GPU after tensor-parallel slicing) at which efficiency halves.
+
+Efficiency factor g(w) = w / (w + GEMM_HALF_WIDTH), with w = hidden_size / tp. Reasoning: GEMM tiles
+are 128-256 wide; narrow slices under-fill the tiles and the SMs (wave quantization). Assumed, not fitted.
+"""
+
+GEMM_HALF_TOKENS = 64
+"""Tokens per micro-batch (micro_batch x seq_len) at which GEMM efficiency halves (same reasoning:
+a GEMM's M dimension below a few tiles leaves SMs idle; 2048+ tokens are ~97% efficient)."""
+
+ATTENTION_RELATIVE_EFFICIENCY = 0.7
+"""Fused (flash) attention throughput relative to the GEMM rate. FlashAttention-2 reaches ~190 of
+~270 TFLOP/s GEMM on A100 (Dao 2023); cuDNN/FlashAttention-3 reach ~550-600 of ~790 on H100
+(Shah et al. 2024). Causal masking skips half of the counted (non-causal) attention FLOPs, so
+attention costs 0.5 / 0.7 of the GEMM time for its counted FLOPs. Without flash attention
+(`flash_attention=False`, e.g. Megatron 2021) the full s x s scores are computed as batched GEMMs and
+the softmax/dropout traffic is charged as memory-bound bytes (UNFUSED_SCORE_BYTES)."""
+
+UNFUSED_SCORE_BYTES = 13.0
+"""Bytes moved per attention score per pass without flash attention: QK^T writes 2, fused
+scale-mask-softmax reads 2 and writes 2, dropout reads 2, writes 2 and a 1-byte mask, AV reads 2.
+Backward ~2x the forward; a recomputed forward adds one more pass."""
+
+FP8_GEMM_RELATIVE_EFFICIENCY = 0.9
+"""FP8 GEMMs reach a lower fraction of their (2x) peak than BF16 ones (H100 FP8 matmuls reach ~72% of
+1979 against ~80% of 989 for BF16, MAMF tables as above), plus per-tensor scaling and casts
+(Transformer Engine). Attention stays in BF16."""
+
+ELEMENTWISE_PASSES_PER_HIDDEN = 30.0
+"""Memory-bound (non-GEMM) traffic per token per layer, in 16-bit elements per hidden unit.
+
+Counts norms, residual adds, rotary embedding, casts over forward+backward: ~10 reads/writes of an
+h-sized vector per token in the forward pass, about 2x that in the backward (reasoning; cf.
+Korthikanti et al. 2022, section 4, on the cost of replicated layer-norm/dropout under tensor
+parallelism). The FFN activation (GeLU or SwiGLU) adds ELEMENTWISE_PASSES_PER_FFN per FFN unit.
+"""
+
+ELEMENTWISE_PASSES_PER_FFN = 9.0
+"""Memory-bound passes per FFN unit per token per layer (activation function forward + backward)."""
+
+MEMORY_BANDWIDTH_EFFICIENCY = 0.8
+"""Fraction of datasheet memory bandwidth that streaming kernels reach (STREAM-like; typical 80-90%)."""
+
+DEFAULT_MEMORY_BANDWIDTH_GB_PER_S = 1500.0
+"""Assumed memory bandwidth where the catalog gives none (e.g. Ascend 910B: 1.2-1.6 TB/s conflicting)."""
+
+QLORA_DEQUANT_BYTES_PER_PARAM = 4.5
+"""Bytes moved per base weight each time QLoRA dequantizes it: read 4-bit weight + quantization
+constants (~0.52 B), write a bf16 copy (2 B), read it back in the GEMM (2 B). bitsandbytes does not
+fuse dequantization into the GEMM (Dettmers et al. 2023 report QLoRA slower than 16-bit LoRA)."""
+
+# --- communication -------------------------------------------------------------------------------
+
+COLLECTIVE_BANDWIDTH_EFFICIENCY = 0.75
+"""Achieved collective bus bandwidth as a fraction of the bottleneck link (one direction).
+
+Source: nccl-tests all-reduce bus bandwidth on 8x A100 NVLink ~230 of 300 GB/s per direction,
+on InfiniBand ~ 80-90% of line rate; 0.75 is a round middle figure."""
+
+COLLECTIVE_LATENCY_S = {"intra": 8e-6, "inter": 20e-6}
+"""Per-step latency of a ring collective (NCCL small-message latency, order of magnitude)."""
+
+TP_COMM_EXPOSED_FRACTION = 0.6
+"""Fraction of tensor-parallel collective time not hidden behind compute.
+
+Megatron-LM issues the tensor-parallel all-reduces (or reduce-scatter/all-gather with sequence
+parallelism) on the critical path; recent versions overlap part of them with GEMMs (`--tp-comm-overlap`,
+userbuffers) and with the next layer's independent work. Reasoning + calibration on the Megatron
+tp=2..8 rows (one global factor)."""
+
+DP_OVERLAP_FRACTION = 0.8
+"""Fraction of the last micro-batch's backward pass that gradient reduction can hide behind.
+
+PyTorch DDP, FSDP, DeepSpeed and Megatron's distributed optimizer bucket gradients and reduce them
+while the backward pass runs (Li et al. 2020, PyTorch Distributed). With gradient accumulation only
+the last micro-batch's backward overlaps; the first bucket is ready after a few layers, hence < 1."""
+
+PCIE_GB_PER_S_PER_DIRECTION = {"pcie": 25.0}
+"""Achieved host PCIe 4.0 x16 bandwidth per direction (32 GB/s theoretical, ~25 measured)."""
+
+# --- memory --------------------------------------------------------------------------------------
+
+CUDA_CONTEXT_GIB = 0.6
+"""CUDA context, cuBLAS/cuDNN workspaces and kernels: ~0.5-1 GiB per process (nvidia-smi with an
+idle PyTorch process). Counted in `other`."""
+
+NCCL_BUFFERS_GIB = 0.5
+"""NCCL communicator buffers and DDP/ZeRO buckets when gpus > 1 (NCCL default 4 MiB x channels x
+peers plus 2 x 25 MB DDP buckets; ~0.3-1 GiB). Counted in `other`."""
+
+ALLOCATOR_FRAGMENTATION = 0.08
+"""PyTorch caching-allocator fragmentation: reserved/allocated peaks 5-15% above the allocated
+peak for training loops; applied to activations and transient buffers, not to static states."""
+
+LOGIT_BYTES = 6.0
+"""Bytes per logit element kept at the loss: bf16 logits (2 B) + fp32 softmax/loss buffer (4 B)
+(Megatron vocab-parallel cross entropy; Hugging Face upcasts to fp32). `chunked_loss` (torchtune,
+Liger) keeps the bf16 logits and one chunk (1/8) of the fp32 buffer."""
+
+LOSS_CHUNKS = 8
+"""Chunks of the chunked cross-entropy (torchtune's default CEWithChunkedOutputLoss uses 8)."""

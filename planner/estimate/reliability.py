@@ -1,0 +1,65 @@
+"""Whole-run duration with failures: interruptions, Young/Daly checkpointing, restarts, preemption.
+
+Interruption rate of the job (per hour): lambda = gpus / gpu_mtbf_h + nodes x spot_preemptions_per_day / 24
+(a spot rate is per node-instance and per day); the job's MTBF is M = 1 / lambda.
+Checkpoint interval (Young 1974; Daly 2006 first-order correction): tau = sqrt(2 delta M) - delta,
+delta the time to write one checkpoint.
+Overhead on failure-free time (../shared/reference/reliability.md):
+    f = delta / tau + (tau / 2 + restart) / M
+i.e. checkpoint writes, half an interval of lost work per interruption, and the restart itself.
+Wall hours = failure-free hours x (1 + f); expected interruptions = lambda x wall hours.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from planner.estimate.types import RunEstimate
+
+if TYPE_CHECKING:
+    from planner.estimate.types import Estimate
+
+
+def interruption_rate_per_h(gpus: int, nodes: int, gpu_mtbf_h: float, spot_per_node_day: float) -> float:
+    return gpus / gpu_mtbf_h + nodes * spot_per_node_day / 24.0
+
+
+def checkpoint_interval_h(checkpoint_write_h: float, job_mtbf_h: float) -> float:
+    """Young/Daly optimum; 0 when checkpoints are free."""
+    if checkpoint_write_h <= 0:
+        return 0.0
+    if checkpoint_write_h >= 0.5 * job_mtbf_h:
+        return job_mtbf_h
+    return math.sqrt(2 * checkpoint_write_h * job_mtbf_h) - checkpoint_write_h
+
+
+def failure_overhead_fraction(checkpoint_write_h: float, restart_h: float, job_mtbf_h: float) -> float:
+    tau = checkpoint_interval_h(checkpoint_write_h, job_mtbf_h)
+    writes = checkpoint_write_h / tau if tau > 0 else 0.0
+    return writes + (tau / 2 + restart_h) / job_mtbf_h
+
+
+def run_estimate(est: Estimate, tokens: float) -> RunEstimate:
+    """Hours and GPU-hours for `tokens` tokens at the estimate's throughput, failures included.
+
+    Raises ValueError for a negative token count.
+    """
+    if tokens < 0 or not math.isfinite(tokens):
+        raise ValueError(f"tokens: must be a non-negative number, got {tokens}")
+    c = est.cluster
+    ideal_h = tokens / est.tokens_per_s / 3600.0
+    rate = interruption_rate_per_h(c.gpus, c.nodes, c.gpu_mtbf_h, c.spot_preemptions_per_day)
+    job_mtbf = 1.0 / rate
+    delta, restart = c.checkpoint_write_min / 60.0, c.restart_min / 60.0
+    tau = checkpoint_interval_h(delta, job_mtbf)
+    f = failure_overhead_fraction(delta, restart, job_mtbf)
+    hours = ideal_h * (1 + f)
+    notes = [f"job MTBF {job_mtbf:.1f} h from {c.gpus} GPUs x 1/{c.gpu_mtbf_h:,.0f} h"]
+    if c.spot_preemptions_per_day:
+        notes.append(f"spot: {c.spot_preemptions_per_day:g} preemptions per node per day")
+    if f > 0.5:
+        notes.append("failure overhead above 50%: checkpoint faster or use fewer, more reliable GPUs")
+    return RunEstimate(tokens=tokens, hours=hours, gpu_hours=hours * c.gpus, failure_free_hours=ideal_h,
+                       failure_overhead_fraction=f, checkpoint_interval_h=tau,
+                       expected_interruptions=rate * hours, notes=tuple(notes))

@@ -1,0 +1,178 @@
+"""Step time: compute at an achieved rate, exposed communication, pipeline bubble, recomputation.
+
+Per micro-batch on the slowest pipeline stage (its layers plus the output layer):
+    forward FLOPs F = (2 N_linear + 4 s d_q L_stage) / tp x tokens + 2 V h / tp x tokens
+    backward = 2F for full methods; LoRA/QLoRA: 1x for the frozen linear layers, 2x for attention
+    recompute: full adds one forward of the layers, selective the attention core forward
+Achieved rate = peak(precision) x GEMM_FRACTION_OF_PEAK[arch] x TRAINING_KERNEL_EFFICIENCY x g(w) x
+g(tokens), with g(x) = x / (x + x_half) for the GEMM width w = hidden / tp and the micro-batch's
+tokens; FP8 applies to the linear layers only (attention stays BF16). Memory-bound kernels (norms,
+activations, residuals) add bytes / (memory bandwidth x efficiency).
+
+Tensor parallelism: 4 all-reduces of s b h 16-bit values per layer per micro-batch (2 forward,
+2 backward; 6 with full recompute; Shoeybi et al. 2019), or the same volume as reduce-scatter +
+all-gather with sequence parallelism (Korthikanti et al. 2022), of which TP_COMM_EXPOSED_FRACTION
+is exposed. Pipeline (Narayanan et al. 2021): bubble (p-1)/v micro-batch times over m micro-batches,
+i.e. a fraction (p-1)/(v m + p - 1) of the step, plus point-to-point activation transfers.
+Data parallelism: gradient all-reduce (ZeRO-1/2: reduce-scatter + all-gather, same volume) after
+the last micro-batch, partly hidden behind its backward pass; ZeRO-3 gathers weights forward and
+backward and reduce-scatters gradients every micro-batch (1.5x the all-reduce volume each), hidden
+behind that micro-batch's compute where bandwidth allows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from planner.estimate.cluster import Cluster
+from planner.estimate.factors import (
+    ATTENTION_RELATIVE_EFFICIENCY,
+    DEFAULT_MEMORY_BANDWIDTH_GB_PER_S,
+    DP_OVERLAP_FRACTION,
+    ELEMENTWISE_PASSES_PER_FFN,
+    ELEMENTWISE_PASSES_PER_HIDDEN,
+    FP8_GEMM_RELATIVE_EFFICIENCY,
+    GEMM_FRACTION_OF_PEAK,
+    GEMM_HALF_TOKENS,
+    GEMM_HALF_WIDTH,
+    MEMORY_BANDWIDTH_EFFICIENCY,
+    PCIE_GB_PER_S_PER_DIRECTION,
+    QLORA_DEQUANT_BYTES_PER_PARAM,
+    TP_COMM_EXPOSED_FRACTION,
+    TRAINING_KERNEL_EFFICIENCY,
+    UNFUSED_SCORE_BYTES,
+)
+from planner.estimate.flops import ModelShape
+from planner.estimate.memory import ADAM_8BIT_STATE_BYTES
+from planner.estimate.topology import GroupLink
+from planner.estimate.types import ADAPTER_METHODS, Layout, TimeBreakdown
+
+OPTIMIZER_STEP_BYTES_PER_PARAM = {"adam": 28.0, "adam_8bit": 10.0, "paged_adam_8bit": 10.0}
+"""Bytes streamed per parameter by the optimizer step: Adam reads fp32 master/m/v (12) + gradient (2),
+writes them (12) + the 16-bit weight (2); 8-bit Adam: states 2+2, weight 2+2, gradient 2."""
+
+
+@dataclass(frozen=True)
+class Rates:
+    """Achieved rates of one GPU for a layout, FLOP/s and bytes/s."""
+
+    linear_flops_per_s: float
+    attention_flops_per_s: float
+    memory_bytes_per_s: float
+
+
+def gemm_efficiency(shape: ModelShape, layout: Layout, architecture: str) -> float:
+    width = shape.hidden / layout.tp
+    tokens = layout.micro_batch * layout.seq_len
+    return (GEMM_FRACTION_OF_PEAK.get(architecture, 0.6) * TRAINING_KERNEL_EFFICIENCY
+            * width / (width + GEMM_HALF_WIDTH) * tokens / (tokens + GEMM_HALF_TOKENS))
+
+
+def rates(shape: ModelShape, layout: Layout, cluster: Cluster) -> Rates:
+    gpu = cluster.gpu
+    eff = gemm_efficiency(shape, layout, gpu.architecture)
+    peak16 = gpu.peak_tflops.for_precision("bf16") or gpu.peak_tflops.for_precision("fp16") or 0.0
+    if layout.precision == "fp8":
+        peak_lin = (gpu.peak_tflops.for_precision("fp8") or peak16) * FP8_GEMM_RELATIVE_EFFICIENCY
+    else:
+        peak_lin = gpu.peak_tflops.for_precision(layout.precision) or peak16
+    mem_bw = (gpu.memory_bandwidth_gb_per_s or DEFAULT_MEMORY_BANDWIDTH_GB_PER_S) * 1e9
+    # counted (non-causal) attention FLOPs per second: flash attention skips the masked half
+    attn = peak16 * 1e12 * eff * (ATTENTION_RELATIVE_EFFICIENCY / 0.5 if layout.flash_attention else 1.0)
+    return Rates(peak_lin * 1e12 * eff, attn, mem_bw * MEMORY_BANDWIDTH_EFFICIENCY)
+
+
+def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, tp_link: GroupLink,
+              dp_link: GroupLink, pp_link: GroupLink, paged_offload_params: float) -> TimeBreakdown:
+    """Seconds per optimizer step, broken down (see module docstring)."""
+    t, p, d, z, v = layout.tp, layout.pp, layout.dp, layout.zero, layout.virtual_pipeline
+    s, b = layout.seq_len, layout.micro_batch
+    tokens = b * s
+    m = layout.micro_batches
+    adapters = method in ADAPTER_METHODS
+    r = rates(shape, layout, cluster)
+    layers = -(-shape.layers // p)
+
+    lin_fwd = 2.0 * shape.layer_linear_active * layers / t * tokens
+    attn_fwd = 4.0 * s * shape.q_dim * layers / t * tokens
+    head_fwd = 2.0 * shape.vocab * shape.hidden / t * tokens
+    lin_bwd_factor = 1.0 if adapters else 2.0
+    t_lin = (lin_fwd + head_fwd) * (1 + lin_bwd_factor) / r.linear_flops_per_s
+    t_attn = attn_fwd * 3 / r.attention_flops_per_s
+    sp_div = t if (layout.sequence_parallel or t == 1) else 1
+    elem_bytes = 2.0 * layers * tokens * (ELEMENTWISE_PASSES_PER_HIDDEN * shape.hidden / sp_div
+                                          + ELEMENTWISE_PASSES_PER_FFN * shape.ffn_width_active / t)
+    if adapters and layout.lora_rank:
+        # each adapter re-reads its layer input and adds into its output, forward and backward
+        dims = shape.adapter_attn_dims + (shape.adapter_mlp_dims * max(1, shape.moe_active)
+                                          if layout.lora_targets == "all" else 0)
+        elem_bytes += 2.0 * 3 * dims / t * layers * tokens
+        t_lin += 6.0 * layout.lora_rank * dims * layers / t * tokens / r.linear_flops_per_s
+    score_fwd = 0.0
+    if not layout.flash_attention:
+        score_fwd = UNFUSED_SCORE_BYTES * shape.heads * s / t * layers * tokens / r.memory_bytes_per_s
+    t_elem = elem_bytes / r.memory_bytes_per_s
+    compute_mb = t_lin + t_attn + t_elem + 3 * score_fwd
+
+    if layout.recompute == "full":
+        recompute_mb = (lin_fwd / r.linear_flops_per_s + attn_fwd / r.attention_flops_per_s + t_elem / 3
+                        + score_fwd)
+    elif layout.recompute == "selective":
+        recompute_mb = attn_fwd / r.attention_flops_per_s + score_fwd
+    else:
+        recompute_mb = 0.0
+
+    collectives = 6 if layout.recompute == "full" else 4
+    ar_bytes = tokens * shape.hidden * 2.0
+    tp_mb = TP_COMM_EXPOSED_FRACTION * collectives * layers * tp_link.all_reduce_s(ar_bytes) if t > 1 else 0.0
+
+    stage_mb = compute_mb + recompute_mb + tp_mb
+    bubble = (p - 1) / v * stage_mb if p > 1 else 0.0
+    p2p = 0.0
+    if p > 1:
+        # each tensor-parallel rank sends its 1/tp slice (Narayanan et al. 2021, scatter/gather)
+        p2p_bytes = tokens * shape.hidden * 2.0 / t
+        p2p = 2 * m * v * pp_link.p2p_s(p2p_bytes)
+
+    # data parallel
+    dp_exposed = 0.0
+    stage_params = shape.layer_params * layers / t + (shape.embed_params + shape.head_params) / t / p
+    if d > 1:
+        if adapters:
+            grad_params = shape.adapter_params(layout.lora_rank or 0, layout.lora_targets) / p / t
+        else:
+            grad_params = stage_params
+        grad_bytes = grad_params * 2.0
+        backward_mb = compute_mb * (lin_bwd_factor / (1 + lin_bwd_factor))
+        if z == 3:
+            weight_bytes = stage_params * 2.0
+            per_mb = 2 * dp_link.reduce_scatter_s(weight_bytes) + dp_link.reduce_scatter_s(grad_bytes)
+            dp_exposed = m * max(0.0, per_mb - DP_OVERLAP_FRACTION * (compute_mb + recompute_mb))
+        else:
+            dp_exposed = max(0.0, dp_link.all_reduce_s(grad_bytes) - DP_OVERLAP_FRACTION * backward_mb)
+
+    # optimizer step, paging, QLoRA dequantization
+    if adapters:
+        opt_params = shape.adapter_params(layout.lora_rank or 0, layout.lora_targets) / p / t
+    else:
+        opt_params = stage_params
+    if z >= 1:
+        opt_params /= d
+    other = opt_params * OPTIMIZER_STEP_BYTES_PER_PARAM.get(layout.optimizer, 28.0) / r.memory_bytes_per_s
+    if paged_offload_params > 0:
+        pcie = PCIE_GB_PER_S_PER_DIRECTION["pcie"] * 1e9
+        other += paged_offload_params * 2 * ADAM_8BIT_STATE_BYTES / pcie
+    if method == "qlora":
+        passes = 3 if layout.recompute == "full" else 2
+        linear = shape.layer_linear_total * layers / t
+        other += m * passes * linear * QLORA_DEQUANT_BYTES_PER_PARAM / r.memory_bytes_per_s
+
+    speed = cluster.speedup
+    return TimeBreakdown(
+        compute_s=m * compute_mb / speed,
+        tp_comm_s=m * tp_mb / speed,
+        dp_comm_s=dp_exposed / speed,
+        pp_bubble_s=(bubble + p2p) / speed,
+        recompute_s=m * recompute_mb / speed,
+        other_s=other / speed,
+    )

@@ -1,0 +1,136 @@
+"""Topology as a networkx graph, and collective-communication times over it.
+
+Graph: GPUs; inside a node an NVLink/HCCS switch (every GPU joined at its link bandwidth), NVLink
+bridges between GPU pairs plus the PCIe host, or PCIe only; between nodes each GPU's NIC share of
+the fabric. Edge capacity is GB/s in one direction (datasheet NVLink figures are bidirectional, so
+halved; fabric Gb/s divided by 8). A parallel group's bandwidth is the bottleneck edge on the ring
+paths between consecutive members (ranks placed Megatron-style: tp fastest, then dp, then pp), so a
+group that crosses nodes gets the fabric's bandwidth, not NVLink's.
+
+Collective times (ring algorithms, Patarasuk & Yuan 2009; NCCL):
+    all-reduce      2 (n-1)/n x bytes / bw  + 2 (n-1) x latency
+    reduce-scatter  (n-1)/n x bytes / bw    + (n-1) x latency   (all-gather the same)
+with bw the group's bottleneck bandwidth x COLLECTIVE_BANDWIDTH_EFFICIENCY.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from functools import lru_cache
+
+import networkx as nx
+
+from planner.estimate.cluster import Cluster
+from planner.estimate.factors import (
+    COLLECTIVE_BANDWIDTH_EFFICIENCY,
+    COLLECTIVE_LATENCY_S,
+    PCIE_GB_PER_S_PER_DIRECTION,
+)
+
+PCIE_HOST_GB_PER_S = PCIE_GB_PER_S_PER_DIRECTION["pcie"]
+
+
+@dataclass(frozen=True)
+class GroupLink:
+    """A parallel group's ring: bottleneck bandwidth (GB/s, one direction) and whether it spans nodes."""
+
+    size: int
+    bandwidth_gb_per_s: float
+    spans_nodes: bool
+    bottleneck: str  # "nvlink", "pcie", "fabric", "self"
+
+    @property
+    def latency_s(self) -> float:
+        return COLLECTIVE_LATENCY_S["inter" if self.spans_nodes else "intra"]
+
+    def _bw_bytes_per_s(self) -> float:
+        return self.bandwidth_gb_per_s * 1e9 * COLLECTIVE_BANDWIDTH_EFFICIENCY
+
+    def all_reduce_s(self, nbytes: float) -> float:
+        if self.size <= 1 or nbytes <= 0:
+            return 0.0
+        if self.bandwidth_gb_per_s <= 0:
+            return float("inf")
+        n = self.size
+        return 2 * (n - 1) / n * nbytes / self._bw_bytes_per_s() + 2 * (n - 1) * self.latency_s
+
+    def reduce_scatter_s(self, nbytes: float) -> float:
+        """Also the all-gather time; `nbytes` is the full (unsharded) buffer."""
+        return self.all_reduce_s(nbytes) / 2
+
+    def p2p_s(self, nbytes: float) -> float:
+        if self.size <= 1 or nbytes <= 0:
+            return 0.0
+        if self.bandwidth_gb_per_s <= 0:
+            return float("inf")
+        return nbytes / self._bw_bytes_per_s() + self.latency_s
+
+
+def _link_key(cluster: Cluster) -> tuple[object, ...]:
+    link = cluster.gpu.intra_node_link
+    return (link.kind, link.bandwidth_gb_per_s, link.max_group, cluster.gpus_per_node,
+            cluster.fabric_kind, cluster.fabric_gbps_per_gpu, cluster.gpus > cluster.gpus_per_node)
+
+
+@lru_cache(maxsize=256)
+def _graph(key: tuple[object, ...]) -> nx.Graph:
+    """Two nodes' worth of GPUs (enough for every pair type by symmetry), edges in GB/s one way."""
+    kind, link_bw, max_group, per_node, fabric_kind, fabric_gbps, multi = key
+    assert isinstance(per_node, int) and isinstance(link_bw, float)
+    g = nx.Graph()
+    nodes = 2 if multi else 1
+    for k in range(nodes):
+        host = f"host{k}"
+        for i in range(per_node):
+            gpu = (k, i)
+            g.add_node(gpu)
+            pcie = min(PCIE_HOST_GB_PER_S, link_bw / 2) if kind == "pcie" else PCIE_HOST_GB_PER_S
+            g.add_edge(gpu, host, capacity=pcie, kind="pcie")
+            if kind in ("nvlink", "hccs"):
+                domain = max_group if isinstance(max_group, int) else per_node
+                g.add_edge(gpu, f"switch{k}.{i // domain}", capacity=link_bw / 2, kind="nvlink")
+            elif kind == "nvlink_bridge" and i % 2 == 1:
+                g.add_edge((k, i - 1), gpu, capacity=link_bw / 2, kind="nvlink")
+            if multi and isinstance(fabric_gbps, float) and fabric_gbps > 0 and fabric_kind != "none":
+                g.add_edge(gpu, "fabric", capacity=fabric_gbps / 8, kind="fabric")
+    return g
+
+
+def _pair_bottleneck(g: nx.Graph, a: tuple[int, int], b: tuple[int, int]) -> tuple[float, str]:
+    try:
+        path = nx.shortest_path(g, a, b, weight=lambda u, v, d: 1.0 / d["capacity"])
+    except nx.NetworkXNoPath:
+        return 0.0, "none"
+    edges = [g.edges[u, v] for u, v in itertools.pairwise(path)]
+    worst = min(edges, key=lambda d: d["capacity"])
+    return float(worst["capacity"]), str(worst["kind"])
+
+
+def group_link(cluster: Cluster, size: int, stride: int) -> GroupLink:
+    """Bottleneck of the ring over ranks 0, stride, 2*stride, ... (size members)."""
+    return _group_link(_link_key(cluster), size, stride)
+
+
+@lru_cache(maxsize=8192)
+def _group_link(key: tuple[object, ...], size: int, stride: int) -> GroupLink:
+    if size <= 1:
+        return GroupLink(size, float("inf"), False, "self")
+    per_node = key[3]
+    assert isinstance(per_node, int)
+    g = _graph(key)
+    ranks = [stride * k for k in range(size)]
+    pair_types: set[tuple[int, int, bool]] = set()
+    for a, b in zip(ranks, ranks[1:] + ranks[:1], strict=True):
+        pair_types.add((a % per_node, b % per_node, a // per_node == b // per_node))
+    spans = any(not same for _, _, same in pair_types)
+    best_bw, best_kind = float("inf"), "self"
+    for ia, ib, same in pair_types:
+        if (0, ia) == ((0 if same else 1), ib):
+            continue
+        # Inside a node, traffic stays on NVLink/PCIe; it does not hairpin through the fabric switch.
+        view = nx.restricted_view(g, ["fabric"], []) if same and "fabric" in g else g
+        bw, kind = _pair_bottleneck(view, (0, ia), (0 if same else 1, ib))
+        if bw < best_bw:
+            best_bw, best_kind = bw, kind
+    return GroupLink(size, best_bw, spans, best_kind)

@@ -1,0 +1,229 @@
+"""Value types of the estimator API: layouts, results and their breakdowns (units in the names)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+if TYPE_CHECKING:
+    from models.model_card import ModelCard
+    from planner.estimate.cluster import Cluster
+
+Method = Literal["pretrain", "continued_pretrain", "full_finetune", "lora", "qlora"]
+METHODS: tuple[str, ...] = get_args(Method)
+FULL_METHODS = ("pretrain", "continued_pretrain", "full_finetune")
+ADAPTER_METHODS = ("lora", "qlora")
+RECOMPUTE = ("none", "selective", "full")
+PRECISIONS = ("bf16", "fp16", "fp8")
+OPTIMIZERS = ("adam", "adam_8bit", "paged_adam_8bit")
+LORA_TARGETS = ("all", "attention")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One concrete parallel layout. `global_batch` and `micro_batch` count sequences.
+
+    Extra fields beyond the planner contract (all with defaults):
+    - `optimizer`: "adam" = mixed-precision Adam, 16 bytes/parameter of weights, gradients and
+      fp32 master+moments (Rajbhandari et al. 2020); "adam_8bit" = bitsandbytes 8-bit Adam with bf16
+      weights, no fp32 master, optimizer step fused into the backward (torchtune low-memory recipe);
+      "paged_adam_8bit" = the same with states in CUDA unified memory, evicted to host when the GPU
+      is full.
+    - `virtual_pipeline`: interleaved 1F1B stages per GPU (Narayanan et al. 2021).
+    - `chunked_loss`: cross-entropy computed in chunks (torchtune, Liger) instead of a full fp32 copy.
+    - `lora_targets`: "all" linear layers of each block, or "attention" (q, k, v, o) only.
+    - `flash_attention`: fused attention that stores no s x s scores (FlashAttention, cuDNN); False
+      for stacks without it (Megatron-LM before 2022).
+    """
+
+    tp: int
+    pp: int
+    dp: int
+    zero: int
+    recompute: str
+    micro_batch: int
+    global_batch: int
+    seq_len: int
+    precision: str
+    sequence_parallel: bool
+    lora_rank: int | None
+    optimizer: str = "adam"
+    virtual_pipeline: int = 1
+    chunked_loss: bool = False
+    lora_targets: str = "all"
+    flash_attention: bool = True
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp * self.dp
+
+    @property
+    def micro_batches(self) -> int:
+        """Micro-batches per pipeline per step (gradient-accumulation steps)."""
+        return max(1, self.global_batch // (self.dp * self.micro_batch))
+
+    def short(self) -> str:
+        parts = [f"tp={self.tp}", f"pp={self.pp}", f"dp={self.dp}", f"zero={self.zero}",
+                 f"recompute={self.recompute}", f"mb={self.micro_batch}", f"gb={self.global_batch}"]
+        if self.virtual_pipeline > 1:
+            parts.append(f"vpp={self.virtual_pipeline}")
+        if self.lora_rank is not None:
+            parts.append(f"r={self.lora_rank}")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class LayoutSpec:
+    """What the user fixed; None means 'search'. Sequences for the batch sizes."""
+
+    tp: int | None = None
+    pp: int | None = None
+    zero: int | None = None
+    recompute: str | None = None
+    micro_batch: int | None = None
+    global_batch: int | None = None
+    seq_len: int = 4096
+    precision: str = "bf16"
+    lora_rank: int = 16
+    optimizer: str = "adam"
+    sequence_parallel: bool | None = None
+    chunked_loss: bool = False
+    lora_targets: str = "all"
+    virtual_pipeline: int | None = None
+    flash_attention: bool = True
+
+    def searched_fields(self) -> tuple[str, ...]:
+        names = ("tp", "pp", "zero", "recompute", "micro_batch", "global_batch")
+        return tuple(n for n in names if getattr(self, n) is None)
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """Peak memory per GPU in GiB (2^30 bytes), on the pipeline stage with the highest peak."""
+
+    weights_gib: float
+    gradients_gib: float
+    optimizer_gib: float
+    activations_gib: float
+    other_gib: float
+    total_gib: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {"weights": self.weights_gib, "gradients": self.gradients_gib,
+                "optimizer": self.optimizer_gib, "activations": self.activations_gib,
+                "other": self.other_gib, "total": self.total_gib}
+
+
+@dataclass(frozen=True)
+class TimeBreakdown:
+    """Seconds of one optimizer step. They sum to the step time.
+
+    compute_s: model FLOPs (and memory-bound kernels) at the achieved rate; recompute_s: the extra
+    forward passes of activation recomputation; tp_comm_s / dp_comm_s: exposed tensor- and
+    data-parallel communication; pp_bubble_s: pipeline fill/drain plus point-to-point transfers;
+    other_s: optimizer step, QLoRA dequantization, optimizer paging over PCIe.
+    """
+
+    compute_s: float
+    tp_comm_s: float
+    dp_comm_s: float
+    pp_bubble_s: float
+    recompute_s: float
+    other_s: float = 0.0
+
+    @property
+    def total_s(self) -> float:
+        return (self.compute_s + self.tp_comm_s + self.dp_comm_s + self.pp_bubble_s
+                + self.recompute_s + self.other_s)
+
+    def to_dict(self) -> dict[str, float]:
+        return {"compute": self.compute_s, "recompute": self.recompute_s, "tp_comm": self.tp_comm_s,
+                "dp_comm": self.dp_comm_s, "pp_bubble": self.pp_bubble_s, "other": self.other_s}
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """A whole run of `tokens` tokens: wall-clock hours and GPU-hours including failure overhead.
+
+    failure_overhead_fraction: extra wall time over the failure-free time (checkpoint writes, lost
+    work, restarts); checkpoint_interval_h: Young/Daly optimum; expected_interruptions: failures and
+    preemptions expected during the run.
+    """
+
+    tokens: float
+    hours: float
+    gpu_hours: float
+    failure_free_hours: float
+    failure_overhead_fraction: float
+    checkpoint_interval_h: float
+    expected_interruptions: float
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class Estimate:
+    """Memory, speed and (via `run`) duration of one (model, method, cluster, layout)."""
+
+    model_id: str
+    method: str
+    cluster: Cluster
+    layout: Layout
+    memory: MemoryBreakdown
+    gpu_memory_gib: float
+    fits: bool
+    margin_gib: float
+    flops_per_token: float
+    step_time_s: float
+    time: TimeBreakdown
+    tokens_per_s: float
+    tokens_per_s_per_gpu: float
+    model_tflops_per_gpu: float
+    mfu: float
+    notes: list[str] = field(default_factory=list)
+    model: ModelCard | None = field(default=None, repr=False, compare=False)
+
+    def run(self, tokens: float) -> RunEstimate:
+        """Hours and GPU-hours to train on `tokens` tokens, failures included (see reliability.py)."""
+        from planner.estimate.reliability import run_estimate
+
+        return run_estimate(self, tokens)
+
+    def to_dict(self, tokens: float | None = None) -> dict[str, Any]:
+        """The JSON object of `plan estimate --format json` (hours/gpu_hours when tokens is given)."""
+        lay = self.layout
+        out: dict[str, Any] = {
+            "model": self.model_id,
+            "method": self.method,
+            "gpu": self.cluster.gpu.id,
+            "gpus": self.cluster.gpus,
+            "gpus_per_node": self.cluster.gpus_per_node,
+            "layout": {
+                "tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "zero": lay.zero, "recompute": lay.recompute,
+                "micro_batch": lay.micro_batch, "global_batch": lay.global_batch, "seq_len": lay.seq_len,
+                "precision": lay.precision, "sequence_parallel": lay.sequence_parallel,
+                "lora_rank": lay.lora_rank, "optimizer": lay.optimizer,
+                "virtual_pipeline": lay.virtual_pipeline,
+            },
+            "memory_gib": {k: round(v, 3) for k, v in self.memory.to_dict().items()},
+            "gpu_memory_gib": self.gpu_memory_gib,
+            "fits": self.fits,
+            "margin_gib": round(self.margin_gib, 3),
+            "flops_per_token": self.flops_per_token,
+            "step_time_s": self.step_time_s,
+            "time_s": {k: round(v, 6) for k, v in self.time.to_dict().items()},
+            "tokens_per_s": self.tokens_per_s,
+            "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu,
+            "model_tflops_per_gpu": self.model_tflops_per_gpu,
+            "mfu": self.mfu,
+            "notes": list(self.notes),
+        }
+        if tokens is not None:
+            run = self.run(tokens)
+            out.update({
+                "tokens": tokens, "hours": run.hours, "gpu_hours": run.gpu_hours,
+                "failure_free_hours": run.failure_free_hours,
+                "failure_overhead_fraction": run.failure_overhead_fraction,
+                "checkpoint_interval_h": run.checkpoint_interval_h,
+                "expected_interruptions": run.expected_interruptions,
+            })
+        return out

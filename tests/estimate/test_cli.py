@@ -1,0 +1,84 @@
+"""`plan estimate` through a local typer app: output, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from planner.cli.estimate_cmd import estimate_command
+
+app = typer.Typer()
+app.command()(estimate_command)
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_json_has_the_documented_keys() -> None:
+    code, out, _ = run("--model", "qwen2.5-72b", "--method", "continued_pretrain", "--gpu", "h800",
+                       "--gpus", "64", "--tokens", "10B", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    for key in ("model", "method", "gpu", "gpus", "layout", "memory_gib", "gpu_memory_gib", "fits",
+                "flops_per_token", "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu",
+                "model_tflops_per_gpu", "mfu", "hours", "gpu_hours"):
+        assert key in data, key
+    assert set(data["layout"]) >= {"tp", "pp", "dp", "zero", "recompute", "micro_batch", "global_batch",
+                                   "seq_len", "precision"}
+    assert set(data["memory_gib"]) == {"weights", "gradients", "optimizer", "activations", "other", "total"}
+    assert data["fits"] is True and data["gpu_hours"] == pytest.approx(data["hours"] * 64)
+
+
+def test_table_answers_the_qlora_question() -> None:
+    code, out, _ = run("--model", "qwen2.5-14b", "--method", "qlora", "--gpu", "rtx4090", "--gpus", "1",
+                       "--seq-len", "2048")
+    assert code == 0
+    assert "memory per GPU" in out and "step time" in out and "MFU" in out and "searched" in out
+
+
+def test_layout_that_does_not_fit_is_still_estimated() -> None:
+    code, out, _ = run("--model", "llama3.1-70b", "--method", "full_finetune", "--gpu", "rtx4090", "--gpus",
+                       "1", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["fits"] is False and data["memory_gib"]["total"] > 24
+    assert any("nothing fits" in note for note in data["notes"])
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--gpu", "h900"], "error: --gpu: unknown GPU 'h900'; did you mean"),
+    (["--model", "llama9-8b"], "error: --model: unknown model"),
+    (["--gpu", "a100-80gb", "--precision", "fp8"], "error: --precision:"),
+    (["--tokens", "10Q"], "error: --tokens:"),
+    (["--tp", "3"], "error: --tp:"),
+    (["--method", "dpo"], "error: --method:"),
+    (["--lora-rank", "8"], "error: --lora-rank:"),
+    (["--platform", "nowhere"], "error: --platform: unknown platform"),
+    (["--model", "missing-card.yaml"], "error: --model: no such model-card file"),
+])
+def test_bad_input_exits_2_with_one_line(args: list[str], expected: str) -> None:
+    base = {"--model": "llama3.1-8b", "--method": "pretrain", "--gpu": "h100-sxm", "--gpus": "8"}
+    for flag, value in zip(args[::2], args[1::2], strict=True):
+        base[flag] = value
+    code, out, err = run(*[x for pair in base.items() for x in pair])
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(expected), err
+    assert "Traceback" not in err + out
+
+
+def test_model_card_file(tmp_path: object) -> None:
+    from pathlib import Path
+
+    path = Path(str(tmp_path)) / "tiny.yaml"
+    path.write_text("id: tiny-1b\nparams: 1.1B\nlayers: 22\nhidden_size: 2048\nffn_hidden_size: 5632\n"
+                    "num_heads: 32\nnum_kv_heads: 4\nvocab_size: 32000\nmax_positions: 2048\nsource: test\n")
+    code, out, _ = run("--model", str(path), "--method", "lora", "--gpu", "rtx4090", "--gpus", "1",
+                       "--format", "json")
+    assert code == 0 and json.loads(out)["model"] == "tiny-1b"

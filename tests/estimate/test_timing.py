@@ -1,0 +1,123 @@
+"""Throughput, FLOPs, topology and invalid layouts."""
+
+from __future__ import annotations
+
+import pytest
+
+from models.gpu import GPU
+from models.model_card import ModelCard
+from planner.estimate import Cluster, Layout, LayoutSpec, estimate, search_layout, shape_of
+from planner.estimate.topology import group_link
+
+
+def make(gpus: int, **kw: object) -> Layout:
+    base: dict[str, object] = dict(tp=1, pp=1, zero=1, recompute="none", micro_batch=1, seq_len=2048,
+                                   precision="bf16", sequence_parallel=False, lora_rank=None)
+    base.update(kw)
+    tp, pp = int(base["tp"]), int(base["pp"])  # type: ignore[call-overload]
+    dp = gpus // (tp * pp)
+    gb = base.pop("global_batch", dp * int(base["micro_batch"]) * 8)  # type: ignore[call-overload]
+    return Layout(dp=dp, global_batch=gb, **base)  # type: ignore[arg-type]
+
+
+def test_flops_per_token_is_6n_plus_attention_for_gpt(gpt7b: ModelCard) -> None:
+    shape = shape_of(gpt7b)
+    n_linear = shape.layer_linear_active * shape.layers
+    expected = 6 * n_linear + 12 * 36 * 4096 * 2048 + 6 * 51200 * 4096
+    assert shape.flops_per_token(2048, "pretrain") == pytest.approx(expected)
+    # LoRA: the frozen base has no weight gradients, ~4N instead of 6N (plus attention and adapters)
+    lora = shape.flops_per_token(2048, "lora", lora_rank=8)
+    assert lora < shape.flops_per_token(2048, "pretrain")
+    assert lora == pytest.approx(4 * n_linear + 12 * 36 * 4096 * 2048 + 4 * 51200 * 4096
+                                 + 6 * shape.adapter_params(8, active_only=True))
+
+
+def test_moe_counts_all_experts_in_memory_and_active_in_flops(a100: GPU) -> None:
+    from models.model_card import MoE
+
+    mixtral = ModelCard(id="mixtral", params=46.7e9, active_params=12.9e9, layers=32, hidden_size=4096,
+                        ffn_hidden_size=14336, num_heads=32, num_kv_heads=8, vocab_size=32000,
+                        max_positions=32768,
+                        moe=MoE(experts=8, top_k=2, expert_ffn_hidden_size=14336), source="test")
+    shape = shape_of(mixtral)
+    assert shape.flops_per_token(4096, "pretrain") < 6 * 14e9 + 12 * 32 * 4096 * 4096
+    est = estimate(mixtral, "pretrain", Cluster.of(a100, 8), make(8, tp=8, sequence_parallel=True))
+    assert est.memory.weights_gib == pytest.approx(46.7e9 * 2 / 8 / 2**30, rel=1e-6)
+
+
+def test_more_gpus_never_lower_total_throughput(llama8b: ModelCard, h100: GPU) -> None:
+    rates = []
+    for gpus in (8, 16, 32, 64, 128):
+        best = search_layout(llama8b, "pretrain", Cluster.of(h100, gpus), LayoutSpec(seq_len=4096)).best
+        assert best is not None and best.fits
+        rates.append(best.tokens_per_s)
+    assert rates == sorted(rates)
+    assert rates[-1] > 10 * rates[0]
+
+
+def test_fp8_rejected_on_ampere(llama8b: ModelCard, a100: GPU) -> None:
+    with pytest.raises(ValueError, match=r"precision: .*no fp8 peak"):
+        estimate(llama8b, "pretrain", Cluster.of(a100, 8), make(8, precision="fp8"))
+    with pytest.raises(ValueError, match="precision"):
+        search_layout(llama8b, "pretrain", Cluster.of(a100, 8), LayoutSpec(precision="fp8"))
+
+
+def test_fp8_faster_than_bf16_on_hopper(llama8b: ModelCard, h100: GPU) -> None:
+    cluster = Cluster.of(h100, 8)
+    bf16 = estimate(llama8b, "pretrain", cluster, make(8))
+    fp8 = estimate(llama8b, "pretrain", cluster, make(8, precision="fp8"))
+    assert 1.2 < bf16.step_time_s / fp8.step_time_s < 2.0
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    (dict(tp=3), "tp"),
+    (dict(tp=2, pp=2, global_batch=5), "global_batch"),
+    (dict(zero=4), "zero"),
+    (dict(recompute="some"), "recompute"),
+    (dict(lora_rank=8), "lora_rank"),
+    (dict(precision="int4"), "precision"),
+    (dict(micro_batch=0), "micro_batch"),
+])
+def test_invalid_layouts_name_the_field(llama8b: ModelCard, a100: GPU, fields: dict[str, object],
+                                        message: str) -> None:
+    base: dict[str, object] = dict(tp=1, pp=1, dp=8, zero=1, recompute="none", micro_batch=1, global_batch=8,
+                                   seq_len=2048, precision="bf16", sequence_parallel=False, lora_rank=None)
+    base.update(fields)
+    if base["tp"] == 3:
+        base["dp"] = 1
+    if fields.get("tp") == 2:
+        base["dp"] = 2
+    with pytest.raises(ValueError, match=message):
+        estimate(llama8b, "pretrain", Cluster.of(a100, int(base["tp"]) * int(base["pp"]) * int(base["dp"])),  # type: ignore[call-overload]
+                 Layout(**base))  # type: ignore[arg-type]
+
+
+def test_lora_needs_a_rank(llama8b: ModelCard, a100: GPU) -> None:
+    with pytest.raises(ValueError, match="lora_rank"):
+        estimate(llama8b, "lora", Cluster.of(a100, 1), make(1))
+
+
+def test_group_bandwidth_is_the_bottleneck_of_its_paths(h100: GPU, rtx4090: GPU) -> None:
+    cluster = Cluster.of(h100, 16)  # two nodes, default InfiniBand 400 Gb/s per GPU
+    inside = group_link(cluster, 8, 1)
+    across = group_link(cluster, 16, 1)
+    assert inside.bandwidth_gb_per_s == pytest.approx(450.0) and not inside.spans_nodes
+    assert across.bandwidth_gb_per_s == pytest.approx(50.0) and across.spans_nodes
+    assert group_link(Cluster.of(rtx4090, 4), 4, 1).bandwidth_gb_per_s == pytest.approx(25.0)
+
+
+def test_tensor_parallel_across_nodes_costs_what_it_costs(llama70b: ModelCard, h100: GPU) -> None:
+    cluster = Cluster.of(h100, 16)
+    inside = estimate(llama70b, "pretrain", cluster, make(16, tp=8, zero=1, sequence_parallel=True))
+    across = estimate(llama70b, "pretrain", cluster, make(16, tp=16, zero=0, sequence_parallel=True))
+    assert across.time.tp_comm_s > 5 * inside.time.tp_comm_s
+    assert any("spans nodes" in note for note in across.notes)
+
+
+def test_pipeline_bubble_matches_narayanan(llama70b: ModelCard, h100: GPU) -> None:
+    est = estimate(llama70b, "pretrain", Cluster.of(h100, 16),
+                   make(16, tp=8, pp=2, zero=1, sequence_parallel=True, micro_batch=1, global_batch=8))
+    t = est.time
+    per_mb = (t.compute_s + t.recompute_s + t.tp_comm_s) / 8
+    # bubble (p - 1) micro-batch times; the rest of pp_bubble_s is point-to-point transfers
+    assert per_mb <= t.pp_bubble_s < 1.1 * per_mb
