@@ -11,15 +11,16 @@ from models.problem import Placement
 from models.scenario import Job, Scenario
 
 
-def check(scenario: Scenario, job: Job, place: Placement, platform_ids: set[str], gpu_ids: set[str]) -> dict[str, str]:
-    """`platform_ids`/`gpu_ids`: the resolved allow-lists (empty = all), after forbids."""
+def check(scenario: Scenario, job: Job, place: Placement, allowed_platforms: set[str] | None,
+          forbidden_platforms: set[str], allowed_gpus: set[str] | None, forbidden_gpus: set[str]) -> dict[str, str]:
+    """Allow-lists are resolved catalog ids (None = all); owned pools are never subject to them."""
     policy = scenario.policy
-    if place.kind != "owned":
-        if policy.allow_platforms and place.platform not in platform_ids:
+    if place.kind == "cloud":
+        if allowed_platforms is not None and place.platform not in allowed_platforms:
             return {"policy.platforms": f"{place.platform} is not in allow_platforms"}
-        if place.platform in {p for p in policy.forbid_platforms}:
+        if place.platform in forbidden_platforms:
             return {"policy.platforms": f"{place.platform} is in forbid_platforms"}
-    if (policy.allow_gpus and place.gpu not in gpu_ids) or place.gpu in set(policy.forbid_gpus):
+    if (allowed_gpus is not None and place.gpu not in allowed_gpus) or place.gpu in forbidden_gpus:
         return {"policy.gpus": f"{place.gpu} is not allowed by the scenario's GPU policy"}
     if place.billing == "spot" and not policy.allow_spot:
         return {"policy.spot": "the scenario does not allow spot capacity"}

@@ -35,17 +35,30 @@ def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
             jv = variables.jobs[job]
             intervals.append(model.new_optional_interval_var(jv.start, jv.duration, jv.end, on,
                                                              f"use[{job}@{key}]"))
-            demands.append(sum(c.gpus * variables.chosen(c) for c in mine))
+            demand = model.new_int_var(0, max(c.gpus for c in mine), f"gpus[{job}@{key}]")
+            model.add(demand == sum(c.gpus * variables.chosen(c) for c in mine))
+            demands.append(demand)
             if rv.periods is not None:
                 # The reservation (or purchase) is held from its start for whole periods.
                 res = rv.resource
                 model.add(jv.start >= rv.start).only_enforce_if(on)
                 model.add(jv.end <= rv.start + res.period_min * rv.periods).only_enforce_if(on)
                 for c in mine:
-                    model.add(rv.capacity >= c.gpus).only_enforce_if(variables.chosen(c))
+                    chosen = variables.chosen(c)
+                    model.add(rv.capacity >= c.gpus).only_enforce_if(chosen)
+                    # Redundant cuts that give the LP the obvious bounds: a chosen job alone needs
+                    # ceil(duration / period) periods, and the reservation costs at least that much.
+                    least = max(res.min_periods, -(-c.duration_min // res.period_min))
+                    model.add(rv.periods >= least).only_enforce_if(chosen)
+                    model.add(variables.resource_cost(rv)
+                              >= (res.price_per_gpu_period * c.gpus + res.fixed_price_per_period) * least * chosen)
         if rv.periods is not None:
             # Reserved capacity is bought for the plan; sharing it in time is the point.
             model.add_cumulative(intervals, demands, rv.capacity)
+            # Energy cut (redundant): reserved GPU-minutes cover the GPU-minutes of the jobs on it.
+            reserved_gpu_periods = sum(level * p for level, p in rv.level_periods.items())
+            model.add(rv.resource.period_min * reserved_gpu_periods
+                      >= sum(c.gpus * c.duration_min * variables.chosen(c) for c in users))
         else:
             # Cumulative takes no enforcement literal: lifting the group instead lifts the capacity.
             lifted = sum(c.gpus for c in users)

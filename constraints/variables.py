@@ -25,7 +25,7 @@ class JobVars:
     job: str
     start: cp_model.IntVar
     end: cp_model.IntVar
-    duration: cp_model.LinearExprT
+    duration: cp_model.IntVar
     cost: cp_model.LinearExprT
 
 
@@ -44,7 +44,10 @@ class Variables:
             candidates = problem.candidates[job]
             start = model.new_int_var(0, horizon, f"start[{job}]")
             end = model.new_int_var(0, horizon, f"end[{job}]")
-            duration = sum(c.duration_min * self.x[c.index] for c in candidates)
+            durations = [c.duration_min for c in candidates] or [0]
+            # An IntVar, not the raw sum: interval sizes must be affine.
+            duration = model.new_int_var(min(durations), max(durations), f"duration[{job}]")
+            model.add(duration == sum(c.duration_min * self.x[c.index] for c in candidates))
             cost = sum(c.cost * self.x[c.index] for c in candidates if c.cost)
             model.add_exactly_one(self.x[c.index] for c in candidates)
             model.add(end == start + duration)
@@ -62,7 +65,9 @@ class Variables:
                     rv.level[level] = chosen
                     rv.level_periods[level] = periods
                 model.add_at_most_one(rv.level.values())
-                rv.capacity = sum(level * b for level, b in rv.level.items())
+                # An IntVar, not the raw sum: cumulative capacities must be affine.
+                rv.capacity = model.new_int_var(0, max(res.levels, default=0), f"res_gpus[{key}]")
+                model.add(rv.capacity == sum(level * b for level, b in rv.level.items()))
                 used = model.new_bool_var(f"res_used[{key}]")
                 model.add(sum(rv.level.values()) == used)
                 model.add(rv.periods >= res.min_periods).only_enforce_if(used)

@@ -1,0 +1,382 @@
+"""Candidate generation: every way to run every job, estimated, costed and checked against the rules.
+
+For each job: every platform offer (GPU x billing mode), every owned pool and every purchase option,
+at every sensible GPU count; the estimator picks the fastest fitting layout; billing turns the
+duration into a cost (or a share of a reservation); each rule family says which of its rules the
+option breaks. Options that fit in no layout, or are dominated, are recorded with the reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from constraints import (
+    capacity,
+    compatibility,
+    ops_skill,
+    policy,
+    reproducibility,
+    sensitivity,
+)
+from constraints import memory as memory_rule
+from models.catalog import Catalog
+from models.gpu import GPU
+from models.loading import LoadedScenario
+from models.model_card import ModelCard
+from models.platform import PERIOD_H, Features, Offer, Platform, Purchase
+from models.problem import SCALE, Candidate, Placement, Problem, Removed, Resource
+from models.scenario import Job, OwnedPool, Scenario
+from planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
+
+MAX_GPUS_PER_JOB = 4096
+# Multi-node sizes tried, in nodes. Dense enough that the optimum is rarely between two of them.
+NODE_STEPS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
+NO_DEADLINE_HORIZON_H = 2 * 365 * 24.0
+
+
+def gpu_counts(gpus_per_node: int, limit: int) -> list[int]:
+    """1, 2, 4, ... up to one node, then whole nodes, capped at `limit`."""
+    counts = {n for n in (1, 2, 4, 8, 16, 32, 64) if n <= gpus_per_node} | {gpus_per_node}
+    counts |= {gpus_per_node * k for k in NODE_STEPS}
+    return sorted(n for n in counts if n <= limit)
+
+
+@dataclass
+class _Option:
+    """A placement plus what it costs and where it comes from, before estimation."""
+
+    place: Placement
+    cluster_platform: Platform | None
+    offer: Offer | None = None
+    pool: OwnedPool | None = None
+    purchase: Purchase | None = None
+    assumptions: list[str] = field(default_factory=list)
+
+
+def _features(features: Features) -> frozenset[str]:
+    return frozenset(name for name, value in features.model_dump().items() if value is True)
+
+
+class CandidateBuilder:
+    """Builds the `Problem` for one loaded scenario. One instance per solve; estimates are cached."""
+
+    def __init__(self, loaded: LoadedScenario) -> None:
+        self.loaded = loaded
+        self.scenario: Scenario = loaded.scenario
+        self.catalog: Catalog = loaded.catalog
+        self.graph = sensitivity.link_graph(self.scenario, list(self.catalog.platforms))
+        pol = self.scenario.policy
+        self.allowed_platforms = {self.catalog.platform(p).id for p in pol.allow_platforms}
+        self.forbidden_platforms = {self.catalog.platform(p).id for p in pol.forbid_platforms}
+        self.allowed_gpus = {self.catalog.gpu(g).id for g in pol.allow_gpus}
+        self.forbidden_gpus = {self.catalog.gpu(g).id for g in pol.forbid_gpus}
+        self._estimates: dict[tuple[object, ...], tuple[Estimate | None, str]] = {}
+        self.resources: dict[str, Resource] = {}
+        self.removed: list[Removed] = []
+        self.groups: dict[str, str] = {}
+        deadlines = [d for d in [self.scenario.deadline_h, *(j.deadline_h for j in self.scenario.jobs)] if d]
+        self.horizon_h = 3 * max(deadlines) if deadlines else NO_DEADLINE_HORIZON_H
+
+    # --- options -------------------------------------------------------------------------------
+    def _money(self, amount: float, currency: str) -> float:
+        return self.catalog.to_currency(amount, currency, self.scenario.currency)
+
+    def _cloud_options(self, job: Job) -> list[_Option]:
+        options = []
+        for platform in self.catalog.platforms.values():
+            for offer in platform.offers:
+                gpu = self.catalog.gpus[offer.gpu]
+                per_node = offer.gpus_per_node or min(gpu.gpus_per_node,
+                                                      platform.limits.max_gpus_per_node or gpu.gpus_per_node)
+                limit = min(x for x in (platform.limits.max_gpus_per_job, offer.max_gpus, MAX_GPUS_PER_JOB)
+                            if x is not None)
+                if not platform.limits.multi_node:
+                    limit = min(limit, per_node)
+                for count in gpu_counts(per_node, limit):
+                    place = self._placement("cloud", platform.id, platform.kind, gpu, count, per_node,
+                                            offer.billing, platform.jurisdiction, _features(platform.features),
+                                            multi_node=platform.limits.multi_node,
+                                            max_gpus=platform.limits.max_gpus_per_job, assumed=offer.assumed)
+                    notes = [f"price of {gpu.id} {offer.billing} on {platform.id}: {offer.assumption}"
+                             ] if offer.assumed else []
+                    options.append(_Option(place, platform, offer=offer, assumptions=notes))
+        return options
+
+    def _owned_options(self, job: Job) -> list[_Option]:
+        options = []
+        for pool in self.scenario.owned:
+            gpu = self.catalog.gpu(pool.gpu)
+            site = next(s for s in self.scenario.sites if s.id == pool.site)
+            for count in gpu_counts(pool.gpus_per_node, pool.count):
+                place = self._placement("owned", pool.id, "owned", gpu, count, pool.gpus_per_node, "owned",
+                                        site.jurisdiction, frozenset(pool.features), site=pool.site)
+                options.append(_Option(place, None, pool=pool))
+        return options
+
+    def _purchase_options(self, job: Job) -> list[_Option]:
+        options = []
+        site = job.data.at or (self.scenario.sites[0].id if self.scenario.sites else None)
+        jurisdiction = next((s.jurisdiction for s in self.scenario.sites if s.id == site), "cn")
+        for platform in self.catalog.platforms.values():
+            for purchase in platform.purchase:
+                gpu = self.catalog.gpus[purchase.gpu]
+                per_node = purchase.gpus_per_node or gpu.gpus_per_node
+                for count in gpu_counts(per_node, MAX_GPUS_PER_JOB):
+                    if count < per_node:
+                        continue  # nobody buys a fraction of a server
+                    place = self._placement("purchase", f"buy-{gpu.id}", "owned", gpu, count, per_node,
+                                            "purchase", jurisdiction, _features(platform.features), site=site,
+                                            assumed=purchase.assumed)
+                    notes = [f"buying {gpu.id}: {purchase.assumption}"] if purchase.assumed else []
+                    options.append(_Option(place, platform, purchase=purchase, assumptions=notes))
+        return options
+
+    @staticmethod
+    def _placement(kind: str, platform: str, platform_kind: str, gpu: GPU, gpus: int, per_node: int,
+                   billing: str, jurisdiction: str, features: frozenset[str], *, site: str | None = None,
+                   multi_node: bool = True, max_gpus: int | None = None, assumed: bool = False) -> Placement:
+        return Placement(kind=kind, platform=platform, platform_kind=platform_kind, gpu=gpu.id,
+                         gpu_architecture=gpu.architecture, gpu_has_bf16=gpu.peak_tflops.bf16 is not None,
+                         gpu_has_fp8=gpu.supports_fp8, gpus=gpus, gpus_per_node=per_node, billing=billing,
+                         jurisdiction=jurisdiction, features=features, site=site,
+                         multi_node_allowed=multi_node, max_gpus_per_job=max_gpus, offer_assumed=assumed)
+
+    # --- rules ---------------------------------------------------------------------------------
+    def violations(self, job: Job, option: _Option) -> dict[str, str]:
+        place = option.place
+        broken: dict[str, str] = {}
+        allowed = self.allowed_platforms or None
+        for found in (
+            sensitivity.check(self.scenario, job, place, self.graph),
+            reproducibility.check(self.scenario, job, place),
+            ops_skill.check(self.scenario, job, place),
+            compatibility.check(self.scenario, job, place),
+            policy.check(self.scenario, job, place, allowed, self.forbidden_platforms,
+                         self.allowed_gpus or None, self.forbidden_gpus),
+            capacity.check(self.scenario, job, place, option.pool.count if option.pool else None),
+        ):
+            broken.update(found)
+        return broken
+
+    # --- estimation ----------------------------------------------------------------------------
+    def _cluster(self, option: _Option, gpu: GPU) -> Cluster:
+        place = option.place
+        spot = place.billing == "spot"
+        trust = self.scenario.policy.trust_vendor_claims
+        cluster = Cluster.of(gpu, place.gpus, option.cluster_platform, gpus_per_node=place.gpus_per_node,
+                             spot=spot, trust_vendor_claims=trust)
+        if option.pool is not None:
+            cluster = dataclasses.replace(cluster, fabric_kind=option.pool.fabric.kind,
+                                          fabric_gbps_per_gpu=option.pool.fabric.gbps_per_gpu)
+        return cluster
+
+    def _estimate(self, card: ModelCard, job: Job, cluster: Cluster) -> tuple[Estimate | None, str]:
+        key = (card.id, card.params, job.method, job.seq_len, job.global_batch, job.precision, job.lora_rank,
+               cluster.key())
+        if key not in self._estimates:
+            spec = LayoutSpec(seq_len=job.seq_len, global_batch=job.global_batch, precision=job.precision,
+                              lora_rank=job.lora_rank or 16)
+            result = search_layout(card, job.method, cluster, spec)
+            reason = ""
+            if result.best is None:
+                least = getattr(result, "least_memory", None)
+                least_gib = least.memory.total_gib if least is not None else None
+                reason = memory_rule.reason(card.id, cluster.gpus, cluster.gpu.id, least_gib,
+                                            cluster.gpu.memory_gib)
+            self._estimates[key] = (result.best, reason)
+        return self._estimates[key]
+
+    # --- billing -------------------------------------------------------------------------------
+    def _billing(self, job: Job, option: _Option, hours: float) -> tuple[int, str | None, dict[str, object]]:
+        """(cost in money units for this job alone, shared resource key or None, cost detail)."""
+        place = option.place
+        academic = self.scenario.academic
+        if option.pool is not None:
+            cost = option.pool.cost_per_gpu_hour * place.gpus * hours
+            return SCALE.money(cost), option.pool.id, {"rate_per_gpu_hour": option.pool.cost_per_gpu_hour}
+        if option.purchase is not None:
+            return 0, self._purchase_resource(option.purchase, place), {}
+        offer = option.offer
+        assert offer is not None
+        price = self._money(offer.price_per_gpu_period, offer.currency)
+        if academic and offer.academic_discount:
+            price *= 1 - offer.academic_discount
+        if offer.billing in ("monthly", "yearly"):
+            return 0, self._reservation(option, price), {"price_per_gpu_period": price}
+        if offer.billing == "daily":
+            periods = max(offer.min_periods, math.ceil(hours / PERIOD_H["daily"] - 1e-9))
+            billed_h = periods * PERIOD_H["daily"]
+        else:
+            step_h = offer.granularity_s / 3600
+            billed_h = max(offer.min_periods, math.ceil(hours / step_h - 1e-9)) * step_h
+        return SCALE.money(price / offer.period_h * billed_h * place.gpus), None, {
+            "price_per_gpu_period": price, "billed_hours": billed_h}
+
+    def _reservation(self, option: _Option, price: float) -> str:
+        offer, place = option.offer, option.place
+        assert offer is not None
+        key = f"{place.platform}:{place.gpu}:{offer.billing}"
+        existing = self.resources.get(key)
+        levels = tuple(sorted({*(existing.levels if existing else ()), place.gpus}))
+        period_min = SCALE.minutes(offer.period_h)
+        self.resources[key] = Resource(
+            key=key, kind="reservation", platform=place.platform, gpu=place.gpu,
+            label=f"{offer.billing} reservation of {place.gpu} on {place.platform}", levels=levels,
+            period_min=period_min, price_per_gpu_period=SCALE.money(price), min_periods=offer.min_periods,
+            max_periods=max(offer.min_periods, math.ceil(self.horizon_h / offer.period_h) + 1))
+        return key
+
+    def _purchase_resource(self, purchase: Purchase, place: Placement) -> str:
+        key = f"buy:{place.gpu}"
+        existing = self.resources.get(key)
+        levels = tuple(sorted({*(existing.levels if existing else ()), place.gpus}))
+        hourly_per_gpu = (self._money(purchase.capex_per_gpu, purchase.currency) / (purchase.life_years * 8760)
+                          + purchase.power_kw_per_gpu * self._money(purchase.electricity_per_kwh,
+                                                                    purchase.currency))
+        staff_hourly = self._money(purchase.ops_staff_per_year, purchase.currency) / 8760
+        period_h = 24.0  # held by the day once bought and installed
+        self.resources[key] = Resource(
+            key=key, kind="purchase", platform=place.platform, gpu=place.gpu,
+            label=f"buy {place.gpu} (amortized over {purchase.life_years:g} years)", levels=levels,
+            period_min=SCALE.minutes(period_h), price_per_gpu_period=SCALE.money(hourly_per_gpu * period_h),
+            fixed_price_per_period=SCALE.money(staff_hourly * period_h),
+            available_from_min=SCALE.minutes(purchase.lead_time_days * 24),
+            max_periods=math.ceil(self.horizon_h / period_h) + 1)
+        return key
+
+    # --- assembly ------------------------------------------------------------------------------
+    def build(self) -> Problem:
+        scenario = self.scenario
+        candidates: dict[str, list[Candidate]] = {}
+        index = 0
+        for pool in scenario.owned:
+            self.resources[pool.id] = Resource(
+                key=pool.id, kind="owned", platform=pool.id, gpu=self.catalog.gpu(pool.gpu).id,
+                label=f"owned pool {pool.id} ({pool.count}x {pool.gpu})", capacity=pool.count,
+                available_from_min=SCALE.minutes(pool.available_from_h),
+                available_until_min=SCALE.minutes(pool.available_until_h) if pool.available_until_h else None)
+        for job in scenario.jobs:
+            card = self.loaded.models[job.id]
+            found: list[Candidate] = []
+            for option in [*self._cloud_options(job), *self._owned_options(job), *self._purchase_options(job)]:
+                candidate = self._candidate(index, job, card, option)
+                if candidate is not None:
+                    found.append(candidate)
+                    index += 1
+            candidates[job.id] = self._prune(found)
+        for cands in candidates.values():
+            for c in cands:
+                for group, reason in c.violations.items():
+                    self.groups.setdefault(group, reason)
+        # Renumber after pruning so variable indices are dense and stable.
+        renumbered: dict[str, list[Candidate]] = {}
+        index = 0
+        for job_id, cands in candidates.items():
+            renumbered[job_id] = []
+            for c in cands:
+                renumbered[job_id].append(dataclasses.replace(c, index=index))
+                index += 1
+        used = {c.resource for cs in renumbered.values() for c in cs if c.resource}
+        resources = {k: r for k, r in self.resources.items() if k in used or r.kind == "owned"}
+        self._describe_groups(resources)
+        return Problem(
+            scenario_name=scenario.name, currency=scenario.currency, objective=scenario.objective,
+            budget=SCALE.money(scenario.budget) if scenario.budget is not None else None,
+            deadline_min={j.id: (SCALE.minutes(d) if (d := scenario.effective_deadline_h(j)) else None)
+                          for j in scenario.jobs},
+            after={j.id: list(j.after) for j in scenario.jobs}, jobs=[j.id for j in scenario.jobs],
+            candidates=renumbered, resources=resources, groups=self.groups, removed=self.removed,
+            value_of_time_per_min=SCALE.money(scenario.value_of_time_per_day / (24 * 60)),
+            horizon_min=SCALE.minutes(self.horizon_h))
+
+    def _describe_groups(self, resources: dict[str, Resource]) -> None:
+        s = self.scenario
+        if s.budget is not None:
+            self.groups["budget"] = f"total cost within the budget of {s.budget:,.0f} {s.currency}"
+        for job in s.jobs:
+            limit = s.effective_deadline_h(job)
+            if limit is not None:
+                self.groups[f"deadline/{job.id}"] = f"{job.id} ends within {limit / 24:g} days"
+        if any(j.after for j in s.jobs):
+            self.groups["scheduling.after"] = "jobs run after the jobs they depend on"
+        if s.policy.reproducibility.fixed_gpu_type:
+            self.groups[reproducibility.FIXED_GPU_TYPE] = "every job on the same GPU type"
+        for key, res in resources.items():
+            if res.kind == "owned":
+                self.groups[f"capacity/{key}"] = f"{res.label}: its GPUs and availability window"
+                self.groups[f"scheduling/{key}"] = f"{res.label}: jobs share its GPUs over time"
+
+    def _candidate(self, index: int, job: Job, card: ModelCard, option: _Option) -> Candidate | None:
+        place = option.place
+        gpu = self.catalog.gpus[place.gpu]
+        estimate, reason = self._estimate(card, job, self._cluster(option, gpu))
+        if estimate is None:
+            self.removed.append(Removed(job.id, place.platform, place.gpu, place.gpus, place.billing,
+                                        memory_rule.GROUP, reason))
+            return None
+        run = estimate.run(job.tokens)
+        transfer_h, transfer_note = sensitivity.transfer_hours(self.scenario, job, place, self.graph)
+        hours = run.hours + transfer_h
+        if hours > self.horizon_h:
+            self.removed.append(Removed(job.id, place.platform, place.gpu, place.gpus, place.billing, "horizon",
+                                        f"takes {hours / 24:,.0f} days, beyond the planning horizon of "
+                                        f"{self.horizon_h / 24:,.0f} days"))
+            return None
+        cost, resource, cost_detail = self._billing(job, option, hours)
+        assumptions = list(option.assumptions)
+        if transfer_note:
+            assumptions.append(transfer_note)
+        if card.assumed:
+            assumptions.append(f"model {card.id}: {card.assumption}")
+        if gpu.assumed or gpu.preliminary:
+            assumptions.append(f"GPU {gpu.id}: {gpu.assumption or 'preliminary figures'}")
+        assumptions += [f"{place.platform}: {note}" for note in getattr(estimate.cluster, "assumptions", ())]
+        layout = estimate.layout
+        return Candidate(
+            index=index, job=job.id, platform=place.platform, gpu=place.gpu, gpus=place.gpus,
+            nodes=place.nodes, billing=place.billing, duration_min=max(1, SCALE.minutes(hours)),
+            transfer_min=SCALE.minutes(transfer_h), cost=cost, resource=resource,
+            layout={"tp": layout.tp, "pp": layout.pp, "dp": layout.dp, "zero": layout.zero,
+                    "recompute": layout.recompute, "micro_batch": layout.micro_batch,
+                    "global_batch": layout.global_batch, "seq_len": layout.seq_len,
+                    "precision": layout.precision},
+            memory_gib_per_gpu=estimate.memory.total_gib, gpu_memory_gib=estimate.gpu_memory_gib,
+            tokens_per_s=estimate.tokens_per_s, mfu=estimate.mfu, hours=hours, gpu_hours=run.gpu_hours,
+            violations=self.violations(job, option), assumptions=tuple(assumptions),
+            detail={"memory_gib": estimate.memory.to_dict(), "time_s": estimate.time.to_dict(),
+                    "step_time_s": estimate.step_time_s, "failure_overhead": run.failure_overhead_fraction,
+                    "transfer_h": transfer_h, "train_h": run.hours, **cost_detail},
+        )
+
+    def _prune(self, candidates: list[Candidate]) -> list[Candidate]:
+        """Drop candidates another one beats on every count that matters, keeping the reason.
+
+        Within one (platform, GPU, billing, broken rules): a candidate is dominated if another is no
+        dearer, no slower and (on shared capacity) uses no more GPUs, and better in one of them.
+        """
+        buckets: dict[tuple[object, ...], list[Candidate]] = defaultdict(list)
+        for c in candidates:
+            buckets[(c.platform, c.gpu, c.billing, tuple(sorted(c.violations)))].append(c)
+        kept: list[Candidate] = []
+        for bucket in buckets.values():
+            for c in bucket:
+                shared = c.resource is not None
+                better = next((o for o in bucket if o is not c and o.cost <= c.cost
+                               and o.duration_min <= c.duration_min and (not shared or o.gpus <= c.gpus)
+                               and (o.cost, o.duration_min, o.gpus) != (c.cost, c.duration_min, c.gpus)), None)
+                if better is None:
+                    kept.append(c)
+                else:
+                    self.removed.append(Removed(
+                        c.job, c.platform, c.gpu, c.gpus, c.billing, "dominated",
+                        f"{better.gpus}x {better.gpu} on the same offer is as cheap or cheaper "
+                        f"({SCALE.to_money(better.cost):,.0f} vs {SCALE.to_money(c.cost):,.0f}) and as fast or "
+                        f"faster ({better.hours:,.1f} h vs {c.hours:,.1f} h)"))
+        return kept
+
+
+def build_problem(loaded: LoadedScenario) -> Problem:
+    return CandidateBuilder(loaded).build()

@@ -1,0 +1,110 @@
+"""`plan solve` and `plan explain --why-not`."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from models.errors import InputError
+from models.loading import LoadedScenario, load_scenario
+from planner.cli.common import ExitCode, console, fail, print_json
+from planner.cpsat.model import Bounds
+from planner.explain import parse_why_not, why_not
+from planner.report import render_markdown, render_table
+from planner.solve import Session, SolveOptions, solve
+
+
+class SolveFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+class ObjectiveChoice(str, Enum):
+    cost = "cost"
+    time = "time"
+    balanced = "balanced"
+    lexicographic = "lexicographic"
+
+
+_EXIT = {"optimal": ExitCode.OK, "feasible": ExitCode.OK, "infeasible": ExitCode.INFEASIBLE,
+         "unknown": ExitCode.NO_SOLUTION}
+
+
+def _load(file: Path, overlay: Path | None) -> LoadedScenario:
+    try:
+        return load_scenario(file, (overlay,) if overlay else ())
+    except InputError as exc:
+        fail(exc)
+
+
+def solve_command(
+    file: Annotated[Path, typer.Argument(help="scenario file")],
+    objective: Annotated[ObjectiveChoice | None, typer.Option(help="override the scenario's objective")] = None,
+    top: Annotated[int | None, typer.Option("--top", min=1, max=20, help="plans to return")] = None,
+    gap: Annotated[float | None, typer.Option(min=0.0, help="alternatives within this fraction")] = None,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, help="seconds, all solves")] = None,
+    output: Annotated[SolveFormat, typer.Option("--format")] = SolveFormat.table,
+    overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
+) -> None:
+    """Find the optimal plan and near-optimal alternatives, with explanations.
+
+    Exit codes: 0 solved, 1 infeasible (with explanation), 2 bad input, 3 no solution in time.
+    """
+    loaded = _load(file, overlay)
+    options = SolveOptions(objective=objective.value if objective else None, top_k=top, gap=gap,
+                           time_limit_s=time_limit)
+    result = solve(loaded, options)
+    if output is SolveFormat.json:
+        print_json(result.to_dict())
+    elif output is SolveFormat.markdown:
+        typer.echo(render_markdown(result))
+    else:
+        render_table(result, console)
+    raise typer.Exit(_EXIT[result.status])
+
+
+def explain_command(
+    file: Annotated[Path, typer.Argument(help="scenario file")],
+    why_not_spec: Annotated[str, typer.Option("--why-not", help='e.g. "job=sft platform=aliyun-pai gpu=h800 '
+                                                                'gpus=16 billing=hourly"')],
+    output: Annotated[SolveFormat, typer.Option("--format")] = SolveFormat.table,
+    overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay")] = None,
+) -> None:
+    """Why not X? Force an option and report its extra cost, or the rules it breaks."""
+    try:
+        spec = parse_why_not(why_not_spec)
+    except ValueError as exc:
+        fail(f"--why-not: {exc}")
+    loaded = _load(file, overlay)
+    session = Session.from_loaded(loaded)
+    catalog = loaded.catalog
+    try:
+        if "gpu" in spec:
+            spec["gpu"] = catalog.gpu(spec["gpu"]).id
+        if "platform" in spec and spec["platform"] not in {o.id for o in loaded.scenario.owned}:
+            spec["platform"] = catalog.platform(spec["platform"]).id
+    except KeyError as exc:
+        fail(f"--why-not: {exc}")
+    if "job" in spec and spec["job"] not in session.problem.jobs:
+        fail(f"--why-not: job: unknown job {spec['job']!r}; jobs: {', '.join(session.problem.jobs)}")
+    best = session.best(Bounds())
+    if not best.solved:
+        fail(f"{file}: the scenario itself is {best.status}; run `plan solve` for its explanation")
+    answer = why_not(session, spec, best)
+    if output is SolveFormat.json:
+        print_json(answer.to_dict())
+        return
+    console.print(f"why not {why_not_spec}? -> {answer.status}")
+    if answer.status == "feasible" and answer.plan is not None:
+        console.print(f"  possible, at {answer.delta_cost:+,.0f} {loaded.scenario.currency} and "
+                      f"{answer.delta_makespan_h:+,.1f} h against the best plan")
+        for line in answer.plan.explanation:
+            console.print(f"  - {line}")
+    for conflict in answer.conflicts:
+        console.print(f"  conflicts with {conflict.constraint}: {conflict.detail}")
+    for reason in answer.reasons:
+        console.print(f"  - {reason}")

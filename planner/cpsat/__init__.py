@@ -1,0 +1,1 @@
+"""CP-SAT assembly and solving. `CpSolver` never leaves this package."""

@@ -1,0 +1,96 @@
+"""The CP-SAT model in three parts wired by a thin class: variables, constraints, objective."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ortools.sat.python import cp_model
+
+from constraints import (
+    budget,
+    capacity,
+    compatibility,
+    deadline,
+    ops_skill,
+    policy,
+    reproducibility,
+    scheduling,
+    sensitivity,
+)
+from constraints.groups import Groups
+from constraints.variables import Variables
+from models.problem import Problem
+
+OBJECTIVES = ("cost", "time", "balanced", "lexicographic")
+
+
+def add_constraints(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
+    """Every constraint family, in one ordered place. Order does not change the model's meaning;
+    rule families come first so that their group literals get the lowest indices (stable names)."""
+    for family in (sensitivity, reproducibility, ops_skill, compatibility, policy, capacity):
+        family.post(model, variables, groups)
+    scheduling.post(model, variables, groups)
+    budget.post(model, variables, groups)
+    deadline.post(model, variables, groups)
+
+
+@dataclass
+class Bounds:
+    """Extra limits for one solve: caps used by alternatives, lexicographic and Pareto loops."""
+
+    max_cost: int | None = None
+    max_makespan: int | None = None
+    lifted: frozenset[str] = frozenset()  # groups not enforced in this solve
+    forced: tuple[tuple[int, ...], ...] = ()  # per set: one of these candidates is chosen (why-not)
+    max_objective: tuple[str, int] | None = None  # (objective, cap): alternatives within the gap
+    nogoods: tuple[tuple[tuple[str, tuple[str, str, int]], ...], ...] = ()  # previous plans' keys
+
+
+class PlanModel:
+    """Base model with every group literal free; each solve works on a clone with its own bounds."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.model = cp_model.CpModel()
+        self.groups = Groups(self.model, problem.groups)
+        self.variables = Variables(self.model, problem)
+        add_constraints(self.model, self.variables, self.groups)
+
+    def objective_expr(self, objective: str) -> cp_model.LinearExprT:
+        v = self.variables
+        if objective == "time":
+            return v.makespan
+        if objective == "balanced":
+            return v.total_cost + self.problem.value_of_time_per_min * v.makespan
+        return v.total_cost  # cost and the first stage of lexicographic
+
+    def instance(self, objective: str | None, bounds: Bounds, *, with_assumptions: bool = False,
+                 hint: dict[int, int] | None = None) -> cp_model.CpModel:
+        """A clone with the active groups enforced (fixed, or as assumptions) and the bounds added."""
+        model = self.model.clone()
+        v = self.variables
+        active = [lit for name, lit in self.groups.literals.items() if name not in bounds.lifted]
+        if with_assumptions:
+            model.add_assumptions(active)
+        else:
+            for lit in active:
+                model.add(lit == 1)
+        if bounds.max_cost is not None:
+            model.add(v.total_cost <= bounds.max_cost)
+        if bounds.max_makespan is not None:
+            model.add(v.makespan <= bounds.max_makespan)
+        for indices in bounds.forced:
+            model.add(sum(v.x[i] for i in indices) == 1)
+        if bounds.max_objective is not None:
+            model.add(self.objective_expr(bounds.max_objective[0]) <= bounds.max_objective[1])
+        for plan_keys in bounds.nogoods:
+            same = []
+            for job, key in plan_keys:
+                same += [v.x[c.index] for c in self.problem.candidates[job] if c.key == key]
+            model.add(sum(same) <= len(plan_keys) - 1)
+        if objective is not None:
+            model.minimize(self.objective_expr(objective))
+        if hint:
+            for index, value in hint.items():
+                model.add_hint(v.x[index], value)
+        return model

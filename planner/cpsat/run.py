@@ -1,0 +1,119 @@
+"""Running CP-SAT and reading its answer: statuses mapped explicitly, values turned into domain plans.
+
+This is the one place solver values become domain objects (`Plan`), and `CpSolver` stays here.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ortools.sat.python import cp_model
+
+from models.problem import SCALE, Candidate, Problem
+from models.scenario import SolverSettings
+from planner.cpsat.model import PlanModel
+from planner.plan import JobPlan, Plan, ReservationPlan
+
+
+class ModelInvalidError(RuntimeError):
+    """CP-SAT rejected the model: a bug in the model builder, never a user's fault."""
+
+
+@dataclass
+class Outcome:
+    status: str  # optimal | feasible | infeasible | unknown
+    objective: float | None = None
+    chosen: dict[str, Candidate] = field(default_factory=dict)
+    start_min: dict[str, int] = field(default_factory=dict)
+    end_min: dict[str, int] = field(default_factory=dict)
+    resource_use: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # key -> (gpus, periods, start)
+    total_cost: int = 0
+    makespan_min: int = 0
+    core: list[int] = field(default_factory=list)  # assumption literal indices (infeasible runs)
+    wall_s: float = 0.0
+
+    @property
+    def solved(self) -> bool:
+        return self.status in ("optimal", "feasible")
+
+    def hint(self) -> dict[int, int]:
+        return {c.index: 1 for c in self.chosen.values()}
+
+
+_STATUS = {
+    cp_model.OPTIMAL: "optimal",
+    cp_model.FEASIBLE: "feasible",
+    cp_model.INFEASIBLE: "infeasible",
+    cp_model.UNKNOWN: "unknown",
+}
+
+
+def solve_model(plan_model: PlanModel, model: cp_model.CpModel, settings: SolverSettings,
+                time_limit_s: float) -> Outcome:
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = max(0.05, time_limit_s)
+    solver.parameters.num_workers = settings.workers
+    solver.parameters.random_seed = settings.seed
+    solver.parameters.relative_gap_limit = 0.0
+    started = time.perf_counter()
+    status = solver.solve(model)
+    wall = time.perf_counter() - started
+    if status == cp_model.MODEL_INVALID:
+        raise ModelInvalidError(model.validate())
+    name = _STATUS[status]
+    outcome = Outcome(name, wall_s=wall)
+    if name == "infeasible":
+        try:
+            outcome.core = list(solver.sufficient_assumptions_for_infeasibility())
+        except Exception:  # no assumptions in this model
+            outcome.core = []
+        return outcome
+    if name == "unknown":
+        return outcome
+    v = plan_model.variables
+    problem = plan_model.problem
+    outcome.objective = solver.objective_value
+    for job in problem.jobs:
+        chosen = next(c for c in problem.candidates[job] if solver.boolean_value(v.x[c.index]))
+        outcome.chosen[job] = chosen
+        outcome.start_min[job] = solver.value(v.jobs[job].start)
+        outcome.end_min[job] = solver.value(v.jobs[job].end)
+    for key, rv in v.resources.items():
+        if rv.periods is None:
+            continue
+        periods = solver.value(rv.periods)
+        gpus = next((level for level, b in rv.level.items() if solver.boolean_value(b)), 0)
+        if periods and gpus:
+            outcome.resource_use[key] = (gpus, periods, solver.value(rv.start))
+    outcome.total_cost = solver.value(v.total_cost)
+    outcome.makespan_min = solver.value(v.makespan)
+    return outcome
+
+
+def to_plan(problem: Problem, outcome: Outcome, rank: int) -> Plan:
+    """Domain plan from a solved outcome. Hours count from the plan's start."""
+    jobs = []
+    for job in problem.jobs:
+        c = outcome.chosen[job]
+        lay = c.layout
+        jobs.append(JobPlan(
+            job=job, platform=c.platform, gpu=c.gpu, gpus=c.gpus, nodes=c.nodes, tp=int(lay["tp"]),  # type: ignore[call-overload]
+            pp=int(lay["pp"]), dp=int(lay["dp"]), zero=int(lay["zero"]),  # type: ignore[call-overload]
+            recompute=str(lay["recompute"]), micro_batch=int(lay["micro_batch"]),  # type: ignore[call-overload]
+            billing=c.billing, start_h=round(SCALE.to_hours(outcome.start_min[job]), 2),
+            end_h=round(SCALE.to_hours(outcome.end_min[job]), 2), cost=SCALE.to_money(c.cost),
+            memory_gib_per_gpu=round(c.memory_gib_per_gpu, 2), gpu_memory_gib=c.gpu_memory_gib,
+            tokens_per_s=round(c.tokens_per_s, 1), mfu=round(c.mfu, 4), gpu_hours=round(c.gpu_hours, 1),
+            reservation=c.resource if c.resource and problem.resources[c.resource].kind != "owned" else None,
+            detail={**c.detail, "layout": lay}))
+    reservations = []
+    for key, (gpus, periods, start) in sorted(outcome.resource_use.items()):
+        res = problem.resources[key]
+        cost = SCALE.to_money(res.price_per_gpu_period * gpus * periods + res.fixed_price_per_period * periods)
+        reservations.append(ReservationPlan(key=key, label=res.label, kind=res.kind, gpus=gpus, periods=periods,
+                                            period_h=SCALE.to_hours(res.period_min),
+                                            start_h=SCALE.to_hours(start), cost=cost))
+    return Plan(rank=rank, total_cost=SCALE.to_money(outcome.total_cost),
+                makespan_h=round(SCALE.to_hours(outcome.makespan_min), 2), jobs=jobs, reservations=reservations,
+                optimal=outcome.status == "optimal")

@@ -1,0 +1,254 @@
+"""Explanations a PI can read: why this plan, what binds, what the rules removed, why not X,
+and for an infeasible scenario the minimal conflicting groups and the smallest relaxations."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from constraints.groups import family
+from models.problem import SCALE, Candidate, Problem
+from planner.cpsat.model import Bounds
+from planner.cpsat.run import Outcome, to_plan
+from planner.plan import Conflict, Plan, Relaxation, SolveResult
+
+if TYPE_CHECKING:
+    from planner.solve import Session
+
+
+def money(amount: float, currency: str) -> str:
+    return f"{amount:,.0f} {currency}"
+
+
+def standalone_cost(problem: Problem, c: Candidate) -> int:
+    """What the candidate would cost on its own (a reservation sized and held just for it)."""
+    if c.resource is None or problem.resources[c.resource].kind == "owned":
+        return c.cost
+    res = problem.resources[c.resource]
+    periods = max(res.min_periods, math.ceil(c.duration_min / res.period_min))
+    return (res.price_per_gpu_period * c.gpus + res.fixed_price_per_period) * periods
+
+
+def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
+    lines = []
+    for j in plan.jobs:
+        margin = j.gpu_memory_gib - j.memory_gib_per_gpu
+        where = "owned" if j.billing == "owned" else j.billing
+        lines.append(
+            f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({where}), tp={j.tp} pp={j.pp} dp={j.dp} "
+            f"zero={j.zero} recompute={j.recompute}; {j.memory_gib_per_gpu:.1f} of {j.gpu_memory_gib:.0f} GiB "
+            f"per GPU (margin {margin:.1f}); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}; "
+            f"hours {j.start_h:,.1f} -> {j.end_h:,.1f}"
+            + (f"; {money(j.cost, currency)}" if j.cost else f"; billed on {j.reservation}" if j.reservation else ""))
+    for r in plan.reservations:
+        unit = {24.0: "days", 720.0: "months", 8760.0: "years"}.get(r.period_h, f"x {r.period_h:g} h")
+        lines.append(f"{r.label}: {r.gpus} GPUs for {r.periods} {unit} from hour {r.start_h:,.1f}: "
+                     f"{money(r.cost, currency)}")
+    return lines
+
+
+def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) -> None:
+    problem = session.problem
+    cur = problem.currency
+    lines = _job_line(problem, plan, cur)
+    if plan.rank > 1:
+        lines.append(f"compared with plan 1: {plan.total_cost - SCALE.to_money(best.total_cost):+,.0f} {cur}, "
+                     f"{plan.makespan_h - SCALE.to_hours(best.makespan_min):+,.1f} h")
+    if problem.budget is not None:
+        budget = SCALE.to_money(problem.budget)
+        used = plan.total_cost / budget
+        binding = " (binding)" if used > 0.98 else ""
+        lines.append(f"budget {money(budget, cur)}: uses {money(plan.total_cost, cur)} ({used:.0%}), "
+                     f"slack {money(budget - plan.total_cost, cur)}{binding}")
+    for j in plan.jobs:
+        limit = problem.deadline_min[j.job]
+        if limit is not None:
+            slack_h = SCALE.to_hours(limit) - j.end_h
+            binding = " (binding)" if slack_h < 0.02 * SCALE.to_hours(limit) else ""
+            lines.append(f"deadline of {j.job}: day {j.end_h / 24:,.1f} of {SCALE.to_hours(limit) / 24:g}, "
+                         f"slack {slack_h / 24:,.1f} days{binding}")
+    lines += _ruled_out_cheaper(problem, outcome)
+    removed = Counter(family(g) for c in problem.all_candidates() for g in c.violations)
+    removed.update(r.rule for r in problem.removed)
+    if removed:
+        lines.append("options removed: " + ", ".join(f"{name} {n}" for name, n in removed.most_common()))
+    plan.explanation = lines
+    assumptions: list[str] = []
+    for job in problem.jobs:
+        for note in outcome.chosen[job].assumptions:
+            if note not in assumptions:
+                assumptions.append(note)
+    plan.assumptions = assumptions
+
+
+def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
+    """Per job, the cheapest option cheaper than the chosen one, and the rule or limit that blocks it."""
+    lines = []
+    for job in problem.jobs:
+        chosen = outcome.chosen[job]
+        mine = standalone_cost(problem, chosen)
+        limit = problem.deadline_min[job]
+        blocked = []
+        for c in problem.candidates[job]:
+            cost = standalone_cost(problem, c)
+            if cost >= mine:
+                continue
+            if c.violations:
+                group, reason = next(iter(sorted(c.violations.items())))
+                blocked.append((cost, c, f"ruled out by {group}: {reason}"))
+            elif limit is not None and c.duration_min > limit:
+                blocked.append((cost, c, f"too slow for deadline/{job} ({c.hours / 24:,.1f} days)"))
+        if blocked:
+            cost, c, why = min(blocked, key=lambda item: (item[0], item[1].index))
+            lines.append(f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing}) would cost "
+                         f"{money(SCALE.to_money(cost), problem.currency)} but is {why}")
+    return lines
+
+
+# --- infeasibility ---------------------------------------------------------------------------------
+
+def minimal_conflict(session: Session, base: Bounds, core_names: list[str]) -> list[str]:
+    """Shrink a conflicting set of groups to a minimal one by deletion (each test is one solve)."""
+    names = list(core_names)
+    all_groups = set(session.model.groups.literals)
+    for name in list(names):
+        trial = [n for n in names if n != name]
+        lifted = frozenset(all_groups - set(trial))
+        outcome = session.run(None, Bounds(lifted=lifted, forced=base.forced, max_cost=base.max_cost,
+                                           max_makespan=base.max_makespan))
+        if outcome.status == "infeasible":
+            names = trial
+    return names
+
+
+def find_conflict(session: Session, base: Bounds) -> list[str]:
+    outcome = session.run(None, base, with_assumptions=True)
+    if outcome.status != "infeasible":
+        return []
+    by_index = session.model.groups.by_index()
+    core = [by_index[i] for i in outcome.core if i in by_index] or sorted(session.model.groups.literals)
+    return minimal_conflict(session, base, core)
+
+
+def explain_infeasible(session: Session, result: SolveResult, empty_jobs: list[str] | None = None) -> None:
+    problem = session.problem
+    cur = problem.currency
+    if empty_jobs:
+        for job in empty_jobs:
+            reasons = Counter(r.reason for r in problem.removed if r.job == job and r.rule == "memory")
+            detail = reasons.most_common(1)[0][0] if reasons else "no option in the catalog"
+            result.conflicts.append(Conflict("memory", f"{job}: nothing fits; e.g. {detail}"))
+        result.relaxations.append(Relaxation("rule", "smaller model, shorter sequence or QLoRA",
+                                             "no GPU count in the catalog holds this job in memory"))
+        return
+    for name in find_conflict(session, Bounds()):
+        result.conflicts.append(Conflict(name, session.problem.groups.get(name, name)))
+    all_groups = set(session.model.groups.literals)
+    if "budget" in all_groups:
+        out = session.run("cost", Bounds(lifted=frozenset({"budget"})))
+        if out.solved:
+            result.relaxations.append(Relaxation(
+                "budget", money(SCALE.to_money(out.total_cost), cur),
+                f"raise the budget to {money(SCALE.to_money(out.total_cost), cur)} and the rest holds"))
+    deadlines = frozenset(g for g in all_groups if family(g) == "deadline")
+    if deadlines:
+        out = session.run("time", Bounds(lifted=deadlines))
+        if out.solved:
+            days = SCALE.to_hours(out.makespan_min) / 24
+            result.relaxations.append(Relaxation(
+                "deadline", f"{days:,.1f}d", f"extend the deadline to {days:,.1f} days and the rest holds"))
+    for conflict in result.conflicts:
+        name = conflict.constraint
+        if family(name) in ("budget", "deadline"):
+            continue
+        out = session.run("cost", Bounds(lifted=frozenset({name})))
+        if out.solved:
+            result.relaxations.append(Relaxation(
+                "rule", name, f"lift {name} ({conflict.detail}): cheapest plan then costs "
+                              f"{money(SCALE.to_money(out.total_cost), cur)}"))
+
+
+# --- why not X? -------------------------------------------------------------------------------------
+
+@dataclass
+class WhyNot:
+    status: str  # feasible | infeasible | unavailable
+    delta_cost: float | None = None
+    delta_makespan_h: float | None = None
+    plan: Plan | None = None
+    conflicts: list[Conflict] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "delta_cost": self.delta_cost, "delta_makespan_h": self.delta_makespan_h,
+                "plan": self.plan.to_dict() if self.plan else None,
+                "conflicts": [{"constraint": c.constraint, "detail": c.detail} for c in self.conflicts],
+                "reasons": self.reasons}
+
+
+WHY_NOT_KEYS = ("job", "platform", "gpu", "gpus", "billing")
+
+
+def parse_why_not(text: str) -> dict[str, str]:
+    """'job=ID platform=P gpu=G gpus=N billing=B' (any subset). Raises ValueError naming what is allowed."""
+    spec: dict[str, str] = {}
+    for part in text.replace(",", " ").split():
+        key, sep, value = part.partition("=")
+        if not sep or key not in WHY_NOT_KEYS or not value:
+            raise ValueError(f"expected key=value pairs with keys {', '.join(WHY_NOT_KEYS)}, got {part!r}")
+        spec[key] = value
+    if not spec:
+        raise ValueError(f"give at least one of {', '.join(WHY_NOT_KEYS)}")
+    if "gpus" in spec and not spec["gpus"].isdigit():
+        raise ValueError(f"gpus must be a whole number, got {spec['gpus']!r}")
+    return spec
+
+
+def _matches(spec: dict[str, str], job: str, platform: str, gpu: str, gpus: int, billing: str) -> bool:
+    return all([spec.get("job", job) == job, spec.get("platform", platform) == platform,
+                spec.get("gpu", gpu) == gpu, int(spec.get("gpus", gpus)) == gpus,
+                spec.get("billing", billing) == billing])
+
+
+def why_not(session: Session, spec: dict[str, str], best: Outcome) -> WhyNot:
+    problem = session.problem
+    jobs = [spec["job"]] if "job" in spec else problem.jobs
+    forced = []
+    answer = WhyNot(status="unavailable")
+    for job in jobs:
+        matching = tuple(c.index for c in problem.candidates[job]
+                         if _matches(spec, job, c.platform, c.gpu, c.gpus, c.billing))
+        if not matching:
+            removed = [r for r in problem.removed
+                       if _matches(spec, job, r.platform, r.gpu, r.gpus, r.billing)]
+            if removed:
+                answer.reasons += sorted({f"{job}: {r.rule}: {r.reason}" for r in removed})[:5]
+            else:
+                answer.reasons.append(f"{job}: no such option in the catalog or the scenario's owned pools")
+            continue
+        forced.append(matching)
+    if len(forced) < len(jobs):
+        if "job" not in spec and forced:
+            answer.reasons.append("the option exists for some jobs only; forcing it where it exists")
+        else:
+            return answer
+    bounds = Bounds(forced=tuple(forced))
+    outcome = session.best(bounds, hint=None)
+    if outcome.solved:
+        answer.status = "feasible"
+        answer.plan = to_plan(problem, outcome, 1)
+        answer.delta_cost = SCALE.to_money(outcome.total_cost - best.total_cost)
+        answer.delta_makespan_h = SCALE.to_hours(outcome.makespan_min - best.makespan_min)
+        explain_plan(session, answer.plan, outcome, best)
+        return answer
+    answer.status = "infeasible"
+    for name in find_conflict(session, bounds):
+        answer.conflicts.append(Conflict(name, problem.groups.get(name, name)))
+    # Name the concrete reasons of the forced options under each conflicting rule.
+    for indices in forced:
+        for index in indices[:1]:
+            c = next(c for c in problem.all_candidates() if c.index == index)
+            answer.reasons += [f"{c.job}: {g}: {r}" for g, r in c.violations.items()]
+    return answer

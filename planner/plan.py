@@ -1,0 +1,112 @@
+"""Domain results of a solve: plans, job assignments, reservations, conflicts, relaxations.
+
+Nothing here knows CP-SAT; `planner.cpsat.extract` is the one place solver values become these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    job: str
+    platform: str
+    gpu: str
+    gpus: int
+    nodes: int
+    tp: int
+    pp: int
+    dp: int
+    zero: int
+    recompute: str
+    micro_batch: int
+    billing: str
+    start_h: float
+    end_h: float
+    cost: float  # the job's own cost; reservation and purchase costs are on the plan's reservations
+    memory_gib_per_gpu: float
+    gpu_memory_gib: float
+    tokens_per_s: float
+    mfu: float
+    gpu_hours: float
+    reservation: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ReservationPlan:
+    key: str
+    label: str
+    kind: str  # reservation | purchase
+    gpus: int
+    periods: int
+    period_h: float
+    start_h: float
+    cost: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Plan:
+    rank: int
+    total_cost: float
+    makespan_h: float
+    jobs: list[JobPlan]
+    reservations: list[ReservationPlan] = field(default_factory=list)
+    explanation: list[str] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+    optimal: bool = True
+
+    def summary(self) -> str:
+        parts = [f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({j.billing})" for j in self.jobs]
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rank": self.rank, "total_cost": round(self.total_cost, 2), "makespan_h": round(self.makespan_h, 2),
+                "optimal": self.optimal, "jobs": [j.to_dict() for j in self.jobs],
+                "reservations": [r.to_dict() for r in self.reservations],
+                "explanation": self.explanation, "assumptions": self.assumptions}
+
+
+@dataclass(frozen=True)
+class Conflict:
+    constraint: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Relaxation:
+    kind: str  # budget | deadline | rule
+    to: str
+    detail: str
+
+
+@dataclass
+class SolveResult:
+    scenario: str
+    status: str  # optimal | feasible | infeasible | unknown
+    objective: str
+    currency: str
+    solve_time_s: float
+    plans: list[Plan] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+    relaxations: list[Relaxation] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "scenario": self.scenario, "status": self.status, "objective": self.objective,
+            "currency": self.currency, "solve_time_s": round(self.solve_time_s, 3),
+            "plans": [p.to_dict() for p in self.plans], "notes": self.notes,
+        }
+        if self.status in ("infeasible", "unknown") or self.conflicts:
+            data["conflicts"] = [asdict(c) for c in self.conflicts]
+            data["relaxations"] = [asdict(r) for r in self.relaxations]
+        return data

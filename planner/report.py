@@ -1,0 +1,55 @@
+"""Rendering a SolveResult for people: a rich table view and a markdown view."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from planner.plan import SolveResult
+
+
+def render_table(result: SolveResult, console: Console) -> None:
+    cur = result.currency
+    console.print(f"[bold]{result.scenario}[/bold]: {result.status} ({result.objective} objective, "
+                  f"{result.solve_time_s:.2f} s)")
+    if result.plans:
+        table = Table(title="plans", show_lines=False)
+        for column in ("rank", f"cost ({cur})", "makespan (days)", "plan"):
+            table.add_column(column, overflow="fold")
+        for plan in result.plans:
+            table.add_row(str(plan.rank), f"{plan.total_cost:,.0f}", f"{plan.makespan_h / 24:,.2f}",
+                          plan.summary())
+        console.print(table)
+        for plan in result.plans:
+            console.print(f"\n[bold]plan {plan.rank}[/bold]")
+            for line in plan.explanation:
+                console.print(f"  - {line}")
+            if plan.assumptions:
+                console.print("  assumptions:")
+                for line in plan.assumptions:
+                    console.print(f"    * {line}")
+    for conflict in result.conflicts:
+        console.print(f"conflict: {conflict.constraint}: {conflict.detail}")
+    for relax in result.relaxations:
+        console.print(f"relax {relax.kind}: {relax.detail}")
+    for note in result.notes:
+        console.print(f"note: {note}")
+
+
+def render_markdown(result: SolveResult) -> str:
+    cur = result.currency
+    out = [f"# {result.scenario}", "", f"Status: **{result.status}** ({result.objective} objective, "
+           f"{result.solve_time_s:.2f} s)", ""]
+    if result.plans:
+        out += [f"| rank | cost ({cur}) | makespan (days) | plan |", "|---|---|---|---|"]
+        out += [f"| {p.rank} | {p.total_cost:,.0f} | {p.makespan_h / 24:,.2f} | {p.summary()} |"
+                for p in result.plans]
+        for plan in result.plans:
+            out += ["", f"## Plan {plan.rank}", ""] + [f"- {line}" for line in plan.explanation]
+            if plan.assumptions:
+                out += ["", "Assumptions:", ""] + [f"- {line}" for line in plan.assumptions]
+    if result.conflicts:
+        out += ["", "## Conflicts", ""] + [f"- `{c.constraint}`: {c.detail}" for c in result.conflicts]
+    if result.relaxations:
+        out += ["", "## Smallest relaxations", ""] + [f"- {r.kind}: {r.detail}" for r in result.relaxations]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,149 @@
+"""Hand-built problems (no estimator) and an independent brute-force solver for them."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+from models.problem import SCALE, Candidate, Problem, Resource
+from models.scenario import SolverSettings
+from planner.solve import Session, solve_session
+
+LAYOUT = {"tp": 1, "pp": 1, "dp": 1, "zero": 0, "recompute": "none", "micro_batch": 1, "global_batch": 8,
+          "seq_len": 2048, "precision": "bf16"}
+
+
+@dataclass
+class Spec:
+    """A candidate in readable units: cost in currency, duration in hours."""
+
+    job: str
+    platform: str
+    gpu: str = "a800-80gb"
+    gpus: int = 8
+    billing: str = "hourly"
+    hours: float = 10.0
+    cost: float = 100.0
+    resource: str | None = None
+    violations: dict[str, str] = field(default_factory=dict)
+
+
+def make_problem(specs: list[Spec], *, jobs: list[str] | None = None, budget: float | None = None,
+                 deadlines_h: dict[str, float] | None = None, after: dict[str, list[str]] | None = None,
+                 resources: list[Resource] | None = None, groups: dict[str, str] | None = None,
+                 objective: str = "cost", horizon_h: float = 1000.0) -> Problem:
+    jobs = jobs or sorted({s.job for s in specs})
+    candidates: dict[str, list[Candidate]] = {j: [] for j in jobs}
+    index = 0
+    for job in jobs:
+        for s in (s for s in specs if s.job == job):
+            candidates[job].append(Candidate(
+                index=index, job=job, platform=s.platform, gpu=s.gpu, gpus=s.gpus, nodes=1, billing=s.billing,
+                duration_min=SCALE.minutes(s.hours), transfer_min=0, cost=SCALE.money(s.cost),
+                resource=s.resource, layout=LAYOUT, memory_gib_per_gpu=50.0, gpu_memory_gib=80.0,
+                tokens_per_s=1000.0, mfu=0.4, hours=s.hours, gpu_hours=s.hours * s.gpus,
+                violations=dict(s.violations)))
+            index += 1
+    all_groups = dict(groups or {})
+    for s in specs:
+        for g, reason in s.violations.items():
+            all_groups.setdefault(g, reason)
+    if budget is not None:
+        all_groups["budget"] = "budget"
+    deadline_min = {j: (SCALE.minutes(deadlines_h[j]) if deadlines_h and j in deadlines_h else None) for j in jobs}
+    for j, limit in deadline_min.items():
+        if limit is not None:
+            all_groups[f"deadline/{j}"] = f"{j} deadline"
+    after = after or {}
+    if any(after.values()):
+        all_groups["scheduling.after"] = "after"
+    res = {r.key: r for r in (resources or [])}
+    for r in res.values():
+        if r.kind == "owned":
+            all_groups.setdefault(f"capacity/{r.key}", "capacity")
+            all_groups.setdefault(f"scheduling/{r.key}", "sharing")
+    return Problem(scenario_name="tiny", currency="CNY", objective=objective,
+                   budget=SCALE.money(budget) if budget is not None else None, deadline_min=deadline_min,
+                   after={j: after.get(j, []) for j in jobs}, jobs=jobs, candidates=candidates, resources=res,
+                   groups=all_groups, removed=[], horizon_min=SCALE.minutes(horizon_h))
+
+
+def session(problem: Problem, objective: str = "cost", top_k: int = 1, gap: float = 0.1) -> Session:
+    return Session(problem, SolverSettings(time_limit_s=20, workers=2, seed=0, top_k=top_k, gap=gap), objective)
+
+
+def solve_problem(problem: Problem, objective: str = "cost", top_k: int = 1, gap: float = 0.1):
+    return solve_session(session(problem, objective, top_k, gap))
+
+
+# --- brute force: plain Python over every combination and every job order -----------------------------
+
+def _schedule(problem: Problem, combo: dict[str, Candidate], order: tuple[str, ...],
+              levels: dict[str, int]) -> dict[str, tuple[int, int]] | None:
+    """Serial schedule generation: each job in `order` at its earliest feasible start."""
+    placed: dict[str, tuple[int, int]] = {}
+    for job in order:
+        c = combo[job]
+        if any(dep not in placed for dep in problem.after[job]):
+            return None
+        earliest = max([placed[d][1] for d in problem.after[job]] + [0])
+        res = problem.resources.get(c.resource) if c.resource else None
+        if res is not None:
+            earliest = max(earliest, res.available_from_min)
+            cap = res.capacity if res.kind == "owned" else levels[res.key]
+            if c.gpus > cap:
+                return None
+            events = sorted({earliest} | {e for j, (s, e) in placed.items()
+                                          if combo[j].resource == c.resource and e >= earliest})
+            for t in events:
+                overlap = sum(combo[j].gpus for j, (s, e) in placed.items()
+                              if combo[j].resource == c.resource and s < t + c.duration_min and e > t)
+                if overlap + c.gpus <= cap:
+                    earliest = t
+                    break
+            else:
+                return None
+        placed[job] = (earliest, earliest + c.duration_min)
+    return placed
+
+
+def brute_force(problem: Problem, objective: str = "cost") -> tuple[int, int] | None:
+    """(best objective value, its makespan) over all feasible combinations, or None if infeasible."""
+    best: tuple[int, int] | None = None
+    reserved = [r for r in problem.resources.values() if r.kind != "owned"]
+    for combo_tuple in itertools.product(*(problem.candidates[j] for j in problem.jobs)):
+        combo = dict(zip(problem.jobs, combo_tuple, strict=True))
+        if any(c.violations for c in combo.values()):
+            continue
+        for level_tuple in itertools.product(*(r.levels for r in reserved)):
+            levels = dict(zip([r.key for r in reserved], level_tuple, strict=True))
+            for order in itertools.permutations(problem.jobs):
+                times = _schedule(problem, combo, order, levels)
+                if times is None:
+                    continue
+                ok = True
+                for job, (s, e) in times.items():
+                    limit = problem.deadline_min[job]
+                    res = problem.resources.get(combo[job].resource or "")
+                    if limit is not None and e > limit:
+                        ok = False
+                    if res is not None and res.available_until_min is not None and e > res.available_until_min:
+                        ok = False
+                if not ok:
+                    continue
+                cost = sum(c.cost for c in combo.values())
+                for r in reserved:
+                    users = [times[j] for j in problem.jobs if combo[j].resource == r.key]
+                    if users:
+                        span = max(e for _, e in users) - min(s for s, _ in users)
+                        periods = max(r.min_periods, math.ceil(span / r.period_min))
+                        cost += (r.price_per_gpu_period * levels[r.key] + r.fixed_price_per_period) * periods
+                makespan = max(e for _, e in times.values())
+                if problem.budget is not None and cost > problem.budget:
+                    continue
+                value = {"cost": cost, "time": makespan}.get(
+                    objective, cost + problem.value_of_time_per_min * makespan)
+                if best is None or value < best[0]:
+                    best = (value, makespan)
+    return best
