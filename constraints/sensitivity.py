@@ -67,7 +67,16 @@ def transfer(graph: nx.Graph, source: str, target: str, allowed: tuple[str, ...]
     """Best bottleneck bandwidth (Gb/s) from source to target using only `allowed` link kinds.
 
     Returns (gbps, assumed) or None when no allowed path exists. Same node: infinite bandwidth.
+    Memoized on the graph object: candidate generation asks the same question thousands of times.
     """
+    memo = graph.graph.setdefault("transfer_memo", {})
+    key = (source, target, allowed)
+    if key not in memo:
+        memo[key] = _transfer(graph, source, target, allowed)
+    return memo[key]
+
+
+def _transfer(graph: nx.Graph, source: str, target: str, allowed: tuple[str, ...]) -> tuple[float, bool] | None:
     if source == target:
         return float("inf"), False
     usable = nx.subgraph_view(graph, filter_edge=lambda a, b: graph.edges[a, b]["kind"] in allowed)

@@ -35,6 +35,10 @@ MAX_GPUS_PER_JOB = 4096
 # Multi-node sizes tried, in nodes. Dense enough that the optimum is rarely between two of them.
 NODE_STEPS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 NO_DEADLINE_HORIZON_H = 2 * 365 * 24.0
+# Stop adding GPUs to an offer when two steps in a row gain less than 5% throughput, or when the
+# job already takes under half an hour (billing granularity makes it no cheaper, only riskier).
+STALL_GAIN = 1.05
+MIN_USEFUL_HOURS = 0.5
 
 
 def gpu_counts(gpus_per_node: int, limit: int) -> list[int]:
@@ -123,6 +127,11 @@ class CandidateBuilder:
         for platform in self.catalog.platforms.values():
             for purchase in platform.purchase:
                 gpu = self.catalog.gpus[purchase.gpu]
+                if purchase.lead_time_days * 24 >= self.horizon_h:
+                    self.removed.append(Removed(job.id, f"buy-{gpu.id}", gpu.id, 0, "purchase", "horizon",
+                                                f"buying {gpu.id} takes {purchase.lead_time_days:g} days to "
+                                                f"arrive, beyond the planning horizon"))
+                    continue
                 per_node = purchase.gpus_per_node or gpu.gpus_per_node
                 for count in gpu_counts(per_node, MAX_GPUS_PER_JOB):
                     if count < per_node:
@@ -174,12 +183,24 @@ class CandidateBuilder:
         return cluster
 
     def _estimate(self, card: ModelCard, job: Job, cluster: Cluster) -> tuple[Estimate | None, str]:
+        """Fastest fitting layout. Reliability does not change the layout, so the search runs on the
+        cluster without it (one search serves hourly, spot and every platform with this fabric) and
+        the estimate is re-attached to the real cluster for `run`. On one node the fabric is
+        irrelevant too, so single-node searches are shared across platforms."""
+        bare = dataclasses.replace(cluster, gpu_mtbf_h=1.0, restart_min=0.0, checkpoint_write_min=0.0,
+                                   spot_preemptions_per_day=0.0, assumptions=())
+        if cluster.gpus <= cluster.gpus_per_node:  # one node: the fabric between nodes plays no part
+            bare = dataclasses.replace(bare, fabric_kind="none", fabric_gbps_per_gpu=0.0)
         key = (card.id, card.params, job.method, job.seq_len, job.global_batch, job.precision, job.lora_rank,
-               cluster.key())
+               bare.key())
         if key not in self._estimates:
             spec = LayoutSpec(seq_len=job.seq_len, global_batch=job.global_batch, precision=job.precision,
                               lora_rank=job.lora_rank or 16)
-            result = search_layout(card, job.method, cluster, spec)
+            try:
+                result = search_layout(card, job.method, bare, spec)
+            except ValueError as exc:  # a fixed choice this hardware can never run (fp8 on Ampere)
+                self._estimates[key] = (None, str(exc))
+                return self._estimates[key]
             reason = ""
             if result.best is None:
                 least = getattr(result, "least_memory", None)
@@ -187,7 +208,8 @@ class CandidateBuilder:
                 reason = memory_rule.reason(card.id, cluster.gpus, cluster.gpu.id, least_gib,
                                             cluster.gpu.memory_gib)
             self._estimates[key] = (result.best, reason)
-        return self._estimates[key]
+        best, reason = self._estimates[key]
+        return (dataclasses.replace(best, cluster=cluster) if best is not None else None), reason
 
     # --- billing -------------------------------------------------------------------------------
     def _billing(self, job: Job, option: _Option, hours: float) -> tuple[int, str | None, dict[str, object]]:
@@ -261,16 +283,27 @@ class CandidateBuilder:
         for job in scenario.jobs:
             card = self.loaded.models[job.id]
             found: list[Candidate] = []
+            groups: dict[tuple[str, str, str], list[_Option]] = defaultdict(list)
             for option in [*self._cloud_options(job), *self._owned_options(job), *self._purchase_options(job)]:
-                candidate = self._candidate(index, job, card, option)
-                if candidate is not None:
+                groups[(option.place.platform, option.place.gpu, option.place.billing)].append(option)
+            for options in groups.values():
+                best_rate, stalled = 0.0, 0
+                for option in sorted(options, key=lambda o: o.place.gpus):
+                    candidate = self._candidate(index, job, card, option)
+                    if candidate is None:
+                        continue
                     found.append(candidate)
                     index += 1
+                    # More GPUs stop paying once throughput stalls or the job is already short.
+                    stalled = stalled + 1 if candidate.tokens_per_s < best_rate * STALL_GAIN else 0
+                    best_rate = max(best_rate, candidate.tokens_per_s)
+                    if stalled >= 2 or candidate.hours < MIN_USEFUL_HOURS:
+                        break
             candidates[job.id] = self._prune(found)
         for cands in candidates.values():
             for c in cands:
                 for group, reason in c.violations.items():
-                    self.groups.setdefault(group, reason)
+                    self.groups.setdefault(group, f"{group} rule, e.g. {reason}")
         # Renumber after pruning so variable indices are dense and stable.
         renumbered: dict[str, list[Candidate]] = {}
         index = 0

@@ -75,7 +75,11 @@ class Session:
                 return first
             cap = math.floor(first.total_cost * (1 + self.settings.gap))
             return self._second(self.run("time", _with(bounds, max_cost=cap), first), first)
-        return self.run(self.objective, bounds, hint)
+        first = self.run(self.objective, bounds, hint)
+        if self.objective != "cost" or not first.solved:
+            return first
+        # Among the cheapest plans, the one that finishes first (same cost, jobs not left idle).
+        return self._second(self.run("time", _with(bounds, max_cost=first.total_cost), first), first)
 
     @staticmethod
     def _second(second: Outcome, first: Outcome) -> Outcome:
