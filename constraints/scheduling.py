@@ -62,4 +62,4 @@ def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
         else:
             # Cumulative takes no enforcement literal: lifting the group instead lifts the capacity.
             lifted = sum(c.gpus for c in users)
-            model.add_cumulative(intervals, demands, rv.capacity + lifted * (1 - shared))
+            model.add_cumulative(intervals, demands, cp_model.LinearExpr.sum([rv.capacity, lifted, -lifted * shared]))

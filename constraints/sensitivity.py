@@ -7,6 +7,7 @@ bottleneck bandwidth of the best allowed path) counts toward the job's duration.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import networkx as nx
@@ -84,7 +85,7 @@ def _transfer(graph: nx.Graph, source: str, target: str, allowed: tuple[str, ...
         return None
     best: tuple[float, bool] | None = None
     for path in nx.all_simple_paths(usable, source, target, cutoff=3):
-        edges = [graph.edges[a, b] for a, b in zip(path, path[1:], strict=False)]
+        edges = [graph.edges[a, b] for a, b in itertools.pairwise(path)]
         gbps = min(e["gbps"] for e in edges)
         if best is None or gbps > best[0]:
             best = (gbps, any(e["assumed"] for e in edges))
@@ -124,10 +125,9 @@ def check(scenario: Scenario, job: Job, place: Placement, graph: nx.Graph) -> di
         jurisdiction = place.jurisdiction
         if jurisdiction != "cn":
             broken[residency] = f"data must stay in China; {place.platform} is in {jurisdiction}"
-    elif data.residency == "on_premises":
-        if not owned or (data.at is not None and place.site != data.at):
-            where = data.at or "the premises"
-            broken[residency] = f"data must stay on premises ({where}); {place.platform} is not there"
+    elif data.residency == "on_premises" and (not owned or (data.at is not None and place.site != data.at)):
+        where = data.at or "the premises"
+        broken[residency] = f"data must stay on premises ({where}); {place.platform} is not there"
     return broken
 
 

@@ -78,8 +78,8 @@ class Variables:
             self.resources[key] = rv
         self.makespan = model.new_int_var(0, horizon, "makespan")
         model.add_max_equality(self.makespan, [jv.end for jv in self.jobs.values()])
-        self.total_cost = sum(jv.cost for jv in self.jobs.values()) + sum(
-            self.resource_cost(rv) for rv in self.resources.values())
+        self.total_cost: cp_model.LinearExprT = cp_model.LinearExpr.sum(
+            [*(jv.cost for jv in self.jobs.values()), *(self.resource_cost(rv) for rv in self.resources.values())])
 
     @staticmethod
     def resource_cost(rv: ResourceVars) -> cp_model.LinearExprT:

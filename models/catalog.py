@@ -98,11 +98,11 @@ class Catalog:
         for kind, table in (("model", self.models), ("GPU", self.gpus), ("platform", self.platforms)):
             seen: dict[str, str] = {}
             for item in table.values():
-                for name in (item.id, *item.aliases):  # type: ignore[attr-defined]
+                for name in (item.id, *item.aliases):
                     key = name.lower()
-                    if key in seen and seen[key] != item.id:  # type: ignore[attr-defined]
-                        problems.append(f"catalog: {kind} name {name!r} used by both {seen[key]} and {item.id}")  # type: ignore[attr-defined]
-                    seen[key] = item.id  # type: ignore[attr-defined]
+                    if key in seen and seen[key] != item.id:
+                        problems.append(f"catalog: {kind} name {name!r} used by both {seen[key]} and {item.id}")
+                    seen[key] = item.id
         if problems:
             raise InputError(problems)
 

@@ -23,13 +23,13 @@ class Scale:
 
     def money(self, amount: float) -> int:
         """Round up: a plan's cost is never understated."""
-        return int(math.ceil(amount * self.money_units_per_currency - 1e-9))
+        return math.ceil(amount * self.money_units_per_currency - 1e-9)
 
     def to_money(self, units: float) -> float:
         return units / self.money_units_per_currency
 
     def minutes(self, hours: float) -> int:
-        return int(math.ceil(hours * self.minutes_per_hour - 1e-9))
+        return math.ceil(hours * self.minutes_per_hour - 1e-9)
 
     def to_hours(self, minutes: float) -> float:
         return minutes / self.minutes_per_hour

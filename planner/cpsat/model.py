@@ -61,7 +61,7 @@ class PlanModel:
         if objective == "time":
             return v.makespan
         if objective == "balanced":
-            return v.total_cost + self.problem.value_of_time_per_min * v.makespan
+            return cp_model.LinearExpr.sum([v.total_cost, self.problem.value_of_time_per_min * v.makespan])
         return v.total_cost  # cost and the first stage of lexicographic
 
     def instance(self, objective: str | None, bounds: Bounds, *, with_assumptions: bool = False,

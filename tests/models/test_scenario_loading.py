@@ -153,5 +153,5 @@ def test_overlay_overrides_a_price(base_scenario, write_scenario, tmp_path):
 
 def test_missing_overlay(base_scenario, write_scenario):
     base_scenario["catalog"] = "quotes.yaml"
-    with pytest.raises(InputError, match="catalog: overlay file 'quotes.yaml' not found"):
+    with pytest.raises(InputError, match=r"catalog: overlay file 'quotes\.yaml' not found"):
         load_scenario(write_scenario(base_scenario))

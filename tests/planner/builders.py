@@ -70,7 +70,7 @@ def make_problem(specs: list[Spec], *, jobs: list[str] | None = None, budget: fl
 
 
 def session(problem: Problem, objective: str = "cost", top_k: int = 1, gap: float = 0.1) -> Session:
-    return Session(problem, SolverSettings(time_limit_s=20, workers=2, seed=0, top_k=top_k, gap=gap), objective)
+    return Session(problem, SolverSettings(time_limit_s=5, workers=2, seed=0, top_k=top_k, gap=gap), objective)
 
 
 def solve_problem(problem: Problem, objective: str = "cost", top_k: int = 1, gap: float = 0.1):
@@ -94,7 +94,7 @@ def _schedule(problem: Problem, combo: dict[str, Candidate], order: tuple[str, .
             cap = res.capacity if res.kind == "owned" else levels[res.key]
             if c.gpus > cap:
                 return None
-            events = sorted({earliest} | {e for j, (s, e) in placed.items()
+            events = sorted({earliest} | {e for j, (_s, e) in placed.items()
                                           if combo[j].resource == c.resource and e >= earliest})
             for t in events:
                 overlap = sum(combo[j].gpus for j, (s, e) in placed.items()
@@ -123,7 +123,7 @@ def brute_force(problem: Problem, objective: str = "cost") -> tuple[int, int] | 
                 if times is None:
                     continue
                 ok = True
-                for job, (s, e) in times.items():
+                for job, (_s, e) in times.items():
                     limit = problem.deadline_min[job]
                     res = problem.resources.get(combo[job].resource or "")
                     if limit is not None and e > limit:
