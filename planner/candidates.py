@@ -237,12 +237,16 @@ class CandidateBuilder:
         return SCALE.money(price / offer.period_h * billed_h * place.gpus), None, {
             "price_per_gpu_period": price, "billed_hours": billed_h}
 
+    def _levels(self, key: str, gpus: int) -> tuple[int, ...]:
+        """GPU counts a shared resource may be sized to: every count a candidate on it asks for."""
+        existing = self.resources.get(key)
+        return tuple(sorted({*(existing.levels if existing else ()), gpus}))
+
     def _reservation(self, option: _Option, price: float) -> str:
         offer, place = option.offer, option.place
         assert offer is not None
         key = f"{place.platform}:{place.gpu}:{offer.billing}"
-        existing = self.resources.get(key)
-        levels = tuple(sorted({*(existing.levels if existing else ()), place.gpus}))
+        levels = self._levels(key, place.gpus)
         period_min = SCALE.minutes(offer.period_h)
         self.resources[key] = Resource(
             key=key, kind="reservation", platform=place.platform, gpu=place.gpu,
@@ -253,8 +257,7 @@ class CandidateBuilder:
 
     def _purchase_resource(self, purchase: Purchase, place: Placement) -> str:
         key = f"buy:{place.gpu}"
-        existing = self.resources.get(key)
-        levels = tuple(sorted({*(existing.levels if existing else ()), place.gpus}))
+        levels = self._levels(key, place.gpus)
         hourly_per_gpu = (self._money(purchase.capex_per_gpu, purchase.currency) / (purchase.life_years * 8760)
                           + purchase.power_kw_per_gpu * self._money(purchase.electricity_per_kwh,
                                                                     purchase.currency))

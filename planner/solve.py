@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from models.loading import LoadedScenario
 from models.problem import Problem
@@ -14,7 +14,6 @@ from planner.cpsat.model import Bounds, PlanModel
 from planner.cpsat.run import Outcome, solve_model, to_plan
 from planner.explain import explain_infeasible, explain_plan
 from planner.plan import Plan, SolveResult
-
 
 TIE_BREAK_S = 1.0  # seconds for the makespan tie-break among cheapest plans
 
@@ -72,19 +71,19 @@ class Session:
             first = self.run("time", bounds, hint)
             if not first.solved:
                 return first
-            return self._second(self.run("cost", _with(bounds, max_makespan=first.makespan_min), first), first)
+            return self._second(self.run("cost", replace(bounds, max_makespan=first.makespan_min), first), first)
         if self.objective == "lexicographic":
             first = self.run("cost", bounds, hint)
             if not first.solved:
                 return first
             cap = math.floor(first.total_cost * (1 + self.settings.gap))
-            return self._second(self.run("time", _with(bounds, max_cost=cap), first), first)
+            return self._second(self.run("time", replace(bounds, max_cost=cap), first), first)
         first = self.run(self.objective, bounds, hint)
         if self.objective != "cost" or not first.solved:
             return first
         # Among the cheapest plans, the one that finishes first (same cost, jobs not left idle). Only a
         # tie-break: it gets a short time slice and never changes the cost or its proof.
-        second = self.run("time", _with(bounds, max_cost=first.total_cost), first, max_s=TIE_BREAK_S)
+        second = self.run("time", replace(bounds, max_cost=first.total_cost), first, max_s=TIE_BREAK_S)
         return self._second(second, first)
 
     @staticmethod
@@ -104,12 +103,6 @@ class Session:
 
     def cap_objective(self) -> str:
         return {"time": "time", "balanced": "balanced"}.get(self.objective, "cost")
-
-
-def _with(bounds: Bounds, **changes: object) -> Bounds:
-    from dataclasses import replace
-
-    return replace(bounds, **changes)  # type: ignore[arg-type]
 
 
 def solve(loaded: LoadedScenario, options: SolveOptions | None = None) -> SolveResult:
