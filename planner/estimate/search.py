@@ -25,6 +25,7 @@ Results are cached per (model, method, cluster, spec).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -34,7 +35,7 @@ from planner.estimate.cluster import Cluster
 from planner.estimate.estimator import _estimate, layout_problems
 from planner.estimate.flops import ModelShape, model_key, shape_of
 from planner.estimate.memory import memory_per_gpu
-from planner.estimate.timing import step_time
+from planner.estimate.timing import step_time, step_time_lower_bound
 from planner.estimate.topology import group_link
 from planner.estimate.types import (
     ADAPTER_METHODS,
@@ -143,7 +144,7 @@ def search_layout(model: ModelCard, method: str, cluster: Cluster, spec: LayoutS
 def _search(key: _Key) -> SearchResult:
     model, method, cluster, spec = key.model, key.method, key.cluster, key.spec
     shape = shape_of(model)
-    gpus, per_node = cluster.gpus, cluster.gpus_per_node
+    per_node = cluster.gpus_per_node
     lora_rank = spec.lora_rank if method in ADAPTER_METHODS else None
     _check_spec(shape, method, cluster, spec, lora_rank)
 
@@ -155,111 +156,78 @@ def _search(key: _Key) -> SearchResult:
         if len(rejected) < MAX_REJECTED_KEPT:
             rejected.append((layout, reason))
 
-    def skeleton(tp: int, pp: int) -> Layout:
-        return Layout(tp=tp, pp=pp, dp=max(1, gpus // (tp * pp)), zero=spec.zero or 0,
-                      recompute=spec.recompute or "none", micro_batch=spec.micro_batch or 1,
-                      global_batch=spec.global_batch or 1, seq_len=spec.seq_len, precision=spec.precision,
-                      sequence_parallel=bool(spec.sequence_parallel), lora_rank=lora_rank,
-                      optimizer=spec.optimizer, chunked_loss=spec.chunked_loss,
-                      lora_targets=spec.lora_targets)
-
-    tps = [spec.tp] if spec.tp else list(_divisors(gpus))
+    cap = cluster.gpu.memory_gib
     considered = 0
     best: tuple[float, float, Layout, float] | None = None  # (step tokens/s neg, mem, layout, paged)
     closest: tuple[float, Layout] | None = None
-    for tp in tps:
-        if tp > per_node and not spec.tp:
-            reject(skeleton(tp, 1), f"tp={tp} spans {-(-tp // per_node)} nodes", "tp spans nodes")
-            continue
-        if shape.heads % tp or (tp > shape.kv_heads and tp % shape.kv_heads) or (
-                tp < shape.kv_heads and shape.kv_heads % tp):
-            reject(skeleton(tp, 1),
-                   f"tp={tp} does not divide {shape.heads} heads / {shape.kv_heads} KV heads",
-                   "tp incompatible with heads")
-            continue
-        rest = gpus // tp
-        pps = [spec.pp] if spec.pp else [p for p in _divisors(rest) if p <= shape.layers]
-        for pp in pps:
-            dp = rest // pp
-            tp_link = group_link(cluster, tp, 1)
-            dp_link = group_link(cluster, dp, tp)
-            pp_link = group_link(cluster, min(pp, 2), tp * dp)
-            if spec.zero is not None:
-                zeros = [spec.zero]
-            elif dp == 1:
-                zeros = [0]
-            elif pp > 1:
-                zeros = [1]  # Megatron's distributed optimizer / DeepSpeed: pipelining with ZeRO-1 only
-            else:
-                zeros = [2, 3]  # ZeRO-2 dominates 0 and 1: same traffic, less memory
-            recomputes = [spec.recompute] if spec.recompute else ["none", "full"]
-            vps = ([spec.virtual_pipeline] if spec.virtual_pipeline else
-                   [v for v in VIRTUAL_STAGES if v == 1 or (pp > 1 and shape.layers % (pp * v) == 0)])
-            mbs = [spec.micro_batch] if spec.micro_batch else list(MICRO_BATCHES)
-            sp = spec.sequence_parallel if spec.sequence_parallel is not None else tp > 1
-            cap = cluster.gpu.memory_gib
 
-            def make(zero: int, rc: str, mb: int, v: int, gb: int, tp: int = tp, pp: int = pp, dp: int = dp,
-                     sp: bool = sp) -> Layout:
-                return Layout(tp=tp, pp=pp, dp=dp, zero=zero, recompute=rc, micro_batch=mb, global_batch=gb,
-                              seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=sp,
-                              lora_rank=lora_rank, optimizer=spec.optimizer, virtual_pipeline=v,
-                              chunked_loss=spec.chunked_loss, lora_targets=spec.lora_targets,
-                              flash_attention=spec.flash_attention)
+    # Nothing in the plan depends on the fabric between nodes unless a fixed tp spans nodes, so one
+    # plan serves every platform with this GPU and node size.
+    plan_cluster = cluster if (spec.tp or 1) > per_node else replace(
+        cluster, fabric_kind="none", fabric_gbps_per_gpu=0.0)
+    pairs, rejections = _plan(shape, method, plan_cluster, spec, lora_rank)
+    for layout, reason, kind in rejections:
+        reject(layout, reason, kind)
 
-            for mb in mbs:
-                if spec.global_batch:
-                    gb = spec.global_batch
-                    if gb % (dp * mb):
-                        reject(replace(skeleton(tp, pp), micro_batch=mb),
-                               f"global_batch {gb} is not a multiple of dp x micro_batch = {dp} x {mb}",
-                               "global batch not divisible")
-                        continue
-                else:
-                    if mb > 1 and dp * mb > default_global_batch(method, spec.seq_len, 1, 1):
-                        continue  # the default batch would have to grow just to fit this micro-batch
-                    gb = default_global_batch(method, spec.seq_len, dp, mb)
-                fits_at_some_v = False
-                for v in vps:
-                    # Memory grows with the micro-batch and the virtual stages: if the least-memory
-                    # option does not fit here, nothing with a larger mb or v will.
-                    lowest = make(max(zeros), recomputes[-1], mb, v, gb)
-                    considered += 1
-                    lowest_mem = memory_per_gpu(shape, method, lowest, cap)
-                    lowest_total = lowest_mem.breakdown.total_gib
-                    if closest is None or lowest_total < closest[0]:
-                        closest = (lowest_total, lowest)
-                    if lowest_total > cap:
-                        reject(lowest, f"out of memory: {lowest_total:.1f} GiB > {cap:g} GiB",
-                               "out of memory")
-                        break
-                    fits_at_some_v = True
-                    fitted_rc: set[str] = set()
-                    for rc in recomputes:
-                        if rc == "full" and "none" in fitted_rc and not spec.recompute:
-                            continue  # dominated: recompute only adds time where none fits
-                        for zero in zeros:
-                            if zero == 3 and rc in fitted_rc and spec.zero is None:
-                                continue  # dominated: ZeRO-3 only adds communication
-                            if zero == lowest.zero and rc == lowest.recompute:
-                                layout, mem = lowest, lowest_mem
-                            else:
-                                layout = make(zero, rc, mb, v, gb)
-                                considered += 1
-                                mem = memory_per_gpu(shape, method, layout, cap)
-                            total = mem.breakdown.total_gib
-                            if total > cap:
-                                reject(layout, f"out of memory: {total:.1f} GiB > {cap:g} GiB",
-                                       "out of memory")
-                                continue
-                            fitted_rc.add(rc)
-                            t = step_time(shape, method, layout, cluster, tp_link, dp_link, pp_link,
-                                          mem.paged_offload_params).total_s
-                            rate = gb * spec.seq_len / t
-                            if best is None or (-rate, total) < (best[0], best[1]):
-                                best = (-rate, total, layout, 0.0)
-                if not fits_at_some_v:
+    for pair in pairs:
+        zeros, recomputes, vps = pair.zeros, pair.recomputes, pair.virtual_stages
+        if best is not None and max(bound for _, _, bound in pair.micro_batches) < -best[0]:
+            reasons["cannot beat the fastest layout found"] += len(pair.micro_batches)
+            continue  # (an early exit would do; counting keeps the reasons complete)
+        tp_link = group_link(cluster, pair.tp, 1)
+        dp_link = group_link(cluster, pair.dp, pair.tp)
+        pp_link = group_link(cluster, min(pair.pp, 2), pair.tp * pair.dp)
+
+        def make(zero: int, rc: str, mb: int, v: int, gb: int, pair: _Pair = pair) -> Layout:
+            return Layout(tp=pair.tp, pp=pair.pp, dp=pair.dp, zero=zero, recompute=rc, micro_batch=mb,
+                          global_batch=gb, seq_len=spec.seq_len, precision=spec.precision,
+                          sequence_parallel=pair.sequence_parallel, lora_rank=lora_rank,
+                          optimizer=spec.optimizer, virtual_pipeline=v, chunked_loss=spec.chunked_loss,
+                          lora_targets=spec.lora_targets, flash_attention=spec.flash_attention)
+
+        for mb, gb, bound in pair.micro_batches:
+            if best is not None and bound < -best[0]:
+                reasons["cannot beat the fastest layout found"] += 1
+                continue
+            fits_at_some_v = False
+            for v in vps:
+                # Memory grows with the micro-batch and the virtual stages: if the least-memory
+                # option does not fit here, nothing with a larger mb or v will.
+                lowest = make(max(zeros), recomputes[-1], mb, v, gb)
+                considered += 1
+                lowest_mem = _memory(shape, method, lowest, cap)
+                lowest_total = lowest_mem.breakdown.total_gib
+                if closest is None or lowest_total < closest[0]:
+                    closest = (lowest_total, lowest)
+                if lowest_total > cap:
+                    reject(lowest, f"out of memory: {lowest_total:.1f} GiB > {cap:g} GiB", "out of memory")
                     break
+                fits_at_some_v = True
+                fitted_rc: set[str] = set()
+                for rc in recomputes:
+                    if rc == "full" and "none" in fitted_rc and not spec.recompute:
+                        continue  # dominated: recompute only adds time where none fits
+                    for zero in zeros:
+                        if zero == 3 and rc in fitted_rc and spec.zero is None:
+                            continue  # dominated: ZeRO-3 only adds communication
+                        if zero == lowest.zero and rc == lowest.recompute:
+                            layout, mem = lowest, lowest_mem
+                        else:
+                            layout = make(zero, rc, mb, v, gb)
+                            considered += 1
+                            mem = _memory(shape, method, layout, cap)
+                        total = mem.breakdown.total_gib
+                        if total > cap:
+                            reject(layout, f"out of memory: {total:.1f} GiB > {cap:g} GiB", "out of memory")
+                            continue
+                        fitted_rc.add(rc)
+                        t = step_time(shape, method, layout, cluster, tp_link, dp_link, pp_link,
+                                      mem.paged_offload_params).total_s
+                        rate = gb * spec.seq_len / t
+                        if best is None or (-rate, total) < (best[0], best[1]):
+                            best = (-rate, total, layout, 0.0)
+            if not fits_at_some_v:
+                break
     best_est = _estimate(model, shape, method, cluster, best[2]) if best else None
     closest_est = None
     if best is None and closest is not None:
@@ -276,6 +244,105 @@ def _search(key: _Key) -> SearchResult:
     return SearchResult(best=best_est, considered=considered, rejected=tuple(rejected),
                         reasons=dict(reasons.most_common()), searched=spec.searched_fields(),
                         closest=closest_est, spec=spec, _model=model, _method=method, _cluster=cluster)
+
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """One (tp, pp) of the search: the choices left open, and per micro-batch (micro_batch,
+    global_batch, the most tokens/s any layout of it could reach)."""
+
+    tp: int
+    pp: int
+    dp: int
+    sequence_parallel: bool
+    zeros: tuple[int, ...]
+    recomputes: tuple[str, ...]
+    virtual_stages: tuple[int, ...]
+    micro_batches: tuple[tuple[int, int, float], ...]
+
+
+@lru_cache(maxsize=4096)
+def _plan(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lora_rank: int | None
+          ) -> tuple[tuple[_Pair, ...], tuple[tuple[Layout, str, str], ...]]:
+    """Every (tp, pp, micro-batch) worth trying, each with the throughput no layout of it can beat,
+    most promising first (so the bound skips most of the rest); and the (tp, pp) rejected outright."""
+    gpus, per_node = cluster.gpus, cluster.gpus_per_node
+    rejections: list[tuple[Layout, str, str]] = []
+
+    def reject(layout: Layout, reason: str, kind: str) -> None:
+        rejections.append((layout, reason, kind))
+
+    def skeleton(tp: int, pp: int) -> Layout:
+        return Layout(tp=tp, pp=pp, dp=max(1, gpus // (tp * pp)), zero=spec.zero or 0,
+                      recompute=spec.recompute or "none", micro_batch=spec.micro_batch or 1,
+                      global_batch=spec.global_batch or 1, seq_len=spec.seq_len, precision=spec.precision,
+                      sequence_parallel=bool(spec.sequence_parallel), lora_rank=lora_rank,
+                      optimizer=spec.optimizer, chunked_loss=spec.chunked_loss,
+                      lora_targets=spec.lora_targets)
+
+    pairs: list[_Pair] = []
+    for tp in [spec.tp] if spec.tp else list(_divisors(gpus)):
+        if tp > per_node and not spec.tp:
+            reject(skeleton(tp, 1), f"tp={tp} spans {-(-tp // per_node)} nodes", "tp spans nodes")
+            continue
+        if shape.heads % tp or (tp > shape.kv_heads and tp % shape.kv_heads) or (
+                tp < shape.kv_heads and shape.kv_heads % tp):
+            reject(skeleton(tp, 1),
+                   f"tp={tp} does not divide {shape.heads} heads / {shape.kv_heads} KV heads",
+                   "tp incompatible with heads")
+            continue
+        rest = gpus // tp
+        for pp in [spec.pp] if spec.pp else [p for p in _divisors(rest) if p <= shape.layers]:
+            pair = _pair(shape, method, cluster, spec, lora_rank, tp, pp, reject)
+            if pair.micro_batches:
+                pairs.append(pair)
+    pairs.sort(key=lambda pr: -max(bound for _, _, bound in pr.micro_batches))
+    return tuple(pairs), tuple(rejections)
+
+
+def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lora_rank: int | None,
+          tp: int, pp: int, reject: Callable[[Layout, str, str], None]) -> _Pair:
+    dp = cluster.gpus // (tp * pp)
+    if spec.zero is not None:
+        zeros = [spec.zero]
+    elif dp == 1:
+        zeros = [0]
+    elif pp > 1:
+        zeros = [1]  # Megatron's distributed optimizer / DeepSpeed: pipelining with ZeRO-1 only
+    else:
+        zeros = [2, 3]  # ZeRO-2 dominates 0 and 1: same traffic, less memory
+    recomputes = [spec.recompute] if spec.recompute else ["none", "full"]
+    vps = ([spec.virtual_pipeline] if spec.virtual_pipeline else
+           [v for v in VIRTUAL_STAGES if v == 1 or (pp > 1 and shape.layers % (pp * v) == 0)])
+    sp = spec.sequence_parallel if spec.sequence_parallel is not None else tp > 1
+    tp_link = group_link(cluster, tp, 1)
+    bounds: list[tuple[int, int, float]] = []
+    for mb in [spec.micro_batch] if spec.micro_batch else list(MICRO_BATCHES):
+        if spec.global_batch:
+            gb = spec.global_batch
+            if gb % (dp * mb):
+                reject(Layout(tp=tp, pp=pp, dp=dp, zero=spec.zero or 0, recompute=spec.recompute or "none",
+                              micro_batch=mb, global_batch=gb, seq_len=spec.seq_len, precision=spec.precision,
+                              sequence_parallel=sp, lora_rank=lora_rank),
+                       f"global_batch {gb} is not a multiple of dp x micro_batch = {dp} x {mb}",
+                       "global batch not divisible")
+                continue
+        else:
+            if mb > 1 and dp * mb > default_global_batch(method, spec.seq_len, 1, 1):
+                continue  # the default batch would have to grow just to fit this micro-batch
+            gb = default_global_batch(method, spec.seq_len, dp, mb)
+        probe = Layout(tp=tp, pp=pp, dp=dp, zero=0, recompute="none", micro_batch=mb, global_batch=gb,
+                       seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=sp,
+                       lora_rank=lora_rank, optimizer=spec.optimizer, chunked_loss=spec.chunked_loss,
+                       lora_targets=spec.lora_targets, flash_attention=spec.flash_attention)
+        lower_s = step_time_lower_bound(shape, method, probe, cluster, tp_link, max(vps))
+        bounds.append((mb, gb, gb * spec.seq_len / lower_s))
+    return _Pair(tp, pp, dp, sp, tuple(zeros), tuple(recomputes), tuple(vps), tuple(bounds))
+
+
+# Memory does not depend on the fabric or reliability, so it is shared by every cluster of a GPU.
+_memory = lru_cache(maxsize=65536)(memory_per_gpu)
 
 
 def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,

@@ -82,6 +82,58 @@ def rates(shape: ModelShape, layout: Layout, cluster: Cluster) -> Rates:
     return Rates(peak_lin * 1e12 * eff, attn, mem_bw * MEMORY_BANDWIDTH_EFFICIENCY)
 
 
+@dataclass(frozen=True)
+class MicroBatchCompute:
+    """Seconds of one micro-batch on the slowest pipeline stage, before communication."""
+
+    compute_s: float
+    linear_fwd_flops: float
+    attention_fwd_flops: float
+    elementwise_s: float
+    score_fwd_s: float
+
+
+def micro_batch_compute(shape: ModelShape, method: str, layout: Layout, r: Rates) -> MicroBatchCompute:
+    """Forward and backward of one micro-batch on one GPU of the slowest stage (module docstring)."""
+    t, s = layout.tp, layout.seq_len
+    tokens = layout.micro_batch * s
+    layers = -(-shape.layers // layout.pp)
+    lin_fwd = 2.0 * shape.layer_linear_active * layers / t * tokens
+    attn_fwd = 4.0 * s * shape.q_dim * layers / t * tokens
+    head_fwd = 2.0 * shape.vocab * shape.hidden / t * tokens
+    lin_bwd_factor = 1.0 if method in ADAPTER_METHODS else 2.0
+    t_lin = (lin_fwd + head_fwd) * (1 + lin_bwd_factor) / r.linear_flops_per_s
+    t_attn = attn_fwd * 3 / r.attention_flops_per_s
+    sp_div = t if (layout.sequence_parallel or t == 1) else 1
+    elem_bytes = 2.0 * layers * tokens * (ELEMENTWISE_PASSES_PER_HIDDEN * shape.hidden / sp_div
+                                          + ELEMENTWISE_PASSES_PER_FFN * shape.ffn_width_active / t)
+    if method in ADAPTER_METHODS and layout.lora_rank:
+        # each adapter re-reads its layer input and adds into its output, forward and backward
+        dims = shape.adapter_attn_dims + (shape.adapter_mlp_dims * max(1, shape.moe_active)
+                                          if layout.lora_targets == "all" else 0)
+        elem_bytes += 2.0 * 3 * dims / t * layers * tokens
+        t_lin += 6.0 * layout.lora_rank * dims * layers / t * tokens / r.linear_flops_per_s
+    score_fwd = 0.0
+    if not layout.flash_attention:
+        score_fwd = UNFUSED_SCORE_BYTES * shape.heads * s / t * layers * tokens / r.memory_bytes_per_s
+    t_elem = elem_bytes / r.memory_bytes_per_s
+    return MicroBatchCompute(t_lin + t_attn + t_elem + 3 * score_fwd, lin_fwd, attn_fwd, t_elem, score_fwd)
+
+
+def step_time_lower_bound(shape: ModelShape, method: str, layout: Layout, cluster: Cluster,
+                          tp_link: GroupLink, max_virtual_pipeline: int) -> float:
+    """A step time no layout with this tp, pp, micro-batch and global batch can beat, whatever its
+    ZeRO stage, recomputation and virtual stages: compute and tensor-parallel traffic without
+    recomputation, and the bubble at the most virtual stages; every other term of `step_time` is
+    non-negative. Lets the layout search skip (tp, pp, micro-batch) that cannot win."""
+    mb = micro_batch_compute(shape, method, layout, rates(shape, layout, cluster))
+    tp_mb = (TP_COMM_EXPOSED_FRACTION * 4 * -(-shape.layers // layout.pp)
+             * tp_link.all_reduce_s(layout.micro_batch * layout.seq_len * shape.hidden * 2.0)
+             if layout.tp > 1 else 0.0)
+    bubble = (layout.pp - 1) / max_virtual_pipeline
+    return (layout.micro_batches + bubble) * (mb.compute_s + tp_mb) / cluster.speedup
+
+
 def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, tp_link: GroupLink,
               dp_link: GroupLink, pp_link: GroupLink, paged_offload_params: float) -> TimeBreakdown:
     """Seconds per optimizer step, broken down (see module docstring)."""
@@ -92,27 +144,10 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
     adapters = method in ADAPTER_METHODS
     r = rates(shape, layout, cluster)
     layers = -(-shape.layers // p)
-
-    lin_fwd = 2.0 * shape.layer_linear_active * layers / t * tokens
-    attn_fwd = 4.0 * s * shape.q_dim * layers / t * tokens
-    head_fwd = 2.0 * shape.vocab * shape.hidden / t * tokens
     lin_bwd_factor = 1.0 if adapters else 2.0
-    t_lin = (lin_fwd + head_fwd) * (1 + lin_bwd_factor) / r.linear_flops_per_s
-    t_attn = attn_fwd * 3 / r.attention_flops_per_s
-    sp_div = t if (layout.sequence_parallel or t == 1) else 1
-    elem_bytes = 2.0 * layers * tokens * (ELEMENTWISE_PASSES_PER_HIDDEN * shape.hidden / sp_div
-                                          + ELEMENTWISE_PASSES_PER_FFN * shape.ffn_width_active / t)
-    if adapters and layout.lora_rank:
-        # each adapter re-reads its layer input and adds into its output, forward and backward
-        dims = shape.adapter_attn_dims + (shape.adapter_mlp_dims * max(1, shape.moe_active)
-                                          if layout.lora_targets == "all" else 0)
-        elem_bytes += 2.0 * 3 * dims / t * layers * tokens
-        t_lin += 6.0 * layout.lora_rank * dims * layers / t * tokens / r.linear_flops_per_s
-    score_fwd = 0.0
-    if not layout.flash_attention:
-        score_fwd = UNFUSED_SCORE_BYTES * shape.heads * s / t * layers * tokens / r.memory_bytes_per_s
-    t_elem = elem_bytes / r.memory_bytes_per_s
-    compute_mb = t_lin + t_attn + t_elem + 3 * score_fwd
+    mbc = micro_batch_compute(shape, method, layout, r)
+    compute_mb, lin_fwd, attn_fwd = mbc.compute_s, mbc.linear_fwd_flops, mbc.attention_fwd_flops
+    t_elem, score_fwd = mbc.elementwise_s, mbc.score_fwd_s
 
     if layout.recompute == "full":
         recompute_mb = (lin_fwd / r.linear_flops_per_s + attn_fwd / r.attention_flops_per_s + t_elem / 3

@@ -107,6 +107,15 @@ def _pair_bottleneck(g: nx.Graph, a: tuple[int, int], b: tuple[int, int]) -> tup
     return float(worst["capacity"]), str(worst["kind"])
 
 
+@lru_cache(maxsize=8192)
+def _pair_type_bottleneck(key: tuple[object, ...], a: int, b: int, same_node: bool) -> tuple[float, str]:
+    """Bottleneck between GPU `a` of node 0 and GPU `b` of node 0 (same_node) or node 1."""
+    g = _graph(key)
+    # Inside a node, traffic stays on NVLink/PCIe; it does not hairpin through the fabric switch.
+    view = nx.restricted_view(g, ["fabric"], []) if same_node and "fabric" in g else g
+    return _pair_bottleneck(view, (0, a), (0 if same_node else 1, b))
+
+
 def group_link(cluster: Cluster, size: int, stride: int) -> GroupLink:
     """Bottleneck of the ring over ranks 0, stride, 2*stride, ... (size members)."""
     return _group_link(_link_key(cluster), size, stride)
@@ -118,7 +127,6 @@ def _group_link(key: tuple[object, ...], size: int, stride: int) -> GroupLink:
         return GroupLink(size, float("inf"), False, "self")
     per_node = key[3]
     assert isinstance(per_node, int)
-    g = _graph(key)
     ranks = [stride * k for k in range(size)]
     pair_types: set[tuple[int, int, bool]] = set()
     for a, b in zip(ranks, ranks[1:] + ranks[:1], strict=True):
@@ -128,9 +136,7 @@ def _group_link(key: tuple[object, ...], size: int, stride: int) -> GroupLink:
     for ia, ib, same in pair_types:
         if (0, ia) == ((0 if same else 1), ib):
             continue
-        # Inside a node, traffic stays on NVLink/PCIe; it does not hairpin through the fabric switch.
-        view = nx.restricted_view(g, ["fabric"], []) if same and "fabric" in g else g
-        bw, kind = _pair_bottleneck(view, (0, ia), (0 if same else 1, ib))
+        bw, kind = _pair_type_bottleneck(key, ia, ib, same)
         if bw < best_bw:
             best_bw, best_kind = bw, kind
     return GroupLink(size, best_bw, spans, best_kind)
