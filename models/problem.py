@@ -39,6 +39,31 @@ SCALE = Scale()
 
 
 @dataclass(frozen=True)
+class PurchaseEconomics:
+    """What buying GPUs costs and saves, in the scenario's currency, for the payback period: the money
+    paid up front, the running costs, and the cheapest non-spot rental of the same GPU it replaces."""
+
+    capex_per_gpu: float
+    running_per_gpu_hour: float  # power
+    staff_per_hour: float  # ops staff, whatever the GPU count
+    life_years: float
+    rent_per_gpu_hour: float | None  # cheapest rental equivalent, None when the catalog rents none
+    rent_label: str | None = None
+
+    def payback_months(self, gpus: int) -> float | None:
+        """Months of full use until the purchase has saved its price against renting; None if never."""
+        if self.rent_per_gpu_hour is None:
+            return None
+        saving_per_hour = (self.rent_per_gpu_hour - self.running_per_gpu_hour) * gpus - self.staff_per_hour
+        if saving_per_hour <= 0:
+            return None
+        return self.capex_per_gpu * gpus / saving_per_hour / HOURS_PER_MONTH
+
+
+HOURS_PER_MONTH = 730.0  # 8760 / 12
+
+
+@dataclass(frozen=True)
 class Resource:
     """Something jobs share over time: an owned pool, a monthly/yearly reservation or a purchase.
 
@@ -61,6 +86,7 @@ class Resource:
     available_from_min: int = 0
     available_until_min: int | None = None
     max_periods: int = 0
+    economics: PurchaseEconomics | None = None  # purchases only
 
 
 @dataclass(frozen=True)

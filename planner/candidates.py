@@ -27,7 +27,7 @@ from models.gpu import GPU
 from models.loading import LoadedScenario
 from models.model_card import ModelCard
 from models.platform import PERIOD_H, Features, Offer, Platform, Purchase
-from models.problem import SCALE, Candidate, Placement, Problem, Removed, Resource
+from models.problem import SCALE, Candidate, Placement, Problem, PurchaseEconomics, Removed, Resource
 from models.scenario import Job, OwnedPool, Scenario
 from planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
 
@@ -263,14 +263,36 @@ class CandidateBuilder:
                                                                     purchase.currency))
         staff_hourly = self._money(purchase.ops_staff_per_year, purchase.currency) / 8760
         period_h = 24.0  # held by the day once bought and installed
+        rent = self._cheapest_rental(place.gpu)
+        economics = PurchaseEconomics(
+            capex_per_gpu=self._money(purchase.capex_per_gpu, purchase.currency),
+            running_per_gpu_hour=purchase.power_kw_per_gpu * self._money(purchase.electricity_per_kwh,
+                                                                         purchase.currency),
+            staff_per_hour=staff_hourly, life_years=purchase.life_years,
+            rent_per_gpu_hour=rent[0] if rent else None, rent_label=rent[1] if rent else None)
         self.resources[key] = Resource(
             key=key, kind="purchase", platform=place.platform, gpu=place.gpu,
             label=f"buy {place.gpu} (amortized over {purchase.life_years:g} years)", levels=levels,
             period_min=SCALE.minutes(period_h), price_per_gpu_period=SCALE.money(hourly_per_gpu * period_h),
             fixed_price_per_period=SCALE.money(staff_hourly * period_h),
             available_from_min=SCALE.minutes(purchase.lead_time_days * 24),
-            max_periods=math.ceil(self.horizon_h / period_h) + 1)
+            max_periods=math.ceil(self.horizon_h / period_h) + 1, economics=economics)
         return key
+
+    def _cheapest_rental(self, gpu: str) -> tuple[float, str] | None:
+        """(price per GPU-hour, "billing on platform") of the cheapest non-spot offer of `gpu`, the rent
+        a purchase saves; reservations count at full use of their period."""
+        best: tuple[float, str] | None = None
+        for platform in self.catalog.platforms.values():
+            for offer in platform.offers:
+                if offer.gpu != gpu or offer.billing == "spot":
+                    continue
+                price = self._money(offer.price_per_gpu_period, offer.currency) / offer.period_h
+                if self.scenario.academic and offer.academic_discount:
+                    price *= 1 - offer.academic_discount
+                if best is None or price < best[0]:
+                    best = (price, f"{offer.billing} on {platform.id}")
+        return best
 
     # --- assembly ------------------------------------------------------------------------------
     def build(self) -> Problem:

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from constraints.groups import family
-from models.problem import SCALE, Candidate, Problem
+from models.problem import SCALE, Candidate, Problem, PurchaseEconomics
 from planner.cpsat.model import Bounds
 from planner.cpsat.run import Outcome, to_plan
-from planner.plan import Conflict, Plan, Relaxation, SolveResult
+from planner.plan import Conflict, Plan, Relaxation, ReservationPlan, SolveResult
 
 if TYPE_CHECKING:
     from planner.solve import Session
@@ -46,7 +46,25 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
         unit = {24.0: "days", 720.0: "months", 8760.0: "years"}.get(r.period_h, f"x {r.period_h:g} h")
         lines.append(f"{r.label}: {r.gpus} GPUs for {r.periods} {unit} from hour {r.start_h:,.1f}: "
                      f"{money(r.cost, currency)}")
+        econ = problem.resources[r.key].economics
+        if r.kind == "purchase" and econ is not None:
+            lines.append(_payback_line(r, econ, currency))
     return lines
+
+
+def _payback_line(r: ReservationPlan, econ: PurchaseEconomics, currency: str) -> str:
+    upfront = f"buying {r.gpus} GPUs costs {money(econ.capex_per_gpu * r.gpus, currency)} up front"
+    if econ.rent_per_gpu_hour is None:
+        return f"{upfront}; the catalog rents no such GPU to compare with, so no payback period"
+    against = (f"against renting at {econ.rent_per_gpu_hour:,.2f} {currency}/GPU-h ({econ.rent_label}), "
+               f"power {econ.running_per_gpu_hour:,.2f}/GPU-h and staff {money(econ.staff_per_hour * 8760, currency)}"
+               "/year")
+    if r.payback_months is None:
+        return f"{upfront}; it never pays back {against}"
+    life = econ.life_years * 12
+    verdict = "within" if r.payback_months <= life else "beyond"
+    return (f"{upfront}; at full use it pays back after {r.payback_months:,.1f} months {against}, "
+            f"{verdict} its {life:g}-month life")
 
 
 def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) -> None:

@@ -48,6 +48,7 @@ class ReservationPlan:
     period_h: float
     start_h: float
     cost: float
+    payback_months: float | None = None  # purchases: months of full use until buying beat renting
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
-from models.problem import SCALE, Candidate, Problem
+from models.problem import SCALE, Candidate, Problem, Resource
 from models.scenario import SolverSettings
 from planner.cpsat.model import PlanModel
 from planner.plan import JobPlan, Plan, ReservationPlan
@@ -113,7 +113,13 @@ def to_plan(problem: Problem, outcome: Outcome, rank: int) -> Plan:
         cost = SCALE.to_money(res.price_per_gpu_period * gpus * periods + res.fixed_price_per_period * periods)
         reservations.append(ReservationPlan(key=key, label=res.label, kind=res.kind, gpus=gpus, periods=periods,
                                             period_h=SCALE.to_hours(res.period_min),
-                                            start_h=SCALE.to_hours(start), cost=cost))
+                                            start_h=SCALE.to_hours(start), cost=cost,
+                                            payback_months=_payback(res, gpus)))
     return Plan(rank=rank, total_cost=SCALE.to_money(outcome.total_cost),
                 makespan_h=round(SCALE.to_hours(outcome.makespan_min), 2), jobs=jobs, reservations=reservations,
                 optimal=outcome.status == "optimal")
+
+
+def _payback(res: Resource, gpus: int) -> float | None:
+    months = res.economics.payback_months(gpus) if res.economics else None
+    return round(months, 1) if months is not None else None

@@ -1,0 +1,48 @@
+"""Buying a cluster: the payback period against the cheapest rental of the same GPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from models.loading import load_scenario
+from models.problem import HOURS_PER_MONTH, PurchaseEconomics
+from planner.candidates import build_problem
+from planner.solve import SolveOptions, solve
+
+SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "frontier_private_vs_hybrid.yaml"
+
+
+def test_payback_months_by_hand():
+    econ = PurchaseEconomics(capex_per_gpu=100_000.0, running_per_gpu_hour=1.0, staff_per_hour=50.0,
+                             life_years=5, rent_per_gpu_hour=6.0, rent_label="monthly on x")
+    # 16 GPUs save (6 - 1) x 16 - 50 = 30 per hour; 1.6M / 30 = 53,333 h = 73.06 months
+    assert econ.payback_months(16) == pytest.approx(1_600_000 / 30 / HOURS_PER_MONTH)
+    # staff outweighs the saving on one GPU: never pays back
+    assert econ.payback_months(1) is None
+    assert PurchaseEconomics(1.0, 0.0, 0.0, 5, None).payback_months(8) is None
+
+
+def test_purchase_in_plan_reports_payback_against_cheapest_rental():
+    loaded = load_scenario(SCENARIO)
+    problem = build_problem(loaded)
+    res = problem.resources["buy:h800"]
+    assert res.economics is not None
+    catalog = loaded.catalog
+    rents = [catalog.to_currency(o.price_per_gpu_period, o.currency, "CNY") / o.period_h
+             for p in catalog.platforms.values() for o in p.offers if o.gpu == "h800" and o.billing != "spot"]
+    assert res.economics.rent_per_gpu_hour == pytest.approx(min(rents))
+
+    result = solve(loaded, SolveOptions(top_k=1, time_limit_s=60))
+    assert result.status in ("optimal", "feasible")
+    bought = [r for r in result.plans[0].reservations if r.kind == "purchase"]
+    assert bought, "the institute's scenario is built so that buying H800s wins"
+    for r in bought:
+        econ = problem.resources[r.key].economics
+        assert econ is not None
+        saving = (econ.rent_per_gpu_hour - econ.running_per_gpu_hour) * r.gpus - econ.staff_per_hour
+        assert r.payback_months == pytest.approx(econ.capex_per_gpu * r.gpus / saving / HOURS_PER_MONTH, abs=0.05)
+        assert any("pays back after" in line for line in result.plans[0].explanation)
+        exported = {x["key"]: x for x in result.to_dict()["plans"][0]["reservations"]}
+        assert exported[r.key]["payback_months"] == r.payback_months
