@@ -20,7 +20,6 @@ sys.path.insert(0, str(ROOT))
 from models.loading import load_scenario  # noqa: E402
 from planner.candidates import build_problem  # noqa: E402
 from planner.cpsat.model import Bounds  # noqa: E402
-from planner.explain import standalone_cost  # noqa: E402
 from planner.solve import Session, solve_session  # noqa: E402
 
 
@@ -39,7 +38,7 @@ def _brute_force_cost(problem) -> tuple[int, float] | None:
             continue
         if res is not None and res.available_until_min is not None and end > res.available_until_min:
             continue
-        cost = standalone_cost(problem, c)
+        cost = problem.standalone_cost(c)
         if problem.budget is None or cost <= problem.budget:
             costs.append(cost)
     return (min(costs), time.perf_counter() - started) if costs else None

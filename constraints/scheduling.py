@@ -20,6 +20,12 @@ def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
             assert after_literal is not None
             model.add(variables.jobs[job].start >= variables.jobs[dep].end).only_enforce_if(after_literal)
 
+    for key in variables.private:
+        # Held for one job alone: it only has to exist (a purchase arrives after its lead time).
+        res = problem.resources[key]
+        for c in problem.all_candidates():
+            if c.resource == key and res.available_from_min:
+                model.add(variables.jobs[c.job].start >= res.available_from_min).only_enforce_if(variables.chosen(c))
     for key, rv in variables.resources.items():
         users = [c for c in problem.all_candidates() if c.resource == key]
         if not users:

@@ -40,6 +40,7 @@ class Variables:
             c.index: model.new_bool_var(f"x[{c.name}]") for c in problem.all_candidates()
         }
         self.jobs: dict[str, JobVars] = {}
+        self.private = problem.private_resources()
         for job in problem.jobs:
             candidates = problem.candidates[job]
             start = model.new_int_var(0, horizon, f"start[{job}]")
@@ -48,12 +49,14 @@ class Variables:
             # An IntVar, not the raw sum: interval sizes must be affine.
             duration = model.new_int_var(min(durations), max(durations), f"duration[{job}]")
             model.add(duration == sum(c.duration_min * self.x[c.index] for c in candidates))
-            cost = sum(c.cost * self.x[c.index] for c in candidates if c.cost)
+            cost = sum(self.own_cost(c) * self.x[c.index] for c in candidates if self.own_cost(c))
             model.add_exactly_one(self.x[c.index] for c in candidates)
             model.add(end == start + duration)
             self.jobs[job] = JobVars(job, start, end, duration, cost)
         self.resources: dict[str, ResourceVars] = {}
         for key, res in problem.resources.items():
+            if key in self.private:
+                continue
             rv = ResourceVars(res, model.new_int_var(res.available_from_min, horizon, f"res_start[{key}]"))
             if res.kind != "owned":
                 rv.periods = model.new_int_var(0, res.max_periods, f"res_periods[{key}]")
@@ -80,6 +83,10 @@ class Variables:
         model.add_max_equality(self.makespan, [jv.end for jv in self.jobs.values()])
         self.total_cost: cp_model.LinearExprT = cp_model.LinearExpr.sum(
             [*(jv.cost for jv in self.jobs.values()), *(self.resource_cost(rv) for rv in self.resources.values())])
+
+    def own_cost(self, c: Candidate) -> int:
+        """The candidate's cost to the plan apart from shared resources (which are priced on their own)."""
+        return self.problem.standalone_cost(c) if c.resource in self.private else c.cost
 
     @staticmethod
     def resource_cost(rv: ResourceVars) -> cp_model.LinearExprT:

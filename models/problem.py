@@ -88,6 +88,11 @@ class Resource:
     max_periods: int = 0
     economics: PurchaseEconomics | None = None  # purchases only
 
+    def held_alone(self, gpus: int, duration_min: int) -> tuple[int, int]:
+        """(periods, cost in money units) of this reservation or purchase sized and held for one job."""
+        periods = max(self.min_periods, -(-duration_min // self.period_min))
+        return periods, (self.price_per_gpu_period * gpus + self.fixed_price_per_period) * periods
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -162,6 +167,21 @@ class Problem:
 
     def all_candidates(self) -> list[Candidate]:
         return [c for job in self.jobs for c in self.candidates[job]]
+
+    def private_resources(self) -> set[str]:
+        """Reservations and purchases that only one job's candidates use: sharing them in time is
+        moot, so the model prices each candidate on them as if held alone (the same optimum)."""
+        users: dict[str, set[str]] = {}
+        for c in self.all_candidates():
+            if c.resource is not None:
+                users.setdefault(c.resource, set()).add(c.job)
+        return {key for key, jobs in users.items() if len(jobs) == 1 and self.resources[key].kind != "owned"}
+
+    def standalone_cost(self, c: Candidate) -> int:
+        """What the candidate costs on its own (a reservation or purchase sized and held just for it)."""
+        if c.resource is None or self.resources[c.resource].kind == "owned":
+            return c.cost
+        return self.resources[c.resource].held_alone(c.gpus, c.duration_min)[1]
 
 
 @dataclass(frozen=True)

@@ -3,13 +3,12 @@ and for an infeasible scenario the minimal conflicting groups and the smallest r
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from constraints.groups import family
-from models.problem import SCALE, Candidate, Problem, PurchaseEconomics
+from models.problem import SCALE, Problem, PurchaseEconomics
 from planner.cpsat.model import Bounds
 from planner.cpsat.run import Outcome, to_plan
 from planner.plan import Conflict, Plan, Relaxation, ReservationPlan, SolveResult
@@ -20,15 +19,6 @@ if TYPE_CHECKING:
 
 def money(amount: float, currency: str) -> str:
     return f"{amount:,.0f} {currency}"
-
-
-def standalone_cost(problem: Problem, c: Candidate) -> int:
-    """What the candidate would cost on its own (a reservation sized and held just for it)."""
-    if c.resource is None or problem.resources[c.resource].kind == "owned":
-        return c.cost
-    res = problem.resources[c.resource]
-    periods = max(res.min_periods, math.ceil(c.duration_min / res.period_min))
-    return (res.price_per_gpu_period * c.gpus + res.fixed_price_per_period) * periods
 
 
 def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
@@ -106,11 +96,11 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
     lines = []
     for job in problem.jobs:
         chosen = outcome.chosen[job]
-        mine = standalone_cost(problem, chosen)
+        mine = problem.standalone_cost(chosen)
         limit = problem.deadline_min[job]
         blocked = []
         for c in problem.candidates[job]:
-            cost = standalone_cost(problem, c)
+            cost = problem.standalone_cost(c)
             if cost >= mine:
                 continue
             if c.violations:

@@ -86,6 +86,10 @@ def solve_model(plan_model: PlanModel, model: cp_model.CpModel, settings: Solver
         gpus = next((level for level, b in rv.level.items() if solver.boolean_value(b)), 0)
         if periods and gpus:
             outcome.resource_use[key] = (gpus, periods, solver.value(rv.start))
+    for job, c in outcome.chosen.items():
+        if c.resource in v.private:
+            periods, _ = problem.resources[c.resource].held_alone(c.gpus, c.duration_min)
+            outcome.resource_use[c.resource] = (c.gpus, periods, outcome.start_min[job])
     outcome.total_cost = solver.value(v.total_cost)
     outcome.makespan_min = solver.value(v.makespan)
     return outcome
