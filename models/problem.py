@@ -122,6 +122,7 @@ class Candidate:
     hours: float
     gpu_hours: float
     violations: dict[str, str] = field(default_factory=dict)
+    expected_interruptions: float = 0.0  # failures and spot preemptions during the run
     assumptions: tuple[str, ...] = ()
     detail: dict[str, object] = field(default_factory=dict)
 

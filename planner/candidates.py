@@ -404,6 +404,7 @@ class CandidateBuilder:
             memory_gib_per_gpu=estimate.memory.total_gib, gpu_memory_gib=estimate.gpu_memory_gib,
             tokens_per_s=estimate.tokens_per_s, mfu=estimate.mfu, hours=hours, gpu_hours=run.gpu_hours,
             violations=self.violations(job, option), assumptions=tuple(assumptions),
+            expected_interruptions=run.expected_interruptions,
             detail={"memory_gib": estimate.memory.to_dict(), "time_s": estimate.time.to_dict(),
                     "step_time_s": estimate.step_time_s, "failure_overhead": run.failure_overhead_fraction,
                     "transfer_h": transfer_h, "train_h": run.hours, **cost_detail},

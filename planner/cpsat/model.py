@@ -22,6 +22,7 @@ from constraints.variables import Variables
 from models.problem import Problem
 
 OBJECTIVES = ("cost", "time", "balanced", "lexicographic")
+RISK_SCALE = 1000  # risk (expected interruptions of the plan) counted in thousandths
 
 
 def add_constraints(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
@@ -40,6 +41,7 @@ class Bounds:
 
     max_cost: int | None = None
     max_makespan: int | None = None
+    max_risk: int | None = None  # expected interruptions in RISK_SCALE units (Pareto with --z risk)
     lifted: frozenset[str] = frozenset()  # groups not enforced in this solve
     forced: tuple[tuple[int, ...], ...] = ()  # per set: one of these candidates is chosen (why-not)
     max_objective: tuple[str, int] | None = None  # (objective, cap): alternatives within the gap
@@ -62,7 +64,15 @@ class PlanModel:
             return v.makespan
         if objective == "balanced":
             return cp_model.LinearExpr.sum([v.total_cost, self.problem.value_of_time_per_min * v.makespan])
+        if objective == "risk":
+            return self.risk_expr()
         return v.total_cost  # cost and the first stage of lexicographic
+
+    def risk_expr(self) -> cp_model.LinearExprT:
+        """Expected interruptions (failures, spot preemptions) of the plan, in RISK_SCALE units."""
+        v = self.variables
+        return cp_model.LinearExpr.sum([round(c.expected_interruptions * RISK_SCALE) * v.x[c.index]
+                                        for c in self.problem.all_candidates()])
 
     def instance(self, objective: str | None, bounds: Bounds, *, with_assumptions: bool = False,
                  hint: dict[int, int] | None = None) -> cp_model.CpModel:
@@ -79,6 +89,8 @@ class PlanModel:
             model.add(v.total_cost <= bounds.max_cost)
         if bounds.max_makespan is not None:
             model.add(v.makespan <= bounds.max_makespan)
+        if bounds.max_risk is not None:
+            model.add(self.risk_expr() <= bounds.max_risk)
         for indices in bounds.forced:
             model.add(sum(v.x[i] for i in indices) == 1)
         if bounds.max_objective is not None:

@@ -1,0 +1,216 @@
+"""The cost/makespan Pareto front of the discrete problem, by the epsilon-constraint method.
+
+Minimize cost subject to makespan <= T (then, at that cost, minimize makespan, so each point is
+non-dominated); tighten T to one minute below the point found; repeat until T drops below the
+fastest plan's makespan. Every solve works on a clone of the one base model and is hinted with the
+previous point. With a risk axis (expected interruptions) the same is done under a grid of risk caps
+and the union is filtered to its non-dominated points.
+
+`max_points` thins the front: instead of walking every point, T takes evenly spaced values between
+the fastest and the cheapest plans' makespans; each point found is still exactly optimal for its T.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from models.problem import SCALE, Problem
+from planner.cpsat.model import RISK_SCALE, Bounds
+from planner.cpsat.run import Outcome, to_plan
+from planner.explain import explain_plan
+from planner.plan import Plan
+from planner.solve import Session
+
+MAX_EXACT_POINTS = 200  # a walk longer than this is cut (and says so); use max_points to thin it
+
+
+@dataclass
+class FrontPoint:
+    cost: float
+    makespan_h: float
+    plan: Plan
+    risk: float | None = None  # expected interruptions, when the front has a risk axis
+    within_budget: bool = True
+    meets_deadlines: bool = True
+
+    def label(self) -> str:
+        """The plan in words, e.g. "8x a800-80gb, zhixingyun-pro, monthly" (per job when several)."""
+        jobs = self.plan.jobs
+        if len(jobs) == 1:
+            j = jobs[0]
+            return f"{j.gpus}x {j.gpu}, {j.platform}, {j.billing}"
+        return "; ".join(f"{j.job}: {j.gpus}x {j.gpu} {j.platform} {j.billing}" for j in jobs)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"cost": round(self.cost, 2), "makespan_h": round(self.makespan_h, 2)}
+        if self.risk is not None:
+            data["risk"] = round(self.risk, 4)
+        data.update(label=self.label(), within_budget=self.within_budget, meets_deadlines=self.meets_deadlines,
+                    plan=self.plan.to_dict())
+        return data
+
+
+@dataclass
+class ParetoFront:
+    scenario: str
+    currency: str
+    x: str
+    y: str
+    z: str | None
+    status: str  # optimal (every point proven) | feasible | infeasible | unknown
+    points: list[FrontPoint] = field(default_factory=list)
+    budget: float | None = None
+    deadline_h: float | None = None  # the latest job deadline, for the plot's line
+    relaxed_limits: bool = False
+    notes: list[str] = field(default_factory=list)
+    solve_time_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"scenario": self.scenario, "x": self.x, "y": self.y}
+        if self.z:
+            data["z"] = self.z
+        data.update(status=self.status, currency=self.currency, budget=self.budget, deadline_h=self.deadline_h,
+                    relaxed_limits=self.relaxed_limits, solve_time_s=round(self.solve_time_s, 3),
+                    points=[p.to_dict() for p in self.points], notes=self.notes)
+        return data
+
+
+def risk_of(outcome: Outcome) -> float:
+    return sum(c.expected_interruptions for c in outcome.chosen.values())
+
+
+class _Walker:
+    """Lexicographic solves under caps, counting what it could not prove."""
+
+    def __init__(self, session: Session, base: Bounds, with_risk: bool) -> None:
+        self.session = session
+        self.base = base
+        self.with_risk = with_risk
+        self.unproven = 0
+
+    def point(self, bounds: Bounds, hint: Outcome | None) -> Outcome:
+        """Min cost, then min makespan at that cost (then min risk at both, with a risk axis)."""
+        s = self.session
+        first = s.run("cost", bounds, hint)
+        if not first.solved:
+            return first
+        best = first
+        second = s.run("time", replace(bounds, max_cost=first.total_cost), first)
+        if second.solved:
+            best = second
+        if self.with_risk:
+            third = s.run("risk", replace(bounds, max_cost=best.total_cost, max_makespan=best.makespan_min), best)
+            if third.solved:
+                best = third
+        if any(o.status != "optimal" for o in (first, second)):
+            self.unproven += 1
+        return best
+
+    def fastest(self, bounds: Bounds) -> Outcome:
+        s = self.session
+        first = s.run("time", bounds)
+        if not first.solved:
+            return first
+        return self.point(replace(bounds, max_makespan=first.makespan_min), first)
+
+    def walk(self, bounds: Bounds, max_points: int | None, notes: list[str]) -> list[Outcome]:
+        """The 2-D front (cost, makespan) under `bounds`, cheapest first."""
+        cheapest = self.point(bounds, None)
+        if not cheapest.solved:
+            return []
+        fastest = self.fastest(bounds)
+        if not fastest.solved or fastest.makespan_min >= cheapest.makespan_min:
+            return [cheapest]
+        found = [cheapest]
+        if max_points is None:
+            cap = cheapest.makespan_min - 1
+            while cap > fastest.makespan_min:
+                nxt = self.point(replace(bounds, max_makespan=cap), found[-1])
+                if not nxt.solved:
+                    break
+                found.append(nxt)
+                if len(found) >= MAX_EXACT_POINTS - 1:
+                    notes.append(f"front cut at {MAX_EXACT_POINTS} points; use --points to thin it instead")
+                    break
+                cap = nxt.makespan_min - 1
+        else:
+            span = cheapest.makespan_min - fastest.makespan_min
+            steps = max(1, max_points - 1)
+            for k in range(1, steps):
+                cap = cheapest.makespan_min - round(span * k / steps)
+                if cap >= found[-1].makespan_min:
+                    continue  # the last point already meets this cap
+                nxt = self.point(replace(bounds, max_makespan=cap), found[-1])
+                if nxt.solved:
+                    found.append(nxt)
+        if (found[-1].total_cost, found[-1].makespan_min) != (fastest.total_cost, fastest.makespan_min):
+            found.append(fastest)
+        return found
+
+
+def _limits_lifted(problem: Problem) -> frozenset[str]:
+    return frozenset(name for name in problem.groups if name == "budget" or name.startswith("deadline/"))
+
+
+def _non_dominated(outcomes: list[Outcome], with_risk: bool) -> list[Outcome]:
+    def key(o: Outcome) -> tuple[float, ...]:
+        return (o.total_cost, o.makespan_min, risk_of(o)) if with_risk else (o.total_cost, o.makespan_min)
+
+    unique = {key(o): o for o in outcomes}
+    kept = []
+    for k, o in unique.items():
+        if not any(other != k and all(a <= b for a, b in zip(other, k, strict=True)) for other in unique):
+            kept.append(o)
+    return kept
+
+
+def pareto_front(session: Session, *, max_points: int | None = None, z: str | None = None,
+                 relax_limits: bool = False) -> ParetoFront:
+    """The front of the session's problem. `relax_limits` lifts the budget and deadlines, to show
+    what lies beyond them (points are then marked inside or outside the limits)."""
+    problem = session.problem
+    deadlines = [d for d in problem.deadline_min.values() if d is not None]
+    front = ParetoFront(
+        scenario=problem.scenario_name, currency=problem.currency, x="cost", y="time", z=z, status="optimal",
+        budget=SCALE.to_money(problem.budget) if problem.budget is not None else None,
+        deadline_h=SCALE.to_hours(max(deadlines)) if deadlines else None, relaxed_limits=relax_limits)
+    base = Bounds(lifted=_limits_lifted(problem) if relax_limits else frozenset())
+    walker = _Walker(session, base, with_risk=z == "risk")
+    outcomes = walker.walk(base, max_points, front.notes)
+    if outcomes and z == "risk":
+        # Risk caps from the least risky plan up to the riskiest plan on the 2-D front.
+        least = session.run("risk", base)
+        top = max(round(risk_of(o) * RISK_SCALE) for o in outcomes)
+        if least.solved:
+            low = round(risk_of(least) * RISK_SCALE)
+            levels = max(2, min(6, max_points or 6))
+            for k in range(levels - 1):
+                cap = low + (top - low) * k // (levels - 1)
+                if cap < top:
+                    outcomes += walker.walk(replace(base, max_risk=cap), max_points, front.notes)
+        outcomes = _non_dominated(outcomes, with_risk=True)
+    if not outcomes:
+        probe = session.run("cost", base)
+        front.status = probe.status
+        front.notes.append("no plan satisfies the scenario; run `plan solve` for the conflicting constraints"
+                           if probe.status == "infeasible" else "no plan found within the time limit")
+        front.solve_time_s = time.perf_counter() - session.started
+        return front
+    outcomes.sort(key=lambda o: (o.makespan_min, o.total_cost, risk_of(o)))
+    cheapest = min(outcomes, key=lambda o: (o.total_cost, o.makespan_min))
+    for rank, outcome in enumerate(outcomes, start=1):
+        plan = to_plan(problem, outcome, rank)
+        explain_plan(session, plan, outcome, cheapest)
+        front.points.append(FrontPoint(
+            cost=plan.total_cost, makespan_h=plan.makespan_h, plan=plan,
+            risk=risk_of(outcome) if z == "risk" else None,
+            within_budget=problem.budget is None or outcome.total_cost <= problem.budget,
+            meets_deadlines=all(limit is None or outcome.end_min[job] <= limit
+                                for job, limit in problem.deadline_min.items())))
+    if walker.unproven:
+        front.status = "feasible"
+        front.notes.append(f"{walker.unproven} point(s) not proven optimal within the time limit")
+    front.solve_time_s = time.perf_counter() - session.started
+    return front
