@@ -11,6 +11,7 @@ import typer
 from planner import __version__
 from planner.cli.catalog_cmd import catalog_command
 from planner.cli.estimate_cmd import estimate_command
+from planner.cli.pareto_cmd import pareto_command
 from planner.cli.solve_cmd import explain_command, solve_command
 from planner.cli.validate_cmd import schema_command, validate_command
 
@@ -23,6 +24,7 @@ app = typer.Typer(
 )
 app.command("solve")(solve_command)
 app.command("explain")(explain_command)
+app.command("pareto")(pareto_command)
 app.command("validate")(validate_command)
 app.command("estimate")(estimate_command)
 app.command("catalog")(catalog_command)

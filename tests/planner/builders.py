@@ -108,9 +108,8 @@ def _schedule(problem: Problem, combo: dict[str, Candidate], order: tuple[str, .
     return placed
 
 
-def brute_force(problem: Problem, objective: str = "cost") -> tuple[int, int] | None:
-    """(best objective value, its makespan) over all feasible combinations, or None if infeasible."""
-    best: tuple[int, int] | None = None
+def feasible_outcomes(problem: Problem):
+    """Every (cost, makespan) reachable by a rule-abiding combination, reservation size and job order."""
     reserved = [r for r in problem.resources.values() if r.kind != "owned"]
     for combo_tuple in itertools.product(*(problem.candidates[j] for j in problem.jobs)):
         combo = dict(zip(problem.jobs, combo_tuple, strict=True))
@@ -142,8 +141,21 @@ def brute_force(problem: Problem, objective: str = "cost") -> tuple[int, int] | 
                 makespan = max(e for _, e in times.values())
                 if problem.budget is not None and cost > problem.budget:
                     continue
-                value = {"cost": cost, "time": makespan}.get(
-                    objective, cost + problem.value_of_time_per_min * makespan)
-                if best is None or value < best[0]:
-                    best = (value, makespan)
+                yield cost, makespan
+
+
+def brute_force(problem: Problem, objective: str = "cost") -> tuple[int, int] | None:
+    """(best objective value, its makespan) over all feasible combinations, or None if infeasible."""
+    best: tuple[int, int] | None = None
+    for cost, makespan in feasible_outcomes(problem):
+        value = {"cost": cost, "time": makespan}.get(objective, cost + problem.value_of_time_per_min * makespan)
+        if best is None or value < best[0]:
+            best = (value, makespan)
     return best
+
+
+def brute_front(problem: Problem) -> set[tuple[int, int]]:
+    """The non-dominated (cost, makespan) pairs of every feasible outcome."""
+    outcomes = set(feasible_outcomes(problem))
+    return {o for o in outcomes
+            if not any(other != o and other[0] <= o[0] and other[1] <= o[1] for other in outcomes)}

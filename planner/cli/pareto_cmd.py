@@ -1,0 +1,97 @@
+"""`plan pareto`: the cost/time front of a scenario, exported and drawn."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from models.errors import InputError
+from models.loading import load_scenario
+from planner.cli.common import ExitCode, console, fail
+from planner.pareto import ParetoFront, pareto_front
+from planner.pareto_export import write_front
+from planner.pareto_plot import time_unit, write_plot
+from planner.solve import Session, SolveOptions
+
+
+class XAxis(str, Enum):
+    cost = "cost"
+
+
+class YAxis(str, Enum):
+    time = "time"
+
+
+class ZAxis(str, Enum):
+    risk = "risk"
+
+
+_EXIT = {"optimal": ExitCode.OK, "feasible": ExitCode.OK, "infeasible": ExitCode.INFEASIBLE,
+         "unknown": ExitCode.NO_SOLUTION}
+
+
+def pareto_command(
+    file: Annotated[Path, typer.Argument(help="scenario file")],
+    x: Annotated[XAxis, typer.Option("--x", help="horizontal axis")] = XAxis.cost,
+    y: Annotated[YAxis, typer.Option("--y", help="vertical axis (time = makespan)")] = YAxis.time,
+    z: Annotated[ZAxis | None, typer.Option("--z", help="third axis: risk = expected interruptions")] = None,
+    points: Annotated[int | None, typer.Option("--points", min=2, max=500,
+                                               help="at most this many points, evenly spread in time "
+                                                    "(default: every point of the exact front)")] = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="front.csv or front.json")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="front.png, front.svg or front.html")] = None,
+    relax_limits: Annotated[bool, typer.Option("--relax-limits", help="lift the budget and deadlines to show "
+                                                                     "what lies beyond them")] = False,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, help="seconds, all solves")] = None,
+    overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
+) -> None:
+    """The exact cost/time Pareto front: for each finishing time, the cheapest plan.
+
+    Exit codes: 0 front found, 1 infeasible, 2 bad input, 3 no plan within the time limit.
+    """
+    for path, allowed in ((output, (".csv", ".json")), (plot, (".png", ".svg", ".html"))):
+        if path is not None and path.suffix.lower() not in allowed:
+            fail(f"{path}: unsupported file type; use {', '.join(allowed)}")
+        if path is not None and not path.parent.resolve().is_dir():
+            fail(f"{path}: folder {path.parent} does not exist")
+    try:
+        loaded = load_scenario(file, (overlay,) if overlay else ())
+    except InputError as exc:
+        fail(exc)
+    # Every point is a full solve: give the whole walk more time than one solve by default.
+    session = Session.from_loaded(loaded, SolveOptions(time_limit_s=time_limit or
+                                                       max(120.0, loaded.scenario.solver.time_limit_s)))
+    front = pareto_front(session, max_points=points, z=z.value if z else None, relax_limits=relax_limits)
+    if output is not None:
+        write_front(front, output)
+    if plot is not None:
+        try:
+            write_plot(front, plot)
+        except ImportError as exc:
+            fail(str(exc))
+    _print(front)
+    for path in (output, plot):
+        if path is not None:
+            console.print(f"wrote {path}")
+    raise typer.Exit(_EXIT[front.status])
+
+
+def _print(front: ParetoFront) -> None:
+    unit, per = time_unit(front) if front.points else ("days", 24.0)
+    console.print(f"[bold]{front.scenario}[/bold]: {len(front.points)} points on the cost/time front "
+                  f"({front.status}, {front.solve_time_s:.2f} s)")
+    if front.points:
+        table = Table()
+        for column in ("#", f"cost ({front.currency})", f"time ({unit})", *(["risk"] if front.z else []), "plan"):
+            table.add_column(column, overflow="fold")
+        for n, p in enumerate(front.points, start=1):
+            mark = "" if p.within_budget and p.meets_deadlines else " (beyond limits)"
+            table.add_row(str(n), f"{p.cost:,.0f}", f"{p.makespan_h / per:,.2f}",
+                          *([f"{p.risk:.3f}"] if p.risk is not None else []), p.label() + mark)
+        console.print(table)
+    for note in front.notes:
+        console.print(f"note: {note}")

@@ -1,0 +1,124 @@
+"""A self-contained interactive HTML view of a Pareto front: an inline SVG chart (hover a point for
+its plan, click it to open its details) and a table of every point. No script or style is fetched
+from anywhere, so the file opens offline and can be mailed to a PI."""
+
+from __future__ import annotations
+
+import html
+import math
+
+from planner.pareto import ParetoFront
+from planner.pareto_plot import time_unit
+
+WIDTH, HEIGHT = 900, 520
+LEFT, RIGHT, TOP, BOTTOM = 90, 30, 30, 60
+
+
+def _ticks(lo: float, hi: float, count: int = 6) -> list[float]:
+    if hi <= lo:
+        return [lo]
+    raw = (hi - lo) / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    first = math.ceil(lo / step) * step
+    return [first + k * step for k in range(int((hi - first) / step) + 1)]
+
+
+def front_html(front: ParetoFront) -> str:
+    unit, per = time_unit(front)
+    pts = sorted(front.points, key=lambda p: p.cost)
+    numbers = {id(p): n for n, p in enumerate(front.points, start=1)}
+    xs = [p.cost for p in pts] + ([front.budget] if front.budget else [])
+    ys = [p.makespan_h / per for p in pts] + ([front.deadline_h / per] if front.deadline_h else [])
+    x_hi = (max(xs) if xs else 1.0) * 1.08 or 1.0
+    y_hi = (max(ys) if ys else 1.0) * 1.12 or 1.0
+
+    def sx(x: float) -> float:
+        return LEFT + x / x_hi * (WIDTH - LEFT - RIGHT)
+
+    def sy(y: float) -> float:
+        return HEIGHT - BOTTOM - y / y_hi * (HEIGHT - TOP - BOTTOM)
+
+    svg: list[str] = [f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" '
+                      f'aria-label="cost and time of each plan on the front">']
+    for t in _ticks(0, x_hi):
+        svg.append(f'<line x1="{sx(t):.1f}" x2="{sx(t):.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}" class="grid"/>'
+                   f'<text x="{sx(t):.1f}" y="{HEIGHT - BOTTOM + 18}" text-anchor="middle">{t:,.0f}</text>')
+    for t in _ticks(0, y_hi):
+        svg.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{sy(t):.1f}" y2="{sy(t):.1f}" class="grid"/>'
+                   f'<text x="{LEFT - 8}" y="{sy(t) + 4:.1f}" text-anchor="end">{t:,.1f}</text>')
+    if pts:
+        # Dominated region: everything right of and above the staircase through the front.
+        corners = []
+        for i, p in enumerate(pts):
+            nxt = pts[i + 1].cost if i + 1 < len(pts) else x_hi
+            corners += [(sx(p.cost), sy(p.makespan_h / per)), (sx(nxt), sy(p.makespan_h / per))]
+        poly = [*corners, (sx(x_hi), sy(y_hi)), (sx(pts[0].cost), sy(y_hi))]
+        svg.append('<polygon class="dominated" points="' + " ".join(f"{a:.1f},{b:.1f}" for a, b in poly) + '">'
+                   "<title>dominated: dearer and slower than a plan on the front</title></polygon>")
+        svg.append('<polyline class="stairs" points="' + " ".join(f"{a:.1f},{b:.1f}" for a, b in corners) + '"/>')
+    if front.budget:
+        svg.append(f'<line class="budget" x1="{sx(front.budget):.1f}" x2="{sx(front.budget):.1f}" y1="{TOP}" '
+                   f'y2="{HEIGHT - BOTTOM}"/><text class="budget-label" x="{sx(front.budget) - 4:.1f}" '
+                   f'y="{TOP + 12}" text-anchor="end">budget {front.budget:,.0f} {html.escape(front.currency)}</text>')
+    if front.deadline_h:
+        d = front.deadline_h / per
+        svg.append(f'<line class="deadline" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{sy(d):.1f}" y2="{sy(d):.1f}"/>'
+                   f'<text class="deadline-label" x="{LEFT + 6}" y="{sy(d) - 5:.1f}">deadline {d:,.1f} {unit}</text>')
+    for p in pts:
+        n = numbers[id(p)]
+        cls = "pt" if p.within_budget and p.meets_deadlines else "pt beyond"
+        tip = f"{n}. {p.label()}: {p.cost:,.0f} {front.currency}, {p.makespan_h / per:,.1f} {unit}"
+        svg.append(f'<g class="{cls}" data-n="{n}"><circle cx="{sx(p.cost):.1f}" cy="{sy(p.makespan_h / per):.1f}" '
+                   f'r="6"><title>{html.escape(tip)}</title></circle><text x="{sx(p.cost) + 8:.1f}" '
+                   f'y="{sy(p.makespan_h / per) - 7:.1f}">{n}</text></g>')
+    svg.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 15}" text-anchor="middle" class="axis">'
+               f'total cost ({html.escape(front.currency)})</text>'
+               f'<text transform="translate(22,{(TOP + HEIGHT - BOTTOM) / 2}) rotate(-90)" text-anchor="middle" '
+               f'class="axis">time to finish every job ({unit})</text></svg>')
+
+    rows = []
+    for n, p in enumerate(front.points, start=1):
+        where = "" if p.within_budget and p.meets_deadlines else " (beyond the budget or deadline)"
+        detail = "".join(f"<li>{html.escape(line)}</li>" for line in p.plan.explanation)
+        assumptions = "".join(f"<li>{html.escape(line)}</li>" for line in p.plan.assumptions)
+        risk = f"<td>{p.risk:.3f}</td>" if p.risk is not None else ""
+        rows.append(f'<tr id="row{n}" data-n="{n}"><td>{n}</td><td>{p.cost:,.0f}</td>'
+                    f"<td>{p.makespan_h / per:,.2f}</td>{risk}<td>{html.escape(p.label())}{where}"
+                    f"<details><summary>why this plan</summary><ul>{detail}</ul>"
+                    + (f"<p>assumptions</p><ul>{assumptions}</ul>" if assumptions else "")
+                    + "</details></td></tr>")
+    risk_head = "<th>risk (expected interruptions)</th>" if front.z == "risk" else ""
+    notes = "".join(f"<p class='note'>{html.escape(n)}</p>" for n in front.notes)
+    title = html.escape(front.scenario)
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}: cost / time front</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 24px; color: #222; max-width: 1100px; }}
+svg text {{ font-size: 12px; fill: #333; }} .axis {{ font-size: 13px; }}
+.grid {{ stroke: #eee; }} .dominated {{ fill: #d9d9d9; opacity: 0.6; }} .stairs {{ fill: none; stroke: #888; }}
+.budget {{ stroke: #d62728; stroke-dasharray: 6 4; }} .budget-label {{ fill: #d62728; }}
+.deadline {{ stroke: #2ca02c; stroke-dasharray: 6 4; }} .deadline-label {{ fill: #2ca02c; }}
+.pt circle {{ fill: #1f77b4; cursor: pointer; }} .pt.beyond circle {{ fill: #fff; stroke: #d62728; stroke-width: 2; }}
+.pt.on circle {{ fill: #ff7f0e; }} tr.on {{ background: #fff3e0; }}
+table {{ border-collapse: collapse; width: 100%; margin-top: 16px; }} td, th {{ border-bottom: 1px solid #ddd;
+padding: 4px 8px; text-align: left; vertical-align: top; font-size: 14px; }} .note {{ color: #666; }}
+</style></head><body>
+<h1>{title}: what each budget buys in time to finish</h1>
+<p>Each point is the cheapest plan that finishes by its time; anything up and to the right of the line is worse
+on both counts (shaded). Hover a point to see its plan, click it to open its details below.</p>
+{''.join(svg)}
+{notes}
+<table><thead><tr><th>#</th><th>cost ({html.escape(front.currency)})</th><th>time ({unit})</th>{risk_head}
+<th>plan</th></tr></thead><tbody>{''.join(rows)}</tbody></table>
+<script>
+for (const g of document.querySelectorAll('g.pt')) {{
+  g.addEventListener('click', () => {{
+    document.querySelectorAll('.on').forEach(e => e.classList.remove('on'));
+    const row = document.getElementById('row' + g.dataset.n);
+    g.classList.add('on'); row.classList.add('on');
+    row.querySelector('details').open = true; row.scrollIntoView({{behavior: 'smooth', block: 'center'}});
+  }});
+}}
+</script></body></html>
+"""

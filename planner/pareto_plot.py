@@ -1,0 +1,148 @@
+"""Drawing a cost/time Pareto front with matplotlib (PNG or SVG), for someone who never used the tool.
+
+Each point is numbered on the chart and spelled out in a key beside it ("8x a800-80gb,
+zhixingyun-pro, monthly: 12,345 CNY, 3.2 days"); the budget and deadline are dashed lines; the
+region every front point beats (dearer and slower) is shaded. matplotlib is an optional extra.
+"""
+
+from __future__ import annotations
+
+import io
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from planner.pareto import ParetoFront
+
+INSTALL_HINT = "plotting PNG/SVG needs matplotlib: pip install 'plan[plot]' (or use a .html plot, which needs nothing)"
+KEY_WRAP = 58
+
+
+def time_unit(front: ParetoFront) -> tuple[str, float]:
+    """(unit, hours per unit): days unless every plan is done within two days."""
+    longest = max((p.makespan_h for p in front.points), default=0.0)
+    return ("hours", 1.0) if longest < 48 else ("days", 24.0)
+
+
+def render_front(front: ParetoFront, fmt: str) -> bytes:
+    """The chart as PNG or SVG bytes. Raises ImportError (with INSTALL_HINT) without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError(INSTALL_HINT) from exc
+
+    unit, per = time_unit(front)
+    points = sorted(front.points, key=lambda p: p.cost)
+    xs = [p.cost for p in points]
+    ys = [p.makespan_h / per for p in points]
+    fig, (ax, key_ax) = plt.subplots(1, 2, figsize=(15, 7.5), gridspec_kw={"width_ratios": [1.6, 1]})
+    fig.suptitle(f"{front.scenario}: what each budget buys in time to finish", x=0.01, ha="left", fontsize=14)
+    ax.set_title("Each point is the cheapest plan that finishes by its time; anything up and to the right "
+                 "(shaded) is worse on both counts.", loc="left", fontsize=9, color="#555555")
+
+    log_x = False
+    if xs:
+        x_lo, x_hi = min(xs), max(xs)
+        y_lo, y_hi = min(ys), max(ys)
+        log_x = x_lo > 0 and x_hi / x_lo > 20
+        # Limits far beyond the front would squash it into a corner: draw them only when near.
+        budget = front.budget if front.budget and front.budget <= x_hi * 1.5 else None
+        deadline = front.deadline_h / per if front.deadline_h and front.deadline_h / per <= y_hi * 1.5 else None
+        x_max = max([x_hi, *([budget] if budget else [])]) * (1.3 if log_x else 1.08)
+        y_max = max([y_hi, *([deadline] if deadline else [])]) * 1.15
+        # Dominated region: right of and above the staircase through the front.
+        step_x, step_y = [], []
+        for i, (x, y) in enumerate(zip(xs, ys, strict=True)):
+            step_x += [x, xs[i + 1] if i + 1 < len(xs) else x_max]
+            step_y += [y, y]
+        ax.fill_between(step_x, step_y, y_max, color="#d9d9d9", alpha=0.6,
+                        label="dominated: dearer and slower than a plan on the front")
+        ax.plot(step_x, step_y, color="#888888", linewidth=1)
+        inside = [i for i, p in enumerate(points) if p.within_budget and p.meets_deadlines]
+        outside = [i for i in range(len(points)) if i not in inside]
+        ax.scatter([xs[i] for i in inside], [ys[i] for i in inside], s=60, color="#1f77b4", zorder=3,
+                   label="plan on the front")
+        if outside:
+            ax.scatter([xs[i] for i in outside], [ys[i] for i in outside], s=60, facecolors="white",
+                       edgecolors="#d62728", zorder=3, label="plan beyond the budget or deadline")
+        numbers = {id(p): n for n, p in enumerate(front.points, start=1)}
+        for k, (p, x, y) in enumerate(zip(points, xs, ys, strict=True)):
+            ax.annotate(str(numbers[id(p)]), (x, y), textcoords="offset points",
+                        xytext=(6, 6 if k % 2 == 0 else -13), fontsize=9)
+        far = []
+        if budget:
+            ax.axvline(budget, color="#d62728", linestyle="--", linewidth=1.2,
+                       label=f"budget {budget:,.0f} {front.currency}")
+        elif front.budget:
+            far.append(f"budget {front.budget:,.0f} {front.currency} is far right of the chart")
+        if deadline:
+            ax.axhline(deadline, color="#2ca02c", linestyle="--", linewidth=1.2,
+                       label=f"deadline {deadline:,.1f} {unit}")
+        elif front.deadline_h:
+            far.append(f"deadline {front.deadline_h / 24:,.1f} days is far above the chart")
+        for line in far:
+            ax.plot([], [], " ", label=line)  # a legend entry without a mark
+        if log_x:
+            ax.set_xscale("log")
+        ax.set_xlim(left=(x_lo / 1.3) if log_x else 0, right=x_max)
+        ax.set_ylim(bottom=0 if y_lo >= 0 else y_lo, top=y_max)
+        ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+    ax.set_xlabel(f"total cost ({front.currency})" + (" - log scale" if log_x else ""))
+    ax.set_ylabel(f"time to finish every job ({unit})")
+    ax.grid(True, alpha=0.3)
+    ax.xaxis.set_major_formatter(_thousands())
+
+    key_ax.axis("off")
+    key_ax.set_title("the plans", loc="left", fontsize=12)
+    key = _key_text(front, unit, per)
+    rows = key.count("\n") + 1
+    key_ax.text(0, 1, key, va="top", ha="left", fontsize=min(8.0, 8.0 * 48 / rows), family="monospace",
+                transform=key_ax.transAxes)
+    if front.notes:
+        key_ax.text(0, 0, "\n".join(textwrap.fill(n, KEY_WRAP) for n in front.notes), va="bottom", fontsize=8,
+                    color="#555555", transform=key_ax.transAxes)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt, dpi=130)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def _key_text(front: ParetoFront, unit: str, per: float) -> str:
+    lines = []
+    shown = front.points if len(front.points) <= 30 else front.points[:30]
+    for n, p in enumerate(shown, start=1):
+        head = f"{n:>2}. {p.cost:,.0f} {front.currency}, {p.makespan_h / per:,.1f} {unit}"
+        if not (p.within_budget and p.meets_deadlines):
+            head += " (beyond limits)"
+        if len(head) + len(p.label()) + 2 <= KEY_WRAP + 8:
+            lines.append(f"{head}: {p.label()}")
+        else:
+            lines.append(head)
+            lines += ["    " + row for row in textwrap.wrap(p.label(), KEY_WRAP)]
+    if len(front.points) > len(shown):
+        lines.append(f"... and {len(front.points) - len(shown)} more (see the CSV/JSON export)")
+    return "\n".join(lines)
+
+
+def _thousands() -> Any:
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda value, _pos: f"{value:,.0f}")
+
+
+def write_plot(front: ParetoFront, path: Path) -> None:
+    """By suffix: .png, .svg (matplotlib) or .html (self-contained, interactive)."""
+    from planner.pareto_export import write_atomically
+    from planner.pareto_html import front_html
+
+    suffix = path.suffix.lower()
+    if suffix == ".html":
+        write_atomically(path, front_html(front))
+    elif suffix in (".png", ".svg"):
+        write_atomically(path, render_front(front, suffix[1:]))
+    else:
+        raise ValueError(f"--plot: {path.name}: use a .png, .svg or .html file")

@@ -1,0 +1,165 @@
+"""The cost/time front: exact against brute force, non-dominated, endpoints equal the single solves."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from models.loading import load_scenario
+from models.problem import SCALE
+from planner.cli.app import app
+from planner.cpsat.model import Bounds
+from planner.pareto import pareto_front
+from planner.solve import Session
+from tests.planner.builders import Spec, brute_front, make_problem, session
+from tests.planner.test_brute_force import MONTH, POOL, problems
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+runner = CliRunner()
+
+
+def _pairs(front) -> list[tuple[int, int]]:
+    return [(SCALE.money(p.cost), SCALE.minutes(p.makespan_h)) for p in front.points]
+
+
+def _dominated(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    """a is dominated by b."""
+    return a != b and all(y <= x for x, y in zip(a, b, strict=True))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems())
+def test_front_equals_brute_force_front(problem):
+    front = pareto_front(session(problem))
+    expected = brute_front(problem)
+    if not expected:
+        assert front.points == [] and front.status == "infeasible"
+        return
+    assert sorted(_pairs(front)) == sorted(expected)
+    makespans = [p.makespan_h for p in front.points]
+    assert makespans == sorted(makespans)
+
+
+def _tiny_single_job():
+    specs = [Spec("a", "p1", gpus=g, hours=h, cost=c) for g, h, c in
+             [(1, 80, 100), (2, 41, 104), (4, 21, 110), (8, 11, 130), (16, 6, 170), (16, 7, 200), (32, 4, 260)]]
+    specs.append(Spec("a", "p2", gpus=8, hours=9, cost=120, violations={"sensitivity/a": "not allowed"}))
+    return make_problem(specs, budget=250, deadlines_h={"a": 60})
+
+
+def test_front_respects_limits_unless_relaxed():
+    problem = _tiny_single_job()
+    front = pareto_front(session(problem))
+    # 80 h misses the deadline, 260 breaks the budget; 7 h at 200 is dominated; p2 breaks a rule.
+    assert _pairs(front) == [(SCALE.money(c), SCALE.minutes(h)) for c, h in
+                             [(170, 6), (130, 11), (110, 21), (104, 41)]]
+    assert all(p.within_budget and p.meets_deadlines for p in front.points)
+    relaxed = pareto_front(session(problem), relax_limits=True)
+    flags = {(p.cost, p.makespan_h): (p.within_budget, p.meets_deadlines) for p in relaxed.points}
+    assert flags[(260.0, 4.0)] == (False, True)
+    assert flags[(100.0, 80.0)] == (True, False)
+    assert (120.0, 9.0) not in flags  # rules are never relaxed
+
+
+def test_thinned_front_is_a_subset_with_both_ends():
+    problem = _tiny_single_job()
+    exact = _pairs(pareto_front(session(problem)))
+    thin = _pairs(pareto_front(session(problem), max_points=3))
+    assert len(thin) <= 3 and set(thin) <= set(exact)
+    assert thin[0] == exact[0] and thin[-1] == exact[-1]
+
+
+def test_risk_axis_points_are_non_dominated_in_three_dimensions():
+    problem = _tiny_single_job()
+    risky = {c.index: (0.5 * c.gpus if c.gpus in (8, 16) else 0.1) for c in problem.candidates["a"]}
+    problem.candidates["a"] = [dataclasses.replace(c, expected_interruptions=risky[c.index])
+                               for c in problem.candidates["a"]]
+    front = pareto_front(session(problem), z="risk")
+    triples = [(p.cost, p.makespan_h, p.risk) for p in front.points]
+    assert all(t[2] is not None for t in triples)
+    for t in triples:
+        assert not any(_dominated(t, other) for other in triples)
+    # every rule-abiding candidate within the limits is matched or beaten on all three axes
+    for c in problem.candidates["a"]:
+        if c.violations or c.hours > 60 or c.cost > SCALE.money(250):
+            continue
+        mine = (SCALE.to_money(c.cost), c.hours, c.expected_interruptions)
+        assert any(all(y <= x + 1e-9 for x, y in zip(mine, t, strict=True)) for t in triples)
+
+
+def test_scenario_front_endpoints_equal_min_time_and_min_cost_solves():
+    loaded = load_scenario(SCENARIOS / "student_no_ops.yaml")
+    sess = Session.from_loaded(loaded)
+    front = pareto_front(sess)
+    assert len(front.points) >= 2
+    for p in front.points:
+        assert not any(_dominated((p.cost, p.makespan_h), (o.cost, o.makespan_h)) for o in front.points)
+    fastest = Session(sess.problem, sess.settings, "time").best(Bounds())
+    cheapest = Session(sess.problem, sess.settings, "cost").best(Bounds())
+    first, last = front.points[0], front.points[-1]
+    assert (SCALE.money(first.cost), SCALE.minutes(first.makespan_h)) == (fastest.total_cost, fastest.makespan_min)
+    assert SCALE.money(last.cost) == cheapest.total_cost
+    # memory, budget and deadline hold for every point, recomputed from the plan
+    budget = loaded.scenario.budget
+    for p in front.points:
+        assert budget is None or p.cost <= budget + 1e-6
+        for job in p.plan.jobs:
+            assert job.memory_gib_per_gpu <= job.gpu_memory_gib
+            limit = loaded.scenario.effective_deadline_h(next(j for j in loaded.scenario.jobs if j.id == job.job))
+            assert limit is None or job.end_h <= limit + 0.02
+
+
+def test_cli_exports_json_csv_html(tmp_path):
+    scenario = SCENARIOS / "student_no_ops.yaml"
+    out_json, out_csv, out_html = tmp_path / "front.json", tmp_path / "front.csv", tmp_path / "front.html"
+    result = runner.invoke(app, ["pareto", str(scenario), "-o", str(out_json), "--plot", str(out_html)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out_json.read_text())
+    assert data["scenario"] == "student-no-ops" and data["x"] == "cost" and data["y"] == "time"
+    spans = [p["makespan_h"] for p in data["points"]]
+    assert spans == sorted(spans) and len(spans) >= 2
+    for point in data["points"]:
+        assert {"cost", "makespan_h", "plan"} <= set(point)
+        assert {"rank", "total_cost", "makespan_h", "jobs", "explanation", "assumptions"} <= set(point["plan"])
+        assert point["plan"]["total_cost"] == point["cost"]
+    page = out_html.read_text()
+    assert page.count("<circle") == len(data["points"]) and "src=" not in page and "http" not in page
+    result = runner.invoke(app, ["pareto", str(scenario), "-o", str(out_csv), "--points", "3"])
+    assert result.exit_code == 0, result.output
+    rows = out_csv.read_text().splitlines()
+    assert rows[0].startswith("point,cost") and 2 <= len(rows) - 1 <= 3
+
+
+def test_cli_png_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "front.png"
+    result = runner.invoke(app, ["pareto", str(SCENARIOS / "student_no_ops.yaml"), "--plot", str(target)])
+    assert result.exit_code == 0, result.output
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_bad_output_and_infeasible(tmp_path):
+    scenario = SCENARIOS / "student_no_ops.yaml"
+    result = runner.invoke(app, ["pareto", str(scenario), "-o", str(tmp_path / "front.xlsx")])
+    assert result.exit_code == 2
+    tight = tmp_path / "tight.yaml"
+    tight.write_text(scenario.read_text().replace("budget:", "budget: 1 #", 1))
+    result = runner.invoke(app, ["pareto", str(tight)])
+    assert result.exit_code == 1, result.output
+    assert "plan solve" in result.output
+
+
+def test_pool_and_reservation_problem_front():
+    # two jobs on a shared pool or a monthly reservation: the front still matches brute force
+    specs = [Spec("a", "lab", gpus=8, billing="owned", hours=30, cost=0, resource="lab"),
+             Spec("a", "cloud", gpus=8, hours=10, cost=300),
+             Spec("b", "lab", gpus=8, billing="owned", hours=20, cost=0, resource="lab"),
+             Spec("b", "p", gpus=4, billing="monthly", hours=40, cost=0, resource=MONTH.key)]
+    problem = make_problem(specs, resources=[POOL, MONTH])
+    assert sorted(_pairs(pareto_front(session(problem)))) == sorted(brute_front(problem))
