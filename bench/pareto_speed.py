@@ -1,0 +1,62 @@
+"""Time `plan pareto` fronts: candidate building and the epsilon-constraint walk, per scenario.
+
+Usage: python bench/pareto_speed.py [--runs 3] [--points N] [--scenarios scenarios/*.yaml]
+Reports the number of points and the median and half-range of the walk and of the whole command
+(estimator caches cleared before every run, so each run is cold).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from models.loading import load_scenario  # noqa: E402
+from planner.pareto import pareto_front  # noqa: E402
+from planner.solve import Session, SolveOptions  # noqa: E402
+
+
+def _clear_caches() -> None:
+    from planner.estimate import search as search_module
+
+    for name in dir(search_module):
+        fn = getattr(search_module, name)
+        if hasattr(fn, "cache_clear"):
+            fn.cache_clear()
+
+
+def _spread(values: list[float]) -> str:
+    return f"{statistics.median(values):6.2f}±{(max(values) - min(values)) / 2:.2f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--points", type=int, default=None)
+    parser.add_argument("--scenarios", nargs="*", default=sorted(str(p) for p in (ROOT / "scenarios").glob("*.yaml")))
+    args = parser.parse_args()
+    print(f"{'scenario':34} {'jobs':>4} {'points':>6} {'walk s':>12} {'total s':>12}")
+    for path in args.scenarios:
+        loaded = load_scenario(Path(path))
+        walks, totals, count = [], [], 0
+        for _ in range(args.runs):
+            _clear_caches()
+            t0 = time.perf_counter()
+            session = Session.from_loaded(loaded, SolveOptions(time_limit_s=300))
+            t1 = time.perf_counter()
+            front = pareto_front(session, max_points=args.points)
+            t2 = time.perf_counter()
+            walks.append(t2 - t1)
+            totals.append(t2 - t0)
+            count = len(front.points)
+        jobs = len(loaded.scenario.jobs)
+        print(f"{Path(path).name:34} {jobs:>4} {count:>6} {_spread(walks):>12} {_spread(totals):>12}")
+
+
+if __name__ == "__main__":
+    main()
