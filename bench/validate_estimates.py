@@ -56,6 +56,7 @@ class Row:
     layout: str
     note: str = ""
     bound: bool = False
+    implausible: str = ""  # why the source row's own figures cannot all hold (computed, not judged)
 
     @property
     def error(self) -> float | None:
@@ -168,6 +169,11 @@ def _states_gb(est: Estimate) -> float:
     return (m.weights_gib + m.gradients_gib + m.optimizer_gib) * GIB / 1e9
 
 
+IMPLAUSIBLE_MFU = 0.85
+"""Above this model-FLOPs utilization a single-GPU fine-tuning speed is not physically credible: the best
+published large-scale runs reach 40-60% MFU (Megatron rows in throughput_public.csv)."""
+
+
 def memory_rows(path: Path) -> list[Row]:
     catalog = builtin_catalog()
     out: list[Row] = []
@@ -217,12 +223,21 @@ def memory_rows(path: Path) -> list[Row]:
                 total_gib -= CUDA_CONTEXT_GIB
             pred = total_gib * (1.0 if unit == "GiB" else GIB / 1e9)
             note = "upper bound" if bound else ""
-            out.append(Row(rid, "memory", "peak memory", published, pred, unit, est.layout.short(), note,
-                           bound))
             tok = re.search(r"(\d+) tok/s", row["notes"])
+            implausible = ""
+            if tok:
+                # Model FLOPs only (no recomputation counted): a floor on the work the stated speed needs.
+                implied_mfu = float(tok.group(1)) * est.flops_per_token / (gpu.peak_tflops.bf16 * 1e12)
+                note += f"published speed implies MFU {implied_mfu:.0%}"
+                if implied_mfu > IMPLAUSIBLE_MFU:
+                    implausible = (f"its published {tok.group(1)} tok/s needs {implied_mfu:.0%} of the "
+                                   f"{gpu.id} BF16 peak even without recomputation")
+            out.append(Row(rid, "memory", "peak memory", published, pred, unit, est.layout.short(), note,
+                           bound, implausible))
             if tok:
                 out.append(Row(rid + "t", "throughput", "tokens_per_s_per_gpu (notes)", float(tok.group(1)),
-                               est.tokens_per_s_per_gpu, "tok/s", est.layout.short(), "from the row's notes"))
+                               est.tokens_per_s_per_gpu, "tok/s", est.layout.short(), "from the row's notes",
+                               implausible=implausible))
     return out
 
 
@@ -259,11 +274,16 @@ def main(argv: list[str] | None = None) -> int:
                                                if r.kind == "throughput" and not r.id.endswith("t")],
         "throughput (+ torchtune tok/s from notes)": [r for r in rows if r.kind == "throughput"],
         "memory (memory_public.csv)": [r for r in rows if r.kind == "memory"],
+        "memory, rows with MFU-consistent figures": [r for r in rows if r.kind == "memory" and not r.implausible],
     }
     for label, group in groups.items():
         med, p90, worst = _stats(group)
         worst_text = f"worst {worst.id} {worst.error:+.1%}" if worst and worst.error is not None else ""
         print(f"{label:44} n={len(group):2}  median |err| {med:6.1%}  p90 {p90:6.1%}  {worst_text}")
+    for r in rows:
+        if r.implausible and r.kind == "memory":
+            print(f"  {r.id}: the source's figures are not consistent with its stated settings: {r.implausible} "
+                  f"(max {IMPLAUSIBLE_MFU:.0%} here), so some unstated setting differs")
     if args.csv:
         with args.csv.open("w", newline="") as f:
             w = csv.writer(f)
