@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from planner import __version__
+from planner.cli.batch_cmd import batch_command
 from planner.cli.catalog_cmd import catalog_command
 from planner.cli.estimate_cmd import estimate_command
 from planner.cli.pareto_cmd import pareto_command
@@ -29,6 +30,7 @@ app.command("validate")(validate_command)
 app.command("estimate")(estimate_command)
 app.command("catalog")(catalog_command)
 app.command("schema")(schema_command)
+app.command("batch")(batch_command)
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,81 @@
+"""The Ray backend: the same work function as Ray tasks, on a running cluster or a local Ray instance.
+
+Ray is an optional extra (`pip install 'plan[ray]'`); it is imported here only, when this backend runs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from planner.batch.local import failed_row
+from planner.batch.rows import Row
+from planner.batch.tasks import Task
+from planner.batch.work import run_task
+
+INSTALL_HINT = "--backend ray needs Ray, which is not installed; install it with: pip install 'plan[ray]' " \
+               "(in a checkout: pip install -e '.[ray]')"
+
+
+class RayMissingError(RuntimeError):
+    """Ray is not installed; the message says how to install it."""
+
+
+class RayStartError(RuntimeError):
+    """Ray could not be started or reached at the given address; one line."""
+
+
+def ray_available() -> bool:
+    return importlib.util.find_spec("ray") is not None
+
+
+def _init(ray: Any, jobs: int, address: str | None) -> bool:
+    """Connect to `address`, or start a local instance with `jobs` CPUs. True if we started it (and stop it)."""
+    if ray.is_initialized():
+        return False  # the caller's instance (a test fixture, a notebook): use it and leave it running
+    options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+    try:
+        if address:
+            ray.init(address=address, **options)
+        else:  # "local": always a new instance of our own, even if a `ray start` cluster runs on this machine
+            ray.init(address="local", num_cpus=jobs, include_dashboard=False, **options)
+    except Exception as exc:
+        what = f"reach Ray at {address!r}" if address else "start a local Ray instance"
+        detail = " ".join(str(exc).split())[:300]
+        raise RayStartError(f"--backend ray: could not {what}: {type(exc).__name__}: {detail}") from None
+    return True
+
+
+def run_ray(tasks: Sequence[Task], jobs: int, address: str | None = None) -> Iterator[tuple[int, Row]]:
+    """Yield (task.index, row) as Ray tasks finish; each task asks for one CPU.
+
+    On a remote cluster (`address`), every node needs this package and its dependencies installed.
+    Raises RayMissingError when Ray is not installed, RayStartError when it cannot start or connect.
+    """
+    if not ray_available():
+        raise RayMissingError(INSTALL_HINT)
+    import ray
+
+    started_here = _init(ray, jobs, address)
+    try:
+        remote = ray.remote(num_cpus=1, max_retries=1)(run_task)
+        refs = {remote.remote(task): task for task in tasks}
+        pending = list(refs)
+        try:
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                for ref in done:
+                    task = refs[ref]
+                    try:
+                        row = ray.get(ref)
+                    except Exception as exc:  # the worker died or Ray lost the task: a row, not the end
+                        row = failed_row(task, exc, "Ray task")
+                    yield task.index, row
+        finally:
+            for ref in pending:
+                ray.cancel(ref, force=True)
+    finally:
+        if started_here:
+            ray.shutdown()

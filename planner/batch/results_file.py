@@ -1,0 +1,100 @@
+"""Reading and atomically writing a batch results file (CSV or JSON Lines, chosen by suffix)."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from planner.batch.rows import COLUMNS, Row
+
+FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
+
+
+class ResultsFileError(ValueError):
+    """The output path cannot be used; one line naming the file."""
+
+
+def results_format(path: Path) -> str:
+    """'csv' or 'jsonl' from the suffix. Raises ResultsFileError for any other suffix."""
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise ResultsFileError(f"{path}: unknown results format {path.suffix or '(no suffix)'!r}; "
+                               f"use a .csv or .jsonl file")
+    return fmt
+
+
+def render(rows: Iterable[Row], fmt: str) -> str:
+    buffer = io.StringIO()
+    if fmt == "csv":
+        writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "" if v is None else v for k, v in row.to_dict().items()})
+    else:
+        for row in rows:
+            buffer.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
+    return buffer.getvalue()
+
+
+def write_rows(path: Path, rows: Iterable[Row]) -> None:
+    """Replace `path` with `rows` atomically: a temporary file in the same folder, fsync, os.replace.
+
+    A crash or Ctrl-C at any point leaves either the previous file or the new one, never a mix.
+    """
+    text = render(rows, results_format(path))
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.chmod(tmp_name, _mode(path))  # mkstemp makes it private (0600); a results file is not
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as tmp:
+            tmp.write(text)
+            tmp.flush()
+            os.fsync(tmp.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable; not every file system allows this
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def _mode(path: Path) -> int:
+    """The file's current permissions, or what a new file gets under the umask."""
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def read_rows(path: Path) -> list[Row]:
+    """The rows of an earlier run, or [] if the file does not exist.
+
+    Raises ResultsFileError when the file exists but is not a `plan batch` results file, so the caller
+    never overwrites someone's unrelated file.
+    """
+    if not path.exists():
+        return []
+    fmt = results_format(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        if fmt == "csv":
+            reader = csv.DictReader(io.StringIO(text))
+            if reader.fieldnames is not None and tuple(reader.fieldnames) != COLUMNS:
+                raise ValueError(f"columns are {', '.join(reader.fieldnames)}")
+            return [Row.from_dict(record) for record in reader]
+        return [Row.from_dict(json.loads(line)) for line in text.splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, AttributeError, KeyError) as exc:
+        raise ResultsFileError(f"{path}: exists and is not a `plan batch` results file ({exc}); "
+                               f"refusing to overwrite it: choose another -o or remove it") from None

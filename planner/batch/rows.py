@@ -1,0 +1,105 @@
+"""One result row per scenario variant, and the batch's tally, summary line and exit code."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+STATUSES = ("optimal", "feasible", "infeasible", "unknown", "error")
+SOLVED = ("optimal", "feasible")
+INTERNAL_ERROR = "internal error: "  # prefix of an error row's message when the fault is ours, not the input's
+
+
+@dataclass(frozen=True)
+class Row:
+    """What `plan batch` reports for one scenario variant. Money is in `currency`, times in hours/seconds.
+
+    `hash` identifies the inputs that produced the row (see planner.batch.tasks.content_hash); a re-run
+    with the same output file re-uses rows whose hash still matches.
+    """
+
+    file: str
+    variant: str
+    status: str  # optimal | feasible | infeasible | unknown | error
+    total_cost: float | None
+    currency: str
+    makespan_h: float | None
+    plan: str  # the rank-1 plan in one line
+    solve_time_s: float
+    error: str  # one line; empty unless status is error
+    hash: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Row:
+        """A row read back from a results file (CSV gives strings). Raises ValueError if it is not one."""
+        names = [f.name for f in fields(cls)]
+        if set(data) != set(names):
+            raise ValueError(f"expected columns {', '.join(names)}")
+
+        def number(key: str) -> float | None:
+            value = data[key]
+            return None if value in ("", None) else float(value)
+
+        status = str(data["status"])
+        if status not in STATUSES:
+            raise ValueError(f"unknown status {status!r}")
+        return cls(file=str(data["file"]), variant=str(data["variant"] or ""), status=status,
+                   total_cost=number("total_cost"), currency=str(data["currency"] or ""),
+                   makespan_h=number("makespan_h"), plan=str(data["plan"] or ""),
+                   solve_time_s=number("solve_time_s") or 0.0, error=str(data["error"] or ""),
+                   hash=str(data["hash"]))
+
+    def without_time(self) -> Row:
+        """The row with its solve time zeroed: what must not depend on the backend or the job count."""
+        return replace(self, solve_time_s=0.0)
+
+    @property
+    def bad_input(self) -> bool:
+        return self.status == "error" and not self.error.startswith(INTERNAL_ERROR)
+
+
+COLUMNS = tuple(f.name for f in fields(Row))
+
+
+@dataclass(frozen=True)
+class Tally:
+    solved: int = 0
+    infeasible: int = 0
+    unknown: int = 0
+    bad_input: int = 0
+    internal_error: int = 0
+
+    @classmethod
+    def of(cls, rows: Iterable[Row]) -> Tally:
+        counts = dict.fromkeys(("solved", "infeasible", "unknown", "bad_input", "internal_error"), 0)
+        for row in rows:
+            if row.status in SOLVED:
+                counts["solved"] += 1
+            elif row.status == "error":
+                counts["bad_input" if row.bad_input else "internal_error"] += 1
+            else:
+                counts[row.status] += 1
+        return cls(**counts)
+
+    @property
+    def total(self) -> int:
+        return self.solved + self.infeasible + self.unknown + self.bad_input + self.internal_error
+
+    def line(self) -> str:
+        """'12 solved, 2 infeasible, 1 bad input' (zero counts left out, except solved)."""
+        parts = [f"{self.solved} solved"]
+        for count, what in ((self.infeasible, "infeasible"), (self.unknown, "no solution in time"),
+                            (self.bad_input, "bad input"), (self.internal_error, "internal error")):
+            if count:
+                parts.append(f"{count} {what}")
+        return ", ".join(parts)
+
+    def exit_code(self) -> int:
+        """0 all solved; 2 nothing could be read (every row is bad input); 1 otherwise."""
+        if self.total and self.bad_input == self.total:
+            return 2
+        return 0 if self.solved == self.total else 1

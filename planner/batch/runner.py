@@ -1,0 +1,79 @@
+"""Run a batch: re-use rows an earlier run already solved, solve the rest on a backend, keep the
+results file current (atomically, every few seconds and at the end, also after Ctrl-C)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from planner.batch.results_file import write_rows
+from planner.batch.rows import Row
+from planner.batch.tasks import Task
+
+# (tasks to solve) -> (task.index, row) as each finishes, in any order
+Backend = Callable[[Sequence[Task]], Iterator[tuple[int, Row]]]
+# (index, row, reused from the earlier run)
+OnRow = Callable[[int, Row, bool], None]
+
+CHECKPOINT_S = 2.0  # seconds between rewrites of the results file while solving
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    rows: list[Row]  # in input order
+    reused: int  # rows taken from the earlier run's results file
+
+
+def reusable(previous: Sequence[Row]) -> dict[tuple[str, str, str], Row]:
+    """Earlier rows by (file, variant, hash). Error rows are not re-used: loading is cheap, and an
+    internal error may have been transient."""
+    return {(r.file, r.variant, r.hash): r for r in previous if r.status != "error"}
+
+
+def run_batch(items: Sequence[Task | Row], backend: Backend, output: Path | None = None,
+              previous: Sequence[Row] = (), on_row: OnRow | None = None,
+              checkpoint_s: float = CHECKPOINT_S) -> BatchOutcome:
+    """Solve every Task in `items` (a Row stands for itself: an input that named no scenario).
+
+    Rows come back in the order of `items` whatever the backend finishes first. With `output`, the
+    file always holds the rows finished so far, in that order; a KeyboardInterrupt or any other
+    exception is re-raised after that last write.
+    """
+    done: list[Row | None] = [None] * len(items)
+    known = reusable(previous)
+    todo: list[Task] = []
+    position: dict[int, int] = {}  # task.index -> place in `items`
+    reused = 0
+    for place, item in enumerate(items):
+        if isinstance(item, Row):
+            row, was_reused = item, False
+        else:
+            old = known.get((str(item.path), item.variant, item.hash))
+            if old is None:
+                todo.append(item)
+                position[item.index] = place
+                continue
+            row, was_reused = old, True
+            reused += 1
+        done[place] = row
+        if on_row:
+            on_row(place, row, was_reused)
+
+    def finished() -> list[Row]:
+        return [row for row in done if row is not None]
+
+    last_write = time.monotonic()
+    try:
+        for index, row in backend(todo) if todo else ():
+            done[position[index]] = row
+            if on_row:
+                on_row(position[index], row, False)
+            if output is not None and time.monotonic() - last_write >= checkpoint_s:
+                write_rows(output, finished())
+                last_write = time.monotonic()
+    finally:
+        if output is not None:
+            write_rows(output, finished())
+    return BatchOutcome(rows=finished(), reused=reused)

@@ -1,0 +1,56 @@
+"""The batch work function: one Task in, one Row out, never an exception (the batch must go on).
+
+It is a plain top-level function of picklable arguments, so the process pool and Ray run exactly
+the same code.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+from models.errors import InputError
+from models.loading import LoadedScenario, load_scenario, load_scenario_data
+from models.yaml_io import read_yaml
+from planner.batch.rows import INTERNAL_ERROR, Row
+from planner.batch.sweep import apply
+from planner.batch.tasks import Task
+from planner.solve import solve
+
+
+def _load(task: Task) -> LoadedScenario:
+    if not task.assignments:
+        return load_scenario(task.path, task.overlays)
+    raw: Any = read_yaml(task.path, what="scenario file")
+    problems = [f"{task.path}: {p}" for p in apply(raw, task.assignments)]
+    if problems:
+        raise InputError(problems)
+    return load_scenario_data(raw, task.path, task.overlays)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def run_task(task: Task) -> Row:
+    """Load (with the variant's values set) and solve one scenario; bad input and bugs become error rows."""
+    started = time.perf_counter()
+    row = Row(file=str(task.path), variant=task.variant, status="error", total_cost=None, currency="",
+              makespan_h=None, plan="", solve_time_s=0.0, error="", hash=task.hash)
+    try:
+        loaded = _load(task)
+        row = replace(row, currency=loaded.scenario.currency)
+        result = solve(loaded, task.options)
+    except InputError as exc:  # bad input: its one-line problems, joined
+        error = " | ".join(exc.problems)
+    except Exception as exc:  # a bug must not end the batch: it becomes this row's error
+        error = f"{INTERNAL_ERROR}{type(exc).__name__}: {exc}"
+    else:
+        best = result.plans[0] if result.plans else None
+        return replace(row, status=result.status, currency=result.currency,
+                       total_cost=round(best.total_cost, 2) if best else None,
+                       makespan_h=round(best.makespan_h, 2) if best else None,
+                       plan=best.summary() if best else "",
+                       solve_time_s=round(time.perf_counter() - started, 3))
+    return replace(row, error=_one_line(error), solve_time_s=round(time.perf_counter() - started, 3))

@@ -1,0 +1,156 @@
+"""`plan batch`: many scenarios and sweep variants, one row each, on a process pool or on Ray."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from enum import Enum
+from functools import partial
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from planner.batch import (
+    ResultsFileError,
+    Row,
+    SweepError,
+    Tally,
+    Task,
+    build_tasks,
+    expand_grid,
+    expand_paths,
+    parse_sweeps,
+    ray_backend,  # imports Ray itself only when a batch runs on it
+    read_rows,
+    results_format,
+    run_batch,
+)
+from planner.batch.local import run_local
+from planner.batch.runner import Backend
+from planner.cli.common import console, fail
+from planner.cli.solve_cmd import ObjectiveChoice
+from planner.solve import SolveOptions
+
+STATUS_STYLE = {"optimal": "green", "feasible": "green", "infeasible": "yellow", "unknown": "yellow",
+                "error": "red"}
+
+
+class BackendChoice(str, Enum):
+    local = "local"
+    ray = "ray"
+
+
+def _ray_backend(jobs: int, address: str | None) -> Backend:
+    if not ray_backend.ray_available():
+        fail(ray_backend.INSTALL_HINT)
+    return partial(ray_backend.run_ray, jobs=jobs, address=address)
+
+
+def _render(rows: Sequence[Row], out: Console) -> None:
+    table = Table(title=f"plan batch: {len(rows)} rows", show_lines=False)
+    for column, justify in (("#", "right"), ("file", "left"), ("variant", "left"), ("status", "left"),
+                            ("cost", "right"), ("days", "right"), ("plan / error", "left"), ("s", "right")):
+        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for i, row in enumerate(rows, 1):
+        cost = f"{row.total_cost:,.0f} {row.currency}" if row.total_cost is not None else ""
+        days = f"{row.makespan_h / 24:,.2f}" if row.makespan_h is not None else ""
+        style = STATUS_STYLE.get(row.status, "")
+        table.add_row(str(i), escape(row.file), escape(row.variant), f"[{style}]{row.status}[/{style}]", cost, days,
+                      escape(row.plan or row.error), f"{row.solve_time_s:.2f}")
+    out.print(table)
+
+
+def batch_command(
+    paths: Annotated[list[str], typer.Argument(help="scenario files, folders (their *.yaml/*.yml) or glob patterns")],
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="results.csv or results.jsonl; "
+                                                "re-running with the same file skips rows already solved")] = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="scenarios solved at once (default: CPU "
+                                             "count; on a Ray cluster given by --address, its size)")] = None,
+    backend: Annotated[BackendChoice, typer.Option(help="where to solve")] = BackendChoice.local,
+    address: Annotated[str | None, typer.Option(help="Ray cluster address, e.g. auto or ray://head:10001 (default: "
+                                                     "a new local Ray with --jobs CPUs)")] = None,
+    sweep: Annotated[list[str] | None, typer.Option(
+        "--sweep", help="FIELD=A,B,C or FIELD=START..STOP:STEP, e.g. budget=100k..500k:50k; repeat for a grid")] = None,
+    objective: Annotated[ObjectiveChoice | None, typer.Option(help="override each scenario's objective")] = None,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1,
+                                                     help="seconds per scenario (default: each scenario's)")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="CP-SAT workers per scenario (default 1: the "
+                                                "parallelism is across scenarios)")] = None,
+    overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay for every scenario")] = None,
+) -> None:
+    """Solve many scenarios (and sweep variants of each): one row each, in input order.
+
+    Exit codes: 0 all solved, 1 some infeasible, without a solution in time or bad, 2 nothing could be read.
+    """
+    if address and backend is not BackendChoice.ray:
+        fail("--address is for --backend ray")
+    if overlay is not None and not overlay.is_file():
+        fail(f"{overlay}: --catalog overlay file not found")
+    previous: list[Row] = []
+    if output is not None:
+        try:
+            results_format(output)
+            previous = read_rows(output)
+        except ResultsFileError as exc:
+            fail(str(exc))
+        if not output.parent.is_dir():
+            fail(f"{output}: folder {output.parent} not found")
+    try:
+        variants = expand_grid(parse_sweeps(sweep or []))
+    except SweepError as exc:
+        fail(str(exc))
+    jobs = jobs or os.cpu_count() or 1
+    run: Backend = _ray_backend(jobs, address) if backend is BackendChoice.ray else partial(run_local, jobs=jobs)
+
+    # Top-1 only: a row shows the best plan, so alternatives would be solved for nothing. One CP-SAT worker
+    # per scenario unless asked: the batch already keeps every core busy with separate scenarios.
+    options = SolveOptions(objective=objective.value if objective else None, top_k=1, time_limit_s=time_limit,
+                           workers=workers or 1)
+    items: list[Task | Row] = list(build_tasks(expand_paths(paths), variants, (overlay,) if overlay else (),
+                                               options))
+    rows, reused = _solve_with_progress(items, run, output, previous)
+    _render(rows, console)
+    tally = Tally.of(rows)
+    resumed = f" ({reused} re-used from {output})" if reused else ""
+    console.print(f"{tally.line()}{resumed}" + (f"; wrote {output}" if output else ""))
+    if tally.exit_code() == 2:
+        print("error: no scenario could be read", file=sys.stderr)
+    raise typer.Exit(tally.exit_code())
+
+
+def _solve_with_progress(items: list[Task | Row], run: Backend, output: Path | None,
+                         previous: list[Row]) -> tuple[list[Row], int]:
+    counts: Counter[str] = Counter()
+    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                        console=Console(stderr=True), transient=True)
+    bar = progress.add_task("solving", total=len(items))
+
+    def on_row(_: int, row: Row, reused: bool) -> None:
+        counts["solved" if row.status in ("optimal", "feasible") else row.status] += 1
+        counts["re-used"] += reused
+        progress.update(bar, advance=1, description=", ".join(f"{n} {what}" for what, n in counts.items() if n))
+
+    try:
+        with progress:
+            outcome = run_batch(items, run, output=output, previous=previous, on_row=on_row)
+    except ray_backend.RayStartError as exc:
+        fail(str(exc))
+    return outcome.rows, outcome.reused
+
+

@@ -1,0 +1,81 @@
+"""A small batch: two quick scenarios, one infeasible, one malformed, written in a temporary folder.
+
+`tiny` (two LoRA/QLoRA jobs) costs about 3.4 CNY and `student` (one LoRA job) about 52 CNY, each
+solved in well under a second; `short_budget` is `tiny` with a 1 CNY budget (infeasible); `broken`
+is not YAML at all.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from planner.batch import Row, read_rows
+from planner.cli.app import app
+from tests.conftest import BASE_SCENARIO, REPO
+
+runner = CliRunner()
+FAST_SOLVER = {"time_limit_s": 5, "workers": 1, "seed": 0, "top_k": 1, "gap": 0.1}
+
+
+def _tiny() -> dict[str, Any]:
+    data = copy.deepcopy(BASE_SCENARIO)
+    data["solver"] = dict(FAST_SOLVER)
+    return data
+
+
+def _student() -> dict[str, Any]:
+    data = yaml.safe_load((REPO / "scenarios" / "student_no_ops.yaml").read_text(encoding="utf-8"))
+    data["solver"] = dict(FAST_SOLVER)
+    return data
+
+
+@pytest.fixture
+def batch_files(tmp_path: Path) -> dict[str, Path]:
+    """name -> path, for: tiny, student, short_budget (infeasible), broken (malformed YAML)."""
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    short = _tiny()
+    short["name"], short["budget"] = "short-budget", 1
+    texts = {
+        "tiny": yaml.safe_dump(_tiny()),
+        "student": yaml.safe_dump(_student()),
+        "short_budget": yaml.safe_dump(short),
+        "broken": "name: broken\njobs: [ {id: a, model: llama3-8b\n",
+    }
+    paths = {}
+    for name, text in texts.items():
+        paths[name] = folder / f"{name}.yaml"
+        paths[name].write_text(text, encoding="utf-8")
+    return paths
+
+
+@pytest.fixture
+def student_file(tmp_path: Path) -> Path:
+    path = tmp_path / "student.yaml"
+    path.write_text(yaml.safe_dump(_student()), encoding="utf-8")
+    return path
+
+
+def plan_batch(*args: str) -> Any:
+    """Run `plan batch ARGS...` in this process; the result has exit_code, stdout, stderr."""
+    return runner.invoke(app, ["batch", *args])
+
+
+@pytest.fixture
+def run_cli() -> Callable[..., Any]:
+    return plan_batch
+
+
+def rows_of(path: Path) -> list[Row]:
+    return read_rows(path)
+
+
+def timeless(rows: list[Row]) -> list[Row]:
+    return [r.without_time() for r in rows]
