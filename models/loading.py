@@ -40,60 +40,7 @@ def resolve_model(ref: str, catalog: Catalog, base_dir: Path) -> ModelCard:
 
 def load_scenario(path: Path, extra_overlays: tuple[Path, ...] = ()) -> LoadedScenario:
     """Read, validate and cross-check a scenario. Raises InputError listing every problem found."""
-    label = str(path)
-    raw = read_yaml(path, what="scenario file")
-    if not isinstance(raw, Mapping):
-        raise InputError([f"{label}: expected a mapping of scenario fields (name, jobs, ...), "
-                          f"got {type(raw).__name__}"])
-    try:
-        scenario = Scenario.model_validate(raw)
-    except ValidationError as exc:
-        raise InputError(validation_problems(exc, label)) from None
-
-    overlays: list[Path] = []
-    if scenario.catalog:
-        overlay = Path(scenario.catalog)
-        overlay = overlay if overlay.is_absolute() else path.parent / overlay
-        if not overlay.exists():
-            raise InputError([f"{label}: catalog: overlay file {scenario.catalog!r} not found "
-                              f"(looked at {overlay})"])
-        overlays.append(overlay)
-    catalog = load_catalog([*overlays, *extra_overlays])
-    problems: list[str] = []
-    models: dict[str, ModelCard] = {}
-    for i, job in enumerate(scenario.jobs):
-        try:
-            models[job.id] = resolve_model(job.model, catalog, path.parent)
-        except UnknownIdError as exc:
-            problems.append(f"{label}: jobs[{i}].model: {exc}")
-        except InputError as exc:
-            problems += [f"{label}: jobs[{i}].model: {p}" for p in exc.problems]
-    for i, pool in enumerate(scenario.owned):
-        _check(problems, label, f"owned[{i}].gpu", lambda g=pool.gpu: catalog.gpu(g))
-    policy = scenario.policy
-    for field, ids in (("allow_platforms", policy.allow_platforms), ("forbid_platforms", policy.forbid_platforms)):
-        for j, pid in enumerate(ids):
-            _check(problems, label, f"policy.{field}[{j}]", lambda p=pid: catalog.platform(p))
-    for field, ids in (("allow_gpus", policy.allow_gpus), ("forbid_gpus", policy.forbid_gpus)):
-        for j, gid in enumerate(ids):
-            _check(problems, label, f"policy.{field}[{j}]", lambda g=gid: catalog.gpu(g))
-    site_ids = {s.id for s in scenario.sites}
-    for i, site in enumerate(scenario.sites):
-        for j, link in enumerate(site.links):
-            if link.to not in site_ids:
-                _check(problems, label, f"sites[{i}].links[{j}].to", lambda p=link.to: catalog.platform(p))
-    rates = catalog.exchange_rates
-    if scenario.currency != rates.base and scenario.currency not in rates.rates:
-        problems.append(f"{label}: currency: no exchange rate for {scenario.currency!r}; "
-                        f"known: {', '.join([rates.base, *sorted(rates.rates)])}")
-    for i, job in enumerate(scenario.jobs):
-        card = models.get(job.id)
-        if card and job.seq_len > card.max_positions:
-            problems.append(f"{label}: jobs[{i}].seq_len: {job.seq_len} exceeds {card.id}'s "
-                            f"max_positions {card.max_positions}")
-    if problems:
-        raise InputError(problems)
-    return LoadedScenario(path=path, scenario=scenario, catalog=catalog, models=models)
+    return load_scenario_data(read_yaml(path, what="scenario file"), path, extra_overlays)
 
 
 def _check(problems: list[str], label: str, field: str, lookup: object) -> None:
@@ -109,8 +56,6 @@ def load_scenario_data(raw: object, path: Path, extra_overlays: tuple[Path, ...]
     Relative references (catalog overlay, model-card files) resolve against `path.parent`, and every
     message names `path`, exactly as `load_scenario` does. Raises InputError listing every problem.
     """
-    # load_scenario reads the file itself; parsing is the only step this entry point skips. The checks
-    # below are a copy of load_scenario's, kept in step with it (same messages, same order).
     label = str(path)
     if not isinstance(raw, Mapping):
         raise InputError([f"{label}: expected a mapping of scenario fields (name, jobs, ...), "

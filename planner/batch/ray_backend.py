@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import socket
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -31,11 +32,29 @@ def ray_available() -> bool:
     return importlib.util.find_spec("ray") is not None
 
 
+CONNECT_TIMEOUT_S = 5.0
+
+
+def _check_reachable(address: str) -> None:
+    """Ray retries an unreachable address for minutes; a plain TCP probe answers in seconds."""
+    target = address.removeprefix("ray://")
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return  # "auto" and other forms Ray resolves itself
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise RayStartError(f"--backend ray: nothing answers at {address!r} ({exc.strerror or exc}); is the "
+                            "Ray head running (ray start --head)?") from None
+
+
 def _init(ray: Any, jobs: int, address: str | None) -> bool:
     """Connect to `address`, or start a local instance with `jobs` CPUs. True if we started it (and stop it)."""
     if ray.is_initialized():
         return False  # the caller's instance (a test fixture, a notebook): use it and leave it running
     options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+    if address:
+        _check_reachable(address)
     try:
         if address:
             ray.init(address=address, **options)

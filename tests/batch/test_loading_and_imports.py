@@ -1,42 +1,27 @@
-"""The loader entry point sweeps use agrees with `load_scenario`; Ray is imported only to run on it."""
+"""Ray is imported only to run a batch on it."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import pytest
 
-from models.errors import InputError
-from models.loading import load_scenario, load_scenario_data
-from models.yaml_io import read_yaml
-from tests.conftest import BASE_SCENARIO, REPO, SCENARIOS
-
-
-@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.name)
-def test_same_result_as_load_scenario_for_shipped_scenarios(path):
-    from_file = load_scenario(path)
-    from_data = load_scenario_data(read_yaml(path), path)
-    assert from_data.scenario == from_file.scenario and from_data.models == from_file.models
-
-
-@pytest.mark.parametrize("change", [
-    {"jobs": [{**BASE_SCENARIO["jobs"][0], "model": "llama3-8"}]},  # unknown catalog id
-    {"currency": "XYZ"},  # no exchange rate
-    {"budget": "-1"},  # schema
-    {"catalog": "missing-quotes.yaml"},  # overlay file not found
-])
-def test_same_errors_as_load_scenario(change, write_scenario):
-    data = {**BASE_SCENARIO, **change}
-    path = write_scenario(data)
-    with pytest.raises(InputError) as from_file:
-        load_scenario(path)
-    with pytest.raises(InputError) as from_data:
-        load_scenario_data(data, path)
-    assert from_data.value.problems == from_file.value.problems
+from planner.batch.ray_backend import CONNECT_TIMEOUT_S, RayStartError, _check_reachable
+from tests.conftest import REPO
 
 
 def test_cli_does_not_import_ray():
     code = "import sys, planner.cli.app, planner.batch; print('ray' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_unreachable_ray_address_fails_fast_in_one_line():
+    # nothing listens on port 1; Ray itself would retry the connection for minutes
+    started = time.perf_counter()
+    with pytest.raises(RayStartError, match=r"nothing answers at '127\.0\.0\.1:1'"):
+        _check_reachable("127.0.0.1:1")
+    assert time.perf_counter() - started < CONNECT_TIMEOUT_S + 1
+    _check_reachable("auto")  # forms Ray resolves itself are left to Ray

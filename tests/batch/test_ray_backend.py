@@ -33,3 +33,4 @@ def test_ray_rows_equal_local_rows(local_ray, batch_files, tmp_path):
     # optimal at budget=100 for each readable scenario (the sweep overrides short_budget's 1 CNY)
     assert [r.status for r in ray_rows].count("optimal") == 3
     assert ray.is_initialized()  # the fixture's instance was used, not shut down by the command
+
