@@ -40,8 +40,12 @@ def render_front(front: ParetoFront, fmt: str) -> bytes:
     ys = [p.makespan_h / per for p in points]
     fig, (ax, key_ax) = plt.subplots(1, 2, figsize=(15, 7.5), gridspec_kw={"width_ratios": [1.6, 1]})
     fig.suptitle(f"{front.scenario}: what each budget buys in time to finish", x=0.01, ha="left", fontsize=14)
-    ax.set_title("Each point is the cheapest plan that finishes by its time; anything up and to the right "
-                 "(shaded) is worse on both counts.", loc="left", fontsize=9, color="#555555")
+    if front.z:
+        ax.set_title("Each point is a plan no other beats on cost, time and risk at once; colour = expected "
+                     "interruptions (failures, spot preemptions).", loc="left", fontsize=9, color="#555555")
+    else:
+        ax.set_title("Each point is the cheapest plan that finishes by its time; anything up and to the right "
+                     "(shaded) is worse on both counts.", loc="left", fontsize=9, color="#555555")
 
     log_x = False
     if xs:
@@ -53,18 +57,24 @@ def render_front(front: ParetoFront, fmt: str) -> bytes:
         deadline = front.deadline_h / per if front.deadline_h and front.deadline_h / per <= y_hi * 1.5 else None
         x_max = max([x_hi, *([budget] if budget else [])]) * (1.3 if log_x else 1.08)
         y_max = max([y_hi, *([deadline] if deadline else [])]) * 1.15
-        # Dominated region: right of and above the staircase through the front.
-        step_x, step_y = [], []
-        for i, (x, y) in enumerate(zip(xs, ys, strict=True)):
-            step_x += [x, xs[i + 1] if i + 1 < len(xs) else x_max]
-            step_y += [y, y]
-        ax.fill_between(step_x, step_y, y_max, color="#d9d9d9", alpha=0.6,
-                        label="dominated: dearer and slower than a plan on the front")
-        ax.plot(step_x, step_y, color="#888888", linewidth=1)
+        if not front.z:  # in 3-D a point above the cost/time staircase can still win on risk
+            # Dominated region: right of and above the staircase through the front.
+            step_x, step_y = [], []
+            for i, (x, y) in enumerate(zip(xs, ys, strict=True)):
+                step_x += [x, xs[i + 1] if i + 1 < len(xs) else x_max]
+                step_y += [y, y]
+            ax.fill_between(step_x, step_y, y_max, color="#d9d9d9", alpha=0.6,
+                            label="dominated: dearer and slower than a plan on the front")
+            ax.plot(step_x, step_y, color="#888888", linewidth=1)
         inside = [i for i, p in enumerate(points) if p.within_budget and p.meets_deadlines]
         outside = [i for i in range(len(points)) if i not in inside]
-        ax.scatter([xs[i] for i in inside], [ys[i] for i in inside], s=60, color="#1f77b4", zorder=3,
-                   label="plan on the front")
+        if front.z:
+            marks = ax.scatter([xs[i] for i in inside], [ys[i] for i in inside], s=60, zorder=3, cmap="viridis",
+                               c=[points[i].risk or 0.0 for i in inside], label="plan on the front")
+            fig.colorbar(marks, ax=ax, label="expected interruptions during the plan")
+        else:
+            ax.scatter([xs[i] for i in inside], [ys[i] for i in inside], s=60, color="#1f77b4", zorder=3,
+                       label="plan on the front")
         if outside:
             ax.scatter([xs[i] for i in outside], [ys[i] for i in outside], s=60, facecolors="white",
                        edgecolors="#d62728", zorder=3, label="plan beyond the budget or deadline")
@@ -116,6 +126,8 @@ def _key_text(front: ParetoFront, unit: str, per: float) -> str:
     shown = front.points if len(front.points) <= 30 else front.points[:30]
     for n, p in enumerate(shown, start=1):
         head = f"{n:>2}. {p.cost:,.0f} {front.currency}, {p.makespan_h / per:,.1f} {unit}"
+        if p.risk is not None:
+            head += f", {p.risk:,.1f} interruptions"
         if not (p.within_budget and p.meets_deadlines):
             head += " (beyond limits)"
         if len(head) + len(p.label()) + 2 <= KEY_WRAP + 8:
