@@ -35,7 +35,7 @@ from planner.estimate.cluster import Cluster
 from planner.estimate.estimator import _estimate, layout_problems
 from planner.estimate.flops import ModelShape, model_key, shape_of
 from planner.estimate.memory import memory_per_gpu
-from planner.estimate.timing import step_time, step_time_lower_bound
+from planner.estimate.timing import dp_lower_bound_s, step_time, step_time_lower_bound
 from planner.estimate.topology import group_link
 from planner.estimate.types import (
     ADAPTER_METHODS,
@@ -186,11 +186,25 @@ def _search(key: _Key) -> SearchResult:
                           lora_targets=spec.lora_targets, flash_attention=spec.flash_attention)
 
         for mb, gb, bound in pair.micro_batches:
+            tokens = gb * spec.seq_len
             if best is not None and bound < -best[0]:
                 reasons["cannot beat the fastest layout found"] += 1
                 continue
-            fits_at_some_v = False
+            # Tighter, per virtual-stage count: the bubble at v stages, plus the data-parallel traffic
+            # no ZeRO stage avoids (both bounds of `step_time`, see timing.py).
+            micro = max(1, gb // (pair.dp * mb))
+            stage_s = tokens / bound / (micro + (pair.pp - 1) / max(vps))
+            dp_s = (dp_lower_bound_s(shape, method, make(zeros[0], "none", mb, 1, gb), cluster, dp_link, zeros)
+                    if best is not None and pair.dp > 1 else 0.0)
+            # pipeline point-to-point transfers, as step_time counts them: 2 per micro-batch per virtual stage
+            p2p_s = (2 * micro * pp_link.p2p_s(mb * spec.seq_len * shape.hidden * 2.0 / pair.tp) / cluster.speedup
+                     if pair.pp > 1 else 0.0)
+            fits_at_some_v = skipped_v = False
             for v in vps:
+                if best is not None and tokens / ((micro + (pair.pp - 1) / v) * stage_s + dp_s + v * p2p_s) < -best[0]:
+                    reasons["cannot beat the fastest layout found"] += 1
+                    skipped_v = True
+                    continue
                 # Memory grows with the micro-batch and the virtual stages: if the least-memory
                 # option does not fit here, nothing with a larger mb or v will.
                 lowest = make(max(zeros), recomputes[-1], mb, v, gb)
@@ -226,8 +240,8 @@ def _search(key: _Key) -> SearchResult:
                         rate = gb * spec.seq_len / t
                         if best is None or (-rate, total) < (best[0], best[1]):
                             best = (-rate, total, layout, 0.0)
-            if not fits_at_some_v:
-                break
+            if not fits_at_some_v and not skipped_v:
+                break  # nothing fit at this micro-batch, so no larger one will
     best_est = _estimate(model, shape, method, cluster, best[2]) if best else None
     closest_est = None
     if best is None and closest is not None:

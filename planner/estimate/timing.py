@@ -134,6 +134,49 @@ def step_time_lower_bound(shape: ModelShape, method: str, layout: Layout, cluste
     return (layout.micro_batches + bubble) * (mb.compute_s + tp_mb) / cluster.speedup
 
 
+def recompute_s(mbc: MicroBatchCompute, r: Rates, recompute: str) -> float:
+    """Seconds of recomputation per micro-batch: one forward of the layers (full) or of attention."""
+    if recompute == "full":
+        return (mbc.linear_fwd_flops / r.linear_flops_per_s + mbc.attention_fwd_flops / r.attention_flops_per_s
+                + mbc.elementwise_s / 3 + mbc.score_fwd_s)
+    if recompute == "selective":
+        return mbc.attention_fwd_flops / r.attention_flops_per_s + mbc.score_fwd_s
+    return 0.0
+
+
+def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupLink, zero: int,
+                 compute_mb: float, recompute_mb: float) -> float:
+    """Data-parallel traffic per step not hidden behind compute (module docstring)."""
+    t, p, d = layout.tp, layout.pp, layout.dp
+    if d <= 1:
+        return 0.0
+    layers = -(-shape.layers // p)
+    stage_params = shape.layer_params * layers / t + (shape.embed_params + shape.head_params) / t / p
+    adapters = method in ADAPTER_METHODS
+    if adapters:
+        grad_params = shape.adapter_params(layout.lora_rank or 0, layout.lora_targets) / p / t
+    else:
+        grad_params = stage_params
+    grad_bytes = grad_params * 2.0
+    if zero == 3:
+        per_mb = 2 * dp_link.reduce_scatter_s(stage_params * 2.0) + dp_link.reduce_scatter_s(grad_bytes)
+        return layout.micro_batches * max(0.0, per_mb - DP_OVERLAP_FRACTION * (compute_mb + recompute_mb))
+    lin_bwd_factor = 1.0 if adapters else 2.0
+    backward_mb = compute_mb * (lin_bwd_factor / (1 + lin_bwd_factor))
+    return max(0.0, dp_link.all_reduce_s(grad_bytes) - DP_OVERLAP_FRACTION * backward_mb)
+
+
+def dp_lower_bound_s(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, dp_link: GroupLink,
+                     zeros: tuple[int, ...]) -> float:
+    """Data-parallel seconds per step no layout with this tp, pp, dp and micro-batch can avoid, over
+    the ZeRO stages open to it (with ZeRO-3 hidden behind the most recomputation possible). Added to
+    `step_time_lower_bound`, it still bounds `step_time` from below."""
+    r = rates(shape, layout, cluster)
+    mbc = micro_batch_compute(shape, method, layout, r)
+    most = recompute_s(mbc, r, "full")
+    return min(dp_exposed_s(shape, method, layout, dp_link, z, mbc.compute_s, most) for z in zeros) / cluster.speedup
+
+
 def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, tp_link: GroupLink,
               dp_link: GroupLink, pp_link: GroupLink, paged_offload_params: float) -> TimeBreakdown:
     """Seconds per optimizer step, broken down (see module docstring)."""
@@ -144,18 +187,9 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
     adapters = method in ADAPTER_METHODS
     r = rates(shape, layout, cluster)
     layers = -(-shape.layers // p)
-    lin_bwd_factor = 1.0 if adapters else 2.0
     mbc = micro_batch_compute(shape, method, layout, r)
-    compute_mb, lin_fwd, attn_fwd = mbc.compute_s, mbc.linear_fwd_flops, mbc.attention_fwd_flops
-    t_elem, score_fwd = mbc.elementwise_s, mbc.score_fwd_s
-
-    if layout.recompute == "full":
-        recompute_mb = (lin_fwd / r.linear_flops_per_s + attn_fwd / r.attention_flops_per_s + t_elem / 3
-                        + score_fwd)
-    elif layout.recompute == "selective":
-        recompute_mb = attn_fwd / r.attention_flops_per_s + score_fwd
-    else:
-        recompute_mb = 0.0
+    compute_mb = mbc.compute_s
+    recompute_mb = recompute_s(mbc, r, layout.recompute)
 
     collectives = 6 if layout.recompute == "full" else 4
     ar_bytes = tokens * shape.hidden * 2.0
@@ -169,22 +203,8 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
         p2p_bytes = tokens * shape.hidden * 2.0 / t
         p2p = 2 * m * v * pp_link.p2p_s(p2p_bytes)
 
-    # data parallel
-    dp_exposed = 0.0
+    dp_exposed = dp_exposed_s(shape, method, layout, dp_link, z, compute_mb, recompute_mb)
     stage_params = shape.layer_params * layers / t + (shape.embed_params + shape.head_params) / t / p
-    if d > 1:
-        if adapters:
-            grad_params = shape.adapter_params(layout.lora_rank or 0, layout.lora_targets) / p / t
-        else:
-            grad_params = stage_params
-        grad_bytes = grad_params * 2.0
-        backward_mb = compute_mb * (lin_bwd_factor / (1 + lin_bwd_factor))
-        if z == 3:
-            weight_bytes = stage_params * 2.0
-            per_mb = 2 * dp_link.reduce_scatter_s(weight_bytes) + dp_link.reduce_scatter_s(grad_bytes)
-            dp_exposed = m * max(0.0, per_mb - DP_OVERLAP_FRACTION * (compute_mb + recompute_mb))
-        else:
-            dp_exposed = max(0.0, dp_link.all_reduce_s(grad_bytes) - DP_OVERLAP_FRACTION * backward_mb)
 
     # optimizer step, paging, QLoRA dequantization
     if adapters:

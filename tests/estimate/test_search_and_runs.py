@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import pytest
 
@@ -44,20 +43,14 @@ def test_nothing_fits_gives_the_closest_layout(llama70b: ModelCard, rtx4090: GPU
     assert "does not fit" in result.why(recompute="full")
 
 
-def test_search_is_fast_and_cached(llama70b: ModelCard, h100: GPU) -> None:
+def test_search_is_cached(llama70b: ModelCard, h100: GPU) -> None:
+    # speed is measured in bench/estimate_speed.py; here only that an equal cluster hits the cache
     from planner.estimate import search
 
     search._search.cache_clear()
-    cluster = Cluster.of(h100, 512)
-    start = time.perf_counter()
-    first = search_layout(llama70b, "pretrain", cluster, LayoutSpec())
-    uncached_s = time.perf_counter() - start
-    start = time.perf_counter()
+    first = search_layout(llama70b, "pretrain", Cluster.of(h100, 512), LayoutSpec())
     again = search_layout(llama70b, "pretrain", Cluster.of(h100, 512), LayoutSpec())
-    cached_s = time.perf_counter() - start
-    assert again is first
-    assert uncached_s < 0.25  # bench/estimate_speed.py measures ~20 ms; generous for slow CI machines
-    assert cached_s < 0.005
+    assert again is first and search._search.cache_info().hits == 1
 
 
 def test_default_global_batch_rule() -> None:
