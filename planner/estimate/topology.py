@@ -16,6 +16,7 @@ with bw the group's bottleneck bandwidth x COLLECTIVE_BANDWIDTH_EFFICIENCY.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -127,10 +128,12 @@ def _group_link(key: tuple[object, ...], size: int, stride: int) -> GroupLink:
         return GroupLink(size, float("inf"), False, "self")
     per_node = key[3]
     assert isinstance(per_node, int)
-    ranks = [stride * k for k in range(size)]
-    pair_types: set[tuple[int, int, bool]] = set()
-    for a, b in zip(ranks, ranks[1:] + ranks[:1], strict=True):
-        pair_types.add((a % per_node, b % per_node, a // per_node == b // per_node))
+    # Neighbours (k, k+1) repeat their (local index, local index, same node) pattern every
+    # per_node / gcd(stride, per_node) steps, so one period and the wrap-around pair cover the ring.
+    period = per_node // math.gcd(stride, per_node)
+    pairs = [(k * stride, (k + 1) * stride) for k in range(min(size - 1, period))]
+    pairs.append(((size - 1) * stride, 0))
+    pair_types = {(a % per_node, b % per_node, a // per_node == b // per_node) for a, b in pairs}
     spans = any(not same for _, _, same in pair_types)
     best_bw, best_kind = float("inf"), "self"
     for ia, ib, same in pair_types:
