@@ -35,7 +35,7 @@ from planner.estimate.cluster import Cluster
 from planner.estimate.estimator import _estimate, layout_problems
 from planner.estimate.flops import ModelShape, model_key, shape_of
 from planner.estimate.memory import memory_per_gpu
-from planner.estimate.timing import dp_lower_bound_s, step_time, step_time_lower_bound
+from planner.estimate.timing import dp_lower_bound_s, p2p_s, stage_lower_bound_s, step_time
 from planner.estimate.topology import group_link
 from planner.estimate.types import (
     ADAPTER_METHODS,
@@ -171,7 +171,7 @@ def _search(key: _Key) -> SearchResult:
 
     for pair in pairs:
         zeros, recomputes, vps = pair.zeros, pair.recomputes, pair.virtual_stages
-        if best is not None and max(bound for _, _, bound in pair.micro_batches) < -best[0]:
+        if best is not None and max(bound for _, _, bound, _ in pair.micro_batches) < -best[0]:
             reasons["cannot beat the fastest layout found"] += len(pair.micro_batches)
             continue  # (an early exit would do; counting keeps the reasons complete)
         tp_link = group_link(cluster, pair.tp, 1)
@@ -185,23 +185,22 @@ def _search(key: _Key) -> SearchResult:
                           optimizer=spec.optimizer, virtual_pipeline=v, chunked_loss=spec.chunked_loss,
                           lora_targets=spec.lora_targets, flash_attention=spec.flash_attention)
 
-        for mb, gb, bound in pair.micro_batches:
+        for mb, gb, bound, stage_s in pair.micro_batches:
             tokens = gb * spec.seq_len
             if best is not None and bound < -best[0]:
                 reasons["cannot beat the fastest layout found"] += 1
                 continue
-            # Tighter, per virtual-stage count: the bubble at v stages, plus the data-parallel traffic
-            # no ZeRO stage avoids (both bounds of `step_time`, see timing.py).
-            micro = max(1, gb // (pair.dp * mb))
-            stage_s = tokens / bound / (micro + (pair.pp - 1) / max(vps))
-            dp_s = (dp_lower_bound_s(shape, method, make(zeros[0], "none", mb, 1, gb), cluster, dp_link, zeros)
+            # Tighter, per virtual-stage count: the bubble at v stages, the pipeline transfers and the
+            # data-parallel traffic no ZeRO stage avoids (terms of `step_time`, see timing.py).
+            probe = make(zeros[0], "none", mb, 1, gb)
+            micro = probe.micro_batches
+            dp_s = (dp_lower_bound_s(shape, method, probe, cluster, dp_link, zeros)
                     if best is not None and pair.dp > 1 else 0.0)
-            # pipeline point-to-point transfers, as step_time counts them: 2 per micro-batch per virtual stage
-            p2p_s = (2 * micro * pp_link.p2p_s(mb * spec.seq_len * shape.hidden * 2.0 / pair.tp) / cluster.speedup
-                     if pair.pp > 1 else 0.0)
+            transfer_s = micro * p2p_s(shape, probe, pp_link) / cluster.speedup
             fits_at_some_v = skipped_v = False
             for v in vps:
-                if best is not None and tokens / ((micro + (pair.pp - 1) / v) * stage_s + dp_s + v * p2p_s) < -best[0]:
+                if best is not None and tokens / ((micro + (pair.pp - 1) / v) * stage_s + dp_s + v * transfer_s
+                                                  ) < -best[0]:
                     reasons["cannot beat the fastest layout found"] += 1
                     skipped_v = True
                     continue
@@ -273,7 +272,7 @@ class _Pair:
     zeros: tuple[int, ...]
     recomputes: tuple[str, ...]
     virtual_stages: tuple[int, ...]
-    micro_batches: tuple[tuple[int, int, float], ...]
+    micro_batches: tuple[tuple[int, int, float, float], ...]
 
 
 @lru_cache(maxsize=4096)
@@ -311,7 +310,7 @@ def _plan(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
             pair = _pair(shape, method, cluster, spec, lora_rank, tp, pp, reject)
             if pair.micro_batches:
                 pairs.append(pair)
-    pairs.sort(key=lambda pr: -max(bound for _, _, bound in pr.micro_batches))
+    pairs.sort(key=lambda pr: -max(bound for _, _, bound, _ in pr.micro_batches))
     return tuple(pairs), tuple(rejections)
 
 
@@ -331,7 +330,7 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
            [v for v in VIRTUAL_STAGES if v == 1 or (pp > 1 and shape.layers % (pp * v) == 0)])
     sp = spec.sequence_parallel if spec.sequence_parallel is not None else tp > 1
     tp_link = group_link(cluster, tp, 1)
-    bounds: list[tuple[int, int, float]] = []
+    bounds: list[tuple[int, int, float, float]] = []
     for mb in [spec.micro_batch] if spec.micro_batch else list(MICRO_BATCHES):
         if spec.global_batch:
             gb = spec.global_batch
@@ -350,8 +349,9 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
                        seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=sp,
                        lora_rank=lora_rank, optimizer=spec.optimizer, chunked_loss=spec.chunked_loss,
                        lora_targets=spec.lora_targets, flash_attention=spec.flash_attention)
-        lower_s = step_time_lower_bound(shape, method, probe, cluster, tp_link, max(vps))
-        bounds.append((mb, gb, gb * spec.seq_len / lower_s))
+        stage_s = stage_lower_bound_s(shape, method, probe, cluster, tp_link)
+        lower_s = (probe.micro_batches + (pp - 1) / max(vps)) * stage_s
+        bounds.append((mb, gb, gb * spec.seq_len / lower_s, stage_s))
     return _Pair(tp, pp, dp, sp, tuple(zeros), tuple(recomputes), tuple(vps), tuple(bounds))
 
 

@@ -120,18 +120,30 @@ def micro_batch_compute(shape: ModelShape, method: str, layout: Layout, r: Rates
     return MicroBatchCompute(t_lin + t_attn + t_elem + 3 * score_fwd, lin_fwd, attn_fwd, t_elem, score_fwd)
 
 
-def step_time_lower_bound(shape: ModelShape, method: str, layout: Layout, cluster: Cluster,
-                          tp_link: GroupLink, max_virtual_pipeline: int) -> float:
-    """A step time no layout with this tp, pp, micro-batch and global batch can beat, whatever its
-    ZeRO stage, recomputation and virtual stages: compute and tensor-parallel traffic without
-    recomputation, and the bubble at the most virtual stages; every other term of `step_time` is
-    non-negative. Lets the layout search skip (tp, pp, micro-batch) that cannot win."""
+def tp_exposed_s(shape: ModelShape, layout: Layout, tp_link: GroupLink, collectives: int) -> float:
+    """Exposed tensor-parallel traffic per micro-batch: `collectives` all-reduces per layer."""
+    if layout.tp <= 1:
+        return 0.0
+    ar_bytes = layout.micro_batch * layout.seq_len * shape.hidden * 2.0
+    return TP_COMM_EXPOSED_FRACTION * collectives * -(-shape.layers // layout.pp) * tp_link.all_reduce_s(ar_bytes)
+
+
+def p2p_s(shape: ModelShape, layout: Layout, pp_link: GroupLink) -> float:
+    """Pipeline point-to-point seconds per micro-batch per virtual stage (forward and backward): each
+    tensor-parallel rank sends its 1/tp slice (Narayanan et al. 2021, scatter/gather)."""
+    if layout.pp <= 1:
+        return 0.0
+    return 2 * pp_link.p2p_s(layout.micro_batch * layout.seq_len * shape.hidden * 2.0 / layout.tp)
+
+
+def stage_lower_bound_s(shape: ModelShape, method: str, layout: Layout, cluster: Cluster,
+                        tp_link: GroupLink) -> float:
+    """Seconds per micro-batch on the slowest stage that no layout with this tp, pp and micro-batch can
+    beat, whatever its ZeRO stage and recomputation: compute and tensor-parallel traffic without
+    recomputation. A step takes at least (micro-batches + (pp - 1) / v) times this, plus the
+    non-negative data-parallel, pipeline-transfer and optimizer terms of `step_time`."""
     mb = micro_batch_compute(shape, method, layout, rates(shape, layout, cluster))
-    tp_mb = (TP_COMM_EXPOSED_FRACTION * 4 * -(-shape.layers // layout.pp)
-             * tp_link.all_reduce_s(layout.micro_batch * layout.seq_len * shape.hidden * 2.0)
-             if layout.tp > 1 else 0.0)
-    bubble = (layout.pp - 1) / max_virtual_pipeline
-    return (layout.micro_batches + bubble) * (mb.compute_s + tp_mb) / cluster.speedup
+    return (mb.compute_s + tp_exposed_s(shape, layout, tp_link, 4)) / cluster.speedup
 
 
 def recompute_s(mbc: MicroBatchCompute, r: Rates, recompute: str) -> float:
@@ -181,8 +193,6 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
               dp_link: GroupLink, pp_link: GroupLink, paged_offload_params: float) -> TimeBreakdown:
     """Seconds per optimizer step, broken down (see module docstring)."""
     t, p, d, z, v = layout.tp, layout.pp, layout.dp, layout.zero, layout.virtual_pipeline
-    s, b = layout.seq_len, layout.micro_batch
-    tokens = b * s
     m = layout.micro_batches
     adapters = method in ADAPTER_METHODS
     r = rates(shape, layout, cluster)
@@ -191,17 +201,11 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
     compute_mb = mbc.compute_s
     recompute_mb = recompute_s(mbc, r, layout.recompute)
 
-    collectives = 6 if layout.recompute == "full" else 4
-    ar_bytes = tokens * shape.hidden * 2.0
-    tp_mb = TP_COMM_EXPOSED_FRACTION * collectives * layers * tp_link.all_reduce_s(ar_bytes) if t > 1 else 0.0
+    tp_mb = tp_exposed_s(shape, layout, tp_link, 6 if layout.recompute == "full" else 4)
 
     stage_mb = compute_mb + recompute_mb + tp_mb
     bubble = (p - 1) / v * stage_mb if p > 1 else 0.0
-    p2p = 0.0
-    if p > 1:
-        # each tensor-parallel rank sends its 1/tp slice (Narayanan et al. 2021, scatter/gather)
-        p2p_bytes = tokens * shape.hidden * 2.0 / t
-        p2p = 2 * m * v * pp_link.p2p_s(p2p_bytes)
+    p2p = m * v * p2p_s(shape, layout, pp_link)
 
     dp_exposed = dp_exposed_s(shape, method, layout, dp_link, z, compute_mb, recompute_mb)
     stage_params = shape.layer_params * layers / t + (shape.embed_params + shape.head_params) / t / p
