@@ -5,12 +5,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from planner.atomic_file import write_atomically
 from planner.pareto import ParetoFront
 
+FRONT_SUFFIXES = (".csv", ".json")
 CSV_COLUMNS = ("point", "cost", "currency", "makespan_h", "makespan_days", "risk", "within_budget",
                "meets_deadlines", "plan")
 
@@ -29,22 +29,6 @@ def front_json(front: ParetoFront) -> str:
     return json.dumps(front.to_dict(), indent=2, ensure_ascii=False) + "\n"
 
 
-def write_atomically(path: Path, text: str | bytes) -> None:
-    """Write to a temporary file beside `path`, flush it to disk, then rename it over `path`."""
-    path = Path(path)
-    data = text.encode() if isinstance(text, str) else text
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or Path("."))
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_front(front: ParetoFront, path: Path) -> None:
     """By suffix: .csv or .json (ValueError otherwise)."""
     suffix = path.suffix.lower()
@@ -53,4 +37,4 @@ def write_front(front: ParetoFront, path: Path) -> None:
     elif suffix == ".json":
         write_atomically(path, front_json(front))
     else:
-        raise ValueError(f"-o: {path.name}: use a .csv or .json file")
+        raise ValueError(f"-o: {path.name}: use a {' or '.join(FRONT_SUFFIXES)} file")

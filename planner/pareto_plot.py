@@ -16,6 +16,7 @@ from planner.pareto import ParetoFront
 
 INSTALL_HINT = "plotting PNG/SVG needs matplotlib: pip install 'plan[plot]' (or use a .html plot, which needs nothing)"
 KEY_WRAP = 58
+PLOT_SUFFIXES = (".png", ".svg", ".html")
 
 
 def time_unit(front: ParetoFront) -> tuple[str, float]:
@@ -148,7 +149,7 @@ def _thousands() -> Any:
 
 def write_plot(front: ParetoFront, path: Path) -> None:
     """By suffix: .png, .svg (matplotlib) or .html (self-contained, interactive)."""
-    from planner.pareto_export import write_atomically
+    from planner.atomic_file import write_atomically
     from planner.pareto_html import front_html
 
     suffix = path.suffix.lower()
@@ -157,4 +158,4 @@ def write_plot(front: ParetoFront, path: Path) -> None:
     elif suffix in (".png", ".svg"):
         write_atomically(path, render_front(front, suffix[1:]))
     else:
-        raise ValueError(f"--plot: {path.name}: use a .png, .svg or .html file")
+        raise ValueError(f"--plot: {path.name}: use a {', '.join(PLOT_SUFFIXES)} file")

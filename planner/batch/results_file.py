@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from planner.atomic_file import write_atomically
 from planner.batch.rows import COLUMNS, Row
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
@@ -43,39 +41,8 @@ def render(rows: Iterable[Row], fmt: str) -> str:
 
 
 def write_rows(path: Path, rows: Iterable[Row]) -> None:
-    """Replace `path` with `rows` atomically: a temporary file in the same folder, fsync, os.replace.
-
-    A crash or Ctrl-C at any point leaves either the previous file or the new one, never a mix.
-    """
-    text = render(rows, results_format(path))
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp_name, _mode(path))  # mkstemp makes it private (0600); a results file is not
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as tmp:
-            tmp.write(text)
-            tmp.flush()
-            os.fsync(tmp.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
-    with contextlib.suppress(OSError):  # make the rename itself durable; not every file system allows this
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-
-
-def _mode(path: Path) -> int:
-    """The file's current permissions, or what a new file gets under the umask."""
-    try:
-        return path.stat().st_mode & 0o777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+    """Replace `path` with `rows` atomically (see planner.atomic_file)."""
+    write_atomically(path, render(rows, results_format(path)))
 
 
 def read_rows(path: Path) -> list[Row]:

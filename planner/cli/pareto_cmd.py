@@ -13,8 +13,8 @@ from models.errors import InputError
 from models.loading import load_scenario
 from planner.cli.common import ExitCode, console, fail
 from planner.pareto import ParetoFront, pareto_front
-from planner.pareto_export import write_front
-from planner.pareto_plot import time_unit, write_plot
+from planner.pareto_export import FRONT_SUFFIXES, write_front
+from planner.pareto_plot import PLOT_SUFFIXES, time_unit, write_plot
 from planner.solve import Session, SolveOptions
 
 
@@ -53,7 +53,8 @@ def pareto_command(
 
     Exit codes: 0 front found, 1 infeasible, 2 bad input, 3 no plan within the time limit.
     """
-    for path, allowed in ((output, (".csv", ".json")), (plot, (".png", ".svg", ".html"))):
+    # Checked before the solves, which can take minutes.
+    for path, allowed in ((output, FRONT_SUFFIXES), (plot, PLOT_SUFFIXES)):
         if path is not None and path.suffix.lower() not in allowed:
             fail(f"{path}: unsupported file type; use {', '.join(allowed)}")
         if path is not None and not path.parent.resolve().is_dir():

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
+from planner import atomic_file
 from planner.batch import Row, Tally, expand_paths, read_rows, results_format, write_rows
-from planner.batch import results_file as results_module
 from planner.batch.results_file import ResultsFileError
 
 
@@ -58,7 +58,7 @@ def test_a_crash_while_writing_leaves_the_old_file_whole(tmp_path, monkeypatch):
     def crash(fd: int) -> None:
         raise KeyboardInterrupt  # Ctrl-C after the new content is written to the temporary file
 
-    monkeypatch.setattr(results_module.os, "fsync", crash)
+    monkeypatch.setattr(atomic_file.os, "fsync", crash)
     with pytest.raises(KeyboardInterrupt):
         write_rows(path, [row(1), row(2), row(3)])
     assert path.read_bytes() == before
