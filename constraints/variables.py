@@ -49,7 +49,8 @@ class Variables:
             # An IntVar, not the raw sum: interval sizes must be affine.
             duration = model.new_int_var(min(durations), max(durations), f"duration[{job}]")
             model.add(duration == sum(c.duration_min * self.x[c.index] for c in candidates))
-            cost = sum(self.own_cost(c) * self.x[c.index] for c in candidates if self.own_cost(c))
+            own = [(self.own_cost(c), self.x[c.index]) for c in candidates]
+            cost = sum(amount * x for amount, x in own if amount)
             model.add_exactly_one(self.x[c.index] for c in candidates)
             model.add(end == start + duration)
             self.jobs[job] = JobVars(job, start, end, duration, cost)
