@@ -186,22 +186,12 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
         layout_table.add_row(name, str(value), how)
     console.print(layout_table)
 
-    mem = Table(title=f"memory per GPU (GiB) against {est.gpu_memory_gib:g} GiB", title_justify="left")
-    mem.add_column("part")
-    mem.add_column("GiB", justify="right")
-    mem.add_column("% of card", justify="right")
-    for name, value in est.memory.to_dict().items():
-        mem.add_row(name, f"{value:.2f}", f"{value / est.gpu_memory_gib:.0%}")
+    mem = _breakdown(f"memory per GPU (GiB) against {est.gpu_memory_gib:g} GiB", ("GiB", "% of card"),
+                     est.memory.to_dict(), est.gpu_memory_gib, ".2f")
     mem.add_row("margin", f"{est.margin_gib:.2f}", "")
     console.print(mem)
-
-    tim = Table(title=f"step time {est.step_time_s:.3f} s", title_justify="left")
-    tim.add_column("part")
-    tim.add_column("s", justify="right")
-    tim.add_column("share", justify="right")
-    for name, value in est.time.to_dict().items():
-        tim.add_row(name, f"{value:.4f}", f"{value / est.step_time_s:.0%}")
-    console.print(tim)
+    console.print(_breakdown(f"step time {est.step_time_s:.3f} s", ("s", "share"), est.time.to_dict(),
+                             est.step_time_s, ".4f"))
 
     console.print(f"throughput: {est.tokens_per_s:,.0f} tokens/s ({est.tokens_per_s_per_gpu:,.0f} per GPU); "
                   f"{est.model_tflops_per_gpu:.0f} model TFLOP/s per GPU; MFU {est.mfu:.1%}; "
@@ -213,3 +203,14 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
                       f"{run.checkpoint_interval_h:.2f} h, ~{run.expected_interruptions:.1f} interruptions)")
     for note in notes:
         console.print(f"- {note}")
+
+
+def _breakdown(title: str, columns: tuple[str, str], parts: dict[str, float], whole: float, fmt: str) -> Table:
+    """A table of parts, each with its value and its share of `whole`."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("part")
+    for column in columns:
+        table.add_column(column, justify="right")
+    for name, value in parts.items():
+        table.add_row(name, format(value, fmt), f"{value / whole:.0%}")
+    return table
