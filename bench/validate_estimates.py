@@ -57,6 +57,8 @@ class Row:
     note: str = ""
     bound: bool = False
     implausible: str = ""  # why the source row's own figures cannot all hold (computed, not judged)
+    family: str = ""
+    estimate: Estimate | None = None
 
     @property
     def error(self) -> float | None:
@@ -105,6 +107,35 @@ def _run(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec, dp: i
     return est
 
 
+FAMILIES = (("MEG21", "Megatron"), ("MEG24", "Megatron"), ("KOR", "Megatron"), ("NEMO", "NeMo"),
+            ("LLMF", "FSDP"), ("TTT", "torchtitan"), ("TTM", "torchtitan"), ("TTU", "torchtune"),
+            ("ZERO", "ZeRO states"), ("QLORA", "QLoRA"), ("LL1", "whole runs"))
+
+
+def family(row_id: str) -> str:
+    return next((name for prefix, name in FAMILIES if row_id.startswith(prefix)), "other")
+
+
+FRAMEWORK_OF_FAMILY = {"Megatron": "megatron", "NeMo": "megatron", "FSDP": "fsdp", "torchtitan": "fsdp"}
+"""The stack each family ran: Megatron-LM/NeMo (distributed optimizer), Composer/torchtitan FSDP."""
+
+H100_96GB_GIB = 94.0
+"""torchtitan's H100 96 GB (HBM2e, 500 W) parts: usable memory ~94 GiB (assumed from the 96 GB label)."""
+
+
+def _gpu_of_row(catalog: object, row: dict[str, str]) -> GPU:
+    gpu: GPU = catalog.gpu(row["gpu"])  # type: ignore[attr-defined]
+    if "H100 96GB" in row["source"] or "H100 96GB" in row.get("notes", ""):
+        gpu = gpu.model_copy(update={"memory_gib": H100_96GB_GIB})
+    return gpu
+
+
+def _torchtitan_micro_batch(replica: int, pp: int | None) -> int:
+    """torchtitan (Dec 2024) runs the local batch as one micro-batch without pipelining, and splits it
+    into as many micro-batches as pipeline stages with it (its default)."""
+    return max(1, replica // pp) if pp and pp > 1 else replica
+
+
 def throughput_rows(path: Path) -> list[Row]:
     catalog = builtin_catalog()
     out: list[Row] = []
@@ -114,24 +145,34 @@ def throughput_rows(path: Path) -> list[Row]:
             method = ("full_finetune" if name.endswith("SFT") else "lora" if name.endswith("LoRA")
                       else "pretrain")
             card = _card(row, name)
-            gpu = catalog.gpu(row["gpu"])
+            gpu = _gpu_of_row(catalog, row)
             gpus = int(row["num_gpus"])
             seq = int(row["seq_len"])
             notes = row["notes"]
+            fam = family(row["id"])
+            framework = FRAMEWORK_OF_FAMILY.get(fam)
             cp = re.search(r"context parallel (\d+)", notes)
             vpp = re.search(r"virtual pipeline (\d+)", notes)
             tp, pp, dp = _int(row["tp"]), _int(row["pp"]), _int(row["dp"])
-            if cp and dp is not None:
-                dp *= int(cp.group(1))
             gbt = _num(row["global_batch_tokens"])
+            gb = int(gbt // seq) if gbt else None
+            mb = _int(row.get("micro_batch", ""))
+            zero = _int(row["zero"])
+            if fam == "torchtitan":
+                if mb is None and gb and dp:
+                    mb = _torchtitan_micro_batch(gb // dp, pp)
+                if pp and pp > 1 and zero == 3:
+                    zero = 2  # torchtitan keeps parameters gathered under pipelining (no reshard after forward)
+            interleaved = "interleaved" in notes
             spec = LayoutSpec(
-                tp=tp, pp=pp, zero=_int(row["zero"]), recompute=row["recompute"] or None,
-                global_batch=int(gbt // seq) if gbt else None, seq_len=seq,
+                tp=tp, pp=pp, zero=zero, recompute=row["recompute"] or None,
+                global_batch=gb, seq_len=seq, micro_batch=mb,
                 precision={"fp16": "fp16", "fp8": "fp8"}.get(row["precision"], "bf16"),
                 lora_rank=32, lora_targets="attention" if method == "lora" else "all",
                 sequence_parallel=False if row["id"].startswith("MEG21") else None,
                 flash_attention=not row["id"].startswith("MEG21"),
-                virtual_pipeline=int(vpp.group(1)) if vpp else None,
+                virtual_pipeline=int(vpp.group(1)) if vpp else (None if interleaved else (1 if pp else None)),
+                framework=framework, cp=int(cp.group(1)) if cp else (1 if tp else None),
             )
             cluster = Cluster.of(gpu, gpus)
             est = _run(card, method, cluster, spec, dp)
@@ -139,11 +180,11 @@ def throughput_rows(path: Path) -> list[Row]:
             pred: float | None = None
             if est is not None:
                 pred = _metric(est, metric, card, gpu)
-            note = ("cp as dp; " if cp else "") + (f"vpp={vpp.group(1)}; " if vpp else "")
+            note = f"{fam}; " + (f"vpp={vpp.group(1)}; " if vpp else "")
             if est is not None and not est.fits:
                 note += "estimated OOM"
             out.append(Row(row["id"], "throughput", metric, value, pred, row["unit"],
-                           est.layout.short() if est else "-", note))
+                           est.layout.short() if est else "-", note, family=fam, estimate=est))
     return out
 
 
@@ -205,17 +246,32 @@ def memory_rows(path: Path) -> list[Row]:
                 card = ModelCard(id=name.lower(), params=float(row["params_b"]) * 1e9, ffn_type="swiglu",
                                  source="LLaMA paper (Touvron et al. 2023) table 2", **shape)
             bound = rid == "QLORA-01"
-            gpu = catalog.gpu("rtx-a6000") if row["gpu"] == "48gb-class" else catalog.gpu(row["gpu"])
+            gpu = catalog.gpu("rtx-a6000") if row["gpu"] == "48gb-class" else _gpu_of_row(catalog, row)
             optimizer = "paged_adam_8bit" if "not stated" in row["optimizer"] else "adam"
             torchtune = rid.startswith("TTU")
-            spec = LayoutSpec(tp=_int(row["tp"]) or 1, pp=_int(row["pp"]) or 1, zero=_int(row["zero"]) or 0,
-                              recompute=row["recompute"] or None, micro_batch=_int(row["micro_batch"]) or 1,
-                              global_batch=_int(row["micro_batch"]) or 1,
-                              seq_len=_int(row["seq_len"]) or 512, precision="bf16",
-                              lora_rank=8 if torchtune else 64, optimizer=optimizer, chunked_loss=torchtune)
-            cluster = Cluster.of(gpu, int(row["num_gpus"]))
+            fam = family(rid)
+            tp, pp, zero = _int(row["tp"]) or 1, _int(row["pp"]) or 1, _int(row["zero"]) or 0
+            gpus = int(row["num_gpus"])
+            mb = _int(row["micro_batch"]) or 1
+            gb = mb
+            framework = FRAMEWORK_OF_FAMILY.get(fam, "fsdp")
+            vpp: int | None = 1
+            if fam == "torchtitan":
+                dp = gpus // (tp * pp)
+                gb = mb * dp  # the column is torchtitan's local batch (per data-parallel rank)
+                mb = _torchtitan_micro_batch(mb, pp)
+                if pp > 1 and zero == 3:
+                    zero = 2  # torchtitan keeps parameters gathered under pipelining
+                vpp = None if "interleaved" in row["notes"] else 1
+            spec = LayoutSpec(tp=tp, pp=pp, zero=zero, cp=1,
+                              recompute=row["recompute"] or None, micro_batch=mb, global_batch=gb,
+                              seq_len=_int(row["seq_len"]) or 512,
+                              precision="fp8" if row["precision"] == "fp8" else "bf16",
+                              lora_rank=8 if torchtune else 64, optimizer=optimizer, chunked_loss=torchtune,
+                              framework=framework, virtual_pipeline=vpp)
+            cluster = Cluster.of(gpu, gpus)
             found = _run(card, method, cluster, spec, None)
-            assert found is not None
+            assert found is not None, rid
             est = found
             total_gib = est.memory.total_gib
             if torchtune:
@@ -233,7 +289,7 @@ def memory_rows(path: Path) -> list[Row]:
                     implausible = (f"its published {tok.group(1)} tok/s needs {implied_mfu:.0%} of the "
                                    f"{gpu.id} BF16 peak even without recomputation")
             out.append(Row(rid, "memory", "peak memory", published, pred, unit, est.layout.short(), note,
-                           bound, implausible))
+                           bound, implausible, family=fam, estimate=est))
             if tok:
                 out.append(Row(rid + "t", "throughput", "tokens_per_s_per_gpu (notes)", float(tok.group(1)),
                                est.tokens_per_s_per_gpu, "tok/s", est.layout.short(), "from the row's notes",

@@ -10,6 +10,8 @@ from planner.estimate.timing import step_time
 from planner.estimate.topology import group_link
 from planner.estimate.types import (
     ADAPTER_METHODS,
+    FRAMEWORK_ZERO,
+    FRAMEWORKS,
     LORA_TARGETS,
     METHODS,
     OPTIMIZERS,
@@ -26,14 +28,28 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
     gpu = cluster.gpu
     if method not in METHODS:
         problems.append(f"method: {method!r} is not one of {', '.join(METHODS)}")
-    for name in ("tp", "pp", "dp", "micro_batch", "global_batch", "seq_len", "virtual_pipeline"):
+    for name in ("tp", "pp", "dp", "cp", "ep", "micro_batch", "global_batch", "seq_len", "virtual_pipeline"):
         if getattr(layout, name) < 1:
             problems.append(f"{name}: must be at least 1, got {getattr(layout, name)}")
     if problems:
         return problems
     if layout.gpus != cluster.gpus:
-        problems.append(f"tp x pp x dp: {layout.tp} x {layout.pp} x {layout.dp} = {layout.gpus}, "
-                        f"but the cluster has {cluster.gpus} GPUs")
+        problems.append(f"tp x pp x cp x dp: {layout.tp} x {layout.pp} x {layout.cp} x {layout.dp} = "
+                        f"{layout.gpus}, but the cluster has {cluster.gpus} GPUs")
+    if layout.framework not in FRAMEWORKS:
+        problems.append(f"framework: {layout.framework!r} is not one of {', '.join(FRAMEWORKS)}")
+    else:
+        if layout.zero in (0, 1, 2, 3) and layout.zero not in FRAMEWORK_ZERO[layout.framework]:
+            problems.append(f"zero: {layout.framework} runs ZeRO stage "
+                            f"{' or '.join(map(str, FRAMEWORK_ZERO[layout.framework]))}, not {layout.zero}")
+    if method == "qlora" and layout.framework == "megatron":
+        problems.append("framework: megatron has no 4-bit QLoRA path; use fsdp or deepspeed")
+    if layout.seq_len % layout.cp:
+        problems.append(f"cp: {layout.cp} does not divide the sequence length {layout.seq_len}")
+    if shape.is_moe and layout.ep > 1 and (layout.dp * layout.cp) % layout.ep:
+        problems.append(f"ep: {layout.ep} does not divide the data-parallel ranks {layout.dp * layout.cp}")
+    if layout.ep > 1 and not shape.is_moe:
+        problems.append("ep: expert parallelism needs an MoE model")
     if shape.heads % layout.tp:
         problems.append(f"tp: {layout.tp} does not divide the {shape.heads} attention heads")
     elif layout.tp > shape.kv_heads and layout.tp % shape.kv_heads:
@@ -62,9 +78,11 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
             problems.append(f"lora_rank: {method} needs a rank of at least 1, got {layout.lora_rank}")
     elif layout.lora_rank is not None:
         problems.append(f"lora_rank: only for lora/qlora, not for {method}")
-    if layout.global_batch % (layout.dp * layout.micro_batch):
-        problems.append(f"global_batch: {layout.global_batch} is not a multiple of dp x micro_batch "
-                        f"= {layout.dp} x {layout.micro_batch}")
+    if layout.global_batch % layout.dp:
+        problems.append(f"global_batch: {layout.global_batch} is not a multiple of dp = {layout.dp}")
+    elif layout.micro_batch > layout.global_batch // layout.dp:
+        problems.append(f"micro_batch: {layout.micro_batch} exceeds the {layout.global_batch // layout.dp} "
+                        "sequences each data-parallel replica gets per step")
     if layout.virtual_pipeline > 1 and layout.pp == 1:
         problems.append("virtual_pipeline: interleaving needs pp > 1")
     if cluster.gpus > cluster.gpus_per_node and (cluster.fabric_kind == "none"
@@ -93,9 +111,11 @@ def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster
     gpu = cluster.gpu
     mem = memory_per_gpu(shape, method, layout, gpu.memory_gib)
     tp_link = group_link(cluster, layout.tp, 1)
-    dp_link = group_link(cluster, layout.dp, layout.tp)
-    pp_link = group_link(cluster, min(layout.pp, 2), layout.tp * layout.dp)
-    time = step_time(shape, method, layout, cluster, tp_link, dp_link, pp_link, mem.paged_offload_params)
+    cp_link = group_link(cluster, layout.cp, layout.tp)
+    dp_link = group_link(cluster, layout.shard_ranks, layout.tp)
+    pp_link = group_link(cluster, min(layout.pp, 2), layout.tp * layout.cp * layout.dp)
+    time = step_time(shape, method, layout, cluster, tp_link, dp_link, pp_link, mem.paged_offload_params,
+                     cp_link)
     step_s = time.total_s
     tokens_per_step = layout.global_batch * layout.seq_len
     tokens_per_s = tokens_per_step / step_s

@@ -67,6 +67,14 @@ FP8_GEMM_RELATIVE_EFFICIENCY = 0.9
 1979 against ~80% of 989 for BF16, MAMF tables as above), plus per-tensor scaling and casts
 (Transformer Engine). Attention stays in BF16."""
 
+FP8_CAST_BYTES_PER_ELEMENT = 4.0
+"""Memory traffic per element cast to FP8 for a linear layer: read 2 B of BF16, write 1 B of FP8, and
+a scaling pass (amax) that reads the input again unless fused (3 B with delayed or fused scaling,
+5 B with a separate dynamic-scaling pass; Transformer Engine, torchao float8). Charged for every
+linear layer's input (forward), output gradient (backward) and weights (twice per micro-batch). This
+is why FP8 gains little on 1-3B models, whose matmuls are short: llm-foundry's FP8 rows run 1.2-1.4x
+their BF16 counterparts (reasoning; the midpoint 4 B is an assumption)."""
+
 ELEMENTWISE_PASSES_PER_HIDDEN = 30.0
 """Memory-bound (non-GEMM) traffic per token per layer, in 16-bit elements per hidden unit.
 

@@ -3,11 +3,16 @@
 Model states (Rajbhandari et al. 2020, ZeRO): mixed-precision Adam keeps 2 B of 16-bit weights,
 2 B of 16-bit gradients and 12 B of fp32 master weights, momentum and variance per parameter
 (16 B/param). ZeRO-1 shards the 12 B over the data-parallel ranks, ZeRO-2 also the gradients,
-ZeRO-3 also the weights. Tensor and pipeline parallelism split the parameters first.
+ZeRO-3 also the weights; context-parallel ranks shard them too (Megatron and torchtitan shard over
+dp x cp). Megatron-LM accumulates gradients in fp32 (`main_grad`), so it keeps 4 B of gradients:
+6 + 12/d B/param with its distributed optimizer (Megatron-LM docs/source/distrib_optimizer.md).
+Tensor and pipeline parallelism split the parameters first.
 
 LoRA (Hu et al. 2021): frozen 16-bit base, adapters rank x (in + out) per targeted linear layer with
-their own gradients and Adam states. QLoRA (Dettmers et al. 2023): base linear weights in NF4 with
-double quantization, 4.127 bits/param; embeddings, output layer and norms stay 16-bit.
+their own gradients and optimizer states. QLoRA (Dettmers et al. 2023): base linear weights in NF4 with
+double quantization, 4.127 bits/param; embeddings, output layer and norms stay 16-bit; each linear
+layer is dequantized to a transient 16-bit copy for its matmul. Sharded (FSDP/ZeRO-3) QLoRA gathers
+the 4-bit layers, so its prefetch buffers are 4-bit too (Answer.AI FSDP+QLoRA, 2024).
 
 Activations per layer and micro-batch (Korthikanti et al. 2022, "Reducing Activation Recomputation",
 eq. 1-5: s b h (34 + 5 a s / h) bytes for GPT with dropout, 16-bit), generalised to grouped KV heads
@@ -17,12 +22,24 @@ without recomputation the 5as bytes per token come back):
     bytes/token = 2 x [2h (norm inputs) + 2h (QKV and FFN inputs) + (d_q + 2 d_kv) + d_q
                        + (3 if gated else 2) x ffn_active]
 Tensor parallelism with sequence parallelism divides all of it by tp; without sequence parallelism
-the 4h norm/input terms stay replicated (Korthikanti's 10 + 24/t). Full recomputation keeps only
-each layer's 2h-byte input plus one re-materialised layer. With 1F1B pipelining the first stage holds
-min(pp, m) micro-batches in flight (x (1 + (pp-1)/(pp v)) when interleaved with v virtual stages).
+the 4h norm/input terms stay replicated (Korthikanti's 10 + 24/t). Context parallelism divides the
+tokens by cp. Recomputation policies:
+- full: each layer keeps its 2h-byte input, plus one layer re-materialised at a time;
+- selective, Megatron/DeepSpeed: the attention core is recomputed (with FlashAttention this stores
+  what "none" stores; without it the s x s scores are dropped);
+- selective, FSDP (torchtitan's op-level SAC): the layer input, the attention output and every
+  other matmul output are kept, the rest (norms, activation functions, the other matmuls) recomputed.
+FP8 (Transformer Engine, torchao float8) keeps saved activations in BF16 and FP8 weight copies are
+transient per layer, so FP8 never adds memory over the same BF16 layout.
+
+Pipelines: stages hold ceil(L/pp) layers; where pp does not divide L the first and last stages take
+the shortfall (one layer fewer each, as Llama 3 405B did for its embedding and output layer). With
+1F1B the first stage holds min(pp, m) micro-batches in flight; interleaved with v virtual stages its
+warm-up holds pp(v+1) - 1 chunks of 1/v stage (Narayanan et al. 2021; Megatron-LM schedules.py),
+i.e. pp + (pp - 1)/v micro-batches' worth.
 
 Other: logits (s b V / tp x LOGIT_BYTES) on the last stage, CUDA context, NCCL buffers, ZeRO-3
-prefetch buffers and allocator fragmentation (factors.py).
+prefetch buffers (two layers), QLoRA's dequantized matrix and allocator fragmentation (factors.py).
 """
 
 from __future__ import annotations
@@ -43,11 +60,20 @@ from planner.estimate.types import ADAPTER_METHODS, Layout, MemoryBreakdown
 WEIGHT_BYTES = 2.0
 """16-bit weights (bf16/fp16; FP8 training keeps bf16 weights and transient fp8 copies)."""
 GRAD_BYTES = 2.0
-"""16-bit gradients, as in the ZeRO paper's 2 + 2 + 12 accounting."""
-ADAM_STATE_BYTES = 12.0
-"""fp32 master weights, momentum, variance."""
-ADAM_8BIT_STATE_BYTES = 2.0
-"""bitsandbytes 8-bit momentum and variance (block-wise constants negligible); no fp32 master."""
+"""16-bit gradients, as in the ZeRO paper's 2 + 2 + 12 accounting (DeepSpeed, FSDP)."""
+MEGATRON_GRAD_BYTES = 4.0
+"""Megatron-LM's fp32 `main_grad` buffers (accumulate-allreduce-grads-in-fp32, its default)."""
+OPTIMIZER_STATE_BYTES = {
+    "adam": 12.0,            # fp32 master weights, momentum, variance (Rajbhandari et al. 2020)
+    "adam_8bit": 2.0,        # bitsandbytes 8-bit momentum + variance, no fp32 master (Dettmers et al. 2022)
+    "paged_adam_8bit": 2.0,  # the same in CUDA unified memory
+    "adafactor": 4.0,        # fp32 master copy; factored second moments ~0 (Shazeer & Stern 2018)
+    "sgd": 8.0,              # fp32 master copy + momentum
+}
+"""Optimizer bytes per trainable parameter."""
+ADAM_8BIT_STATE_BYTES = OPTIMIZER_STATE_BYTES["adam_8bit"]
+FUSED_STEP_OPTIMIZERS = ("adam_8bit", "paged_adam_8bit")
+"""Optimizers run inside the backward pass (torchtune's low-memory recipe): one layer of gradients."""
 
 
 @dataclass(frozen=True)
@@ -57,65 +83,97 @@ class MemoryResult:
     notes: tuple[str, ...]
 
 
+def stage_layers(layers: int, pp: int) -> tuple[int, int, int]:
+    """(first, middle, last) stage layer counts: ceil(L/pp) each, the shortfall taken from the first
+    and the last stage (they also hold the embedding and the output layer)."""
+    per = -(-layers // pp)
+    if pp == 1:
+        return layers, layers, layers
+    short = per * pp - layers
+    first = per - (1 if short >= 1 else 0)
+    last = per - (1 if short >= 2 else 0)
+    return max(1, first), per, max(1, last)
+
+
 def activation_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float:
-    """Stored activation bytes per token per layer on one GPU, no recomputation (docstring above)."""
+    """Stored activation bytes per token per layer on one GPU without full recomputation
+    (module docstring; FSDP's "selective" is the op-level policy)."""
     h, t = shape.hidden, layout.tp
-    replicated = 4.0 * h
-    ffn = (3.0 if shape.gated else 2.0) * shape.ffn_width_active
-    split = (shape.q_dim + 2 * shape.kv_dim) + shape.q_dim + ffn
-    elements = (replicated + split) / t if layout.sequence_parallel or t == 1 else replicated + split / t
+    ffn_mult = 3.0 if shape.gated else 2.0
+    sp = layout.sequence_parallel or t == 1
+    if layout.recompute == "selective" and layout.framework == "fsdp":
+        mm_out = (shape.q_dim + 2 * shape.kv_dim) + h + (ffn_mult - 1) * shape.ffn_width_active + h
+        replicated = float(h)
+        split = 0.5 * mm_out + shape.q_dim
+    else:
+        replicated = 4.0 * h
+        split = (shape.q_dim + 2 * shape.kv_dim) + shape.q_dim + ffn_mult * shape.ffn_width_active
+    elements = (replicated + split) / t if sp else replicated + split / t
     scores = 0.0
     if not layout.flash_attention and layout.recompute == "none":
-        scores = 5.0 * shape.heads * layout.seq_len / t  # Korthikanti's 5as: softmax, dropout mask/output
+        scores = 5.0 * shape.heads * layout.seq_len / layout.cp / t  # Korthikanti's 5as
     return 2.0 * elements + scores
+
+
+def in_flight_micro_batches(layout: Layout) -> float:
+    """Micro-batches' worth of activations the first pipeline stage holds at its peak."""
+    p, v, m = layout.pp, layout.virtual_pipeline, layout.micro_batches
+    if p == 1:
+        return 1.0
+    chunks = min(p * (v + 1) - 1 if v > 1 else p, m * v)
+    return chunks / v
 
 
 def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gib: float) -> MemoryResult:
     """Peak memory per GPU in GiB on the pipeline stage with the highest total."""
-    t, p, d, z = layout.tp, layout.pp, layout.dp, layout.zero
+    t, p, z = layout.tp, layout.pp, layout.zero
+    d = layout.shard_ranks
     adapters = method in ADAPTER_METHODS
-    layers_stage = -(-shape.layers // p)
+    first_layers, mid_layers, last_layers = stage_layers(shape.layers, p)
     notes: list[str] = []
 
-    # Parameters held by the two candidate peak stages (first: embedding, last: output layer).
-    layer_params = shape.layer_params * layers_stage / t
-    first_params = layer_params + shape.embed_params / t + (shape.head_params / t if p == 1 else 0.0)
-    last_params = layer_params + (shape.head_params / t if p > 1 else 0.0)
-    if p > 1 and shape.tied:
-        last_params += shape.embed_params / t  # tied output layer is a copy on the last stage
-
-    tokens_mb = layout.micro_batch * layout.seq_len
+    tokens_mb = layout.micro_batch * layout.seq_len / layout.cp
     act_token_layer = activation_bytes_per_token_layer(shape, layout)
+    sp = layout.sequence_parallel or t == 1
+    working = 0.0
     if layout.recompute == "full":
-        checkpoint = 2.0 * shape.hidden / (t if (layout.sequence_parallel or t == 1) else 1)
-        per_mb_stage = checkpoint * tokens_mb * layers_stage
+        per_layer_mb = 2.0 * shape.hidden / (t if sp else 1) * tokens_mb
         working = act_token_layer * tokens_mb  # one layer re-materialised at a time
     else:
-        per_mb_stage = act_token_layer * tokens_mb * layers_stage
-        working = 0.0
-    m = layout.micro_batches
-    in_flight = float(min(p, m))
-    if p > 1 and layout.virtual_pipeline > 1:
-        in_flight *= 1.0 + (p - 1) / (p * layout.virtual_pipeline)
+        per_layer_mb = act_token_layer * tokens_mb
+    in_flight = in_flight_micro_batches(layout)
     logit_bytes = LOGIT_BYTES if not layout.chunked_loss else 2.0 + (LOGIT_BYTES - 2.0) / LOSS_CHUNKS
     logits = tokens_mb * shape.vocab / t * logit_bytes
 
-    first_act = per_mb_stage * in_flight + working + (logits if p == 1 else 0.0)
-    last_act = per_mb_stage + working + (logits if p > 1 else 0.0)
+    # (layers, parameters, activation bytes, holds the output layer) per candidate peak stage
+    embed, head = shape.embed_params / t, shape.head_params / t
+    stages: list[tuple[int, float, float, bool]] = []
+    if p == 1:
+        stages.append((shape.layers, shape.layer_params * shape.layers / t + embed + head,
+                       per_layer_mb * shape.layers + working + logits, True))
+    else:
+        stages.append((first_layers, shape.layer_params * first_layers / t + embed,
+                       per_layer_mb * first_layers * in_flight + working, False))
+        if p > 2:
+            stages.append((mid_layers, shape.layer_params * mid_layers / t,
+                           per_layer_mb * mid_layers * max(1.0, in_flight - (2.0 if layout.virtual_pipeline > 1 else 1.0)
+                                                            / layout.virtual_pipeline)
+                           + working, False))
+        last_params = shape.layer_params * last_layers / t + head + (embed if shape.tied else 0.0)
+        stages.append((last_layers, last_params, per_layer_mb * last_layers + working + logits, True))
 
     results = []
-    stages = ((first_params, first_act, p == 1), (last_params, last_act, True))
-    for params_stage, act_bytes, is_last in stages:
+    for layers_stage, params_stage, act_bytes, is_last in stages:
         weights, grads, optim, offload = _states(shape, method, layout, params_stage, layers_stage)
-        act_gib = (act_bytes - (logits if is_last else 0.0)) / GIB
         logits_gib = logits / GIB if is_last else 0.0
+        act_gib = act_bytes / GIB - logits_gib
         other = CUDA_CONTEXT_GIB + (NCCL_BUFFERS_GIB if layout.gpus > 1 else 0.0)
         if z == 3 and d > 1:
-            other += 2 * shape.layer_params / t * WEIGHT_BYTES / GIB  # prefetched full layers
+            other += 2 * _gathered_layer_bytes(shape, method, layout) / GIB  # current + prefetched layer
+        if method == "qlora":
+            other += _largest_linear(shape) / t * WEIGHT_BYTES / GIB  # dequantized copy for the matmul
         other += logits_gib + ALLOCATOR_FRAGMENTATION * (act_gib + logits_gib)
         results.append([weights, grads, optim, act_gib, other, offload])
-        if p == 1:
-            break
     weights, grads, optim, act_gib, other, offload = max(results, key=lambda r: sum(r[:5]))
 
     paged_params = 0.0
@@ -138,10 +196,26 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
                         tuple(notes))
 
 
+def _largest_linear(shape: ModelShape) -> float:
+    """Parameters of the largest single weight matrix of a layer (one expert's for MoE)."""
+    ffn = shape.ffn_width_active / max(1, shape.moe_active) if shape.is_moe else shape.ffn
+    return float(max(shape.hidden * shape.q_dim, shape.hidden * ffn))
+
+
+def _gathered_layer_bytes(shape: ModelShape, method: str, layout: Layout) -> float:
+    """Bytes of one layer as ZeRO-3/FSDP gathers it (4-bit base weights for QLoRA)."""
+    params = shape.layer_params / layout.tp
+    if method == "qlora":
+        linear = shape.layer_linear_total / layout.tp
+        return linear * QLORA_BITS_PER_PARAM / 8 + (params - linear) * WEIGHT_BYTES
+    return params * WEIGHT_BYTES
+
+
 def _states(shape: ModelShape, method: str, layout: Layout, params_stage: float,
             layers_stage: int) -> tuple[float, float, float, float]:
     """(weights, gradients, optimizer, pageable optimizer) GiB for one stage's parameters."""
-    t, d, z = layout.tp, layout.dp, layout.zero
+    t, z = layout.tp, layout.zero
+    d = layout.shard_ranks
     if method in ADAPTER_METHODS:
         if method == "qlora":
             linear = shape.layer_linear_total * layers_stage / t
@@ -154,16 +228,16 @@ def _states(shape: ModelShape, method: str, layout: Layout, params_stage: float,
     else:
         trainable = params_stage
         weights = trainable * WEIGHT_BYTES / (d if z == 3 else 1)
-    if layout.optimizer == "adam":
-        grads = trainable * GRAD_BYTES / (d if z >= 2 else 1)
-        optim = trainable * ADAM_STATE_BYTES / (d if z >= 1 else 1)
-        pageable = 0.0
-    else:
-        # 8-bit Adam as in torchtune's low-memory recipe: the step runs inside the backward pass,
-        # so only about one layer's gradients exist at a time.
+    state_bytes = OPTIMIZER_STATE_BYTES.get(layout.optimizer, OPTIMIZER_STATE_BYTES["adam"])
+    pageable = 0.0
+    if layout.optimizer in FUSED_STEP_OPTIMIZERS:
+        # The step runs inside the backward pass, so only about one layer's gradients exist at a time.
         grads = min(trainable, shape.layer_params / t) * GRAD_BYTES
-        optim = trainable * ADAM_8BIT_STATE_BYTES / (d if z >= 1 else 1)
-        pageable = optim if layout.optimizer == "paged_adam_8bit" else 0.0
-        if pageable:
-            optim = 0.0
+        optim = trainable * state_bytes / (d if z >= 1 else 1)
+        if layout.optimizer == "paged_adam_8bit":
+            pageable, optim = optim, 0.0
+    else:
+        grad_bytes = MEGATRON_GRAD_BYTES if layout.framework == "megatron" else GRAD_BYTES
+        grads = trainable * grad_bytes / (d if z >= 2 else 1)
+        optim = trainable * state_bytes / (d if z >= 1 else 1)
     return weights / GIB, grads / GIB, optim / GIB, pageable / GIB

@@ -1,31 +1,33 @@
 """Layout search: the fastest valid layout that fits, for the fields the user left open.
 
+The global batch is a training hyper-parameter, not a search variable: it comes from the spec, else
+from `default_global_batch` (published recipes by model size), and only the layout is searched
+under it. A layout needs dp <= global batch (each replica gets whole sequences).
+
 Candidates: tp over the divisors of the GPU count that fit in one node and divide the attention
-heads (and are compatible with the KV heads); pp over the divisors of the rest (at most one layer per
-stage; stages may be uneven); dp = gpus / (tp pp); ZeRO 0-3 (only 0 when dp = 1); recompute none or
-full ("selective" only when asked: with FlashAttention it stores what "none" stores); micro-batch
-1, 2, 4, 8, 16; interleaved pipeline with 1, 2, 3, 4, 6 or 8 virtual stages when they divide the layers.
+heads (and are compatible with the KV heads); cp (context parallelism, ring attention) over 1, 2, 4, 8
+for sequences of LONG_SEQUENCE tokens or more (1 otherwise unless given); pp over the divisors of the
+rest (at most one layer per stage; stages may be uneven); dp = gpus / (tp pp cp); the framework and
+its ZeRO stage (Megatron: 0 or 1 = distributed optimizer; FSDP: 2 = SHARD_GRAD_OP or 3 = FULL_SHARD;
+DeepSpeed only when asked, since in this model it is FSDP with more gradient traffic); recompute
+none, selective (FSDP's op-level policy; for Megatron only when asked, since with FlashAttention it
+stores what "none" stores) or full; interleaved pipeline with 1, 2, 3, 4, 6 or 8 virtual stages
+(also when pp is fixed; uneven chunks allowed, as torchtitan allows); and the micro-batch: every
+size from 1 to the per-replica batch is allowed (a last smaller micro-batch where it does not divide),
+found by bisection on memory (memory never falls as the micro-batch grows), then the few sizes around
+the step-time optimum are timed: the largest that fits and the balanced size with the same number of
+micro-batches, plus powers of two below it for pipelines (fewer, larger micro-batches lengthen the
+bubble).
 
-Default global batch (sequences) when not given: pre-training and continued pre-training ~4M
-tokens per step (2^22 tokens, as Llama 2/3 and most published runs), fine-tuning, LoRA and QLoRA 128
-sequences; rounded up to a multiple of dp x micro_batch (never below it).
-
-ZeRO stages searched: 2 and 3 without pipelining (in this model ZeRO-2 moves the same bytes as 0
-and 1 with less memory, so it dominates them); 1 with pipelining (Megatron's distributed optimizer and
-DeepSpeed support only ZeRO-1 with pipeline parallelism); 0 when dp = 1.
-
-Pruning (dominance; none of it changes the answer): memory before time, and time only for layouts
-that fit; memory grows with micro-batch and virtual stages, so once the least-memory option
-(highest ZeRO stage, full recompute) runs out, larger ones are not tried; recompute "full" is skipped
-where "none" fits (it only adds time); ZeRO-3 where ZeRO-2 fits with the same recompute (it only
-adds communication).
+Pruning (none of it changes the answer): each (tp, pp, cp) has a throughput bound (compute and
+tensor-parallel traffic at the largest micro-batch, no recomputation, no bubble, no data-parallel
+traffic); pairs are tried best bound first and skipped once the bound cannot beat the best found.
 Results are cached per (model, method, cluster, spec).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -35,31 +37,61 @@ from planner.estimate.cluster import Cluster
 from planner.estimate.estimator import _estimate, layout_problems
 from planner.estimate.flops import ModelShape, model_key, shape_of
 from planner.estimate.memory import memory_per_gpu
-from planner.estimate.timing import dp_lower_bound_s, p2p_s, stage_lower_bound_s, step_time
+from planner.estimate.timing import stage_lower_bound_s, step_time
 from planner.estimate.topology import group_link
 from planner.estimate.types import (
     ADAPTER_METHODS,
-    FULL_METHODS,
+    FRAMEWORK_ZERO,
     Estimate,
     Layout,
     LayoutSpec,
 )
 
-PRETRAIN_TOKENS_PER_STEP = 2**22
 FINETUNE_SEQUENCES_PER_STEP = 128
-MICRO_BATCHES = (1, 2, 4, 8, 16)
 VIRTUAL_STAGES = (1, 2, 3, 4, 6, 8)
+CONTEXT_PARALLEL = (1, 2, 4, 8)
+LONG_SEQUENCE = 16384
+"""Sequences at least this long also search context parallelism (shorter ones keep cp = 1 unless
+given: splitting a short sequence only adds K/V traffic)."""
 MAX_REJECTED_KEPT = 400
 
+PRETRAIN_TOKENS_PER_STEP = (
+    (1e9, 2**19),    # < 1B: 0.5M tokens (GPT-3 125M-760M, Brown et al. 2020, table 2.1)
+    (3e9, 2**20),    # < 3B: 1M (GPT-3 1.3B and 2.7B)
+    (7e9, 2**21),    # < 7B: 2M (GPT-3 6.7B)
+    (float("inf"), 2**22),  # 7B and up: 4M (Llama 2 all sizes; Llama 3 8B/70B, 405B's first stage)
+)
+"""Tokens per optimizer step for pre-training and continued pre-training, by parameter count."""
 
-def default_global_batch(method: str, seq_len: int, dp: int, micro_batch: int) -> int:
-    """Sequences per step (module docstring), a multiple of dp x micro_batch."""
+
+def default_global_batch(method: str, seq_len: int, params: float = 7e9) -> int:
+    """Sequences per step when the user gives none: pre-training by model size (PRETRAIN_TOKENS_PER_STEP),
+    fine-tuning, LoRA and QLoRA FINETUNE_SEQUENCES_PER_STEP sequences."""
     if method in ("pretrain", "continued_pretrain"):
-        target = max(1, round(PRETRAIN_TOKENS_PER_STEP / seq_len))
-    else:
-        target = FINETUNE_SEQUENCES_PER_STEP
-    unit = dp * micro_batch
-    return max(unit, -(-target // unit) * unit)
+        tokens = next(t for limit, t in PRETRAIN_TOKENS_PER_STEP if params < limit)
+        return max(1, round(tokens / seq_len))
+    return FINETUNE_SEQUENCES_PER_STEP
+
+
+def batch_for_replicas(target: int, dp: int) -> int | None:
+    """The default batch rounded to the nearest multiple of dp (each replica gets whole sequences),
+    or None when there are more replicas than sequences."""
+    if dp > target:
+        return None
+    return max(dp, round(target / dp) * dp)
+
+
+def micro_batch_candidates(replica_batch: int, largest_fitting: int, pp: int) -> tuple[int, ...]:
+    """Micro-batch sizes worth timing (module docstring), largest first."""
+    top = min(replica_batch, largest_fitting)
+    sizes = {top, -(-replica_batch // -(-replica_batch // top))}
+    if pp > 1:
+        k = 1
+        while k < top:
+            sizes.add(k)
+            sizes.add(-(-replica_batch // -(-replica_batch // k)))
+            k *= 2
+    return tuple(sorted(sizes, reverse=True))
 
 
 @dataclass(frozen=True)
@@ -134,17 +166,40 @@ def search_layout(model: ModelCard, method: str, cluster: Cluster, spec: LayoutS
     """Fastest layout that fits for the fields `spec` leaves None (cached).
 
     Raises ValueError (naming the field) when the fixed fields can never run: unknown method or
-    precision, a precision the GPU lacks, a lora rank with a full method, a fixed tp/pp that does
+    precision, a precision the GPU lacks, a lora rank with a full method, a fixed tp/pp/cp that does
     not divide the GPU count or the heads.
     """
     return _search(_Key(model_key(model), method, cluster, spec, model))
+
+
+_SEARCHED_ZERO = {"megatron": (1,), "fsdp": (2, 3), "deepspeed": (1, 2, 3)}
+
+
+def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int) -> tuple[tuple[str, int], ...]:
+    """(framework, ZeRO stage) pairs to try. Megatron has no 4-bit QLoRA path."""
+    fws = (spec.framework,) if spec.framework else (("fsdp",) if method == "qlora" else ("megatron", "fsdp"))
+    options: list[tuple[str, int]] = []
+    for fw in fws:
+        if spec.zero is not None:
+            stages: tuple[int, ...] = (spec.zero,) if spec.zero in FRAMEWORK_ZERO[fw] else ()
+        elif shard_ranks == 1:
+            stages = (0,)
+        else:
+            stages = _SEARCHED_ZERO[fw]
+        options += [(fw, z) for z in stages]
+    return tuple(options)
+
+
+def _recomputes(spec: LayoutSpec, framework: str) -> tuple[str, ...]:
+    if spec.recompute:
+        return (spec.recompute,)
+    return ("none", "selective", "full") if framework == "fsdp" else ("none", "full")
 
 
 @lru_cache(maxsize=4096)
 def _search(key: _Key) -> SearchResult:
     model, method, cluster, spec = key.model, key.method, key.cluster, key.spec
     shape = shape_of(model)
-    per_node = cluster.gpus_per_node
     lora_rank = spec.lora_rank if method in ADAPTER_METHODS else None
     _check_spec(shape, method, cluster, spec, lora_rank)
 
@@ -158,89 +213,70 @@ def _search(key: _Key) -> SearchResult:
 
     cap = cluster.gpu.memory_gib
     considered = 0
-    best: tuple[float, float, Layout, float] | None = None  # (step tokens/s neg, mem, layout, paged)
+    best: tuple[float, float, Layout] | None = None  # (-tokens/s, memory, layout)
     closest: tuple[float, Layout] | None = None
 
     # Nothing in the plan depends on the fabric between nodes unless a fixed tp spans nodes, so one
     # plan serves every platform with this GPU and node size.
-    plan_cluster = cluster if (spec.tp or 1) > per_node else replace(
+    plan_cluster = cluster if (spec.tp or 1) > cluster.gpus_per_node else replace(
         cluster, fabric_kind="none", fabric_gbps_per_gpu=0.0)
     pairs, rejections = _plan(shape, method, plan_cluster, spec, lora_rank)
     for layout, reason, kind in rejections:
         reject(layout, reason, kind)
 
     for pair in pairs:
-        zeros, recomputes, vps = pair.zeros, pair.recomputes, pair.virtual_stages
-        if best is not None and max(bound for _, _, bound, _ in pair.micro_batches) < -best[0]:
-            reasons["cannot beat the fastest layout found"] += len(pair.micro_batches)
-            continue  # (an early exit would do; counting keeps the reasons complete)
+        if best is not None and pair.bound < -best[0]:
+            reasons["cannot beat the fastest layout found"] += 1
+            continue
         tp_link = group_link(cluster, pair.tp, 1)
-        dp_link = group_link(cluster, pair.dp, pair.tp)
-        pp_link = group_link(cluster, min(pair.pp, 2), pair.tp * pair.dp)
+        cp_link = group_link(cluster, pair.cp, pair.tp)
+        dp_link = group_link(cluster, pair.dp * pair.cp, pair.tp)
+        pp_link = group_link(cluster, min(pair.pp, 2), pair.tp * pair.cp * pair.dp)
+        replica = pair.gb // pair.dp
 
-        def make(zero: int, rc: str, mb: int, v: int, gb: int, pair: _Pair = pair) -> Layout:
+        def make(fw: str, zero: int, rc: str, mb: int, v: int, pair: _Pair = pair) -> Layout:
             return Layout(tp=pair.tp, pp=pair.pp, dp=pair.dp, zero=zero, recompute=rc, micro_batch=mb,
-                          global_batch=gb, seq_len=spec.seq_len, precision=spec.precision,
+                          global_batch=pair.gb, seq_len=spec.seq_len, precision=spec.precision,
                           sequence_parallel=pair.sequence_parallel, lora_rank=lora_rank,
                           optimizer=spec.optimizer, virtual_pipeline=v, chunked_loss=spec.chunked_loss,
-                          lora_targets=spec.lora_targets, flash_attention=spec.flash_attention)
+                          lora_targets=spec.lora_targets, flash_attention=spec.flash_attention,
+                          framework=fw, cp=pair.cp)
 
-        for mb, gb, bound, stage_s in pair.micro_batches:
-            tokens = gb * spec.seq_len
-            if best is not None and bound < -best[0]:
-                reasons["cannot beat the fastest layout found"] += 1
-                continue
-            # Tighter, per virtual-stage count: the bubble at v stages, the pipeline transfers and the
-            # data-parallel traffic no ZeRO stage avoids (terms of `step_time`, see timing.py).
-            probe = make(zeros[0], "none", mb, 1, gb)
-            micro = probe.micro_batches
-            dp_s = (dp_lower_bound_s(shape, method, probe, cluster, dp_link, zeros)
-                    if best is not None and pair.dp > 1 else 0.0)
-            transfer_s = micro * p2p_s(shape, probe, pp_link) / cluster.speedup
-            fits_at_some_v = skipped_v = False
-            for v in vps:
-                if best is not None and tokens / ((micro + (pair.pp - 1) / v) * stage_s + dp_s + v * transfer_s
-                                                  ) < -best[0]:
-                    reasons["cannot beat the fastest layout found"] += 1
-                    skipped_v = True
-                    continue
-                # Memory grows with the micro-batch and the virtual stages: if the least-memory
-                # option does not fit here, nothing with a larger mb or v will.
-                lowest = make(max(zeros), recomputes[-1], mb, v, gb)
-                considered += 1
-                lowest_mem = _memory(shape, method, lowest, cap)
-                lowest_total = lowest_mem.breakdown.total_gib
-                if closest is None or lowest_total < closest[0]:
-                    closest = (lowest_total, lowest)
-                if lowest_total > cap:
-                    reject(lowest, f"out of memory: {lowest_total:.1f} GiB > {cap:g} GiB", "out of memory")
-                    break
-                fits_at_some_v = True
-                fitted_rc: set[str] = set()
-                for rc in recomputes:
-                    if rc == "full" and "none" in fitted_rc and not spec.recompute:
-                        continue  # dominated: recompute only adds time where none fits
-                    for zero in zeros:
-                        if zero == 3 and rc in fitted_rc and spec.zero is None:
-                            continue  # dominated: ZeRO-3 only adds communication
-                        if zero == lowest.zero and rc == lowest.recompute:
-                            layout, mem = lowest, lowest_mem
-                        else:
-                            layout = make(zero, rc, mb, v, gb)
-                            considered += 1
-                            mem = _memory(shape, method, layout, cap)
+        for fw, zero in pair.options:
+            for rc in _recomputes(spec, fw):
+                for v in pair.virtual_stages:
+                    def fits(mb: int, fw: str = fw, zero: int = zero, rc: str = rc, v: int = v) -> tuple[bool, Any]:
+                        lay = make(fw, zero, rc, mb, v)
+                        mem = _memory(shape, method, lay, cap)
+                        return mem.breakdown.total_gib <= cap, (lay, mem)
+
+                    if spec.micro_batch:
+                        sizes: tuple[int, ...] = (spec.micro_batch,)
+                    else:
+                        top = _largest_fitting(fits, replica)
+                        considered += 1
+                        if top == 0:
+                            _, (lay, mem) = fits(1)
+                            total = mem.breakdown.total_gib
+                            if closest is None or total < closest[0]:
+                                closest = (total, lay)
+                            reject(lay, f"out of memory: {total:.1f} GiB > {cap:g} GiB", "out of memory")
+                            break  # more virtual stages only hold more in flight
+                        sizes = micro_batch_candidates(replica, top, pair.pp)
+                    for mb in sizes:
+                        ok, (layout, mem) = fits(mb)
+                        considered += 1
                         total = mem.breakdown.total_gib
-                        if total > cap:
+                        if not ok:
+                            if closest is None or total < closest[0]:
+                                closest = (total, layout)
                             reject(layout, f"out of memory: {total:.1f} GiB > {cap:g} GiB", "out of memory")
                             continue
-                        fitted_rc.add(rc)
                         t = step_time(shape, method, layout, cluster, tp_link, dp_link, pp_link,
-                                      mem.paged_offload_params).total_s
-                        rate = gb * spec.seq_len / t
+                                      mem.paged_offload_params, cp_link).total_s
+                        rate = pair.gb * spec.seq_len / t
                         if best is None or (-rate, total) < (best[0], best[1]):
-                            best = (-rate, total, layout, 0.0)
-            if not fits_at_some_v and not skipped_v:
-                break  # nothing fit at this micro-batch, so no larger one will
+                            best = (-rate, total, layout)
     best_est = _estimate(model, shape, method, cluster, best[2]) if best else None
     closest_est = None
     if best is None and closest is not None:
@@ -251,108 +287,117 @@ def _search(key: _Key) -> SearchResult:
             best_est.notes.insert(0, f"searched {', '.join(searched)} over {considered} layouts; chose "
                                      f"{best_est.layout.short()}")
         if not spec.global_batch:
+            rule = (f"~{best_est.layout.global_batch * spec.seq_len / 1e6:.1f}M tokens per step for this "
+                    "model size" if method in ("pretrain", "continued_pretrain")
+                    else f"{FINETUNE_SEQUENCES_PER_STEP} sequences per step")
             best_est.notes.append(f"global batch {best_est.layout.global_batch} sequences by the default "
-                                  "rule " + ("(~4M tokens per step)" if method in FULL_METHODS[:2]
-                                     else f"({FINETUNE_SEQUENCES_PER_STEP} sequences per step)"))
+                                  f"rule ({rule}; set it to your recipe's)")
     return SearchResult(best=best_est, considered=considered, rejected=tuple(rejected),
                         reasons=dict(reasons.most_common()), searched=spec.searched_fields(),
                         closest=closest_est, spec=spec, _model=model, _method=method, _cluster=cluster)
 
 
+def _largest_fitting(fits: Any, upper: int) -> int:
+    """Largest micro-batch in [1, upper] that fits (0 if none): bisection, memory being monotone."""
+    if not fits(1)[0]:
+        return 0
+    if fits(upper)[0]:
+        return upper
+    lo, hi = 1, upper  # fits(lo), not fits(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid)[0]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
 
 @dataclass(frozen=True)
 class _Pair:
-    """One (tp, pp) of the search: the choices left open, and per micro-batch (micro_batch,
-    global_batch, the most tokens/s any layout of it could reach)."""
+    """One (tp, pp, cp) of the search: the choices left open and the most tokens/s any layout of it
+    could reach (`bound`)."""
 
     tp: int
     pp: int
+    cp: int
     dp: int
+    gb: int
     sequence_parallel: bool
-    zeros: tuple[int, ...]
-    recomputes: tuple[str, ...]
+    options: tuple[tuple[str, int], ...]
     virtual_stages: tuple[int, ...]
-    micro_batches: tuple[tuple[int, int, float, float], ...]
+    bound: float
 
 
 @lru_cache(maxsize=4096)
 def _plan(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lora_rank: int | None
           ) -> tuple[tuple[_Pair, ...], tuple[tuple[Layout, str, str], ...]]:
-    """Every (tp, pp, micro-batch) worth trying, each with the throughput no layout of it can beat,
-    most promising first (so the bound skips most of the rest); and the (tp, pp) rejected outright."""
+    """Every (tp, pp, cp) worth trying with its throughput bound, most promising first; and the ones
+    rejected outright."""
     gpus, per_node = cluster.gpus, cluster.gpus_per_node
     rejections: list[tuple[Layout, str, str]] = []
+    target = spec.global_batch or default_global_batch(method, spec.seq_len, shape.total_params)
 
-    def reject(layout: Layout, reason: str, kind: str) -> None:
-        rejections.append((layout, reason, kind))
-
-    def skeleton(tp: int, pp: int) -> Layout:
-        return Layout(tp=tp, pp=pp, dp=max(1, gpus // (tp * pp)), zero=spec.zero or 0,
+    def skeleton(tp: int, pp: int, cp: int = 1) -> Layout:
+        return Layout(tp=tp, pp=pp, dp=max(1, gpus // (tp * pp * cp)), zero=spec.zero or 0,
                       recompute=spec.recompute or "none", micro_batch=spec.micro_batch or 1,
-                      global_batch=spec.global_batch or 1, seq_len=spec.seq_len, precision=spec.precision,
+                      global_batch=target, seq_len=spec.seq_len, precision=spec.precision,
                       sequence_parallel=bool(spec.sequence_parallel), lora_rank=lora_rank,
                       optimizer=spec.optimizer, chunked_loss=spec.chunked_loss,
-                      lora_targets=spec.lora_targets)
+                      lora_targets=spec.lora_targets, cp=cp, framework=spec.framework or "megatron")
 
     pairs: list[_Pair] = []
     for tp in [spec.tp] if spec.tp else list(_divisors(gpus)):
         if tp > per_node and not spec.tp:
-            reject(skeleton(tp, 1), f"tp={tp} spans {-(-tp // per_node)} nodes", "tp spans nodes")
+            rejections.append((skeleton(tp, 1), f"tp={tp} spans {-(-tp // per_node)} nodes", "tp spans nodes"))
             continue
         if shape.heads % tp or (tp > shape.kv_heads and tp % shape.kv_heads) or (
                 tp < shape.kv_heads and shape.kv_heads % tp):
-            reject(skeleton(tp, 1),
-                   f"tp={tp} does not divide {shape.heads} heads / {shape.kv_heads} KV heads",
-                   "tp incompatible with heads")
+            rejections.append((skeleton(tp, 1),
+                               f"tp={tp} does not divide {shape.heads} heads / {shape.kv_heads} KV heads",
+                               "tp incompatible with heads"))
             continue
-        rest = gpus // tp
-        for pp in [spec.pp] if spec.pp else [p for p in _divisors(rest) if p <= shape.layers]:
-            pair = _pair(shape, method, cluster, spec, lora_rank, tp, pp, reject)
-            if pair.micro_batches:
+        cps = [spec.cp] if spec.cp else [c for c in CONTEXT_PARALLEL
+                                         if c == 1 or (spec.seq_len >= LONG_SEQUENCE and tp * c <= per_node)]
+        for cp in cps:
+            if (gpus // tp) % cp:
+                continue
+            rest = gpus // (tp * cp)
+            for pp in [spec.pp] if spec.pp else [p for p in _divisors(rest) if p <= shape.layers]:
+                dp = rest // pp
+                if spec.global_batch:
+                    gb: int | None = spec.global_batch if spec.global_batch % dp == 0 else None
+                    why = f"global_batch {spec.global_batch} is not a multiple of dp = {dp}"
+                else:
+                    gb = batch_for_replicas(target, dp)
+                    why = f"dp={dp} replicas exceed the global batch of {target} sequences"
+                if gb is None:
+                    rejections.append((skeleton(tp, pp, cp), why, "global batch too small for dp"))
+                    continue
+                pair = _pair(shape, method, cluster, spec, lora_rank, tp, pp, cp, dp, gb)
                 pairs.append(pair)
-    pairs.sort(key=lambda pr: -max(bound for _, _, bound, _ in pr.micro_batches))
+    pairs.sort(key=lambda pr: -pr.bound)
     return tuple(pairs), tuple(rejections)
 
 
 def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lora_rank: int | None,
-          tp: int, pp: int, reject: Callable[[Layout, str, str], None]) -> _Pair:
-    dp = cluster.gpus // (tp * pp)
-    if spec.zero is not None:
-        zeros = [spec.zero]
-    elif dp == 1:
-        zeros = [0]
-    elif pp > 1:
-        zeros = [1]  # Megatron's distributed optimizer / DeepSpeed: pipelining with ZeRO-1 only
+          tp: int, pp: int, cp: int, dp: int, gb: int) -> _Pair:
+    options = _frameworks(method, spec, dp * cp)
+    if spec.virtual_pipeline:
+        vps: tuple[int, ...] = (spec.virtual_pipeline,)
     else:
-        zeros = [2, 3]  # ZeRO-2 dominates 0 and 1: same traffic, less memory
-    recomputes = [spec.recompute] if spec.recompute else ["none", "full"]
-    vps = ([spec.virtual_pipeline] if spec.virtual_pipeline else
-           [v for v in VIRTUAL_STAGES if v == 1 or (pp > 1 and shape.layers % (pp * v) == 0)])
+        vps = tuple(v for v in VIRTUAL_STAGES if v == 1 or (pp > 1 and pp * v <= shape.layers))
     sp = spec.sequence_parallel if spec.sequence_parallel is not None else tp > 1
     tp_link = group_link(cluster, tp, 1)
-    bounds: list[tuple[int, int, float, float]] = []
-    for mb in [spec.micro_batch] if spec.micro_batch else list(MICRO_BATCHES):
-        if spec.global_batch:
-            gb = spec.global_batch
-            if gb % (dp * mb):
-                reject(Layout(tp=tp, pp=pp, dp=dp, zero=spec.zero or 0, recompute=spec.recompute or "none",
-                              micro_batch=mb, global_batch=gb, seq_len=spec.seq_len, precision=spec.precision,
-                              sequence_parallel=sp, lora_rank=lora_rank),
-                       f"global_batch {gb} is not a multiple of dp x micro_batch = {dp} x {mb}",
-                       "global batch not divisible")
-                continue
-        else:
-            if mb > 1 and dp * mb > default_global_batch(method, spec.seq_len, 1, 1):
-                continue  # the default batch would have to grow just to fit this micro-batch
-            gb = default_global_batch(method, spec.seq_len, dp, mb)
-        probe = Layout(tp=tp, pp=pp, dp=dp, zero=0, recompute="none", micro_batch=mb, global_batch=gb,
-                       seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=sp,
-                       lora_rank=lora_rank, optimizer=spec.optimizer, chunked_loss=spec.chunked_loss,
-                       lora_targets=spec.lora_targets, flash_attention=spec.flash_attention)
-        stage_s = stage_lower_bound_s(shape, method, probe, cluster, tp_link)
-        lower_s = (probe.micro_batches + (pp - 1) / max(vps)) * stage_s
-        bounds.append((mb, gb, gb * spec.seq_len / lower_s, stage_s))
-    return _Pair(tp, pp, dp, sp, tuple(zeros), tuple(recomputes), tuple(vps), tuple(bounds))
+    replica = gb // dp
+    mb = spec.micro_batch or replica  # the most tokens per micro-batch: the best GEMM efficiency
+    probe = Layout(tp=tp, pp=pp, dp=dp, zero=0, recompute="none", micro_batch=mb, global_batch=gb,
+                   seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=sp,
+                   lora_rank=lora_rank, optimizer=spec.optimizer, chunked_loss=spec.chunked_loss,
+                   lora_targets=spec.lora_targets, flash_attention=spec.flash_attention, cp=cp)
+    stage_s = stage_lower_bound_s(shape, method, probe, cluster, tp_link)
+    bound = gb * spec.seq_len / (probe.micro_batch_equivalents * stage_s)
+    return _Pair(tp, pp, cp, dp, gb, sp, options, vps, bound)
 
 
 # Memory does not depend on the fabric or reliability, so it is shared by every cluster of a GPU.
@@ -370,7 +415,7 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         problems.append(f"tp: {spec.tp} does not divide the {gpus} GPUs")
     if spec.pp is not None and (spec.pp < 1 or gpus % (tp * spec.pp)):
         problems.append(f"pp: tp x pp = {tp} x {spec.pp} does not divide the {gpus} GPUs")
-    for name in ("micro_batch", "global_batch", "virtual_pipeline"):
+    for name in ("micro_batch", "global_batch", "virtual_pipeline", "cp", "ep"):
         value = getattr(spec, name)
         if value is not None and value < 1:
             problems.append(f"{name}: must be at least 1, got {value}")
@@ -378,8 +423,12 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         problems.append(f"seq_len: must be at least 1, got {spec.seq_len}")
     if problems:
         raise ValueError("; ".join(problems))
-    dp = gpus // (tp * pp)
-    probe = Layout(tp=tp, pp=pp, dp=dp, zero=spec.zero or 0, recompute=spec.recompute or "none",
+    cp = spec.cp or 1
+    if spec.cp is not None and (spec.cp < 1 or gpus % (tp * pp * spec.cp)):
+        raise ValueError(f"cp: tp x pp x cp = {tp} x {pp} x {spec.cp} does not divide the {gpus} GPUs")
+    dp = gpus // (tp * pp * cp)
+    default_fw = "fsdp" if method == "qlora" or (spec.zero or 0) >= 2 else "megatron"
+    probe = Layout(tp=tp, pp=pp, dp=dp, cp=cp, framework=spec.framework or default_fw, zero=spec.zero or 0, recompute=spec.recompute or "none",
                    micro_batch=spec.micro_batch or 1, global_batch=dp * (spec.micro_batch or 1),
                    seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=False,
                    lora_rank=lora_rank, optimizer=spec.optimizer, lora_targets=spec.lora_targets,

@@ -1,23 +1,36 @@
 """Step time: compute at an achieved rate, exposed communication, pipeline bubble, recomputation.
 
-Per micro-batch on the slowest pipeline stage (its layers plus the output layer):
+Per micro-batch on the slowest pipeline stage (its layers, plus the output layer on the last stage):
     forward FLOPs F = (2 N_linear + 4 s d_q L_stage) / tp x tokens + 2 V h / tp x tokens
     backward = 2F for full methods; LoRA/QLoRA: 1x for the frozen linear layers, 2x for attention
-    recompute: full adds one forward of the layers, selective the attention core forward
+    recompute: full adds one forward of the layers; selective the attention core (Megatron) or, for
+    FSDP's op-level policy, the non-saved half of the matmuls and the element-wise kernels
+with tokens = micro_batch x seq_len / cp (context parallelism splits the sequence; each token still
+attends to the whole sequence, so attention FLOPs per GPU fall by cp like the rest).
 Achieved rate = peak(precision) x GEMM_FRACTION_OF_PEAK[arch] x TRAINING_KERNEL_EFFICIENCY x g(w) x
 g(tokens), with g(x) = x / (x + x_half) for the GEMM width w = hidden / tp and the micro-batch's
-tokens; FP8 applies to the linear layers only (attention stays BF16). Memory-bound kernels (norms,
+tokens per GPU; FP8 applies to the linear layers only (attention stays BF16) and pays its casts
+(FP8_CAST_BYTES_PER_ELEMENT per cast element, inputs and output-gradients of every linear layer,
+and the weights twice per micro-batch) as memory-bound traffic. Memory-bound kernels (norms,
 activations, residuals) add bytes / (memory bandwidth x efficiency).
 
 Tensor parallelism: 4 all-reduces of s b h 16-bit values per layer per micro-batch (2 forward,
 2 backward; 6 with full recompute; Shoeybi et al. 2019), or the same volume as reduce-scatter +
 all-gather with sequence parallelism (Korthikanti et al. 2022), of which TP_COMM_EXPOSED_FRACTION
-is exposed. Pipeline (Narayanan et al. 2021): bubble (p-1)/v micro-batch times over m micro-batches,
-i.e. a fraction (p-1)/(v m + p - 1) of the step, plus point-to-point activation transfers.
-Data parallelism: gradient all-reduce (ZeRO-1/2: reduce-scatter + all-gather, same volume) after
-the last micro-batch, partly hidden behind its backward pass; ZeRO-3 gathers weights forward and
-backward and reduce-scatters gradients every micro-batch (1.5x the all-reduce volume each), hidden
-behind that micro-batch's compute where bandwidth allows.
+is exposed. Context parallelism: ring attention passes K/V chunks (cp - 1) times per layer forward
+and twice that backward, overlapped with the attention kernels; only the excess is exposed.
+Pipeline (Narayanan et al. 2021): bubble (p-1)/v micro-batch times, plus point-to-point transfers.
+
+Data parallelism, layer by layer: a collective for layer i is prefetched/launched while layer i-1
+(or i+1 in the backward pass) computes, so per pass only the first collective and whatever each
+later one takes beyond its layer's compute are exposed:
+    exposed(c, f, L) = c + (L - 1) x max(0, c - DP_OVERLAP_FRACTION x f)
+for per-layer collective time c and per-layer compute f. Which collectives run when depends on the
+framework: Megatron (ZeRO 0/1) reduces gradients once per step behind the last micro-batch's
+backward and (ZeRO-1) all-gathers parameters behind the next forward; DeepSpeed ZeRO-2 reduce-scatters
+gradients every micro-batch; ZeRO-3 (DeepSpeed, FSDP FULL_SHARD) gathers each layer before its
+forward and again before its backward and reduce-scatters its gradient, every micro-batch; FSDP
+SHARD_GRAD_OP gathers once per micro-batch forward and reduce-scatters once per step.
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ from planner.estimate.factors import (
     DP_OVERLAP_FRACTION,
     ELEMENTWISE_PASSES_PER_FFN,
     ELEMENTWISE_PASSES_PER_HIDDEN,
+    FP8_CAST_BYTES_PER_ELEMENT,
     FP8_GEMM_RELATIVE_EFFICIENCY,
     GEMM_FRACTION_OF_PEAK,
     GEMM_HALF_TOKENS,
@@ -42,14 +56,17 @@ from planner.estimate.factors import (
     TRAINING_KERNEL_EFFICIENCY,
     UNFUSED_SCORE_BYTES,
 )
-from planner.estimate.flops import ModelShape
-from planner.estimate.memory import ADAM_8BIT_STATE_BYTES
+from planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
+from planner.estimate.memory import ADAM_8BIT_STATE_BYTES, stage_layers
 from planner.estimate.topology import GroupLink
 from planner.estimate.types import ADAPTER_METHODS, Layout, TimeBreakdown
 
-OPTIMIZER_STEP_BYTES_PER_PARAM = {"adam": 28.0, "adam_8bit": 10.0, "paged_adam_8bit": 10.0}
+OPTIMIZER_STEP_BYTES_PER_PARAM = {"adam": 28.0, "adam_8bit": 10.0, "paged_adam_8bit": 10.0,
+                                  "adafactor": 14.0, "sgd": 22.0}
 """Bytes streamed per parameter by the optimizer step: Adam reads fp32 master/m/v (12) + gradient (2),
-writes them (12) + the 16-bit weight (2); 8-bit Adam: states 2+2, weight 2+2, gradient 2."""
+writes them (12) + the 16-bit weight (2); 8-bit Adam: states 2+2, weight 2+2, gradient 2; Adafactor:
+master 4+4, gradient 2, weight 2, factored moments ~2; SGD with momentum: master and momentum 8+8,
+gradient 2, weight 2, and 2 of slack for the update."""
 
 
 @dataclass(frozen=True)
@@ -61,9 +78,13 @@ class Rates:
     memory_bytes_per_s: float
 
 
+def tokens_per_gpu_micro_batch(layout: Layout) -> float:
+    return layout.micro_batch * layout.seq_len / layout.cp
+
+
 def gemm_efficiency(shape: ModelShape, layout: Layout, architecture: str) -> float:
     width = shape.hidden / layout.tp
-    tokens = layout.micro_batch * layout.seq_len
+    tokens = tokens_per_gpu_micro_batch(layout)
     return (GEMM_FRACTION_OF_PEAK.get(architecture, 0.6) * TRAINING_KERNEL_EFFICIENCY
             * width / (width + GEMM_HALF_WIDTH) * tokens / (tokens + GEMM_HALF_TOKENS))
 
@@ -84,29 +105,40 @@ def rates(shape: ModelShape, layout: Layout, cluster: Cluster) -> Rates:
 
 @dataclass(frozen=True)
 class MicroBatchCompute:
-    """Seconds of one micro-batch on the slowest pipeline stage, before communication."""
+    """Seconds of one micro-batch on the slowest pipeline stage, before communication.
+
+    linear_fwd_s / attention_fwd_s / elementwise_s split the work so recomputation policies can
+    charge the part they repeat; `layers` is the stage's layer count."""
 
     compute_s: float
     linear_fwd_flops: float
     attention_fwd_flops: float
     elementwise_s: float
     score_fwd_s: float
+    layers: int
+    linear_fwd_s: float = 0.0
+    attention_fwd_s: float = 0.0
 
 
-def micro_batch_compute(shape: ModelShape, method: str, layout: Layout, r: Rates) -> MicroBatchCompute:
-    """Forward and backward of one micro-batch on one GPU of the slowest stage (module docstring)."""
+def _stage_compute(shape: ModelShape, method: str, layout: Layout, r: Rates, layers: int,
+                   with_head: bool) -> MicroBatchCompute:
     t, s = layout.tp, layout.seq_len
-    tokens = layout.micro_batch * s
-    layers = -(-shape.layers // layout.pp)
+    tokens = tokens_per_gpu_micro_batch(layout)
     lin_fwd = 2.0 * shape.layer_linear_active * layers / t * tokens
     attn_fwd = 4.0 * s * shape.q_dim * layers / t * tokens
-    head_fwd = 2.0 * shape.vocab * shape.hidden / t * tokens
+    head_fwd = 2.0 * shape.vocab * shape.hidden / t * tokens if with_head else 0.0
     lin_bwd_factor = 1.0 if method in ADAPTER_METHODS else 2.0
     t_lin = (lin_fwd + head_fwd) * (1 + lin_bwd_factor) / r.linear_flops_per_s
     t_attn = attn_fwd * 3 / r.attention_flops_per_s
     sp_div = t if (layout.sequence_parallel or t == 1) else 1
     elem_bytes = 2.0 * layers * tokens * (ELEMENTWISE_PASSES_PER_HIDDEN * shape.hidden / sp_div
                                           + ELEMENTWISE_PASSES_PER_FFN * shape.ffn_width_active / t)
+    if layout.precision == "fp8":
+        ffn_mult = 3.0 if shape.gated else 2.0
+        fwd_in = 2.0 * shape.hidden + shape.q_dim + shape.ffn_width_active
+        bwd_out = shape.q_dim + 2 * shape.kv_dim + 2.0 * shape.hidden + (ffn_mult - 1) * shape.ffn_width_active
+        weights = 2.0 * shape.layer_linear_active / tokens  # cast twice per micro-batch, per token
+        elem_bytes += FP8_CAST_BYTES_PER_ELEMENT * layers * tokens * ((fwd_in + bwd_out) / t + weights / t)
     if method in ADAPTER_METHODS and layout.lora_rank:
         # each adapter re-reads its layer input and adds into its output, forward and backward
         dims = shape.adapter_attn_dims + (shape.adapter_mlp_dims * max(1, shape.moe_active)
@@ -117,15 +149,42 @@ def micro_batch_compute(shape: ModelShape, method: str, layout: Layout, r: Rates
     if not layout.flash_attention:
         score_fwd = UNFUSED_SCORE_BYTES * shape.heads * s / t * layers * tokens / r.memory_bytes_per_s
     t_elem = elem_bytes / r.memory_bytes_per_s
-    return MicroBatchCompute(t_lin + t_attn + t_elem + 3 * score_fwd, lin_fwd, attn_fwd, t_elem, score_fwd)
+    return MicroBatchCompute(t_lin + t_attn + t_elem + 3 * score_fwd, lin_fwd, attn_fwd, t_elem, score_fwd,
+                             layers, lin_fwd / r.linear_flops_per_s, attn_fwd / r.attention_flops_per_s)
 
 
-def tp_exposed_s(shape: ModelShape, layout: Layout, tp_link: GroupLink, collectives: int) -> float:
+def micro_batch_compute(shape: ModelShape, method: str, layout: Layout, r: Rates) -> MicroBatchCompute:
+    """Forward and backward of one micro-batch on one GPU of the slowest stage (module docstring)."""
+    if layout.pp == 1:
+        return _stage_compute(shape, method, layout, r, shape.layers, True)
+    _, mid, last = stage_layers(shape.layers, layout.pp)
+    inner = _stage_compute(shape, method, layout, r, mid, False)
+    final = _stage_compute(shape, method, layout, r, last, True)
+    return final if final.compute_s >= inner.compute_s else inner
+
+
+def tp_exposed_s(shape: ModelShape, layout: Layout, tp_link: GroupLink, collectives: int,
+                 layers: int | None = None) -> float:
     """Exposed tensor-parallel traffic per micro-batch: `collectives` all-reduces per layer."""
     if layout.tp <= 1:
         return 0.0
-    ar_bytes = layout.micro_batch * layout.seq_len * shape.hidden * 2.0
-    return TP_COMM_EXPOSED_FRACTION * collectives * -(-shape.layers // layout.pp) * tp_link.all_reduce_s(ar_bytes)
+    ar_bytes = tokens_per_gpu_micro_batch(layout) * shape.hidden * 2.0
+    n = layers if layers is not None else -(-shape.layers // layout.pp)
+    return TP_COMM_EXPOSED_FRACTION * collectives * n * tp_link.all_reduce_s(ar_bytes)
+
+
+def cp_exposed_s(shape: ModelShape, layout: Layout, cp_link: GroupLink | None, mbc: MicroBatchCompute,
+                 recompute_passes: int) -> float:
+    """Ring-attention K/V traffic per micro-batch beyond what the attention kernels hide."""
+    if layout.cp <= 1 or cp_link is None:
+        return 0.0
+    chunk = tokens_per_gpu_micro_batch(layout) * 2 * shape.kv_dim / layout.tp * 2.0
+    per_layer_fwd = (layout.cp - 1) * cp_link.p2p_s(chunk)
+    attn_layer_fwd = mbc.attention_fwd_s / mbc.layers
+    passes = (1 + recompute_passes, 2)  # forward (and recomputed forwards), backward (K/V and their grads)
+    exposed = (passes[0] * max(0.0, per_layer_fwd - attn_layer_fwd)
+               + max(0.0, passes[1] * per_layer_fwd - 2 * attn_layer_fwd))
+    return exposed * mbc.layers
 
 
 def p2p_s(shape: ModelShape, layout: Layout, pp_link: GroupLink) -> float:
@@ -133,49 +192,78 @@ def p2p_s(shape: ModelShape, layout: Layout, pp_link: GroupLink) -> float:
     tensor-parallel rank sends its 1/tp slice (Narayanan et al. 2021, scatter/gather)."""
     if layout.pp <= 1:
         return 0.0
-    return 2 * pp_link.p2p_s(layout.micro_batch * layout.seq_len * shape.hidden * 2.0 / layout.tp)
+    return 2 * pp_link.p2p_s(tokens_per_gpu_micro_batch(layout) * shape.hidden * 2.0 / layout.tp)
 
 
 def stage_lower_bound_s(shape: ModelShape, method: str, layout: Layout, cluster: Cluster,
                         tp_link: GroupLink) -> float:
-    """Seconds per micro-batch on the slowest stage that no layout with this tp, pp and micro-batch can
-    beat, whatever its ZeRO stage and recomputation: compute and tensor-parallel traffic without
-    recomputation. A step takes at least (micro-batches + (pp - 1) / v) times this, plus the
-    non-negative data-parallel, pipeline-transfer and optimizer terms of `step_time`."""
+    """Seconds per micro-batch on the slowest stage that no layout with this tp, pp, cp and micro-batch
+    can beat, whatever its ZeRO stage and recomputation: compute and tensor-parallel traffic without
+    recomputation. A step takes at least (micro-batch equivalents + (pp - 1) / v) times this, plus
+    the non-negative data-parallel, pipeline-transfer and optimizer terms of `step_time`."""
     mb = micro_batch_compute(shape, method, layout, rates(shape, layout, cluster))
-    return (mb.compute_s + tp_exposed_s(shape, layout, tp_link, 4)) / cluster.speedup
+    return (mb.compute_s + tp_exposed_s(shape, layout, tp_link, 4, mb.layers)) / cluster.speedup
 
 
-def recompute_s(mbc: MicroBatchCompute, r: Rates, recompute: str) -> float:
-    """Seconds of recomputation per micro-batch: one forward of the layers (full) or of attention."""
+def recompute_s(mbc: MicroBatchCompute, r: Rates, recompute: str, framework: str = "megatron") -> float:
+    """Seconds of recomputation per micro-batch: one forward of the layers (full), of the attention
+    core (Megatron selective) or of half the matmuls and the element-wise kernels (FSDP op-level)."""
     if recompute == "full":
-        return (mbc.linear_fwd_flops / r.linear_flops_per_s + mbc.attention_fwd_flops / r.attention_flops_per_s
-                + mbc.elementwise_s / 3 + mbc.score_fwd_s)
+        return mbc.linear_fwd_s + mbc.attention_fwd_s + mbc.elementwise_s / 3 + mbc.score_fwd_s
     if recompute == "selective":
-        return mbc.attention_fwd_flops / r.attention_flops_per_s + mbc.score_fwd_s
+        if framework == "fsdp":
+            return 0.5 * mbc.linear_fwd_s + mbc.elementwise_s / 3
+        return mbc.attention_fwd_s + mbc.score_fwd_s
     return 0.0
+
+
+def _layered_exposed(collective_s: float, compute_s: float, layers: int) -> float:
+    """Per pass: the first layer's collective plus what each later one takes beyond its layer's compute."""
+    if collective_s <= 0:
+        return 0.0
+    per_layer_compute = DP_OVERLAP_FRACTION * compute_s / max(1, layers)
+    return collective_s / layers + (layers - 1) * max(0.0, collective_s / layers - per_layer_compute)
 
 
 def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupLink, zero: int,
                  compute_mb: float, recompute_mb: float) -> float:
     """Data-parallel traffic per step not hidden behind compute (module docstring)."""
-    t, p, d = layout.tp, layout.pp, layout.dp
+    p, d = layout.pp, layout.shard_ranks
     if d <= 1:
         return 0.0
     layers = -(-shape.layers // p)
+    t = layout.tp
     stage_params = shape.layer_params * layers / t + (shape.embed_params + shape.head_params) / t / p
     adapters = method in ADAPTER_METHODS
     if adapters:
         grad_params = shape.adapter_params(layout.lora_rank or 0, layout.lora_targets) / p / t
     else:
         grad_params = stage_params
+    if method == "qlora":
+        linear = shape.layer_linear_total * layers / t
+        gather_bytes = linear * QLORA_BITS_PER_PARAM / 8 + (stage_params - linear) * 2.0
+    else:
+        gather_bytes = stage_params * 2.0
     grad_bytes = grad_params * 2.0
-    if zero == 3:
-        per_mb = 2 * dp_link.reduce_scatter_s(stage_params * 2.0) + dp_link.reduce_scatter_s(grad_bytes)
-        return layout.micro_batches * max(0.0, per_mb - DP_OVERLAP_FRACTION * (compute_mb + recompute_mb))
     lin_bwd_factor = 1.0 if adapters else 2.0
-    backward_mb = compute_mb * (lin_bwd_factor / (1 + lin_bwd_factor))
-    return max(0.0, dp_link.all_reduce_s(grad_bytes) - DP_OVERLAP_FRACTION * backward_mb)
+    forward_mb = compute_mb / (1 + lin_bwd_factor)
+    backward_mb = compute_mb - forward_mb + recompute_mb
+    gather = dp_link.reduce_scatter_s(gather_bytes)  # all-gather: same time as reduce-scatter
+    reduce = dp_link.reduce_scatter_s(grad_bytes)
+    m = layout.micro_batches
+    if zero == 3:
+        per_mb = (_layered_exposed(gather, forward_mb, layers)
+                  + _layered_exposed(gather + reduce, backward_mb, layers))
+        return m * per_mb
+    if zero == 2 and layout.framework == "deepspeed":
+        return m * _layered_exposed(reduce, backward_mb, layers)
+    if zero == 2 and layout.framework == "fsdp":
+        return m * _layered_exposed(gather, forward_mb, layers) + _layered_exposed(reduce, backward_mb, layers)
+    if zero >= 1:
+        # reduce-scatter behind the last backward, all-gather behind the next step's first forward
+        return _layered_exposed(reduce, backward_mb, layers) + _layered_exposed(
+            dp_link.reduce_scatter_s(stage_params * 2.0), forward_mb, layers)
+    return _layered_exposed(2 * reduce, backward_mb, layers)  # all-reduce
 
 
 def dp_lower_bound_s(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, dp_link: GroupLink,
@@ -190,25 +278,28 @@ def dp_lower_bound_s(shape: ModelShape, method: str, layout: Layout, cluster: Cl
 
 
 def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, tp_link: GroupLink,
-              dp_link: GroupLink, pp_link: GroupLink, paged_offload_params: float) -> TimeBreakdown:
+              dp_link: GroupLink, pp_link: GroupLink, paged_offload_params: float,
+              cp_link: GroupLink | None = None) -> TimeBreakdown:
     """Seconds per optimizer step, broken down (see module docstring)."""
-    t, p, d, z, v = layout.tp, layout.pp, layout.dp, layout.zero, layout.virtual_pipeline
+    t, p, z, v = layout.tp, layout.pp, layout.zero, layout.virtual_pipeline
     m = layout.micro_batches
+    work = layout.micro_batch_equivalents
     adapters = method in ADAPTER_METHODS
     r = rates(shape, layout, cluster)
-    layers = -(-shape.layers // p)
     mbc = micro_batch_compute(shape, method, layout, r)
+    layers = mbc.layers
     compute_mb = mbc.compute_s
-    recompute_mb = recompute_s(mbc, r, layout.recompute)
+    recompute_mb = recompute_s(mbc, r, layout.recompute, layout.framework)
 
-    tp_mb = tp_exposed_s(shape, layout, tp_link, 6 if layout.recompute == "full" else 4)
+    tp_mb = tp_exposed_s(shape, layout, tp_link, 6 if layout.recompute == "full" else 4, layers)
+    cp_mb = cp_exposed_s(shape, layout, cp_link, mbc, 1 if layout.recompute == "full" else 0)
 
-    stage_mb = compute_mb + recompute_mb + tp_mb
+    stage_mb = compute_mb + recompute_mb + tp_mb + cp_mb
     bubble = (p - 1) / v * stage_mb if p > 1 else 0.0
     p2p = m * v * p2p_s(shape, layout, pp_link)
 
     dp_exposed = dp_exposed_s(shape, method, layout, dp_link, z, compute_mb, recompute_mb)
-    stage_params = shape.layer_params * layers / t + (shape.embed_params + shape.head_params) / t / p
+    stage_params = shape.layer_params * -(-shape.layers // p) / t + (shape.embed_params + shape.head_params) / t / p
 
     # optimizer step, paging, QLoRA dequantization
     if adapters:
@@ -216,7 +307,7 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
     else:
         opt_params = stage_params
     if z >= 1:
-        opt_params /= d
+        opt_params /= layout.shard_ranks
     other = opt_params * OPTIMIZER_STEP_BYTES_PER_PARAM.get(layout.optimizer, 28.0) / r.memory_bytes_per_s
     if paged_offload_params > 0:
         pcie = PCIE_GB_PER_S_PER_DIRECTION["pcie"] * 1e9
@@ -228,10 +319,11 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
 
     speed = cluster.speedup
     return TimeBreakdown(
-        compute_s=m * compute_mb / speed,
-        tp_comm_s=m * tp_mb / speed,
+        compute_s=work * compute_mb / speed,
+        tp_comm_s=work * tp_mb / speed,
+        cp_comm_s=work * cp_mb / speed,
         dp_comm_s=dp_exposed / speed,
         pp_bubble_s=(bubble + p2p) / speed,
-        recompute_s=m * recompute_mb / speed,
+        recompute_s=work * recompute_mb / speed,
         other_s=other / speed,
     )

@@ -5,7 +5,10 @@ bridges between GPU pairs plus the PCIe host, or PCIe only; between nodes each G
 the fabric. Edge capacity is GB/s in one direction (datasheet NVLink figures are bidirectional, so
 halved; fabric Gb/s divided by 8). A parallel group's bandwidth is the bottleneck edge on the ring
 paths between consecutive members (ranks placed Megatron-style: tp fastest, then dp, then pp), so a
-group that crosses nodes gets the fabric's bandwidth, not NVLink's.
+group that crosses nodes gets the fabric's bandwidth, not NVLink's: per node, the NICs of the group's
+members in that node together (NCCL spreads its rings over all of them; the catalog's fabric figure
+is per GPU, i.e. one 400 Gb/s card per GPU on rail-optimised H100 nodes), capped by the links inside
+the node.
 
 Collective times (ring algorithms, Patarasuk & Yuan 2009; NCCL):
     all-reduce      2 (n-1)/n x bytes / bw  + 2 (n-1) x latency
@@ -40,6 +43,7 @@ class GroupLink:
     bandwidth_gb_per_s: float
     spans_nodes: bool
     bottleneck: str  # "nvlink", "pcie", "fabric", "self"
+    nics_per_node: int = 0  # NICs (one per member in the node) the group's inter-node traffic spreads over
 
     @property
     def latency_s(self) -> float:
@@ -135,11 +139,16 @@ def _group_link(key: tuple[object, ...], size: int, stride: int) -> GroupLink:
     pairs.append(((size - 1) * stride, 0))
     pair_types = {(a % per_node, b % per_node, a // per_node == b // per_node) for a, b in pairs}
     spans = any(not same for _, _, same in pair_types)
+    # NCCL runs one ring per channel and spreads the channels over every NIC of the node (rail-optimised
+    # nodes have one NIC per GPU), so a group with k members per node crosses nodes at k NICs' worth.
+    per_node_members = min(size, -(-per_node // stride)) if stride < per_node else 1
     best_bw, best_kind = float("inf"), "self"
     for ia, ib, same in pair_types:
         if (0, ia) == ((0 if same else 1), ib):
             continue
         bw, kind = _pair_type_bottleneck(key, ia, ib, same)
+        if not same and kind == "fabric":
+            bw *= per_node_members
         if bw < best_bw:
             best_bw, best_kind = bw, kind
-    return GroupLink(size, best_bw, spans, best_kind)
+    return GroupLink(size, best_bw, spans, best_kind, per_node_members if spans else 0)

@@ -15,8 +15,15 @@ FULL_METHODS = ("pretrain", "continued_pretrain", "full_finetune")
 ADAPTER_METHODS = ("lora", "qlora")
 RECOMPUTE = ("none", "selective", "full")
 PRECISIONS = ("bf16", "fp16", "fp8")
-OPTIMIZERS = ("adam", "adam_8bit", "paged_adam_8bit")
+OPTIMIZERS = ("adam", "adam_8bit", "paged_adam_8bit", "adafactor", "sgd")
+OPTIMIZER_ALIASES = {"adamw": "adam", "adamw-8bit": "adam_8bit", "adamw_8bit": "adam_8bit",
+                     "paged-adamw-8bit": "paged_adam_8bit", "paged_adamw_8bit": "paged_adam_8bit",
+                     "adam-8bit": "adam_8bit", "paged-adam-8bit": "paged_adam_8bit"}
 LORA_TARGETS = ("all", "attention")
+FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
+"""How data parallelism and recomputation are implemented (see `Layout`)."""
+FRAMEWORK_ZERO = {"megatron": (0, 1), "fsdp": (0, 2, 3), "deepspeed": (0, 1, 2, 3)}
+"""ZeRO stages each framework runs (FSDP: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD)."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,16 @@ class Layout:
     - `lora_targets`: "all" linear layers of each block, or "attention" (q, k, v, o) only.
     - `flash_attention`: fused attention that stores no s x s scores (FlashAttention, cuDNN); False
       for stacks without it (Megatron-LM before 2022).
+    - `framework`: "megatron" (Megatron-LM/NeMo: ZeRO 0 or 1 = distributed optimizer, gradients
+      reduced once per step; "selective" recomputes the attention core, Korthikanti et al. 2022);
+      "deepspeed" (ZeRO 0-3; ZeRO-2/3 reduce-scatter gradients every micro-batch); "fsdp" (PyTorch
+      FSDP/FSDP2 as in torchtitan, llm-foundry, accelerate: ZeRO-3 = FULL_SHARD, ZeRO-2 =
+      SHARD_GRAD_OP; parameters re-gathered every micro-batch; "selective" is torchtitan's op-level
+      checkpointing, every other matmul output saved).
+    - `cp`: context-parallel ranks (ring attention): the sequence is split over them.
+    - `ep`: expert-parallel ranks for MoE models, carved out of the data-parallel ranks.
+    - `micro_batch` may not divide the per-replica batch: the last micro-batch is then smaller
+      (as Composer and DeepSpeed allow); `micro_batches` counts it.
     """
 
     tp: int
@@ -52,23 +69,47 @@ class Layout:
     chunked_loss: bool = False
     lora_targets: str = "all"
     flash_attention: bool = True
+    framework: str = "deepspeed"
+    cp: int = 1
+    ep: int = 1
 
     @property
     def gpus(self) -> int:
-        return self.tp * self.pp * self.dp
+        return self.tp * self.pp * self.cp * self.dp
+
+    @property
+    def replica_batch(self) -> float:
+        """Sequences each data-parallel replica processes per step."""
+        return self.global_batch / self.dp
 
     @property
     def micro_batches(self) -> int:
-        """Micro-batches per pipeline per step (gradient-accumulation steps)."""
-        return max(1, self.global_batch // (self.dp * self.micro_batch))
+        """Micro-batches per pipeline per step (gradient-accumulation steps), a last smaller one counted."""
+        return max(1, -(-self.global_batch // (self.dp * self.micro_batch)))
+
+    @property
+    def micro_batch_equivalents(self) -> float:
+        """Full-size micro-batches' worth of work per step (the last smaller one counts pro rata)."""
+        return max(1.0, self.global_batch / (self.dp * self.micro_batch))
+
+    @property
+    def shard_ranks(self) -> int:
+        """Ranks over which ZeRO/FSDP shard states: data- and context-parallel ranks together."""
+        return self.dp * self.cp
 
     def short(self) -> str:
-        parts = [f"tp={self.tp}", f"pp={self.pp}", f"dp={self.dp}", f"zero={self.zero}",
-                 f"recompute={self.recompute}", f"mb={self.micro_batch}", f"gb={self.global_batch}"]
+        parts = [f"tp={self.tp}", f"pp={self.pp}"]
+        if self.cp > 1:
+            parts.append(f"cp={self.cp}")
+        parts += [f"dp={self.dp}", f"zero={self.zero}", f"recompute={self.recompute}", f"mb={self.micro_batch}",
+                  f"gb={self.global_batch}"]
+        if self.ep > 1:
+            parts.append(f"ep={self.ep}")
         if self.virtual_pipeline > 1:
             parts.append(f"vpp={self.virtual_pipeline}")
         if self.lora_rank is not None:
             parts.append(f"r={self.lora_rank}")
+        parts.append(self.framework)
         return " ".join(parts)
 
 
@@ -91,9 +132,12 @@ class LayoutSpec:
     lora_targets: str = "all"
     virtual_pipeline: int | None = None
     flash_attention: bool = True
+    framework: str | None = None
+    cp: int | None = None
+    ep: int | None = None
 
     def searched_fields(self) -> tuple[str, ...]:
-        names = ("tp", "pp", "zero", "recompute", "micro_batch", "global_batch")
+        names = ("tp", "pp", "cp", "zero", "recompute", "micro_batch", "virtual_pipeline", "framework")
         return tuple(n for n in names if getattr(self, n) is None)
 
 
@@ -119,8 +163,8 @@ class TimeBreakdown:
     """Seconds of one optimizer step. They sum to the step time.
 
     compute_s: model FLOPs (and memory-bound kernels) at the achieved rate; recompute_s: the extra
-    forward passes of activation recomputation; tp_comm_s / dp_comm_s: exposed tensor- and
-    data-parallel communication; pp_bubble_s: pipeline fill/drain plus point-to-point transfers;
+    forward passes of activation recomputation; tp_comm_s / cp_comm_s / dp_comm_s: exposed tensor-,
+    context- and data-parallel communication; pp_bubble_s: pipeline fill/drain plus point-to-point transfers;
     other_s: optimizer step, QLoRA dequantization, optimizer paging over PCIe.
     """
 
@@ -130,15 +174,17 @@ class TimeBreakdown:
     pp_bubble_s: float
     recompute_s: float
     other_s: float = 0.0
+    cp_comm_s: float = 0.0
 
     @property
     def total_s(self) -> float:
-        return (self.compute_s + self.tp_comm_s + self.dp_comm_s + self.pp_bubble_s
+        return (self.compute_s + self.tp_comm_s + self.cp_comm_s + self.dp_comm_s + self.pp_bubble_s
                 + self.recompute_s + self.other_s)
 
     def to_dict(self) -> dict[str, float]:
         return {"compute": self.compute_s, "recompute": self.recompute_s, "tp_comm": self.tp_comm_s,
-                "dp_comm": self.dp_comm_s, "pp_bubble": self.pp_bubble_s, "other": self.other_s}
+                "cp_comm": self.cp_comm_s, "dp_comm": self.dp_comm_s, "pp_bubble": self.pp_bubble_s,
+                "other": self.other_s}
 
 
 @dataclass(frozen=True)
@@ -202,7 +248,8 @@ class Estimate:
                 "micro_batch": lay.micro_batch, "global_batch": lay.global_batch, "seq_len": lay.seq_len,
                 "precision": lay.precision, "sequence_parallel": lay.sequence_parallel,
                 "lora_rank": lay.lora_rank, "optimizer": lay.optimizer,
-                "virtual_pipeline": lay.virtual_pipeline,
+                "virtual_pipeline": lay.virtual_pipeline, "framework": lay.framework, "cp": lay.cp,
+                "ep": lay.ep, "flash_attention": lay.flash_attention,
             },
             "memory_gib": {k: round(v, 3) for k, v in self.memory.to_dict().items()},
             "gpu_memory_gib": self.gpu_memory_gib,
