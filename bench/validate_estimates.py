@@ -38,6 +38,7 @@ from models.errors import UnknownIdError
 from models.gpu import GPU
 from models.model_card import ModelCard
 from planner.estimate import Cluster, Estimate, LayoutSpec, estimate, search_layout, shape_of
+from planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, band_class
 from planner.estimate.factors import CUDA_CONTEXT_GIB, GIB
 from planner.estimate.types import Layout
 
@@ -171,7 +172,8 @@ def throughput_rows(path: Path) -> list[Row]:
                 lora_rank=32, lora_targets="attention" if method == "lora" else "all",
                 sequence_parallel=False if row["id"].startswith("MEG21") else None,
                 flash_attention=not row["id"].startswith("MEG21"),
-                virtual_pipeline=int(vpp.group(1)) if vpp else (None if interleaved else (1 if pp else None)),
+                virtual_pipeline=int(vpp.group(1)) if vpp else (1 if "1F1B schedule" in notes and not interleaved
+                                                                 else None),
                 framework=framework, cp=int(cp.group(1)) if cp else (1 if tp else None),
             )
             cluster = Cluster.of(gpu, gpus)
@@ -235,7 +237,7 @@ def memory_rows(path: Path) -> list[Row]:
                                 lora_rank=None)
                 est = estimate(card, method, cluster, layout)
                 out.append(Row(rid, "memory", "model states", published, _states_gb(est), unit,
-                               layout.short(), "model states only"))
+                               layout.short(), "model states only", family=family(rid), estimate=est))
                 continue
             name = row["model"]
             try:
@@ -307,6 +309,57 @@ def _stats(rows: list[Row]) -> tuple[float, float, Row | None]:
     return statistics.median(errs), p90, worst
 
 
+def _calibration(rows: list[Row]) -> list[Row]:
+    """Rows that calibrate: the CSV rows (not the torchtune speeds from notes) with an estimate."""
+    return [r for r in rows if r.error is not None and not r.id.endswith("t") and r.estimate is not None
+            and not r.implausible]
+
+
+def _report_families(rows: list[Row]) -> None:
+    print(f"{'family':14} {'kind':10} {'n':>3} {'median |err|':>13} {'p90 |err|':>10}")
+    for fam in dict.fromkeys(r.family for r in rows if r.family):
+        for kind in ("throughput", "memory"):
+            group = [r for r in _calibration(rows) if r.family == fam and r.kind == kind]
+            if group:
+                med, p90, _ = _stats(group)
+                print(f"{fam:14} {kind:10} {len(group):3} {med:13.1%} {p90:10.1%}")
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    pos = q * (len(ordered) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def _report_bands(rows: list[Row]) -> None:
+    """Derive the p10-p90 bands of planner/estimate/band.py from the residuals, and report how many
+    published values fall inside the bands the estimator now uses."""
+    cal = _calibration(rows)
+    print("error bands (published / predicted, p10-p90) derived from these rows:")
+    for cls in ("megatron", "fsdp"):
+        ratios = [r.published / r.predicted for r in cal if r.kind == "throughput" and r.predicted
+                  and band_class(r.estimate.layout) == cls]  # type: ignore[union-attr]
+        if ratios:
+            print(f"  throughput {cls:9} n={len(ratios):2}  ({_quantile(ratios, 0.1):.2f}, "
+                  f"{_quantile(ratios, 0.9):.2f})   in band.py: {THROUGHPUT_BAND[cls]}")
+    mem = [r.published / r.predicted for r in cal if r.kind == "memory" and r.predicted
+           and not r.id.startswith("ZERO") and not r.bound]
+    if mem:
+        print(f"  memory              n={len(mem):2}  ({_quantile(mem, 0.1):.2f}, {_quantile(mem, 0.9):.2f})"
+              f"   in band.py: {MEMORY_BAND}")
+    inside = total = 0
+    for r in cal:
+        if r.id.startswith("ZERO") or r.bound or not r.predicted:
+            continue
+        band = THROUGHPUT_BAND[band_class(r.estimate.layout)] if r.kind == "throughput" else MEMORY_BAND  # type: ignore[union-attr]
+        total += 1
+        inside += band[0] * r.predicted <= r.published <= band[1] * r.predicted
+    print(f"band coverage: {inside}/{total} = {inside / max(1, total):.0%} of published values inside p10-p90 "
+          "(target 70-90%)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--validation-dir", type=Path, default=DEFAULT_DIR)
@@ -340,6 +393,10 @@ def main(argv: list[str] | None = None) -> int:
         if r.implausible and r.kind == "memory":
             print(f"  {r.id}: the source's figures are not consistent with its stated settings: {r.implausible} "
                   f"(max {IMPLAUSIBLE_MFU:.0%} here), so some unstated setting differs")
+    print()
+    _report_families(rows)
+    print()
+    _report_bands(rows)
     if args.csv:
         with args.csv.open("w", newline="") as f:
             w = csv.writer(f)

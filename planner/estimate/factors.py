@@ -49,6 +49,24 @@ GEMM_HALF_TOKENS = 64
 """Tokens per micro-batch (micro_batch x seq_len) at which GEMM efficiency halves (same reasoning:
 a GEMM's M dimension below a few tiles leaves SMs idle; 2048+ tokens are ~97% efficient)."""
 
+ATTENTION_UTILIZATION: dict[str, dict[str, float]] = {
+    "fa2": {"ampere": 0.55, "ada": 0.50, "hopper": 0.28, "blackwell": 0.28, "rubin": 0.28, "davinci": 0.30},
+    "fa3": {"ampere": 0.55, "ada": 0.50, "hopper": 0.55, "blackwell": 0.50, "rubin": 0.45, "davinci": 0.30},
+}
+"""Causal flash-attention forward+backward throughput as a fraction of the dense BF16 peak, by kernel
+generation and architecture (FLOPs counted with the causal half skipped, as the FlashAttention papers
+count them). FlashAttention-2 reaches 50-73% on A100 (Dao 2023) but "only 35% utilization of
+theoretical maximum FLOPs on the H100" (Shah et al. 2024, FlashAttention-3 abstract); FlashAttention-3
+and cuDNN fused attention reach up to 75% on H100 (same paper). These are best cases (forward, long
+sequences, head dim 128); the backward pass runs slower, so forward+backward in training is set
+lower: 0.55 on A100, 0.28 on H100 with FA2, 0.55 with FA3 (reasoning, then checked against the
+long-sequence llm-foundry and torchtitan rows of the validation set as one factor per kernel class).
+"fa2" is what PyTorch SDPA and the flash-attn 2 package run (FSDP stacks: torchtitan, llm-foundry,
+torchtune, Hugging Face); "fa3" is Transformer Engine's cuDNN fused attention (Megatron-Core, NeMo)
+on Hopper and later. Ada, Blackwell, Rubin and Ascend values are assumptions (no published figure)."""
+
+ATTENTION_KERNEL_OF_FRAMEWORK = {"megatron": "fa3", "deepspeed": "fa2", "fsdp": "fa2"}
+
 ATTENTION_RELATIVE_EFFICIENCY = 0.7
 """Fused (flash) attention throughput relative to the GEMM rate. FlashAttention-2 reaches ~190 of
 ~270 TFLOP/s GEMM on A100 (Dao 2023); cuDNN/FlashAttention-3 reach ~550-600 of ~790 on H100
@@ -140,6 +158,10 @@ peers plus 2 x 25 MB DDP buckets; ~0.3-1 GiB). Counted in `other`."""
 ALLOCATOR_FRAGMENTATION = 0.08
 """PyTorch caching-allocator fragmentation: reserved/allocated peaks 5-15% above the allocated
 peak for training loops; applied to activations and transient buffers, not to static states."""
+
+LOGIT_BYTES_FP32_LOSS = 10.0
+"""Bytes per logit element when the stack upcasts the logits for the loss (torchtitan, llm-foundry,
+Hugging Face: `logits.float()`): bf16 logits 2 + fp32 copy 4 + fp32 softmax gradient 4."""
 
 LOGIT_BYTES = 6.0
 """Bytes per logit element kept at the loss: bf16 logits (2 B) + fp32 softmax/loss buffer (4 B)

@@ -51,6 +51,7 @@ from planner.estimate.factors import (
     CUDA_CONTEXT_GIB,
     GIB,
     LOGIT_BYTES,
+    LOGIT_BYTES_FP32_LOSS,
     LOSS_CHUNKS,
     NCCL_BUFFERS_GIB,
 )
@@ -142,7 +143,8 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     else:
         per_layer_mb = act_token_layer * tokens_mb
     in_flight = in_flight_micro_batches(layout)
-    logit_bytes = LOGIT_BYTES if not layout.chunked_loss else 2.0 + (LOGIT_BYTES - 2.0) / LOSS_CHUNKS
+    full_logit = LOGIT_BYTES_FP32_LOSS if layout.framework == "fsdp" else LOGIT_BYTES
+    logit_bytes = full_logit if not layout.chunked_loss else 2.0 + (full_logit - 2.0) / LOSS_CHUNKS
     logits = tokens_mb * shape.vocab / t * logit_bytes
 
     # (layers, parameters, activation bytes, holds the output layer) per candidate peak stage
@@ -238,6 +240,9 @@ def _states(shape: ModelShape, method: str, layout: Layout, params_stage: float,
             pageable, optim = optim, 0.0
     else:
         grad_bytes = MEGATRON_GRAD_BYTES if layout.framework == "megatron" else GRAD_BYTES
-        grads = trainable * grad_bytes / (d if z >= 2 else 1)
+        # FSDP SHARD_GRAD_OP reduce-scatters once per step (no_sync), so with gradient accumulation
+        # the gradients are held unsharded until the last micro-batch.
+        unsharded = layout.framework == "fsdp" and z == 2 and layout.micro_batches > 1
+        grads = trainable * grad_bytes / (d if z >= 2 and not unsharded else 1)
         optim = trainable * state_bytes / (d if z >= 1 else 1)
     return weights / GIB, grads / GIB, optim / GIB, pageable / GIB

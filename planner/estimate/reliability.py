@@ -7,7 +7,8 @@ delta the time to write one checkpoint.
 Overhead on failure-free time (../shared/reference/reliability.md):
     f = delta / tau + (tau / 2 + restart) / M
 i.e. checkpoint writes, half an interval of lost work per interruption, and the restart itself.
-Wall hours = failure-free hours x (1 + f); expected interruptions = lambda x wall hours.
+Failure-free hours = tokens / steady-state throughput x WHOLE_RUN_OVERHEAD (band.py);
+wall hours = failure-free hours x (1 + f); expected interruptions = lambda x wall hours.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from planner.estimate.band import WHOLE_RUN_BAND, WHOLE_RUN_OVERHEAD
 from planner.estimate.types import RunEstimate
 
 if TYPE_CHECKING:
@@ -48,7 +50,8 @@ def run_estimate(est: Estimate, tokens: float) -> RunEstimate:
     if tokens < 0 or not math.isfinite(tokens):
         raise ValueError(f"tokens: must be a non-negative number, got {tokens}")
     c = est.cluster
-    ideal_h = tokens / est.tokens_per_s / 3600.0
+    steady_h = tokens / est.tokens_per_s / 3600.0
+    ideal_h = steady_h * WHOLE_RUN_OVERHEAD
     rate = interruption_rate_per_h(c.gpus, c.nodes, c.gpu_mtbf_h, c.spot_preemptions_per_day)
     job_mtbf = 1.0 / rate
     delta, restart = c.checkpoint_write_min / 60.0, c.restart_min / 60.0
@@ -60,6 +63,10 @@ def run_estimate(est: Estimate, tokens: float) -> RunEstimate:
         notes.append(f"spot: {c.spot_preemptions_per_day:g} preemptions per node per day")
     if f > 0.5:
         notes.append("failure overhead above 50%: checkpoint faster or use fewer, more reliable GPUs")
+    notes.append(f"whole-run overhead x{WHOLE_RUN_OVERHEAD:g} over steady-state steps (warm-up, evaluation, "
+                 "stalls; published whole runs vs step estimates)")
+    t_lo, t_hi = est.tokens_per_s_range
+    band = (tokens / t_hi / 3600.0 * WHOLE_RUN_BAND[0] * (1 + f), tokens / t_lo / 3600.0 * WHOLE_RUN_BAND[1] * (1 + f))
     return RunEstimate(tokens=tokens, hours=hours, gpu_hours=hours * c.gpus, failure_free_hours=ideal_h,
                        failure_overhead_fraction=f, checkpoint_interval_h=tau,
-                       expected_interruptions=rate * hours, notes=tuple(notes))
+                       expected_interruptions=rate * hours, notes=tuple(notes), hours_range=band)

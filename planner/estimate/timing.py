@@ -39,7 +39,8 @@ from dataclasses import dataclass
 
 from planner.estimate.cluster import Cluster
 from planner.estimate.factors import (
-    ATTENTION_RELATIVE_EFFICIENCY,
+    ATTENTION_KERNEL_OF_FRAMEWORK,
+    ATTENTION_UTILIZATION,
     DEFAULT_MEMORY_BANDWIDTH_GB_PER_S,
     DP_OVERLAP_FRACTION,
     ELEMENTWISE_PASSES_PER_FFN,
@@ -99,7 +100,12 @@ def rates(shape: ModelShape, layout: Layout, cluster: Cluster) -> Rates:
         peak_lin = gpu.peak_tflops.for_precision(layout.precision) or peak16
     mem_bw = (gpu.memory_bandwidth_gb_per_s or DEFAULT_MEMORY_BANDWIDTH_GB_PER_S) * 1e9
     # counted (non-causal) attention FLOPs per second: flash attention skips the masked half
-    attn = peak16 * 1e12 * eff * (ATTENTION_RELATIVE_EFFICIENCY / 0.5 if layout.flash_attention else 1.0)
+    if layout.flash_attention:
+        kernel = ATTENTION_UTILIZATION[ATTENTION_KERNEL_OF_FRAMEWORK.get(layout.framework, "fa2")]
+        tokens = tokens_per_gpu_micro_batch(layout)
+        attn = peak16 * 1e12 * kernel.get(gpu.architecture, 0.35) * tokens / (tokens + GEMM_HALF_TOKENS) / 0.5
+    else:
+        attn = peak16 * 1e12 * eff
     return Rates(peak_lin * 1e12 * eff, attn, mem_bw * MEMORY_BANDWIDTH_EFFICIENCY)
 
 

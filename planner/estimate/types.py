@@ -192,7 +192,8 @@ class RunEstimate:
     """A whole run of `tokens` tokens: wall-clock hours and GPU-hours including failure overhead.
 
     failure_overhead_fraction: extra wall time over the failure-free time (checkpoint writes, lost
-    work, restarts); checkpoint_interval_h: Young/Daly optimum; expected_interruptions: failures and
+    work, restarts); hours include the whole-run overhead (band.WHOLE_RUN_OVERHEAD) and hours_range
+    is their p10-p90 (throughput band x whole-run band); checkpoint_interval_h: Young/Daly optimum; expected_interruptions: failures and
     preemptions expected during the run.
     """
 
@@ -204,6 +205,7 @@ class RunEstimate:
     checkpoint_interval_h: float
     expected_interruptions: float
     notes: tuple[str, ...] = ()
+    hours_range: tuple[float, float] = (0.0, 0.0)
 
 
 @dataclass
@@ -227,6 +229,21 @@ class Estimate:
     mfu: float
     notes: list[str] = field(default_factory=list)
     model: ModelCard | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def tokens_per_s_range(self) -> tuple[float, float]:
+        """p10-p90 of the throughput (planner/estimate/band.py)."""
+        from planner.estimate.band import THROUGHPUT_BAND, band_class
+
+        lo, hi = THROUGHPUT_BAND[band_class(self.layout)]
+        return self.tokens_per_s * lo, self.tokens_per_s * hi
+
+    @property
+    def memory_gib_range(self) -> tuple[float, float]:
+        """p10-p90 of the peak memory per GPU."""
+        from planner.estimate.band import MEMORY_BAND
+
+        return self.memory.total_gib * MEMORY_BAND[0], self.memory.total_gib * MEMORY_BAND[1]
 
     def run(self, tokens: float) -> RunEstimate:
         """Hours and GPU-hours to train on `tokens` tokens, failures included (see reliability.py)."""
@@ -259,7 +276,10 @@ class Estimate:
             "step_time_s": self.step_time_s,
             "time_s": {k: round(v, 6) for k, v in self.time.to_dict().items()},
             "tokens_per_s": self.tokens_per_s,
+            "tokens_per_s_range": [round(x, 1) for x in self.tokens_per_s_range],
             "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu,
+            "memory_gib_range": [round(x, 3) for x in self.memory_gib_range],
+            "framework": lay.framework,
             "model_tflops_per_gpu": self.model_tflops_per_gpu,
             "mfu": self.mfu,
             "notes": list(self.notes),
@@ -272,5 +292,7 @@ class Estimate:
                 "failure_overhead_fraction": run.failure_overhead_fraction,
                 "checkpoint_interval_h": run.checkpoint_interval_h,
                 "expected_interruptions": run.expected_interruptions,
+                "hours_range": [round(x, 3) for x in run.hours_range],
+                "gpu_hours_range": [round(x * self.cluster.gpus, 3) for x in run.hours_range],
             })
         return out

@@ -1,0 +1,64 @@
+"""How sure an estimate is: p10-p90 bands for throughput and memory, from the validation residuals.
+
+The bands are the 10th and 90th percentiles of published / predicted over the calibration rows of
+each mechanism class (bench/validate_estimates.py derives and prints them; the numbers below were
+copied from its run of 2026-11-30 on the 67 throughput and 13 memory rows of the public set). A
+quantile q in between follows a log-normal fitted to the two percentiles, so the planner can ask for
+the memory or the time that holds with probability q (`confidence` in a scenario).
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from planner.estimate.types import Layout
+
+THROUGHPUT_BAND: dict[str, tuple[float, float]] = {
+    "megatron": (0.94, 1.18),
+    "fsdp": (0.72, 1.14),
+}
+"""(p10, p90) of published / predicted tokens per second, by the stack's class: Megatron-LM and NeMo
+rows (MEG21, MEG24, KOR, NEMO), FSDP-style rows (llm-foundry, torchtitan); DeepSpeed is in the
+FSDP class (same sharded data parallelism, no rows of its own)."""
+
+MEMORY_BAND: tuple[float, float] = (0.86, 1.47)
+"""(p10, p90) of published / predicted peak memory over the measured rows (torchtune, torchtitan,
+QLoRA; the ZeRO rows are exact state counts and excluded). The upper side is wide because
+torchtitan logs the allocator's reserved peak, above what the run allocated.""""
+
+WHOLE_RUN_OVERHEAD = 1.3
+"""Whole runs take longer than steady-state steps plus the failure model: warm-up, evaluation, data
+stalls, stragglers, batch-size ramps. Published figures against our step estimates: Llama 3.1 70B's
+7.0M H100-hours for 15T tokens (Meta, Llama 3.1 model card, 2024) is 1.47x our 4.75M; LLaMA 65B's
+1.4T tokens in ~21 days on 2,048 A100s (Touvron et al. 2023) is 1.19x our step rate; runs of 2022-2023
+took 1.4-1.5x. 1.3 is the middle; the band WHOLE_RUN_BAND spans them."""
+
+WHOLE_RUN_BAND: tuple[float, float] = (1.15, 1.5)
+
+_Z90 = NormalDist().inv_cdf(0.9)
+
+
+def band_class(layout: Layout) -> str:
+    return "megatron" if layout.framework == "megatron" else "fsdp"
+
+
+def quantile_factor(band: tuple[float, float], q: float) -> float:
+    """Multiplier at quantile q of a log-normal whose 10th and 90th percentiles are `band`."""
+    lo, hi = math.log(band[0]), math.log(band[1])
+    mu, sigma = (lo + hi) / 2, (hi - lo) / (2 * _Z90)
+    if sigma <= 0:
+        return math.exp(mu)
+    return math.exp(mu + sigma * NormalDist().inv_cdf(min(max(q, 1e-6), 1 - 1e-6)))
+
+
+def throughput_factor(layout: Layout, q: float) -> float:
+    """Tokens/s multiplier that the true throughput exceeds with probability 1 - q... i.e. its q-quantile."""
+    return quantile_factor(THROUGHPUT_BAND[band_class(layout)], q)
+
+
+def memory_factor(q: float) -> float:
+    """Peak-memory multiplier at quantile q (q = 0.8: the memory that 80% of runs stay under)."""
+    return quantile_factor(MEMORY_BAND, q)
