@@ -19,8 +19,16 @@ from models.model_card import ModelCard
 from models.platform import Platform
 from models.units import parse_count
 from planner.cli.common import OutputFormat, console, fail, print_json
-from planner.estimate import Cluster, Estimate, Layout, LayoutSpec, estimate, search_layout
-from planner.estimate.types import ADAPTER_METHODS, METHODS, PRECISIONS, RECOMPUTE
+from planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
+from planner.estimate.types import (
+    ADAPTER_METHODS,
+    FRAMEWORKS,
+    METHODS,
+    OPTIMIZER_ALIASES,
+    OPTIMIZERS,
+    PRECISIONS,
+    RECOMPUTE,
+)
 
 _OPTION_OF_FIELD = {"micro_batch": "--micro-batch", "global_batch": "--global-batch", "seq_len": "--seq-len",
                     "lora_rank": "--lora-rank", "tp x pp x dp": "--tp/--pp", "gpus": "--gpus"}
@@ -65,7 +73,18 @@ def estimate_command(
     tp: Annotated[int | None, typer.Option("--tp", help="tensor-parallel size (searched if omitted)")] = None,
     pp: Annotated[int | None, typer.Option("--pp", help="pipeline stages (searched if omitted)")] = None,
     zero: Annotated[int | None, typer.Option("--zero", help="ZeRO stage 0-3 (searched if omitted)")] = None,
-    recompute: Annotated[str | None, typer.Option("--recompute", help="none | selective | full")] = None,
+    recompute: Annotated[str | None, typer.Option(
+        "--recompute", help="none | selective | full (selective: Megatron's attention core; FSDP's op-level "
+                            "policy, as torchtitan)")] = None,
+    framework: Annotated[str | None, typer.Option(
+        "--framework", help="megatron | deepspeed | fsdp (searched if omitted)")] = None,
+    cp: Annotated[int | None, typer.Option("--cp", help="context-parallel size (searched for long sequences)")] = None,
+    vpp: Annotated[int | None, typer.Option("--vpp", help="interleaved virtual pipeline stages (searched)")] = None,
+    attention: Annotated[str, typer.Option("--attention", help="flash | eager")] = "flash",
+    sequence_parallel: Annotated[str | None, typer.Option(
+        "--sequence-parallel", help="on | off (default: on when tp > 1)")] = None,
+    optimizer: Annotated[str, typer.Option(
+        "--optimizer", help="adamw | adamw-8bit | paged-adamw-8bit | adafactor | sgd")] = "adamw",
     micro_batch: Annotated[int | None, typer.Option("--micro-batch", help="sequences/micro-batch")] = None,
     global_batch: Annotated[int | None, typer.Option("--global-batch", help="sequences per step")] = None,
     seq_len: Annotated[int, typer.Option("--seq-len", help="tokens per sequence")] = 4096,
@@ -84,6 +103,12 @@ def estimate_command(
     _choice("--method", method, METHODS)
     _choice("--recompute", recompute, RECOMPUTE)
     _choice("--precision", precision, PRECISIONS)
+    _choice("--framework", framework, FRAMEWORKS)
+    _choice("--attention", attention, ("flash", "eager"))
+    _choice("--sequence-parallel", sequence_parallel, ("on", "off"))
+    optimizer_id = OPTIMIZER_ALIASES.get(optimizer, optimizer)
+    if optimizer_id not in OPTIMIZERS:
+        fail(f"--optimizer: {optimizer!r} is not one of adamw, adamw-8bit, paged-adamw-8bit, adafactor, sgd")
     if gpus < 1:
         fail(f"--gpus: must be at least 1, got {gpus}")
     if lora_rank is not None and method not in ADAPTER_METHODS:
@@ -115,30 +140,21 @@ def estimate_command(
 
     spec = LayoutSpec(tp=tp, pp=pp, zero=zero, recompute=recompute, micro_batch=micro_batch,
                       global_batch=global_batch, seq_len=seq_len, precision=precision,
-                      lora_rank=lora_rank if lora_rank is not None else 16)
-    fixed_all = None not in (tp, pp, zero, recompute, micro_batch, global_batch)
+                      lora_rank=lora_rank if lora_rank is not None else 16, framework=framework, cp=cp,
+                      virtual_pipeline=vpp, flash_attention=attention == "flash", optimizer=optimizer_id,
+                      sequence_parallel=None if sequence_parallel is None else sequence_parallel == "on")
     searched: tuple[str, ...] = ()
     nothing_fits = False
     try:
-        if fixed_all:
-            assert tp is not None and pp is not None and zero is not None and recompute is not None
-            assert micro_batch is not None and global_batch is not None
-            dp = max(1, gpus // max(1, tp * pp))
-            layout = Layout(tp=tp, pp=pp, dp=dp, zero=zero, recompute=recompute, micro_batch=micro_batch,
-                            global_batch=global_batch, seq_len=seq_len, precision=precision,
-                            sequence_parallel=tp > 1,
-                            lora_rank=spec.lora_rank if method in ADAPTER_METHODS else None)
-            result: Estimate | None = estimate(card, method, cluster, layout)
-        else:
-            found = search_layout(card, method, cluster, spec)
-            searched = found.searched
-            result = found.best
-            if result is None:
-                nothing_fits = True
-                result = found.closest
-            if result is None:
-                top = "; ".join(f"{r} ({n} layouts)" for r, n in found.reasons.items()) or "no candidates"
-                fail(f"--gpus: no valid layout for {card.id} on {gpus} x {gpu_card.id}: {top}")
+        found = search_layout(card, method, cluster, spec)
+        searched = found.searched
+        result: Estimate | None = found.best
+        if result is None:
+            nothing_fits = True
+            result = found.closest
+        if result is None:
+            top = "; ".join(f"{r} ({n} layouts)" for r, n in found.reasons.items()) or "no candidates"
+            fail(f"--gpus: no valid layout for {card.id} on {gpus} x {gpu_card.id}: {top}")
     except ValueError as exc:
         fail(_as_cli_message(str(exc)))
     assert result is not None
@@ -173,12 +189,14 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
     layout_table.add_column("field")
     layout_table.add_column("value", justify="right")
     layout_table.add_column("")
-    rows: list[tuple[str, Any]] = [("tp", lay.tp), ("pp", lay.pp), ("dp", lay.dp), ("zero", lay.zero),
+    rows: list[tuple[str, Any]] = [("framework", lay.framework), ("tp", lay.tp), ("pp", lay.pp), ("cp", lay.cp),
+                                   ("dp", lay.dp), ("zero", lay.zero),
                                    ("recompute", lay.recompute), ("micro_batch", lay.micro_batch),
                                    ("global_batch", lay.global_batch), ("seq_len", lay.seq_len),
                                    ("precision", lay.precision), ("sequence_parallel", lay.sequence_parallel)]
-    if lay.virtual_pipeline > 1:
-        rows.append(("virtual_pipeline", lay.virtual_pipeline))
+    rows.append(("virtual_pipeline", lay.virtual_pipeline))
+    rows.append(("attention", "flash" if lay.flash_attention else "eager"))
+    rows.append(("optimizer", lay.optimizer))
     if lay.lora_rank is not None:
         rows.append(("lora_rank", lay.lora_rank))
     for name, value in rows:
@@ -193,12 +211,16 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
     console.print(_breakdown(f"step time {est.step_time_s:.3f} s", ("s", "share"), est.time.to_dict(),
                              est.step_time_s, ".4f"))
 
-    console.print(f"throughput: {est.tokens_per_s:,.0f} tokens/s ({est.tokens_per_s_per_gpu:,.0f} per GPU); "
+    lo, hi = est.tokens_per_s_range
+    mem_lo, mem_hi = est.memory_gib_range
+    console.print(f"throughput: {est.tokens_per_s:,.0f} tokens/s (p10-p90 {lo:,.0f}-{hi:,.0f}; "
+                  f"{est.tokens_per_s_per_gpu:,.0f} per GPU); memory p10-p90 {mem_lo:.1f}-{mem_hi:.1f} GiB; "
                   f"{est.model_tflops_per_gpu:.0f} model TFLOP/s per GPU; MFU {est.mfu:.1%}; "
                   f"{est.flops_per_token / 1e9:.1f} GFLOP per token")
     if tokens is not None:
         run = est.run(tokens)
-        console.print(f"run of {tokens:,.3g} tokens: {run.hours:,.1f} h wall, {run.gpu_hours:,.0f} GPU-hours "
+        console.print(f"run of {tokens:,.3g} tokens: {run.hours:,.1f} h wall (p10-p90 {run.hours_range[0]:,.1f}-"
+                      f"{run.hours_range[1]:,.1f}), {run.gpu_hours:,.0f} GPU-hours "
                       f"(failure overhead {run.failure_overhead_fraction:.1%}, checkpoint every "
                       f"{run.checkpoint_interval_h:.2f} h, ~{run.expected_interruptions:.1f} interruptions)")
     for note in notes:

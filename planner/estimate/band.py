@@ -27,7 +27,7 @@ FSDP class (same sharded data parallelism, no rows of its own)."""
 MEMORY_BAND: tuple[float, float] = (0.86, 1.47)
 """(p10, p90) of published / predicted peak memory over the measured rows (torchtune, torchtitan,
 QLoRA; the ZeRO rows are exact state counts and excluded). The upper side is wide because
-torchtitan logs the allocator's reserved peak, above what the run allocated.""""
+torchtitan logs the allocator's reserved peak, above what the run allocated."""
 
 WHOLE_RUN_OVERHEAD = 1.3
 """Whole runs take longer than steady-state steps plus the failure model: warm-up, evaluation, data

@@ -28,7 +28,7 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
     gpu = cluster.gpu
     if method not in METHODS:
         problems.append(f"method: {method!r} is not one of {', '.join(METHODS)}")
-    for name in ("tp", "pp", "dp", "cp", "ep", "micro_batch", "global_batch", "seq_len", "virtual_pipeline"):
+    for name in ("tp", "pp", "dp", "cp", "micro_batch", "global_batch", "seq_len", "virtual_pipeline"):
         if getattr(layout, name) < 1:
             problems.append(f"{name}: must be at least 1, got {getattr(layout, name)}")
     if problems:
@@ -46,10 +46,7 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
         problems.append("framework: megatron has no 4-bit QLoRA path; use fsdp or deepspeed")
     if layout.seq_len % layout.cp:
         problems.append(f"cp: {layout.cp} does not divide the sequence length {layout.seq_len}")
-    if shape.is_moe and layout.ep > 1 and (layout.dp * layout.cp) % layout.ep:
-        problems.append(f"ep: {layout.ep} does not divide the data-parallel ranks {layout.dp * layout.cp}")
-    if layout.ep > 1 and not shape.is_moe:
-        problems.append("ep: expert parallelism needs an MoE model")
+
     if shape.heads % layout.tp:
         problems.append(f"tp: {layout.tp} does not divide the {shape.heads} attention heads")
     elif layout.tp > shape.kv_heads and layout.tp % shape.kv_heads:
@@ -156,9 +153,16 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
     if isinstance(tp_link, GroupLink) and tp_link.spans_nodes:
         notes.append(f"tp={layout.tp} spans nodes: its all-reduces run at "
                      f"{tp_link.bandwidth_gb_per_s:g} GB/s ({tp_link.bottleneck})")
-    if isinstance(dp_link, GroupLink) and layout.dp > 1:
-        notes.append(f"data-parallel group of {layout.dp}: bottleneck {dp_link.bottleneck} "
-                     f"{dp_link.bandwidth_gb_per_s:g} GB/s per direction")
+    if isinstance(dp_link, GroupLink) and layout.shard_ranks > 1:
+        spread = (f" ({dp_link.nics_per_node} NICs per node, {cluster.fabric_gbps_per_gpu:g} Gb/s each, "
+                  "NCCL spreads its rings over all of them)" if dp_link.spans_nodes else "")
+        notes.append(f"data-parallel group of {layout.shard_ranks}: bottleneck {dp_link.bottleneck} "
+                     f"{dp_link.bandwidth_gb_per_s:g} GB/s per direction{spread}")
+    notes.append(f"framework {layout.framework}: " + {
+        "megatron": "distributed optimizer, fp32 gradient buffers, gradients reduced once per step",
+        "deepspeed": "ZeRO stages 2/3 reduce gradients every micro-batch",
+        "fsdp": "parameters gathered layer by layer every micro-batch, prefetch overlapped with compute",
+    }[layout.framework])
     if layout.tp > shape.kv_heads:
         notes.append(f"tp={layout.tp} > {shape.kv_heads} KV heads: KV projections replicated")
     if shape.layers % layout.pp:

@@ -15,8 +15,8 @@ stores what "none" stores) or full; interleaved pipeline with 1, 2, 3, 4, 6 or 8
 (also when pp is fixed; uneven chunks allowed, as torchtitan allows); and the micro-batch: every
 size from 1 to the per-replica batch is allowed (a last smaller micro-batch where it does not divide),
 found by bisection on memory (memory never falls as the micro-batch grows), then the few sizes around
-the step-time optimum are timed: the largest that fits and the balanced size with the same number of
-micro-batches, plus powers of two below it for pipelines (fewer, larger micro-batches lengthen the
+the step-time optimum are timed: the balanced size with as few micro-batches as the largest that
+fits allows, plus powers of two below it for pipelines (fewer, larger micro-batches lengthen the
 bubble).
 
 Pruning (none of it changes the answer): each (tp, pp, cp) has a throughput bound (compute and
@@ -84,7 +84,9 @@ def batch_for_replicas(target: int, dp: int) -> int | None:
 def micro_batch_candidates(replica_batch: int, largest_fitting: int, pp: int) -> tuple[int, ...]:
     """Micro-batch sizes worth timing (module docstring), largest first."""
     top = min(replica_batch, largest_fitting)
-    sizes = {top, -(-replica_batch // -(-replica_batch // top))}
+    # the balanced size: as few micro-batches as `top` allows, all equal (a last smaller one only
+    # wastes GEMM efficiency)
+    sizes = {-(-replica_batch // -(-replica_batch // top))}
     if pp > 1:
         k = 1
         while k < top:
@@ -261,8 +263,10 @@ def _search(key: _Key) -> SearchResult:
                             if closest is None or total < closest[0]:
                                 closest = (total, lay)
                             reject(lay, f"out of memory: {total:.1f} GiB > {cap:g} GiB", "out of memory")
-                            break  # more virtual stages only hold more in flight
-                        sizes = micro_batch_candidates(replica, top, pair.pp)
+                            continue  # (in-flight memory is not monotone in v: 1F1B holds less than v=2)
+                        # Under pipelining the in-flight count falls as micro-batches grow, so memory is
+                        # not monotone in the size there: time every power of two that fits as well.
+                        sizes = micro_batch_candidates(replica, replica if pair.pp > 1 else top, pair.pp)
                     for mb in sizes:
                         ok, (layout, mem) = fits(mb)
                         considered += 1
@@ -415,7 +419,7 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         problems.append(f"tp: {spec.tp} does not divide the {gpus} GPUs")
     if spec.pp is not None and (spec.pp < 1 or gpus % (tp * spec.pp)):
         problems.append(f"pp: tp x pp = {tp} x {spec.pp} does not divide the {gpus} GPUs")
-    for name in ("micro_batch", "global_batch", "virtual_pipeline", "cp", "ep"):
+    for name in ("micro_batch", "global_batch", "virtual_pipeline", "cp"):
         value = getattr(spec, name)
         if value is not None and value < 1:
             problems.append(f"{name}: must be at least 1, got {value}")

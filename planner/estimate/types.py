@@ -48,7 +48,6 @@ class Layout:
       SHARD_GRAD_OP; parameters re-gathered every micro-batch; "selective" is torchtitan's op-level
       checkpointing, every other matmul output saved).
     - `cp`: context-parallel ranks (ring attention): the sequence is split over them.
-    - `ep`: expert-parallel ranks for MoE models, carved out of the data-parallel ranks.
     - `micro_batch` may not divide the per-replica batch: the last micro-batch is then smaller
       (as Composer and DeepSpeed allow); `micro_batches` counts it.
     """
@@ -71,7 +70,6 @@ class Layout:
     flash_attention: bool = True
     framework: str = "deepspeed"
     cp: int = 1
-    ep: int = 1
 
     @property
     def gpus(self) -> int:
@@ -103,8 +101,6 @@ class Layout:
             parts.append(f"cp={self.cp}")
         parts += [f"dp={self.dp}", f"zero={self.zero}", f"recompute={self.recompute}", f"mb={self.micro_batch}",
                   f"gb={self.global_batch}"]
-        if self.ep > 1:
-            parts.append(f"ep={self.ep}")
         if self.virtual_pipeline > 1:
             parts.append(f"vpp={self.virtual_pipeline}")
         if self.lora_rank is not None:
@@ -134,7 +130,6 @@ class LayoutSpec:
     flash_attention: bool = True
     framework: str | None = None
     cp: int | None = None
-    ep: int | None = None
 
     def searched_fields(self) -> tuple[str, ...]:
         names = ("tp", "pp", "cp", "zero", "recompute", "micro_batch", "virtual_pipeline", "framework")
@@ -266,7 +261,7 @@ class Estimate:
                 "precision": lay.precision, "sequence_parallel": lay.sequence_parallel,
                 "lora_rank": lay.lora_rank, "optimizer": lay.optimizer,
                 "virtual_pipeline": lay.virtual_pipeline, "framework": lay.framework, "cp": lay.cp,
-                "ep": lay.ep, "flash_attention": lay.flash_attention,
+                "flash_attention": lay.flash_attention,
             },
             "memory_gib": {k: round(v, 3) for k, v in self.memory.to_dict().items()},
             "gpu_memory_gib": self.gpu_memory_gib,

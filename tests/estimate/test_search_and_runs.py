@@ -10,7 +10,8 @@ from models.gpu import GPU
 from models.model_card import ModelCard
 from planner.estimate import Cluster, LayoutSpec, search_layout
 from planner.estimate.reliability import checkpoint_interval_h, failure_overhead_fraction
-from planner.estimate.search import default_global_batch
+from planner.estimate.band import WHOLE_RUN_OVERHEAD
+from planner.estimate.search import batch_for_replicas, default_global_batch
 
 
 def test_search_returns_fastest_fitting_layout_and_explains(llama70b: ModelCard, h100: GPU) -> None:
@@ -20,7 +21,8 @@ def test_search_returns_fastest_fitting_layout_and_explains(llama70b: ModelCard,
     assert best.layout.tp * best.layout.pp * best.layout.dp == 64
     assert result.considered > 10 and result.reasons.get("tp spans nodes", 0) >= 1
     assert any("spans" in reason for _, reason in result.rejected)
-    assert result.searched == ("tp", "pp", "zero", "recompute", "micro_batch", "global_batch")
+    assert result.searched == ("tp", "pp", "cp", "zero", "recompute", "micro_batch", "virtual_pipeline",
+                               "framework")
     assert "tp=1" in result.why(tp=1) and ("slower" in result.why(tp=1) or "does not fit" in result.why(tp=1))
     assert "invalid" in result.why(tp=3)
     assert result.why(tp=best.layout.tp, pp=best.layout.pp) == (
@@ -54,10 +56,34 @@ def test_search_is_cached(llama70b: ModelCard, h100: GPU) -> None:
 
 
 def test_default_global_batch_rule() -> None:
-    assert default_global_batch("pretrain", 4096, 8, 1) == 1024  # 4M tokens
-    assert default_global_batch("lora", 2048, 1, 1) == 128
-    assert default_global_batch("full_finetune", 4096, 48, 2) == 192  # rounded up to dp x mb
-    assert default_global_batch("qlora", 4096, 256, 1) == 256  # never below dp x mb
+    assert default_global_batch("pretrain", 4096, 8e9) == 1024  # 4M tokens from 7B up
+    assert default_global_batch("pretrain", 2048, 1.3e9) == 512  # 1M tokens (GPT-3 1.3B)
+    assert default_global_batch("pretrain", 2048, 350e6) == 256  # 0.5M tokens
+    assert default_global_batch("lora", 2048) == 128
+    assert batch_for_replicas(128, 48) == 144  # the nearest multiple of the replicas
+    assert batch_for_replicas(128, 256) is None  # more replicas than sequences: not a layout
+
+
+def test_global_batch_is_not_a_search_variable(llama70b: ModelCard, h100: GPU) -> None:
+    # 405B-class pre-training on many GPUs must not grow the batch to keep every GPU data-parallel
+    result = search_layout(llama70b, "pretrain", Cluster.of(h100, 2048), LayoutSpec(seq_len=8192))
+    assert result.best is not None
+    assert result.best.layout.global_batch == 512  # 4M tokens of 8k
+    assert result.best.layout.dp <= 512 and result.best.layout.tp * result.best.layout.pp >= 4
+    assert result.reasons.get("global batch too small for dp", 0) > 0
+
+
+def test_micro_batch_search_goes_beyond_powers_of_two(h100: GPU) -> None:
+    # llm-foundry's MPT-30B on 16 H100s (LLMF-P03) ran micro-batch 10 of a 30-sequence replica batch
+    mpt30b = ModelCard(id="mpt-30b", params=29.98e9, layers=48, hidden_size=7168, ffn_hidden_size=28672,
+                       ffn_type="gelu", num_heads=64, num_kv_heads=64, vocab_size=50368, max_positions=8192,
+                       tied_embeddings=True, source="test: llm-foundry MPT-30B")
+    spec = LayoutSpec(tp=1, pp=1, zero=3, recompute="full", seq_len=2048, global_batch=480, framework="fsdp")
+    best = search_layout(mpt30b, "pretrain", Cluster.of(h100, 16), spec).best
+    assert best is not None
+    assert best.layout.micro_batch not in (1, 2, 4, 8, 16)  # a balanced size up to the memory limit
+    assert best.layout.micro_batch >= 5 and best.memory.total_gib <= 80
+    assert best.time.dp_comm_s < 0.2 * best.step_time_s
 
 
 def test_young_daly_interval_and_overhead() -> None:
@@ -74,7 +100,8 @@ def test_run_hours_include_failures_and_spot(llama8b: ModelCard, h100: GPU) -> N
     spot = search_layout(llama8b, "pretrain", Cluster.of(h100, 64, spot=True), spec).best
     assert on_demand is not None and spot is not None
     run = on_demand.run(10e9)
-    assert run.failure_free_hours == pytest.approx(10e9 / on_demand.tokens_per_s / 3600)
+    assert run.failure_free_hours == pytest.approx(10e9 / on_demand.tokens_per_s / 3600 * WHOLE_RUN_OVERHEAD)
+    assert run.hours_range[0] < run.hours < run.hours_range[1]
     assert run.hours > run.failure_free_hours
     assert run.gpu_hours == pytest.approx(run.hours * 64)
     assert spot.run(10e9).hours > run.hours
