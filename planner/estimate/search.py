@@ -37,11 +37,12 @@ from planner.estimate.cluster import Cluster
 from planner.estimate.estimator import _estimate, layout_problems
 from planner.estimate.flops import ModelShape, model_key, shape_of
 from planner.estimate.memory import memory_per_gpu
-from planner.estimate.timing import stage_lower_bound_s, step_time
+from planner.estimate.timing import micro_batch_compute, rates, recompute_s, stage_lower_bound_s, step_time
 from planner.estimate.topology import group_link
 from planner.estimate.types import (
     ADAPTER_METHODS,
     FRAMEWORK_ZERO,
+    RECOMPUTE,
     Estimate,
     Layout,
     LayoutSpec,
@@ -244,9 +245,17 @@ def _search(key: _Key) -> SearchResult:
                           lora_targets=spec.lora_targets, flash_attention=spec.flash_attention,
                           framework=fw, cp=pair.cp)
 
+        tokens_step = pair.gb * spec.seq_len
         for fw, zero in pair.options:
             for rc in _recomputes(spec, fw):
+                # no micro-batch beats the whole replica batch's compute plus this recomputation, and the
+                # bubble is at least (pp - 1) / v single-sequence stage times
+                work_s = pair.stage_s + pair.recompute_s[(rc, fw == "fsdp")]
                 for v in pair.virtual_stages:
+                    if best is not None and tokens_step / (
+                            work_s * (1 + (pair.pp - 1) / v / replica)) < -best[0]:
+                        reasons["cannot beat the fastest layout found"] += 1
+                        continue
                     def fits(mb: int, fw: str = fw, zero: int = zero, rc: str = rc, v: int = v) -> tuple[bool, Any]:
                         lay = make(fw, zero, rc, mb, v)
                         mem = _memory(shape, method, lay, cap)
@@ -331,6 +340,8 @@ class _Pair:
     options: tuple[tuple[str, int], ...]
     virtual_stages: tuple[int, ...]
     bound: float
+    stage_s: float  # the whole replica batch as one micro-batch: compute and TP traffic, no recompute
+    recompute_s: dict[tuple[str, bool], float]  # (recompute, FSDP's op-level selective) -> seconds added
 
 
 @lru_cache(maxsize=4096)
@@ -401,7 +412,11 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
                    lora_targets=spec.lora_targets, flash_attention=spec.flash_attention, cp=cp)
     stage_s = stage_lower_bound_s(shape, method, probe, cluster, tp_link)
     bound = gb * spec.seq_len / (probe.micro_batch_equivalents * stage_s)
-    return _Pair(tp, pp, cp, dp, gb, sp, options, vps, bound)
+    r = rates(shape, probe, cluster)
+    mbc = micro_batch_compute(shape, method, probe, r)
+    extra = {(rc, fsdp): recompute_s(mbc, r, rc, "fsdp" if fsdp else "megatron") * probe.micro_batch_equivalents
+             / cluster.speedup for rc in RECOMPUTE for fsdp in (False, True)}
+    return _Pair(tp, pp, cp, dp, gb, sp, options, vps, bound, stage_s * probe.micro_batch_equivalents, extra)
 
 
 # Memory does not depend on the fabric or reliability, so it is shared by every cluster of a GPU.
