@@ -6,7 +6,7 @@ from models.model_card import ModelCard
 from planner.estimate.cluster import Cluster
 from planner.estimate.flops import ModelShape, shape_of
 from planner.estimate.memory import memory_per_gpu
-from planner.estimate.timing import step_time
+from planner.estimate.timing import MOE_CAPACITY_FACTOR, step_time
 from planner.estimate.topology import group_link
 from planner.estimate.types import (
     ADAPTER_METHODS,
@@ -28,7 +28,7 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
     gpu = cluster.gpu
     if method not in METHODS:
         problems.append(f"method: {method!r} is not one of {', '.join(METHODS)}")
-    for name in ("tp", "pp", "dp", "cp", "micro_batch", "global_batch", "seq_len", "virtual_pipeline"):
+    for name in ("tp", "pp", "dp", "cp", "ep", "micro_batch", "global_batch", "seq_len", "virtual_pipeline"):
         if getattr(layout, name) < 1:
             problems.append(f"{name}: must be at least 1, got {getattr(layout, name)}")
     if problems:
@@ -44,6 +44,11 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
                             f"{' or '.join(map(str, FRAMEWORK_ZERO[layout.framework]))}, not {layout.zero}")
     if method == "qlora" and layout.framework == "megatron":
         problems.append("framework: megatron has no 4-bit QLoRA path; use fsdp or deepspeed")
+    if layout.ep > 1 and not shape.is_moe:
+        problems.append(f"ep: {layout.ep} expert-parallel ranks need an MoE model")
+    elif layout.ep > 1 and (layout.dp % layout.ep or shape.moe_experts % layout.ep):
+        problems.append(f"ep: {layout.ep} must divide the {layout.dp} data-parallel ranks and the "
+                        f"{shape.moe_experts} experts")
     if layout.seq_len % layout.cp:
         problems.append(f"cp: {layout.cp} does not divide the sequence length {layout.seq_len}")
 
@@ -111,8 +116,9 @@ def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster
     cp_link = group_link(cluster, layout.cp, layout.tp)
     dp_link = group_link(cluster, layout.shard_ranks, layout.tp)
     pp_link = group_link(cluster, min(layout.pp, 2), layout.tp * layout.cp * layout.dp)
+    ep_link = group_link(cluster, layout.ep, layout.tp * layout.cp)
     time = step_time(shape, method, layout, cluster, tp_link, dp_link, pp_link, mem.paged_offload_params,
-                     cp_link)
+                     cp_link, ep_link)
     step_s = time.total_s
     tokens_per_step = layout.global_batch * layout.seq_len
     tokens_per_s = tokens_per_step / step_s
@@ -142,8 +148,11 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
     if cluster.gpu.assumed:
         notes.append(f"GPU {cluster.gpu.id} figures include assumptions: {cluster.gpu.assumption}")
     if shape.is_moe:
-        notes.append("MoE: memory holds all experts, FLOPs count active parameters; expert parallelism "
-                     "and all-to-all traffic are not modelled")
+        notes.append(f"MoE: memory holds all experts ({'split over ep=' + str(layout.ep) if layout.ep > 1 else 'no expert parallelism'}), "
+                     "FLOPs count active parameters; all-to-all dispatch/combine exposed; even expert load "
+                     f"and capacity factor {MOE_CAPACITY_FACTOR:g} assumed")
+        if model.attention:
+            notes.append(f"attention approximated by the generic multi-head shape: {model.attention[:80]}...")
     if method in ADAPTER_METHODS:
         notes.append("LoRA/QLoRA: frozen base, backward computes activation gradients only "
                      "(~4N instead of 6N FLOPs per token)")

@@ -49,6 +49,14 @@ class ModelShape:
     adapter_attn_dims: int       # sum of (in + out) over q, k, v, o
     adapter_mlp_dims: int        # sum of (in + out) over one FFN's linear layers
     ffn_width_active: float      # FFN units active per token per layer (for elementwise traffic)
+    layer_expert_params: float = 0.0  # average routed-expert parameters per layer (MoE; sharded by ep)
+    moe_layers: int = 0               # layers with routed experts (each runs the all-to-all exchanges)
+    moe_top_k: int = 0                # routed experts per token
+
+    def layer_params_per_gpu(self, tp: int, ep: int) -> float:
+        """One layer's parameters on one GPU: tensor parallelism splits them, expert parallelism the
+        routed experts."""
+        return (self.layer_params - self.layer_expert_params) / tp + self.layer_expert_params / tp / ep
 
     @property
     def q_dim(self) -> int:
@@ -117,7 +125,8 @@ def _shape(key: tuple[object, ...]) -> ModelShape:
     dense_mlp = mult * h * ffn
     embed = float(vocab * h)
     head = 0.0 if tied else float(vocab * h)
-    experts = top_k = shared = 0
+    experts = top_k = shared = dense_layers = 0
+    routed = 0.0
     if moe is None:
         lin_total = lin_active = float(attn + dense_mlp)
         ffn_active = float(ffn)
@@ -132,6 +141,7 @@ def _shape(key: tuple[object, ...]) -> ModelShape:
         lin_active = (dense_layers * (attn + dense_mlp)
                       + moe_layers * (attn + (top_k + shared) * expert + h * experts)) / layers
         ffn_active = (dense_layers * ffn + moe_layers * (top_k + shared) * e_ffn) / layers
+        routed = moe_layers * experts * expert / layers
         mlp_dims = (2 if gated else 1) * (h + e_ffn) + (h + e_ffn)
     computed_layers = layers * (lin_total + norms)
     target_layers = max(params - embed - head, 0.1 * computed_layers)  # final norm folded into layers
@@ -149,5 +159,6 @@ def _shape(key: tuple[object, ...]) -> ModelShape:
         layer_linear_active=lin_active_scaled, layer_linear_total=lin_total_scaled, embed_params=embed,
         head_params=head, moe_experts=int(experts), moe_active=int(top_k) + int(shared),
         adapter_attn_dims=(h + q_dim) + 2 * (h + kv_dim) + (q_dim + h), adapter_mlp_dims=mlp_dims,
-        ffn_width_active=ffn_active,
+        ffn_width_active=ffn_active, layer_expert_params=routed * scale,
+        moe_layers=int(layers - dense_layers) if moe is not None else 0, moe_top_k=int(top_k),
     )

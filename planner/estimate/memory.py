@@ -149,19 +149,20 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
 
     # (layers, parameters, activation bytes, holds the output layer) per candidate peak stage
     embed, head = shape.embed_params / t, shape.head_params / t
+    per_layer = shape.layer_params_per_gpu(t, layout.ep)
     stages: list[tuple[int, float, float, bool]] = []
     if p == 1:
-        stages.append((shape.layers, shape.layer_params * shape.layers / t + embed + head,
+        stages.append((shape.layers, per_layer * shape.layers + embed + head,
                        per_layer_mb * shape.layers + working + logits, True))
     else:
-        stages.append((first_layers, shape.layer_params * first_layers / t + embed,
+        stages.append((first_layers, per_layer * first_layers + embed,
                        per_layer_mb * first_layers * in_flight + working, False))
         if p > 2:
-            stages.append((mid_layers, shape.layer_params * mid_layers / t,
+            stages.append((mid_layers, per_layer * mid_layers,
                            per_layer_mb * mid_layers * max(1.0, in_flight - (2.0 if layout.virtual_pipeline > 1 else 1.0)
                                                             / layout.virtual_pipeline)
                            + working, False))
-        last_params = shape.layer_params * last_layers / t + head + (embed if shape.tied else 0.0)
+        last_params = per_layer * last_layers + head + (embed if shape.tied else 0.0)
         stages.append((last_layers, last_params, per_layer_mb * last_layers + working + logits, True))
 
     results = []
@@ -206,7 +207,7 @@ def _largest_linear(shape: ModelShape) -> float:
 
 def _gathered_layer_bytes(shape: ModelShape, method: str, layout: Layout) -> float:
     """Bytes of one layer as ZeRO-3/FSDP gathers it (4-bit base weights for QLoRA)."""
-    params = shape.layer_params / layout.tp
+    params = shape.layer_params_per_gpu(layout.tp, layout.ep)
     if method == "qlora":
         linear = shape.layer_linear_total / layout.tp
         return linear * QLORA_BITS_PER_PARAM / 8 + (params - linear) * WEIGHT_BYTES
@@ -215,9 +216,20 @@ def _gathered_layer_bytes(shape: ModelShape, method: str, layout: Layout) -> flo
 
 def _states(shape: ModelShape, method: str, layout: Layout, params_stage: float,
             layers_stage: int) -> tuple[float, float, float, float]:
-    """(weights, gradients, optimizer, pageable optimizer) GiB for one stage's parameters."""
+    """(weights, gradients, optimizer, pageable optimizer) GiB for one stage's parameters. Routed
+    experts split over ep ranks are sharded by ZeRO over the remaining dp x cp / ep ranks."""
+    if layout.ep > 1 and method not in ADAPTER_METHODS:
+        experts = shape.layer_expert_params / layout.tp / layout.ep * layers_stage
+        dense = _states_group(shape, method, layout, params_stage - experts, layers_stage, layout.shard_ranks)
+        routed = _states_group(shape, method, layout, experts, layers_stage,
+                               max(1, layout.shard_ranks // layout.ep))
+        return (dense[0] + routed[0], dense[1] + routed[1], dense[2] + routed[2], dense[3] + routed[3])
+    return _states_group(shape, method, layout, params_stage, layers_stage, layout.shard_ranks)
+
+
+def _states_group(shape: ModelShape, method: str, layout: Layout, params_stage: float,
+                  layers_stage: int, d: int) -> tuple[float, float, float, float]:
     t, z = layout.tp, layout.zero
-    d = layout.shard_ranks
     if method in ADAPTER_METHODS:
         if method == "qlora":
             linear = shape.layer_linear_total * layers_stage / t

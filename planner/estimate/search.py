@@ -7,7 +7,9 @@ under it. A layout needs dp <= global batch (each replica gets whole sequences).
 Candidates: tp over the divisors of the GPU count that fit in one node and divide the attention
 heads (and are compatible with the KV heads); cp (context parallelism, ring attention) over 1, 2, 4, 8
 for sequences of LONG_SEQUENCE tokens or more (1 otherwise unless given); pp over the divisors of the
-rest (at most one layer per stage; stages may be uneven); dp = gpus / (tp pp cp); the framework and
+rest (at most one layer per stage; stages may be uneven); dp = gpus / (tp pp cp); for MoE models in
+full training, ep (expert parallelism) over the powers of two up to 64 that divide dp and the experts;
+the framework and
 its ZeRO stage (Megatron: 0 or 1 = distributed optimizer; FSDP: 2 = SHARD_GRAD_OP or 3 = FULL_SHARD;
 DeepSpeed only when asked, since in this model it is FSDP with more gradient traffic); recompute
 none, selective (FSDP's op-level policy; for Megatron only when asked, since with FlashAttention it
@@ -37,7 +39,7 @@ from planner.estimate.cluster import Cluster
 from planner.estimate.estimator import _estimate, layout_problems
 from planner.estimate.flops import ModelShape, model_key, shape_of
 from planner.estimate.memory import memory_per_gpu
-from planner.estimate.timing import micro_batch_compute, rates, recompute_s, stage_lower_bound_s, step_time
+from planner.estimate.timing import ep_exposed_s, micro_batch_compute, rates, recompute_s, stage_lower_bound_s, step_time
 from planner.estimate.topology import group_link
 from planner.estimate.types import (
     ADAPTER_METHODS,
@@ -51,6 +53,8 @@ from planner.estimate.types import (
 FINETUNE_SEQUENCES_PER_STEP = 128
 VIRTUAL_STAGES = (1, 2, 3, 4, 6, 8)
 CONTEXT_PARALLEL = (1, 2, 4, 8)
+EXPERT_PARALLEL = (1, 2, 4, 8, 16, 32, 64)
+"""Expert-parallel sizes searched for MoE models (full training; LoRA keeps experts whole)."""
 LONG_SEQUENCE = 16384
 """Sequences at least this long also search context parallelism (shorter ones keep cp = 1 unless
 given: splitting a short sequence only adds K/V traffic)."""
@@ -237,27 +241,33 @@ def _search(key: _Key) -> SearchResult:
         pp_link = group_link(cluster, min(pair.pp, 2), pair.tp * pair.cp * pair.dp)
         replica = pair.gb // pair.dp
 
-        def make(fw: str, zero: int, rc: str, mb: int, v: int, pair: _Pair = pair) -> Layout:
+        def make(fw: str, zero: int, rc: str, mb: int, v: int, ep: int, pair: _Pair = pair) -> Layout:
             return Layout(tp=pair.tp, pp=pair.pp, dp=pair.dp, zero=zero, recompute=rc, micro_batch=mb,
                           global_batch=pair.gb, seq_len=spec.seq_len, precision=spec.precision,
                           sequence_parallel=pair.sequence_parallel, lora_rank=lora_rank,
                           optimizer=spec.optimizer, virtual_pipeline=v, chunked_loss=spec.chunked_loss,
                           lora_targets=spec.lora_targets, flash_attention=spec.flash_attention,
-                          framework=fw, cp=pair.cp)
+                          framework=fw, cp=pair.cp, ep=ep)
 
         tokens_step = pair.gb * spec.seq_len
-        for fw, zero in pair.options:
+        for ep, fw, zero in ((e, f, z) for e in pair.expert_parallel for f, z in pair.options):
+            ep_link = group_link(cluster, ep, pair.tp * pair.cp)
             for rc in _recomputes(spec, fw):
                 # no micro-batch beats the whole replica batch's compute plus this recomputation, and the
                 # bubble is at least (pp - 1) / v single-sequence stage times
                 work_s = pair.stage_s + pair.recompute_s[(rc, fw == "fsdp")]
+                if ep > 1:  # all-to-all seconds per step do not depend on the micro-batch size
+                    whole = make(fw, zero, rc, replica, 1, ep)
+                    work_s += ep_exposed_s(shape, whole, ep_link, -(-shape.layers // pair.pp),
+                                           1 if rc == "full" else 0) / cluster.speedup
                 for v in pair.virtual_stages:
                     if best is not None and tokens_step / (
                             work_s * (1 + (pair.pp - 1) / v / replica)) < -best[0]:
                         reasons["cannot beat the fastest layout found"] += 1
                         continue
-                    def fits(mb: int, fw: str = fw, zero: int = zero, rc: str = rc, v: int = v) -> tuple[bool, Any]:
-                        lay = make(fw, zero, rc, mb, v)
+                    def fits(mb: int, fw: str = fw, zero: int = zero, rc: str = rc, v: int = v,
+                             ep: int = ep) -> tuple[bool, Any]:
+                        lay = make(fw, zero, rc, mb, v, ep)
                         mem = _memory(shape, method, lay, cap)
                         return mem.breakdown.total_gib <= cap, (lay, mem)
 
@@ -286,7 +296,7 @@ def _search(key: _Key) -> SearchResult:
                             reject(layout, f"out of memory: {total:.1f} GiB > {cap:g} GiB", "out of memory")
                             continue
                         t = step_time(shape, method, layout, cluster, tp_link, dp_link, pp_link,
-                                      mem.paged_offload_params, cp_link).total_s
+                                      mem.paged_offload_params, cp_link, ep_link).total_s
                         rate = pair.gb * spec.seq_len / t
                         if best is None or (-rate, total) < (best[0], best[1]):
                             best = (-rate, total, layout)
@@ -295,7 +305,7 @@ def _search(key: _Key) -> SearchResult:
     if best is None and closest is not None:
         closest_est = _estimate(model, shape, method, cluster, closest[1])
     if best_est is not None:
-        searched = spec.searched_fields()
+        searched = spec.searched_fields() + (("ep",) if shape.is_moe and spec.ep is None else ())
         if searched:
             best_est.notes.insert(0, f"searched {', '.join(searched)} over {considered} layouts; chose "
                                      f"{best_est.layout.short()}")
@@ -306,7 +316,8 @@ def _search(key: _Key) -> SearchResult:
             best_est.notes.append(f"global batch {best_est.layout.global_batch} sequences by the default "
                                   f"rule ({rule}; set it to your recipe's)")
     return SearchResult(best=best_est, considered=considered, rejected=tuple(rejected),
-                        reasons=dict(reasons.most_common()), searched=spec.searched_fields(),
+                        reasons=dict(reasons.most_common()),
+                        searched=spec.searched_fields() + (("ep",) if shape.is_moe and spec.ep is None else ()),
                         closest=closest_est, spec=spec, _model=model, _method=method, _cluster=cluster)
 
 
@@ -340,6 +351,7 @@ class _Pair:
     options: tuple[tuple[str, int], ...]
     virtual_stages: tuple[int, ...]
     bound: float
+    expert_parallel: tuple[int, ...]
     stage_s: float  # the whole replica batch as one micro-batch: compute and TP traffic, no recompute
     recompute_s: dict[tuple[str, bool], float]  # (recompute, FSDP's op-level selective) -> seconds added
 
@@ -416,7 +428,14 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
     mbc = micro_batch_compute(shape, method, probe, r)
     extra = {(rc, fsdp): recompute_s(mbc, r, rc, "fsdp" if fsdp else "megatron") * probe.micro_batch_equivalents
              / cluster.speedup for rc in RECOMPUTE for fsdp in (False, True)}
-    return _Pair(tp, pp, cp, dp, gb, sp, options, vps, bound, stage_s * probe.micro_batch_equivalents, extra)
+    if spec.ep:
+        eps: tuple[int, ...] = (spec.ep,)
+    elif shape.is_moe and method not in ADAPTER_METHODS:
+        eps = tuple(e for e in EXPERT_PARALLEL if dp % e == 0 and shape.moe_experts % e == 0)
+    else:
+        eps = (1,)
+    return _Pair(tp, pp, cp, dp, gb, sp, options, vps, bound, eps, stage_s * probe.micro_batch_equivalents,
+                 extra)
 
 
 # Memory does not depend on the fabric or reliability, so it is shared by every cluster of a GPU.

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from planner.estimate.cluster import Cluster
 from planner.estimate.factors import (
     ATTENTION_KERNEL_OF_FRAMEWORK,
+    COLLECTIVE_BANDWIDTH_EFFICIENCY,
     ATTENTION_UTILIZATION,
     DEFAULT_MEMORY_BANDWIDTH_GB_PER_S,
     DP_OVERLAP_FRACTION,
@@ -193,6 +194,33 @@ def cp_exposed_s(shape: ModelShape, layout: Layout, cp_link: GroupLink | None, m
     return exposed * mbc.layers
 
 
+MOE_CAPACITY_FACTOR = 1.0
+"""Token slots per expert relative to an even split: 1.0 is dropless routing with no padding
+(Megatron-Core's default, DeepSeek-V3); GShard-style runs use 1.25-2.0 and move that much more."""
+
+
+def ep_exposed_s(shape: ModelShape, layout: Layout, ep_link: GroupLink | None, layers: int,
+                 recompute_passes: int) -> float:
+    """All-to-all dispatch and combine per micro-batch on one GPU: 2 per MoE layer forward (and per
+    recomputed forward), 2 backward; each sends top_k x hidden 16-bit values per token, (ep - 1)/ep of
+    them to other ranks. Across nodes each GPU's share leaves through its own NIC. Not overlapped
+    (DeepSeek-V3's DualPipe hides it; Megatron's default schedule does not)."""
+    if layout.ep <= 1 or ep_link is None or not shape.moe_layers:
+        return 0.0
+    moe_layers = layers * shape.moe_layers / shape.layers
+    nbytes = (tokens_per_gpu_micro_batch(layout) * shape.moe_top_k * shape.hidden / layout.tp * 2.0
+              * MOE_CAPACITY_FACTOR)
+    remote = nbytes * (layout.ep - 1) / layout.ep
+    if ep_link.spans_nodes:
+        in_node = max(1, ep_link.nics_per_node)
+        per_gpu = ep_link.bandwidth_gb_per_s / in_node  # one NIC's worth for each GPU
+        remote = remote * (layout.ep - in_node) / (layout.ep - 1)
+        seconds = remote / (per_gpu * 1e9 * COLLECTIVE_BANDWIDTH_EFFICIENCY) + ep_link.latency_s
+    else:
+        seconds = ep_link.p2p_s(remote)
+    return (2 * (1 + recompute_passes) + 2) * moe_layers * seconds
+
+
 def p2p_s(shape: ModelShape, layout: Layout, pp_link: GroupLink) -> float:
     """Pipeline point-to-point seconds per micro-batch per virtual stage (forward and backward): each
     tensor-parallel rank sends its 1/tp slice (Narayanan et al. 2021, scatter/gather)."""
@@ -239,7 +267,8 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
         return 0.0
     layers = -(-shape.layers // p)
     t = layout.tp
-    stage_params = shape.layer_params * layers / t + (shape.embed_params + shape.head_params) / t / p
+    stage_params = (shape.layer_params_per_gpu(t, layout.ep) * layers
+                    + (shape.embed_params + shape.head_params) / t / p)
     adapters = method in ADAPTER_METHODS
     if adapters:
         grad_params = shape.adapter_params(layout.lora_rank or 0, layout.lora_targets) / p / t
@@ -285,7 +314,7 @@ def dp_lower_bound_s(shape: ModelShape, method: str, layout: Layout, cluster: Cl
 
 def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, tp_link: GroupLink,
               dp_link: GroupLink, pp_link: GroupLink, paged_offload_params: float,
-              cp_link: GroupLink | None = None) -> TimeBreakdown:
+              cp_link: GroupLink | None = None, ep_link: GroupLink | None = None) -> TimeBreakdown:
     """Seconds per optimizer step, broken down (see module docstring)."""
     t, p, z, v = layout.tp, layout.pp, layout.zero, layout.virtual_pipeline
     m = layout.micro_batches
@@ -299,13 +328,15 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
 
     tp_mb = tp_exposed_s(shape, layout, tp_link, 6 if layout.recompute == "full" else 4, layers)
     cp_mb = cp_exposed_s(shape, layout, cp_link, mbc, 1 if layout.recompute == "full" else 0)
+    ep_mb = ep_exposed_s(shape, layout, ep_link, layers, 1 if layout.recompute == "full" else 0)
 
-    stage_mb = compute_mb + recompute_mb + tp_mb + cp_mb
+    stage_mb = compute_mb + recompute_mb + tp_mb + cp_mb + ep_mb
     bubble = (p - 1) / v * stage_mb if p > 1 else 0.0
     p2p = m * v * p2p_s(shape, layout, pp_link)
 
     dp_exposed = dp_exposed_s(shape, method, layout, dp_link, z, compute_mb, recompute_mb)
-    stage_params = shape.layer_params * -(-shape.layers // p) / t + (shape.embed_params + shape.head_params) / t / p
+    stage_params = (shape.layer_params_per_gpu(t, layout.ep) * -(-shape.layers // p)
+                    + (shape.embed_params + shape.head_params) / t / p)
 
     # optimizer step, paging, QLoRA dequantization
     if adapters:
@@ -328,6 +359,7 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
         compute_s=work * compute_mb / speed,
         tp_comm_s=work * tp_mb / speed,
         cp_comm_s=work * cp_mb / speed,
+        ep_comm_s=work * ep_mb / speed,
         dp_comm_s=dp_exposed / speed,
         pp_bubble_s=(bubble + p2p) / speed,
         recompute_s=work * recompute_mb / speed,

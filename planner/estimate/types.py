@@ -48,6 +48,8 @@ class Layout:
       SHARD_GRAD_OP; parameters re-gathered every micro-batch; "selective" is torchtitan's op-level
       checkpointing, every other matmul output saved).
     - `cp`: context-parallel ranks (ring attention): the sequence is split over them.
+    - `ep`: expert-parallel ranks (MoE): the routed experts are split over that many data-parallel
+      ranks, and tokens travel to their experts and back by all-to-all.
     - `micro_batch` may not divide the per-replica batch: the last micro-batch is then smaller
       (as Composer and DeepSpeed allow); `micro_batches` counts it.
     """
@@ -70,6 +72,7 @@ class Layout:
     flash_attention: bool = True
     framework: str = "deepspeed"
     cp: int = 1
+    ep: int = 1
 
     @property
     def gpus(self) -> int:
@@ -99,7 +102,7 @@ class Layout:
         parts = [f"tp={self.tp}", f"pp={self.pp}"]
         if self.cp > 1:
             parts.append(f"cp={self.cp}")
-        parts += [f"dp={self.dp}", f"zero={self.zero}", f"recompute={self.recompute}", f"mb={self.micro_batch}",
+        parts += [f"dp={self.dp}"] + ([f"ep={self.ep}"] if self.ep > 1 else []) + [f"zero={self.zero}", f"recompute={self.recompute}", f"mb={self.micro_batch}",
                   f"gb={self.global_batch}"]
         if self.virtual_pipeline > 1:
             parts.append(f"vpp={self.virtual_pipeline}")
@@ -130,6 +133,7 @@ class LayoutSpec:
     flash_attention: bool = True
     framework: str | None = None
     cp: int | None = None
+    ep: int | None = None
 
     def searched_fields(self) -> tuple[str, ...]:
         names = ("tp", "pp", "cp", "zero", "recompute", "micro_batch", "virtual_pipeline", "framework")
@@ -170,15 +174,16 @@ class TimeBreakdown:
     recompute_s: float
     other_s: float = 0.0
     cp_comm_s: float = 0.0
+    ep_comm_s: float = 0.0
 
     @property
     def total_s(self) -> float:
-        return (self.compute_s + self.tp_comm_s + self.cp_comm_s + self.dp_comm_s + self.pp_bubble_s
+        return (self.compute_s + self.tp_comm_s + self.cp_comm_s + self.ep_comm_s + self.dp_comm_s + self.pp_bubble_s
                 + self.recompute_s + self.other_s)
 
     def to_dict(self) -> dict[str, float]:
         return {"compute": self.compute_s, "recompute": self.recompute_s, "tp_comm": self.tp_comm_s,
-                "cp_comm": self.cp_comm_s, "dp_comm": self.dp_comm_s, "pp_bubble": self.pp_bubble_s,
+                "cp_comm": self.cp_comm_s, "ep_comm": self.ep_comm_s, "dp_comm": self.dp_comm_s, "pp_bubble": self.pp_bubble_s,
                 "other": self.other_s}
 
 
@@ -260,7 +265,7 @@ class Estimate:
                 "micro_batch": lay.micro_batch, "global_batch": lay.global_batch, "seq_len": lay.seq_len,
                 "precision": lay.precision, "sequence_parallel": lay.sequence_parallel,
                 "lora_rank": lay.lora_rank, "optimizer": lay.optimizer,
-                "virtual_pipeline": lay.virtual_pipeline, "framework": lay.framework, "cp": lay.cp,
+                "virtual_pipeline": lay.virtual_pipeline, "framework": lay.framework, "cp": lay.cp, "ep": lay.ep,
                 "flash_attention": lay.flash_attention,
             },
             "memory_gib": {k: round(v, 3) for k, v in self.memory.to_dict().items()},
