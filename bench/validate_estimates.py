@@ -113,8 +113,34 @@ FAMILIES = (("MEG21", "Megatron"), ("MEG24", "Megatron"), ("KOR", "Megatron"), (
             ("ZERO", "ZeRO states"), ("QLORA", "QLoRA"), ("LL1", "whole runs"))
 
 
-def family(row_id: str) -> str:
-    return next((name for prefix, name in FAMILIES if row_id.startswith(prefix)), "other")
+SOURCE_FAMILIES = (("llm-foundry", "FSDP"), ("torchtitan", "torchtitan"), ("torchtune", "torchtune"),
+                   ("NeMo", "NeMo"), ("Megatron", "Megatron"), ("Korthikanti", "Megatron"),
+                   ("ZeRO", "ZeRO states"), ("QLoRA", "QLoRA"))
+"""The stack a row ran, from its source text (so rows of other files are read the same way)."""
+
+
+def _with_sources(rows: csv.DictReader) -> list[dict[str, str]]:  # type: ignore[type-arg]
+    """Rows with a source of "same" (or "same (...)") given the source of the row they refer back to."""
+    out, last = [], ""
+    for row in rows:
+        if row["source"].startswith("same"):
+            row = {**row, "source": last + " " + row["source"]}
+        else:
+            last = row["source"]
+        out.append(row)
+    return out
+
+
+def family(row_id: str, source: str = "") -> str:
+    by_id = next((name for prefix, name in FAMILIES if row_id.startswith(prefix)), None)
+    if by_id:
+        return by_id
+    return next((name for key, name in SOURCE_FAMILIES if key.lower() in source.lower()), "other")
+
+
+FUSED_LOSS_FAMILIES = ("FSDP", "torchtune")
+"""Stacks whose loss never holds the full fp32 logits: llm-foundry's MPT uses flash-attn's fused
+cross-entropy, torchtune a chunked one (8 chunks); both are run as `chunked_loss`."""
 
 
 FRAMEWORK_OF_FAMILY = {"Megatron": "megatron", "NeMo": "megatron", "FSDP": "fsdp", "torchtitan": "fsdp"}
@@ -141,7 +167,7 @@ def throughput_rows(path: Path) -> list[Row]:
     catalog = builtin_catalog()
     out: list[Row] = []
     with path.open(newline="") as f:
-        for row in csv.DictReader(f):
+        for row in _with_sources(csv.DictReader(f)):
             name = row["model"]
             method = ("full_finetune" if name.endswith("SFT") else "lora" if name.endswith("LoRA")
                       else "pretrain")
@@ -150,7 +176,7 @@ def throughput_rows(path: Path) -> list[Row]:
             gpus = int(row["num_gpus"])
             seq = int(row["seq_len"])
             notes = row["notes"]
-            fam = family(row["id"])
+            fam = family(row["id"], row["source"])
             framework = FRAMEWORK_OF_FAMILY.get(fam)
             cp = re.search(r"context parallel (\d+)", notes)
             vpp = re.search(r"virtual pipeline (\d+)", notes)
@@ -172,6 +198,7 @@ def throughput_rows(path: Path) -> list[Row]:
                 lora_rank=32, lora_targets="attention" if method == "lora" else "all",
                 sequence_parallel=False if row["id"].startswith("MEG21") else None,
                 flash_attention=not row["id"].startswith("MEG21"),
+                chunked_loss=fam in FUSED_LOSS_FAMILIES,
                 virtual_pipeline=int(vpp.group(1)) if vpp else (1 if "1F1B schedule" in notes and not interleaved
                                                                  else None),
                 framework=framework, cp=int(cp.group(1)) if cp else (1 if tp else None),
@@ -221,7 +248,7 @@ def memory_rows(path: Path) -> list[Row]:
     catalog = builtin_catalog()
     out: list[Row] = []
     with path.open(newline="") as f:
-        for row in csv.DictReader(f):
+        for row in _with_sources(csv.DictReader(f)):
             rid = row["id"]
             unit = row["unit"]
             published = float(row["peak_memory"])
@@ -251,7 +278,7 @@ def memory_rows(path: Path) -> list[Row]:
             gpu = catalog.gpu("rtx-a6000") if row["gpu"] == "48gb-class" else _gpu_of_row(catalog, row)
             optimizer = "paged_adam_8bit" if "not stated" in row["optimizer"] else "adam"
             torchtune = rid.startswith("TTU")
-            fam = family(rid)
+            fam = family(rid, row["source"])
             tp, pp, zero = _int(row["tp"]) or 1, _int(row["pp"]) or 1, _int(row["zero"]) or 0
             gpus = int(row["num_gpus"])
             mb = _int(row["micro_batch"]) or 1
@@ -269,7 +296,7 @@ def memory_rows(path: Path) -> list[Row]:
                               recompute=row["recompute"] or None, micro_batch=mb, global_batch=gb,
                               seq_len=_int(row["seq_len"]) or 512,
                               precision="fp8" if row["precision"] == "fp8" else "bf16",
-                              lora_rank=8 if torchtune else 64, optimizer=optimizer, chunked_loss=torchtune,
+                              lora_rank=8 if torchtune else 64, optimizer=optimizer, chunked_loss=fam in FUSED_LOSS_FAMILIES,
                               framework=framework, virtual_pipeline=vpp)
             cluster = Cluster.of(gpu, gpus)
             found = _run(card, method, cluster, spec, None)
@@ -393,6 +420,12 @@ def main(argv: list[str] | None = None) -> int:
         if r.implausible and r.kind == "memory":
             print(f"  {r.id}: the source's figures are not consistent with its stated settings: {r.implausible} "
                   f"(max {IMPLAUSIBLE_MFU:.0%} here), so some unstated setting differs")
+    print()
+    stated = [r for r in rows if r.estimate is not None and not r.id.endswith("t") and not r.id.startswith("ZERO")
+              and not r.bound]
+    too_big = [r.id for r in stated if not r.estimate.fits]  # type: ignore[union-attr]
+    print(f"published configurations judged to fit: {len(stated) - len(too_big)}/{len(stated)}"
+          + (f" (not: {', '.join(too_big)})" if too_big else ""))
     print()
     _report_families(rows)
     print()

@@ -29,8 +29,9 @@ tokens by cp. Recomputation policies:
   what "none" stores; without it the s x s scores are dropped);
 - selective, FSDP (torchtitan's op-level SAC): the layer input, the attention output and every
   other matmul output are kept, the rest (norms, activation functions, the other matmuls) recomputed.
-FP8 (Transformer Engine, torchao float8) keeps saved activations in BF16 and FP8 weight copies are
-transient per layer, so FP8 never adds memory over the same BF16 layout.
+FP8 weight copies are transient per layer and torchao float8 (FSDP stacks) keeps saved activations in
+BF16, so FP8 never adds memory over the same BF16 layout; Transformer Engine (Megatron, NeMo) saves
+the FP8 copy of each linear layer's input, which halves those four tensors.
 
 Pipelines: stages hold ceil(L/pp) layers; where pp does not divide L the first and last stages take
 the shortfall (one layer fewer each, as Llama 3 405B did for its embedding and output layer). With
@@ -110,6 +111,11 @@ def activation_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float
         replicated = 4.0 * h
         split = (shape.q_dim + 2 * shape.kv_dim) + shape.q_dim + ffn_mult * shape.ffn_width_active
     elements = (replicated + split) / t if sp else replicated + split / t
+    if layout.precision == "fp8" and layout.framework == "megatron" and layout.recompute != "full":
+        # Transformer Engine keeps the FP8 copy of each linear layer's input for the backward pass:
+        # the QKV and FC1 inputs (norm outputs), the attention output and the FC2 input at 1 byte.
+        fp8_saved = (2.0 * h / t if sp else 2.0 * h) + (shape.q_dim + shape.ffn_width_active) / t
+        elements -= 0.5 * fp8_saved
     scores = 0.0
     if not layout.flash_attention and layout.recompute == "none":
         scores = 5.0 * shape.heads * layout.seq_len / layout.cp / t  # Korthikanti's 5as
