@@ -274,3 +274,16 @@ def test_bad_capacity_entry_is_named():
         {"max_gpus": 64, "reservation_max_gpus": 8, "source": "x", "as_of": "2026"}]}}]}
     with pytest.raises(InputError, match="reservation_max_gpus"):
         catalog.overlay(bad, "overlay.yaml")
+
+
+def test_built_in_capacity_spot_and_purchase_figures_cite_public_sources():
+    """Every offer is covered by a capacity entry (no silent fallback in the shipped catalog), and the
+    money/risk/capacity figures name a public source, not a file outside the repository."""
+    catalog = load_catalog()
+    for platform in catalog.platforms.values():
+        for offer in platform.offers:
+            assert platform.limits.capacity_for(offer.gpu, offer.billing) is not None, (platform.id, offer.gpu)
+        sourced = [*platform.limits.capacity, *platform.purchase, *([platform.spot] if platform.spot else [])]
+        for entry in sourced:
+            assert entry.source and "shared/" not in entry.source, (platform.id, entry.source)
+            assert entry.as_of and (entry.assumption or not entry.assumed)
