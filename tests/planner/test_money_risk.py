@@ -287,3 +287,20 @@ def test_built_in_capacity_spot_and_purchase_figures_cite_public_sources():
         for entry in sourced:
             assert entry.source and "shared/" not in entry.source, (platform.id, entry.source)
             assert entry.as_of and (entry.assumption or not entry.assumed)
+
+
+def test_a_platform_without_capacity_figures_gets_one_node_and_says_so(tmp_path):
+    overlay = tmp_path / "new-cloud.yaml"
+    overlay.write_text(yaml.safe_dump({"platforms": [{
+        "id": "new-cloud", "name": "A new cloud", "kind": "rental_cloud", "jurisdiction": "cn",
+        "fabric": {"kind": "infiniband", "gbps_per_gpu": 400, "source": "their spec sheet"},
+        "source": "their price page", "offers": [
+            {"gpu": "h800", "billing": "hourly", "price_per_gpu_period": 1.0, "currency": "CNY",
+             "source": "their price page", "as_of": "2026-11"}]}]}), encoding="utf-8")
+    data = copy.deepcopy(CLOUD)
+    data["policy"] = {"allow_platforms": ["new-cloud"]}
+    data["catalog"] = str(overlay)
+    problem = build_problem(_load(data, tmp_path))
+    mine = [c for c in problem.all_candidates() if c.platform == "new-cloud"]
+    assert mine and max(c.gpus for c in mine) <= 8
+    assert all(any("no capacity figure" in note for note in c.assumptions) for c in mine)
