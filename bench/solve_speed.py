@@ -32,7 +32,7 @@ def _brute_force_cost(problem) -> tuple[int, float] | None:
     costs = []
     for c in problem.candidates[job]:
         res = problem.resources.get(c.resource) if c.resource else None
-        start = res.available_from_min if res else 0
+        start = max(res.available_from_min if res else 0, c.startup_min)  # queue/provisioning first
         end = start + c.duration_min
         if c.violations or (limit is not None and end > limit):
             continue

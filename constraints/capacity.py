@@ -1,4 +1,5 @@
-"""Capacity and quotas: platform and offer limits per job; owned pools' availability windows."""
+"""Capacity and quotas: platform and offer limits per job; owned pools' availability windows; the
+start-up delay (queue, provisioning, reservation lead time) of the option a job runs on."""
 
 from __future__ import annotations
 
@@ -26,6 +27,11 @@ def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
     forbid_violations(model, variables, groups, "quota")
     forbid_violations(model, variables, groups, "capacity")
     problem = variables.problem
+    for job_id, job_vars in variables.jobs.items():
+        # A physical delay, not a rule a person can waive: posted without an assumption literal.
+        delays = [(c.startup_min, variables.chosen(c)) for c in problem.candidates[job_id] if c.startup_min]
+        if delays:
+            model.add(job_vars.start >= sum(minutes * x for minutes, x in delays))
     for key, rv in variables.resources.items():
         res = rv.resource
         if res.kind != "owned":

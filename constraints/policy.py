@@ -1,4 +1,5 @@
-"""The scenario's own allow/forbid lists for platforms and GPUs, spot use and job size."""
+"""The scenario's own allow/forbid lists for platforms and GPUs, spot use (opt-in), job size and
+the risk a job may carry (expected interruptions)."""
 
 from __future__ import annotations
 
@@ -23,13 +24,22 @@ def check(scenario: Scenario, job: Job, place: Placement, allowed_platforms: set
     if (allowed_gpus is not None and place.gpu not in allowed_gpus) or place.gpu in forbidden_gpus:
         return {"policy.gpus": f"{place.gpu} is not allowed by the scenario's GPU policy"}
     if place.billing == "spot" and not policy.allow_spot:
-        return {"policy.spot": "the scenario does not allow spot capacity"}
+        return {"policy.spot": "spot is opt-in and the scenario does not allow it (policy.allow_spot)"}
     limit = min(x for x in (policy.max_gpus_per_job, job.max_gpus, 10**9) if x is not None)
     if place.gpus > limit:
         return {"policy.max_gpus": f"{place.gpus} GPUs exceed the scenario's limit of {limit} per job"}
     return {}
 
 
+def check_interruptions(scenario: Scenario, expected: float) -> dict[str, str]:
+    """The scenario's cap on a job's expected interruptions (failures plus spot preemptions)."""
+    cap = scenario.policy.max_expected_interruptions
+    if cap is not None and expected > cap:
+        return {"policy.interruptions": f"{expected:,.1f} expected interruptions exceed the scenario's cap of "
+                                        f"{cap:g} per job"}
+    return {}
+
+
 def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
-    for name in ("policy.platforms", "policy.gpus", "policy.spot", "policy.max_gpus"):
+    for name in ("policy.platforms", "policy.gpus", "policy.spot", "policy.max_gpus", "policy.interruptions"):
         forbid_violations(model, variables, groups, name)

@@ -95,7 +95,8 @@ class Variables:
         if res.kind == "owned" or rv.periods is None:
             return 0
         per_gpu = sum(res.price_per_gpu_period * level * p for level, p in rv.level_periods.items())
-        return per_gpu + res.fixed_price_per_period * rv.periods
+        upfront = sum(res.upfront_per_gpu * level * b for level, b in rv.level.items()) if res.upfront_per_gpu else 0
+        return per_gpu + res.fixed_price_per_period * rv.periods + upfront
 
     def chosen(self, candidate: Candidate) -> cp_model.IntVar:
         return self.x[candidate.index]

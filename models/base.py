@@ -9,7 +9,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 
 def _date_text(value: object) -> object:
-    # YAML reads 2026-11-20 as a date; the catalog keeps dates as the text the source gave.
+    # YAML reads 2026-11-20 as a date and 2026 as an int; the catalog keeps dates as the text the source gave.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
     return value.isoformat() if isinstance(value, dt.date) else value
 
 

@@ -150,7 +150,8 @@ def _parse_one(raw: Any, schema: type[T], label: str, section: str) -> T:
 
 
 def _merge_platform(platforms: Mapping[str, Platform], raw: Any) -> Any:
-    """Overlay one platform entry: fields replace, offers merge by (gpu, billing)."""
+    """Overlay one platform entry: fields replace, offers merge by (gpu, billing), and capacity limits
+    by (gpu, billing modes), so an overlay can raise one quota and keep the rest."""
     if not isinstance(raw, Mapping) or raw.get("id") not in platforms:
         return raw
     base = platforms[raw["id"]].model_dump()
@@ -158,7 +159,21 @@ def _merge_platform(platforms: Mapping[str, Platform], raw: Any) -> Any:
     for offer in raw.get("offers", []) or []:
         if isinstance(offer, Mapping):
             offers[(offer.get("gpu"), offer.get("billing"))] = offer
-    return {**base, **raw, "offers": list(offers.values())}
+    merged = {**base, **raw, "offers": list(offers.values())}
+    raw_limits = raw.get("limits")
+    if isinstance(raw_limits, Mapping):
+        capacity = {_capacity_key(c): c for c in base["limits"]["capacity"]}
+        for entry in raw_limits.get("capacity", []) or []:
+            capacity[_capacity_key(entry)] = entry
+        merged["limits"] = {**base["limits"], **raw_limits, "capacity": list(capacity.values())}
+    return merged
+
+
+def _capacity_key(entry: Any) -> Any:
+    if not isinstance(entry, Mapping):
+        return id(entry)  # not a mapping: keep it, and let validation name the problem
+    billing = entry.get("billing") or []
+    return entry.get("gpu"), tuple(sorted(billing)) if isinstance(billing, list) else billing
 
 
 def _builtin_text(name: str) -> str:

@@ -50,6 +50,24 @@ def _check(problems: list[str], label: str, field: str, lookup: object) -> None:
         problems.append(f"{label}: {field}: {exc}")
 
 
+def _purchase_problems(scenario: Scenario, catalog: Catalog, label: str) -> list[str]:
+    """Each purchase quote names a GPU the catalog can buy: the quote overrides the price, life and
+    lead time, the catalog entry supplies power, staff and node size."""
+    problems: list[str] = []
+    listed = {p.gpu for platform in catalog.platforms.values() for p in platform.purchase}
+    for i, quote in enumerate(scenario.purchase):
+        try:
+            gpu = catalog.gpu(quote.gpu).id
+        except UnknownIdError as exc:
+            problems.append(f"{label}: purchase[{i}].gpu: {exc}")
+            continue
+        if gpu not in listed:
+            problems.append(f"{label}: purchase[{i}].gpu: the catalog has no purchase entry for {gpu} "
+                            f"(it has: {', '.join(sorted(listed)) or 'none'}); add one in a catalog overlay "
+                            "(power, staff, life) and quote your price here")
+    return problems
+
+
 def load_scenario_data(raw: object, path: Path, extra_overlays: tuple[Path, ...] = ()) -> LoadedScenario:
     """Validate already-parsed scenario data (e.g. a file's YAML with one field changed) as if read from `path`.
 
@@ -92,6 +110,7 @@ def load_scenario_data(raw: object, path: Path, extra_overlays: tuple[Path, ...]
     for field, ids in (("allow_gpus", policy.allow_gpus), ("forbid_gpus", policy.forbid_gpus)):
         for j, gid in enumerate(ids):
             _check(problems, label, f"policy.{field}[{j}]", lambda g=gid: catalog.gpu(g))
+    problems += _purchase_problems(scenario, catalog, label)
     site_ids = {s.id for s in scenario.sites}
     for i, site in enumerate(scenario.sites):
         for j, link in enumerate(site.links):

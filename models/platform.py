@@ -47,10 +47,75 @@ class Fabric(Strict):
     assumed: bool = False
 
 
+class CapacityLimit(Strict):
+    """How much of one GPU type one customer can get on a platform, and how soon.
+
+    `max_gpus`: the largest allocation one customer gets without arranging anything (quota, stock).
+    `reservation_max_gpus`: the largest allocation with a reservation made with the vendor (sales
+    contract, capacity block, dedicated pool); None when the platform offers no such path.
+    `startup_h`: queue and provisioning hours before a job can start; `reservation_startup_h`:
+    the lead time when the allocation needs a reservation. An entry without `gpu` covers every GPU,
+    without `billing` every billing mode; the most specific entry wins.
+    """
+
+    gpu: str | None = None
+    billing: list[BillingMode] = Field(default_factory=list)
+    max_gpus: int = Field(gt=0)
+    reservation_max_gpus: int | None = Field(default=None, gt=0)
+    startup_h: float = Field(default=0.0, ge=0)
+    reservation_startup_h: float | None = Field(default=None, ge=0)
+    source: str = Field(min_length=1)
+    as_of: DateText
+    assumed: bool = False
+    assumption: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> CapacityLimit:
+        if self.assumed and not self.assumption:
+            raise ValueError("an assumed capacity limit must state its rule in `assumption`")
+        if self.reservation_max_gpus is not None and self.reservation_max_gpus < self.max_gpus:
+            raise ValueError(f"reservation_max_gpus ({self.reservation_max_gpus}) is below max_gpus "
+                             f"({self.max_gpus}); a reservation never gets less")
+        return self
+
+    def specificity(self, gpu: str, billing: str) -> int | None:
+        """How closely this entry matches (gpu, billing): None if not at all, higher is closer."""
+        if (self.gpu is not None and self.gpu != gpu) or (self.billing and billing not in self.billing):
+            return None
+        return 2 * (self.gpu is not None) + bool(self.billing)
+
+
 class Limits(Strict):
     max_gpus_per_job: int | None = Field(default=None, gt=0)
     max_gpus_per_node: int | None = Field(default=None, gt=0)
     multi_node: bool = True
+    capacity: list[CapacityLimit] = Field(default_factory=list)
+
+    def capacity_for(self, gpu: str, billing: str) -> CapacityLimit | None:
+        """The most specific capacity entry for (gpu, billing), or None when the catalog has none."""
+        scored = [(score, entry) for entry in self.capacity
+                  if (score := entry.specificity(gpu, billing)) is not None]
+        return max(scored, key=lambda item: item[0])[1] if scored else None
+
+
+class SpotMarket(Strict):
+    """The platform sells spot/preemptible capacity (with the source that says so).
+
+    `capacity_return_h`: expected hours, after a preemption, until the platform has capacity to
+    restart the job (the risk of not getting it back, as an expected wait).
+    """
+
+    source: str = Field(min_length=1)
+    as_of: DateText
+    capacity_return_h: float = Field(ge=0)
+    assumed: bool = False
+    assumption: str | None = None
+
+    @model_validator(mode="after")
+    def _assumption_stated(self) -> SpotMarket:
+        if self.assumed and not self.assumption:
+            raise ValueError("an assumed spot figure must state its rule in `assumption`")
+        return self
 
 
 class Reliability(Strict):
@@ -107,7 +172,8 @@ class Offer(Strict):
 
 
 class Purchase(Strict):
-    """Buying hardware outright: capex amortized over its life plus power and staff."""
+    """Buying hardware outright. `capex_per_gpu` is the price per GPU with its share of the server
+    (chassis, CPUs, memory, NICs), in `currency`; power and staff run while the hardware is held."""
 
     gpu: str
     capex_per_gpu: float = Field(gt=0)
@@ -134,6 +200,7 @@ class Platform(Strict):
     fabric: Fabric
     limits: Limits = Field(default_factory=Limits)
     reliability: Reliability | None = None
+    spot: SpotMarket | None = Field(default=None, description="set only where the platform sells spot")
     offers: list[Offer] = Field(default_factory=list)
     purchase: list[Purchase] = Field(default_factory=list)
     vendor_claims: list[VendorClaim] = Field(default_factory=list)
@@ -148,6 +215,9 @@ class Platform(Strict):
             if key in seen:
                 raise ValueError(f"platform {self.id}: two offers for {offer.gpu} billed {offer.billing}")
             seen.add(key)
+            if offer.billing == "spot" and self.spot is None:
+                raise ValueError(f"platform {self.id}: a spot offer for {offer.gpu}, but the platform declares "
+                                 "no spot market (add `spot:` with the source that says it sells spot)")
         return self
 
 

@@ -69,7 +69,8 @@ class Resource:
 
     Capacity is fixed (owned) or chosen from `levels` (a reservation or purchase of that many GPUs).
     Reserved resources are held from their start for whole periods; `price_per_gpu_period` is per GPU
-    per period and `fixed_price_per_period` covers costs that do not scale with GPUs (ops staff).
+    per period and `fixed_price_per_period` covers costs that do not scale with GPUs (ops staff);
+    `upfront_per_gpu` is paid once per GPU (a purchase).
     """
 
     key: str  # stable id used in variable names and explanations
@@ -82,6 +83,7 @@ class Resource:
     period_min: int = 0
     price_per_gpu_period: int = 0  # money units
     fixed_price_per_period: int = 0  # money units
+    upfront_per_gpu: int = 0  # money units, once per GPU (a purchase's price, or its amortized share)
     min_periods: int = 1
     available_from_min: int = 0
     available_until_min: int | None = None
@@ -91,7 +93,8 @@ class Resource:
     def held_alone(self, gpus: int, duration_min: int) -> tuple[int, int]:
         """(periods, cost in money units) of this reservation or purchase sized and held for one job."""
         periods = max(self.min_periods, -(-duration_min // self.period_min))
-        return periods, (self.price_per_gpu_period * gpus + self.fixed_price_per_period) * periods
+        return periods, ((self.price_per_gpu_period * gpus + self.fixed_price_per_period) * periods
+                         + self.upfront_per_gpu * gpus)
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,7 @@ class Candidate:
     gpu_hours: float
     violations: dict[str, str] = field(default_factory=dict)
     expected_interruptions: float = 0.0  # failures and spot preemptions during the run
+    startup_min: int = 0  # queue/provisioning (or reservation lead time) before the job can start
     assumptions: tuple[str, ...] = ()
     detail: dict[str, object] = field(default_factory=dict)
 

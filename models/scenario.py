@@ -24,6 +24,7 @@ Sensitivity = Literal["public", "internal", "confidential", "regulated"]
 Residency = Literal["any", "cn", "on_premises"]
 LinkKind = Literal["private_line", "vpn", "internet"]
 PrecisionChoice = Literal["bf16", "fp16", "fp8"]
+BudgetBasis = Literal["cash", "amortized"]
 
 Money = Annotated[float, BeforeValidator(parse_money), Field(ge=0)]
 PositiveMoney = Annotated[float, BeforeValidator(parse_money), Field(gt=0)]
@@ -88,9 +89,24 @@ class Policy(Strict):
     forbid_platforms: list[str] = Field(default_factory=list)
     allow_gpus: list[str] = Field(default_factory=list, description="empty = all")
     forbid_gpus: list[str] = Field(default_factory=list)
-    allow_spot: bool = True
+    allow_spot: bool = Field(default=False, description="spot is a risk the scenario opts into")
+    max_expected_interruptions: float | None = Field(
+        default=None, ge=0, description="per job: failures plus spot preemptions expected during the run")
+    consider_purchase: bool = Field(default=False, description="weigh the catalog's purchase options")
     trust_vendor_claims: bool = False
     max_gpus_per_job: int | None = Field(default=None, gt=0)
+
+
+class PurchaseQuote(Strict):
+    """Hardware the team could buy, from its own quote; fields left out come from the catalog's
+    purchase entry for the same GPU. `price_per_gpu` includes the GPU's share of the server."""
+
+    gpu: str = Field(min_length=1)
+    price_per_gpu: PositiveMoney | None = Field(default=None, description="in the scenario's currency")
+    life_years: float | None = Field(default=None, gt=0)
+    lead_time_days: float | None = Field(default=None, ge=0)
+    max_gpus: int | None = Field(default=None, gt=0, description="the most the team would buy")
+    source: str | None = Field(default=None, description="where the quote comes from")
 
 
 class DataSpec(Strict):
@@ -144,6 +160,9 @@ class Scenario(Strict):
     sites: list[Site] = Field(default_factory=list)
     owned: list[OwnedPool] = Field(default_factory=list)
     policy: Policy = Field(default_factory=Policy)
+    budget_basis: BudgetBasis = Field(
+        default="cash", description="cash: purchases at full price; amortized: residual value credited")
+    purchase: list[PurchaseQuote] = Field(default_factory=list, description="buy options; none = rent only")
     catalog: str | None = Field(default=None, description="overlay file, relative to the scenario")
     jobs: list[Job] = Field(min_length=1)
     solver: SolverSettings = Field(default_factory=SolverSettings)
@@ -186,6 +205,10 @@ class Scenario(Strict):
         if self.objective == "balanced" and self.value_of_time_per_day <= 0:
             problems.append("value_of_time_per_day: objective balanced needs a value > 0")
         return problems
+
+    @property
+    def considers_purchase(self) -> bool:
+        return bool(self.purchase) or self.policy.consider_purchase
 
     def job(self, job_id: str) -> Job:
         return next(j for j in self.jobs if j.id == job_id)

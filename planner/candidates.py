@@ -26,10 +26,13 @@ from models.catalog import Catalog
 from models.gpu import GPU
 from models.loading import LoadedScenario
 from models.model_card import ModelCard
-from models.platform import PERIOD_H, Features, Offer, Platform, Purchase
+from models.platform import PERIOD_H, Features, Offer, Platform
 from models.problem import SCALE, Candidate, Placement, Problem, PurchaseEconomics, Removed, Resource
 from models.scenario import Job, OwnedPool, Scenario
+from planner.capacity_limits import allowance
 from planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
+from planner.purchase import BuyOption, buy_options
+from planner.spot_risk import spot_risk
 
 MAX_GPUS_PER_JOB = 4096
 # Multi-node sizes tried, in nodes. Dense enough that the optimum is rarely between two of them.
@@ -56,8 +59,9 @@ class _Option:
     cluster_platform: Platform | None
     offer: Offer | None = None
     pool: OwnedPool | None = None
-    purchase: Purchase | None = None
+    purchase: BuyOption | None = None
     assumptions: list[str] = field(default_factory=list)
+    startup_h: float = 0.0  # queue/provisioning (or reservation lead time) before the job can start
 
 
 def _features(features: Features) -> frozenset[str]:
@@ -83,6 +87,9 @@ class CandidateBuilder:
         self.groups: dict[str, str] = {}
         deadlines = [d for d in [self.scenario.deadline_h, *(j.deadline_h for j in self.scenario.jobs)] if d]
         self.horizon_h = 3 * max(deadlines) if deadlines else NO_DEADLINE_HORIZON_H
+        # The horizon over which an amortized purchase loses value: the latest deadline, else the model's.
+        self.planning_horizon_h = max(deadlines) if deadlines else NO_DEADLINE_HORIZON_H
+        self.buy = buy_options(self.scenario, self.catalog, self._money)
 
     # --- options -------------------------------------------------------------------------------
     def _money(self, amount: float, currency: str) -> float:
@@ -99,6 +106,13 @@ class CandidateBuilder:
                             if x is not None)
                 if not platform.limits.multi_node:
                     limit = min(limit, per_node)
+                allowed = allowance(platform, offer, per_node)
+                if limit > allowed.ceiling:
+                    self.removed.append(Removed(
+                        job.id, platform.id, gpu.id, allowed.ceiling + 1, offer.billing, "capacity",
+                        f"{platform.id} lets one customer have at most {allowed.ceiling} {gpu.id} "
+                        f"({offer.billing}); raise it in an overlay with your quota"))
+                    limit = allowed.ceiling
                 for count in gpu_counts(per_node, limit):
                     place = self._placement("cloud", platform.id, platform.kind, gpu, count, per_node,
                                             offer.billing, platform.jurisdiction, _features(platform.features),
@@ -106,7 +120,14 @@ class CandidateBuilder:
                                             max_gpus=platform.limits.max_gpus_per_job, assumed=offer.assumed)
                     notes = [f"price of {gpu.id} {offer.billing} on {platform.id}: {offer.assumption}"
                              ] if offer.assumed else []
-                    options.append(_Option(place, platform, offer=offer, assumptions=notes))
+                    if allowed.note:
+                        notes.append(allowed.note)
+                    if allowed.needs_reservation(count):
+                        notes.append(f"{count}x {gpu.id} on {platform.id} is above the {allowed.max_gpus} one "
+                                     f"customer gets without a reservation: arrange it with the vendor "
+                                     f"({allowed.startup_for(count):g} h lead time)")
+                    options.append(_Option(place, platform, offer=offer, assumptions=notes,
+                                           startup_h=allowed.startup_for(count)))
         return options
 
     def _owned_options(self, job: Job) -> list[_Option]:
@@ -121,26 +142,27 @@ class CandidateBuilder:
         return options
 
     def _purchase_options(self, job: Job) -> list[_Option]:
+        """Buy options the scenario asked for (whole servers); `_pays_back` filters them once the
+        job's rentals are known."""
         options = []
         site = job.data.at or (self.scenario.sites[0].id if self.scenario.sites else None)
         jurisdiction = next((s.jurisdiction for s in self.scenario.sites if s.id == site), "cn")
-        for platform in self.catalog.platforms.values():
-            for purchase in platform.purchase:
-                gpu = self.catalog.gpus[purchase.gpu]
-                if purchase.lead_time_days * 24 >= self.horizon_h:
-                    self.removed.append(Removed(job.id, f"buy-{gpu.id}", gpu.id, 0, "purchase", "horizon",
-                                                f"buying {gpu.id} takes {purchase.lead_time_days:g} days to "
-                                                f"arrive, beyond the planning horizon"))
-                    continue
-                per_node = purchase.gpus_per_node or gpu.gpus_per_node
-                for count in gpu_counts(per_node, MAX_GPUS_PER_JOB):
-                    if count < per_node:
-                        continue  # nobody buys a fraction of a server
-                    place = self._placement("purchase", f"buy-{gpu.id}", "owned", gpu, count, per_node,
-                                            "purchase", jurisdiction, _features(platform.features), site=site,
-                                            assumed=purchase.assumed)
-                    notes = [f"buying {gpu.id}: {purchase.assumption}"] if purchase.assumed else []
-                    options.append(_Option(place, platform, purchase=purchase, assumptions=notes))
+        for buy in self.buy:
+            gpu = self.catalog.gpus[buy.gpu]
+            platform_id = f"buy-{gpu.id}"
+            if buy.lead_time_days * 24 >= self.horizon_h:
+                self.removed.append(Removed(job.id, platform_id, gpu.id, 0, "purchase", "horizon",
+                                            f"buying {gpu.id} takes {buy.lead_time_days:g} days to "
+                                            f"arrive, beyond the planning horizon"))
+                continue
+            per_node = buy.gpus_per_node or gpu.gpus_per_node
+            for count in gpu_counts(per_node, min(MAX_GPUS_PER_JOB, buy.max_gpus or MAX_GPUS_PER_JOB)):
+                if count < per_node:
+                    continue  # nobody buys a fraction of a server
+                place = self._placement("purchase", platform_id, "owned", gpu, count, per_node,
+                                        "purchase", jurisdiction, _features(buy.platform.features), site=site,
+                                        assumed=bool(buy.notes))
+                options.append(_Option(place, buy.platform, purchase=buy, assumptions=list(buy.notes)))
         return options
 
     @staticmethod
@@ -255,28 +277,57 @@ class CandidateBuilder:
             max_periods=max(offer.min_periods, math.ceil(self.horizon_h / offer.period_h) + 1))
         return key
 
-    def _purchase_resource(self, purchase: Purchase, place: Placement) -> str:
+    def _pays_back(self, job: Job, found: list[Candidate]) -> list[Candidate]:
+        """Drop purchases that do not pay back within the hardware's life against renting, where a
+        rental may run the job at all; where the job's rules forbid every rental (data that must stay
+        on premises), buying is the only way and the comparison does not apply."""
+        can_rent = any(c.billing not in ("purchase", "owned") and not c.violations for c in found)
+        if not can_rent:
+            return found
+        kept = []
+        for c in found:
+            econ = self.resources[c.resource].economics if c.billing == "purchase" and c.resource else None
+            if econ is None:
+                kept.append(c)
+                continue
+            months = econ.payback_months(c.gpus)
+            if months is not None and months <= econ.life_years * 12:
+                kept.append(c)
+                continue
+            when = "never pays back" if months is None else f"pays back only after {months:,.0f} months"
+            self.removed.append(Removed(
+                job.id, c.platform, c.gpu, c.gpus, "purchase", "purchase.payback",
+                f"buying {c.gpus}x {c.gpu} {when} against renting ({econ.rent_label or 'no rental to compare'}), "
+                f"beyond its {econ.life_years * 12:g}-month life"))
+        return kept
+
+    def _economics(self, buy: BuyOption) -> PurchaseEconomics:
+        rent = self._cheapest_rental(buy.gpu)
+        return PurchaseEconomics(
+            capex_per_gpu=buy.capex_per_gpu, running_per_gpu_hour=buy.power_per_gpu_hour,
+            staff_per_hour=buy.staff_per_hour, life_years=buy.life_years,
+            rent_per_gpu_hour=rent[0] if rent else None, rent_label=rent[1] if rent else None)
+
+    def _purchase_resource(self, buy: BuyOption, place: Placement) -> str:
+        """A purchase as a resource: the price (cash, or the value lost within the horizon when
+        amortized) once per GPU bought, then power per GPU and staff per day while held."""
         key = f"buy:{place.gpu}"
         levels = self._levels(key, place.gpus)
-        hourly_per_gpu = (self._money(purchase.capex_per_gpu, purchase.currency) / (purchase.life_years * 8760)
-                          + purchase.power_kw_per_gpu * self._money(purchase.electricity_per_kwh,
-                                                                    purchase.currency))
-        staff_hourly = self._money(purchase.ops_staff_per_year, purchase.currency) / 8760
         period_h = 24.0  # held by the day once bought and installed
-        rent = self._cheapest_rental(place.gpu)
-        economics = PurchaseEconomics(
-            capex_per_gpu=self._money(purchase.capex_per_gpu, purchase.currency),
-            running_per_gpu_hour=purchase.power_kw_per_gpu * self._money(purchase.electricity_per_kwh,
-                                                                         purchase.currency),
-            staff_per_hour=staff_hourly, life_years=purchase.life_years,
-            rent_per_gpu_hour=rent[0] if rent else None, rent_label=rent[1] if rent else None)
+        basis = self.scenario.budget_basis
+        upfront = buy.upfront_per_gpu(basis, self.planning_horizon_h)
+        label = (f"buy {place.gpu} at {buy.capex_per_gpu:,.0f} {self.scenario.currency}/GPU, paid in cash"
+                 if basis == "cash" else
+                 f"buy {place.gpu} at {buy.capex_per_gpu:,.0f} {self.scenario.currency}/GPU, amortized: "
+                 f"{upfront / buy.capex_per_gpu:.1%} of the price falls within the "
+                 f"{self.planning_horizon_h / 24:g}-day horizon, the residual value is credited")
         self.resources[key] = Resource(
-            key=key, kind="purchase", platform=place.platform, gpu=place.gpu,
-            label=f"buy {place.gpu} (amortized over {purchase.life_years:g} years)", levels=levels,
-            period_min=SCALE.minutes(period_h), price_per_gpu_period=SCALE.money(hourly_per_gpu * period_h),
-            fixed_price_per_period=SCALE.money(staff_hourly * period_h),
-            available_from_min=SCALE.minutes(purchase.lead_time_days * 24),
-            max_periods=math.ceil(self.horizon_h / period_h) + 1, economics=economics)
+            key=key, kind="purchase", platform=place.platform, gpu=place.gpu, label=label, levels=levels,
+            period_min=SCALE.minutes(period_h), price_per_gpu_period=SCALE.money(buy.power_per_gpu_hour * period_h),
+            fixed_price_per_period=SCALE.money(buy.staff_per_hour * period_h),
+            upfront_per_gpu=SCALE.money(upfront),
+            available_from_min=SCALE.minutes(buy.lead_time_days * 24),
+            max_periods=math.ceil(self.horizon_h / period_h) + 1, economics=self._economics(buy))
         return key
 
     def _cheapest_rental(self, gpu: str) -> tuple[float, str] | None:
@@ -324,7 +375,7 @@ class CandidateBuilder:
                     best_rate = max(best_rate, candidate.tokens_per_s)
                     if stalled >= 2 or candidate.hours < MIN_USEFUL_HOURS:
                         break
-            candidates[job.id] = self._prune(found)
+            candidates[job.id] = self._prune(self._pays_back(job, found))
         for cands in candidates.values():
             for c in cands:
                 for group, reason in c.violations.items():
@@ -378,15 +429,24 @@ class CandidateBuilder:
         run = estimate.run(job.tokens)
         transfer_h, transfer_note = sensitivity.transfer_hours(self.scenario, job, place, self.graph)
         hours = run.hours + transfer_h
+        billed_h, risk_detail, risk_note = hours, {}, None
+        if place.billing == "spot" and option.cluster_platform is not None:
+            risk = spot_risk(option.cluster_platform, place.nodes, estimate.cluster.spot_preemptions_per_day,
+                             run.hours)
+            hours += risk.wait_h
+            billed_h += risk.held_h
+            risk_detail, risk_note = risk.detail(), risk.assumption
         if hours > self.horizon_h:
             self.removed.append(Removed(job.id, place.platform, place.gpu, place.gpus, place.billing, "horizon",
                                         f"takes {hours / 24:,.0f} days, beyond the planning horizon of "
                                         f"{self.horizon_h / 24:,.0f} days"))
             return None
-        cost, resource, cost_detail = self._billing(job, option, hours)
+        cost, resource, cost_detail = self._billing(job, option, billed_h)
         assumptions = list(option.assumptions)
         if transfer_note:
             assumptions.append(transfer_note)
+        if risk_note:
+            assumptions.append(risk_note)
         if card.assumed:
             assumptions.append(f"model {card.id}: {card.assumption}")
         if gpu.assumed or gpu.preliminary:
@@ -403,11 +463,14 @@ class CandidateBuilder:
                     "precision": layout.precision},
             memory_gib_per_gpu=estimate.memory.total_gib, gpu_memory_gib=estimate.gpu_memory_gib,
             tokens_per_s=estimate.tokens_per_s, mfu=estimate.mfu, hours=hours, gpu_hours=run.gpu_hours,
-            violations=self.violations(job, option), assumptions=tuple(assumptions),
-            expected_interruptions=run.expected_interruptions,
+            violations={**self.violations(job, option),
+                        **policy.check_interruptions(self.scenario, run.expected_interruptions)},
+            assumptions=tuple(assumptions),
+            expected_interruptions=run.expected_interruptions, startup_min=SCALE.minutes(option.startup_h),
             detail={"memory_gib": estimate.memory.to_dict(), "time_s": estimate.time.to_dict(),
                     "step_time_s": estimate.step_time_s, "failure_overhead": run.failure_overhead_fraction,
-                    "transfer_h": transfer_h, "train_h": run.hours, **cost_detail},
+                    "transfer_h": transfer_h, "train_h": run.hours, "startup_h": option.startup_h,
+                    **risk_detail, **cost_detail},
         )
 
     def _prune(self, candidates: list[Candidate]) -> list[Candidate]:

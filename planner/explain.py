@@ -11,7 +11,7 @@ from constraints.groups import family
 from models.problem import SCALE, Problem, PurchaseEconomics
 from planner.cpsat.model import Bounds
 from planner.cpsat.run import Outcome, to_plan
-from planner.plan import Conflict, Plan, Relaxation, ReservationPlan, SolveResult
+from planner.plan import Conflict, JobPlan, Plan, Relaxation, ReservationPlan, SolveResult
 
 if TYPE_CHECKING:
     from planner.solve import Session
@@ -30,16 +30,43 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
             f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({where}), tp={j.tp} pp={j.pp} dp={j.dp} "
             f"zero={j.zero} recompute={j.recompute}; {j.memory_gib_per_gpu:.1f} of {j.gpu_memory_gib:.0f} GiB "
             f"per GPU (margin {margin:.1f}); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}; "
-            f"hours {j.start_h:,.1f} -> {j.end_h:,.1f}"
+            f"hours {j.start_h:,.1f} -> {j.end_h:,.1f}{_startup(j)}; {_risk(j)}"
             + (f"; {money(j.cost, currency)}" if j.cost else f"; billed on {j.reservation}" if j.reservation else ""))
     for r in plan.reservations:
         unit = {24.0: "days", 720.0: "months", 8760.0: "years"}.get(r.period_h, f"x {r.period_h:g} h")
-        lines.append(f"{r.label}: {r.gpus} GPUs for {r.periods} {unit} from hour {r.start_h:,.1f}: "
-                     f"{money(r.cost, currency)}")
+        held = f"held {r.periods} {unit}" if r.kind == "purchase" else f"for {r.periods} {unit}"
+        split = (f" ({money(r.upfront_cost, currency)} for the hardware, "
+                 f"{money(r.cost - r.upfront_cost, currency)} power and staff)") if r.upfront_cost else ""
+        lines.append(f"{r.label}: {r.gpus} GPUs {held} from hour {r.start_h:,.1f}: "
+                     f"{money(r.cost, currency)}{split}")
         econ = problem.resources[r.key].economics
         if r.kind == "purchase" and econ is not None:
-            lines.append(_payback_line(r, econ, currency))
+            line = _payback_line(r, econ, currency)
+            users = [j.job for j in plan.jobs if j.reservation == r.key]
+            if users and not any(_can_rent(problem, job) for job in users):
+                line += (f"; no rental may run {', '.join(users)} under its rules, so buying is the only way "
+                         "and the payback test does not apply")
+            lines.append(line)
     return lines
+
+
+def _can_rent(problem: Problem, job: str) -> bool:
+    return any(c.billing not in ("purchase", "owned") and not c.violations for c in problem.candidates[job])
+
+
+def _startup(j: JobPlan) -> str:
+    startup_h = float(j.detail.get("startup_h", 0.0) or 0.0)
+    return f" (after {startup_h:,.1f} h of queue/provisioning)" if startup_h else ""
+
+
+def _risk(j: JobPlan) -> str:
+    """Expected interruptions, and for spot what they cost in time (lost work, restarts, waiting)."""
+    line = f"expected interruptions {j.expected_interruptions:,.1f}"
+    if j.billing == "spot":
+        line += (f" (spot preemptions {j.detail.get('spot_preemptions', 0):,.1f}, "
+                 f"{j.detail.get('spot_capacity_wait_h', 0):,.1f} h waiting for capacity; lost work and restarts "
+                 f"add {float(j.detail.get('failure_overhead', 0.0)):.0%} to the run)")
+    return line
 
 
 def _payback_line(r: ReservationPlan, econ: PurchaseEconomics, currency: str) -> str:
@@ -78,6 +105,7 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
             lines.append(f"deadline of {j.job}: day {j.end_h / 24:,.1f} of {SCALE.to_hours(limit) / 24:g}, "
                          f"slack {slack_h / 24:,.1f} days{binding}")
     lines += _ruled_out_cheaper(problem, outcome)
+    lines += _purchases_not_paying_back(problem, plan)
     removed = Counter(family(g) for c in problem.all_candidates() for g in c.violations)
     removed.update(r.rule for r in problem.removed)
     if removed:
@@ -113,6 +141,17 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
             lines.append(f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing}) would cost "
                          f"{money(SCALE.to_money(cost), problem.currency)} but is {why}")
     return lines
+
+
+def _purchases_not_paying_back(problem: Problem, plan: Plan) -> list[str]:
+    """Per GPU the scenario could buy but no candidate does: why buying was never on the table.
+    The largest count tried is reported: fixed staff costs make it the one closest to paying back."""
+    offered = {c.gpu for c in problem.all_candidates() if c.billing == "purchase"}
+    best: dict[str, str] = {}
+    for r in problem.removed:
+        if r.rule == "purchase.payback" and r.gpu not in offered:
+            best[r.gpu] = r.reason  # removals are recorded by growing count
+    return [f"not bought: {reason}" for reason in best.values()]
 
 
 # --- infeasibility ---------------------------------------------------------------------------------

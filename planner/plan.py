@@ -32,6 +32,7 @@ class JobPlan:
     mfu: float
     gpu_hours: float
     reservation: str | None = None
+    expected_interruptions: float = 0.0  # failures plus spot preemptions expected during the run
     detail: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -47,7 +48,8 @@ class ReservationPlan:
     periods: int
     period_h: float
     start_h: float
-    cost: float
+    cost: float  # everything the plan pays for it: price (purchases: cash or amortized share) and running
+    upfront_cost: float = 0.0  # purchases: the part of `cost` paid once for the hardware
     payback_months: float | None = None  # purchases: months of full use until buying beat renting
 
     def to_dict(self) -> dict[str, Any]:
@@ -68,6 +70,10 @@ class Plan:
     def summary(self) -> str:
         parts = [f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({j.billing})" for j in self.jobs]
         return "; ".join(parts)
+
+    @property
+    def expected_interruptions(self) -> float:
+        return sum(j.expected_interruptions for j in self.jobs)
 
     def to_dict(self) -> dict[str, Any]:
         return {"rank": self.rank, "total_cost": round(self.total_cost, 2), "makespan_h": round(self.makespan_h, 2),

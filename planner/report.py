@@ -5,7 +5,12 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from planner.plan import SolveResult
+from planner.plan import Plan, SolveResult
+
+
+def _interruptions(plan: Plan) -> str:
+    """Failures plus spot preemptions expected during the plan; each job's own figure is on its line."""
+    return f"{plan.expected_interruptions:,.1f}"
 
 
 def render_table(result: SolveResult, console: Console) -> None:
@@ -14,11 +19,11 @@ def render_table(result: SolveResult, console: Console) -> None:
                   f"{result.solve_time_s:.2f} s)")
     if result.plans:
         table = Table(title="plans", show_lines=False)
-        for column in ("rank", f"cost ({cur})", "makespan (days)", "plan"):
+        for column in ("rank", f"cost ({cur})", "makespan (days)", "exp. interruptions", "plan"):
             table.add_column(column, overflow="fold")
         for plan in result.plans:
             table.add_row(str(plan.rank), f"{plan.total_cost:,.0f}", f"{plan.makespan_h / 24:,.2f}",
-                          plan.summary())
+                          _interruptions(plan), plan.summary())
         console.print(table)
         for plan in result.plans:
             console.print(f"\n[bold]plan {plan.rank}[/bold]")
@@ -41,8 +46,8 @@ def render_markdown(result: SolveResult) -> str:
     out = [f"# {result.scenario}", "", f"Status: **{result.status}** ({result.objective} objective, "
            f"{result.solve_time_s:.2f} s)", ""]
     if result.plans:
-        out += [f"| rank | cost ({cur}) | makespan (days) | plan |", "|---|---|---|---|"]
-        out += [f"| {p.rank} | {p.total_cost:,.0f} | {p.makespan_h / 24:,.2f} | {p.summary()} |"
+        out += [f"| rank | cost ({cur}) | makespan (days) | exp. interruptions | plan |", "|---|---|---|---|---|"]
+        out += [f"| {p.rank} | {p.total_cost:,.0f} | {p.makespan_h / 24:,.2f} | {_interruptions(p)} | {p.summary()} |"
                 for p in result.plans]
         for plan in result.plans:
             out += ["", f"## Plan {plan.rank}", ""] + [f"- {line}" for line in plan.explanation]

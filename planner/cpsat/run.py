@@ -110,14 +110,17 @@ def to_plan(problem: Problem, outcome: Outcome, rank: int) -> Plan:
             memory_gib_per_gpu=round(c.memory_gib_per_gpu, 2), gpu_memory_gib=c.gpu_memory_gib,
             tokens_per_s=round(c.tokens_per_s, 1), mfu=round(c.mfu, 4), gpu_hours=round(c.gpu_hours, 1),
             reservation=c.resource if c.resource and problem.resources[c.resource].kind != "owned" else None,
-            detail={**c.detail, "layout": lay}))
+            expected_interruptions=round(c.expected_interruptions, 2), detail={**c.detail, "layout": lay}))
     reservations = []
     for key, (gpus, periods, start) in sorted(outcome.resource_use.items()):
         res = problem.resources[key]
-        cost = SCALE.to_money(res.price_per_gpu_period * gpus * periods + res.fixed_price_per_period * periods)
+        upfront = res.upfront_per_gpu * gpus
+        cost = SCALE.to_money(res.price_per_gpu_period * gpus * periods + res.fixed_price_per_period * periods
+                              + upfront)
         reservations.append(ReservationPlan(key=key, label=res.label, kind=res.kind, gpus=gpus, periods=periods,
                                             period_h=SCALE.to_hours(res.period_min),
                                             start_h=SCALE.to_hours(start), cost=cost,
+                                            upfront_cost=SCALE.to_money(upfront),
                                             payback_months=_payback(res, gpus)))
     return Plan(rank=rank, total_cost=SCALE.to_money(outcome.total_cost),
                 makespan_h=round(SCALE.to_hours(outcome.makespan_min), 2), jobs=jobs, reservations=reservations,

@@ -48,7 +48,7 @@ def test_list_items_are_read_as_yaml_scalars_like_in_the_file():
 @pytest.mark.parametrize(("spec", "message"), [
     ("budget", "expected FIELD=A,B,C"),
     ("=1,2", "expected FIELD=A,B,C"),
-    ("budgt=1k,2k", "unknown or unsweepable field 'budgt'; did you mean 'budget'?"),
+    ("budgt=1k,2k", "unknown or unsweepable field 'budgt'; did you mean 'budget'"),
     ("jobs=1,2", "unknown or unsweepable field 'jobs'"),  # a list, not a scalar
     ("budget=100k..500k", "a range is START..STOP:STEP"),
     ("budget=100k..500k:0", "STEP must be > 0"),
