@@ -296,7 +296,8 @@ def memory_rows(path: Path) -> list[Row]:
                               recompute=row["recompute"] or None, micro_batch=mb, global_batch=gb,
                               seq_len=_int(row["seq_len"]) or 512,
                               precision="fp8" if row["precision"] == "fp8" else "bf16",
-                              lora_rank=8 if torchtune else 64, optimizer=optimizer, chunked_loss=fam in FUSED_LOSS_FAMILIES,
+                              lora_rank=8 if torchtune else 64, optimizer=optimizer,
+                              chunked_loss=fam in FUSED_LOSS_FAMILIES,
                               framework=framework, virtual_pipeline=vpp)
             cluster = Cluster.of(gpu, gpus)
             found = _run(card, method, cluster, spec, None)

@@ -148,7 +148,8 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
     if cluster.gpu.assumed:
         notes.append(f"GPU {cluster.gpu.id} figures include assumptions: {cluster.gpu.assumption}")
     if shape.is_moe:
-        notes.append(f"MoE: memory holds all experts ({'split over ep=' + str(layout.ep) if layout.ep > 1 else 'no expert parallelism'}), "
+        split = f"split over ep={layout.ep}" if layout.ep > 1 else "no expert parallelism"
+        notes.append(f"MoE: memory holds all experts ({split}), "
                      "FLOPs count active parameters; all-to-all dispatch/combine exposed; even expert load "
                      f"and capacity factor {MOE_CAPACITY_FACTOR:g} assumed")
         if model.attention:

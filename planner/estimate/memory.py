@@ -163,11 +163,9 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     else:
         stages.append((first_layers, per_layer * first_layers + embed,
                        per_layer_mb * first_layers * in_flight + working, False))
-        if p > 2:
-            stages.append((mid_layers, per_layer * mid_layers,
-                           per_layer_mb * mid_layers * max(1.0, in_flight - (2.0 if layout.virtual_pipeline > 1 else 1.0)
-                                                            / layout.virtual_pipeline)
-                           + working, False))
+        if p > 2:  # the second stage: one micro-batch (two chunks when interleaved) fewer in flight
+            second = max(1.0, in_flight - (2.0 if layout.virtual_pipeline > 1 else 1.0) / layout.virtual_pipeline)
+            stages.append((mid_layers, per_layer * mid_layers, per_layer_mb * mid_layers * second + working, False))
         last_params = per_layer * last_layers + head + (embed if shape.tied else 0.0)
         stages.append((last_layers, last_params, per_layer_mb * last_layers + working + logits, True))
 

@@ -39,7 +39,14 @@ from planner.estimate.cluster import Cluster
 from planner.estimate.estimator import _estimate, layout_problems
 from planner.estimate.flops import ModelShape, model_key, shape_of
 from planner.estimate.memory import memory_per_gpu
-from planner.estimate.timing import ep_exposed_s, micro_batch_compute, rates, recompute_s, stage_lower_bound_s, step_time
+from planner.estimate.timing import (
+    ep_exposed_s,
+    micro_batch_compute,
+    rates,
+    recompute_s,
+    stage_lower_bound_s,
+    step_time,
+)
 from planner.estimate.topology import group_link
 from planner.estimate.types import (
     ADAPTER_METHODS,
@@ -466,7 +473,8 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         raise ValueError(f"cp: tp x pp x cp = {tp} x {pp} x {spec.cp} does not divide the {gpus} GPUs")
     dp = gpus // (tp * pp * cp)
     default_fw = "fsdp" if method == "qlora" or (spec.zero or 0) >= 2 else "megatron"
-    probe = Layout(tp=tp, pp=pp, dp=dp, cp=cp, framework=spec.framework or default_fw, zero=spec.zero or 0, recompute=spec.recompute or "none",
+    probe = Layout(tp=tp, pp=pp, dp=dp, cp=cp, framework=spec.framework or default_fw, zero=spec.zero or 0,
+                   recompute=spec.recompute or "none",
                    micro_batch=spec.micro_batch or 1, global_batch=dp * (spec.micro_batch or 1),
                    seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=False,
                    lora_rank=lora_rank, optimizer=spec.optimizer, lora_targets=spec.lora_targets,

@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from planner.estimate.cluster import Cluster
 from planner.estimate.factors import (
     ATTENTION_KERNEL_OF_FRAMEWORK,
-    COLLECTIVE_BANDWIDTH_EFFICIENCY,
     ATTENTION_UTILIZATION,
+    COLLECTIVE_BANDWIDTH_EFFICIENCY,
     DEFAULT_MEMORY_BANDWIDTH_GB_PER_S,
     DP_OVERLAP_FRACTION,
     ELEMENTWISE_PASSES_PER_FFN,

@@ -102,7 +102,10 @@ class Layout:
         parts = [f"tp={self.tp}", f"pp={self.pp}"]
         if self.cp > 1:
             parts.append(f"cp={self.cp}")
-        parts += [f"dp={self.dp}"] + ([f"ep={self.ep}"] if self.ep > 1 else []) + [f"zero={self.zero}", f"recompute={self.recompute}", f"mb={self.micro_batch}",
+        parts.append(f"dp={self.dp}")
+        if self.ep > 1:
+            parts.append(f"ep={self.ep}")
+        parts += [f"zero={self.zero}", f"recompute={self.recompute}", f"mb={self.micro_batch}",
                   f"gb={self.global_batch}"]
         if self.virtual_pipeline > 1:
             parts.append(f"vpp={self.virtual_pipeline}")
@@ -183,7 +186,8 @@ class TimeBreakdown:
 
     def to_dict(self) -> dict[str, float]:
         return {"compute": self.compute_s, "recompute": self.recompute_s, "tp_comm": self.tp_comm_s,
-                "cp_comm": self.cp_comm_s, "ep_comm": self.ep_comm_s, "dp_comm": self.dp_comm_s, "pp_bubble": self.pp_bubble_s,
+                "cp_comm": self.cp_comm_s, "ep_comm": self.ep_comm_s, "dp_comm": self.dp_comm_s,
+                "pp_bubble": self.pp_bubble_s,
                 "other": self.other_s}
 
 
@@ -193,7 +197,8 @@ class RunEstimate:
 
     failure_overhead_fraction: extra wall time over the failure-free time (checkpoint writes, lost
     work, restarts); hours include the whole-run overhead (band.WHOLE_RUN_OVERHEAD) and hours_range
-    is their p10-p90 (throughput band x whole-run band); checkpoint_interval_h: Young/Daly optimum; expected_interruptions: failures and
+    is their p10-p90 (throughput band x whole-run band); checkpoint_interval_h: Young/Daly optimum;
+    expected_interruptions: failures and
     preemptions expected during the run.
     """
 

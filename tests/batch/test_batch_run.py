@@ -61,10 +61,10 @@ def test_jsonl_output_and_folder_argument(batch_files, tmp_path):
 
 def test_swept_budget_is_applied(student_file, tmp_path):
     out = tmp_path / "sweep.csv"
-    result = plan_batch(str(student_file), "--sweep", "budget=40..160:40", "-o", str(out), "--jobs", "1")
+    result = plan_batch(str(student_file), "--sweep", "budget=50..200:50", "-o", str(out), "--jobs", "1")
     rows = rows_of(out)
-    assert [r.variant for r in rows] == ["budget=40", "budget=80", "budget=120", "budget=160"]
-    assert [r.status for r in rows] == ["infeasible", "infeasible", "optimal", "optimal"]  # the plan costs ~96
+    assert [r.variant for r in rows] == ["budget=50", "budget=100", "budget=150", "budget=200"]
+    assert [r.status for r in rows] == ["infeasible", "infeasible", "optimal", "optimal"]  # the plan costs ~119
     for r in rows:
         if r.status == "optimal":
             assert r.total_cost <= float(r.variant.split("=")[1])
@@ -73,18 +73,19 @@ def test_swept_budget_is_applied(student_file, tmp_path):
 
 def test_sweep_grid_with_deadline(student_file, tmp_path):
     out = tmp_path / "grid.csv"
-    plan_batch(str(student_file), "--sweep", "budget=110,100k", "--sweep", "deadline=2h,7d", "-o", str(out),
+    plan_batch(str(student_file), "--sweep", "budget=125,100k", "--sweep", "deadline=3h,7d", "-o", str(out),
                "--jobs", "1")
     rows = rows_of(out)
-    assert [r.variant for r in rows] == ["budget=110 deadline=2h", "budget=110 deadline=7d",
-                                         "budget=100k deadline=2h", "budget=100k deadline=7d"]
+    assert [r.variant for r in rows] == ["budget=125 deadline=3h", "budget=125 deadline=7d",
+                                         "budget=100k deadline=3h", "budget=100k deadline=7d"]
     by_variant = {r.variant: r for r in rows}
-    assert by_variant["budget=110 deadline=7d"].status == "optimal"
+    assert by_variant["budget=125 deadline=7d"].status == "optimal"  # one GPU, ~119 CNY
+    assert by_variant["budget=100k deadline=3h"].status == "optimal"
     for r in rows:
-        if r.status == "optimal" and "deadline=2h" in r.variant:
-            assert r.makespan_h <= 2
-    # a 2-hour deadline needs more GPUs (~127 CNY), so it cannot also stay under 110 CNY
-    assert by_variant["budget=110 deadline=2h"].status == "infeasible"
+        if r.status == "optimal" and "deadline=3h" in r.variant:
+            assert r.makespan_h <= 3
+    # a 3-hour deadline needs more GPUs (~127 CNY), so it cannot also stay under 125 CNY
+    assert by_variant["budget=125 deadline=3h"].status == "infeasible"
 
 
 def test_bad_sweep_field_is_one_line_exit_2(student_file):
@@ -98,7 +99,7 @@ def test_bad_sweep_field_is_one_line_exit_2(student_file):
 
 def test_bad_swept_value_is_a_row_with_the_loaders_message(student_file, tmp_path):
     out = tmp_path / "r.csv"
-    result = plan_batch(str(student_file), "--sweep", "budget=-5,100", "-o", str(out), "--jobs", "1")
+    result = plan_batch(str(student_file), "--sweep", "budget=-5,200", "-o", str(out), "--jobs", "1")
     bad, good = rows_of(out)
     assert bad.status == "error" and bad.error == f"{student_file}: budget: Input should be greater than 0"
     assert good.status == "optimal" and result.exit_code == 1

@@ -9,8 +9,8 @@ import pytest
 from models.gpu import GPU
 from models.model_card import ModelCard
 from planner.estimate import Cluster, LayoutSpec, search_layout
-from planner.estimate.reliability import checkpoint_interval_h, failure_overhead_fraction
 from planner.estimate.band import WHOLE_RUN_OVERHEAD
+from planner.estimate.reliability import checkpoint_interval_h, failure_overhead_fraction
 from planner.estimate.search import batch_for_replicas, default_global_batch
 
 
