@@ -148,13 +148,22 @@ FRAMEWORK_OF_FAMILY = {"Megatron": "megatron", "NeMo": "megatron", "FSDP": "fsdp
 
 H100_96GB_GIB = 94.0
 """torchtitan's H100 96 GB (HBM2e, 500 W) parts: usable memory ~94 GiB (assumed from the 96 GB label)."""
+H100_96GB_PEAK = {"bf16": (989 + 835) / 2, "fp16": (989 + 835) / 2, "fp8": (1979 + 1671) / 2}
+"""The same parts' dense peaks: the source says "between SXM and NVL" (989 and 835 TFLOP/s BF16, 1979
+and 1671 FP8, NVIDIA datasheets); the midpoint is taken (computed, not published)."""
 
 
 def _gpu_of_row(catalog: object, row: dict[str, str]) -> GPU:
     gpu: GPU = catalog.gpu(row["gpu"])  # type: ignore[attr-defined]
     if "H100 96GB" in row["source"] or "H100 96GB" in row.get("notes", ""):
-        gpu = gpu.model_copy(update={"memory_gib": H100_96GB_GIB})
+        peak = gpu.peak_tflops.model_copy(update=H100_96GB_PEAK)
+        gpu = gpu.model_copy(update={"memory_gib": H100_96GB_GIB, "peak_tflops": peak})
     return gpu
+
+
+UNSTATED_INTERLEAVING = 2
+"""Virtual stages per rank for an interleaved schedule whose count the source does not state: two, the
+smallest interleaving (torchtitan splits the model into two stages per rank by default)."""
 
 
 def _torchtitan_micro_batch(replica: int, pp: int | None) -> int:
@@ -199,8 +208,8 @@ def throughput_rows(path: Path) -> list[Row]:
                 sequence_parallel=False if row["id"].startswith("MEG21") else None,
                 flash_attention=not row["id"].startswith("MEG21"),
                 chunked_loss=fam in FUSED_LOSS_FAMILIES,
-                virtual_pipeline=int(vpp.group(1)) if vpp else (1 if "1F1B schedule" in notes and not interleaved
-                                                                 else None),
+                virtual_pipeline=int(vpp.group(1)) if vpp else (
+                    UNSTATED_INTERLEAVING if interleaved else 1 if "1F1B schedule" in notes else None),
                 framework=framework, cp=int(cp.group(1)) if cp else (1 if tp else None),
             )
             cluster = Cluster.of(gpu, gpus)
@@ -291,7 +300,7 @@ def memory_rows(path: Path) -> list[Row]:
                 mb = _torchtitan_micro_batch(mb, pp)
                 if pp > 1 and zero == 3:
                     zero = 2  # torchtitan keeps parameters gathered under pipelining
-                vpp = None if "interleaved" in row["notes"] else 1
+                vpp = UNSTATED_INTERLEAVING if "interleaved" in row["notes"] else 1
             spec = LayoutSpec(tp=tp, pp=pp, zero=zero, cp=1,
                               recompute=row["recompute"] or None, micro_batch=mb, global_batch=gb,
                               seq_len=_int(row["seq_len"]) or 512,

@@ -17,14 +17,14 @@ if TYPE_CHECKING:
     from planner.estimate.types import Layout
 
 THROUGHPUT_BAND: dict[str, tuple[float, float]] = {
-    "megatron": (0.94, 1.18),
-    "fsdp": (0.72, 1.14),
+    "megatron": (0.88, 1.10),
+    "fsdp": (0.81, 1.15),
 }
 """(p10, p90) of published / predicted tokens per second, by the stack's class: Megatron-LM and NeMo
 rows (MEG21, MEG24, KOR, NEMO), FSDP-style rows (llm-foundry, torchtitan); DeepSpeed is in the
 FSDP class (same sharded data parallelism, no rows of its own)."""
 
-MEMORY_BAND: tuple[float, float] = (0.86, 1.47)
+MEMORY_BAND: tuple[float, float] = (0.84, 1.29)
 """(p10, p90) of published / predicted peak memory over the measured rows (torchtune, torchtitan,
 QLoRA; the ZeRO rows are exact state counts and excluded). The upper side is wide because
 torchtitan logs the allocator's reserved peak, above what the run allocated."""

@@ -29,7 +29,7 @@ throttle under sustained load); Blackwell, Rubin and Ascend are assumptions (no 
 found), lower for newer or less mature software stacks.
 """
 
-TRAINING_KERNEL_EFFICIENCY = 0.72
+TRAINING_KERNEL_EFFICIENCY = 0.76
 """Fraction of the best GEMM rate that a training step's GEMMs and attention reach in practice.
 
 Reasoning: a training step runs many GEMMs of moderate size, fused attention kernels (FlashAttention-2
@@ -102,6 +102,15 @@ Korthikanti et al. 2022, section 4, on the cost of replicated layer-norm/dropout
 parallelism). The FFN activation (GeLU or SwiGLU) adds ELEMENTWISE_PASSES_PER_FFN per FFN unit.
 """
 
+ELEMENTWISE_TRAFFIC_OF_FRAMEWORK = {"megatron": 0.6, "deepspeed": 2.5, "fsdp": 2.5}
+"""Element-wise traffic relative to the passes above, by stack. Megatron-Core/NeMo run Transformer
+Engine's fused kernels (layer norm fused into the next GEMM, fused RoPE, fused bias-SwiGLU, fused
+softmax and cross-entropy); the PyTorch-module stacks (FSDP with Hugging Face or llm-foundry models,
+DeepSpeed) launch each norm, rotary embedding and activation as several separate kernels that each
+read and write the whole tensor (an eager RMSNorm alone is ~6 kernels). Reasoning, then set as one
+factor per class against the validation rows; it matters most on Hopper, whose memory bandwidth per
+FLOP is half of Ampere's."""
+
 ELEMENTWISE_PASSES_PER_FFN = 9.0
 """Memory-bound passes per FFN unit per token per layer (activation function forward + backward)."""
 
@@ -155,9 +164,12 @@ NCCL_BUFFERS_GIB = 0.5
 """NCCL communicator buffers and DDP/ZeRO buckets when gpus > 1 (NCCL default 4 MiB x channels x
 peers plus 2 x 25 MB DDP buckets; ~0.3-1 GiB). Counted in `other`."""
 
-ALLOCATOR_FRAGMENTATION = 0.08
-"""PyTorch caching-allocator fragmentation: reserved/allocated peaks 5-15% above the allocated
-peak for training loops; applied to activations and transient buffers, not to static states."""
+ALLOCATOR_FRAGMENTATION = 0.15
+"""PyTorch caching-allocator overhead on what changes size during a step (activations, logits,
+transient buffers; not the static states): the reserved peak, which is what runs out, sits 5-30%
+above the allocated peak in training loops (torchtitan logs both; large compiled graphs sit at the
+top of the range). Reasoning, checked against the torchtitan and torchtune memory rows; 0.15 keeps
+every published llm-foundry micro-batch within its card."""
 
 LOGIT_BYTES_FP32_LOSS = 10.0
 """Bytes per logit element when the stack upcasts the logits for the loss (torchtitan, llm-foundry,

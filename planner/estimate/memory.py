@@ -64,6 +64,8 @@ WEIGHT_BYTES = 2.0
 GRAD_BYTES = 2.0
 """16-bit gradients, as in the ZeRO paper's 2 + 2 + 12 accounting (DeepSpeed, FSDP)."""
 MEGATRON_GRAD_BYTES = 4.0
+FSDP_ACCUMULATED_GRAD_BYTES = 4.0
+"""Unsharded gradients FSDP accumulates across micro-batches without syncing, in its fp32 reduce dtype."""
 """Megatron-LM's fp32 `main_grad` buffers (accumulate-allreduce-grads-in-fp32, its default)."""
 OPTIMIZER_STATE_BYTES = {
     "adam": 12.0,            # fp32 master weights, momentum, variance (Rajbhandari et al. 2020)
@@ -257,8 +259,11 @@ def _states_group(shape: ModelShape, method: str, layout: Layout, params_stage: 
     else:
         grad_bytes = MEGATRON_GRAD_BYTES if layout.framework == "megatron" else GRAD_BYTES
         # FSDP SHARD_GRAD_OP reduce-scatters once per step (no_sync), so with gradient accumulation
-        # the gradients are held unsharded until the last micro-batch.
+        # the gradients are held unsharded until the last micro-batch, in the fp32 reduce dtype of
+        # FSDP2's usual mixed-precision policy (torchtitan: reduce_dtype float32).
         unsharded = layout.framework == "fsdp" and z == 2 and layout.micro_batches > 1
+        if unsharded:
+            grad_bytes = FSDP_ACCUMULATED_GRAD_BYTES
         grads = trainable * grad_bytes / (d if z >= 2 and not unsharded else 1)
         optim = trainable * state_bytes / (d if z >= 1 else 1)
     return weights / GIB, grads / GIB, optim / GIB, pageable / GIB

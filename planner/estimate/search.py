@@ -262,7 +262,7 @@ def _search(key: _Key) -> SearchResult:
             for rc in _recomputes(spec, fw):
                 # no micro-batch beats the whole replica batch's compute plus this recomputation, and the
                 # bubble is at least (pp - 1) / v single-sequence stage times
-                work_s = pair.stage_s + pair.recompute_s[(rc, fw == "fsdp")]
+                work_s = pair.stage_s[fw] + pair.recompute_s[(rc, fw)]
                 if ep > 1:  # all-to-all seconds per step do not depend on the micro-batch size
                     whole = make(fw, zero, rc, replica, 1, ep)
                     work_s += ep_exposed_s(shape, whole, ep_link, -(-shape.layers // pair.pp),
@@ -359,8 +359,8 @@ class _Pair:
     virtual_stages: tuple[int, ...]
     bound: float
     expert_parallel: tuple[int, ...]
-    stage_s: float  # the whole replica batch as one micro-batch: compute and TP traffic, no recompute
-    recompute_s: dict[tuple[str, bool], float]  # (recompute, FSDP's op-level selective) -> seconds added
+    stage_s: dict[str, float]  # per framework: the replica batch as one micro-batch, compute and TP traffic
+    recompute_s: dict[tuple[str, str], float]  # (recompute, framework) -> seconds it adds to that
 
 
 @lru_cache(maxsize=4096)
@@ -425,24 +425,27 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
     tp_link = group_link(cluster, tp, 1)
     replica = gb // dp
     mb = spec.micro_batch or replica  # the most tokens per micro-batch: the best GEMM efficiency
-    probe = Layout(tp=tp, pp=pp, dp=dp, zero=0, recompute="none", micro_batch=mb, global_batch=gb,
-                   seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=sp,
-                   lora_rank=lora_rank, optimizer=spec.optimizer, chunked_loss=spec.chunked_loss,
-                   lora_targets=spec.lora_targets, flash_attention=spec.flash_attention, cp=cp)
-    stage_s = stage_lower_bound_s(shape, method, probe, cluster, tp_link)
-    bound = gb * spec.seq_len / (probe.micro_batch_equivalents * stage_s)
-    r = rates(shape, probe, cluster)
-    mbc = micro_batch_compute(shape, method, probe, r)
-    extra = {(rc, fsdp): recompute_s(mbc, r, rc, "fsdp" if fsdp else "megatron") * probe.micro_batch_equivalents
-             / cluster.speedup for rc in RECOMPUTE for fsdp in (False, True)}
+    stage_s: dict[str, float] = {}
+    extra: dict[tuple[str, str], float] = {}
+    for fw in dict.fromkeys(f for f, _ in options):  # kernels (fusion, attention) differ by stack
+        probe = Layout(tp=tp, pp=pp, dp=dp, zero=0, recompute="none", micro_batch=mb, global_batch=gb,
+                       seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=sp,
+                       lora_rank=lora_rank, optimizer=spec.optimizer, chunked_loss=spec.chunked_loss,
+                       lora_targets=spec.lora_targets, flash_attention=spec.flash_attention, cp=cp,
+                       framework=fw)
+        stage_s[fw] = stage_lower_bound_s(shape, method, probe, cluster, tp_link) * probe.micro_batch_equivalents
+        r = rates(shape, probe, cluster)
+        mbc = micro_batch_compute(shape, method, probe, r)
+        for rc in RECOMPUTE:
+            extra[(rc, fw)] = recompute_s(mbc, r, rc, fw) * probe.micro_batch_equivalents / cluster.speedup
+    bound = gb * spec.seq_len / min(stage_s.values(), default=float("inf"))
     if spec.ep:
         eps: tuple[int, ...] = (spec.ep,)
     elif shape.is_moe and method not in ADAPTER_METHODS:
         eps = tuple(e for e in EXPERT_PARALLEL if dp % e == 0 and shape.moe_experts % e == 0)
     else:
         eps = (1,)
-    return _Pair(tp, pp, cp, dp, gb, sp, options, vps, bound, eps, stage_s * probe.micro_batch_equivalents,
-                 extra)
+    return _Pair(tp, pp, cp, dp, gb, sp, options, vps, bound, eps, stage_s, extra)
 
 
 # Memory does not depend on the fabric or reliability, so it is shared by every cluster of a GPU.

@@ -46,6 +46,7 @@ from planner.estimate.factors import (
     DP_OVERLAP_FRACTION,
     ELEMENTWISE_PASSES_PER_FFN,
     ELEMENTWISE_PASSES_PER_HIDDEN,
+    ELEMENTWISE_TRAFFIC_OF_FRAMEWORK,
     FP8_CAST_BYTES_PER_ELEMENT,
     FP8_GEMM_RELATIVE_EFFICIENCY,
     GEMM_FRACTION_OF_PEAK,
@@ -138,8 +139,9 @@ def _stage_compute(shape: ModelShape, method: str, layout: Layout, r: Rates, lay
     t_lin = (lin_fwd + head_fwd) * (1 + lin_bwd_factor) / r.linear_flops_per_s
     t_attn = attn_fwd * 3 / r.attention_flops_per_s
     sp_div = t if (layout.sequence_parallel or t == 1) else 1
-    elem_bytes = 2.0 * layers * tokens * (ELEMENTWISE_PASSES_PER_HIDDEN * shape.hidden / sp_div
-                                          + ELEMENTWISE_PASSES_PER_FFN * shape.ffn_width_active / t)
+    fusion = ELEMENTWISE_TRAFFIC_OF_FRAMEWORK.get(layout.framework, 1.0)
+    elem_bytes = 2.0 * fusion * layers * tokens * (ELEMENTWISE_PASSES_PER_HIDDEN * shape.hidden / sp_div
+                                                   + ELEMENTWISE_PASSES_PER_FFN * shape.ffn_width_active / t)
     if layout.precision == "fp8":
         ffn_mult = 3.0 if shape.gated else 2.0
         fwd_in = 2.0 * shape.hidden + shape.q_dim + shape.ffn_width_active
