@@ -25,6 +25,7 @@ Tensor parallelism with sequence parallelism divides all of it by tp; without se
 the 4h norm/input terms stay replicated (Korthikanti's 10 + 24/t). Context parallelism divides the
 tokens by cp. Recomputation policies:
 - full: each layer keeps its 2h-byte input, plus one layer re-materialised at a time;
+- offload: everything is kept, in host memory; two layers' worth stay on the GPU in flight;
 - selective, Megatron/DeepSpeed: the attention core is recomputed (with FlashAttention this stores
   what "none" stores; without it the s x s scores are dropped);
 - selective, FSDP (torchtitan's op-level SAC): the layer input, the attention output and every
@@ -63,6 +64,9 @@ WEIGHT_BYTES = 2.0
 """16-bit weights (bf16/fp16; FP8 training keeps bf16 weights and transient fp8 copies)."""
 GRAD_BYTES = 2.0
 """16-bit gradients, as in the ZeRO paper's 2 + 2 + 12 accounting (DeepSpeed, FSDP)."""
+OFFLOAD_RESIDENT_LAYERS = 2
+"""Layers of activations on the GPU under activation offloading: the one computing and the one being
+copied out (forward) or prefetched back (backward)."""
 MEGATRON_GRAD_BYTES = 4.0
 FSDP_ACCUMULATED_GRAD_BYTES = 4.0
 """Unsharded gradients FSDP accumulates across micro-batches without syncing, in its fp32 reduce dtype."""
@@ -148,6 +152,9 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     if layout.recompute == "full":
         per_layer_mb = 2.0 * shape.hidden / (t if sp else 1) * tokens_mb
         working = act_token_layer * tokens_mb  # one layer re-materialised at a time
+    elif layout.recompute == "offload":
+        per_layer_mb = 0.0  # every saved tensor goes to host memory as soon as its layer is done
+        working = OFFLOAD_RESIDENT_LAYERS * act_token_layer * tokens_mb  # in flight over PCIe
     else:
         per_layer_mb = act_token_layer * tokens_mb
     in_flight = in_flight_micro_batches(layout)

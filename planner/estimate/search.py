@@ -207,7 +207,7 @@ def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int) -> tuple[tuple[
 def _recomputes(spec: LayoutSpec, framework: str) -> tuple[str, ...]:
     if spec.recompute:
         return (spec.recompute,)
-    return ("none", "selective", "full") if framework == "fsdp" else ("none", "full")
+    return ("none", "selective", "full", "offload") if framework == "fsdp" else ("none", "full")
 
 
 @lru_cache(maxsize=4096)

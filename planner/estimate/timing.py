@@ -253,6 +253,19 @@ def recompute_s(mbc: MicroBatchCompute, r: Rates, recompute: str, framework: str
     return 0.0
 
 
+def offload_exposed_s(shape: ModelShape, layout: Layout, mbc: MicroBatchCompute) -> float:
+    """Activation offloading per micro-batch: the saved activations cross PCIe to the host during the
+    forward pass and back during the backward pass, each overlapped with that pass's compute."""
+    if layout.recompute != "offload":
+        return 0.0
+    from planner.estimate.memory import activation_bytes_per_token_layer
+
+    nbytes = activation_bytes_per_token_layer(shape, layout) * tokens_per_gpu_micro_batch(layout) * mbc.layers
+    pcie_s = nbytes / (PCIE_GB_PER_S_PER_DIRECTION["pcie"] * 1e9)
+    forward = mbc.linear_fwd_s + mbc.attention_fwd_s
+    return max(0.0, pcie_s - forward) + max(0.0, pcie_s - (mbc.compute_s - forward))
+
+
 def _layered_exposed(collective_s: float, compute_s: float, layers: int) -> float:
     """Per pass: the first layer's collective plus what each later one takes beyond its layer's compute."""
     if collective_s <= 0:
@@ -331,6 +344,7 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
     tp_mb = tp_exposed_s(shape, layout, tp_link, 6 if layout.recompute == "full" else 4, layers)
     cp_mb = cp_exposed_s(shape, layout, cp_link, mbc, 1 if layout.recompute == "full" else 0)
     ep_mb = ep_exposed_s(shape, layout, ep_link, layers, 1 if layout.recompute == "full" else 0)
+    recompute_mb += offload_exposed_s(shape, layout, mbc)
 
     stage_mb = compute_mb + recompute_mb + tp_mb + cp_mb + ep_mb
     bubble = (p - 1) / v * stage_mb if p > 1 else 0.0

@@ -13,7 +13,9 @@ Method = Literal["pretrain", "continued_pretrain", "full_finetune", "lora", "qlo
 METHODS: tuple[str, ...] = get_args(Method)
 FULL_METHODS = ("pretrain", "continued_pretrain", "full_finetune")
 ADAPTER_METHODS = ("lora", "qlora")
-RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE = ("none", "selective", "full", "offload")
+"""Activation policies: keep all, recompute part (see `Layout.framework`), recompute each layer from
+its input, or keep all but in host memory (activation offloading, as torchtune and Megatron offer)."""
 PRECISIONS = ("bf16", "fp16", "fp8")
 OPTIMIZERS = ("adam", "adam_8bit", "paged_adam_8bit", "adafactor", "sgd")
 OPTIMIZER_ALIASES = {"adamw": "adam", "adamw-8bit": "adam_8bit", "adamw_8bit": "adam_8bit",
@@ -165,7 +167,8 @@ class TimeBreakdown:
     """Seconds of one optimizer step. They sum to the step time.
 
     compute_s: model FLOPs (and memory-bound kernels) at the achieved rate; recompute_s: the extra
-    forward passes of activation recomputation; tp_comm_s / cp_comm_s / dp_comm_s: exposed tensor-,
+    forward passes of activation recomputation (and PCIe transfers activation offloading could not
+    hide); tp_comm_s / cp_comm_s / dp_comm_s: exposed tensor-,
     context- and data-parallel communication; pp_bubble_s: pipeline fill/drain plus point-to-point transfers;
     other_s: optimizer step, QLoRA dequantization, optimizer paging over PCIe.
     """
