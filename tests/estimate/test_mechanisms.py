@@ -10,7 +10,7 @@ import itertools
 import pytest
 
 from models.gpu import GPU
-from models.model_card import MoE, ModelCard
+from models.model_card import ModelCard, MoE
 from planner.estimate import Cluster, Layout, LayoutSpec, estimate, search_layout
 from planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, quantile_factor
 
