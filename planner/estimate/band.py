@@ -38,6 +38,14 @@ took 1.4-1.5x. 1.3 is the middle; the band WHOLE_RUN_BAND spans them."""
 
 WHOLE_RUN_BAND: tuple[float, float] = (1.15, 1.5)
 
+
+def whole_run_overhead(method: str) -> tuple[float, tuple[float, float]]:
+    """(point, p10-p90) multiplier on steady-state hours. The evidence is whole pre-training runs; for
+    fine-tuning none is published, so the point is 1 and the upper side keeps the same spread."""
+    if method in ("pretrain", "continued_pretrain"):
+        return WHOLE_RUN_OVERHEAD, WHOLE_RUN_BAND
+    return 1.0, (1.0, WHOLE_RUN_BAND[1] / WHOLE_RUN_OVERHEAD)
+
 _Z90 = NormalDist().inv_cdf(0.9)
 
 

@@ -7,7 +7,8 @@ delta the time to write one checkpoint.
 Overhead on failure-free time (../shared/reference/reliability.md):
     f = delta / tau + (tau / 2 + restart) / M
 i.e. checkpoint writes, half an interval of lost work per interruption, and the restart itself.
-Failure-free hours = tokens / steady-state throughput x WHOLE_RUN_OVERHEAD (band.py);
+Failure-free hours = tokens / steady-state throughput x the whole-run overhead of pre-training runs
+(band.py; 1 for fine-tuning, where no published whole-run figures exist);
 wall hours = failure-free hours x (1 + f); expected interruptions = lambda x wall hours.
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from planner.estimate.band import WHOLE_RUN_BAND, WHOLE_RUN_OVERHEAD
+from planner.estimate.band import whole_run_overhead
 from planner.estimate.types import RunEstimate
 
 if TYPE_CHECKING:
@@ -51,7 +52,8 @@ def run_estimate(est: Estimate, tokens: float) -> RunEstimate:
         raise ValueError(f"tokens: must be a non-negative number, got {tokens}")
     c = est.cluster
     steady_h = tokens / est.tokens_per_s / 3600.0
-    ideal_h = steady_h * WHOLE_RUN_OVERHEAD
+    overhead, band = whole_run_overhead(est.method)
+    ideal_h = steady_h * overhead
     rate = interruption_rate_per_h(c.gpus, c.nodes, c.gpu_mtbf_h, c.spot_preemptions_per_day)
     job_mtbf = 1.0 / rate
     delta, restart = c.checkpoint_write_min / 60.0, c.restart_min / 60.0
@@ -63,10 +65,11 @@ def run_estimate(est: Estimate, tokens: float) -> RunEstimate:
         notes.append(f"spot: {c.spot_preemptions_per_day:g} preemptions per node per day")
     if f > 0.5:
         notes.append("failure overhead above 50%: checkpoint faster or use fewer, more reliable GPUs")
-    notes.append(f"whole-run overhead x{WHOLE_RUN_OVERHEAD:g} over steady-state steps (warm-up, evaluation, "
-                 "stalls; published whole runs vs step estimates)")
+    if overhead != 1.0:
+        notes.append(f"whole-run overhead x{overhead:g} over steady-state steps (warm-up, evaluation, "
+                     "stalls; published pre-training runs vs step estimates)")
     t_lo, t_hi = est.tokens_per_s_range
-    band = (tokens / t_hi / 3600.0 * WHOLE_RUN_BAND[0] * (1 + f), tokens / t_lo / 3600.0 * WHOLE_RUN_BAND[1] * (1 + f))
+    hours_band = (tokens / t_hi / 3600.0 * band[0] * (1 + f), tokens / t_lo / 3600.0 * band[1] * (1 + f))
     return RunEstimate(tokens=tokens, hours=hours, gpu_hours=hours * c.gpus, failure_free_hours=ideal_h,
                        failure_overhead_fraction=f, checkpoint_interval_h=tau,
-                       expected_interruptions=rate * hours, notes=tuple(notes), hours_range=band)
+                       expected_interruptions=rate * hours, notes=tuple(notes), hours_range=hours_band)

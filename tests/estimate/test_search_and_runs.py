@@ -102,6 +102,10 @@ def test_run_hours_include_failures_and_spot(llama8b: ModelCard, h100: GPU) -> N
     run = on_demand.run(10e9)
     assert run.failure_free_hours == pytest.approx(10e9 / on_demand.tokens_per_s / 3600 * WHOLE_RUN_OVERHEAD)
     assert run.hours_range[0] < run.hours < run.hours_range[1]
+    # fine-tuning runs are not charged the pre-training runs' whole-run overhead
+    tune = search_layout(llama8b, "full_finetune", Cluster.of(h100, 64), spec).best
+    assert tune is not None
+    assert tune.run(1e9).failure_free_hours == pytest.approx(1e9 / tune.tokens_per_s / 3600)
     assert run.hours > run.failure_free_hours
     assert run.gpu_hours == pytest.approx(run.hours * 64)
     assert spot.run(10e9).hours > run.hours
