@@ -164,6 +164,8 @@ class Problem:
     removed: list[Removed]
     value_of_time_per_min: int = 0  # money units per minute, for balanced
     horizon_min: int = 0
+    memory_headroom: float = 0.0  # fraction of each card every candidate's layout leaves free
+    pinned: dict[str, str] = field(default_factory=dict)  # job -> what the scenario fixed ("gpus=8, tp=2")
     scale: Scale = SCALE
 
     def all_candidates(self) -> list[Candidate]:

@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from constraints import memory as memory_rule
 from constraints.groups import family
 from models.problem import SCALE, Problem, PurchaseEconomics
 from planner.cpsat.model import Bounds
@@ -24,13 +25,14 @@ def money(amount: float, currency: str) -> str:
 def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
     lines = []
     for j in plan.jobs:
-        margin = j.gpu_memory_gib - j.memory_gib_per_gpu
+        free = j.gpu_memory_gib - j.memory_gib_per_gpu
         where = "owned" if j.billing == "owned" else j.billing
         lines.append(
             f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({where}), tp={j.tp} pp={j.pp} dp={j.dp} "
             f"zero={j.zero} recompute={j.recompute}; {j.memory_gib_per_gpu:.1f} of {j.gpu_memory_gib:.0f} GiB "
-            f"per GPU (margin {margin:.1f}); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}; "
+            f"per GPU ({free:.1f} free); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}; "
             f"hours {j.start_h:,.1f} -> {j.end_h:,.1f}"
+            + (f"; fixed by the scenario: {problem.pinned[j.job]}" if j.job in problem.pinned else "")
             + (f"; {money(j.cost, currency)}" if j.cost else f"; billed on {j.reservation}" if j.reservation else ""))
     for r in plan.reservations:
         unit = {24.0: "days", 720.0: "months", 8760.0: "years"}.get(r.period_h, f"x {r.period_h:g} h")
@@ -77,6 +79,7 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
             binding = " (binding)" if slack_h < 0.02 * SCALE.to_hours(limit) else ""
             lines.append(f"deadline of {j.job}: day {j.end_h / 24:,.1f} of {SCALE.to_hours(limit) / 24:g}, "
                          f"slack {slack_h / 24:,.1f} days{binding}")
+    lines.append(_headroom_line(problem, plan))
     lines += _ruled_out_cheaper(problem, outcome)
     removed = Counter(family(g) for c in problem.all_candidates() for g in c.violations)
     removed.update(r.rule for r in problem.removed)
@@ -89,6 +92,15 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
             if note not in assumptions:
                 assumptions.append(note)
     plan.assumptions = assumptions
+
+
+def _headroom_line(problem: Problem, plan: Plan) -> str:
+    """The memory rule in force and the job that comes closest to it."""
+    tight = max(plan.jobs, key=lambda j: j.memory_gib_per_gpu / j.gpu_memory_gib)
+    usable = memory_rule.usable_gib(tight.gpu_memory_gib, problem.memory_headroom)
+    return (f"memory headroom {problem.memory_headroom:.0%} (policy.memory_headroom): every layout peaks at "
+            f"most at {1 - problem.memory_headroom:.0%} of its card; tightest is {tight.job} at "
+            f"{tight.memory_gib_per_gpu:.1f} of {usable:.1f} usable GiB on {tight.gpu}")
 
 
 def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:

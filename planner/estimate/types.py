@@ -91,6 +91,12 @@ class LayoutSpec:
     lora_targets: str = "all"
     virtual_pipeline: int | None = None
     flash_attention: bool = True
+    # Fraction of the card kept free (allocator spikes, fragmentation the model misses); a layout fits
+    # only if its peak <= (1 - memory_headroom) x the card. 0 here; the planner passes the policy's.
+    memory_headroom: float = 0.0
+
+    def usable_gib(self, card_gib: float) -> float:
+        return card_gib * (1.0 - self.memory_headroom)
 
     def searched_fields(self) -> tuple[str, ...]:
         names = ("tp", "pp", "zero", "recompute", "micro_batch", "global_batch")
