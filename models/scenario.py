@@ -172,8 +172,14 @@ class Job(Strict):
 
 
 class SolverSettings(Strict):
-    time_limit_s: float = Field(default=10.0, gt=0)
-    workers: int = Field(default=2, ge=1)
+    """How CP-SAT runs. It stops on `work_limit`, CP-SAT's deterministic time (a count of work, about
+    a second of one unloaded core per unit), so the same scenario gives the same plan on a busy
+    machine; `time_limit_s` (wall clock) is only a safety net, and a result it cut says so."""
+
+    work_limit: float = Field(default=30.0, gt=0, description="deterministic time units, all solves together")
+    time_limit_s: float = Field(default=60.0, gt=0, description="wall-clock safety net, seconds")
+    workers: int = Field(default=1, ge=1, description="1: one search thread; more: CP-SAT's interleaved "
+                                                      "(still deterministic) portfolio")
     seed: int = Field(default=0, ge=0)
     top_k: int = Field(default=3, ge=1, le=20)
     gap: float = Field(default=0.1, ge=0, description="alternatives within this fraction of the best")

@@ -100,10 +100,20 @@ class SolveResult:
     conflicts: list[Conflict] = field(default_factory=list)
     relaxations: list[Relaxation] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    gap: float | None = None  # (best plan's objective - bound) / objective; 0 when optimal
+    bound: float | None = None  # no plan can do better than this on the objective
+    bound_unit: str = ""  # the currency (cost, balanced, lexicographic) or "h" (time)
+
+    def proof(self) -> str:
+        """'optimal, gap 0.0%, bound 600 CNY' (status alone when there is no plan)."""
+        if self.gap is None or self.bound is None:
+            return self.status
+        return f"{self.status}, gap {self.gap:.1%}, bound {self.bound:,.2f} {self.bound_unit}"
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
-            "scenario": self.scenario, "status": self.status, "objective": self.objective,
+            "scenario": self.scenario, "status": self.status, "gap": self.gap, "bound": self.bound,
+            "bound_unit": self.bound_unit, "objective": self.objective,
             "currency": self.currency, "solve_time_s": round(self.solve_time_s, 3),
             "plans": [p.to_dict() for p in self.plans], "notes": self.notes,
         }

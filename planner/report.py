@@ -10,7 +10,7 @@ from planner.plan import SolveResult
 
 def render_table(result: SolveResult, console: Console) -> None:
     cur = result.currency
-    console.print(f"[bold]{result.scenario}[/bold]: {result.status} ({result.objective} objective, "
+    console.print(f"[bold]{result.scenario}[/bold]: {result.proof()} ({result.objective} objective, "
                   f"{result.solve_time_s:.2f} s)")
     if result.plans:
         table = Table(title="plans", show_lines=False)
@@ -38,7 +38,7 @@ def render_table(result: SolveResult, console: Console) -> None:
 
 def render_markdown(result: SolveResult) -> str:
     cur = result.currency
-    out = [f"# {result.scenario}", "", f"Status: **{result.status}** ({result.objective} objective, "
+    out = [f"# {result.scenario}", "", f"Status: **{result.proof()}** ({result.objective} objective, "
            f"{result.solve_time_s:.2f} s)", ""]
     if result.plans:
         out += [f"| rank | cost ({cur}) | makespan (days) | plan |", "|---|---|---|---|"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from models.loading import LoadedScenario
@@ -15,7 +16,7 @@ from planner.cpsat.run import Outcome, solve_model, to_plan
 from planner.explain import explain_infeasible, explain_plan
 from planner.plan import Plan, SolveResult
 
-TIE_BREAK_S = 1.0  # seconds for the makespan tie-break among cheapest plans
+TIE_BREAK_WORK = 1.0  # deterministic time for the makespan tie-break among cheapest plans
 
 
 @dataclass
@@ -24,12 +25,14 @@ class SolveOptions:
     top_k: int | None = None
     gap: float | None = None
     time_limit_s: float | None = None
+    work_limit: float | None = None
     workers: int | None = None
     seed: int | None = None
 
 
 class Session:
-    """One scenario's problem and base model, with a shared time budget for every re-solve."""
+    """One scenario's problem and base model, with one work budget (deterministic time) for every
+    re-solve, and the wall-clock safety net."""
 
     def __init__(self, problem: Problem, settings: SolverSettings, objective: str,
                  started: float | None = None) -> None:
@@ -39,6 +42,8 @@ class Session:
         self.problem = problem
         self.model = PlanModel(problem)
         self.deadline = self.started + settings.time_limit_s
+        self.work_left = settings.work_limit
+        self.wall_stopped = False  # some solve was cut by the wall clock: the result may depend on load
 
     @classmethod
     def from_loaded(cls, loaded: LoadedScenario, options: SolveOptions | None = None) -> Session:
@@ -48,6 +53,7 @@ class Session:
         s = loaded.scenario
         settings = SolverSettings(
             time_limit_s=options.time_limit_s or s.solver.time_limit_s,
+            work_limit=options.work_limit or s.solver.work_limit,
             workers=options.workers or s.solver.workers,
             seed=s.solver.seed if options.seed is None else options.seed,
             top_k=options.top_k or s.solver.top_k,
@@ -59,11 +65,14 @@ class Session:
         return max(0.05, self.deadline - time.perf_counter())
 
     def run(self, objective: str | None, bounds: Bounds, hint: Outcome | None = None,
-            with_assumptions: bool = False, max_s: float | None = None) -> Outcome:
+            with_assumptions: bool = False, max_work: float | None = None) -> Outcome:
         instance = self.model.instance(objective, bounds, with_assumptions=with_assumptions,
                                        hint=hint.hint() if hint else None)
-        limit = self.remaining_s() if max_s is None else min(max_s, self.remaining_s())
-        return solve_model(self.model, instance, self.settings, limit)
+        work = self.work_left if max_work is None else min(max_work, self.work_left)
+        outcome = solve_model(self.model, instance, self.settings, self.remaining_s(), work)
+        self.work_left = max(0.0, self.work_left - outcome.work)
+        self.wall_stopped |= outcome.wall_stopped
+        return outcome
 
     def best(self, bounds: Bounds, hint: Outcome | None = None) -> Outcome:
         """The optimum under `bounds` for the session's objective (two stages where it is lexicographic)."""
@@ -83,15 +92,16 @@ class Session:
             return first
         # Among the cheapest plans, the one that finishes first (same cost, jobs not left idle). Only a
         # tie-break: it gets a short time slice and never changes the cost or its proof.
-        second = self.run("time", replace(bounds, max_cost=first.total_cost), first, max_s=TIE_BREAK_S)
+        second = self.run("time", replace(bounds, max_cost=first.total_cost), first, max_work=TIE_BREAK_WORK)
         return self._second(second, first)
 
     @staticmethod
     def _second(second: Outcome, first: Outcome) -> Outcome:
-        """The second stage's plan, with the first stage's status: that is the objective proven."""
+        """The second stage's plan, with the first stage's status, value and bound: that is the
+        objective proven."""
         if not second.solved:
             return first
-        second.status = first.status
+        second.status, second.objective, second.bound = first.status, first.objective, first.bound
         return second
 
     def objective_value(self, outcome: Outcome) -> int:
@@ -141,5 +151,29 @@ def solve_session(session: Session) -> SolveResult:
         for plan, outcome in zip(plans, outcomes, strict=True):
             explain_plan(session, plan, outcome, best)
         result.plans = plans
+        _record_proof(session, result, best)
     result.solve_time_s = time.perf_counter() - session.started
     return result
+
+
+def _record_proof(session: Session, result: SolveResult, best: Outcome) -> None:
+    """The best plan's objective bound and gap, in the objective's unit, and what stopped the search."""
+    scale = session.problem.scale
+    to_unit: Callable[[float], float]
+    if session.objective == "time":
+        result.bound_unit, to_unit = "h", scale.to_hours
+    else:  # cost, balanced and lexicographic's first stage are all money
+        result.bound_unit, to_unit = session.problem.currency, scale.to_money
+    value = best.objective if best.objective is not None else 0.0
+    bound = best.bound if best.bound is not None else value
+    result.bound = round(to_unit(bound), 2)
+    result.gap = 0.0 if best.status == "optimal" else round(max(0.0, value - bound) / max(abs(value), 1e-9), 4)
+    settings = session.settings
+    if session.wall_stopped:
+        result.notes.append(f"the wall-clock safety net ({settings.time_limit_s:g} s) stopped a solve before its "
+                            f"work limit; this answer may depend on the machine's load: raise "
+                            f"solver.time_limit_s")
+    elif best.status == "feasible":
+        result.notes.append(f"not proven optimal within the work limit ({settings.work_limit:g} units): the best "
+                            f"possible is {result.bound:,.2f} {result.bound_unit}, gap {result.gap:.1%}; "
+                            f"raise solver.work_limit (or --work-limit) to close it")

@@ -46,7 +46,10 @@ def solve_command(
     objective: Annotated[ObjectiveChoice | None, typer.Option(help="override the scenario's objective")] = None,
     top: Annotated[int | None, typer.Option("--top", min=1, max=20, help="plans to return")] = None,
     gap: Annotated[float | None, typer.Option(min=0.0, help="alternatives within this fraction")] = None,
-    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, help="seconds, all solves")] = None,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, help="wall-clock safety net, seconds, "
+                                                     "all solves")] = None,
+    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, help="deterministic time, all solves "
+                                                     "(the stop that does not depend on load)")] = None,
     output: Annotated[SolveFormat, typer.Option("--format")] = SolveFormat.table,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
 ) -> None:
@@ -56,7 +59,7 @@ def solve_command(
     """
     loaded = _load(file, overlay)
     options = SolveOptions(objective=objective.value if objective else None, top_k=top, gap=gap,
-                           time_limit_s=time_limit)
+                           time_limit_s=time_limit, work_limit=work_limit)
     result = solve(loaded, options)
     if output is SolveFormat.json:
         print_json(result.to_dict())
