@@ -361,10 +361,12 @@ class CandidateBuilder:
                     if stalled >= 2 or candidate.hours < MIN_USEFUL_HOURS:
                         break
             candidates[job.id] = self._prune(found)
-        for cands in candidates.values():
-            for c in cands:
-                for group, reason in c.violations.items():
-                    self.groups.setdefault(group, f"{group} rule, e.g. {reason}")
+        # Examples come first from options the scenario's own policy lists leave (a rule is not
+        # described by a platform the user already excluded).
+        for c in sorted((c for cands in candidates.values() for c in cands),
+                        key=lambda c: any(g.startswith("policy.") for g in c.violations)):
+            for group, reason in c.violations.items():
+                self.groups.setdefault(group, f"{group} rule, e.g. {reason}")
         # Renumber after pruning so variable indices are dense and stable.
         renumbered: dict[str, list[Candidate]] = {}
         index = 0
@@ -394,7 +396,8 @@ class CandidateBuilder:
         for job in s.jobs:
             limit = s.effective_deadline_h(job)
             if limit is not None:
-                self.groups[f"deadline/{job.id}"] = f"{job.id} ends within {limit / 24:g} days"
+                within = f"{limit:g} hours" if limit < 48 else f"{limit / 24:g} days"  # hours under two days
+                self.groups[f"deadline/{job.id}"] = f"{job.id} ends within {within}"
         if any(j.after for j in s.jobs):
             self.groups["scheduling.after"] = "jobs run after the jobs they depend on"
         if s.policy.reproducibility.fixed_gpu_type:

@@ -1,5 +1,5 @@
-"""Explanations a PI can read: why this plan, what binds, what the rules removed, why not X,
-and for an infeasible scenario the minimal conflicting groups and the smallest relaxations."""
+"""Explanations a PI can read: why this plan, what binds, what the rules removed, and why not X
+(infeasible scenarios: planner.infeasible)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from constraints import memory as memory_rule
 from constraints.groups import family
-from models.problem import SCALE, Problem, PurchaseEconomics
+from models.problem import SCALE, Candidate, Problem, PurchaseEconomics
 from planner.cpsat.model import Bounds
 from planner.cpsat.run import Outcome, to_plan
-from planner.plan import Conflict, Plan, Relaxation, ReservationPlan, SolveResult
+from planner.infeasible import conflict_groups, describe, duration_text
+from planner.plan import Conflict, Plan, ReservationPlan
 
 if TYPE_CHECKING:
     from planner.solve import Session
@@ -127,69 +128,6 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
     return lines
 
 
-# --- infeasibility ---------------------------------------------------------------------------------
-
-def minimal_conflict(session: Session, base: Bounds, core_names: list[str]) -> list[str]:
-    """Shrink a conflicting set of groups to a minimal one by deletion (each test is one solve)."""
-    names = list(core_names)
-    all_groups = set(session.model.groups.literals)
-    for name in list(names):
-        trial = [n for n in names if n != name]
-        lifted = frozenset(all_groups - set(trial))
-        outcome = session.run(None, Bounds(lifted=lifted, forced=base.forced, max_cost=base.max_cost,
-                                           max_makespan=base.max_makespan))
-        if outcome.status == "infeasible":
-            names = trial
-    return names
-
-
-def find_conflict(session: Session, base: Bounds) -> list[str]:
-    outcome = session.run(None, base, with_assumptions=True)
-    if outcome.status != "infeasible":
-        return []
-    by_index = session.model.groups.by_index()
-    core = [by_index[i] for i in outcome.core if i in by_index] or sorted(session.model.groups.literals)
-    return minimal_conflict(session, base, core)
-
-
-def explain_infeasible(session: Session, result: SolveResult, empty_jobs: list[str] | None = None) -> None:
-    problem = session.problem
-    cur = problem.currency
-    if empty_jobs:
-        for job in empty_jobs:
-            reasons = Counter(r.reason for r in problem.removed if r.job == job and r.rule == "memory")
-            detail = reasons.most_common(1)[0][0] if reasons else "no option in the catalog"
-            result.conflicts.append(Conflict("memory", f"{job}: nothing fits; e.g. {detail}"))
-        result.relaxations.append(Relaxation("rule", "smaller model, shorter sequence or QLoRA",
-                                             "no GPU count in the catalog holds this job in memory"))
-        return
-    for name in find_conflict(session, Bounds()):
-        result.conflicts.append(Conflict(name, session.problem.groups.get(name, name)))
-    all_groups = set(session.model.groups.literals)
-    if "budget" in all_groups:
-        out = session.run("cost", Bounds(lifted=frozenset({"budget"})))
-        if out.solved:
-            result.relaxations.append(Relaxation(
-                "budget", money(SCALE.to_money(out.total_cost), cur),
-                f"raise the budget to {money(SCALE.to_money(out.total_cost), cur)} and the rest holds"))
-    deadlines = frozenset(g for g in all_groups if family(g) == "deadline")
-    if deadlines:
-        out = session.run("time", Bounds(lifted=deadlines))
-        if out.solved:
-            days = SCALE.to_hours(out.makespan_min) / 24
-            result.relaxations.append(Relaxation(
-                "deadline", f"{days:,.1f}d", f"extend the deadline to {days:,.1f} days and the rest holds"))
-    for conflict in result.conflicts:
-        name = conflict.constraint
-        if family(name) in ("budget", "deadline"):
-            continue
-        out = session.run("cost", Bounds(lifted=frozenset({name})))
-        if out.solved:
-            result.relaxations.append(Relaxation(
-                "rule", name, f"lift {name} ({conflict.detail}): cheapest plan then costs "
-                              f"{money(SCALE.to_money(out.total_cost), cur)}"))
-
-
 # --- why not X? -------------------------------------------------------------------------------------
 
 @dataclass
@@ -232,7 +170,9 @@ def _matches(spec: dict[str, str], job: str, platform: str, gpu: str, gpus: int,
                 spec.get("billing", billing) == billing])
 
 
-def why_not(session: Session, spec: dict[str, str], best: Outcome) -> WhyNot:
+def why_not(session: Session, spec: dict[str, str], best: Outcome | None) -> WhyNot:
+    """Force the option `spec` names. With a best plan (`best`), its extra cost and time, or the rules
+    it breaks; on an infeasible scenario (`best` None), what the option itself breaks."""
     problem = session.problem
     jobs = [spec["job"]] if "job" in spec else problem.jobs
     forced = []
@@ -247,6 +187,8 @@ def why_not(session: Session, spec: dict[str, str], best: Outcome) -> WhyNot:
                 answer.reasons += sorted({f"{job}: {r.rule}: {r.reason}" for r in removed})[:5]
             else:
                 answer.reasons.append(f"{job}: no such option in the catalog or the scenario's owned pools")
+                if job in problem.pinned:
+                    answer.reasons.append(f"{job}: the scenario fixes {problem.pinned[job]}")
             continue
         forced.append(matching)
     if len(forced) < len(jobs):
@@ -255,8 +197,8 @@ def why_not(session: Session, spec: dict[str, str], best: Outcome) -> WhyNot:
         else:
             return answer
     bounds = Bounds(forced=tuple(forced))
-    outcome = session.best(bounds, hint=None)
-    if outcome.solved:
+    outcome = session.best(bounds, hint=None) if best is not None else None
+    if best is not None and outcome is not None and outcome.solved:
         answer.status = "feasible"
         answer.plan = to_plan(problem, outcome, 1)
         answer.delta_cost = SCALE.to_money(outcome.total_cost - best.total_cost)
@@ -264,11 +206,31 @@ def why_not(session: Session, spec: dict[str, str], best: Outcome) -> WhyNot:
         explain_plan(session, answer.plan, outcome, best)
         return answer
     answer.status = "infeasible"
-    for name in find_conflict(session, bounds):
-        answer.conflicts.append(Conflict(name, problem.groups.get(name, name)))
-    # Name the concrete reasons of the forced options under each conflicting rule.
-    for indices in forced:
-        for index in indices[:1]:
-            c = next(c for c in problem.all_candidates() if c.index == index)
-            answer.reasons += [f"{c.job}: {g}: {r}" for g, r in c.violations.items()]
+    by_index = {c.index: c for c in problem.all_candidates()}
+    # Each forced option at its most favourable: fewest broken rules, then cheapest.
+    options = [min((by_index[i] for i in indices), key=lambda c: (len(c.violations), problem.standalone_cost(c)))
+               for indices in forced]
+    for name in conflict_groups(session, bounds):
+        answer.conflicts.append(Conflict(name, describe(problem, name, options)))
+    for c in options:
+        answer.reasons += [f"{c.job}: {g}: {r}" for g, r in sorted(c.violations.items())]
+        answer.reasons += _limits_broken(problem, c)
+    if best is None:
+        answer.reasons.append("the scenario has no plan with any option; `plan solve` names its conflicts "
+                              "and relaxations")
     return answer
+
+
+def _limits_broken(problem: Problem, c: Candidate) -> list[str]:
+    """The budget and deadline a candidate breaks on its own."""
+    found = []
+    cost = problem.standalone_cost(c)
+    if problem.budget is not None and cost > problem.budget:
+        found.append(f"{c.job}: budget: costs {money(SCALE.to_money(cost), problem.currency)} alone, above the "
+                     f"budget of {money(SCALE.to_money(problem.budget), problem.currency)}")
+    limit = problem.deadline_min[c.job]
+    if limit is not None and c.duration_min > limit:
+        took, unit = duration_text(c.hours)
+        allowed, allowed_unit = duration_text(SCALE.to_hours(limit))
+        found.append(f"deadline/{c.job}: takes {took:g} {unit}, beyond the deadline of {allowed:g} {allowed_unit}")
+    return found

@@ -84,9 +84,19 @@ class Conflict:
 
 @dataclass(frozen=True)
 class Relaxation:
-    kind: str  # budget | deadline | rule
-    to: str
+    """One change to the scenario that makes it feasible: set `field` to `to` (in `unit`).
+
+    `to` is a number for budget (currency), deadline (hours under two days, else days) and headroom
+    (fraction of the card); a name for policy lists (the platform or GPU to allow) and a value for
+    rules (the sensitivity level, `false` for a reproducibility rule). `cost` is the cheapest plan then.
+    """
+
+    kind: str  # budget | deadline | headroom | policy | sensitivity | rule
+    field: str  # the scenario field to change, e.g. "budget", "policy.allow_gpus", "jobs[sft].data.sensitivity"
+    to: float | str
+    unit: str  # CNY (the currency) | h | d | fraction of card | platform | gpu | GPUs | level | setting
     detail: str
+    cost: float | None = None
 
 
 @dataclass

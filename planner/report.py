@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from planner.plan import SolveResult
@@ -18,22 +19,22 @@ def render_table(result: SolveResult, console: Console) -> None:
             table.add_column(column, overflow="fold")
         for plan in result.plans:
             table.add_row(str(plan.rank), f"{plan.total_cost:,.0f}", f"{plan.makespan_h / 24:,.2f}",
-                          plan.summary())
+                          escape(plan.summary()))
         console.print(table)
         for plan in result.plans:
             console.print(f"\n[bold]plan {plan.rank}[/bold]")
             for line in plan.explanation:
-                console.print(f"  - {line}")
+                console.print(f"  - {escape(line)}")
             if plan.assumptions:
                 console.print("  assumptions:")
                 for line in plan.assumptions:
-                    console.print(f"    * {line}")
+                    console.print(f"    * {escape(line)}")
     for conflict in result.conflicts:
-        console.print(f"conflict: {conflict.constraint}: {conflict.detail}")
+        console.print(escape(f"conflict: {conflict.constraint}: {conflict.detail}"))
     for relax in result.relaxations:
-        console.print(f"relax {relax.kind}: {relax.detail}")
+        console.print(escape(f"relax {relax.kind}: {relax.detail}"))
     for note in result.notes:
-        console.print(f"note: {note}")
+        console.print(escape(f"note: {note}"))
 
 
 def render_markdown(result: SolveResult) -> str:

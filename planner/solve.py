@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -9,11 +10,12 @@ from dataclasses import dataclass, replace
 
 from models.loading import LoadedScenario
 from models.problem import Problem
-from models.scenario import SolverSettings
+from models.scenario import Scenario, SolverSettings
 from planner.candidates import build_problem
 from planner.cpsat.model import Bounds, PlanModel
 from planner.cpsat.run import Outcome, solve_model, to_plan
-from planner.explain import explain_infeasible, explain_plan
+from planner.explain import explain_plan
+from planner.infeasible import explain_infeasible
 from planner.plan import Plan, SolveResult
 
 TIE_BREAK_WORK = 1.0  # deterministic time for the makespan tie-break among cheapest plans
@@ -35,7 +37,8 @@ class Session:
     re-solve, and the wall-clock safety net."""
 
     def __init__(self, problem: Problem, settings: SolverSettings, objective: str,
-                 started: float | None = None) -> None:
+                 started: float | None = None, loaded: LoadedScenario | None = None) -> None:
+        self.loaded = loaded  # the scenario, when there is one: explanations re-plan variants of it
         self.settings = settings
         self.objective = objective
         self.started = time.perf_counter() if started is None else started
@@ -59,7 +62,22 @@ class Session:
             top_k=options.top_k or s.solver.top_k,
             gap=s.solver.gap if options.gap is None else options.gap,
         )
-        return cls(build_problem(loaded), settings, options.objective or s.objective, started)
+        return cls(build_problem(loaded), settings, options.objective or s.objective, started, loaded)
+
+    def variant(self, scenario: Scenario) -> Session | None:
+        """A session for a changed copy of this scenario (a relaxation to try), sharing this one's work
+        budget and safety net; None when the session was built from a bare problem."""
+        if self.loaded is None:
+            return None
+        other = Session(build_problem(dataclasses.replace(self.loaded, scenario=scenario)), self.settings,
+                        self.objective, self.started, self.loaded)
+        other.work_left, other.deadline = self.work_left, self.deadline
+        return other
+
+    def spend(self, other: Session) -> None:
+        """Charge a variant's solves to this session's budget."""
+        self.work_left = min(self.work_left, other.work_left)
+        self.wall_stopped |= other.wall_stopped
 
     def remaining_s(self) -> float:
         return max(0.05, self.deadline - time.perf_counter())

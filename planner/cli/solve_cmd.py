@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from models.errors import InputError
 from models.loading import LoadedScenario, load_scenario
@@ -95,13 +96,13 @@ def explain_command(
     if "job" in spec and spec["job"] not in session.problem.jobs:
         fail(f"--why-not: job: unknown job {spec['job']!r}; jobs: {', '.join(session.problem.jobs)}")
     best = session.best(Bounds())
-    if not best.solved:
-        fail(f"{file}: the scenario itself is {best.status}; run `plan solve` for its explanation")
-    answer = why_not(session, spec, best)
+    if best.status == "unknown":
+        fail(f"{file}: no plan within the work limit; raise solver.work_limit, then ask again")
+    answer = why_not(session, spec, best if best.solved else None)
     if output is SolveFormat.json:
         print_json(answer.to_dict())
         return
-    console.print(f"why not {why_not_spec}? -> {answer.status}")
+    console.print(f"why not {escape(why_not_spec)}? -> {answer.status}")
     if answer.status == "feasible" and answer.plan is not None:
         console.print(f"  possible, at {answer.delta_cost:+,.0f} {loaded.scenario.currency} and "
                       f"{answer.delta_makespan_h:+,.1f} h against the best plan")

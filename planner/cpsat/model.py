@@ -46,6 +46,7 @@ class Bounds:
     forced: tuple[tuple[int, ...], ...] = ()  # per set: one of these candidates is chosen (why-not)
     max_objective: tuple[str, int] | None = None  # (objective, cap): alternatives within the gap
     nogoods: tuple[tuple[tuple[str, tuple[str, str, int]], ...], ...] = ()  # previous plans' keys
+    assume: frozenset[str] | None = None  # with assumptions: only these groups (None: all); the rest held
 
 
 class PlanModel:
@@ -79,11 +80,12 @@ class PlanModel:
         """A clone with the active groups enforced (fixed, or as assumptions) and the bounds added."""
         model = self.model.clone()
         v = self.variables
-        active = [lit for name, lit in self.groups.literals.items() if name not in bounds.lifted]
-        if with_assumptions:
-            model.add_assumptions(active)
-        else:
-            for lit in active:
+        active = {name: lit for name, lit in self.groups.literals.items() if name not in bounds.lifted}
+        assumed = {name for name in active if with_assumptions and (bounds.assume is None or name in bounds.assume)}
+        if assumed:
+            model.add_assumptions([active[name] for name in sorted(assumed)])
+        for name, lit in active.items():
+            if name not in assumed:
                 model.add(lit == 1)
         if bounds.max_cost is not None:
             model.add(v.total_cost <= bounds.max_cost)
