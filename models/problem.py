@@ -131,9 +131,10 @@ class Candidate:
         return f"{self.job}:{self.gpus}x{self.gpu}@{self.platform}/{self.billing}"
 
     @property
-    def key(self) -> tuple[str, str, int]:
-        """The decisions that make two plans genuinely different (for alternatives)."""
-        return (self.platform, self.gpu, self.gpus)
+    def decision(self) -> tuple[str, str, str]:
+        """The choices that make two plans genuinely different (for alternatives): where, on what GPU
+        and billed how. The GPU count alone is a tuning of the same choice."""
+        return (self.platform, self.gpu, self.billing)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from models.problem import SCALE, Candidate, Problem, PurchaseEconomics
 from planner.cpsat.model import Bounds
 from planner.cpsat.run import Outcome, to_plan
 from planner.infeasible import conflict_groups, describe, duration_text
-from planner.plan import Conflict, Plan, ReservationPlan
+from planner.plan import Conflict, Plan, ReservationPlan, Trade
 
 if TYPE_CHECKING:
     from planner.solve import Session
@@ -45,6 +45,22 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
     return lines
 
 
+def trade(problem: Problem, outcome: Outcome, best: Outcome) -> Trade:
+    """What an alternative changes against the best plan, job by job, with each job's own deltas."""
+    changes = []
+    for job in problem.jobs:
+        a, b = outcome.chosen[job], best.chosen[job]
+        if (a.decision, a.gpus) == (b.decision, b.gpus):
+            continue
+        cost = SCALE.to_money(problem.standalone_cost(a) - problem.standalone_cost(b))
+        changes.append(f"{job}: {b.gpus}x {b.gpu} on {b.platform} ({b.billing}) -> {a.gpus}x {a.gpu} on "
+                       f"{a.platform} ({a.billing}), {cost:+,.0f} {problem.currency} and "
+                       f"{a.hours - b.hours:+,.1f} h for this job alone")
+    return Trade(delta_cost=round(SCALE.to_money(outcome.total_cost - best.total_cost), 2),
+                 delta_makespan_h=round(SCALE.to_hours(outcome.makespan_min - best.makespan_min), 2),
+                 changes=tuple(changes))
+
+
 def _payback_line(r: ReservationPlan, econ: PurchaseEconomics, currency: str) -> str:
     upfront = f"buying {r.gpus} GPUs costs {money(econ.capex_per_gpu * r.gpus, currency)} up front"
     if econ.rent_per_gpu_hour is None:
@@ -65,8 +81,9 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
     cur = problem.currency
     lines = _job_line(problem, plan, cur)
     if plan.rank > 1:
-        lines.append(f"compared with plan 1: {plan.total_cost - SCALE.to_money(best.total_cost):+,.0f} {cur}, "
-                     f"{plan.makespan_h - SCALE.to_hours(best.makespan_min):+,.1f} h")
+        plan.trade = trade(problem, outcome, best)
+        beyond = "" if plan.within_gap else f" (beyond the {session.settings.gap:.0%} gap)"
+        lines.append(f"trades against plan 1{beyond}: {plan.trade.summary(cur)}; " + "; ".join(plan.trade.changes))
     if problem.budget is not None:
         budget = SCALE.to_money(problem.budget)
         used = plan.total_cost / budget

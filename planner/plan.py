@@ -54,6 +54,18 @@ class ReservationPlan:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Trade:
+    """An alternative against the best plan: its extra cost and time, and the decisions it changes."""
+
+    delta_cost: float  # currency; positive = dearer than plan 1
+    delta_makespan_h: float  # positive = finishes later than plan 1
+    changes: tuple[str, ...]  # "domain-cpt: 16x a800-80gb on hospital-a800 (owned) -> 32x h800 on ..."
+
+    def summary(self, currency: str) -> str:
+        return f"{self.delta_cost:+,.0f} {currency}, {self.delta_makespan_h:+,.1f} h"
+
+
 @dataclass
 class Plan:
     rank: int
@@ -64,6 +76,8 @@ class Plan:
     explanation: list[str] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
     optimal: bool = True
+    trade: Trade | None = None  # alternatives: what this plan trades against plan 1
+    within_gap: bool = True  # False: the nearest genuinely different plan, shown beyond the gap
 
     def summary(self) -> str:
         parts = [f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({j.billing})" for j in self.jobs]
@@ -71,7 +85,9 @@ class Plan:
 
     def to_dict(self) -> dict[str, Any]:
         return {"rank": self.rank, "total_cost": round(self.total_cost, 2), "makespan_h": round(self.makespan_h, 2),
-                "optimal": self.optimal, "jobs": [j.to_dict() for j in self.jobs],
+                "optimal": self.optimal, "within_gap": self.within_gap,
+                "trade": asdict(self.trade) if self.trade else None,
+                "jobs": [j.to_dict() for j in self.jobs],
                 "reservations": [r.to_dict() for r in self.reservations],
                 "explanation": self.explanation, "assumptions": self.assumptions}
 

@@ -15,11 +15,11 @@ def render_table(result: SolveResult, console: Console) -> None:
                   f"{result.solve_time_s:.2f} s)")
     if result.plans:
         table = Table(title="plans", show_lines=False)
-        for column in ("rank", f"cost ({cur})", "makespan (days)", "plan"):
+        for column in ("rank", f"cost ({cur})", "makespan (days)", "vs plan 1", "plan"):
             table.add_column(column, overflow="fold")
         for plan in result.plans:
             table.add_row(str(plan.rank), f"{plan.total_cost:,.0f}", f"{plan.makespan_h / 24:,.2f}",
-                          escape(plan.summary()))
+                          plan.trade.summary(cur) if plan.trade else "", escape(plan.summary()))
         console.print(table)
         for plan in result.plans:
             console.print(f"\n[bold]plan {plan.rank}[/bold]")
@@ -42,9 +42,9 @@ def render_markdown(result: SolveResult) -> str:
     out = [f"# {result.scenario}", "", f"Status: **{result.proof()}** ({result.objective} objective, "
            f"{result.solve_time_s:.2f} s)", ""]
     if result.plans:
-        out += [f"| rank | cost ({cur}) | makespan (days) | plan |", "|---|---|---|---|"]
-        out += [f"| {p.rank} | {p.total_cost:,.0f} | {p.makespan_h / 24:,.2f} | {p.summary()} |"
-                for p in result.plans]
+        out += [f"| rank | cost ({cur}) | makespan (days) | vs plan 1 | plan |", "|---|---|---|---|---|"]
+        out += [f"| {p.rank} | {p.total_cost:,.0f} | {p.makespan_h / 24:,.2f} | "
+                f"{p.trade.summary(cur) if p.trade else ''} | {p.summary()} |" for p in result.plans]
         for plan in result.plans:
             out += ["", f"## Plan {plan.rank}", ""] + [f"- {line}" for line in plan.explanation]
             if plan.assumptions:

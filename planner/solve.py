@@ -18,6 +18,7 @@ from planner.explain import explain_plan
 from planner.infeasible import explain_infeasible
 from planner.plan import Plan, SolveResult
 
+MATERIAL_SHARE = 0.2  # a job with this share of the cost or the time is one whose choice matters
 TIE_BREAK_WORK = 1.0  # deterministic time for the makespan tie-break among cheapest plans
 
 
@@ -155,23 +156,65 @@ def solve_session(session: Session) -> SolveResult:
     elif best.solved:
         plans: list[Plan] = [to_plan(problem, best, 1)]
         outcomes = [best]
-        cap = math.floor(session.objective_value(best) * (1 + session.settings.gap))
-        nogoods: list[tuple[tuple[str, tuple[str, str, int]], ...]] = []
-        for rank in range(2, session.settings.top_k + 1):
-            last = outcomes[-1]
-            nogoods.append(tuple((job, last.chosen[job].key) for job in problem.jobs))
-            bounds = Bounds(nogoods=tuple(nogoods), max_objective=(session.cap_objective(), cap))
-            alt = session.best(bounds, hint=last)
-            if not alt.solved:
-                break
-            plans.append(to_plan(problem, alt, rank))
-            outcomes.append(alt)
+        alternatives, inside = _alternatives(session, best, result)
+        outcomes += alternatives
+        plans += [to_plan(problem, alt, rank) for rank, alt in enumerate(alternatives, start=2)]
+        for plan in plans[inside + 1:]:
+            plan.within_gap = False
         for plan, outcome in zip(plans, outcomes, strict=True):
             explain_plan(session, plan, outcome, best)
         result.plans = plans
         _record_proof(session, result, best)
     result.solve_time_s = time.perf_counter() - session.started
     return result
+
+
+def _alternatives(session: Session, best: Outcome, result: SolveResult) -> tuple[list[Outcome], int]:
+    """Up to top_k - 1 plans, each changing the platform, GPU type or billing of a material job
+    against every plan before it, within the gap; each after the first also cheaper or faster than
+    every earlier alternative (a different trade, not the same one on another vendor). When fewer
+    exist within the gap, the nearest such plan beyond it is shown, and said to be."""
+    problem, settings = session.problem, session.settings
+    cap = math.floor(session.objective_value(best) * (1 + settings.gap))
+    material = material_jobs(problem, best)
+    found: list[Outcome] = []
+    nogoods: list[tuple[tuple[str, tuple[str, str, str]], ...]] = []
+    within_gap, beyond = True, False
+    while len(found) < settings.top_k - 1:
+        last = found[-1] if found else best
+        nogoods.append(tuple((job, last.chosen[job].decision) for job in material))
+        bounds = Bounds(nogoods=tuple(nogoods), max_objective=(session.cap_objective(), cap) if within_gap else None,
+                        undominated=tuple((o.total_cost, o.makespan_min) for o in found))
+        alt = session.best(bounds, hint=last)
+        if not alt.solved:
+            if not within_gap:
+                break
+            within_gap = False
+            nogoods.pop()
+            continue
+        found.append(alt)
+        if not within_gap:
+            beyond = True
+            break  # one plan beyond the gap, the nearest, is enough to show what a real change costs
+    inside = len(found) - beyond
+    if len(found) < settings.top_k - 1 or beyond:
+        result.notes.append(
+            f"alternatives: {inside} within {settings.gap:.0%} of the best change the platform, GPU type or "
+            f"billing of {', '.join(material)} (the jobs carrying {MATERIAL_SHARE:.0%} or more of the cost or "
+            "time)" + ("; the last plan shown is the nearest such change beyond the gap" if beyond else ""))
+    return found, inside
+
+
+def material_jobs(problem: Problem, best: Outcome) -> list[str]:
+    """Jobs that carry a real share of the best plan's cost or time (MATERIAL_SHARE or more): an
+    alternative must change one of their decisions, not just retune a small job."""
+    costs = {job: problem.standalone_cost(c) for job, c in best.chosen.items()}
+    total = sum(costs.values())
+    makespan = max(best.makespan_min, 1)
+    found = [job for job in problem.jobs
+             if (total > 0 and costs[job] >= MATERIAL_SHARE * total)
+             or best.chosen[job].duration_min >= MATERIAL_SHARE * makespan]
+    return found or list(problem.jobs)
 
 
 def _record_proof(session: Session, result: SolveResult, best: Outcome) -> None:
