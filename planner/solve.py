@@ -170,10 +170,10 @@ def solve_session(session: Session) -> SolveResult:
 
 
 def _alternatives(session: Session, best: Outcome, result: SolveResult) -> tuple[list[Outcome], int]:
-    """Up to top_k - 1 plans, each changing the platform, GPU type or billing of a material job
-    against every plan before it, within the gap; each after the first also cheaper or faster than
-    every earlier alternative (a different trade, not the same one on another vendor). When fewer
-    exist within the gap, the nearest such plan beyond it is shown, and said to be."""
+    """Up to top_k - 1 plans within the gap, each changing the platform, GPU type or billing of a
+    material job against every plan before it, and each cheaper or faster than every plan before it:
+    a real trade, not the same plan on another vendor at a higher price. When fewer exist within the
+    gap, the nearest such plan beyond it is shown, and said to be."""
     problem, settings = session.problem, session.settings
     cap = math.floor(session.objective_value(best) * (1 + settings.gap))
     material = material_jobs(problem, best)
@@ -184,7 +184,7 @@ def _alternatives(session: Session, best: Outcome, result: SolveResult) -> tuple
         last = found[-1] if found else best
         nogoods.append(tuple((job, last.chosen[job].decision) for job in material))
         bounds = Bounds(nogoods=tuple(nogoods), max_objective=(session.cap_objective(), cap) if within_gap else None,
-                        undominated=tuple((o.total_cost, o.makespan_min) for o in found))
+                        undominated=tuple((o.total_cost, o.makespan_min) for o in [best, *found]))
         alt = session.best(bounds, hint=last)
         if not alt.solved:
             if not within_gap:
@@ -199,9 +199,10 @@ def _alternatives(session: Session, best: Outcome, result: SolveResult) -> tuple
     inside = len(found) - beyond
     if len(found) < settings.top_k - 1 or beyond:
         result.notes.append(
-            f"alternatives: {inside} within {settings.gap:.0%} of the best change the platform, GPU type or "
-            f"billing of {', '.join(material)} (the jobs carrying {MATERIAL_SHARE:.0%} or more of the cost or "
-            "time)" + ("; the last plan shown is the nearest such change beyond the gap" if beyond else ""))
+            f"alternatives: {inside} within {settings.gap:.0%} of the best are cheaper or faster than the plans "
+            f"above them and change the platform, GPU type or billing of {', '.join(material)} (the jobs "
+            f"carrying {MATERIAL_SHARE:.0%} or more of the cost or time)"
+            + ("; the last plan shown is the nearest such change beyond the gap" if beyond else ""))
     return found, inside
 
 
