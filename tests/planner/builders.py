@@ -83,8 +83,9 @@ def solve_problem(problem: Problem, objective: str = "cost", top_k: int = 1, gap
 def _schedules(problem: Problem, combo: dict[str, Candidate], order: tuple[str, ...],
                levels: dict[str, int]) -> Iterator[dict[str, tuple[int, int]]]:
     """Serial schedule generation: each job in `order` at its earliest feasible start or, on a
-    reservation, at any later event (another job's end) where it fits: holding a reservation for
-    whole periods can make a later start cheaper (two short jobs back to back in one period)."""
+    reservation, at any later event where it fits: another job's end, or a start that makes the held
+    span a whole number of periods with a job already placed (holding a reservation for whole periods
+    makes such starts cheaper: two short jobs in one period)."""
 
     def place(k: int, placed: dict[str, tuple[int, int]]) -> Iterator[dict[str, tuple[int, int]]]:
         if k == len(order):
@@ -102,8 +103,13 @@ def _schedules(problem: Problem, combo: dict[str, Candidate], order: tuple[str, 
             cap = res.capacity if res.kind == "owned" else levels[res.key]
             if c.gpus > cap:
                 return
-            events = sorted({earliest} | {e for j, (_s, e) in placed.items()
-                                          if combo[j].resource == c.resource and e >= earliest})
+            mates = [(s, e) for j, (s, e) in placed.items() if combo[j].resource == c.resource]
+            times = {earliest} | {e for _s, e in mates}
+            if res.kind != "owned":  # align the held span to whole periods with a job already placed
+                for s, e in mates:
+                    for n in range(1, res.max_periods + 1):
+                        times |= {s + n * res.period_min - c.duration_min, e - n * res.period_min}
+            events = sorted(t for t in times if t >= earliest)
             starts = [t for t in events
                       if sum(combo[j].gpus for j, (s, e) in placed.items()
                              if combo[j].resource == c.resource and s < t + c.duration_min and e > t)
