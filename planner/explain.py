@@ -12,7 +12,7 @@ from constraints.groups import family
 from models.problem import SCALE, Candidate, Problem, PurchaseEconomics
 from planner.cpsat.model import Bounds
 from planner.cpsat.run import Outcome, to_plan
-from planner.infeasible import conflict_groups, describe, duration_text
+from planner.infeasible import HOURS_STATED_BELOW_H, conflict_groups, describe, duration_text
 from planner.plan import Conflict, Plan, ReservationPlan, Trade
 
 if TYPE_CHECKING:
@@ -95,8 +95,13 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
         if limit is not None:
             slack_h = SCALE.to_hours(limit) - j.end_h
             binding = " (binding)" if slack_h < 0.02 * SCALE.to_hours(limit) else ""
-            lines.append(f"deadline of {j.job}: day {j.end_h / 24:,.1f} of {SCALE.to_hours(limit) / 24:g}, "
-                         f"slack {slack_h / 24:,.1f} days{binding}")
+            limit_h = SCALE.to_hours(limit)
+            if limit_h < HOURS_STATED_BELOW_H:  # a deadline under two days is stated in hours
+                lines.append(f"deadline of {j.job}: hour {j.end_h:,.1f} of {limit_h:g}, "
+                             f"slack {slack_h:,.1f} h{binding}")
+            else:
+                lines.append(f"deadline of {j.job}: day {j.end_h / 24:,.1f} of {limit_h / 24:g}, "
+                             f"slack {slack_h / 24:,.1f} days{binding}")
     lines.append(_headroom_line(problem, plan))
     lines += _ruled_out_cheaper(problem, outcome)
     removed = Counter(family(g) for c in problem.all_candidates() for g in c.violations)
