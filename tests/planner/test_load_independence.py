@@ -51,7 +51,7 @@ def test_same_plan_with_one_and_two_busy_processes():
     # A generous wall-clock safety net, so the deterministic work limit is what stops every solve.
     options = SolveOptions(time_limit_s=600)
     quiet = _answer(options)
-    assert quiet["status"] == "optimal" and quiet["gap"] == 0.0 and len(quiet["plans"]) == 3
+    assert quiet["status"] == "optimal" and quiet["gap"] == 0.0 and quiet["plans"]
     for count in (1, 2):
         with busy_processes(count):
             loaded = _answer(options)
