@@ -123,6 +123,11 @@ def describe(problem: Problem, group: str, options: Sequence[Candidate] = ()) ->
             reasons[c.violations[group]] += 1
     if reasons:
         return "; ".join(reason for reason, _ in reasons.most_common(2))
+    if is_policy(group):  # every option it removes breaks it: say what it does, not one of them
+        example = next((c.violations[group] for c in problem.all_candidates() if group in c.violations), "")
+        field = POLICY_FIELDS.get(group, (group, ""))[0]
+        return (f"what {field} leaves cannot run the jobs under the other rules"
+                + (f" (it excludes, e.g.: {example})" if example else ""))
     return problem.groups.get(group, group)
 
 
