@@ -47,7 +47,7 @@ def main() -> None:
         for _ in range(args.runs):
             _clear_caches()
             t0 = time.perf_counter()
-            session = Session.from_loaded(loaded, SolveOptions(time_limit_s=300))
+            session = Session.from_loaded(loaded, SolveOptions(time_limit_s=300, work_limit=1000))
             t1 = time.perf_counter()
             front = pareto_front(session, max_points=args.points)
             t2 = time.perf_counter()

@@ -17,8 +17,14 @@ def check(scenario: Scenario, job: Job, place: Placement) -> dict[str, str]:
         return {group: f"bf16 needs Ampere or newer; {place.gpu} has no bf16 peak"}
     if job.precision == "fp8" and not place.gpu_has_fp8:
         return {group: f"fp8 needs Hopper/Ada or newer; {place.gpu} has no fp8 peak"}
-    if job.method == "qlora" and ("qlora_kernels" not in place.features or place.gpu_architecture == "davinci"):
-        return {group: f"4-bit QLoRA kernels are not assumed on {place.platform} / {place.gpu}"}
+    if job.method == "qlora":
+        if place.kind == "cloud" and place.gpu_architecture == "davinci":
+            # A cloud's feature flags describe its CUDA offers; bitsandbytes has no Ascend port.
+            return {group: f"bitsandbytes 4-bit (QLoRA) kernels do not run on {place.gpu} (Ascend)"}
+        if "qlora_kernels" not in place.features:
+            hint = (" (an owned pool that has them says features: [qlora_kernels])" if place.kind == "owned"
+                    else "")
+            return {group: f"4-bit QLoRA kernels are not available on {place.platform} / {place.gpu}{hint}"}
     return {}
 
 

@@ -14,21 +14,25 @@ from models.scenario import Job, Scenario
 
 def check(scenario: Scenario, job: Job, place: Placement, allowed_platforms: set[str] | None,
           forbidden_platforms: set[str], allowed_gpus: set[str] | None, forbidden_gpus: set[str]) -> dict[str, str]:
-    """Allow-lists are resolved catalog ids (None = all); owned pools are never subject to them."""
+    """Allow-lists are resolved catalog ids (None = all); owned pools are never subject to them.
+
+    Every list the placement breaks is named (not only the first), so that lifting one list in an
+    explanation does not also let through what another list forbids."""
     policy = scenario.policy
+    broken: dict[str, str] = {}
     if place.kind == "cloud":
         if allowed_platforms is not None and place.platform not in allowed_platforms:
-            return {"policy.platforms": f"{place.platform} is not in allow_platforms"}
-        if place.platform in forbidden_platforms:
-            return {"policy.platforms": f"{place.platform} is in forbid_platforms"}
+            broken["policy.platforms"] = f"{place.platform} is not in allow_platforms"
+        elif place.platform in forbidden_platforms:
+            broken["policy.platforms"] = f"{place.platform} is in forbid_platforms"
     if (allowed_gpus is not None and place.gpu not in allowed_gpus) or place.gpu in forbidden_gpus:
-        return {"policy.gpus": f"{place.gpu} is not allowed by the scenario's GPU policy"}
+        broken["policy.gpus"] = f"{place.gpu} is not allowed by the scenario's GPU policy"
     if place.billing == "spot" and not policy.allow_spot:
-        return {"policy.spot": "spot is opt-in and the scenario does not allow it (policy.allow_spot)"}
+        broken["policy.spot"] = "spot is opt-in and the scenario does not allow it (policy.allow_spot)"
     limit = min(x for x in (policy.max_gpus_per_job, job.max_gpus, 10**9) if x is not None)
     if place.gpus > limit:
-        return {"policy.max_gpus": f"{place.gpus} GPUs exceed the scenario's limit of {limit} per job"}
-    return {}
+        broken["policy.max_gpus"] = f"{place.gpus} GPUs exceed the scenario's limit of {limit} per job"
+    return broken
 
 
 def check_interruptions(scenario: Scenario, expected: float) -> dict[str, str]:

@@ -135,9 +135,10 @@ class Candidate:
         return f"{self.job}:{self.gpus}x{self.gpu}@{self.platform}/{self.billing}"
 
     @property
-    def key(self) -> tuple[str, str, int]:
-        """The decisions that make two plans genuinely different (for alternatives)."""
-        return (self.platform, self.gpu, self.gpus)
+    def decision(self) -> tuple[str, str, str]:
+        """The choices that make two plans genuinely different (for alternatives): where, on what GPU
+        and billed how. The GPU count alone is a tuning of the same choice."""
+        return (self.platform, self.gpu, self.billing)
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,8 @@ class Problem:
     removed: list[Removed]
     value_of_time_per_min: int = 0  # money units per minute, for balanced
     horizon_min: int = 0
+    memory_headroom: float = 0.0  # fraction of each card every candidate's layout leaves free
+    pinned: dict[str, str] = field(default_factory=dict)  # job -> what the scenario fixed ("gpus=8, tp=2")
     scale: Scale = SCALE
 
     def all_candidates(self) -> list[Candidate]:

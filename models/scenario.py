@@ -14,6 +14,7 @@ from pydantic_core import PydanticCustomError
 
 from models.base import Strict
 from models.errors import did_you_mean
+from models.features import FeatureName
 from models.platform import FabricKind
 from models.units import parse_count, parse_duration_h, parse_money, parse_size_gb
 
@@ -25,6 +26,10 @@ Residency = Literal["any", "cn", "on_premises"]
 LinkKind = Literal["private_line", "vpn", "internet"]
 PrecisionChoice = Literal["bf16", "fp16", "fp8"]
 BudgetBasis = Literal["cash", "amortized"]
+
+# Allocator spikes and fragmentation the estimator does not see: keep 8% of the card free by default.
+DEFAULT_MEMORY_HEADROOM = 0.08
+MAX_MEMORY_HEADROOM = 0.5
 
 Money = Annotated[float, BeforeValidator(parse_money), Field(ge=0)]
 PositiveMoney = Annotated[float, BeforeValidator(parse_money), Field(gt=0)]
@@ -66,7 +71,11 @@ class OwnedPool(Strict):
     available_until_h: PositiveDurationH | None = Field(
         default=None, validation_alias=AliasChoices("available_until", "available_until_h")
     )
-    features: list[str] = Field(default_factory=list, description="e.g. env_snapshot, checkpoint_resume")
+    features: list[FeatureName] = Field(
+        default_factory=list, description="capabilities beyond the GPU's defaults (CUDA cards: qlora_kernels), "
+                                          "e.g. env_snapshot, checkpoint_resume")
+    lacks: list[FeatureName] = Field(default_factory=list,
+                                     description="defaults this pool does not have, e.g. [qlora_kernels]")
 
     @model_validator(mode="after")
     def _window(self) -> OwnedPool:
@@ -74,7 +83,14 @@ class OwnedPool(Strict):
             raise ValueError(f"count ({self.count}) is not a whole number of nodes of {self.gpus_per_node}")
         if self.available_until_h is not None and self.available_until_h <= self.available_from_h:
             raise ValueError("available_until must be after available_from")
+        both = sorted(set(self.features) & set(self.lacks))
+        if both:
+            raise ValueError(f"{', '.join(both)} is both in features and in lacks")
         return self
+
+    def capabilities(self, defaults: frozenset[str]) -> frozenset[str]:
+        """The GPU's defaults (`models.features.owned_defaults`), plus `features`, less `lacks`."""
+        return (defaults | {f.value for f in self.features}) - {f.value for f in self.lacks}
 
 
 class Reproducibility(Strict):
@@ -95,6 +111,9 @@ class Policy(Strict):
     consider_purchase: bool = Field(default=False, description="weigh the catalog's purchase options")
     trust_vendor_claims: bool = False
     max_gpus_per_job: int | None = Field(default=None, gt=0)
+    memory_headroom: float = Field(default=DEFAULT_MEMORY_HEADROOM, ge=0, le=MAX_MEMORY_HEADROOM,
+                                   description="fraction of each card's memory kept free; a layout fits "
+                                               "only if its peak is at most (1 - headroom) x the card")
 
 
 class PurchaseQuote(Strict):
@@ -116,6 +135,14 @@ class DataSpec(Strict):
     at: str | None = Field(default=None, description="the site where the data lives")
 
 
+class FixedLayout(Strict):
+    """Parts of the parallel layout a job fixes (a paper's exact setup); the rest is searched."""
+
+    tp: int | None = Field(default=None, gt=0, description="tensor-parallel size")
+    pp: int | None = Field(default=None, gt=0, description="pipeline stages")
+    zero: int | None = Field(default=None, ge=0, le=3, description="ZeRO stage 0-3")
+
+
 class Job(Strict):
     id: str = Field(min_length=1)
     model: str = Field(min_length=1, description="catalog id or alias, or a path to a model-card YAML")
@@ -130,17 +157,45 @@ class Job(Strict):
                                                                                             "deadline_h"))
     data: DataSpec = Field(default_factory=DataSpec)
     max_gpus: int | None = Field(default=None, gt=0)
+    min_gpus: int | None = Field(default=None, gt=0)
+    gpus: int | None = Field(default=None, gt=0, description="exactly this many GPUs (a reproduction)")
+    layout: FixedLayout | None = Field(default=None, description="fixed parallel layout; unset fields are searched")
 
     @model_validator(mode="after")
     def _method_options(self) -> Job:
         if self.lora_rank is not None and self.method not in ("lora", "qlora"):
             raise ValueError(f"lora_rank is only for lora or qlora, not {self.method}")
+        low, high = self.gpus or self.min_gpus, self.gpus or self.max_gpus
+        if self.min_gpus is not None and self.gpus is not None and self.gpus < self.min_gpus:
+            raise ValueError(f"gpus ({self.gpus}) is below min_gpus ({self.min_gpus})")
+        if low is not None and self.max_gpus is not None and low > self.max_gpus:
+            raise ValueError(f"{'gpus' if self.gpus else 'min_gpus'} ({low}) is above max_gpus ({self.max_gpus})")
+        if self.layout is not None and high is not None:
+            group = (self.layout.tp or 1) * (self.layout.pp or 1)
+            if group > high or (self.gpus is not None and self.gpus % group):
+                raise ValueError(f"layout: tp x pp = {group} does not divide "
+                                 f"{'gpus' if self.gpus else 'max_gpus'} ({high})")
         return self
+
+    def allows_count(self, gpus: int) -> bool:
+        """Whether the job's own count fields (gpus, min_gpus) and fixed layout admit `gpus` GPUs."""
+        if self.gpus is not None and gpus != self.gpus:
+            return False
+        if self.min_gpus is not None and gpus < self.min_gpus:
+            return False
+        group = (self.layout.tp or 1) * (self.layout.pp or 1) if self.layout else 1
+        return gpus % group == 0
 
 
 class SolverSettings(Strict):
-    time_limit_s: float = Field(default=10.0, gt=0)
-    workers: int = Field(default=2, ge=1)
+    """How CP-SAT runs. It stops on `work_limit`, CP-SAT's deterministic time (a count of work, about
+    a second of one unloaded core per unit), so the same scenario gives the same plan on a busy
+    machine; `time_limit_s` (wall clock) is only a safety net, and a result it cut says so."""
+
+    work_limit: float = Field(default=30.0, gt=0, description="deterministic time units, all solves together")
+    time_limit_s: float = Field(default=60.0, gt=0, description="wall-clock safety net, seconds")
+    workers: int = Field(default=1, ge=1, description="1: one search thread; more: CP-SAT's interleaved "
+                                                      "(still deterministic) portfolio")
     seed: int = Field(default=0, ge=0)
     top_k: int = Field(default=3, ge=1, le=20)
     gap: float = Field(default=0.1, ge=0, description="alternatives within this fraction of the best")

@@ -23,6 +23,7 @@ from constraints import (
 )
 from constraints import memory as memory_rule
 from models.catalog import Catalog
+from models.features import owned_defaults
 from models.gpu import GPU
 from models.loading import LoadedScenario
 from models.model_card import ModelCard
@@ -49,6 +50,27 @@ def gpu_counts(gpus_per_node: int, limit: int) -> list[int]:
     counts = {n for n in (1, 2, 4, 8, 16, 32, 64) if n <= gpus_per_node} | {gpus_per_node}
     counts |= {gpus_per_node * k for k in NODE_STEPS}
     return sorted(n for n in counts if n <= limit)
+
+
+def job_counts(job: Job, gpus_per_node: int, limit: int) -> list[int]:
+    """The GPU counts tried for `job` on an offer of at most `limit`: its pinned count (`gpus`), or the
+    usual steps from `min_gpus` up (min_gpus itself included), multiples of a fixed tp x pp only."""
+    if job.gpus is not None:
+        return [job.gpus] if job.gpus <= limit else []
+    counts = set(gpu_counts(gpus_per_node, limit))
+    if job.min_gpus is not None and job.min_gpus <= limit:
+        counts.add(job.min_gpus)
+    return sorted(n for n in counts if job.allows_count(n))
+
+
+def pinned_text(job: Job) -> str:
+    """What the job fixes of count and layout, e.g. 'gpus=8, tp=2 zero=1' ('' when nothing)."""
+    parts = [f"{name}={value}" for name, value in (("gpus", job.gpus), ("min_gpus", job.min_gpus))
+             if value is not None]
+    if job.layout is not None:
+        fixed = " ".join(f"{k}={v}" for k, v in job.layout.model_dump().items() if v is not None)
+        parts += [fixed] if fixed else []
+    return ", ".join(parts)
 
 
 @dataclass
@@ -81,7 +103,9 @@ class CandidateBuilder:
         self.forbidden_platforms = {self.catalog.platform(p).id for p in pol.forbid_platforms}
         self.allowed_gpus = {self.catalog.gpu(g).id for g in pol.allow_gpus}
         self.forbidden_gpus = {self.catalog.gpu(g).id for g in pol.forbid_gpus}
-        self._estimates: dict[tuple[object, ...], tuple[Estimate | None, str]] = {}
+        # key -> (best estimate or None, rule that removed the option, why)
+        self._estimates: dict[tuple[object, ...], tuple[Estimate | None, str, str]] = {}
+        self.headroom = pol.memory_headroom
         self.resources: dict[str, Resource] = {}
         self.removed: list[Removed] = []
         self.groups: dict[str, str] = {}
@@ -113,7 +137,8 @@ class CandidateBuilder:
                         f"{platform.id} lets one customer have at most {allowed.ceiling} {gpu.id} "
                         f"({offer.billing}); raise it in an overlay with your quota"))
                     limit = allowed.ceiling
-                for count in gpu_counts(per_node, limit):
+                self._note_pinned_above(job, platform.id, gpu.id, offer.billing, limit)
+                for count in job_counts(job, per_node, limit):
                     place = self._placement("cloud", platform.id, platform.kind, gpu, count, per_node,
                                             offer.billing, platform.jurisdiction, _features(platform.features),
                                             multi_node=platform.limits.multi_node,
@@ -135,9 +160,10 @@ class CandidateBuilder:
         for pool in self.scenario.owned:
             gpu = self.catalog.gpu(pool.gpu)
             site = next(s for s in self.scenario.sites if s.id == pool.site)
-            for count in gpu_counts(pool.gpus_per_node, pool.count):
+            self._note_pinned_above(job, pool.id, gpu.id, "owned", pool.count)
+            for count in job_counts(job, pool.gpus_per_node, pool.count):
                 place = self._placement("owned", pool.id, "owned", gpu, count, pool.gpus_per_node, "owned",
-                                        site.jurisdiction, frozenset(pool.features), site=pool.site)
+                                        site.jurisdiction, pool.capabilities(owned_defaults(gpu)), site=pool.site)
                 options.append(_Option(place, None, pool=pool))
         return options
 
@@ -156,7 +182,7 @@ class CandidateBuilder:
                                             f"arrive, beyond the planning horizon"))
                 continue
             per_node = buy.gpus_per_node or gpu.gpus_per_node
-            for count in gpu_counts(per_node, min(MAX_GPUS_PER_JOB, buy.max_gpus or MAX_GPUS_PER_JOB)):
+            for count in job_counts(job, per_node, min(MAX_GPUS_PER_JOB, buy.max_gpus or MAX_GPUS_PER_JOB)):
                 if count < per_node:
                     continue  # nobody buys a fraction of a server
                 place = self._placement("purchase", platform_id, "owned", gpu, count, per_node,
@@ -164,6 +190,13 @@ class CandidateBuilder:
                                         assumed=bool(buy.notes))
                 options.append(_Option(place, buy.platform, purchase=buy, assumptions=list(buy.notes)))
         return options
+
+    def _note_pinned_above(self, job: Job, platform: str, gpu: str, billing: str, limit: int) -> None:
+        """A pinned count (`gpus: N`) this offer cannot give, kept so that 'why not?' has an answer."""
+        if job.gpus is not None and job.gpus > limit:
+            self.removed.append(Removed(job.id, platform, gpu, job.gpus, billing, "gpus",
+                                        f"{platform} gives at most {limit} {gpu} per job; {job.id} pins "
+                                        f"gpus: {job.gpus}"))
 
     @staticmethod
     def _placement(kind: str, platform: str, platform_kind: str, gpu: GPU, gpus: int, per_node: int,
@@ -204,7 +237,7 @@ class CandidateBuilder:
                                           fabric_gbps_per_gpu=option.pool.fabric.gbps_per_gpu)
         return cluster
 
-    def _estimate(self, card: ModelCard, job: Job, cluster: Cluster) -> tuple[Estimate | None, str]:
+    def _estimate(self, card: ModelCard, job: Job, cluster: Cluster) -> tuple[Estimate | None, str, str]:
         """Fastest fitting layout. Reliability does not change the layout, so the search runs on the
         cluster without it (one search serves hourly, spot and every platform with this fabric) and
         the estimate is re-attached to the real cluster for `run`. On one node the fabric is
@@ -213,25 +246,28 @@ class CandidateBuilder:
                                    spot_preemptions_per_day=0.0, assumptions=())
         if cluster.gpus <= cluster.gpus_per_node:  # one node: the fabric between nodes plays no part
             bare = dataclasses.replace(bare, fabric_kind="none", fabric_gbps_per_gpu=0.0)
+        fixed = job.layout
         key = (card.id, card.params, job.method, job.seq_len, job.global_batch, job.precision, job.lora_rank,
-               bare.key())
+               fixed, bare.key())
         if key not in self._estimates:
             spec = LayoutSpec(seq_len=job.seq_len, global_batch=job.global_batch, precision=job.precision,
-                              lora_rank=job.lora_rank or 16)
+                              lora_rank=job.lora_rank or 16, memory_headroom=self.headroom,
+                              tp=fixed.tp if fixed else None, pp=fixed.pp if fixed else None,
+                              zero=fixed.zero if fixed else None)
             try:
                 result = search_layout(card, job.method, bare, spec)
-            except ValueError as exc:  # a fixed choice this hardware can never run (fp8 on Ampere)
-                self._estimates[key] = (None, str(exc))
+            except ValueError as exc:  # a fixed choice this hardware can never run (fp8 on Ampere, tp=3)
+                self._estimates[key] = (None, "layout", str(exc))
                 return self._estimates[key]
             reason = ""
             if result.best is None:
                 least = getattr(result, "least_memory", None)
                 least_gib = least.memory.total_gib if least is not None else None
                 reason = memory_rule.reason(card.id, cluster.gpus, cluster.gpu.id, least_gib,
-                                            cluster.gpu.memory_gib)
-            self._estimates[key] = (result.best, reason)
-        best, reason = self._estimates[key]
-        return (dataclasses.replace(best, cluster=cluster) if best is not None else None), reason
+                                            cluster.gpu.memory_gib, self.headroom)
+            self._estimates[key] = (result.best, memory_rule.GROUP, reason)
+        best, rule, reason = self._estimates[key]
+        return (dataclasses.replace(best, cluster=cluster) if best is not None else None), rule, reason
 
     # --- billing -------------------------------------------------------------------------------
     def _billing(self, job: Job, option: _Option, hours: float) -> tuple[int, str | None, dict[str, object]]:
@@ -376,10 +412,12 @@ class CandidateBuilder:
                     if stalled >= 2 or candidate.hours < MIN_USEFUL_HOURS:
                         break
             candidates[job.id] = self._prune(self._pays_back(job, found))
-        for cands in candidates.values():
-            for c in cands:
-                for group, reason in c.violations.items():
-                    self.groups.setdefault(group, f"{group} rule, e.g. {reason}")
+        # Examples come first from options the scenario's own policy lists leave (a rule is not
+        # described by a platform the user already excluded).
+        for c in sorted((c for cands in candidates.values() for c in cands),
+                        key=lambda c: any(g.startswith("policy.") for g in c.violations)):
+            for group, reason in c.violations.items():
+                self.groups.setdefault(group, f"{group} rule, e.g. {reason}")
         # Renumber after pruning so variable indices are dense and stable.
         renumbered: dict[str, list[Candidate]] = {}
         index = 0
@@ -399,7 +437,8 @@ class CandidateBuilder:
             after={j.id: list(j.after) for j in scenario.jobs}, jobs=[j.id for j in scenario.jobs],
             candidates=renumbered, resources=resources, groups=self.groups, removed=self.removed,
             value_of_time_per_min=SCALE.money(scenario.value_of_time_per_day / (24 * 60)),
-            horizon_min=SCALE.minutes(self.horizon_h))
+            horizon_min=SCALE.minutes(self.horizon_h), memory_headroom=self.headroom,
+            pinned={j.id: text for j in scenario.jobs if (text := pinned_text(j))})
 
     def _describe_groups(self, resources: dict[str, Resource]) -> None:
         s = self.scenario
@@ -408,7 +447,8 @@ class CandidateBuilder:
         for job in s.jobs:
             limit = s.effective_deadline_h(job)
             if limit is not None:
-                self.groups[f"deadline/{job.id}"] = f"{job.id} ends within {limit / 24:g} days"
+                within = f"{limit:g} hours" if limit < 48 else f"{limit / 24:g} days"  # hours under two days
+                self.groups[f"deadline/{job.id}"] = f"{job.id} ends within {within}"
         if any(j.after for j in s.jobs):
             self.groups["scheduling.after"] = "jobs run after the jobs they depend on"
         if s.policy.reproducibility.fixed_gpu_type:
@@ -421,10 +461,9 @@ class CandidateBuilder:
     def _candidate(self, index: int, job: Job, card: ModelCard, option: _Option) -> Candidate | None:
         place = option.place
         gpu = self.catalog.gpus[place.gpu]
-        estimate, reason = self._estimate(card, job, self._cluster(option, gpu))
+        estimate, rule, reason = self._estimate(card, job, self._cluster(option, gpu))
         if estimate is None:
-            self.removed.append(Removed(job.id, place.platform, place.gpu, place.gpus, place.billing,
-                                        memory_rule.GROUP, reason))
+            self.removed.append(Removed(job.id, place.platform, place.gpu, place.gpus, place.billing, rule, reason))
             return None
         run = estimate.run(job.tokens)
         transfer_h, transfer_note = sensitivity.transfer_hours(self.scenario, job, place, self.graph)

@@ -1,5 +1,5 @@
-"""Explanations a PI can read: why this plan, what binds, what the rules removed, why not X,
-and for an infeasible scenario the minimal conflicting groups and the smallest relaxations."""
+"""Explanations a PI can read: why this plan, what binds, what the rules removed, and why not X
+(infeasible scenarios: planner.infeasible)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from constraints import memory as memory_rule
 from constraints.groups import family
-from models.problem import SCALE, Problem, PurchaseEconomics
+from models.problem import SCALE, Candidate, Problem, PurchaseEconomics
 from planner.cpsat.model import Bounds
 from planner.cpsat.run import Outcome, to_plan
-from planner.plan import Conflict, JobPlan, Plan, Relaxation, ReservationPlan, SolveResult
+from planner.infeasible import HOURS_STATED_BELOW_H, conflict_groups, describe, duration_text
+from planner.plan import Conflict, JobPlan, Plan, ReservationPlan, Trade
 
 if TYPE_CHECKING:
     from planner.solve import Session
@@ -24,13 +26,14 @@ def money(amount: float, currency: str) -> str:
 def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
     lines = []
     for j in plan.jobs:
-        margin = j.gpu_memory_gib - j.memory_gib_per_gpu
+        free = j.gpu_memory_gib - j.memory_gib_per_gpu
         where = "owned" if j.billing == "owned" else j.billing
         lines.append(
             f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({where}), tp={j.tp} pp={j.pp} dp={j.dp} "
             f"zero={j.zero} recompute={j.recompute}; {j.memory_gib_per_gpu:.1f} of {j.gpu_memory_gib:.0f} GiB "
-            f"per GPU (margin {margin:.1f}); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}; "
+            f"per GPU ({free:.1f} free); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}; "
             f"hours {j.start_h:,.1f} -> {j.end_h:,.1f}{_startup(j)}; {_risk(j)}"
+            + (f"; fixed by the scenario: {problem.pinned[j.job]}" if j.job in problem.pinned else "")
             + (f"; {money(j.cost, currency)}" if j.cost else f"; billed on {j.reservation}" if j.reservation else ""))
     for r in plan.reservations:
         unit = {24.0: "days", 720.0: "months", 8760.0: "years"}.get(r.period_h, f"x {r.period_h:g} h")
@@ -69,6 +72,22 @@ def _risk(j: JobPlan) -> str:
     return line
 
 
+def trade(problem: Problem, outcome: Outcome, best: Outcome) -> Trade:
+    """What an alternative changes against the best plan, job by job, with each job's own deltas."""
+    changes = []
+    for job in problem.jobs:
+        a, b = outcome.chosen[job], best.chosen[job]
+        if (a.decision, a.gpus) == (b.decision, b.gpus):
+            continue
+        cost = SCALE.to_money(problem.standalone_cost(a) - problem.standalone_cost(b))
+        changes.append(f"{job}: {b.gpus}x {b.gpu} on {b.platform} ({b.billing}) -> {a.gpus}x {a.gpu} on "
+                       f"{a.platform} ({a.billing}), {cost:+,.0f} {problem.currency} and "
+                       f"{a.hours - b.hours:+,.1f} h for this job alone")
+    return Trade(delta_cost=round(SCALE.to_money(outcome.total_cost - best.total_cost), 2),
+                 delta_makespan_h=round(SCALE.to_hours(outcome.makespan_min - best.makespan_min), 2),
+                 changes=tuple(changes))
+
+
 def _payback_line(r: ReservationPlan, econ: PurchaseEconomics, currency: str) -> str:
     upfront = f"buying {r.gpus} GPUs costs {money(econ.capex_per_gpu * r.gpus, currency)} up front"
     if econ.rent_per_gpu_hour is None:
@@ -89,8 +108,9 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
     cur = problem.currency
     lines = _job_line(problem, plan, cur)
     if plan.rank > 1:
-        lines.append(f"compared with plan 1: {plan.total_cost - SCALE.to_money(best.total_cost):+,.0f} {cur}, "
-                     f"{plan.makespan_h - SCALE.to_hours(best.makespan_min):+,.1f} h")
+        plan.trade = trade(problem, outcome, best)
+        beyond = "" if plan.within_gap else f" (beyond the {session.settings.gap:.0%} gap)"
+        lines.append(f"trades against plan 1{beyond}: {plan.trade.summary(cur)}; " + "; ".join(plan.trade.changes))
     if problem.budget is not None:
         budget = SCALE.to_money(problem.budget)
         used = plan.total_cost / budget
@@ -102,8 +122,14 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
         if limit is not None:
             slack_h = SCALE.to_hours(limit) - j.end_h
             binding = " (binding)" if slack_h < 0.02 * SCALE.to_hours(limit) else ""
-            lines.append(f"deadline of {j.job}: day {j.end_h / 24:,.1f} of {SCALE.to_hours(limit) / 24:g}, "
-                         f"slack {slack_h / 24:,.1f} days{binding}")
+            limit_h = SCALE.to_hours(limit)
+            if limit_h < HOURS_STATED_BELOW_H:  # a deadline under two days is stated in hours
+                lines.append(f"deadline of {j.job}: hour {j.end_h:,.1f} of {limit_h:g}, "
+                             f"slack {slack_h:,.1f} h{binding}")
+            else:
+                lines.append(f"deadline of {j.job}: day {j.end_h / 24:,.1f} of {limit_h / 24:g}, "
+                             f"slack {slack_h / 24:,.1f} days{binding}")
+    lines.append(_headroom_line(problem, plan))
     lines += _ruled_out_cheaper(problem, outcome)
     lines += _purchases_not_paying_back(problem, plan)
     removed = Counter(family(g) for c in problem.all_candidates() for g in c.violations)
@@ -117,6 +143,15 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
             if note not in assumptions:
                 assumptions.append(note)
     plan.assumptions = assumptions
+
+
+def _headroom_line(problem: Problem, plan: Plan) -> str:
+    """The memory rule in force and the job that comes closest to it."""
+    tight = max(plan.jobs, key=lambda j: j.memory_gib_per_gpu / j.gpu_memory_gib)
+    usable = memory_rule.usable_gib(tight.gpu_memory_gib, problem.memory_headroom)
+    return (f"memory headroom {problem.memory_headroom:.0%} (policy.memory_headroom): every layout peaks at "
+            f"most at {1 - problem.memory_headroom:.0%} of its card; tightest is {tight.job} at "
+            f"{tight.memory_gib_per_gpu:.1f} of {usable:.1f} usable GiB on {tight.gpu}")
 
 
 def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
@@ -152,69 +187,6 @@ def _purchases_not_paying_back(problem: Problem, plan: Plan) -> list[str]:
         if r.rule == "purchase.payback" and r.gpu not in offered:
             best[r.gpu] = r.reason  # removals are recorded by growing count
     return [f"not bought: {reason}" for reason in best.values()]
-
-
-# --- infeasibility ---------------------------------------------------------------------------------
-
-def minimal_conflict(session: Session, base: Bounds, core_names: list[str]) -> list[str]:
-    """Shrink a conflicting set of groups to a minimal one by deletion (each test is one solve)."""
-    names = list(core_names)
-    all_groups = set(session.model.groups.literals)
-    for name in list(names):
-        trial = [n for n in names if n != name]
-        lifted = frozenset(all_groups - set(trial))
-        outcome = session.run(None, Bounds(lifted=lifted, forced=base.forced, max_cost=base.max_cost,
-                                           max_makespan=base.max_makespan))
-        if outcome.status == "infeasible":
-            names = trial
-    return names
-
-
-def find_conflict(session: Session, base: Bounds) -> list[str]:
-    outcome = session.run(None, base, with_assumptions=True)
-    if outcome.status != "infeasible":
-        return []
-    by_index = session.model.groups.by_index()
-    core = [by_index[i] for i in outcome.core if i in by_index] or sorted(session.model.groups.literals)
-    return minimal_conflict(session, base, core)
-
-
-def explain_infeasible(session: Session, result: SolveResult, empty_jobs: list[str] | None = None) -> None:
-    problem = session.problem
-    cur = problem.currency
-    if empty_jobs:
-        for job in empty_jobs:
-            reasons = Counter(r.reason for r in problem.removed if r.job == job and r.rule == "memory")
-            detail = reasons.most_common(1)[0][0] if reasons else "no option in the catalog"
-            result.conflicts.append(Conflict("memory", f"{job}: nothing fits; e.g. {detail}"))
-        result.relaxations.append(Relaxation("rule", "smaller model, shorter sequence or QLoRA",
-                                             "no GPU count in the catalog holds this job in memory"))
-        return
-    for name in find_conflict(session, Bounds()):
-        result.conflicts.append(Conflict(name, session.problem.groups.get(name, name)))
-    all_groups = set(session.model.groups.literals)
-    if "budget" in all_groups:
-        out = session.run("cost", Bounds(lifted=frozenset({"budget"})))
-        if out.solved:
-            result.relaxations.append(Relaxation(
-                "budget", money(SCALE.to_money(out.total_cost), cur),
-                f"raise the budget to {money(SCALE.to_money(out.total_cost), cur)} and the rest holds"))
-    deadlines = frozenset(g for g in all_groups if family(g) == "deadline")
-    if deadlines:
-        out = session.run("time", Bounds(lifted=deadlines))
-        if out.solved:
-            days = SCALE.to_hours(out.makespan_min) / 24
-            result.relaxations.append(Relaxation(
-                "deadline", f"{days:,.1f}d", f"extend the deadline to {days:,.1f} days and the rest holds"))
-    for conflict in result.conflicts:
-        name = conflict.constraint
-        if family(name) in ("budget", "deadline"):
-            continue
-        out = session.run("cost", Bounds(lifted=frozenset({name})))
-        if out.solved:
-            result.relaxations.append(Relaxation(
-                "rule", name, f"lift {name} ({conflict.detail}): cheapest plan then costs "
-                              f"{money(SCALE.to_money(out.total_cost), cur)}"))
 
 
 # --- why not X? -------------------------------------------------------------------------------------
@@ -259,7 +231,9 @@ def _matches(spec: dict[str, str], job: str, platform: str, gpu: str, gpus: int,
                 spec.get("billing", billing) == billing])
 
 
-def why_not(session: Session, spec: dict[str, str], best: Outcome) -> WhyNot:
+def why_not(session: Session, spec: dict[str, str], best: Outcome | None) -> WhyNot:
+    """Force the option `spec` names. With a best plan (`best`), its extra cost and time, or the rules
+    it breaks; on an infeasible scenario (`best` None), what the option itself breaks."""
     problem = session.problem
     jobs = [spec["job"]] if "job" in spec else problem.jobs
     forced = []
@@ -274,6 +248,8 @@ def why_not(session: Session, spec: dict[str, str], best: Outcome) -> WhyNot:
                 answer.reasons += sorted({f"{job}: {r.rule}: {r.reason}" for r in removed})[:5]
             else:
                 answer.reasons.append(f"{job}: no such option in the catalog or the scenario's owned pools")
+                if job in problem.pinned:
+                    answer.reasons.append(f"{job}: the scenario fixes {problem.pinned[job]}")
             continue
         forced.append(matching)
     if len(forced) < len(jobs):
@@ -282,8 +258,8 @@ def why_not(session: Session, spec: dict[str, str], best: Outcome) -> WhyNot:
         else:
             return answer
     bounds = Bounds(forced=tuple(forced))
-    outcome = session.best(bounds, hint=None)
-    if outcome.solved:
+    outcome = session.best(bounds, hint=None) if best is not None else None
+    if best is not None and outcome is not None and outcome.solved:
         answer.status = "feasible"
         answer.plan = to_plan(problem, outcome, 1)
         answer.delta_cost = SCALE.to_money(outcome.total_cost - best.total_cost)
@@ -291,11 +267,31 @@ def why_not(session: Session, spec: dict[str, str], best: Outcome) -> WhyNot:
         explain_plan(session, answer.plan, outcome, best)
         return answer
     answer.status = "infeasible"
-    for name in find_conflict(session, bounds):
-        answer.conflicts.append(Conflict(name, problem.groups.get(name, name)))
-    # Name the concrete reasons of the forced options under each conflicting rule.
-    for indices in forced:
-        for index in indices[:1]:
-            c = next(c for c in problem.all_candidates() if c.index == index)
-            answer.reasons += [f"{c.job}: {g}: {r}" for g, r in c.violations.items()]
+    by_index = {c.index: c for c in problem.all_candidates()}
+    # Each forced option at its most favourable: fewest broken rules, then cheapest.
+    options = [min((by_index[i] for i in indices), key=lambda c: (len(c.violations), problem.standalone_cost(c)))
+               for indices in forced]
+    for name in conflict_groups(session, bounds):
+        answer.conflicts.append(Conflict(name, describe(problem, name, options)))
+    for c in options:
+        answer.reasons += [f"{c.job}: {g}: {r}" for g, r in sorted(c.violations.items())]
+        answer.reasons += _limits_broken(problem, c)
+    if best is None:
+        answer.reasons.append("the scenario has no plan with any option; `plan solve` names its conflicts "
+                              "and relaxations")
     return answer
+
+
+def _limits_broken(problem: Problem, c: Candidate) -> list[str]:
+    """The budget and deadline a candidate breaks on its own."""
+    found = []
+    cost = problem.standalone_cost(c)
+    if problem.budget is not None and cost > problem.budget:
+        found.append(f"{c.job}: budget: costs {money(SCALE.to_money(cost), problem.currency)} alone, above the "
+                     f"budget of {money(SCALE.to_money(problem.budget), problem.currency)}")
+    limit = problem.deadline_min[c.job]
+    if limit is not None and c.duration_min > limit:
+        took, unit = duration_text(c.hours)
+        allowed, allowed_unit = duration_text(SCALE.to_hours(limit))
+        found.append(f"deadline/{c.job}: takes {took:g} {unit}, beyond the deadline of {allowed:g} {allowed_unit}")
+    return found

@@ -56,6 +56,18 @@ class ReservationPlan:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Trade:
+    """An alternative against the best plan: its extra cost and time, and the decisions it changes."""
+
+    delta_cost: float  # currency; positive = dearer than plan 1
+    delta_makespan_h: float  # positive = finishes later than plan 1
+    changes: tuple[str, ...]  # "domain-cpt: 16x a800-80gb on hospital-a800 (owned) -> 32x h800 on ..."
+
+    def summary(self, currency: str) -> str:
+        return f"{self.delta_cost:+,.0f} {currency}, {self.delta_makespan_h:+,.1f} h"
+
+
 @dataclass
 class Plan:
     rank: int
@@ -66,6 +78,8 @@ class Plan:
     explanation: list[str] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
     optimal: bool = True
+    trade: Trade | None = None  # alternatives: what this plan trades against plan 1
+    within_gap: bool = True  # False: the nearest genuinely different plan, shown beyond the gap
 
     def summary(self) -> str:
         parts = [f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({j.billing})" for j in self.jobs]
@@ -77,7 +91,9 @@ class Plan:
 
     def to_dict(self) -> dict[str, Any]:
         return {"rank": self.rank, "total_cost": round(self.total_cost, 2), "makespan_h": round(self.makespan_h, 2),
-                "optimal": self.optimal, "jobs": [j.to_dict() for j in self.jobs],
+                "optimal": self.optimal, "within_gap": self.within_gap,
+                "trade": asdict(self.trade) if self.trade else None,
+                "jobs": [j.to_dict() for j in self.jobs],
                 "reservations": [r.to_dict() for r in self.reservations],
                 "explanation": self.explanation, "assumptions": self.assumptions}
 
@@ -90,9 +106,19 @@ class Conflict:
 
 @dataclass(frozen=True)
 class Relaxation:
-    kind: str  # budget | deadline | rule
-    to: str
+    """One change to the scenario that makes it feasible: set `field` to `to` (in `unit`).
+
+    `to` is a number for budget (currency), deadline (hours under two days, else days) and headroom
+    (fraction of the card); a name for policy lists (the platform or GPU to allow) and a value for
+    rules (the sensitivity level, `false` for a reproducibility rule). `cost` is the cheapest plan then.
+    """
+
+    kind: str  # budget | deadline | headroom | policy | sensitivity | rule
+    field: str  # the scenario field to change, e.g. "budget", "policy.allow_gpus", "jobs[sft].data.sensitivity"
+    to: float | str
+    unit: str  # CNY (the currency) | h | d | fraction of card | platform | gpu | GPUs | level | setting
     detail: str
+    cost: float | None = None
 
 
 @dataclass
@@ -106,10 +132,20 @@ class SolveResult:
     conflicts: list[Conflict] = field(default_factory=list)
     relaxations: list[Relaxation] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    gap: float | None = None  # (best plan's objective - bound) / objective; 0 when optimal
+    bound: float | None = None  # no plan can do better than this on the objective
+    bound_unit: str = ""  # the currency (cost, balanced, lexicographic) or "h" (time)
+
+    def proof(self) -> str:
+        """'optimal, gap 0.0%, bound 600 CNY' (status alone when there is no plan)."""
+        if self.gap is None or self.bound is None:
+            return self.status
+        return f"{self.status}, gap {self.gap:.1%}, bound {self.bound:,.2f} {self.bound_unit}"
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
-            "scenario": self.scenario, "status": self.status, "objective": self.objective,
+            "scenario": self.scenario, "status": self.status, "gap": self.gap, "bound": self.bound,
+            "bound_unit": self.bound_unit, "objective": self.objective,
             "currency": self.currency, "solve_time_s": round(self.solve_time_s, 3),
             "plans": [p.to_dict() for p in self.plans], "notes": self.notes,
         }

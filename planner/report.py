@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from planner.plan import Plan, SolveResult
@@ -15,40 +16,42 @@ def _interruptions(plan: Plan) -> str:
 
 def render_table(result: SolveResult, console: Console) -> None:
     cur = result.currency
-    console.print(f"[bold]{result.scenario}[/bold]: {result.status} ({result.objective} objective, "
+    console.print(f"[bold]{result.scenario}[/bold]: {result.proof()} ({result.objective} objective, "
                   f"{result.solve_time_s:.2f} s)")
     if result.plans:
         table = Table(title="plans", show_lines=False)
-        for column in ("rank", f"cost ({cur})", "makespan (days)", "exp. interruptions", "plan"):
+        for column in ("rank", f"cost ({cur})", "makespan (days)", "exp. interruptions", "vs plan 1", "plan"):
             table.add_column(column, overflow="fold")
         for plan in result.plans:
             table.add_row(str(plan.rank), f"{plan.total_cost:,.0f}", f"{plan.makespan_h / 24:,.2f}",
-                          _interruptions(plan), plan.summary())
+                          _interruptions(plan), plan.trade.summary(cur) if plan.trade else "",
+                          escape(plan.summary()))
         console.print(table)
         for plan in result.plans:
             console.print(f"\n[bold]plan {plan.rank}[/bold]")
             for line in plan.explanation:
-                console.print(f"  - {line}")
+                console.print(f"  - {escape(line)}")
             if plan.assumptions:
                 console.print("  assumptions:")
                 for line in plan.assumptions:
-                    console.print(f"    * {line}")
+                    console.print(f"    * {escape(line)}")
     for conflict in result.conflicts:
-        console.print(f"conflict: {conflict.constraint}: {conflict.detail}")
+        console.print(escape(f"conflict: {conflict.constraint}: {conflict.detail}"))
     for relax in result.relaxations:
-        console.print(f"relax {relax.kind}: {relax.detail}")
+        console.print(escape(f"relax {relax.kind}: {relax.detail}"))
     for note in result.notes:
-        console.print(f"note: {note}")
+        console.print(escape(f"note: {note}"))
 
 
 def render_markdown(result: SolveResult) -> str:
     cur = result.currency
-    out = [f"# {result.scenario}", "", f"Status: **{result.status}** ({result.objective} objective, "
+    out = [f"# {result.scenario}", "", f"Status: **{result.proof()}** ({result.objective} objective, "
            f"{result.solve_time_s:.2f} s)", ""]
     if result.plans:
-        out += [f"| rank | cost ({cur}) | makespan (days) | exp. interruptions | plan |", "|---|---|---|---|---|"]
-        out += [f"| {p.rank} | {p.total_cost:,.0f} | {p.makespan_h / 24:,.2f} | {_interruptions(p)} | {p.summary()} |"
-                for p in result.plans]
+        out += [f"| rank | cost ({cur}) | makespan (days) | exp. interruptions | vs plan 1 | plan |",
+                "|---|---|---|---|---|---|"]
+        out += [f"| {p.rank} | {p.total_cost:,.0f} | {p.makespan_h / 24:,.2f} | {_interruptions(p)} | "
+                f"{p.trade.summary(cur) if p.trade else ''} | {p.summary()} |" for p in result.plans]
         for plan in result.plans:
             out += ["", f"## Plan {plan.rank}", ""] + [f"- {line}" for line in plan.explanation]
             if plan.assumptions:

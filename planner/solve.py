@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from models.loading import LoadedScenario
 from models.problem import Problem
-from models.scenario import SolverSettings
+from models.scenario import Scenario, SolverSettings
 from planner.candidates import build_problem
 from planner.cpsat.model import Bounds, PlanModel
 from planner.cpsat.run import Outcome, solve_model, to_plan
-from planner.explain import explain_infeasible, explain_plan
+from planner.explain import explain_plan
+from planner.infeasible import explain_infeasible
 from planner.plan import Plan, SolveResult
 
-TIE_BREAK_S = 1.0  # seconds for the makespan tie-break among cheapest plans
+MATERIAL_SHARE = 0.2  # a job with this share of the cost or the time is one whose choice matters
+TIE_BREAK_WORK = 1.0  # deterministic time for the makespan tie-break among cheapest plans
 
 
 @dataclass
@@ -24,21 +28,26 @@ class SolveOptions:
     top_k: int | None = None
     gap: float | None = None
     time_limit_s: float | None = None
+    work_limit: float | None = None
     workers: int | None = None
     seed: int | None = None
 
 
 class Session:
-    """One scenario's problem and base model, with a shared time budget for every re-solve."""
+    """One scenario's problem and base model, with one work budget (deterministic time) for every
+    re-solve, and the wall-clock safety net."""
 
     def __init__(self, problem: Problem, settings: SolverSettings, objective: str,
-                 started: float | None = None) -> None:
+                 started: float | None = None, loaded: LoadedScenario | None = None) -> None:
+        self.loaded = loaded  # the scenario, when there is one: explanations re-plan variants of it
         self.settings = settings
         self.objective = objective
         self.started = time.perf_counter() if started is None else started
         self.problem = problem
         self.model = PlanModel(problem)
         self.deadline = self.started + settings.time_limit_s
+        self.work_left = settings.work_limit
+        self.wall_stopped = False  # some solve was cut by the wall clock: the result may depend on load
 
     @classmethod
     def from_loaded(cls, loaded: LoadedScenario, options: SolveOptions | None = None) -> Session:
@@ -48,22 +57,41 @@ class Session:
         s = loaded.scenario
         settings = SolverSettings(
             time_limit_s=options.time_limit_s or s.solver.time_limit_s,
+            work_limit=options.work_limit or s.solver.work_limit,
             workers=options.workers or s.solver.workers,
             seed=s.solver.seed if options.seed is None else options.seed,
             top_k=options.top_k or s.solver.top_k,
             gap=s.solver.gap if options.gap is None else options.gap,
         )
-        return cls(build_problem(loaded), settings, options.objective or s.objective, started)
+        return cls(build_problem(loaded), settings, options.objective or s.objective, started, loaded)
+
+    def variant(self, scenario: Scenario) -> Session | None:
+        """A session for a changed copy of this scenario (a relaxation to try), sharing this one's work
+        budget and safety net; None when the session was built from a bare problem."""
+        if self.loaded is None:
+            return None
+        other = Session(build_problem(dataclasses.replace(self.loaded, scenario=scenario)), self.settings,
+                        self.objective, self.started, self.loaded)
+        other.work_left, other.deadline = self.work_left, self.deadline
+        return other
+
+    def spend(self, other: Session) -> None:
+        """Charge a variant's solves to this session's budget."""
+        self.work_left = min(self.work_left, other.work_left)
+        self.wall_stopped |= other.wall_stopped
 
     def remaining_s(self) -> float:
         return max(0.05, self.deadline - time.perf_counter())
 
     def run(self, objective: str | None, bounds: Bounds, hint: Outcome | None = None,
-            with_assumptions: bool = False, max_s: float | None = None) -> Outcome:
+            with_assumptions: bool = False, max_work: float | None = None) -> Outcome:
         instance = self.model.instance(objective, bounds, with_assumptions=with_assumptions,
                                        hint=hint.hint() if hint else None)
-        limit = self.remaining_s() if max_s is None else min(max_s, self.remaining_s())
-        return solve_model(self.model, instance, self.settings, limit)
+        work = self.work_left if max_work is None else min(max_work, self.work_left)
+        outcome = solve_model(self.model, instance, self.settings, self.remaining_s(), work)
+        self.work_left = max(0.0, self.work_left - outcome.work)
+        self.wall_stopped |= outcome.wall_stopped
+        return outcome
 
     def best(self, bounds: Bounds, hint: Outcome | None = None) -> Outcome:
         """The optimum under `bounds` for the session's objective (two stages where it is lexicographic)."""
@@ -83,15 +111,16 @@ class Session:
             return first
         # Among the cheapest plans, the one that finishes first (same cost, jobs not left idle). Only a
         # tie-break: it gets a short time slice and never changes the cost or its proof.
-        second = self.run("time", replace(bounds, max_cost=first.total_cost), first, max_s=TIE_BREAK_S)
+        second = self.run("time", replace(bounds, max_cost=first.total_cost), first, max_work=TIE_BREAK_WORK)
         return self._second(second, first)
 
     @staticmethod
     def _second(second: Outcome, first: Outcome) -> Outcome:
-        """The second stage's plan, with the first stage's status: that is the objective proven."""
+        """The second stage's plan, with the first stage's status, value and bound: that is the
+        objective proven."""
         if not second.solved:
             return first
-        second.status = first.status
+        second.status, second.objective, second.bound = first.status, first.objective, first.bound
         return second
 
     def objective_value(self, outcome: Outcome) -> int:
@@ -127,19 +156,86 @@ def solve_session(session: Session) -> SolveResult:
     elif best.solved:
         plans: list[Plan] = [to_plan(problem, best, 1)]
         outcomes = [best]
-        cap = math.floor(session.objective_value(best) * (1 + session.settings.gap))
-        nogoods: list[tuple[tuple[str, tuple[str, str, int]], ...]] = []
-        for rank in range(2, session.settings.top_k + 1):
-            last = outcomes[-1]
-            nogoods.append(tuple((job, last.chosen[job].key) for job in problem.jobs))
-            bounds = Bounds(nogoods=tuple(nogoods), max_objective=(session.cap_objective(), cap))
-            alt = session.best(bounds, hint=last)
-            if not alt.solved:
-                break
-            plans.append(to_plan(problem, alt, rank))
-            outcomes.append(alt)
+        alternatives, inside = _alternatives(session, best, result)
+        outcomes += alternatives
+        plans += [to_plan(problem, alt, rank) for rank, alt in enumerate(alternatives, start=2)]
+        for plan in plans[inside + 1:]:
+            plan.within_gap = False
         for plan, outcome in zip(plans, outcomes, strict=True):
             explain_plan(session, plan, outcome, best)
         result.plans = plans
+        _record_proof(session, result, best)
     result.solve_time_s = time.perf_counter() - session.started
     return result
+
+
+def _alternatives(session: Session, best: Outcome, result: SolveResult) -> tuple[list[Outcome], int]:
+    """Up to top_k - 1 plans within the gap, each changing the platform, GPU type or billing of a
+    material job against every plan before it, and each cheaper or faster than every plan before it:
+    a real trade, not the same plan on another vendor at a higher price. When fewer exist within the
+    gap, the nearest such plan beyond it is shown, and said to be."""
+    problem, settings = session.problem, session.settings
+    cap = math.floor(session.objective_value(best) * (1 + settings.gap))
+    material = material_jobs(problem, best)
+    found: list[Outcome] = []
+    nogoods: list[tuple[tuple[str, tuple[str, str, str]], ...]] = []
+    within_gap, beyond = True, False
+    while len(found) < settings.top_k - 1:
+        last = found[-1] if found else best
+        nogoods.append(tuple((job, last.chosen[job].decision) for job in material))
+        bounds = Bounds(nogoods=tuple(nogoods), max_objective=(session.cap_objective(), cap) if within_gap else None,
+                        undominated=tuple((o.total_cost, o.makespan_min) for o in [best, *found]))
+        alt = session.best(bounds, hint=last)
+        if not alt.solved:
+            if not within_gap:
+                break
+            within_gap = False
+            nogoods.pop()
+            continue
+        found.append(alt)
+        if not within_gap:
+            beyond = True
+            break  # one plan beyond the gap, the nearest, is enough to show what a real change costs
+    inside = len(found) - beyond
+    if len(found) < settings.top_k - 1 or beyond:
+        result.notes.append(
+            f"alternatives: {inside} within {settings.gap:.0%} of the best are cheaper or faster than the plans "
+            f"above them and change the platform, GPU type or billing of {', '.join(material)} (the jobs "
+            f"carrying {MATERIAL_SHARE:.0%} or more of the cost or time)"
+            + ("; the last plan shown is the nearest such change beyond the gap" if beyond else ""))
+    return found, inside
+
+
+def material_jobs(problem: Problem, best: Outcome) -> list[str]:
+    """Jobs that carry a real share of the best plan's cost or time (MATERIAL_SHARE or more): an
+    alternative must change one of their decisions, not just retune a small job."""
+    costs = {job: problem.standalone_cost(c) for job, c in best.chosen.items()}
+    total = sum(costs.values())
+    makespan = max(best.makespan_min, 1)
+    found = [job for job in problem.jobs
+             if (total > 0 and costs[job] >= MATERIAL_SHARE * total)
+             or best.chosen[job].duration_min >= MATERIAL_SHARE * makespan]
+    return found or list(problem.jobs)
+
+
+def _record_proof(session: Session, result: SolveResult, best: Outcome) -> None:
+    """The best plan's objective bound and gap, in the objective's unit, and what stopped the search."""
+    scale = session.problem.scale
+    to_unit: Callable[[float], float]
+    if session.objective == "time":
+        result.bound_unit, to_unit = "h", scale.to_hours
+    else:  # cost, balanced and lexicographic's first stage are all money
+        result.bound_unit, to_unit = session.problem.currency, scale.to_money
+    value = best.objective if best.objective is not None else 0.0
+    bound = best.bound if best.bound is not None else value
+    result.bound = round(to_unit(bound), 2)
+    result.gap = 0.0 if best.status == "optimal" else round(max(0.0, value - bound) / max(abs(value), 1e-9), 4)
+    settings = session.settings
+    if session.wall_stopped:
+        result.notes.append(f"the wall-clock safety net ({settings.time_limit_s:g} s) stopped a solve before its "
+                            f"work limit; this answer may depend on the machine's load: raise "
+                            f"solver.time_limit_s")
+    elif best.status == "feasible":
+        result.notes.append(f"not proven optimal within the work limit ({settings.work_limit:g} units): the best "
+                            f"possible is {result.bound:,.2f} {result.bound_unit}, gap {result.gap:.1%}; "
+                            f"raise solver.work_limit (or --work-limit) to close it")

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from planner.atomic_file import write_atomically
-from planner.batch.rows import COLUMNS, Row
+from planner.batch.rows import COLUMNS, LEGACY_COLUMNS, Row
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
 
@@ -58,7 +58,7 @@ def read_rows(path: Path) -> list[Row]:
         text = path.read_text(encoding="utf-8")
         if fmt == "csv":
             reader = csv.DictReader(io.StringIO(text))
-            if reader.fieldnames is not None and tuple(reader.fieldnames) != COLUMNS:
+            if reader.fieldnames is not None and tuple(reader.fieldnames) not in (COLUMNS, LEGACY_COLUMNS):
                 raise ValueError(f"columns are {', '.join(reader.fieldnames)}")
             return [Row.from_dict(record) for record in reader]
         return [Row.from_dict(json.loads(line)) for line in text.splitlines() if line.strip()]

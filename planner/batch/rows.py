@@ -8,6 +8,7 @@ from typing import Any
 
 STATUSES = ("optimal", "feasible", "infeasible", "unknown", "error")
 SOLVED = ("optimal", "feasible")
+PROVEN = ("optimal", "infeasible")
 INTERNAL_ERROR = "internal error: "  # prefix of an error row's message when the fault is ours, not the input's
 
 
@@ -29,6 +30,8 @@ class Row:
     solve_time_s: float
     error: str  # one line; empty unless status is error
     hash: str
+    gap: float | None = None  # (objective - bound) / objective of the best plan; 0 when optimal
+    bound: float | None = None  # no plan does better on the objective (currency, or hours for time)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -37,7 +40,7 @@ class Row:
     def from_dict(cls, data: Mapping[str, Any]) -> Row:
         """A row read back from a results file (CSV gives strings). Raises ValueError if it is not one."""
         names = [f.name for f in fields(cls)]
-        if set(data) != set(names):
+        if set(data) not in (set(names), set(LEGACY_COLUMNS)):
             raise ValueError(f"expected columns {', '.join(names)}")
 
         def number(key: str) -> float | None:
@@ -48,6 +51,7 @@ class Row:
         if status not in STATUSES:
             raise ValueError(f"unknown status {status!r}")
         return cls(file=str(data["file"]), variant=str(data["variant"] or ""), status=status,
+                   gap=number("gap") if "gap" in data else None, bound=number("bound") if "bound" in data else None,
                    total_cost=number("total_cost"), currency=str(data["currency"] or ""),
                    makespan_h=number("makespan_h"), plan=str(data["plan"] or ""),
                    solve_time_s=number("solve_time_s") or 0.0, error=str(data["error"] or ""),
@@ -58,11 +62,18 @@ class Row:
         return replace(self, solve_time_s=0.0)
 
     @property
+    def proven(self) -> bool:
+        """Optimal, or proven infeasible: a re-run with more work cannot change it."""
+        return self.status in PROVEN
+
+    @property
     def bad_input(self) -> bool:
         return self.status == "error" and not self.error.startswith(INTERNAL_ERROR)
 
 
 COLUMNS = tuple(f.name for f in fields(Row))
+# Files written before rows carried gap and bound: still read (for resume), their rows count as unproven.
+LEGACY_COLUMNS = tuple(c for c in COLUMNS if c not in ("gap", "bound"))
 
 
 @dataclass(frozen=True)

@@ -26,15 +26,17 @@ class BatchOutcome:
     reused: int  # rows taken from the earlier run's results file
 
 
-def reusable(previous: Sequence[Row]) -> dict[tuple[str, str, str], Row]:
+def reusable(previous: Sequence[Row], reuse_unproven: bool = False) -> dict[tuple[str, str, str], Row]:
     """Earlier rows by (file, variant, hash). Error rows are not re-used: loading is cheap, and an
-    internal error may have been transient."""
-    return {(r.file, r.variant, r.hash): r for r in previous if r.status != "error"}
+    internal error may have been transient. Rows not proven (feasible, unknown: the search stopped
+    first) are solved again unless `reuse_unproven`: a busy machine must not leave a poor row cached."""
+    return {(r.file, r.variant, r.hash): r for r in previous
+            if r.status != "error" and (r.proven or reuse_unproven)}
 
 
 def run_batch(items: Sequence[Task | Row], backend: Backend, output: Path | None = None,
               previous: Sequence[Row] = (), on_row: OnRow | None = None,
-              checkpoint_s: float = CHECKPOINT_S) -> BatchOutcome:
+              checkpoint_s: float = CHECKPOINT_S, reuse_unproven: bool = False) -> BatchOutcome:
     """Solve every Task in `items` (a Row stands for itself: an input that named no scenario).
 
     Rows come back in the order of `items` whatever the backend finishes first. With `output`, the
@@ -42,7 +44,7 @@ def run_batch(items: Sequence[Task | Row], backend: Backend, output: Path | None
     exception is re-raised after that last write.
     """
     done: list[Row | None] = [None] * len(items)
-    known = reusable(previous)
+    known = reusable(previous, reuse_unproven)
     todo: list[Task] = []
     position: dict[int, int] = {}  # task.index -> place in `items`
     reused = 0

@@ -19,7 +19,7 @@ from planner.batch.rows import Row
 from planner.batch.sweep import Assignment, Variant, apply
 from planner.solve import SolveOptions
 
-HASH_SCHEME = "plan-batch-1"  # bump when what a row means changes without a package version bump
+HASH_SCHEME = "plan-batch-2"  # bump when what a row means changes without a package version bump
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ def run_task(task: Task) -> Row:
         error = f"{INTERNAL_ERROR}{type(exc).__name__}: {exc}"
     else:
         best = result.plans[0] if result.plans else None
-        return replace(row, status=result.status, currency=result.currency,
+        return replace(row, status=result.status, gap=result.gap, bound=result.bound, currency=result.currency,
                        total_cost=round(best.total_cost, 2) if best else None,
                        makespan_h=round(best.makespan_h, 2) if best else None,
                        plan=best.summary() if best else "",

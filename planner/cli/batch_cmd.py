@@ -64,13 +64,16 @@ def _ray_backend(jobs: int, address: str | None) -> Backend:
 def _render(rows: Sequence[Row], out: Console) -> None:
     table = Table(title=f"plan batch: {len(rows)} rows", show_lines=False)
     for column, justify in (("#", "right"), ("file", "left"), ("variant", "left"), ("status", "left"),
-                            ("cost", "right"), ("days", "right"), ("plan / error", "left"), ("s", "right")):
+                            ("gap", "right"), ("cost", "right"), ("days", "right"), ("plan / error", "left"),
+                            ("s", "right")):
         table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for i, row in enumerate(rows, 1):
         cost = f"{row.total_cost:,.0f} {row.currency}" if row.total_cost is not None else ""
         days = f"{row.makespan_h / 24:,.2f}" if row.makespan_h is not None else ""
         style = STATUS_STYLE.get(row.status, "")
-        table.add_row(str(i), escape(row.file), escape(row.variant), f"[{style}]{row.status}[/{style}]", cost, days,
+        gap = f"{row.gap:.1%}" if row.gap is not None else ""
+        table.add_row(str(i), escape(row.file), escape(row.variant), f"[{style}]{row.status}[/{style}]", gap, cost,
+                      days,
                       escape(row.plan or row.error), f"{row.solve_time_s:.2f}")
     out.print(table)
 
@@ -89,6 +92,11 @@ def batch_command(
     objective: Annotated[ObjectiveChoice | None, typer.Option(help="override each scenario's objective")] = None,
     time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1,
                                                      help="seconds per scenario (default: each scenario's)")] = None,
+    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, help="deterministic time per "
+                                                     "scenario (default: each scenario's)")] = None,
+    reuse_unproven: Annotated[bool, typer.Option("--reuse-unproven", help="on resume, also re-use rows not proven "
+                                                 "optimal (feasible, no solution in time); by default they are "
+                                                 "solved again")] = False,
     workers: Annotated[int | None, typer.Option(min=1, help="CP-SAT workers per scenario (default 1: the "
                                                 "parallelism is across scenarios)")] = None,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay for every scenario")] = None,
@@ -120,10 +128,10 @@ def batch_command(
     # Top-1 only: a row shows the best plan, so alternatives would be solved for nothing. One CP-SAT worker
     # per scenario unless asked: the batch already keeps every core busy with separate scenarios.
     options = SolveOptions(objective=objective.value if objective else None, top_k=1, time_limit_s=time_limit,
-                           workers=workers or 1)
+                           work_limit=work_limit, workers=workers or 1)
     items: list[Task | Row] = list(build_tasks(expand_paths(paths), variants, (overlay,) if overlay else (),
                                                options))
-    rows, reused = _solve_with_progress(items, run, output, previous)
+    rows, reused = _solve_with_progress(items, run, output, previous, reuse_unproven)
     _render(rows, console)
     tally = Tally.of(rows)
     resumed = f" ({reused} re-used from {output})" if reused else ""
@@ -134,7 +142,7 @@ def batch_command(
 
 
 def _solve_with_progress(items: list[Task | Row], run: Backend, output: Path | None,
-                         previous: list[Row]) -> tuple[list[Row], int]:
+                         previous: list[Row], reuse_unproven: bool) -> tuple[list[Row], int]:
     counts: Counter[str] = Counter()
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
@@ -148,7 +156,8 @@ def _solve_with_progress(items: list[Task | Row], run: Backend, output: Path | N
 
     try:
         with progress:
-            outcome = run_batch(items, run, output=output, previous=previous, on_row=on_row)
+            outcome = run_batch(items, run, output=output, previous=previous, on_row=on_row,
+                                reuse_unproven=reuse_unproven)
     except ray_backend.RayStartError as exc:
         fail(str(exc))
     return outcome.rows, outcome.reused

@@ -2,10 +2,12 @@
 
 Fields of the layout that are not given are searched (fastest layout that fits). Bad input prints
 one line on stderr and exits 2; a layout that does not fit is still estimated (exit 0, fits false).
+Fits means the peak is within the card less `--headroom` (default 8%, as the planner's policy).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,6 +19,7 @@ from models.catalog import builtin_catalog, load_model_card
 from models.errors import InputError, UnknownIdError
 from models.model_card import ModelCard
 from models.platform import Platform
+from models.scenario import DEFAULT_MEMORY_HEADROOM, MAX_MEMORY_HEADROOM
 from models.units import parse_count
 from planner.cli.common import OutputFormat, console, fail, print_json
 from planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
@@ -94,6 +97,9 @@ def estimate_command(
     platform: Annotated[str | None, typer.Option(
         "--platform", help="catalog platform: fabric, node size, reliability")] = None,
     output: Annotated[OutputFormat, typer.Option("--format", help="table or json")] = OutputFormat.table,
+    headroom: Annotated[float, typer.Option(
+        "--headroom", help="fraction of the card kept free; fits means peak <= (1 - headroom) x card"
+    )] = DEFAULT_MEMORY_HEADROOM,
 ) -> None:
     """Estimate memory per GPU, step time, throughput and (with --tokens) hours and GPU-hours."""
     for option, value in (("--model", model), ("--method", method), ("--gpu", gpu), ("--gpus", gpus)):
@@ -111,6 +117,8 @@ def estimate_command(
         fail(f"--optimizer: {optimizer!r} is not one of adamw, adamw-8bit, paged-adamw-8bit, adafactor, sgd")
     if gpus < 1:
         fail(f"--gpus: must be at least 1, got {gpus}")
+    if not 0 <= headroom <= MAX_MEMORY_HEADROOM:
+        fail(f"--headroom: a fraction of the card from 0 to {MAX_MEMORY_HEADROOM:g}, got {headroom:g}")
     if lora_rank is not None and method not in ADAPTER_METHODS:
         fail(f"--lora-rank: only for lora or qlora, not for {method}")
     token_count: float | None = None
@@ -142,7 +150,8 @@ def estimate_command(
                       global_batch=global_batch, seq_len=seq_len, precision=precision,
                       lora_rank=lora_rank if lora_rank is not None else 16, framework=framework, cp=cp,
                       virtual_pipeline=vpp, flash_attention=attention == "flash", optimizer=optimizer_id,
-                      sequence_parallel=None if sequence_parallel is None else sequence_parallel == "on")
+                      sequence_parallel=None if sequence_parallel is None else sequence_parallel == "on",
+                      memory_headroom=headroom)
     searched: tuple[str, ...] = ()
     nothing_fits = False
     try:
@@ -158,32 +167,39 @@ def estimate_command(
     except ValueError as exc:
         fail(_as_cli_message(str(exc)))
     assert result is not None
+    # Fits, and the margin, against the card less the headroom (what the planner requires).
+    usable = spec.usable_gib(result.gpu_memory_gib)
+    result = dataclasses.replace(result, fits=result.memory.total_gib <= usable,
+                                 margin_gib=usable - result.memory.total_gib)
     notes = list(result.notes)
     if plat is not None and plat.limits.max_gpus_per_job and gpus > plat.limits.max_gpus_per_job:
         notes.insert(0, f"{plat.id} allows at most {plat.limits.max_gpus_per_job} GPUs per job")
     if nothing_fits:
         notes.insert(0, f"nothing fits: the least-memory layout needs {result.memory.total_gib:.1f} GiB "
-                        f"of {result.gpu_memory_gib:g} GiB")
+                        f"of {usable:.1f} GiB usable ({result.gpu_memory_gib:g} GiB less {headroom:.0%} headroom)")
     if output is OutputFormat.json:
         data = result.to_dict(token_count)
         data["notes"] = notes
         data["searched"] = list(searched)
+        data["memory_headroom"] = headroom
+        data["usable_memory_gib"] = round(usable, 3)
         if plat is not None:
             data["platform"] = plat.id
         print_json(data)
         return
-    _print_table(result, searched, token_count, notes, plat)
+    _print_table(result, searched, token_count, notes, plat, headroom)
 
 
 def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None, notes: list[str],
-                 plat: Platform | None) -> None:
+                 plat: Platform | None, headroom: float) -> None:
     c = est.cluster
     where = f" on {plat.id}" if plat else ""
     verdict = "[green]fits[/green]" if est.fits else "[red]does NOT fit[/red]"
     fabric = f"{c.fabric_kind} {c.fabric_gbps_per_gpu:g} Gb/s per GPU"
     console.print(f"[bold]{est.model_id}[/bold] {est.method} on {c.gpus} x {c.gpu.id}"
                   f" ({c.gpus_per_node} per node, {fabric}){where}: {verdict} "
-                  f"({est.memory.total_gib:.1f} of {est.gpu_memory_gib:g} GiB)")
+                  f"({est.memory.total_gib:.1f} of {est.gpu_memory_gib:g} GiB; "
+                  f"{est.gpu_memory_gib * (1 - headroom):.1f} usable with {headroom:.0%} headroom)")
     lay = est.layout
     layout_table = Table(title="layout", title_justify="left")
     layout_table.add_column("field")
@@ -206,7 +222,7 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
 
     mem = _breakdown(f"memory per GPU (GiB) against {est.gpu_memory_gib:g} GiB", ("GiB", "% of card"),
                      est.memory.to_dict(), est.gpu_memory_gib, ".2f")
-    mem.add_row("margin", f"{est.margin_gib:.2f}", "")
+    mem.add_row(f"margin to usable ({headroom:.0%} headroom)", f"{est.margin_gib:.2f}", "")
     console.print(mem)
     console.print(_breakdown(f"step time {est.step_time_s:.3f} s", ("s", "share"), est.time.to_dict(),
                              est.step_time_s, ".4f"))

@@ -22,6 +22,10 @@ class XAxis(str, Enum):
     cost = "cost"
 
 
+PARETO_TIME_S = 120.0  # default wall-clock safety net for a whole front
+PARETO_WORK = 240.0  # default deterministic time for a whole front
+
+
 class YAxis(str, Enum):
     time = "time"
 
@@ -46,7 +50,10 @@ def pareto_command(
     plot: Annotated[Path | None, typer.Option("--plot", help="front.png, front.svg or front.html")] = None,
     relax_limits: Annotated[bool, typer.Option("--relax-limits", help="lift the budget and deadlines to show "
                                                                      "what lies beyond them")] = False,
-    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, help="seconds, all solves")] = None,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, help="wall-clock safety net, seconds, "
+                                                     "all solves")] = None,
+    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, help="deterministic time, all "
+                                                     "solves (the stop that does not depend on load)")] = None,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
 ) -> None:
     """The exact cost/time Pareto front: for each finishing time, the cheapest plan.
@@ -63,9 +70,11 @@ def pareto_command(
         loaded = load_scenario(file, (overlay,) if overlay else ())
     except InputError as exc:
         fail(exc)
-    # Every point is a full solve: give the whole walk more time than one solve by default.
-    session = Session.from_loaded(loaded, SolveOptions(time_limit_s=time_limit or
-                                                       max(120.0, loaded.scenario.solver.time_limit_s)))
+    # Every point is a full solve: give the whole walk more work and time than one solve by default.
+    solver = loaded.scenario.solver
+    session = Session.from_loaded(loaded, SolveOptions(
+        time_limit_s=time_limit or max(PARETO_TIME_S, solver.time_limit_s),
+        work_limit=work_limit or max(PARETO_WORK, solver.work_limit)))
     front = pareto_front(session, max_points=points, z=z.value if z else None, relax_limits=relax_limits)
     if output is not None:
         write_front(front, output)

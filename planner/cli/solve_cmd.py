@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from models.errors import InputError
 from models.loading import LoadedScenario, load_scenario
@@ -46,7 +47,10 @@ def solve_command(
     objective: Annotated[ObjectiveChoice | None, typer.Option(help="override the scenario's objective")] = None,
     top: Annotated[int | None, typer.Option("--top", min=1, max=20, help="plans to return")] = None,
     gap: Annotated[float | None, typer.Option(min=0.0, help="alternatives within this fraction")] = None,
-    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, help="seconds, all solves")] = None,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, help="wall-clock safety net, seconds, "
+                                                     "all solves")] = None,
+    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, help="deterministic time, all solves "
+                                                     "(the stop that does not depend on load)")] = None,
     output: Annotated[SolveFormat, typer.Option("--format")] = SolveFormat.table,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
 ) -> None:
@@ -56,7 +60,7 @@ def solve_command(
     """
     loaded = _load(file, overlay)
     options = SolveOptions(objective=objective.value if objective else None, top_k=top, gap=gap,
-                           time_limit_s=time_limit)
+                           time_limit_s=time_limit, work_limit=work_limit)
     result = solve(loaded, options)
     if output is SolveFormat.json:
         print_json(result.to_dict())
@@ -92,13 +96,13 @@ def explain_command(
     if "job" in spec and spec["job"] not in session.problem.jobs:
         fail(f"--why-not: job: unknown job {spec['job']!r}; jobs: {', '.join(session.problem.jobs)}")
     best = session.best(Bounds())
-    if not best.solved:
-        fail(f"{file}: the scenario itself is {best.status}; run `plan solve` for its explanation")
-    answer = why_not(session, spec, best)
+    if best.status == "unknown":
+        fail(f"{file}: no plan within the work limit; raise solver.work_limit, then ask again")
+    answer = why_not(session, spec, best if best.solved else None)
     if output is SolveFormat.json:
         print_json(answer.to_dict())
         return
-    console.print(f"why not {why_not_spec}? -> {answer.status}")
+    console.print(f"why not {escape(why_not_spec)}? -> {answer.status}")
     if answer.status == "feasible" and answer.plan is not None:
         console.print(f"  possible, at {answer.delta_cost:+,.0f} {loaded.scenario.currency} and "
                       f"{answer.delta_makespan_h:+,.1f} h against the best plan")

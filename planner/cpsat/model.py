@@ -45,7 +45,11 @@ class Bounds:
     lifted: frozenset[str] = frozenset()  # groups not enforced in this solve
     forced: tuple[tuple[int, ...], ...] = ()  # per set: one of these candidates is chosen (why-not)
     max_objective: tuple[str, int] | None = None  # (objective, cap): alternatives within the gap
-    nogoods: tuple[tuple[tuple[str, tuple[str, str, int]], ...], ...] = ()  # previous plans' keys
+    # Previous plans' decisions (job, (platform, gpu, billing)): each new plan changes one of each.
+    nogoods: tuple[tuple[tuple[str, tuple[str, str, str]], ...], ...] = ()
+    # (cost, makespan) of previous plans: a new plan must beat each on one of them (a real trade).
+    undominated: tuple[tuple[int, int], ...] = ()
+    assume: frozenset[str] | None = None  # with assumptions: only these groups (None: all); the rest held
 
 
 class PlanModel:
@@ -79,11 +83,12 @@ class PlanModel:
         """A clone with the active groups enforced (fixed, or as assumptions) and the bounds added."""
         model = self.model.clone()
         v = self.variables
-        active = [lit for name, lit in self.groups.literals.items() if name not in bounds.lifted]
-        if with_assumptions:
-            model.add_assumptions(active)
-        else:
-            for lit in active:
+        active = {name: lit for name, lit in self.groups.literals.items() if name not in bounds.lifted}
+        assumed = {name for name in active if with_assumptions and (bounds.assume is None or name in bounds.assume)}
+        if assumed:
+            model.add_assumptions([active[name] for name in sorted(assumed)])
+        for name, lit in active.items():
+            if name not in assumed:
                 model.add(lit == 1)
         if bounds.max_cost is not None:
             model.add(v.total_cost <= bounds.max_cost)
@@ -95,10 +100,14 @@ class PlanModel:
             model.add(sum(v.x[i] for i in indices) == 1)
         if bounds.max_objective is not None:
             model.add(self.objective_expr(bounds.max_objective[0]) <= bounds.max_objective[1])
+        for n, (cost, makespan) in enumerate(bounds.undominated):
+            cheaper = model.new_bool_var(f"cheaper_than_plan[{n}]")
+            model.add(v.total_cost <= cost - 1).only_enforce_if(cheaper)
+            model.add(v.makespan <= makespan - 1).only_enforce_if(~cheaper)
         for plan_keys in bounds.nogoods:
             same = []
             for job, key in plan_keys:
-                same += [v.x[c.index] for c in self.problem.candidates[job] if c.key == key]
+                same += [v.x[c.index] for c in self.problem.candidates[job] if c.decision == key]
             model.add(sum(same) <= len(plan_keys) - 1)
         if objective is not None:
             model.minimize(self.objective_expr(objective))

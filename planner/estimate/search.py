@@ -153,7 +153,7 @@ class SearchResult:
             if other.closest is not None:
                 c = other.closest
                 return (f"{label} does not fit: even the least-memory layout ({c.layout.short()}) needs "
-                        f"{c.memory.total_gib:.1f} GiB > {c.gpu_memory_gib:g} GiB")
+                        f"{c.memory.total_gib:.1f} GiB > {self.spec.usable_gib(c.gpu_memory_gib):.1f} GiB usable")
             top = ", ".join(f"{r} ({n})" for r, n in other.reasons.items())
             return f"{label} has no valid layout: {top}"
         alt = other.best
@@ -225,7 +225,7 @@ def _search(key: _Key) -> SearchResult:
         if len(rejected) < MAX_REJECTED_KEPT:
             rejected.append((layout, reason))
 
-    cap = cluster.gpu.memory_gib
+    cap = spec.usable_gib(cluster.gpu.memory_gib)  # the card less the headroom kept free
     considered = 0
     best: tuple[float, float, Layout] | None = None  # (-tokens/s, memory, layout)
     closest: tuple[float, Layout] | None = None

@@ -139,6 +139,12 @@ class LayoutSpec:
     framework: str | None = None
     cp: int | None = None
     ep: int | None = None
+    # Fraction of the card kept free (allocator spikes, fragmentation the model misses); a layout fits
+    # only if its peak <= (1 - memory_headroom) x the card. 0 here; the planner passes the policy's.
+    memory_headroom: float = 0.0
+
+    def usable_gib(self, card_gib: float) -> float:
+        return card_gib * (1.0 - self.memory_headroom)
 
     def searched_fields(self) -> tuple[str, ...]:
         names = ("tp", "pp", "cp", "zero", "recompute", "micro_batch", "virtual_pipeline", "framework")

@@ -204,3 +204,46 @@ def test_reusable_ignores_error_rows():
 
 def test_yaml_of_the_fixture_is_what_the_docstring_says(batch_files):
     assert yaml.safe_load(batch_files["short_budget"].read_text())["budget"] == 1
+
+
+def test_rows_carry_gap_and_bound(batch_files, tmp_path):
+    for suffix in ("csv", "jsonl"):
+        out = tmp_path / f"r.{suffix}"
+        plan_batch(str(batch_files["tiny"]), str(batch_files["short_budget"]), "-o", str(out), "--jobs", "1")
+        tiny, short = rows_of(out)
+        assert tiny.status == "optimal" and tiny.gap == 0.0 and tiny.bound == pytest.approx(tiny.total_cost)
+        assert short.status == "infeasible" and short.gap is None and short.bound is None
+    header = (tmp_path / "r.csv").read_text().splitlines()[0].split(",")
+    assert {"status", "gap", "bound"} <= set(header)
+
+
+def test_resume_solves_unproven_rows_again_unless_told(batch_files, tmp_path, counted_solves):
+    out = tmp_path / "results.csv"
+    args = [str(batch_files["tiny"]), str(batch_files["short_budget"]), "-o", str(out), "--jobs", "1"]
+    plan_batch(*args)
+    proven = rows_of(out)
+    # As if a busy machine had stopped the first row early: feasible, with a gap.
+    from dataclasses import replace
+
+    from planner.batch.results_file import write_rows
+
+    write_rows(out, [replace(proven[0], status="feasible", gap=0.5, total_cost=9999.0), proven[1]])
+    counted_solves.clear()
+    plan_batch(*args)
+    assert counted_solves == ["tiny.yaml"]  # the infeasible row is proven: re-used
+    assert rows_of(out)[0].status == "optimal" and rows_of(out)[0].total_cost == proven[0].total_cost
+
+    write_rows(out, [replace(proven[0], status="feasible", gap=0.5, total_cost=9999.0), proven[1]])
+    counted_solves.clear()
+    plan_batch(*args, "--reuse-unproven")
+    assert counted_solves == [] and rows_of(out)[0].total_cost == 9999.0
+
+
+def test_results_file_from_before_gap_and_bound_still_resumes(batch_files, tmp_path, counted_solves):
+    from planner.batch.rows import LEGACY_COLUMNS
+
+    out = tmp_path / "old.csv"
+    out.write_text(",".join(LEGACY_COLUMNS) + "\n")
+    result = plan_batch(str(batch_files["tiny"]), "-o", str(out), "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    assert counted_solves == ["tiny.yaml"] and rows_of(out)[0].gap == 0.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from models.problem import SCALE, Candidate, Problem, Resource
@@ -70,7 +71,7 @@ def make_problem(specs: list[Spec], *, jobs: list[str] | None = None, budget: fl
 
 
 def session(problem: Problem, objective: str = "cost", top_k: int = 1, gap: float = 0.1) -> Session:
-    return Session(problem, SolverSettings(time_limit_s=5, workers=2, seed=0, top_k=top_k, gap=gap), objective)
+    return Session(problem, SolverSettings(time_limit_s=5, workers=1, seed=0, top_k=top_k, gap=gap), objective)
 
 
 def solve_problem(problem: Problem, objective: str = "cost", top_k: int = 1, gap: float = 0.1):
@@ -79,33 +80,48 @@ def solve_problem(problem: Problem, objective: str = "cost", top_k: int = 1, gap
 
 # --- brute force: plain Python over every combination and every job order -----------------------------
 
-def _schedule(problem: Problem, combo: dict[str, Candidate], order: tuple[str, ...],
-              levels: dict[str, int]) -> dict[str, tuple[int, int]] | None:
-    """Serial schedule generation: each job in `order` at its earliest feasible start."""
-    placed: dict[str, tuple[int, int]] = {}
-    for job in order:
+def _schedules(problem: Problem, combo: dict[str, Candidate], order: tuple[str, ...],
+               levels: dict[str, int]) -> Iterator[dict[str, tuple[int, int]]]:
+    """Serial schedule generation: each job in `order` at its earliest feasible start or, on a
+    reservation, at any later event where it fits: another job's end, or a start that makes the held
+    span a whole number of periods with a job already placed (holding a reservation for whole periods
+    makes such starts cheaper: two short jobs in one period)."""
+
+    def place(k: int, placed: dict[str, tuple[int, int]]) -> Iterator[dict[str, tuple[int, int]]]:
+        if k == len(order):
+            yield dict(placed)
+            return
+        job = order[k]
         c = combo[job]
         if any(dep not in placed for dep in problem.after[job]):
-            return None
+            return
         earliest = max([placed[d][1] for d in problem.after[job]] + [0])
         res = problem.resources.get(c.resource) if c.resource else None
+        starts = [earliest]
         if res is not None:
             earliest = max(earliest, res.available_from_min)
             cap = res.capacity if res.kind == "owned" else levels[res.key]
             if c.gpus > cap:
-                return None
-            events = sorted({earliest} | {e for j, (_s, e) in placed.items()
-                                          if combo[j].resource == c.resource and e >= earliest})
-            for t in events:
-                overlap = sum(combo[j].gpus for j, (s, e) in placed.items()
-                              if combo[j].resource == c.resource and s < t + c.duration_min and e > t)
-                if overlap + c.gpus <= cap:
-                    earliest = t
-                    break
-            else:
-                return None
-        placed[job] = (earliest, earliest + c.duration_min)
-    return placed
+                return
+            mates = [(s, e) for j, (s, e) in placed.items() if combo[j].resource == c.resource]
+            times = {earliest} | {e for _s, e in mates}
+            if res.kind != "owned":  # align the held span to whole periods with a job already placed
+                for s, e in mates:
+                    for n in range(1, res.max_periods + 1):
+                        times |= {s + n * res.period_min - c.duration_min, e - n * res.period_min}
+            events = sorted(t for t in times if t >= earliest)
+            starts = [t for t in events
+                      if sum(combo[j].gpus for j, (s, e) in placed.items()
+                             if combo[j].resource == c.resource and s < t + c.duration_min and e > t)
+                      + c.gpus <= cap]
+            if res.kind == "owned":
+                starts = starts[:1]  # owned GPUs cost by the hour used: earliest is never worse
+        for t in starts:
+            placed[job] = (t, t + c.duration_min)
+            yield from place(k + 1, placed)
+            del placed[job]
+
+    yield from place(0, {})
 
 
 def feasible_outcomes(problem: Problem):
@@ -118,30 +134,31 @@ def feasible_outcomes(problem: Problem):
         for level_tuple in itertools.product(*(r.levels for r in reserved)):
             levels = dict(zip([r.key for r in reserved], level_tuple, strict=True))
             for order in itertools.permutations(problem.jobs):
-                times = _schedule(problem, combo, order, levels)
-                if times is None:
-                    continue
-                ok = True
-                for job, (_s, e) in times.items():
-                    limit = problem.deadline_min[job]
-                    res = problem.resources.get(combo[job].resource or "")
-                    if limit is not None and e > limit:
-                        ok = False
-                    if res is not None and res.available_until_min is not None and e > res.available_until_min:
-                        ok = False
-                if not ok:
-                    continue
-                cost = sum(c.cost for c in combo.values())
-                for r in reserved:
-                    users = [times[j] for j in problem.jobs if combo[j].resource == r.key]
-                    if users:
-                        span = max(e for _, e in users) - min(s for s, _ in users)
-                        periods = max(r.min_periods, math.ceil(span / r.period_min))
-                        cost += (r.price_per_gpu_period * levels[r.key] + r.fixed_price_per_period) * periods
-                makespan = max(e for _, e in times.values())
-                if problem.budget is not None and cost > problem.budget:
-                    continue
-                yield cost, makespan
+                for times in _schedules(problem, combo, order, levels):
+                    yield from _outcome(problem, combo, levels, reserved, times)
+
+
+def _outcome(problem: Problem, combo: dict[str, Candidate], levels: dict[str, int], reserved: list[Resource],
+             times: dict[str, tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """(cost, makespan) of one schedule, if it keeps the deadlines, availability and budget."""
+    for job, (_s, e) in times.items():
+        limit = problem.deadline_min[job]
+        res = problem.resources.get(combo[job].resource or "")
+        if limit is not None and e > limit:
+            return
+        if res is not None and res.available_until_min is not None and e > res.available_until_min:
+            return
+    cost = sum(c.cost for c in combo.values())
+    for r in reserved:
+        users = [times[j] for j in problem.jobs if combo[j].resource == r.key]
+        if users:
+            span = max(e for _, e in users) - min(s for s, _ in users)
+            periods = max(r.min_periods, math.ceil(span / r.period_min))
+            cost += (r.price_per_gpu_period * levels[r.key] + r.fixed_price_per_period) * periods
+    makespan = max(e for _, e in times.values())
+    if problem.budget is not None and cost > problem.budget:
+        return
+    yield cost, makespan
 
 
 def brute_force(problem: Problem, objective: str = "cost") -> tuple[int, int] | None:

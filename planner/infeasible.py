@@ -1,0 +1,325 @@
+"""Why a scenario (or a forced option) has no plan: the smallest set of rules a person can change
+that conflict, and the relaxations that help.
+
+Rule groups fall in three kinds. Facts (what hardware can run, owned pools' size and calendar, job
+precedences) are always held. The user's policy lists (platforms, GPUs, spot, job size) define the
+options; conflicts are computed over the options they leave, so a rule about an excluded platform
+never shows, and widening a list is offered as a relaxation. The rest (budget, deadlines, data
+sensitivity and residency, reproducibility, ops skill) are rules a person can change: a conflict
+names only these, minimal (lifting any one of them alone, with the others held, removes it).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from constraints import memory as memory_rule
+from constraints.groups import family
+from models.problem import SCALE, Candidate, Problem
+from models.scenario import Scenario
+from planner.cpsat.model import Bounds
+from planner.cpsat.run import Outcome
+from planner.plan import Conflict, Relaxation, SolveResult
+
+if TYPE_CHECKING:
+    from planner.solve import Session
+
+CHANGEABLE = ("budget", "deadline", "sensitivity", "residency", "reproducibility", "ops_skill")
+POLICY_FIELDS = {"policy.platforms": ("policy.allow_platforms", "platform"),
+                 "policy.gpus": ("policy.allow_gpus", "gpu"),
+                 "policy.spot": ("policy.allow_spot", "setting"),
+                 "policy.max_gpus": ("policy.max_gpus_per_job", "GPUs")}
+SENSITIVITY_LEVELS = ("public", "internal", "confidential", "regulated")
+RESIDENCY_LEVELS = ("any", "cn", "on_premises")
+OPS_LEVELS = ("none", "basic", "expert")
+HOURS_STATED_BELOW_H = 48.0  # deadlines under two days are stated in hours
+
+
+def can_change(group: str) -> bool:
+    """Budget, deadlines, data handling, reproducibility and ops skill: rules, not facts."""
+    return group.split("/", 1)[0].split(".", 1)[0] in CHANGEABLE
+
+
+def is_policy(group: str) -> bool:
+    return group.startswith("policy.")
+
+
+def _held_fact(group: str) -> bool:
+    """Owned pools' size, calendar and sharing, and job order: facts worth naming next to a conflict."""
+    return group.startswith(("capacity/", "scheduling/", "scheduling.after"))
+
+
+def duration_text(hours: float) -> tuple[float, str]:
+    """(value, unit): hours under two days, else days; rounded up to a tenth."""
+    if hours < HOURS_STATED_BELOW_H:
+        return _up(hours), "h"
+    return _up(hours / 24), "d"
+
+
+def _up(value: float) -> float:
+    return -(-round(value * 10, 6) // 1) / 10
+
+
+# --- the minimal conflicting set ------------------------------------------------------------------
+
+def find_conflict(session: Session, base: Bounds, among: set[str]) -> list[str]:
+    """A minimal set of groups from `among` that cannot all hold (every other group held), or []
+    when lifting all of `among` still leaves no plan (or the problem is feasible)."""
+    among = among - base.lifted
+    if not among or not session.run(None, _lifted(base, among)).solved:
+        return []
+    outcome = session.run(None, _assume(base, among), with_assumptions=True)
+    if outcome.status != "infeasible":
+        return []
+    by_index = session.model.groups.by_index()
+    core = sorted({by_index[i] for i in outcome.core if i in by_index} & among) or sorted(among)
+    return minimal_conflict(session, base, core, among)
+
+
+def minimal_conflict(session: Session, base: Bounds, core: list[str], among: set[str]) -> list[str]:
+    """Shrink by deletion: drop a group whenever the rest still conflict (one solve per group)."""
+    names = list(core)
+    for name in list(names):
+        trial = [n for n in names if n != name]
+        if session.run(None, _lifted(base, among - set(trial))).status == "infeasible":
+            names = trial
+    return names
+
+
+def _lifted(base: Bounds, groups: set[str]) -> Bounds:
+    return Bounds(lifted=base.lifted | frozenset(groups), forced=base.forced, max_cost=base.max_cost,
+                  max_makespan=base.max_makespan)
+
+
+def _assume(base: Bounds, groups: set[str]) -> Bounds:
+    return Bounds(lifted=base.lifted, forced=base.forced, max_cost=base.max_cost,
+                  max_makespan=base.max_makespan, assume=frozenset(groups))
+
+
+def conflict_groups(session: Session, base: Bounds) -> list[str]:
+    """The conflict over the options the policy leaves; if those options cannot run the jobs under
+    any rule, the conflict among the policy lists and the rules together."""
+    names = set(session.model.groups.literals)
+    changeable = {g for g in names if can_change(g)}
+    found = find_conflict(session, base, changeable)
+    if not found:
+        found = find_conflict(session, base, changeable | {g for g in names if is_policy(g)})
+    if not found:  # the facts alone leave no plan (a pool's window too short): name them
+        found = find_conflict(session, base, names)
+    return found
+
+
+def describe(problem: Problem, group: str, options: Sequence[Candidate] = ()) -> str:
+    """The group in words: the reason `options` (a forced option) break it, else reasons taken only
+    from options the scenario's policy leaves."""
+    for c in options:
+        if group in c.violations:
+            return c.violations[group]
+    reasons: Counter[str] = Counter()
+    for c in problem.all_candidates():
+        if group in c.violations and not any(is_policy(g) for g in c.violations):
+            reasons[c.violations[group]] += 1
+    if reasons:
+        return "; ".join(reason for reason, _ in reasons.most_common(2))
+    if is_policy(group):  # every option it removes breaks it: say what it does, not one of them
+        example = next((c.violations[group] for c in problem.all_candidates() if group in c.violations), "")
+        field = POLICY_FIELDS.get(group, (group, ""))[0]
+        return (f"what {field} leaves cannot run the jobs under the other rules"
+                + (f" (it excludes, e.g.: {example})" if example else ""))
+    return problem.groups.get(group, group)
+
+
+# --- the whole scenario ---------------------------------------------------------------------------
+
+def explain_infeasible(session: Session, result: SolveResult, empty_jobs: list[str] | None = None) -> None:
+    problem = session.problem
+    if empty_jobs:
+        _explain_empty(session, result, empty_jobs)
+        return
+    conflict = conflict_groups(session, Bounds())
+    for name in conflict:
+        result.conflicts.append(Conflict(name, describe(problem, name)))
+    held = sorted(g for g in session.model.groups.literals if _held_fact(g) and g not in conflict)
+    if held:
+        result.notes.append("held as given, not rules to relax: "
+                            + "; ".join(problem.groups.get(g, g) for g in held))
+    result.relaxations += relaxations(session, conflict)
+
+
+def _explain_empty(session: Session, result: SolveResult, empty_jobs: list[str]) -> None:
+    problem = session.problem
+    for job in empty_jobs:
+        by_rule = Counter((r.rule, r.reason) for r in problem.removed if r.job == job)
+        if by_rule:
+            (rule, reason), _ = by_rule.most_common(1)[0]
+            result.conflicts.append(Conflict(f"{rule}/{job}", f"{job}: no option is left; e.g. {reason}"))
+        else:
+            result.conflicts.append(Conflict(f"catalog/{job}", f"{job}: no option in the catalog or owned pools"))
+    found = _headroom_relaxation(session)
+    if found is not None:
+        result.relaxations.append(found)
+    for job in empty_jobs:
+        pinned = problem.pinned.get(job)
+        if pinned:
+            result.relaxations.append(Relaxation(
+                "rule", f"jobs[{job}].gpus/min_gpus/layout", "remove", "setting",
+                f"{job} fixes {pinned}; no catalog option runs it that way: let the planner choose"))
+    if not result.relaxations:
+        result.relaxations.append(Relaxation(
+            "rule", "jobs", "smaller model, shorter sequence or QLoRA", "setting",
+            "no GPU count in the catalog holds this job in memory"))
+
+
+def relaxations(session: Session, conflict: list[str]) -> list[Relaxation]:
+    """Each kind of change that alone makes the scenario feasible, with the cheapest plan then."""
+    problem = session.problem
+    cur = problem.currency
+    names = set(session.model.groups.literals)
+    found: list[Relaxation] = []
+    if "budget" in names:
+        out = session.run("cost", Bounds(lifted=frozenset({"budget"})))
+        if out.solved:
+            cost = SCALE.to_money(out.total_cost)
+            found.append(Relaxation("budget", "budget", round(cost, 2), cur,
+                                    f"raise the budget to {cost:,.0f} {cur} and the rest holds", cost))
+    deadlines = frozenset(g for g in names if family(g) == "deadline")
+    if deadlines:
+        out = session.run("time", Bounds(lifted=deadlines))
+        if out.solved:
+            value, unit = duration_text(SCALE.to_hours(out.makespan_min))
+            found.append(Relaxation("deadline", "deadline", value, unit,
+                                    f"extend the deadline to {value:g} {unit} and the rest holds",
+                                    SCALE.to_money(out.total_cost)))
+    policy = sorted(g for g in names if is_policy(g))
+    singles = 0
+    for group in policy:
+        out = session.run("cost", Bounds(lifted=frozenset({group})))
+        if out.solved:
+            found.append(_policy_relaxation(problem, [group], out))
+            singles += 1
+    if not singles and len(policy) > 1:  # no list alone, but widening them together may help
+        out = session.run("cost", Bounds(lifted=frozenset(policy)))
+        if out.solved:
+            found.append(_policy_relaxation(problem, policy, out))
+    for group in conflict:
+        relaxation = _rule_relaxation(session, group)
+        if relaxation is not None:
+            found.append(relaxation)
+    headroom = _headroom_relaxation(session)
+    if headroom is not None:
+        found.append(headroom)
+    return found
+
+
+def _policy_relaxation(problem: Problem, groups: list[str], out: Outcome) -> Relaxation:
+    """What the cheapest plan with these policy lists lifted uses that the lists exclude."""
+    cost = SCALE.to_money(out.total_cost)
+    fields, values, units = [], [], []
+    for group in groups:
+        used = [c for c in out.chosen.values() if group in c.violations]
+        if not used:
+            continue  # lifted, but the plan does not need it
+        field, unit = POLICY_FIELDS.get(group, (group, "setting"))
+        if group == "policy.platforms":
+            value = ", ".join(sorted({c.platform for c in used}))
+        elif group == "policy.gpus":
+            value = ", ".join(sorted({c.gpu for c in used}))
+        elif group == "policy.max_gpus":
+            value = str(max(c.gpus for c in used))
+        else:
+            value = "true"
+        fields.append(field)
+        values.append(value)
+        units.append(unit)
+    to: float | str = (float(values[0]) if units == ["GPUs"] else "; ".join(values))
+    words = " and ".join(f"{v} ({f})" for f, v in zip(fields, values, strict=True))
+    return Relaxation("policy", " + ".join(fields), to, " + ".join(units),
+                      f"allow {words}: the cheapest plan then costs {cost:,.0f} {problem.currency}", cost)
+
+
+def _rule_relaxation(session: Session, group: str) -> Relaxation | None:
+    """The least change of a changeable rule in the conflict that makes the scenario feasible."""
+    head, _, job = group.partition("/")
+    loaded = session.loaded
+    if head in ("sensitivity", "residency", "ops_skill") and loaded is not None:
+        return _level_relaxation(session, loaded.scenario, head, job)
+    if head in ("sensitivity", "residency", "ops_skill"):  # a bare problem: say the rule, not the level
+        out = session.run("cost", Bounds(lifted=frozenset({group})))
+        if out.solved:
+            cost = SCALE.to_money(out.total_cost)
+            field = "ops_skill" if head == "ops_skill" else f"jobs[{job}].data.{head}"
+            return Relaxation("sensitivity" if head != "ops_skill" else "rule", field, "lifted", "setting",
+                              f"lift {group}: the cheapest plan then costs {cost:,.0f} "
+                              f"{session.problem.currency}", cost)
+    if head.startswith("reproducibility."):
+        out = session.run("cost", Bounds(lifted=frozenset({group})))
+        if out.solved:
+            cost = SCALE.to_money(out.total_cost)
+            return Relaxation("rule", f"policy.{head}", "false", "setting",
+                              f"drop policy.{head}: the cheapest plan then costs "
+                              f"{cost:,.0f} {session.problem.currency}", cost)
+    return None
+
+
+def _level_relaxation(session: Session, scenario: Scenario, head: str, job_id: str) -> Relaxation | None:
+    """Sensitivity and residency one step down at a time, ops skill one step up, until a plan exists."""
+    current: str
+    levels: tuple[str, ...]
+    if head == "ops_skill":
+        current, levels, field = scenario.ops_skill, OPS_LEVELS, "ops_skill"
+        steps = list(levels[levels.index(current) + 1:])
+    else:
+        job = scenario.job(job_id)
+        current = job.data.sensitivity if head == "sensitivity" else job.data.residency
+        levels = SENSITIVITY_LEVELS if head == "sensitivity" else RESIDENCY_LEVELS
+        field = f"jobs[{job_id}].data.{head}"
+        steps = list(reversed(levels[:levels.index(current)]))
+    for level in steps:
+        out = _solve_variant(session, _with_level(scenario, head, job_id, level))
+        if out is not None and out.solved:
+            cost = SCALE.to_money(out.total_cost)
+            kind = "sensitivity" if head in ("sensitivity", "residency") else "rule"
+            return Relaxation(kind, field, level, "level",
+                              f"set {field} to {level} (now {current}): the cheapest plan then costs "
+                              f"{cost:,.0f} {session.problem.currency}", cost)
+    return None
+
+
+def _with_level(scenario: Scenario, head: str, job_id: str, level: str) -> Scenario:
+    if head == "ops_skill":
+        return scenario.model_copy(update={"ops_skill": level})
+    jobs = [j.model_copy(update={"data": j.data.model_copy(update={head: level})}) if j.id == job_id else j
+            for j in scenario.jobs]
+    return scenario.model_copy(update={"jobs": jobs})
+
+
+def _headroom_relaxation(session: Session) -> Relaxation | None:
+    """The largest smaller memory headroom (half, then none) that makes the scenario feasible."""
+    loaded = session.loaded
+    headroom = session.problem.memory_headroom
+    if loaded is None or headroom <= 0 or not any(r.rule == memory_rule.GROUP for r in session.problem.removed):
+        return None
+    best: Relaxation | None = None
+    for value in (0.0, round(headroom / 2, 3)):
+        policy = loaded.scenario.policy.model_copy(update={"memory_headroom": value})
+        out = _solve_variant(session, loaded.scenario.model_copy(update={"policy": policy}))
+        if out is None or not out.solved:
+            break
+        cost = SCALE.to_money(out.total_cost)
+        best = Relaxation("headroom", "policy.memory_headroom", value, "fraction of card",
+                          f"keep {value:.0%} of each card free instead of {headroom:.0%}: the cheapest plan then "
+                          f"costs {cost:,.0f} {session.problem.currency} (less margin for memory spikes)", cost)
+    return best
+
+
+def _solve_variant(session: Session, scenario: Scenario) -> Outcome | None:
+    other = session.variant(scenario)
+    if other is None:
+        return None
+    if any(not other.problem.candidates[j] for j in other.problem.jobs):
+        return Outcome("infeasible")
+    out = other.run("cost", Bounds())
+    session.spend(other)
+    return out

@@ -1,0 +1,82 @@
+"""Memory headroom: every candidate (so every chosen plan) peaks within (1 - headroom) x its card."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from models.loading import load_scenario
+from planner.candidates import build_problem
+from planner.cli.app import app
+from planner.solve import SolveOptions, solve
+from tests.conftest import SCENARIOS
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.name)
+def test_every_candidate_of_every_shipped_scenario_keeps_the_default_headroom(path):
+    loaded = load_scenario(path)
+    headroom = loaded.scenario.policy.memory_headroom
+    assert headroom == pytest.approx(0.08)
+    problem = build_problem(loaded)
+    for c in problem.all_candidates():
+        assert c.memory_gib_per_gpu <= (1 - headroom) * c.gpu_memory_gib + 1e-9, c.name
+
+
+@pytest.mark.parametrize("headroom", [0.0, 0.25])
+def test_chosen_plans_respect_the_scenario_headroom(base_scenario, write_scenario, headroom):
+    base_scenario["policy"] = {"memory_headroom": headroom}
+    loaded = load_scenario(write_scenario(base_scenario))
+    result = solve(loaded, SolveOptions(time_limit_s=30))
+    assert result.plans
+    for plan in result.plans:
+        for j in plan.jobs:
+            assert j.memory_gib_per_gpu <= (1 - headroom) * j.gpu_memory_gib + 1e-9
+        assert any(f"memory headroom {headroom:.0%}" in line for line in plan.explanation)
+
+
+def test_more_headroom_never_adds_options(base_scenario, write_scenario):
+    def names(headroom: float) -> set[str]:
+        base_scenario["policy"] = {"memory_headroom": headroom}
+        return {c.name for c in build_problem(load_scenario(write_scenario(base_scenario))).all_candidates()}
+
+    loose, tight = names(0.0), names(0.3)
+    assert tight < loose  # strictly fewer: some layouts only fit without the headroom
+
+
+def test_headroom_out_of_range_is_bad_input(base_scenario, write_scenario):
+    base_scenario["policy"] = {"memory_headroom": 0.9}
+    result = runner.invoke(app, ["validate", str(write_scenario(base_scenario))])
+    assert result.exit_code == 2 and "policy.memory_headroom" in result.stderr
+
+
+def _estimate(*extra: str) -> dict:
+    result = runner.invoke(app, ["estimate", "--model", "llama3-8b", "--method", "lora", "--gpu", "rtx4090",
+                                 "--gpus", "1", "--seq-len", "4096", "--micro-batch", "1", "--format", "json",
+                                 *extra])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_estimate_reports_fits_against_the_headroom():
+    default = _estimate()
+    assert default["memory_headroom"] == pytest.approx(0.08)
+    verdicts = set()
+    for headroom in (0.0, 0.08, 0.3, 0.5):
+        data = _estimate("--headroom", str(headroom))
+        usable = data["usable_memory_gib"]
+        assert usable == pytest.approx(data["gpu_memory_gib"] * (1 - headroom), abs=1e-3)
+        assert data["fits"] is (data["memory_gib"]["total"] <= usable)
+        verdicts.add(data["fits"])
+    assert verdicts == {True, False}  # the same layout fits or not depending on the headroom alone
+
+
+def test_estimate_headroom_bad_value_is_one_line():
+    result = runner.invoke(app, ["estimate", "--model", "llama3-8b", "--method", "lora", "--gpu", "rtx4090",
+                                 "--gpus", "1", "--headroom", "0.9"])
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: --headroom: a fraction of the card from 0 to 0.5, got 0.9"]

@@ -1,0 +1,131 @@
+"""Infeasible scenarios: the conflict is minimal, over the options the policy leaves, and names only
+rules that change the outcome; relaxations are numbers with units; why-not still answers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from models.loading import load_scenario
+from planner.cli.app import app
+from planner.cpsat.model import Bounds
+from planner.infeasible import can_change
+from planner.solve import Session, SolveOptions, solve, solve_session
+
+runner = CliRunner()
+EXCLUDED = ("zhixingyun", "autodl", "a800", "h800", "rtx4090", "aliyun", "tencent")
+
+
+def _domestic(base_scenario: dict[str, Any]) -> dict[str, Any]:
+    """Confidential data, only ModelArts and 910B allowed: the catalog says ModelArts lacks encryption."""
+    base_scenario.update(owned=[], sites=[], budget="200k", deadline="30d",
+                         policy={"allow_platforms": ["huawei-modelarts"], "allow_gpus": ["ascend-910b"]})
+    base_scenario["jobs"] = [{"id": "glm", "model": "glm-4-9b", "method": "lora", "tokens": "500M",
+                              "data": {"sensitivity": "confidential", "residency": "cn"}}]
+    return base_scenario
+
+
+def _poor_and_hurried(base_scenario: dict[str, Any], write_scenario) -> dict[str, Any]:
+    """A budget that only the slow plans meet and a deadline that only the dear ones meet, read off
+    the scenario's own cheapest and fastest plans (so catalog updates do not break the plant)."""
+    base_scenario.update(owned=[], sites=[], policy={"allow_spot": False})
+    base_scenario.pop("budget"), base_scenario.pop("deadline")
+    base_scenario["jobs"] = [{"id": "ft", "model": "llama3-8b", "method": "lora", "tokens": "200M",
+                              "seq_len": 2048}]
+    cheapest = solve(load_scenario(write_scenario(base_scenario)), SolveOptions(top_k=1)).plans[0]
+    fastest = solve(load_scenario(write_scenario(base_scenario)), SolveOptions(top_k=1, objective="time")).plans[0]
+    assert fastest.makespan_h < cheapest.makespan_h
+    base_scenario["budget"] = cheapest.total_cost
+    base_scenario["deadline"] = f"{(fastest.makespan_h + cheapest.makespan_h) / 2:.3f}h"
+    return base_scenario
+
+
+def _session(write_scenario, data) -> Session:
+    return Session.from_loaded(load_scenario(write_scenario(data)), SolveOptions(time_limit_s=120))
+
+
+def _check_minimal_and_each_changes_the_outcome(session: Session, names: list[str]) -> None:
+    all_groups = set(session.model.groups.literals)
+    changeable = {g for g in all_groups if can_change(g)}
+    assert names and all(can_change(n) for n in names)
+    assert session.run(None, Bounds(lifted=frozenset(changeable - set(names)))).status == "infeasible"
+    for name in names:
+        # Minimal: without this one (other rules of the set held, facts and policy held) a plan exists.
+        rest = set(names) - {name}
+        assert session.run(None, Bounds(lifted=frozenset(changeable - rest))).solved, name
+        # And it changes the outcome of the scenario as written: lifting it alone gives a plan.
+        assert session.run(None, Bounds(lifted=frozenset({name}))).solved, name
+
+
+def test_planted_sensitivity_conflict_is_minimal_and_ignores_excluded_options(base_scenario, write_scenario):
+    session = _session(write_scenario, _domestic(base_scenario))
+    result = solve_session(session)
+    assert result.status == "infeasible"
+    names = [c.constraint for c in result.conflicts]
+    assert names == ["sensitivity/glm"]
+    detail = result.conflicts[0].detail
+    assert "encryption" in detail and "huawei-modelarts" in detail
+    assert not any(word in c.detail for c in result.conflicts for word in EXCLUDED)
+    _check_minimal_and_each_changes_the_outcome(session, names)
+    kinds = {r.kind: r for r in result.relaxations}
+    assert kinds["sensitivity"].field == "jobs[glm].data.sensitivity" and kinds["sensitivity"].to == "internal"
+    assert kinds["policy"].cost is not None and "policy.allow_platforms" in kinds["policy"].field
+
+
+def test_planted_budget_deadline_conflict(base_scenario, write_scenario):
+    session = _session(write_scenario, _poor_and_hurried(base_scenario, write_scenario))
+    result = solve_session(session)
+    assert result.status == "infeasible"
+    names = sorted(c.constraint for c in result.conflicts)
+    assert names == ["budget", "deadline/ft"]
+    _check_minimal_and_each_changes_the_outcome(session, names)
+    by_kind = {r.kind: r for r in result.relaxations}
+    budget = session.problem.scale.to_money(session.problem.budget or 0)
+    assert by_kind["budget"].unit == "CNY" and by_kind["budget"].to > budget
+    deadline = by_kind["deadline"]
+    assert isinstance(deadline.to, float) and isinstance(by_kind["budget"].to, float)
+    hours = deadline.to if deadline.unit == "h" else deadline.to * 24
+    assert deadline.unit == ("h" if hours < 48 else "d")  # under two days: stated in hours
+    assert hours > session.problem.scale.to_hours(session.problem.deadline_min["ft"] or 0)
+
+
+def test_headroom_relaxation_when_only_the_headroom_blocks(base_scenario, write_scenario):
+    # llama3-8b LoRA on one 4090 needs ~18.6 GiB at its leanest: over 75% of 24 GiB, under 92%.
+    base_scenario.update(policy={"allow_gpus": ["rtx4090"], "memory_headroom": 0.25})
+    base_scenario["owned"][0].update(count=1, gpus_per_node=1)
+    base_scenario["jobs"] = [{"id": "ft", "model": "llama3-8b", "method": "lora", "tokens": "10M",
+                              "seq_len": 2048, "gpus": 1}]
+    result = solve_session(_session(write_scenario, base_scenario))
+    assert result.status == "infeasible"
+    headroom = next(r for r in result.relaxations if r.kind == "headroom")
+    assert headroom.field == "policy.memory_headroom" and headroom.unit == "fraction of card"
+    assert 0 <= headroom.to < 0.25
+    base_scenario["policy"]["memory_headroom"] = headroom.to
+    assert solve_session(_session(write_scenario, base_scenario)).status in ("optimal", "feasible")
+
+
+def test_json_relaxations_are_numbers_with_units(base_scenario, write_scenario):
+    path = write_scenario(_poor_and_hurried(base_scenario, write_scenario))
+    result = runner.invoke(app, ["solve", str(path), "--format", "json"])
+    assert result.exit_code == 1
+    for relaxation in json.loads(result.stdout)["relaxations"]:
+        assert {"kind", "field", "to", "unit", "detail", "cost"} <= set(relaxation)
+        if relaxation["kind"] in ("budget", "deadline", "headroom"):
+            assert isinstance(relaxation["to"], float) and relaxation["unit"]
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ("platform=huawei-modelarts gpu=ascend-910b gpus=8", "sensitivity/glm: confidential data needs encryption"),
+    ("platform=aliyun-pai gpu=h800 billing=hourly", "policy.platforms: aliyun-pai is not in allow_platforms"),
+])
+def test_why_not_answers_on_an_infeasible_scenario(base_scenario, write_scenario, spec, expected):
+    path = write_scenario(_domestic(base_scenario))
+    result = runner.invoke(app, ["explain", str(path), "--why-not", spec, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    assert answer["status"] == "infeasible"
+    assert any(expected in reason for reason in answer["reasons"])
+    assert any("no plan with any option" in reason for reason in answer["reasons"])
