@@ -170,6 +170,8 @@ class Problem:
     value_of_time_per_min: int = 0  # money units per minute, for balanced
     horizon_min: int = 0
     memory_headroom: float = 0.0  # fraction of each card every candidate's layout leaves free
+    confidence: float = 0.5  # quantile of the estimator's band that memory and the schedule hold at
+    memory_band_factor: float = 1.0  # the memory band's factor at that quantile
     pinned: dict[str, str] = field(default_factory=dict)  # job -> what the scenario fixed ("gpus=8, tp=2")
     scale: Scale = SCALE
 

@@ -141,6 +141,11 @@ class FixedLayout(Strict):
     tp: int | None = Field(default=None, gt=0, description="tensor-parallel size")
     pp: int | None = Field(default=None, gt=0, description="pipeline stages")
     zero: int | None = Field(default=None, ge=0, le=3, description="ZeRO stage 0-3")
+    cp: int | None = Field(default=None, gt=0, description="context-parallel size (long sequences)")
+
+
+Framework = Literal["megatron", "deepspeed", "fsdp"]
+OptimizerChoice = Literal["adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd"]
 
 
 class Job(Strict):
@@ -160,6 +165,10 @@ class Job(Strict):
     min_gpus: int | None = Field(default=None, gt=0)
     gpus: int | None = Field(default=None, gt=0, description="exactly this many GPUs (a reproduction)")
     layout: FixedLayout | None = Field(default=None, description="fixed parallel layout; unset fields are searched")
+    framework: Framework | None = Field(
+        default=None, description="the training stack (megatron, deepspeed, fsdp); chosen by the planner if unset")
+    optimizer: OptimizerChoice = Field(
+        default="adamw", description="adamw (16 B/param with mixed precision), or a low-memory one")
 
     @model_validator(mode="after")
     def _method_options(self) -> Job:
@@ -215,6 +224,9 @@ class Scenario(Strict):
     sites: list[Site] = Field(default_factory=list)
     owned: list[OwnedPool] = Field(default_factory=list)
     policy: Policy = Field(default_factory=Policy)
+    confidence: float = Field(
+        default=0.8, ge=0.5, le=0.95,
+        description="memory must fit, and deadlines hold, at this quantile of the estimator's error band")
     budget_basis: BudgetBasis = Field(
         default="cash", description="cash: purchases at full price; amortized: residual value credited")
     purchase: list[PurchaseQuote] = Field(default_factory=list, description="buy options; none = rent only")

@@ -32,6 +32,8 @@ from models.problem import SCALE, Candidate, Placement, Problem, PurchaseEconomi
 from models.scenario import Job, OwnedPool, Scenario
 from planner.capacity_limits import allowance
 from planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
+from planner.estimate.band import hours_quantile, memory_factor
+from planner.estimate.types import OPTIMIZER_ALIASES
 from planner.purchase import BuyOption, buy_options
 from planner.spot_risk import spot_risk
 
@@ -106,6 +108,8 @@ class CandidateBuilder:
         # key -> (best estimate or None, rule that removed the option, why)
         self._estimates: dict[tuple[object, ...], tuple[Estimate | None, str, str]] = {}
         self.headroom = pol.memory_headroom
+        self.confidence = self.scenario.confidence
+        self.memory_band_factor = memory_factor(self.confidence)
         self.resources: dict[str, Resource] = {}
         self.removed: list[Removed] = []
         self.groups: dict[str, str] = {}
@@ -248,12 +252,14 @@ class CandidateBuilder:
             bare = dataclasses.replace(bare, fabric_kind="none", fabric_gbps_per_gpu=0.0)
         fixed = job.layout
         key = (card.id, card.params, job.method, job.seq_len, job.global_batch, job.precision, job.lora_rank,
-               fixed, bare.key())
+               fixed, job.framework, job.optimizer, bare.key())
         if key not in self._estimates:
             spec = LayoutSpec(seq_len=job.seq_len, global_batch=job.global_batch, precision=job.precision,
                               lora_rank=job.lora_rank or 16, memory_headroom=self.headroom,
+                              memory_confidence=self.confidence,
                               tp=fixed.tp if fixed else None, pp=fixed.pp if fixed else None,
-                              zero=fixed.zero if fixed else None)
+                              zero=fixed.zero if fixed else None, cp=fixed.cp if fixed else None,
+                              framework=job.framework, optimizer=OPTIMIZER_ALIASES.get(job.optimizer, job.optimizer))
             try:
                 result = search_layout(card, job.method, bare, spec)
             except ValueError as exc:  # a fixed choice this hardware can never run (fp8 on Ampere, tp=3)
@@ -264,7 +270,7 @@ class CandidateBuilder:
                 least = getattr(result, "least_memory", None)
                 least_gib = least.memory.total_gib if least is not None else None
                 reason = memory_rule.reason(card.id, cluster.gpus, cluster.gpu.id, least_gib,
-                                            cluster.gpu.memory_gib, self.headroom)
+                                            cluster.gpu.memory_gib, self.headroom, self.memory_band_factor)
             self._estimates[key] = (result.best, memory_rule.GROUP, reason)
         best, rule, reason = self._estimates[key]
         return (dataclasses.replace(best, cluster=cluster) if best is not None else None), rule, reason
@@ -438,6 +444,7 @@ class CandidateBuilder:
             candidates=renumbered, resources=resources, groups=self.groups, removed=self.removed,
             value_of_time_per_min=SCALE.money(scenario.value_of_time_per_day / (24 * 60)),
             horizon_min=SCALE.minutes(self.horizon_h), memory_headroom=self.headroom,
+            confidence=self.confidence, memory_band_factor=self.memory_band_factor,
             pinned={j.id: text for j in scenario.jobs if (text := pinned_text(j))})
 
     def _describe_groups(self, resources: dict[str, Resource]) -> None:
@@ -467,8 +474,11 @@ class CandidateBuilder:
             return None
         run = estimate.run(job.tokens)
         transfer_h, transfer_note = sensitivity.transfer_hours(self.scenario, job, place, self.graph)
-        hours = run.hours + transfer_h
-        billed_h, risk_detail, risk_note = hours, {}, None
+        # The schedule (deadlines, reservations) uses the time at the scenario's confidence; the bill,
+        # the expected time.
+        train_q_h = hours_quantile(run, self.confidence)
+        hours = train_q_h + transfer_h
+        billed_h, risk_detail, risk_note = run.hours + transfer_h, {}, None
         if place.billing == "spot" and option.cluster_platform is not None:
             risk = spot_risk(option.cluster_platform, place.nodes, estimate.cluster.spot_preemptions_per_day,
                              run.hours)
@@ -499,7 +509,9 @@ class CandidateBuilder:
             layout={"tp": layout.tp, "pp": layout.pp, "dp": layout.dp, "zero": layout.zero,
                     "recompute": layout.recompute, "micro_batch": layout.micro_batch,
                     "global_batch": layout.global_batch, "seq_len": layout.seq_len,
-                    "precision": layout.precision},
+                    "precision": layout.precision, "cp": layout.cp, "ep": layout.ep,
+                    "virtual_pipeline": layout.virtual_pipeline, "framework": layout.framework,
+                    "optimizer": layout.optimizer},
             memory_gib_per_gpu=estimate.memory.total_gib, gpu_memory_gib=estimate.gpu_memory_gib,
             tokens_per_s=estimate.tokens_per_s, mfu=estimate.mfu, hours=hours, gpu_hours=run.gpu_hours,
             violations={**self.violations(job, option),
@@ -509,6 +521,9 @@ class CandidateBuilder:
             detail={"memory_gib": estimate.memory.to_dict(), "time_s": estimate.time.to_dict(),
                     "step_time_s": estimate.step_time_s, "failure_overhead": run.failure_overhead_fraction,
                     "transfer_h": transfer_h, "train_h": run.hours, "startup_h": option.startup_h,
+                    "train_p10_h": run.hours_range[0], "train_p90_h": run.hours_range[1],
+                    "train_at_confidence_h": train_q_h, "confidence": self.confidence,
+                    "framework": layout.framework, "memory_band_factor": self.memory_band_factor,
                     **risk_detail, **cost_detail},
         )
 

@@ -130,6 +130,7 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
                 lines.append(f"deadline of {j.job}: day {j.end_h / 24:,.1f} of {limit_h / 24:g}, "
                              f"slack {slack_h / 24:,.1f} days{binding}")
     lines.append(_headroom_line(problem, plan))
+    lines += _band_lines(problem, plan)
     lines += _ruled_out_cheaper(problem, outcome)
     lines += _purchases_not_paying_back(problem, plan)
     removed = Counter(family(g) for c in problem.all_candidates() for g in c.violations)
@@ -148,10 +149,35 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
 def _headroom_line(problem: Problem, plan: Plan) -> str:
     """The memory rule in force and the job that comes closest to it."""
     tight = max(plan.jobs, key=lambda j: j.memory_gib_per_gpu / j.gpu_memory_gib)
-    usable = memory_rule.usable_gib(tight.gpu_memory_gib, problem.memory_headroom)
-    return (f"memory headroom {problem.memory_headroom:.0%} (policy.memory_headroom): every layout peaks at "
-            f"most at {1 - problem.memory_headroom:.0%} of its card; tightest is {tight.job} at "
-            f"{tight.memory_gib_per_gpu:.1f} of {usable:.1f} usable GiB on {tight.gpu}")
+    factor = problem.memory_band_factor
+    usable = memory_rule.usable_gib(tight.gpu_memory_gib, problem.memory_headroom, factor)
+    band = (f" at the {problem.confidence:.0%} quantile of the estimator's error band (estimate x {factor:.2f})"
+            if factor != 1.0 else "")
+    return (f"memory headroom {problem.memory_headroom:.0%} (policy.memory_headroom): every layout peaks{band} "
+            f"at most at {1 - problem.memory_headroom:.0%} of its card; tightest is {tight.job} at "
+            f"{tight.memory_gib_per_gpu:.1f} of {usable:.1f} GiB its estimate may use on {tight.gpu}")
+
+
+def _band_lines(problem: Problem, plan: Plan) -> list[str]:
+    """How sure the times are (the schedule holds at the scenario's confidence) and the cost band
+    that follows for time-billed jobs (owned, reserved and bought capacity costs what it costs)."""
+    lines, low, high = [], plan.total_cost, plan.total_cost
+    for j in plan.jobs:
+        d = j.detail
+        expected, at_q = d.get("train_h"), d.get("train_at_confidence_h")
+        if not expected or at_q is None:
+            continue
+        p10, p90 = d.get("train_p10_h", expected), d.get("train_p90_h", expected)
+        lines.append(f"time of {j.job}: expected {expected:,.1f} h of training (p10-p90 {p10:,.1f}-{p90:,.1f} h); "
+                     f"scheduled at {at_q:,.1f} h, the time it stays within with {problem.confidence:.0%} "
+                     f"confidence ({d.get('framework', 'stack')} execution model)")
+        if j.cost and j.billing not in ("owned", "purchase"):
+            low += j.cost * (p10 / expected - 1)
+            high += j.cost * (p90 / expected - 1)
+    if high > low:
+        lines.append(f"cost band p10-p90: {money(low, problem.currency)} to {money(high, problem.currency)} "
+                     f"(the budget is checked on the expected {money(plan.total_cost, problem.currency)})")
+    return lines
 
 
 def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
@@ -169,8 +195,16 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
             if c.violations:
                 group, reason = next(iter(sorted(c.violations.items())))
                 blocked.append((cost, c, f"ruled out by {group}: {reason}"))
-            elif limit is not None and c.duration_min > limit:
-                blocked.append((cost, c, f"too slow for deadline/{job} ({c.hours / 24:,.1f} days)"))
+            elif limit is not None and c.startup_min + c.duration_min > limit:
+                at_q, train = c.detail.get("train_at_confidence_h"), c.detail.get("train_h")
+                expected_h = c.hours - at_q + train if isinstance(at_q, float) and isinstance(train, float) \
+                    else c.hours
+                if c.startup_min + SCALE.minutes(expected_h) <= limit:
+                    blocked.append((cost, c, f"set aside only because of the estimator's band: it meets "
+                                             f"deadline/{job} on its expected time ({expected_h:,.1f} h) but not "
+                                             f"with {problem.confidence:.0%} confidence ({c.hours:,.1f} h)"))
+                else:
+                    blocked.append((cost, c, f"too slow for deadline/{job} ({c.hours / 24:,.1f} days)"))
         if blocked:
             cost, c, why = min(blocked, key=lambda item: (item[0], item[1].index))
             lines.append(f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing}) would cost "

@@ -14,7 +14,7 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from planner.estimate.types import Layout
+    from planner.estimate.types import Layout, RunEstimate
 
 THROUGHPUT_BAND: dict[str, tuple[float, float]] = {
     "megatron": (0.88, 1.10),
@@ -47,6 +47,13 @@ def whole_run_overhead(method: str) -> tuple[float, tuple[float, float]]:
     return 1.0, (1.0, WHOLE_RUN_BAND[1] / WHOLE_RUN_OVERHEAD)
 
 _Z90 = NormalDist().inv_cdf(0.9)
+
+
+def hours_quantile(run: RunEstimate, q: float) -> float:
+    """Wall hours the run finishes within with probability q (log-normal through its p10-p90)."""
+    if run.hours <= 0 or run.hours_range[0] <= 0:
+        return run.hours
+    return run.hours * quantile_factor((run.hours_range[0] / run.hours, run.hours_range[1] / run.hours), q)
 
 
 def band_class(layout: Layout) -> str:

@@ -142,9 +142,16 @@ class LayoutSpec:
     # Fraction of the card kept free (allocator spikes, fragmentation the model misses); a layout fits
     # only if its peak <= (1 - memory_headroom) x the card. 0 here; the planner passes the policy's.
     memory_headroom: float = 0.0
+    # None: fit the point estimate; q: fit the memory the estimate's band puts at quantile q (band.py)
+    memory_confidence: float | None = None
 
     def usable_gib(self, card_gib: float) -> float:
-        return card_gib * (1.0 - self.memory_headroom)
+        """What a layout's point estimate may use: the card less the headroom, divided by the band's
+        factor at the memory confidence."""
+        from planner.estimate.band import memory_factor
+
+        usable = card_gib * (1.0 - self.memory_headroom)
+        return usable / memory_factor(self.memory_confidence) if self.memory_confidence else usable
 
     def searched_fields(self) -> tuple[str, ...]:
         names = ("tp", "pp", "cp", "zero", "recompute", "micro_batch", "virtual_pipeline", "framework")

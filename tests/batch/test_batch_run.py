@@ -64,7 +64,7 @@ def test_swept_budget_is_applied(student_file, tmp_path):
     result = plan_batch(str(student_file), "--sweep", "budget=40..160:40", "-o", str(out), "--jobs", "1")
     rows = rows_of(out)
     assert [r.variant for r in rows] == ["budget=40", "budget=80", "budget=120", "budget=160"]
-    assert [r.status for r in rows] == ["infeasible", "infeasible", "optimal", "optimal"]  # the plan costs ~88
+    assert [r.status for r in rows] == ["infeasible", "infeasible", "optimal", "optimal"]  # the plan costs ~96
     for r in rows:
         if r.status == "optimal":
             assert r.total_cost <= float(r.variant.split("=")[1])
@@ -73,19 +73,19 @@ def test_swept_budget_is_applied(student_file, tmp_path):
 
 def test_sweep_grid_with_deadline(student_file, tmp_path):
     out = tmp_path / "grid.csv"
-    plan_batch(str(student_file), "--sweep", "budget=90,100k", "--sweep", "deadline=3h,7d", "-o", str(out),
+    plan_batch(str(student_file), "--sweep", "budget=100,100k", "--sweep", "deadline=3h,7d", "-o", str(out),
                "--jobs", "1")
     rows = rows_of(out)
-    assert [r.variant for r in rows] == ["budget=90 deadline=3h", "budget=90 deadline=7d",
+    assert [r.variant for r in rows] == ["budget=100 deadline=3h", "budget=100 deadline=7d",
                                          "budget=100k deadline=3h", "budget=100k deadline=7d"]
     by_variant = {r.variant: r for r in rows}
-    assert by_variant["budget=90 deadline=7d"].status == "optimal"  # one GPU, ~88 CNY
+    assert by_variant["budget=100 deadline=7d"].status == "optimal"  # ~96 CNY
     assert by_variant["budget=100k deadline=3h"].status == "optimal"
     for r in rows:
         if r.status == "optimal" and "deadline=3h" in r.variant:
             assert r.makespan_h <= 3
-    # a 3-hour deadline needs more GPUs (~96 CNY or more), so it cannot also stay under 90 CNY
-    assert by_variant["budget=90 deadline=3h"].status == "infeasible"
+    # a 3-hour deadline needs more GPUs (hundreds of CNY), so it cannot also stay under 100 CNY
+    assert by_variant["budget=100 deadline=3h"].status == "infeasible"
 
 
 def test_bad_sweep_field_is_one_line_exit_2(student_file):

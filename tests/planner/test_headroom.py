@@ -39,12 +39,15 @@ def test_chosen_plans_respect_the_scenario_headroom(base_scenario, write_scenari
 
 
 def test_more_headroom_never_adds_options(base_scenario, write_scenario):
-    def names(headroom: float) -> set[str]:
+    # (compared before dominance pruning, which ranks options against each other: the options memory
+    # removes, the same option being the same job, platform, GPU, count and billing)
+    def out_of_memory(headroom: float) -> set[tuple[str, str, str, int, str]]:
         base_scenario["policy"] = {"memory_headroom": headroom}
-        return {c.name for c in build_problem(load_scenario(write_scenario(base_scenario))).all_candidates()}
+        problem = build_problem(load_scenario(write_scenario(base_scenario)))
+        return {(r.job, r.platform, r.gpu, r.gpus, r.billing) for r in problem.removed if r.rule == "memory"}
 
-    loose, tight = names(0.0), names(0.3)
-    assert tight < loose  # strictly fewer: some layouts only fit without the headroom
+    loose, tight = out_of_memory(0.0), out_of_memory(0.3)
+    assert loose < tight  # strictly more removed: some layouts only fit without the headroom
 
 
 def test_headroom_out_of_range_is_bad_input(base_scenario, write_scenario):

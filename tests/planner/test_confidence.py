@@ -1,0 +1,109 @@
+"""The scenario's `confidence`: memory fits, and the schedule holds, at that quantile of the
+estimator's error band; budgets are checked on the expected cost; the stack and optimizer a job names
+are the ones estimated."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from models.loading import load_scenario
+from models.problem import SCALE
+from planner.candidates import build_problem
+from planner.cli.app import app
+from planner.estimate.band import memory_factor
+from planner.solve import SolveOptions, solve
+from tests.conftest import SCENARIOS
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.name)
+def test_every_candidate_fits_at_the_scenarios_confidence(path):
+    loaded = load_scenario(path)
+    q = loaded.scenario.confidence
+    headroom = loaded.scenario.policy.memory_headroom
+    for c in build_problem(loaded).all_candidates():
+        assert c.memory_gib_per_gpu * memory_factor(q) <= (1 - headroom) * c.gpu_memory_gib + 1e-9, c.name
+
+
+def _problem(base_scenario, write_scenario, confidence: float):
+    base_scenario["confidence"] = confidence
+    return build_problem(load_scenario(write_scenario(base_scenario)))
+
+
+def _options(base_scenario, write_scenario, confidence: float):
+    return {c.name: c for c in _problem(base_scenario, write_scenario, confidence).all_candidates()}
+
+
+def test_higher_confidence_schedules_longer_but_bills_the_expected_time(base_scenario, write_scenario):
+    median, sure = _options(base_scenario, write_scenario, 0.5), _options(base_scenario, write_scenario, 0.9)
+    common = set(median) & set(sure)
+    assert common
+    for name in common:
+        a, b = median[name], sure[name]
+        if a.detail["train_h"] != pytest.approx(b.detail["train_h"]):
+            continue  # a different layout fits at 0.9 (less memory): not the same estimate
+        assert b.duration_min >= a.duration_min
+        assert b.detail["train_at_confidence_h"] > b.detail["train_h"]  # the schedule is padded
+        if b.billing not in ("owned", "purchase") and b.resource is None:
+            assert b.cost == a.cost  # the bill is for the expected hours
+
+
+def test_plans_meet_deadlines_at_the_quantile_and_budget_on_the_expected_cost(base_scenario, write_scenario):
+    base_scenario["confidence"] = 0.9
+    loaded = load_scenario(write_scenario(base_scenario))
+    result = solve(loaded, SolveOptions(time_limit_s=30))
+    assert result.plans
+    deadline_h = loaded.scenario.deadline_h
+    for plan in result.plans:
+        assert plan.total_cost <= loaded.scenario.budget + 1e-6
+        for j in plan.jobs:
+            assert j.end_h <= deadline_h + 1e-6
+            assert j.end_h - j.start_h >= j.detail["train_at_confidence_h"] - 0.02
+        assert any("with 90% confidence" in line for line in plan.explanation)
+        assert any(line.startswith("cost band p10-p90") for line in plan.explanation) or all(
+            j.billing in ("owned", "purchase") for j in plan.jobs)
+
+
+def test_a_plan_chosen_only_because_of_the_band_says_so(base_scenario, write_scenario):
+    """Plant a deadline between the cheapest option's expected time and its time at 90% confidence."""
+    base_scenario.update(owned=[], sites=[], budget="100k")
+    base_scenario.pop("deadline")
+    base_scenario["jobs"] = [{"id": "ft", "model": "llama3-8b", "method": "lora", "tokens": "100M",
+                              "seq_len": 2048}]
+    base_scenario["policy"] = {"allow_gpus": ["h800"]}
+    problem = _problem(base_scenario, write_scenario, 0.9)
+    cheapest = min((c for c in problem.all_candidates() if not c.violations), key=problem.standalone_cost)
+    startup_h = SCALE.to_hours(cheapest.startup_min)
+    expected_h = cheapest.hours - cheapest.detail["train_at_confidence_h"] + cheapest.detail["train_h"]
+    deadline_h = startup_h + (expected_h + cheapest.hours) / 2
+    base_scenario["jobs"][0]["deadline"] = f"{deadline_h:.3f}h"
+    loaded = load_scenario(write_scenario(base_scenario))
+    result = solve(loaded, SolveOptions(time_limit_s=30))
+    assert result.plans
+    best = result.plans[0]
+    assert best.total_cost > SCALE.to_money(problem.standalone_cost(cheapest))
+    assert any("set aside only because of the estimator's band" in line for line in best.explanation)
+
+
+def test_job_framework_and_optimizer_are_the_ones_estimated(base_scenario, write_scenario):
+    base_scenario["jobs"][1].update(framework="fsdp", optimizer="adamw-8bit")
+    problem = build_problem(load_scenario(write_scenario(base_scenario)))
+    for c in problem.candidates["b"]:
+        assert c.layout["framework"] == "fsdp" and c.layout["optimizer"] == "adam_8bit"
+
+
+@pytest.mark.parametrize(("field", "value", "expected"), [
+    ("confidence", 0.99, "confidence"), ("confidence", 0.2, "confidence"),
+])
+def test_confidence_out_of_range_is_bad_input(base_scenario, write_scenario, field, value, expected):
+    base_scenario[field] = value
+    result = runner.invoke(app, ["validate", str(write_scenario(base_scenario))])
+    assert result.exit_code == 2 and expected in result.stderr
+
+
+def test_unknown_framework_is_bad_input(base_scenario, write_scenario):
+    base_scenario["jobs"][0]["framework"] = "megatorn"
+    result = runner.invoke(app, ["validate", str(write_scenario(base_scenario))])
+    assert result.exit_code == 2 and "framework" in result.stderr and "megatron" in result.stderr
