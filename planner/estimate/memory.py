@@ -64,6 +64,11 @@ WEIGHT_BYTES = 2.0
 """16-bit weights (bf16/fp16; FP8 training keeps bf16 weights and transient fp8 copies)."""
 GRAD_BYTES = 2.0
 """16-bit gradients, as in the ZeRO paper's 2 + 2 + 12 accounting (DeepSpeed, FSDP)."""
+HOST_MEMORY_GIB_PER_GPU = 128.0
+"""Host memory per GPU that activation offloading may fill: a DGX A100 has 1 TB for 8 GPUs, a DGX H100
+2 TB (NVIDIA datasheets); rental and consumer nodes often less. 128 GiB per GPU is assumed; what the
+host cannot take stays on the GPU."""
+
 OFFLOAD_RESIDENT_LAYERS = 2
 """Layers of activations on the GPU under activation offloading: the one computing and the one being
 copied out (forward) or prefetched back (backward)."""
@@ -153,8 +158,10 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
         per_layer_mb = 2.0 * shape.hidden / (t if sp else 1) * tokens_mb
         working = act_token_layer * tokens_mb  # one layer re-materialised at a time
     elif layout.recompute == "offload":
-        per_layer_mb = 0.0  # every saved tensor goes to host memory as soon as its layer is done
+        # every saved tensor goes to host memory as soon as its layer is done, as far as the host has room
         working = OFFLOAD_RESIDENT_LAYERS * act_token_layer * tokens_mb  # in flight over PCIe
+        offloaded = act_token_layer * tokens_mb * shape.layers / layout.pp * in_flight_micro_batches(layout)
+        per_layer_mb = max(0.0, offloaded - HOST_MEMORY_GIB_PER_GPU * GIB) / max(1, shape.layers // layout.pp)
     else:
         per_layer_mb = act_token_layer * tokens_mb
     in_flight = in_flight_micro_batches(layout)
