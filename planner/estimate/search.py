@@ -18,8 +18,8 @@ stores what "none" stores) or full; interleaved pipeline with 1, 2, 3, 4, 6 or 8
 size from 1 to the per-replica batch is allowed (a last smaller micro-batch where it does not divide),
 found by bisection on memory (memory never falls as the micro-batch grows), then the few sizes around
 the step-time optimum are timed: the balanced size with as few micro-batches as the largest that
-fits allows, plus powers of two below it for pipelines (fewer, larger micro-batches lengthen the
-bubble).
+fits allows; under pipelining, sizes of about 1, 2, 4 and 8 (fewer, larger micro-batches lengthen the
+bubble), each checked for memory.
 
 Pruning (none of it changes the answer): each (tp, pp, cp) has a throughput bound (compute and
 tensor-parallel traffic at the largest micro-batch, no recomputation, no bubble, no data-parallel
@@ -40,6 +40,8 @@ from planner.estimate.estimator import _estimate, layout_problems
 from planner.estimate.flops import ModelShape, model_key, shape_of
 from planner.estimate.memory import memory_per_gpu
 from planner.estimate.timing import (
+    MicroBatchCompute,
+    Rates,
     ep_exposed_s,
     micro_batch_compute,
     rates,
@@ -93,19 +95,20 @@ def batch_for_replicas(target: int, dp: int) -> int | None:
     return max(dp, round(target / dp) * dp)
 
 
+PIPELINE_MICRO_BATCHES = (1, 2, 4, 8)
+"""Micro-batch sizes timed under pipelining, where small ones pay: the bubble is (pp - 1) / v
+micro-batch times and in-flight memory grows with the size (Megatron and NeMo configurations use 1-4)."""
+
+
 def micro_batch_candidates(replica_batch: int, largest_fitting: int, pp: int) -> tuple[int, ...]:
     """Micro-batch sizes worth timing (module docstring), largest first."""
     top = min(replica_batch, largest_fitting)
     # the balanced size: as few micro-batches as `top` allows, all equal (a last smaller one only
     # wastes GEMM efficiency)
-    sizes = {-(-replica_batch // -(-replica_batch // top))}
-    if pp > 1:
-        k = 1
-        while k < top:
-            sizes.add(k)
-            sizes.add(-(-replica_batch // -(-replica_batch // k)))
-            k *= 2
-    return tuple(sorted(sizes, reverse=True))
+    if pp == 1:
+        return (-(-replica_batch // -(-replica_batch // top)),)
+    return tuple(sorted({-(-replica_batch // -(-replica_batch // k)) for k in PIPELINE_MICRO_BATCHES
+                         if k <= top}, reverse=True))
 
 
 @dataclass(frozen=True)
@@ -257,9 +260,19 @@ def _search(key: _Key) -> SearchResult:
                           framework=fw, cp=pair.cp, ep=ep)
 
         tokens_step = pair.gb * spec.seq_len
+        fits_everything: set[tuple[int, str, int, str]] = set()  # (ep, fw, zero, rc): every size, every v
+        memo: dict[tuple[str, int, str, int, int, int], tuple[bool, Any]] = {}  # bisection and timing share
+        compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]] = {}  # per (framework, micro-batch)
         for ep, fw, zero in ((e, f, z) for e in pair.expert_parallel for f, z in pair.options):
             ep_link = group_link(cluster, ep, pair.tp * pair.cp)
+            if spec.zero is None and zero == 3 and (ep, fw, 2, "none") in fits_everything:
+                reasons["dominated (ZeRO-3 only adds traffic where ZeRO-2 fits)"] += 1
+                continue
             for rc in _recomputes(spec, fw):
+                if rc != "none" and (ep, fw, zero, "none") in fits_everything:
+                    reasons["dominated (recomputation only adds time where none is needed)"] += 1
+                    continue
+                all_fit = True
                 # no micro-batch beats the whole replica batch's compute plus this recomputation, and the
                 # bubble is at least (pp - 1) / v single-sequence stage times
                 work_s = pair.stage_s[fw] + pair.recompute_s[(rc, fw)]
@@ -271,18 +284,25 @@ def _search(key: _Key) -> SearchResult:
                     if best is not None and tokens_step / (
                             work_s * (1 + (pair.pp - 1) / v / replica)) < -best[0]:
                         reasons["cannot beat the fastest layout found"] += 1
+                        all_fit = False
                         continue
                     def fits(mb: int, fw: str = fw, zero: int = zero, rc: str = rc, v: int = v,
-                             ep: int = ep) -> tuple[bool, Any]:
-                        lay = make(fw, zero, rc, mb, v, ep)
-                        mem = _memory(shape, method, lay, cap)
-                        return mem.breakdown.total_gib <= cap, (lay, mem)
+                             ep: int = ep, memo: dict[Any, tuple[bool, Any]] = memo) -> tuple[bool, Any]:
+                        key = (fw, zero, rc, mb, v, ep)
+                        if key not in memo:
+                            lay = make(fw, zero, rc, mb, v, ep)
+                            mem = _memory(shape, method, lay, cap)
+                            memo[key] = (mem.breakdown.total_gib <= cap, (lay, mem))
+                        return memo[key]
 
                     if spec.micro_batch:
                         sizes: tuple[int, ...] = (spec.micro_batch,)
                     else:
-                        top = _largest_fitting(fits, replica)
+                        # (under pipelining memory is not monotone in the size: the sizes are checked one by one)
+                        top = _largest_fitting(fits, replica) if pair.pp == 1 else (
+                            min(replica, max(PIPELINE_MICRO_BATCHES)) if fits(1)[0] else 0)
                         considered += 1
+                        all_fit = all_fit and top == replica
                         if top == 0:
                             _, (lay, mem) = fits(1)
                             total = mem.breakdown.total_gib
@@ -290,23 +310,33 @@ def _search(key: _Key) -> SearchResult:
                                 closest = (total, lay)
                             reject(lay, f"out of memory: {total:.1f} GiB > {cap:g} GiB", "out of memory")
                             continue  # (in-flight memory is not monotone in v: 1F1B holds less than v=2)
-                        # Under pipelining the in-flight count falls as micro-batches grow, so memory is
-                        # not monotone in the size there: time every power of two that fits as well.
-                        sizes = micro_batch_candidates(replica, replica if pair.pp > 1 else top, pair.pp)
+                        sizes = micro_batch_candidates(replica, top, pair.pp)
                     for mb in sizes:
+                        # a micro-batch of mb sequences leaves a bubble of at least (pp - 1) / v of its share
+                        if best is not None and pair.pp > 1 and tokens_step / (
+                                work_s * (1 + (pair.pp - 1) / v * mb / replica)) < -best[0]:
+                            reasons["cannot beat the fastest layout found"] += 1
+                            all_fit = False
+                            continue
                         ok, (layout, mem) = fits(mb)
                         considered += 1
                         total = mem.breakdown.total_gib
+                        all_fit = all_fit and ok
                         if not ok:
                             if closest is None or total < closest[0]:
                                 closest = (total, layout)
                             reject(layout, f"out of memory: {total:.1f} GiB > {cap:g} GiB", "out of memory")
                             continue
+                        if (fw, mb) not in compute:  # the same for every ZeRO stage, recompute, v and ep
+                            r = rates(shape, layout, cluster)
+                            compute[(fw, mb)] = (r, micro_batch_compute(shape, method, layout, r))
                         t = step_time(shape, method, layout, cluster, tp_link, dp_link, pp_link,
-                                      mem.paged_offload_params, cp_link, ep_link).total_s
+                                      mem.paged_offload_params, cp_link, ep_link, compute[(fw, mb)]).total_s
                         rate = pair.gb * spec.seq_len / t
                         if best is None or (-rate, total) < (best[0], best[1]):
                             best = (-rate, total, layout)
+                if all_fit and not spec.micro_batch:
+                    fits_everything.add((ep, fw, zero, rc))
     best_est = _estimate(model, shape, method, cluster, best[2]) if best else None
     closest_est = None
     if best is None and closest is not None:

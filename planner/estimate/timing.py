@@ -329,14 +329,19 @@ def dp_lower_bound_s(shape: ModelShape, method: str, layout: Layout, cluster: Cl
 
 def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, tp_link: GroupLink,
               dp_link: GroupLink, pp_link: GroupLink, paged_offload_params: float,
-              cp_link: GroupLink | None = None, ep_link: GroupLink | None = None) -> TimeBreakdown:
-    """Seconds per optimizer step, broken down (see module docstring)."""
+              cp_link: GroupLink | None = None, ep_link: GroupLink | None = None,
+              compute: tuple[Rates, MicroBatchCompute] | None = None) -> TimeBreakdown:
+    """Seconds per optimizer step, broken down (see module docstring). `compute` passes the rates and
+    micro-batch compute already known for this layout's framework and micro-batch."""
     t, p, z, v = layout.tp, layout.pp, layout.zero, layout.virtual_pipeline
     m = layout.micro_batches
     work = layout.micro_batch_equivalents
     adapters = method in ADAPTER_METHODS
-    r = rates(shape, layout, cluster)
-    mbc = micro_batch_compute(shape, method, layout, r)
+    if compute is None:
+        r = rates(shape, layout, cluster)
+        mbc = micro_batch_compute(shape, method, layout, r)
+    else:
+        r, mbc = compute
     layers = mbc.layers
     compute_mb = mbc.compute_s
     recompute_mb = recompute_s(mbc, r, layout.recompute, layout.framework)
