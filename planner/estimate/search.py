@@ -13,7 +13,7 @@ the framework and
 its ZeRO stage (Megatron: 0 or 1 = distributed optimizer; FSDP: 2 = SHARD_GRAD_OP or 3 = FULL_SHARD;
 DeepSpeed only when asked, since in this model it is FSDP with more gradient traffic); recompute
 none, selective (FSDP's op-level policy; for Megatron only when asked, since with FlashAttention it
-stores what "none" stores) or full; interleaved pipeline with 1, 2, 3, 4, 6 or 8 virtual stages
+stores what "none" stores), full or offload; interleaved pipeline with 1, 2 or 4 virtual stages
 (also when pp is fixed; uneven chunks allowed, as torchtitan allows); and the micro-batch: every
 size from 1 to the per-replica batch is allowed (a last smaller micro-batch where it does not divide),
 found by bisection on memory (memory never falls as the micro-batch grows), then the few sizes around
@@ -42,6 +42,7 @@ from planner.estimate.memory import memory_per_gpu
 from planner.estimate.timing import (
     MicroBatchCompute,
     Rates,
+    dp_exposed_s,
     ep_exposed_s,
     micro_batch_compute,
     rates,
@@ -60,7 +61,7 @@ from planner.estimate.types import (
 )
 
 FINETUNE_SEQUENCES_PER_STEP = 128
-VIRTUAL_STAGES = (1, 2, 3, 4, 6, 8)
+VIRTUAL_STAGES = (1, 2, 4)
 CONTEXT_PARALLEL = (1, 2, 4, 8)
 EXPERT_PARALLEL = (1, 2, 4, 8, 16, 32, 64)
 """Expert-parallel sizes searched for MoE models (full training; LoRA keeps experts whole)."""
@@ -276,13 +277,22 @@ def _search(key: _Key) -> SearchResult:
                 # no micro-batch beats the whole replica batch's compute plus this recomputation, and the
                 # bubble is at least (pp - 1) / v single-sequence stage times
                 work_s = pair.stage_s[fw] + pair.recompute_s[(rc, fw)]
+                whole = make(fw, zero, rc, replica, 1, ep)
                 if ep > 1:  # all-to-all seconds per step do not depend on the micro-batch size
-                    whole = make(fw, zero, rc, replica, 1, ep)
                     work_s += ep_exposed_s(shape, whole, ep_link, -(-shape.layers // pair.pp),
                                            1 if rc == "full" else 0) / cluster.speedup
+                # data-parallel traffic exposed with the fewest, largest micro-batches: a floor for every size
+                dp_s = 0.0
+                if pair.dp * pair.cp > 1:
+                    if (fw, replica) not in compute:
+                        r = rates(shape, whole, cluster)
+                        compute[(fw, replica)] = (r, micro_batch_compute(shape, method, whole, r))
+                    r, mbc = compute[(fw, replica)]
+                    dp_s = dp_exposed_s(shape, method, whole, dp_link, zero, mbc.compute_s,
+                                        recompute_s(mbc, r, rc, fw)) / cluster.speedup
                 for v in pair.virtual_stages:
                     if best is not None and tokens_step / (
-                            work_s * (1 + (pair.pp - 1) / v / replica)) < -best[0]:
+                            work_s * (1 + (pair.pp - 1) / v / replica) + dp_s) < -best[0]:
                         reasons["cannot beat the fastest layout found"] += 1
                         all_fit = False
                         continue
@@ -299,7 +309,7 @@ def _search(key: _Key) -> SearchResult:
                         sizes: tuple[int, ...] = (spec.micro_batch,)
                     else:
                         # (under pipelining memory is not monotone in the size: the sizes are checked one by one)
-                        top = _largest_fitting(fits, replica) if pair.pp == 1 else (
+                        top = _largest_fitting(fits, replica, cap) if pair.pp == 1 else (
                             min(replica, max(PIPELINE_MICRO_BATCHES)) if fits(1)[0] else 0)
                         considered += 1
                         all_fit = all_fit and top == replica
@@ -314,7 +324,7 @@ def _search(key: _Key) -> SearchResult:
                     for mb in sizes:
                         # a micro-batch of mb sequences leaves a bubble of at least (pp - 1) / v of its share
                         if best is not None and pair.pp > 1 and tokens_step / (
-                                work_s * (1 + (pair.pp - 1) / v * mb / replica)) < -best[0]:
+                                work_s * (1 + (pair.pp - 1) / v * mb / replica) + dp_s) < -best[0]:
                             reasons["cannot beat the fastest layout found"] += 1
                             all_fit = False
                             continue
@@ -358,13 +368,28 @@ def _search(key: _Key) -> SearchResult:
                         closest=closest_est, spec=spec, _model=model, _method=method, _cluster=cluster)
 
 
-def _largest_fitting(fits: Any, upper: int) -> int:
-    """Largest micro-batch in [1, upper] that fits (0 if none): bisection, memory being monotone."""
-    if not fits(1)[0]:
+def _largest_fitting(fits: Any, upper: int, cap: float) -> int:
+    """Largest micro-batch in [1, upper] that fits (0 if none). Memory grows about linearly with the
+    micro-batch, so the line through sizes 1 and 2 predicts it; the guess is checked, and bisection
+    (memory being monotone) finishes the search when the line misses."""
+    ok, (_, one) = fits(1)
+    if not ok:
         return 0
     if fits(upper)[0]:
         return upper
     lo, hi = 1, upper  # fits(lo), not fits(hi)
+    ok, (_, two) = fits(2)
+    if not ok:
+        return 1
+    slope = two.breakdown.total_gib - one.breakdown.total_gib
+    if slope > 0:
+        guess = min(upper - 1, max(2, 1 + int((cap - one.breakdown.total_gib) / slope)))
+        if fits(guess)[0]:
+            lo = guess
+            if not fits(guess + 1)[0]:
+                return guess
+        else:
+            hi = guess
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if fits(mid)[0]:
@@ -463,9 +488,9 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
                        lora_rank=lora_rank, optimizer=spec.optimizer, chunked_loss=spec.chunked_loss,
                        lora_targets=spec.lora_targets, flash_attention=spec.flash_attention, cp=cp,
                        framework=fw)
-        stage_s[fw] = stage_lower_bound_s(shape, method, probe, cluster, tp_link) * probe.micro_batch_equivalents
         r = rates(shape, probe, cluster)
         mbc = micro_batch_compute(shape, method, probe, r)
+        stage_s[fw] = stage_lower_bound_s(shape, probe, cluster, tp_link, mbc) * probe.micro_batch_equivalents
         for rc in RECOMPUTE:
             extra[(rc, fw)] = recompute_s(mbc, r, rc, fw) * probe.micro_batch_equivalents / cluster.speedup
     bound = gb * spec.seq_len / min(stage_s.values(), default=float("inf"))

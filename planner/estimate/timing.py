@@ -231,13 +231,12 @@ def p2p_s(shape: ModelShape, layout: Layout, pp_link: GroupLink) -> float:
     return 2 * pp_link.p2p_s(tokens_per_gpu_micro_batch(layout) * shape.hidden * 2.0 / layout.tp)
 
 
-def stage_lower_bound_s(shape: ModelShape, method: str, layout: Layout, cluster: Cluster,
-                        tp_link: GroupLink) -> float:
+def stage_lower_bound_s(shape: ModelShape, layout: Layout, cluster: Cluster, tp_link: GroupLink,
+                        mb: MicroBatchCompute) -> float:
     """Seconds per micro-batch on the slowest stage that no layout with this tp, pp, cp and micro-batch
     can beat, whatever its ZeRO stage and recomputation: compute and tensor-parallel traffic without
     recomputation. A step takes at least (micro-batch equivalents + (pp - 1) / v) times this, plus
     the non-negative data-parallel, pipeline-transfer and optimizer terms of `step_time`."""
-    mb = micro_batch_compute(shape, method, layout, rates(shape, layout, cluster))
     return (mb.compute_s + tp_exposed_s(shape, layout, tp_link, 4, mb.layers)) / cluster.speedup
 
 
@@ -314,17 +313,6 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
         return _layered_exposed(reduce, backward_mb, layers) + _layered_exposed(
             dp_link.reduce_scatter_s(stage_params * 2.0), forward_mb, layers)
     return _layered_exposed(2 * reduce, backward_mb, layers)  # all-reduce
-
-
-def dp_lower_bound_s(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, dp_link: GroupLink,
-                     zeros: tuple[int, ...]) -> float:
-    """Data-parallel seconds per step no layout with this tp, pp, dp and micro-batch can avoid, over
-    the ZeRO stages open to it (with ZeRO-3 hidden behind the most recomputation possible). Added to
-    `step_time_lower_bound`, it still bounds `step_time` from below."""
-    r = rates(shape, layout, cluster)
-    mbc = micro_batch_compute(shape, method, layout, r)
-    most = recompute_s(mbc, r, "full")
-    return min(dp_exposed_s(shape, method, layout, dp_link, z, mbc.compute_s, most) for z in zeros) / cluster.speedup
 
 
 def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, tp_link: GroupLink,
