@@ -216,7 +216,13 @@ def throughput_rows(path: Path) -> list[Row]:
             est = _run(card, method, cluster, spec, dp)
             metric, value = row["metric"], float(row["value"])
             pred: float | None = None
-            if est is not None:
+            whole_run = re.search(r"([\d.]+)T tokens in about (\d+) days", notes)
+            if est is not None and whole_run and metric == "tokens_per_s_per_gpu":
+                # a whole run's average (tokens over wall days): compared with the run estimate, failures
+                # and the whole-run overhead included, not with the steady-state step rate
+                tokens = float(whole_run.group(1)) * 1e12
+                pred = tokens / (est.run(tokens).hours * 3600.0) / gpus
+            elif est is not None:
                 pred = _metric(est, metric, card, gpu)
             note = f"{fam}; " + (f"vpp={vpp.group(1)}; " if vpp else "")
             if est is not None and not est.fits:
