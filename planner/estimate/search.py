@@ -347,12 +347,12 @@ def _search(key: _Key) -> SearchResult:
                             best = (-rate, total, layout)
                 if all_fit and not spec.micro_batch:
                     fits_everything.add((ep, fw, zero, rc))
+    searched = spec.searched_fields() + (("ep",) if shape.is_moe and spec.ep is None else ())
     best_est = _estimate(model, shape, method, cluster, best[2]) if best else None
     closest_est = None
     if best is None and closest is not None:
         closest_est = _estimate(model, shape, method, cluster, closest[1])
     if best_est is not None:
-        searched = spec.searched_fields() + (("ep",) if shape.is_moe and spec.ep is None else ())
         if searched:
             best_est.notes.insert(0, f"searched {', '.join(searched)} over {considered} layouts; chose "
                                      f"{best_est.layout.short()}")
@@ -364,7 +364,7 @@ def _search(key: _Key) -> SearchResult:
                                   f"rule ({rule}; set it to your recipe's)")
     return SearchResult(best=best_est, considered=considered, rejected=tuple(rejected),
                         reasons=dict(reasons.most_common()),
-                        searched=spec.searched_fields() + (("ep",) if shape.is_moe and spec.ep is None else ()),
+                        searched=searched,
                         closest=closest_est, spec=spec, _model=model, _method=method, _cluster=cluster)
 
 

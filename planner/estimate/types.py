@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, band_class, memory_factor
+
 if TYPE_CHECKING:
     from models.model_card import ModelCard
     from planner.estimate.cluster import Cluster
@@ -148,8 +150,6 @@ class LayoutSpec:
     def usable_gib(self, card_gib: float) -> float:
         """What a layout's point estimate may use: the card less the headroom, divided by the band's
         factor at the memory confidence."""
-        from planner.estimate.band import memory_factor
-
         usable = card_gib * (1.0 - self.memory_headroom)
         return usable / memory_factor(self.memory_confidence) if self.memory_confidence else usable
 
@@ -254,16 +254,12 @@ class Estimate:
     @property
     def tokens_per_s_range(self) -> tuple[float, float]:
         """p10-p90 of the throughput (planner/estimate/band.py)."""
-        from planner.estimate.band import THROUGHPUT_BAND, band_class
-
         lo, hi = THROUGHPUT_BAND[band_class(self.layout)]
         return self.tokens_per_s * lo, self.tokens_per_s * hi
 
     @property
     def memory_gib_range(self) -> tuple[float, float]:
         """p10-p90 of the peak memory per GPU."""
-        from planner.estimate.band import MEMORY_BAND
-
         return self.memory.total_gib * MEMORY_BAND[0], self.memory.total_gib * MEMORY_BAND[1]
 
     def run(self, tokens: float) -> RunEstimate:
