@@ -42,7 +42,6 @@ from planner.estimate.memory import memory_per_gpu
 from planner.estimate.timing import (
     MicroBatchCompute,
     Rates,
-    dp_exposed_s,
     ep_exposed_s,
     micro_batch_compute,
     rates,
@@ -277,22 +276,13 @@ def _search(key: _Key) -> SearchResult:
                 # no micro-batch beats the whole replica batch's compute plus this recomputation, and the
                 # bubble is at least (pp - 1) / v single-sequence stage times
                 work_s = pair.stage_s[fw] + pair.recompute_s[(rc, fw)]
-                whole = make(fw, zero, rc, replica, 1, ep)
                 if ep > 1:  # all-to-all seconds per step do not depend on the micro-batch size
+                    whole = make(fw, zero, rc, replica, 1, ep)
                     work_s += ep_exposed_s(shape, whole, ep_link, -(-shape.layers // pair.pp),
                                            1 if rc == "full" else 0) / cluster.speedup
-                # data-parallel traffic exposed with the fewest, largest micro-batches: a floor for every size
-                dp_s = 0.0
-                if pair.dp * pair.cp > 1:
-                    if (fw, replica) not in compute:
-                        r = rates(shape, whole, cluster)
-                        compute[(fw, replica)] = (r, micro_batch_compute(shape, method, whole, r))
-                    r, mbc = compute[(fw, replica)]
-                    dp_s = dp_exposed_s(shape, method, whole, dp_link, zero, mbc.compute_s,
-                                        recompute_s(mbc, r, rc, fw)) / cluster.speedup
                 for v in pair.virtual_stages:
                     if best is not None and tokens_step / (
-                            work_s * (1 + (pair.pp - 1) / v / replica) + dp_s) < -best[0]:
+                            work_s * (1 + (pair.pp - 1) / v / replica)) < -best[0]:
                         reasons["cannot beat the fastest layout found"] += 1
                         all_fit = False
                         continue
@@ -324,7 +314,7 @@ def _search(key: _Key) -> SearchResult:
                     for mb in sizes:
                         # a micro-batch of mb sequences leaves a bubble of at least (pp - 1) / v of its share
                         if best is not None and pair.pp > 1 and tokens_step / (
-                                work_s * (1 + (pair.pp - 1) / v * mb / replica) + dp_s) < -best[0]:
+                                work_s * (1 + (pair.pp - 1) / v * mb / replica)) < -best[0]:
                             reasons["cannot beat the fastest layout found"] += 1
                             all_fit = False
                             continue
