@@ -34,6 +34,9 @@ class JobPlan:
     reservation: str | None = None
     expected_interruptions: float = 0.0  # failures plus spot preemptions expected during the run
     detail: dict[str, Any] = field(default_factory=dict)
+    framework: str = ""  # the training stack the estimate assumed (megatron, deepspeed, fsdp)
+    cp: int = 1
+    virtual_pipeline: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
