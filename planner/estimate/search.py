@@ -483,7 +483,9 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
         stage_s[fw] = stage_lower_bound_s(shape, probe, cluster, tp_link, mbc) * probe.micro_batch_equivalents
         for rc in RECOMPUTE:
             extra[(rc, fw)] = recompute_s(mbc, r, rc, fw) * probe.micro_batch_equivalents / cluster.speedup
-    bound = gb * spec.seq_len / min(stage_s.values(), default=float("inf"))
+    # the bubble is at least (pp - 1) / v single-sequence stage times, at the most virtual stages
+    bubble = 1 + (pp - 1) / max(vps) / replica if pp > 1 else 1.0
+    bound = gb * spec.seq_len / (min(stage_s.values(), default=float("inf")) * bubble)
     if spec.ep:
         eps: tuple[int, ...] = (spec.ep,)
     elif shape.is_moe and method not in ADAPTER_METHODS:
