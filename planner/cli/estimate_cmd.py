@@ -34,7 +34,8 @@ from planner.estimate.types import (
 )
 
 _OPTION_OF_FIELD = {"micro_batch": "--micro-batch", "global_batch": "--global-batch", "seq_len": "--seq-len",
-                    "lora_rank": "--lora-rank", "tp x pp x dp": "--tp/--pp", "gpus": "--gpus"}
+                    "lora_rank": "--lora-rank", "tp x pp x dp": "--tp/--pp", "tp x pp x cp x dp": "--tp/--pp/--cp",
+                    "gpus": "--gpus", "virtual_pipeline": "--vpp"}
 
 
 def _as_cli_message(message: str) -> str:
