@@ -61,6 +61,14 @@ def test_layout_that_does_not_fit_is_still_estimated() -> None:
     (["--lora-rank", "8"], "error: --lora-rank:"),
     (["--platform", "nowhere"], "error: --platform: unknown platform"),
     (["--model", "missing-card.yaml"], "error: --model: no such model-card file"),
+    (["--cp", "3"], "error: --cp:"),
+    (["--vpp", "0"], "error: --vpp:"),
+    (["--framework", "megatorn"], "error: --framework:"),
+    (["--optimizer", "lion"], "error: --optimizer:"),
+    (["--attention", "sparse"], "error: --attention:"),
+    (["--sequence-parallel", "yes"], "error: --sequence-parallel:"),
+    (["--framework", "megatron", "--zero", "3"], "error: --zero: megatron runs ZeRO stage 0 or 1"),
+    (["--method", "qlora", "--framework", "megatron"], "error: --framework: megatron has no 4-bit QLoRA"),
 ])
 def test_bad_input_exits_2_with_one_line(args: list[str], expected: str) -> None:
     base = {"--model": "llama3.1-8b", "--method": "pretrain", "--gpu": "h100-sxm", "--gpus": "8"}
