@@ -33,6 +33,13 @@ def test_json_has_the_documented_keys() -> None:
                                    "seq_len", "precision"}
     assert set(data["memory_gib"]) == {"weights", "gradients", "optimizer", "activations", "other", "total"}
     assert data["fits"] is True and data["gpu_hours"] == pytest.approx(data["hours"] * 64)
+    # the stack it assumed and how sure it is
+    assert data["framework"] in ("megatron", "deepspeed", "fsdp") and data["layout"]["framework"] == data["framework"]
+    for key, point in (("tokens_per_s_range", data["tokens_per_s"]), ("memory_gib_range", data["memory_gib"]["total"]),
+                       ("hours_range", data["hours"])):
+        low, high = data[key]
+        assert low < point < high, key
+    assert data["gpu_hours_range"] == pytest.approx([x * 64 for x in data["hours_range"]], rel=1e-3)
 
 
 def test_table_answers_the_qlora_question() -> None:
