@@ -49,7 +49,7 @@ from planner.estimate.timing import (
     stage_lower_bound_s,
     step_time,
 )
-from planner.estimate.topology import group_link
+from planner.estimate.topology import GroupLink, group_link
 from planner.estimate.types import (
     ADAPTER_METHODS,
     FRAMEWORK_ZERO,
@@ -241,102 +241,97 @@ def _search(key: _Key) -> SearchResult:
     for layout, reason, kind in rejections:
         reject(layout, reason, kind)
 
-    for pair in pairs:
-        if best is not None and pair.bound < -best[0]:
-            reasons["cannot beat the fastest layout found"] += 1
-            continue
-        tp_link = group_link(cluster, pair.tp, 1)
-        cp_link = group_link(cluster, pair.cp, pair.tp)
-        dp_link = group_link(cluster, pair.dp * pair.cp, pair.tp)
-        pp_link = group_link(cluster, min(pair.pp, 2), pair.tp * pair.cp * pair.dp)
+    # Every (tp, pp, cp) x expert parallelism x framework and ZeRO stage x recompute x virtual stages,
+    # with the most tokens/s it could reach (compute, recomputation, tensor-parallel traffic and the
+    # smallest bubble). They are tried best bound first, so the search stops at the first that cannot
+    # beat the fastest layout found, wherever in the space it lies.
+    combos: list[tuple[float, int, int, str, int, str, int, float]] = []
+    for index, pair in enumerate(pairs):
         replica = pair.gb // pair.dp
-
-        def make(fw: str, zero: int, rc: str, mb: int, v: int, ep: int, pair: _Pair = pair) -> Layout:
-            return Layout(tp=pair.tp, pp=pair.pp, dp=pair.dp, zero=zero, recompute=rc, micro_batch=mb,
-                          global_batch=pair.gb, seq_len=spec.seq_len, precision=spec.precision,
-                          sequence_parallel=pair.sequence_parallel, lora_rank=lora_rank,
-                          optimizer=spec.optimizer, virtual_pipeline=v, chunked_loss=spec.chunked_loss,
-                          lora_targets=spec.lora_targets, flash_attention=spec.flash_attention,
-                          framework=fw, cp=pair.cp, ep=ep)
-
-        tokens_step = pair.gb * spec.seq_len
-        fits_everything: set[tuple[int, str, int, str]] = set()  # (ep, fw, zero, rc): every size, every v
-        memo: dict[tuple[str, int, str, int, int, int], tuple[bool, Any]] = {}  # bisection and timing share
-        compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]] = {}  # per (framework, micro-batch)
         for ep, fw, zero in ((e, f, z) for e in pair.expert_parallel for f, z in pair.options):
-            ep_link = group_link(cluster, ep, pair.tp * pair.cp)
-            if spec.zero is None and zero == 3 and (ep, fw, 2, "none") in fits_everything:
-                reasons["dominated (ZeRO-3 only adds traffic where ZeRO-2 fits)"] += 1
-                continue
             for rc in _recomputes(spec, fw):
-                if rc != "none" and (ep, fw, zero, "none") in fits_everything:
-                    reasons["dominated (recomputation only adds time where none is needed)"] += 1
-                    continue
-                all_fit = True
-                # no micro-batch beats the whole replica batch's compute plus this recomputation, and the
-                # bubble is at least (pp - 1) / v single-sequence stage times
                 work_s = pair.stage_s[fw] + pair.recompute_s[(rc, fw)]
                 if ep > 1:  # all-to-all seconds per step do not depend on the micro-batch size
-                    whole = make(fw, zero, rc, replica, 1, ep)
-                    work_s += ep_exposed_s(shape, whole, ep_link, -(-shape.layers // pair.pp),
-                                           1 if rc == "full" else 0) / cluster.speedup
+                    whole = _make(pair, spec, lora_rank, fw, zero, rc, replica, 1, ep)
+                    work_s += ep_exposed_s(shape, whole, group_link(cluster, ep, pair.tp * pair.cp),
+                                           -(-shape.layers // pair.pp), 1 if rc == "full" else 0) / cluster.speedup
                 for v in pair.virtual_stages:
-                    if best is not None and tokens_step / (
-                            work_s * (1 + (pair.pp - 1) / v / replica)) < -best[0]:
-                        reasons["cannot beat the fastest layout found"] += 1
-                        all_fit = False
-                        continue
-                    def fits(mb: int, fw: str = fw, zero: int = zero, rc: str = rc, v: int = v,
-                             ep: int = ep, memo: dict[Any, tuple[bool, Any]] = memo) -> tuple[bool, Any]:
-                        key = (fw, zero, rc, mb, v, ep)
-                        if key not in memo:
-                            lay = make(fw, zero, rc, mb, v, ep)
-                            mem = _memory(shape, method, lay, cap)
-                            memo[key] = (mem.breakdown.total_gib <= cap, (lay, mem))
-                        return memo[key]
+                    bound = pair.gb * spec.seq_len / (work_s * (1 + (pair.pp - 1) / v / replica))
+                    combos.append((-bound, index, ep, fw, zero, rc, v, work_s))
+    combos.sort()
 
-                    if spec.micro_batch:
-                        sizes: tuple[int, ...] = (spec.micro_batch,)
-                    else:
-                        # (under pipelining memory is not monotone in the size: the sizes are checked one by one)
-                        top = _largest_fitting(fits, replica, cap) if pair.pp == 1 else (
-                            min(replica, max(PIPELINE_MICRO_BATCHES)) if fits(1)[0] else 0)
-                        considered += 1
-                        all_fit = all_fit and top == replica
-                        if top == 0:
-                            _, (lay, mem) = fits(1)
-                            total = mem.breakdown.total_gib
-                            if closest is None or total < closest[0]:
-                                closest = (total, lay)
-                            reject(lay, f"out of memory: {total:.1f} GiB > {cap:g} GiB", "out of memory")
-                            continue  # (in-flight memory is not monotone in v: 1F1B holds less than v=2)
-                        sizes = micro_batch_candidates(replica, top, pair.pp)
-                    for mb in sizes:
-                        # a micro-batch of mb sequences leaves a bubble of at least (pp - 1) / v of its share
-                        if best is not None and pair.pp > 1 and tokens_step / (
-                                work_s * (1 + (pair.pp - 1) / v * mb / replica)) < -best[0]:
-                            reasons["cannot beat the fastest layout found"] += 1
-                            all_fit = False
-                            continue
-                        ok, (layout, mem) = fits(mb)
-                        considered += 1
-                        total = mem.breakdown.total_gib
-                        all_fit = all_fit and ok
-                        if not ok:
-                            if closest is None or total < closest[0]:
-                                closest = (total, layout)
-                            reject(layout, f"out of memory: {total:.1f} GiB > {cap:g} GiB", "out of memory")
-                            continue
-                        if (fw, mb) not in compute:  # the same for every ZeRO stage, recompute, v and ep
-                            r = rates(shape, layout, cluster)
-                            compute[(fw, mb)] = (r, micro_batch_compute(shape, method, layout, r))
-                        t = step_time(shape, method, layout, cluster, tp_link, dp_link, pp_link,
-                                      mem.paged_offload_params, cp_link, ep_link, compute[(fw, mb)]).total_s
-                        rate = pair.gb * spec.seq_len / t
-                        if best is None or (-rate, total) < (best[0], best[1]):
-                            best = (-rate, total, layout)
-                if all_fit and not spec.micro_batch:
-                    fits_everything.add((ep, fw, zero, rc))
+    contexts: dict[int, _PairContext] = {}
+    fits_everything: set[tuple[int, int, str, int, str, int]] = set()  # every size fits
+    for position, (neg_bound, index, ep, fw, zero, rc, v, work_s) in enumerate(combos):
+        if best is not None and -neg_bound < -best[0]:
+            reasons["cannot beat the fastest layout found"] += len(combos) - position
+            break
+        if spec.recompute is None and rc != "none" and (index, ep, fw, zero, "none", v) in fits_everything:
+            reasons["dominated (recomputation only adds time where none is needed)"] += 1
+            continue
+        if spec.zero is None and zero == 3 and (index, ep, fw, 2, "none", v) in fits_everything:
+            reasons["dominated (ZeRO-3 only adds traffic where ZeRO-2 fits)"] += 1
+            continue
+        pair = pairs[index]
+        if index not in contexts:
+            contexts[index] = _PairContext.of(pair, cluster)
+        ctx = contexts[index]
+        replica = pair.gb // pair.dp
+        tokens_step = pair.gb * spec.seq_len
+
+        def fits(mb: int, fw: str = fw, zero: int = zero, rc: str = rc, v: int = v, ep: int = ep,
+                 ctx: _PairContext = ctx, pair: _Pair = pair) -> tuple[bool, Any]:
+            key = (fw, zero, rc, mb, v, ep)
+            if key not in ctx.memo:
+                lay = _make(pair, spec, lora_rank, fw, zero, rc, mb, v, ep)
+                mem = _memory(shape, method, lay, cap)
+                ctx.memo[key] = (mem.breakdown.total_gib <= cap, (lay, mem))
+            return ctx.memo[key]
+
+        all_fit = not spec.micro_batch
+        if spec.micro_batch:
+            sizes: tuple[int, ...] = (spec.micro_batch,)
+        else:
+            # (under pipelining memory is not monotone in the size: the sizes are checked one by one)
+            top = _largest_fitting(fits, replica, cap) if pair.pp == 1 else (
+                min(replica, max(PIPELINE_MICRO_BATCHES)) if fits(1)[0] else 0)
+            considered += 1
+            all_fit = top == replica
+            if top == 0:
+                _, (lay, mem) = fits(1)
+                total = mem.breakdown.total_gib
+                if closest is None or total < closest[0]:
+                    closest = (total, lay)
+                reject(lay, f"out of memory: {total:.1f} GiB > {cap:g} GiB", "out of memory")
+                continue
+            sizes = micro_batch_candidates(replica, top, pair.pp)
+        ep_link = group_link(cluster, ep, pair.tp * pair.cp)
+        for mb in sizes:
+            # a micro-batch of mb sequences leaves a bubble of at least (pp - 1) / v of its share
+            if best is not None and pair.pp > 1 and tokens_step / (
+                    work_s * (1 + (pair.pp - 1) / v * mb / replica)) < -best[0]:
+                reasons["cannot beat the fastest layout found"] += 1
+                all_fit = False
+                continue
+            ok, (layout, mem) = fits(mb)
+            considered += 1
+            total = mem.breakdown.total_gib
+            all_fit = all_fit and ok
+            if not ok:
+                if closest is None or total < closest[0]:
+                    closest = (total, layout)
+                reject(layout, f"out of memory: {total:.1f} GiB > {cap:g} GiB", "out of memory")
+                continue
+            if (fw, mb) not in ctx.compute:  # the same for every ZeRO stage, recompute, v and ep
+                r = rates(shape, layout, cluster)
+                ctx.compute[(fw, mb)] = (r, micro_batch_compute(shape, method, layout, r))
+            t = step_time(shape, method, layout, cluster, ctx.tp_link, ctx.dp_link, ctx.pp_link,
+                          mem.paged_offload_params, ctx.cp_link, ep_link, ctx.compute[(fw, mb)]).total_s
+            rate = tokens_step / t
+            if best is None or (-rate, total) < (best[0], best[1]):
+                best = (-rate, total, layout)
+        if all_fit:
+            fits_everything.add((index, ep, fw, zero, rc, v))
     searched = spec.searched_fields() + (("ep",) if shape.is_moe and spec.ep is None else ())
     best_est = _estimate(model, shape, method, cluster, best[2]) if best else None
     closest_est = None
@@ -406,6 +401,34 @@ class _Pair:
     expert_parallel: tuple[int, ...]
     stage_s: dict[str, float]  # per framework: the replica batch as one micro-batch, compute and TP traffic
     recompute_s: dict[tuple[str, str], float]  # (recompute, framework) -> seconds it adds to that
+
+
+def _make(pair: _Pair, spec: LayoutSpec, lora_rank: int | None, fw: str, zero: int, rc: str, mb: int, v: int,
+          ep: int) -> Layout:
+    return Layout(tp=pair.tp, pp=pair.pp, dp=pair.dp, zero=zero, recompute=rc, micro_batch=mb,
+                  global_batch=pair.gb, seq_len=spec.seq_len, precision=spec.precision,
+                  sequence_parallel=pair.sequence_parallel, lora_rank=lora_rank, optimizer=spec.optimizer,
+                  virtual_pipeline=v, chunked_loss=spec.chunked_loss, lora_targets=spec.lora_targets,
+                  flash_attention=spec.flash_attention, framework=fw, cp=pair.cp, ep=ep)
+
+
+@dataclass
+class _PairContext:
+    """What the combinations of one (tp, pp, cp) share: its groups' links, and memory and compute
+    already evaluated (bisection and timing ask for the same layouts)."""
+
+    tp_link: GroupLink
+    cp_link: GroupLink
+    dp_link: GroupLink
+    pp_link: GroupLink
+    memo: dict[tuple[str, int, str, int, int, int], tuple[bool, Any]] = field(default_factory=dict)
+    compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, pair: _Pair, cluster: Cluster) -> _PairContext:
+        return cls(group_link(cluster, pair.tp, 1), group_link(cluster, pair.cp, pair.tp),
+                   group_link(cluster, pair.dp * pair.cp, pair.tp),
+                   group_link(cluster, min(pair.pp, 2), pair.tp * pair.cp * pair.dp))
 
 
 @lru_cache(maxsize=4096)
