@@ -67,16 +67,10 @@ on Hopper and later. Ada, Blackwell, Rubin and Ascend values are assumptions (no
 
 ATTENTION_KERNEL_OF_FRAMEWORK = {"megatron": "fa3", "deepspeed": "fa2", "fsdp": "fa2"}
 
-ATTENTION_RELATIVE_EFFICIENCY = 0.7
-"""Fused (flash) attention throughput relative to the GEMM rate. FlashAttention-2 reaches ~190 of
-~270 TFLOP/s GEMM on A100 (Dao 2023); cuDNN/FlashAttention-3 reach ~550-600 of ~790 on H100
-(Shah et al. 2024). Causal masking skips half of the counted (non-causal) attention FLOPs, so
-attention costs 0.5 / 0.7 of the GEMM time for its counted FLOPs. Without flash attention
-(`flash_attention=False`, e.g. Megatron 2021) the full s x s scores are computed as batched GEMMs and
-the softmax/dropout traffic is charged as memory-bound bytes (UNFUSED_SCORE_BYTES)."""
-
 UNFUSED_SCORE_BYTES = 13.0
-"""Bytes moved per attention score per pass without flash attention: QK^T writes 2, fused
+"""Without flash attention (`flash_attention=False`, e.g. Megatron 2021) the full s x s scores are
+computed as batched GEMMs at the GEMM rate, and their softmax and dropout traffic is charged as
+memory-bound bytes. Bytes moved per attention score per pass without flash attention: QK^T writes 2, fused
 scale-mask-softmax reads 2 and writes 2, dropout reads 2, writes 2 and a 1-byte mask, AV reads 2.
 Backward ~2x the forward; a recomputed forward adds one more pass."""
 

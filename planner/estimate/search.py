@@ -21,9 +21,12 @@ the step-time optimum are timed: the balanced size with as few micro-batches as 
 fits allows; under pipelining, sizes of about 1, 2, 4 and 8 (fewer, larger micro-batches lengthen the
 bubble), each checked for memory.
 
-Pruning (none of it changes the answer): each (tp, pp, cp) has a throughput bound (compute and
-tensor-parallel traffic at the largest micro-batch, no recomputation, no bubble, no data-parallel
-traffic); pairs are tried best bound first and skipped once the bound cannot beat the best found.
+Pruning (none of it changes the answer): every combination of (tp, pp, cp), expert parallelism,
+framework and ZeRO stage, recomputation and virtual stages has a throughput bound (compute,
+recomputation and tensor-parallel traffic at the largest micro-batch, the smallest bubble, no
+data-parallel traffic); combinations are tried best bound first and the search stops at the first
+that cannot beat the best found. Within one, micro-batch sizes whose bubble alone rules them out are
+skipped, and a heavier recomputation or ZeRO-3 is skipped where the lighter one fits every size.
 Results are cached per (model, method, cluster, spec).
 """
 
@@ -386,8 +389,8 @@ def _largest_fitting(fits: Any, upper: int, cap: float) -> int:
 
 @dataclass(frozen=True)
 class _Pair:
-    """One (tp, pp, cp) of the search: the choices left open and the most tokens/s any layout of it
-    could reach (`bound`)."""
+    """One (tp, pp, cp) of the search: the choices left open, and the most tokens/s any layout of it
+    could reach (`bound`, which orders the pairs and so breaks exact ties between combinations)."""
 
     tp: int
     pp: int
