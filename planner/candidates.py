@@ -33,6 +33,7 @@ from models.problem import SCALE, Candidate, Placement, Problem, PurchaseEconomi
 from models.scenario import Job, OwnedPool, Scenario
 from planner.capacity_limits import allowance
 from planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
+from planner.estimate import store as estimate_store
 from planner.estimate.band import hours_quantile, memory_factor
 from planner.estimate.types import OPTIMIZER_ALIASES
 from planner.purchase import BuyOption, buy_options
@@ -564,5 +565,6 @@ def build_problem(loaded: LoadedScenario) -> Problem:
     try:
         return CandidateBuilder(loaded).build()
     finally:
+        estimate_store.flush()  # share this build's new estimates with later runs and batch workers
         if collecting:
             gc.enable()

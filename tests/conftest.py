@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import copy
+import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+# Tests never touch the user's estimate cache: each test session gets its own, fresh folder (also
+# inherited by the CLI subprocesses the tests start).
+os.environ["PLAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="plan-test-cache-")
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = sorted((REPO / "scenarios").glob("*.yaml"))

@@ -1,36 +1,34 @@
-"""The `plan` command line. Each command group lives in its own module; this file only wires them."""
+"""The `plan` command line. Each command lives in its own module; this file only wires them.
+
+A command's module (and what it imports: the solver, the estimator, pandas through OR-Tools) is
+imported only when that command runs, so `plan --version` and `plan validate` start in a blink.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
+from collections.abc import Sequence
 from typing import Annotated
 
 import typer
 
 from planner import __version__
-from planner.cli.batch_cmd import batch_command
-from planner.cli.catalog_cmd import catalog_command
-from planner.cli.estimate_cmd import estimate_command
-from planner.cli.pareto_cmd import pareto_command
-from planner.cli.solve_cmd import explain_command, solve_command
-from planner.cli.validate_cmd import schema_command, validate_command
 
-app = typer.Typer(
-    name="plan",
-    help="Plan LLM training compute: GPU, count, layout, platform and billing, under your constraints.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-app.command("solve")(solve_command)
-app.command("explain")(explain_command)
-app.command("pareto")(pareto_command)
-app.command("validate")(validate_command)
-app.command("estimate")(estimate_command)
-app.command("catalog")(catalog_command)
-app.command("schema")(schema_command)
-app.command("batch")(batch_command)
+# command name -> (module, function); the order is the order of `plan --help`.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "solve": ("planner.cli.solve_cmd", "solve_command"),
+    "explain": ("planner.cli.solve_cmd", "explain_command"),
+    "pareto": ("planner.cli.pareto_cmd", "pareto_command"),
+    "validate": ("planner.cli.validate_cmd", "validate_command"),
+    "estimate": ("planner.cli.estimate_cmd", "estimate_command"),
+    "catalog": ("planner.cli.catalog_cmd", "catalog_command"),
+    "schema": ("planner.cli.validate_cmd", "schema_command"),
+    "batch": ("planner.cli.batch_cmd", "batch_command"),
+}
+
+CACHE_HELP = "do not read or write the persistent estimate cache (also: PLAN_CACHE_DIR=off)"
 
 
 def _version(value: bool) -> None:
@@ -39,18 +37,57 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
-def _root(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                          help="print the version and exit")] = False,
-) -> None:
-    """Plan LLM training compute."""
+def _no_cache(value: bool) -> None:
+    if value:
+        os.environ["PLAN_CACHE_DIR"] = "off"
+
+
+def build_app(names: Sequence[str] | None = None) -> typer.Typer:
+    """The app with the named commands (all of them when None)."""
+    cli = typer.Typer(
+        name="plan",
+        help="Plan LLM training compute: GPU, count, layout, platform and billing, under your constraints.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    for name in COMMANDS if names is None else names:
+        module, function = COMMANDS[name]
+        cli.command(name)(getattr(importlib.import_module(module), function))
+
+    @cli.callback()
+    def _root(
+        version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                              help="print the version and exit")] = False,
+        no_cache: Annotated[bool, typer.Option("--no-cache", callback=_no_cache, help=CACHE_HELP)] = False,
+    ) -> None:
+        """Plan LLM training compute."""
+
+    return cli
+
+
+def commands_needed(args: Sequence[str]) -> list[str] | None:
+    """The commands this command line can reach: the one it names, none for a bare `--version`, or
+    all (None) for help and for a name that is not a command (so the error can suggest one)."""
+    words = [a for a in args if not a.startswith("-")]
+    if words:
+        return [words[0]] if words[0] in COMMANDS else None
+    if "--help" in args or not args:
+        return None
+    return []
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """`planner.cli.app.app`: the full app, for tests and embedding."""
+    if name == "app":
+        return build_app()
+    raise AttributeError(name)
 
 
 def main() -> None:
     """Entry point: no traceback reaches a user unless PLAN_DEBUG is set."""
     try:
-        app()
+        build_app(commands_needed(sys.argv[1:]))()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)

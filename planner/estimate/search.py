@@ -42,6 +42,7 @@ from planner.estimate.cluster import Cluster
 from planner.estimate.estimator import _estimate, layout_problems
 from planner.estimate.flops import ModelShape, model_key, shape_of
 from planner.estimate.memory import memory_per_gpu
+from planner.estimate.store import store
 from planner.estimate.timing import (
     MicroBatchCompute,
     Rates,
@@ -192,6 +193,12 @@ def search_layout(model: ModelCard, method: str, cluster: Cluster, spec: LayoutS
     return _search(_Key(model_key(model), method, cluster, spec, model))
 
 
+def _stored_key(key: _Key) -> str:
+    """Everything the search reads, as text: the shape, method, cluster, the GPU's whole catalog entry
+    and the layout constraints (the code version is added by the store)."""
+    return repr((key.model_key, key.method, key.cluster.key(), key.cluster.gpu.model_dump_json(), key.spec))
+
+
 _SEARCHED_ZERO = {"megatron": (1,), "fsdp": (2, 3), "deepspeed": (1, 2, 3)}
 
 
@@ -218,6 +225,20 @@ def _recomputes(spec: LayoutSpec, framework: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=4096)
 def _search(key: _Key) -> SearchResult:
+    """One search per key per process; across processes and runs through the persistent store."""
+    persistent = store()
+    if persistent is None:
+        return _searched(key)
+    text = _stored_key(key)
+    found = persistent.get(text)
+    if isinstance(found, SearchResult):
+        return replace(found, _model=key.model, _method=key.method, _cluster=key.cluster)
+    result = _searched(key)
+    persistent.put(text, replace(result, _model=None, _cluster=None))
+    return result
+
+
+def _searched(key: _Key) -> SearchResult:
     model, method, cluster, spec = key.model, key.method, key.cluster, key.spec
     shape = shape_of(model)
     lora_rank = spec.lora_rank if method in ADAPTER_METHODS else None

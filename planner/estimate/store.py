@@ -1,0 +1,171 @@
+"""A persistent cache of layout-search results, shared by every process and run on this machine.
+
+A search's answer depends only on the estimator's code, the model's shape, the method, the cluster and
+the layout constraints, so it is stored under a digest of exactly those (the code by the hash of its
+source files, the GPU by its whole catalog entry) and reused by later solves, Pareto walks and batch
+variants: scenarios that differ only in budget or deadline share every estimate.
+
+SQLite in WAL mode lets batch workers read and write it concurrently. New results are buffered and
+written in one transaction by `flush()` (at the end of candidate building, and at exit). The file is
+kept under `MAX_CACHE_MIB` by dropping the oldest rows. Any failure (an unwritable folder, a corrupt
+file, a row from another version) turns the cache off or into a miss: it can make a run faster, never
+wrong and never fail.
+
+Location: `$PLAN_CACHE_DIR`, else the user's cache folder (platformdirs); `PLAN_CACHE_DIR=off` or
+`plan --no-cache` turns it off. Rows are pickles: only this user's own cache folder is read.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import os
+import pickle
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+CACHE_ENV = "PLAN_CACHE_DIR"
+OFF_VALUES = frozenset({"", "0", "off", "none", "false"})
+MAX_CACHE_MIB = 256
+"""Size above which the oldest quarter of the rows is dropped (checked at open and every flush)."""
+
+_FILE_NAME = "estimates.sqlite3"
+_SOURCES = ("planner/estimate", "models/model_card.py", "models/gpu.py")
+
+
+def code_version() -> str:
+    """Digest of the estimator's source: any edit to it invalidates every stored result."""
+    root = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha256()
+    for name in _SOURCES:
+        path = root / name
+        files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+        for file in files:
+            digest.update(file.relative_to(root).as_posix().encode())
+            with contextlib.suppress(OSError):
+                digest.update(file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cache_dir() -> Path | None:
+    """Where the cache lives, or None when it is turned off."""
+    configured = os.environ.get(CACHE_ENV)
+    if configured is not None:
+        return None if configured.strip().lower() in OFF_VALUES else Path(configured).expanduser()
+    import platformdirs  # only when the cache is used
+
+    return Path(platformdirs.user_cache_dir("plan", appauthor=False))
+
+
+class EstimateStore:
+    """Get and put pickled results by text key; every error turns into a miss or a no-op."""
+
+    def __init__(self, folder: Path, max_mib: int = MAX_CACHE_MIB) -> None:
+        self.path = folder / _FILE_NAME
+        self.max_bytes = max_mib * 2**20
+        self.version = code_version()
+        self._pending: dict[str, bytes] = {}
+        self._db: sqlite3.Connection | None = None
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value BLOB NOT NULL,"
+                       " stored REAL NOT NULL)")
+            self._db = db
+            self._trim()
+        except (OSError, sqlite3.Error):
+            self._db = None
+
+    @property
+    def enabled(self) -> bool:
+        return self._db is not None
+
+    def digest(self, key_text: str) -> str:
+        return hashlib.sha256(f"{self.version}|{key_text}".encode()).hexdigest()
+
+    def get(self, key_text: str) -> Any | None:
+        if self._db is None:
+            return None
+        digest = self.digest(key_text)
+        if digest in self._pending:
+            return pickle.loads(self._pending[digest])
+        try:
+            row = self._db.execute("SELECT value FROM results WHERE key = ?", (digest,)).fetchone()
+            return None if row is None else pickle.loads(row[0])
+        except (sqlite3.Error, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
+            return None  # a torn or foreign row: recompute (the put replaces it)
+
+    def put(self, key_text: str, value: Any) -> None:
+        if self._db is None:
+            return
+        try:
+            self._pending[self.digest(key_text)] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return
+
+    def flush(self) -> None:
+        """Write buffered results in one transaction (other writers wait up to 10 s for the lock)."""
+        if self._db is None or not self._pending:
+            return
+        now = time.time()
+        rows = [(key, value, now) for key, value in self._pending.items()]
+        self._pending.clear()
+        try:
+            with self._db:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?)", rows)
+            self._trim()
+        except sqlite3.Error:
+            return  # the results stay correct in memory; only reuse is lost
+
+    def _trim(self) -> None:
+        assert self._db is not None
+        pages = self._db.execute("PRAGMA page_count").fetchone()[0]
+        page_size = self._db.execute("PRAGMA page_size").fetchone()[0]
+        if pages * page_size <= self.max_bytes:
+            return
+        count = self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("DELETE FROM results WHERE key IN "
+                             "(SELECT key FROM results ORDER BY stored LIMIT ?)", (max(1, count // 4),))
+        self._db.execute("VACUUM")
+
+    def close(self) -> None:
+        self.flush()
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+
+
+_store: EstimateStore | None = None
+_opened_for: tuple[str | None, int] | None = None
+
+
+def store() -> EstimateStore | None:
+    """The process's store for the current setting (reopened when PLAN_CACHE_DIR or the pid changes,
+    so a forked batch worker gets its own connection)."""
+    global _store, _opened_for
+    setting = (os.environ.get(CACHE_ENV), os.getpid())
+    if setting != _opened_for:
+        if _store is not None and _opened_for is not None and _opened_for[1] == os.getpid():
+            _store.close()
+        folder = cache_dir()
+        _store = EstimateStore(folder) if folder is not None else None
+        _opened_for = setting
+    return _store if _store is not None and _store.enabled else None
+
+
+def flush() -> None:
+    """Write what this process has computed since the last flush."""
+    if _store is not None and _opened_for is not None and _opened_for[1] == os.getpid():
+        _store.flush()
+
+
+atexit.register(flush)
