@@ -30,7 +30,7 @@ from typing import Any
 CACHE_ENV = "PLAN_CACHE_DIR"
 OFF_VALUES = frozenset({"", "0", "off", "none", "false"})
 MAX_CACHE_MIB = 256
-"""Size above which the oldest quarter of the rows is dropped (checked at open and every flush)."""
+"""Size above which the oldest rows are dropped, down to three quarters of it (checked at open and flush)."""
 
 _FILE_NAME = "estimates.sqlite3"
 _SOURCES = ("planner/estimate", "models/model_card.py", "models/gpu.py")
@@ -124,16 +124,18 @@ class EstimateStore:
             return  # the results stay correct in memory; only reuse is lost
 
     def _trim(self) -> None:
+        """Over the bound, keep the newest rows that fill three quarters of it and drop the rest."""
         assert self._db is not None
         pages = self._db.execute("PRAGMA page_count").fetchone()[0]
         page_size = self._db.execute("PRAGMA page_size").fetchone()[0]
         if pages * page_size <= self.max_bytes:
             return
-        count = self._db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("DELETE FROM results WHERE key IN "
-                             "(SELECT key FROM results ORDER BY stored LIMIT ?)", (max(1, count // 4),))
+            self._db.execute(
+                "DELETE FROM results WHERE key IN (SELECT key FROM (SELECT key, SUM(length(value) + length(key))"
+                " OVER (ORDER BY stored DESC, key) AS kept FROM results) WHERE kept > ?)",
+                (int(0.75 * self.max_bytes),))
         self._db.execute("VACUUM")
 
     def close(self) -> None:
