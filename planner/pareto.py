@@ -13,6 +13,7 @@ the fastest and the cheapest plans' makespans; each point found is still exactly
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -24,6 +25,9 @@ from planner.plan import Plan
 from planner.solve import Session
 
 MAX_EXACT_POINTS = 200  # a walk longer than this is cut (and says so); use max_points to thin it
+
+Progress = Callable[[int, float], None]
+"""Called after each point: (points found so far, share of the cheapest-to-fastest span walked, 0-1)."""
 
 
 @dataclass
@@ -84,11 +88,20 @@ def risk_of(outcome: Outcome) -> float:
 class _Walker:
     """Lexicographic solves under caps, counting what it could not prove."""
 
-    def __init__(self, session: Session, base: Bounds, with_risk: bool) -> None:
+    def __init__(self, session: Session, base: Bounds, with_risk: bool, on_point: Progress | None = None,
+                 walks: int = 1) -> None:
         self.session = session
         self.base = base
         self.with_risk = with_risk
         self.unproven = 0
+        self.on_point = on_point
+        self.walks = walks  # walks to make in all (one per risk cap): the progress shares them out
+        self.walked = 0
+        self.found = 0
+
+    def _report(self, share: float) -> None:
+        if self.on_point is not None:
+            self.on_point(self.found, min(1.0, (self.walked + share) / self.walks))
 
     def point(self, bounds: Bounds, hint: Outcome | None) -> Outcome:
         """Min cost, then min makespan at that cost (then min risk at both, with a risk axis)."""
@@ -117,6 +130,12 @@ class _Walker:
 
     def walk(self, bounds: Bounds, max_points: int | None, notes: list[str]) -> list[Outcome]:
         """The 2-D front (cost, makespan) under `bounds`, cheapest first."""
+        found = self._walk(bounds, max_points, notes)
+        self.walked += 1
+        self._report(0.0)
+        return found
+
+    def _walk(self, bounds: Bounds, max_points: int | None, notes: list[str]) -> list[Outcome]:
         cheapest = self.point(bounds, None)
         if not cheapest.solved:
             return []
@@ -124,19 +143,27 @@ class _Walker:
         if not fastest.solved or fastest.makespan_min >= cheapest.makespan_min:
             return [cheapest]
         found = [cheapest]
+        span = cheapest.makespan_min - fastest.makespan_min
+
+        def advance(outcome: Outcome) -> None:
+            found.append(outcome)
+            self.found += 1
+            self._report((cheapest.makespan_min - outcome.makespan_min) / span)
+
+        self.found += 1
+        self._report(0.0)
         if max_points is None:
             cap = cheapest.makespan_min - 1
             while cap > fastest.makespan_min:
                 nxt = self.point(replace(bounds, max_makespan=cap), found[-1])
                 if not nxt.solved:
                     break
-                found.append(nxt)
+                advance(nxt)
                 if len(found) >= MAX_EXACT_POINTS - 1:
                     notes.append(f"front cut at {MAX_EXACT_POINTS} points; use --points to thin it instead")
                     break
                 cap = nxt.makespan_min - 1
         else:
-            span = cheapest.makespan_min - fastest.makespan_min
             steps = max(1, max_points - 1)
             for k in range(1, steps):
                 cap = cheapest.makespan_min - round(span * k / steps)
@@ -144,7 +171,7 @@ class _Walker:
                     continue  # the last point already meets this cap
                 nxt = self.point(replace(bounds, max_makespan=cap), found[-1])
                 if nxt.solved:
-                    found.append(nxt)
+                    advance(nxt)
         if (found[-1].total_cost, found[-1].makespan_min) != (fastest.total_cost, fastest.makespan_min):
             found.append(fastest)
         return found
@@ -167,9 +194,10 @@ def _non_dominated(outcomes: list[Outcome], with_risk: bool) -> list[Outcome]:
 
 
 def pareto_front(session: Session, *, max_points: int | None = None, z: str | None = None,
-                 relax_limits: bool = False) -> ParetoFront:
+                 relax_limits: bool = False, on_point: Progress | None = None) -> ParetoFront:
     """The front of the session's problem. `relax_limits` lifts the budget and deadlines, to show
-    what lies beyond them (points are then marked inside or outside the limits)."""
+    what lies beyond them (points are then marked inside or outside the limits). `on_point` hears
+    of each point as it is found."""
     problem = session.problem
     deadlines = [d for d in problem.deadline_min.values() if d is not None]
     front = ParetoFront(
@@ -177,7 +205,8 @@ def pareto_front(session: Session, *, max_points: int | None = None, z: str | No
         budget=SCALE.to_money(problem.budget) if problem.budget is not None else None,
         deadline_h=SCALE.to_hours(max(deadlines)) if deadlines else None, relaxed_limits=relax_limits)
     base = Bounds(lifted=_limits_lifted(problem) if relax_limits else frozenset())
-    walker = _Walker(session, base, with_risk=z == "risk")
+    levels = max(2, min(6, max_points or 6))
+    walker = _Walker(session, base, with_risk=z == "risk", on_point=on_point, walks=levels if z == "risk" else 1)
     outcomes = walker.walk(base, max_points, front.notes)
     if outcomes and z == "risk":
         # Risk caps from the least risky plan up to the riskiest plan on the 2-D front.
@@ -185,12 +214,13 @@ def pareto_front(session: Session, *, max_points: int | None = None, z: str | No
         top = max(round(risk_of(o) * RISK_SCALE) for o in outcomes)
         if least.solved:
             low = round(risk_of(least) * RISK_SCALE)
-            levels = max(2, min(6, max_points or 6))
             for k in range(levels - 1):
                 cap = low + (top - low) * k // (levels - 1)
                 if cap < top:
                     outcomes += walker.walk(replace(base, max_risk=cap), max_points, front.notes)
         outcomes = _non_dominated(outcomes, with_risk=True)
+    if on_point is not None:
+        on_point(walker.found, 1.0)  # risk caps above every point are skipped: the walk ends here
     if not outcomes:
         probe = session.run("cost", base)
         front.status = probe.status

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, SpinnerColumn, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as RichProgress
 from rich.table import Table
 
 from models.errors import InputError
 from models.loading import load_scenario
 from planner.cli.common import ExitCode, console, fail
-from planner.pareto import ParetoFront, pareto_front
+from planner.pareto import ParetoFront, Progress, pareto_front
 from planner.pareto_export import FRONT_SUFFIXES, write_front
 from planner.pareto_plot import PLOT_SUFFIXES, time_unit, write_plot
 from planner.solve import Session, SolveOptions
@@ -55,6 +60,7 @@ def pareto_command(
     work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, help="deterministic time, all "
                                                      "solves (the stop that does not depend on load)")] = None,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar on stderr")] = False,
 ) -> None:
     """The exact cost/time Pareto front: for each finishing time, the cheapest plan.
 
@@ -75,7 +81,9 @@ def pareto_command(
     session = Session.from_loaded(loaded, SolveOptions(
         time_limit_s=time_limit or max(PARETO_TIME_S, solver.time_limit_s),
         work_limit=work_limit or max(PARETO_WORK, solver.work_limit)))
-    front = pareto_front(session, max_points=points, z=z.value if z else None, relax_limits=relax_limits)
+    with walk_progress(quiet) as on_point:
+        front = pareto_front(session, max_points=points, z=z.value if z else None, relax_limits=relax_limits,
+                             on_point=on_point)
     if output is not None:
         write_front(front, output)
     if plot is not None:
@@ -88,6 +96,25 @@ def pareto_command(
         if path is not None:
             console.print(f"wrote {path}")
     raise typer.Exit(_EXIT[front.status])
+
+
+@contextmanager
+def walk_progress(quiet: bool) -> Iterator[Progress | None]:
+    """A progress bar on stderr while the front is walked (none when quiet or not on a terminal):
+    points found, the share of the cheapest-to-fastest span covered, elapsed time."""
+    err = Console(stderr=True)
+    if quiet or not err.is_terminal:
+        yield None
+        return
+    bar = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                       TimeElapsedColumn(), console=err, transient=True)
+    task = bar.add_task("walking the front", total=1.0)
+
+    def on_point(found: int, share: float) -> None:
+        bar.update(task, completed=share, description=f"{found} point(s) found")
+
+    with bar:
+        yield on_point
 
 
 def _print(front: ParetoFront) -> None:

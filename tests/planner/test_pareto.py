@@ -74,6 +74,16 @@ def test_thinned_front_is_a_subset_with_both_ends():
     assert thin[0] == exact[0] and thin[-1] == exact[-1]
 
 
+@pytest.mark.parametrize("z", [None, "risk"])
+def test_progress_reports_every_point_and_ends_at_the_whole_span(z):
+    heard: list[tuple[int, float]] = []
+    front = pareto_front(session(_tiny_single_job()), z=z, on_point=lambda n, share: heard.append((n, share)))
+    counts, shares = [n for n, _ in heard], [share for _, share in heard]
+    assert counts == sorted(counts) and shares == sorted(shares), "progress never goes back"
+    assert shares[0] >= 0.0 and shares[-1] == 1.0
+    assert counts[-1] >= len(front.points) > 1
+
+
 def test_risk_axis_points_are_non_dominated_in_three_dimensions():
     problem = _tiny_single_job()
     risky = {c.index: (0.5 * c.gpus if c.gpus in (8, 16) else 0.1) for c in problem.candidates["a"]}
