@@ -20,6 +20,10 @@ from planner.plan import Plan, SolveResult
 
 MATERIAL_SHARE = 0.2  # a job with this share of the cost or the time is one whose choice matters
 TIE_BREAK_WORK = 1.0  # deterministic time for the makespan tie-break among cheapest plans
+ALTERNATIVE_WORK = 3.0
+"""Deterministic time for each alternative's solve: an alternative is shown once found and checked to
+be a real trade; proving it the nearest one must not take the whole budget on a large scenario (the
+shipped scenarios prove each in under a quarter of a unit)."""
 
 
 @dataclass
@@ -93,20 +97,22 @@ class Session:
         self.wall_stopped |= outcome.wall_stopped
         return outcome
 
-    def best(self, bounds: Bounds, hint: Outcome | None = None) -> Outcome:
-        """The optimum under `bounds` for the session's objective (two stages where it is lexicographic)."""
+    def best(self, bounds: Bounds, hint: Outcome | None = None, max_work: float | None = None) -> Outcome:
+        """The optimum under `bounds` for the session's objective (two stages where it is lexicographic),
+        each stage stopping at `max_work` when given."""
         if self.objective == "time":
-            first = self.run("time", bounds, hint)
+            first = self.run("time", bounds, hint, max_work=max_work)
             if not first.solved:
                 return first
-            return self._second(self.run("cost", replace(bounds, max_makespan=first.makespan_min), first), first)
+            second = self.run("cost", replace(bounds, max_makespan=first.makespan_min), first, max_work=max_work)
+            return self._second(second, first)
         if self.objective == "lexicographic":
-            first = self.run("cost", bounds, hint)
+            first = self.run("cost", bounds, hint, max_work=max_work)
             if not first.solved:
                 return first
             cap = math.floor(first.total_cost * (1 + self.settings.gap))
-            return self._second(self.run("time", replace(bounds, max_cost=cap), first), first)
-        first = self.run(self.objective, bounds, hint)
+            return self._second(self.run("time", replace(bounds, max_cost=cap), first, max_work=max_work), first)
+        first = self.run(self.objective, bounds, hint, max_work=max_work)
         if self.objective != "cost" or not first.solved:
             return first
         # Among the cheapest plans, the one that finishes first (same cost, jobs not left idle). Only a
@@ -180,12 +186,19 @@ def _alternatives(session: Session, best: Outcome, result: SolveResult) -> tuple
     found: list[Outcome] = []
     nogoods: list[tuple[tuple[str, tuple[str, str, str]], ...]] = []
     within_gap, beyond = True, False
+    unproven = 0
     while len(found) < settings.top_k - 1:
         last = found[-1] if found else best
         nogoods.append(tuple((job, last.chosen[job].decision) for job in material))
         bounds = Bounds(nogoods=tuple(nogoods), max_objective=(session.cap_objective(), cap) if within_gap else None,
                         undominated=tuple((o.total_cost, o.makespan_min) for o in [best, *found]))
-        alt = session.best(bounds, hint=last)
+        alt = session.best(bounds, hint=last, max_work=ALTERNATIVE_WORK)
+        if alt.status == "feasible":
+            unproven += 1
+        if alt.status == "unknown":  # ran out of its slice: nothing is known about plans beyond it either
+            result.notes.append(f"alternatives: none found within {ALTERNATIVE_WORK:g} work units (not proven "
+                                f"that none exists); raise solver.work_limit for more")
+            break
         if not alt.solved:
             if not within_gap:
                 break
@@ -197,6 +210,9 @@ def _alternatives(session: Session, best: Outcome, result: SolveResult) -> tuple
             beyond = True
             break  # one plan beyond the gap, the nearest, is enough to show what a real change costs
     inside = len(found) - beyond
+    if unproven:
+        result.notes.append(f"alternatives: {unproven} shown as found within {ALTERNATIVE_WORK:g} work units "
+                            f"each, real trades but not proven the nearest ones")
     if len(found) < settings.top_k - 1 or beyond:
         result.notes.append(
             f"alternatives: {inside} within {settings.gap:.0%} of the best are cheaper or faster than the plans "
