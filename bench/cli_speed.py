@@ -1,0 +1,100 @@
+"""Whole-process timings of the commands users wait for, against a baseline release in the same run.
+
+Each command runs as a fresh `plan` process (interpreter start, imports, candidate building, solves,
+output), N times; the table gives the median and the min-max spread. This tree is timed twice: with a
+warm estimate cache (filled by one untimed run, as on a user's second run of a scenario or any batch
+variant) and cold (a fresh, empty cache folder every run). The baseline is another commit of this
+repository (default: the session's starting point), checked out into a temporary worktree and run with
+the same interpreter; machines differ, so the ratio baseline / warm is the figure to compare.
+
+Usage: python bench/cli_speed.py [--runs 5] [--baseline REF] [--skip-slow]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from generated import write  # noqa: E402
+
+DEFAULT_BASELINE = "0172ce1"  # main before the speed work (issue #12)
+SCENARIOS = ROOT / "scenarios"
+
+
+def commands(tmp: Path, skip_slow: bool) -> list[tuple[str, list[str], int | None]]:
+    """(label, plan arguments, runs override) per row of the issue's table."""
+    many = write(32, tmp)
+    rows: list[tuple[str, list[str], int | None]] = [
+        ("plan --version", ["--version"], None),
+        ("plan validate scenarios/*.yaml", ["validate", *map(str, sorted(SCENARIOS.glob("*.yaml")))], None),
+        ("plan solve student_no_ops", ["solve", str(SCENARIOS / "student_no_ops.yaml")], None),
+        ("plan solve medical_hybrid", ["solve", str(SCENARIOS / "medical_hybrid.yaml")], None),
+        ("plan solve lab_six_jobs", ["solve", str(SCENARIOS / "lab_six_jobs.yaml")], None),
+        ("plan solve generated 32 jobs", ["solve", str(many)], 3),
+    ]
+    if not skip_slow:
+        rows.append(("plan pareto lab_six_jobs", ["pareto", str(SCENARIOS / "lab_six_jobs.yaml"), "-q"], 1))
+        rows.append(("plan batch 100 variants, 2 procs",
+                     ["batch", str(SCENARIOS / "student_no_ops.yaml"), str(SCENARIOS / "grant_qlora_compare.yaml"),
+                      "--sweep", "budget=10..500:10", "--jobs", "2"], 3))
+    return rows
+
+
+def timed(tree: Path, args: list[str], cache: str) -> float:
+    env = dict(os.environ, PYTHONPATH=str(tree), PLAN_CACHE_DIR=cache)
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "planner.cli.app", *args], cwd=tree, env=env,
+                          capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{tree}: plan {' '.join(args)}: exit {done.returncode}\n{done.stderr[-1500:]}")
+    return wall
+
+
+def spread(walls: list[float]) -> str:
+    return f"{statistics.median(walls):7.2f} ({min(walls):.2f}-{max(walls):.2f})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="git ref to compare with ('' to skip)")
+    parser.add_argument("--skip-slow", action="store_true", help="leave out pareto and batch")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        baseline = tmp / "baseline"
+        if args.baseline:
+            subprocess.run(["git", "worktree", "add", "--detach", str(baseline), args.baseline], cwd=ROOT,
+                           check=True, capture_output=True)
+        try:
+            print(f"{os.cpu_count()} CPUs, {args.runs} runs per row (fewer where noted); median (min-max) seconds")
+            print(f"{'command':34} {'warm cache':>22} {'cold cache':>22} {'baseline ' + args.baseline:>22} "
+                  f"{'ratio':>6}")
+            for label, plan_args, runs_override in commands(tmp, args.skip_slow):
+                runs = min(args.runs, runs_override or args.runs)
+                cache = tmp / f"cache-{abs(hash(label))}"
+                timed(ROOT, plan_args, str(cache))  # fills the cache
+                warm = [timed(ROOT, plan_args, str(cache)) for _ in range(runs)]
+                cold = [timed(ROOT, plan_args, str(tmp / f"cold-{abs(hash(label))}-{i}")) for i in range(runs)]
+                base = [timed(baseline, plan_args, "off") for _ in range(runs)] if args.baseline else []
+                ratio = f"{statistics.median(base) / statistics.median(warm):5.2f}x" if base else ""
+                print(f"{label + (f' [{runs} runs]' if runs != args.runs else ''):34} {spread(warm):>22} "
+                      f"{spread(cold):>22} {spread(base) if base else '':>22} {ratio:>6}", flush=True)
+        finally:
+            if args.baseline:
+                subprocess.run(["git", "worktree", "remove", "--force", str(baseline)], cwd=ROOT, check=False,
+                               capture_output=True)
+
+
+if __name__ == "__main__":
+    main()
