@@ -7,16 +7,18 @@ validation they are plain floats in the unit their name says (`budget` in `curre
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BeforeValidator, Field, model_validator
+from pydantic import AliasChoices, BeforeValidator, Field, ModelWrapValidatorHandler, model_validator
 from pydantic_core import PydanticCustomError
 
 from models.base import Strict
 from models.errors import did_you_mean
 from models.features import FeatureName
 from models.platform import FabricKind
-from models.units import parse_count, parse_duration_h, parse_money, parse_size_gb
+from models.money import active_conversion, converting, to_scenario_currency
+from models.units import parse_count, parse_duration_h, parse_seq_len, parse_size_gb
 
 Method = Literal["pretrain", "continued_pretrain", "full_finetune", "lora", "qlora"]
 Objective = Literal["cost", "time", "balanced", "lexicographic"]
@@ -31,11 +33,12 @@ BudgetBasis = Literal["cash", "amortized"]
 DEFAULT_MEMORY_HEADROOM = 0.08
 MAX_MEMORY_HEADROOM = 0.5
 
-Money = Annotated[float, BeforeValidator(parse_money), Field(ge=0)]
-PositiveMoney = Annotated[float, BeforeValidator(parse_money), Field(gt=0)]
+Money = Annotated[float, BeforeValidator(to_scenario_currency), Field(ge=0)]
+PositiveMoney = Annotated[float, BeforeValidator(to_scenario_currency), Field(gt=0)]
 DurationH = Annotated[float, BeforeValidator(parse_duration_h), Field(ge=0)]
 PositiveDurationH = Annotated[float, BeforeValidator(parse_duration_h), Field(gt=0)]
 Count = Annotated[float, BeforeValidator(parse_count), Field(gt=0)]
+SeqLen = Annotated[int, BeforeValidator(parse_seq_len), Field(gt=0)]
 SizeGB = Annotated[float, BeforeValidator(parse_size_gb), Field(ge=0)]
 
 
@@ -153,7 +156,7 @@ class Job(Strict):
     model: str = Field(min_length=1, description="catalog id or alias, or a path to a model-card YAML")
     method: Method
     tokens: Count
-    seq_len: int = Field(default=4096, gt=0)
+    seq_len: SeqLen = Field(default=4096, description="tokens per sequence; 4k = 4096")
     global_batch: int | None = Field(default=None, gt=0, description="sequences per optimizer step")
     lora_rank: int | None = Field(default=None, gt=0)
     precision: PrecisionChoice = "bf16"
@@ -233,6 +236,15 @@ class Scenario(Strict):
     catalog: str | None = Field(default=None, description="overlay file, relative to the scenario")
     jobs: list[Job] = Field(min_length=1)
     solver: SolverSettings = Field(default_factory=SolverSettings)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _in_currency(cls, data: Any, handler: ModelWrapValidatorHandler[Scenario]) -> Scenario:
+        # Amounts that name a currency (`20k USD`) convert into this scenario's `currency`.
+        if active_conversion() is not None or not isinstance(data, Mapping):
+            return handler(data)
+        with converting(data.get("currency", "CNY")):
+            return handler(data)
 
     @model_validator(mode="after")
     def _references(self) -> Scenario:
