@@ -80,13 +80,11 @@ def parse_money_amount(value: object) -> tuple[float, str | None]:
     number_text, multiplier, word = match.groups()
     if word:
         code = _CURRENCY_WORD.get(word) or (word if re.fullmatch(r"[A-Z]{3}", word) else None)
-        if code is None and not multiplier and word in _MONEY_SUFFIX:
-            multiplier, code = word, None
-        elif code is None:
+        if code is None:
             raise ValueError(f"unknown suffix {word!r} in {value!r}; allowed: {_MONEY_ALLOWED}")
-        if currency is not None and code is not None and code != currency:
+        if currency is not None and code != currency:
             raise ValueError(f"{value!r} names two currencies ({currency} and {code})")
-        currency = code or currency
+        currency = code
     number, rest = _split(number_text, "an amount of money", _MONEY_ALLOWED)
     if rest:
         raise ValueError(f"unknown suffix {rest!r} in {value!r}; allowed: {_MONEY_ALLOWED}")
