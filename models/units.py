@@ -79,7 +79,7 @@ def parse_money_amount(value: object) -> tuple[float, str | None]:
         raise ValueError(f"expected an amount of money ({_MONEY_ALLOWED}), got {value!r}")
     number_text, multiplier, word = match.groups()
     if word:
-        code = _CURRENCY_WORD.get(word) or (word if re.fullmatch(r"[A-Z]{3}", word) else None)
+        code: str | None = _CURRENCY_WORD.get(word) or (word if re.fullmatch(r"[A-Z]{3}", word) else None)
         if code is None:
             raise ValueError(f"unknown suffix {word!r} in {value!r}; allowed: {_MONEY_ALLOWED}")
         if currency is not None and code != currency:
