@@ -79,12 +79,12 @@ def parse_money_amount(value: object) -> tuple[float, str | None]:
         raise ValueError(f"expected an amount of money ({_MONEY_ALLOWED}), got {value!r}")
     number_text, multiplier, word = match.groups()
     if word:
-        code: str | None = _CURRENCY_WORD.get(word) or (word if re.fullmatch(r"[A-Z]{3}", word) else None)
-        if code is None:
+        word_code: str | None = _CURRENCY_WORD.get(word) or (word if re.fullmatch(r"[A-Z]{3}", word) else None)
+        if word_code is None:
             raise ValueError(f"unknown suffix {word!r} in {value!r}; allowed: {_MONEY_ALLOWED}")
-        if currency is not None and code != currency:
-            raise ValueError(f"{value!r} names two currencies ({currency} and {code})")
-        currency = code
+        if currency is not None and word_code != currency:
+            raise ValueError(f"{value!r} names two currencies ({currency} and {word_code})")
+        currency = word_code
     number, rest = _split(number_text, "an amount of money", _MONEY_ALLOWED)
     if rest:
         raise ValueError(f"unknown suffix {rest!r} in {value!r}; allowed: {_MONEY_ALLOWED}")
