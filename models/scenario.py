@@ -10,12 +10,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BeforeValidator, Field, ModelWrapValidatorHandler, model_validator
+from pydantic import (
+    AliasChoices,
+    BeforeValidator,
+    Field,
+    ModelWrapValidatorHandler,
+    WithJsonSchema,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from models.base import Strict
 from models.errors import did_you_mean
 from models.features import FeatureName
+from models import units_schema
 from models.money import active_conversion, converting, to_scenario_currency
 from models.platform import FabricKind
 from models.units import parse_count, parse_duration_h, parse_seq_len, parse_size_gb
@@ -33,13 +41,18 @@ BudgetBasis = Literal["cash", "amortized"]
 DEFAULT_MEMORY_HEADROOM = 0.08
 MAX_MEMORY_HEADROOM = 0.5
 
-Money = Annotated[float, BeforeValidator(to_scenario_currency), Field(ge=0)]
-PositiveMoney = Annotated[float, BeforeValidator(to_scenario_currency), Field(gt=0)]
-DurationH = Annotated[float, BeforeValidator(parse_duration_h), Field(ge=0)]
-PositiveDurationH = Annotated[float, BeforeValidator(parse_duration_h), Field(gt=0)]
-Count = Annotated[float, BeforeValidator(parse_count), Field(gt=0)]
-SeqLen = Annotated[int, BeforeValidator(parse_seq_len), Field(gt=0)]
-SizeGB = Annotated[float, BeforeValidator(parse_size_gb), Field(ge=0)]
+# Each quantity's JSON Schema is a number or a patterned string (models.units_schema), as the loader reads it.
+Money = Annotated[float, BeforeValidator(to_scenario_currency), Field(ge=0),
+                  WithJsonSchema(units_schema.money(positive=False))]
+PositiveMoney = Annotated[float, BeforeValidator(to_scenario_currency), Field(gt=0),
+                          WithJsonSchema(units_schema.money(positive=True))]
+DurationH = Annotated[float, BeforeValidator(parse_duration_h), Field(ge=0),
+                      WithJsonSchema(units_schema.duration(positive=False))]
+PositiveDurationH = Annotated[float, BeforeValidator(parse_duration_h), Field(gt=0),
+                              WithJsonSchema(units_schema.duration(positive=True))]
+Count = Annotated[float, BeforeValidator(parse_count), Field(gt=0), WithJsonSchema(units_schema.count())]
+SeqLen = Annotated[int, BeforeValidator(parse_seq_len), Field(gt=0), WithJsonSchema(units_schema.seq_len())]
+SizeGB = Annotated[float, BeforeValidator(parse_size_gb), Field(ge=0), WithJsonSchema(units_schema.size())]
 
 
 class Link(Strict):
