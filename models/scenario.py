@@ -20,10 +20,10 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from models import units_schema
 from models.base import Strict
 from models.errors import did_you_mean
 from models.features import FeatureName
-from models import units_schema
 from models.money import active_conversion, converting, to_scenario_currency
 from models.platform import FabricKind
 from models.units import parse_count, parse_duration_h, parse_seq_len, parse_size_gb
