@@ -6,6 +6,7 @@ Patterns use only the regex syntax JSON Schema (ECMA-262) and Python share."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from models import units
@@ -13,7 +14,7 @@ from models import units
 _NUMBER = r"([0-9][0-9,_]*(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?"
 
 
-def _alternatives(words: object) -> str:
+def _alternatives(words: Iterable[object]) -> str:
     ordered = sorted({str(w) for w in words if w}, key=lambda w: (-len(w), w))  # longest first
     return "|".join(re.escape(w).replace("\\ ", " ") for w in ordered)
 
