@@ -95,3 +95,11 @@ def test_patterns_match_what_the_loader_reads(kind, text):
         return result[0] if isinstance(result, tuple) else result
 
     assert bool(re.search(pattern, text)) == _loader_accepts(amount, text), (kind, text)
+
+
+def test_the_schema_file_in_docs_is_current():
+    import json
+    from pathlib import Path
+
+    shipped = Path(__file__).resolve().parents[2] / "docs" / "plan-scenario.schema.json"
+    assert json.loads(shipped.read_text(encoding="utf-8")) == SCHEMA, "run: plan schema > docs/plan-scenario.schema.json"
