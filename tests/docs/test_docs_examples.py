@@ -62,7 +62,7 @@ def test_docs_have_examples():
 def test_docs_example(doc, index, tmp_path):
     blocks = _blocks(doc)
     # Files named in the same page (cards, overlays) are there for its scenarios, as in a user's folder.
-    for kind, name, text in blocks:
+    for _kind, name, text in blocks:
         if name:
             (tmp_path / name).write_text(text, encoding="utf-8")
     kind, name, text = blocks[index]

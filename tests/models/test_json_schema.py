@@ -102,4 +102,5 @@ def test_the_schema_file_in_docs_is_current():
     from pathlib import Path
 
     shipped = Path(__file__).resolve().parents[2] / "docs" / "plan-scenario.schema.json"
-    assert json.loads(shipped.read_text(encoding="utf-8")) == SCHEMA, "run: plan schema > docs/plan-scenario.schema.json"
+    current = json.loads(shipped.read_text(encoding="utf-8"))
+    assert current == SCHEMA, "run: plan schema > docs/plan-scenario.schema.json"
