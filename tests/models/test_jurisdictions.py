@@ -58,3 +58,15 @@ def test_unknown_residency_in_a_file_is_one_line(write_scenario):
         load_scenario(write_scenario({"name": "r", "jobs": [{"id": "a", "model": "llama3-8b", "method": "lora",
                                                               "tokens": "1M", "data": {"residency": "China"}}]}))
     assert len(info.value.problems) == 1 and "jobs[0].data.residency" in info.value.problems[0]
+
+
+def test_a_jurisdiction_no_platform_is_in_is_infeasible_with_the_relaxation_to_any(write_scenario):
+    from planner.solve import solve
+
+    loaded = load_scenario(write_scenario({
+        "name": "r", "jobs": [{"id": "a", "model": "llama3-8b", "method": "lora", "tokens": "10M",
+                               "data": {"residency": "de"}}]}))
+    result = solve(loaded)
+    assert result.status == "infeasible"
+    assert any(c.constraint == "residency/a" for c in result.conflicts)
+    assert any(r.field == "jobs[a].data.residency" and r.to == "any" for r in result.relaxations)
