@@ -18,7 +18,8 @@ from planner.cli.validate_cmd import schema_command, validate_command
 
 app = typer.Typer(
     name="plan",
-    help="Plan LLM training compute: GPU, count, layout, platform and billing, under your constraints.",
+    help="Plan LLM training compute: GPU, count, layout, platform and billing, under your constraints. "
+         "Scenario, model-card and overlay formats: docs/README.md (and `plan schema`).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
