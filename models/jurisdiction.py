@@ -17,6 +17,7 @@ EU_MEMBERS = frozenset({"at", "be", "bg", "hr", "cy", "cz", "dk", "ee", "fi", "f
 GROUPS = {"eu": EU_MEMBERS}
 GLOBAL = "global"
 CODE_PATTERN = r"^[a-z]{2}$"
+WRITTEN_CODE_PATTERN = r"^\s*[A-Za-z]{2}\s*$"  # what a file may say: `CN` and ` cn ` read as `cn`
 EXAMPLES = "cn, us, eu, sg, de, hk"
 
 

@@ -24,7 +24,7 @@ from models import units_schema
 from models.base import Strict
 from models.errors import did_you_mean
 from models.features import FeatureName
-from models.jurisdiction import CODE_PATTERN, EXAMPLES, check_code, residency_rule
+from models.jurisdiction import EXAMPLES, WRITTEN_CODE_PATTERN, check_code, residency_rule
 from models.money import active_conversion, converting, to_scenario_currency
 from models.platform import FabricKind
 from models.units import parse_count, parse_duration_h, parse_seq_len, parse_size_gb
@@ -35,10 +35,10 @@ OpsSkill = Literal["none", "basic", "expert"]
 Sensitivity = Literal["public", "internal", "confidential", "regulated"]
 # any | on_premises | a jurisdiction code (models.jurisdiction: cn, us, eu, sg, ...)
 Residency = Annotated[str, BeforeValidator(residency_rule), WithJsonSchema({
-    "anyOf": [{"enum": ["any", "on_premises"]}, {"type": "string", "pattern": CODE_PATTERN}],
+    "anyOf": [{"enum": ["any", "on_premises"]}, {"type": "string", "pattern": WRITTEN_CODE_PATTERN}],
     "description": f"any, on_premises, or a jurisdiction code the data must stay in ({EXAMPLES})"})]
 Jurisdiction = Annotated[str, BeforeValidator(check_code), WithJsonSchema({
-    "type": "string", "pattern": CODE_PATTERN, "description": f"ISO-style code: {EXAMPLES}"})]
+    "type": "string", "pattern": WRITTEN_CODE_PATTERN, "description": f"ISO-style code: {EXAMPLES}"})]
 LinkKind = Literal["private_line", "vpn", "internet"]
 PrecisionChoice = Literal["bf16", "fp16", "fp8"]
 BudgetBasis = Literal["cash", "amortized"]

@@ -9,6 +9,7 @@ import pytest
 
 from models import units, units_schema
 from models.json_schema import scenario_schema
+from models.jurisdiction import WRITTEN_CODE_PATTERN, check_code
 from tests.conftest import BASE_SCENARIO, SCENARIOS
 from tests.models.test_scenario_loading import INVALID, _mutate
 
@@ -83,6 +84,8 @@ WRITTEN = {
     "size": (units.parse_size_gb, units_schema.SIZE_PATTERN,
              ["50GB", "1.5TB", "500MiB", "50", "50 gigs", "GB50"]),
     "seq_len": (units.parse_seq_len, units_schema.SEQ_LEN_PATTERN, ["4k", "32K", "4096", "4M", "lots", "k4"]),
+    "jurisdiction": (lambda v: 1 if check_code(v) else 0, WRITTEN_CODE_PATTERN,
+                     ["cn", "US", " sg ", "eu", "usa", "c", "global", "c1"]),
 }
 
 
