@@ -1,8 +1,8 @@
-"""Run the estimator over every published row in ../shared/validation/*.csv and report the errors.
+"""Run the estimator over every published row in bench/data/*.csv and report the errors.
 
     .venv/bin/python bench/validate_estimates.py [--validation-dir DIR] [--csv OUT.csv]
 
-Unit conversions (../shared/validation/README.md):
+Unit conversions (bench/data/README.md):
 - achieved_tflops_per_gpu (Megatron 2021) counts recomputation FLOPs: compared with the predicted
   model FLOP/s plus the recomputed forward FLOP/s ("hardware" FLOPs, Narayanan et al. 2021 eq. 3);
 - mfu (Korthikanti 2022) and model_tflops_per_gpu (Megatron 2024) are model FLOPs against the BF16 peak;
@@ -43,7 +43,7 @@ from planner.estimate.factors import CUDA_CONTEXT_GIB, GIB
 from planner.estimate.types import Layout
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DIR = REPO.parent / "shared" / "validation"
+DEFAULT_DIR = REPO / "bench" / "data"  # the published rows, each with its source, in the repository
 
 
 @dataclass

@@ -16,6 +16,7 @@ from ortools.sat.python import cp_model
 from constraints.common import forbid_violations
 from constraints.groups import Groups
 from constraints.variables import Variables
+from models.jurisdiction import within
 from models.problem import Placement
 from models.scenario import Job, Scenario
 
@@ -112,7 +113,7 @@ def check(scenario: Scenario, job: Job, place: Placement, graph: nx.Graph) -> di
                 broken[group] = f"{data.sensitivity} data needs {', '.join(missing)}; {place.platform} lacks it"
             elif rule.owned_or_certified and data.at is not None:
                 site_jurisdiction = next(s.jurisdiction for s in scenario.sites if s.id == data.at)
-                if place.jurisdiction != site_jurisdiction:
+                if not within(site_jurisdiction, place.jurisdiction, place.regions):
                     broken[group] = (f"{data.sensitivity} data must stay in jurisdiction {site_jurisdiction}; "
                                      f"{place.platform} is {place.jurisdiction}")
     if group not in broken and data.at is not None:
@@ -121,10 +122,11 @@ def check(scenario: Scenario, job: Job, place: Placement, graph: nx.Graph) -> di
             broken[group] = (f"no {'/'.join(rule.links)} link from {data.at} to {target} for "
                              f"{data.sensitivity} data")
     residency = f"residency/{job.id}"
-    if data.residency == "cn":
-        jurisdiction = place.jurisdiction
-        if jurisdiction != "cn":
-            broken[residency] = f"data must stay in China; {place.platform} is in {jurisdiction}"
+    if data.residency not in ("any", "on_premises"):
+        if not within(data.residency, place.jurisdiction, place.regions):
+            where = "China" if data.residency == "cn" else f"jurisdiction {data.residency}"
+            regions = f" (regions: {', '.join(place.regions)})" if place.regions else ""
+            broken[residency] = f"data must stay in {where}; {place.platform} is in {place.jurisdiction}{regions}"
     elif data.residency == "on_premises" and (not owned or (data.at is not None and place.site != data.at)):
         where = data.at or "the premises"
         broken[residency] = f"data must stay on premises ({where}); {place.platform} is not there"

@@ -37,8 +37,48 @@ def did_you_mean(wanted: str, known: Iterable[str], limit: int = 3) -> str:
     return f"; known: {shown}"
 
 
-def validation_problems(exc: object, label: str, prefix: str = "") -> list[str]:
-    """Turn a pydantic ValidationError into one line per problem: 'file: field.path: message'."""
+def field_names(model: type, loc: tuple[object, ...]) -> list[str]:
+    """The field names (and their aliases) a pydantic model accepts at `loc` (its parent's path)."""
+    from pydantic import AliasChoices, BaseModel
+
+    current: object = model
+    for part in loc:
+        if isinstance(part, int) or not (isinstance(current, type) and issubclass(current, BaseModel)):
+            continue
+        fields = current.model_fields
+        found = fields.get(str(part)) or next(
+            (f for f in fields.values() if isinstance(f.validation_alias, AliasChoices)
+             and part in f.validation_alias.choices), None)
+        if found is None:
+            return []
+        current = _model_in(found.annotation)
+    if not (isinstance(current, type) and issubclass(current, BaseModel)):
+        return []
+    names: list[str] = []
+    for name, info in current.model_fields.items():
+        names.append(name)
+        if isinstance(info.validation_alias, AliasChoices):
+            names += [c for c in info.validation_alias.choices if isinstance(c, str)]
+    return names
+
+
+def _model_in(annotation: object) -> object:
+    """The pydantic model inside an annotation such as `list[Job]`, `Policy | None`."""
+    from pydantic import BaseModel
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def validation_problems(exc: object, label: str, prefix: str = "", model: type | None = None) -> list[str]:
+    """Turn a pydantic ValidationError into one line per problem: 'file: field.path: message'.
+
+    With `model` (the class validated), an unknown field gets the closest field names of its section."""
     from pydantic import ValidationError
 
     assert isinstance(exc, ValidationError)
@@ -57,7 +97,9 @@ def validation_problems(exc: object, label: str, prefix: str = "") -> list[str]:
                 path += ("." if path else "") + str(part)
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
-            message = "unknown field (typo?)"
+            known = field_names(model, tuple(err["loc"][:-1])) if model is not None else []
+            message = ("unknown field" + did_you_mean(str(err["loc"][-1]), known)) if known \
+                else "unknown field (typo?)"
         elif err["type"] == "literal_error":
             message = f"got {err.get('input')!r}; {message.lower()}"
         lines.append(f"{label}: {path or '(top level)'}: {message}")

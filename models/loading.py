@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from models.catalog import Catalog, load_catalog, load_model_card
 from models.errors import InputError, UnknownIdError, validation_problems
 from models.model_card import ModelCard
+from models.money import builtin_rates, converting
+from models.platform import ExchangeRates
 from models.scenario import Scenario
 from models.yaml_io import read_yaml
 
@@ -23,6 +26,7 @@ class LoadedScenario:
     scenario: Scenario
     catalog: Catalog
     models: dict[str, ModelCard]  # by job id
+    money_notes: tuple[str, ...] = ()  # amounts written in another currency, and the rate that converted them
 
 
 def is_model_file(ref: str) -> bool:
@@ -78,10 +82,7 @@ def load_scenario_data(raw: object, path: Path, extra_overlays: tuple[Path, ...]
     if not isinstance(raw, Mapping):
         raise InputError([f"{label}: expected a mapping of scenario fields (name, jobs, ...), "
                           f"got {type(raw).__name__}"])
-    try:
-        scenario = Scenario.model_validate(raw)
-    except ValidationError as exc:
-        raise InputError(validation_problems(exc, label)) from None
+    scenario, money_notes = _validate(raw, label)
 
     overlays: list[Path] = []
     if scenario.catalog:
@@ -92,6 +93,8 @@ def load_scenario_data(raw: object, path: Path, extra_overlays: tuple[Path, ...]
                               f"(looked at {overlay})"])
         overlays.append(overlay)
     catalog = load_catalog([*overlays, *extra_overlays])
+    if money_notes and catalog.exchange_rates != builtin_rates():
+        scenario, money_notes = _validate(raw, label, catalog.exchange_rates)  # the overlay's rates
     problems: list[str] = []
     models: dict[str, ModelCard] = {}
     for i, job in enumerate(scenario.jobs):
@@ -127,4 +130,14 @@ def load_scenario_data(raw: object, path: Path, extra_overlays: tuple[Path, ...]
                             f"max_positions {card.max_positions}")
     if problems:
         raise InputError(problems)
-    return LoadedScenario(path=path, scenario=scenario, catalog=catalog, models=models)
+    return LoadedScenario(path=path, scenario=scenario, catalog=catalog, models=models,
+                          money_notes=tuple(money_notes))
+
+
+def _validate(raw: Mapping[str, Any], label: str, rates: ExchangeRates | None = None) -> tuple[Scenario, list[str]]:
+    """The scenario, and a line per amount converted from the currency it named."""
+    try:
+        with converting(raw.get("currency", "CNY"), rates) as money:
+            return Scenario.model_validate(raw), money.notes
+    except ValidationError as exc:
+        raise InputError(validation_problems(exc, label, model=Scenario)) from None

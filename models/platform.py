@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from functools import partial
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from models.base import DateText, Strict
+from models.jurisdiction import check_code
 from models.units import HOURS_PER_DAY, HOURS_PER_MONTH, HOURS_PER_YEAR
 
 PlatformKind = Literal["rental_cloud", "managed_training", "hyperscaler", "owned", "hybrid"]
@@ -190,12 +192,19 @@ class Purchase(Strict):
     assumption: str | None = None
 
 
+PlatformJurisdiction = Annotated[str, BeforeValidator(partial(check_code, allow_global=True))]
+RegionCode = Annotated[str, BeforeValidator(check_code)]
+
+
 class Platform(Strict):
     id: str = Field(min_length=1)
     aliases: list[str] = Field(default_factory=list)
     name: str
     kind: PlatformKind
-    jurisdiction: str = Field(description="cn, global, us, ...")
+    jurisdiction: PlatformJurisdiction = Field(description="where it is run from: cn, us, sg, ..., or global")
+    regions: list[RegionCode] = Field(
+        default_factory=list, description="other jurisdictions it has regions in (a job may run there)")
+    regions_source: str | None = None
     features: Features = Field(default_factory=Features)
     fabric: Fabric
     limits: Limits = Field(default_factory=Limits)

@@ -218,6 +218,7 @@ class Placement:
     multi_node_allowed: bool = True
     max_gpus_per_job: int | None = None
     offer_assumed: bool = False
+    regions: tuple[str, ...] = ()  # other jurisdictions the platform can run the job in
 
     @property
     def nodes(self) -> int:

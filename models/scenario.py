@@ -7,22 +7,38 @@ validation they are plain floats in the unit their name says (`budget` in `curre
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BeforeValidator, Field, model_validator
+from pydantic import (
+    AliasChoices,
+    BeforeValidator,
+    Field,
+    ModelWrapValidatorHandler,
+    WithJsonSchema,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
+from models import units_schema
 from models.base import Strict
 from models.errors import did_you_mean
 from models.features import FeatureName
+from models.jurisdiction import EXAMPLES, WRITTEN_CODE_PATTERN, check_code, residency_rule
+from models.money import active_conversion, converting, to_scenario_currency
 from models.platform import FabricKind
-from models.units import parse_count, parse_duration_h, parse_money, parse_size_gb
+from models.units import parse_count, parse_duration_h, parse_seq_len, parse_size_gb
 
 Method = Literal["pretrain", "continued_pretrain", "full_finetune", "lora", "qlora"]
 Objective = Literal["cost", "time", "balanced", "lexicographic"]
 OpsSkill = Literal["none", "basic", "expert"]
 Sensitivity = Literal["public", "internal", "confidential", "regulated"]
-Residency = Literal["any", "cn", "on_premises"]
+# any | on_premises | a jurisdiction code (models.jurisdiction: cn, us, eu, sg, ...)
+Residency = Annotated[str, BeforeValidator(residency_rule), WithJsonSchema({
+    "anyOf": [{"enum": ["any", "on_premises"]}, {"type": "string", "pattern": WRITTEN_CODE_PATTERN}],
+    "description": f"any, on_premises, or a jurisdiction code the data must stay in ({EXAMPLES})"})]
+Jurisdiction = Annotated[str, BeforeValidator(check_code), WithJsonSchema({
+    "type": "string", "pattern": WRITTEN_CODE_PATTERN, "description": f"ISO-style code: {EXAMPLES}"})]
 LinkKind = Literal["private_line", "vpn", "internet"]
 PrecisionChoice = Literal["bf16", "fp16", "fp8"]
 BudgetBasis = Literal["cash", "amortized"]
@@ -31,12 +47,18 @@ BudgetBasis = Literal["cash", "amortized"]
 DEFAULT_MEMORY_HEADROOM = 0.08
 MAX_MEMORY_HEADROOM = 0.5
 
-Money = Annotated[float, BeforeValidator(parse_money), Field(ge=0)]
-PositiveMoney = Annotated[float, BeforeValidator(parse_money), Field(gt=0)]
-DurationH = Annotated[float, BeforeValidator(parse_duration_h), Field(ge=0)]
-PositiveDurationH = Annotated[float, BeforeValidator(parse_duration_h), Field(gt=0)]
-Count = Annotated[float, BeforeValidator(parse_count), Field(gt=0)]
-SizeGB = Annotated[float, BeforeValidator(parse_size_gb), Field(ge=0)]
+# Each quantity's JSON Schema is a number or a patterned string (models.units_schema), as the loader reads it.
+Money = Annotated[float, BeforeValidator(to_scenario_currency), Field(ge=0),
+                  WithJsonSchema(units_schema.money(positive=False))]
+PositiveMoney = Annotated[float, BeforeValidator(to_scenario_currency), Field(gt=0),
+                          WithJsonSchema(units_schema.money(positive=True))]
+DurationH = Annotated[float, BeforeValidator(parse_duration_h), Field(ge=0),
+                      WithJsonSchema(units_schema.duration(positive=False))]
+PositiveDurationH = Annotated[float, BeforeValidator(parse_duration_h), Field(gt=0),
+                              WithJsonSchema(units_schema.duration(positive=True))]
+Count = Annotated[float, BeforeValidator(parse_count), Field(gt=0), WithJsonSchema(units_schema.count())]
+SeqLen = Annotated[int, BeforeValidator(parse_seq_len), Field(gt=0), WithJsonSchema(units_schema.seq_len())]
+SizeGB = Annotated[float, BeforeValidator(parse_size_gb), Field(ge=0), WithJsonSchema(units_schema.size())]
 
 
 class Link(Strict):
@@ -47,7 +69,7 @@ class Link(Strict):
 
 class Site(Strict):
     id: str = Field(min_length=1)
-    jurisdiction: str = "cn"
+    jurisdiction: Jurisdiction = "cn"
     links: list[Link] = Field(default_factory=list)
 
 
@@ -153,7 +175,7 @@ class Job(Strict):
     model: str = Field(min_length=1, description="catalog id or alias, or a path to a model-card YAML")
     method: Method
     tokens: Count
-    seq_len: int = Field(default=4096, gt=0)
+    seq_len: SeqLen = Field(default=4096, description="tokens per sequence; 4k = 4096")
     global_batch: int | None = Field(default=None, gt=0, description="sequences per optimizer step")
     lora_rank: int | None = Field(default=None, gt=0)
     precision: PrecisionChoice = "bf16"
@@ -233,6 +255,15 @@ class Scenario(Strict):
     catalog: str | None = Field(default=None, description="overlay file, relative to the scenario")
     jobs: list[Job] = Field(min_length=1)
     solver: SolverSettings = Field(default_factory=SolverSettings)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _in_currency(cls, data: Any, handler: ModelWrapValidatorHandler[Scenario]) -> Scenario:
+        # Amounts that name a currency (`20k USD`) convert into this scenario's `currency`.
+        if active_conversion() is not None or not isinstance(data, Mapping):
+            return handler(data)
+        with converting(data.get("currency", "CNY")):
+            return handler(data)
 
     @model_validator(mode="after")
     def _references(self) -> Scenario:

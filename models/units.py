@@ -13,9 +13,21 @@ HOURS_PER_MONTH = 30 * 24.0  # billing month: 30 days, the rental-cloud conventi
 HOURS_PER_YEAR = 365 * 24.0
 
 _NUMBER = r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-_MONEY_SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "万": 1e4, "w": 1e4, "W": 1e4, "亿": 1e8}
+_MONEY_SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "万": 1e4, "w": 1e4, "W": 1e4, "亿": 1e8,
+                 "千": 1e3}
+# Currency marks people write around an amount; each names an ISO 4217 code. `¥`/`￥` and `元` are read
+# as Chinese yuan (the catalog's base currency), not Japanese yen.
+_CURRENCY_PREFIX = {"US$": "USD", "$": "USD", "¥": "CNY", "￥": "CNY", "€": "EUR", "£": "GBP", "RMB": "CNY"}
+_CURRENCY_WORD = {"元": "CNY", "人民币": "CNY", "块": "CNY", "美元": "USD", "RMB": "CNY", "rmb": "CNY",
+                  "yuan": "CNY", "dollars": "USD"}
 _COUNT_SUFFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "m": 1e6, "B": 1e9, "b": 1e9, "G": 1e9, "T": 1e12, "t": 1e12}
-_DURATION_SUFFIX_H = {"h": 1.0, "d": HOURS_PER_DAY, "w": 7 * HOURS_PER_DAY, "min": 1 / 60}
+_DURATION_UNITS_H: dict[float, tuple[str, ...]] = {
+    1 / 60: ("min", "mins", "minute", "minutes", "分钟"),
+    1.0: ("h", "hr", "hrs", "hour", "hours", "小时"),
+    HOURS_PER_DAY: ("d", "day", "days", "天"),
+    7 * HOURS_PER_DAY: ("w", "wk", "wks", "week", "weeks", "周"),
+}
+_DURATION_SUFFIX_H = {name: hours for hours, names in _DURATION_UNITS_H.items() for name in names}
 _SIZE_SUFFIX_GB = {"B": 1e-9, "KB": 1e-6, "MB": 1e-3, "GB": 1.0, "TB": 1e3, "PB": 1e6,
                    "KiB": 1024 / 1e9, "MiB": 1024**2 / 1e9, "GiB": 1024**3 / 1e9, "TiB": 1024**4 / 1e9}
 
@@ -36,13 +48,47 @@ def _split(value: object, what: str, allowed: str) -> tuple[float, str]:
     return sign * float(number_text), match.group(3)
 
 
+_MONEY_ALLOWED = ("a number, optionally with k, M, 万 or 亿 and a currency (¥, $, 元, USD, CNY, ...), "
+                  "e.g. 400k, 40万, 2万元, ¥20,000 or 20k USD")
+
+
 def parse_money(value: object) -> float:
-    """Amount of money in the scenario's currency. Accepts 400000, '400k', '1.2M', '40万'."""
-    allowed = "a number, optionally with k, M, 万 or 亿, e.g. 400k or 40万"
-    number, suffix = _split(value, "an amount of money", allowed)
-    if suffix not in _MONEY_SUFFIX:
-        raise ValueError(f"unknown suffix {suffix!r} in {value!r}; allowed: {allowed}")
-    return number * _MONEY_SUFFIX[suffix]
+    """Amount of money in the scenario's currency. Accepts 400000, '400k', '1.2M', '40万'.
+
+    An amount that names a currency is refused here; `parse_money_amount` reads it."""
+    amount, currency = parse_money_amount(value)
+    if currency is not None:
+        raise ValueError(f"{value!r} names a currency ({currency}); give the amount in the scenario's currency")
+    return amount
+
+
+def parse_money_amount(value: object) -> tuple[float, str | None]:
+    """An amount and the currency it names, if any (ISO code): '2万元' -> (20000, 'CNY'),
+    '¥20,000' -> (20000, 'CNY'), '20k USD' -> (20000, 'USD'), '400k' -> (400000, None)."""
+    if not isinstance(value, str):
+        number, _ = _split(value, "an amount of money", _MONEY_ALLOWED)
+        return number, None
+    text = value.strip()
+    currency: str | None = None
+    for mark, code in _CURRENCY_PREFIX.items():
+        if text.startswith(mark):
+            currency, text = code, text[len(mark):].strip()
+            break
+    match = re.fullmatch(r"(.*?[0-9.])\s*([kKmMwW万亿千]?)\s*([A-Za-z\u4e00-\u9fff]*)", text.replace(",", ""))
+    if not match:
+        raise ValueError(f"expected an amount of money ({_MONEY_ALLOWED}), got {value!r}")
+    number_text, multiplier, word = match.groups()
+    if word:
+        word_code: str | None = _CURRENCY_WORD.get(word) or (word if re.fullmatch(r"[A-Z]{3}", word) else None)
+        if word_code is None:
+            raise ValueError(f"unknown suffix {word!r} in {value!r}; allowed: {_MONEY_ALLOWED}")
+        if currency is not None and word_code != currency:
+            raise ValueError(f"{value!r} names two currencies ({currency} and {word_code})")
+        currency = word_code
+    number, rest = _split(number_text, "an amount of money", _MONEY_ALLOWED)
+    if rest:
+        raise ValueError(f"unknown suffix {rest!r} in {value!r}; allowed: {_MONEY_ALLOWED}")
+    return number * _MONEY_SUFFIX[multiplier], currency
 
 
 def parse_count(value: object) -> float:
@@ -54,9 +100,22 @@ def parse_count(value: object) -> float:
     return number * _COUNT_SUFFIX[suffix]
 
 
+def parse_seq_len(value: object) -> int:
+    """A sequence length in tokens. Accepts 4096, '4k' (= 4096), '32K' (= 32768): in context lengths
+    k means 1024, as in "a 4k context"."""
+    allowed = "a whole number of tokens, or with k (x1024), e.g. 4096 or 4k"
+    number, suffix = _split(value, "a sequence length", allowed)
+    if suffix not in ("", "k", "K"):
+        raise ValueError(f"unknown suffix {suffix!r} in {value!r}; allowed: {allowed}")
+    tokens = number * (1024 if suffix else 1)
+    if tokens != int(tokens):
+        raise ValueError(f"expected {allowed}, got {value!r}")
+    return int(tokens)
+
+
 def parse_duration_h(value: object) -> float:
     """A duration in hours. Accepts '30d', '12h', '2w', '90min'; a bare number is not a duration."""
-    allowed = "a number with h, d, w or min, e.g. 30d or 12h"
+    allowed = "a number with h, d, w or min (or hours, days, weeks), e.g. 30d, 12h or 2 weeks"
     if isinstance(value, int | float) and not isinstance(value, bool):
         raise ValueError(f"a duration needs a unit ({allowed}), got {value!r}")
     number, suffix = _split(value, "a duration", allowed)

@@ -148,7 +148,8 @@ class CandidateBuilder:
                     place = self._placement("cloud", platform.id, platform.kind, gpu, count, per_node,
                                             offer.billing, platform.jurisdiction, _features(platform.features),
                                             multi_node=platform.limits.multi_node,
-                                            max_gpus=platform.limits.max_gpus_per_job, assumed=offer.assumed)
+                                            max_gpus=platform.limits.max_gpus_per_job, assumed=offer.assumed,
+                                            regions=tuple(platform.regions))
                     notes = [f"price of {gpu.id} {offer.billing} on {platform.id}: {offer.assumption}"
                              ] if offer.assumed else []
                     if allowed.note:
@@ -207,12 +208,14 @@ class CandidateBuilder:
     @staticmethod
     def _placement(kind: str, platform: str, platform_kind: str, gpu: GPU, gpus: int, per_node: int,
                    billing: str, jurisdiction: str, features: frozenset[str], *, site: str | None = None,
-                   multi_node: bool = True, max_gpus: int | None = None, assumed: bool = False) -> Placement:
+                   multi_node: bool = True, max_gpus: int | None = None, assumed: bool = False,
+                   regions: tuple[str, ...] = ()) -> Placement:
         return Placement(kind=kind, platform=platform, platform_kind=platform_kind, gpu=gpu.id,
                          gpu_architecture=gpu.architecture, gpu_has_bf16=gpu.peak_tflops.bf16 is not None,
                          gpu_has_fp8=gpu.supports_fp8, gpus=gpus, gpus_per_node=per_node, billing=billing,
                          jurisdiction=jurisdiction, features=features, site=site,
-                         multi_node_allowed=multi_node, max_gpus_per_job=max_gpus, offer_assumed=assumed)
+                         multi_node_allowed=multi_node, max_gpus_per_job=max_gpus, offer_assumed=assumed,
+                         regions=regions)
 
     # --- rules ---------------------------------------------------------------------------------
     def violations(self, job: Job, option: _Option) -> dict[str, str]:

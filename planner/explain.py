@@ -140,7 +140,7 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
     if removed:
         lines.append("options removed: " + ", ".join(f"{name} {n}" for name, n in removed.most_common()))
     plan.explanation = lines
-    assumptions: list[str] = []
+    assumptions: list[str] = list(session.loaded.money_notes) if session.loaded is not None else []
     for job in problem.jobs:
         for note in outcome.chosen[job].assumptions:
             if note not in assumptions:

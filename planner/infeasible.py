@@ -275,7 +275,9 @@ def _level_relaxation(session: Session, scenario: Scenario, head: str, job_id: s
         current = job.data.sensitivity if head == "sensitivity" else job.data.residency
         levels = SENSITIVITY_LEVELS if head == "sensitivity" else RESIDENCY_LEVELS
         field = f"jobs[{job_id}].data.{head}"
-        steps = list(reversed(levels[:levels.index(current)]))
+        # a jurisdiction code other than cn sits where cn does: one step down is `any`
+        index = levels.index(current) if current in levels else levels.index("cn")
+        steps = list(reversed(levels[:index]))
     for level in steps:
         out = _solve_variant(session, _with_level(scenario, head, job_id, level))
         if out is not None and out.solved:

@@ -193,6 +193,26 @@ def _non_dominated(outcomes: list[Outcome], with_risk: bool) -> list[Outcome]:
     return kept
 
 
+def _thin(outcomes: list[Outcome], keep: int) -> list[Outcome]:
+    """At most `keep` outcomes: the cheapest and the fastest (and the least risky when there is room),
+    then others evenly spaced in finishing time."""
+    ordered = sorted(outcomes, key=lambda o: (o.makespan_min, o.total_cost, risk_of(o)))
+    ends = [min(ordered, key=lambda o: (o.total_cost, o.makespan_min)), ordered[0],
+            min(ordered, key=lambda o: (risk_of(o), o.total_cost, o.makespan_min))]
+    chosen: list[int] = []
+    for outcome in ends:
+        index = ordered.index(outcome)
+        if index not in chosen and len(chosen) < keep:
+            chosen.append(index)
+    spread = [round(k * (len(ordered) - 1) / max(1, keep - 1)) for k in range(keep)]
+    for index in spread + list(range(len(ordered))):
+        if len(chosen) >= keep:
+            break
+        if index not in chosen:
+            chosen.append(index)
+    return [ordered[i] for i in sorted(chosen)]
+
+
 def pareto_front(session: Session, *, max_points: int | None = None, z: str | None = None,
                  relax_limits: bool = False, on_point: Progress | None = None) -> ParetoFront:
     """The front of the session's problem. `relax_limits` lifts the budget and deadlines, to show
@@ -219,6 +239,10 @@ def pareto_front(session: Session, *, max_points: int | None = None, z: str | No
                 if cap < top:
                     outcomes += walker.walk(replace(base, max_risk=cap), max_points, front.notes)
         outcomes = _non_dominated(outcomes, with_risk=True)
+        if max_points is not None and len(outcomes) > max_points:
+            front.notes.append(f"{len(outcomes)} non-dominated points found; {max_points} kept (--points): "
+                               "the cheapest, the fastest, the least risky and others spread in time")
+            outcomes = _thin(outcomes, max_points)
     if on_point is not None:
         on_point(walker.found, 1.0)  # risk caps above every point are skipped: the walk ends here
     if not outcomes:

@@ -16,6 +16,7 @@ from planner.pareto import ParetoFront
 
 INSTALL_HINT = "plotting PNG/SVG needs matplotlib: pip install 'plan[plot]' (or use a .html plot, which needs nothing)"
 KEY_WRAP = 58
+KEY_ROWS = 40  # lines of key and notes that fit beside the chart at 8 pt
 PLOT_SUFFIXES = (".png", ".svg", ".html")
 
 
@@ -27,6 +28,18 @@ def time_unit(front: ParetoFront) -> tuple[str, float]:
 
 def render_front(front: ParetoFront, fmt: str) -> bytes:
     """The chart as PNG or SVG bytes. Raises ImportError (with INSTALL_HINT) without matplotlib."""
+    import matplotlib.pyplot as plt
+
+    fig = draw_front(front)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt, dpi=130)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def draw_front(front: ParetoFront) -> Any:
+    """The matplotlib figure: the front on the left (legend below it, never over a point), the key of
+    plans on the right. Raises ImportError (with INSTALL_HINT) without matplotlib."""
     try:
         import matplotlib
 
@@ -100,7 +113,8 @@ def render_front(front: ParetoFront, fmt: str) -> bytes:
             ax.set_xscale("log")
         ax.set_xlim(left=(x_lo / 1.3) if log_x else 0, right=x_max)
         ax.set_ylim(bottom=0 if y_lo >= 0 else y_lo, top=y_max)
-        ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+        # Below the axes, outside the data area: a legend inside could hide a point.
+        ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.1), ncol=2, fontsize=8, frameon=False)
     ax.set_xlabel(f"total cost ({front.currency})" + (" - log scale" if log_x else ""))
     ax.set_ylabel(f"time to finish every job ({unit})")
     ax.grid(True, alpha=0.3)
@@ -108,37 +122,50 @@ def render_front(front: ParetoFront, fmt: str) -> bytes:
 
     key_ax.axis("off")
     key_ax.set_title("the plans", loc="left", fontsize=12)
-    key = _key_text(front, unit, per)
+    notes = "\n".join(textwrap.fill(n, KEY_WRAP) for n in front.notes)
+    key = _key_text(front, unit, per, KEY_ROWS - (notes.count("\n") + 2 if notes else 0))
     rows = key.count("\n") + 1
     key_ax.text(0, 1, key, va="top", ha="left", fontsize=min(8.0, 8.0 * 48 / rows), family="monospace",
                 transform=key_ax.transAxes)
     if front.notes:
-        key_ax.text(0, 0, "\n".join(textwrap.fill(n, KEY_WRAP) for n in front.notes), va="bottom", fontsize=8,
-                    color="#555555", transform=key_ax.transAxes)
+        key_ax.text(0, 0, notes, va="bottom", fontsize=8, color="#555555", transform=key_ax.transAxes)
     fig.tight_layout(rect=(0, 0, 1, 0.96))
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format=fmt, dpi=130)
-    plt.close(fig)
-    return buffer.getvalue()
+    return fig
 
 
-def _key_text(front: ParetoFront, unit: str, per: float) -> str:
-    lines = []
-    shown = front.points if len(front.points) <= 30 else front.points[:30]
-    for n, p in enumerate(shown, start=1):
-        head = f"{n:>2}. {p.cost:,.0f} {front.currency}, {p.makespan_h / per:,.1f} {unit}"
-        if p.risk is not None:
-            head += f", {p.risk:,.1f} interruptions"
-        if not (p.within_budget and p.meets_deadlines):
-            head += " (beyond limits)"
-        if len(head) + len(p.label()) + 2 <= KEY_WRAP + 8:
-            lines.append(f"{head}: {p.label()}")
-        else:
-            lines.append(head)
-            lines += ["    " + row for row in textwrap.wrap(p.label(), KEY_WRAP)]
-    if len(front.points) > len(shown):
-        lines.append(f"... and {len(front.points) - len(shown)} more (see the CSV/JSON export)")
+def _key_text(front: ParetoFront, unit: str, per: float, max_rows: int = 48) -> str:
+    """One entry per point, in the chart's numbering, within `max_rows` lines; the rest are counted
+    ("and N more in the JSON")."""
+    lines: list[str] = []
+    shown = 0
+    for n, p in enumerate(front.points, start=1):
+        entry = _key_entry(front, p, n, unit, per)
+        if len(lines) + len(entry) > max_rows - 1 and n < len(front.points):
+            break
+        lines += entry
+        shown = n
+    if shown < len(front.points):
+        lines.append(more_line(len(front.points) - shown))
     return "\n".join(lines)
+
+
+def more_line(hidden: int) -> str:
+    return f"... and {hidden} more in the JSON (-o front.json)"
+
+
+def _key_entry(front: ParetoFront, p: Any, n: int, unit: str, per: float) -> list[str]:
+    lines: list[str] = []
+    head = f"{n:>2}. {p.cost:,.0f} {front.currency}, {p.makespan_h / per:,.1f} {unit}"
+    if p.risk is not None:
+        head += f", {p.risk:,.1f} interruptions"
+    if not (p.within_budget and p.meets_deadlines):
+        head += " (beyond limits)"
+    if len(head) + len(p.label()) + 2 <= KEY_WRAP + 8:
+        lines.append(f"{head}: {p.label()}")
+    else:
+        lines.append(head)
+        lines += ["    " + row for row in textwrap.wrap(p.label(), KEY_WRAP)]
+    return lines
 
 
 def _thousands() -> Any:

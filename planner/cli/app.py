@@ -46,7 +46,8 @@ def build_app(names: Sequence[str] | None = None) -> typer.Typer:
     """The app with the named commands (all of them when None)."""
     cli = typer.Typer(
         name="plan",
-        help="Plan LLM training compute: GPU, count, layout, platform and billing, under your constraints.",
+        help="Plan LLM training compute: GPU, count, layout, platform and billing, under your constraints. "
+             "Scenario, model-card and overlay formats: docs/README.md (and `plan schema`).",
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,

@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from models.catalog import Catalog, load_catalog
 from models.errors import InputError
-from planner.cli.common import OutputFormat, console, fail, print_json
+from planner.cli.common import OutputFormat, fail, print_json
 
 
 class Section(str, Enum):
@@ -43,37 +42,11 @@ def _rows(catalog: Catalog, section: Section) -> list[dict[str, Any]]:
             for p in catalog.platforms.values() for o in p.offers]
 
 
-_COLUMNS: dict[Section, list[str]] = {
-    Section.models: ["id", "params", "layers", "hidden_size", "num_heads", "num_kv_heads", "vocab_size",
-                     "assumed", "source"],
-    Section.gpus: ["id", "memory_gib", "peak_tflops", "intra_node_link", "gpus_per_node", "source"],
-    Section.platforms: ["id", "kind", "jurisdiction", "fabric", "offers", "source"],
-    Section.offers: ["platform", "gpu", "billing", "price_per_gpu_period", "currency", "as_of", "assumed",
-                     "source"],
-    Section.purchases: ["platform", "gpu", "capex_per_gpu", "server_price", "currency", "gpus_per_node",
-                        "life_years", "lead_time_days", "as_of", "assumed", "source"],
-    Section.limits: ["platform", "gpu", "billing", "max_gpus", "reservation_max_gpus", "startup_h",
-                     "reservation_startup_h", "as_of", "assumed", "source"],
-}
-
-
-_MONEY_COLUMNS = {"capex_per_gpu", "server_price"}
-
-
-def _cell(value: Any, column: str = "") -> str:
-    if column in _MONEY_COLUMNS and isinstance(value, float):
-        return f"{value:,.0f}"
-    if isinstance(value, float) and value >= 1e6:
-        return f"{value / 1e9:.2f}B"
-    if isinstance(value, dict):
-        return " ".join(f"{k}={v}" for k, v in value.items() if v is not None and k != "source")
-    return str(value)
-
-
 def catalog_command(
     section: Annotated[Section, typer.Argument(help="what to list")],
     output: Annotated[OutputFormat, typer.Option("--format", help="table or json")] = OutputFormat.table,
     overlay: Annotated[list[Path] | None, typer.Option("--catalog", help="overlay file(s)")] = None,
+    sources: Annotated[bool, typer.Option("--sources", help="add each entry's source to the table")] = False,
 ) -> None:
     """List the catalog's models, GPUs, platforms, offers, purchase prices or capacity limits, each with its source."""
     try:
@@ -84,9 +57,6 @@ def catalog_command(
     if output is OutputFormat.json:
         print_json(rows)
         return
-    table = Table(title=f"catalog {section.value} ({len(rows)})", show_lines=False)
-    for column in _COLUMNS[section]:
-        table.add_column(column, overflow="fold", max_width=60 if column == "source" else None)
-    for row in rows:
-        table.add_row(*(_cell(row.get(c, ""), c) for c in _COLUMNS[section]))
-    console.print(table)
+    from planner.cli.catalog_table import print_catalog_table
+
+    print_catalog_table(section.value, rows, sources=sources)

@@ -19,7 +19,7 @@ from models.loading import load_scenario
 from planner.cli.common import ExitCode, console, fail
 from planner.pareto import ParetoFront, Progress, pareto_front
 from planner.pareto_export import FRONT_SUFFIXES, write_front
-from planner.pareto_plot import PLOT_SUFFIXES, time_unit, write_plot
+from planner.pareto_plot import PLOT_SUFFIXES, more_line, time_unit, write_plot
 from planner.solve import Session, SolveOptions
 
 
@@ -29,6 +29,7 @@ class XAxis(str, Enum):
 
 PARETO_TIME_S = 120.0  # default wall-clock safety net for a whole front
 PARETO_WORK = 240.0  # default deterministic time for a whole front
+TABLE_ROWS = 25  # points listed in the terminal; the rest are counted ("and N more in the JSON")
 
 
 class YAxis(str, Enum):
@@ -125,10 +126,12 @@ def _print(front: ParetoFront) -> None:
         table = Table()
         for column in ("#", f"cost ({front.currency})", f"time ({unit})", *(["risk"] if front.z else []), "plan"):
             table.add_column(column, overflow="fold")
-        for n, p in enumerate(front.points, start=1):
+        for n, p in enumerate(front.points[:TABLE_ROWS], start=1):
             mark = "" if p.within_budget and p.meets_deadlines else " (beyond limits)"
             table.add_row(str(n), f"{p.cost:,.0f}", f"{p.makespan_h / per:,.2f}",
                           *([f"{p.risk:.3f}"] if p.risk is not None else []), p.label() + mark)
         console.print(table)
+        if len(front.points) > TABLE_ROWS:
+            console.print(more_line(len(front.points) - TABLE_ROWS))
     for note in front.notes:
         console.print(f"note: {note}")

@@ -9,7 +9,6 @@ import typer
 
 from models.errors import InputError
 from models.loading import load_scenario
-from models.scenario import Scenario
 from planner.cli.common import ExitCode, console, print_json
 
 
@@ -33,5 +32,10 @@ def validate_command(
 
 
 def schema_command() -> None:
-    """Print the JSON Schema of the scenario file (for editor completion)."""
-    print_json(Scenario.model_json_schema(by_alias=True, mode="validation"))
+    """Print the JSON Schema (Draft 2020-12) of the scenario file, for editor completion and checks.
+
+    Save it (`plan schema > plan-scenario.schema.json`) and start a scenario with the line
+    `# yaml-language-server: $schema=./plan-scenario.schema.json` for VS Code's YAML extension."""
+    from models.json_schema import scenario_schema
+
+    print_json(scenario_schema())

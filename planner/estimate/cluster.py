@@ -9,7 +9,7 @@ from models.platform import Platform
 
 DEFAULT_GPU_MTBF_H = 50_700.0
 """Per-GPU hours between unexpected interruptions: Llama 3 405B run, 16,384 H100 x 54 days / 419
-unexpected interruptions (../shared/reference/reliability.md)."""
+unexpected interruptions (Llama 3 Herd of Models, Meta 2024, sec. 3.3.4)."""
 
 DEFAULT_RESTART_MIN = 30.0
 """Assumed time to detect a failure, reschedule and reload the last checkpoint."""
@@ -18,15 +18,15 @@ DEFAULT_CHECKPOINT_WRITE_MIN = 2.0
 """Assumed time to write one checkpoint (Llama 3: up to 4 GB per GPU at TB/s-class storage)."""
 
 DEFAULT_SPOT_PREEMPTIONS_PER_NODE_DAY = 1.0
-"""Assumed spot preemptions per node per day: no platform publishes a rate (reliability.md)."""
+"""Assumed spot preemptions per node per day: no platform publishes a rate."""
 
 
 def default_fabric(gpu: GPU) -> tuple[str, float]:
     """(kind, Gb/s per GPU one direction) assumed when no platform is given.
 
     SXM/rack datacenter parts: InfiniBand, 400 Gb/s per GPU for Hopper and later (NDR), 200 Gb/s for
-    older (HDR); PCIe and consumer cards: 25 Gb/s Ethernet (rental clouds). From the fabric notes in
-    ../shared/reference/gpus.yaml.
+    older (HDR); PCIe and consumer cards: 25 Gb/s Ethernet (rental clouds). Typical figures from public
+    cluster descriptions, assumed.
     """
     if gpu.form_factor.upper().startswith("PCIE"):
         return "ethernet", 25.0

@@ -1,7 +1,7 @@
 """The few calibrated efficiency factors of the estimators, each with its source or reasoning.
 
 Everything else in `planner.estimate` follows from the model card, the GPU datasheet and the layout.
-These constants are the only numbers tuned against ../shared/validation/ (as a handful of global
+These constants are the only numbers tuned against bench/data/ (as a handful of global
 factors, never per row); change one here and re-run `bench/validate_estimates.py`.
 """
 
@@ -35,7 +35,7 @@ TRAINING_KERNEL_EFFICIENCY = 0.76
 Reasoning: a training step runs many GEMMs of moderate size, fused attention kernels (FlashAttention-2
 reaches 50-70% of peak forward+backward, Dao 2023, against 80-90% for large GEMMs), kernel launch
 gaps, and optimizer/communication kernels that steal SMs. Calibrated as one global factor on the
-Megatron-LM A100/H100 rows of ../shared/validation/throughput_public.csv.
+Megatron-LM A100/H100 rows of bench/data/throughput_public.csv.
 """
 
 GEMM_HALF_WIDTH = 96

@@ -4,7 +4,7 @@ Interruption rate of the job (per hour): lambda = gpus / gpu_mtbf_h + nodes x sp
 (a spot rate is per node-instance and per day); the job's MTBF is M = 1 / lambda.
 Checkpoint interval (Young 1974; Daly 2006 first-order correction): tau = sqrt(2 delta M) - delta,
 delta the time to write one checkpoint.
-Overhead on failure-free time (../shared/reference/reliability.md):
+Overhead on failure-free time (the first-order model of Young 1974 and Daly 2006):
     f = delta / tau + (tau / 2 + restart) / M
 i.e. checkpoint writes, half an interval of lost work per interruption, and the restart itself.
 Failure-free hours = tokens / steady-state throughput x the whole-run overhead of pre-training runs

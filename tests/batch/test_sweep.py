@@ -105,4 +105,5 @@ def test_a_bad_swept_value_gives_the_loaders_one_line_error(tmp_path):
     with pytest.raises(InputError) as err:
         load_scenario_data(raw, path)
     assert err.value.problems == [f"{path}: budget: expected an amount of money (a number, optionally with k, M, "
-                                  f"万 or 亿, e.g. 400k or 40万), got 'lots'"]
+                                  f"万 or 亿 and a currency (¥, $, 元, USD, CNY, ...), e.g. 400k, 40万, 2万元, "
+                                  f"¥20,000 or 20k USD), got 'lots'"]

@@ -37,7 +37,7 @@ def rtx4090() -> GPU:
 
 @pytest.fixture
 def llama8b() -> ModelCard:
-    """Llama 3.1 8B shape (../shared/reference/models.yaml)."""
+    """Llama 3.1 8B shape (meta-llama/Llama-3.1-8B config.json)."""
     return ModelCard(id="llama3.1-8b", params=8.03e9, layers=32, hidden_size=4096, ffn_hidden_size=14336,
                      num_heads=32, num_kv_heads=8, vocab_size=128256, max_positions=131072,
                      source="test: Llama 3.1 config")

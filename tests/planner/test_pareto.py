@@ -174,3 +174,19 @@ def test_pool_and_reservation_problem_front():
              Spec("b", "p", gpus=4, billing="monthly", hours=40, cost=0, resource=MONTH.key)]
     problem = make_problem(specs, resources=[POOL, MONTH])
     assert sorted(_pairs(pareto_front(session(problem)))) == sorted(brute_front(problem))
+
+
+@pytest.mark.parametrize("points", [2, 3, 4])
+def test_risk_front_honours_points(points):
+    problem = _tiny_single_job()
+    risky = {c.index: (0.5 * c.gpus if c.gpus in (8, 16) else 0.1 * c.gpus / 4) for c in problem.candidates["a"]}
+    problem.candidates["a"] = [dataclasses.replace(c, expected_interruptions=risky[c.index])
+                               for c in problem.candidates["a"]]
+    full = pareto_front(session(problem), z="risk")
+    thin = pareto_front(session(problem), z="risk", max_points=points)
+    assert 1 <= len(thin.points) <= points
+    triples = {(p.cost, p.makespan_h, p.risk) for p in full.points}
+    assert {(p.cost, p.makespan_h, p.risk) for p in thin.points} <= triples
+    cheapest = min(full.points, key=lambda p: (p.cost, p.makespan_h))
+    assert min(p.cost for p in thin.points) == cheapest.cost
+    assert len(full.points) > points or len(thin.points) == len(full.points)

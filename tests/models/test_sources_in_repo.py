@@ -1,0 +1,60 @@
+"""Provenance a fresh clone can follow (issue 13 item 5): catalog sources cite public originals, never a
+path outside the repository, and the rows the benches read live in bench/data with their sources."""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+# Files beside the repository (../shared/...) that a fresh clone does not have.
+OUTSIDE = re.compile(r"\.\./|shared/(reference|validation|background)|\b(platforms|reliability|prices-2026"
+                     r"|launch-configs)\.md\b|\b(models-2026|reference/gpus|reference/models)\.yaml")
+
+
+def _strings(node, path="") -> list[tuple[str, str]]:
+    if isinstance(node, dict):
+        return [item for key, value in node.items() for item in _strings(value, f"{path}.{key}")]
+    if isinstance(node, list):
+        return [item for i, value in enumerate(node) for item in _strings(value, f"{path}[{i}]")]
+    return [(path, node)] if isinstance(node, str) else []
+
+
+@pytest.mark.parametrize("name", ["gpus", "models", "platforms", "exchange_rates"])
+def test_catalog_text_cites_no_path_outside_the_repository(name):
+    path = REPO / "models" / "data" / f"{name}.yaml"
+    text = path.read_text(encoding="utf-8")
+    bad = [(where, value[:80]) for where, value in _strings(yaml.safe_load(text)) if OUTSIDE.search(value)]
+    assert bad == []
+    assert not [line for line in text.splitlines() if line.startswith("#") and OUTSIDE.search(line)]
+
+
+@pytest.mark.parametrize("name", ["throughput_public.csv", "memory_public.csv"])
+def test_bench_rows_are_in_the_repository_each_with_its_source(name):
+    rows = list(csv.DictReader((REPO / "bench" / "data" / name).open(encoding="utf-8", newline="")))
+    assert len(rows) >= 10
+    ids = [row["id"] for row in rows]
+    assert len(set(ids)) == len(ids)
+    for row in rows:
+        source = row["source"].strip()
+        assert len(source) > 10 and not source.lower().startswith("same"), row["id"]
+
+
+def test_the_benchmark_reads_its_rows_from_the_repository():
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("validate_estimates", REPO / "bench" / "validate_estimates.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    assert Path(module.DEFAULT_DIR).resolve() == (REPO / "bench" / "data").resolve()
+    assert Path(module.DEFAULT_DIR).is_dir()
