@@ -54,6 +54,7 @@ from planner.estimate.factors import (
     GIB,
     LOGIT_BYTES,
     LOGIT_BYTES_FP32_LOSS,
+    LOGIT_BYTES_VOCAB_PARALLEL_EAGER,
     LOSS_CHUNKS,
     NCCL_BUFFERS_GIB,
 )
@@ -122,6 +123,11 @@ def activation_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float
         replicated = 4.0 * h
         split = (shape.q_dim + 2 * shape.kv_dim) + shape.q_dim + ffn_mult * shape.ffn_width_active
     elements = (replicated + split) / t if sp else replicated + split / t
+    if sp and t > 1 and layout.framework == "fsdp" and layout.recompute != "selective":
+        # DTensor tensor parallelism (torchtitan) all-gathers the sequence-sharded norm outputs before
+        # the column-parallel QKV and FFN-in projections, and autograd saves the gathered tensor for their
+        # weight gradients; Megatron saves its local shard and re-gathers it in the backward pass.
+        elements += 2.0 * h * (1.0 - 1.0 / t)
     if layout.precision == "fp8" and layout.framework == "megatron" and layout.recompute != "full":
         # Transformer Engine keeps the FP8 copy of each linear layer's input for the backward pass:
         # the QKV and FC1 inputs (norm outputs), the attention output and the FC2 input at 1 byte.
@@ -165,9 +171,21 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     else:
         per_layer_mb = act_token_layer * tokens_mb
     in_flight = in_flight_micro_batches(layout)
-    full_logit = LOGIT_BYTES_FP32_LOSS if layout.framework == "fsdp" else LOGIT_BYTES
-    logit_bytes = full_logit if not layout.chunked_loss else 2.0 + (full_logit - 2.0) / LOSS_CHUNKS
-    logits = tokens_mb * shape.vocab / t * logit_bytes
+    # The loss phase: the logits and the loss's buffers, and the final norm's output that the output
+    # projection saves (Megatron keeps its sequence-parallel shard; DTensor and tp = 1 keep it whole).
+    head_input_div = t if sp and layout.framework != "fsdp" else 1
+    loss_phase = (tokens_mb * shape.vocab / t * _logit_bytes(layout)
+                  + tokens_mb * 2.0 * shape.hidden / head_input_div)
+    # With re-materialised layers the logits and the loss buffers are freed once the backward pass has
+    # gone through the output layer (torchtitan `del pred`, torchtune `del logits`, Megatron's loss
+    # scope), before the first layer is recomputed: the last stage peaks at its checkpoints plus the
+    # larger of the two phases (its working layer counted as activations only where it is larger).
+    logits = loss_phase
+    working_last = max(0.0, working - loss_phase)
+    # torch.distributed.pipelining caches each in-flight micro-batch's stage output for its backward
+    # (`fwd_cache`); Megatron frees the output's data once sent (`deallocate_output_tensor`).
+    stage_output = (2.0 * shape.hidden / (t if sp else 1) * tokens_mb
+                    if layout.framework == "fsdp" and p > 1 else 0.0)
 
     # (layers, parameters, activation bytes, holds the output layer) per candidate peak stage
     embed, head = shape.embed_params / t, shape.head_params / t
@@ -175,15 +193,16 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     stages: list[tuple[int, float, float, bool]] = []
     if p == 1:
         stages.append((shape.layers, per_layer * shape.layers + embed + head,
-                       per_layer_mb * shape.layers + working + logits, True))
+                       per_layer_mb * shape.layers + working_last + logits, True))
     else:
         stages.append((first_layers, per_layer * first_layers + embed,
-                       per_layer_mb * first_layers * in_flight + working, False))
+                       (per_layer_mb * first_layers + stage_output) * in_flight + working, False))
         if p > 2:  # the second stage: one micro-batch (two chunks when interleaved) fewer in flight
             second = max(1.0, in_flight - (2.0 if layout.virtual_pipeline > 1 else 1.0) / layout.virtual_pipeline)
-            stages.append((mid_layers, per_layer * mid_layers, per_layer_mb * mid_layers * second + working, False))
+            stages.append((mid_layers, per_layer * mid_layers,
+                           (per_layer_mb * mid_layers + stage_output) * second + working, False))
         last_params = per_layer * last_layers + head + (embed if shape.tied else 0.0)
-        stages.append((last_layers, last_params, per_layer_mb * last_layers + working + logits, True))
+        stages.append((last_layers, last_params, per_layer_mb * last_layers + working_last + logits, True))
 
     results = []
     for layers_stage, params_stage, act_bytes, is_last in stages:
@@ -217,6 +236,17 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     total = weights + grads + optim + act_gib + other
     return MemoryResult(MemoryBreakdown(weights, grads, optim, act_gib, other, total), paged_params,
                         tuple(notes))
+
+
+def _logit_bytes(layout: Layout) -> float:
+    """Bytes per logit element at the loss's peak (factors.py): Megatron's fused vocab-parallel cross
+    entropy, PyTorch's eager `loss_parallel` under tp > 1, the fused single-GPU kernel otherwise; a
+    chunked loss keeps the bf16 logits and one chunk of the rest."""
+    if layout.framework != "fsdp":
+        full = LOGIT_BYTES
+    else:
+        full = LOGIT_BYTES_VOCAB_PARALLEL_EAGER if layout.tp > 1 else LOGIT_BYTES_FP32_LOSS
+    return full if not layout.chunked_loss else 2.0 + (full - 2.0) / LOSS_CHUNKS
 
 
 def _largest_linear(shape: ModelShape) -> float:
