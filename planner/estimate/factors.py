@@ -169,13 +169,15 @@ LOGIT_BYTES_FP32_LOSS = 10.0
 """Bytes per logit element when the stack upcasts the logits for the loss (torchtitan, llm-foundry,
 Hugging Face: `logits.float()`): bf16 logits 2 + fp32 copy 4 + fp32 softmax gradient 4."""
 
-LOGIT_BYTES_VOCAB_PARALLEL_EAGER = 14.0
+LOGIT_BYTES_VOCAB_PARALLEL_EAGER = 16.0
 """Bytes per logit element at the loss when PyTorch's tensor-parallel loss (`loss_parallel`, the
-vocabulary sharded over tp; torchtitan) runs as separate eager ops: the bf16 logits (2), their fp32
-copy (4), and the shifted logits and their exponential that its decomposed log-softmax materialises
-(4 + 4) (torch/distributed/tensor/parallel/loss.py, `_log_softmax`: `shifted = x - x_max`,
-`torch.exp(shifted)`). Its backward (log-softmax output, its exponential and the fp32 gradient, 12 B) is
-no higher. A single-GPU cross-entropy runs the fused log-softmax kernel instead (LOGIT_BYTES_FP32_LOSS)."""
+vocabulary sharded over tp; torchtitan) runs as separate eager ops (torch/distributed/tensor/parallel/
+loss.py). Forward: the bf16 logits (2), their fp32 copy (4), and the shifted logits and their
+exponential that its decomposed log-softmax materialises (4 + 4): 14 B. Backward (the logits already
+freed): its nll-loss backward also computes the log-softmax gradient, holding the saved fp32
+log-probabilities (4), a zero-filled fp32 gradient with the -1 scattered in (4), their exponential (4)
+and the sum (4): 16 B, the higher of the two and the one counted. A single-GPU cross-entropy runs the
+fused log-softmax kernels instead (LOGIT_BYTES_FP32_LOSS)."""
 
 LOGIT_BYTES = 6.0
 """Bytes per logit element kept at the loss: bf16 logits (2 B) + fp32 softmax/loss buffer (4 B)

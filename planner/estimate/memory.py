@@ -212,6 +212,11 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
         other = CUDA_CONTEXT_GIB + (NCCL_BUFFERS_GIB if layout.gpus > 1 else 0.0)
         if z == 3 and d > 1:
             other += 2 * _gathered_layer_bytes(shape, method, layout) / GIB  # current + prefetched layer
+            if layout.framework == "fsdp":
+                # FSDP keeps the root module's own parameters (embedding, output layer) gathered from
+                # forward to backward: the root does not reshard after forward (FSDP2 `fully_shard`
+                # docs; torchtitan and llm-foundry wrap each block, then the root).
+                other += (params_stage - per_layer * layers_stage) * WEIGHT_BYTES / GIB
         if method == "qlora":
             other += _largest_linear(shape) / t * WEIGHT_BYTES / GIB  # dequantized copy for the matmul
         other += logits_gib + ALLOCATOR_FRAGMENTATION * (act_gib + logits_gib)
