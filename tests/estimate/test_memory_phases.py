@@ -1,0 +1,94 @@
+"""Memory: what is alive at the peak (loss phase vs re-materialised layer), and what the PyTorch stacks
+hold that Megatron does not (DTensor's gathered inputs, the FSDP root, pipelining's stage outputs)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from models.model_card import ModelCard
+from planner.estimate import Layout
+from planner.estimate.factors import (
+    ALLOCATOR_FRAGMENTATION,
+    CUDA_CONTEXT_GIB,
+    GIB,
+    LOGIT_BYTES,
+    LOGIT_BYTES_FP32_LOSS,
+    LOGIT_BYTES_VOCAB_PARALLEL_EAGER,
+)
+from planner.estimate.flops import shape_of
+from planner.estimate.memory import (
+    _logit_bytes,
+    activation_bytes_per_token_layer,
+    in_flight_micro_batches,
+    memory_per_gpu,
+)
+
+
+def one_gpu(*, mb: int = 2, seq: int = 2048, framework: str = "fsdp", recompute: str = "full",
+            tp: int = 1, pp: int = 1, dp: int = 1, zero: int = 0, gb: int | None = None) -> Layout:
+    return Layout(tp=tp, pp=pp, dp=dp, zero=zero, recompute=recompute, micro_batch=mb,
+                  global_batch=gb or mb * dp, seq_len=seq, precision="bf16", sequence_parallel=tp > 1,
+                  lora_rank=None, framework=framework)
+
+
+@pytest.mark.parametrize("vocab", [128256, 1000])
+def test_full_recompute_peaks_at_the_larger_of_loss_and_layer(llama8b: ModelCard, vocab: int) -> None:
+    # One GPU, full recomputation: the checkpoints are alive throughout; the logits and the loss
+    # buffers are freed before the first layer is re-materialised, so only the larger phase counts.
+    card = llama8b.model_copy(update={"vocab_size": vocab})
+    shape, lay = shape_of(card), one_gpu()
+    tokens = lay.micro_batch * lay.seq_len
+    checkpoints = 2.0 * shape.hidden * tokens * shape.layers
+    working = activation_bytes_per_token_layer(shape, lay) * tokens
+    loss = tokens * shape.vocab * LOGIT_BYTES_FP32_LOSS + 2.0 * shape.hidden * tokens
+    mem = memory_per_gpu(shape, "pretrain", lay, 80.0).breakdown
+    dynamic = mem.activations_gib + mem.other_gib - CUDA_CONTEXT_GIB
+    assert dynamic == pytest.approx((1 + ALLOCATOR_FRAGMENTATION) * (checkpoints + max(loss, working)) / GIB)
+    assert (loss > working) == (vocab > 100_000)  # both regimes are exercised
+
+
+def test_dtensor_tensor_parallel_keeps_the_gathered_norm_outputs(llama70b: ModelCard) -> None:
+    # torchtitan's sequence parallelism saves the all-gathered inputs of the QKV and FFN-in projections;
+    # Megatron saves its local shard: 2 tensors of h per token, 16-bit, less the shard already counted.
+    shape = shape_of(llama70b)
+    fsdp = activation_bytes_per_token_layer(shape, one_gpu(tp=8, recompute="none"))
+    megatron = activation_bytes_per_token_layer(shape, one_gpu(tp=8, recompute="none", framework="megatron"))
+    assert fsdp - megatron == pytest.approx(2.0 * 2 * shape.hidden * (1 - 1 / 8))
+    # without tensor parallelism there is nothing to gather
+    assert activation_bytes_per_token_layer(shape, one_gpu()) == pytest.approx(
+        activation_bytes_per_token_layer(shape, one_gpu(framework="megatron")))
+
+
+def test_loss_bytes_per_logit_follow_the_stack() -> None:
+    fsdp_tp = one_gpu(tp=2)
+    assert _logit_bytes(fsdp_tp) == LOGIT_BYTES_VOCAB_PARALLEL_EAGER
+    assert _logit_bytes(one_gpu()) == LOGIT_BYTES_FP32_LOSS
+    assert _logit_bytes(one_gpu(tp=2, framework="megatron")) == LOGIT_BYTES
+    assert LOGIT_BYTES < LOGIT_BYTES_FP32_LOSS < LOGIT_BYTES_VOCAB_PARALLEL_EAGER
+    for lay in (fsdp_tp, one_gpu(), one_gpu(framework="megatron")):
+        chunked = replace(lay, chunked_loss=True)
+        assert 2.0 < _logit_bytes(chunked) < _logit_bytes(lay)  # the bf16 logits stay whole
+
+
+def test_fsdp_root_module_stays_gathered(llama8b: ModelCard) -> None:
+    # FULL_SHARD against SHARD_GRAD_OP on one layout: besides the sharded states, ZeRO-3 holds the
+    # current and the prefetched block and the root's embedding and output layer, all 16-bit.
+    shape = shape_of(llama8b)
+    z3 = memory_per_gpu(shape, "pretrain", one_gpu(dp=8, zero=3, recompute="none"), 80.0).breakdown
+    z2 = memory_per_gpu(shape, "pretrain", one_gpu(dp=8, zero=2, recompute="none"), 80.0).breakdown
+    gathered = 2 * shape.layer_params_per_gpu(1, 1) + shape.embed_params + shape.head_params
+    assert z3.other_gib - z2.other_gib == pytest.approx(gathered * 2.0 / GIB)
+
+
+def test_torch_pipelining_keeps_each_in_flight_stage_output(llama70b: ModelCard) -> None:
+    # torch.distributed.pipelining caches every in-flight micro-batch's stage output for its backward;
+    # Megatron frees the data once sent. Same layout, tp = 1 (no DTensor term), the first stage peaks.
+    shape = shape_of(llama70b)
+    lay = one_gpu(mb=1, seq=4096, pp=4, dp=1, gb=16)
+    fsdp = memory_per_gpu(shape, "pretrain", lay, 80.0).breakdown
+    mega = memory_per_gpu(shape, "pretrain", replace(lay, framework="megatron"), 80.0).breakdown
+    stage_output = 2.0 * shape.hidden * lay.seq_len * lay.micro_batch / GIB
+    assert fsdp.activations_gib - mega.activations_gib == pytest.approx(
+        stage_output * in_flight_micro_batches(lay))
