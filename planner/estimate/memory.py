@@ -40,8 +40,20 @@ the shortfall (one layer fewer each, as Llama 3 405B did for its embedding and o
 warm-up holds pp(v+1) - 1 chunks of 1/v stage (Narayanan et al. 2021; Megatron-LM schedules.py),
 i.e. pp + (pp - 1)/v micro-batches' worth.
 
-Other: logits (s b V / tp x LOGIT_BYTES) on the last stage, CUDA context, NCCL buffers, ZeRO-3
-prefetch buffers (two layers), QLoRA's dequantized matrix and allocator fragmentation (factors.py).
+The loss phase (last stage): the logits at the bytes per element that the stack's cross-entropy holds
+(factors.py: Megatron's fused vocab-parallel loss, PyTorch's eager `loss_parallel` under tp > 1, the
+fused single-GPU kernel, or a chunked loss) and the final norm's output that the output layer saves.
+Under full recomputation (and offload) it and the re-materialised layer are never alive together: the
+logits are freed once the backward pass has gone through the output layer, before the first layer is
+recomputed, so the stage peaks at its checkpoints plus the larger of the two.
+
+What the PyTorch stacks ("fsdp") hold besides: DTensor tensor parallelism saves the all-gathered
+(sequence-parallel) norm outputs for the QKV and FFN-in projections, where Megatron saves its shard and
+re-gathers; FSDP keeps the root module (embedding, output layer) gathered from forward to backward;
+torch.distributed.pipelining caches each in-flight micro-batch's stage output for its backward.
+
+Other: the loss phase, CUDA context, NCCL buffers, ZeRO-3 prefetch buffers (two layers), QLoRA's
+dequantized matrix and allocator fragmentation (factors.py).
 """
 
 from __future__ import annotations
