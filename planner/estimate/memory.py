@@ -232,8 +232,13 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
         if method == "qlora":
             other += _largest_linear(shape) / t * WEIGHT_BYTES / GIB  # dequantized copy for the matmul
         other += logits_gib + ALLOCATOR_FRAGMENTATION * (act_gib + logits_gib)
-        results.append([weights, grads, optim, act_gib, other, offload])
-    weights, grads, optim, act_gib, other, offload = max(results, key=lambda r: sum(r[:5]))
+        results.append([weights, grads, optim, act_gib, other, offload, logits_gib])
+    weights, grads, optim, act_gib, other, offload, loss_gib = max(results, key=lambda r: sum(r[:5]))
+    if loss_gib >= 0.5:
+        freed = (" (freed before the backward pass reaches the layers: the peak holds the larger of the loss and "
+                 "the layer being recomputed or fetched back)" if working > 0 else "")
+        notes.append(f"memory: 'other' includes {loss_gib:.1f} GiB for the loss, the logits at "
+                     f"{_logit_bytes(layout):g} B per element and the output layer's input{freed}")
 
     paged_params = 0.0
     if layout.optimizer == "paged_adam_8bit" and offload > 0:
