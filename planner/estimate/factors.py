@@ -181,8 +181,17 @@ fused log-softmax kernels instead (LOGIT_BYTES_FP32_LOSS)."""
 
 LOGIT_BYTES = 6.0
 """Bytes per logit element kept at the loss: bf16 logits (2 B) + fp32 softmax/loss buffer (4 B)
-(Megatron vocab-parallel cross entropy; Hugging Face upcasts to fp32). `chunked_loss` (torchtune,
-Liger) keeps the bf16 logits and one chunk (1/8) of the fp32 buffer."""
+(Megatron vocab-parallel cross entropy; Hugging Face upcasts to fp32).
+
+`chunked_loss` is a loss that never materialises fp32 logits: flash-attn's fused cross-entropy
+(llm-foundry; it writes the gradient into the logits in place), Liger's fused linear cross-entropy, or
+torchtune's chunked loss under torch.compile (the upcast, log-softmax and gradient fuse into per-chunk
+kernels that save only the bf16 logits and a log-sum-exp per row). It keeps the bf16 logits (2 B) and
+one chunk's bf16 gradient (2 B / LOSS_CHUNKS). Eager chunking without compile saves every chunk's fp32
+log-probabilities for the backward (about 6 B per element); that case is not modelled."""
+
+LOSS_CHUNK_GRAD_BYTES = 2.0
+"""Bytes per element of the one gradient chunk a chunked loss holds (bf16)."""
 
 LOSS_CHUNKS = 8
 """Chunks of the chunked cross-entropy (torchtune's default CEWithChunkedOutputLoss uses 8)."""

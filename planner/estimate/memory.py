@@ -67,6 +67,7 @@ from planner.estimate.factors import (
     LOGIT_BYTES,
     LOGIT_BYTES_FP32_LOSS,
     LOGIT_BYTES_VOCAB_PARALLEL_EAGER,
+    LOSS_CHUNK_GRAD_BYTES,
     LOSS_CHUNKS,
     NCCL_BUFFERS_GIB,
 )
@@ -263,12 +264,14 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
 def _logit_bytes(layout: Layout) -> float:
     """Bytes per logit element at the loss's peak (factors.py): Megatron's fused vocab-parallel cross
     entropy, PyTorch's eager `loss_parallel` under tp > 1, the fused single-GPU kernel otherwise; a
-    chunked loss keeps the bf16 logits and one chunk of the rest."""
+    fused or compiled chunked loss keeps the bf16 logits and one chunk's gradient."""
+    if layout.chunked_loss:
+        return WEIGHT_BYTES + LOSS_CHUNK_GRAD_BYTES / LOSS_CHUNKS
     if layout.framework != "fsdp":
         full = LOGIT_BYTES
     else:
         full = LOGIT_BYTES_VOCAB_PARALLEL_EAGER if layout.tp > 1 else LOGIT_BYTES_FP32_LOSS
-    return full if not layout.chunked_loss else 2.0 + (full - 2.0) / LOSS_CHUNKS
+    return full
 
 
 def _largest_linear(shape: ModelShape) -> float:

@@ -41,7 +41,8 @@ class Layout:
       "paged_adam_8bit" = the same with states in CUDA unified memory, evicted to host when the GPU
       is full.
     - `virtual_pipeline`: interleaved 1F1B stages per GPU (Narayanan et al. 2021).
-    - `chunked_loss`: cross-entropy computed in chunks (torchtune, Liger) instead of a full fp32 copy.
+    - `chunked_loss`: a fused or compiled chunked cross-entropy (torchtune under torch.compile, Liger,
+      flash-attn's) that never materialises fp32 logits (factors.py LOSS_CHUNK_GRAD_BYTES).
     - `lora_targets`: "all" linear layers of each block, or "attention" (q, k, v, o) only.
     - `flash_attention`: fused attention that stores no s x s scores (FlashAttention, cuDNN); False
       for stacks without it (Megatron-LM before 2022).
