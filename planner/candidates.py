@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import math
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 
 from constraints import (
@@ -559,15 +559,47 @@ class CandidateBuilder:
         return kept
 
 
+# Problems built in this process, by everything but the budget (which only the CP-SAT model reads):
+# a batch sweeping the budget builds the candidates once. Few entries: a batch walks variants in order.
+_BUILT: OrderedDict[tuple[object, ...], tuple[object, Problem]] = OrderedDict()
+_BUILT_KEPT = 8
+
+
+def _reuse_key(loaded: LoadedScenario) -> tuple[object, ...]:
+    s = loaded.scenario
+    return (s.model_dump_json(exclude={"budget"}), s.budget is None, id(loaded.catalog),
+            tuple((job, card.model_dump_json()) for job, card in sorted(loaded.models.items())))
+
+
+def _with_budget(problem: Problem, scenario: Scenario) -> Problem:
+    """A copy (its own containers) carrying this scenario's budget."""
+    groups = dict(problem.groups)
+    if scenario.budget is not None:
+        groups["budget"] = f"total cost within the budget of {scenario.budget:,.0f} {scenario.currency}"
+    return dataclasses.replace(
+        problem, budget=SCALE.money(scenario.budget) if scenario.budget is not None else None, groups=groups,
+        candidates={job: list(cands) for job, cands in problem.candidates.items()},
+        resources=dict(problem.resources), removed=list(problem.removed), deadline_min=dict(problem.deadline_min),
+        after={job: list(before) for job, before in problem.after.items()})
+
+
 def build_problem(loaded: LoadedScenario) -> Problem:
+    key = _reuse_key(loaded)
+    if key in _BUILT:
+        _BUILT.move_to_end(key)
+        return _with_budget(_BUILT[key][1], loaded.scenario)
     # Candidate building allocates hundreds of thousands of small acyclic objects (layouts, estimates,
     # cached results) that reference counting frees; the cyclic collector's passes over the growing
     # caches took a fifth to a third of the time, so it pauses here (and runs again after).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return CandidateBuilder(loaded).build()
+        problem = CandidateBuilder(loaded).build()
     finally:
         estimate_store.flush()  # share this build's new estimates with later runs and batch workers
         if collecting:
             gc.enable()
+    _BUILT[key] = (loaded.catalog, problem)  # the catalog is kept so that its id is not reused
+    while len(_BUILT) > _BUILT_KEPT:
+        _BUILT.popitem(last=False)
+    return _with_budget(problem, loaded.scenario)
