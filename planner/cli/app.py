@@ -12,6 +12,7 @@ from planner import __version__
 from planner.cli.batch_cmd import batch_command
 from planner.cli.catalog_cmd import catalog_command
 from planner.cli.estimate_cmd import estimate_command
+from planner.cli.export_cmd import export_command
 from planner.cli.pareto_cmd import pareto_command
 from planner.cli.solve_cmd import explain_command, solve_command
 from planner.cli.validate_cmd import schema_command, validate_command
@@ -31,6 +32,7 @@ app.command("estimate")(estimate_command)
 app.command("catalog")(catalog_command)
 app.command("schema")(schema_command)
 app.command("batch")(batch_command)
+app.command("export")(export_command)
 
 
 def _version(value: bool) -> None:
