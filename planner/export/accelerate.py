@@ -104,7 +104,7 @@ def render(layout: ExportLayout, forced_plugin: str | None = None) -> tuple[dict
     files[name] = (f"# accelerate config for job {layout.job}. Source: {DOC}.\n"
                    f"# num_processes counts all machines together ({layout.nodes} x {layout.gpus_per_node}).\n"
                    + yaml.safe_dump(cfg, sort_keys=False))
-    nnodes, rank, nproc, addr, port = rendezvous(layout)
+    nnodes, rank, _, addr, port = rendezvous(layout)
     script_args = _script_args(layout)
     accel = (f"accelerate launch --config_file {name} --num_machines {nnodes} --machine_rank {rank} "
              f"--num_processes {layout.world_size} --main_process_ip {addr} --main_process_port {port} "

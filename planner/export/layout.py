@@ -156,7 +156,8 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         recompute=job_plan.recompute, framework=job_plan.framework or str(lay.get("framework", "deepspeed")),
         optimizer=str(lay.get("optimizer", "adam")), tokens=float(job.tokens), layers=card.layers,
         hidden_size=card.hidden_size, ffn_hidden_size=card.ffn_hidden_size, num_heads=card.num_heads,
-        num_kv_heads=card.num_kv_heads, vocab_size=card.vocab_size, tied_embeddings=card.tied_embeddings, ffn_type=card.ffn_type,
+        num_kv_heads=card.num_kv_heads, vocab_size=card.vocab_size, tied_embeddings=card.tied_embeddings,
+        ffn_type=card.ffn_type,
         lora_rank=lora_rank, lora_targets=str(lay.get("lora_targets", "all")), quant_bits=quant_bits,
         notes=tuple(notes))
     problems = layout.identities()
