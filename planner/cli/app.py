@@ -14,6 +14,7 @@ from planner.cli.catalog_cmd import catalog_command
 from planner.cli.estimate_cmd import estimate_command
 from planner.cli.export_cmd import export_command
 from planner.cli.pareto_cmd import pareto_command
+from planner.cli.report_cmd import report_command
 from planner.cli.solve_cmd import explain_command, solve_command
 from planner.cli.validate_cmd import schema_command, validate_command
 
@@ -33,6 +34,7 @@ app.command("catalog")(catalog_command)
 app.command("schema")(schema_command)
 app.command("batch")(batch_command)
 app.command("export")(export_command)
+app.command("report")(report_command)
 
 
 def _version(value: bool) -> None:

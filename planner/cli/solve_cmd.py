@@ -53,11 +53,16 @@ def solve_command(
                                                      "(the stop that does not depend on load)")] = None,
     output: Annotated[SolveFormat, typer.Option("--format")] = SolveFormat.table,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
+    report: Annotated[Path | None, typer.Option("--report", help="also write a self-contained HTML report")] = None,
 ) -> None:
     """Find the optimal plan and near-optimal alternatives, with explanations.
 
     Exit codes: 0 solved, 1 infeasible (with explanation), 2 bad input, 3 no solution in time.
     """
+    if report is not None:
+        from planner.cli.report_cmd import check_report_path
+
+        check_report_path(report)
     loaded = _load(file, overlay)
     options = SolveOptions(objective=objective.value if objective else None, top_k=top, gap=gap,
                            time_limit_s=time_limit, work_limit=work_limit)
@@ -68,6 +73,10 @@ def solve_command(
         typer.echo(render_markdown(result))
     else:
         render_table(result, console)
+    if report is not None:
+        from planner.cli.report_cmd import write_report
+
+        write_report(report, result, loaded)
     raise typer.Exit(_EXIT[result.status])
 
 

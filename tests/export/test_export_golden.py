@@ -64,7 +64,7 @@ CASES = {
 def test_export_matches_its_hand_checked_golden(stack):
     job_plan, job = CASES[stack]
     layout = build_layout(job_plan, job, builtin_catalog().model(job.model))
-    files, notes = render_stack(layout, stack)
+    files, _ = render_stack(layout, stack)
     check_identities(stack, layout, files)
     folder = GOLDEN / stack
     if os.environ.get("PLAN_UPDATE_GOLDEN"):
