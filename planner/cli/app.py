@@ -10,6 +10,7 @@ import typer
 
 from planner import __version__
 from planner.cli.batch_cmd import batch_command
+from planner.cli.calibrate_cmd import calibrate_command
 from planner.cli.catalog_cmd import catalog_command
 from planner.cli.estimate_cmd import estimate_command
 from planner.cli.export_cmd import export_command
@@ -35,6 +36,7 @@ app.command("schema")(schema_command)
 app.command("batch")(batch_command)
 app.command("export")(export_command)
 app.command("report")(report_command)
+app.command("calibrate")(calibrate_command)
 
 
 def _version(value: bool) -> None:

@@ -27,6 +27,8 @@ def export_command(
     plan_rank: Annotated[int, typer.Option("--plan", min=1, help="which plan (1 = best)")] = 1,
     job: Annotated[str | None, typer.Option("--job", help="one job id (default: every job of the plan)")] = None,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
+    calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan calibrate "
+                                                     "(your measured speed)")] = None,
 ) -> None:
     """Write the plan's layout as launch configs for torchrun-fsdp, deepspeed, megatron, torchtitan,
     llamafactory or accelerate, with a README.md of the commands in order.
@@ -39,7 +41,9 @@ def export_command(
     from planner.solve import solve
 
     try:
-        loaded = load_scenario(file, (overlay,) if overlay else ())
+        from planner.calibrate.use import with_calibration
+
+        loaded = with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
     except InputError as exc:
         fail(exc)
     jobs = {j.id: j for j in loaded.scenario.jobs}

@@ -55,6 +55,8 @@ def pareto_command(
     work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, help="deterministic time, all "
                                                      "solves (the stop that does not depend on load)")] = None,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
+    calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan calibrate "
+                                                     "(your measured speed)")] = None,
 ) -> None:
     """The exact cost/time Pareto front: for each finishing time, the cheapest plan.
 
@@ -67,7 +69,9 @@ def pareto_command(
         if path is not None and not path.parent.resolve().is_dir():
             fail(f"{path}: folder {path.parent} does not exist")
     try:
-        loaded = load_scenario(file, (overlay,) if overlay else ())
+        from planner.calibrate.use import with_calibration
+
+        loaded = with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
     except InputError as exc:
         fail(exc)
     # Every point is a full solve: give the whole walk more work and time than one solve by default.

@@ -40,6 +40,8 @@ def report_command(
     output: Annotated[Path, typer.Option("-o", "--output", help="the HTML page to write")],
     pareto: Annotated[bool, typer.Option("--pareto", help="add the cost/time front (a solve per point)")] = False,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
+    calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan calibrate "
+                                                     "(your measured speed)")] = None,
 ) -> None:
     """Write one self-contained HTML page: the best plan, alternatives, a Gantt chart per platform and pool,
     cost by job and billing line, memory per GPU against the card, the assumptions (and the Pareto front).
@@ -52,7 +54,9 @@ def report_command(
 
     check_report_path(output)
     try:
-        loaded = load_scenario(file, (overlay,) if overlay else ())
+        from planner.calibrate.use import with_calibration
+
+        loaded = with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
     except InputError as exc:
         fail(exc)
     result = solve(loaded)

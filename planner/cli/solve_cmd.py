@@ -35,9 +35,11 @@ _EXIT = {"optimal": ExitCode.OK, "feasible": ExitCode.OK, "infeasible": ExitCode
          "unknown": ExitCode.NO_SOLUTION}
 
 
-def _load(file: Path, overlay: Path | None) -> LoadedScenario:
+def _load(file: Path, overlay: Path | None, calibration: Path | None = None) -> LoadedScenario:
+    from planner.calibrate.use import with_calibration
+
     try:
-        return load_scenario(file, (overlay,) if overlay else ())
+        return with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
     except InputError as exc:
         fail(exc)
 
@@ -54,6 +56,8 @@ def solve_command(
     output: Annotated[SolveFormat, typer.Option("--format")] = SolveFormat.table,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
     report: Annotated[Path | None, typer.Option("--report", help="also write a self-contained HTML report")] = None,
+    calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan calibrate "
+                                                     "(your measured speed)")] = None,
 ) -> None:
     """Find the optimal plan and near-optimal alternatives, with explanations.
 
@@ -63,7 +67,7 @@ def solve_command(
         from planner.cli.report_cmd import check_report_path
 
         check_report_path(report)
-    loaded = _load(file, overlay)
+    loaded = _load(file, overlay, calibration)
     options = SolveOptions(objective=objective.value if objective else None, top_k=top, gap=gap,
                            time_limit_s=time_limit, work_limit=work_limit)
     result = solve(loaded, options)
