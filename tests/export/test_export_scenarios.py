@@ -23,7 +23,7 @@ def test_every_plan_exports_consistently_or_names_what_is_missing(solved):
     jobs = {j.id: j for j in loaded.scenario.jobs}
     for plan in result.plans:
         for jp in plan.jobs:
-            exported = 0
+            exported, reasons = 0, []
             layout = build_layout(jp, jobs[jp.job], loaded.models[jp.job])
             assert not layout.identities()
             for stack in STACKS:
@@ -31,9 +31,15 @@ def test_every_plan_exports_consistently_or_names_what_is_missing(solved):
                     files, notes = render_stack(layout, stack)
                 except ExportError as exc:
                     message = str(exc)
+                    reasons.append(message)
                     assert "\n" not in message and message.split(":")[0] in (stack, "accelerate", "torchrun-fsdp")
                     continue
                 exported += 1
                 check_identities(stack, layout, files)
                 assert all(isinstance(n, str) and n for n in notes)
-            assert exported >= 1, f"{jp.job} of plan {plan.rank} exports to no stack"
+            # Every job exports to some stack, except one that keeps activations in host memory without
+            # recomputing them (torchtune's policy): none of the six stacks has it, and each says so.
+            if layout.recompute != "offload":
+                assert exported >= 1, f"{jp.job} of plan {plan.rank} exports to no stack: {reasons}"
+            elif exported == 0:
+                assert all("offload" in r or "LoRA" in r for r in reasons), reasons
