@@ -63,6 +63,14 @@ def check_identities(stack: str, layout: ExportLayout, files: dict[str, str]) ->
         assert gbs == gb and gbs % (mbs * dp) == 0 and gbs // (mbs * dp) == layout.grad_accum
         assert int(flag(words, "--seq-length")) == layout.seq_len
         assert int(flag(words, "--num-virtual-stages-per-pipeline-rank") or 1) == layout.vpp
+        first = flag(words, "--decoder-first-pipeline-num-layers")
+        last = flag(words, "--decoder-last-pipeline-num-layers")
+        if first is None:
+            assert layout.layers % pp == 0
+        else:  # uneven: the middle stages hold ceil(L/pp), the planner's memory estimate; none holds more
+            per = -(-layout.layers // pp)
+            assert int(first) + int(last) + per * (pp - 2) == layout.layers and 1 <= int(first) <= per
+            assert 1 <= int(last) <= per
         _check_torchrun(words, layout)
     if stack == "torchtitan":
         cfg = parsed["job.toml"]
