@@ -40,6 +40,10 @@ def lanes_of(plan: Plan, scenario: Scenario) -> list[Lane]:
         end = res.start_h + res.periods * res.period_h
         lanes[res.key] = Lane(res.key, f"{res.label} ({res.kind})", f"{res.gpus} GPUs reserved",
                               (res.start_h, end))
+    for pool in scenario.owned:  # how much of each owned pool the plan uses at its busiest
+        busy = max((sum(o.gpus for o in plan.jobs if o.platform == pool.id and o.start_h < j.end_h
+                        and j.start_h < o.end_h) for j in plan.jobs if j.platform == pool.id), default=0)
+        lanes[pool.id].capacity += f", up to {busy} in use"
     for job in plan.jobs:
         key = job.reservation or (job.platform if job.billing == "owned" else f"{job.platform}/{job.billing}")
         if key not in lanes:

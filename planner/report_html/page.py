@@ -74,6 +74,9 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
     deadline = f" (deadline {_days(s.deadline_h)})" if s.deadline_h else ""
     body.append(f'<p class="headline"><b>Best plan:</b> {best.total_cost:,.0f} {_e(cur)}{budget}, every job done '
                 f"in {_days(best.makespan_h)}{deadline}. {_e(best.summary())}.</p>")
+    if calibration_line is None:  # a plan that used the team's own runs says so up front
+        lines = [a.split(": ", 1)[-1] for a in best.assumptions if "calibrated from" in a]
+        calibration_line = "; ".join(dict.fromkeys(lines)) or None
     if calibration_line:
         body.append(f'<p class="muted">{_e(calibration_line)}</p>')
     body.append("<h2>Jobs of the best plan</h2><table><thead><tr><th>job</th><th>where</th><th>layout</th>"
