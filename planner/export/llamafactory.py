@@ -110,6 +110,9 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
             notes.append(f"tp={layout.tp} goes through DeepSpeed AutoTP (tensor_parallel.autotp_size); "
                          "DeepSpeed's docs disagree on AutoTP with ZeRO-3 (config page: 0-3, tutorial: 0-2)")
     cfg = training_yaml(layout, ds_file)
+    if cfg.get("template") == "default":
+        notes.append(f"template: no LLaMA-Factory chat template is mapped for {layout.model_id} here; `default` "
+                     "is written: set your model's template (src/llamafactory/data/template.py)")
     header = [f"# LLaMA-Factory training config for {layout.job}. Source: {DOC}.",
               "# Set `dataset` to your entry in data/dataset_info.json."]
     files["train.yaml"] = "\n".join(header) + "\n" + yaml.safe_dump(cfg, sort_keys=False)
