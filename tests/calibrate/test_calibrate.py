@@ -194,3 +194,16 @@ def test_bad_run_rows_name_file_and_field(tmp_path, text, expect):
         read_runs([path])
     cli = runner.invoke(app, ["calibrate", str(path), "-o", str(tmp_path / "c.yaml")])
     assert cli.exit_code == 2 and str(path) in cli.output and len(cli.output.strip().splitlines()) == 1
+
+
+def test_batch_uses_the_calibration_and_it_joins_the_resume_hash(runs_csv, tmp_path):
+    out = tmp_path / "calibration.yaml"
+    assert runner.invoke(app, ["calibrate", str(runs_csv), "-o", str(out)]).exit_code == 0
+    rows = {}
+    for name, extra in (("plain", []), ("calibrated", ["--calibration", str(out)])):
+        results = tmp_path / f"{name}.jsonl"
+        res = runner.invoke(app, ["batch", str(MEDICAL), "-o", str(results), "--jobs", "1", *extra])
+        assert res.exit_code == 0, res.output
+        (rows[name],) = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    assert rows["plain"]["hash"] != rows["calibrated"]["hash"]
+    assert rows["calibrated"]["total_cost"] != rows["plain"]["total_cost"]  # slower a800s change the plan's cost
