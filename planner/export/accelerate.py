@@ -100,7 +100,7 @@ def render(layout: ExportLayout, forced_plugin: str | None = None) -> tuple[dict
     name = "accelerate_config.yaml"
     files: dict[str, str] = {}
     if plugin == "deepspeed":
-        files["ds_config.json"] = json.dumps(ds_config(layout, for_trainer=True), indent=2) + "\n"
+        files["ds_config.json"] = json.dumps(ds_config(layout), indent=2) + "\n"
     files[name] = (f"# accelerate config for job {layout.job}. Source: {DOC}.\n"
                    f"# num_processes counts all machines together ({layout.nodes} x {layout.gpus_per_node}).\n"
                    + yaml.safe_dump(cfg, sort_keys=False))

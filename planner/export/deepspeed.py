@@ -18,8 +18,8 @@ CLIENT_OPTIMIZERS = {"adam_8bit": "bitsandbytes AdamW8bit", "paged_adam_8bit": "
                      "adafactor": "transformers Adafactor", "sgd": "torch.optim.SGD"}
 
 
-def ds_config(layout: ExportLayout, for_trainer: bool = False) -> dict[str, Any]:
-    """The DeepSpeed JSON for this layout. `for_trainer`: read by HF Trainer / LLaMA-Factory, which pass
+def ds_config(layout: ExportLayout) -> dict[str, Any]:
+    """The DeepSpeed JSON for this layout (also read by HF Trainer / LLaMA-Factory and accelerate, which pass
     their own batch keys and must agree with these."""
     config: dict[str, Any] = {
         "train_micro_batch_size_per_gpu": layout.micro_batch,

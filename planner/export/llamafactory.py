@@ -102,7 +102,7 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
     ds_file = None
     if not uses_bridge(layout) and layout.world_size > 1 and (layout.zero > 0 or layout.tp > 1):
         ds_file = "ds_config.json"
-        files[ds_file] = json.dumps(ds_config(layout, for_trainer=True), indent=2) + "\n"
+        files[ds_file] = json.dumps(ds_config(layout), indent=2) + "\n"
         if layout.framework == "fsdp":
             notes.append(f"the plan assumed FSDP; LLaMA-Factory's documented multi-GPU path is DeepSpeed, exported "
                          f"as the same sharding (ZeRO-{layout.zero})")
