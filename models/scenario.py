@@ -236,6 +236,8 @@ class Scenario(Strict):
     name: str = Field(min_length=1)
     description: str | None = None
     currency: str = Field(default="CNY", min_length=3, max_length=3)
+    calibration: str | None = Field(default=None, description="calibration overlay from `plan calibrate` (path "
+                                    "relative to this file): your measured speed per GPU/framework/method")
     budget: PositiveMoney | None = None
     deadline_h: PositiveDurationH | None = Field(default=None, validation_alias=AliasChoices("deadline",
                                                                                             "deadline_h"))

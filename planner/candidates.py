@@ -120,6 +120,9 @@ class CandidateBuilder:
         # The horizon over which an amortized purchase loses value: the latest deadline, else the model's.
         self.planning_horizon_h = max(deadlines) if deadlines else NO_DEADLINE_HORIZON_H
         self.buy = buy_options(self.scenario, self.catalog, self._money)
+        from planner.calibrate.use import load_for  # the user's measured speed, if the scenario names one
+
+        self.calibration = load_for(loaded)
 
     # --- options -------------------------------------------------------------------------------
     def _money(self, amount: float, currency: str) -> float:
@@ -278,6 +281,8 @@ class CandidateBuilder:
                                             cluster.gpu.memory_gib, self.headroom, self.memory_band_factor)
             self._estimates[key] = (result.best, memory_rule.GROUP, reason)
         best, rule, reason = self._estimates[key]
+        if best is not None and self.calibration is not None:
+            return self.calibration.apply(dataclasses.replace(best, cluster=cluster), job.method), rule, reason
         return (dataclasses.replace(best, cluster=cluster) if best is not None else None), rule, reason
 
     # --- billing -------------------------------------------------------------------------------
