@@ -12,8 +12,10 @@ full_finetune, sft, dpo), or the adapters in 16-bit for LoRA/QLoRA (and their DP
 states and intermediate checkpoints stay on the platform. Where the placement is not at home, the
 result crosses the link back (the same rules as the data: sensitive results use the same allowed
 links) and pays the platform's egress price per GB (`egress` in the catalog, converted with the
-catalog's dated exchange rate). Owned hardware at another site pays no fee; a platform with no
-egress figure in the catalog is not charged, and the plan says so.
+catalog's dated exchange rate), which is what clouds charge for internet outbound traffic. A result
+that can come home over a private line (a declared `private_line` link) takes that line and pays no
+per-GB fee: a private line is billed for the line, not the traffic. Owned hardware at another site
+pays no fee; a platform with no egress figure in the catalog is not charged, and the plan says so.
 
 GB are 10^9 bytes; link speeds are gigabits per second.
 """
@@ -78,7 +80,9 @@ def job_transfer(scenario: Scenario, job: Job, place: Placement, graph: nx.Graph
     where = place.site if owned and place.site else place.platform
     if home is None or where == home:
         return JobTransfer(in_h=in_h, home=home, notes=tuple(notes))
-    found = sensitivity.transfer(graph, where, home, sensitivity.RULES[job.data.sensitivity].links)
+    allowed = sensitivity.RULES[job.data.sensitivity].links
+    private = sensitivity.transfer(graph, where, home, ("private_line",)) if "private_line" in allowed else None
+    found = private or sensitivity.transfer(graph, where, home, allowed)
     out_gb = result_size_gb(card, job)
     out_h = 0.0
     if found is not None and found[0] != float("inf"):
@@ -87,7 +91,10 @@ def job_transfer(scenario: Scenario, job: Job, place: Placement, graph: nx.Graph
             notes.append(f"{job.id}: the result moves {where} -> {home} over an assumed {found[0]:g} Gb/s "
                          "internet link")
     fee = 0.0
-    if not owned and platform is not None:
+    if private is not None:
+        notes.append(f"{job.id}: the result comes home over the private line {where} -> {home}: no per-GB "
+                     "egress (a private line is paid for by the line, not by the traffic)")
+    elif not owned and platform is not None:
         if platform.egress is None:
             notes.append(f"{job.id}: {platform.id} publishes no egress price in the catalog; bringing the "
                          f"{out_gb:,.1f} GB result home is not charged in this plan")

@@ -81,3 +81,15 @@ def test_patient_data_never_lands_on_rental_clouds():
         if c.platform in new:
             assert any(g.startswith(("sensitivity/", "residency/")) for g in c.violations), c.platform
     assert any(c.platform in new for c in problem.candidates["domain-cpt"])  # public data may go there
+
+
+def test_a_private_line_carries_the_result_without_a_per_gb_fee():
+    raw = copy.deepcopy(BASE)
+    raw["sites"] = [{"id": "lab", "jurisdiction": "cn",
+                     "links": [{"to": "tencent-ti-one", "kind": "private_line", "gbps": 10}]}]
+    loaded, result = _solve(raw)
+    job = result.plans[0].jobs[0]
+    gb = result_size_gb(loaded.models["ft"], loaded.scenario.jobs[0])
+    assert job.platform == "tencent-ti-one" and job.detail["egress_cost"] == 0
+    assert job.detail["transfer_out_h"] == pytest.approx(gb * 8 / 10 / 3600)  # at the line's 10 Gb/s
+    assert any("private line" in a for a in result.plans[0].assumptions)
