@@ -481,7 +481,8 @@ class CandidateBuilder:
         # the expected time.
         train_q_h = hours_quantile(run, self.confidence)
         hours = train_q_h + transfer_h
-        billed_h, risk_detail, risk_note = run.hours + transfer_h, {}, None
+        # GPUs are held while the data arrives; the result leaves from storage after they are released
+        billed_h, risk_detail, risk_note = run.hours + move.in_h, {}, None
         if place.billing == "spot" and option.cluster_platform is not None:
             risk = spot_risk(option.cluster_platform, place.nodes, estimate.cluster.spot_preemptions_per_day,
                              run.hours)

@@ -14,7 +14,9 @@ result crosses the link back (the same rules as the data: sensitive results use 
 links) and pays the platform's egress price per GB (`egress` in the catalog, converted with the
 catalog's dated exchange rate), which is what clouds charge for internet outbound traffic. A result
 that can come home over a private line (a declared `private_line` link) takes that line and pays no
-per-GB fee: a private line is billed for the line, not the traffic. Owned hardware at another site
+per-GB fee: a private line is billed for the line, not the traffic. The result leaves from the
+platform's storage after the GPUs are released, so its hours count toward when the job is done (its
+duration, deadlines, what follows it) but are not billed as GPU time. Owned hardware at another site
 pays no fee; a platform with no egress figure in the catalog is not charged, and the plan says so.
 
 GB are 10^9 bytes; link speeds are gigabits per second.
