@@ -38,6 +38,7 @@ from planner.estimate.band import hours_quantile, memory_factor
 from planner.estimate.types import OPTIMIZER_ALIASES
 from planner.purchase import BuyOption, buy_options
 from planner.spot_risk import spot_risk
+from planner.transfer import job_transfer
 
 MAX_GPUS_PER_JOB = 4096
 # Multi-node sizes tried, in nodes. Dense enough that the optimum is rarely between two of them.
@@ -483,12 +484,14 @@ class CandidateBuilder:
             self.removed.append(Removed(job.id, place.platform, place.gpu, place.gpus, place.billing, rule, reason))
             return None
         run = estimate.run(job.tokens)
-        transfer_h, transfer_note = sensitivity.transfer_hours(self.scenario, job, place, self.graph)
+        move = job_transfer(self.scenario, job, place, self.graph, card, option.cluster_platform, self._money)
+        transfer_h = move.hours  # data in and the result out (planner/transfer.py)
         # The schedule (deadlines, reservations) uses the time at the scenario's confidence; the bill,
         # the expected time.
         train_q_h = hours_quantile(run, self.confidence)
         hours = train_q_h + transfer_h
-        billed_h, risk_detail, risk_note = run.hours + transfer_h, {}, None
+        # GPUs are held while the data arrives; the result leaves from storage after they are released
+        billed_h, risk_detail, risk_note = run.hours + move.in_h, {}, None
         if place.billing == "spot" and option.cluster_platform is not None:
             risk = spot_risk(option.cluster_platform, place.nodes, estimate.cluster.spot_preemptions_per_day,
                              run.hours)
@@ -501,9 +504,8 @@ class CandidateBuilder:
                                         f"{self.horizon_h / 24:,.0f} days"))
             return None
         cost, resource, cost_detail = self._billing(job, option, billed_h)
-        assumptions = list(option.assumptions)
-        if transfer_note:
-            assumptions.append(transfer_note)
+        cost += SCALE.money(move.egress_cost)
+        assumptions = list(option.assumptions) + list(move.notes)
         if risk_note:
             assumptions.append(risk_note)
         if card.assumed:
@@ -534,7 +536,7 @@ class CandidateBuilder:
                     "train_p10_h": run.hours_range[0], "train_p90_h": run.hours_range[1],
                     "train_at_confidence_h": train_q_h, "confidence": self.confidence,
                     "framework": layout.framework, "memory_band_factor": self.memory_band_factor,
-                    **risk_detail, **cost_detail},
+                    **risk_detail, **cost_detail, **move.detail()},
         )
 
     def _prune(self, candidates: list[Candidate]) -> list[Candidate]:

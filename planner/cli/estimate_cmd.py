@@ -123,7 +123,7 @@ def estimate_command(
     if not 0 <= headroom <= MAX_MEMORY_HEADROOM:
         fail(f"--headroom: a fraction of the card from 0 to {MAX_MEMORY_HEADROOM:g}, got {headroom:g}")
     if lora_rank is not None and method not in ADAPTER_METHODS:
-        fail(f"--lora-rank: only for lora or qlora, not for {method}")
+        fail(f"--lora-rank: only for {', '.join(ADAPTER_METHODS)}, not for {method}")
     token_count: float | None = None
     if tokens is not None:
         try:
