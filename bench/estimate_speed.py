@@ -10,12 +10,15 @@ cache included), so they are the worst case.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# The estimator is timed cold: the persistent estimate cache is off unless PLAN_CACHE_DIR names one.
+os.environ.setdefault("PLAN_CACHE_DIR", "off")
 
 from models.catalog import builtin_catalog
 from planner.estimate import Cluster, LayoutSpec, search_layout, topology

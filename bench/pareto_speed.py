@@ -8,6 +8,7 @@ Reports the number of points and the median and half-range of the walk and of th
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -15,6 +16,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+# The estimator is timed cold: the persistent estimate cache is off unless PLAN_CACHE_DIR names one.
+os.environ.setdefault("PLAN_CACHE_DIR", "off")
 
 from models.loading import load_scenario  # noqa: E402
 from planner.pareto import pareto_front  # noqa: E402

@@ -9,6 +9,7 @@ plan, total solve time with top-k alternatives and explanations.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -16,6 +17,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+# The estimator is timed cold: the persistent estimate cache is off unless PLAN_CACHE_DIR names one.
+os.environ.setdefault("PLAN_CACHE_DIR", "off")
 
 from models.loading import load_scenario  # noqa: E402
 from planner.candidates import build_problem  # noqa: E402

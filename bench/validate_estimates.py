@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import re
 import statistics
 import sys
@@ -32,6 +33,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# The estimator is timed cold: the persistent estimate cache is off unless PLAN_CACHE_DIR names one.
+os.environ.setdefault("PLAN_CACHE_DIR", "off")
 
 from models.catalog import builtin_catalog
 from models.errors import UnknownIdError

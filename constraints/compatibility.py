@@ -7,6 +7,7 @@ from ortools.sat.python import cp_model
 from constraints.common import forbid_violations
 from constraints.groups import Groups
 from constraints.variables import Variables
+from models.methods import QLORA_METHODS
 from models.problem import Placement
 from models.scenario import Job, Scenario
 
@@ -17,7 +18,7 @@ def check(scenario: Scenario, job: Job, place: Placement) -> dict[str, str]:
         return {group: f"bf16 needs Ampere or newer; {place.gpu} has no bf16 peak"}
     if job.precision == "fp8" and not place.gpu_has_fp8:
         return {group: f"fp8 needs Hopper/Ada or newer; {place.gpu} has no fp8 peak"}
-    if job.method == "qlora":
+    if job.method in QLORA_METHODS:
         if place.kind == "cloud" and place.gpu_architecture == "davinci":
             # A cloud's feature flags describe its CUDA offers; bitsandbytes has no Ascend port.
             return {group: f"bitsandbytes 4-bit (QLoRA) kernels do not run on {place.gpu} (Ascend)"}

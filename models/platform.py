@@ -194,6 +194,24 @@ class Purchase(Strict):
 
 PlatformJurisdiction = Annotated[str, BeforeValidator(partial(check_code, allow_global=True))]
 RegionCode = Annotated[str, BeforeValidator(check_code)]
+class Egress(Strict):
+    """What the platform charges for data leaving it (to the internet, another cloud or the user's site),
+    per GB (10^9 bytes) in `currency`; the first `free_gb_per_month` each month are free. Data coming
+    in is free on every platform in the catalog's sources."""
+
+    price_per_gb: float = Field(ge=0)
+    currency: str = Field(min_length=3, max_length=3)
+    free_gb_per_month: float = Field(default=0.0, ge=0)
+    source: str = Field(min_length=1)
+    as_of: DateText
+    assumed: bool = False
+    assumption: str | None = None
+
+    @model_validator(mode="after")
+    def _assumption_stated(self) -> Egress:
+        if self.assumed and not self.assumption:
+            raise ValueError("an assumed egress price must state its rule in `assumption`")
+        return self
 
 
 class Platform(Strict):
@@ -213,6 +231,7 @@ class Platform(Strict):
     offers: list[Offer] = Field(default_factory=list)
     purchase: list[Purchase] = Field(default_factory=list)
     vendor_claims: list[VendorClaim] = Field(default_factory=list)
+    egress: Egress | None = Field(default=None, description="data-out price; None where no figure is known")
     source: str = Field(min_length=1)
     notes: str | None = None
 

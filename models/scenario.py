@@ -25,11 +25,11 @@ from models.base import Strict
 from models.errors import did_you_mean
 from models.features import FeatureName
 from models.jurisdiction import EXAMPLES, WRITTEN_CODE_PATTERN, check_code, residency_rule
+from models.methods import ADAPTER_METHODS, Method
 from models.money import active_conversion, converting, to_scenario_currency
 from models.platform import FabricKind
 from models.units import parse_count, parse_duration_h, parse_seq_len, parse_size_gb
 
-Method = Literal["pretrain", "continued_pretrain", "full_finetune", "lora", "qlora"]
 Objective = Literal["cost", "time", "balanced", "lexicographic"]
 OpsSkill = Literal["none", "basic", "expert"]
 Sensitivity = Literal["public", "internal", "confidential", "regulated"]
@@ -194,8 +194,8 @@ class Job(Strict):
 
     @model_validator(mode="after")
     def _method_options(self) -> Job:
-        if self.lora_rank is not None and self.method not in ("lora", "qlora"):
-            raise ValueError(f"lora_rank is only for lora or qlora, not {self.method}")
+        if self.lora_rank is not None and self.method not in ADAPTER_METHODS:
+            raise ValueError(f"lora_rank is only for lora or qlora (or lora_dpo, qlora_dpo), not {self.method}")
         low, high = self.gpus or self.min_gpus, self.gpus or self.max_gpus
         if self.min_gpus is not None and self.gpus is not None and self.gpus < self.min_gpus:
             raise ValueError(f"gpus ({self.gpus}) is below min_gpus ({self.min_gpus})")
@@ -236,6 +236,8 @@ class Scenario(Strict):
     name: str = Field(min_length=1)
     description: str | None = None
     currency: str = Field(default="CNY", min_length=3, max_length=3)
+    calibration: str | None = Field(default=None, description="calibration overlay from `plan calibrate` (path "
+                                    "relative to this file): your measured speed per GPU/framework/method")
     budget: PositiveMoney | None = None
     deadline_h: PositiveDurationH | None = Field(default=None, validation_alias=AliasChoices("deadline",
                                                                                             "deadline_h"))

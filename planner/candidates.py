@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import math
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 
 from constraints import (
@@ -38,6 +38,7 @@ from planner.estimate.band import hours_quantile, memory_factor
 from planner.estimate.types import OPTIMIZER_ALIASES
 from planner.purchase import BuyOption, buy_options
 from planner.spot_risk import spot_risk
+from planner.transfer import job_transfer
 
 MAX_GPUS_PER_JOB = 4096
 # Multi-node sizes tried, in nodes. Dense enough that the optimum is rarely between two of them.
@@ -120,6 +121,9 @@ class CandidateBuilder:
         # The horizon over which an amortized purchase loses value: the latest deadline, else the model's.
         self.planning_horizon_h = max(deadlines) if deadlines else NO_DEADLINE_HORIZON_H
         self.buy = buy_options(self.scenario, self.catalog, self._money)
+        from planner.calibrate.use import load_for  # the user's measured speed, if the scenario names one
+
+        self.calibration = load_for(loaded)
 
     # --- options -------------------------------------------------------------------------------
     def _money(self, amount: float, currency: str) -> float:
@@ -278,6 +282,8 @@ class CandidateBuilder:
                                             cluster.gpu.memory_gib, self.headroom, self.memory_band_factor)
             self._estimates[key] = (result.best, memory_rule.GROUP, reason)
         best, rule, reason = self._estimates[key]
+        if best is not None and self.calibration is not None:
+            return self.calibration.apply(dataclasses.replace(best, cluster=cluster), job.method), rule, reason
         return (dataclasses.replace(best, cluster=cluster) if best is not None else None), rule, reason
 
     # --- billing -------------------------------------------------------------------------------
@@ -478,12 +484,14 @@ class CandidateBuilder:
             self.removed.append(Removed(job.id, place.platform, place.gpu, place.gpus, place.billing, rule, reason))
             return None
         run = estimate.run(job.tokens)
-        transfer_h, transfer_note = sensitivity.transfer_hours(self.scenario, job, place, self.graph)
+        move = job_transfer(self.scenario, job, place, self.graph, card, option.cluster_platform, self._money)
+        transfer_h = move.hours  # data in and the result out (planner/transfer.py)
         # The schedule (deadlines, reservations) uses the time at the scenario's confidence; the bill,
         # the expected time.
         train_q_h = hours_quantile(run, self.confidence)
         hours = train_q_h + transfer_h
-        billed_h, risk_detail, risk_note = run.hours + transfer_h, {}, None
+        # GPUs are held while the data arrives; the result leaves from storage after they are released
+        billed_h, risk_detail, risk_note = run.hours + move.in_h, {}, None
         if place.billing == "spot" and option.cluster_platform is not None:
             risk = spot_risk(option.cluster_platform, place.nodes, estimate.cluster.spot_preemptions_per_day,
                              run.hours)
@@ -496,9 +504,8 @@ class CandidateBuilder:
                                         f"{self.horizon_h / 24:,.0f} days"))
             return None
         cost, resource, cost_detail = self._billing(job, option, billed_h)
-        assumptions = list(option.assumptions)
-        if transfer_note:
-            assumptions.append(transfer_note)
+        cost += SCALE.money(move.egress_cost)
+        assumptions = list(option.assumptions) + list(move.notes)
         if risk_note:
             assumptions.append(risk_note)
         if card.assumed:
@@ -529,7 +536,7 @@ class CandidateBuilder:
                     "train_p10_h": run.hours_range[0], "train_p90_h": run.hours_range[1],
                     "train_at_confidence_h": train_q_h, "confidence": self.confidence,
                     "framework": layout.framework, "memory_band_factor": self.memory_band_factor,
-                    **risk_detail, **cost_detail},
+                    **risk_detail, **cost_detail, **move.detail()},
         )
 
     def _prune(self, candidates: list[Candidate]) -> list[Candidate]:
@@ -559,15 +566,47 @@ class CandidateBuilder:
         return kept
 
 
+# Problems built in this process, by everything but the budget (which only the CP-SAT model reads):
+# a batch sweeping the budget builds the candidates once. Few entries: a batch walks variants in order.
+_BUILT: OrderedDict[tuple[object, ...], tuple[object, Problem]] = OrderedDict()
+_BUILT_KEPT = 8
+
+
+def _reuse_key(loaded: LoadedScenario) -> tuple[object, ...]:
+    s = loaded.scenario
+    return (s.model_dump_json(exclude={"budget"}), s.budget is None, id(loaded.catalog),
+            tuple((job, card.model_dump_json()) for job, card in sorted(loaded.models.items())))
+
+
+def _with_budget(problem: Problem, scenario: Scenario) -> Problem:
+    """A copy (its own containers) carrying this scenario's budget."""
+    groups = dict(problem.groups)
+    if scenario.budget is not None:
+        groups["budget"] = f"total cost within the budget of {scenario.budget:,.0f} {scenario.currency}"
+    return dataclasses.replace(
+        problem, budget=SCALE.money(scenario.budget) if scenario.budget is not None else None, groups=groups,
+        candidates={job: list(cands) for job, cands in problem.candidates.items()},
+        resources=dict(problem.resources), removed=list(problem.removed), deadline_min=dict(problem.deadline_min),
+        after={job: list(before) for job, before in problem.after.items()})
+
+
 def build_problem(loaded: LoadedScenario) -> Problem:
+    key = _reuse_key(loaded)
+    if key in _BUILT:
+        _BUILT.move_to_end(key)
+        return _with_budget(_BUILT[key][1], loaded.scenario)
     # Candidate building allocates hundreds of thousands of small acyclic objects (layouts, estimates,
     # cached results) that reference counting frees; the cyclic collector's passes over the growing
     # caches took a fifth to a third of the time, so it pauses here (and runs again after).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return CandidateBuilder(loaded).build()
+        problem = CandidateBuilder(loaded).build()
     finally:
         estimate_store.flush()  # share this build's new estimates with later runs and batch workers
         if collecting:
             gc.enable()
+    _BUILT[key] = (loaded.catalog, problem)  # the catalog is kept so that its id is not reused
+    while len(_BUILT) > _BUILT_KEPT:
+        _BUILT.popitem(last=False)
+    return _with_budget(problem, loaded.scenario)

@@ -14,6 +14,7 @@ from planner.cpsat.model import Bounds
 from planner.cpsat.run import Outcome, to_plan
 from planner.infeasible import HOURS_STATED_BELOW_H, conflict_groups, describe, duration_text
 from planner.plan import Conflict, JobPlan, Plan, ReservationPlan, Trade
+from planner.transfer import transfer_line
 
 if TYPE_CHECKING:
     from planner.solve import Session
@@ -109,6 +110,7 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
     problem = session.problem
     cur = problem.currency
     lines = _job_line(problem, plan, cur)
+    lines += [line for j in plan.jobs if (line := transfer_line(j.detail, j.job, j.platform, cur))]
     if plan.rank > 1:
         plan.trade = trade(problem, outcome, best)
         beyond = "" if plan.within_gap else f" (beyond the {session.settings.gap:.0%} gap)"

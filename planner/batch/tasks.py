@@ -46,7 +46,7 @@ def _referenced_files(raw: Any, base_dir: Path) -> list[Path]:
     """Files the scenario data points at (its catalog overlay, model-card files): their bytes change the result."""
     if not isinstance(raw, dict):
         return []
-    refs: list[str] = [raw["catalog"]] if isinstance(raw.get("catalog"), str) else []
+    refs: list[str] = [raw[k] for k in ("catalog", "calibration") if isinstance(raw.get(k), str)]
     jobs = raw.get("jobs")
     for job in jobs if isinstance(jobs, list) else []:
         model = job.get("model") if isinstance(job, dict) else None

@@ -26,6 +26,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "catalog": ("planner.cli.catalog_cmd", "catalog_command"),
     "schema": ("planner.cli.validate_cmd", "schema_command"),
     "batch": ("planner.cli.batch_cmd", "batch_command"),
+    "export": ("planner.cli.export_cmd", "export_command"),
+    "report": ("planner.cli.report_cmd", "report_command"),
+    "calibrate": ("planner.cli.calibrate_cmd", "calibrate_command"),
 }
 
 CACHE_HELP = "do not read or write the persistent estimate cache (also: PLAN_CACHE_DIR=off)"

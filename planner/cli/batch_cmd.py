@@ -100,6 +100,8 @@ def batch_command(
     workers: Annotated[int | None, typer.Option(min=1, help="CP-SAT workers per scenario (default 1: the "
                                                 "parallelism is across scenarios)")] = None,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay for every scenario")] = None,
+    calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan "
+                                                     "calibrate, for every scenario")] = None,
 ) -> None:
     """Solve many scenarios (and sweep variants of each): one row each, in input order.
 
@@ -122,6 +124,18 @@ def batch_command(
         variants = expand_grid(parse_sweeps(sweep or []))
     except SweepError as exc:
         fail(str(exc))
+    if calibration is not None:
+        from models.errors import InputError
+        from planner.batch.sweep import Assignment, Variant
+        from planner.calibrate import Calibration
+
+        try:
+            Calibration.load(calibration)
+        except InputError as exc:
+            fail(exc)
+        # Every variant gets the file, as if its scenario said `calibration:` (its bytes join the resume hash).
+        setting = Assignment((), "calibration", (), str(calibration.resolve()))
+        variants = [Variant(v.label, (*v.assignments, setting)) for v in variants]
     jobs = jobs or os.cpu_count() or 1
     run: Backend = _ray_backend(jobs, address) if backend is BackendChoice.ray else partial(run_local, jobs=jobs)
 

@@ -101,6 +101,8 @@ def estimate_command(
     headroom: Annotated[float, typer.Option(
         "--headroom", help="fraction of the card kept free; fits means peak <= (1 - headroom) x card"
     )] = DEFAULT_MEMORY_HEADROOM,
+    calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan calibrate "
+                                                     "(your measured speed)")] = None,
 ) -> None:
     """Estimate memory per GPU, step time, throughput and (with --tokens) hours and GPU-hours."""
     for option, value in (("--model", model), ("--method", method), ("--gpu", gpu), ("--gpus", gpus)):
@@ -121,7 +123,7 @@ def estimate_command(
     if not 0 <= headroom <= MAX_MEMORY_HEADROOM:
         fail(f"--headroom: a fraction of the card from 0 to {MAX_MEMORY_HEADROOM:g}, got {headroom:g}")
     if lora_rank is not None and method not in ADAPTER_METHODS:
-        fail(f"--lora-rank: only for lora or qlora, not for {method}")
+        fail(f"--lora-rank: only for {', '.join(ADAPTER_METHODS)}, not for {method}")
     token_count: float | None = None
     if tokens is not None:
         try:
@@ -168,6 +170,13 @@ def estimate_command(
     except ValueError as exc:
         fail(_as_cli_message(str(exc)))
     assert result is not None
+    if calibration is not None:
+        from planner.calibrate import Calibration
+
+        try:
+            result = Calibration.load(calibration).apply(result, method)
+        except InputError as exc:
+            fail(exc)
     # Fits, and the margin, against the card less the headroom (what the planner requires).
     usable = spec.usable_gib(result.gpu_memory_gib)
     result = dataclasses.replace(result, fits=result.memory.total_gib <= usable,

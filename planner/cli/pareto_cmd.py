@@ -62,6 +62,8 @@ def pareto_command(
                                                      "solves (the stop that does not depend on load)")] = None,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar on stderr")] = False,
+    calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan calibrate "
+                                                     "(your measured speed)")] = None,
 ) -> None:
     """The exact cost/time Pareto front: for each finishing time, the cheapest plan.
 
@@ -74,7 +76,9 @@ def pareto_command(
         if path is not None and not path.parent.resolve().is_dir():
             fail(f"{path}: folder {path.parent} does not exist")
     try:
-        loaded = load_scenario(file, (overlay,) if overlay else ())
+        from planner.calibrate.use import with_calibration
+
+        loaded = with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
     except InputError as exc:
         fail(exc)
     # Every point is a full solve: give the whole walk more work and time than one solve by default.

@@ -35,9 +35,11 @@ _EXIT = {"optimal": ExitCode.OK, "feasible": ExitCode.OK, "infeasible": ExitCode
          "unknown": ExitCode.NO_SOLUTION}
 
 
-def _load(file: Path, overlay: Path | None) -> LoadedScenario:
+def _load(file: Path, overlay: Path | None, calibration: Path | None = None) -> LoadedScenario:
+    from planner.calibrate.use import with_calibration
+
     try:
-        return load_scenario(file, (overlay,) if overlay else ())
+        return with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
     except InputError as exc:
         fail(exc)
 
@@ -53,12 +55,19 @@ def solve_command(
                                                      "(the stop that does not depend on load)")] = None,
     output: Annotated[SolveFormat, typer.Option("--format")] = SolveFormat.table,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
+    report: Annotated[Path | None, typer.Option("--report", help="also write a self-contained HTML report")] = None,
+    calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan calibrate "
+                                                     "(your measured speed)")] = None,
 ) -> None:
     """Find the optimal plan and near-optimal alternatives, with explanations.
 
     Exit codes: 0 solved, 1 infeasible (with explanation), 2 bad input, 3 no solution in time.
     """
-    loaded = _load(file, overlay)
+    if report is not None:
+        from planner.cli.report_cmd import check_report_path
+
+        check_report_path(report)
+    loaded = _load(file, overlay, calibration)
     options = SolveOptions(objective=objective.value if objective else None, top_k=top, gap=gap,
                            time_limit_s=time_limit, work_limit=work_limit)
     result = solve(loaded, options)
@@ -68,6 +77,10 @@ def solve_command(
         typer.echo(render_markdown(result))
     else:
         render_table(result, console)
+    if report is not None:
+        from planner.cli.report_cmd import write_report
+
+        write_report(report, result, loaded)
     raise typer.Exit(_EXIT[result.status])
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from models.methods import METHOD_NOTES
 from models.model_card import ModelCard
 from planner.estimate.cluster import Cluster
 from planner.estimate.flops import ModelShape, shape_of
@@ -16,6 +17,7 @@ from planner.estimate.types import (
     METHODS,
     OPTIMIZERS,
     PRECISIONS,
+    QLORA_METHODS,
     RECOMPUTE,
     Estimate,
     Layout,
@@ -42,7 +44,7 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
         if layout.zero in (0, 1, 2, 3) and layout.zero not in FRAMEWORK_ZERO[layout.framework]:
             problems.append(f"zero: {layout.framework} runs ZeRO stage "
                             f"{' or '.join(map(str, FRAMEWORK_ZERO[layout.framework]))}, not {layout.zero}")
-    if method == "qlora" and layout.framework == "megatron":
+    if method in QLORA_METHODS and layout.framework == "megatron":
         problems.append("framework: megatron has no 4-bit QLoRA path; use fsdp or deepspeed")
     if layout.ep > 1 and not shape.is_moe:
         problems.append(f"ep: {layout.ep} expert-parallel ranks need an MoE model")
@@ -79,7 +81,7 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
         if layout.lora_rank is None or layout.lora_rank < 1:
             problems.append(f"lora_rank: {method} needs a rank of at least 1, got {layout.lora_rank}")
     elif layout.lora_rank is not None:
-        problems.append(f"lora_rank: only for lora/qlora, not for {method}")
+        problems.append(f"lora_rank: only for {'/'.join(ADAPTER_METHODS)}, not for {method}")
     if layout.global_batch % layout.dp:
         problems.append(f"global_batch: {layout.global_batch} is not a multiple of dp = {layout.dp}")
     elif layout.micro_batch > layout.global_batch // layout.dp:
@@ -157,7 +159,9 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
     if method in ADAPTER_METHODS:
         notes.append("LoRA/QLoRA: frozen base, backward computes activation gradients only "
                      "(~4N instead of 6N FLOPs per token)")
-    if method == "qlora":
+    if method in METHOD_NOTES:
+        notes.append(METHOD_NOTES[method])
+    if method in QLORA_METHODS:
         notes.append("QLoRA: NF4 base weights with double quantization (4.127 bits/param); embeddings "
                      "and output layer kept in 16-bit; dequantization costs memory bandwidth")
     if isinstance(tp_link, GroupLink) and tp_link.spans_nodes:

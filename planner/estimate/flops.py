@@ -11,6 +11,8 @@ attention counted without the causal halving):
     LoRA / QLoRA:  2 x (2 N_linear + 2 V h) + 3 x (4 s d_q L) + 6 N_adapter
 (LoRA freezes the base: the backward pass computes activation gradients only, ~1x the forward
 instead of 2x, so ~4N instead of 6N; attention has no weights and keeps its 2x backward.)
+DPO variants (models/methods.py) add one reference forward per token, 2N_linear + 4 s d_q L + 2 V h:
+about 8N for full DPO and 6N for LoRA-DPO.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from models.methods import ADAPTER_METHODS, reference_forward_passes
 from models.model_card import ModelCard
 
 QLORA_BITS_PER_PARAM = 4.0 + 0.127
@@ -86,10 +89,11 @@ class ModelShape:
         lin = 2.0 * self.layer_linear_active * self.layers
         attn = 4.0 * seq_len * self.q_dim * self.layers
         head = 2.0 * self.vocab * self.hidden
-        if method in ("lora", "qlora"):
+        reference = reference_forward_passes(method) * (lin + attn + head)  # DPO: frozen reference forward
+        if method in ADAPTER_METHODS:
             adapters = self.adapter_params(lora_rank or 0, lora_targets, active_only=True)
-            return 2.0 * (lin + head) + 3.0 * attn + 6.0 * adapters
-        return 3.0 * (lin + attn + head)
+            return 2.0 * (lin + head) + 3.0 * attn + 6.0 * adapters + reference
+        return 3.0 * (lin + attn + head) + reference
 
     def forward_flops_per_token(self, seq_len: int) -> tuple[float, float, float]:
         """(linear, attention core, output head) forward FLOPs per token, whole model."""

@@ -40,6 +40,12 @@ the shortfall (one layer fewer each, as Llama 3 405B did for its embedding and o
 warm-up holds pp(v+1) - 1 chunks of 1/v stage (Narayanan et al. 2021; Megatron-LM schedules.py),
 i.e. pp + (pp - 1)/v micro-batches' worth.
 
+DPO (models/methods.py): full DPO holds a frozen 16-bit reference copy of the weights next to the
+policy (2 B/param, sharded like the weights under ZeRO-3, no gradients or optimizer states); its
+forward runs without autograd, so it keeps no activations beyond the layer being computed, and its
+log-probabilities are reduced to one number per sequence. LoRA/QLoRA-DPO reuse the base with the
+adapters switched off: no extra weights.
+
 The loss phase (last stage): the logits at the bytes per element that the stack's cross-entropy holds
 (factors.py: Megatron's fused vocab-parallel loss, PyTorch's eager `loss_parallel` under tp > 1, the
 fused single-GPU kernel, or a chunked loss) and the final norm's output that the output layer saves.
@@ -60,6 +66,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from models.methods import reference_weight_copies
 from planner.estimate.factors import (
     ALLOCATOR_FRAGMENTATION,
     CUDA_CONTEXT_GIB,
@@ -72,7 +79,7 @@ from planner.estimate.factors import (
     NCCL_BUFFERS_GIB,
 )
 from planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
-from planner.estimate.types import ADAPTER_METHODS, Layout, MemoryBreakdown
+from planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout, MemoryBreakdown
 
 WEIGHT_BYTES = 2.0
 """16-bit weights (bf16/fp16; FP8 training keeps bf16 weights and transient fp8 copies)."""
@@ -230,7 +237,7 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
                 # forward to backward: the root does not reshard after forward (FSDP2 `fully_shard`
                 # docs; torchtitan and llm-foundry wrap each block, then the root).
                 other += (params_stage - per_layer * layers_stage) * WEIGHT_BYTES / GIB
-        if method == "qlora":
+        if method in QLORA_METHODS:
             other += _largest_linear(shape) / t * WEIGHT_BYTES / GIB  # dequantized copy for the matmul
         other += logits_gib + ALLOCATOR_FRAGMENTATION * (act_gib + logits_gib)
         results.append([weights, grads, optim, act_gib, other, offload, logits_gib])
@@ -283,7 +290,7 @@ def _largest_linear(shape: ModelShape) -> float:
 def _gathered_layer_bytes(shape: ModelShape, method: str, layout: Layout) -> float:
     """Bytes of one layer as ZeRO-3/FSDP gathers it (4-bit base weights for QLoRA)."""
     params = shape.layer_params_per_gpu(layout.tp, layout.ep)
-    if method == "qlora":
+    if method in QLORA_METHODS:
         linear = shape.layer_linear_total / layout.tp
         return linear * QLORA_BITS_PER_PARAM / 8 + (params - linear) * WEIGHT_BYTES
     return params * WEIGHT_BYTES
@@ -306,7 +313,7 @@ def _states_group(shape: ModelShape, method: str, layout: Layout, params_stage: 
                   layers_stage: int, d: int) -> tuple[float, float, float, float]:
     t, z = layout.tp, layout.zero
     if method in ADAPTER_METHODS:
-        if method == "qlora":
+        if method in QLORA_METHODS:
             linear = shape.layer_linear_total * layers_stage / t
             base = linear * QLORA_BITS_PER_PARAM / 8 + (params_stage - linear) * WEIGHT_BYTES
         else:
@@ -317,6 +324,8 @@ def _states_group(shape: ModelShape, method: str, layout: Layout, params_stage: 
     else:
         trainable = params_stage
         weights = trainable * WEIGHT_BYTES / (d if z == 3 else 1)
+        # full DPO: a frozen 16-bit reference copy, sharded like the weights (no gradients or states)
+        weights += reference_weight_copies(method) * params_stage * WEIGHT_BYTES / (d if z == 3 else 1)
     state_bytes = OPTIMIZER_STATE_BYTES.get(layout.optimizer, OPTIMIZER_STATE_BYTES["adam"])
     pageable = 0.0
     if layout.optimizer in FUSED_STEP_OPTIMIZERS:

@@ -57,6 +57,7 @@ from planner.estimate.topology import GroupLink, group_link
 from planner.estimate.types import (
     ADAPTER_METHODS,
     FRAMEWORK_ZERO,
+    QLORA_METHODS,
     RECOMPUTE,
     Estimate,
     Layout,
@@ -204,7 +205,7 @@ _SEARCHED_ZERO = {"megatron": (1,), "fsdp": (2, 3), "deepspeed": (1, 2, 3)}
 
 def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int) -> tuple[tuple[str, int], ...]:
     """(framework, ZeRO stage) pairs to try. Megatron has no 4-bit QLoRA path."""
-    fws = (spec.framework,) if spec.framework else (("fsdp",) if method == "qlora" else ("megatron", "fsdp"))
+    fws = (spec.framework,) if spec.framework else (("fsdp",) if method in QLORA_METHODS else ("megatron", "fsdp"))
     options: list[tuple[str, int]] = []
     for fw in fws:
         if spec.zero is not None:
@@ -569,7 +570,7 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
     if spec.cp is not None and (spec.cp < 1 or gpus % (tp * pp * spec.cp)):
         raise ValueError(f"cp: tp x pp x cp = {tp} x {pp} x {spec.cp} does not divide the {gpus} GPUs")
     dp = gpus // (tp * pp * cp)
-    default_fw = "fsdp" if method == "qlora" or (spec.zero or 0) >= 2 else "megatron"
+    default_fw = "fsdp" if method in QLORA_METHODS or (spec.zero or 0) >= 2 else "megatron"
     probe = Layout(tp=tp, pp=pp, dp=dp, cp=cp, framework=spec.framework or default_fw, zero=spec.zero or 0,
                    recompute=spec.recompute or "none",
                    micro_batch=spec.micro_batch or 1, global_batch=dp * (spec.micro_batch or 1),

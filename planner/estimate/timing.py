@@ -2,7 +2,8 @@
 
 Per micro-batch on the slowest pipeline stage (its layers, plus the output layer on the last stage):
     forward FLOPs F = (2 N_linear + 4 s d_q L_stage) / tp x tokens + 2 V h / tp x tokens
-    backward = 2F for full methods; LoRA/QLoRA: 1x for the frozen linear layers, 2x for attention
+    backward = 2F for full methods; LoRA/QLoRA: 1x for the frozen linear layers, 2x for attention;
+    DPO variants add one reference forward F (element-wise traffic +1/3)
     recompute: full adds one forward of the layers; selective the attention core (Megatron) or, for
     FSDP's op-level policy, the non-saved half of the matmuls and the element-wise kernels
 with tokens = micro_batch x seq_len / cp (context parallelism splits the sequence; each token still
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from models.methods import reference_forward_passes
 from planner.estimate.cluster import Cluster
 from planner.estimate.factors import (
     ATTENTION_KERNEL_OF_FRAMEWORK,
@@ -62,7 +64,7 @@ from planner.estimate.factors import (
 from planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
 from planner.estimate.memory import ADAM_8BIT_STATE_BYTES, stage_layers
 from planner.estimate.topology import GroupLink
-from planner.estimate.types import ADAPTER_METHODS, Layout, TimeBreakdown
+from planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout, TimeBreakdown
 
 OPTIMIZER_STEP_BYTES_PER_PARAM = {"adam": 28.0, "adam_8bit": 10.0, "paged_adam_8bit": 10.0,
                                   "adafactor": 14.0, "sgd": 22.0}
@@ -136,12 +138,14 @@ def _stage_compute(shape: ModelShape, method: str, layout: Layout, r: Rates, lay
     attn_fwd = 4.0 * s * shape.q_dim * layers / t * tokens
     head_fwd = 2.0 * shape.vocab * shape.hidden / t * tokens if with_head else 0.0
     lin_bwd_factor = 1.0 if method in ADAPTER_METHODS else 2.0
-    t_lin = (lin_fwd + head_fwd) * (1 + lin_bwd_factor) / r.linear_flops_per_s
-    t_attn = attn_fwd * 3 / r.attention_flops_per_s
+    ref = reference_forward_passes(method)  # DPO: the frozen reference's forward pass
+    t_lin = (lin_fwd + head_fwd) * (1 + lin_bwd_factor + ref) / r.linear_flops_per_s
+    t_attn = attn_fwd * (3 + ref) / r.attention_flops_per_s
     sp_div = t if (layout.sequence_parallel or t == 1) else 1
     fusion = ELEMENTWISE_TRAFFIC_OF_FRAMEWORK.get(layout.framework, 1.0)
     elem_bytes = 2.0 * fusion * layers * tokens * (ELEMENTWISE_PASSES_PER_HIDDEN * shape.hidden / sp_div
                                                    + ELEMENTWISE_PASSES_PER_FFN * shape.ffn_width_active / t)
+    elem_bytes *= 1.0 + ref / 3.0  # the reference forward is a third of forward + backward traffic
     if layout.precision == "fp8":
         ffn_mult = 3.0 if shape.gated else 2.0
         fwd_in = 2.0 * shape.hidden + shape.q_dim + shape.ffn_width_active
@@ -288,7 +292,7 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
         grad_params = shape.adapter_params(layout.lora_rank or 0, layout.lora_targets) / p / t
     else:
         grad_params = stage_params
-    if method == "qlora":
+    if method in QLORA_METHODS:
         linear = shape.layer_linear_total * layers / t
         gather_bytes = linear * QLORA_BITS_PER_PARAM / 8 + (stage_params - linear) * 2.0
     else:
@@ -301,7 +305,8 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     reduce = dp_link.reduce_scatter_s(grad_bytes)
     m = layout.micro_batches
     if zero == 3:
-        per_mb = (_layered_exposed(gather, forward_mb, layers)
+        # a DPO reference forward gathers every layer once more (its own copy or the base)
+        per_mb = ((1 + reference_forward_passes(method)) * _layered_exposed(gather, forward_mb, layers)
                   + _layered_exposed(gather + reduce, backward_mb, layers))
         return m * per_mb
     if zero == 2 and layout.framework == "deepspeed":
@@ -358,8 +363,8 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
     if paged_offload_params > 0:
         pcie = PCIE_GB_PER_S_PER_DIRECTION["pcie"] * 1e9
         other += paged_offload_params * 2 * ADAM_8BIT_STATE_BYTES / pcie
-    if method == "qlora":
-        passes = 3 if layout.recompute == "full" else 2
+    if method in QLORA_METHODS:
+        passes = (3 if layout.recompute == "full" else 2) + reference_forward_passes(method)
         linear = shape.layer_linear_total * layers / t
         other += m * passes * linear * QLORA_DEQUANT_BYTES_PER_PARAM / r.memory_bytes_per_s
 

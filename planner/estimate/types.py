@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
+from models.methods import (  # noqa: F401  (re-exported: the estimator's method vocabulary)
+    ADAPTER_METHODS,
+    DPO_METHODS,
+    FULL_METHODS,
+    METHODS,
+    QLORA_METHODS,
+    Method,
+)
 from planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, band_class, memory_factor
 
 if TYPE_CHECKING:
     from models.model_card import ModelCard
     from planner.estimate.cluster import Cluster
 
-Method = Literal["pretrain", "continued_pretrain", "full_finetune", "lora", "qlora"]
-METHODS: tuple[str, ...] = get_args(Method)
-FULL_METHODS = ("pretrain", "continued_pretrain", "full_finetune")
-ADAPTER_METHODS = ("lora", "qlora")
 RECOMPUTE = ("none", "selective", "full", "offload")
 """Activation policies: keep all, recompute part (see `Layout.framework`), recompute each layer from
 its input, or keep all but in host memory (activation offloading, as torchtune and Megatron offer)."""

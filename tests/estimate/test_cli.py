@@ -64,7 +64,7 @@ def test_layout_that_does_not_fit_is_still_estimated() -> None:
     (["--gpu", "a100-80gb", "--precision", "fp8"], "error: --precision:"),
     (["--tokens", "10Q"], "error: --tokens:"),
     (["--tp", "3"], "error: --tp:"),
-    (["--method", "dpo"], "error: --method:"),
+    (["--method", "ppo"], "error: --method:"),
     (["--lora-rank", "8"], "error: --lora-rank:"),
     (["--platform", "nowhere"], "error: --platform: unknown platform"),
     (["--model", "missing-card.yaml"], "error: --model: no such model-card file"),

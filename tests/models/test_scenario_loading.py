@@ -67,7 +67,7 @@ INVALID = [
     (("jobs", 0, "model"), "llama3-8bb", "jobs[0].model: unknown model 'llama3-8bb'; did you mean 'llama3-8b'"),
     (("owned", 0, "gpu"), "a900", "owned[0].gpu: unknown GPU 'a900'; did you mean"),
     (("jobs", 0, "methd"), "lora", "jobs[0].methd: unknown field"),
-    (("jobs", 0, "method"), "dpo", "jobs[0].method: got 'dpo'"),
+    (("jobs", 0, "method"), "ppo", "jobs[0].method: got 'ppo'"),
     (("jobs", 1, "after"), ["zzz"], "jobs[1].after: unknown job 'zzz'"),
     (("jobs", 1, "id"), "a", "jobs[1].id: duplicate id 'a'"),
     (("jobs", 0, "data", "at"), "nowhere", "jobs[0].data.at: 'nowhere' is not a declared site"),

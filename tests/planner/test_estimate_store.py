@@ -17,6 +17,7 @@ from models.gpu import GPU
 from models.loading import load_scenario
 from models.model_card import ModelCard
 from models.problem import Problem
+from planner import candidates
 from planner.candidates import build_problem
 from planner.estimate import Cluster, LayoutSpec, search, search_layout
 from planner.estimate import store as estimate_store
@@ -40,6 +41,7 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     folder = tmp_path / "cache"
     monkeypatch.setenv(estimate_store.CACHE_ENV, str(folder))
     search._search.cache_clear()
+    candidates._BUILT.clear()  # each build below must go to the estimator, not reuse a built problem
     yield folder
     search._search.cache_clear()
 
@@ -62,6 +64,7 @@ def test_a_second_process_reuses_every_search(cache_dir: Path, monkeypatch: pyte
     computed = calls[0]
     assert computed > 10 and (cache_dir / "estimates.sqlite3").is_file()
     search._search.cache_clear()  # what a new process starts with
+    candidates._BUILT.clear()
     again = build_problem(load_scenario(MEDICAL))
     assert calls[0] == computed, "every search of the second build came from the store"
     def summary(problem: Problem) -> list[tuple[object, ...]]:
@@ -77,6 +80,7 @@ def test_variants_differing_in_budget_or_deadline_share_every_estimate(
     build_problem(load_scenario(write_scenario(base_scenario)))
     computed = calls[0]
     search._search.cache_clear()
+    candidates._BUILT.clear()
     variant = dict(base_scenario, budget="3k", deadline="3d")
     build_problem(load_scenario(write_scenario(variant, "variant.yaml")))
     assert computed > 0 and calls[0] == computed

@@ -64,7 +64,7 @@ def _stopped_early() -> tuple[Problem, SolverSettings, str]:
     for path in (FRONTIER, LAB, *SCENARIOS):
         loaded = load_scenario(path)
         problem = build_problem(loaded)
-        for work in (0.02, 0.05, 0.1, 0.2):
+        for work in (0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.2):
             settings = loaded.scenario.solver.model_copy(update={"work_limit": work, "time_limit_s": 600,
                                                                  "top_k": 1})
             if solve_session(Session(problem, settings, loaded.scenario.objective)).status == "feasible":

@@ -43,8 +43,11 @@ def test_purchase_in_plan_reports_payback_against_cheapest_rental():
     for r in bought:
         econ = problem.resources[r.key].economics
         assert econ is not None
-        saving = (econ.rent_per_gpu_hour - econ.running_per_gpu_hour) * r.gpus - econ.staff_per_hour
-        expected = econ.capex_per_gpu * r.gpus / saving / HOURS_PER_MONTH if saving > 0 else None
+        if econ.rent_per_gpu_hour is None:  # no rental of this GPU to compare with: no payback period
+            expected = None
+        else:
+            saving = (econ.rent_per_gpu_hour - econ.running_per_gpu_hour) * r.gpus - econ.staff_per_hour
+            expected = econ.capex_per_gpu * r.gpus / saving / HOURS_PER_MONTH if saving > 0 else None
         assert r.payback_months == (pytest.approx(expected, abs=0.05) if expected is not None else None)
         users = [j for j in plan.jobs if j.reservation == r.key]
         assert {j.job for j in users} == {"sensitive-sft"}  # the rentable pre-training job rents

@@ -1,0 +1,47 @@
+"""The estimator's prediction for a measured run's own layout (what the run is compared with)."""
+
+from __future__ import annotations
+
+from models.catalog import Catalog
+from models.errors import UnknownIdError
+from planner.calibrate.fit import Observation
+from planner.calibrate.runs import Run, RunError
+from planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
+from planner.estimate.types import METHODS
+
+
+def predict(run: Run, catalog: Catalog) -> Estimate:
+    try:
+        card = catalog.model(run.model)
+        gpu = catalog.gpu(run.gpu)
+    except (UnknownIdError, KeyError) as exc:
+        raise RunError(f"{run.source}: {exc}") from None
+    if run.method not in METHODS:
+        raise RunError(f"{run.source}: method must be one of {', '.join(METHODS)}, got {run.method!r}")
+    try:
+        cluster = Cluster.of(gpu, run.gpus, gpus_per_node=run.gpus_per_node)
+        spec = LayoutSpec(tp=run.tp, pp=run.pp, zero=run.zero, recompute=run.recompute, micro_batch=run.micro_batch,
+                          global_batch=run.global_batch, seq_len=run.seq_len, precision=run.precision,
+                          lora_rank=run.lora_rank or 16, framework=run.framework, cp=run.cp,
+                          virtual_pipeline=run.virtual_pipeline)
+        result = search_layout(card, run.method, cluster, spec)
+    except ValueError as exc:
+        raise RunError(f"{run.source}: the estimator cannot run this layout: {exc}") from None
+    est = result.best or getattr(result, "closest", None)
+    if est is None:
+        raise RunError(f"{run.source}: the estimator finds no layout for this run")
+    if run.dp is not None and est.layout.dp != run.dp:
+        raise RunError(f"{run.source}: layout: dp={run.dp} does not match tp x pp x cp x dp = {run.gpus} GPUs "
+                       f"(the estimator gets dp={est.layout.dp})")
+    return est
+
+
+def observations(run: Run, est: Estimate, gpu_id: str) -> list[Observation]:
+    out = []
+    if run.tokens_per_s:
+        out.append(Observation(run.source, gpu_id, est.layout.framework, run.method, "throughput",
+                               run.tokens_per_s, est.tokens_per_s))
+    if run.peak_memory_gib:
+        out.append(Observation(run.source, gpu_id, est.layout.framework, run.method, "memory",
+                               run.peak_memory_gib, est.memory.total_gib))
+    return out

@@ -1,0 +1,76 @@
+"""A measured run: what was trained on what, with which layout, and what it measured."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from models.errors import InputError
+
+LAYOUT_KEYS = ("tp", "pp", "dp", "cp", "zero", "micro_batch", "global_batch", "virtual_pipeline")
+RECOMPUTE = ("none", "selective", "full", "offload")
+FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
+
+
+class RunError(InputError):
+    """A run file that cannot be read: the message names the file, the field and what is allowed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__([message])
+
+
+@dataclass(frozen=True)
+class Run:
+    source: str  # "runs.csv:3", "out/trainer_state.json", "logs/train.log"
+    model: str
+    method: str
+    gpu: str
+    gpus: int
+    seq_len: int
+    framework: str
+    tp: int | None = None
+    pp: int | None = None
+    dp: int | None = None
+    cp: int | None = None
+    zero: int | None = None
+    micro_batch: int | None = None
+    global_batch: int | None = None
+    virtual_pipeline: int | None = None
+    recompute: str | None = None
+    precision: str = "bf16"
+    lora_rank: int | None = None
+    gpus_per_node: int | None = None
+    tokens_per_s: float | None = None  # whole job, all GPUs
+    peak_memory_gib: float | None = None  # per GPU
+
+    @property
+    def group(self) -> tuple[str, str, str]:
+        return (self.gpu, self.framework, self.method)
+
+
+def parse_layout_text(text: str, where: str) -> dict[str, object]:
+    """'tp=2 pp=1 dp=4 zero=1 mb=2 recompute=selective' (the planner's own layout words) as fields."""
+    out: dict[str, object] = {}
+    alias = {"mb": "micro_batch", "gb": "global_batch", "vpp": "virtual_pipeline"}
+    for word in text.replace(",", " ").split():
+        if "=" not in word:
+            if word in FRAMEWORKS:
+                out["framework"] = word
+                continue
+            raise RunError(f"{where}: layout: {word!r} is not key=value (e.g. tp=2 pp=1 dp=4 zero=1 mb=1)")
+        key, value = word.split("=", 1)
+        key = alias.get(key, key)
+        if key == "recompute":
+            if value not in RECOMPUTE:
+                raise RunError(f"{where}: layout: recompute must be one of {', '.join(RECOMPUTE)}, got {value!r}")
+            out[key] = value
+        elif key == "framework":
+            out[key] = value
+        elif key in LAYOUT_KEYS:
+            try:
+                out[key] = int(value)
+            except ValueError:
+                raise RunError(f"{where}: layout: {key} must be a whole number, got {value!r}") from None
+        else:
+            raise RunError(f"{where}: layout: unknown key {key!r}; allowed: {', '.join(LAYOUT_KEYS)}, recompute, "
+                           "framework (mb, gb, vpp as short forms)")
+    return out

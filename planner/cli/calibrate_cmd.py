@@ -1,0 +1,74 @@
+"""`plan calibrate RUNS... -o calibration.yaml`: efficiency factors from your own measured runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from planner.cli.common import ExitCode, console, fail
+
+
+def calibrate_command(
+    runs: Annotated[list[Path], typer.Argument(help="measured runs: .csv, .jsonl, trainer_state.json, or Megatron-LM "
+                                                   "/ torchtitan logs (each with run.yaml beside it)")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="the calibration overlay to write (.yaml)")],
+    overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (models, GPUs)")] = None,
+) -> None:
+    """Fit throughput and memory factors (measured / predicted) per GPU, framework and method from your runs,
+    with their spread, and write an overlay that `--calibration` (or `calibration:` in a scenario) applies.
+
+    A factor has two parameters (level and spread): a group with fewer than two runs is refused.
+    Exit codes: 0 written, 2 bad input or nothing could be fitted.
+    """
+    from models.catalog import load_catalog
+    from models.errors import InputError
+    from planner.atomic_file import write_atomically
+    from planner.calibrate import Calibration, fit
+    from planner.calibrate.parsers import read_runs
+    from planner.calibrate.predict import observations, predict
+
+    if output.suffix.lower() not in (".yaml", ".yml"):
+        fail(f"{output}: the calibration overlay is YAML; name it .yaml")
+    if not output.parent.resolve().is_dir():
+        fail(f"{output}: folder {output.parent} does not exist")
+    try:
+        catalog = load_catalog((overlay,) if overlay else ())
+        measured = read_runs(runs)
+        obs, records = [], []
+        for run in measured:
+            est = predict(run, catalog)
+            gpu_id = catalog.gpu(run.gpu).id
+            mine = observations(run, est, gpu_id)
+            obs += mine
+            records.append({"source": run.source, "model": run.model, "method": run.method, "gpu": gpu_id,
+                            "gpus": run.gpus, "framework": est.layout.framework, "layout": est.layout.short(),
+                            **{f"{o.metric}_measured": round(o.measured, 3) for o in mine},
+                            **{f"{o.metric}_predicted": round(o.predicted, 3) for o in mine}})
+    except InputError as exc:
+        fail(exc)
+    result = fit(obs)
+    for line in result.refused:
+        console.print(f"refused: {line}")
+    if not result.factors:
+        fail(f"{', '.join(map(str, runs))}: {len(measured)} run(s): too few to fit any factor (each needs at least 2 "
+             "runs: a factor and its spread)")
+    shown: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for factor in result.factors:  # a broader scope over the same runs is the same factor: shown once
+        key = (factor.metric, factor.runs)
+        if key not in shown:
+            shown[key] = []
+            console.print(f"fitted: {factor.describe()}")
+        else:
+            shown[key].append("/".join(factor.scope))
+    for (metric, _), scopes in shown.items():
+        if scopes:
+            console.print(f"  the same {metric} factor covers the broader scopes {', '.join(scopes)}")
+    calibration = Calibration(result.factors, records, result.refused)
+    try:
+        write_atomically(output, calibration.to_yaml())
+    except OSError as exc:
+        fail(f"{output}: cannot write: {exc.strerror or exc}")
+    console.print(f"wrote {output} ({len(measured)} runs)")
+    raise typer.Exit(ExitCode.OK)

@@ -1,0 +1,70 @@
+"""`plan export`: the chosen plan's layout as launch configs for one training stack."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from planner.cli.common import ExitCode, fail
+
+
+class Stack(str, Enum):
+    torchrun_fsdp = "torchrun-fsdp"
+    deepspeed = "deepspeed"
+    megatron = "megatron"
+    torchtitan = "torchtitan"
+    llamafactory = "llamafactory"
+    accelerate = "accelerate"
+
+
+def export_command(
+    file: Annotated[Path, typer.Argument(help="scenario file")],
+    to: Annotated[Stack, typer.Option("--to", help="training stack to write configs for")],
+    out_dir: Annotated[Path, typer.Option("-o", "--out", help="folder to write into")],
+    plan_rank: Annotated[int, typer.Option("--plan", min=1, help="which plan (1 = best)")] = 1,
+    job: Annotated[str | None, typer.Option("--job", help="one job id (default: every job of the plan)")] = None,
+    overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
+    calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan calibrate "
+                                                     "(your measured speed)")] = None,
+) -> None:
+    """Write the plan's layout as launch configs for torchrun-fsdp, deepspeed, megatron, torchtitan,
+    llamafactory or accelerate, with a README.md of the commands in order.
+
+    Exit codes: 0 written, 1 infeasible, 2 bad input or a layout the stack cannot express, 3 no solution.
+    """
+    from models.errors import InputError
+    from models.loading import load_scenario
+    from planner.export import ExportError, build_layout, write_export
+    from planner.solve import solve
+
+    try:
+        from planner.calibrate.use import with_calibration
+
+        loaded = with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
+    except InputError as exc:
+        fail(exc)
+    jobs = {j.id: j for j in loaded.scenario.jobs}
+    if job is not None and job not in jobs:
+        fail(f"--job: unknown job {job!r}; jobs: {', '.join(jobs)}")
+    result = solve(loaded)
+    if not result.plans:
+        typer.echo(f"{file}: no plan to export ({result.status})", err=True)
+        raise typer.Exit(ExitCode.INFEASIBLE if result.status == "infeasible" else ExitCode.NO_SOLUTION)
+    if plan_rank > len(result.plans):
+        fail(f"--plan: {plan_rank} is beyond the {len(result.plans)} plan(s) found")
+    plan = result.plans[plan_rank - 1]
+    chosen = [jp for jp in plan.jobs if job is None or jp.job == job]
+    try:
+        layouts = [build_layout(jp, jobs[jp.job], loaded.models[jp.job]) for jp in chosen]
+        plan_line = (f"Plan {plan.rank} of `{file.name}` ({result.proof()}): {plan.summary()}; total "
+                     f"{plan.total_cost:,.0f} {result.currency}, {plan.makespan_h / 24:,.1f} days.")
+        written = write_export(out_dir, to.value, layouts, plan_line, plan.assumptions)
+    except ExportError as exc:
+        fail(f"--to {to.value}: {exc}")
+    except OSError as exc:
+        fail(f"-o {out_dir}: cannot write: {exc.strerror or exc}")
+    for path in written:
+        typer.echo(str(path))

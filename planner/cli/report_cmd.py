@@ -1,0 +1,71 @@
+"""`plan report`: one self-contained HTML page for a scenario's plan, to send to a PI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from planner.cli.common import ExitCode, fail
+
+if TYPE_CHECKING:
+    from models.loading import LoadedScenario
+    from planner.pareto import ParetoFront
+    from planner.plan import SolveResult
+
+_EXIT = {"optimal": ExitCode.OK, "feasible": ExitCode.OK, "infeasible": ExitCode.INFEASIBLE,
+         "unknown": ExitCode.NO_SOLUTION}
+
+
+def check_report_path(path: Path) -> None:
+    if path.suffix.lower() not in (".html", ".htm"):
+        fail(f"{path}: the report is an HTML page; name it .html")
+    if not path.parent.resolve().is_dir():
+        fail(f"{path}: folder {path.parent} does not exist")
+
+
+def write_report(path: Path, result: SolveResult, loaded: LoadedScenario, front: ParetoFront | None = None) -> None:
+    from planner.atomic_file import write_atomically
+    from planner.report_html import report_html
+
+    try:
+        write_atomically(path, report_html(result, loaded, front))
+    except OSError as exc:
+        fail(f"{path}: cannot write: {exc.strerror or exc}")
+
+
+def report_command(
+    file: Annotated[Path, typer.Argument(help="scenario file")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="the HTML page to write")],
+    pareto: Annotated[bool, typer.Option("--pareto", help="add the cost/time front (a solve per point)")] = False,
+    overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
+    calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan calibrate "
+                                                     "(your measured speed)")] = None,
+) -> None:
+    """Write one self-contained HTML page: the best plan, alternatives, a Gantt chart per platform and pool,
+    cost by job and billing line, memory per GPU against the card, the assumptions (and the Pareto front).
+
+    Exit codes: 0 written, 1 infeasible (the page says why), 2 bad input, 3 no solution in time.
+    """
+    from models.errors import InputError
+    from models.loading import load_scenario
+    from planner.solve import solve
+
+    check_report_path(output)
+    try:
+        from planner.calibrate.use import with_calibration
+
+        loaded = with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
+    except InputError as exc:
+        fail(exc)
+    result = solve(loaded)
+    front = None
+    if pareto and result.plans:
+        from planner.pareto import pareto_front
+        from planner.solve import Session
+
+        front = pareto_front(Session.from_loaded(loaded))
+    write_report(output, result, loaded, front)
+    typer.echo(f"wrote {output}")
+    raise typer.Exit(_EXIT[result.status])

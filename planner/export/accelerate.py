@@ -1,0 +1,130 @@
+"""Hugging Face accelerate config YAML (FSDP2 or DeepSpeed plugin) and torchrun / accelerate launch lines.
+
+Key names: huggingface/accelerate main `16cb6eb` (1.15.0.dev0, latest tag v1.14.0), 2026-07-24:
+`src/accelerate/commands/launch.py`, `src/accelerate/utils/dataclasses.py`, `src/accelerate/parallelism_config.py`,
+`docs/source/usage_guides/fsdp.md`; torchrun flags from PyTorch 2.14.1 `torch/distributed/run.py`; as summarised
+in shared/reference/launch-configs.md sections 5 and 6.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+
+from planner.export.deepspeed import ds_config
+from planner.export.launch import rendezvous, torchrun
+from planner.export.layout import ExportError, ExportLayout
+
+DOC = "accelerate main 16cb6eb (1.15.0.dev0), src/accelerate/commands/launch.py and utils/dataclasses.py, 2026-07-24"
+
+
+def check(layout: ExportLayout, plugin: str) -> None:
+    if layout.pp > 1:
+        raise ExportError(f"{'torchrun-fsdp' if plugin == 'fsdp' else 'accelerate'}: no pipeline parallelism "
+                          f"(the plan uses pp={layout.pp}); try --to megatron or --to torchtitan")
+    if layout.recompute in ("selective", "offload"):
+        raise ExportError(f"accelerate: no {layout.recompute} recompute (fsdp_activation_checkpointing is full "
+                          "per-layer checkpointing on or off)")
+    if plugin == "fsdp" and layout.zero == 0 and (layout.tp > 1 or layout.cp > 1) and layout.dp > 1:
+        raise ExportError("accelerate: tp or cp with replicated (unsharded) data parallelism is refused by "
+                          "parallelism_config; the plan uses ZeRO-0 with dp > 1")
+    if plugin == "deepspeed" and layout.cp > 1:
+        raise ExportError("accelerate: context parallelism (ring attention) needs the FSDP2 plugin, not DeepSpeed")
+
+
+def _plugin(layout: ExportLayout, forced: str | None) -> str:
+    if forced:
+        return forced
+    return "deepspeed" if layout.framework == "deepspeed" else "fsdp"
+
+
+def config(layout: ExportLayout, plugin: str) -> tuple[dict[str, Any], list[str]]:
+    notes: list[str] = []
+    nnodes, rank, _, addr, port = rendezvous(layout)
+    cfg: dict[str, Any] = {"compute_environment": "LOCAL_MACHINE"}
+    simple_ddp = plugin == "fsdp" and layout.zero == 0 and layout.tp == 1 and layout.cp == 1
+    if plugin == "deepspeed":
+        cfg["distributed_type"] = "DEEPSPEED"
+        cfg["deepspeed_config"] = {"deepspeed_config_file": "ds_config.json",
+                                   "deepspeed_multinode_launcher": "standard"}
+    elif simple_ddp:
+        cfg["distributed_type"] = "MULTI_GPU" if layout.world_size > 1 else "NO"
+    else:
+        cfg["distributed_type"] = "FSDP"
+    if plugin != "deepspeed":  # with a DeepSpeed file, precision lives in the JSON
+        cfg["mixed_precision"] = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8"}[layout.precision]
+        if layout.precision == "fp8":
+            cfg["fp8_config"] = {"backend": "TE", "fp8_format": "HYBRID"}
+    cfg.update(num_machines=layout.nodes, num_processes=layout.world_size, machine_rank=0,
+               main_process_ip=addr if layout.nodes > 1 else "127.0.0.1", main_process_port=int(port)
+               if port.isdigit() else 29500, rdzv_backend="static", same_network=True, gpu_ids="all")
+    if cfg["distributed_type"] == "FSDP":
+        if layout.zero == 1:
+            notes.append("ZeRO-1 has no FSDP equivalent: exported as reshard_after_forward false (ZeRO-2-like: "
+                         "gradients sharded too, memory at or below the plan's)")
+        if layout.framework == "deepspeed":
+            notes.append(f"the plan assumed DeepSpeed ZeRO-{layout.zero}; exported as the FSDP2 sharding "
+                         "that matches it")
+        cfg["fsdp_config"] = {"fsdp_version": 2, "fsdp_reshard_after_forward": layout.zero == 3,
+                              "fsdp_auto_wrap_policy": "TRANSFORMER_BASED_WRAP",
+                              "fsdp_state_dict_type": "SHARDED_STATE_DICT", "fsdp_offload_params": False,
+                              "fsdp_activation_checkpointing": layout.recompute == "full",
+                              "fsdp_cpu_ram_efficient_loading": True}
+        shard = layout.dp if layout.zero > 0 else 1
+        replicate = 1 if layout.zero > 0 else layout.dp
+        cfg["parallelism_config"] = {"parallelism_config_dp_replicate_size": replicate,
+                                     "parallelism_config_dp_shard_size": shard,
+                                     "parallelism_config_tp_size": layout.tp,
+                                     "parallelism_config_cp_size": layout.cp}
+    if layout.nodes > 1 or layout.managed:
+        notes.append(f"machine_rank is 0 in the file: each node passes its own with --machine_rank ({rank})")
+    del nnodes
+    return cfg, notes
+
+
+def _script_args(layout: ExportLayout) -> str:
+    """The batch and adapter numbers the training script takes (HF Trainer argument names)."""
+    args = [f"--per_device_train_batch_size {layout.micro_batch}",
+            f"--gradient_accumulation_steps {layout.grad_accum}", f"--max_steps {layout.train_steps}"]
+    if layout.recompute == "full":
+        args.append("--gradient_checkpointing true")
+    return " ".join(args)
+
+
+def render(layout: ExportLayout, forced_plugin: str | None = None) -> tuple[dict[str, str], list[str]]:
+    plugin = _plugin(layout, forced_plugin)
+    check(layout, plugin)
+    cfg, notes = config(layout, plugin)
+    name = "accelerate_config.yaml"
+    files: dict[str, str] = {}
+    if plugin == "deepspeed":
+        files["ds_config.json"] = json.dumps(ds_config(layout), indent=2) + "\n"
+    files[name] = (f"# accelerate config for job {layout.job}. Source: {DOC}.\n"
+                   f"# num_processes counts all machines together ({layout.nodes} x {layout.gpus_per_node}).\n"
+                   + yaml.safe_dump(cfg, sort_keys=False))
+    nnodes, rank, _, addr, port = rendezvous(layout)
+    script_args = _script_args(layout)
+    accel = (f"accelerate launch --config_file {name} --num_machines {nnodes} --machine_rank {rank} "
+             f"--num_processes {layout.world_size} --main_process_ip {addr} --main_process_port {port} "
+             f"train.py {script_args}")
+    if layout.nodes == 1 and not layout.managed:
+        accel = f"accelerate launch --config_file {name} train.py {script_args}"
+    raw = torchrun(layout, f"train.py {script_args}")
+    lines = ["#!/usr/bin/env bash", f"# Launch for job {layout.job}. Sources: {DOC}; torchrun from PyTorch 2.14.1 "
+             "torch/distributed/run.py.", "set -euo pipefail"]
+    if forced_plugin == "fsdp":
+        lines += ["# torchrun: for a script that builds its own FSDP2 mesh (fully_shard with "
+                  f"reshard_after_forward={layout.zero == 3}, dp_shard={layout.dp if layout.zero else 1}, "
+                  f"tp={layout.tp}, cp={layout.cp})", raw,
+                  "# or, for an accelerate script, the same placement through accelerate:", f"# {accel}"]
+    else:
+        lines += [accel, "# the same placement with plain torchrun (script reads the config itself):", f"# {raw}"]
+    files["launch.sh"] = "\n".join(lines) + "\n"
+    if layout.lora_rank:
+        notes.append(f"LoRA is applied by the training script (PEFT LoraConfig r={layout.lora_rank}, "
+                     f"lora_alpha={2 * layout.lora_rank}, target_modules "
+                     f"{'all-linear' if layout.lora_targets == 'all' else 'q_proj,k_proj,v_proj,o_proj'}"
+                     + (", base loaded in 4-bit NF4 via BitsAndBytesConfig)" if layout.quant_bits else ")"))
+    return files, notes

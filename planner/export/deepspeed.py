@@ -1,0 +1,102 @@
+"""DeepSpeed: the JSON config and a `deepspeed` launch line.
+
+Key names: DeepSpeed `docs/_pages/config-json.md`, `deepspeed/runtime/config.py`, `deepspeed/launcher/runner.py`
+(deepspeedai/DeepSpeed main `edaa722`, version.txt 0.19.6, 2026-08-22), as summarised in
+shared/reference/launch-configs.md section 1.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from planner.export.launch import MASTER_PORT, rendezvous
+from planner.export.layout import ExportError, ExportLayout
+
+DOC = "DeepSpeed docs/_pages/config-json.md and deepspeed/launcher/runner.py, main edaa722 (0.19.6), 2026-08-22"
+CLIENT_OPTIMIZERS = {"adam_8bit": "bitsandbytes AdamW8bit", "paged_adam_8bit": "bitsandbytes PagedAdamW8bit",
+                     "adafactor": "transformers Adafactor", "sgd": "torch.optim.SGD"}
+
+
+def ds_config(layout: ExportLayout) -> dict[str, Any]:
+    """The DeepSpeed JSON for this layout (also read by HF Trainer / LLaMA-Factory and accelerate, which pass
+    their own batch keys and must agree with these."""
+    config: dict[str, Any] = {
+        "train_micro_batch_size_per_gpu": layout.micro_batch,
+        "gradient_accumulation_steps": layout.grad_accum,
+    }
+    if layout.tp == 1:
+        # With AutoTP and no mpu DeepSpeed checks the batch against all processes, so the safe export
+        # gives micro-batch and accumulation only and lets it infer the rest (launch-configs.md s.1).
+        config["train_batch_size"] = layout.global_batch
+    if layout.precision == "fp16":
+        config["fp16"] = {"enabled": True, "loss_scale": 0}
+    else:  # bf16, and fp8 runs on a bf16 base (its fp8 matmuls come from model code, not this file)
+        config["bf16"] = {"enabled": True}
+    config["zero_optimization"] = {"stage": layout.zero}
+    if layout.tp > 1:
+        config["tensor_parallel"] = {"autotp_size": layout.tp}
+    if layout.cp > 1:
+        config["sequence_parallel_size"] = layout.cp
+    if layout.recompute == "full":
+        config["activation_checkpointing"] = {"partition_activations": False, "cpu_checkpointing": False,
+                                              "contiguous_memory_optimization": False}
+    if layout.optimizer in CLIENT_OPTIMIZERS and layout.zero > 0:
+        config["zero_allow_untested_optimizer"] = True
+    return config
+
+
+def check(layout: ExportLayout) -> None:
+    """Raise ExportError for what the DeepSpeed engine and JSON cannot express."""
+    if layout.vpp > 1:
+        raise ExportError("deepspeed: the pipeline engine has no interleaved (virtual) pipeline stages; "
+                          f"the plan uses vpp={layout.vpp}")
+    if layout.pp > 1 and layout.zero >= 2:
+        raise ExportError(f"deepspeed: pipeline parallelism (pp={layout.pp}) runs with ZeRO stage 0 or 1 only, "
+                          f"the plan uses ZeRO-{layout.zero}")
+    if layout.recompute in ("selective", "offload"):
+        raise ExportError(f"deepspeed: no {layout.recompute} activation policy in DeepSpeed (its "
+                          "activation_checkpointing block only configures full per-layer checkpointing)")
+    if layout.precision == "fp8":
+        raise ExportError("deepspeed: the DeepSpeed JSON has no fp8 setting (fp8 comes from model code such as "
+                          "Transformer Engine)")
+
+
+def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
+    check(layout)
+    config = ds_config(layout)
+    files = {"ds_config.json": json.dumps(config, indent=2) + "\n"}
+    nnodes, rank, nproc, addr, port = rendezvous(layout)
+    lines = ["#!/usr/bin/env bash", f"# DeepSpeed launch for job {layout.job}. Source: {DOC}.",
+             "set -euo pipefail"]
+    args = "--deepspeed --deepspeed_config ds_config.json"
+    if layout.nodes == 1 and not layout.managed:
+        lines.append(f"deepspeed --num_gpus={layout.gpus_per_node} --master_port={MASTER_PORT} train.py {args}")
+    else:
+        host = "${MASTER_ADDR}" if not layout.managed else addr
+        lines += ["# hostfile: one line per node, `<hostname> slots=<GPUs>`; written here from NODE_LIST/host "
+                  "names you fill in",
+                  f"test -f hostfile || {{ echo 'write hostfile: {layout.nodes} lines <host> "
+                  f"slots={layout.gpus_per_node}'; exit 2; }}",
+                  f"deepspeed --hostfile=hostfile --no_ssh --num_nodes={nnodes} --num_gpus={nproc} "
+                  f"--node_rank={rank} --master_addr={host} --master_port={port} train.py {args}"]
+    files["launch.sh"] = "\n".join(lines) + "\n"
+    notes = [f"DeepSpeed JSON has no comments: its source is {DOC}"]
+    if layout.pp > 1:
+        notes.append(f"pp={layout.pp} is set in model code: PipelineModule(layers=..., num_stages={layout.pp})")
+    if layout.tp > 1:
+        notes.append(f"tp={layout.tp} through AutoTP (tensor_parallel.autotp_size); train_batch_size is left "
+                     "for DeepSpeed to infer, as it checks it against all processes when no mpu is given")
+    if layout.cp > 1:
+        notes.append(f"cp={layout.cp} maps to DeepSpeed Ulysses sequence_parallel_size (all-to-all over heads), "
+                     "not ring attention; the script wires UlyssesSPAttentionHF")
+    if layout.recompute == "full":
+        notes.append("recompute full: the script turns it on (HF: model.gradient_checkpointing_enable())")
+    if layout.optimizer in CLIENT_OPTIMIZERS:
+        notes.append(f"optimizer {layout.optimizer}: pass {CLIENT_OPTIMIZERS[layout.optimizer]} to "
+                     "deepspeed.initialize as a client optimizer")
+    if layout.lora_rank:
+        notes.append(f"LoRA (rank {layout.lora_rank}) is applied by PEFT in train.py; DeepSpeed has no LoRA key")
+    if layout.quant_bits:
+        notes.append("QLoRA: the script loads the base in 4-bit NF4 (bitsandbytes) before deepspeed.initialize")
+    return files, notes

@@ -1,0 +1,166 @@
+"""One planned job's layout as the numbers every launch config needs, with the identities they obey.
+
+Each stack's exporter reads an `ExportLayout`, never the plan directly, so the arithmetic (world size,
+gradient accumulation, nodes and GPUs per node) is done once and checked once:
+
+- tp x pp x cp x dp = world size = nodes x GPUs per node;
+- micro-batch x gradient-accumulation x dp = global batch (sequences).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from models.model_card import ModelCard
+from models.scenario import Job
+from planner.plan import JobPlan
+
+STACKS = ("torchrun-fsdp", "deepspeed", "megatron", "torchtitan", "llamafactory", "accelerate")
+MANAGED_PLATFORMS = ("aliyun-pai", "tencent-ti-one", "huawei-modelarts")
+LORA_ALPHA_RULE = "lora_alpha = 2 x rank (assumed: LLaMA-Factory's default, common in PEFT recipes)"
+
+
+class ExportError(Exception):
+    """The chosen stack cannot express this layout; the message names the missing capability."""
+
+
+@dataclass(frozen=True)
+class ExportLayout:
+    job: str
+    model_id: str
+    hf_name: str  # a Hugging Face style name when the catalog has one, else the catalog id
+    method: str
+    platform: str
+    gpu: str
+    nodes: int
+    gpus_per_node: int
+    tp: int
+    pp: int
+    cp: int
+    dp: int
+    vpp: int
+    zero: int
+    micro_batch: int
+    grad_accum: int
+    global_batch: int
+    seq_len: int
+    precision: str
+    recompute: str
+    framework: str
+    optimizer: str
+    tokens: float
+    layers: int
+    hidden_size: int
+    ffn_hidden_size: int
+    num_heads: int
+    num_kv_heads: int
+    vocab_size: int
+    tied_embeddings: bool
+    ffn_type: str = "swiglu"
+    lora_rank: int | None = None
+    lora_targets: str = "all"
+    quant_bits: int | None = None  # 4 for QLoRA
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def world_size(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+    @property
+    def train_steps(self) -> int:
+        """Optimizer steps to see the job's tokens (rounded up)."""
+        per_step = self.global_batch * self.seq_len
+        return max(1, -(-int(self.tokens) // per_step))
+
+    @property
+    def full_params(self) -> bool:
+        return self.method in ("pretrain", "continued_pretrain", "full_finetune")
+
+    @property
+    def managed(self) -> bool:
+        return self.platform in MANAGED_PLATFORMS
+
+    def identities(self) -> list[str]:
+        """Every identity that fails ('' when all hold)."""
+        problems = []
+        if self.tp * self.pp * self.cp * self.dp != self.world_size:
+            problems.append(f"tp x pp x cp x dp = {self.tp * self.pp * self.cp * self.dp}, "
+                            f"world size {self.world_size}")
+        if self.micro_batch * self.grad_accum * self.dp != self.global_batch:
+            problems.append(f"micro_batch x grad_accum x dp = {self.micro_batch * self.grad_accum * self.dp}, "
+                            f"global batch {self.global_batch}")
+        return problems
+
+    def paragraph(self) -> str:
+        adapter = ""
+        if self.lora_rank:
+            adapter = f", LoRA rank {self.lora_rank} on {self.lora_targets} linear layers"
+            if self.quant_bits:
+                adapter += f" over a {self.quant_bits}-bit (NF4) base"
+        return (f"Job `{self.job}`: {self.method} of {self.hf_name} on {self.world_size}x {self.gpu} "
+                f"({self.nodes} node(s) x {self.gpus_per_node} GPUs) on {self.platform}; "
+                f"tp={self.tp} pp={self.pp} cp={self.cp} dp={self.dp} vpp={self.vpp}, ZeRO stage {self.zero} "
+                f"({self.framework} execution model), micro-batch {self.micro_batch} x gradient accumulation "
+                f"{self.grad_accum} x dp {self.dp} = global batch {self.global_batch} sequences of "
+                f"{self.seq_len} tokens, {self.precision}, recompute {self.recompute}, optimizer "
+                f"{self.optimizer}{adapter}; about {self.train_steps} optimizer steps for "
+                f"{self.tokens:,.0f} tokens.")
+
+
+def _hf_name(card: ModelCard) -> str:
+    for name in card.aliases:
+        if "/" in name:
+            return name
+    return card.id
+
+
+def _divisor_at_most(n: int, cap: int) -> int:
+    return max(d for d in range(1, min(n, cap) + 1) if n % d == 0)
+
+
+def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
+    """The export numbers of one planned job. Raises ExportError when the plan's numbers do not close."""
+    lay: dict[str, Any] = dict(job_plan.detail.get("layout", {}))
+    notes: list[str] = []
+    nodes = max(1, job_plan.nodes)
+    if job_plan.gpus % nodes:
+        raise ExportError(f"{job_plan.gpus} GPUs do not split evenly over {nodes} nodes; "
+                          "torchrun needs the same processes on every node")
+    gpus_per_node = job_plan.gpus // nodes
+    dp = job_plan.dp
+    global_batch = int(lay.get("global_batch") or job.global_batch or dp * job_plan.micro_batch)
+    if global_batch % dp:
+        raise ExportError(f"global batch {global_batch} is not a multiple of dp = {dp}")
+    replica = global_batch // dp
+    micro = job_plan.micro_batch
+    if replica % micro:
+        fitted = _divisor_at_most(replica, micro)
+        notes.append(f"micro-batch {micro} does not divide the {replica} sequences per data-parallel "
+                     f"replica, which every stack here requires; exported as {fitted} (the largest divisor "
+                     "below it: memory per GPU at or below the plan's)")
+        micro = fitted
+    quant_bits = 4 if job.method == "qlora" else None
+    lora_rank = job.lora_rank if job.method in ("lora", "qlora") else None
+    if job.method in ("lora", "qlora") and lora_rank is None:
+        lora_rank = 16
+        notes.append("lora_rank not set in the scenario; exported as 16 (assumed: the planner's estimate default)")
+    if lora_rank:
+        notes.append(LORA_ALPHA_RULE)
+    layout = ExportLayout(
+        job=job_plan.job, model_id=card.id, hf_name=_hf_name(card), method=job.method,
+        platform=job_plan.platform, gpu=job_plan.gpu, nodes=nodes, gpus_per_node=gpus_per_node,
+        tp=job_plan.tp, pp=job_plan.pp, cp=job_plan.cp, dp=dp, vpp=job_plan.virtual_pipeline,
+        zero=job_plan.zero, micro_batch=micro, grad_accum=replica // micro, global_batch=global_batch,
+        seq_len=int(lay.get("seq_len") or job.seq_len), precision=str(lay.get("precision") or job.precision),
+        recompute=job_plan.recompute, framework=job_plan.framework or str(lay.get("framework", "deepspeed")),
+        optimizer=str(lay.get("optimizer", "adam")), tokens=float(job.tokens), layers=card.layers,
+        hidden_size=card.hidden_size, ffn_hidden_size=card.ffn_hidden_size, num_heads=card.num_heads,
+        num_kv_heads=card.num_kv_heads, vocab_size=card.vocab_size, tied_embeddings=card.tied_embeddings,
+        ffn_type=card.ffn_type,
+        lora_rank=lora_rank, lora_targets=str(lay.get("lora_targets", "all")), quant_bits=quant_bits,
+        notes=tuple(notes))
+    problems = layout.identities()
+    if problems:
+        raise ExportError("the plan's layout does not close: " + "; ".join(problems))
+    return layout

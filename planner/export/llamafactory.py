@@ -1,0 +1,132 @@
+"""LLaMA-Factory: a training YAML for `llamafactory-cli train`, with its DeepSpeed JSON where multi-GPU.
+
+Key names: hiyouga/LLaMA-Factory main `ff6d4d1` (0.9.6.dev0, latest tag v0.9.5), 2026-08-18:
+`src/llamafactory/hparams/*.py`, `examples/train_lora/qwen3_lora_sft.yaml`, `examples/train_qlora/`,
+`src/llamafactory/launcher.py`; as summarised in shared/reference/launch-configs.md section 4.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+
+from planner.export.deepspeed import ds_config
+from planner.export.launch import rendezvous
+from planner.export.layout import ExportError, ExportLayout
+
+DOC = "LLaMA-Factory main ff6d4d1 (0.9.6.dev0), src/llamafactory/hparams, 2026-08-18"
+_OPTIM = {"adam": "adamw_torch", "adam_8bit": "adamw_8bit", "paged_adam_8bit": "paged_adamw_8bit",
+          "adafactor": "adafactor", "sgd": "sgd"}
+_STAGE = {"pretrain": "pt", "continued_pretrain": "pt", "full_finetune": "sft", "lora": "sft", "qlora": "sft"}
+# Chat templates LLaMA-Factory names (src/llamafactory/data/template.py) for families the catalog carries;
+# others get `default` and a comment to change it.
+_TEMPLATES = (("qwen3", "qwen3_nothink"), ("qwen", "qwen"), ("llama-3", "llama3"), ("llama3", "llama3"))
+
+
+def _template(model_id: str) -> str:
+    for prefix, name in _TEMPLATES:
+        if model_id.lower().startswith(prefix):
+            return name
+    return "default"
+
+
+def uses_bridge(layout: ExportLayout) -> bool:
+    """Pipeline or context parallelism needs LLaMA-Factory's Megatron-Bridge backend."""
+    return layout.pp > 1 or layout.cp > 1
+
+
+def check(layout: ExportLayout) -> None:
+    if layout.recompute in ("selective", "offload") and not uses_bridge(layout):
+        raise ExportError(f"llamafactory: no {layout.recompute} recompute on the Hugging Face path "
+                          "(only full per-layer gradient checkpointing on or off)")
+    if uses_bridge(layout):
+        if layout.quant_bits:
+            raise ExportError("llamafactory: QLoRA with pipeline or context parallelism needs the Megatron-Bridge "
+                              "backend, which has no quantization")
+        if layout.zero > 1:
+            raise ExportError(f"llamafactory: the Megatron-Bridge backend (needed for pp/cp) shards optimizer "
+                              f"state only (ZeRO-1), the plan uses ZeRO-{layout.zero}")
+        if layout.recompute == "offload":
+            raise ExportError("llamafactory: no activation offloading in the Megatron-Bridge backend")
+    if layout.quant_bits and layout.tp > 1:
+        raise ExportError("llamafactory: QLoRA with tensor parallelism is not supported (AutoTP over a 4-bit base)")
+    if layout.quant_bits and layout.precision == "fp8":
+        raise ExportError("llamafactory: fp8 is refused with quantization_bit")
+
+
+def training_yaml(layout: ExportLayout, ds_file: str | None) -> dict[str, Any]:
+    cfg: dict[str, Any] = {"model_name_or_path": layout.hf_name}
+    if layout.quant_bits:
+        cfg.update(quantization_bit=layout.quant_bits, quantization_method="bnb", quantization_type="nf4",
+                   double_quantization=True)
+    cfg.update(stage=_STAGE[layout.method], do_train=True,
+               finetuning_type="lora" if layout.lora_rank else "full")
+    if layout.lora_rank:
+        cfg.update(lora_rank=layout.lora_rank, lora_alpha=2 * layout.lora_rank,
+                   lora_target="all" if layout.lora_targets == "all" else "q_proj,k_proj,v_proj,o_proj")
+    if ds_file:
+        cfg["deepspeed"] = ds_file
+    cfg.update(dataset="your_dataset", cutoff_len=layout.seq_len,
+               per_device_train_batch_size=layout.micro_batch,
+               gradient_accumulation_steps=layout.grad_accum, max_steps=layout.train_steps,
+               optim=_OPTIM[layout.optimizer], output_dir=f"saves/{layout.job}")
+    if _STAGE[layout.method] == "sft":
+        cfg["template"] = _template(layout.model_id)
+    if layout.precision == "fp16":
+        cfg["fp16"] = True
+    else:
+        cfg["bf16"] = True
+    if layout.precision == "fp8":
+        cfg["fp8"] = True
+    if uses_bridge(layout):
+        cfg.update(tensor_model_parallel_size=layout.tp, pipeline_model_parallel_size=layout.pp,
+                   context_parallel_size=layout.cp, sequence_parallel=layout.tp > 1,
+                   use_distributed_optimizer=layout.zero == 1)
+        if layout.vpp > 1:
+            cfg["virtual_pipeline_model_parallel_size"] = layout.vpp
+        if layout.recompute in ("selective", "full"):
+            cfg["recompute_granularity"] = layout.recompute
+        if layout.recompute == "full":
+            cfg.update(recompute_method="uniform", recompute_num_layers=1)
+    else:
+        cfg["disable_gradient_checkpointing"] = layout.recompute == "none"
+    return cfg
+
+
+def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
+    check(layout)
+    notes: list[str] = []
+    files: dict[str, str] = {}
+    ds_file = None
+    if not uses_bridge(layout) and layout.world_size > 1 and (layout.zero > 0 or layout.tp > 1):
+        ds_file = "ds_config.json"
+        files[ds_file] = json.dumps(ds_config(layout), indent=2) + "\n"
+        if layout.framework == "fsdp":
+            notes.append(f"the plan assumed FSDP; LLaMA-Factory's documented multi-GPU path is DeepSpeed, exported "
+                         f"as the same sharding (ZeRO-{layout.zero})")
+        if layout.tp > 1:
+            notes.append(f"tp={layout.tp} goes through DeepSpeed AutoTP (tensor_parallel.autotp_size); "
+                         "DeepSpeed's docs disagree on AutoTP with ZeRO-3 (config page: 0-3, tutorial: 0-2)")
+    cfg = training_yaml(layout, ds_file)
+    if cfg.get("template") == "default":
+        notes.append(f"template: no LLaMA-Factory chat template is mapped for {layout.model_id} here; `default` "
+                     "is written: set your model's template (src/llamafactory/data/template.py)")
+    header = [f"# LLaMA-Factory training config for {layout.job}. Source: {DOC}.",
+              "# Set `dataset` to your entry in data/dataset_info.json."]
+    files["train.yaml"] = "\n".join(header) + "\n" + yaml.safe_dump(cfg, sort_keys=False)
+    nnodes, rank, nproc, addr, port = rendezvous(layout)
+    env = []
+    if uses_bridge(layout):
+        env.append("USE_MEGATRON_BRIDGE=1")
+    if layout.world_size > 1 or ds_file:
+        env.append("FORCE_TORCHRUN=1")
+    if layout.nodes > 1 or layout.managed:
+        env += [f"NNODES={nnodes}", f"NODE_RANK={rank}", f"NPROC_PER_NODE={nproc}", f"MASTER_ADDR={addr}",
+                f"MASTER_PORT={port}"]
+    script = ["#!/usr/bin/env bash", f"# LLaMA-Factory launch for job {layout.job}. Source: {DOC}, "
+              "src/llamafactory/launcher.py.", "set -euo pipefail",
+              " ".join([*env, "llamafactory-cli train train.yaml"])]
+    files["launch.sh"] = "\n".join(script) + "\n"
+    return files, notes

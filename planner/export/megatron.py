@@ -1,0 +1,114 @@
+"""Megatron-LM / Megatron-Core: the `pretrain_gpt.py` argument list as a shell script.
+
+Flag names: argparse parser built from `megatron/training/arguments.py` (+ TransformerConfig,
+ModelParallelConfig), NVIDIA/Megatron-LM main `d98e8a6` (after core_v0.19.0), 2026-08-22, as summarised in
+shared/reference/launch-configs.md section 2.
+"""
+
+from __future__ import annotations
+
+from planner.export.launch import torchrun
+from planner.export.layout import ExportError, ExportLayout
+
+DOC = "Megatron-LM megatron/training/arguments.py, main d98e8a6 (after core_v0.19.0), 2026-08-22"
+_SHARDING = {2: "optim_grads", 3: "optim_grads_params"}
+
+
+def check(layout: ExportLayout) -> None:
+    if layout.method in ("lora", "qlora"):
+        raise ExportError(f"megatron: pretrain_gpt.py has no LoRA/QLoRA ({layout.method}); PEFT lives in "
+                          "Megatron-Bridge/NeMo (try --to llamafactory)")
+    if layout.recompute == "offload":
+        raise ExportError("megatron: activation offloading without recompute has no flag this exporter can map "
+                          "one-to-one (--cpu-offloading-num-layers offloads whole layers)")
+    if layout.optimizer != "adam":
+        raise ExportError(f"megatron: optimizer {layout.optimizer} is not a Megatron optimizer (adam, sgd, muon, "
+                          "...; 8-bit states only via --use-precision-aware-optimizer)")
+    if layout.layers % layout.pp and uneven_stages(layout) is None:
+        raise ExportError(f"megatron: {layout.layers} layers do not split over pp={layout.pp} stages, evenly or "
+                          "with shorter first and last stages")
+    if layout.vpp > 1 and layout.layers % layout.pp:
+        raise ExportError(f"megatron: {layout.layers} layers do not split evenly over pp={layout.pp} stages for "
+                          f"vpp={layout.vpp} interleaving")
+    if layout.vpp > 1:
+        if (layout.layers // layout.pp) % layout.vpp:
+            raise ExportError(f"megatron: {layout.layers // layout.pp} layers per stage do not split into "
+                              f"vpp={layout.vpp} chunks")
+        if layout.grad_accum < layout.pp or layout.grad_accum % layout.pp:
+            raise ExportError(f"megatron: the interleaved schedule needs the micro-batches per step "
+                              f"({layout.grad_accum}) to be a multiple of pp={layout.pp}")
+    if layout.cp > 1 and layout.seq_len % (2 * layout.cp):
+        raise ExportError(f"megatron: sequence length {layout.seq_len} is not a multiple of 2 x cp")
+
+
+def uneven_stages(layout: ExportLayout) -> tuple[int, int] | None:
+    """(first, last) stage layers when pp does not divide the layers: the middle stages hold ceil(L/pp)
+    (the planner's memory estimate), the first and last split the rest, each at most that."""
+    per = -(-layout.layers // layout.pp)
+    if layout.pp < 3:
+        rest = layout.layers - per * (layout.pp - 1)
+        return (rest, per) if rest >= 1 else None
+    rest = layout.layers - per * (layout.pp - 2)
+    first = rest // 2
+    return (first, rest - first) if first >= 1 else None
+
+
+def arguments(layout: ExportLayout) -> list[str]:
+    """pretrain_gpt.py flags, one item per line (flag and its value)."""
+    args = [f"--num-layers {layout.layers}", f"--hidden-size {layout.hidden_size}",
+            f"--ffn-hidden-size {layout.ffn_hidden_size}", f"--num-attention-heads {layout.num_heads}"]
+    if layout.num_kv_heads != layout.num_heads:
+        args.append(f"--group-query-attention --num-query-groups {layout.num_kv_heads}")
+    if layout.ffn_type == "swiglu":
+        args.append("--swiglu")
+    if not layout.tied_embeddings:
+        args.append("--untie-embeddings-and-output-weights")
+    args += [f"--seq-length {layout.seq_len}", f"--max-position-embeddings {layout.seq_len}",
+             f"--tensor-model-parallel-size {layout.tp}"]
+    if layout.tp > 1:
+        args.append("--sequence-parallel")
+    args.append(f"--pipeline-model-parallel-size {layout.pp}")
+    if layout.layers % layout.pp:
+        first, last = uneven_stages(layout) or (0, 0)
+        args.append(f"--decoder-first-pipeline-num-layers {first} --decoder-last-pipeline-num-layers {last}")
+    if layout.vpp > 1:
+        args.append(f"--num-virtual-stages-per-pipeline-rank {layout.vpp}")
+    args.append(f"--context-parallel-size {layout.cp}")
+    args += [f"--micro-batch-size {layout.micro_batch}", f"--global-batch-size {layout.global_batch}"]
+    if layout.zero == 1:
+        args.append("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")
+    elif layout.zero in _SHARDING:
+        args.append(f"--use-megatron-fsdp --data-parallel-sharding-strategy {_SHARDING[layout.zero]}")
+    if layout.recompute == "selective":
+        args.append("--recompute-granularity selective")
+    elif layout.recompute == "full":
+        args.append("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1")
+    if layout.precision == "fp16":
+        args.append("--fp16")
+    else:
+        args.append("--bf16")
+    if layout.precision == "fp8":
+        args.append("--fp8-format hybrid --fp8-recipe delayed")
+    args += ["--optimizer adam", f"--train-iters {layout.train_steps}",
+             "--data-path $DATA_PATH", "--tokenizer-type HuggingFaceTokenizer",
+             f"--tokenizer-model {layout.hf_name}", "--save $CKPT_DIR", "--load $CKPT_DIR"]
+    return args
+
+
+def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
+    check(layout)
+    args = arguments(layout)
+    body = " \\\n  ".join(args)
+    lines = ["#!/usr/bin/env bash", f"# Megatron-LM launch for job {layout.job}. Source: {DOC}.",
+             "# Set LR, schedule and data to your recipe: the planner chooses the layout, not the learning rate.",
+             "# Architecture flags the catalog does not record (normalization, position embedding, biases)",
+             "# must be added for your model.",
+             "set -euo pipefail", ": \"${DATA_PATH:?set DATA_PATH to your Megatron data prefix}\"",
+             ": \"${CKPT_DIR:?set CKPT_DIR}\""]
+    if layout.zero < 2:  # Megatron-FSDP must not run with one connection (launch-configs.md s.2)
+        lines.append("export CUDA_DEVICE_MAX_CONNECTIONS=1")
+    lines.append(torchrun(layout, "pretrain_gpt.py \\\n  " + body))
+    notes = []
+    if layout.zero >= 2:
+        notes.append(f"ZeRO-{layout.zero} maps to Megatron-FSDP ({_SHARDING[layout.zero]})")
+    return {"train.sh": "\n".join(lines) + "\n"}, notes

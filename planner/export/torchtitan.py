@@ -1,0 +1,113 @@
+"""torchtitan: a TOML job config (the TOML era, v0.2.2) and its torchrun line.
+
+Key names: torchtitan v0.2.2 (2026-02-20) `torchtitan/config/job_config.py`, `run_train.sh`,
+`multinode_trainer.slurm`, as summarised in shared/reference/launch-configs.md section 3. torchtitan main after
+2026-02-23 configures jobs in Python instead; this file is for v0.2.2.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planner.export.launch import torchrun
+from planner.export.layout import ExportError, ExportLayout
+
+DOC = "torchtitan v0.2.2 (2026-02-20) torchtitan/config/job_config.py"
+EDGE_LAYERS = 2  # embedding and output count as one layer each (first/last_stage_less_layers default 1)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def dump_toml(sections: dict[str, dict[str, Any]], header: list[str]) -> str:
+    out = [f"# {line}" for line in header]
+    for name, table in sections.items():
+        out += ["", f"[{name}]"] + [f"{key} = {_toml_value(value)}" for key, value in table.items()]
+    return "\n".join(out) + "\n"
+
+
+def layers_per_stage(layers: int, stages: int) -> int | None:
+    """A layers-per-stage value giving exactly `stages` virtual stages, the embedding and output counted."""
+    total = layers + EDGE_LAYERS
+    for per in range(1, total + 1):
+        if -(-total // per) == stages:
+            return per
+    return None
+
+
+def check(layout: ExportLayout) -> None:
+    if layout.method in ("lora", "qlora"):
+        raise ExportError(f"torchtitan: v0.2.2 has no LoRA/QLoRA ({layout.method}); try --to llamafactory")
+    if layout.recompute == "offload":
+        raise ExportError("torchtitan: no activation offloading (enable_cpu_offload moves parameters, "
+                          "gradients and optimizer state, not activations)")
+    if layout.precision == "fp16":
+        raise ExportError("torchtitan: mixed_precision_param takes bfloat16 or float32, not fp16")
+    if layout.optimizer not in ("adam",):
+        raise ExportError(f"torchtitan: optimizer {layout.optimizer} is not available (AdamW or Adam only)")
+    if layout.pp > 1 and layers_per_stage(layout.layers, layout.pp * layout.vpp) is None:
+        raise ExportError(f"torchtitan: no layers-per-stage value splits {layout.layers} layers into "
+                          f"{layout.pp * layout.vpp} stages")
+
+
+def sections(layout: ExportLayout) -> dict[str, dict[str, Any]]:
+    training: dict[str, Any] = {}
+    parallel: dict[str, Any] = {}
+    if layout.pp > 1:
+        # local_batch_size is per DP rank per accumulation step and is split into PP micro-batches.
+        training["local_batch_size"] = layout.micro_batch * layout.grad_accum
+        parallel["pipeline_parallel_microbatch_size"] = layout.micro_batch
+    else:
+        training["local_batch_size"] = layout.micro_batch
+    training["global_batch_size"] = layout.global_batch
+    training["seq_len"] = layout.seq_len
+    training["mixed_precision_param"] = "bfloat16"
+    training["mixed_precision_reduce"] = "float32"
+    training["steps"] = layout.train_steps
+    if layout.zero == 0:
+        parallel["data_parallel_replicate_degree"] = layout.dp
+        parallel["data_parallel_shard_degree"] = 1
+    else:
+        parallel["data_parallel_replicate_degree"] = 1
+        parallel["data_parallel_shard_degree"] = layout.dp
+        parallel["fsdp_reshard_after_forward"] = "always" if layout.zero == 3 else "never"
+    parallel["tensor_parallel_degree"] = layout.tp
+    parallel["context_parallel_degree"] = layout.cp
+    parallel["pipeline_parallel_degree"] = layout.pp
+    if layout.pp > 1:
+        parallel["pipeline_parallel_schedule"] = "Interleaved1F1B" if layout.vpp > 1 else "1F1B"
+        parallel["pipeline_parallel_layers_per_stage"] = layers_per_stage(layout.layers, layout.pp * layout.vpp)
+    checkpoint: dict[str, Any] = {"mode": layout.recompute}
+    if layout.recompute == "selective":
+        checkpoint["selective_ac_option"] = "op"
+    model: dict[str, Any] = {"name": layout.model_id, "hf_assets_path": f"./assets/hf/{layout.hf_name}"}
+    out: dict[str, dict[str, Any]] = {"job": {"description": f"{layout.job} ({layout.method})"}, "model": model,
+                                      "training": training, "parallelism": parallel,
+                                      "activation_checkpoint": checkpoint, "optimizer": {"name": "AdamW"}}
+    if layout.precision == "fp8":
+        model["converters"] = ["quantize.linear.float8"]
+        out["quantize.linear.float8"] = {"recipe_name": "tensorwise"}
+    return out
+
+
+def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
+    check(layout)
+    notes = []
+    if layout.zero == 1:
+        notes.append("ZeRO-1 has no FSDP equivalent: exported as FSDP with reshard_after_forward never "
+                     "(ZeRO-2-like: gradients sharded too, memory at or below the plan's)")
+    header = [f"torchtitan job config for {layout.job}. Source: {DOC}.",
+              "model.name must be the torchtitan registry name of this architecture in your checkout.",
+              *notes]
+    toml = dump_toml(sections(layout), header)
+    script = ["#!/usr/bin/env bash", f"# torchtitan launch for job {layout.job}. Source: {DOC}, run_train.sh "
+              "and multinode_trainer.slurm.", "set -euo pipefail",
+              torchrun(layout, "-m torchtitan.train --job.config_file ./job.toml")]
+    return {"job.toml": toml, "launch.sh": "\n".join(script) + "\n"}, notes

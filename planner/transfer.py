@@ -1,0 +1,126 @@
+"""Moving data in and results out: the hours and the egress fees a job pays where they cross a boundary.
+
+In: the job's training data (`data.size`) travels from the site where it lives (`data.at`) to the
+placement over the best link its sensitivity allows (constraints.sensitivity), at that link's
+bottleneck bandwidth. Inbound traffic is free on every platform in the catalog's sources, so data in
+costs time, not a fee; the GPUs are held (and billed) while it arrives.
+
+Out: the trained result comes home. Home is the data's site (`data.at`), else the scenario's first
+site; a scenario without sites keeps its results where they were trained. The result is the trained
+model in 16-bit (2 bytes per parameter) for full training (pretrain, continued_pretrain,
+full_finetune, sft, dpo), or the adapters in 16-bit for LoRA/QLoRA (and their DPO forms); optimizer
+states and intermediate checkpoints stay on the platform. Where the placement is not at home, the
+result crosses the link back (the same rules as the data: sensitive results use the same allowed
+links) and pays the platform's egress price per GB (`egress` in the catalog, converted with the
+catalog's dated exchange rate), which is what clouds charge for internet outbound traffic. A result
+that can come home over a private line (a declared `private_line` link) takes that line and pays no
+per-GB fee: a private line is billed for the line, not the traffic. The result leaves from the
+platform's storage after the GPUs are released, so its hours count toward when the job is done (its
+duration, deadlines, what follows it) but are not billed as GPU time. Owned hardware at another site
+pays no fee; a platform with no egress figure in the catalog is not charged, and the plan says so.
+
+GB are 10^9 bytes; link speeds are gigabits per second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import networkx as nx
+
+from constraints import sensitivity
+from models.methods import ADAPTER_METHODS
+from models.model_card import ModelCard
+from models.platform import Platform
+from models.problem import Placement
+from models.scenario import Job, Scenario
+from planner.estimate.flops import shape_of
+
+RESULT_BYTES_PER_PARAM = 2.0
+"""The trained model (or adapters) saved in bf16/fp16, as Hugging Face safetensors exports are."""
+
+
+@dataclass(frozen=True)
+class JobTransfer:
+    in_h: float = 0.0
+    out_h: float = 0.0
+    out_gb: float = 0.0
+    egress_cost: float = 0.0  # in the scenario's currency
+    home: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def hours(self) -> float:
+        return self.in_h + self.out_h
+
+    def detail(self) -> dict[str, object]:
+        return {"transfer_in_h": self.in_h, "transfer_out_h": self.out_h, "result_gb": self.out_gb,
+                "egress_cost": self.egress_cost, "result_home": self.home}
+
+
+def result_size_gb(card: ModelCard, job: Job) -> float:
+    """GB of the trained result: the whole model for full methods, the adapters for LoRA methods."""
+    if job.method in ADAPTER_METHODS:
+        params = shape_of(card).adapter_params(job.lora_rank or 16, "all")
+    else:
+        params = card.params
+    return params * RESULT_BYTES_PER_PARAM / 1e9
+
+
+def home_site(scenario: Scenario, job: Job) -> str | None:
+    return job.data.at or (scenario.sites[0].id if scenario.sites else None)
+
+
+def job_transfer(scenario: Scenario, job: Job, place: Placement, graph: nx.Graph, card: ModelCard,
+                 platform: Platform | None, money: Callable[[float, str], float]) -> JobTransfer:
+    """Hours in and out, and the egress fee, for one job on one placement (module docstring)."""
+    in_h, in_note = sensitivity.transfer_hours(scenario, job, place, graph)
+    notes = [in_note] if in_note else []
+    home = home_site(scenario, job)
+    owned = place.kind in ("owned", "purchase")
+    where = place.site if owned and place.site else place.platform
+    if home is None or where == home:
+        return JobTransfer(in_h=in_h, home=home, notes=tuple(notes))
+    allowed = sensitivity.RULES[job.data.sensitivity].links
+    private = sensitivity.transfer(graph, where, home, ("private_line",)) if "private_line" in allowed else None
+    found = private or sensitivity.transfer(graph, where, home, allowed)
+    out_gb = result_size_gb(card, job)
+    out_h = 0.0
+    if found is not None and found[0] != float("inf"):
+        out_h = out_gb * 8 / found[0] / 3600
+        if found[1] and not in_note:
+            notes.append(f"{job.id}: the result moves {where} -> {home} over an assumed {found[0]:g} Gb/s "
+                         "internet link")
+    fee = 0.0
+    if private is not None:
+        notes.append(f"{job.id}: the result comes home over the private line {where} -> {home}: no per-GB "
+                     "egress (a private line is paid for by the line, not by the traffic)")
+    elif not owned and platform is not None:
+        if platform.egress is None:
+            notes.append(f"{job.id}: {platform.id} publishes no egress price in the catalog; bringing the "
+                         f"{out_gb:,.1f} GB result home is not charged in this plan")
+        else:
+            egress = platform.egress
+            fee = money(egress.price_per_gb, egress.currency) * out_gb
+            if egress.assumed:
+                notes.append(f"{job.id}: egress {egress.price_per_gb:g} {egress.currency}/GB on {platform.id} "
+                             f"({egress.assumption})")
+    return JobTransfer(in_h=in_h, out_h=out_h, out_gb=out_gb, egress_cost=fee, home=home, notes=tuple(notes))
+
+
+def transfer_line(detail: dict[str, object], job: str, platform: str, currency: str) -> str | None:
+    """The plan's line on moving data in and the result out, or None when nothing moves."""
+    in_h = float(detail.get("transfer_in_h", 0.0) or 0.0)  # type: ignore[arg-type]
+    out_h = float(detail.get("transfer_out_h", 0.0) or 0.0)  # type: ignore[arg-type]
+    gb = float(detail.get("result_gb", 0.0) or 0.0)  # type: ignore[arg-type]
+    fee = float(detail.get("egress_cost", 0.0) or 0.0)  # type: ignore[arg-type]
+    home = detail.get("result_home")
+    if in_h <= 0 and gb <= 0:
+        return None
+    parts = []
+    if in_h > 0:
+        parts.append(f"data in {in_h:,.2f} h")
+    if gb > 0:
+        parts.append(f"result ({gb:,.1f} GB) {platform} -> {home} {out_h:,.2f} h, egress {fee:,.0f} {currency}")
+    return f"transfer for {job}: " + "; ".join(parts) + " (in the job's hours and cost)"
