@@ -218,6 +218,15 @@ def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int) -> tuple[tuple[
     return tuple(options)
 
 
+def _stack_runs(method: str, spec: LayoutSpec, framework: str, pp: int) -> bool:
+    """Whether a searched (framework, pp) is one some stack runs: the PyTorch stacks that train LoRA and
+    QLoRA (torchtune, PEFT with accelerate, LLaMA-Factory's FSDP path) have no pipeline parallelism, and
+    torchtitan, which pipelines, has no adapters; Megatron-Bridge/NeMo pipeline LoRA (framework
+    megatron). A framework or pp the user fixed is kept."""
+    return not (method in ADAPTER_METHODS and framework == "fsdp" and pp > 1
+                and spec.framework is None and spec.pp is None)
+
+
 def _recomputes(spec: LayoutSpec, framework: str) -> tuple[str, ...]:
     if spec.recompute:
         return (spec.recompute,)
@@ -274,6 +283,9 @@ def _searched(key: _Key) -> SearchResult:
     for index, pair in enumerate(pairs):
         replica = pair.gb // pair.dp
         for ep, fw, zero in ((e, f, z) for e in pair.expert_parallel for f, z in pair.options):
+            if not _stack_runs(method, spec, fw, pair.pp):
+                reasons["no FSDP-family stack pipelines LoRA/QLoRA"] += 1
+                continue
             for rc in _recomputes(spec, fw):
                 work_s = pair.stage_s[fw] + pair.recompute_s[(rc, fw)]
                 if ep > 1:  # all-to-all seconds per step do not depend on the micro-batch size

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from models.model_card import ModelCard
-from planner.estimate import Layout
+from planner.estimate import Cluster, Layout, LayoutSpec, search_layout
 from planner.estimate.factors import (
     ALLOCATOR_FRAGMENTATION,
     CUDA_CONTEXT_GIB,
@@ -24,6 +24,7 @@ from planner.estimate.memory import (
     in_flight_micro_batches,
     memory_per_gpu,
 )
+from tests.estimate.conftest import make_gpu
 
 
 def one_gpu(*, mb: int = 2, seq: int = 2048, framework: str = "fsdp", recompute: str = "full",
@@ -92,3 +93,18 @@ def test_torch_pipelining_keeps_each_in_flight_stage_output(llama70b: ModelCard)
     stage_output = 2.0 * shape.hidden * lay.seq_len * lay.micro_batch / GIB
     assert fsdp.activations_gib - mega.activations_gib == pytest.approx(
         stage_output * in_flight_micro_batches(lay))
+
+
+
+def test_lora_is_not_pipelined_on_fsdp_unless_asked(llama70b: ModelCard) -> None:
+    # No PyTorch stack that trains adapters pipelines (torchtune, PEFT/accelerate, LLaMA-Factory's FSDP
+    # path); torchtitan pipelines but has no adapters. A framework or pp the user fixed is honoured.
+    cluster = Cluster.of(make_gpu("h100-sxm", arch="hopper", bf16=989.0, link_gb_per_s=900.0), 16)
+    for method in ("lora", "qlora"):
+        result = search_layout(llama70b, method, cluster, LayoutSpec(seq_len=4096, lora_rank=16))
+        assert result.reasons.get("no FSDP-family stack pipelines LoRA/QLoRA", 0) > 0
+        assert result.best is not None
+        assert not any(lay.framework == "fsdp" and lay.pp > 1
+                       for lay in [result.best.layout, *(r[0] for r in result.rejected)])
+    fixed = search_layout(llama70b, "qlora", cluster, LayoutSpec(seq_len=4096, lora_rank=16, pp=2)).best
+    assert fixed is not None and fixed.layout.pp == 2 and fixed.layout.framework == "fsdp"

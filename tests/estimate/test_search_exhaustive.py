@@ -12,7 +12,7 @@ from models.gpu import GPU
 from models.model_card import ModelCard
 from planner.estimate import Cluster, LayoutSpec, search_layout
 from planner.estimate.estimator import estimate
-from planner.estimate.search import VIRTUAL_STAGES, _frameworks, _recomputes
+from planner.estimate.search import VIRTUAL_STAGES, _frameworks, _recomputes, _stack_runs
 from planner.estimate.types import Layout
 
 GLOBAL_BATCH = 16
@@ -37,6 +37,8 @@ def exhaustive_best(card: ModelCard, method: str, cluster: Cluster, spec: Layout
                 continue
             vps = [v for v in VIRTUAL_STAGES if v == 1 or (pp > 1 and pp * v <= card.layers)]
             for (fw, zero), v in itertools.product(_frameworks(method, spec, dp), vps):
+                if not _stack_runs(method, spec, fw, pp):
+                    continue
                 for rc, mb in itertools.product(_recomputes(spec, fw), range(1, GLOBAL_BATCH // dp + 1)):
                     layout = Layout(tp=tp, pp=pp, dp=dp, zero=zero, recompute=rc, micro_batch=mb,
                                     global_batch=GLOBAL_BATCH, seq_len=spec.seq_len, precision="bf16",
