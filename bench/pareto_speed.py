@@ -31,6 +31,9 @@ def _clear_caches() -> None:
         fn = getattr(search_module, name)
         if hasattr(fn, "cache_clear"):
             fn.cache_clear()
+    from planner import candidates
+
+    candidates._BUILT.clear()  # and the problems built in this process
 
 
 def _spread(values: list[float]) -> str:

@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("PLAN_CACHE_DIR", "off")
 
 from models.loading import load_scenario  # noqa: E402
+from planner import candidates  # noqa: E402
 from planner.candidates import build_problem  # noqa: E402
 from planner.cpsat.model import Bounds  # noqa: E402
 from planner.solve import Session, solve_session  # noqa: E402
@@ -62,6 +63,7 @@ def main() -> None:
                 fn = getattr(search_module, name)
                 if hasattr(fn, "cache_clear"):
                     fn.cache_clear()
+            candidates._BUILT.clear()  # and the problems built in this process
             t0 = time.perf_counter()
             problem = build_problem(loaded)
             builds.append(time.perf_counter() - t0)
