@@ -196,8 +196,8 @@ def _alternatives(session: Session, best: Outcome, result: SolveResult) -> tuple
         if alt.status == "feasible":
             unproven += 1
         if alt.status == "unknown":  # ran out of its slice: nothing is known about plans beyond it either
-            result.notes.append(f"alternatives: none found within {ALTERNATIVE_WORK:g} work units (not proven "
-                                f"that none exists); raise solver.work_limit for more")
+            result.notes.append(f"alternatives: {'no further one' if found else 'none'} found within "
+                                f"{ALTERNATIVE_WORK:g} work units (not proven that none exists)")
             break
         if not alt.solved:
             if not within_gap:
