@@ -7,7 +7,7 @@ variant) and cold (a fresh, empty cache folder every run). The baseline is anoth
 repository (default: the session's starting point), checked out into a temporary worktree and run with
 the same interpreter; machines differ, so the ratio baseline / warm is the figure to compare.
 
-Usage: python bench/cli_speed.py [--runs 5] [--baseline REF] [--skip-slow]
+Usage: python bench/cli_speed.py [--runs 5] [--baseline REF] [--skip-slow] [--only TEXT]
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="git ref to compare with ('' to skip)")
     parser.add_argument("--skip-slow", action="store_true", help="leave out pareto and batch")
+    parser.add_argument("--only", default="", help="rows whose label contains this text")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -81,6 +82,8 @@ def main() -> None:
             print(f"{'command':34} {'warm cache':>22} {'cold cache':>22} {'baseline ' + args.baseline:>22} "
                   f"{'ratio':>6}")
             for label, plan_args, runs_override in commands(tmp, args.skip_slow):
+                if args.only not in label:
+                    continue
                 runs = min(args.runs, runs_override or args.runs)
                 cache = tmp / f"cache-{abs(hash(label))}"
                 timed(ROOT, plan_args, str(cache))  # fills the cache
