@@ -15,6 +15,7 @@ from planner.cli.estimate_cmd import estimate_command
 from planner.cli.pareto_cmd import pareto_command
 from planner.cli.solve_cmd import explain_command, solve_command
 from planner.cli.validate_cmd import schema_command, validate_command
+from planner.interrupts import EXIT_INTERRUPTED, interrupt_behind, interrupted_line
 
 app = typer.Typer(
     name="plan",
@@ -51,9 +52,15 @@ def main() -> None:
     """Entry point: no traceback reaches a user unless PLAN_DEBUG is set."""
     try:
         app()
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    except SystemExit as exc:
+        interrupt = interrupt_behind(exc)  # typer turns Ctrl-C into a silent exit 130
+        if interrupt is None:
+            raise
+        print(interrupted_line(interrupt), file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt as exc:  # one policy for every command: see planner.interrupts
+        print(interrupted_line(exc), file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # a bug, not bad input: say so in one line
         if os.environ.get("PLAN_DEBUG"):
             raise

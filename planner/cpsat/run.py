@@ -12,6 +12,7 @@ from ortools.sat.python import cp_model
 
 from models.problem import SCALE, Candidate, Problem, Resource
 from models.scenario import SolverSettings
+from planner.cpsat.interruptible import solve_interruptibly
 from planner.cpsat.model import PlanModel
 from planner.plan import JobPlan, Plan, ReservationPlan
 
@@ -66,6 +67,7 @@ def configure(solver: cp_model.CpSolver, settings: SolverSettings, time_limit_s:
     params.interleave_search = settings.workers > 1
     params.random_seed = settings.seed
     params.relative_gap_limit = 0.0
+    params.catch_sigint_signal = False  # Ctrl-C is ours: see planner.cpsat.interruptible
     # Tuned on the shipped scenarios (one thread): the LP relaxation of the choice-and-cost rows prunes
     # well, while probing costs more than it finds. 2-7x less work than the defaults on every one.
     params.linearization_level = 2
@@ -77,7 +79,7 @@ def solve_model(plan_model: PlanModel, model: cp_model.CpModel, settings: Solver
     solver = cp_model.CpSolver()
     configure(solver, settings, time_limit_s, work_limit)
     started = time.perf_counter()
-    status = solver.solve(model)
+    status = solve_interruptibly(solver, model)  # Ctrl-C raises: an interrupted search is no result
     wall = time.perf_counter() - started
     if status == cp_model.MODEL_INVALID:
         raise ModelInvalidError(model.validate())
