@@ -6,6 +6,7 @@ Every parser takes a number or a string and returns a float in the unit its name
 
 from __future__ import annotations
 
+import math
 import re
 
 HOURS_PER_DAY = 24.0
@@ -24,7 +25,7 @@ def _split(value: object, what: str, allowed: str) -> tuple[float, str]:
     if isinstance(value, bool):
         raise ValueError(f"expected {what} ({allowed}), got {value!r}")
     if isinstance(value, int | float):
-        return float(value), ""
+        return _finite(float(value) if abs(value) < 1e308 else math.inf, what, allowed), ""
     if not isinstance(value, str):
         raise ValueError(f"expected {what} ({allowed}), got {type(value).__name__}")
     text = value.strip().replace(",", "").replace("_", "")
@@ -33,7 +34,13 @@ def _split(value: object, what: str, allowed: str) -> tuple[float, str]:
         raise ValueError(f"expected {what} ({allowed}), got {value!r}")
     sign = -1.0 if match.group(1) else 1.0
     number_text = text[len(match.group(1)) : len(text) - len(match.group(3))].strip()
-    return sign * float(number_text), match.group(3)
+    return _finite(sign * float(number_text), what, allowed), match.group(3)
+
+
+def _finite(number: float, what: str, allowed: str) -> float:
+    if not math.isfinite(number):
+        raise ValueError(f"expected {what} ({allowed}) that is a finite number, got {number!r}")
+    return number
 
 
 def parse_money(value: object) -> float:
