@@ -18,6 +18,7 @@ class ExitCode(IntEnum):
     INFEASIBLE = 1
     BAD_INPUT = 2
     NO_SOLUTION = 3
+    INTERRUPTED = 130
 
 
 class OutputFormat(str, Enum):
@@ -35,6 +36,12 @@ def fail(problems: InputError | list[str] | str) -> NoReturn:
     for line in lines:
         print(f"error: {line}", file=sys.stderr)
     raise typer.Exit(ExitCode.BAD_INPUT)
+
+
+def stop_no_solution(message: str) -> NoReturn:
+    """No answer within the limits (e.g. the time ran out while building candidates): one line, exit 3."""
+    print(f"no solution: {message}", file=sys.stderr)
+    raise typer.Exit(ExitCode.NO_SOLUTION)
 
 
 def print_json(data: Any) -> None:

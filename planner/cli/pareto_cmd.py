@@ -11,7 +11,8 @@ from rich.table import Table
 
 from models.errors import InputError
 from models.loading import load_scenario
-from planner.cli.common import ExitCode, console, fail
+from planner.build_deadline import BuildTimeout
+from planner.cli.common import ExitCode, console, fail, stop_no_solution
 from planner.pareto import ParetoFront, pareto_front
 from planner.pareto_export import FRONT_SUFFIXES, write_front
 from planner.pareto_plot import PLOT_SUFFIXES, time_unit, write_plot
@@ -72,9 +73,12 @@ def pareto_command(
         fail(exc)
     # Every point is a full solve: give the whole walk more work and time than one solve by default.
     solver = loaded.scenario.solver
-    session = Session.from_loaded(loaded, SolveOptions(
-        time_limit_s=time_limit or max(PARETO_TIME_S, solver.time_limit_s),
-        work_limit=work_limit or max(PARETO_WORK, solver.work_limit)))
+    try:
+        session = Session.from_loaded(loaded, SolveOptions(
+            time_limit_s=time_limit or max(PARETO_TIME_S, solver.time_limit_s),
+            work_limit=work_limit or max(PARETO_WORK, solver.work_limit)))
+    except BuildTimeout as exc:
+        stop_no_solution(str(exc))
     front = pareto_front(session, max_points=points, z=z.value if z else None, relax_limits=relax_limits)
     if output is not None:
         write_front(front, output)

@@ -11,7 +11,8 @@ from rich.markup import escape
 
 from models.errors import InputError
 from models.loading import LoadedScenario, load_scenario
-from planner.cli.common import ExitCode, console, fail, print_json
+from planner.build_deadline import BuildTimeout
+from planner.cli.common import ExitCode, console, fail, print_json, stop_no_solution
 from planner.cpsat.model import Bounds
 from planner.explain import parse_why_not, why_not
 from planner.report import render_markdown, render_table
@@ -84,7 +85,10 @@ def explain_command(
     except ValueError as exc:
         fail(f"--why-not: {exc}")
     loaded = _load(file, overlay)
-    session = Session.from_loaded(loaded)
+    try:
+        session = Session.from_loaded(loaded)
+    except BuildTimeout as exc:
+        stop_no_solution(str(exc))
     catalog = loaded.catalog
     try:
         if "gpu" in spec:
