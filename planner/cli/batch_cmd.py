@@ -25,6 +25,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from models.limits import MAX_SOLVER_LIMIT, MAX_WORKERS
 from planner.batch import (
     ResultsFileError,
     Row,
@@ -42,7 +43,7 @@ from planner.batch import (
 )
 from planner.batch.local import run_local
 from planner.batch.runner import Backend
-from planner.cli.common import console, fail
+from planner.cli.common import console, fail, finite
 from planner.cli.solve_cmd import ObjectiveChoice
 from planner.solve import SolveOptions
 
@@ -82,7 +83,8 @@ def batch_command(
     paths: Annotated[list[str], typer.Argument(help="scenario files, folders (their *.yaml/*.yml) or glob patterns")],
     output: Annotated[Path | None, typer.Option("--output", "-o", help="results.csv or results.jsonl; "
                                                 "re-running with the same file skips rows already solved")] = None,
-    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="scenarios solved at once (default: CPU "
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, max=1024,
+                                             help="scenarios solved at once (default: CPU "
                                              "count; on a Ray cluster given by --address, its size)")] = None,
     backend: Annotated[BackendChoice, typer.Option(help="where to solve")] = BackendChoice.local,
     address: Annotated[str | None, typer.Option(help="Ray cluster address, e.g. auto or ray://head:10001 (default: "
@@ -92,12 +94,14 @@ def batch_command(
     objective: Annotated[ObjectiveChoice | None, typer.Option(help="override each scenario's objective")] = None,
     time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1,
                                                      help="seconds per scenario (default: each scenario's)")] = None,
-    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, help="deterministic time per "
+    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, max=MAX_SOLVER_LIMIT, callback=finite,
+                                                     help="deterministic time per "
                                                      "scenario (default: each scenario's)")] = None,
     reuse_unproven: Annotated[bool, typer.Option("--reuse-unproven", help="on resume, also re-use rows not proven "
                                                  "optimal (feasible, no solution in time); by default they are "
                                                  "solved again")] = False,
-    workers: Annotated[int | None, typer.Option(min=1, help="CP-SAT workers per scenario (default 1: the "
+    workers: Annotated[int | None, typer.Option(min=1, max=MAX_WORKERS,
+                                                help="CP-SAT workers per scenario (default 1: the "
                                                 "parallelism is across scenarios)")] = None,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay for every scenario")] = None,
 ) -> None:

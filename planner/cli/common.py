@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from enum import Enum, IntEnum
 from typing import Any, NoReturn
@@ -36,6 +37,13 @@ def fail(problems: InputError | list[str] | str) -> NoReturn:
     for line in lines:
         print(f"error: {line}", file=sys.stderr)
     raise typer.Exit(ExitCode.BAD_INPUT)
+
+
+def finite(value: float | None) -> float | None:
+    """Typer callback for float options: .inf and nan slip through click's ranges; refuse them here."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number")
+    return value
 
 
 def stop_no_solution(message: str) -> NoReturn:

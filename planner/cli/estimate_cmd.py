@@ -17,11 +17,12 @@ from rich.table import Table
 
 from models.catalog import builtin_catalog, load_model_card
 from models.errors import InputError, UnknownIdError
+from models.limits import MAX_GLOBAL_BATCH, MAX_GPUS, MAX_LORA_RANK, MAX_PARALLEL, MAX_SEQ_LEN, MAX_TOKENS
 from models.model_card import ModelCard
 from models.platform import Platform
 from models.scenario import DEFAULT_MEMORY_HEADROOM, MAX_MEMORY_HEADROOM
 from models.units import parse_count
-from planner.cli.common import OutputFormat, console, fail, print_json
+from planner.cli.common import OutputFormat, console, fail, finite, print_json
 from planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
 from planner.estimate.types import (
     ADAPTER_METHODS,
@@ -73,33 +74,41 @@ def estimate_command(
         "--model", help="catalog model id/alias, or a model-card YAML file")] = None,
     method: Annotated[str | None, typer.Option("--method", help=" | ".join(METHODS))] = None,
     gpu: Annotated[str | None, typer.Option("--gpu", help="catalog GPU id or alias")] = None,
-    gpus: Annotated[int | None, typer.Option("--gpus", help="number of GPUs")] = None,
-    tp: Annotated[int | None, typer.Option("--tp", help="tensor-parallel size (searched if omitted)")] = None,
-    pp: Annotated[int | None, typer.Option("--pp", help="pipeline stages (searched if omitted)")] = None,
-    zero: Annotated[int | None, typer.Option("--zero", help="ZeRO stage 0-3 (searched if omitted)")] = None,
+    gpus: Annotated[int | None, typer.Option("--gpus", max=MAX_GPUS, help="number of GPUs")] = None,
+    tp: Annotated[int | None, typer.Option("--tp", min=1, max=MAX_PARALLEL,
+                                           help="tensor-parallel size (searched if omitted)")] = None,
+    pp: Annotated[int | None, typer.Option("--pp", min=1, max=MAX_PARALLEL,
+                                           help="pipeline stages (searched if omitted)")] = None,
+    zero: Annotated[int | None, typer.Option("--zero", min=0, max=3,
+                                             help="ZeRO stage 0-3 (searched if omitted)")] = None,
     recompute: Annotated[str | None, typer.Option(
         "--recompute", help="none | selective | full (selective: Megatron's attention core; FSDP's op-level "
                             "policy, as torchtitan)")] = None,
     framework: Annotated[str | None, typer.Option(
         "--framework", help="megatron | deepspeed | fsdp (searched if omitted)")] = None,
-    cp: Annotated[int | None, typer.Option("--cp", help="context-parallel size (searched for long sequences)")] = None,
-    vpp: Annotated[int | None, typer.Option("--vpp", help="interleaved virtual pipeline stages (searched)")] = None,
+    cp: Annotated[int | None, typer.Option("--cp", min=1, max=MAX_PARALLEL,
+                                           help="context-parallel size (searched for long sequences)")] = None,
+    vpp: Annotated[int | None, typer.Option("--vpp", min=1, max=MAX_PARALLEL,
+                                            help="interleaved virtual pipeline stages (searched)")] = None,
     attention: Annotated[str, typer.Option("--attention", help="flash | eager")] = "flash",
     sequence_parallel: Annotated[str | None, typer.Option(
         "--sequence-parallel", help="on | off (default: on when tp > 1)")] = None,
     optimizer: Annotated[str, typer.Option(
         "--optimizer", help="adamw | adamw-8bit | paged-adamw-8bit | adafactor | sgd")] = "adamw",
-    micro_batch: Annotated[int | None, typer.Option("--micro-batch", help="sequences/micro-batch")] = None,
-    global_batch: Annotated[int | None, typer.Option("--global-batch", help="sequences per step")] = None,
-    seq_len: Annotated[int, typer.Option("--seq-len", help="tokens per sequence")] = 4096,
+    micro_batch: Annotated[int | None, typer.Option("--micro-batch", min=1, max=MAX_GLOBAL_BATCH,
+                                                    help="sequences/micro-batch")] = None,
+    global_batch: Annotated[int | None, typer.Option("--global-batch", min=1, max=MAX_GLOBAL_BATCH,
+                                                     help="sequences per step")] = None,
+    seq_len: Annotated[int, typer.Option("--seq-len", min=1, max=MAX_SEQ_LEN, help="tokens per sequence")] = 4096,
     precision: Annotated[str, typer.Option("--precision", help="bf16 | fp16 | fp8")] = "bf16",
-    lora_rank: Annotated[int | None, typer.Option("--lora-rank", help="LoRA rank (default 16)")] = None,
+    lora_rank: Annotated[int | None, typer.Option("--lora-rank", min=1, max=MAX_LORA_RANK,
+                                                  help="LoRA rank (default 16)")] = None,
     tokens: Annotated[str | None, typer.Option("--tokens", help="tokens to train on, e.g. 10B")] = None,
     platform: Annotated[str | None, typer.Option(
         "--platform", help="catalog platform: fabric, node size, reliability")] = None,
     output: Annotated[OutputFormat, typer.Option("--format", help="table or json")] = OutputFormat.table,
     headroom: Annotated[float, typer.Option(
-        "--headroom", help="fraction of the card kept free; fits means peak <= (1 - headroom) x card"
+        "--headroom", callback=finite, help="fraction of the card kept free; fits means peak <= (1 - headroom) x card"
     )] = DEFAULT_MEMORY_HEADROOM,
 ) -> None:
     """Estimate memory per GPU, step time, throughput and (with --tokens) hours and GPU-hours."""
@@ -128,9 +137,15 @@ def estimate_command(
             token_count = parse_count(tokens)
         except ValueError as exc:
             fail(f"--tokens: {exc}")
-        if token_count <= 0:
-            fail(f"--tokens: must be positive, got {tokens!r}")
+        if not 1 <= token_count <= MAX_TOKENS:
+            fail(f"--tokens: from 1 to {MAX_TOKENS:g}, got {tokens!r}")
     card = _load_model(model)
+    if seq_len > card.max_positions:  # the same cross-check as a scenario's
+        fail(f"--seq-len: {seq_len} exceeds {card.id}'s max_positions {card.max_positions}")
+    if token_count is not None and token_count < seq_len:
+        fail(f"--tokens: {token_count:,.0f} is less than one sequence of --seq-len {seq_len}")
+    if token_count is not None and global_batch is not None and global_batch * seq_len > token_count:
+        fail(f"--global-batch: one step ({global_batch} x {seq_len} tokens) is more than --tokens ({tokens})")
     catalog = builtin_catalog()
     try:
         gpu_card = catalog.gpu(gpu)

@@ -10,9 +10,10 @@ import typer
 from rich.table import Table
 
 from models.errors import InputError
+from models.limits import MAX_SOLVER_LIMIT
 from models.loading import load_scenario
 from planner.build_deadline import BuildTimeout
-from planner.cli.common import ExitCode, console, fail, stop_no_solution
+from planner.cli.common import ExitCode, console, fail, finite, stop_no_solution
 from planner.pareto import ParetoFront, pareto_front
 from planner.pareto_export import FRONT_SUFFIXES, write_front
 from planner.pareto_plot import PLOT_SUFFIXES, time_unit, write_plot
@@ -51,9 +52,11 @@ def pareto_command(
     plot: Annotated[Path | None, typer.Option("--plot", help="front.png, front.svg or front.html")] = None,
     relax_limits: Annotated[bool, typer.Option("--relax-limits", help="lift the budget and deadlines to show "
                                                                      "what lies beyond them")] = False,
-    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, help="wall-clock safety net, seconds, "
+    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, max=MAX_SOLVER_LIMIT, callback=finite,
+                                                     help="wall-clock safety net, seconds, "
                                                      "all solves")] = None,
-    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, help="deterministic time, all "
+    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, max=MAX_SOLVER_LIMIT, callback=finite,
+                                                     help="deterministic time, all "
                                                      "solves (the stop that does not depend on load)")] = None,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
 ) -> None:

@@ -10,9 +10,10 @@ import typer
 from rich.markup import escape
 
 from models.errors import InputError
+from models.limits import MAX_GAP, MAX_SOLVER_LIMIT
 from models.loading import LoadedScenario, load_scenario
 from planner.build_deadline import BuildTimeout
-from planner.cli.common import ExitCode, console, fail, print_json, stop_no_solution
+from planner.cli.common import ExitCode, console, fail, finite, print_json, stop_no_solution
 from planner.cpsat.model import Bounds
 from planner.explain import parse_why_not, why_not
 from planner.report import render_markdown, render_table
@@ -47,10 +48,13 @@ def solve_command(
     file: Annotated[Path, typer.Argument(help="scenario file")],
     objective: Annotated[ObjectiveChoice | None, typer.Option(help="override the scenario's objective")] = None,
     top: Annotated[int | None, typer.Option("--top", min=1, max=20, help="plans to return")] = None,
-    gap: Annotated[float | None, typer.Option(min=0.0, help="alternatives within this fraction")] = None,
-    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, help="wall-clock safety net, seconds, "
+    gap: Annotated[float | None, typer.Option(min=0.0, max=MAX_GAP, callback=finite,
+                                                           help="alternatives within this fraction")] = None,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, max=MAX_SOLVER_LIMIT, callback=finite,
+                                                     help="wall-clock safety net, seconds, "
                                                      "all solves")] = None,
-    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, help="deterministic time, all solves "
+    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, max=MAX_SOLVER_LIMIT, callback=finite,
+                                                     help="deterministic time, all solves "
                                                      "(the stop that does not depend on load)")] = None,
     output: Annotated[SolveFormat, typer.Option("--format")] = SolveFormat.table,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
