@@ -14,11 +14,16 @@ PARAMS_TOLERANCE = 0.10
 
 
 class _MoE(Protocol):
-    experts: int
-    top_k: int
-    expert_ffn_hidden_size: int
-    shared_experts: int
-    dense_layers: int
+    @property
+    def experts(self) -> int: ...
+    @property
+    def top_k(self) -> int: ...
+    @property
+    def expert_ffn_hidden_size(self) -> int: ...
+    @property
+    def shared_experts(self) -> int: ...
+    @property
+    def dense_layers(self) -> int: ...
 
 
 def shape_params(layers: int, hidden: int, ffn: int, gated: bool, heads: int, kv_heads: int, head_dim: int,

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from models.base import DateText, Strict
+from models.bounded import Id
 
 Precision = Literal["bf16", "fp16", "fp8"]
 Architecture = Literal["ampere", "ada", "hopper", "blackwell", "rubin", "davinci"]
@@ -33,7 +34,7 @@ class IntraNodeLink(Strict):
 
 
 class GPU(Strict):
-    id: str = Field(min_length=1)
+    id: Id
     aliases: list[str] = Field(default_factory=list)
     name: str
     vendor: Literal["nvidia", "huawei", "amd", "other"] = "nvidia"

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from models.base import DateText, Strict
+from models.bounded import Id
 from models.limits import (
     MAX_EXCHANGE_RATE,
     MAX_GPUS,
@@ -156,7 +157,7 @@ class Offer(Strict):
     spot, a day for daily, a 30-day month for monthly, a 365-day year for yearly.
     """
 
-    gpu: str
+    gpu: Id
     billing: BillingMode
     price_per_gpu_period: float = Field(ge=0, le=MAX_PRICE_PER_GPU_HOUR * 365 * 24,
                                         description="bounded by models.limits (per hour, times a year's hours)")
@@ -188,7 +189,7 @@ class Purchase(Strict):
     """Buying hardware outright. `capex_per_gpu` is the price per GPU with its share of the server
     (chassis, CPUs, memory, NICs), in `currency`; power and staff run while the hardware is held."""
 
-    gpu: str
+    gpu: Id
     capex_per_gpu: float = Field(gt=0, le=MAX_MONEY)
     currency: str = Field(min_length=3, max_length=3)
     life_years: float = Field(gt=0, le=MAX_LIFE_YEARS)
@@ -204,7 +205,7 @@ class Purchase(Strict):
 
 
 class Platform(Strict):
-    id: str = Field(min_length=1)
+    id: Id
     aliases: list[str] = Field(default_factory=list)
     name: str
     kind: PlatformKind

@@ -139,7 +139,7 @@ def batch_command(
     _render(rows, console)
     tally = Tally.of(rows)
     resumed = f" ({reused} re-used from {output})" if reused else ""
-    console.print(f"{tally.line()}{resumed}" + (f"; wrote {output}" if output else ""))
+    console.print(escape(f"{tally.line()}{resumed}" + (f"; wrote {output}" if output else "")))
     if tally.exit_code() == 2:
         print("error: no scenario could be read", file=sys.stderr)
     raise typer.Exit(tally.exit_code())

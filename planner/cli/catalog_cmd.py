@@ -11,7 +11,7 @@ from rich.table import Table
 
 from models.catalog import Catalog, load_catalog
 from models.errors import InputError
-from planner.cli.common import OutputFormat, console, fail, print_json
+from planner.cli.common import OutputFormat, console, fail, print_json, printable
 
 
 class Section(str, Enum):
@@ -88,5 +88,5 @@ def catalog_command(
     for column in _COLUMNS[section]:
         table.add_column(column, overflow="fold", max_width=60 if column == "source" else None)
     for row in rows:
-        table.add_row(*(_cell(row.get(c, ""), c) for c in _COLUMNS[section]))
+        table.add_row(*(printable(_cell(row.get(c, ""), c)) for c in _COLUMNS[section]))
     console.print(table)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from enum import Enum, IntEnum
 from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from models.errors import InputError
 
@@ -28,6 +30,14 @@ class OutputFormat(str, Enum):
 
 
 console = Console(highlight=False, soft_wrap=False, width=140)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """User or overlay text made safe for the rich console: markup escaped, control characters shown as '?'."""
+    return escape(_CONTROL.sub("?", text))
 
 
 def fail(problems: InputError | list[str] | str) -> NoReturn:

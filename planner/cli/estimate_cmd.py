@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from models.catalog import builtin_catalog, load_model_card
@@ -74,11 +75,9 @@ def estimate_command(
         "--model", help="catalog model id/alias, or a model-card YAML file")] = None,
     method: Annotated[str | None, typer.Option("--method", help=" | ".join(METHODS))] = None,
     gpu: Annotated[str | None, typer.Option("--gpu", help="catalog GPU id or alias")] = None,
-    gpus: Annotated[int | None, typer.Option("--gpus", max=MAX_GPUS, help="number of GPUs")] = None,
-    tp: Annotated[int | None, typer.Option("--tp", min=1, max=MAX_PARALLEL,
-                                           help="tensor-parallel size (searched if omitted)")] = None,
-    pp: Annotated[int | None, typer.Option("--pp", min=1, max=MAX_PARALLEL,
-                                           help="pipeline stages (searched if omitted)")] = None,
+    gpus: Annotated[int | None, typer.Option("--gpus", help="number of GPUs")] = None,
+    tp: Annotated[int | None, typer.Option("--tp", help="tensor-parallel size (searched if omitted)")] = None,
+    pp: Annotated[int | None, typer.Option("--pp", help="pipeline stages (searched if omitted)")] = None,
     zero: Annotated[int | None, typer.Option("--zero", min=0, max=3,
                                              help="ZeRO stage 0-3 (searched if omitted)")] = None,
     recompute: Annotated[str | None, typer.Option(
@@ -86,23 +85,18 @@ def estimate_command(
                             "policy, as torchtitan)")] = None,
     framework: Annotated[str | None, typer.Option(
         "--framework", help="megatron | deepspeed | fsdp (searched if omitted)")] = None,
-    cp: Annotated[int | None, typer.Option("--cp", min=1, max=MAX_PARALLEL,
-                                           help="context-parallel size (searched for long sequences)")] = None,
-    vpp: Annotated[int | None, typer.Option("--vpp", min=1, max=MAX_PARALLEL,
-                                            help="interleaved virtual pipeline stages (searched)")] = None,
+    cp: Annotated[int | None, typer.Option("--cp", help="context-parallel size (searched for long sequences)")] = None,
+    vpp: Annotated[int | None, typer.Option("--vpp", help="interleaved virtual pipeline stages (searched)")] = None,
     attention: Annotated[str, typer.Option("--attention", help="flash | eager")] = "flash",
     sequence_parallel: Annotated[str | None, typer.Option(
         "--sequence-parallel", help="on | off (default: on when tp > 1)")] = None,
     optimizer: Annotated[str, typer.Option(
         "--optimizer", help="adamw | adamw-8bit | paged-adamw-8bit | adafactor | sgd")] = "adamw",
-    micro_batch: Annotated[int | None, typer.Option("--micro-batch", min=1, max=MAX_GLOBAL_BATCH,
-                                                    help="sequences/micro-batch")] = None,
-    global_batch: Annotated[int | None, typer.Option("--global-batch", min=1, max=MAX_GLOBAL_BATCH,
-                                                     help="sequences per step")] = None,
-    seq_len: Annotated[int, typer.Option("--seq-len", min=1, max=MAX_SEQ_LEN, help="tokens per sequence")] = 4096,
+    micro_batch: Annotated[int | None, typer.Option("--micro-batch", help="sequences/micro-batch")] = None,
+    global_batch: Annotated[int | None, typer.Option("--global-batch", help="sequences per step")] = None,
+    seq_len: Annotated[int, typer.Option("--seq-len", help="tokens per sequence")] = 4096,
     precision: Annotated[str, typer.Option("--precision", help="bf16 | fp16 | fp8")] = "bf16",
-    lora_rank: Annotated[int | None, typer.Option("--lora-rank", min=1, max=MAX_LORA_RANK,
-                                                  help="LoRA rank (default 16)")] = None,
+    lora_rank: Annotated[int | None, typer.Option("--lora-rank", help="LoRA rank (default 16)")] = None,
     tokens: Annotated[str | None, typer.Option("--tokens", help="tokens to train on, e.g. 10B")] = None,
     platform: Annotated[str | None, typer.Option(
         "--platform", help="catalog platform: fabric, node size, reliability")] = None,
@@ -127,6 +121,13 @@ def estimate_command(
         fail(f"--optimizer: {optimizer!r} is not one of adamw, adamw-8bit, paged-adamw-8bit, adafactor, sgd")
     if gpus < 1:
         fail(f"--gpus: must be at least 1, got {gpus}")
+    for option, value, most in (("--gpus", gpus, MAX_GPUS), ("--tp", tp, MAX_PARALLEL), ("--pp", pp, MAX_PARALLEL),
+                                ("--cp", cp, MAX_PARALLEL), ("--vpp", vpp, MAX_PARALLEL),
+                                ("--micro-batch", micro_batch, MAX_GLOBAL_BATCH),
+                                ("--global-batch", global_batch, MAX_GLOBAL_BATCH), ("--seq-len", seq_len, MAX_SEQ_LEN),
+                                ("--lora-rank", lora_rank, MAX_LORA_RANK)):
+        if value is not None and value > most:  # models.limits: larger values only make the search loop
+            fail(f"{option}: at most {most:,}, got {value:,}")
     if not 0 <= headroom <= MAX_MEMORY_HEADROOM:
         fail(f"--headroom: a fraction of the card from 0 to {MAX_MEMORY_HEADROOM:g}, got {headroom:g}")
     if lora_rank is not None and method not in ADAPTER_METHODS:
@@ -212,7 +213,7 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
     where = f" on {plat.id}" if plat else ""
     verdict = "[green]fits[/green]" if est.fits else "[red]does NOT fit[/red]"
     fabric = f"{c.fabric_kind} {c.fabric_gbps_per_gpu:g} Gb/s per GPU"
-    console.print(f"[bold]{est.model_id}[/bold] {est.method} on {c.gpus} x {c.gpu.id}"
+    console.print(f"[bold]{escape(est.model_id)}[/bold] {est.method} on {c.gpus} x {c.gpu.id}"
                   f" ({c.gpus_per_node} per node, {fabric}){where}: {verdict} "
                   f"({est.memory.total_gib:.1f} of {est.gpu_memory_gib:g} GiB; "
                   f"{est.gpu_memory_gib * (1 - headroom):.1f} usable with {headroom:.0%} headroom)")
@@ -256,7 +257,7 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
                       f"(failure overhead {run.failure_overhead_fraction:.1%}, checkpoint every "
                       f"{run.checkpoint_interval_h:.2f} h, ~{run.expected_interruptions:.1f} interruptions)")
     for note in notes:
-        console.print(f"- {note}")
+        console.print(escape(f"- {note}"))
 
 
 def _breakdown(title: str, columns: tuple[str, str], parts: dict[str, float], whole: float, fmt: str) -> Table:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from models.errors import InputError
@@ -93,13 +94,13 @@ def pareto_command(
     _print(front)
     for path in (output, plot):
         if path is not None:
-            console.print(f"wrote {path}")
+            console.print(escape(f"wrote {path}"))
     raise typer.Exit(_EXIT[front.status])
 
 
 def _print(front: ParetoFront) -> None:
     unit, per = time_unit(front) if front.points else ("days", 24.0)
-    console.print(f"[bold]{front.scenario}[/bold]: {len(front.points)} points on the cost/time front "
+    console.print(f"[bold]{escape(front.scenario)}[/bold]: {len(front.points)} points on the cost/time front "
                   f"({front.status}, {front.solve_time_s:.2f} s)")
     if front.points:
         table = Table()
@@ -108,7 +109,7 @@ def _print(front: ParetoFront) -> None:
         for n, p in enumerate(front.points, start=1):
             mark = "" if p.within_budget and p.meets_deadlines else " (beyond limits)"
             table.add_row(str(n), f"{p.cost:,.0f}", f"{p.makespan_h / per:,.2f}",
-                          *([f"{p.risk:.3f}"] if p.risk is not None else []), p.label() + mark)
+                          *([f"{p.risk:.3f}"] if p.risk is not None else []), escape(p.label() + mark))
         console.print(table)
     for note in front.notes:
-        console.print(f"note: {note}")
+        console.print(escape(f"note: {note}"))

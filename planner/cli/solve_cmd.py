@@ -115,8 +115,8 @@ def explain_command(
         console.print(f"  possible, at {answer.delta_cost:+,.0f} {loaded.scenario.currency} and "
                       f"{answer.delta_makespan_h:+,.1f} h against the best plan")
         for line in answer.plan.explanation:
-            console.print(f"  - {line}")
+            console.print(escape(f"  - {line}"))
     for conflict in answer.conflicts:
-        console.print(f"  conflicts with {conflict.constraint}: {conflict.detail}")
+        console.print(escape(f"  conflicts with {conflict.constraint}: {conflict.detail}"))
     for reason in answer.reasons:
-        console.print(f"  - {reason}")
+        console.print(escape(f"  - {reason}"))
