@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections import Counter
@@ -42,6 +43,7 @@ from planner.batch import (
     run_batch,
 )
 from planner.batch.local import run_local
+from planner.batch.output_lock import OutputLockError, locked_output
 from planner.batch.runner import Backend
 from planner.cli.common import console, fail, finite
 from planner.cli.solve_cmd import ObjectiveChoice
@@ -113,36 +115,40 @@ def batch_command(
         fail("--address is for --backend ray")
     if overlay is not None and not overlay.is_file():
         fail(f"{overlay}: --catalog overlay file not found")
-    previous: list[Row] = []
-    if output is not None:
+    held = contextlib.ExitStack()  # the results file's lock, released however the command ends
+    with held:
+        previous: list[Row] = []
+        if output is not None:
+            if not output.parent.is_dir():
+                fail(f"{output}: folder {output.parent} not found")
+            try:
+                results_format(output)
+                # Before any work: the folder is writable, and no other run writes this file (see output_lock).
+                held.enter_context(locked_output(output))
+                previous = read_rows(output)
+            except (ResultsFileError, OutputLockError) as exc:
+                fail(str(exc))
         try:
-            results_format(output)
-            previous = read_rows(output)
-        except ResultsFileError as exc:
+            variants = expand_grid(parse_sweeps(sweep or []))
+        except SweepError as exc:
             fail(str(exc))
-        if not output.parent.is_dir():
-            fail(f"{output}: folder {output.parent} not found")
-    try:
-        variants = expand_grid(parse_sweeps(sweep or []))
-    except SweepError as exc:
-        fail(str(exc))
-    jobs = jobs or os.cpu_count() or 1
-    run: Backend = _ray_backend(jobs, address) if backend is BackendChoice.ray else partial(run_local, jobs=jobs)
+        jobs = jobs or os.cpu_count() or 1
+        run: Backend = _ray_backend(jobs, address) if backend is BackendChoice.ray else partial(run_local, jobs=jobs)
 
-    # Top-1 only: a row shows the best plan, so alternatives would be solved for nothing. One CP-SAT worker
-    # per scenario unless asked: the batch already keeps every core busy with separate scenarios.
-    options = SolveOptions(objective=objective.value if objective else None, top_k=1, time_limit_s=time_limit,
-                           work_limit=work_limit, workers=workers or 1)
-    items: list[Task | Row] = list(build_tasks(expand_paths(paths), variants, (overlay,) if overlay else (),
-                                               options))
-    rows, reused = _solve_with_progress(items, run, output, previous, reuse_unproven)
-    _render(rows, console)
-    tally = Tally.of(rows)
-    resumed = f" ({reused} re-used from {output})" if reused else ""
-    console.print(escape(f"{tally.line()}{resumed}" + (f"; wrote {output}" if output else "")))
-    if tally.exit_code() == 2:
-        print("error: no scenario could be read", file=sys.stderr)
-    raise typer.Exit(tally.exit_code())
+        # Top-1 only: a row shows the best plan, so alternatives would be solved for nothing. One CP-SAT worker
+        # per scenario unless asked: the batch already keeps every core busy with separate scenarios.
+        options = SolveOptions(objective=objective.value if objective else None, top_k=1, time_limit_s=time_limit,
+                               work_limit=work_limit, workers=workers or 1)
+        items: list[Task | Row] = list(build_tasks(expand_paths(paths), variants, (overlay,) if overlay else (),
+                                                   options))
+        rows, reused = _solve_with_progress(items, run, output, previous, reuse_unproven)
+        _render(rows, console)
+        tally = Tally.of(rows)
+        resumed = f" ({reused} re-used from {output})" if reused else ""
+        console.print(escape(f"{tally.line()}{resumed}" + (f"; wrote {output}" if output else "")))
+        if tally.exit_code() == 2:
+            print("error: no scenario could be read", file=sys.stderr)
+        raise typer.Exit(tally.exit_code())
 
 
 def _solve_with_progress(items: list[Task | Row], run: Backend, output: Path | None,
