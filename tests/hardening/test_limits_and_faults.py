@@ -1,0 +1,89 @@
+"""Bounded loops and batch faults: divisors by factorization, the time limit covering candidate
+building (exit 3), the results-file lock, and workers that exit when the parent is killed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from planner.batch.output_lock import OutputLockError, locked_output
+from planner.batch.worker_life import parent_alive
+from planner.estimate.search import _divisors
+from tests.conftest import REPO
+from tests.hardening.conftest import HOSTILE_BASE, invoke
+from tests.hardening.test_interrupts import PLAN, _slow_scenario
+
+
+def test_divisors_by_factorization_match_the_definition_and_stay_fast() -> None:
+    for n in range(1, 400):
+        assert _divisors(n) == tuple(d for d in range(1, n + 1) if n % d == 0)
+    started = time.perf_counter()
+    assert _divisors(999_999_937) == (1, 999_999_937)  # a prime near 1e9: sqrt(n) steps, not n
+    assert len(_divisors(2**20 * 3**5)) == 21 * 6
+    assert time.perf_counter() - started < 1.0
+
+
+def test_the_time_limit_covers_candidate_building(tmp_path: Path) -> None:
+    jobs = [{**HOSTILE_BASE["jobs"][0], "id": f"j{i}"} for i in range(200)]
+    path = tmp_path / "many.yaml"
+    path.write_text(yaml.safe_dump({**HOSTILE_BASE, "jobs": jobs}), encoding="utf-8")
+    started = time.perf_counter()
+    code, out, _, escaped = invoke("solve", str(path), "--time-limit", "0.5", "--format", "json")
+    assert escaped is None and code == 3
+    assert "ran out while building candidate plans" in out and time.perf_counter() - started < 30
+
+
+def test_a_second_writer_of_the_same_results_file_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "r.csv"
+    with locked_output(out):
+        with pytest.raises(OutputLockError, match="another `plan batch` is writing"), locked_output(out):
+            pass
+    with locked_output(out):  # released when the first run ends
+        pass
+
+
+def test_parent_alive_sees_a_dead_process() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    assert parent_alive(os.getpid()) and not parent_alive(proc.pid)
+
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[-1].split()
+            except OSError:
+                continue
+            children.setdefault(int(stat[1]), []).append(int(entry))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:
+    slow = [_slow_scenario(tmp_path / f"s{i}.yaml") for i in range(2)]
+    proc = subprocess.Popen([*PLAN, "batch", *map(str, slow), "-j", "2"], cwd=REPO, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO)})
+    ends = time.monotonic() + 60
+    while len(workers := _descendants(proc.pid)) < 3:  # the forkserver and two workers
+        assert time.monotonic() < ends and proc.poll() is None
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    ends = time.monotonic() + 15
+    while any(parent_alive(pid) for pid in workers):
+        assert time.monotonic() < ends, "workers outlived the killed parent"
+        time.sleep(0.2)
