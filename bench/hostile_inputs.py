@@ -188,8 +188,8 @@ def corpus() -> list[Case]:
                   ["--gpus", "8", "--tp", "0"], ["--gpus", "8", "--tp", "100000"], ["--gpus", "0"],
                   ["--gpus", "8", "--global-batch", "1000000000"], ["--gpus", "8", "--model", "{dir}/fifo.yaml"]):
         cases.append(Case(f"estimate {' '.join(extra)}", [*est, *extra], setup=_fifo, expect=refused))
-    cases.append(Case("estimate card 70B with a 1M shape", [*est[:1], "--model", "{dir}/c.yaml", *est[3:], "--gpus", "1"],
-                      {"c.yaml": yaml.safe_dump(overlays[17]["models"][0])}, expect=refused))
+    cases.append(Case("estimate card 70B with a 1M shape",
+                      [*est[:1], "--model", "{dir}/c.yaml", *est[3:], "--gpus", "1"], {"c.yaml": yaml.safe_dump(overlays[17]["models"][0])}, expect=refused))
     for extra in (["--gap", "inf"], ["--gap", "nan"], ["--time-limit", "nan"], ["--time-limit", "1e300"],
                   ["--work-limit", "inf"], ["--top", "0"], ["--top", "1000"]):
         cases.append(Case(f"solve {' '.join(extra)}", ["solve", "{dir}/s.yaml", *extra], {"s.yaml": scenario_text({})},
@@ -253,7 +253,7 @@ def run_case(case: Case, timeout_s: float) -> Outcome:
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate()
+            _, err = proc.communicate()
             return Outcome(case, "hang", None, time.perf_counter() - started, err.decode(errors="replace")[-300:])
         seconds = time.perf_counter() - started
         text = err.decode(errors="replace")

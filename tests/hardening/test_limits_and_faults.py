@@ -42,9 +42,9 @@ def test_the_time_limit_covers_candidate_building(tmp_path: Path) -> None:
 
 def test_a_second_writer_of_the_same_results_file_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "r.csv"
-    with locked_output(out):
-        with pytest.raises(OutputLockError, match="another `plan batch` is writing"), locked_output(out):
-            pass
+    with locked_output(out), pytest.raises(OutputLockError, match="another `plan batch` is writing"), \
+            locked_output(out):
+        pass
     with locked_output(out):  # released when the first run ends
         pass
 
