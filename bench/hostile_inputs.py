@@ -189,7 +189,8 @@ def corpus() -> list[Case]:
                   ["--gpus", "8", "--global-batch", "1000000000"], ["--gpus", "8", "--model", "{dir}/fifo.yaml"]):
         cases.append(Case(f"estimate {' '.join(extra)}", [*est, *extra], setup=_fifo, expect=refused))
     cases.append(Case("estimate card 70B with a 1M shape",
-                      [*est[:1], "--model", "{dir}/c.yaml", *est[3:], "--gpus", "1"], {"c.yaml": yaml.safe_dump(overlays[17]["models"][0])}, expect=refused))
+                      [*est[:1], "--model", "{dir}/c.yaml", *est[3:], "--gpus", "1"],
+                      {"c.yaml": yaml.safe_dump(overlays[17]["models"][0])}, expect=refused))
     for extra in (["--gap", "inf"], ["--gap", "nan"], ["--time-limit", "nan"], ["--time-limit", "1e300"],
                   ["--work-limit", "inf"], ["--top", "0"], ["--top", "1000"]):
         cases.append(Case(f"solve {' '.join(extra)}", ["solve", "{dir}/s.yaml", *extra], {"s.yaml": scenario_text({})},
@@ -249,7 +250,7 @@ def run_case(case: Case, timeout_s: float) -> Outcome:
                                 stdin=subprocess.DEVNULL, preexec_fn=_limit_memory,
                                 env={**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT)})
         try:
-            out, err = proc.communicate(timeout=timeout_s)
+            _, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
