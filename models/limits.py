@@ -18,6 +18,10 @@ from __future__ import annotations
 MAX_MONEY = 1e12
 # assumed: rates of 10^5 per GPU-hour are 10^4 x today's dearest offers.
 MAX_PRICE_PER_GPU_HOUR = 1e5
+# assumed: 10^9 per GPU bought (with its server share) is 10^4 x today's dearest GPU.
+MAX_PRICE_PER_GPU = 1e9
+# assumed: a day of delay worth 10^9 of the currency; with the horizon's minutes it stays far below int64.
+MAX_VALUE_OF_TIME_PER_DAY = 1e9
 # assumed: ten years; no plan runs longer, and three of them (the horizon) stay small in minutes.
 MAX_DURATION_H = 10 * 365 * 24.0
 # assumed: 10^15 tokens is ~30x the largest disclosed pre-training corpus (36T tokens).

@@ -15,6 +15,7 @@ from models.limits import (
     MAX_LEAD_TIME_DAYS,
     MAX_LIFE_YEARS,
     MAX_MONEY,
+    MAX_PRICE_PER_GPU,
     MAX_PRICE_PER_GPU_HOUR,
     MIN_EXCHANGE_RATE,
 )
@@ -190,7 +191,7 @@ class Purchase(Strict):
     (chassis, CPUs, memory, NICs), in `currency`; power and staff run while the hardware is held."""
 
     gpu: Id
-    capex_per_gpu: float = Field(gt=0, le=MAX_MONEY)
+    capex_per_gpu: float = Field(gt=0, le=MAX_PRICE_PER_GPU)
     currency: str = Field(min_length=3, max_length=3)
     life_years: float = Field(gt=0, le=MAX_LIFE_YEARS)
     power_kw_per_gpu: float = Field(ge=0, le=1000, description="including the server's share and cooling")

@@ -31,10 +31,13 @@ from models.limits import (
     MAX_LORA_RANK,
     MAX_MONEY,
     MAX_PARALLEL,
+    MAX_PRICE_PER_GPU,
+    MAX_PRICE_PER_GPU_HOUR,
     MAX_SEED,
     MAX_SEQ_LEN,
     MAX_SOLVER_LIMIT,
     MAX_TOKENS,
+    MAX_VALUE_OF_TIME_PER_DAY,
     MAX_WORKERS,
 )
 from models.platform import FabricKind
@@ -88,7 +91,7 @@ class OwnedPool(Strict):
     count: int = Field(gt=0, le=MAX_GPUS)
     gpus_per_node: int = Field(gt=0, le=MAX_GPUS_PER_NODE)
     fabric: OwnedFabric = Field(default_factory=lambda: OwnedFabric(kind="none", gbps_per_gpu=0))
-    cost_per_gpu_hour: Money = 0.0
+    cost_per_gpu_hour: Annotated[Money, Field(le=MAX_PRICE_PER_GPU_HOUR)] = 0.0
     available_from_h: DurationH = Field(default=0.0, validation_alias=AliasChoices("available_from",
                                                                                    "available_from_h"))
     available_until_h: PositiveDurationH | None = Field(
@@ -145,7 +148,8 @@ class PurchaseQuote(Strict):
     purchase entry for the same GPU. `price_per_gpu` includes the GPU's share of the server."""
 
     gpu: Id
-    price_per_gpu: PositiveMoney | None = Field(default=None, description="in the scenario's currency")
+    price_per_gpu: Annotated[PositiveMoney, Field(le=MAX_PRICE_PER_GPU)] | None = Field(
+        default=None, description="in the scenario's currency")
     life_years: float | None = Field(default=None, gt=0, le=MAX_LIFE_YEARS)
     lead_time_days: float | None = Field(default=None, ge=0, le=MAX_LEAD_TIME_DAYS)
     max_gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS, description="the most the team would buy")
@@ -251,7 +255,7 @@ class Scenario(Strict):
     deadline_h: PositiveDurationH | None = Field(default=None, validation_alias=AliasChoices("deadline",
                                                                                             "deadline_h"))
     objective: Objective = "cost"
-    value_of_time_per_day: Money = 0.0
+    value_of_time_per_day: Annotated[Money, Field(le=MAX_VALUE_OF_TIME_PER_DAY)] = 0.0
     academic: bool = False
     ops_skill: OpsSkill = "basic"
     sites: list[Site] = Field(default_factory=list)

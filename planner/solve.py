@@ -17,6 +17,7 @@ from planner.cpsat.model import Bounds, PlanModel
 from planner.cpsat.run import Outcome, solve_model, to_plan
 from planner.explain import explain_plan
 from planner.infeasible import explain_infeasible
+from planner.overflow_guard import check_magnitudes
 from planner.plan import Plan, SolveResult
 
 MATERIAL_SHARE = 0.2  # a job with this share of the cost or the time is one whose choice matters
@@ -45,6 +46,7 @@ class Session:
         self.objective = objective
         self.started = time.perf_counter() if started is None else started
         self.problem = problem
+        check_magnitudes(problem, str(loaded.path) if loaded else problem.scenario_name)  # figures the 64-bit model cannot hold are bad input, said in one line
         self.model = PlanModel(problem)
         self.deadline = self.started + settings.time_limit_s
         self.work_left = settings.work_limit

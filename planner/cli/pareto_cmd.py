@@ -83,7 +83,12 @@ def pareto_command(
             work_limit=work_limit or max(PARETO_WORK, solver.work_limit)))
     except BuildTimeout as exc:
         stop_no_solution(str(exc))
-    front = pareto_front(session, max_points=points, z=z.value if z else None, relax_limits=relax_limits)
+    except InputError as exc:  # figures the solver cannot hold (planner.overflow_guard)
+        fail(exc)
+    try:
+        front = pareto_front(session, max_points=points, z=z.value if z else None, relax_limits=relax_limits)
+    except InputError as exc:  # figures the solver cannot hold (see planner.cpsat.run)
+        fail(exc)
     if output is not None:
         write_front(front, output)
     if plot is not None:

@@ -66,7 +66,10 @@ def solve_command(
     loaded = _load(file, overlay)
     options = SolveOptions(objective=objective.value if objective else None, top_k=top, gap=gap,
                            time_limit_s=time_limit, work_limit=work_limit)
-    result = solve(loaded, options)
+    try:
+        result = solve(loaded, options)
+    except InputError as exc:  # figures the solver cannot hold (see planner.cpsat.run)
+        fail(exc)
     if output is SolveFormat.json:
         print_json(result.to_dict())
     elif output is SolveFormat.markdown:
@@ -93,6 +96,8 @@ def explain_command(
         session = Session.from_loaded(loaded)
     except BuildTimeout as exc:
         stop_no_solution(str(exc))
+    except InputError as exc:  # figures the solver cannot hold (planner.overflow_guard)
+        fail(exc)
     catalog = loaded.catalog
     try:
         if "gpu" in spec:
@@ -103,7 +108,10 @@ def explain_command(
         fail(f"--why-not: {exc}")
     if "job" in spec and spec["job"] not in session.problem.jobs:
         fail(f"--why-not: job: unknown job {spec['job']!r}; jobs: {', '.join(session.problem.jobs)}")
-    best = session.best(Bounds())
+    try:
+        best = session.best(Bounds())
+    except InputError as exc:
+        fail(exc)
     if best.status == "unknown":
         fail(f"{file}: no plan within the work limit; raise solver.work_limit, then ask again")
     answer = why_not(session, spec, best if best.solved else None)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
+from models.errors import InputError
 from models.problem import SCALE, Candidate, Problem, Resource
 from models.scenario import SolverSettings
 from planner.cpsat.interruptible import solve_interruptibly
@@ -82,7 +83,12 @@ def solve_model(plan_model: PlanModel, model: cp_model.CpModel, settings: Solver
     status = solve_interruptibly(solver, model)  # Ctrl-C raises: an interrupted search is no result
     wall = time.perf_counter() - started
     if status == cp_model.MODEL_INVALID:
-        raise ModelInvalidError(model.validate())
+        invalid = model.validate()
+        if "overflow" in invalid:  # money or time figures the 64-bit model cannot hold: the input's, not a bug
+            raise InputError([f"scenario {plan_model.problem.scenario_name!r}: the money and time figures are too large for "
+                              f"the solver's 64-bit integers (prices, exchange rates, budget or "
+                              f"value_of_time_per_day near their bounds; see docs/limits.md); lower them"])
+        raise ModelInvalidError(invalid)
     name = _STATUS[status]
     work = solver.deterministic_time
     outcome = Outcome(name, wall_s=wall, work=work,
