@@ -46,7 +46,8 @@ class Session:
         self.objective = objective
         self.started = time.perf_counter() if started is None else started
         self.problem = problem
-        check_magnitudes(problem, str(loaded.path) if loaded else problem.scenario_name)  # figures the 64-bit model cannot hold are bad input, said in one line
+        # Figures the 64-bit model cannot hold are bad input, said in one line.
+        check_magnitudes(problem, str(loaded.path) if loaded else problem.scenario_name)
         self.model = PlanModel(problem)
         self.deadline = self.started + settings.time_limit_s
         self.work_left = settings.work_limit

@@ -85,8 +85,8 @@ def solve_model(plan_model: PlanModel, model: cp_model.CpModel, settings: Solver
     if status == cp_model.MODEL_INVALID:
         invalid = model.validate()
         if "overflow" in invalid:  # money or time figures the 64-bit model cannot hold: the input's, not a bug
-            raise InputError([f"scenario {plan_model.problem.scenario_name!r}: the money and time figures are too large for "
-                              f"the solver's 64-bit integers (prices, exchange rates, budget or "
+            raise InputError([f"scenario {plan_model.problem.scenario_name!r}: the money and time figures are too "
+                              f"large for the solver's 64-bit integers (prices, exchange rates, budget or "
                               f"value_of_time_per_day near their bounds; see docs/limits.md); lower them"])
         raise ModelInvalidError(invalid)
     name = _STATUS[status]
