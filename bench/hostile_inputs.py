@@ -127,6 +127,20 @@ def corpus() -> list[Case]:
                     {"jobs.0.id": "a\x1b[2J"}, {"currency": "ZZZ"}, {"jobs.0.after": ["a"]},
                     {"jobs.0.model": "../../../../etc/passwd"}, {"jobs.0.model": "/dev/zero.yaml"}):
         cases.append(_solve(changes, refused, name=f"issue {changes}"))
+    extreme = {"budget": 10**12, "deadline": "3650d", "objective": "balanced", "value_of_time_per_day": 10**9,
+               "owned": [{"id": "p", "site": "lab", "gpu": "h800", "count": 10**6, "gpus_per_node": 8,
+                          "cost_per_gpu_hour": 10**5}],
+               "jobs": [{"id": "a", "model": "llama3.1-8b", "method": "pretrain", "tokens": 10**12, "seq_len": 4096},
+                        {"id": "b", "model": "llama3.1-8b", "method": "lora", "tokens": "10M", "seq_len": 2048,
+                         "max_gpus": 10**6}]}
+    cases.append(Case("every number at its bound", ["solve", "{dir}/s.yaml"],
+                      {"s.yaml": scenario_text(dict(extreme))}, expect=frozenset({0, 1, 3})))
+    rich_rates = ("exchange_rates: {rates: {USD: 1000000}}\nplatforms:\n  - id: zhixingyun-pro\n    offers:\n"
+                  "      - {gpu: h800, billing: monthly, price_per_gpu_period: 72000000, currency: USD, source: x, "
+                  "as_of: 2026-01-01}\n")
+    cases.append(Case("prices and rates at their bounds overflow int64", ["solve", "{dir}/s.yaml", "--catalog",
+                                                                          "{dir}/o.yaml"],
+                      {"s.yaml": scenario_text(dict(extreme)), "o.yaml": rich_rates}, expect=refused))
     cases.append(Case("300 jobs, 5 s limit", ["solve", "{dir}/s.yaml"], {"s.yaml": scenario_text({
         "jobs": [{"id": f"j{i}", "model": "llama3-8b", "method": "qlora", "lora_rank": 16, "tokens": "10M",
                   "seq_len": 2048} for i in range(300)], "solver": {"time_limit_s": 5}})},

@@ -164,3 +164,16 @@ def test_markup_in_a_scenario_name_prints_as_text(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(with_field("name", "[/bold] [red]x")), encoding="utf-8")
     code, out, _, escaped = invoke("solve", str(path))
     assert escaped is None and code == 0 and "[/bold] [red]x" in out
+
+
+def test_figures_that_would_overflow_the_solver_are_bad_input(tmp_path: Path) -> None:
+    scenario = {**HOSTILE_BASE, "objective": "balanced", "value_of_time_per_day": 10**9, "deadline": "3650d",
+                "jobs": [{"id": "a", "model": "llama3.1-8b", "method": "lora", "tokens": "10M", "seq_len": 2048}]}
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(scenario), encoding="utf-8")
+    (tmp_path / "o.yaml").write_text(
+        "exchange_rates: {rates: {USD: 1000000}}\nplatforms:\n  - id: zhixingyun-pro\n    offers:\n"
+        "      - {gpu: h800, billing: monthly, price_per_gpu_period: 72000000, currency: USD, source: x, "
+        "as_of: 2026-01-01}\n", encoding="utf-8")
+    code, _, err, escaped = invoke("solve", str(tmp_path / "s.yaml"), "--catalog", str(tmp_path / "o.yaml"))
+    assert escaped is None and code == 2, err
+    assert err.startswith(f"error: {tmp_path / 's.yaml'}: the money figures are too large") and err.count("\n") == 1
