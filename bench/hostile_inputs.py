@@ -311,6 +311,8 @@ def main() -> int:
         print(f"  {kind:15} {counts[kind]}")
     slowest = max(outcomes, key=lambda o: o.seconds)
     print(f"  slowest: {slowest.seconds:.1f} s ({slowest.case.name})")
+    accepted = [o.case.name for o in outcomes if o.kind == "exit 0"]
+    print(f"accepted with exit 0 ({len(accepted)}): {'; '.join(accepted)}")
     unexpected = [o for o in outcomes if o.unexpected]
     print(f"unexpected outcomes: {len(unexpected)}")
     for o in unexpected:

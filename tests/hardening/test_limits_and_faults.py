@@ -87,3 +87,29 @@ def test_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:
     while any(parent_alive(pid) for pid in workers):
         assert time.monotonic() < ends, "workers outlived the killed parent"
         time.sleep(0.2)
+
+
+@pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs /proc, a folder nobody can write")
+def test_an_unwritable_results_folder_is_refused_before_any_work(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump(HOSTILE_BASE), encoding="utf-8")
+    started = time.perf_counter()
+    code, out, err, escaped = invoke("batch", str(scenario), "-o", "/proc/rows.csv")
+    assert escaped is None and code == 2 and out == ""
+    assert err.startswith("error: /proc/rows.csv: cannot write in /proc") and time.perf_counter() - started < 5
+
+
+def test_an_unreadable_input_is_its_own_error_row(tmp_path: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text(yaml.safe_dump(HOSTILE_BASE), encoding="utf-8")
+    loop = tmp_path / "l1.yaml"
+    loop.symlink_to(tmp_path / "l2.yaml")
+    (tmp_path / "l2.yaml").symlink_to(loop)
+    fifo = tmp_path / "f.yaml"
+    os.mkfifo(fifo)
+    out = tmp_path / "rows.jsonl"
+    code, _, _, escaped = invoke("batch", str(loop), str(fifo), str(good), "-j", "1", "-o", str(out))
+    assert escaped is None and code == 1
+    rows = [yaml.safe_load(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["status"] for r in rows] == ["error", "error", "optimal"]
+    assert "symbolic links" in rows[0]["error"] and "FIFO" in rows[1]["error"]
