@@ -213,6 +213,38 @@ def corpus() -> list[Case]:
                  "nonsense", "gpu=", "job=zzz"):
         cases.append(Case(f"why-not {spec!r}", ["explain", "{dir}/s.yaml", "--why-not", spec],
                           {"s.yaml": scenario_text({})}, expect=refused))
+    # 5b. Structures of the wrong shape, and model cards.
+    for changes in ({"jobs": {"a": 1}}, {"jobs": []}, {"jobs": "x"}, {"owned": "x"}, {"owned.0": 5},
+                    {"sites": [{"id": "lab", "links": 5}]}, {"sites": [{"id": "lab", "links": [{"to": [1]}]}]},
+                    {"policy.allow_gpus": [[1]]}, {"policy.allow_platforms": "x"}, {"policy": 5},
+                    {"jobs.0.after": "a"}, {"jobs.0.layout": {"tp": 10**9}}, {"jobs.0.layout": 5},
+                    {"jobs.0": {"id": "a"}}, {"purchase": [{"gpu": "h800", "price_per_gpu": ".inf"}]},
+                    {"purchase": [{"gpu": [1]}]}, {"solver": [1]}, {"catalog": "/dev/zero"}, {"catalog": "."},
+                    {"jobs.0.model": "x" * 5000}, {"name": "x" * 20000}, {"currency": "usd"},
+                    {"jobs.0.method": "dpo"}, {"jobs.0.precision": "fp4"}, {"confidence": 0.99}):
+        cases.append(_solve(changes, refused, name=f"structure {str(changes)[:70]}"))
+    card = {"id": "c", "params": "8B", "layers": 32, "hidden_size": 4096, "ffn_hidden_size": 14336, "num_heads": 32,
+            "num_kv_heads": 8, "vocab_size": 128256, "max_positions": 8192, "source": "x"}
+    for changes in ({"layers": 10**9}, {"hidden_size": 0}, {"num_kv_heads": 7}, {"params": ".inf"},
+                    {"params": "1e400"}, {"moe": {"experts": 10**9, "top_k": 1, "expert_ffn_hidden_size": 1}},
+                    {"moe": {"experts": 2, "top_k": 3, "expert_ffn_hidden_size": 1}}, {"max_positions": 0},
+                    {"id": "[/]"}, {"head_dim": 10**9}, {"assumed": True}, {"vocab_size": -1}):
+        text = yaml.safe_dump({**card, **changes}).replace("'.inf'", ".inf").replace("'1e400'", "1e400")
+        cases.append(Case(f"card {changes}", [*est[:1], "--model", "{dir}/c.yaml", *est[3:], "--gpus", "8"],
+                          {"c.yaml": text}, expect=refused))
+        cases.append(Case(f"card in a scenario {changes}", ["solve", "{dir}/s.yaml"],
+                          {"c.yaml": text, "s.yaml": scenario_text({"jobs.0.model": "c.yaml"})}, expect=refused))
+    for extra in (["--points", "1"], ["--points", "100000"], ["--z", "cost"], ["-o", "{dir}/f.exe"],
+                  ["--plot", "{dir}/no/f.png"], ["--time-limit", "inf"]):
+        cases.append(Case(f"pareto {' '.join(extra)}", ["pareto", "{dir}/s.yaml", *extra],
+                          {"s.yaml": scenario_text({})}, expect=refused))
+    for extra in (["catalog", "gpus", "--catalog", "{dir}/fifo.yaml"], ["catalog", "nothing"],
+                  ["validate", "{dir}/fifo.yaml", "/dev/zero"]):
+        cases.append(Case(" ".join(extra), extra, setup=_fifo, expect=refused))
+    for sweep in ("budget=1..1e12:1", "jobs.0.tokens=.inf", "solver.seed=1e30", "nosuch=1,2", "budget=",
+                  "jobs.99.tokens=1", "=5", "budget=5..1:1"):
+        cases.append(Case(f"batch --sweep {sweep}", ["batch", "{dir}/s.yaml", "--sweep", sweep, "-j", "1"],
+                          {"s.yaml": scenario_text({})}, expect=frozenset({1, 2})))
     # 6. Batch faults.
     cases += [
         Case("batch: loop, fifo and device among inputs", ["batch", "{dir}/l1.yaml", "{dir}/fifo.yaml", "/dev/zero",
