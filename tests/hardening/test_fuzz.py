@@ -7,6 +7,7 @@ runs the full corpus as subprocesses, with timeouts and a memory cap.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,17 +37,21 @@ SUFFIXED = st.builds(lambda n, unit: f"{n}{unit}", NUMBERS,
                      st.sampled_from(["", "k", "M", "B", "T", "d", "h", "w", "min", "GB", "PB", "万", "亿", "²", "x"]))
 VALUES = st.one_of(NUMBERS, SUFFIXED, st.text(max_size=30), st.booleans(), st.none(),
                    st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(), max_size=2))
+LOAD_SECONDS = 5.0  # loading one scenario takes milliseconds; this only catches runaway loops
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FAST
 @given(st.sampled_from(FIELDS), VALUES)
 def test_any_field_value_is_accepted_or_refused_as_bad_input(dotted: str, value: Any) -> None:
+    started = time.perf_counter()
     try:
         loaded = load_scenario_data(with_field(dotted, value), Path("fuzz.yaml"))
     except InputError as exc:
         assert all(p.startswith("fuzz.yaml: ") and "\n" not in p for p in exc.problems)
         return
+    finally:
+        assert time.perf_counter() - started < LOAD_SECONDS  # no loop follows a user's number
     # Accepted: every number the planner will read is finite and within its bound.
     job = loaded.scenario.jobs[0]
     assert 1 <= job.tokens <= 1e15 and job.seq_len <= 2**24

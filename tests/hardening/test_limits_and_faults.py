@@ -113,3 +113,30 @@ def test_an_unreadable_input_is_its_own_error_row(tmp_path: Path) -> None:
     rows = [yaml.safe_load(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [r["status"] for r in rows] == ["error", "error", "optimal"]
     assert "symbolic links" in rows[0]["error"] and "FIFO" in rows[1]["error"]
+
+
+def test_a_pool_that_cannot_start_is_said_and_the_batch_runs_in_one_process(tmp_path: Path, monkeypatch,
+                                                                              capsys) -> None:
+    from planner.batch import local
+    from planner.batch.inputs import Input
+    from planner.batch.tasks import build_tasks
+    from planner.solve import SolveOptions
+
+    def no_pool(jobs: int) -> None:
+        raise OSError(38, "Function not implemented")  # e.g. no POSIX semaphores in a container
+
+    monkeypatch.setattr(local, "_start_pool", no_pool)
+    paths = []
+    for name in ("a.yaml", "b.yaml"):
+        paths.append(tmp_path / name)
+        paths[-1].write_text(yaml.safe_dump({**HOSTILE_BASE, "name": name}), encoding="utf-8")
+    tasks = [t for t in build_tasks([Input(p) for p in paths], [_no_variant()], (), SolveOptions(top_k=1))]
+    rows = dict(local.run_local(tasks, jobs=2))  # type: ignore[arg-type]
+    assert sorted(r.status for r in rows.values()) == ["optimal", "optimal"]
+    assert "could not start 2 worker processes" in capsys.readouterr().err
+
+
+def _no_variant():  # the single, empty variant of a batch without --sweep
+    from planner.batch.sweep import expand_grid
+
+    return expand_grid([])[0]
