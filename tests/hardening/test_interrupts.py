@@ -97,8 +97,9 @@ def test_ctrl_c_in_a_batch_keeps_finished_rows_and_stores_no_interrupted_one(tmp
         assert time.monotonic() < ends and proc.poll() is None, proc.communicate()
         time.sleep(0.2)
     time.sleep(8)  # the slow scenario is building its candidates or searching
-    code, _, err = _interrupt(proc)
-    assert code == 130, err
+    assert proc.poll() is None, ("the batch ended before the interrupt", proc.communicate())
+    code, out, err = _interrupt(proc)
+    assert code == 130, (code, err, out[-500:], out_file.read_text(encoding="utf-8"))
     rows = list(csv.DictReader(out_file.open(encoding="utf-8")))
     assert [r["file"] for r in rows] == [str(quick)] and rows[0]["status"] == "optimal"
     assert err.strip().splitlines()[-1].startswith(f"interrupted: 1 of 2 rows had finished and were written to "
