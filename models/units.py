@@ -49,7 +49,7 @@ def parse_money(value: object) -> float:
     number, suffix = _split(value, "an amount of money", allowed)
     if suffix not in _MONEY_SUFFIX:
         raise ValueError(f"unknown suffix {suffix!r} in {value!r}; allowed: {allowed}")
-    return number * _MONEY_SUFFIX[suffix]
+    return _finite(number * _MONEY_SUFFIX[suffix], "an amount of money", allowed)
 
 
 def parse_count(value: object) -> float:
@@ -58,7 +58,7 @@ def parse_count(value: object) -> float:
     number, suffix = _split(value, "a count", allowed)
     if suffix not in _COUNT_SUFFIX:
         raise ValueError(f"unknown suffix {suffix!r} in {value!r}; allowed: {allowed}")
-    return number * _COUNT_SUFFIX[suffix]
+    return _finite(number * _COUNT_SUFFIX[suffix], "a count", allowed)
 
 
 def parse_duration_h(value: object) -> float:
@@ -69,7 +69,7 @@ def parse_duration_h(value: object) -> float:
     number, suffix = _split(value, "a duration", allowed)
     if suffix not in _DURATION_SUFFIX_H:
         raise ValueError(f"expected a duration ({allowed}), got {value!r}")
-    return number * _DURATION_SUFFIX_H[suffix]
+    return _finite(number * _DURATION_SUFFIX_H[suffix], "a duration", allowed)
 
 
 def parse_size_gb(value: object) -> float:
@@ -80,4 +80,4 @@ def parse_size_gb(value: object) -> float:
     number, suffix = _split(value, "a size", allowed)
     if suffix not in _SIZE_SUFFIX_GB:
         raise ValueError(f"expected a size ({allowed}), got {value!r}")
-    return number * _SIZE_SUFFIX_GB[suffix]
+    return _finite(number * _SIZE_SUFFIX_GB[suffix], "a size", allowed)
