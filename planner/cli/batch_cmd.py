@@ -156,7 +156,7 @@ def _solve_with_progress(items: list[Task | Row], run: Backend, output: Path | N
     counts: Counter[str] = Counter()
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                        console=Console(stderr=True), transient=True)
+                        console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty())
     bar = progress.add_task("solving", total=len(items))
 
     def on_row(_: int, row: Row, reused: bool) -> None:
