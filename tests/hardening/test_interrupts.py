@@ -25,13 +25,13 @@ SOLVING_THREADS = 3
 
 
 def _slow_scenario(path: Path) -> Path:
-    """24 jobs, a large work limit: the first solve alone runs for minutes."""
+    """32 jobs, a large work limit: the search runs for minutes (24 jobs can be solved in seconds)."""
     base: dict[str, Any] = yaml.safe_load((REPO / "scenarios" / "lab_six_jobs.yaml").read_text(encoding="utf-8"))
     jobs = []
-    for k in range(4):
+    for k in range(6):
         for job in base["jobs"]:
             jobs.append({**job, "id": f"{job['id']}-{k}", "after": [f"{a}-{k}" for a in job.get("after", [])]})
-    base.update(jobs=jobs, budget="5M", deadline="120d",
+    base.update(jobs=jobs[:32], budget="5M", deadline="120d",
                 solver={"work_limit": 600, "time_limit_s": 600, "workers": 1, "seed": 0, "top_k": 3, "gap": 0.1})
     path.write_text(yaml.safe_dump(base, sort_keys=False), encoding="utf-8")
     return path
@@ -96,7 +96,10 @@ def test_ctrl_c_in_a_batch_keeps_finished_rows_and_stores_no_interrupted_one(tmp
     while not (out_file.exists() and "a-quick" in out_file.read_text(encoding="utf-8")):  # flushed at once
         assert time.monotonic() < ends and proc.poll() is None, proc.communicate()
         time.sleep(0.2)
-    time.sleep(8)  # the slow scenario is building its candidates or searching
+    if jobs == "1":
+        _wait_for_solve(proc)  # the slow scenario's search runs in this process
+    else:
+        time.sleep(8)  # the slow scenario is building its candidates or searching, in a worker
     assert proc.poll() is None, ("the batch ended before the interrupt", proc.communicate())
     code, out, err = _interrupt(proc)
     assert code == 130, (code, err, out[-500:], out_file.read_text(encoding="utf-8"))
