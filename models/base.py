@@ -19,4 +19,5 @@ DateText = Annotated[str, BeforeValidator(_date_text), Field(min_length=4)]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # allow_inf_nan=False: .inf and .nan are refused in every number field, naming the field.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False)

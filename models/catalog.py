@@ -74,8 +74,11 @@ class Catalog:
         if data.get("exchange_rates") is not None:
             raw_rates = data["exchange_rates"]
             if isinstance(raw_rates, Mapping):
-                raw_rates = {**self.exchange_rates.model_dump(), **raw_rates,
-                             "rates": {**self.exchange_rates.rates, **raw_rates.get("rates", {})}}
+                new_rates = raw_rates.get("rates", {})
+                # A `rates` that is not a mapping is left as written, for validation to name.
+                merged_rates = {**self.exchange_rates.rates, **new_rates} if isinstance(new_rates, Mapping) \
+                    else new_rates
+                raw_rates = {**self.exchange_rates.model_dump(), **raw_rates, "rates": merged_rates}
             rates = _parse_one(raw_rates, ExchangeRates, label, "exchange_rates")
         catalog = Catalog(models, gpus, platforms, rates, (*self.sources, label))
         catalog.check()
@@ -137,6 +140,7 @@ def _parse_list(raw: Any, schema: type[T], label: str, section: str) -> list[T]:
             items.append(schema.model_validate(entry))
         except ValidationError as exc:
             name = entry.get("id", i) if isinstance(entry, Mapping) else i
+            name = name if isinstance(name, str | int) and len(str(name)) <= 128 else i
             problems += validation_problems(exc, label, f"{section}[{name}]")
     if problems:
         raise InputError(problems)
@@ -153,28 +157,53 @@ def _parse_one(raw: Any, schema: type[T], label: str, section: str) -> T:
 def _merge_platform(platforms: Mapping[str, Platform], raw: Any) -> Any:
     """Overlay one platform entry: fields replace, offers merge by (gpu, billing), and capacity limits
     by (gpu, billing modes), so an overlay can raise one quota and keep the rest."""
-    if not isinstance(raw, Mapping) or raw.get("id") not in platforms:
+    # Anything of the wrong type (an id that is a list, `offers: 5`) is left as written: the schema then
+    # names the field, exactly as for the built-in catalog.
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("id"), str) or raw["id"] not in platforms:
         return raw
     base = platforms[raw["id"]].model_dump()
-    offers = {(o["gpu"], o["billing"]): o for o in base["offers"]}
-    for offer in raw.get("offers", []) or []:
-        if isinstance(offer, Mapping):
-            offers[(offer.get("gpu"), offer.get("billing"))] = offer
-    merged = {**base, **raw, "offers": list(offers.values())}
+    merged = {**base, **raw}
+    raw_offers = raw.get("offers", []) or []
+    if isinstance(raw_offers, list):
+        offers = {_offer_key(o): o for o in base["offers"]}
+        for offer in raw_offers:
+            offers[_offer_key(offer)] = offer
+        merged["offers"] = list(offers.values())
     raw_limits = raw.get("limits")
     if isinstance(raw_limits, Mapping):
+        raw_capacity = raw_limits.get("capacity", []) or []
         capacity = {_capacity_key(c): c for c in base["limits"]["capacity"]}
-        for entry in raw_limits.get("capacity", []) or []:
-            capacity[_capacity_key(entry)] = entry
-        merged["limits"] = {**base["limits"], **raw_limits, "capacity": list(capacity.values())}
+        if isinstance(raw_capacity, list):
+            for entry in raw_capacity:
+                capacity[_capacity_key(entry)] = entry
+        merged["limits"] = {**base["limits"], **raw_limits,
+                            "capacity": list(capacity.values()) if isinstance(raw_capacity, list) else raw_capacity}
     return merged
+
+
+def _hashable(key: Any, entry: Any) -> Any:
+    try:
+        hash(key)
+    except TypeError:
+        return id(entry)  # a list where an id belongs: keep the entry, and let validation name the problem
+    return key
+
+
+def _offer_key(entry: Any) -> Any:
+    if not isinstance(entry, Mapping):
+        return id(entry)
+    return _hashable((entry.get("gpu"), entry.get("billing")), entry)
 
 
 def _capacity_key(entry: Any) -> Any:
     if not isinstance(entry, Mapping):
         return id(entry)  # not a mapping: keep it, and let validation name the problem
     billing = entry.get("billing") or []
-    return entry.get("gpu"), tuple(sorted(billing)) if isinstance(billing, list) else billing
+    try:
+        key = entry.get("gpu"), tuple(sorted(billing)) if isinstance(billing, list) else billing
+    except TypeError:
+        return id(entry)
+    return _hashable(key, entry)
 
 
 def _builtin_text(name: str) -> str:

@@ -102,5 +102,22 @@ def validation_problems(exc: object, label: str, prefix: str = "", model: type |
                 else "unknown field (typo?)"
         elif err["type"] == "literal_error":
             message = f"got {err.get('input')!r}; {message.lower()}"
+        elif err["type"] in _BOUND_WORDS:
+            bound = next(iter((err.get("ctx") or {}).values()), None)
+            message = f"got {_shown(err.get('input'))}; must be {_BOUND_WORDS[err['type']]} {_shown(bound)}"
+        elif err["type"] == "finite_number":
+            message = f"got {_shown(err.get('input'))}; must be a finite number (not .inf or .nan)"
         lines.append(f"{label}: {path or '(top level)'}: {message}")
     return lines
+
+
+_BOUND_WORDS = {"less_than_equal": "at most", "less_than": "below", "greater_than_equal": "at least",
+                "greater_than": "above"}
+
+
+def _shown(value: object) -> str:
+    """A number as people write it (1e+12, not 1000000000000); other values as repr, cut to 60 characters."""
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        return f"{value:,}" if isinstance(value, int) and abs(value) < 10**7 else f"{value:g}"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -7,17 +7,19 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from models.base import Strict
+from models.bounded import Id
+from models.card_check import params_problem, shape_params
 from models.units import parse_count
 
 
 class MoE(Strict):
     """Mixture-of-experts shape. Dense layers (the first `dense_layers`) use the card's FFN size."""
 
-    experts: int = Field(gt=0, description="routed experts per MoE layer")
-    top_k: int = Field(gt=0, description="routed experts active per token")
-    expert_ffn_hidden_size: int = Field(gt=0)
-    shared_experts: int = Field(default=0, ge=0)
-    dense_layers: int = Field(default=0, ge=0)
+    experts: int = Field(gt=0, le=100_000, description="routed experts per MoE layer")
+    top_k: int = Field(gt=0, le=100_000, description="routed experts active per token")
+    expert_ffn_hidden_size: int = Field(gt=0, le=10_000_000)
+    shared_experts: int = Field(default=0, ge=0, le=100_000)
+    dense_layers: int = Field(default=0, ge=0, le=10_000)
 
     @model_validator(mode="after")
     def _top_k_within_experts(self) -> MoE:
@@ -29,26 +31,28 @@ class MoE(Strict):
 class ModelCard(Strict):
     """A transformer's published shape. `params` is the total parameter count (all experts)."""
 
-    id: str = Field(min_length=1)
+    id: Id
     aliases: list[str] = Field(default_factory=list)
     name: str | None = None
-    params: float = Field(gt=0, description="total parameters, count; accepts 8B style strings")
-    active_params: float | None = Field(default=None, gt=0, description="per token, for MoE")
-    layers: int = Field(gt=0)
-    hidden_size: int = Field(gt=0)
-    ffn_hidden_size: int = Field(gt=0)
+    params: float = Field(gt=0, le=1e14, description="total parameters, count; accepts 8B style strings")
+    active_params: float | None = Field(default=None, gt=0, le=1e14, description="per token, for MoE")
+    layers: int = Field(gt=0, le=10_000)
+    hidden_size: int = Field(gt=0, le=1_000_000)
+    ffn_hidden_size: int = Field(gt=0, le=10_000_000)
     ffn_type: Literal["swiglu", "gelu"] = "swiglu"
-    num_heads: int = Field(gt=0)
-    num_kv_heads: int = Field(gt=0)
-    head_dim: int | None = Field(default=None, gt=0, description="defaults to hidden_size / num_heads")
-    vocab_size: int = Field(gt=0)
-    max_positions: int = Field(gt=0)
+    num_heads: int = Field(gt=0, le=100_000)
+    num_kv_heads: int = Field(gt=0, le=100_000)
+    head_dim: int | None = Field(default=None, gt=0, le=100_000, description="defaults to hidden_size / num_heads")
+    vocab_size: int = Field(gt=0, le=100_000_000)
+    max_positions: int = Field(gt=0, le=2**24)
     tied_embeddings: bool = False
     moe: MoE | None = None
     attention: str | None = Field(default=None, description="free-text note, e.g. MLA")
     source: str = Field(min_length=1)
     assumed: bool = False
     assumption: str | None = Field(default=None, description="what was assumed and why; required if assumed")
+    params_note: str | None = Field(default=None, description="why params differs from the shape's count by "
+                                                              "more than 10% (a shape the count cannot express)")
 
     @field_validator("params", "active_params", mode="before")
     @classmethod
@@ -65,6 +69,13 @@ class ModelCard(Strict):
             raise ValueError("an assumed card must say what was assumed in `assumption`")
         if self.moe and self.moe.dense_layers > self.layers:
             raise ValueError(f"moe.dense_layers ({self.moe.dense_layers}) exceeds layers ({self.layers})")
+        if not self.params_note:
+            implied = shape_params(self.layers, self.hidden_size, self.ffn_hidden_size, self.ffn_type == "swiglu",
+                                   self.num_heads, self.num_kv_heads, self.head_dim_resolved, self.vocab_size,
+                                   self.tied_embeddings, self.moe)
+            problem = params_problem(self.params, implied)
+            if problem:
+                raise ValueError(problem)
         return self
 
     @property

@@ -8,7 +8,19 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, model_validator
 
 from models.base import DateText, Strict
+from models.bounded import Id
 from models.jurisdiction import check_code
+from models.limits import (
+    MAX_EXCHANGE_RATE,
+    MAX_GPUS,
+    MAX_GPUS_PER_NODE,
+    MAX_LEAD_TIME_DAYS,
+    MAX_LIFE_YEARS,
+    MAX_MONEY,
+    MAX_PRICE_PER_GPU,
+    MAX_PRICE_PER_GPU_HOUR,
+    MIN_EXCHANGE_RATE,
+)
 from models.units import HOURS_PER_DAY, HOURS_PER_MONTH, HOURS_PER_YEAR
 
 PlatformKind = Literal["rental_cloud", "managed_training", "hyperscaler", "owned", "hybrid"]
@@ -62,7 +74,7 @@ class CapacityLimit(Strict):
 
     gpu: str | None = None
     billing: list[BillingMode] = Field(default_factory=list)
-    max_gpus: int = Field(gt=0)
+    max_gpus: int = Field(gt=0, le=MAX_GPUS)
     reservation_max_gpus: int | None = Field(default=None, gt=0)
     startup_h: float = Field(default=0.0, ge=0)
     reservation_startup_h: float | None = Field(default=None, ge=0)
@@ -88,8 +100,8 @@ class CapacityLimit(Strict):
 
 
 class Limits(Strict):
-    max_gpus_per_job: int | None = Field(default=None, gt=0)
-    max_gpus_per_node: int | None = Field(default=None, gt=0)
+    max_gpus_per_job: int | None = Field(default=None, gt=0, le=MAX_GPUS)
+    max_gpus_per_node: int | None = Field(default=None, gt=0, le=MAX_GPUS_PER_NODE)
     multi_node: bool = True
     capacity: list[CapacityLimit] = Field(default_factory=list)
 
@@ -148,15 +160,18 @@ class Offer(Strict):
     spot, a day for daily, a 30-day month for monthly, a 365-day year for yearly.
     """
 
-    gpu: str
+    gpu: Id
     billing: BillingMode
-    price_per_gpu_period: float = Field(ge=0)
+    price_per_gpu_period: float = Field(ge=0, le=MAX_PRICE_PER_GPU_HOUR * 365 * 24,
+                                        description="bounded by models.limits (per hour, times a year's hours)")
     currency: str = Field(min_length=3, max_length=3)
-    granularity_s: int = Field(default=3600, gt=0, description="hourly/spot: billed in steps of this")
-    min_periods: int = Field(default=1, ge=1)
+    granularity_s: int = Field(default=3600, gt=0, le=365 * 24 * 3600,
+                               description="hourly/spot: billed in steps of this")
+    min_periods: int = Field(default=1, ge=1, le=10_000)
     academic_discount: float = Field(default=0.0, ge=0, lt=1, description="fraction off when academic")
-    max_gpus: int | None = Field(default=None, gt=0, description="quota for this offer")
-    gpus_per_node: int | None = Field(default=None, gt=0, description="overrides the GPU's typical node")
+    max_gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS, description="quota for this offer")
+    gpus_per_node: int | None = Field(default=None, gt=0, le=MAX_GPUS_PER_NODE,
+                                      description="overrides the GPU's typical node")
     source: str = Field(min_length=1)
     as_of: DateText
     assumed: bool = False
@@ -177,15 +192,15 @@ class Purchase(Strict):
     """Buying hardware outright. `capex_per_gpu` is the price per GPU with its share of the server
     (chassis, CPUs, memory, NICs), in `currency`; power and staff run while the hardware is held."""
 
-    gpu: str
-    capex_per_gpu: float = Field(gt=0)
+    gpu: Id
+    capex_per_gpu: float = Field(gt=0, le=MAX_PRICE_PER_GPU)
     currency: str = Field(min_length=3, max_length=3)
-    life_years: float = Field(gt=0)
-    power_kw_per_gpu: float = Field(ge=0, description="including the server's share and cooling")
-    electricity_per_kwh: float = Field(ge=0)
-    ops_staff_per_year: float = Field(ge=0, description="cost of the staff that run the cluster")
-    lead_time_days: float = Field(default=0, ge=0)
-    gpus_per_node: int | None = Field(default=None, gt=0)
+    life_years: float = Field(gt=0, le=MAX_LIFE_YEARS)
+    power_kw_per_gpu: float = Field(ge=0, le=1000, description="including the server's share and cooling")
+    electricity_per_kwh: float = Field(ge=0, le=MAX_PRICE_PER_GPU_HOUR)
+    ops_staff_per_year: float = Field(ge=0, le=MAX_MONEY, description="cost of the staff that run the cluster")
+    lead_time_days: float = Field(default=0, ge=0, le=MAX_LEAD_TIME_DAYS)
+    gpus_per_node: int | None = Field(default=None, gt=0, le=MAX_GPUS_PER_NODE)
     source: str
     as_of: DateText
     assumed: bool = False
@@ -215,7 +230,7 @@ class Egress(Strict):
 
 
 class Platform(Strict):
-    id: str = Field(min_length=1)
+    id: Id
     aliases: list[str] = Field(default_factory=list)
     name: str
     kind: PlatformKind
@@ -253,7 +268,7 @@ class ExchangeRates(Strict):
     """How many units of `base` one unit of each currency buys."""
 
     base: str = "CNY"
-    rates: dict[str, float]
+    rates: dict[str, Annotated[float, Field(ge=MIN_EXCHANGE_RATE, le=MAX_EXCHANGE_RATE)]]
     source: str
     as_of: DateText
 

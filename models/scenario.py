@@ -22,9 +22,34 @@ from pydantic_core import PydanticCustomError
 
 from models import units_schema
 from models.base import Strict
+from models.bounded import Id, Text
 from models.errors import did_you_mean
 from models.features import FeatureName
 from models.jurisdiction import EXAMPLES, WRITTEN_CODE_PATTERN, check_code, residency_rule
+from models.limits import (
+    MAX_DATA_GB,
+    MAX_DURATION_H,
+    MAX_GAP,
+    MAX_GBPS,
+    MAX_GLOBAL_BATCH,
+    MAX_GPUS,
+    MAX_GPUS_PER_NODE,
+    MAX_INTERRUPTIONS,
+    MAX_JOBS,
+    MAX_LEAD_TIME_DAYS,
+    MAX_LIFE_YEARS,
+    MAX_LORA_RANK,
+    MAX_MONEY,
+    MAX_PARALLEL,
+    MAX_PRICE_PER_GPU,
+    MAX_PRICE_PER_GPU_HOUR,
+    MAX_SEED,
+    MAX_SEQ_LEN,
+    MAX_SOLVER_LIMIT,
+    MAX_TOKENS,
+    MAX_VALUE_OF_TIME_PER_DAY,
+    MAX_WORKERS,
+)
 from models.methods import ADAPTER_METHODS, Method
 from models.money import active_conversion, converting, to_scenario_currency
 from models.platform import FabricKind
@@ -48,46 +73,49 @@ DEFAULT_MEMORY_HEADROOM = 0.08
 MAX_MEMORY_HEADROOM = 0.5
 
 # Each quantity's JSON Schema is a number or a patterned string (models.units_schema), as the loader reads it.
-Money = Annotated[float, BeforeValidator(to_scenario_currency), Field(ge=0),
+# Bounds: models.limits (each assumed, with its rule); .inf and .nan are refused everywhere (models.base).
+Money = Annotated[float, BeforeValidator(to_scenario_currency), Field(ge=0, le=MAX_MONEY),
                   WithJsonSchema(units_schema.money(positive=False))]
-PositiveMoney = Annotated[float, BeforeValidator(to_scenario_currency), Field(gt=0),
+PositiveMoney = Annotated[float, BeforeValidator(to_scenario_currency), Field(gt=0, le=MAX_MONEY),
                           WithJsonSchema(units_schema.money(positive=True))]
-DurationH = Annotated[float, BeforeValidator(parse_duration_h), Field(ge=0),
+DurationH = Annotated[float, BeforeValidator(parse_duration_h), Field(ge=0, le=MAX_DURATION_H),
                       WithJsonSchema(units_schema.duration(positive=False))]
-PositiveDurationH = Annotated[float, BeforeValidator(parse_duration_h), Field(gt=0),
+PositiveDurationH = Annotated[float, BeforeValidator(parse_duration_h), Field(gt=0, le=MAX_DURATION_H),
                               WithJsonSchema(units_schema.duration(positive=True))]
-Count = Annotated[float, BeforeValidator(parse_count), Field(gt=0), WithJsonSchema(units_schema.count())]
-SeqLen = Annotated[int, BeforeValidator(parse_seq_len), Field(gt=0), WithJsonSchema(units_schema.seq_len())]
-SizeGB = Annotated[float, BeforeValidator(parse_size_gb), Field(ge=0), WithJsonSchema(units_schema.size())]
+Count = Annotated[float, BeforeValidator(parse_count), Field(ge=1, le=MAX_TOKENS), WithJsonSchema(units_schema.count())]
+SeqLen = Annotated[int, BeforeValidator(parse_seq_len), Field(gt=0, le=MAX_SEQ_LEN),
+                   WithJsonSchema(units_schema.seq_len())]
+SizeGB = Annotated[float, BeforeValidator(parse_size_gb), Field(ge=0, le=MAX_DATA_GB),
+                   WithJsonSchema(units_schema.size())]
 
 
 class Link(Strict):
-    to: str = Field(description="a platform id (or another site id)")
+    to: Id = Field(description="a platform id (or another site id)")
     kind: LinkKind
-    gbps: float = Field(gt=0, description="gigabits per second")
+    gbps: float = Field(gt=0, le=MAX_GBPS, description="gigabits per second")
 
 
 class Site(Strict):
-    id: str = Field(min_length=1)
+    id: Id
     jurisdiction: Jurisdiction = "cn"
     links: list[Link] = Field(default_factory=list)
 
 
 class OwnedFabric(Strict):
     kind: FabricKind
-    gbps_per_gpu: float = Field(ge=0)
+    gbps_per_gpu: float = Field(ge=0, le=MAX_GBPS)
 
 
 class OwnedPool(Strict):
     """Hardware the team already has; `cost_per_gpu_hour` is its running cost (power, staff), in `currency`."""
 
-    id: str = Field(min_length=1)
-    site: str
-    gpu: str
-    count: int = Field(gt=0)
-    gpus_per_node: int = Field(gt=0)
+    id: Id
+    site: Id
+    gpu: Id
+    count: int = Field(gt=0, le=MAX_GPUS)
+    gpus_per_node: int = Field(gt=0, le=MAX_GPUS_PER_NODE)
     fabric: OwnedFabric = Field(default_factory=lambda: OwnedFabric(kind="none", gbps_per_gpu=0))
-    cost_per_gpu_hour: Money = 0.0
+    cost_per_gpu_hour: Annotated[Money, Field(le=MAX_PRICE_PER_GPU_HOUR)] = 0.0
     available_from_h: DurationH = Field(default=0.0, validation_alias=AliasChoices("available_from",
                                                                                    "available_from_h"))
     available_until_h: PositiveDurationH | None = Field(
@@ -123,16 +151,17 @@ class Reproducibility(Strict):
 
 class Policy(Strict):
     reproducibility: Reproducibility = Field(default_factory=Reproducibility)
-    allow_platforms: list[str] = Field(default_factory=list, description="empty = all")
-    forbid_platforms: list[str] = Field(default_factory=list)
-    allow_gpus: list[str] = Field(default_factory=list, description="empty = all")
-    forbid_gpus: list[str] = Field(default_factory=list)
+    allow_platforms: list[Id] = Field(default_factory=list, description="empty = all")
+    forbid_platforms: list[Id] = Field(default_factory=list)
+    allow_gpus: list[Id] = Field(default_factory=list, description="empty = all")
+    forbid_gpus: list[Id] = Field(default_factory=list)
     allow_spot: bool = Field(default=False, description="spot is a risk the scenario opts into")
     max_expected_interruptions: float | None = Field(
-        default=None, ge=0, description="per job: failures plus spot preemptions expected during the run")
+        default=None, ge=0, le=MAX_INTERRUPTIONS,
+        description="per job: failures plus spot preemptions expected during the run")
     consider_purchase: bool = Field(default=False, description="weigh the catalog's purchase options")
     trust_vendor_claims: bool = False
-    max_gpus_per_job: int | None = Field(default=None, gt=0)
+    max_gpus_per_job: int | None = Field(default=None, gt=0, le=MAX_GPUS)
     memory_headroom: float = Field(default=DEFAULT_MEMORY_HEADROOM, ge=0, le=MAX_MEMORY_HEADROOM,
                                    description="fraction of each card's memory kept free; a layout fits "
                                                "only if its peak is at most (1 - headroom) x the card")
@@ -142,28 +171,29 @@ class PurchaseQuote(Strict):
     """Hardware the team could buy, from its own quote; fields left out come from the catalog's
     purchase entry for the same GPU. `price_per_gpu` includes the GPU's share of the server."""
 
-    gpu: str = Field(min_length=1)
-    price_per_gpu: PositiveMoney | None = Field(default=None, description="in the scenario's currency")
-    life_years: float | None = Field(default=None, gt=0)
-    lead_time_days: float | None = Field(default=None, ge=0)
-    max_gpus: int | None = Field(default=None, gt=0, description="the most the team would buy")
-    source: str | None = Field(default=None, description="where the quote comes from")
+    gpu: Id
+    price_per_gpu: Annotated[PositiveMoney, Field(le=MAX_PRICE_PER_GPU)] | None = Field(
+        default=None, description="in the scenario's currency")
+    life_years: float | None = Field(default=None, gt=0, le=MAX_LIFE_YEARS)
+    lead_time_days: float | None = Field(default=None, ge=0, le=MAX_LEAD_TIME_DAYS)
+    max_gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS, description="the most the team would buy")
+    source: Text | None = Field(default=None, description="where the quote comes from")
 
 
 class DataSpec(Strict):
     sensitivity: Sensitivity = "public"
     residency: Residency = "any"
     size_gb: SizeGB = Field(default=0.0, validation_alias=AliasChoices("size", "size_gb"))
-    at: str | None = Field(default=None, description="the site where the data lives")
+    at: Id | None = Field(default=None, description="the site where the data lives")
 
 
 class FixedLayout(Strict):
     """Parts of the parallel layout a job fixes (a paper's exact setup); the rest is searched."""
 
-    tp: int | None = Field(default=None, gt=0, description="tensor-parallel size")
-    pp: int | None = Field(default=None, gt=0, description="pipeline stages")
+    tp: int | None = Field(default=None, gt=0, le=MAX_PARALLEL, description="tensor-parallel size")
+    pp: int | None = Field(default=None, gt=0, le=MAX_PARALLEL, description="pipeline stages")
     zero: int | None = Field(default=None, ge=0, le=3, description="ZeRO stage 0-3")
-    cp: int | None = Field(default=None, gt=0, description="context-parallel size (long sequences)")
+    cp: int | None = Field(default=None, gt=0, le=MAX_PARALLEL, description="context-parallel size (long sequences)")
 
 
 Framework = Literal["megatron", "deepspeed", "fsdp"]
@@ -171,21 +201,23 @@ OptimizerChoice = Literal["adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor"
 
 
 class Job(Strict):
-    id: str = Field(min_length=1)
-    model: str = Field(min_length=1, description="catalog id or alias, or a path to a model-card YAML")
+    id: Id
+    model: Text = Field(min_length=1, max_length=4096,
+                        description="catalog id or alias, or a path to a model-card YAML")
     method: Method
     tokens: Count
     seq_len: SeqLen = Field(default=4096, description="tokens per sequence; 4k = 4096")
-    global_batch: int | None = Field(default=None, gt=0, description="sequences per optimizer step")
-    lora_rank: int | None = Field(default=None, gt=0)
+    global_batch: int | None = Field(default=None, gt=0, le=MAX_GLOBAL_BATCH,
+                                     description="sequences per optimizer step")
+    lora_rank: int | None = Field(default=None, gt=0, le=MAX_LORA_RANK)
     precision: PrecisionChoice = "bf16"
-    after: list[str] = Field(default_factory=list)
+    after: list[Id] = Field(default_factory=list)
     deadline_h: PositiveDurationH | None = Field(default=None, validation_alias=AliasChoices("deadline",
                                                                                             "deadline_h"))
     data: DataSpec = Field(default_factory=DataSpec)
-    max_gpus: int | None = Field(default=None, gt=0)
-    min_gpus: int | None = Field(default=None, gt=0)
-    gpus: int | None = Field(default=None, gt=0, description="exactly this many GPUs (a reproduction)")
+    max_gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS)
+    min_gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS)
+    gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS, description="exactly this many GPUs (a reproduction)")
     layout: FixedLayout | None = Field(default=None, description="fixed parallel layout; unset fields are searched")
     framework: Framework | None = Field(
         default=None, description="the training stack (megatron, deepspeed, fsdp); chosen by the planner if unset")
@@ -196,6 +228,11 @@ class Job(Strict):
     def _method_options(self) -> Job:
         if self.lora_rank is not None and self.method not in ADAPTER_METHODS:
             raise ValueError(f"lora_rank is only for lora or qlora (or lora_dpo, qlora_dpo), not {self.method}")
+        if self.tokens < self.seq_len:
+            raise ValueError(f"tokens ({self.tokens:,.0f}) is less than one sequence of seq_len ({self.seq_len})")
+        if self.global_batch is not None and self.global_batch * self.seq_len > self.tokens:
+            raise ValueError(f"one optimizer step (global_batch x seq_len = {self.global_batch * self.seq_len:,} "
+                             f"tokens) is more than the job's tokens ({self.tokens:,.0f})")
         low, high = self.gpus or self.min_gpus, self.gpus or self.max_gpus
         if self.min_gpus is not None and self.gpus is not None and self.gpus < self.min_gpus:
             raise ValueError(f"gpus ({self.gpus}) is below min_gpus ({self.min_gpus})")
@@ -223,26 +260,28 @@ class SolverSettings(Strict):
     a second of one unloaded core per unit), so the same scenario gives the same plan on a busy
     machine; `time_limit_s` (wall clock) is only a safety net, and a result it cut says so."""
 
-    work_limit: float = Field(default=30.0, gt=0, description="deterministic time units, all solves together")
-    time_limit_s: float = Field(default=60.0, gt=0, description="wall-clock safety net, seconds")
-    workers: int = Field(default=1, ge=1, description="1: one search thread; more: CP-SAT's interleaved "
-                                                      "(still deterministic) portfolio")
-    seed: int = Field(default=0, ge=0)
+    work_limit: float = Field(default=30.0, gt=0, le=MAX_SOLVER_LIMIT,
+                              description="deterministic time units, all solves together")
+    time_limit_s: float = Field(default=60.0, gt=0, le=MAX_SOLVER_LIMIT,
+                                description="wall-clock safety net, seconds")
+    workers: int = Field(default=1, ge=1, le=MAX_WORKERS,
+                         description="1: one search thread; more: CP-SAT's interleaved (still deterministic) portfolio")
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
     top_k: int = Field(default=3, ge=1, le=20)
-    gap: float = Field(default=0.1, ge=0, description="alternatives within this fraction of the best")
+    gap: float = Field(default=0.1, ge=0, le=MAX_GAP, description="alternatives within this fraction of the best")
 
 
 class Scenario(Strict):
-    name: str = Field(min_length=1)
-    description: str | None = None
-    currency: str = Field(default="CNY", min_length=3, max_length=3)
+    name: Text = Field(min_length=1)
+    description: Text | None = None
+    currency: str = Field(default="CNY", pattern=r"^[A-Z]{3}$", description="ISO 4217 code, e.g. CNY or USD")
     calibration: str | None = Field(default=None, description="calibration overlay from `plan calibrate` (path "
                                     "relative to this file): your measured speed per GPU/framework/method")
     budget: PositiveMoney | None = None
     deadline_h: PositiveDurationH | None = Field(default=None, validation_alias=AliasChoices("deadline",
                                                                                             "deadline_h"))
     objective: Objective = "cost"
-    value_of_time_per_day: Money = 0.0
+    value_of_time_per_day: Annotated[Money, Field(le=MAX_VALUE_OF_TIME_PER_DAY)] = 0.0
     academic: bool = False
     ops_skill: OpsSkill = "basic"
     sites: list[Site] = Field(default_factory=list)
@@ -254,8 +293,8 @@ class Scenario(Strict):
     budget_basis: BudgetBasis = Field(
         default="cash", description="cash: purchases at full price; amortized: residual value credited")
     purchase: list[PurchaseQuote] = Field(default_factory=list, description="buy options; none = rent only")
-    catalog: str | None = Field(default=None, description="overlay file, relative to the scenario")
-    jobs: list[Job] = Field(min_length=1)
+    catalog: Text | None = Field(default=None, description="overlay file, relative to the scenario")
+    jobs: list[Job] = Field(min_length=1, max_length=MAX_JOBS)
     solver: SolverSettings = Field(default_factory=SolverSettings)
 
     @model_validator(mode="wrap")

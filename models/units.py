@@ -6,6 +6,7 @@ Every parser takes a number or a string and returns a float in the unit its name
 
 from __future__ import annotations
 
+import math
 import re
 
 HOURS_PER_DAY = 24.0
@@ -36,7 +37,7 @@ def _split(value: object, what: str, allowed: str) -> tuple[float, str]:
     if isinstance(value, bool):
         raise ValueError(f"expected {what} ({allowed}), got {value!r}")
     if isinstance(value, int | float):
-        return float(value), ""
+        return _finite(float(value) if abs(value) < 1e308 else math.inf, what, allowed), ""
     if not isinstance(value, str):
         raise ValueError(f"expected {what} ({allowed}), got {type(value).__name__}")
     text = value.strip().replace(",", "").replace("_", "")
@@ -45,7 +46,13 @@ def _split(value: object, what: str, allowed: str) -> tuple[float, str]:
         raise ValueError(f"expected {what} ({allowed}), got {value!r}")
     sign = -1.0 if match.group(1) else 1.0
     number_text = text[len(match.group(1)) : len(text) - len(match.group(3))].strip()
-    return sign * float(number_text), match.group(3)
+    return _finite(sign * float(number_text), what, allowed), match.group(3)
+
+
+def _finite(number: float, what: str, allowed: str) -> float:
+    if not math.isfinite(number):
+        raise ValueError(f"expected {what} ({allowed}) that is a finite number, got {number!r}")
+    return number
 
 
 _MONEY_ALLOWED = ("a number, optionally with k, M, 万 or 亿 and a currency (¥, $, 元, USD, CNY, ...), "
@@ -88,7 +95,7 @@ def parse_money_amount(value: object) -> tuple[float, str | None]:
     number, rest = _split(number_text, "an amount of money", _MONEY_ALLOWED)
     if rest:
         raise ValueError(f"unknown suffix {rest!r} in {value!r}; allowed: {_MONEY_ALLOWED}")
-    return number * _MONEY_SUFFIX[multiplier], currency
+    return _finite(number * _MONEY_SUFFIX[multiplier], "an amount of money", _MONEY_ALLOWED), currency
 
 
 def parse_count(value: object) -> float:
@@ -97,7 +104,7 @@ def parse_count(value: object) -> float:
     number, suffix = _split(value, "a count", allowed)
     if suffix not in _COUNT_SUFFIX:
         raise ValueError(f"unknown suffix {suffix!r} in {value!r}; allowed: {allowed}")
-    return number * _COUNT_SUFFIX[suffix]
+    return _finite(number * _COUNT_SUFFIX[suffix], "a count", allowed)
 
 
 def parse_seq_len(value: object) -> int:
@@ -121,7 +128,7 @@ def parse_duration_h(value: object) -> float:
     number, suffix = _split(value, "a duration", allowed)
     if suffix not in _DURATION_SUFFIX_H:
         raise ValueError(f"expected a duration ({allowed}), got {value!r}")
-    return number * _DURATION_SUFFIX_H[suffix]
+    return _finite(number * _DURATION_SUFFIX_H[suffix], "a duration", allowed)
 
 
 def parse_size_gb(value: object) -> float:
@@ -132,4 +139,4 @@ def parse_size_gb(value: object) -> float:
     number, suffix = _split(value, "a size", allowed)
     if suffix not in _SIZE_SUFFIX_GB:
         raise ValueError(f"expected a size ({allowed}), got {value!r}")
-    return number * _SIZE_SUFFIX_GB[suffix]
+    return _finite(number * _SIZE_SUFFIX_GB[suffix], "a size", allowed)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -9,10 +11,36 @@ import yaml
 
 from models.errors import InputError
 
-MAX_FILE_BYTES = 2 * 1024 * 1024
+# Scenario files, model cards and catalog overlays: 5 MB (the largest shipped file is ~40 kB).
+MAX_FILE_BYTES = 5_000_000
 # An alias bomb ("billion laughs") is small on disk and huge once expanded; refuse it before
 # anything walks the expanded tree.
 MAX_EXPANDED_NODES = 200_000
+
+
+class DuplicateKeyError(Exception):
+    def __init__(self, key: object, line: int) -> None:
+        super().__init__(f"duplicate key {key!r}")
+        self.key, self.line = key, line
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a mapping naming one key twice (YAML would silently keep the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+                seen.add(key)
+            except TypeError:
+                continue  # an unhashable key: the base loader reports it
+            if duplicate:
+                raise DuplicateKeyError(key, key_node.start_mark.line + 1)
+        return super().construct_mapping(node, deep=deep)
 
 
 def _expanded_size(node: yaml.Node, memo: dict[int, int], depth: int = 0) -> int:
@@ -33,15 +61,13 @@ def _expanded_size(node: yaml.Node, memo: dict[int, int], depth: int = 0) -> int
 
 
 def read_yaml(path: Path, *, what: str = "file") -> Any:
-    """Read one YAML document. Raises InputError (one line, naming the file) on any problem."""
+    """Read one YAML document. Raises InputError (one line, naming the file) on any problem.
+
+    Only regular files are read (a FIFO would block forever, /dev/zero never ends), and only up to
+    MAX_FILE_BYTES, checked before reading and again while reading.
+    """
     label = str(path)
-    if not path.exists():
-        raise InputError([f"{label}: {what} not found"])
-    if path.is_dir():
-        raise InputError([f"{label}: is a folder, expected a YAML {what}"])
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise InputError([f"{label}: larger than {MAX_FILE_BYTES // 1024} KiB; not a scenario file"])
-    raw = path.read_bytes()
+    raw = read_bounded(path, what=what)
     if b"\x00" in raw:
         raise InputError([f"{label}: binary file, expected YAML text"])
     try:
@@ -49,6 +75,56 @@ def read_yaml(path: Path, *, what: str = "file") -> Any:
     except UnicodeDecodeError:
         raise InputError([f"{label}: not UTF-8 text, expected a YAML {what}"]) from None
     return parse_yaml_text(text, label, what=what)
+
+
+def read_bounded(path: Path, *, what: str = "file", limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes; InputError otherwise (one line)."""
+    label = str(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise InputError([f"{label}: {what} not found"]) from None
+    except OSError as exc:
+        raise InputError([f"{label}: cannot read the {what}: {exc.strerror or exc}"]) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError([f"{label}: is a folder, expected a YAML {what}"])
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError([f"{label}: not a regular file ({_kind(info.st_mode)}); the {what} must be a "
+                          "regular file"])
+    if info.st_size > limit:
+        raise InputError([f"{label}: {info.st_size / 1e6:,.1f} MB, larger than the {limit / 1e6:g} MB "
+                          f"allowed for a {what}"])
+    try:
+        # O_NONBLOCK: if the path became a FIFO since the stat, the open does not wait for a writer.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise InputError([f"{label}: cannot read the {what}: {exc.strerror or exc}"]) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError([f"{label}: not a regular file; the {what} must be a regular file"])
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > limit:
+                raise InputError([f"{label}: larger than the {limit / 1e6:g} MB allowed for a {what}"])
+            chunks.append(chunk)
+    except OSError as exc:
+        raise InputError([f"{label}: cannot read the {what}: {exc.strerror or exc}"]) from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a plain file"
 
 
 def parse_yaml_text(text: str, label: str, *, what: str = "file") -> Any:
@@ -60,11 +136,13 @@ def parse_yaml_text(text: str, label: str, *, what: str = "file") -> Any:
             raise InputError([f"{label}: empty {what}"])
         if _expanded_size(node, {}) > MAX_EXPANDED_NODES:
             raise InputError([f"{label}: YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes; refused"])
-        loader = yaml.SafeLoader(text)
+        loader = UniqueKeyLoader(text)
         try:
             return loader.get_single_data()
         finally:
             loader.dispose()
+    except DuplicateKeyError as exc:
+        raise InputError([f"{label}: line {exc.line}: duplicate key {exc.key!r}; each key may appear once"]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""

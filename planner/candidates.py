@@ -31,6 +31,7 @@ from models.model_card import ModelCard
 from models.platform import PERIOD_H, Features, Offer, Platform
 from models.problem import SCALE, Candidate, Placement, Problem, PurchaseEconomics, Removed, Resource
 from models.scenario import Job, OwnedPool, Scenario
+from planner import build_deadline
 from planner.capacity_limits import allowance
 from planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
 from planner.estimate import store as estimate_store
@@ -409,7 +410,8 @@ class CandidateBuilder:
                 label=f"owned pool {pool.id} ({pool.count}x {pool.gpu})", capacity=pool.count,
                 available_from_min=SCALE.minutes(pool.available_from_h),
                 available_until_min=SCALE.minutes(pool.available_until_h) if pool.available_until_h else None)
-        for job in scenario.jobs:
+        for done, job in enumerate(scenario.jobs):
+            build_deadline.progress(done, len(scenario.jobs))
             card = self.loaded.models[job.id]
             found: list[Candidate] = []
             groups: dict[tuple[str, str, str], list[_Option]] = defaultdict(list)
@@ -418,6 +420,7 @@ class CandidateBuilder:
             for options in groups.values():
                 best_rate, stalled = 0.0, 0
                 for option in sorted(options, key=lambda o: o.place.gpus):
+                    build_deadline.check()  # the time limit covers building too
                     candidate = self._candidate(index, job, card, option)
                     if candidate is None:
                         continue

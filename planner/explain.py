@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from constraints import memory as memory_rule
 from constraints.groups import family
+from models.limits import MAX_GPUS
+from models.platform import BillingMode
 from models.problem import SCALE, Candidate, Problem, PurchaseEconomics
 from planner.cpsat.model import Bounds
 from planner.cpsat.run import Outcome, to_plan
@@ -248,6 +250,10 @@ class WhyNot:
 WHY_NOT_KEYS = ("job", "platform", "gpu", "gpus", "billing")
 
 
+# Billing modes a candidate can have: the catalog's (models.platform.BillingMode), owned and purchase.
+WHY_NOT_BILLING = (*get_args(BillingMode), "owned", "purchase")
+
+
 def parse_why_not(text: str) -> dict[str, str]:
     """'job=ID platform=P gpu=G gpus=N billing=B' (any subset). Raises ValueError naming what is allowed."""
     spec: dict[str, str] = {}
@@ -258,8 +264,13 @@ def parse_why_not(text: str) -> dict[str, str]:
         spec[key] = value
     if not spec:
         raise ValueError(f"give at least one of {', '.join(WHY_NOT_KEYS)}")
-    if "gpus" in spec and not spec["gpus"].isdigit():
-        raise ValueError(f"gpus must be a whole number, got {spec['gpus']!r}")
+    gpus = spec.get("gpus")
+    # str.isdigit() accepts '²' and other digits int() refuses: only ASCII 0-9 here.
+    if gpus is not None and not (gpus.isascii() and gpus.isdigit() and 0 < int(gpus) <= MAX_GPUS):
+        raise ValueError(f"gpus must be a whole number from 1 to {MAX_GPUS:,}, got {gpus!r}")
+    if "billing" in spec and spec["billing"] not in WHY_NOT_BILLING:
+        raise ValueError(f"billing: {spec['billing']!r} is not a billing mode; use one of "
+                         f"{', '.join(WHY_NOT_BILLING)}")
     return spec
 
 

@@ -16,7 +16,7 @@ def _interruptions(plan: Plan) -> str:
 
 def render_table(result: SolveResult, console: Console) -> None:
     cur = result.currency
-    console.print(f"[bold]{result.scenario}[/bold]: {result.proof()} ({result.objective} objective, "
+    console.print(f"[bold]{escape(result.scenario)}[/bold]: {result.proof()} ({result.objective} objective, "
                   f"{result.solve_time_s:.2f} s)")
     if result.plans:
         table = Table(title="plans", show_lines=False)
@@ -24,7 +24,7 @@ def render_table(result: SolveResult, console: Console) -> None:
             table.add_column(column, overflow="fold")
         for plan in result.plans:
             table.add_row(str(plan.rank), f"{plan.total_cost:,.0f}", f"{plan.makespan_h / 24:,.2f}",
-                          _interruptions(plan), plan.trade.summary(cur) if plan.trade else "",
+                          _interruptions(plan), escape(plan.trade.summary(cur)) if plan.trade else "",
                           escape(plan.summary()))
         console.print(table)
         for plan in result.plans:

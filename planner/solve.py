@@ -11,11 +11,13 @@ from dataclasses import dataclass, replace
 from models.loading import LoadedScenario
 from models.problem import Problem
 from models.scenario import Scenario, SolverSettings
+from planner.build_deadline import BuildTimeout, build_deadline
 from planner.candidates import build_problem
 from planner.cpsat.model import Bounds, PlanModel
 from planner.cpsat.run import Outcome, solve_model, to_plan
 from planner.explain import explain_plan
 from planner.infeasible import explain_infeasible
+from planner.overflow_guard import check_magnitudes
 from planner.plan import Plan, SolveResult
 
 MATERIAL_SHARE = 0.2  # a job with this share of the cost or the time is one whose choice matters
@@ -48,6 +50,8 @@ class Session:
         self.objective = objective
         self.started = time.perf_counter() if started is None else started
         self.problem = problem
+        # Figures the 64-bit model cannot hold are bad input, said in one line.
+        check_magnitudes(problem, str(loaded.path) if loaded else problem.scenario_name)
         self.model = PlanModel(problem)
         self.deadline = self.started + settings.time_limit_s
         self.work_left = settings.work_limit
@@ -67,7 +71,9 @@ class Session:
             top_k=options.top_k or s.solver.top_k,
             gap=s.solver.gap if options.gap is None else options.gap,
         )
-        return cls(build_problem(loaded), settings, options.objective or s.objective, started, loaded)
+        with build_deadline(settings.time_limit_s, started):
+            problem = build_problem(loaded)
+        return cls(problem, settings, options.objective or s.objective, started, loaded)
 
     def variant(self, scenario: Scenario) -> Session | None:
         """A session for a changed copy of this scenario (a relaxation to try), sharing this one's work
@@ -141,8 +147,18 @@ class Session:
 
 
 def solve(loaded: LoadedScenario, options: SolveOptions | None = None) -> SolveResult:
-    """Best plan and up to top_k - 1 alternatives that differ in platform, GPU type or count per job."""
-    return solve_session(Session.from_loaded(loaded, options))
+    """Best plan and up to top_k - 1 alternatives that differ in platform, GPU type or count per job.
+
+    When the time limit runs out while candidates are still being built, the result is "unknown"
+    (exit 3) with a note saying how far building got."""
+    started = time.perf_counter()
+    try:
+        session = Session.from_loaded(loaded, options)
+    except BuildTimeout as exc:
+        s = loaded.scenario
+        return SolveResult(scenario=s.name, status="unknown", objective=(options and options.objective) or s.objective,
+                           currency=s.currency, solve_time_s=time.perf_counter() - started, notes=[str(exc)])
+    return solve_session(session)
 
 
 def solve_session(session: Session) -> SolveResult:

@@ -19,7 +19,10 @@ class Input:
 
 
 def _folder(folder: Path) -> list[Input]:
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in SCENARIO_SUFFIXES)
+    try:
+        files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in SCENARIO_SUFFIXES)
+    except OSError as exc:  # unreadable folder: its row says so, the rest of the batch goes on
+        return [Input(folder, f"{folder}: cannot list this folder ({exc.strerror or exc})")]
     if not files:
         return [Input(folder, f"{folder}: no *.yaml or *.yml files in this folder")]
     return [Input(p) for p in files]
@@ -47,7 +50,10 @@ def expand_paths(args: Sequence[str]) -> list[Input]:
     unique: list[Input] = []
     seen: set[Path] = set()
     for item in found:
-        key = item.path.resolve()
+        try:
+            key = item.path.resolve()
+        except (OSError, RuntimeError):  # a symlink loop: kept, and the loader reports it as that file's error
+            key = item.path.absolute()
         if key not in seen:
             seen.add(key)
             unique.append(item)

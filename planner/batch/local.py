@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 
 from planner.batch.rows import INTERNAL_ERROR, Row
 from planner.batch.tasks import Task
 from planner.batch.work import run_task
+from planner.batch.worker_life import init_worker
 
 
 def failed_row(task: Task, exc: BaseException, where: str) -> Row:
@@ -20,21 +23,50 @@ def failed_row(task: Task, exc: BaseException, where: str) -> Row:
                error=f"{INTERNAL_ERROR}{where} failed: {type(exc).__name__}: {detail}")
 
 
+def _serial(tasks: Sequence[Task]) -> Iterator[tuple[int, Row]]:
+    for task in tasks:
+        yield task.index, run_task(task)
+
+
+def _start_pool(jobs: int) -> ProcessPoolExecutor:
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["planner.batch.work"])
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=init_worker,
+                               initargs=(os.getpid(),))
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """End the workers now (Ctrl-C): what they were solving is dropped, not waited for."""
+    processes = dict(getattr(pool, "_processes", None) or {})
+    for process in processes.values():
+        if process.is_alive():
+            process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes.values():
+        process.join(timeout=5)
+
+
 def run_local(tasks: Sequence[Task], jobs: int) -> Iterator[tuple[int, Row]]:
     """Yield (task.index, row) as tasks finish. `jobs` processes; with one, everything runs in this process.
 
     Workers come from a forkserver that has already imported the planner: each is a cheap fork of a
     clean process (no threads of ours copied), and the planner's imports are paid once, not per worker.
+    Workers ignore Ctrl-C and exit when this process dies; on Ctrl-C here they are ended at once.
+    A pool that cannot start (no semaphores, no /dev/shm, a process limit) is said in one line, and
+    the tasks run one at a time in this process instead.
     """
     if jobs <= 1 or len(tasks) <= 1:
-        for task in tasks:
-            yield task.index, run_task(task)
+        yield from _serial(tasks)
         return
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["planner.batch.work"])
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context)
     try:
+        pool = _start_pool(min(jobs, len(tasks)))
         futures: dict[Future[Row], Task] = {pool.submit(run_task, task): task for task in tasks}
+    except (OSError, ValueError, RuntimeError, ImportError) as exc:
+        print(f"warning: could not start {jobs} worker processes ({type(exc).__name__}: {exc}); "
+              f"solving one at a time in this process", file=sys.stderr)
+        yield from _serial(tasks)
+        return
+    try:
         for future in as_completed(futures):
             task = futures[future]
             try:
@@ -42,5 +74,7 @@ def run_local(tasks: Sequence[Task], jobs: int) -> Iterator[tuple[int, Row]]:
             except Exception as exc:
                 row = failed_row(task, exc, "worker process")
             yield task.index, row
-    finally:  # on Ctrl-C or an early stop: drop what has not started
-        pool.shutdown(wait=True, cancel_futures=True)
+    except BaseException:  # Ctrl-C, or the consumer stopped early: drop what has not finished
+        _stop_workers(pool)
+        raise
+    pool.shutdown(wait=True, cancel_futures=True)

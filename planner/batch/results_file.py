@@ -8,10 +8,13 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from models.errors import InputError
+from models.yaml_io import read_bounded
 from planner.atomic_file import write_atomically
 from planner.batch.rows import COLUMNS, LEGACY_COLUMNS, Row
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
+MAX_RESULTS_BYTES = 1_000_000_000  # a results file read back for resume: about 2 million rows
 
 
 class ResultsFileError(ValueError):
@@ -55,13 +58,15 @@ def read_rows(path: Path) -> list[Row]:
         return []
     fmt = results_format(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, what="results file", limit=MAX_RESULTS_BYTES).decode("utf-8")
         if fmt == "csv":
             reader = csv.DictReader(io.StringIO(text))
             if reader.fieldnames is not None and tuple(reader.fieldnames) not in (COLUMNS, LEGACY_COLUMNS):
                 raise ValueError(f"columns are {', '.join(reader.fieldnames)}")
             return [Row.from_dict(record) for record in reader]
         return [Row.from_dict(json.loads(line)) for line in text.splitlines() if line.strip()]
+    except InputError as exc:
+        raise ResultsFileError(exc.problems[0]) from None
     except (OSError, UnicodeDecodeError, ValueError, TypeError, AttributeError, KeyError) as exc:
         raise ResultsFileError(f"{path}: exists and is not a `plan batch` results file ({exc}); "
                                f"refusing to overwrite it: choose another -o or remove it") from None

@@ -1,5 +1,5 @@
 """Run a batch: re-use rows an earlier run already solved, solve the rest on a backend, keep the
-results file current (atomically, every few seconds and at the end, also after Ctrl-C)."""
+results file current (atomically, after every finished row and at the end, also after Ctrl-C)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ from pathlib import Path
 from planner.batch.results_file import write_rows
 from planner.batch.rows import Row
 from planner.batch.tasks import Task
+from planner.interrupts import Interrupted, sigint_deferred
 
 # (tasks to solve) -> (task.index, row) as each finishes, in any order
 Backend = Callable[[Sequence[Task]], Iterator[tuple[int, Row]]]
 # (index, row, reused from the earlier run)
 OnRow = Callable[[int, Row, bool], None]
 
-CHECKPOINT_S = 2.0  # seconds between rewrites of the results file while solving
+CHECKPOINT_S = 0.0  # seconds between rewrites of the results file: each finished row is flushed at once
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,9 @@ def run_batch(items: Sequence[Task | Row], backend: Backend, output: Path | None
     """Solve every Task in `items` (a Row stands for itself: an input that named no scenario).
 
     Rows come back in the order of `items` whatever the backend finishes first. With `output`, the
-    file always holds the rows finished so far, in that order; a KeyboardInterrupt or any other
-    exception is re-raised after that last write.
+    file always holds the rows finished so far, in that order; any exception is re-raised after that
+    last write, and Ctrl-C becomes `Interrupted` saying which rows were kept (an interrupted task
+    leaves no row: it is solved again on resume).
     """
     done: list[Row | None] = [None] * len(items)
     known = reusable(previous, reuse_unproven)
@@ -66,6 +68,11 @@ def run_batch(items: Sequence[Task | Row], backend: Backend, output: Path | None
     def finished() -> list[Row]:
         return [row for row in done if row is not None]
 
+    def flush() -> None:
+        if output is not None:
+            with sigint_deferred():  # a Ctrl-C now waits until the file is whole
+                write_rows(output, finished())
+
     last_write = time.monotonic()
     try:
         for index, row in backend(todo) if todo else ():
@@ -73,9 +80,17 @@ def run_batch(items: Sequence[Task | Row], backend: Backend, output: Path | None
             if on_row:
                 on_row(position[index], row, False)
             if output is not None and time.monotonic() - last_write >= checkpoint_s:
-                write_rows(output, finished())
+                flush()
                 last_write = time.monotonic()
-    finally:
-        if output is not None:
-            write_rows(output, finished())
+    except KeyboardInterrupt:
+        flush()
+        kept = len(finished())
+        where = f"written to {output}; run the same command again to resume" if output is not None else \
+            "not written (no -o file)"
+        raise Interrupted(f"{kept} of {len(items)} rows had finished and were {where}; rows still solving "
+                          f"were dropped") from None
+    except BaseException:
+        flush()
+        raise
+    flush()
     return BatchOutcome(rows=finished(), reused=reused)

@@ -12,7 +12,7 @@ from typing import Any
 
 from models.errors import InputError
 from models.loading import is_model_file
-from models.yaml_io import read_yaml
+from models.yaml_io import read_bounded, read_yaml
 from planner import __version__
 from planner.batch.inputs import Input
 from planner.batch.rows import Row
@@ -36,10 +36,11 @@ class Task:
 
 
 def _file_bytes(path: Path) -> bytes:
+    """The file's bytes (regular files within the size cap only: a FIFO or a device is never read)."""
     try:
-        return path.read_bytes()
-    except OSError as exc:  # the worker reports the file as unreadable; the hash only needs to be stable
-        return f"<unreadable: {type(exc).__name__}>".encode()
+        return read_bounded(path)
+    except (InputError, OSError) as exc:  # the worker reports the file's problem; the hash only needs to be stable
+        return f"<unreadable: {type(exc).__name__}: {exc}>".encode()
 
 
 def _referenced_files(raw: Any, base_dir: Path) -> list[Path]:

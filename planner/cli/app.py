@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 
 from planner import __version__
+from planner.interrupts import EXIT_INTERRUPTED, interrupt_behind, interrupted_line
 
 # command name -> (module, function); the order is the order of `plan --help`.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -92,9 +93,15 @@ def main() -> None:
     """Entry point: no traceback reaches a user unless PLAN_DEBUG is set."""
     try:
         build_app(commands_needed(sys.argv[1:]))()
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    except SystemExit as exc:
+        interrupt = interrupt_behind(exc)  # typer turns Ctrl-C into a silent exit 130
+        if interrupt is None:
+            raise
+        print(interrupted_line(interrupt), file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt as exc:  # one policy for every command: see planner.interrupts
+        print(interrupted_line(exc), file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # a bug, not bad input: say so in one line
         if os.environ.get("PLAN_DEBUG"):
             raise

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections import Counter
@@ -25,6 +26,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from models.limits import MAX_SOLVER_LIMIT, MAX_WORKERS
 from planner.batch import (
     ResultsFileError,
     Row,
@@ -41,8 +43,9 @@ from planner.batch import (
     run_batch,
 )
 from planner.batch.local import run_local
+from planner.batch.output_lock import OutputLockError, locked_output
 from planner.batch.runner import Backend
-from planner.cli.common import console, fail
+from planner.cli.common import console, fail, finite
 from planner.cli.solve_cmd import ObjectiveChoice
 from planner.solve import SolveOptions
 
@@ -82,7 +85,8 @@ def batch_command(
     paths: Annotated[list[str], typer.Argument(help="scenario files, folders (their *.yaml/*.yml) or glob patterns")],
     output: Annotated[Path | None, typer.Option("--output", "-o", help="results.csv or results.jsonl; "
                                                 "re-running with the same file skips rows already solved")] = None,
-    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="scenarios solved at once (default: CPU "
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, max=1024,
+                                             help="scenarios solved at once (default: CPU "
                                              "count; on a Ray cluster given by --address, its size)")] = None,
     backend: Annotated[BackendChoice, typer.Option(help="where to solve")] = BackendChoice.local,
     address: Annotated[str | None, typer.Option(help="Ray cluster address, e.g. auto or ray://head:10001 (default: "
@@ -92,12 +96,14 @@ def batch_command(
     objective: Annotated[ObjectiveChoice | None, typer.Option(help="override each scenario's objective")] = None,
     time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1,
                                                      help="seconds per scenario (default: each scenario's)")] = None,
-    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, help="deterministic time per "
+    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, max=MAX_SOLVER_LIMIT, callback=finite,
+                                                     help="deterministic time per "
                                                      "scenario (default: each scenario's)")] = None,
     reuse_unproven: Annotated[bool, typer.Option("--reuse-unproven", help="on resume, also re-use rows not proven "
                                                  "optimal (feasible, no solution in time); by default they are "
                                                  "solved again")] = False,
-    workers: Annotated[int | None, typer.Option(min=1, help="CP-SAT workers per scenario (default 1: the "
+    workers: Annotated[int | None, typer.Option(min=1, max=MAX_WORKERS,
+                                                help="CP-SAT workers per scenario (default 1: the "
                                                 "parallelism is across scenarios)")] = None,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay for every scenario")] = None,
     calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan "
@@ -111,48 +117,52 @@ def batch_command(
         fail("--address is for --backend ray")
     if overlay is not None and not overlay.is_file():
         fail(f"{overlay}: --catalog overlay file not found")
-    previous: list[Row] = []
-    if output is not None:
+    held = contextlib.ExitStack()  # the results file's lock, released however the command ends
+    with held:
+        previous: list[Row] = []
+        if output is not None:
+            if not output.parent.is_dir():
+                fail(f"{output}: folder {output.parent} not found")
+            try:
+                results_format(output)
+                # Before any work: the folder is writable, and no other run writes this file (see output_lock).
+                held.enter_context(locked_output(output))
+                previous = read_rows(output)
+            except (ResultsFileError, OutputLockError) as exc:
+                fail(str(exc))
         try:
-            results_format(output)
-            previous = read_rows(output)
-        except ResultsFileError as exc:
+            variants = expand_grid(parse_sweeps(sweep or []))
+        except SweepError as exc:
             fail(str(exc))
-        if not output.parent.is_dir():
-            fail(f"{output}: folder {output.parent} not found")
-    try:
-        variants = expand_grid(parse_sweeps(sweep or []))
-    except SweepError as exc:
-        fail(str(exc))
-    if calibration is not None:
-        from models.errors import InputError
-        from planner.batch.sweep import Assignment, Variant
-        from planner.calibrate import Calibration
+        if calibration is not None:
+            from models.errors import InputError
+            from planner.batch.sweep import Assignment, Variant
+            from planner.calibrate import Calibration
 
-        try:
-            Calibration.load(calibration)
-        except InputError as exc:
-            fail(exc)
-        # Every variant gets the file, as if its scenario said `calibration:` (its bytes join the resume hash).
-        setting = Assignment((), "calibration", (), str(calibration.resolve()))
-        variants = [Variant(v.label, (*v.assignments, setting)) for v in variants]
-    jobs = jobs or os.cpu_count() or 1
-    run: Backend = _ray_backend(jobs, address) if backend is BackendChoice.ray else partial(run_local, jobs=jobs)
+            try:
+                Calibration.load(calibration)
+            except InputError as exc:
+                fail(exc)
+            # Every variant gets the file, as if its scenario said `calibration:` (its bytes join the resume hash).
+            setting = Assignment((), "calibration", (), str(calibration.resolve()))
+            variants = [Variant(v.label, (*v.assignments, setting)) for v in variants]
+        jobs = jobs or os.cpu_count() or 1
+        run: Backend = _ray_backend(jobs, address) if backend is BackendChoice.ray else partial(run_local, jobs=jobs)
 
-    # Top-1 only: a row shows the best plan, so alternatives would be solved for nothing. One CP-SAT worker
-    # per scenario unless asked: the batch already keeps every core busy with separate scenarios.
-    options = SolveOptions(objective=objective.value if objective else None, top_k=1, time_limit_s=time_limit,
-                           work_limit=work_limit, workers=workers or 1)
-    items: list[Task | Row] = list(build_tasks(expand_paths(paths), variants, (overlay,) if overlay else (),
-                                               options))
-    rows, reused = _solve_with_progress(items, run, output, previous, reuse_unproven)
-    _render(rows, console)
-    tally = Tally.of(rows)
-    resumed = f" ({reused} re-used from {output})" if reused else ""
-    console.print(f"{tally.line()}{resumed}" + (f"; wrote {output}" if output else ""))
-    if tally.exit_code() == 2:
-        print("error: no scenario could be read", file=sys.stderr)
-    raise typer.Exit(tally.exit_code())
+        # Top-1 only: a row shows the best plan, so alternatives would be solved for nothing. One CP-SAT worker
+        # per scenario unless asked: the batch already keeps every core busy with separate scenarios.
+        options = SolveOptions(objective=objective.value if objective else None, top_k=1, time_limit_s=time_limit,
+                               work_limit=work_limit, workers=workers or 1)
+        items: list[Task | Row] = list(build_tasks(expand_paths(paths), variants, (overlay,) if overlay else (),
+                                                   options))
+        rows, reused = _solve_with_progress(items, run, output, previous, reuse_unproven)
+        _render(rows, console)
+        tally = Tally.of(rows)
+        resumed = f" ({reused} re-used from {output})" if reused else ""
+        console.print(escape(f"{tally.line()}{resumed}" + (f"; wrote {output}" if output else "")))
+        if tally.exit_code() == 2:
+            print("error: no scenario could be read", file=sys.stderr)
+        raise typer.Exit(tally.exit_code())
 
 
 def _solve_with_progress(items: list[Task | Row], run: Backend, output: Path | None,
@@ -160,7 +170,7 @@ def _solve_with_progress(items: list[Task | Row], run: Backend, output: Path | N
     counts: Counter[str] = Counter()
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                        console=Console(stderr=True), transient=True)
+                        console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty())
     bar = progress.add_task("solving", total=len(items))
 
     def on_row(_: int, row: Row, reused: bool) -> None:

@@ -102,6 +102,8 @@ def print_catalog_table(section: str, rows: list[dict[str, Any]], *, sources: bo
     from rich.console import Console
     from rich.table import Table
 
+    from planner.cli.common import printable
+
     hint = "" if sources else " - sources: --sources, or --format json for everything"
     units = " - TF: dense TFLOPS" if section == "gpus" else ""
     table = Table(title=f"catalog {section} ({len(rows)}){units}{hint}", show_lines=sources)
@@ -110,8 +112,8 @@ def print_catalog_table(section: str, rows: list[dict[str, Any]], *, sources: bo
         table.add_column(name, no_wrap=True, overflow="ellipsis", min_width=min(len(name), 8))
     if sources:
         table.add_column("source", overflow="fold", ratio=1, min_width=30)
-    for row in rows:
-        cells = [_text(cell(row)) for _, cell in columns]
-        table.add_row(*cells, *([_text(row.get("source"))] if sources else []))
+    for row in rows:  # overlay text is the user's: markup escaped, control characters shown as '?'
+        cells = [printable(_text(cell(row))) for _, cell in columns]
+        table.add_row(*cells, *([printable(_text(row.get("source")))] if sources else []))
     # The terminal's own width (COLUMNS when set; 80 when not a terminal), not the plan tables' fixed 140.
     Console(highlight=False, soft_wrap=False).print(table)

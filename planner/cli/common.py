@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 import sys
 from enum import Enum, IntEnum
 from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from models.errors import InputError
 
@@ -18,6 +21,7 @@ class ExitCode(IntEnum):
     INFEASIBLE = 1
     BAD_INPUT = 2
     NO_SOLUTION = 3
+    INTERRUPTED = 130
 
 
 class OutputFormat(str, Enum):
@@ -28,6 +32,14 @@ class OutputFormat(str, Enum):
 console = Console(highlight=False, soft_wrap=False, width=140)
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """User or overlay text made safe for the rich console: markup escaped, control characters shown as '?'."""
+    return escape(_CONTROL.sub("?", text))
+
+
 def fail(problems: InputError | list[str] | str) -> NoReturn:
     """Print each problem as one line on stderr and exit with code 2 (bad input)."""
     lines = problems.problems if isinstance(problems, InputError) else (
@@ -35,6 +47,19 @@ def fail(problems: InputError | list[str] | str) -> NoReturn:
     for line in lines:
         print(f"error: {line}", file=sys.stderr)
     raise typer.Exit(ExitCode.BAD_INPUT)
+
+
+def finite(value: float | None) -> float | None:
+    """Typer callback for float options: .inf and nan slip through click's ranges; refuse them here."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number")
+    return value
+
+
+def stop_no_solution(message: str) -> NoReturn:
+    """No answer within the limits (e.g. the time ran out while building candidates): one line, exit 3."""
+    print(f"no solution: {message}", file=sys.stderr)
+    raise typer.Exit(ExitCode.NO_SOLUTION)
 
 
 def print_json(data: Any) -> None:

@@ -13,15 +13,17 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from models.catalog import builtin_catalog, load_model_card
 from models.errors import InputError, UnknownIdError
+from models.limits import MAX_GLOBAL_BATCH, MAX_GPUS, MAX_LORA_RANK, MAX_PARALLEL, MAX_SEQ_LEN, MAX_TOKENS
 from models.model_card import ModelCard
 from models.platform import Platform
 from models.scenario import DEFAULT_MEMORY_HEADROOM, MAX_MEMORY_HEADROOM
 from models.units import parse_count
-from planner.cli.common import OutputFormat, console, fail, print_json
+from planner.cli.common import OutputFormat, console, fail, finite, print_json
 from planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
 from planner.estimate.types import (
     ADAPTER_METHODS,
@@ -76,7 +78,8 @@ def estimate_command(
     gpus: Annotated[int | None, typer.Option("--gpus", help="number of GPUs")] = None,
     tp: Annotated[int | None, typer.Option("--tp", help="tensor-parallel size (searched if omitted)")] = None,
     pp: Annotated[int | None, typer.Option("--pp", help="pipeline stages (searched if omitted)")] = None,
-    zero: Annotated[int | None, typer.Option("--zero", help="ZeRO stage 0-3 (searched if omitted)")] = None,
+    zero: Annotated[int | None, typer.Option("--zero", min=0, max=3,
+                                             help="ZeRO stage 0-3 (searched if omitted)")] = None,
     recompute: Annotated[str | None, typer.Option(
         "--recompute", help="none | selective | full (selective: Megatron's attention core; FSDP's op-level "
                             "policy, as torchtitan)")] = None,
@@ -99,7 +102,7 @@ def estimate_command(
         "--platform", help="catalog platform: fabric, node size, reliability")] = None,
     output: Annotated[OutputFormat, typer.Option("--format", help="table or json")] = OutputFormat.table,
     headroom: Annotated[float, typer.Option(
-        "--headroom", help="fraction of the card kept free; fits means peak <= (1 - headroom) x card"
+        "--headroom", callback=finite, help="fraction of the card kept free; fits means peak <= (1 - headroom) x card"
     )] = DEFAULT_MEMORY_HEADROOM,
     calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan calibrate "
                                                      "(your measured speed)")] = None,
@@ -120,6 +123,13 @@ def estimate_command(
         fail(f"--optimizer: {optimizer!r} is not one of adamw, adamw-8bit, paged-adamw-8bit, adafactor, sgd")
     if gpus < 1:
         fail(f"--gpus: must be at least 1, got {gpus}")
+    for option, value, most in (("--gpus", gpus, MAX_GPUS), ("--tp", tp, MAX_PARALLEL), ("--pp", pp, MAX_PARALLEL),
+                                ("--cp", cp, MAX_PARALLEL), ("--vpp", vpp, MAX_PARALLEL),
+                                ("--micro-batch", micro_batch, MAX_GLOBAL_BATCH),
+                                ("--global-batch", global_batch, MAX_GLOBAL_BATCH), ("--seq-len", seq_len, MAX_SEQ_LEN),
+                                ("--lora-rank", lora_rank, MAX_LORA_RANK)):
+        if value is not None and value > most:  # models.limits: larger values only make the search loop
+            fail(f"{option}: at most {most:,}, got {value:,}")
     if not 0 <= headroom <= MAX_MEMORY_HEADROOM:
         fail(f"--headroom: a fraction of the card from 0 to {MAX_MEMORY_HEADROOM:g}, got {headroom:g}")
     if lora_rank is not None and method not in ADAPTER_METHODS:
@@ -130,9 +140,15 @@ def estimate_command(
             token_count = parse_count(tokens)
         except ValueError as exc:
             fail(f"--tokens: {exc}")
-        if token_count <= 0:
-            fail(f"--tokens: must be positive, got {tokens!r}")
+        if not 1 <= token_count <= MAX_TOKENS:
+            fail(f"--tokens: from 1 to {MAX_TOKENS:g}, got {tokens!r}")
     card = _load_model(model)
+    if seq_len > card.max_positions:  # the same cross-check as a scenario's
+        fail(f"--seq-len: {seq_len} exceeds {card.id}'s max_positions {card.max_positions}")
+    if token_count is not None and token_count < seq_len:
+        fail(f"--tokens: {token_count:,.0f} is less than one sequence of --seq-len {seq_len}")
+    if token_count is not None and global_batch is not None and global_batch * seq_len > token_count:
+        fail(f"--global-batch: one step ({global_batch} x {seq_len} tokens) is more than --tokens ({tokens})")
     catalog = builtin_catalog()
     try:
         gpu_card = catalog.gpu(gpu)
@@ -206,7 +222,7 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
     where = f" on {plat.id}" if plat else ""
     verdict = "[green]fits[/green]" if est.fits else "[red]does NOT fit[/red]"
     fabric = f"{c.fabric_kind} {c.fabric_gbps_per_gpu:g} Gb/s per GPU"
-    console.print(f"[bold]{est.model_id}[/bold] {est.method} on {c.gpus} x {c.gpu.id}"
+    console.print(f"[bold]{escape(est.model_id)}[/bold] {est.method} on {c.gpus} x {c.gpu.id}"
                   f" ({c.gpus_per_node} per node, {fabric}){where}: {verdict} "
                   f"({est.memory.total_gib:.1f} of {est.gpu_memory_gib:g} GiB; "
                   f"{est.gpu_memory_gib * (1 - headroom):.1f} usable with {headroom:.0%} headroom)")
@@ -250,7 +266,7 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
                       f"(failure overhead {run.failure_overhead_fraction:.1%}, checkpoint every "
                       f"{run.checkpoint_interval_h:.2f} h, ~{run.expected_interruptions:.1f} interruptions)")
     for note in notes:
-        console.print(f"- {note}")
+        console.print(escape(f"- {note}"))
 
 
 def _breakdown(title: str, columns: tuple[str, str], parts: dict[str, float], whole: float, fmt: str) -> Table:

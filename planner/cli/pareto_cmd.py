@@ -10,13 +10,16 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, SpinnerColumn, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
 from models.errors import InputError
+from models.limits import MAX_SOLVER_LIMIT
 from models.loading import load_scenario
-from planner.cli.common import ExitCode, console, fail
+from planner.build_deadline import BuildTimeout
+from planner.cli.common import ExitCode, console, fail, finite, stop_no_solution
 from planner.pareto import ParetoFront, Progress, pareto_front
 from planner.pareto_export import FRONT_SUFFIXES, write_front
 from planner.pareto_plot import PLOT_SUFFIXES, more_line, time_unit, write_plot
@@ -56,9 +59,11 @@ def pareto_command(
     plot: Annotated[Path | None, typer.Option("--plot", help="front.png, front.svg or front.html")] = None,
     relax_limits: Annotated[bool, typer.Option("--relax-limits", help="lift the budget and deadlines to show "
                                                                      "what lies beyond them")] = False,
-    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, help="wall-clock safety net, seconds, "
+    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, max=MAX_SOLVER_LIMIT, callback=finite,
+                                                     help="wall-clock safety net, seconds, "
                                                      "all solves")] = None,
-    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, help="deterministic time, all "
+    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, max=MAX_SOLVER_LIMIT, callback=finite,
+                                                     help="deterministic time, all "
                                                      "solves (the stop that does not depend on load)")] = None,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar on stderr")] = False,
@@ -83,12 +88,20 @@ def pareto_command(
         fail(exc)
     # Every point is a full solve: give the whole walk more work and time than one solve by default.
     solver = loaded.scenario.solver
-    session = Session.from_loaded(loaded, SolveOptions(
-        time_limit_s=time_limit or max(PARETO_TIME_S, solver.time_limit_s),
-        work_limit=work_limit or max(PARETO_WORK, solver.work_limit)))
-    with walk_progress(quiet) as on_point:
-        front = pareto_front(session, max_points=points, z=z.value if z else None, relax_limits=relax_limits,
-                             on_point=on_point)
+    try:
+        session = Session.from_loaded(loaded, SolveOptions(
+            time_limit_s=time_limit or max(PARETO_TIME_S, solver.time_limit_s),
+            work_limit=work_limit or max(PARETO_WORK, solver.work_limit)))
+    except BuildTimeout as exc:
+        stop_no_solution(str(exc))
+    except InputError as exc:  # figures the solver cannot hold (planner.overflow_guard)
+        fail(exc)
+    try:
+        with walk_progress(quiet) as on_point:
+            front = pareto_front(session, max_points=points, z=z.value if z else None, relax_limits=relax_limits,
+                                 on_point=on_point)
+    except InputError as exc:  # figures the solver cannot hold (see planner.cpsat.run)
+        fail(exc)
     if output is not None:
         write_front(front, output)
     if plot is not None:
@@ -99,7 +112,7 @@ def pareto_command(
     _print(front)
     for path in (output, plot):
         if path is not None:
-            console.print(f"wrote {path}")
+            console.print(escape(f"wrote {path}"))
     raise typer.Exit(_EXIT[front.status])
 
 
@@ -124,7 +137,7 @@ def walk_progress(quiet: bool) -> Iterator[Progress | None]:
 
 def _print(front: ParetoFront) -> None:
     unit, per = time_unit(front) if front.points else ("days", 24.0)
-    console.print(f"[bold]{front.scenario}[/bold]: {len(front.points)} points on the cost/time front "
+    console.print(f"[bold]{escape(front.scenario)}[/bold]: {len(front.points)} points on the cost/time front "
                   f"({front.status}, {front.solve_time_s:.2f} s)")
     if front.points:
         table = Table()
@@ -133,9 +146,9 @@ def _print(front: ParetoFront) -> None:
         for n, p in enumerate(front.points[:TABLE_ROWS], start=1):
             mark = "" if p.within_budget and p.meets_deadlines else " (beyond limits)"
             table.add_row(str(n), f"{p.cost:,.0f}", f"{p.makespan_h / per:,.2f}",
-                          *([f"{p.risk:.3f}"] if p.risk is not None else []), p.label() + mark)
+                          *([f"{p.risk:.3f}"] if p.risk is not None else []), escape(p.label() + mark))
         console.print(table)
         if len(front.points) > TABLE_ROWS:
             console.print(more_line(len(front.points) - TABLE_ROWS))
     for note in front.notes:
-        console.print(f"note: {note}")
+        console.print(escape(f"note: {note}"))

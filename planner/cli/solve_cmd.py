@@ -10,8 +10,10 @@ import typer
 from rich.markup import escape
 
 from models.errors import InputError
+from models.limits import MAX_GAP, MAX_SOLVER_LIMIT
 from models.loading import LoadedScenario, load_scenario
-from planner.cli.common import ExitCode, console, fail, print_json
+from planner.build_deadline import BuildTimeout
+from planner.cli.common import ExitCode, console, fail, finite, print_json, stop_no_solution
 from planner.cpsat.model import Bounds
 from planner.explain import parse_why_not, why_not
 from planner.report import render_markdown, render_table
@@ -48,10 +50,13 @@ def solve_command(
     file: Annotated[Path, typer.Argument(help="scenario file")],
     objective: Annotated[ObjectiveChoice | None, typer.Option(help="override the scenario's objective")] = None,
     top: Annotated[int | None, typer.Option("--top", min=1, max=20, help="plans to return")] = None,
-    gap: Annotated[float | None, typer.Option(min=0.0, help="alternatives within this fraction")] = None,
-    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, help="wall-clock safety net, seconds, "
+    gap: Annotated[float | None, typer.Option(min=0.0, max=MAX_GAP, callback=finite,
+                                                           help="alternatives within this fraction")] = None,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, max=MAX_SOLVER_LIMIT, callback=finite,
+                                                     help="wall-clock safety net, seconds, "
                                                      "all solves")] = None,
-    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, help="deterministic time, all solves "
+    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, max=MAX_SOLVER_LIMIT, callback=finite,
+                                                     help="deterministic time, all solves "
                                                      "(the stop that does not depend on load)")] = None,
     output: Annotated[SolveFormat, typer.Option("--format")] = SolveFormat.table,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
@@ -70,7 +75,10 @@ def solve_command(
     loaded = _load(file, overlay, calibration)
     options = SolveOptions(objective=objective.value if objective else None, top_k=top, gap=gap,
                            time_limit_s=time_limit, work_limit=work_limit)
-    result = solve(loaded, options)
+    try:
+        result = solve(loaded, options)
+    except InputError as exc:  # figures the solver cannot hold (see planner.cpsat.run)
+        fail(exc)
     if output is SolveFormat.json:
         print_json(result.to_dict())
     elif output is SolveFormat.markdown:
@@ -97,7 +105,12 @@ def explain_command(
     except ValueError as exc:
         fail(f"--why-not: {exc}")
     loaded = _load(file, overlay)
-    session = Session.from_loaded(loaded)
+    try:
+        session = Session.from_loaded(loaded)
+    except BuildTimeout as exc:
+        stop_no_solution(str(exc))
+    except InputError as exc:  # figures the solver cannot hold (planner.overflow_guard)
+        fail(exc)
     catalog = loaded.catalog
     try:
         if "gpu" in spec:
@@ -108,7 +121,10 @@ def explain_command(
         fail(f"--why-not: {exc}")
     if "job" in spec and spec["job"] not in session.problem.jobs:
         fail(f"--why-not: job: unknown job {spec['job']!r}; jobs: {', '.join(session.problem.jobs)}")
-    best = session.best(Bounds())
+    try:
+        best = session.best(Bounds())
+    except InputError as exc:
+        fail(exc)
     if best.status == "unknown":
         fail(f"{file}: no plan within the work limit; raise solver.work_limit, then ask again")
     answer = why_not(session, spec, best if best.solved else None)
@@ -120,8 +136,8 @@ def explain_command(
         console.print(f"  possible, at {answer.delta_cost:+,.0f} {loaded.scenario.currency} and "
                       f"{answer.delta_makespan_h:+,.1f} h against the best plan")
         for line in answer.plan.explanation:
-            console.print(f"  - {line}")
+            console.print(escape(f"  - {line}"))
     for conflict in answer.conflicts:
-        console.print(f"  conflicts with {conflict.constraint}: {conflict.detail}")
+        console.print(escape(f"  conflicts with {conflict.constraint}: {conflict.detail}"))
     for reason in answer.reasons:
-        console.print(f"  - {reason}")
+        console.print(escape(f"  - {reason}"))

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from models.errors import InputError
 from models.loading import load_scenario
@@ -26,7 +27,7 @@ def validate_command(
                 typer.echo(f"error: {line}", err=True)
             continue
         s = loaded.scenario
-        console.print(f"ok: {path}: scenario {s.name!r}, {len(s.jobs)} job(s), {len(s.owned)} owned pool(s)")
+        console.print(escape(f"ok: {path}: scenario {s.name!r}, {len(s.jobs)} job(s), {len(s.owned)} owned pool(s)"))
     if bad:
         raise typer.Exit(ExitCode.BAD_INPUT)
 

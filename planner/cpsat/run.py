@@ -10,8 +10,10 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
+from models.errors import InputError
 from models.problem import SCALE, Candidate, Problem, Resource
 from models.scenario import SolverSettings
+from planner.cpsat.interruptible import solve_interruptibly
 from planner.cpsat.model import PlanModel
 from planner.plan import JobPlan, Plan, ReservationPlan
 
@@ -66,6 +68,7 @@ def configure(solver: cp_model.CpSolver, settings: SolverSettings, time_limit_s:
     params.interleave_search = settings.workers > 1
     params.random_seed = settings.seed
     params.relative_gap_limit = 0.0
+    params.catch_sigint_signal = False  # Ctrl-C is ours: see planner.cpsat.interruptible
     # Tuned on the shipped scenarios (one thread): the LP relaxation of the choice-and-cost rows prunes
     # well, while probing costs more than it finds. 2-7x less work than the defaults on every one.
     params.linearization_level = 2
@@ -77,10 +80,15 @@ def solve_model(plan_model: PlanModel, model: cp_model.CpModel, settings: Solver
     solver = cp_model.CpSolver()
     configure(solver, settings, time_limit_s, work_limit)
     started = time.perf_counter()
-    status = solver.solve(model)
+    status = solve_interruptibly(solver, model)  # Ctrl-C raises: an interrupted search is no result
     wall = time.perf_counter() - started
     if status == cp_model.MODEL_INVALID:
-        raise ModelInvalidError(model.validate())
+        invalid = model.validate()
+        if "overflow" in invalid:  # money or time figures the 64-bit model cannot hold: the input's, not a bug
+            raise InputError([f"scenario {plan_model.problem.scenario_name!r}: the money and time figures are too "
+                              f"large for the solver's 64-bit integers (prices, exchange rates, budget or "
+                              f"value_of_time_per_day near their bounds; see docs/limits.md); lower them"])
+        raise ModelInvalidError(invalid)
     name = _STATUS[status]
     work = solver.deterministic_time
     outcome = Outcome(name, wall_s=wall, work=work,

@@ -601,4 +601,17 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
 
 @lru_cache(maxsize=1024)
 def _divisors(n: int) -> tuple[int, ...]:
-    return tuple(d for d in range(1, n + 1) if n % d == 0)
+    """Every divisor of n, ascending, from its prime factorization (sqrt(n) steps, not n)."""
+    divisors = [1]
+    rest, factor = n, 2
+    while factor * factor <= rest:
+        power = 0
+        while rest % factor == 0:
+            rest //= factor
+            power += 1
+        if power:
+            divisors = [d * factor**k for d in divisors for k in range(power + 1)]
+        factor += 1 if factor == 2 else 2
+    if rest > 1:
+        divisors += [d * rest for d in divisors]
+    return tuple(sorted(divisors))

@@ -94,6 +94,6 @@ def test_model_card_file(tmp_path: object) -> None:
     path = Path(str(tmp_path)) / "tiny.yaml"
     path.write_text("id: tiny-1b\nparams: 1.1B\nlayers: 22\nhidden_size: 2048\nffn_hidden_size: 5632\n"
                     "num_heads: 32\nnum_kv_heads: 4\nvocab_size: 32000\nmax_positions: 2048\nsource: test\n")
-    code, out, _ = run("--model", str(path), "--method", "lora", "--gpu", "rtx4090", "--gpus", "1",
+    code, out, _ = run("--model", str(path), "--method", "lora", "--gpu", "rtx4090", "--gpus", "1", "--seq-len", "2048",
                        "--format", "json")
     assert code == 0 and json.loads(out)["model"] == "tiny-1b"

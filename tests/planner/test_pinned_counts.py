@@ -58,7 +58,7 @@ def test_fixed_layout_the_hardware_cannot_run_is_a_named_removal(base_scenario, 
     ({"gpus": 4, "min_gpus": 8}, "gpus (4) is below min_gpus (8)"),
     ({"min_gpus": 16, "max_gpus": 8}, "min_gpus (16) is above max_gpus (8)"),
     ({"gpus": 12, "layout": {"tp": 8}}, "layout: tp x pp = 8 does not divide gpus (12)"),
-    ({"layout": {"zero": 4}}, "jobs[0].layout.zero: Input should be less than or equal to 3"),
+    ({"layout": {"zero": 4}}, "jobs[0].layout.zero: got 4; must be at most 3"),
     ({"layout": {"tp": 2, "dp": 4}}, "jobs[0].layout.dp: unknown field; did you mean 'tp'"),
 ])
 def test_inconsistent_counts_are_bad_input(base_scenario, write_scenario, fields, expected):

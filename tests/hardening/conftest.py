@@ -1,0 +1,53 @@
+"""Shared helpers for the hardening tests: hostile scenarios written to files, `plan` in-process."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from planner.cli.app import app
+
+HOSTILE_BASE: dict[str, Any] = {
+    "name": "hostile",
+    "budget": "50k",
+    "deadline": "30d",
+    "sites": [{"id": "lab", "jurisdiction": "cn"}],
+    "owned": [{"id": "lab-4090", "site": "lab", "gpu": "rtx4090", "count": 2, "gpus_per_node": 2,
+               "cost_per_gpu_hour": 0.5}],
+    "jobs": [{"id": "a", "model": "llama3-8b", "method": "qlora", "lora_rank": 16, "tokens": "10M",
+              "seq_len": 2048}],
+    "solver": {"work_limit": 5, "time_limit_s": 20},
+}
+ALLOWED_EXITS = {0, 1, 2, 3, 130}
+
+
+def with_field(dotted: str, value: Any) -> dict[str, Any]:
+    data = copy.deepcopy(HOSTILE_BASE)
+    node: Any = data
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        node = node[int(part)] if part.isdigit() else node.setdefault(part, {})
+    node[int(parts[-1]) if parts[-1].isdigit() else parts[-1]] = value
+    return data
+
+
+def invoke(*args: str) -> tuple[int, str, str, BaseException | None]:
+    """`plan ARGS` in this process: exit code, stdout, stderr and any exception that escaped typer."""
+    result = CliRunner().invoke(app, list(args))
+    escaped = result.exception if result.exception and not isinstance(result.exception, SystemExit) else None
+    return result.exit_code, result.stdout, result.stderr, escaped
+
+
+@pytest.fixture
+def write_scenario(tmp_path: Path):
+    def write(data: dict[str, Any] | str, name: str = "s.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(data if isinstance(data, str) else yaml.safe_dump(data, allow_unicode=True),
+                        encoding="utf-8")
+        return path
+    return write
