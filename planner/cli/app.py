@@ -6,11 +6,12 @@ imported only when that command runs, so `plan --version` and `plan validate` st
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
-from collections.abc import Sequence
-from typing import Annotated
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
 
 import typer
 
@@ -46,6 +47,23 @@ def _no_cache(value: bool) -> None:
         os.environ["PLAN_CACHE_DIR"] = "off"
 
 
+_interrupts: list[KeyboardInterrupt] = []  # the Ctrl-C a command ended on (typer turns it into a bare 130)
+
+
+def _noting_interrupts(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The command, remembering the interrupt it ends on so that `main` can say what was kept."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            _interrupts.append(exc)
+            raise
+
+    return run
+
+
 def build_app(names: Sequence[str] | None = None) -> typer.Typer:
     """The app with the named commands (all of them when None)."""
     cli = typer.Typer(
@@ -58,7 +76,7 @@ def build_app(names: Sequence[str] | None = None) -> typer.Typer:
     )
     for name in COMMANDS if names is None else names:
         module, function = COMMANDS[name]
-        cli.command(name)(getattr(importlib.import_module(module), function))
+        cli.command(name)(_noting_interrupts(getattr(importlib.import_module(module), function)))
 
     @cli.callback()
     def _root(
@@ -91,8 +109,26 @@ def __getattr__(name: str) -> typer.Typer:
 
 def main() -> None:
     """Entry point: no traceback reaches a user unless PLAN_DEBUG is set."""
+    try:  # typer >= 0.2x vendors click as typer._click; older typer raises click's own exceptions
+        from typer._click import exceptions as cli_errors
+    except ImportError:  # pragma: no cover - depends on the installed typer
+        from click import exceptions as cli_errors  # type: ignore[no-redef]
+
     try:
-        build_app(commands_needed(sys.argv[1:]))()
+        command = typer.main.get_command(build_app(commands_needed(sys.argv[1:])))
+        code = command.main(args=sys.argv[1:], prog_name="plan", standalone_mode=False)
+    except cli_errors.NoArgsIsHelpError:  # bare `plan`: typer has printed the help
+        sys.exit(2)
+    except cli_errors.UsageError as exc:  # a bad option or value: one line, like every other input error
+        where = f"{exc.ctx.command_path}: " if exc.ctx else ""
+        print(f"error: {where}{' '.join(exc.format_message().split())}", file=sys.stderr)
+        sys.exit(2)
+    except typer.Abort as exc:  # click's answer to Ctrl-C outside a command
+        print(interrupted_line(interrupt_behind(exc) or KeyboardInterrupt()), file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+    except cli_errors.ClickException as exc:
+        print(f"error: {exc.format_message()}", file=sys.stderr)
+        sys.exit(exc.exit_code)
     except SystemExit as exc:
         interrupt = interrupt_behind(exc)  # typer turns Ctrl-C into a silent exit 130
         if interrupt is None:
@@ -108,6 +144,9 @@ def main() -> None:
         print(f"internal error: {type(exc).__name__}: {exc} (set PLAN_DEBUG=1 for details; please report)",
               file=sys.stderr)
         sys.exit(70)
+    if code == EXIT_INTERRUPTED and _interrupts:
+        print(interrupted_line(_interrupts[-1]), file=sys.stderr)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":
