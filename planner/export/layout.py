@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from models.methods import ADAPTER_METHODS, DPO_METHODS, FULL_METHODS, METHOD_NOTES, QLORA_METHODS
 from models.model_card import ModelCard
 from models.scenario import Job
 from planner.plan import JobPlan
@@ -75,7 +76,7 @@ class ExportLayout:
 
     @property
     def full_params(self) -> bool:
-        return self.method in ("pretrain", "continued_pretrain", "full_finetune")
+        return self.method in FULL_METHODS
 
     @property
     def managed(self) -> bool:
@@ -140,13 +141,19 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
                      f"replica, which every stack here requires; exported as {fitted} (the largest divisor "
                      "below it: memory per GPU at or below the plan's)")
         micro = fitted
-    quant_bits = 4 if job.method == "qlora" else None
-    lora_rank = job.lora_rank if job.method in ("lora", "qlora") else None
-    if job.method in ("lora", "qlora") and lora_rank is None:
+    quant_bits = 4 if job.method in QLORA_METHODS else None
+    lora_rank = job.lora_rank if job.method in ADAPTER_METHODS else None
+    if job.method in ADAPTER_METHODS and lora_rank is None:
         lora_rank = 16
         notes.append("lora_rank not set in the scenario; exported as 16 (assumed: the planner's estimate default)")
     if lora_rank:
         notes.append(LORA_ALPHA_RULE)
+    if job.method in METHOD_NOTES:
+        notes.append(METHOD_NOTES[job.method])
+    if job.method in DPO_METHODS:
+        notes.append("DPO data are (prompt, chosen, rejected) triples; where the stack runs your script "
+                     "(deepspeed, accelerate, torchrun) the script computes the DPO loss against the reference, "
+                     "as TRL's DPOTrainer does")
     layout = ExportLayout(
         job=job_plan.job, model_id=card.id, hf_name=_hf_name(card), method=job.method,
         platform=job_plan.platform, gpu=job_plan.gpu, nodes=nodes, gpus_per_node=gpus_per_node,

@@ -19,7 +19,8 @@ from planner.export.layout import ExportError, ExportLayout
 DOC = "LLaMA-Factory main ff6d4d1 (0.9.6.dev0), src/llamafactory/hparams, 2026-08-18"
 _OPTIM = {"adam": "adamw_torch", "adam_8bit": "adamw_8bit", "paged_adam_8bit": "paged_adamw_8bit",
           "adafactor": "adafactor", "sgd": "sgd"}
-_STAGE = {"pretrain": "pt", "continued_pretrain": "pt", "full_finetune": "sft", "lora": "sft", "qlora": "sft"}
+_STAGE = {"pretrain": "pt", "continued_pretrain": "pt", "full_finetune": "sft", "sft": "sft", "lora": "sft",
+          "qlora": "sft", "dpo": "dpo", "lora_dpo": "dpo", "qlora_dpo": "dpo"}
 # Chat templates LLaMA-Factory names (src/llamafactory/data/template.py) for families the catalog carries;
 # others get `default` and a comment to change it.
 _TEMPLATES = (("qwen3", "qwen3_nothink"), ("qwen", "qwen"), ("llama-3", "llama3"), ("llama3", "llama3"))
@@ -72,7 +73,7 @@ def training_yaml(layout: ExportLayout, ds_file: str | None) -> dict[str, Any]:
                per_device_train_batch_size=layout.micro_batch,
                gradient_accumulation_steps=layout.grad_accum, max_steps=layout.train_steps,
                optim=_OPTIM[layout.optimizer], output_dir=f"saves/{layout.job}")
-    if _STAGE[layout.method] == "sft":
+    if _STAGE[layout.method] in ("sft", "dpo"):  # chat data: instructions, or preference pairs
         cfg["template"] = _template(layout.model_id)
     if layout.precision == "fp16":
         cfg["fp16"] = True

@@ -7,6 +7,7 @@ shared/reference/launch-configs.md section 2.
 
 from __future__ import annotations
 
+from models.methods import ADAPTER_METHODS, DPO_METHODS
 from planner.export.launch import torchrun
 from planner.export.layout import ExportError, ExportLayout
 
@@ -15,7 +16,10 @@ _SHARDING = {2: "optim_grads", 3: "optim_grads_params"}
 
 
 def check(layout: ExportLayout) -> None:
-    if layout.method in ("lora", "qlora"):
+    if layout.method in DPO_METHODS:
+        raise ExportError(f"megatron: no DPO loss or frozen reference model ({layout.method}); try --to "
+                          "llamafactory (stage dpo)")
+    if layout.method in ADAPTER_METHODS:
         raise ExportError(f"megatron: pretrain_gpt.py has no LoRA/QLoRA ({layout.method}); PEFT lives in "
                           "Megatron-Bridge/NeMo (try --to llamafactory)")
     if layout.recompute == "offload":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from models.methods import ADAPTER_METHODS, DPO_METHODS
 from planner.export.launch import torchrun
 from planner.export.layout import ExportError, ExportLayout
 
@@ -43,7 +44,10 @@ def layers_per_stage(layers: int, stages: int) -> int | None:
 
 
 def check(layout: ExportLayout) -> None:
-    if layout.method in ("lora", "qlora"):
+    if layout.method in DPO_METHODS:
+        raise ExportError(f"torchtitan: no DPO loss or frozen reference model ({layout.method}); try --to "
+                          "llamafactory (stage dpo)")
+    if layout.method in ADAPTER_METHODS:
         raise ExportError(f"torchtitan: v0.2.2 has no LoRA/QLoRA ({layout.method}); try --to llamafactory")
     if layout.recompute == "offload":
         raise ExportError("torchtitan: no activation offloading (enable_cpu_offload moves parameters, "

@@ -1,0 +1,65 @@
+"""Every method the scenario accepts exports as what it is: sft as supervised fine-tuning, the DPO variants
+as DPO (with their adapters and 4-bit base), or a one-line refusal from a stack that has no DPO."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from models.catalog import builtin_catalog
+from models.methods import METHODS
+from models.scenario import Job
+from planner.export import ExportError, build_layout, render_stack
+from tests.export.helpers import check_identities
+from tests.export.test_export_golden import _plan
+
+STACKS = ["deepspeed", "megatron", "torchtitan", "llamafactory", "accelerate", "torchrun-fsdp"]
+
+
+def _layout(method: str):
+    adapters = method in ("lora", "qlora", "lora_dpo", "qlora_dpo")
+    job = Job(id="j", model="llama3-8b", method=method, lora_rank=16 if adapters else None,
+              tokens=32 * 4096 * 100, seq_len=4096, global_batch=32)
+    plan = _plan("j", 8, 1, dp=8, zero=2 if not adapters else 0, recompute="full", global_batch=32, seq_len=4096,
+                 framework="fsdp")
+    return build_layout(plan, job, builtin_catalog().model("llama3-8b"))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_exports_or_is_refused_in_one_line(method):
+    layout = _layout(method)
+    for stack in STACKS:
+        try:
+            files, _ = render_stack(layout, stack)
+        except ExportError as exc:
+            # one line that starts with the stack (torchrun-fsdp is rendered by the accelerate exporter)
+            assert "\n" not in str(exc) and str(exc).split(":")[0] in {*STACKS, "accelerate"}, exc
+            continue
+        check_identities(stack, layout, files)
+
+
+@pytest.mark.parametrize(("method", "stage", "adapters", "bits"), [
+    ("sft", "sft", False, None), ("dpo", "dpo", False, None), ("lora_dpo", "dpo", True, None),
+    ("qlora_dpo", "dpo", True, 4)])
+def test_llamafactory_gets_the_stage_adapters_and_quantization(method, stage, adapters, bits):
+    layout = _layout(method)
+    files, _ = render_stack(layout, "llamafactory")
+    cfg = next(yaml.safe_load(text) for name, text in files.items() if name.endswith(".yaml")
+               and "stage" in (yaml.safe_load(text) or {}))
+    assert cfg["stage"] == stage
+    assert cfg["finetuning_type"] == ("lora" if adapters else "full")
+    assert cfg.get("quantization_bit") == bits
+    assert "template" in cfg
+
+
+@pytest.mark.parametrize("stack", ["megatron", "torchtitan"])
+@pytest.mark.parametrize("method", ["dpo", "lora_dpo", "qlora_dpo"])
+def test_stacks_without_dpo_refuse_it(stack, method):
+    with pytest.raises(ExportError, match="DPO"):
+        render_stack(_layout(method), stack)
+
+
+def test_dpo_layouts_carry_the_method_notes():
+    layout = _layout("lora_dpo")
+    assert layout.lora_rank == 16 and layout.quant_bits is None
+    assert any("reference" in note for note in layout.notes)
