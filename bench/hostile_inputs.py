@@ -33,20 +33,12 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.hardening.hostile_base import HOSTILE_BASE, set_field  # noqa: E402  (the tests' starting scenario)
+
 PLAN = [sys.executable, "-c", "from planner.cli.app import main; main()"]
 MEMORY_CAP_BYTES = 3 * 1024**3  # per case: enough for any real scenario, far below the machine
-
-BASE: dict[str, Any] = {
-    "name": "hostile",
-    "budget": "50k",
-    "deadline": "30d",
-    "sites": [{"id": "lab", "jurisdiction": "cn"}],
-    "owned": [{"id": "lab-4090", "site": "lab", "gpu": "rtx4090", "count": 2, "gpus_per_node": 2,
-               "cost_per_gpu_hour": 0.5}],
-    "jobs": [{"id": "a", "model": "llama3-8b", "method": "qlora", "lora_rank": 16, "tokens": "10M",
-              "seq_len": 2048}],
-    "solver": {"work_limit": 5, "time_limit_s": 20},
-}
 
 HOSTILE_NUMBERS: list[Any] = [".inf", ".nan", -1, 0, 1e17, 1e-30, 2**70, "1e400", "²"]
 NUMBER_FIELDS = [
@@ -70,27 +62,15 @@ class Case:
     stdin_sigint_after_s: float | None = None
 
 
-def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
-    parts = dotted.split(".")
-    node: Any = data
-    for part in parts[:-1]:
-        node = node[int(part)] if part.isdigit() else node.setdefault(part, {})
-    last = parts[-1]
-    if last.isdigit():
-        node[int(last)] = value
-    else:
-        node[last] = value
-
-
 def scenario_text(changes: dict[str, Any]) -> str:
-    data = copy.deepcopy(BASE)
+    data = copy.deepcopy(HOSTILE_BASE)
     marks: dict[str, str] = {}
     for dotted, value in changes.items():
         if isinstance(value, str) and value in RAW:
             mark = f"RAW{len(marks)}MARK"
             marks[mark] = value
             value = mark
-        _set(data, dotted, value)
+        set_field(data, dotted, value)
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
     for mark, raw in marks.items():
         text = text.replace(mark, raw)

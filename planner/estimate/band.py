@@ -13,6 +13,8 @@ import math
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
+from models.methods import PRETRAIN_METHODS
+
 if TYPE_CHECKING:
     from planner.estimate.types import Layout, RunEstimate
 
@@ -43,7 +45,7 @@ WHOLE_RUN_BAND: tuple[float, float] = (1.15, 1.5)
 def whole_run_overhead(method: str) -> tuple[float, tuple[float, float]]:
     """(point, p10-p90) multiplier on steady-state hours. The evidence is whole pre-training runs; for
     fine-tuning none is published, so the point is 1 and the upper side keeps the same spread."""
-    if method in ("pretrain", "continued_pretrain"):
+    if method in PRETRAIN_METHODS:
         return WHOLE_RUN_OVERHEAD, WHOLE_RUN_BAND
     return 1.0, (1.0, WHOLE_RUN_BAND[1] / WHOLE_RUN_OVERHEAD)
 

@@ -57,6 +57,7 @@ from planner.estimate.topology import GroupLink, group_link
 from planner.estimate.types import (
     ADAPTER_METHODS,
     FRAMEWORK_ZERO,
+    PRETRAIN_METHODS,
     QLORA_METHODS,
     RECOMPUTE,
     Estimate,
@@ -86,7 +87,7 @@ PRETRAIN_TOKENS_PER_STEP = (
 def default_global_batch(method: str, seq_len: int, params: float = 7e9) -> int:
     """Sequences per step when the user gives none: pre-training by model size (PRETRAIN_TOKENS_PER_STEP),
     fine-tuning, LoRA and QLoRA FINETUNE_SEQUENCES_PER_STEP sequences."""
-    if method in ("pretrain", "continued_pretrain"):
+    if method in PRETRAIN_METHODS:
         tokens = next(t for limit, t in PRETRAIN_TOKENS_PER_STEP if params < limit)
         return max(1, round(tokens / seq_len))
     return FINETUNE_SEQUENCES_PER_STEP
@@ -380,7 +381,7 @@ def _searched(key: _Key) -> SearchResult:
                                      f"{best_est.layout.short()}")
         if not spec.global_batch:
             rule = (f"~{best_est.layout.global_batch * spec.seq_len / 1e6:.1f}M tokens per step for this "
-                    "model size" if method in ("pretrain", "continued_pretrain")
+                    "model size" if method in PRETRAIN_METHODS
                     else f"{FINETUNE_SEQUENCES_PER_STEP} sequences per step")
             best_est.notes.append(f"global batch {best_est.layout.global_batch} sequences by the default "
                                   f"rule ({rule}; set it to your recipe's)")

@@ -10,6 +10,7 @@ from models.methods import (  # noqa: F401  (re-exported: the estimator's method
     DPO_METHODS,
     FULL_METHODS,
     METHODS,
+    PRETRAIN_METHODS,
     QLORA_METHODS,
     Method,
 )

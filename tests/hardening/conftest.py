@@ -11,28 +11,14 @@ import yaml
 from typer.testing import CliRunner
 
 from planner.cli.app import app
+from tests.hardening.hostile_base import HOSTILE_BASE, set_field
 
-HOSTILE_BASE: dict[str, Any] = {
-    "name": "hostile",
-    "budget": "50k",
-    "deadline": "30d",
-    "sites": [{"id": "lab", "jurisdiction": "cn"}],
-    "owned": [{"id": "lab-4090", "site": "lab", "gpu": "rtx4090", "count": 2, "gpus_per_node": 2,
-               "cost_per_gpu_hour": 0.5}],
-    "jobs": [{"id": "a", "model": "llama3-8b", "method": "qlora", "lora_rank": 16, "tokens": "10M",
-              "seq_len": 2048}],
-    "solver": {"work_limit": 5, "time_limit_s": 20},
-}
 ALLOWED_EXITS = {0, 1, 2, 3, 130}
 
 
 def with_field(dotted: str, value: Any) -> dict[str, Any]:
     data = copy.deepcopy(HOSTILE_BASE)
-    node: Any = data
-    parts = dotted.split(".")
-    for part in parts[:-1]:
-        node = node[int(part)] if part.isdigit() else node.setdefault(part, {})
-    node[int(parts[-1]) if parts[-1].isdigit() else parts[-1]] = value
+    set_field(data, dotted, value)
     return data
 
 
