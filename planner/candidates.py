@@ -92,6 +92,11 @@ class _Option:
     startup_h: float = 0.0  # queue/provisioning (or reservation lead time) before the job can start
 
 
+def budget_group(scenario: Scenario) -> str:
+    """The budget rule as explanations name it (the scenario has a budget)."""
+    return f"total cost within the budget of {scenario.budget:,.0f} {scenario.currency}"
+
+
 def _features(features: Features) -> frozenset[str]:
     return frozenset(name for name, value in features.model_dump().items() if value is True)
 
@@ -464,7 +469,7 @@ class CandidateBuilder:
     def _describe_groups(self, resources: dict[str, Resource]) -> None:
         s = self.scenario
         if s.budget is not None:
-            self.groups["budget"] = f"total cost within the budget of {s.budget:,.0f} {s.currency}"
+            self.groups["budget"] = budget_group(s)
         for job in s.jobs:
             limit = s.effective_deadline_h(job)
             if limit is not None:
@@ -585,7 +590,7 @@ def _with_budget(problem: Problem, scenario: Scenario) -> Problem:
     """A copy (its own containers) carrying this scenario's budget."""
     groups = dict(problem.groups)
     if scenario.budget is not None:
-        groups["budget"] = f"total cost within the budget of {scenario.budget:,.0f} {scenario.currency}"
+        groups["budget"] = budget_group(scenario)
     return dataclasses.replace(
         problem, budget=SCALE.money(scenario.budget) if scenario.budget is not None else None, groups=groups,
         candidates={job: list(cands) for job, cands in problem.candidates.items()},
