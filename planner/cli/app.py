@@ -129,12 +129,6 @@ def main() -> None:
     except cli_errors.ClickException as exc:
         print(f"error: {exc.format_message()}", file=sys.stderr)
         sys.exit(exc.exit_code)
-    except SystemExit as exc:
-        interrupt = interrupt_behind(exc)  # typer turns Ctrl-C into a silent exit 130
-        if interrupt is None:
-            raise
-        print(interrupted_line(interrupt), file=sys.stderr)
-        sys.exit(EXIT_INTERRUPTED)
     except KeyboardInterrupt as exc:  # one policy for every command: see planner.interrupts
         print(interrupted_line(exc), file=sys.stderr)
         sys.exit(EXIT_INTERRUPTED)
