@@ -33,7 +33,9 @@ MAX_CACHE_MIB = 256
 """Size above which the oldest rows are dropped, down to three quarters of it (checked at open and flush)."""
 
 _FILE_NAME = "estimates.sqlite3"
-_SOURCES = ("planner/estimate", "models/model_card.py", "models/gpu.py")
+# The code a search's answer depends on: the estimator and the models modules it reads (the method
+# vocabulary decides reference copies and passes; platforms only reach it as values in the cluster key).
+_SOURCES = ("planner/estimate", "models/model_card.py", "models/gpu.py", "models/methods.py")
 
 
 def code_version() -> str:
