@@ -98,7 +98,8 @@ def _card(row: dict[str, str], name: str) -> ModelCard:
                      hidden_size=hidden, ffn_hidden_size=ffn, ffn_type="swiglu" if llama else "gelu",
                      num_heads=heads, num_kv_heads=heads, vocab_size=int(row["vocab"]),
                      max_positions=int(row["seq_len"]), tied_embeddings=not llama,
-                     source=f"validation row {row['id']}")
+                     source=f"validation row {row['id']}",
+                     params_note="the row's published count; the shape is rebuilt from the row's columns")
 
 
 def _run(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec, dp: int | None) -> Estimate | None:

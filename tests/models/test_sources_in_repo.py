@@ -58,3 +58,21 @@ def test_the_benchmark_reads_its_rows_from_the_repository():
         del sys.modules[spec.name]
     assert Path(module.DEFAULT_DIR).resolve() == (REPO / "bench" / "data").resolve()
     assert Path(module.DEFAULT_DIR).is_dir()
+
+
+def test_the_validation_benchmark_runs_and_predicts_every_row(tmp_path):
+    """The bench must not rot: a card check added elsewhere once made it fail on its first row."""
+    import csv as _csv
+    import subprocess
+    import sys
+
+    out_csv = tmp_path / "rows.csv"
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "validate_estimates.py"), "--csv", str(out_csv)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "band coverage" in done.stdout
+    rows = list(_csv.DictReader(out_csv.open(encoding="utf-8")))
+    published = sum(1 for name in ("throughput_public.csv", "memory_public.csv")
+                    for _ in _csv.DictReader((REPO / "bench" / "data" / name).open(encoding="utf-8")))
+    assert len(rows) >= published
+    assert all(row["predicted"] not in ("", "None") for row in rows), [r["id"] for r in rows if not r["predicted"]]
