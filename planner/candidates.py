@@ -36,6 +36,7 @@ from planner.capacity_limits import allowance
 from planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
 from planner.estimate import store as estimate_store
 from planner.estimate.band import hours_quantile, memory_factor
+from planner.estimate.factors import efficiency_assumption
 from planner.estimate.types import OPTIMIZER_ALIASES
 from planner.purchase import BuyOption, buy_options
 from planner.spot_risk import spot_risk
@@ -520,6 +521,9 @@ class CandidateBuilder:
             assumptions.append(f"model {card.id}: {card.assumption}")
         if gpu.assumed or gpu.preliminary:
             assumptions.append(f"GPU {gpu.id}: {gpu.assumption or 'preliminary figures'}")
+        assumed_efficiency = efficiency_assumption(gpu.architecture)
+        if assumed_efficiency:
+            assumptions.append(f"GPU {gpu.id}: {assumed_efficiency}")
         assumptions += [f"{place.platform}: {note}" for note in getattr(estimate.cluster, "assumptions", ())]
         layout = estimate.layout
         return Candidate(

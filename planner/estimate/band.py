@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from planner.estimate.types import Layout, RunEstimate
 
 THROUGHPUT_BAND: dict[str, tuple[float, float]] = {
-    "megatron": (0.88, 1.10),
-    "fsdp": (0.81, 1.15),
+    "megatron": (0.90, 1.11),
+    "fsdp": (0.82, 1.16),
 }
 """(p10, p90) of published / predicted tokens per second, by the stack's class: Megatron-LM and NeMo
 rows (MEG21, MEG24, KOR, NEMO), FSDP-style rows (llm-foundry, torchtitan); DeepSpeed is in the

@@ -5,6 +5,7 @@ from __future__ import annotations
 from models.methods import METHOD_NOTES
 from models.model_card import ModelCard
 from planner.estimate.cluster import Cluster
+from planner.estimate.factors import efficiency_assumption
 from planner.estimate.flops import ModelShape, shape_of
 from planner.estimate.memory import memory_per_gpu
 from planner.estimate.timing import MOE_CAPACITY_FACTOR, step_time
@@ -188,7 +189,9 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
     if layout.precision == "fp8":
         notes.append("fp8: linear layers in FP8 (Transformer Engine style), attention in BF16; MFU is "
                      "against the FP8 peak")
-    if cluster.gpu.architecture == "davinci":
-        notes.append("Ascend: efficiency factors assumed (no published MAMF); flash attention assumed")
+    assumed_efficiency = efficiency_assumption(cluster.gpu.architecture)
+    if assumed_efficiency:
+        notes.append(assumed_efficiency + ("; flash attention assumed" if cluster.gpu.architecture == "davinci"
+                                           else ""))
     notes.extend(mem_notes)
     return notes

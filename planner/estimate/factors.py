@@ -29,6 +29,21 @@ throttle under sustained load); Blackwell, Rubin and Ascend are assumptions (no 
 found), lower for newer or less mature software stacks.
 """
 
+MEASURED_GEMM_ARCHITECTURES = frozenset({"ampere", "hopper"})
+"""The architectures whose GEMM_FRACTION_OF_PEAK comes from a published measurement; the others are
+assumptions, and every estimate and plan on them says so (efficiency_assumption)."""
+
+
+def efficiency_assumption(architecture: str) -> str | None:
+    """The line an estimate or plan carries when its GPU's efficiency factors are assumed."""
+    if architecture in MEASURED_GEMM_ARCHITECTURES:
+        return None
+    fraction = GEMM_FRACTION_OF_PEAK.get(architecture, 0.6)
+    return (f"compute efficiency of {architecture} GPUs assumed: dense GEMMs at {fraction:.0%} of the "
+            "datasheet peak (no published measurement; A100 86% and H100 80% are measured), so time and "
+            "cost on them are less certain than on A100/H100")
+
+
 TRAINING_KERNEL_EFFICIENCY = 0.76
 """Fraction of the best GEMM rate that a training step's GEMMs and attention reach in practice.
 
@@ -64,6 +79,14 @@ long-sequence llm-foundry and torchtitan rows of the validation set as one facto
 "fa2" is what PyTorch SDPA and the flash-attn 2 package run (FSDP stacks: torchtitan, llm-foundry,
 torchtune, Hugging Face); "fa3" is Transformer Engine's cuDNN fused attention (Megatron-Core, NeMo)
 on Hopper and later. Ada, Blackwell, Rubin and Ascend values are assumptions (no published figure)."""
+
+FLASH_ATTENTION_BACKWARD_PASSES = 2.5
+"""Flash attention's backward pass in forward-pass FLOPs: it recomputes the scores QK^T instead of
+storing them, so it runs five s x s matmuls against the forward's two (Dao 2023, FlashAttention-2,
+section 4: "the backward pass ... 2.5x the FLOPs of the forward"; the flash-attn benchmarks count
+forward+backward as 3.5x the forward). The ATTENTION_UTILIZATION rates are counted that way, so the
+time of a step's attention is 3.5 forwards at that rate; without flash attention the stored scores
+make the backward 2x."""
 
 ATTENTION_KERNEL_OF_FRAMEWORK = {"megatron": "fa3", "deepspeed": "fa2", "fsdp": "fa2"}
 

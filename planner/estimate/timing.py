@@ -49,6 +49,7 @@ from planner.estimate.factors import (
     ELEMENTWISE_PASSES_PER_FFN,
     ELEMENTWISE_PASSES_PER_HIDDEN,
     ELEMENTWISE_TRAFFIC_OF_FRAMEWORK,
+    FLASH_ATTENTION_BACKWARD_PASSES,
     FP8_CAST_BYTES_PER_ELEMENT,
     FP8_GEMM_RELATIVE_EFFICIENCY,
     GEMM_FRACTION_OF_PEAK,
@@ -140,7 +141,8 @@ def _stage_compute(shape: ModelShape, method: str, layout: Layout, r: Rates, lay
     lin_bwd_factor = 1.0 if method in ADAPTER_METHODS else 2.0
     ref = reference_forward_passes(method)  # DPO: the frozen reference's forward pass
     t_lin = (lin_fwd + head_fwd) * (1 + lin_bwd_factor + ref) / r.linear_flops_per_s
-    t_attn = attn_fwd * (3 + ref) / r.attention_flops_per_s
+    attn_bwd = FLASH_ATTENTION_BACKWARD_PASSES if layout.flash_attention else 2.0
+    t_attn = attn_fwd * (1 + attn_bwd + ref) / r.attention_flops_per_s
     sp_div = t if (layout.sequence_parallel or t == 1) else 1
     fusion = ELEMENTWISE_TRAFFIC_OF_FRAMEWORK.get(layout.framework, 1.0)
     elem_bytes = 2.0 * fusion * layers * tokens * (ELEMENTWISE_PASSES_PER_HIDDEN * shape.hidden / sp_div

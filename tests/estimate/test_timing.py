@@ -127,3 +127,32 @@ def test_pipeline_bubble_matches_narayanan(llama70b: ModelCard, h100: GPU) -> No
     per_mb = (t.compute_s + t.recompute_s + t.tp_comm_s) / 8
     # bubble (p - 1) micro-batch times; the rest of pp_bubble_s is point-to-point transfers
     assert per_mb <= t.pp_bubble_s < 1.1 * per_mb
+
+
+@pytest.mark.parametrize("flash, backward_passes", [(True, 2.5), (False, 2.0)])
+def test_attention_backward_is_two_and_a_half_forwards_with_flash(gpt7b: ModelCard, h100: GPU, flash: bool,
+                                                                  backward_passes: float) -> None:
+    """Flash attention recomputes the scores in the backward pass (5 matmuls against the forward's 2),
+    which is how its published utilization is counted; eager attention stores them (backward 2x)."""
+    from planner.estimate.timing import _stage_compute, rates
+
+    shape = shape_of(gpt7b)
+    layout = make(8, seq_len=16384, flash_attention=flash)
+    cluster = Cluster.of(h100, 8)
+    r = rates(shape, layout, cluster)
+    mbc = _stage_compute(shape, "pretrain", layout, r, shape.layers, with_head=False)
+    attention_s = mbc.compute_s - 3 * mbc.linear_fwd_s - mbc.elementwise_s - 3 * mbc.score_fwd_s
+    assert attention_s == pytest.approx((1 + backward_passes) * mbc.attention_fwd_s, rel=1e-9)
+
+
+def test_assumed_gpu_efficiency_is_named_in_estimates_and_not_for_measured_ones(gpt7b: ModelCard, a100: GPU,
+                                                                               h100: GPU) -> None:
+    from tests.estimate.conftest import make_gpu
+
+    blackwell = make_gpu("b200", arch="blackwell", memory_gib=180.0, bf16=2250.0, fp8=4500.0)
+    spec = LayoutSpec(seq_len=2048)
+    assumed = search_layout(gpt7b, "pretrain", Cluster.of(blackwell, 8), spec).best
+    assert assumed is not None and any("compute efficiency of blackwell GPUs assumed" in n for n in assumed.notes)
+    for gpu in (a100, h100):
+        measured = search_layout(gpt7b, "pretrain", Cluster.of(gpu, 8), spec).best
+        assert measured is not None and not any("compute efficiency" in n for n in measured.notes)
