@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from ortools.sat.python import cp_model
-
 from constraints.groups import Groups, family
 from constraints.variables import Variables
+from planner.cpsat.sat import cp_model
 
 
 def forbid_violations(model: cp_model.CpModel, variables: Variables, groups: Groups, family_name: str) -> int:

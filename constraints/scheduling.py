@@ -4,10 +4,9 @@
 
 from __future__ import annotations
 
-from ortools.sat.python import cp_model
-
 from constraints.groups import Groups
 from constraints.variables import Variables
+from planner.cpsat.sat import cp_model
 
 AFTER = "scheduling.after"
 

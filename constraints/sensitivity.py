@@ -11,7 +11,6 @@ import itertools
 from dataclasses import dataclass
 
 import networkx as nx
-from ortools.sat.python import cp_model
 
 from constraints.common import forbid_violations
 from constraints.groups import Groups
@@ -19,6 +18,7 @@ from constraints.variables import Variables
 from models.jurisdiction import within
 from models.problem import Placement
 from models.scenario import Job, Scenario
+from planner.cpsat.sat import cp_model
 
 
 @dataclass(frozen=True)

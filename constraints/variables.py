@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ortools.sat.python import cp_model
-
 from models.problem import Candidate, Problem, Resource
+from planner.cpsat.sat import cp_model
 
 
 @dataclass

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ortools.sat.python import cp_model
-
 from constraints import (
     budget,
     capacity,
@@ -20,6 +18,7 @@ from constraints import (
 from constraints.groups import Groups
 from constraints.variables import Variables
 from models.problem import Problem
+from planner.cpsat.sat import cp_model
 
 OBJECTIVES = ("cost", "time", "balanced", "lexicographic")
 RISK_SCALE = 1000  # risk (expected interruptions of the plan) counted in thousandths

@@ -8,13 +8,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ortools.sat.python import cp_model
-
 from models.errors import InputError
 from models.problem import SCALE, Candidate, Problem, Resource
 from models.scenario import SolverSettings
 from planner.cpsat.interruptible import solve_interruptibly
 from planner.cpsat.model import PlanModel
+from planner.cpsat.sat import cp_model
 from planner.plan import JobPlan, Plan, ReservationPlan
 
 
