@@ -4,7 +4,8 @@
 
 For each family of rows (Megatron, NeMo, FSDP, torchtitan, ...), the factors are fitted from every
 other family's rows (measured / predicted, the same fit `plan calibrate` runs) and applied to the held-back
-family; the median |error| of the held-back rows is reported before and after. The rows and the
+family; the median |error| of the held-back rows is reported before and after (and, for comparison,
+after with each scope's own geometric mean, unpooled: the same scopes and rules, weight 1). The rows and the
 estimator's predictions are those of bench/validate_estimates.py (same unit conversions). Rows that
 validate_estimates.py leaves out of its calibration statistics (implausible figures, the QLoRA upper
 bound, the ZeRO model-state rows, the torchtune speeds from notes) are left out here too.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -27,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from validate_estimates import DEFAULT_DIR, Row, _calibration, memory_rows, throughput_rows
 
-from planner.calibrate import Observation, fit, lookup
+from planner.calibrate import Factor, Observation, fit, lookup
 
 
 def observation(row: Row) -> Observation:
@@ -35,6 +37,35 @@ def observation(row: Row) -> Observation:
     assert est is not None and row.predicted
     return Observation(row.id, est.cluster.gpu.id, est.layout.framework, est.method, row.kind, row.published,
                        row.predicted)
+
+
+@dataclass
+class Errors:
+    """|measured / (predicted x factor) - 1| of held-back rows: without calibration, with the pooled factor
+    (what plans apply), and with the same scope's unpooled geometric mean."""
+
+    before: list[float] = field(default_factory=list)
+    after: list[float] = field(default_factory=list)
+    unpooled: list[float] = field(default_factory=list)
+
+    def add(self, o: Observation, factor: Factor | None) -> None:
+        self.before.append(abs(o.ratio - 1))
+        self.after.append(abs(o.ratio / (factor.factor if factor else 1.0) - 1))
+        self.unpooled.append(abs(o.ratio / (factor.fitted if factor else 1.0) - 1))
+
+    def extend(self, other: Errors) -> None:
+        self.before += other.before
+        self.after += other.after
+        self.unpooled += other.unpooled
+
+    def cells(self) -> str:
+        median, mean = statistics.median, statistics.fmean
+        return (f"{len(self.before):3} {median(self.before):8.1%} {median(self.after):7.1%} "
+                f"{median(self.unpooled):9.1%}   {mean(self.before):8.1%} {mean(self.after):7.1%}")
+
+
+HEADER = f"{'n':>3} {'before':>8} {'after':>7} {'unpooled':>9}   {'before':>8} {'after':>7}"
+OVER = f"{'':3} {'--- median |err| ---':>26}   {'-- mean |err| --':>16}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,45 +80,37 @@ def main(argv: list[str] | None = None) -> int:
     usable = [r for r in _calibration(rows) if not r.bound and not r.id.startswith("ZERO")]
     obs = {r.id: observation(r) for r in usable}
     family = {r.id: r.family for r in usable}
-    print(f"{'held back':14} {'metric':10} {'n':>3} {'median |err| before':>20} {'after':>8}  scopes used")
-    before_all: list[float] = []
-    after_all: list[float] = []
+    print("leave-one-family-out (each family predicted from factors fitted on the other families' rows):")
+    print(f"{'':25} {OVER}")
+    print(f"{'held back':14} {'metric':10} {HEADER}  scopes used")
+    overall = Errors()
     for fam in dict.fromkeys(family.values()):
-        train = [o for rid, o in obs.items() if family[rid] != fam]
-        fitted = fit(train)
+        fitted = fit(o for rid, o in obs.items() if family[rid] != fam)
         for metric in ("throughput", "memory"):
             held = [o for rid, o in obs.items() if family[rid] == fam and o.metric == metric]
             if not held:
                 continue
-            before, after, scopes = [], [], []
+            errors, scopes = Errors(), set()
             for o in held:
                 factor = lookup(fitted.factors, metric, o.gpu, o.framework, o.method)
-                k = factor.factor if factor else 1.0
-                scopes.append("/".join(factor.scope) if factor else "none")
-                before.append(abs(o.ratio - 1))
-                after.append(abs(o.ratio / k - 1))
-            before_all += before
-            after_all += after
-            used = ", ".join(sorted(set(scopes)))
-            print(f"{fam:14} {metric:10} {len(held):3} {statistics.median(before):20.1%} "
-                  f"{statistics.median(after):8.1%}  {used}")
-    print(f"{'all held-back rows':25} {len(before_all):3} {statistics.median(before_all):20.1%} "
-          f"{statistics.median(after_all):8.1%}")
+                scopes.add("/".join(factor.scope) if factor else "none")
+                errors.add(o, factor)
+            overall.extend(errors)
+            print(f"{fam:14} {metric:10} {errors.cells()}  {', '.join(sorted(scopes))}")
+    print(f"{'all held-back rows':25} {overall.cells()}")
     print()
     # The everyday use: your own earlier runs of the same stack calibrate the next one. Each row is held
     # back in turn and the factors are fitted from every other row (its own family's included).
     print("leave-one-run-out (each row predicted from factors fitted on all the other rows):")
-    print(f"{'metric':10} {'n':>3} {'median |err| before':>20} {'after':>8}")
+    print(f"{'':10} {OVER}")
+    print(f"{'metric':10} {HEADER}")
     for metric in ("throughput", "memory"):
-        before, after = [], []
+        errors = Errors()
         for rid, o in obs.items():
-            if o.metric != metric:
-                continue
-            factor = lookup(fit([x for r2, x in obs.items() if r2 != rid]).factors, metric, o.gpu, o.framework,
-                            o.method)
-            before.append(abs(o.ratio - 1))
-            after.append(abs(o.ratio / (factor.factor if factor else 1.0) - 1))
-        print(f"{metric:10} {len(before):3} {statistics.median(before):20.1%} {statistics.median(after):8.1%}")
+            if o.metric == metric:
+                others = fit(x for r2, x in obs.items() if r2 != rid)
+                errors.add(o, lookup(others.factors, metric, o.gpu, o.framework, o.method))
+        print(f"{metric:10} {errors.cells()}")
     return 0
 
 

@@ -2,6 +2,10 @@
 
 Only the throughput factor changes plans (speed, hence hours and cost); the memory factor is fitted and
 reported, not applied, because the layout search has already judged memory with its own band and headroom.
+
+Version 2 adds each factor's partial pooling (`fitted`, `weight`, `toward`, `toward_factor`, `log_se`,
+`level_sd`) and the frameworks and methods of its runs; version 1 files load and apply as written (their
+factors were not pooled), with their frameworks read back from the runs they record.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from models.errors import InputError
 from planner.calibrate.fit import Factor, lookup
 from planner.estimate import Estimate
 
-VERSION = 1
+VERSION = 2
 
 
 class CalibrationError(InputError):
@@ -37,15 +41,12 @@ class Calibration:
     def to_yaml(self) -> str:
         data = {"calibration": {
             "version": VERSION,
-            "note": "written by `plan calibrate`: factor = geometric mean of measured / predicted, per scope "
-                    "(gpu/framework/method, * = any); plans use the most specific scope fitted",
-            "factors": [{"gpu": f.gpu, "framework": f.framework, "method": f.method, "metric": f.metric,
-                         "factor": round(f.factor, 4), "log_sd": round(f.log_sd, 4),
-                         "p10": round(f.band[0], 4), "p90": round(f.band[1], 4),
-                         "median_residual_before": round(f.median_residual_before, 4),
-                         "median_residual_after": round(f.median_residual_after, 4),
-                         "run_gpus": list(f.run_gpus), "runs": list(f.runs)}
-                        for f in self.factors],
+            "note": "written by `plan calibrate`: per scope (gpu/framework/method, * = any, *:full / *:adapter = "
+                    "any method of that class), fitted = geometric mean of measured / predicted; factor = fitted "
+                    "pooled toward the broader scope's factor (1 at the top) with weight tau^2 / (tau^2 + "
+                    "log_se^2), tau = level_sd; plans use the most specific scope fitted, and the */*/* scope "
+                    "only for a framework its runs used unless they span two or more",
+            "factors": [_factor_fields(f) for f in self.factors],
             "refused": self.refused,
             "runs": self.runs,
         }}
@@ -62,6 +63,7 @@ class Calibration:
         body = data.get("calibration") if isinstance(data, dict) else None
         if not isinstance(body, dict) or not isinstance(body.get("factors"), list):
             raise CalibrationError(f"{path}: calibration.factors: missing; write the file with `plan calibrate`")
+        records = [r for r in body.get("runs") or [] if isinstance(r, dict)]
         factors = []
         for i, raw in enumerate(body["factors"]):
             where = f"{path}: calibration.factors[{i}]"
@@ -79,11 +81,8 @@ class Calibration:
                 raise CalibrationError(f"{where}.factor: {factor} is outside 0.05-20 (or log_sd < 0)")
             if fields["metric"] not in ("throughput", "memory"):
                 raise CalibrationError(f"{where}.metric: throughput or memory, got {fields['metric']!r}")
-            factors.append(Factor(fields["gpu"], fields["framework"], fields["method"], fields["metric"], factor,
-                                  log_sd, runs, float(raw.get("median_residual_before", 0.0)),
-                                  float(raw.get("median_residual_after", 0.0)),
-                                  tuple(str(g) for g in raw.get("run_gpus", []))))
-        return cls(factors, list(body.get("runs") or []), list(body.get("refused") or []), str(path))
+            factors.append(_factor_from(raw, where, fields, factor, log_sd, runs, records))
+        return cls(factors, records, list(body.get("refused") or []), str(path))
 
     def throughput_factor(self, gpu: str, framework: str, method: str) -> Factor | None:
         return lookup(self.factors, "throughput", gpu, framework, method)
@@ -105,9 +104,55 @@ class Calibration:
                                    notes=[*est.notes, note])
 
 
+def _factor_fields(f: Factor) -> dict[str, Any]:
+    return {"gpu": f.gpu, "framework": f.framework, "method": f.method, "metric": f.metric,
+            "factor": round(f.factor, 4), "fitted": round(f.fitted, 4), "weight": round(f.weight, 4),
+            "toward": f.prior_scope or "none", "toward_factor": round(f.prior_factor, 4),
+            "log_se": round(f.log_se, 4), "level_sd": None if f.level_sd is None else round(f.level_sd, 4),
+            "log_sd": round(f.log_sd, 4), "p10": round(f.band[0], 4), "p90": round(f.band[1], 4),
+            "median_residual_before": round(f.median_residual_before, 4),
+            "median_residual_after": round(f.median_residual_after, 4),
+            "run_gpus": list(f.run_gpus), "run_frameworks": list(f.run_frameworks),
+            "run_methods": list(f.run_methods), "runs": list(f.runs)}
+
+
+def _factor_from(raw: dict[str, Any], where: str, fields: dict[str, str], factor: float, log_sd: float,
+                 runs: tuple[str, ...], records: list[dict[str, Any]]) -> Factor:
+    """A factor from its file entry; a version 1 entry (no pooling fields) is applied as written, and its
+    runs' frameworks and methods are read back from the run records, so the scope rules still hold."""
+    by_source = {str(r.get("source")): r for r in records}
+    try:
+        pooled = "fitted" in raw
+        weight = float(raw.get("weight", 1.0))
+        prior = float(raw.get("toward_factor", 1.0))
+        log_se = float(raw.get("log_se", 0.0))
+        level_sd = None if raw.get("level_sd") is None else float(raw["level_sd"])
+        fitted = float(raw["fitted"]) if pooled else None
+        residuals = float(raw.get("median_residual_before", 0.0)), float(raw.get("median_residual_after", 0.0))
+    except (TypeError, ValueError) as exc:
+        raise CalibrationError(f"{where}: fitted, weight, toward_factor, log_se, level_sd and the median residuals "
+                               f"must be numbers ({exc})") from None
+    if not 0 <= weight <= 1 or (fitted is not None and fitted <= 0) or prior <= 0:
+        raise CalibrationError(f"{where}.weight: {weight} must be within 0-1 (and fitted, toward_factor > 0)")
+
+    def listed(key: str, record_key: str) -> tuple[str, ...]:
+        if key in raw:
+            return tuple(str(v) for v in raw.get(key) or [])
+        found = [by_source[r].get(record_key) for r in runs if r in by_source]
+        return tuple(sorted({str(v) for v in found})) if runs and len(found) == len(runs) and all(found) else ()
+
+    toward = str(raw.get("toward", "none"))
+    return Factor(fields["gpu"], fields["framework"], fields["method"], fields["metric"], factor, log_sd, runs,
+                  *residuals, tuple(str(g) for g in raw.get("run_gpus", [])), raw_factor=fitted, weight=weight,
+                  prior_factor=prior, prior_scope="" if toward == "none" else toward, log_se=log_se,
+                  level_sd=level_sd, run_frameworks=listed("run_frameworks", "framework"),
+                  run_methods=listed("run_methods", "method"))
+
+
 def calibration_note(factor: Factor, gpu: str) -> str:
     gpus = factor.run_gpus or ((factor.gpu,) if factor.gpu != "*" else ())
     on = "your " + ", ".join(f"{g}s" for g in gpus) if gpus else "your GPUs"
-    scope = "/".join(s for s in (factor.framework, factor.method) if s != "*")
+    scope = "/".join(s for s in (factor.framework, factor.method) if not s.startswith("*"))
+    pooled = f" ({factor.pooling()})" if factor.raw_factor is not None else ""
     return (f"calibrated from {len(factor.runs)} runs on {on}{f' ({scope})' if scope else ''} (median residual "
-            f"{factor.median_residual_after:.0%}): throughput x{factor.factor:.2f} applied to {gpu}")
+            f"{factor.median_residual_after:.0%}): throughput x{factor.factor:.2f}{pooled} applied to {gpu}")

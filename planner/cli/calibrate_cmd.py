@@ -9,6 +9,8 @@ import typer
 
 from planner.cli.common import ExitCode, console, fail
 
+LEVELS = ("*/*/*", "framework", "gpu", "method")  # the pooling levels, broadest first (calibrate.fit)
+
 
 def calibrate_command(
     runs: Annotated[list[Path], typer.Argument(help="measured runs: .csv, .jsonl, trainer_state.json, or Megatron-LM "
@@ -19,7 +21,9 @@ def calibrate_command(
     """Fit throughput and memory factors (measured / predicted) per GPU, framework and method from your runs,
     with their spread, and write an overlay that `--calibration` (or `calibration:` in a scenario) applies.
 
-    A factor has two parameters (level and spread): a group with fewer than two runs is refused.
+    A factor has two parameters (level and spread): a group with fewer than two runs is refused. Each factor
+    is pooled toward its broader scope's (the broadest toward no correction) by how far its runs' mean could
+    be off by chance against how far scopes differ; the weight is shown and written.
     Exit codes: 0 written, 2 bad input or nothing could be fitted.
     """
     from models.catalog import load_catalog
@@ -65,6 +69,11 @@ def calibrate_command(
     for (metric, _), scopes in shown.items():
         if scopes:
             console.print(f"  the same {metric} factor covers the broader scopes {', '.join(scopes)}")
+    for metric, taus in result.level_sd.items():
+        levels = ", ".join(f"{name} {'-' if tau is None else f'{tau:.3f}'}"
+                           for name, tau in zip(LEVELS, taus, strict=True))
+        console.print(f"pooling ({metric}): sd of true log factors about the broader scope, by level: {levels} "
+                      "(- where no scope has runs of its own)")
     calibration = Calibration(result.factors, records, result.refused)
     try:
         write_atomically(output, calibration.to_yaml())
