@@ -41,7 +41,7 @@ from models.errors import UnknownIdError
 from models.gpu import GPU
 from models.model_card import ModelCard
 from planner.estimate import Cluster, Estimate, LayoutSpec, estimate, search_layout, shape_of
-from planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, band_class
+from planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, band_class, whole_run_overhead
 from planner.estimate.factors import CUDA_CONTEXT_GIB, GIB
 from planner.estimate.types import Layout
 
@@ -407,6 +407,67 @@ def _report_bands(rows: list[Row]) -> None:
           "(target 70-90%)")
 
 
+@dataclass
+class WholeRun:
+    id: str
+    published_gpu_hours: float
+    predicted_gpu_hours: float
+    steady_gpu_hours: float  # steady-state steps plus the failure model, before the whole-run overhead
+    layout: str
+    note: str
+
+    @property
+    def error(self) -> float:
+        return (self.predicted_gpu_hours - self.published_gpu_hours) / self.published_gpu_hours
+
+    @property
+    def ratio(self) -> float:
+        """What the whole-run overhead would have to be for this run alone."""
+        return self.published_gpu_hours / self.steady_gpu_hours
+
+
+def whole_runs(path: Path) -> list[WholeRun]:
+    """Published GPU-hours of whole pre-training runs against `run_estimate` (steady-state steps at the
+    searched layout, the failure model and the whole-run overhead of planner/estimate/band.py)."""
+    if not path.is_file():
+        return []
+    catalog = builtin_catalog()
+    out: list[WholeRun] = []
+    with path.open(newline="") as f:
+        for row in _with_sources(csv.DictReader(f)):
+            card = catalog.model(row["model"])
+            gpus = int(row["num_gpus"])
+            cluster = Cluster.of(catalog.gpu(row["gpu"]), gpus)
+            seq = int(row["seq_len"])
+            gbt = _num(row["global_batch_tokens"])
+            spec = LayoutSpec(tp=_int(row["tp"]), pp=_int(row["pp"]), seq_len=seq,
+                              global_batch=int(gbt // seq) if gbt else None)
+            est = _run(card, "pretrain", cluster, spec, None)
+            if est is None:
+                raise SystemExit(f"{row['id']}: no layout")
+            run = est.run(float(row["tokens"]))
+            overhead, _ = whole_run_overhead("pretrain")
+            out.append(WholeRun(row["id"], float(row["gpu_hours"]), run.gpu_hours, run.gpu_hours / overhead,
+                                est.layout.short(), row["notes"]))
+    return out
+
+
+def _report_whole_runs(runs: list[WholeRun]) -> None:
+    if not runs:
+        return
+    print(f"{'id':11} {'published GPU-h':>16} {'predicted':>12} {'error':>7} {'needed overhead':>16}  layout / note")
+    for r in runs:
+        print(f"{r.id:11} {r.published_gpu_hours:16,.0f} {r.predicted_gpu_hours:12,.0f} {r.error:+7.1%} "
+              f"{r.ratio:16.2f}  {r.layout}; {r.note}")
+    errs = sorted(abs(r.error) for r in runs)
+    ratios = sorted(r.ratio for r in runs)
+    overhead, band = whole_run_overhead("pretrain")
+    print(f"whole runs (whole_runs.csv): n={len(runs)}  median |err| {statistics.median(errs):.1%}  "
+          f"worst {max(runs, key=lambda r: abs(r.error)).id}")
+    print(f"  the overhead these runs imply: median {statistics.median(ratios):.2f} (range {ratios[0]:.2f}-"
+          f"{ratios[-1]:.2f}); in band.py: {overhead:g} with p10-p90 {band}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--validation-dir", type=Path, default=DEFAULT_DIR)
@@ -450,6 +511,8 @@ def main(argv: list[str] | None = None) -> int:
     _report_families(rows)
     print()
     _report_bands(rows)
+    print()
+    _report_whole_runs(whole_runs(vdir / "whole_runs.csv"))
     if args.csv:
         with args.csv.open("w", newline="") as f:
             w = csv.writer(f)
