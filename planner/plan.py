@@ -38,6 +38,12 @@ class JobPlan:
     cp: int = 1
     virtual_pipeline: int = 1
 
+    @property
+    def recompute_text(self) -> str:
+        """The recomputation policy, with the layers per model chunk where Megatron's block method is used."""
+        layers = self.detail.get("layout", {}).get("recompute_layers")
+        return f"{self.recompute}({layers}/chunk)" if layers else self.recompute
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

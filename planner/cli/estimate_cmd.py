@@ -233,7 +233,9 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
     layout_table.add_column("")
     rows: list[tuple[str, Any]] = [("framework", lay.framework), ("tp", lay.tp), ("pp", lay.pp), ("cp", lay.cp),
                                    ("dp", lay.dp), ("zero", lay.zero),
-                                   ("recompute", lay.recompute), ("micro_batch", lay.micro_batch),
+                                   ("recompute", lay.recompute if lay.recompute_layers is None
+                                    else f"{lay.recompute} ({lay.recompute_layers} layers/chunk)"),
+                                   ("micro_batch", lay.micro_batch),
                                    ("global_batch", lay.global_batch), ("seq_len", lay.seq_len),
                                    ("precision", lay.precision), ("sequence_parallel", lay.sequence_parallel)]
     rows.append(("virtual_pipeline", lay.virtual_pipeline))

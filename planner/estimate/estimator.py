@@ -7,7 +7,7 @@ from models.model_card import ModelCard
 from planner.estimate.cluster import Cluster
 from planner.estimate.factors import efficiency_assumption
 from planner.estimate.flops import ModelShape, shape_of
-from planner.estimate.memory import memory_per_gpu
+from planner.estimate.memory import chunk_layers, memory_per_gpu
 from planner.estimate.timing import MOE_CAPACITY_FACTOR, step_time
 from planner.estimate.topology import group_link
 from planner.estimate.types import (
@@ -68,6 +68,10 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
         problems.append(f"zero: must be 0, 1, 2 or 3, got {layout.zero}")
     if layout.recompute not in RECOMPUTE:
         problems.append(f"recompute: {layout.recompute!r} is not one of {', '.join(RECOMPUTE)}")
+    if layout.recompute_layers is not None and (layout.recompute != "full" or layout.framework != "megatron"
+                                                or layout.recompute_layers < 1):
+        problems.append(f"recompute_layers: {layout.recompute_layers} layers per chunk is Megatron's block "
+                        "recomputation: it needs recompute 'full', framework megatron and at least 1 layer")
     if layout.precision not in PRECISIONS:
         problems.append(f"precision: {layout.precision!r} is not one of {', '.join(PRECISIONS)}")
     elif gpu.peak_tflops.for_precision(layout.precision) is None:
@@ -189,6 +193,11 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
     if layout.precision == "fp8":
         notes.append("fp8: linear layers in FP8 (Transformer Engine style), attention in BF16; MFU is "
                      "against the FP8 peak")
+    if layout.recompute_layers is not None:
+        chunk = chunk_layers(shape.layers, layout)
+        notes.append(f"recompute: Megatron's block method, {layout.recompute_layers} of {chunk} layers per model "
+                     f"chunk recomputed, the rest keep their activations (--recompute-granularity full "
+                     f"--recompute-method block --recompute-num-layers {layout.recompute_layers})")
     assumed_efficiency = efficiency_assumption(cluster.gpu.architecture)
     if assumed_efficiency:
         notes.append(assumed_efficiency + ("; flash attention assumed" if cluster.gpu.architecture == "davinci"

@@ -64,6 +64,7 @@ dequantized matrix and allocator fragmentation (factors.py).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from models.methods import reference_weight_copies
@@ -159,6 +160,22 @@ def activation_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float
     return 2.0 * elements + scores
 
 
+def chunk_layers(layers: int, layout: Layout) -> int:
+    """Layers of the largest model chunk: a pipeline stage, or one of its virtual stages."""
+    stage = math.ceil(layers / layout.pp)
+    return math.ceil(stage / layout.virtual_pipeline)
+
+
+def recomputed_layers(layout: Layout, stage_layers: int) -> int:
+    """Layers of a stage whose activations are recomputed: all of them under full recomputation, or
+    `recompute_layers` of each of the stage's `virtual_pipeline` chunks under Megatron's block method."""
+    if layout.recompute != "full":
+        return 0
+    if layout.recompute_layers is None:
+        return stage_layers
+    return min(stage_layers, layout.recompute_layers * layout.virtual_pipeline)
+
+
 def in_flight_micro_batches(layout: Layout) -> float:
     """Micro-batches' worth of activations the first pipeline stage holds at its peak."""
     p, v, m = layout.pp, layout.virtual_pipeline, layout.micro_batches
@@ -190,6 +207,15 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
         per_layer_mb = max(0.0, offloaded - HOST_MEMORY_GIB_PER_GPU * GIB) / max(1, shape.layers // layout.pp)
     else:
         per_layer_mb = act_token_layer * tokens_mb
+
+    def stage_act(layers: int) -> float:
+        """One micro-batch's stored activations on a stage of `layers` layers: under block recomputation
+        the recomputed layers keep only their inputs, the others everything."""
+        if layout.recompute != "full":
+            return per_layer_mb * layers
+        k = recomputed_layers(layout, layers)
+        return k * per_layer_mb + (layers - k) * act_token_layer * tokens_mb
+
     in_flight = in_flight_micro_batches(layout)
     # The loss phase: the logits and the loss's buffers, and the final norm's output that the output
     # projection saves (Megatron keeps its sequence-parallel shard; DTensor and tp = 1 keep it whole).
@@ -213,16 +239,16 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     stages: list[tuple[int, float, float, bool]] = []
     if p == 1:
         stages.append((shape.layers, per_layer * shape.layers + embed + head,
-                       per_layer_mb * shape.layers + working_last + logits, True))
+                       stage_act(shape.layers) + working_last + logits, True))
     else:
         stages.append((first_layers, per_layer * first_layers + embed,
-                       (per_layer_mb * first_layers + stage_output) * in_flight + working, False))
+                       (stage_act(first_layers) + stage_output) * in_flight + working, False))
         if p > 2:  # the second stage: one micro-batch (two chunks when interleaved) fewer in flight
             second = max(1.0, in_flight - (2.0 if layout.virtual_pipeline > 1 else 1.0) / layout.virtual_pipeline)
             stages.append((mid_layers, per_layer * mid_layers,
-                           (per_layer_mb * mid_layers + stage_output) * second + working, False))
+                           (stage_act(mid_layers) + stage_output) * second + working, False))
         last_params = per_layer * last_layers + head + (embed if shape.tied else 0.0)
-        stages.append((last_layers, last_params, per_layer_mb * last_layers + working_last + logits, True))
+        stages.append((last_layers, last_params, stage_act(last_layers) + working_last + logits, True))
 
     results = []
     for layers_stage, params_stage, act_bytes, is_last in stages:

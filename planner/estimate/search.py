@@ -41,7 +41,7 @@ from models.model_card import ModelCard
 from planner.estimate.cluster import Cluster
 from planner.estimate.estimator import _estimate, layout_problems
 from planner.estimate.flops import ModelShape, model_key, shape_of
-from planner.estimate.memory import memory_per_gpu
+from planner.estimate.memory import chunk_layers, memory_per_gpu
 from planner.estimate.store import store
 from planner.estimate.timing import (
     MicroBatchCompute,
@@ -370,6 +370,9 @@ def _searched(key: _Key) -> SearchResult:
                 best = (-rate, total, layout)
         if all_fit:
             fits_everything.add((index, ep, fw, zero, rc, v))
+    if best is not None and spec.recompute is None:
+        best, tried = _block_recompute(best, shape, method, cluster, spec, cap)
+        considered += tried
     searched = spec.searched_fields() + (("ep",) if shape.is_moe and spec.ep is None else ())
     best_est = _estimate(model, shape, method, cluster, best[2]) if best else None
     closest_est = None
@@ -389,6 +392,45 @@ def _searched(key: _Key) -> SearchResult:
                         reasons=dict(reasons.most_common()),
                         searched=searched,
                         closest=closest_est, spec=spec, _model=model, _method=method, _cluster=cluster)
+
+
+def _block_recompute(best: tuple[float, float, Layout], shape: ModelShape, method: str, cluster: Cluster,
+                     spec: LayoutSpec, cap: float) -> tuple[tuple[float, float, Layout], int]:
+    """A Megatron layout that fits only with every layer recomputed may fit with fewer: Megatron's block
+    method recomputes the first N layers of each model chunk and keeps the rest. Memory falls as N grows
+    and time rises, so the fewest layers that fit (bisection) is the fastest; it replaces the full
+    recomputation when it is faster. Returns the best and the number of layouts tried."""
+    layout = best[2]
+    chunk = chunk_layers(shape.layers, layout)
+    if layout.framework != "megatron" or layout.recompute != "full" or chunk <= 1:
+        return best, 0
+    tried = 0
+
+    def fits(n: int) -> tuple[bool, Layout, Any]:
+        nonlocal tried
+        tried += 1
+        lay = replace(layout, recompute_layers=n)
+        mem = _memory(shape, method, lay, cap)
+        return mem.breakdown.total_gib <= cap, lay, mem
+
+    if not fits(chunk - 1)[0]:
+        return best, tried
+    lo, hi = 0, chunk - 1  # fits(hi); lo does not (0: no layer recomputed, which the search found too big)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid)[0]:
+            hi = mid
+        else:
+            lo = mid
+    _, lay, mem = fits(hi)
+    links = (group_link(cluster, lay.tp, 1), group_link(cluster, lay.dp * lay.cp, lay.tp),
+             group_link(cluster, min(lay.pp, 2), lay.tp * lay.cp * lay.dp))
+    t = step_time(shape, method, lay, cluster, *links, mem.paged_offload_params,
+                  group_link(cluster, lay.cp, lay.tp), group_link(cluster, lay.ep, lay.tp * lay.cp)).total_s
+    rate = lay.global_batch * spec.seq_len / t
+    if (-rate, mem.breakdown.total_gib) < (best[0], best[1]):
+        return (-rate, mem.breakdown.total_gib, lay), tried
+    return best, tried
 
 
 def _largest_fitting(fits: Any, upper: int, cap: float) -> int:

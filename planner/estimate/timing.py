@@ -4,8 +4,9 @@ Per micro-batch on the slowest pipeline stage (its layers, plus the output layer
     forward FLOPs F = (2 N_linear + 4 s d_q L_stage) / tp x tokens + 2 V h / tp x tokens
     backward = 2F for full methods; LoRA/QLoRA: 1x for the frozen linear layers, 2x for attention;
     DPO variants add one reference forward F (element-wise traffic +1/3)
-    recompute: full adds one forward of the layers; selective the attention core (Megatron) or, for
-    FSDP's op-level policy, the non-saved half of the matmuls and the element-wise kernels
+    recompute: full adds one forward of the layers (Megatron's block method: of the recomputed share of
+    them); selective the attention core (Megatron) or, for FSDP's op-level policy, the non-saved half of
+    the matmuls and the element-wise kernels
 with tokens = micro_batch x seq_len / cp (context parallelism splits the sequence; each token still
 attends to the whole sequence, so attention FLOPs per GPU fall by cp like the rest).
 Achieved rate = peak(precision) x GEMM_FRACTION_OF_PEAK[arch] x TRAINING_KERNEL_EFFICIENCY x g(w) x
@@ -63,7 +64,7 @@ from planner.estimate.factors import (
     UNFUSED_SCORE_BYTES,
 )
 from planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
-from planner.estimate.memory import ADAM_8BIT_STATE_BYTES, stage_layers
+from planner.estimate.memory import ADAM_8BIT_STATE_BYTES, recomputed_layers, stage_layers
 from planner.estimate.topology import GroupLink
 from planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout, TimeBreakdown
 
@@ -178,7 +179,7 @@ def micro_batch_compute(shape: ModelShape, method: str, layout: Layout, r: Rates
     return final if final.compute_s >= inner.compute_s else inner
 
 
-def tp_exposed_s(shape: ModelShape, layout: Layout, tp_link: GroupLink, collectives: int,
+def tp_exposed_s(shape: ModelShape, layout: Layout, tp_link: GroupLink, collectives: float,
                  layers: int | None = None) -> float:
     """Exposed tensor-parallel traffic per micro-batch: `collectives` all-reduces per layer."""
     if layout.tp <= 1:
@@ -189,7 +190,7 @@ def tp_exposed_s(shape: ModelShape, layout: Layout, tp_link: GroupLink, collecti
 
 
 def cp_exposed_s(shape: ModelShape, layout: Layout, cp_link: GroupLink | None, mbc: MicroBatchCompute,
-                 recompute_passes: int) -> float:
+                 recompute_passes: float) -> float:
     """Ring-attention K/V traffic per micro-batch beyond what the attention kernels hide."""
     if layout.cp <= 1 or cp_link is None:
         return 0.0
@@ -208,7 +209,7 @@ MOE_CAPACITY_FACTOR = 1.0
 
 
 def ep_exposed_s(shape: ModelShape, layout: Layout, ep_link: GroupLink | None, layers: int,
-                 recompute_passes: int) -> float:
+                 recompute_passes: float) -> float:
     """All-to-all dispatch and combine per micro-batch on one GPU: 2 per MoE layer forward (and per
     recomputed forward), 2 backward; each sends top_k x hidden 16-bit values per token, (ep - 1)/ep of
     them to other ranks. Across nodes each GPU's share leaves through its own NIC. Not overlapped
@@ -339,11 +340,13 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
         r, mbc = compute
     layers = mbc.layers
     compute_mb = mbc.compute_s
-    recompute_mb = recompute_s(mbc, r, layout.recompute, layout.framework)
+    # the share of the stage's layers recomputed: all under full recomputation, some under Megatron's block
+    redone = recomputed_layers(layout, layers) / layers if layout.recompute == "full" else 0.0
+    recompute_mb = recompute_s(mbc, r, layout.recompute, layout.framework) * (redone or 1.0)
 
-    tp_mb = tp_exposed_s(shape, layout, tp_link, 6 if layout.recompute == "full" else 4, layers)
-    cp_mb = cp_exposed_s(shape, layout, cp_link, mbc, 1 if layout.recompute == "full" else 0)
-    ep_mb = ep_exposed_s(shape, layout, ep_link, layers, 1 if layout.recompute == "full" else 0)
+    tp_mb = tp_exposed_s(shape, layout, tp_link, 4 + 2 * redone, layers)
+    cp_mb = cp_exposed_s(shape, layout, cp_link, mbc, redone)
+    ep_mb = ep_exposed_s(shape, layout, ep_link, layers, redone)
     recompute_mb += offload_exposed_s(shape, layout, mbc)
 
     stage_mb = compute_mb + recompute_mb + tp_mb + cp_mb + ep_mb

@@ -51,6 +51,11 @@ class Layout:
     - `lora_targets`: "all" linear layers of each block, or "attention" (q, k, v, o) only.
     - `flash_attention`: fused attention that stores no s x s scores (FlashAttention, cuDNN); False
       for stacks without it (Megatron-LM before 2022).
+    - `recompute_layers`: with recompute "full" under Megatron, only this many layers of each model
+      chunk (the pipeline stage, or each virtual stage when interleaved) are recomputed and the rest keep
+      their activations: Megatron-LM's `--recompute-method block --recompute-num-layers N`, the policy
+      that fits a layout just over the memory limit for a fraction of full recomputation's time. None:
+      every layer.
     - `framework`: "megatron" (Megatron-LM/NeMo: ZeRO 0 or 1 = distributed optimizer, gradients
       reduced once per step; "selective" recomputes the attention core, Korthikanti et al. 2022);
       "deepspeed" (ZeRO 0-3; ZeRO-2/3 reduce-scatter gradients every micro-batch); "fsdp" (PyTorch
@@ -83,6 +88,7 @@ class Layout:
     framework: str = "deepspeed"
     cp: int = 1
     ep: int = 1
+    recompute_layers: int | None = None
 
     @property
     def gpus(self) -> int:
@@ -115,7 +121,9 @@ class Layout:
         parts.append(f"dp={self.dp}")
         if self.ep > 1:
             parts.append(f"ep={self.ep}")
-        parts += [f"zero={self.zero}", f"recompute={self.recompute}", f"mb={self.micro_batch}",
+        recompute = self.recompute if self.recompute_layers is None else (
+            f"{self.recompute}({self.recompute_layers}/chunk)")
+        parts += [f"zero={self.zero}", f"recompute={recompute}", f"mb={self.micro_batch}",
                   f"gb={self.global_batch}"]
         if self.virtual_pipeline > 1:
             parts.append(f"vpp={self.virtual_pipeline}")
@@ -290,6 +298,7 @@ class Estimate:
                 "lora_rank": lay.lora_rank, "optimizer": lay.optimizer,
                 "virtual_pipeline": lay.virtual_pipeline, "framework": lay.framework, "cp": lay.cp, "ep": lay.ep,
                 "flash_attention": lay.flash_attention,
+                **({"recompute_layers": lay.recompute_layers} if lay.recompute_layers is not None else {}),
             },
             "memory_gib": {k: round(v, 3) for k, v in self.memory.to_dict().items()},
             "gpu_memory_gib": self.gpu_memory_gib,

@@ -26,6 +26,14 @@ class ExportError(Exception):
     """The chosen stack cannot express this layout; the message names the missing capability."""
 
 
+def no_block_recompute(layout: ExportLayout, stack: str) -> None:
+    """Stacks whose activation checkpointing is every layer or none cannot run Megatron's block method."""
+    if layout.recompute_layers:
+        raise ExportError(f"{stack}: no block recomputation (the plan recomputes {layout.recompute_layers} layers "
+                          "per model chunk and keeps the rest, Megatron's --recompute-method block); "
+                          "try --to megatron")
+
+
 @dataclass(frozen=True)
 class ExportLayout:
     job: str
@@ -62,6 +70,7 @@ class ExportLayout:
     lora_rank: int | None = None
     lora_targets: str = "all"
     quant_bits: int | None = None  # 4 for QLoRA
+    recompute_layers: int | None = None  # Megatron's block method: layers per model chunk recomputed
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -166,6 +175,7 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         num_kv_heads=card.num_kv_heads, vocab_size=card.vocab_size, tied_embeddings=card.tied_embeddings,
         ffn_type=card.ffn_type,
         lora_rank=lora_rank, lora_targets=str(lay.get("lora_targets", "all")), quant_bits=quant_bits,
+        recompute_layers=int(lay["recompute_layers"]) if lay.get("recompute_layers") else None,
         notes=tuple(notes))
     problems = layout.identities()
     if problems:

@@ -14,7 +14,7 @@ import yaml
 
 from planner.export.deepspeed import ds_config
 from planner.export.launch import rendezvous
-from planner.export.layout import ExportError, ExportLayout
+from planner.export.layout import ExportError, ExportLayout, no_block_recompute
 
 DOC = "LLaMA-Factory main ff6d4d1 (0.9.6.dev0), src/llamafactory/hparams, 2026-08-18"
 _OPTIM = {"adam": "adamw_torch", "adam_8bit": "adamw_8bit", "paged_adam_8bit": "paged_adamw_8bit",
@@ -39,6 +39,8 @@ def uses_bridge(layout: ExportLayout) -> bool:
 
 
 def check(layout: ExportLayout) -> None:
+    if not uses_bridge(layout):
+        no_block_recompute(layout, "llamafactory (Hugging Face path)")
     if layout.recompute in ("selective", "offload") and not uses_bridge(layout):
         raise ExportError(f"llamafactory: no {layout.recompute} recompute on the Hugging Face path "
                           "(only full per-layer gradient checkpointing on or off)")
@@ -90,7 +92,8 @@ def training_yaml(layout: ExportLayout, ds_file: str | None) -> dict[str, Any]:
         if layout.recompute in ("selective", "full"):
             cfg["recompute_granularity"] = layout.recompute
         if layout.recompute == "full":
-            cfg.update(recompute_method="uniform", recompute_num_layers=1)
+            block = layout.recompute_layers  # Megatron's block method: only that many layers per chunk
+            cfg.update(recompute_method="block" if block else "uniform", recompute_num_layers=block or 1)
     else:
         cfg["disable_gradient_checkpointing"] = layout.recompute == "none"
     return cfg

@@ -86,7 +86,9 @@ def arguments(layout: ExportLayout) -> list[str]:
     if layout.recompute == "selective":
         args.append("--recompute-granularity selective")
     elif layout.recompute == "full":
-        args.append("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1")
+        args.append("--recompute-granularity full " + (
+            f"--recompute-method block --recompute-num-layers {layout.recompute_layers}" if layout.recompute_layers
+            else "--recompute-method uniform --recompute-num-layers 1"))
     if layout.precision == "fp16":
         args.append("--fp16")
     else:

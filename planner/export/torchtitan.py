@@ -11,7 +11,7 @@ from typing import Any
 
 from models.methods import ADAPTER_METHODS, DPO_METHODS
 from planner.export.launch import torchrun
-from planner.export.layout import ExportError, ExportLayout
+from planner.export.layout import ExportError, ExportLayout, no_block_recompute
 
 DOC = "torchtitan v0.2.2 (2026-02-20) torchtitan/config/job_config.py"
 EDGE_LAYERS = 2  # embedding and output count as one layer each (first/last_stage_less_layers default 1)
@@ -44,6 +44,7 @@ def layers_per_stage(layers: int, stages: int) -> int | None:
 
 
 def check(layout: ExportLayout) -> None:
+    no_block_recompute(layout, "torchtitan")
     if layout.method in DPO_METHODS:
         raise ExportError(f"torchtitan: no DPO loss or frozen reference model ({layout.method}); try --to "
                           "llamafactory (stage dpo)")

@@ -84,7 +84,7 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
                 '<th class="num">tokens/s</th></tr></thead><tbody>')
     for j in best.jobs:
         layout = (f"tp={j.tp} pp={j.pp} cp={j.cp} dp={j.dp} ZeRO-{j.zero}, mb={j.micro_batch}, "
-                  f"recompute {j.recompute}, {j.framework}")
+                  f"recompute {j.recompute_text}, {j.framework}")
         body.append(f'<tr data-job="{_e(j.job)}"><td>{_e(j.job)}</td><td>{j.gpus}x {_e(j.gpu)} on '
                     f"{_e(j.platform)} ({_e(j.billing)})</td><td>{_e(layout)}</td><td class='num'>{j.start_h:,.1f}"
                     f"</td><td class='num'>{j.end_h:,.1f}</td><td class='num'>{j.cost:,.0f}</td>"
