@@ -52,7 +52,7 @@ def commands(tmp: Path, skip_slow: bool) -> list[tuple[str, list[str], int | Non
 def timed(tree: Path, args: list[str], cache: str) -> float:
     env = dict(os.environ, PYTHONPATH=str(tree), PLAN_CACHE_DIR=cache)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "planner.cli.app", *args], cwd=tree, env=env,
+    done = subprocess.run([sys.executable, "-m", "plan.planner.cli.app", *args], cwd=tree, env=env,
                           capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
     if done.returncode not in (0, 1):
