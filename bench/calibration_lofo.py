@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from validate_estimates import DEFAULT_DIR, Row, _calibration, memory_rows, throughput_rows
 
-from planner.calibrate import Factor, Observation, fit, lookup
+from plan.planner.calibrate import Factor, Observation, fit, lookup
 
 
 def observation(row: Row) -> Observation:

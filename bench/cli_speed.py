@@ -49,10 +49,26 @@ def commands(tmp: Path, skip_slow: bool) -> list[tuple[str, list[str], int | Non
     return rows
 
 
-def timed(tree: Path, args: list[str], cache: str) -> float:
-    env = dict(os.environ, PYTHONPATH=str(tree), PLAN_CACHE_DIR=cache)
+def launcher(tree: Path, tmp: Path) -> tuple[str, str]:
+    """(PYTHONPATH, module) that run `tree`'s own CLI, not the installed one. Since the one-package layout
+    the folders are plan.models, plan.constraints, plan.planner (mapped in pyproject.toml): a folder plan/
+    of links to them stands in for the install, ahead of it on the path. Older commits (the baseline)
+    import the folders by their own names."""
+    if '"plan.planner" = "planner"' not in (tree / "pyproject.toml").read_text(encoding="utf-8"):
+        return str(tree), "planner.cli.app"  # rename-imports: keep (an older commit's module)
+    links = tmp / f"links-{tree.name}"
+    (links / "plan").mkdir(parents=True, exist_ok=True)
+    for folder in ("models", "constraints", "planner"):
+        if not (links / "plan" / folder).exists():
+            (links / "plan" / folder).symlink_to(tree / folder, target_is_directory=True)
+    return str(links), "plan.planner.cli.app"
+
+
+def timed(tree: Path, launch: tuple[str, str], args: list[str], cache: str) -> float:
+    path, module = launch
+    env = dict(os.environ, PYTHONPATH=path, PLAN_CACHE_DIR=cache)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "planner.cli.app", *args], cwd=tree, env=env,
+    done = subprocess.run([sys.executable, "-m", module, *args], cwd=tree, env=env,
                           capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
     if done.returncode not in (0, 1):
@@ -78,6 +94,8 @@ def main() -> None:
             subprocess.run(["git", "worktree", "add", "--detach", str(baseline), args.baseline], cwd=ROOT,
                            check=True, capture_output=True)
         try:
+            here = launcher(ROOT, tmp)
+            there = launcher(baseline, tmp) if args.baseline else ("", "")
             print(f"{os.cpu_count()} CPUs, {args.runs} runs per row (fewer where noted); median (min-max) seconds")
             print(f"{'command':34} {'warm cache':>22} {'cold cache':>22} {'baseline ' + args.baseline:>22} "
                   f"{'ratio':>6}")
@@ -86,10 +104,10 @@ def main() -> None:
                     continue
                 runs = min(args.runs, runs_override or args.runs)
                 cache = tmp / f"cache-{abs(hash(label))}"
-                timed(ROOT, plan_args, str(cache))  # fills the cache
-                warm = [timed(ROOT, plan_args, str(cache)) for _ in range(runs)]
-                cold = [timed(ROOT, plan_args, str(tmp / f"cold-{abs(hash(label))}-{i}")) for i in range(runs)]
-                base = [timed(baseline, plan_args, "off") for _ in range(runs)] if args.baseline else []
+                timed(ROOT, here, plan_args, str(cache))  # fills the cache
+                warm = [timed(ROOT, here, plan_args, str(cache)) for _ in range(runs)]
+                cold = [timed(ROOT, here, plan_args, str(tmp / f"cold-{abs(hash(label))}-{i}")) for i in range(runs)]
+                base = [timed(baseline, there, plan_args, "off") for _ in range(runs)] if args.baseline else []
                 ratio = f"{statistics.median(base) / statistics.median(warm):5.2f}x" if base else ""
                 print(f"{label + (f' [{runs} runs]' if runs != args.runs else ''):34} {spread(warm):>22} "
                       f"{spread(cold):>22} {spread(base) if base else '':>22} {ratio:>6}", flush=True)

@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # The estimator is timed cold: the persistent estimate cache is off unless PLAN_CACHE_DIR names one.
 os.environ.setdefault("PLAN_CACHE_DIR", "off")
 
-from models.catalog import builtin_catalog
-from planner.estimate import Cluster, LayoutSpec, search_layout, topology
-from planner.estimate import search as search_mod
+from plan.models.catalog import builtin_catalog
+from plan.planner.estimate import Cluster, LayoutSpec, search_layout, topology
+from plan.planner.estimate import search as search_mod
 
 CASES = [
     ("llama3.1-8b", "qlora", "rtx4090", 1),

@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.hardening.hostile_base import HOSTILE_BASE, set_field  # noqa: E402  (the tests' starting scenario)
 
-PLAN = [sys.executable, "-c", "from planner.cli.app import main; main()"]
+PLAN = [sys.executable, "-c", "from plan.planner.cli.app import main; main()"]
 MEMORY_CAP_BYTES = 3 * 1024**3  # per case: enough for any real scenario, far below the machine
 
 HOSTILE_NUMBERS: list[Any] = [".inf", ".nan", -1, 0, 1e17, 1e-30, 2**70, "1e400", "²"]

@@ -19,19 +19,19 @@ sys.path.insert(0, str(ROOT))
 # The estimator is timed cold: the persistent estimate cache is off unless PLAN_CACHE_DIR names one.
 os.environ.setdefault("PLAN_CACHE_DIR", "off")
 
-from models.loading import load_scenario  # noqa: E402
-from planner.pareto import pareto_front  # noqa: E402
-from planner.solve import Session, SolveOptions  # noqa: E402
+from plan.models.loading import load_scenario  # noqa: E402
+from plan.planner.pareto import pareto_front  # noqa: E402
+from plan.planner.solve import Session, SolveOptions  # noqa: E402
 
 
 def _clear_caches() -> None:
-    from planner.estimate import search as search_module
+    from plan.planner.estimate import search as search_module
 
     for name in dir(search_module):
         fn = getattr(search_module, name)
         if hasattr(fn, "cache_clear"):
             fn.cache_clear()
-    from planner import candidates
+    from plan.planner import candidates
 
     candidates._BUILT.clear()  # and the problems built in this process
 

@@ -30,7 +30,7 @@ PEAK_REPORTING_PLAN = (
     "import atexit, resource, sys\n"
     "atexit.register(lambda: sys.stderr.write('PEAK_KIB %d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
     "sys.argv = ['plan', *sys.argv[1:]]\n"
-    "from planner.cli.app import main\n"
+    "from plan.planner.cli.app import main\n"
     "main()\n"
 )
 

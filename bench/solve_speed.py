@@ -20,11 +20,11 @@ sys.path.insert(0, str(ROOT))
 # The estimator is timed cold: the persistent estimate cache is off unless PLAN_CACHE_DIR names one.
 os.environ.setdefault("PLAN_CACHE_DIR", "off")
 
-from models.loading import load_scenario  # noqa: E402
-from planner import candidates  # noqa: E402
-from planner.candidates import build_problem  # noqa: E402
-from planner.cpsat.model import Bounds  # noqa: E402
-from planner.solve import Session, solve_session  # noqa: E402
+from plan.models.loading import load_scenario  # noqa: E402
+from plan.planner import candidates  # noqa: E402
+from plan.planner.candidates import build_problem  # noqa: E402
+from plan.planner.cpsat.model import Bounds  # noqa: E402
+from plan.planner.solve import Session, solve_session  # noqa: E402
 
 
 def _brute_force_cost(problem) -> tuple[int, float] | None:
@@ -58,7 +58,7 @@ def main() -> None:
         loaded = load_scenario(Path(path))
         builds, bests, totals = [], [], []
         for _ in range(args.runs):
-            from planner.estimate import search as search_module  # clear the estimator's caches
+            from plan.planner.estimate import search as search_module  # clear the estimator's caches
             for name in dir(search_module):
                 fn = getattr(search_module, name)
                 if hasattr(fn, "cache_clear"):

@@ -36,14 +36,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # The estimator is timed cold: the persistent estimate cache is off unless PLAN_CACHE_DIR names one.
 os.environ.setdefault("PLAN_CACHE_DIR", "off")
 
-from models.catalog import builtin_catalog
-from models.errors import UnknownIdError
-from models.gpu import GPU
-from models.model_card import ModelCard
-from planner.estimate import Cluster, Estimate, LayoutSpec, estimate, search_layout, shape_of
-from planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, band_class, whole_run_overhead
-from planner.estimate.factors import CUDA_CONTEXT_GIB, GIB
-from planner.estimate.types import Layout
+from plan.models.catalog import builtin_catalog
+from plan.models.errors import UnknownIdError
+from plan.models.gpu import GPU
+from plan.models.model_card import ModelCard
+from plan.planner.estimate import Cluster, Estimate, LayoutSpec, estimate, search_layout, shape_of
+from plan.planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, band_class, whole_run_overhead
+from plan.planner.estimate.factors import CUDA_CONTEXT_GIB, GIB
+from plan.planner.estimate.types import Layout
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DIR = REPO / "bench" / "data"  # the published rows, each with its source, in the repository

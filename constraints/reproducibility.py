@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from constraints.common import forbid_violations
-from constraints.groups import Groups
-from constraints.variables import Variables
-from models.problem import Placement
-from models.scenario import Job, Scenario
-from planner.cpsat.sat import cp_model
+from plan.constraints.common import forbid_violations
+from plan.constraints.groups import Groups
+from plan.constraints.variables import Variables
+from plan.models.problem import Placement
+from plan.models.scenario import Job, Scenario
+from plan.planner.cpsat.sat import cp_model
 
 FIXED_GPU_TYPE = "reproducibility.fixed_gpu_type"
 

@@ -4,9 +4,9 @@
 
 from __future__ import annotations
 
-from constraints.groups import Groups
-from constraints.variables import Variables
-from planner.cpsat.sat import cp_model
+from plan.constraints.groups import Groups
+from plan.constraints.variables import Variables
+from plan.planner.cpsat.sat import cp_model
 
 AFTER = "scheduling.after"
 

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from constraints.common import forbid_violations
-from constraints.groups import Groups
-from constraints.variables import Variables
-from models.jurisdiction import within
-from models.problem import Placement
-from models.scenario import Job, Scenario
-from planner.cpsat.sat import cp_model
+from plan.constraints.common import forbid_violations
+from plan.constraints.groups import Groups
+from plan.constraints.variables import Variables
+from plan.models.jurisdiction import within
+from plan.models.problem import Placement
+from plan.models.scenario import Job, Scenario
+from plan.planner.cpsat.sat import cp_model
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Field types with the bounds of `models.limits`: ids in a documented character set, free text
+"""Field types with the bounds of `plan.models.limits`: ids in a documented character set, free text
 without control characters, finite numbers in range. pydantic names the field in every error."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
-from models.limits import ID_PATTERN, ID_RULE, MAX_TEXT_CHARS
+from plan.models.limits import ID_PATTERN, ID_RULE, MAX_TEXT_CHARS
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 

@@ -29,7 +29,7 @@ class _MoE(Protocol):
 def shape_params(layers: int, hidden: int, ffn: int, gated: bool, heads: int, kv_heads: int, head_dim: int,
                  vocab: int, tied: bool, moe: _MoE | None) -> float:
     """Total parameters from the shape: attention (grouped KV), FFN or experts with router, norms,
-    embeddings and the output head (the same counting as planner.estimate.flops)."""
+    embeddings and the output head (the same counting as plan.planner.estimate.flops)."""
     mult = 3 if gated else 2
     q_dim, kv_dim = heads * head_dim, kv_heads * head_dim
     attn = 2 * hidden * q_dim + 2 * hidden * kv_dim

@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from models.errors import InputError, UnknownIdError, validation_problems
-from models.gpu import GPU
-from models.model_card import ModelCard
-from models.platform import ExchangeRates, Platform
-from models.yaml_io import read_yaml
+from plan.models.errors import InputError, UnknownIdError, validation_problems
+from plan.models.gpu import GPU
+from plan.models.model_card import ModelCard
+from plan.models.platform import ExchangeRates, Platform
+from plan.models.yaml_io import read_yaml
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -207,7 +207,7 @@ def _capacity_key(entry: Any) -> Any:
 
 
 def _builtin_text(name: str) -> str:
-    return resources.files("models").joinpath("data", name).read_text(encoding="utf-8")
+    return resources.files("plan.models").joinpath("data", name).read_text(encoding="utf-8")
 
 
 _BUILTIN: Catalog | None = None

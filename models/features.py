@@ -1,7 +1,7 @@
 """Named capabilities of a platform or an owned pool, as an enumerated type, and what owned GPUs can
 do by default.
 
-The names are the fields of `models.platform.Features` (a test keeps the two in step). Scenario files
+The names are the fields of `plan.models.platform.Features` (a test keeps the two in step). Scenario files
 name them in `owned[].features` (added to the GPU's defaults) and `owned[].lacks` (removed).
 """
 
@@ -12,8 +12,8 @@ from typing import Annotated
 
 from pydantic import BeforeValidator
 
-from models.errors import did_you_mean
-from models.gpu import GPU
+from plan.models.errors import did_you_mean
+from plan.models.gpu import GPU
 
 
 class Feature(StrEnum):

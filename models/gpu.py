@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from models.base import DateText, Strict
-from models.bounded import Id
+from plan.models.base import DateText, Strict
+from plan.models.bounded import Id
 
 Precision = Literal["bf16", "fp16", "fp8"]
 Architecture = Literal["ampere", "ada", "hopper", "blackwell", "rubin", "davinci"]
@@ -43,7 +43,8 @@ class GPU(Strict):
     memory_bandwidth_gb_per_s: float | None = Field(default=None, gt=0)
     peak_tflops: PeakTflops
     intra_node_link: IntraNodeLink
-    gpus_per_node: int = Field(gt=0, le=1024, description="typical server (at most models.limits.MAX_GPUS_PER_NODE)")
+    gpus_per_node: int = Field(gt=0, le=1024,
+                               description="typical server (at most plan.models.limits.MAX_GPUS_PER_NODE)")
     form_factor: str
     preliminary: bool = False
     source: str = Field(min_length=1)

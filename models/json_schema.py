@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel
 
-from models.scenario import Scenario
+from plan.models.scenario import Scenario
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 

@@ -5,7 +5,7 @@ and generous enough that no real plan comes near it. They exist so that a typo (
 node, `1e308` of budget) is refused with a clear error naming the field instead of building a
 billion-node graph, looping for minutes or overflowing the solver's 64-bit integers.
 
-Money and the CP-SAT integers: the model counts money in cents (`models.problem.Scale`). With money
+Money and the CP-SAT integers: the model counts money in cents (`plan.models.problem.Scale`). With money
 at most MAX_MONEY and a job's bill at most MAX_MONEY (a candidate above it is dropped), the costs of
 MAX_JOBS jobs sum to at most 2e17 cents, under int64's 9.2e18 with a margin for the products the
 solver forms; time is in minutes, at most 3 x MAX_DURATION_H (the horizon) = 1.6e7.

@@ -9,13 +9,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from models.catalog import Catalog, load_catalog, load_model_card
-from models.errors import InputError, UnknownIdError, validation_problems
-from models.model_card import ModelCard
-from models.money import builtin_rates, converting
-from models.platform import ExchangeRates
-from models.scenario import Scenario
-from models.yaml_io import read_yaml
+from plan.models.catalog import Catalog, load_catalog, load_model_card
+from plan.models.errors import InputError, UnknownIdError, validation_problems
+from plan.models.model_card import ModelCard
+from plan.models.money import builtin_rates, converting
+from plan.models.platform import ExchangeRates
+from plan.models.scenario import Scenario
+from plan.models.yaml_io import read_yaml
 
 
 @dataclass(frozen=True)

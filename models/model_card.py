@@ -6,10 +6,10 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from models.base import Strict
-from models.bounded import Id
-from models.card_check import params_problem, shape_params
-from models.units import parse_count
+from plan.models.base import Strict
+from plan.models.bounded import Id
+from plan.models.card_check import params_problem, shape_params
+from plan.models.units import parse_count
 
 
 class MoE(Strict):

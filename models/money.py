@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from models.platform import ExchangeRates
-from models.units import parse_money_amount
+from plan.models.platform import ExchangeRates
+from plan.models.units import parse_money_amount
 
 
 @dataclass

@@ -7,10 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from models.base import DateText, Strict
-from models.bounded import Id
-from models.jurisdiction import check_code
-from models.limits import (
+from plan.models.base import DateText, Strict
+from plan.models.bounded import Id
+from plan.models.jurisdiction import check_code
+from plan.models.limits import (
     MAX_EXCHANGE_RATE,
     MAX_GPUS,
     MAX_GPUS_PER_NODE,
@@ -21,7 +21,7 @@ from models.limits import (
     MAX_PRICE_PER_GPU_HOUR,
     MIN_EXCHANGE_RATE,
 )
-from models.units import HOURS_PER_DAY, HOURS_PER_MONTH, HOURS_PER_YEAR
+from plan.models.units import HOURS_PER_DAY, HOURS_PER_MONTH, HOURS_PER_YEAR
 
 PlatformKind = Literal["rental_cloud", "managed_training", "hyperscaler", "owned", "hybrid"]
 BillingMode = Literal["hourly", "daily", "monthly", "yearly", "spot"]
@@ -163,7 +163,7 @@ class Offer(Strict):
     gpu: Id
     billing: BillingMode
     price_per_gpu_period: float = Field(ge=0, le=MAX_PRICE_PER_GPU_HOUR * 365 * 24,
-                                        description="bounded by models.limits (per hour, times a year's hours)")
+                                        description="bounded by plan.models.limits (per hour, times a year's hours)")
     currency: str = Field(min_length=3, max_length=3)
     granularity_s: int = Field(default=3600, gt=0, le=365 * 24 * 3600,
                                description="hourly/spot: billed in steps of this")

@@ -1,6 +1,6 @@
 """The solver-facing problem, as plain domain data: candidates per job and the resources they share.
 
-Built by `planner.candidates` from a scenario and the estimators; read by `constraints/` to post
+Built by `plan.planner.candidates` from a scenario and the estimators; read by `constraints/` to post
 the CP-SAT model. Integer scaling lives in `Scale`, the one place it is written down.
 """
 

@@ -20,13 +20,13 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from models import units_schema
-from models.base import Strict
-from models.bounded import Id, Text
-from models.errors import did_you_mean
-from models.features import FeatureName
-from models.jurisdiction import EXAMPLES, WRITTEN_CODE_PATTERN, check_code, residency_rule
-from models.limits import (
+from plan.models import units_schema
+from plan.models.base import Strict
+from plan.models.bounded import Id, Text
+from plan.models.errors import did_you_mean
+from plan.models.features import FeatureName
+from plan.models.jurisdiction import EXAMPLES, WRITTEN_CODE_PATTERN, check_code, residency_rule
+from plan.models.limits import (
     MAX_DATA_GB,
     MAX_DURATION_H,
     MAX_GAP,
@@ -50,15 +50,15 @@ from models.limits import (
     MAX_VALUE_OF_TIME_PER_DAY,
     MAX_WORKERS,
 )
-from models.methods import ADAPTER_METHODS, Method
-from models.money import active_conversion, converting, to_scenario_currency
-from models.platform import FabricKind
-from models.units import parse_count, parse_duration_h, parse_seq_len, parse_size_gb
+from plan.models.methods import ADAPTER_METHODS, Method
+from plan.models.money import active_conversion, converting, to_scenario_currency
+from plan.models.platform import FabricKind
+from plan.models.units import parse_count, parse_duration_h, parse_seq_len, parse_size_gb
 
 Objective = Literal["cost", "time", "balanced", "lexicographic"]
 OpsSkill = Literal["none", "basic", "expert"]
 Sensitivity = Literal["public", "internal", "confidential", "regulated"]
-# any | on_premises | a jurisdiction code (models.jurisdiction: cn, us, eu, sg, ...)
+# any | on_premises | a jurisdiction code (plan.models.jurisdiction: cn, us, eu, sg, ...)
 Residency = Annotated[str, BeforeValidator(residency_rule), WithJsonSchema({
     "anyOf": [{"enum": ["any", "on_premises"]}, {"type": "string", "pattern": WRITTEN_CODE_PATTERN}],
     "description": f"any, on_premises, or a jurisdiction code the data must stay in ({EXAMPLES})"})]
@@ -72,8 +72,8 @@ BudgetBasis = Literal["cash", "amortized"]
 DEFAULT_MEMORY_HEADROOM = 0.08
 MAX_MEMORY_HEADROOM = 0.5
 
-# Each quantity's JSON Schema is a number or a patterned string (models.units_schema), as the loader reads it.
-# Bounds: models.limits (each assumed, with its rule); .inf and .nan are refused everywhere (models.base).
+# Each quantity's JSON Schema is a number or a patterned string (plan.models.units_schema), as the loader reads it.
+# Bounds: plan.models.limits (each assumed, with its rule); .inf and .nan are refused everywhere (plan.models.base).
 Money = Annotated[float, BeforeValidator(to_scenario_currency), Field(ge=0, le=MAX_MONEY),
                   WithJsonSchema(units_schema.money(positive=False))]
 PositiveMoney = Annotated[float, BeforeValidator(to_scenario_currency), Field(gt=0, le=MAX_MONEY),
@@ -139,7 +139,7 @@ class OwnedPool(Strict):
         return self
 
     def capabilities(self, defaults: frozenset[str]) -> frozenset[str]:
-        """The GPU's defaults (`models.features.owned_defaults`), plus `features`, less `lacks`."""
+        """The GPU's defaults (`plan.models.features.owned_defaults`), plus `features`, less `lacks`."""
         return (defaults | {f.value for f in self.features}) - {f.value for f in self.lacks}
 
 

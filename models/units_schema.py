@@ -1,4 +1,4 @@
-"""JSON Schema fragments for the quantities of `models.units`: a number, or a string whose pattern is
+"""JSON Schema fragments for the quantities of `plan.models.units`: a number, or a string whose pattern is
 built from the same suffix tables the parsers use, so an editor accepts what the loader accepts.
 
 Patterns use only the regex syntax JSON Schema (ECMA-262) and Python share."""
@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from models import units
+from plan.models import units
 
 _NUMBER = r"([0-9][0-9,_]*(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?"
 

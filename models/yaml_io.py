@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from models.errors import InputError
+from plan.models.errors import InputError
 
 # Scenario files, model cards and catalog overlays: 5 MB (the largest shipped file is ~40 kB).
 MAX_FILE_BYTES = 5_000_000

@@ -1,7 +1,7 @@
 """The time limit covers candidate building too: a cooperative deadline the candidate loop checks.
 
 `Session.from_loaded` opens a `build_deadline(limit_s)`; `check()` (called once per option tried in
-`planner.candidates`) raises BuildTimeout once it has passed, saying how far building got. Outside
+`plan.planner.candidates`) raises BuildTimeout once it has passed, saying how far building got. Outside
 a deadline `check()` does nothing, so tests and tools that build problems directly are unaffected.
 """
 

@@ -14,7 +14,7 @@ import math
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 
-from constraints import (
+from plan.constraints import (
     capacity,
     compatibility,
     ops_skill,
@@ -22,25 +22,25 @@ from constraints import (
     reproducibility,
     sensitivity,
 )
-from constraints import memory as memory_rule
-from models.catalog import Catalog
-from models.features import owned_defaults
-from models.gpu import GPU
-from models.loading import LoadedScenario
-from models.model_card import ModelCard
-from models.platform import PERIOD_H, Features, Offer, Platform
-from models.problem import SCALE, Candidate, Placement, Problem, PurchaseEconomics, Removed, Resource
-from models.scenario import Job, OwnedPool, Scenario
-from planner import build_deadline
-from planner.capacity_limits import allowance
-from planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
-from planner.estimate import store as estimate_store
-from planner.estimate.band import hours_quantile, memory_factor
-from planner.estimate.factors import efficiency_assumption
-from planner.estimate.types import OPTIMIZER_ALIASES
-from planner.purchase import BuyOption, buy_options
-from planner.spot_risk import spot_risk
-from planner.transfer import job_transfer
+from plan.constraints import memory as memory_rule
+from plan.models.catalog import Catalog
+from plan.models.features import owned_defaults
+from plan.models.gpu import GPU
+from plan.models.loading import LoadedScenario
+from plan.models.model_card import ModelCard
+from plan.models.platform import PERIOD_H, Features, Offer, Platform
+from plan.models.problem import SCALE, Candidate, Placement, Problem, PurchaseEconomics, Removed, Resource
+from plan.models.scenario import Job, OwnedPool, Scenario
+from plan.planner import build_deadline
+from plan.planner.capacity_limits import allowance
+from plan.planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
+from plan.planner.estimate import store as estimate_store
+from plan.planner.estimate.band import hours_quantile, memory_factor
+from plan.planner.estimate.factors import efficiency_assumption
+from plan.planner.estimate.types import OPTIMIZER_ALIASES
+from plan.planner.purchase import BuyOption, buy_options
+from plan.planner.spot_risk import spot_risk
+from plan.planner.transfer import job_transfer
 
 MAX_GPUS_PER_JOB = 4096
 # Multi-node sizes tried, in nodes. Dense enough that the optimum is rarely between two of them.
@@ -128,7 +128,7 @@ class CandidateBuilder:
         # The horizon over which an amortized purchase loses value: the latest deadline, else the model's.
         self.planning_horizon_h = max(deadlines) if deadlines else NO_DEADLINE_HORIZON_H
         self.buy = buy_options(self.scenario, self.catalog, self._money)
-        from planner.calibrate.use import load_for  # the user's measured speed, if the scenario names one
+        from plan.planner.calibrate.use import load_for  # the user's measured speed, if the scenario names one
 
         self.calibration = load_for(loaded)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models.platform import Offer, Platform
+from plan.models.platform import Offer, Platform
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Explanations a PI can read: why this plan, what binds, what the rules removed, and why not X
-(infeasible scenarios: planner.infeasible)."""
+(infeasible scenarios: plan.planner.infeasible)."""
 
 from __future__ import annotations
 
@@ -7,19 +7,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, get_args
 
-from constraints import memory as memory_rule
-from constraints.groups import family
-from models.limits import MAX_GPUS
-from models.platform import BillingMode
-from models.problem import SCALE, Candidate, Problem, PurchaseEconomics
-from planner.cpsat.model import Bounds
-from planner.cpsat.run import Outcome, to_plan
-from planner.infeasible import HOURS_STATED_BELOW_H, conflict_groups, describe, duration_text
-from planner.plan import Conflict, JobPlan, Plan, ReservationPlan, Trade
-from planner.transfer import transfer_line
+from plan.constraints import memory as memory_rule
+from plan.constraints.groups import family
+from plan.models.limits import MAX_GPUS
+from plan.models.platform import BillingMode
+from plan.models.problem import SCALE, Candidate, Problem, PurchaseEconomics
+from plan.planner.cpsat.model import Bounds
+from plan.planner.cpsat.run import Outcome, to_plan
+from plan.planner.infeasible import HOURS_STATED_BELOW_H, conflict_groups, describe, duration_text
+from plan.planner.plan import Conflict, JobPlan, Plan, ReservationPlan, Trade
+from plan.planner.transfer import transfer_line
 
 if TYPE_CHECKING:
-    from planner.solve import Session
+    from plan.planner.solve import Session
 
 
 def money(amount: float, currency: str) -> str:
@@ -250,7 +250,7 @@ class WhyNot:
 WHY_NOT_KEYS = ("job", "platform", "gpu", "gpus", "billing")
 
 
-# Billing modes a candidate can have: the catalog's (models.platform.BillingMode), owned and purchase.
+# Billing modes a candidate can have: the catalog's (plan.models.platform.BillingMode), owned and purchase.
 WHY_NOT_BILLING = (*get_args(BillingMode), "owned", "purchase")
 
 

@@ -15,16 +15,16 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from constraints import memory as memory_rule
-from constraints.groups import family
-from models.problem import SCALE, Candidate, Problem
-from models.scenario import Scenario
-from planner.cpsat.model import Bounds
-from planner.cpsat.run import Outcome
-from planner.plan import Conflict, Relaxation, SolveResult
+from plan.constraints import memory as memory_rule
+from plan.constraints.groups import family
+from plan.models.problem import SCALE, Candidate, Problem
+from plan.models.scenario import Scenario
+from plan.planner.cpsat.model import Bounds
+from plan.planner.cpsat.run import Outcome
+from plan.planner.plan import Conflict, Relaxation, SolveResult
 
 if TYPE_CHECKING:
-    from planner.solve import Session
+    from plan.planner.solve import Session
 
 CHANGEABLE = ("budget", "deadline", "sensitivity", "residency", "reproducibility", "ops_skill")
 POLICY_FIELDS = {"policy.platforms": ("policy.allow_platforms", "platform"),

@@ -1,6 +1,6 @@
 """Refuse, before the model is built, money and time figures the CP-SAT 64-bit integers cannot hold.
 
-The schema bounds (models.limits) keep each number sane, but products can still grow large: a price
+The schema bounds (plan.models.limits) keep each number sane, but products can still grow large: a price
 near its bound in a currency whose exchange rate is near its own bound, times thousands of GPUs and
 hundreds of billing periods. CP-SAT then refuses the model (or Python refuses a coefficient), which
 would surface as an internal error. This check adds up the largest value every money term of the
@@ -9,8 +9,8 @@ model can take and refuses the scenario in one line when the sum nears int64.
 
 from __future__ import annotations
 
-from models.errors import InputError
-from models.problem import Problem
+from plan.models.errors import InputError
+from plan.models.problem import Problem
 
 # CP-SAT checks that every linear expression's largest value fits in int64 (9.2e18); keep a wide margin.
 MAX_MODEL_MAGNITUDE = 2**60

@@ -17,12 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from models.problem import SCALE, Problem
-from planner.cpsat.model import RISK_SCALE, Bounds
-from planner.cpsat.run import Outcome, to_plan
-from planner.explain import explain_plan
-from planner.plan import Plan
-from planner.solve import Session
+from plan.models.problem import SCALE, Problem
+from plan.planner.cpsat.model import RISK_SCALE, Bounds
+from plan.planner.cpsat.run import Outcome, to_plan
+from plan.planner.explain import explain_plan
+from plan.planner.plan import Plan
+from plan.planner.solve import Session
 
 MAX_EXACT_POINTS = 200  # a walk longer than this is cut (and says so); use max_points to thin it
 

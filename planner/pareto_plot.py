@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from planner.pareto import ParetoFront
+from plan.planner.pareto import ParetoFront
 
 INSTALL_HINT = "plotting PNG/SVG needs matplotlib: pip install 'plan[plot]' (or use a .html plot, which needs nothing)"
 KEY_WRAP = 58
@@ -176,8 +176,8 @@ def _thousands() -> Any:
 
 def write_plot(front: ParetoFront, path: Path) -> None:
     """By suffix: .png, .svg (matplotlib) or .html (self-contained, interactive)."""
-    from planner.atomic_file import write_atomically
-    from planner.pareto_html import front_html
+    from plan.planner.atomic_file import write_atomically
+    from plan.planner.pareto_html import front_html
 
     suffix = path.suffix.lower()
     if suffix == ".html":

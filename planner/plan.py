@@ -1,6 +1,6 @@
 """Domain results of a solve: plans, job assignments, reservations, conflicts, relaxations.
 
-Nothing here knows CP-SAT; `planner.cpsat.extract` is the one place solver values become these.
+Nothing here knows CP-SAT; `plan.planner.cpsat.extract` is the one place solver values become these.
 """
 
 from __future__ import annotations

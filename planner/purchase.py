@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from models.catalog import Catalog
-from models.platform import Platform, Purchase
-from models.scenario import Scenario
-from models.units import HOURS_PER_YEAR
+from plan.models.catalog import Catalog
+from plan.models.platform import Platform, Purchase
+from plan.models.scenario import Scenario
+from plan.models.units import HOURS_PER_YEAR
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from planner.plan import Plan, SolveResult
+from plan.planner.plan import Plan, SolveResult
 
 
 def _interruptions(plan: Plan) -> str:

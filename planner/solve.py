@@ -8,17 +8,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from models.loading import LoadedScenario
-from models.problem import Problem
-from models.scenario import Scenario, SolverSettings
-from planner.build_deadline import BuildTimeout, build_deadline
-from planner.candidates import build_problem
-from planner.cpsat.model import Bounds, PlanModel
-from planner.cpsat.run import Outcome, solve_model, to_plan
-from planner.explain import explain_plan
-from planner.infeasible import explain_infeasible
-from planner.overflow_guard import check_magnitudes
-from planner.plan import Plan, SolveResult
+from plan.models.loading import LoadedScenario
+from plan.models.problem import Problem
+from plan.models.scenario import Scenario, SolverSettings
+from plan.planner.build_deadline import BuildTimeout, build_deadline
+from plan.planner.candidates import build_problem
+from plan.planner.cpsat.model import Bounds, PlanModel
+from plan.planner.cpsat.run import Outcome, solve_model, to_plan
+from plan.planner.explain import explain_plan
+from plan.planner.infeasible import explain_infeasible
+from plan.planner.overflow_guard import check_magnitudes
+from plan.planner.plan import Plan, SolveResult
 
 MATERIAL_SHARE = 0.2  # a job with this share of the cost or the time is one whose choice matters
 TIE_BREAK_WORK = 1.0  # deterministic time for the makespan tie-break among cheapest plans

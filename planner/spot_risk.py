@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models.platform import Platform
+from plan.models.platform import Platform
 
 
 @dataclass(frozen=True)

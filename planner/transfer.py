@@ -1,7 +1,7 @@
 """Moving data in and results out: the hours and the egress fees a job pays where they cross a boundary.
 
 In: the job's training data (`data.size`) travels from the site where it lives (`data.at`) to the
-placement over the best link its sensitivity allows (constraints.sensitivity), at that link's
+placement over the best link its sensitivity allows (plan.constraints.sensitivity), at that link's
 bottleneck bandwidth. Inbound traffic is free on every platform in the catalog's sources, so data in
 costs time, not a fee; the GPUs are held (and billed) while it arrives.
 
@@ -29,13 +29,13 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from constraints import sensitivity
-from models.methods import ADAPTER_METHODS
-from models.model_card import ModelCard
-from models.platform import Platform
-from models.problem import Placement
-from models.scenario import Job, Scenario
-from planner.estimate.flops import shape_of
+from plan.constraints import sensitivity
+from plan.models.methods import ADAPTER_METHODS
+from plan.models.model_card import ModelCard
+from plan.models.platform import Platform
+from plan.models.problem import Placement
+from plan.models.scenario import Job, Scenario
+from plan.planner.estimate.flops import shape_of
 
 RESULT_BYTES_PER_PARAM = 2.0
 """The trained model (or adapters) saved in bf16/fp16, as Hugging Face safetensors exports are."""

@@ -6,13 +6,13 @@ value), `tasks` (the unit of work and its content hash), `work` (the work functi
 `ray_backend` (where work runs), `runner` (resume, order, checkpoints).
 """
 
-from planner.batch.inputs import Input, expand_paths
-from planner.batch.results_file import ResultsFileError, read_rows, results_format, write_rows
-from planner.batch.rows import COLUMNS, Row, Tally
-from planner.batch.runner import BatchOutcome, run_batch
-from planner.batch.sweep import SweepError, Variant, expand_grid, parse_sweeps
-from planner.batch.tasks import Task, build_tasks, content_hash
-from planner.batch.work import run_task
+from plan.planner.batch.inputs import Input, expand_paths
+from plan.planner.batch.results_file import ResultsFileError, read_rows, results_format, write_rows
+from plan.planner.batch.rows import COLUMNS, Row, Tally
+from plan.planner.batch.runner import BatchOutcome, run_batch
+from plan.planner.batch.sweep import SweepError, Variant, expand_grid, parse_sweeps
+from plan.planner.batch.tasks import Task, build_tasks, content_hash
+from plan.planner.batch.work import run_task
 
 __all__ = [
     "COLUMNS", "BatchOutcome", "Input", "ResultsFileError", "Row", "SweepError", "Tally", "Task", "Variant",

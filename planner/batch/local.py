@@ -8,10 +8,10 @@ import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 
-from planner.batch.rows import INTERNAL_ERROR, Row
-from planner.batch.tasks import Task
-from planner.batch.work import run_task
-from planner.batch.worker_life import init_worker
+from plan.planner.batch.rows import INTERNAL_ERROR, Row
+from plan.planner.batch.tasks import Task
+from plan.planner.batch.work import run_task
+from plan.planner.batch.worker_life import init_worker
 
 
 def failed_row(task: Task, exc: BaseException, where: str) -> Row:
@@ -30,7 +30,7 @@ def _serial(tasks: Sequence[Task]) -> Iterator[tuple[int, Row]]:
 
 def _start_pool(jobs: int) -> ProcessPoolExecutor:
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["planner.batch.work"])
+    context.set_forkserver_preload(["plan.planner.batch.work"])
     return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=init_worker,
                                initargs=(os.getpid(),))
 

@@ -11,10 +11,10 @@ import socket
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from planner.batch.local import failed_row
-from planner.batch.rows import Row
-from planner.batch.tasks import Task
-from planner.batch.work import run_task
+from plan.planner.batch.local import failed_row
+from plan.planner.batch.rows import Row
+from plan.planner.batch.tasks import Task
+from plan.planner.batch.work import run_task
 
 INSTALL_HINT = "--backend ray needs Ray, which is not installed; install it with: pip install 'plan[ray]' " \
                "(in a checkout: pip install -e '.[ray]')"

@@ -8,10 +8,10 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from models.errors import InputError
-from models.yaml_io import read_bounded
-from planner.atomic_file import write_atomically
-from planner.batch.rows import COLUMNS, LEGACY_COLUMNS, Row
+from plan.models.errors import InputError
+from plan.models.yaml_io import read_bounded
+from plan.planner.atomic_file import write_atomically
+from plan.planner.batch.rows import COLUMNS, LEGACY_COLUMNS, Row
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
 MAX_RESULTS_BYTES = 1_000_000_000  # a results file read back for resume: about 2 million rows
@@ -44,7 +44,7 @@ def render(rows: Iterable[Row], fmt: str) -> str:
 
 
 def write_rows(path: Path, rows: Iterable[Row]) -> None:
-    """Replace `path` with `rows` atomically (see planner.atomic_file)."""
+    """Replace `path` with `rows` atomically (see plan.planner.atomic_file)."""
     write_atomically(path, render(rows, results_format(path)))
 
 

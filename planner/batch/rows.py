@@ -16,7 +16,7 @@ INTERNAL_ERROR = "internal error: "  # prefix of an error row's message when the
 class Row:
     """What `plan batch` reports for one scenario variant. Money is in `currency`, times in hours/seconds.
 
-    `hash` identifies the inputs that produced the row (see planner.batch.tasks.content_hash); a re-run
+    `hash` identifies the inputs that produced the row (see plan.planner.batch.tasks.content_hash); a re-run
     with the same output file re-uses rows whose hash still matches.
     """
 

@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from planner.batch.results_file import write_rows
-from planner.batch.rows import Row
-from planner.batch.tasks import Task
-from planner.interrupts import Interrupted, sigint_deferred
+from plan.planner.batch.results_file import write_rows
+from plan.planner.batch.rows import Row
+from plan.planner.batch.tasks import Task
+from plan.planner.interrupts import Interrupted, sigint_deferred
 
 # (tasks to solve) -> (task.index, row) as each finishes, in any order
 Backend = Callable[[Sequence[Task]], Iterator[tuple[int, Row]]]

@@ -24,9 +24,9 @@ from typing import Any
 import yaml
 from pydantic import AliasChoices, BaseModel
 
-from models.errors import did_you_mean
-from models.scenario import Scenario
-from models.units import parse_duration_h, parse_money
+from plan.models.errors import did_you_mean
+from plan.models.scenario import Scenario
+from plan.models.units import parse_duration_h, parse_money
 
 MAX_VARIANTS = 10_000  # per scenario file; a grid beyond this is almost surely a typo in a step
 

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from models.errors import InputError
-from models.loading import is_model_file
-from models.yaml_io import read_bounded, read_yaml
-from planner import __version__
-from planner.batch.inputs import Input
-from planner.batch.rows import Row
-from planner.batch.sweep import Assignment, Variant, apply
-from planner.solve import SolveOptions
+from plan.models.errors import InputError
+from plan.models.loading import is_model_file
+from plan.models.yaml_io import read_bounded, read_yaml
+from plan.planner import __version__
+from plan.planner.batch.inputs import Input
+from plan.planner.batch.rows import Row
+from plan.planner.batch.sweep import Assignment, Variant, apply
+from plan.planner.solve import SolveOptions
 
 HASH_SCHEME = "plan-batch-2"  # bump when what a row means changes without a package version bump
 

@@ -10,13 +10,13 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from models.errors import InputError
-from models.loading import LoadedScenario, load_scenario, load_scenario_data
-from models.yaml_io import read_yaml
-from planner.batch.rows import INTERNAL_ERROR, Row
-from planner.batch.sweep import apply
-from planner.batch.tasks import Task
-from planner.solve import solve
+from plan.models.errors import InputError
+from plan.models.loading import LoadedScenario, load_scenario, load_scenario_data
+from plan.models.yaml_io import read_yaml
+from plan.planner.batch.rows import INTERNAL_ERROR, Row
+from plan.planner.batch.sweep import apply
+from plan.planner.batch.tasks import Task
+from plan.planner.solve import solve
 
 
 def _load(task: Task) -> LoadedScenario:

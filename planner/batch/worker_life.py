@@ -7,7 +7,7 @@ import os
 import threading
 import time
 
-from planner.interrupts import ignore_sigint
+from plan.planner.interrupts import ignore_sigint
 
 PARENT_CHECK_S = 1.0
 

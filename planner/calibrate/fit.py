@@ -37,7 +37,7 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from models.methods import ADAPTER_METHODS
+from plan.models.methods import ADAPTER_METHODS
 
 MIN_RUNS = 2  # parameters per factor: its level and its spread
 Z90 = 1.2816  # standard normal quantile of 0.9: p10-p90 of a log-normal spread

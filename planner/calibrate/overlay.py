@@ -17,9 +17,9 @@ from typing import Any
 
 import yaml
 
-from models.errors import InputError
-from planner.calibrate.fit import Factor, lookup
-from planner.estimate import Estimate
+from plan.models.errors import InputError
+from plan.planner.calibrate.fit import Factor, lookup
+from plan.planner.estimate import Estimate
 
 VERSION = 2
 

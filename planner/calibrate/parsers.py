@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from planner.calibrate.runs import LAYOUT_KEYS, Run, RunError, parse_layout_text
+from plan.planner.calibrate.runs import LAYOUT_KEYS, Run, RunError, parse_layout_text
 
 REQUIRED = ("model", "method", "gpu", "gpus", "seq_len")
 WARMUP_STEPS = 2  # iterations dropped from a log's median: start-up and compilation make them slow

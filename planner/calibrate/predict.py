@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from models.catalog import Catalog
-from models.errors import UnknownIdError
-from planner.calibrate.fit import Observation
-from planner.calibrate.runs import Run, RunError
-from planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
-from planner.estimate.types import METHODS
+from plan.models.catalog import Catalog
+from plan.models.errors import UnknownIdError
+from plan.planner.calibrate.fit import Observation
+from plan.planner.calibrate.runs import Run, RunError
+from plan.planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
+from plan.planner.estimate.types import METHODS
 
 
 def predict(run: Run, catalog: Catalog) -> Estimate:

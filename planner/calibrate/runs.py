@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models.errors import InputError
+from plan.models.errors import InputError
 
 LAYOUT_KEYS = ("tp", "pp", "dp", "cp", "zero", "micro_batch", "global_batch", "virtual_pipeline")
 RECOMPUTE = ("none", "selective", "full", "offload")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from models.loading import LoadedScenario
-from planner.calibrate.overlay import Calibration, CalibrationError
+from plan.models.loading import LoadedScenario
+from plan.planner.calibrate.overlay import Calibration, CalibrationError
 
 
 def calibration_path(loaded: LoadedScenario) -> Path | None:

@@ -1,6 +1,6 @@
 """The `plan` command line. Each command lives in its own module; this file only wires them.
 
-A command's module (and what it imports: the solver, without pandas (planner.cpsat.sat), and the estimator) is
+A command's module (and what it imports: the solver, without pandas (plan.planner.cpsat.sat), and the estimator) is
 imported only when that command runs, so `plan --version` and `plan validate` start in a blink.
 """
 
@@ -15,22 +15,22 @@ from typing import Annotated, Any
 
 import typer
 
-from planner import __version__
-from planner.interrupts import EXIT_INTERRUPTED, interrupt_behind, interrupted_line
+from plan.planner import __version__
+from plan.planner.interrupts import EXIT_INTERRUPTED, interrupt_behind, interrupted_line
 
 # command name -> (module, function); the order is the order of `plan --help`.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "solve": ("planner.cli.solve_cmd", "solve_command"),
-    "explain": ("planner.cli.solve_cmd", "explain_command"),
-    "pareto": ("planner.cli.pareto_cmd", "pareto_command"),
-    "validate": ("planner.cli.validate_cmd", "validate_command"),
-    "estimate": ("planner.cli.estimate_cmd", "estimate_command"),
-    "catalog": ("planner.cli.catalog_cmd", "catalog_command"),
-    "schema": ("planner.cli.validate_cmd", "schema_command"),
-    "batch": ("planner.cli.batch_cmd", "batch_command"),
-    "export": ("planner.cli.export_cmd", "export_command"),
-    "report": ("planner.cli.report_cmd", "report_command"),
-    "calibrate": ("planner.cli.calibrate_cmd", "calibrate_command"),
+    "solve": ("plan.planner.cli.solve_cmd", "solve_command"),
+    "explain": ("plan.planner.cli.solve_cmd", "explain_command"),
+    "pareto": ("plan.planner.cli.pareto_cmd", "pareto_command"),
+    "validate": ("plan.planner.cli.validate_cmd", "validate_command"),
+    "estimate": ("plan.planner.cli.estimate_cmd", "estimate_command"),
+    "catalog": ("plan.planner.cli.catalog_cmd", "catalog_command"),
+    "schema": ("plan.planner.cli.validate_cmd", "schema_command"),
+    "batch": ("plan.planner.cli.batch_cmd", "batch_command"),
+    "export": ("plan.planner.cli.export_cmd", "export_command"),
+    "report": ("plan.planner.cli.report_cmd", "report_command"),
+    "calibrate": ("plan.planner.cli.calibrate_cmd", "calibrate_command"),
 }
 
 CACHE_HELP = "do not read or write the persistent estimate cache (also: PLAN_CACHE_DIR=off)"
@@ -101,7 +101,7 @@ def commands_needed(args: Sequence[str]) -> list[str] | None:
 
 
 def __getattr__(name: str) -> typer.Typer:
-    """`planner.cli.app.app`: the full app, for tests and embedding."""
+    """`plan.planner.cli.app.app`: the full app, for tests and embedding."""
     if name == "app":
         return build_app()
     raise AttributeError(name)
@@ -129,7 +129,7 @@ def main() -> None:
     except cli_errors.ClickException as exc:
         print(f"error: {exc.format_message()}", file=sys.stderr)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt as exc:  # one policy for every command: see planner.interrupts
+    except KeyboardInterrupt as exc:  # one policy for every command: see plan.planner.interrupts
         print(interrupted_line(exc), file=sys.stderr)
         sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # a bug, not bad input: say so in one line

@@ -26,8 +26,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from models.limits import MAX_SOLVER_LIMIT, MAX_WORKERS
-from planner.batch import (
+from plan.models.limits import MAX_SOLVER_LIMIT, MAX_WORKERS
+from plan.planner.batch import (
     ResultsFileError,
     Row,
     SweepError,
@@ -42,12 +42,12 @@ from planner.batch import (
     results_format,
     run_batch,
 )
-from planner.batch.local import run_local
-from planner.batch.output_lock import OutputLockError, locked_output
-from planner.batch.runner import Backend
-from planner.cli.common import console, fail, finite
-from planner.cli.solve_cmd import ObjectiveChoice
-from planner.solve import SolveOptions
+from plan.planner.batch.local import run_local
+from plan.planner.batch.output_lock import OutputLockError, locked_output
+from plan.planner.batch.runner import Backend
+from plan.planner.cli.common import console, fail, finite
+from plan.planner.cli.solve_cmd import ObjectiveChoice
+from plan.planner.solve import SolveOptions
 
 STATUS_STYLE = {"optimal": "green", "feasible": "green", "infeasible": "yellow", "unknown": "yellow",
                 "error": "red"}
@@ -135,9 +135,9 @@ def batch_command(
         except SweepError as exc:
             fail(str(exc))
         if calibration is not None:
-            from models.errors import InputError
-            from planner.batch.sweep import Assignment, Variant
-            from planner.calibrate import Calibration
+            from plan.models.errors import InputError
+            from plan.planner.batch.sweep import Assignment, Variant
+            from plan.planner.calibrate import Calibration
 
             try:
                 Calibration.load(calibration)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from planner.cli.common import ExitCode, console, fail
+from plan.planner.cli.common import ExitCode, console, fail
 
 LEVELS = ("*/*/*", "framework", "gpu", "method")  # the pooling levels, broadest first (calibrate.fit)
 
@@ -26,12 +26,12 @@ def calibrate_command(
     be off by chance against how far scopes differ; the weight is shown and written.
     Exit codes: 0 written, 2 bad input or nothing could be fitted.
     """
-    from models.catalog import load_catalog
-    from models.errors import InputError
-    from planner.atomic_file import write_atomically
-    from planner.calibrate import Calibration, fit
-    from planner.calibrate.parsers import read_runs
-    from planner.calibrate.predict import observations, predict
+    from plan.models.catalog import load_catalog
+    from plan.models.errors import InputError
+    from plan.planner.atomic_file import write_atomically
+    from plan.planner.calibrate import Calibration, fit
+    from plan.planner.calibrate.parsers import read_runs
+    from plan.planner.calibrate.predict import observations, predict
 
     if output.suffix.lower() not in (".yaml", ".yml"):
         fail(f"{output}: the calibration overlay is YAML; name it .yaml")

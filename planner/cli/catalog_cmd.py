@@ -8,9 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-from models.catalog import Catalog, load_catalog
-from models.errors import InputError
-from planner.cli.common import OutputFormat, fail, print_json
+from plan.models.catalog import Catalog, load_catalog
+from plan.models.errors import InputError
+from plan.planner.cli.common import OutputFormat, fail, print_json
 
 
 class Section(str, Enum):
@@ -57,6 +57,6 @@ def catalog_command(
     if output is OutputFormat.json:
         print_json(rows)
         return
-    from planner.cli.catalog_table import print_catalog_table
+    from plan.planner.cli.catalog_table import print_catalog_table
 
     print_catalog_table(section.value, rows, sources=sources)

@@ -102,7 +102,7 @@ def print_catalog_table(section: str, rows: list[dict[str, Any]], *, sources: bo
     from rich.console import Console
     from rich.table import Table
 
-    from planner.cli.common import printable
+    from plan.planner.cli.common import printable
 
     hint = "" if sources else " - sources: --sources, or --format json for everything"
     units = " - TF: dense TFLOPS" if section == "gpus" else ""

@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from models.errors import InputError
+from plan.models.errors import InputError
 
 
 class ExitCode(IntEnum):

@@ -16,16 +16,16 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from models.catalog import builtin_catalog, load_model_card
-from models.errors import InputError, UnknownIdError
-from models.limits import MAX_GLOBAL_BATCH, MAX_GPUS, MAX_LORA_RANK, MAX_PARALLEL, MAX_SEQ_LEN, MAX_TOKENS
-from models.model_card import ModelCard
-from models.platform import Platform
-from models.scenario import DEFAULT_MEMORY_HEADROOM, MAX_MEMORY_HEADROOM
-from models.units import parse_count
-from planner.cli.common import OutputFormat, console, fail, finite, print_json
-from planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
-from planner.estimate.types import (
+from plan.models.catalog import builtin_catalog, load_model_card
+from plan.models.errors import InputError, UnknownIdError
+from plan.models.limits import MAX_GLOBAL_BATCH, MAX_GPUS, MAX_LORA_RANK, MAX_PARALLEL, MAX_SEQ_LEN, MAX_TOKENS
+from plan.models.model_card import ModelCard
+from plan.models.platform import Platform
+from plan.models.scenario import DEFAULT_MEMORY_HEADROOM, MAX_MEMORY_HEADROOM
+from plan.models.units import parse_count
+from plan.planner.cli.common import OutputFormat, console, fail, finite, print_json
+from plan.planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
+from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     FRAMEWORKS,
     METHODS,
@@ -128,7 +128,7 @@ def estimate_command(
                                 ("--micro-batch", micro_batch, MAX_GLOBAL_BATCH),
                                 ("--global-batch", global_batch, MAX_GLOBAL_BATCH), ("--seq-len", seq_len, MAX_SEQ_LEN),
                                 ("--lora-rank", lora_rank, MAX_LORA_RANK)):
-        if value is not None and value > most:  # models.limits: larger values only make the search loop
+        if value is not None and value > most:  # plan.models.limits: larger values only make the search loop
             fail(f"{option}: at most {most:,}, got {value:,}")
     if not 0 <= headroom <= MAX_MEMORY_HEADROOM:
         fail(f"--headroom: a fraction of the card from 0 to {MAX_MEMORY_HEADROOM:g}, got {headroom:g}")
@@ -187,7 +187,7 @@ def estimate_command(
         fail(_as_cli_message(str(exc)))
     assert result is not None
     if calibration is not None:
-        from planner.calibrate import Calibration
+        from plan.planner.calibrate import Calibration
 
         try:
             result = Calibration.load(calibration).apply(result, method)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from planner.cli.common import ExitCode, fail
+from plan.planner.cli.common import ExitCode, fail
 
 
 class Stack(str, Enum):
@@ -35,13 +35,13 @@ def export_command(
 
     Exit codes: 0 written, 1 infeasible, 2 bad input or a layout the stack cannot express, 3 no solution.
     """
-    from models.errors import InputError
-    from models.loading import load_scenario
-    from planner.export import ExportError, build_layout, write_export
-    from planner.solve import solve
+    from plan.models.errors import InputError
+    from plan.models.loading import load_scenario
+    from plan.planner.export import ExportError, build_layout, write_export
+    from plan.planner.solve import solve
 
     try:
-        from planner.calibrate.use import with_calibration
+        from plan.planner.calibrate.use import with_calibration
 
         loaded = with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
     except InputError as exc:

@@ -15,15 +15,15 @@ from rich.progress import BarColumn, SpinnerColumn, TaskProgressColumn, TextColu
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
-from models.errors import InputError
-from models.limits import MAX_SOLVER_LIMIT
-from models.loading import load_scenario
-from planner.build_deadline import BuildTimeout
-from planner.cli.common import ExitCode, console, fail, finite, stop_no_solution
-from planner.pareto import ParetoFront, Progress, pareto_front
-from planner.pareto_export import FRONT_SUFFIXES, write_front
-from planner.pareto_plot import PLOT_SUFFIXES, more_line, time_unit, write_plot
-from planner.solve import Session, SolveOptions
+from plan.models.errors import InputError
+from plan.models.limits import MAX_SOLVER_LIMIT
+from plan.models.loading import load_scenario
+from plan.planner.build_deadline import BuildTimeout
+from plan.planner.cli.common import ExitCode, console, fail, finite, stop_no_solution
+from plan.planner.pareto import ParetoFront, Progress, pareto_front
+from plan.planner.pareto_export import FRONT_SUFFIXES, write_front
+from plan.planner.pareto_plot import PLOT_SUFFIXES, more_line, time_unit, write_plot
+from plan.planner.solve import Session, SolveOptions
 
 
 class XAxis(str, Enum):
@@ -81,7 +81,7 @@ def pareto_command(
         if path is not None and not path.parent.resolve().is_dir():
             fail(f"{path}: folder {path.parent} does not exist")
     try:
-        from planner.calibrate.use import with_calibration
+        from plan.planner.calibrate.use import with_calibration
 
         loaded = with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
     except InputError as exc:
@@ -94,13 +94,13 @@ def pareto_command(
             work_limit=work_limit or max(PARETO_WORK, solver.work_limit)))
     except BuildTimeout as exc:
         stop_no_solution(str(exc))
-    except InputError as exc:  # figures the solver cannot hold (planner.overflow_guard)
+    except InputError as exc:  # figures the solver cannot hold (plan.planner.overflow_guard)
         fail(exc)
     try:
         with walk_progress(quiet) as on_point:
             front = pareto_front(session, max_points=points, z=z.value if z else None, relax_limits=relax_limits,
                                  on_point=on_point)
-    except InputError as exc:  # figures the solver cannot hold (see planner.cpsat.run)
+    except InputError as exc:  # figures the solver cannot hold (see plan.planner.cpsat.run)
         fail(exc)
     if output is not None:
         write_front(front, output)

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from planner.cli.common import ExitCode, fail
+from plan.planner.cli.common import ExitCode, fail
 
 if TYPE_CHECKING:
-    from models.loading import LoadedScenario
-    from planner.pareto import ParetoFront
-    from planner.plan import SolveResult
+    from plan.models.loading import LoadedScenario
+    from plan.planner.pareto import ParetoFront
+    from plan.planner.plan import SolveResult
 
 _EXIT = {"optimal": ExitCode.OK, "feasible": ExitCode.OK, "infeasible": ExitCode.INFEASIBLE,
          "unknown": ExitCode.NO_SOLUTION}
@@ -26,8 +26,8 @@ def check_report_path(path: Path) -> None:
 
 
 def write_report(path: Path, result: SolveResult, loaded: LoadedScenario, front: ParetoFront | None = None) -> None:
-    from planner.atomic_file import write_atomically
-    from planner.report_html import report_html
+    from plan.planner.atomic_file import write_atomically
+    from plan.planner.report_html import report_html
 
     try:
         write_atomically(path, report_html(result, loaded, front))
@@ -48,13 +48,13 @@ def report_command(
 
     Exit codes: 0 written, 1 infeasible (the page says why), 2 bad input, 3 no solution in time.
     """
-    from models.errors import InputError
-    from models.loading import load_scenario
-    from planner.solve import solve
+    from plan.models.errors import InputError
+    from plan.models.loading import load_scenario
+    from plan.planner.solve import solve
 
     check_report_path(output)
     try:
-        from planner.calibrate.use import with_calibration
+        from plan.planner.calibrate.use import with_calibration
 
         loaded = with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
     except InputError as exc:
@@ -62,8 +62,8 @@ def report_command(
     result = solve(loaded)
     front = None
     if pareto and result.plans:
-        from planner.pareto import pareto_front
-        from planner.solve import Session
+        from plan.planner.pareto import pareto_front
+        from plan.planner.solve import Session
 
         front = pareto_front(Session.from_loaded(loaded))
     write_report(output, result, loaded, front)

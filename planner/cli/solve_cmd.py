@@ -9,15 +9,15 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from models.errors import InputError
-from models.limits import MAX_GAP, MAX_SOLVER_LIMIT
-from models.loading import LoadedScenario, load_scenario
-from planner.build_deadline import BuildTimeout
-from planner.cli.common import ExitCode, console, fail, finite, print_json, stop_no_solution
-from planner.cpsat.model import Bounds
-from planner.explain import parse_why_not, why_not
-from planner.report import render_markdown, render_table
-from planner.solve import Session, SolveOptions, solve
+from plan.models.errors import InputError
+from plan.models.limits import MAX_GAP, MAX_SOLVER_LIMIT
+from plan.models.loading import LoadedScenario, load_scenario
+from plan.planner.build_deadline import BuildTimeout
+from plan.planner.cli.common import ExitCode, console, fail, finite, print_json, stop_no_solution
+from plan.planner.cpsat.model import Bounds
+from plan.planner.explain import parse_why_not, why_not
+from plan.planner.report import render_markdown, render_table
+from plan.planner.solve import Session, SolveOptions, solve
 
 
 class SolveFormat(str, Enum):
@@ -38,7 +38,7 @@ _EXIT = {"optimal": ExitCode.OK, "feasible": ExitCode.OK, "infeasible": ExitCode
 
 
 def _load(file: Path, overlay: Path | None, calibration: Path | None = None) -> LoadedScenario:
-    from planner.calibrate.use import with_calibration
+    from plan.planner.calibrate.use import with_calibration
 
     try:
         return with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
@@ -69,7 +69,7 @@ def solve_command(
     Exit codes: 0 solved, 1 infeasible (with explanation), 2 bad input, 3 no solution in time.
     """
     if report is not None:
-        from planner.cli.report_cmd import check_report_path
+        from plan.planner.cli.report_cmd import check_report_path
 
         check_report_path(report)
     loaded = _load(file, overlay, calibration)
@@ -77,7 +77,7 @@ def solve_command(
                            time_limit_s=time_limit, work_limit=work_limit)
     try:
         result = solve(loaded, options)
-    except InputError as exc:  # figures the solver cannot hold (see planner.cpsat.run)
+    except InputError as exc:  # figures the solver cannot hold (see plan.planner.cpsat.run)
         fail(exc)
     if output is SolveFormat.json:
         print_json(result.to_dict())
@@ -86,7 +86,7 @@ def solve_command(
     else:
         render_table(result, console)
     if report is not None:
-        from planner.cli.report_cmd import write_report
+        from plan.planner.cli.report_cmd import write_report
 
         write_report(report, result, loaded)
     raise typer.Exit(_EXIT[result.status])
@@ -109,7 +109,7 @@ def explain_command(
         session = Session.from_loaded(loaded)
     except BuildTimeout as exc:
         stop_no_solution(str(exc))
-    except InputError as exc:  # figures the solver cannot hold (planner.overflow_guard)
+    except InputError as exc:  # figures the solver cannot hold (plan.planner.overflow_guard)
         fail(exc)
     catalog = loaded.catalog
     try:

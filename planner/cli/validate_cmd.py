@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from models.errors import InputError
-from models.loading import load_scenario
-from planner.cli.common import ExitCode, console, print_json
+from plan.models.errors import InputError
+from plan.models.loading import load_scenario
+from plan.planner.cli.common import ExitCode, console, print_json
 
 
 def validate_command(
@@ -37,6 +37,6 @@ def schema_command() -> None:
 
     Save it (`plan schema > plan-scenario.schema.json`) and start a scenario with the line
     `# yaml-language-server: $schema=./plan-scenario.schema.json` for VS Code's YAML extension."""
-    from models.json_schema import scenario_schema
+    from plan.models.json_schema import scenario_schema
 
     print_json(scenario_schema())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from constraints import (
+from plan.constraints import (
     budget,
     capacity,
     compatibility,
@@ -15,10 +15,10 @@ from constraints import (
     scheduling,
     sensitivity,
 )
-from constraints.groups import Groups
-from constraints.variables import Variables
-from models.problem import Problem
-from planner.cpsat.sat import cp_model
+from plan.constraints.groups import Groups
+from plan.constraints.variables import Variables
+from plan.models.problem import Problem
+from plan.planner.cpsat.sat import cp_model
 
 OBJECTIVES = ("cost", "time", "balanced", "lexicographic")
 RISK_SCALE = 1000  # risk (expected interruptions of the plan) counted in thousandths

@@ -8,13 +8,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from models.errors import InputError
-from models.problem import SCALE, Candidate, Problem, Resource
-from models.scenario import SolverSettings
-from planner.cpsat.interruptible import solve_interruptibly
-from planner.cpsat.model import PlanModel
-from planner.cpsat.sat import cp_model
-from planner.plan import JobPlan, Plan, ReservationPlan
+from plan.models.errors import InputError
+from plan.models.problem import SCALE, Candidate, Problem, Resource
+from plan.models.scenario import SolverSettings
+from plan.planner.cpsat.interruptible import solve_interruptibly
+from plan.planner.cpsat.model import PlanModel
+from plan.planner.cpsat.sat import cp_model
+from plan.planner.plan import JobPlan, Plan, ReservationPlan
 
 
 class ModelInvalidError(RuntimeError):
@@ -67,7 +67,7 @@ def configure(solver: cp_model.CpSolver, settings: SolverSettings, time_limit_s:
     params.interleave_search = settings.workers > 1
     params.random_seed = settings.seed
     params.relative_gap_limit = 0.0
-    params.catch_sigint_signal = False  # Ctrl-C is ours: see planner.cpsat.interruptible
+    params.catch_sigint_signal = False  # Ctrl-C is ours: see plan.planner.cpsat.interruptible
     # Tuned on the shipped scenarios (one thread): the LP relaxation of the choice-and-cost rows prunes
     # well, while probing costs more than it finds. 2-7x less work than the defaults on every one.
     params.linearization_level = 2

@@ -2,14 +2,14 @@
 
 First principles (parameter and activation accounting, FLOPs per token, ring collectives over the
 topology graph, pipeline bubbles, Young/Daly checkpointing) plus the few efficiency factors in
-`planner.estimate.factors`, each with its source.
+`plan.planner.estimate.factors`, each with its source.
 """
 
-from planner.estimate.cluster import Cluster
-from planner.estimate.estimator import estimate
-from planner.estimate.flops import ModelShape, shape_of
-from planner.estimate.search import SearchResult, default_global_batch, search_layout
-from planner.estimate.types import (
+from plan.planner.estimate.cluster import Cluster
+from plan.planner.estimate.estimator import estimate
+from plan.planner.estimate.flops import ModelShape, shape_of
+from plan.planner.estimate.search import SearchResult, default_global_batch, search_layout
+from plan.planner.estimate.types import (
     Estimate,
     Layout,
     LayoutSpec,

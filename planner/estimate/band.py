@@ -13,10 +13,10 @@ import math
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
-from models.methods import PRETRAIN_METHODS
+from plan.models.methods import PRETRAIN_METHODS
 
 if TYPE_CHECKING:
-    from planner.estimate.types import Layout, RunEstimate
+    from plan.planner.estimate.types import Layout, RunEstimate
 
 THROUGHPUT_BAND: dict[str, tuple[float, float]] = {
     "megatron": (0.90, 1.11),

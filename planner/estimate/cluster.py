@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models.gpu import GPU
-from models.platform import Platform
+from plan.models.gpu import GPU
+from plan.models.platform import Platform
 
 DEFAULT_GPU_MTBF_H = 50_700.0
 """Per-GPU hours between unexpected interruptions: Llama 3 405B run, 16,384 H100 x 54 days / 419

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from models.methods import METHOD_NOTES
-from models.model_card import ModelCard
-from planner.estimate.cluster import Cluster
-from planner.estimate.factors import efficiency_assumption
-from planner.estimate.flops import ModelShape, shape_of
-from planner.estimate.memory import chunk_layers, memory_per_gpu
-from planner.estimate.timing import MOE_CAPACITY_FACTOR, step_time
-from planner.estimate.topology import group_link
-from planner.estimate.types import (
+from plan.models.methods import METHOD_NOTES
+from plan.models.model_card import ModelCard
+from plan.planner.estimate.cluster import Cluster
+from plan.planner.estimate.factors import efficiency_assumption
+from plan.planner.estimate.flops import ModelShape, shape_of
+from plan.planner.estimate.memory import chunk_layers, memory_per_gpu
+from plan.planner.estimate.timing import MOE_CAPACITY_FACTOR, step_time
+from plan.planner.estimate.topology import group_link
+from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     FRAMEWORK_ZERO,
     FRAMEWORKS,
@@ -147,7 +147,7 @@ def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster
 
 def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, layout: Layout,
            tp_link: object, dp_link: object, mem_notes: tuple[str, ...]) -> list[str]:
-    from planner.estimate.topology import GroupLink
+    from plan.planner.estimate.topology import GroupLink
 
     notes = list(cluster.assumptions)
     if model.assumed:

@@ -1,6 +1,6 @@
 """The few calibrated efficiency factors of the estimators, each with its source or reasoning.
 
-Everything else in `planner.estimate` follows from the model card, the GPU datasheet and the layout.
+Everything else in `plan.planner.estimate` follows from the model card, the GPU datasheet and the layout.
 These constants are the only numbers tuned against bench/data/ (as a handful of global
 factors, never per row); change one here and re-run `bench/validate_estimates.py`.
 """

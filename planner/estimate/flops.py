@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from models.methods import ADAPTER_METHODS, reference_forward_passes
-from models.model_card import ModelCard
+from plan.models.methods import ADAPTER_METHODS, reference_forward_passes
+from plan.models.model_card import ModelCard
 
 QLORA_BITS_PER_PARAM = 4.0 + 0.127
 """NF4 weights plus double-quantized block constants: 0.127 bits/param (Dettmers et al. 2023, sec. 3)."""

@@ -67,8 +67,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from models.methods import reference_weight_copies
-from planner.estimate.factors import (
+from plan.models.methods import reference_weight_copies
+from plan.planner.estimate.factors import (
     ALLOCATOR_FRAGMENTATION,
     CUDA_CONTEXT_GIB,
     GIB,
@@ -79,8 +79,8 @@ from planner.estimate.factors import (
     LOSS_CHUNKS,
     NCCL_BUFFERS_GIB,
 )
-from planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
-from planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout, MemoryBreakdown
+from plan.planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
+from plan.planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout, MemoryBreakdown
 
 WEIGHT_BYTES = 2.0
 """16-bit weights (bf16/fp16; FP8 training keeps bf16 weights and transient fp8 copies)."""

@@ -17,11 +17,11 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from planner.estimate.band import whole_run_overhead
-from planner.estimate.types import RunEstimate
+from plan.planner.estimate.band import whole_run_overhead
+from plan.planner.estimate.types import RunEstimate
 
 if TYPE_CHECKING:
-    from planner.estimate.types import Estimate
+    from plan.planner.estimate.types import Estimate
 
 
 def interruption_rate_per_h(gpus: int, nodes: int, gpu_mtbf_h: float, spot_per_node_day: float) -> float:

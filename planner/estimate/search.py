@@ -37,13 +37,13 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from models.model_card import ModelCard
-from planner.estimate.cluster import Cluster
-from planner.estimate.estimator import _estimate, layout_problems
-from planner.estimate.flops import ModelShape, model_key, shape_of
-from planner.estimate.memory import chunk_layers, memory_per_gpu
-from planner.estimate.store import store
-from planner.estimate.timing import (
+from plan.models.model_card import ModelCard
+from plan.planner.estimate.cluster import Cluster
+from plan.planner.estimate.estimator import _estimate, layout_problems
+from plan.planner.estimate.flops import ModelShape, model_key, shape_of
+from plan.planner.estimate.memory import chunk_layers, memory_per_gpu
+from plan.planner.estimate.store import store
+from plan.planner.estimate.timing import (
     MicroBatchCompute,
     Rates,
     ep_exposed_s,
@@ -53,8 +53,8 @@ from planner.estimate.timing import (
     stage_lower_bound_s,
     step_time,
 )
-from planner.estimate.topology import GroupLink, group_link
-from planner.estimate.types import (
+from plan.planner.estimate.topology import GroupLink, group_link
+from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     FRAMEWORK_ZERO,
     PRETRAIN_METHODS,

@@ -39,9 +39,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models.methods import reference_forward_passes
-from planner.estimate.cluster import Cluster
-from planner.estimate.factors import (
+from plan.models.methods import reference_forward_passes
+from plan.planner.estimate.cluster import Cluster
+from plan.planner.estimate.factors import (
     ATTENTION_KERNEL_OF_FRAMEWORK,
     ATTENTION_UTILIZATION,
     COLLECTIVE_BANDWIDTH_EFFICIENCY,
@@ -63,10 +63,10 @@ from planner.estimate.factors import (
     TRAINING_KERNEL_EFFICIENCY,
     UNFUSED_SCORE_BYTES,
 )
-from planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
-from planner.estimate.memory import ADAM_8BIT_STATE_BYTES, recomputed_layers, stage_layers
-from planner.estimate.topology import GroupLink
-from planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout, TimeBreakdown
+from plan.planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
+from plan.planner.estimate.memory import ADAM_8BIT_STATE_BYTES, recomputed_layers, stage_layers
+from plan.planner.estimate.topology import GroupLink
+from plan.planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout, TimeBreakdown
 
 OPTIMIZER_STEP_BYTES_PER_PARAM = {"adam": 28.0, "adam_8bit": 10.0, "paged_adam_8bit": 10.0,
                                   "adafactor": 14.0, "sgd": 22.0}
@@ -264,7 +264,7 @@ def offload_exposed_s(shape: ModelShape, layout: Layout, mbc: MicroBatchCompute)
     forward pass and back during the backward pass, each overlapped with that pass's compute."""
     if layout.recompute != "offload":
         return 0.0
-    from planner.estimate.memory import activation_bytes_per_token_layer
+    from plan.planner.estimate.memory import activation_bytes_per_token_layer
 
     nbytes = activation_bytes_per_token_layer(shape, layout) * tokens_per_gpu_micro_batch(layout) * mbc.layers
     pcie_s = nbytes / (PCIE_GB_PER_S_PER_DIRECTION["pcie"] * 1e9)

@@ -25,8 +25,8 @@ from functools import lru_cache
 
 import networkx as nx
 
-from planner.estimate.cluster import Cluster
-from planner.estimate.factors import (
+from plan.planner.estimate.cluster import Cluster
+from plan.planner.estimate.factors import (
     COLLECTIVE_BANDWIDTH_EFFICIENCY,
     COLLECTIVE_LATENCY_S,
     PCIE_GB_PER_S_PER_DIRECTION,

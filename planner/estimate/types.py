@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from models.methods import (  # noqa: F401  (re-exported: the estimator's method vocabulary)
+from plan.models.methods import (  # noqa: F401  (re-exported: the estimator's method vocabulary)
     ADAPTER_METHODS,
     DPO_METHODS,
     FULL_METHODS,
@@ -14,11 +14,11 @@ from models.methods import (  # noqa: F401  (re-exported: the estimator's method
     QLORA_METHODS,
     Method,
 )
-from planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, band_class, memory_factor
+from plan.planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, band_class, memory_factor
 
 if TYPE_CHECKING:
-    from models.model_card import ModelCard
-    from planner.estimate.cluster import Cluster
+    from plan.models.model_card import ModelCard
+    from plan.planner.estimate.cluster import Cluster
 
 RECOMPUTE = ("none", "selective", "full", "offload")
 """Activation policies: keep all, recompute part (see `Layout.framework`), recompute each layer from
@@ -278,7 +278,7 @@ class Estimate:
 
     def run(self, tokens: float) -> RunEstimate:
         """Hours and GPU-hours to train on `tokens` tokens, failures included (see reliability.py)."""
-        from planner.estimate.reliability import run_estimate
+        from plan.planner.estimate.reliability import run_estimate
 
         return run_estimate(self, tokens)
 

@@ -5,7 +5,7 @@ per stack writes its files (`deepspeed`, `megatron`, `torchtitan`, `llamafactory
 accelerate and torchrun-fsdp); `readme` writes the README.md that says what to run, in order.
 """
 
-from planner.export.layout import STACKS, ExportError, ExportLayout, build_layout
-from planner.export.writer import render_stack, write_export
+from plan.planner.export.layout import STACKS, ExportError, ExportLayout, build_layout
+from plan.planner.export.writer import render_stack, write_export
 
 __all__ = ["STACKS", "ExportError", "ExportLayout", "build_layout", "render_stack", "write_export"]

@@ -13,9 +13,9 @@ from typing import Any
 
 import yaml
 
-from planner.export.deepspeed import ds_config
-from planner.export.launch import rendezvous, torchrun
-from planner.export.layout import ExportError, ExportLayout, no_block_recompute
+from plan.planner.export.deepspeed import ds_config
+from plan.planner.export.launch import rendezvous, torchrun
+from plan.planner.export.layout import ExportError, ExportLayout, no_block_recompute
 
 DOC = "accelerate main 16cb6eb (1.15.0.dev0), src/accelerate/commands/launch.py and utils/dataclasses.py, 2026-07-24"
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from planner.export.launch import MASTER_PORT, rendezvous
-from planner.export.layout import ExportError, ExportLayout, no_block_recompute
+from plan.planner.export.launch import MASTER_PORT, rendezvous
+from plan.planner.export.layout import ExportError, ExportLayout, no_block_recompute
 
 DOC = "DeepSpeed docs/_pages/config-json.md and deepspeed/launcher/runner.py, main edaa722 (0.19.6), 2026-08-22"
 CLIENT_OPTIMIZERS = {"adam_8bit": "bitsandbytes AdamW8bit", "paged_adam_8bit": "bitsandbytes PagedAdamW8bit",

@@ -7,7 +7,7 @@ and 7 (PAI-DLC built-in variables 2026-04-01; TI-ONE 分布式训练使用指引
 
 from __future__ import annotations
 
-from planner.export.layout import ExportLayout
+from plan.planner.export.layout import ExportLayout
 
 MASTER_PORT = 29500  # torchrun's default --master-port
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from models.methods import ADAPTER_METHODS, DPO_METHODS, FULL_METHODS, METHOD_NOTES, QLORA_METHODS
-from models.model_card import ModelCard
-from models.scenario import Job
-from planner.plan import JobPlan
+from plan.models.methods import ADAPTER_METHODS, DPO_METHODS, FULL_METHODS, METHOD_NOTES, QLORA_METHODS
+from plan.models.model_card import ModelCard
+from plan.models.scenario import Job
+from plan.planner.plan import JobPlan
 
 STACKS = ("torchrun-fsdp", "deepspeed", "megatron", "torchtitan", "llamafactory", "accelerate")
 MANAGED_PLATFORMS = ("aliyun-pai", "tencent-ti-one", "huawei-modelarts")

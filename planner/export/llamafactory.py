@@ -12,9 +12,9 @@ from typing import Any
 
 import yaml
 
-from planner.export.deepspeed import ds_config
-from planner.export.launch import rendezvous
-from planner.export.layout import ExportError, ExportLayout, no_block_recompute
+from plan.planner.export.deepspeed import ds_config
+from plan.planner.export.launch import rendezvous
+from plan.planner.export.layout import ExportError, ExportLayout, no_block_recompute
 
 DOC = "LLaMA-Factory main ff6d4d1 (0.9.6.dev0), src/llamafactory/hparams, 2026-08-18"
 _OPTIM = {"adam": "adamw_torch", "adam_8bit": "adamw_8bit", "paged_adam_8bit": "paged_adamw_8bit",

@@ -7,9 +7,9 @@ shared/reference/launch-configs.md section 2.
 
 from __future__ import annotations
 
-from models.methods import ADAPTER_METHODS, DPO_METHODS
-from planner.export.launch import torchrun
-from planner.export.layout import ExportError, ExportLayout
+from plan.models.methods import ADAPTER_METHODS, DPO_METHODS
+from plan.planner.export.launch import torchrun
+from plan.planner.export.layout import ExportError, ExportLayout
 
 DOC = "Megatron-LM megatron/training/arguments.py, main d98e8a6 (after core_v0.19.0), 2026-08-22"
 _SHARDING = {2: "optim_grads", 3: "optim_grads_params"}

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.methods import ADAPTER_METHODS, DPO_METHODS
-from planner.export.launch import torchrun
-from planner.export.layout import ExportError, ExportLayout, no_block_recompute
+from plan.models.methods import ADAPTER_METHODS, DPO_METHODS
+from plan.planner.export.launch import torchrun
+from plan.planner.export.layout import ExportError, ExportLayout, no_block_recompute
 
 DOC = "torchtitan v0.2.2 (2026-02-20) torchtitan/config/job_config.py"
 EDGE_LAYERS = 2  # embedding and output count as one layer each (first/last_stage_less_layers default 1)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planner.export import accelerate, deepspeed, llamafactory, megatron, torchtitan
-from planner.export.launch import node_steps
-from planner.export.layout import ExportError, ExportLayout
+from plan.planner.export import accelerate, deepspeed, llamafactory, megatron, torchtitan
+from plan.planner.export.launch import node_steps
+from plan.planner.export.layout import ExportError, ExportLayout
 
 _LAUNCHER = {"deepspeed": "launch.sh", "megatron": "train.sh", "torchtitan": "launch.sh",
              "llamafactory": "launch.sh", "accelerate": "launch.sh", "torchrun-fsdp": "launch.sh"}

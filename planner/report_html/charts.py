@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from collections import defaultdict
 
-from planner.plan import Plan
+from plan.planner.plan import Plan
 
 WIDTH = 1000
 LABEL_W = 230

@@ -6,8 +6,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
-from models.scenario import Scenario
-from planner.plan import JobPlan, Plan
+from plan.models.scenario import Scenario
+from plan.planner.plan import JobPlan, Plan
 
 WIDTH = 1000
 LEFT, RIGHT, TOP = 230, 20, 30

@@ -16,8 +16,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from planner.batch import Row, read_rows
-from planner.cli.app import app
+from plan.planner.batch import Row, read_rows
+from plan.planner.cli.app import app
 from tests.conftest import BASE_SCENARIO, REPO
 
 runner = CliRunner()

@@ -7,10 +7,10 @@ import json
 import pytest
 import yaml
 
-import planner.batch.local as local_backend
-from planner.batch import Row, build_tasks, expand_grid, expand_paths, run_batch
-from planner.batch.runner import reusable
-from planner.solve import SolveOptions
+import plan.planner.batch.local as local_backend
+from plan.planner.batch import Row, build_tasks, expand_grid, expand_paths, run_batch
+from plan.planner.batch.runner import reusable
+from plan.planner.solve import SolveOptions
 from tests.batch.conftest import plan_batch, rows_of, timeless
 
 ORDER = ("student", "broken", "tiny", "short_budget")  # not alphabetical: rows must follow the arguments
@@ -189,7 +189,7 @@ def test_jobs_1_and_jobs_2_give_the_same_rows(batch_files, tmp_path):
 
 
 def test_ray_missing_says_how_to_install(student_file, monkeypatch):
-    import planner.batch.ray_backend as ray_backend
+    import plan.planner.batch.ray_backend as ray_backend
 
     monkeypatch.setattr(ray_backend, "ray_available", lambda: False)
     result = plan_batch(str(student_file), "--backend", "ray")
@@ -226,7 +226,7 @@ def test_resume_solves_unproven_rows_again_unless_told(batch_files, tmp_path, co
     # As if a busy machine had stopped the first row early: feasible, with a gap.
     from dataclasses import replace
 
-    from planner.batch.results_file import write_rows
+    from plan.planner.batch.results_file import write_rows
 
     write_rows(out, [replace(proven[0], status="feasible", gap=0.5, total_cost=9999.0), proven[1]])
     counted_solves.clear()
@@ -241,7 +241,7 @@ def test_resume_solves_unproven_rows_again_unless_told(batch_files, tmp_path, co
 
 
 def test_results_file_from_before_gap_and_bound_still_resumes(batch_files, tmp_path, counted_solves):
-    from planner.batch.rows import LEGACY_COLUMNS
+    from plan.planner.batch.rows import LEGACY_COLUMNS
 
     out = tmp_path / "old.csv"
     out.write_text(",".join(LEGACY_COLUMNS) + "\n")

@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from planner import atomic_file
-from planner.batch import Row, Tally, expand_paths, read_rows, results_format, write_rows
-from planner.batch.results_file import ResultsFileError
+from plan.planner import atomic_file
+from plan.planner.batch import Row, Tally, expand_paths, read_rows, results_format, write_rows
+from plan.planner.batch.results_file import ResultsFileError
 
 
 def row(i: int, status: str = "optimal", error: str = "") -> Row:

@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from planner.batch.ray_backend import CONNECT_TIMEOUT_S, RayStartError, _check_reachable
+from plan.planner.batch.ray_backend import CONNECT_TIMEOUT_S, RayStartError, _check_reachable
 from tests.conftest import REPO
 
 
 def test_cli_does_not_import_ray():
-    code = "import sys, planner.cli.app, planner.batch; print('ray' in sys.modules)"
+    code = "import sys, plan.planner.cli.app, plan.planner.batch; print('ray' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert done.stdout.strip() == "False"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from models.errors import InputError
-from models.loading import load_scenario_data
-from planner.batch.sweep import MAX_VARIANTS, SweepError, apply, expand_grid, parse_sweep, parse_sweeps
+from plan.models.errors import InputError
+from plan.models.loading import load_scenario_data
+from plan.planner.batch.sweep import MAX_VARIANTS, SweepError, apply, expand_grid, parse_sweep, parse_sweeps
 from tests.conftest import BASE_SCENARIO
 
 

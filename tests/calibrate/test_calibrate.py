@@ -13,12 +13,12 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from models.catalog import builtin_catalog
-from planner.calibrate import Calibration, Observation, RunError, fit, lookup
-from planner.calibrate.parsers import read_runs
-from planner.calibrate.predict import predict
-from planner.calibrate.runs import Run
-from planner.cli.app import app
+from plan.models.catalog import builtin_catalog
+from plan.planner.calibrate import Calibration, Observation, RunError, fit, lookup
+from plan.planner.calibrate.parsers import read_runs
+from plan.planner.calibrate.predict import predict
+from plan.planner.calibrate.runs import Run
+from plan.planner.cli.app import app
 from tests.conftest import REPO
 
 runner = CliRunner()
@@ -37,7 +37,7 @@ def _predicted_tps(layout: str, gpus: int) -> float:
 
 
 def read_runs_from(row: dict) -> Run:
-    from planner.calibrate.parsers import run_from_fields
+    from plan.planner.calibrate.parsers import run_from_fields
 
     return run_from_fields(row, "test")
 

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from planner.calibrate import MIN_RUNS, Calibration, CalibrationError, Observation, fit, lookup
-from planner.cli.app import app
+from plan.planner.calibrate import MIN_RUNS, Calibration, CalibrationError, Observation, fit, lookup
+from plan.planner.cli.app import app
 from tests.calibrate.test_calibrate import TRUE_FACTOR, runs_csv  # noqa: F401  (the fixture)
 
 runner = CliRunner()

@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from planner.cli.app import app
+from plan.planner.cli.app import app
 
 runner = CliRunner()
 SECTIONS = ["models", "gpus", "platforms", "offers", "purchases", "limits"]

@@ -6,7 +6,7 @@ import json
 
 from typer.testing import CliRunner
 
-from planner.cli.app import app
+from plan.planner.cli.app import app
 from tests.conftest import SCENARIOS
 
 runner = CliRunner()

@@ -14,7 +14,7 @@ STUDENT = str(REPO / "scenarios" / "student_no_ops.yaml")
 
 
 def _plan(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "planner.cli.app", *args], cwd=REPO, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "plan.planner.cli.app", *args], cwd=REPO, capture_output=True,
                           text=True, timeout=120, env=dict(os.environ, COLUMNS="80"))
 
 

@@ -13,11 +13,11 @@ import jsonschema
 import pytest
 import yaml
 
-from models.catalog import load_catalog, load_model_card
-from models.errors import field_names
-from models.json_schema import scenario_schema
-from models.loading import load_scenario
-from models.scenario import Scenario
+from plan.models.catalog import load_catalog, load_model_card
+from plan.models.errors import field_names
+from plan.models.json_schema import scenario_schema
+from plan.models.loading import load_scenario
+from plan.models.scenario import Scenario
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = sorted((REPO / "docs").glob("*.md"))

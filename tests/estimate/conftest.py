@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from models.gpu import GPU, IntraNodeLink, PeakTflops
-from models.model_card import ModelCard
+from plan.models.gpu import GPU, IntraNodeLink, PeakTflops
+from plan.models.model_card import ModelCard
 
 
 def make_gpu(gpu_id: str = "a100-80gb", *, arch: str = "ampere", memory_gib: float = 80.0,

@@ -9,11 +9,11 @@ from dataclasses import replace
 
 import pytest
 
-from models.catalog import builtin_catalog
-from models.scenario import Job
-from planner.estimate import Cluster, LayoutSpec, estimate, search_layout
-from planner.estimate.types import Layout
-from planner.export import ExportError, build_layout, render_stack
+from plan.models.catalog import builtin_catalog
+from plan.models.scenario import Job
+from plan.planner.estimate import Cluster, LayoutSpec, estimate, search_layout
+from plan.planner.estimate.types import Layout
+from plan.planner.export import ExportError, build_layout, render_stack
 from tests.export.test_export_golden import _plan
 
 CATALOG = builtin_catalog()

@@ -8,7 +8,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from planner.cli.estimate_cmd import estimate_command
+from plan.planner.cli.estimate_cmd import estimate_command
 
 app = typer.Typer()
 app.command()(estimate_command)

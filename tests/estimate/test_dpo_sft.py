@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from models.gpu import GPU
-from models.methods import ADAPTER_METHODS, DPO_METHODS, METHODS
-from models.model_card import ModelCard
-from planner.estimate import Cluster, Layout, LayoutSpec, estimate, search_layout
-from planner.estimate.factors import GIB
-from planner.estimate.flops import shape_of
+from plan.models.gpu import GPU
+from plan.models.methods import ADAPTER_METHODS, DPO_METHODS, METHODS
+from plan.models.model_card import ModelCard
+from plan.planner.estimate import Cluster, Layout, LayoutSpec, estimate, search_layout
+from plan.planner.estimate.factors import GIB
+from plan.planner.estimate.flops import shape_of
 
 
 def layout(gpus: int, *, tp: int = 1, zero: int = 0, recompute: str = "full", rank: int | None = None,

@@ -9,10 +9,10 @@ import itertools
 
 import pytest
 
-from models.gpu import GPU
-from models.model_card import ModelCard, MoE
-from planner.estimate import Cluster, Layout, LayoutSpec, estimate, search_layout
-from planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, quantile_factor
+from plan.models.gpu import GPU
+from plan.models.model_card import ModelCard, MoE
+from plan.planner.estimate import Cluster, Layout, LayoutSpec, estimate, search_layout
+from plan.planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, quantile_factor
 
 
 def lay(gpus: int, **kw: object) -> Layout:
@@ -66,7 +66,7 @@ def test_llama3_405b_published_layout_fits(h100: GPU) -> None:
 
 
 def test_uneven_stages_take_the_shortfall_from_the_ends() -> None:
-    from planner.estimate.memory import stage_layers
+    from plan.planner.estimate.memory import stage_layers
 
     assert stage_layers(126, 16) == (7, 8, 7)  # Llama 3 405B: one layer fewer on the first and last stage
     assert stage_layers(80, 4) == (20, 20, 20)

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.gpu import GPU, IntraNodeLink, PeakTflops
-from models.model_card import ModelCard
-from planner.estimate import Cluster, Layout, estimate
-from planner.estimate.factors import GIB
+from plan.models.gpu import GPU, IntraNodeLink, PeakTflops
+from plan.models.model_card import ModelCard
+from plan.planner.estimate import Cluster, Layout, estimate
+from plan.planner.estimate.factors import GIB
 
 
 def layout(gpus: int, *, tp: int = 1, pp: int = 1, zero: int = 0, recompute: str = "none", mb: int = 1,

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from models.model_card import ModelCard
-from planner.estimate import Cluster, Layout, LayoutSpec, search_layout
-from planner.estimate.factors import (
+from plan.models.model_card import ModelCard
+from plan.planner.estimate import Cluster, Layout, LayoutSpec, search_layout
+from plan.planner.estimate.factors import (
     ALLOCATOR_FRAGMENTATION,
     CUDA_CONTEXT_GIB,
     GIB,
@@ -17,8 +17,8 @@ from planner.estimate.factors import (
     LOGIT_BYTES_FP32_LOSS,
     LOGIT_BYTES_VOCAB_PARALLEL_EAGER,
 )
-from planner.estimate.flops import shape_of
-from planner.estimate.memory import (
+from plan.planner.estimate.flops import shape_of
+from plan.planner.estimate.memory import (
     _logit_bytes,
     activation_bytes_per_token_layer,
     in_flight_micro_batches,

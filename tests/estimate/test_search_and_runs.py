@@ -6,12 +6,12 @@ import math
 
 import pytest
 
-from models.gpu import GPU
-from models.model_card import ModelCard
-from planner.estimate import Cluster, LayoutSpec, search_layout
-from planner.estimate.band import WHOLE_RUN_OVERHEAD
-from planner.estimate.reliability import checkpoint_interval_h, failure_overhead_fraction
-from planner.estimate.search import batch_for_replicas, default_global_batch
+from plan.models.gpu import GPU
+from plan.models.model_card import ModelCard
+from plan.planner.estimate import Cluster, LayoutSpec, search_layout
+from plan.planner.estimate.band import WHOLE_RUN_OVERHEAD
+from plan.planner.estimate.reliability import checkpoint_interval_h, failure_overhead_fraction
+from plan.planner.estimate.search import batch_for_replicas, default_global_batch
 
 
 def test_search_returns_fastest_fitting_layout_and_explains(llama70b: ModelCard, h100: GPU) -> None:
@@ -47,7 +47,7 @@ def test_nothing_fits_gives_the_closest_layout(llama70b: ModelCard, rtx4090: GPU
 
 def test_search_is_cached(llama70b: ModelCard, h100: GPU) -> None:
     # speed is measured in bench/estimate_speed.py; here only that an equal cluster hits the cache
-    from planner.estimate import search
+    from plan.planner.estimate import search
 
     search._search.cache_clear()
     first = search_layout(llama70b, "pretrain", Cluster.of(h100, 512), LayoutSpec())

@@ -8,12 +8,12 @@ import itertools
 
 import pytest
 
-from models.gpu import GPU
-from models.model_card import ModelCard
-from planner.estimate import Cluster, LayoutSpec, search_layout
-from planner.estimate.estimator import estimate
-from planner.estimate.search import VIRTUAL_STAGES, _frameworks, _recomputes, _stack_runs
-from planner.estimate.types import Layout
+from plan.models.gpu import GPU
+from plan.models.model_card import ModelCard
+from plan.planner.estimate import Cluster, LayoutSpec, search_layout
+from plan.planner.estimate.estimator import estimate
+from plan.planner.estimate.search import VIRTUAL_STAGES, _frameworks, _recomputes, _stack_runs
+from plan.planner.estimate.types import Layout
 
 GLOBAL_BATCH = 16
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from models.gpu import GPU
-from models.model_card import ModelCard
-from planner.estimate import Cluster, Layout, LayoutSpec, estimate, search_layout, shape_of
-from planner.estimate.topology import group_link
+from plan.models.gpu import GPU
+from plan.models.model_card import ModelCard
+from plan.planner.estimate import Cluster, Layout, LayoutSpec, estimate, search_layout, shape_of
+from plan.planner.estimate.topology import group_link
 
 
 def make(gpus: int, **kw: object) -> Layout:
@@ -33,7 +33,7 @@ def test_flops_per_token_is_6n_plus_attention_for_gpt(gpt7b: ModelCard) -> None:
 
 
 def test_moe_counts_all_experts_in_memory_and_active_in_flops(a100: GPU) -> None:
-    from models.model_card import MoE
+    from plan.models.model_card import MoE
 
     mixtral = ModelCard(id="mixtral", params=46.7e9, active_params=12.9e9, layers=32, hidden_size=4096,
                         ffn_hidden_size=14336, num_heads=32, num_kv_heads=8, vocab_size=32000,
@@ -134,7 +134,7 @@ def test_attention_backward_is_two_and_a_half_forwards_with_flash(gpt7b: ModelCa
                                                                   backward_passes: float) -> None:
     """Flash attention recomputes the scores in the backward pass (5 matmuls against the forward's 2),
     which is how its published utilization is counted; eager attention stores them (backward 2x)."""
-    from planner.estimate.timing import _stage_compute, rates
+    from plan.planner.estimate.timing import _stage_compute, rates
 
     shape = shape_of(gpt7b)
     layout = make(8, seq_len=16384, flash_attention=flash)

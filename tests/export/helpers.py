@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from planner.export import ExportLayout
+from plan.planner.export import ExportLayout
 
 
 def parse_all(files: dict[str, str]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from planner.cli.app import app
+from plan.planner.cli.app import app
 from tests.conftest import REPO
 from tests.export.helpers import parse_all
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from models.catalog import builtin_catalog
-from models.scenario import Job
-from planner.export import build_layout, render_stack
-from planner.plan import JobPlan
+from plan.models.catalog import builtin_catalog
+from plan.models.scenario import Job
+from plan.planner.export import build_layout, render_stack
+from plan.planner.plan import JobPlan
 from tests.export.helpers import check_identities
 
 GOLDEN = Path(__file__).parent / "golden"

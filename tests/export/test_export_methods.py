@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from models.catalog import builtin_catalog
-from models.methods import METHODS
-from models.scenario import Job
-from planner.export import ExportError, build_layout, render_stack
+from plan.models.catalog import builtin_catalog
+from plan.models.methods import METHODS
+from plan.models.scenario import Job
+from plan.planner.export import ExportError, build_layout, render_stack
 from tests.export.helpers import check_identities
 from tests.export.test_export_golden import _plan
 

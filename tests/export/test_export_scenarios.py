@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from models.loading import load_scenario
-from planner.export import STACKS, ExportError, build_layout, render_stack
-from planner.solve import SolveOptions, solve
+from plan.models.loading import load_scenario
+from plan.planner.export import STACKS, ExportError, build_layout, render_stack
+from plan.planner.solve import SolveOptions, solve
 from tests.conftest import SCENARIOS
 from tests.export.helpers import check_identities
 

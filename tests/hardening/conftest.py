@@ -10,7 +10,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from planner.cli.app import app
+from plan.planner.cli.app import app
 from tests.hardening.hostile_base import HOSTILE_BASE, set_field
 
 ALLOWED_EXITS = {0, 1, 2, 3, 130}

@@ -18,9 +18,9 @@ import yaml
 
 from tests.conftest import REPO
 
-PLAN = [sys.executable, "-c", "from planner.cli.app import main; main()"]
+PLAN = [sys.executable, "-c", "from plan.planner.cli.app import main; main()"]
 # The planner runs two threads (main, and one the libraries start at import); a CP-SAT solve adds the
-# thread it runs in (planner.cpsat.interruptible).
+# thread it runs in (plan.planner.cpsat.interruptible).
 SOLVING_THREADS = 3
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from planner.batch.output_lock import OutputLockError, locked_output
-from planner.batch.worker_life import parent_alive
-from planner.estimate.search import _divisors
+from plan.planner.batch.output_lock import OutputLockError, locked_output
+from plan.planner.batch.worker_life import parent_alive
+from plan.planner.estimate.search import _divisors
 from tests.conftest import REPO
 from tests.hardening.conftest import HOSTILE_BASE, invoke
 from tests.hardening.test_interrupts import PLAN, _slow_scenario
@@ -117,10 +117,10 @@ def test_an_unreadable_input_is_its_own_error_row(tmp_path: Path) -> None:
 
 def test_a_pool_that_cannot_start_is_said_and_the_batch_runs_in_one_process(tmp_path: Path, monkeypatch,
                                                                               capsys) -> None:
-    from planner.batch import local
-    from planner.batch.inputs import Input
-    from planner.batch.tasks import build_tasks
-    from planner.solve import SolveOptions
+    from plan.planner.batch import local
+    from plan.planner.batch.inputs import Input
+    from plan.planner.batch.tasks import build_tasks
+    from plan.planner.solve import SolveOptions
 
     def no_pool(jobs: int) -> None:
         raise OSError(38, "Function not implemented")  # e.g. no POSIX semaphores in a container
@@ -137,6 +137,6 @@ def test_a_pool_that_cannot_start_is_said_and_the_batch_runs_in_one_process(tmp_
 
 
 def _no_variant():  # the single, empty variant of a batch without --sweep
-    from planner.batch.sweep import expand_grid
+    from plan.planner.batch.sweep import expand_grid
 
     return expand_grid([])[0]

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from models.catalog import builtin_catalog
+from plan.models.catalog import builtin_catalog
 
 DATE = re.compile(r"^\d{4}(-\d{2}){0,2}$")
 NEW_PLATFORMS = {"autodl", "gpushare", "matpool", "volcengine-ml"}

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from models.catalog import builtin_catalog
+from plan.models.catalog import builtin_catalog
 
 REQUIRED_GPUS = {"rtx4090", "rtx3090", "rtx-a6000", "a100-40gb", "a100-80gb", "a800-80gb", "h100-sxm",
                  "h100-pcie", "h800", "h20", "h200", "l40s", "l20", "b200", "gb200", "ascend-910b",
@@ -157,7 +157,7 @@ def test_2026_models_present_sourced_and_outside_paths_not_cited(catalog):
 
 def test_qwen3_explicit_head_dim_widens_attention(catalog):
     """Qwen3 0.6B/4B/32B/MoE: num_heads x head_dim exceeds hidden_size; the estimator must see it."""
-    from planner.estimate.flops import shape_of
+    from plan.planner.estimate.flops import shape_of
 
     for mid in ("qwen3-0.6b", "qwen3-4b", "qwen3-32b", "qwen3-30b-a3b", "qwen3-235b-a22b"):
         card = catalog.model(mid)
@@ -169,7 +169,7 @@ def test_qwen3_explicit_head_dim_widens_attention(catalog):
 
 def test_qwen3_moe_flops_follow_active_not_total(catalog):
     """FLOPs per token of an MoE follow its active parameters (~6 x 3.3B), not its 30B total."""
-    from planner.estimate.flops import shape_of
+    from plan.planner.estimate.flops import shape_of
 
     card = catalog.model("qwen3-30b-a3b")
     flops = shape_of(card).flops_per_token(2048, "pretrain")

@@ -7,9 +7,9 @@ import re
 import jsonschema
 import pytest
 
-from models import units, units_schema
-from models.json_schema import scenario_schema
-from models.jurisdiction import WRITTEN_CODE_PATTERN, check_code
+from plan.models import units, units_schema
+from plan.models.json_schema import scenario_schema
+from plan.models.jurisdiction import WRITTEN_CODE_PATTERN, check_code
 from tests.conftest import BASE_SCENARIO, SCENARIOS
 from tests.models.test_scenario_loading import INVALID, _mutate
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from models.errors import InputError
-from models.jurisdiction import within
-from models.loading import load_scenario
-from models.scenario import DataSpec, Site
-from planner.solve import Session
+from plan.models.errors import InputError
+from plan.models.jurisdiction import within
+from plan.models.loading import load_scenario
+from plan.models.scenario import DataSpec, Site
+from plan.planner.solve import Session
 
 
 @pytest.mark.parametrize(("required", "jurisdiction", "regions", "ok"), [
@@ -61,7 +61,7 @@ def test_unknown_residency_in_a_file_is_one_line(write_scenario):
 
 
 def test_a_jurisdiction_no_platform_is_in_is_infeasible_with_the_relaxation_to_any(write_scenario):
-    from planner.solve import solve
+    from plan.planner.solve import solve
 
     loaded = load_scenario(write_scenario({
         "name": "r", "jobs": [{"id": "a", "model": "llama3-8b", "method": "lora", "tokens": "10M",

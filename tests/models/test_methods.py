@@ -7,9 +7,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from models.errors import InputError
-from models.loading import load_scenario
-from planner.cli.app import app
+from plan.models.errors import InputError
+from plan.models.loading import load_scenario
+from plan.planner.cli.app import app
 
 
 @pytest.mark.parametrize(("method", "rank"), [("sft", None), ("dpo", None), ("lora_dpo", 16), ("qlora_dpo", 64)])

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from models.catalog import builtin_catalog
-from models.loading import load_scenario_data
+from plan.models.catalog import builtin_catalog
+from plan.models.loading import load_scenario_data
 from tests.conftest import REPO
 
 DOC = REPO / "docs" / "methods-catalog-transfer.md"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from models.features import MEANING, Feature
-from models.loading import load_scenario
-from models.platform import Features
-from planner.candidates import build_problem
-from planner.cli.app import app
+from plan.models.features import MEANING, Feature
+from plan.models.loading import load_scenario
+from plan.models.platform import Features
+from plan.planner.candidates import build_problem
+from plan.planner.cli.app import app
 from tests.conftest import REPO
 
 runner = CliRunner()

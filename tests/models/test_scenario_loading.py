@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from models.errors import InputError
-from models.loading import load_scenario
+from plan.models.errors import InputError
+from plan.models.loading import load_scenario
 from tests.conftest import SCENARIOS
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from models.units import parse_count, parse_duration_h, parse_money, parse_size_gb
+from plan.models.units import parse_count, parse_duration_h, parse_money, parse_size_gb
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from models.errors import InputError
-from models.loading import load_scenario
-from models.money import builtin_rates
-from models.units import parse_duration_h, parse_money_amount, parse_seq_len
+from plan.models.errors import InputError
+from plan.models.loading import load_scenario
+from plan.models.money import builtin_rates
+from plan.models.units import parse_duration_h, parse_money_amount, parse_seq_len
 
 
 @pytest.mark.parametrize(("text", "amount", "currency"), [

@@ -9,8 +9,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from models.errors import InputError
-from models.loading import load_scenario
+from plan.models.errors import InputError
+from plan.models.loading import load_scenario
 from tests.conftest import BASE_SCENARIO
 
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12), st.floats(allow_nan=True),

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from models.loading import load_scenario
-from planner.plan import Plan
-from planner.solve import SolveOptions, solve
+from plan.models.loading import load_scenario
+from plan.planner.plan import Plan
+from plan.planner.solve import SolveOptions, solve
 from tests.conftest import SCENARIOS
 from tests.planner.builders import Spec, make_problem, solve_problem
 

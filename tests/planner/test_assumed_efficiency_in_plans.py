@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from models.loading import load_scenario
-from planner.candidates import build_problem
-from planner.estimate.factors import MEASURED_GEMM_ARCHITECTURES
+from plan.models.loading import load_scenario
+from plan.planner.candidates import build_problem
+from plan.planner.estimate.factors import MEASURED_GEMM_ARCHITECTURES
 
 ROOT = Path(__file__).resolve().parents[2]
 

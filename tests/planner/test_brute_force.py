@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from models.problem import SCALE, Resource
+from plan.models.problem import SCALE, Resource
 from tests.planner.builders import Spec, brute_force, make_problem, solve_problem
 
 POOL = Resource(key="lab", kind="owned", platform="lab", gpu="a800-80gb", label="lab", capacity=8)

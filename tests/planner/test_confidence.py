@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from models.loading import load_scenario
-from models.problem import SCALE
-from planner.candidates import build_problem
-from planner.cli.app import app
-from planner.estimate.band import memory_factor
-from planner.solve import SolveOptions, solve
+from plan.models.loading import load_scenario
+from plan.models.problem import SCALE
+from plan.planner.candidates import build_problem
+from plan.planner.cli.app import app
+from plan.planner.estimate.band import memory_factor
+from plan.planner.solve import SolveOptions, solve
 from tests.conftest import SCENARIOS
 
 runner = CliRunner()

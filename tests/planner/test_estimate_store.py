@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from models.catalog import builtin_catalog
-from models.gpu import GPU
-from models.loading import load_scenario
-from models.model_card import ModelCard
-from models.problem import Problem
-from planner import candidates
-from planner.candidates import build_problem
-from planner.estimate import Cluster, LayoutSpec, search, search_layout
-from planner.estimate import store as estimate_store
+from plan.models.catalog import builtin_catalog
+from plan.models.gpu import GPU
+from plan.models.loading import load_scenario
+from plan.models.model_card import ModelCard
+from plan.models.problem import Problem
+from plan.planner import candidates
+from plan.planner.candidates import build_problem
+from plan.planner.estimate import Cluster, LayoutSpec, search, search_layout
+from plan.planner.estimate import store as estimate_store
 from tests.conftest import REPO
 
 MEDICAL = REPO / "scenarios" / "medical_hybrid.yaml"
@@ -137,7 +137,7 @@ def test_the_store_stays_under_its_size_bound(tmp_path: Path) -> None:
 
 def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     script = (
-        "import sys; from pathlib import Path; from planner.estimate.store import EstimateStore\n"
+        "import sys; from pathlib import Path; from plan.planner.estimate.store import EstimateStore\n"
         "s = EstimateStore(Path(sys.argv[1])); w = sys.argv[2]\n"
         "for i in range(200):\n"
         "    s.put(f'{w}-{i}', i)\n"
@@ -151,7 +151,7 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
 
 
 def _solve_json(env: dict[str, str]) -> dict[str, object]:
-    out = subprocess.run([sys.executable, "-m", "planner.cli.app", "solve", str(MEDICAL), "--format", "json"],
+    out = subprocess.run([sys.executable, "-m", "plan.planner.cli.app", "solve", str(MEDICAL), "--format", "json"],
                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=True).stdout
     data = json.loads(out)
     data.pop("solve_time_s", None)
@@ -170,9 +170,9 @@ def test_same_plan_with_the_cache_off_cold_and_warm(tmp_path: Path) -> None:
 def test_light_commands_import_neither_the_solver_nor_pandas(args: list[str]) -> None:
     probe = ("import sys, runpy\n"
              f"sys.argv = ['plan', *{args!r}]\n"
-             "from planner.cli.app import main\n"
+             "from plan.planner.cli.app import main\n"
              "try:\n    main()\nexcept SystemExit:\n    pass\n"
-             "heavy = [m for m in ('ortools', 'pandas', 'networkx', 'planner.solve') if m in sys.modules]\n"
+             "heavy = [m for m in ('ortools', 'pandas', 'networkx', 'plan.planner.solve') if m in sys.modules]\n"
              "print('HEAVY', heavy, file=sys.stderr)\n")
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert "HEAVY []" in done.stderr, done.stderr[-500:]

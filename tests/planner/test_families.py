@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from models.problem import SCALE, Resource
+from plan.models.problem import SCALE, Resource
 from tests.planner.builders import Spec, make_problem, solve_problem
 
 

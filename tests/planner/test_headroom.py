@@ -7,10 +7,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from models.loading import load_scenario
-from planner.candidates import build_problem
-from planner.cli.app import app
-from planner.solve import SolveOptions, solve
+from plan.models.loading import load_scenario
+from plan.planner.candidates import build_problem
+from plan.planner.cli.app import app
+from plan.planner.solve import SolveOptions, solve
 from tests.conftest import SCENARIOS
 
 runner = CliRunner()

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from models.loading import load_scenario
-from planner.cli.app import app
-from planner.cpsat.model import Bounds
-from planner.infeasible import can_change
-from planner.solve import Session, SolveOptions, solve, solve_session
+from plan.models.loading import load_scenario
+from plan.planner.cli.app import app
+from plan.planner.cpsat.model import Bounds
+from plan.planner.infeasible import can_change
+from plan.planner.solve import Session, SolveOptions, solve, solve_session
 
 runner = CliRunner()
 EXCLUDED = ("zhixingyun", "autodl", "a800", "h800", "rtx4090", "aliyun", "tencent")

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from models.loading import load_scenario
-from models.problem import Problem
-from models.scenario import SolverSettings
-from planner.candidates import build_problem
-from planner.cli.app import app
-from planner.solve import Session, SolveOptions, solve, solve_session
+from plan.models.loading import load_scenario
+from plan.models.problem import Problem
+from plan.models.scenario import SolverSettings
+from plan.planner.candidates import build_problem
+from plan.planner.cli.app import app
+from plan.planner.solve import Session, SolveOptions, solve, solve_session
 from tests.conftest import REPO, SCENARIOS
 
 runner = CliRunner()

@@ -14,14 +14,14 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from models.catalog import load_catalog
-from models.errors import InputError
-from models.loading import load_scenario, load_scenario_data
-from models.units import HOURS_PER_YEAR
-from planner.candidates import build_problem
-from planner.capacity_limits import allowance
-from planner.cli.app import app
-from planner.solve import SolveOptions, solve
+from plan.models.catalog import load_catalog
+from plan.models.errors import InputError
+from plan.models.loading import load_scenario, load_scenario_data
+from plan.models.units import HOURS_PER_YEAR
+from plan.planner.candidates import build_problem
+from plan.planner.capacity_limits import allowance
+from plan.planner.cli.app import app
+from plan.planner.solve import SolveOptions, solve
 from tests.conftest import REPO
 
 runner = CliRunner()

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from typer.testing import CliRunner
 
-from models.loading import load_scenario
-from models.problem import SCALE
-from planner.cli.app import app
-from planner.cpsat.model import Bounds
-from planner.pareto import pareto_front
-from planner.solve import Session
+from plan.models.loading import load_scenario
+from plan.models.problem import SCALE
+from plan.planner.cli.app import app
+from plan.planner.cpsat.model import Bounds
+from plan.planner.pareto import pareto_front
+from plan.planner.solve import Session
 from tests.planner.builders import Spec, brute_front, make_problem, session
 from tests.planner.test_brute_force import MONTH, POOL, problems
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from models.loading import load_scenario
-from planner.candidates import build_problem
-from planner.cli.app import app
-from planner.solve import SolveOptions, solve
+from plan.models.loading import load_scenario
+from plan.planner.candidates import build_problem
+from plan.planner.cli.app import app
+from plan.planner.solve import SolveOptions, solve
 
 runner = CliRunner()
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import yaml
 
-from models.loading import load_scenario
-from planner import candidates
-from planner.candidates import build_problem
+from plan.models.loading import load_scenario
+from plan.planner import candidates
+from plan.planner.candidates import build_problem
 from tests.conftest import REPO
 
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from models.loading import load_scenario
-from models.problem import HOURS_PER_MONTH, PurchaseEconomics
-from planner.candidates import build_problem
-from planner.solve import SolveOptions, solve
+from plan.models.loading import load_scenario
+from plan.models.problem import HOURS_PER_MONTH, PurchaseEconomics
+from plan.planner.candidates import build_problem
+from plan.planner.solve import SolveOptions, solve
 
 SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "frontier_private_vs_hybrid.yaml"
 

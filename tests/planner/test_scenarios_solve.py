@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from constraints.sensitivity import RULES
-from models.loading import load_scenario
-from planner.cli.app import app
-from planner.solve import SolveOptions, solve
+from plan.constraints.sensitivity import RULES
+from plan.models.loading import load_scenario
+from plan.planner.cli.app import app
+from plan.planner.solve import SolveOptions, solve
 from tests.conftest import REPO
 
 runner = CliRunner()

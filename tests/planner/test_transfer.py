@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from models.loading import load_scenario, load_scenario_data
-from models.scenario import Job
-from planner.candidates import build_problem
-from planner.solve import SolveOptions, solve
-from planner.transfer import RESULT_BYTES_PER_PARAM, result_size_gb
+from plan.models.loading import load_scenario, load_scenario_data
+from plan.models.scenario import Job
+from plan.planner.candidates import build_problem
+from plan.planner.solve import SolveOptions, solve
+from plan.planner.transfer import RESULT_BYTES_PER_PARAM, result_size_gb
 from tests.conftest import REPO
 
 BASE = {

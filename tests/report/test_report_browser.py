@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from models.loading import load_scenario
-from planner.cli.app import app
-from planner.solve import SolveOptions, solve
+from plan.models.loading import load_scenario
+from plan.planner.cli.app import app
+from plan.planner.solve import SolveOptions, solve
 from tests.conftest import REPO
 
 MEDICAL = REPO / "scenarios" / "medical_hybrid.yaml"

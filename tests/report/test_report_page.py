@@ -7,11 +7,11 @@ from html.parser import HTMLParser
 import pytest
 from typer.testing import CliRunner
 
-from models.loading import load_scenario
-from planner.cli.app import app
-from planner.report_html import report_html
-from planner.report_html.charts import billing_lines
-from planner.solve import SolveOptions, solve
+from plan.models.loading import load_scenario
+from plan.planner.cli.app import app
+from plan.planner.report_html import report_html
+from plan.planner.report_html.charts import billing_lines
+from plan.planner.solve import SolveOptions, solve
 from tests.conftest import REPO
 
 runner = CliRunner()
