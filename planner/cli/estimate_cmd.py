@@ -85,6 +85,9 @@ def estimate_command(
                             "policy, as torchtitan)")] = None,
     framework: Annotated[str | None, typer.Option(
         "--framework", help="megatron | deepspeed | fsdp (searched if omitted)")] = None,
+    recompute_layers: Annotated[int | None, typer.Option(
+        "--recompute-layers", min=1, help="Megatron block recomputation: layers recomputed per model chunk "
+                                          "(implies --recompute full; chosen when needed if omitted)")] = None,
     cp: Annotated[int | None, typer.Option("--cp", help="context-parallel size (searched for long sequences)")] = None,
     vpp: Annotated[int | None, typer.Option("--vpp", help="interleaved virtual pipeline stages (searched)")] = None,
     attention: Annotated[str, typer.Option("--attention", help="flash | eager")] = "flash",
@@ -170,7 +173,7 @@ def estimate_command(
                       lora_rank=lora_rank if lora_rank is not None else 16, framework=framework, cp=cp,
                       virtual_pipeline=vpp, flash_attention=attention == "flash", optimizer=optimizer_id,
                       sequence_parallel=None if sequence_parallel is None else sequence_parallel == "on",
-                      memory_headroom=headroom)
+                      memory_headroom=headroom, recompute_layers=recompute_layers)
     searched: tuple[str, ...] = ()
     nothing_fits = False
     try:

@@ -206,7 +206,8 @@ _SEARCHED_ZERO = {"megatron": (1,), "fsdp": (2, 3), "deepspeed": (1, 2, 3)}
 
 def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int) -> tuple[tuple[str, int], ...]:
     """(framework, ZeRO stage) pairs to try. Megatron has no 4-bit QLoRA path."""
-    fws = (spec.framework,) if spec.framework else (("fsdp",) if method in QLORA_METHODS else ("megatron", "fsdp"))
+    fws = (spec.framework,) if spec.framework else ("megatron",) if spec.recompute_layers else (
+        ("fsdp",) if method in QLORA_METHODS else ("megatron", "fsdp"))
     options: list[tuple[str, int]] = []
     for fw in fws:
         if spec.zero is not None:
@@ -229,8 +230,8 @@ def _stack_runs(method: str, spec: LayoutSpec, framework: str, pp: int) -> bool:
 
 
 def _recomputes(spec: LayoutSpec, framework: str) -> tuple[str, ...]:
-    if spec.recompute:
-        return (spec.recompute,)
+    if spec.recompute or spec.recompute_layers:
+        return (spec.recompute or "full",)
     return ("none", "selective", "full", "offload") if framework == "fsdp" else ("none", "full")
 
 
@@ -288,7 +289,8 @@ def _searched(key: _Key) -> SearchResult:
                 reasons["no FSDP-family stack pipelines LoRA/QLoRA"] += 1
                 continue
             for rc in _recomputes(spec, fw):
-                work_s = pair.stage_s[fw] + pair.recompute_s[(rc, fw)]
+                # (block recomputation redoes only part of the layers: no recompute time keeps the bound valid)
+                work_s = pair.stage_s[fw] + (0.0 if spec.recompute_layers else pair.recompute_s[(rc, fw)])
                 if ep > 1:  # all-to-all seconds per step do not depend on the micro-batch size
                     whole = _make(pair, spec, lora_rank, fw, zero, rc, replica, 1, ep)
                     work_s += ep_exposed_s(shape, whole, group_link(cluster, ep, pair.tp * pair.cp),
@@ -370,7 +372,7 @@ def _searched(key: _Key) -> SearchResult:
                 best = (-rate, total, layout)
         if all_fit:
             fits_everything.add((index, ep, fw, zero, rc, v))
-    if best is not None and spec.recompute is None:
+    if best is not None and spec.recompute is None and spec.recompute_layers is None:
         best, tried = _block_recompute(best, shape, method, cluster, spec, cap)
         considered += tried
     searched = spec.searched_fields() + (("ep",) if shape.is_moe and spec.ep is None else ())
@@ -489,7 +491,8 @@ def _make(pair: _Pair, spec: LayoutSpec, lora_rank: int | None, fw: str, zero: i
                   global_batch=pair.gb, seq_len=spec.seq_len, precision=spec.precision,
                   sequence_parallel=pair.sequence_parallel, lora_rank=lora_rank, optimizer=spec.optimizer,
                   virtual_pipeline=v, chunked_loss=spec.chunked_loss, lora_targets=spec.lora_targets,
-                  flash_attention=spec.flash_attention, framework=fw, cp=pair.cp, ep=ep)
+                  flash_attention=spec.flash_attention, framework=fw, cp=pair.cp, ep=ep,
+                  recompute_layers=spec.recompute_layers if rc == "full" else None)
 
 
 @dataclass
@@ -619,6 +622,10 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
             problems.append(f"{name}: must be at least 1, got {value}")
     if spec.seq_len < 1:
         problems.append(f"seq_len: must be at least 1, got {spec.seq_len}")
+    if spec.recompute_layers is not None and (spec.recompute_layers < 1 or spec.recompute not in (None, "full")
+                                              or spec.framework not in (None, "megatron")):
+        problems.append(f"recompute_layers: {spec.recompute_layers} layers per chunk is Megatron's block "
+                        "recomputation: at least 1, with recompute full and framework megatron")
     if problems:
         raise ValueError("; ".join(problems))
     cp = spec.cp or 1

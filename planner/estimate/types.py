@@ -155,6 +155,7 @@ class LayoutSpec:
     framework: str | None = None
     cp: int | None = None
     ep: int | None = None
+    recompute_layers: int | None = None  # Megatron block recomputation, layers per model chunk (Layout's)
     # Fraction of the card kept free (allocator spikes, fragmentation the model misses); a layout fits
     # only if its peak <= (1 - memory_headroom) x the card. 0 here; the planner passes the policy's.
     memory_headroom: float = 0.0
@@ -169,7 +170,8 @@ class LayoutSpec:
 
     def searched_fields(self) -> tuple[str, ...]:
         names = ("tp", "pp", "cp", "zero", "recompute", "micro_batch", "virtual_pipeline", "framework")
-        return tuple(n for n in names if getattr(self, n) is None)
+        fixed = {"recompute", "framework"} if self.recompute_layers else set()  # block recomputation: Megatron's
+        return tuple(n for n in names if getattr(self, n) is None and n not in fixed)
 
 
 @dataclass(frozen=True)

@@ -80,3 +80,13 @@ def test_exports_name_the_block_method_or_refuse_it_in_one_line() -> None:
         with pytest.raises(ExportError, match="block recomputation") as exc:
             render_stack(layout, stack)
         assert "\n" not in str(exc.value)
+
+
+def test_a_stated_block_recomputation_is_kept_and_checked() -> None:
+    spec = LayoutSpec(tp=8, pp=16, virtual_pipeline=4, seq_len=8192, global_batch=2048, recompute_layers=2)
+    best = search_layout(LLAMA_405B, "pretrain", CLUSTER, spec).best
+    assert best is not None and best.layout.recompute_layers == 2 and best.layout.framework == "megatron"
+    with pytest.raises(ValueError, match="recompute_layers"):
+        search_layout(LLAMA_405B, "pretrain", CLUSTER, replace(spec, framework="fsdp"))
+    with pytest.raises(ValueError, match="recompute_layers"):
+        search_layout(LLAMA_405B, "pretrain", CLUSTER, replace(spec, recompute="none"))
