@@ -622,10 +622,12 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
             problems.append(f"{name}: must be at least 1, got {value}")
     if spec.seq_len < 1:
         problems.append(f"seq_len: must be at least 1, got {spec.seq_len}")
-    if spec.recompute_layers is not None and (spec.recompute_layers < 1 or spec.recompute not in (None, "full")
+    if spec.recompute_layers is not None and (not 1 <= spec.recompute_layers <= shape.layers
+                                              or spec.recompute not in (None, "full")
                                               or spec.framework not in (None, "megatron")):
         problems.append(f"recompute_layers: {spec.recompute_layers} layers per chunk is Megatron's block "
-                        "recomputation: at least 1, with recompute full and framework megatron")
+                        f"recomputation: 1 to the model's {shape.layers} layers, with recompute full and "
+                        "framework megatron")
     if problems:
         raise ValueError("; ".join(problems))
     cp = spec.cp or 1
