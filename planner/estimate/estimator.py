@@ -9,7 +9,7 @@ from plan.planner.estimate.factors import efficiency_assumption
 from plan.planner.estimate.flops import ModelShape, shape_of
 from plan.planner.estimate.memory import chunk_layers, memory_per_gpu
 from plan.planner.estimate.timing import MOE_CAPACITY_FACTOR, step_time
-from plan.planner.estimate.topology import group_link
+from plan.planner.estimate.topology import layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     FRAMEWORK_ZERO,
@@ -119,11 +119,8 @@ def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster
               with_notes: bool = True) -> Estimate:
     gpu = cluster.gpu
     mem = memory_per_gpu(shape, method, layout, gpu.memory_gib)
-    tp_link = group_link(cluster, layout.tp, 1)
-    cp_link = group_link(cluster, layout.cp, layout.tp)
-    dp_link = group_link(cluster, layout.shard_ranks, layout.tp)
-    pp_link = group_link(cluster, min(layout.pp, 2), layout.tp * layout.cp * layout.dp)
-    ep_link = group_link(cluster, layout.ep, layout.tp * layout.cp)
+    tp_link, cp_link, dp_link, pp_link, ep_link = layout_links(cluster, layout.tp, layout.pp, layout.cp,
+                                                                layout.dp, layout.ep)
     time = step_time(shape, method, layout, cluster, tp_link, dp_link, pp_link, mem.paged_offload_params,
                      cp_link, ep_link)
     step_s = time.total_s

@@ -32,6 +32,7 @@ Results are cached per (model, method, cluster, spec).
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -53,7 +54,7 @@ from plan.planner.estimate.timing import (
     stage_lower_bound_s,
     step_time,
 )
-from plan.planner.estimate.topology import GroupLink, group_link
+from plan.planner.estimate.topology import GroupLink, group_link, layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     FRAMEWORK_ZERO,
@@ -417,18 +418,12 @@ def _block_recompute(best: tuple[float, float, Layout], shape: ModelShape, metho
 
     if not fits(chunk - 1)[0]:
         return best, tried
-    lo, hi = 0, chunk - 1  # fits(hi); lo does not (0: no layer recomputed, which the search found too big)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if fits(mid)[0]:
-            hi = mid
-        else:
-            lo = mid
-    _, lay, mem = fits(hi)
-    links = (group_link(cluster, lay.tp, 1), group_link(cluster, lay.dp * lay.cp, lay.tp),
-             group_link(cluster, min(lay.pp, 2), lay.tp * lay.cp * lay.dp))
-    t = step_time(shape, method, lay, cluster, *links, mem.paged_offload_params,
-                  group_link(cluster, lay.cp, lay.tp), group_link(cluster, lay.ep, lay.tp * lay.cp)).total_s
+    # the fewest layers in [1, chunk - 1] that fit (memory falls as the count grows)
+    fewest = 1 + bisect.bisect_left(range(1, chunk - 1), True, key=lambda n: fits(n)[0])
+    _, lay, mem = fits(fewest)
+    tp_link, cp_link, dp_link, pp_link, ep_link = layout_links(cluster, lay.tp, lay.pp, lay.cp, lay.dp, lay.ep)
+    t = step_time(shape, method, lay, cluster, tp_link, dp_link, pp_link, mem.paged_offload_params, cp_link,
+                  ep_link).total_s
     rate = lay.global_batch * spec.seq_len / t
     if (-rate, mem.breakdown.total_gib) < (best[0], best[1]):
         return (-rate, mem.breakdown.total_gib, lay), tried
@@ -509,9 +504,8 @@ class _PairContext:
 
     @classmethod
     def of(cls, pair: _Pair, cluster: Cluster) -> _PairContext:
-        return cls(group_link(cluster, pair.tp, 1), group_link(cluster, pair.cp, pair.tp),
-                   group_link(cluster, pair.dp * pair.cp, pair.tp),
-                   group_link(cluster, min(pair.pp, 2), pair.tp * pair.cp * pair.dp))
+        tp_link, cp_link, dp_link, pp_link, _ = layout_links(cluster, pair.tp, pair.pp, pair.cp, pair.dp)
+        return cls(tp_link, cp_link, dp_link, pp_link)
 
 
 @lru_cache(maxsize=4096)

@@ -340,9 +340,11 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
         r, mbc = compute
     layers = mbc.layers
     compute_mb = mbc.compute_s
-    # the share of the stage's layers recomputed: all under full recomputation, some under Megatron's block
-    redone = recomputed_layers(layout, layers) / layers if layout.recompute == "full" else 0.0
-    recompute_mb = recompute_s(mbc, r, layout.recompute, layout.framework) * (redone or 1.0)
+    # the share of the stage's layers re-run forward: all under full recomputation, some under Megatron's
+    # block method, none otherwise (selective and offload policies are charged by recompute_s alone)
+    redone = recomputed_layers(layout, layers) / layers
+    recompute_mb = recompute_s(mbc, r, layout.recompute, layout.framework) * (
+        redone if layout.recompute == "full" else 1.0)
 
     tp_mb = tp_exposed_s(shape, layout, tp_link, 4 + 2 * redone, layers)
     cp_mb = cp_exposed_s(shape, layout, cp_link, mbc, redone)

@@ -126,6 +126,14 @@ def group_link(cluster: Cluster, size: int, stride: int) -> GroupLink:
     return _group_link(_link_key(cluster), size, stride)
 
 
+def layout_links(cluster: Cluster, tp: int, pp: int, cp: int, dp: int, ep: int = 1
+                 ) -> tuple[GroupLink, GroupLink, GroupLink, GroupLink, GroupLink]:
+    """The links of a layout's (tp, cp, dp, pp, ep) groups. Ranks are numbered tensor-parallel fastest,
+    then context-parallel, data-parallel and pipeline; ZeRO shards over dp x cp, experts over dp ranks."""
+    return (group_link(cluster, tp, 1), group_link(cluster, cp, tp), group_link(cluster, dp * cp, tp),
+            group_link(cluster, min(pp, 2), tp * cp * dp), group_link(cluster, ep, tp * cp))
+
+
 @lru_cache(maxsize=8192)
 def _group_link(key: tuple[object, ...], size: int, stride: int) -> GroupLink:
     if size <= 1:
