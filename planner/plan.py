@@ -9,6 +9,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
+def recompute_label(recompute: str, layers: int | None) -> str:
+    """A recomputation policy in words, with the layers per model chunk under Megatron's block method."""
+    return recompute if layers is None else f"{recompute}({layers}/chunk)"
+
+
 @dataclass(frozen=True)
 class JobPlan:
     job: str
@@ -41,8 +46,7 @@ class JobPlan:
     @property
     def recompute_text(self) -> str:
         """The recomputation policy, with the layers per model chunk where Megatron's block method is used."""
-        layers = self.detail.get("layout", {}).get("recompute_layers")
-        return f"{self.recompute}({layers}/chunk)" if layers else self.recompute
+        return recompute_label(self.recompute, self.detail.get("layout", {}).get("recompute_layers"))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

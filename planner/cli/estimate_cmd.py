@@ -34,6 +34,7 @@ from plan.planner.estimate.types import (
     PRECISIONS,
     RECOMPUTE,
 )
+from plan.planner.plan import recompute_label
 
 _OPTION_OF_FIELD = {"micro_batch": "--micro-batch", "global_batch": "--global-batch", "seq_len": "--seq-len",
                     "lora_rank": "--lora-rank", "tp x pp x dp": "--tp/--pp", "tp x pp x cp x dp": "--tp/--pp/--cp",
@@ -236,8 +237,7 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
     layout_table.add_column("")
     rows: list[tuple[str, Any]] = [("framework", lay.framework), ("tp", lay.tp), ("pp", lay.pp), ("cp", lay.cp),
                                    ("dp", lay.dp), ("zero", lay.zero),
-                                   ("recompute", lay.recompute if lay.recompute_layers is None
-                                    else f"{lay.recompute} ({lay.recompute_layers} layers/chunk)"),
+                                   ("recompute", recompute_label(lay.recompute, lay.recompute_layers)),
                                    ("micro_batch", lay.micro_batch),
                                    ("global_batch", lay.global_batch), ("seq_len", lay.seq_len),
                                    ("precision", lay.precision), ("sequence_parallel", lay.sequence_parallel)]

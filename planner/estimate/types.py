@@ -15,6 +15,7 @@ from plan.models.methods import (  # noqa: F401  (re-exported: the estimator's m
     Method,
 )
 from plan.planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, band_class, memory_factor
+from plan.planner.plan import recompute_label
 
 if TYPE_CHECKING:
     from plan.models.model_card import ModelCard
@@ -121,9 +122,8 @@ class Layout:
         parts.append(f"dp={self.dp}")
         if self.ep > 1:
             parts.append(f"ep={self.ep}")
-        recompute = self.recompute if self.recompute_layers is None else (
-            f"{self.recompute}({self.recompute_layers}/chunk)")
-        parts += [f"zero={self.zero}", f"recompute={recompute}", f"mb={self.micro_batch}",
+        parts += [f"zero={self.zero}", f"recompute={recompute_label(self.recompute, self.recompute_layers)}",
+                  f"mb={self.micro_batch}",
                   f"gb={self.global_batch}"]
         if self.virtual_pipeline > 1:
             parts.append(f"vpp={self.virtual_pipeline}")
