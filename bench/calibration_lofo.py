@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from validate_estimates import DEFAULT_DIR, Row, _calibration, memory_rows, throughput_rows
+from validate_estimates import DEFAULT_DIR, Row, _calibration, public_rows
 
 from plan.planner.calibrate import Factor, Observation, fit, lookup
 
@@ -72,11 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--validation-dir", type=Path, default=DEFAULT_DIR)
     args = parser.parse_args(argv)
-    vdir: Path = args.validation_dir
-    if not vdir.is_dir():
-        print(f"error: --validation-dir: {vdir} is not a directory", file=sys.stderr)
+    rows = public_rows(args.validation_dir)
+    if rows is None:
         return 2
-    rows = throughput_rows(vdir / "throughput_public.csv") + memory_rows(vdir / "memory_public.csv")
     usable = [r for r in _calibration(rows) if not r.bound and not r.id.startswith("ZERO")]
     obs = {r.id: observation(r) for r in usable}
     family = {r.id: r.family for r in usable}

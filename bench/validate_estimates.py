@@ -432,6 +432,7 @@ def whole_runs(path: Path) -> list[WholeRun]:
     if not path.is_file():
         return []
     catalog = builtin_catalog()
+    overhead, _ = whole_run_overhead("pretrain")
     out: list[WholeRun] = []
     with path.open(newline="") as f:
         for row in _with_sources(csv.DictReader(f)):
@@ -446,7 +447,6 @@ def whole_runs(path: Path) -> list[WholeRun]:
             if est is None:
                 raise SystemExit(f"{row['id']}: no layout")
             run = est.run(float(row["tokens"]))
-            overhead, _ = whole_run_overhead("pretrain")
             out.append(WholeRun(row["id"], float(row["gpu_hours"]), run.gpu_hours, run.gpu_hours / overhead,
                                 est.layout.short(), row["notes"]))
     return out
@@ -468,16 +468,24 @@ def _report_whole_runs(runs: list[WholeRun]) -> None:
           f"{ratios[-1]:.2f}); in band.py: {overhead:g} with p10-p90 {band}")
 
 
+def public_rows(vdir: Path) -> list[Row] | None:
+    """Every throughput and memory row of the validation folder with its estimate; None, having said why
+    on stderr, when `vdir` is not a folder (the benches then exit 2)."""
+    if not vdir.is_dir():
+        print(f"error: --validation-dir: {vdir} is not a directory", file=sys.stderr)
+        return None
+    return throughput_rows(vdir / "throughput_public.csv") + memory_rows(vdir / "memory_public.csv")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--validation-dir", type=Path, default=DEFAULT_DIR)
     parser.add_argument("--csv", type=Path, default=None, help="also write the per-row table here")
     args = parser.parse_args(argv)
     vdir: Path = args.validation_dir
-    if not vdir.is_dir():
-        print(f"error: --validation-dir: {vdir} is not a directory", file=sys.stderr)
+    rows = public_rows(vdir)
+    if rows is None:
         return 2
-    rows = throughput_rows(vdir / "throughput_public.csv") + memory_rows(vdir / "memory_public.csv")
     print(f"{'id':10} {'metric':30} {'published':>10} {'predicted':>10} {'unit':7} {'error':>7}  "
           "layout / note")
     for r in rows:
