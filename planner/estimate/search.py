@@ -47,11 +47,15 @@ from plan.planner.estimate.store import store
 from plan.planner.estimate.timing import (
     MicroBatchCompute,
     Rates,
+    dp_exposed_s,
     ep_exposed_s,
     micro_batch_compute,
+    optimizer_and_paging_s,
+    p2p_s,
     rates,
     recompute_s,
     stage_lower_bound_s,
+    stage_recompute_s,
     step_time,
 )
 from plan.planner.estimate.topology import GroupLink, group_link, layout_links
@@ -319,7 +323,6 @@ def _searched(key: _Key) -> SearchResult:
         ctx = contexts[index]
         replica = pair.gb // pair.dp
         tokens_step = pair.gb * spec.seq_len
-
         def fits(mb: int, fw: str = fw, zero: int = zero, rc: str = rc, v: int = v, ep: int = ep,
                  ctx: _PairContext = ctx, pair: _Pair = pair) -> tuple[bool, Any]:
             key = (fw, zero, rc, mb, v, ep)
@@ -328,6 +331,16 @@ def _searched(key: _Key) -> SearchResult:
                 mem = _memory(shape, method, lay, cap)
                 ctx.memo[key] = (mem.breakdown.total_gib <= cap, (lay, mem))
             return ctx.memo[key]
+
+        # The combination's traffic and optimizer time no micro-batch size avoids tighten its bound
+        # (the order above uses compute alone): skip it when even that cannot beat the fastest found.
+        # Worth its cost where data-parallel traffic crosses nodes; elsewhere once the layout fits.
+        fixed_s = 0.0
+        if best is not None and (spec.micro_batch or ctx.dp_link.spans_nodes or fits(1)[0]):
+            fixed_s = _fixed_lower_bound_s(shape, method, cluster, spec, lora_rank, pair, ctx, fw, zero, rc, v, ep)
+            if tokens_step / (work_s * (1 + (pair.pp - 1) / v / replica) + fixed_s) < -best[0]:
+                reasons["cannot beat the fastest layout found"] += 1
+                continue
 
         all_fit = not spec.micro_batch
         if spec.micro_batch:
@@ -350,7 +363,7 @@ def _searched(key: _Key) -> SearchResult:
         for mb in sizes:
             # a micro-batch of mb sequences leaves a bubble of at least (pp - 1) / v of its share
             if best is not None and pair.pp > 1 and tokens_step / (
-                    work_s * (1 + (pair.pp - 1) / v * mb / replica)) < -best[0]:
+                    work_s * (1 + (pair.pp - 1) / v * mb / replica) + fixed_s) < -best[0]:
                 reasons["cannot beat the fastest layout found"] += 1
                 all_fit = False
                 continue
@@ -430,6 +443,32 @@ def _block_recompute(best: tuple[float, float, Layout], shape: ModelShape, metho
     return best, tried
 
 
+def _fixed_lower_bound_s(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
+                         lora_rank: int | None, pair: _Pair, ctx: _PairContext, fw: str, zero: int, rc: str,
+                         v: int, ep: int) -> float:
+    """Seconds per step of data-parallel traffic, pipeline transfers and the optimizer step that no
+    micro-batch size of this combination goes below: they are timed with the whole replica batch as
+    one micro-batch, which has the most compute (and recomputation) to hide data-parallel traffic
+    behind, the fewest gathers and transfers, and no paged optimizer states (all terms that only
+    grow as the micro-batch shrinks)."""
+    # virtual stages multiply the transfers and change nothing else, except which layers a block
+    # recomputation redoes
+    key = (fw, zero, rc, ep, v if spec.recompute_layers else 1)
+    if key not in ctx.fixed:
+        whole = spec.micro_batch or pair.gb // pair.dp
+        layout = _make(pair, spec, lora_rank, fw, zero, rc, whole, key[-1], ep)
+        if (fw, whole) not in ctx.compute:
+            r = rates(shape, layout, cluster)
+            ctx.compute[(fw, whole)] = (r, micro_batch_compute(shape, method, layout, r))
+        r, mbc = ctx.compute[(fw, whole)]
+        dp_s = dp_exposed_s(shape, method, layout, ctx.dp_link, zero, mbc.compute_s,
+                            stage_recompute_s(shape, layout, r, mbc))
+        ctx.fixed[key] = ((dp_s + optimizer_and_paging_s(shape, method, layout, r, 0.0, mbc.layers)) / cluster.speedup,
+                          p2p_s(shape, layout, ctx.pp_link) / cluster.speedup)
+    traffic_s, transfer_s = ctx.fixed[key]
+    return traffic_s + v * transfer_s
+
+
 def _largest_fitting(fits: Any, upper: int, cap: float) -> int:
     """Largest micro-batch in [1, upper] that fits (0 if none). Memory grows about linearly with the
     micro-batch, so the line through sizes 1 and 2 predicts it; the guess is checked, and bisection
@@ -478,6 +517,7 @@ class _Pair:
     expert_parallel: tuple[int, ...]
     stage_s: dict[str, float]  # per framework: the replica batch as one micro-batch, compute and TP traffic
     recompute_s: dict[tuple[str, str], float]  # (recompute, framework) -> seconds it adds to that
+    compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]]  # (framework, that micro-batch) -> its compute
 
 
 def _make(pair: _Pair, spec: LayoutSpec, lora_rank: int | None, fw: str, zero: int, rc: str, mb: int, v: int,
@@ -501,11 +541,12 @@ class _PairContext:
     pp_link: GroupLink
     memo: dict[tuple[str, int, str, int, int, int], tuple[bool, Any]] = field(default_factory=dict)
     compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]] = field(default_factory=dict)
+    fixed: dict[tuple[str, int, str, int, int], tuple[float, float]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, pair: _Pair, cluster: Cluster) -> _PairContext:
         tp_link, cp_link, dp_link, pp_link, _ = layout_links(cluster, pair.tp, pair.pp, pair.cp, pair.dp)
-        return cls(tp_link, cp_link, dp_link, pp_link)
+        return cls(tp_link, cp_link, dp_link, pp_link, compute=dict(pair.compute))
 
 
 @lru_cache(maxsize=4096)
@@ -572,6 +613,7 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
     mb = spec.micro_batch or replica  # the most tokens per micro-batch: the best GEMM efficiency
     stage_s: dict[str, float] = {}
     extra: dict[tuple[str, str], float] = {}
+    compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]] = {}
     for fw in dict.fromkeys(f for f, _ in options):  # kernels (fusion, attention) differ by stack
         probe = Layout(tp=tp, pp=pp, dp=dp, zero=0, recompute="none", micro_batch=mb, global_batch=gb,
                        seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=sp,
@@ -580,6 +622,7 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
                        framework=fw)
         r = rates(shape, probe, cluster)
         mbc = micro_batch_compute(shape, method, probe, r)
+        compute[(fw, mb)] = (r, mbc)
         stage_s[fw] = stage_lower_bound_s(shape, probe, cluster, tp_link, mbc) * probe.micro_batch_equivalents
         for rc in RECOMPUTE:
             extra[(rc, fw)] = recompute_s(mbc, r, rc, fw) * probe.micro_batch_equivalents / cluster.speedup
@@ -592,7 +635,7 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
         eps = tuple(e for e in EXPERT_PARALLEL if dp % e == 0 and shape.moe_experts % e == 0)
     else:
         eps = (1,)
-    return _Pair(tp, pp, cp, dp, gb, sp, options, vps, bound, eps, stage_s, extra)
+    return _Pair(tp, pp, cp, dp, gb, sp, options, vps, bound, eps, stage_s, extra, compute)
 
 
 # Memory does not depend on the fabric or reliability, so it is shared by every cluster of a GPU.

@@ -323,48 +323,31 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     return _layered_exposed(2 * reduce, backward_mb, layers)  # all-reduce
 
 
-def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, tp_link: GroupLink,
-              dp_link: GroupLink, pp_link: GroupLink, paged_offload_params: float,
-              cp_link: GroupLink | None = None, ep_link: GroupLink | None = None,
-              compute: tuple[Rates, MicroBatchCompute] | None = None) -> TimeBreakdown:
-    """Seconds per optimizer step, broken down (see module docstring). `compute` passes the rates and
-    micro-batch compute already known for this layout's framework and micro-batch."""
-    t, p, z, v = layout.tp, layout.pp, layout.zero, layout.virtual_pipeline
-    m = layout.micro_batches
-    work = layout.micro_batch_equivalents
-    adapters = method in ADAPTER_METHODS
-    if compute is None:
-        r = rates(shape, layout, cluster)
-        mbc = micro_batch_compute(shape, method, layout, r)
-    else:
-        r, mbc = compute
-    layers = mbc.layers
-    compute_mb = mbc.compute_s
-    # the share of the stage's layers re-run forward: all under full recomputation, some under Megatron's
-    # block method, none otherwise (selective and offload policies are charged by recompute_s alone)
-    redone = recomputed_layers(layout, layers) / layers
-    recompute_mb = recompute_s(mbc, r, layout.recompute, layout.framework) * (
-        redone if layout.recompute == "full" else 1.0)
+def recomputed_share(layout: Layout, layers: int) -> float:
+    """The share of the stage's layers re-run forward: all under full recomputation, some under
+    Megatron's block method, none otherwise (selective and offload policies are charged by recompute_s
+    alone)."""
+    return recomputed_layers(layout, layers) / layers
 
-    tp_mb = tp_exposed_s(shape, layout, tp_link, 4 + 2 * redone, layers)
-    cp_mb = cp_exposed_s(shape, layout, cp_link, mbc, redone)
-    ep_mb = ep_exposed_s(shape, layout, ep_link, layers, redone)
-    recompute_mb += offload_exposed_s(shape, layout, mbc)
 
-    stage_mb = compute_mb + recompute_mb + tp_mb + cp_mb + ep_mb
-    bubble = (p - 1) / v * stage_mb if p > 1 else 0.0
-    p2p = m * v * p2p_s(shape, layout, pp_link)
+def stage_recompute_s(shape: ModelShape, layout: Layout, r: Rates, mbc: MicroBatchCompute) -> float:
+    """Seconds per micro-batch on the slowest stage that recomputation (and activation offloading)
+    adds before communication."""
+    share = recomputed_share(layout, mbc.layers) if layout.recompute == "full" else 1.0
+    return recompute_s(mbc, r, layout.recompute, layout.framework) * share + offload_exposed_s(shape, layout, mbc)
 
-    dp_exposed = dp_exposed_s(shape, method, layout, dp_link, z, compute_mb, recompute_mb)
-    stage_params = (shape.layer_params_per_gpu(t, layout.ep) * -(-shape.layers // p)
-                    + (shape.embed_params + shape.head_params) / t / p)
 
-    # optimizer step, paging, QLoRA dequantization
-    if adapters:
+def optimizer_and_paging_s(shape: ModelShape, method: str, layout: Layout, r: Rates, paged_offload_params: float,
+                           layers: int) -> float:
+    """Seconds per step (before the cluster's speed-up) of the optimizer step, paged optimizer states
+    and QLoRA dequantization."""
+    t, p = layout.tp, layout.pp
+    if method in ADAPTER_METHODS:
         opt_params = shape.adapter_params(layout.lora_rank or 0, layout.lora_targets) / p / t
     else:
-        opt_params = stage_params
-    if z >= 1:
+        opt_params = (shape.layer_params_per_gpu(t, layout.ep) * -(-shape.layers // p)
+                      + (shape.embed_params + shape.head_params) / t / p)
+    if layout.zero >= 1:
         opt_params /= layout.shard_ranks
     other = opt_params * OPTIMIZER_STEP_BYTES_PER_PARAM.get(layout.optimizer, 28.0) / r.memory_bytes_per_s
     if paged_offload_params > 0:
@@ -373,7 +356,39 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
     if method in QLORA_METHODS:
         passes = (3 if layout.recompute == "full" else 2) + reference_forward_passes(method)
         linear = shape.layer_linear_total * layers / t
-        other += m * passes * linear * QLORA_DEQUANT_BYTES_PER_PARAM / r.memory_bytes_per_s
+        other += layout.micro_batches * passes * linear * QLORA_DEQUANT_BYTES_PER_PARAM / r.memory_bytes_per_s
+    return other
+
+
+def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, tp_link: GroupLink,
+              dp_link: GroupLink, pp_link: GroupLink, paged_offload_params: float,
+              cp_link: GroupLink | None = None, ep_link: GroupLink | None = None,
+              compute: tuple[Rates, MicroBatchCompute] | None = None) -> TimeBreakdown:
+    """Seconds per optimizer step, broken down (see module docstring). `compute` passes the rates and
+    micro-batch compute already known for this layout's framework and micro-batch."""
+    p, z, v = layout.pp, layout.zero, layout.virtual_pipeline
+    m = layout.micro_batches
+    work = layout.micro_batch_equivalents
+    if compute is None:
+        r = rates(shape, layout, cluster)
+        mbc = micro_batch_compute(shape, method, layout, r)
+    else:
+        r, mbc = compute
+    layers = mbc.layers
+    compute_mb = mbc.compute_s
+    redone = recomputed_share(layout, layers)
+    recompute_mb = stage_recompute_s(shape, layout, r, mbc)
+
+    tp_mb = tp_exposed_s(shape, layout, tp_link, 4 + 2 * redone, layers)
+    cp_mb = cp_exposed_s(shape, layout, cp_link, mbc, redone)
+    ep_mb = ep_exposed_s(shape, layout, ep_link, layers, redone)
+
+    stage_mb = compute_mb + recompute_mb + tp_mb + cp_mb + ep_mb
+    bubble = (p - 1) / v * stage_mb if p > 1 else 0.0
+    p2p = m * v * p2p_s(shape, layout, pp_link)
+
+    dp_exposed = dp_exposed_s(shape, method, layout, dp_link, z, compute_mb, recompute_mb)
+    other = optimizer_and_paging_s(shape, method, layout, r, paged_offload_params, layers)
 
     speed = cluster.speedup
     return TimeBreakdown(
