@@ -7,7 +7,7 @@ the CP-SAT model. Integer scaling lives in `Scale`, the one place it is written 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True)
@@ -177,6 +177,19 @@ class Problem:
 
     def all_candidates(self) -> list[Candidate]:
         return [c for job in self.jobs for c in self.candidates[job]]
+
+    def rule_groups(self) -> frozenset[str]:
+        """The groups some candidate breaks (policy, sensitivity, compatibility and the like)."""
+        return frozenset(group for c in self.all_candidates() for group in c.violations)
+
+    def rule_abiding(self) -> Problem:
+        """This problem with only the candidates that break no rule, keeping their indices: while every
+        rule holds, the others can never be chosen, and a model without them presolves and searches
+        faster."""
+        candidates = {job: [c for c in cs if not c.violations] for job, cs in self.candidates.items()}
+        used = {c.resource for cs in candidates.values() for c in cs if c.resource}
+        return replace(self, candidates=candidates,
+                       resources={k: r for k, r in self.resources.items() if k in used or r.kind == "owned"})
 
     def private_resources(self) -> set[str]:
         """Reservations and purchases that only one job's candidates use: sharing them in time is

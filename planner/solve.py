@@ -52,7 +52,9 @@ class Session:
         self.problem = problem
         # Figures the 64-bit model cannot hold are bad input, said in one line.
         check_magnitudes(problem, str(loaded.path) if loaded else problem.scenario_name)
-        self.model = PlanModel(problem)
+        self._model: PlanModel | None = None
+        self._abiding: PlanModel | None = None
+        self._rule_groups = problem.rule_groups()
         self.deadline = self.started + settings.time_limit_s
         self.work_left = settings.work_limit
         self.wall_stopped = False  # some solve was cut by the wall clock: the result may depend on load
@@ -90,15 +92,33 @@ class Session:
         self.work_left = min(self.work_left, other.work_left)
         self.wall_stopped |= other.wall_stopped
 
+    @property
+    def model(self) -> PlanModel:
+        """The whole model, rule-breaking candidates included: what explanations of infeasibility
+        (rules as assumptions) and why-not questions (a forced option) solve."""
+        if self._model is None:
+            self._model = PlanModel(self.problem)
+        return self._model
+
+    def model_for(self, bounds: Bounds, with_assumptions: bool = False) -> PlanModel:
+        """The model a solve needs: while every rule a candidate can break holds and no option is
+        forced, the rule-abiding candidates alone (the same optima, a smaller model)."""
+        if with_assumptions or bounds.forced or bounds.lifted & self._rule_groups:
+            return self.model
+        if self._abiding is None:
+            self._abiding = PlanModel(self.problem.rule_abiding())
+        return self._abiding
+
     def remaining_s(self) -> float:
         return max(0.05, self.deadline - time.perf_counter())
 
     def run(self, objective: str | None, bounds: Bounds, hint: Outcome | None = None,
             with_assumptions: bool = False, max_work: float | None = None) -> Outcome:
-        instance = self.model.instance(objective, bounds, with_assumptions=with_assumptions,
-                                       hint=hint.hint() if hint else None)
+        model = self.model_for(bounds, with_assumptions)
+        instance = model.instance(objective, bounds, with_assumptions=with_assumptions,
+                                  hint=hint.hint() if hint else None)
         work = self.work_left if max_work is None else min(max_work, self.work_left)
-        outcome = solve_model(self.model, instance, self.settings, self.remaining_s(), work)
+        outcome = solve_model(model, instance, self.settings, self.remaining_s(), work)
         self.work_left = max(0.0, self.work_left - outcome.work)
         self.wall_stopped |= outcome.wall_stopped
         return outcome
