@@ -112,5 +112,6 @@ class PlanModel:
             model.minimize(self.objective_expr(objective))
         if hint:
             for index, value in hint.items():
-                model.add_hint(v.x[index], value)
+                if index in v.x:  # (a plan from the whole model may use a candidate this one leaves out)
+                    model.add_hint(v.x[index], value)
         return model

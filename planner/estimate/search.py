@@ -323,6 +323,7 @@ def _searched(key: _Key) -> SearchResult:
         ctx = contexts[index]
         replica = pair.gb // pair.dp
         tokens_step = pair.gb * spec.seq_len
+
         def fits(mb: int, fw: str = fw, zero: int = zero, rc: str = rc, v: int = v, ep: int = ep,
                  ctx: _PairContext = ctx, pair: _Pair = pair) -> tuple[bool, Any]:
             key = (fw, zero, rc, mb, v, ep)
@@ -457,10 +458,7 @@ def _fixed_lower_bound_s(shape: ModelShape, method: str, cluster: Cluster, spec:
     if key not in ctx.fixed:
         whole = spec.micro_batch or pair.gb // pair.dp
         layout = _make(pair, spec, lora_rank, fw, zero, rc, whole, key[-1], ep)
-        if (fw, whole) not in ctx.compute:
-            r = rates(shape, layout, cluster)
-            ctx.compute[(fw, whole)] = (r, micro_batch_compute(shape, method, layout, r))
-        r, mbc = ctx.compute[(fw, whole)]
+        r, mbc = ctx.compute[(fw, whole)]  # (the pair's own probe: it bounds the stage at this size)
         dp_s = dp_exposed_s(shape, method, layout, ctx.dp_link, zero, mbc.compute_s,
                             stage_recompute_s(shape, layout, r, mbc))
         ctx.fixed[key] = ((dp_s + optimizer_and_paging_s(shape, method, layout, r, 0.0, mbc.layers)) / cluster.speedup,

@@ -53,3 +53,12 @@ def test_solves_that_lift_a_rule_force_an_option_or_ask_for_a_core_use_the_whole
     # lifting only the budget or the deadlines (Pareto beyond the limits) keeps the small model
     limits = frozenset(g for g in session.problem.groups if g == "budget" or g.startswith("deadline/"))
     assert session.model_for(Bounds(lifted=limits)) is not session.model
+
+
+def test_a_hint_naming_a_rule_breaker_is_ignored_by_the_rule_abiding_model():
+    session = _session(SCENARIOS[0])
+    breaker = next(c for c in session.problem.all_candidates() if c.violations)
+    abiding = session.model_for(Bounds())
+    instance = abiding.instance("cost", Bounds(), hint={breaker.index: 1})
+    outcome = solve_model(abiding, instance, session.settings, 600, 1000)
+    assert outcome.status == "optimal" and all(not c.violations for c in outcome.chosen.values())
