@@ -113,12 +113,12 @@ class Session:
         return max(0.05, self.deadline - time.perf_counter())
 
     def run(self, objective: str | None, bounds: Bounds, hint: Outcome | None = None,
-            with_assumptions: bool = False, max_work: float | None = None) -> Outcome:
+            with_assumptions: bool = False, max_work: float | None = None, probing: int = 0) -> Outcome:
         model = self.model_for(bounds, with_assumptions)
         instance = model.instance(objective, bounds, with_assumptions=with_assumptions,
                                   hint=hint.hint() if hint else None)
         work = self.work_left if max_work is None else min(max_work, self.work_left)
-        outcome = solve_model(model, instance, self.settings, self.remaining_s(), work)
+        outcome = solve_model(model, instance, self.settings, self.remaining_s(), work, probing)
         self.work_left = max(0.0, self.work_left - outcome.work)
         self.wall_stopped |= outcome.wall_stopped
         return outcome

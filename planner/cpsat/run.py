@@ -56,7 +56,8 @@ _STATUS = {
 MIN_WORK = 0.01  # deterministic time: every solve gets at least this much, even on an spent budget
 
 
-def configure(solver: cp_model.CpSolver, settings: SolverSettings, time_limit_s: float, work_limit: float) -> None:
+def configure(solver: cp_model.CpSolver, settings: SolverSettings, time_limit_s: float, work_limit: float,
+              probing: int = 0) -> None:
     """Parameters that make a solve repeatable whatever the machine's load: the deterministic work
     limit is the stop, the wall clock only a safety net, and the search itself is deterministic (one
     thread, or CP-SAT's interleaved portfolio, whose result does not depend on the worker count)."""
@@ -70,14 +71,15 @@ def configure(solver: cp_model.CpSolver, settings: SolverSettings, time_limit_s:
     params.catch_sigint_signal = False  # Ctrl-C is ours: see plan.planner.cpsat.interruptible
     # Tuned on the shipped scenarios (one thread): the LP relaxation of the choice-and-cost rows prunes
     # well, while probing costs more than it finds. 2-7x less work than the defaults on every one.
+    # (A solve that needs a long proof may ask for probing: see the Pareto walk.)
     params.linearization_level = 2
-    params.cp_model_probing_level = 0
+    params.cp_model_probing_level = probing
 
 
 def solve_model(plan_model: PlanModel, model: cp_model.CpModel, settings: SolverSettings,
-                time_limit_s: float, work_limit: float) -> Outcome:
+                time_limit_s: float, work_limit: float, probing: int = 0) -> Outcome:
     solver = cp_model.CpSolver()
-    configure(solver, settings, time_limit_s, work_limit)
+    configure(solver, settings, time_limit_s, work_limit, probing)
     started = time.perf_counter()
     status = solve_interruptibly(solver, model)  # Ctrl-C raises: an interrupted search is no result
     wall = time.perf_counter() - started

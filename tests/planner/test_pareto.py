@@ -14,7 +14,8 @@ from plan.models.loading import load_scenario
 from plan.models.problem import SCALE
 from plan.planner.cli.app import app
 from plan.planner.cpsat.model import Bounds
-from plan.planner.pareto import pareto_front
+from plan.planner.cpsat.run import Outcome
+from plan.planner.pareto import HARD_POINT_PROBING, QUICK_POINT_WORK, pareto_front
 from plan.planner.solve import Session
 from tests.planner.builders import Spec, brute_front, make_problem, session
 from tests.planner.test_brute_force import MONTH, POOL, problems
@@ -43,6 +44,27 @@ def test_front_equals_brute_force_front(problem):
     assert sorted(_pairs(front)) == sorted(expected)
     makespans = [p.makespan_h for p in front.points]
     assert makespans == sorted(makespans)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems())
+def test_points_solved_again_with_probing_give_the_same_front(problem):
+    # Every point's quick solve is made to run out, so each point is the probing re-solve's.
+    s = session(problem)
+    run, probed = s.run, []
+
+    def quick_runs_out(objective, bounds, hint=None, max_work=None, probing=0, **kw):
+        if max_work == QUICK_POINT_WORK:
+            return Outcome("unknown")
+        probed.append(probing)
+        return run(objective, bounds, hint, max_work=max_work, probing=probing, **kw)
+
+    s.run = quick_runs_out
+    front = pareto_front(s)
+    expected = brute_front(problem)
+    assert sorted(_pairs(front)) == sorted(expected)
+    if expected:
+        assert HARD_POINT_PROBING in probed
 
 
 def _tiny_single_job():
