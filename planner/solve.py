@@ -232,8 +232,9 @@ def _alternatives(session: Session, best: Outcome, result: SolveResult) -> tuple
         if alt.status == "feasible":
             unproven += 1
         if alt.status == "unknown":  # ran out of its slice: nothing is known about plans beyond it either
+            within = "the time limit" if alt.wall_stopped else f"{ALTERNATIVE_WORK:g} work units"
             result.notes.append(f"alternatives: {'no further one' if found else 'none'} found within "
-                                f"{ALTERNATIVE_WORK:g} work units (not proven that none exists)")
+                                f"{within} (not proven that none exists)")
             break
         if not alt.solved:
             if not within_gap:

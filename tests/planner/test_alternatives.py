@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from plan.models.loading import load_scenario
+from plan.planner.cpsat.run import Outcome
 from plan.planner.plan import Plan
-from plan.planner.solve import SolveOptions, solve
+from plan.planner.solve import SolveOptions, solve, solve_session
 from tests.conftest import SCENARIOS
-from tests.planner.builders import Spec, make_problem, solve_problem
+from tests.planner.builders import Spec, make_problem, session, solve_problem
 
 SHARE = 0.2
 
@@ -65,3 +66,20 @@ def test_every_alternative_changes_a_material_decision_and_trades(path):
         assert any(line.startswith("trades against plan 1") for line in plan.explanation)
         for earlier in result.plans[:rank]:  # cheaper or faster than every plan above it
             assert plan.total_cost < earlier.total_cost or plan.makespan_h < earlier.makespan_h
+
+
+@pytest.mark.parametrize("wall_stopped, said", [(True, "within the time limit"), (False, "within 3 work units")])
+def test_an_alternative_search_that_runs_out_says_what_stopped_it(wall_stopped, said):
+    specs = [Spec("big", "p1", cost=1000, hours=10), Spec("big", "p2", cost=1050, hours=8)]
+    s = session(make_problem(specs), "cost", 3, 0.1)
+    best = s.best
+
+    def alternatives_run_out(bounds, hint=None, max_work=None):
+        if bounds.nogoods:  # an alternative's search
+            return Outcome("unknown", wall_stopped=wall_stopped)
+        return best(bounds, hint, max_work)
+
+    s.best = alternatives_run_out
+    result = solve_session(s)
+    assert len(result.plans) == 1
+    assert any(f"alternatives: none found {said}" in note for note in result.notes)
