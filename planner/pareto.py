@@ -117,7 +117,9 @@ class _Walker:
         s = self.session
         first = s.run("cost", bounds, hint, max_work=QUICK_POINT_WORK)
         if first.status in ("feasible", "unknown") and s.work_left > 0:
-            first = s.run("cost", bounds, hint, probing=HARD_POINT_PROBING)
+            again = s.run("cost", bounds, hint, probing=HARD_POINT_PROBING)
+            if again.solved or not first.solved:  # (a spent budget keeps the quick plan)
+                first = again
         if not first.solved:
             return first
         best = first
