@@ -612,7 +612,8 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
     stage_s: dict[str, float] = {}
     extra: dict[tuple[str, str], float] = {}
     compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]] = {}
-    for fw in dict.fromkeys(f for f, _ in options):  # kernels (fusion, attention) differ by stack
+    # kernels (fusion, attention) differ by stack; a stack that cannot run this pair is not timed
+    for fw in dict.fromkeys(f for f, _ in options if _stack_runs(method, spec, f, pp)):
         probe = Layout(tp=tp, pp=pp, dp=dp, zero=0, recompute="none", micro_batch=mb, global_batch=gb,
                        seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=sp,
                        lora_rank=lora_rank, optimizer=spec.optimizer, chunked_loss=spec.chunked_loss,
