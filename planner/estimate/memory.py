@@ -111,7 +111,7 @@ FUSED_STEP_OPTIMIZERS = ("adam_8bit", "paged_adam_8bit")
 """Optimizers run inside the backward pass (torchtune's low-memory recipe): one layer of gradients."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemoryResult:
     breakdown: MemoryBreakdown
     paged_offload_params: float  # optimizer parameters whose states were paged to host memory

@@ -76,7 +76,7 @@ master 4+4, gradient 2, weight 2, factored moments ~2; SGD with momentum: master
 gradient 2, weight 2, and 2 of slack for the update."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rates:
     """Achieved rates of one GPU for a layout, FLOP/s and bytes/s."""
 
@@ -115,7 +115,7 @@ def rates(shape: ModelShape, layout: Layout, cluster: Cluster) -> Rates:
     return Rates(peak_lin * 1e12 * eff, attn, mem_bw * MEMORY_BANDWIDTH_EFFICIENCY)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MicroBatchCompute:
     """Seconds of one micro-batch on the slowest pipeline stage, before communication.
 

@@ -35,7 +35,7 @@ from plan.planner.estimate.factors import (
 PCIE_HOST_GB_PER_S = PCIE_GB_PER_S_PER_DIRECTION["pcie"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GroupLink:
     """A parallel group's ring: bottleneck bandwidth (GB/s, one direction) and whether it spans nodes."""
 

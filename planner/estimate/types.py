@@ -36,7 +36,7 @@ FRAMEWORK_ZERO = {"megatron": (0, 1), "fsdp": (0, 2, 3), "deepspeed": (0, 1, 2, 
 """ZeRO stages each framework runs (FSDP: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Layout:
     """One concrete parallel layout. `global_batch` and `micro_batch` count sequences.
 
@@ -174,7 +174,7 @@ class LayoutSpec:
         return tuple(n for n in names if getattr(self, n) is None and n not in fixed)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemoryBreakdown:
     """Peak memory per GPU in GiB (2^30 bytes), on the pipeline stage with the highest peak."""
 
@@ -191,7 +191,7 @@ class MemoryBreakdown:
                 "other": self.other_gib, "total": self.total_gib}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TimeBreakdown:
     """Seconds of one optimizer step. They sum to the step time.
 
