@@ -262,13 +262,9 @@ class CandidateBuilder:
         cluster without it (one search serves hourly, spot and every platform with this fabric) and
         the estimate is re-attached to the real cluster for `run`. On one node the fabric is
         irrelevant too, so single-node searches are shared across platforms."""
-        bare = dataclasses.replace(cluster, gpu_mtbf_h=1.0, restart_min=0.0, checkpoint_write_min=0.0,
-                                   spot_preemptions_per_day=0.0, assumptions=())
-        if cluster.gpus <= cluster.gpus_per_node:  # one node: the fabric between nodes plays no part
-            bare = dataclasses.replace(bare, fabric_kind="none", fabric_gbps_per_gpu=0.0)
         fixed = job.layout
         key = (card.id, card.params, job.method, job.seq_len, job.global_batch, job.precision, job.lora_rank,
-               fixed, job.framework, job.optimizer, bare.key())
+               fixed, job.framework, job.optimizer, cluster.layout_search_key())
         if key not in self._estimates:
             spec = LayoutSpec(seq_len=job.seq_len, global_batch=job.global_batch, precision=job.precision,
                               lora_rank=job.lora_rank or 16, memory_headroom=self.headroom,
@@ -277,7 +273,7 @@ class CandidateBuilder:
                               zero=fixed.zero if fixed else None, cp=fixed.cp if fixed else None,
                               framework=job.framework, optimizer=OPTIMIZER_ALIASES.get(job.optimizer, job.optimizer))
             try:
-                result = search_layout(card, job.method, bare, spec)
+                result = search_layout(card, job.method, cluster.for_layout_search(), spec)
             except ValueError as exc:  # a fixed choice this hardware can never run (fp8 on Ampere, tp=3)
                 self._estimates[key] = (None, "layout", str(exc))
                 return self._estimates[key]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from plan.models.gpu import GPU
 from plan.models.platform import Platform
@@ -58,13 +58,35 @@ class Cluster:
 
     def key(self) -> tuple[object, ...]:
         """Hashable identity (the pydantic GPU holds lists, so it cannot be hashed itself)."""
+        return self._key(self.fabric_kind, self.fabric_gbps_per_gpu, self.gpu_mtbf_h, self.restart_min,
+                         self.checkpoint_write_min, self.spot_preemptions_per_day)
+
+    def _key(self, fabric_kind: str, fabric_gbps_per_gpu: float, gpu_mtbf_h: float, restart_min: float,
+             checkpoint_write_min: float, spot_preemptions_per_day: float) -> tuple[object, ...]:
         g = self.gpu
         link = g.intra_node_link
         return (g.id, g.architecture, g.memory_gib, g.memory_bandwidth_gb_per_s, g.peak_tflops.bf16,
                 g.peak_tflops.fp16, g.peak_tflops.fp8, link.kind, link.bandwidth_gb_per_s, link.max_group,
-                g.form_factor, self.gpus, self.gpus_per_node, self.fabric_kind, self.fabric_gbps_per_gpu,
-                self.gpu_mtbf_h, self.restart_min, self.checkpoint_write_min,
-                self.spot_preemptions_per_day, self.speedup)
+                g.form_factor, self.gpus, self.gpus_per_node, fabric_kind, fabric_gbps_per_gpu,
+                gpu_mtbf_h, restart_min, checkpoint_write_min, spot_preemptions_per_day, self.speedup)
+
+    def _search_view(self) -> tuple[str, float, float, float, float, float]:
+        """(fabric kind, fabric Gb/s per GPU, MTBF h, restart min, checkpoint min, spot rate) as the layout
+        search sees this cluster: reliability changes no layout (one search serves hourly, spot and every
+        platform with this fabric), and on one node neither does the fabric between nodes."""
+        one_node = self.gpus <= self.gpus_per_node
+        return ("none" if one_node else self.fabric_kind, 0.0 if one_node else self.fabric_gbps_per_gpu,
+                1.0, 0.0, 0.0, 0.0)
+
+    def for_layout_search(self) -> Cluster:
+        """This cluster as the layout search sees it (`_search_view`), without assumptions."""
+        kind, gbps, mtbf, restart, ckpt, spot = self._search_view()
+        return replace(self, fabric_kind=kind, fabric_gbps_per_gpu=gbps, gpu_mtbf_h=mtbf, restart_min=restart,
+                       checkpoint_write_min=ckpt, spot_preemptions_per_day=spot, assumptions=())
+
+    def layout_search_key(self) -> tuple[object, ...]:
+        """`for_layout_search().key()`, without building that cluster."""
+        return self._key(*self._search_view())
 
     def __hash__(self) -> int:
         return hash(self.key())
