@@ -280,6 +280,22 @@ def _layered_exposed(collective_s: float, compute_s: float, layers: int) -> floa
     return collective_s / layers + (layers - 1) * max(0.0, collective_s / layers - per_layer_compute)
 
 
+def stage_params_per_gpu(shape: ModelShape, layout: Layout) -> float:
+    """Parameters per GPU on a pipeline stage of ceil(layers / pp) layers, with its share of the
+    embedding and the output layer."""
+    t, p = layout.tp, layout.pp
+    return (shape.layer_params_per_gpu(t, layout.ep) * -(-shape.layers // p)
+            + (shape.embed_params + shape.head_params) / t / p)
+
+
+def trainable_stage_params(shape: ModelShape, method: str, layout: Layout) -> float:
+    """Of those, the parameters that get gradients and optimizer states: the adapters' under LoRA and
+    QLoRA, all of them otherwise."""
+    if method in ADAPTER_METHODS:
+        return shape.adapter_params(layout.lora_rank or 0, layout.lora_targets) / layout.pp / layout.tp
+    return stage_params_per_gpu(shape, layout)
+
+
 def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupLink, zero: int,
                  compute_mb: float, recompute_mb: float) -> float:
     """Data-parallel traffic per step not hidden behind compute (module docstring)."""
@@ -288,13 +304,9 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
         return 0.0
     layers = -(-shape.layers // p)
     t = layout.tp
-    stage_params = (shape.layer_params_per_gpu(t, layout.ep) * layers
-                    + (shape.embed_params + shape.head_params) / t / p)
+    stage_params = stage_params_per_gpu(shape, layout)
     adapters = method in ADAPTER_METHODS
-    if adapters:
-        grad_params = shape.adapter_params(layout.lora_rank or 0, layout.lora_targets) / p / t
-    else:
-        grad_params = stage_params
+    grad_params = trainable_stage_params(shape, method, layout)
     if method in QLORA_METHODS:
         linear = shape.layer_linear_total * layers / t
         gather_bytes = linear * QLORA_BITS_PER_PARAM / 8 + (stage_params - linear) * 2.0
@@ -341,12 +353,8 @@ def optimizer_and_paging_s(shape: ModelShape, method: str, layout: Layout, r: Ra
                            layers: int) -> float:
     """Seconds per step (before the cluster's speed-up) of the optimizer step, paged optimizer states
     and QLoRA dequantization."""
-    t, p = layout.tp, layout.pp
-    if method in ADAPTER_METHODS:
-        opt_params = shape.adapter_params(layout.lora_rank or 0, layout.lora_targets) / p / t
-    else:
-        opt_params = (shape.layer_params_per_gpu(t, layout.ep) * -(-shape.layers // p)
-                      + (shape.embed_params + shape.head_params) / t / p)
+    t = layout.tp
+    opt_params = trainable_stage_params(shape, method, layout)
     if layout.zero >= 1:
         opt_params /= layout.shard_ranks
     other = opt_params * OPTIMIZER_STEP_BYTES_PER_PARAM.get(layout.optimizer, 28.0) / r.memory_bytes_per_s
