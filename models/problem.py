@@ -154,6 +154,12 @@ class Removed:
     reason: str
 
 
+def resources_in_use(candidates: dict[str, list[Candidate]], resources: dict[str, Resource]) -> dict[str, Resource]:
+    """The resources some candidate uses, and every owned pool (it stands whether used or not)."""
+    used = {c.resource for cs in candidates.values() for c in cs if c.resource}
+    return {k: r for k, r in resources.items() if k in used or r.kind == "owned"}
+
+
 @dataclass
 class Problem:
     scenario_name: str
@@ -187,9 +193,7 @@ class Problem:
         rule holds, the others can never be chosen, and a model without them presolves and searches
         faster."""
         candidates = {job: [c for c in cs if not c.violations] for job, cs in self.candidates.items()}
-        used = {c.resource for cs in candidates.values() for c in cs if c.resource}
-        return replace(self, candidates=candidates,
-                       resources={k: r for k, r in self.resources.items() if k in used or r.kind == "owned"})
+        return replace(self, candidates=candidates, resources=resources_in_use(candidates, self.resources))
 
     def private_resources(self) -> set[str]:
         """Reservations and purchases that only one job's candidates use: sharing them in time is

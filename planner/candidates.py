@@ -29,7 +29,16 @@ from plan.models.gpu import GPU
 from plan.models.loading import LoadedScenario
 from plan.models.model_card import ModelCard
 from plan.models.platform import PERIOD_H, Features, Offer, Platform
-from plan.models.problem import SCALE, Candidate, Placement, Problem, PurchaseEconomics, Removed, Resource
+from plan.models.problem import (
+    SCALE,
+    Candidate,
+    Placement,
+    Problem,
+    PurchaseEconomics,
+    Removed,
+    Resource,
+    resources_in_use,
+)
 from plan.models.scenario import Job, OwnedPool, Scenario
 from plan.planner import build_deadline
 from plan.planner.capacity_limits import allowance
@@ -448,8 +457,7 @@ class CandidateBuilder:
             for c in cands:
                 renumbered[job_id].append(dataclasses.replace(c, index=index))
                 index += 1
-        used = {c.resource for cs in renumbered.values() for c in cs if c.resource}
-        resources = {k: r for k, r in self.resources.items() if k in used or r.kind == "owned"}
+        resources = resources_in_use(renumbered, self.resources)
         self._describe_groups(resources)
         return Problem(
             scenario_name=scenario.name, currency=scenario.currency, objective=scenario.objective,
