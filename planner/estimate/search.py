@@ -516,6 +516,9 @@ class _Pair:
     stage_s: dict[str, float]  # per framework: the replica batch as one micro-batch, compute and TP traffic
     recompute_s: dict[tuple[str, str], float]  # (recompute, framework) -> seconds it adds to that
     compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]]  # (framework, that micro-batch) -> its compute
+    # memory does not depend on the fabric: every search this pair serves (one per platform fabric) shares
+    # the layouts already checked, keyed (framework, zero, recompute, micro-batch, virtual stages, ep)
+    memo: dict[tuple[str, int, str, int, int, int], tuple[bool, Any]] = field(default_factory=dict, compare=False)
 
 
 def _make(pair: _Pair, spec: LayoutSpec, lora_rank: int | None, fw: str, zero: int, rc: str, mb: int, v: int,
@@ -537,14 +540,14 @@ class _PairContext:
     cp_link: GroupLink
     dp_link: GroupLink
     pp_link: GroupLink
-    memo: dict[tuple[str, int, str, int, int, int], tuple[bool, Any]] = field(default_factory=dict)
+    memo: dict[tuple[str, int, str, int, int, int], tuple[bool, Any]]
     compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]] = field(default_factory=dict)
     fixed: dict[tuple[str, int, str, int, int], tuple[float, float]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, pair: _Pair, cluster: Cluster) -> _PairContext:
         tp_link, cp_link, dp_link, pp_link, _ = layout_links(cluster, pair.tp, pair.pp, pair.cp, pair.dp)
-        return cls(tp_link, cp_link, dp_link, pp_link, compute=dict(pair.compute))
+        return cls(tp_link, cp_link, dp_link, pp_link, pair.memo, compute=dict(pair.compute))
 
 
 @lru_cache(maxsize=4096)
