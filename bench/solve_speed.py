@@ -1,33 +1,38 @@
-"""Time `solve` on every scenario (median and spread of several runs) and compare CP-SAT with a
-brute-force enumeration of the same candidates where enumeration is small enough to finish.
+"""Time `solve` on every scenario (median and spread of several runs) against a baseline commit measured in
+the same run, and check CP-SAT against a brute-force enumeration of the same candidates where enumeration
+is small enough to finish.
 
-Usage: python bench/solve_speed.py [--runs 3] [--scenarios scenarios/*.yaml]
-Reports, per scenario: candidates, candidate-building time (estimator), CP-SAT time for the best
-plan, total solve time with top-k alternatives and explanations.
+Usage: python bench/solve_speed.py [--runs 3] [--scenarios scenarios/*.yaml] [--baseline REF]
+Reports, per scenario: candidates, candidate-building time (estimator, cold: the persistent estimate cache
+is off), CP-SAT time for the best plan, solve time with top-k alternatives and explanations, their sum
+(`total`: what a user waits for beyond start-up), and the baseline's total (on its own copy of the
+scenario, whose schema may be older) with the change. Each tree runs in its own processes, the two
+alternating scenario by scenario so that a busy machine slows both alike; the baseline is checked out
+into a temporary git worktree.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-# The estimator is timed cold: the persistent estimate cache is off unless PLAN_CACHE_DIR names one.
-os.environ.setdefault("PLAN_CACHE_DIR", "off")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from plan.models.loading import load_scenario  # noqa: E402
-from plan.planner import candidates  # noqa: E402
-from plan.planner.candidates import build_problem  # noqa: E402
-from plan.planner.cpsat.model import Bounds  # noqa: E402
-from plan.planner.solve import Session, solve_session  # noqa: E402
+from cli_speed import launcher  # noqa: E402
+
+DEFAULT_BASELINE = "03bebef"  # main before the plan-semantics work (issue #10)
 
 
-def _brute_force_cost(problem) -> tuple[int, float] | None:
+def _brute_force_cost(problem: Any) -> tuple[int, float] | None:
     """Single job: the cheapest rule-abiding candidate that meets the deadline and budget, by plain
     enumeration (a reservation or purchase held only for this job costs exactly its standalone cost)."""
     started = time.perf_counter()
@@ -48,45 +53,116 @@ def _brute_force_cost(problem) -> tuple[int, float] | None:
     return (min(costs), time.perf_counter() - started) if costs else None
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
+def _measure(path: str, runs: int, check: bool, bare: bool) -> dict[str, Any]:
+    """Worker side: build and solve `path` `runs` times in this process, caches cleared before each run.
+    Imports the tree on the path: the one-package layout (plan.*) or, in older commits (`bare`), the
+    folders by their own names."""
+    if not bare:
+        from plan.models.loading import load_scenario
+        from plan.planner import candidates
+        from plan.planner.cpsat.model import Bounds
+        from plan.planner.estimate import search as search_module
+        from plan.planner.solve import Session, solve_session
+    else:
+        from models.loading import load_scenario  # type: ignore[no-redef]
+        from planner import candidates  # type: ignore[no-redef]
+        from planner.cpsat.model import Bounds  # type: ignore[no-redef]
+        from planner.estimate import search as search_module  # type: ignore[no-redef]
+        from planner.solve import Session, solve_session  # type: ignore[no-redef]
+    loaded = load_scenario(Path(path))
+    builds, bests, totals = [], [], []
+    for _ in range(runs):
+        for name in dir(search_module):  # the estimator's caches
+            fn = getattr(search_module, name)
+            if hasattr(fn, "cache_clear"):
+                fn.cache_clear()
+        getattr(candidates, "_BUILT", {}).clear()  # and the problems built in this process
+        t0 = time.perf_counter()
+        problem = candidates.build_problem(loaded)
+        builds.append(time.perf_counter() - t0)
+        options = loaded.scenario.solver.model_copy(update={"time_limit_s": 120})
+        session = Session(problem, options, loaded.scenario.objective)
+        t1 = time.perf_counter()
+        outcome = session.best(Bounds())
+        bests.append(time.perf_counter() - t1)
+        session = Session(problem, options, loaded.scenario.objective)
+        t2 = time.perf_counter()
+        solve_session(session)
+        totals.append(time.perf_counter() - t2)
+    verdict = "-"
+    if check and loaded.scenario.objective == "cost" and len(problem.jobs) == 1:
+        bf = _brute_force_cost(problem)
+        if bf is not None:
+            verdict = "match" if bf[0] == outcome.total_cost else f"DIFF {bf[0]} vs {outcome.total_cost}"
+    return {"candidates": sum(len(c) for c in problem.candidates.values()), "build": builds, "best": bests,
+            "solve": totals, "sum": [b + t for b, t in zip(builds, totals, strict=True)], "check": verdict}
+
+
+def _run_worker(tree: Path, tmp: Path, path: str, runs: int, check: bool) -> dict[str, Any]:
+    pythonpath, module = launcher(tree, tmp)  # `tree`'s own code, not the installed one
+    env = dict(os.environ, PYTHONPATH=pythonpath, PLAN_CACHE_DIR="off")  # the estimator timed cold
+    flags = (["--check"] if check else []) + (["--bare"] if not module.startswith("plan.") else [])
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", "--runs", str(runs), path,
+                           *flags], cwd=tree, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{tree}: {path}: exit {done.returncode}\n{done.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _in_tree(path: str, tree: Path) -> str | None:
+    """The baseline's own copy of a scenario of this tree (the schema evolves with the code), or None;
+    a scenario from elsewhere is used as given."""
+    resolved = Path(path).resolve()
+    if not resolved.is_relative_to(ROOT):
+        return str(resolved)
+    own = tree / resolved.relative_to(ROOT)
+    return str(own) if own.is_file() else None
+
+
+def _fmt(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.3f}±{(max(xs) - min(xs)) / 2:.3f}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--scenarios", nargs="*", default=sorted(str(p) for p in (ROOT / "scenarios").glob("*.yaml")))
+    parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="git ref to compare with ('' to skip)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--check", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("scenario", nargs="?", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    print(f"{'scenario':34} {'cands':>6} {'build s':>8} {'best s':>14} {'top-k+expl s':>14} {'bf check':>10}")
-    for path in args.scenarios:
-        loaded = load_scenario(Path(path))
-        builds, bests, totals = [], [], []
-        for _ in range(args.runs):
-            from plan.planner.estimate import search as search_module  # clear the estimator's caches
-            for name in dir(search_module):
-                fn = getattr(search_module, name)
-                if hasattr(fn, "cache_clear"):
-                    fn.cache_clear()
-            candidates._BUILT.clear()  # and the problems built in this process
-            t0 = time.perf_counter()
-            problem = build_problem(loaded)
-            builds.append(time.perf_counter() - t0)
-            session = Session(problem, loaded.scenario.solver.model_copy(update={"time_limit_s": 120}),
-                              loaded.scenario.objective)
-            t1 = time.perf_counter()
-            outcome = session.best(Bounds())
-            bests.append(time.perf_counter() - t1)
-            session = Session(problem, loaded.scenario.solver.model_copy(update={"time_limit_s": 120}),
-                              loaded.scenario.objective)
-            t2 = time.perf_counter()
-            solve_session(session)
-            totals.append(time.perf_counter() - t2)
-        n = sum(len(c) for c in problem.candidates.values())
-        check = "-"
-        if loaded.scenario.objective == "cost" and len(problem.jobs) == 1:
-            bf = _brute_force_cost(problem)
-            if bf is not None:
-                check = "match" if bf[0] == outcome.total_cost else f"DIFF {bf[0]} vs {outcome.total_cost}"
-        def fmt(xs):
-            return f"{statistics.median(xs):.2f}±{(max(xs) - min(xs)) / 2:.2f}"
-        print(f"{Path(path).name:34} {n:6d} {fmt(builds):>8} {fmt(bests):>14} {fmt(totals):>14} {check:>10}")
+    if args.worker:
+        print(json.dumps(_measure(args.scenario, args.runs, args.check, args.bare)))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="solve-speed-") as tmp_name:
+        tmp = Path(tmp_name)
+        baseline = tmp / "baseline"
+        if args.baseline:
+            subprocess.run(["git", "worktree", "add", "--detach", str(baseline), args.baseline], cwd=ROOT,
+                           check=True, capture_output=True)
+        try:
+            print(f"{'scenario':34} {'cands':>6} {'build s':>12} {'best s':>12} {'top-k+expl s':>12} "
+                  f"{'total s':>12} {'baseline ' + args.baseline:>18} {'change':>7} {'bf check':>10}", flush=True)
+            for path in args.scenarios:
+                now = _run_worker(ROOT, tmp, str(Path(path).resolve()), args.runs, check=True)
+                base_text, change = "", ""
+                own = _in_tree(path, baseline)
+                if args.baseline and own is not None:
+                    base = _run_worker(baseline, tmp, own, args.runs, check=False)
+                    base_text = f"{_fmt(base['sum'])} ({base['candidates']})"
+                    change = f"{statistics.median(now['sum']) / statistics.median(base['sum']) - 1:+.0%}"
+                print(f"{Path(path).name:34} {now['candidates']:6d} {_fmt(now['build']):>12} "
+                      f"{_fmt(now['best']):>12} {_fmt(now['solve']):>12} {_fmt(now['sum']):>12} "
+                      f"{base_text:>18} {change:>7} {now['check']:>10}", flush=True)
+        finally:
+            if args.baseline:
+                subprocess.run(["git", "worktree", "remove", "--force", str(baseline)], cwd=ROOT, check=False,
+                               capture_output=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -515,9 +515,10 @@ class _Pair:
     expert_parallel: tuple[int, ...]
     stage_s: dict[str, float]  # per framework: the replica batch as one micro-batch, compute and TP traffic
     recompute_s: dict[tuple[str, str], float]  # (recompute, framework) -> seconds it adds to that
-    compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]]  # (framework, that micro-batch) -> its compute
-    # memory does not depend on the fabric: every search this pair serves (one per platform fabric) shares
-    # the layouts already checked, keyed (framework, zero, recompute, micro-batch, virtual stages, ep)
+    # Memory and compute do not depend on the fabric, so every search this pair serves (one per platform
+    # fabric) shares what the others evaluated: (framework, micro-batch) -> its compute, from the probe on;
+    # (framework, zero, recompute, micro-batch, virtual stages, ep) -> whether it fits, layout and memory.
+    compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]]
     memo: dict[tuple[str, int, str, int, int, int], tuple[bool, Any]] = field(default_factory=dict, compare=False)
 
 
@@ -533,21 +534,22 @@ def _make(pair: _Pair, spec: LayoutSpec, lora_rank: int | None, fw: str, zero: i
 
 @dataclass
 class _PairContext:
-    """What the combinations of one (tp, pp, cp) share: its groups' links, and memory and compute
-    already evaluated (bisection and timing ask for the same layouts)."""
+    """What the combinations of one (tp, pp, cp) share in one search: its groups' links, the pair's
+    memory and compute already evaluated (bisection and timing ask for the same layouts), and the
+    fixed costs of each combination on these links."""
 
     tp_link: GroupLink
     cp_link: GroupLink
     dp_link: GroupLink
     pp_link: GroupLink
     memo: dict[tuple[str, int, str, int, int, int], tuple[bool, Any]]
-    compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]] = field(default_factory=dict)
+    compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]]
     fixed: dict[tuple[str, int, str, int, int], tuple[float, float]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, pair: _Pair, cluster: Cluster) -> _PairContext:
         tp_link, cp_link, dp_link, pp_link, _ = layout_links(cluster, pair.tp, pair.pp, pair.cp, pair.dp)
-        return cls(tp_link, cp_link, dp_link, pp_link, pair.memo, compute=dict(pair.compute))
+        return cls(tp_link, cp_link, dp_link, pp_link, pair.memo, pair.compute)
 
 
 @lru_cache(maxsize=4096)
