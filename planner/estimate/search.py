@@ -282,28 +282,12 @@ def _searched(key: _Key) -> SearchResult:
     for layout, reason, kind in rejections:
         reject(layout, reason, kind)
 
-    # Every (tp, pp, cp) x expert parallelism x framework and ZeRO stage x recompute x virtual stages,
-    # with the most tokens/s it could reach (compute, recomputation, tensor-parallel traffic and the
-    # smallest bubble). They are tried best bound first, so the search stops at the first that cannot
-    # beat the fastest layout found, wherever in the space it lies.
-    combos: list[tuple[float, int, int, str, int, str, int, float]] = []
-    for index, pair in enumerate(pairs):
-        replica = pair.gb // pair.dp
-        for ep, fw, zero in ((e, f, z) for e in pair.expert_parallel for f, z in pair.options):
-            if not _stack_runs(method, spec, fw, pair.pp):
-                reasons["no FSDP-family stack pipelines LoRA/QLoRA"] += 1
-                continue
-            for rc in _recomputes(spec, fw):
-                # (block recomputation redoes only part of the layers: no recompute time keeps the bound valid)
-                work_s = pair.stage_s[fw] + (0.0 if spec.recompute_layers else pair.recompute_s[(rc, fw)])
-                if ep > 1:  # all-to-all seconds per step do not depend on the micro-batch size
-                    whole = _make(pair, spec, lora_rank, fw, zero, rc, replica, 1, ep)
-                    work_s += ep_exposed_s(shape, whole, group_link(cluster, ep, pair.tp * pair.cp),
-                                           -(-shape.layers // pair.pp), 1 if rc == "full" else 0) / cluster.speedup
-                for v in pair.virtual_stages:
-                    bound = pair.gb * spec.seq_len / (work_s * (1 + (pair.pp - 1) / v / replica))
-                    combos.append((-bound, index, ep, fw, zero, rc, v, work_s))
-    combos.sort()
+    if any(ep > 1 for pair in pairs for ep in pair.expert_parallel):  # all-to-all bounds read the fabric
+        combos, unrunnable = _combinations(shape, method, cluster, spec, lora_rank, pairs)
+    else:
+        combos, unrunnable = _fabric_free_combinations(shape, method, plan_cluster, spec, lora_rank)
+    if unrunnable:
+        reasons["no FSDP-family stack pipelines LoRA/QLoRA"] += unrunnable
 
     contexts: dict[int, _PairContext] = {}
     fits_everything: set[tuple[int, int, str, int, str, int]] = set()  # every size fits
@@ -409,6 +393,47 @@ def _searched(key: _Key) -> SearchResult:
                         reasons=dict(reasons.most_common()),
                         searched=searched,
                         closest=closest_est, spec=spec, _model=model, _method=method, _cluster=cluster)
+
+
+_Combination = tuple[float, int, int, str, int, str, int, float]
+
+
+def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lora_rank: int | None,
+                  pairs: tuple[_Pair, ...]) -> tuple[tuple[_Combination, ...], int]:
+    """Every (tp, pp, cp) x expert parallelism x framework and ZeRO stage x recompute x virtual stages,
+    with the most tokens/s it could reach (compute, recomputation, tensor-parallel traffic and the
+    smallest bubble), as (-bound, pair index, ep, framework, zero, recompute, virtual stages, work seconds),
+    best bound first: the search stops at the first that cannot beat the fastest layout found, wherever in
+    the space it lies. Also the number left out because no stack runs them."""
+    combos: list[_Combination] = []
+    unrunnable = 0
+    for index, pair in enumerate(pairs):
+        replica = pair.gb // pair.dp
+        for ep, fw, zero in ((e, f, z) for e in pair.expert_parallel for f, z in pair.options):
+            if not _stack_runs(method, spec, fw, pair.pp):
+                unrunnable += 1
+                continue
+            for rc in _recomputes(spec, fw):
+                # (block recomputation redoes only part of the layers: no recompute time keeps the bound valid)
+                work_s = pair.stage_s[fw] + (0.0 if spec.recompute_layers else pair.recompute_s[(rc, fw)])
+                if ep > 1:  # all-to-all seconds per step do not depend on the micro-batch size
+                    whole = _make(pair, spec, lora_rank, fw, zero, rc, replica, 1, ep)
+                    work_s += ep_exposed_s(shape, whole, group_link(cluster, ep, pair.tp * pair.cp),
+                                           -(-shape.layers // pair.pp), 1 if rc == "full" else 0) / cluster.speedup
+                for v in pair.virtual_stages:
+                    bound = pair.gb * spec.seq_len / (work_s * (1 + (pair.pp - 1) / v / replica))
+                    combos.append((-bound, index, ep, fw, zero, rc, v, work_s))
+    combos.sort()
+    return tuple(combos), unrunnable
+
+
+@lru_cache(maxsize=4096)
+def _fabric_free_combinations(shape: ModelShape, method: str, plan_cluster: Cluster, spec: LayoutSpec,
+                              lora_rank: int | None) -> tuple[tuple[_Combination, ...], int]:
+    """`_combinations` of a plan without expert parallelism, whose bounds do not read the fabric: one
+    ordering serves every platform fabric of the GPU and node size."""
+    pairs, _ = _plan(shape, method, plan_cluster, spec, lora_rank)
+    return _combinations(shape, method, plan_cluster, spec, lora_rank, pairs)
 
 
 def _block_recompute(best: tuple[float, float, Layout], shape: ModelShape, method: str, cluster: Cluster,
