@@ -64,7 +64,6 @@ from plan.planner.estimate.types import (
     FRAMEWORK_ZERO,
     PRETRAIN_METHODS,
     QLORA_METHODS,
-    RECOMPUTE,
     Estimate,
     Layout,
     LayoutSpec,
@@ -539,7 +538,7 @@ class _Pair:
     bound: float
     expert_parallel: tuple[int, ...]
     stage_s: dict[str, float]  # per framework: the replica batch as one micro-batch, compute and TP traffic
-    recompute_s: dict[tuple[str, str], float]  # (recompute, framework) -> seconds it adds to that
+    recompute_s: dict[tuple[str, str], float]  # (recompute, framework) -> seconds it adds, for those searched
     # Memory and compute do not depend on the fabric, so every search this pair serves (one per platform
     # fabric) shares what the others evaluated: (framework, micro-batch) -> its compute, from the probe on;
     # (framework, zero, recompute, micro-batch, virtual stages, ep) -> whether it fits, layout and memory.
@@ -653,7 +652,7 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
         mbc = micro_batch_compute(shape, method, probe, r)
         compute[(fw, mb)] = (r, mbc)
         stage_s[fw] = stage_lower_bound_s(shape, probe, cluster, tp_link, mbc) * probe.micro_batch_equivalents
-        for rc in RECOMPUTE:
+        for rc in _recomputes(spec, fw):
             extra[(rc, fw)] = recompute_s(mbc, r, rc, fw) * probe.micro_batch_equivalents / cluster.speedup
     # the bubble is at least (pp - 1) / v single-sequence stage times, at the most virtual stages
     bubble = 1 + (pp - 1) / max(vps) / replica if pp > 1 else 1.0
