@@ -14,6 +14,7 @@ into a temporary git worktree.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import statistics
@@ -57,18 +58,17 @@ def _measure(path: str, runs: int, check: bool, bare: bool) -> dict[str, Any]:
     """Worker side: build and solve `path` `runs` times in this process, caches cleared before each run.
     Imports the tree on the path: the one-package layout (plan.*) or, in older commits (`bare`), the
     folders by their own names."""
-    if not bare:
-        from plan.models.loading import load_scenario
-        from plan.planner import candidates
-        from plan.planner.cpsat.model import Bounds
-        from plan.planner.estimate import search as search_module
-        from plan.planner.solve import Session, solve_session
-    else:
-        from models.loading import load_scenario  # type: ignore[no-redef]
-        from planner import candidates  # type: ignore[no-redef]
-        from planner.cpsat.model import Bounds  # type: ignore[no-redef]
-        from planner.estimate import search as search_module  # type: ignore[no-redef]
-        from planner.solve import Session, solve_session  # type: ignore[no-redef]
+    prefix = "" if bare else "plan."
+
+    def module(name: str) -> Any:
+        return importlib.import_module(prefix + name)
+
+    load_scenario = module("models.loading").load_scenario  # rename-imports: keep
+    candidates = module("planner.candidates")  # rename-imports: keep
+    search_module = module("planner.estimate.search")  # rename-imports: keep
+    Bounds = module("planner.cpsat.model").Bounds  # rename-imports: keep
+    solving = module("planner.solve")  # rename-imports: keep
+    Session, solve_session = solving.Session, solving.solve_session
     loaded = load_scenario(Path(path))
     builds, bests, totals = [], [], []
     for _ in range(runs):

@@ -19,6 +19,7 @@ from plan.planner.explain import explain_plan
 from plan.planner.infeasible import explain_infeasible
 from plan.planner.overflow_guard import check_magnitudes
 from plan.planner.plan import Plan, SolveResult
+from plan.planner.warm_start import WARM_START_NOTE, greedy_hint
 
 MATERIAL_SHARE = 0.2  # a job with this share of the cost or the time is one whose choice matters
 TIE_BREAK_WORK = 1.0  # deterministic time for the makespan tie-break among cheapest plans
@@ -112,18 +113,20 @@ class Session:
     def remaining_s(self) -> float:
         return max(0.05, self.deadline - time.perf_counter())
 
-    def run(self, objective: str | None, bounds: Bounds, hint: Outcome | None = None,
+    def run(self, objective: str | None, bounds: Bounds, hint: Outcome | dict[int, int] | None = None,
             with_assumptions: bool = False, max_work: float | None = None, probing: int = 0) -> Outcome:
+        """One solve. `hint`: a plan to start from (an outcome, or candidate index -> 0/1)."""
         model = self.model_for(bounds, with_assumptions)
         instance = model.instance(objective, bounds, with_assumptions=with_assumptions,
-                                  hint=hint.hint() if hint else None)
+                                  hint=hint.hint() if isinstance(hint, Outcome) else hint)
         work = self.work_left if max_work is None else min(max_work, self.work_left)
         outcome = solve_model(model, instance, self.settings, self.remaining_s(), work, probing)
         self.work_left = max(0.0, self.work_left - outcome.work)
         self.wall_stopped |= outcome.wall_stopped
         return outcome
 
-    def best(self, bounds: Bounds, hint: Outcome | None = None, max_work: float | None = None) -> Outcome:
+    def best(self, bounds: Bounds, hint: Outcome | dict[int, int] | None = None,
+             max_work: float | None = None) -> Outcome:
         """The optimum under `bounds` for the session's objective (two stages where it is lexicographic),
         each stage stopping at `max_work` when given."""
         if self.objective == "time":
@@ -191,7 +194,9 @@ def solve_session(session: Session) -> SolveResult:
         result.status = "infeasible"
         result.solve_time_s = time.perf_counter() - session.started
         return result
-    best = session.best(Bounds())
+    best = session.best(Bounds(), hint=greedy_hint(problem, session.objective))
+    if len(problem.jobs) > 1:
+        result.notes.append(WARM_START_NOTE)
     result.status = best.status
     if best.status == "infeasible":
         explain_infeasible(session, result)
