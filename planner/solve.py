@@ -195,12 +195,12 @@ def solve_session(session: Session) -> SolveResult:
         result.solve_time_s = time.perf_counter() - session.started
         return result
     best = session.best(Bounds(), hint=greedy_hint(problem, session.objective))
-    if len(problem.jobs) > 1:
-        result.notes.append(WARM_START_NOTE)
     result.status = best.status
     if best.status == "infeasible":
         explain_infeasible(session, result)
     elif best.solved:
+        if len(problem.jobs) > 1:
+            result.notes.append(WARM_START_NOTE)
         plans: list[Plan] = [to_plan(problem, best, 1)]
         outcomes = [best]
         alternatives, inside = _alternatives(session, best, result)

@@ -5,7 +5,7 @@ at all; CP-SAT takes it as a hint, repairs what it breaks and proves the optimum
 choice is hinted (the chosen option 1, the job's others 0): with many jobs on one cheap pool, finding
 a schedule that packs them is the hard part of the search, and the whole hint cut it to a quarter
 (64 generated jobs: 19.7 -> 5.3 work units; 32 jobs: 2.8 -> 1.3), where hinting the chosen options
-alone gained half as much.
+alone gave 7.7 and 3.6.
 """
 
 from __future__ import annotations

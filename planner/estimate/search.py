@@ -129,8 +129,8 @@ class SearchResult:
     """The fastest layout that fits (ties: less memory), or None; what was considered and rejected.
 
     `rejected` keeps the first (layout, reason) pairs as examples (at most MAX_REJECTED_KEPT; `reasons`
-    counts all of them by kind); `closest` is the least-memory layout when nothing fits; `searched` names the fields the
-    search chose. `why(tp=8)` answers "why not TP=8?" in one sentence.
+    counts all of them by kind); `closest` is the least-memory layout when nothing fits; `searched`
+    names the fields the search chose. `why(tp=8)` answers "why not TP=8?" in one sentence.
     """
 
     best: Estimate | None
