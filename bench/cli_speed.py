@@ -5,7 +5,8 @@ output), N times; the table gives the median and the min-max spread. This tree i
 warm estimate cache (filled by one untimed run, as on a user's second run of a scenario or any batch
 variant) and cold (a fresh, empty cache folder every run). The baseline is another commit of this
 repository (default: the session's starting point), checked out into a temporary worktree and run with
-the same interpreter; machines differ, so the ratio baseline / warm is the figure to compare.
+the same interpreter; machines differ, so the ratio baseline / warm is the figure to compare. Each tree
+runs once untimed per row first, which also writes its bytecode as an installed package has it.
 
 Usage: python bench/cli_speed.py [--runs 5] [--baseline REF] [--skip-slow] [--only TEXT]
 """
@@ -67,6 +68,10 @@ def launcher(tree: Path, tmp: Path) -> tuple[str, str]:
 def timed(tree: Path, launch: tuple[str, str], args: list[str], cache: str) -> float:
     path, module = launch
     env = dict(os.environ, PYTHONPATH=path, PLAN_CACHE_DIR=cache)
+    # As on a user's machine: an installed package has its bytecode (pip compiles it at install) and an
+    # imported source tree writes it on first use. A shell that forbids bytecode files would make every
+    # timed process compile each module from source (~70 ms for `plan solve`), so the runs may write them.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", module, *args], cwd=tree, env=env,
                           capture_output=True, text=True, check=False)
@@ -107,6 +112,8 @@ def main() -> None:
                 timed(ROOT, here, plan_args, str(cache))  # fills the cache
                 warm = [timed(ROOT, here, plan_args, str(cache)) for _ in range(runs)]
                 cold = [timed(ROOT, here, plan_args, str(tmp / f"cold-{abs(hash(label))}-{i}")) for i in range(runs)]
+                if args.baseline:
+                    timed(baseline, there, plan_args, "off")  # untimed, as for this tree: bytecode written
                 base = [timed(baseline, there, plan_args, "off") for _ in range(runs)] if args.baseline else []
                 ratio = f"{statistics.median(base) / statistics.median(warm):5.2f}x" if base else ""
                 print(f"{label + (f' [{runs} runs]' if runs != args.runs else ''):34} {spread(warm):>22} "
