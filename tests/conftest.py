@@ -12,6 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
+from plan.models.loading import load_scenario
+from plan.planner.candidates import build_problem
+from plan.planner.solve import Session
+
 # Tests never touch the user's estimate cache: each test session gets its own, fresh folder (also
 # inherited by the CLI subprocesses the tests start).
 os.environ["PLAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="plan-test-cache-")
@@ -33,6 +37,14 @@ BASE_SCENARIO: dict[str, Any] = {
          "after": ["a"]},
     ],
 }
+
+
+def generous_session(path: Path) -> Session:
+    """A session on a scenario file with limits no test reaches (600 s, 1000 work units): what a test
+    compares is then the proven answer, never a cut-off one."""
+    loaded = load_scenario(path)
+    settings = loaded.scenario.solver.model_copy(update={"time_limit_s": 600, "work_limit": 1000})
+    return Session(build_problem(loaded), settings, loaded.scenario.objective, loaded=loaded)
 
 
 @pytest.fixture

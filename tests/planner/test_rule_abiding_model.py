@@ -7,30 +7,21 @@ from pathlib import Path
 
 import pytest
 
-from plan.models.loading import load_scenario
-from plan.planner.candidates import build_problem
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import solve_model
-from plan.planner.solve import Session
-from tests.conftest import SCENARIOS
-
-
-def _session(path: Path) -> Session:
-    loaded = load_scenario(path)
-    settings = loaded.scenario.solver.model_copy(update={"time_limit_s": 600, "work_limit": 1000})
-    return Session(build_problem(loaded), settings, loaded.scenario.objective, loaded=loaded)
+from tests.conftest import SCENARIOS, generous_session
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
 def test_every_rule_a_candidate_breaks_forbids_it_in_the_whole_model(path: Path):
     # Dropping rule-breakers is exact only if each broken group, while it holds, forbids them.
-    session = _session(path)
+    session = generous_session(path)
     assert session.problem.rule_groups() <= set(session.model.groups.literals)
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
 def test_the_rule_abiding_model_has_the_whole_models_optimum(path: Path):
-    session = _session(path)
+    session = generous_session(path)
     abiding = session.model_for(Bounds())
     assert abiding is not session.model
     assert all(not c.violations for c in abiding.problem.all_candidates())
@@ -44,7 +35,7 @@ def test_the_rule_abiding_model_has_the_whole_models_optimum(path: Path):
 
 
 def test_solves_that_lift_a_rule_force_an_option_or_ask_for_a_core_use_the_whole_model():
-    session = _session(SCENARIOS[0])
+    session = generous_session(SCENARIOS[0])
     rule = sorted(session.problem.rule_groups())[0]
     breaker = next(c for c in session.problem.all_candidates() if rule in c.violations)
     assert session.model_for(Bounds(lifted=frozenset({rule}))) is session.model
@@ -56,7 +47,7 @@ def test_solves_that_lift_a_rule_force_an_option_or_ask_for_a_core_use_the_whole
 
 
 def test_a_hint_naming_a_rule_breaker_is_ignored_by_the_rule_abiding_model():
-    session = _session(SCENARIOS[0])
+    session = generous_session(SCENARIOS[0])
     breaker = next(c for c in session.problem.all_candidates() if c.violations)
     abiding = session.model_for(Bounds())
     instance = abiding.instance("cost", Bounds(), hint={breaker.index: 1})

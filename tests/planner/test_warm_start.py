@@ -8,25 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from plan.models.loading import load_scenario
 from plan.planner import solve
-from plan.planner.candidates import build_problem
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import solve_model
-from plan.planner.solve import Session, solve_session
+from plan.planner.solve import solve_session
 from plan.planner.warm_start import WARM_START_NOTE, greedy_hint
-from tests.conftest import SCENARIOS
-
-
-def _session(path: Path) -> Session:
-    loaded = load_scenario(path)
-    settings = loaded.scenario.solver.model_copy(update={"time_limit_s": 600, "work_limit": 1000})
-    return Session(build_problem(loaded), settings, loaded.scenario.objective, loaded=loaded)
+from tests.conftest import SCENARIOS, generous_session
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
 def test_the_greedy_plan_picks_each_jobs_best_rule_abiding_option_in_time(path: Path):
-    session = _session(path)
+    session = generous_session(path)
     problem = session.problem
     for objective in ("cost", "time"):
         hint = greedy_hint(problem, objective)
@@ -52,7 +44,7 @@ def test_the_greedy_plan_picks_each_jobs_best_rule_abiding_option_in_time(path: 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
 def test_starting_from_the_greedy_plan_keeps_the_optimum(path: Path):
-    session = _session(path)
+    session = generous_session(path)
     model = session.model_for(Bounds())
     for objective in ("cost", "time"):
         plain = solve_model(model, model.instance(objective, Bounds()), session.settings, 600, 1000)
@@ -64,11 +56,11 @@ def test_starting_from_the_greedy_plan_keeps_the_optimum(path: Path):
 
 def test_a_solve_not_proven_quickly_starts_again_from_the_greedy_plan_and_says_so(monkeypatch):
     lab = next(p for p in SCENARIOS if p.stem == "lab_six_jobs")
-    proven = solve_session(_session(lab))  # proven within the first short solve: no restart
+    proven = solve_session(generous_session(lab))  # proven within the first short solve: no restart
     assert proven.status == "optimal" and WARM_START_NOTE not in proven.notes
     # a first solve too short to prove anything: the answer comes from the greedy start, same optimum
     monkeypatch.setattr(solve, "QUICK_BEST_WORK", 0.0)
-    restarted = solve_session(_session(lab))
+    restarted = solve_session(generous_session(lab))
     assert WARM_START_NOTE in restarted.notes
     assert restarted.status == "optimal"
     assert restarted.plans[0].total_cost == proven.plans[0].total_cost
