@@ -62,6 +62,26 @@ def cache_dir() -> Path | None:
     return Path(platformdirs.user_cache_dir("plan", appauthor=False))
 
 
+def _opened(db: sqlite3.Connection, attempts: int = 10) -> None:
+    """Switch a connection to WAL and create the table. Processes that open a new file at once (batch
+    workers on an empty cache) race for both, and SQLite answers some of those races "locked" at once
+    instead of waiting (a write upgrade from a stale read): each is retried, with the table created
+    under a write lock taken first (which does wait), so no opener ends up with its cache off."""
+    for attempt in range(attempts):
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            with db:
+                db.execute("BEGIN IMMEDIATE")
+                db.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value BLOB NOT NULL,"
+                           " stored REAL NOT NULL)")
+            return
+        except sqlite3.OperationalError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.02 * (attempt + 1))
+
+
 class EstimateStore:
     """Get and put pickled results by text key; every error turns into a miss or a no-op."""
 
@@ -74,10 +94,7 @@ class EstimateStore:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value BLOB NOT NULL,"
-                       " stored REAL NOT NULL)")
+            _opened(db)
             self._db = db
             self._trim()
         except (OSError, sqlite3.Error):
