@@ -9,7 +9,6 @@ option breaks. Options that fit in no layout, or are dominated, are recorded wit
 from __future__ import annotations
 
 import dataclasses
-import gc
 import math
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from plan.models.problem import (
 from plan.models.scenario import Job, OwnedPool, Scenario
 from plan.planner import build_deadline
 from plan.planner.capacity_limits import allowance
+from plan.planner.collector import collector_paused
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
 from plan.planner.estimate import store as estimate_store
 from plan.planner.estimate.band import hours_quantile, memory_factor
@@ -612,22 +612,11 @@ def build_problem(loaded: LoadedScenario) -> Problem:
     if key in _BUILT:
         _BUILT.move_to_end(key)
         return _with_budget(_BUILT[key][1], loaded.scenario)
-    # Candidate building allocates hundreds of thousands of small acyclic objects (layouts, estimates,
-    # cached results) that reference counting frees; the cyclic collector's passes over the growing
-    # caches took a fifth to a third of the time, so it pauses here. What the build keeps (caches,
-    # candidates) then moves to the collector's permanent generation: the first collection after the
-    # build would otherwise walk all of it (student_no_ops: 14 ms of a 130 ms build) and later ones
-    # again. The next build hands it back first, so cycles among what it drops are still collected.
-    collecting = gc.isenabled()
-    gc.unfreeze()
-    gc.disable()
-    try:
-        problem = CandidateBuilder(loaded).build()
-    finally:
-        estimate_store.flush()  # share this build's new estimates with later runs and batch workers
-        if collecting:
-            gc.freeze()
-            gc.enable()
+    with collector_paused():  # hundreds of thousands of objects that live on (plan.planner.collector)
+        try:
+            problem = CandidateBuilder(loaded).build()
+        finally:
+            estimate_store.flush()  # share this build's new estimates with later runs and batch workers
     _BUILT[key] = (loaded.catalog, problem)  # the catalog is kept so that its id is not reused
     while len(_BUILT) > _BUILT_KEPT:
         _BUILT.popitem(last=False)

@@ -7,7 +7,6 @@ imported only when that command runs, so `plan --version` and `plan validate` st
 from __future__ import annotations
 
 import functools
-import gc
 import importlib
 import os
 import sys
@@ -17,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from plan.planner import __version__
+from plan.planner.collector import collector_paused
 from plan.planner.interrupts import EXIT_INTERRUPTED, interrupt_behind, interrupted_line
 
 # command name -> (module, function); the order is the order of `plan --help`.
@@ -108,21 +108,6 @@ def __getattr__(name: str) -> typer.Typer:
     raise AttributeError(name)
 
 
-def _imported(load: Callable[[], typer.Typer]) -> typer.Typer:
-    """`load()` (which imports the command's modules) with the cyclic collector paused, and what the
-    imports made (modules, classes, schemas: all kept for the process's life) handed to its permanent
-    generation. Importing the solver path ran ~180 collections over that growing heap, 50 ms of a
-    0.6 s `plan solve`."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return load()
-    finally:
-        if collecting:
-            gc.freeze()
-            gc.enable()
-
-
 def main() -> None:
     """Entry point: no traceback reaches a user unless PLAN_DEBUG is set."""
     try:  # typer >= 0.2x vendors click as typer._click; older typer raises click's own exceptions
@@ -131,7 +116,9 @@ def main() -> None:
         from click import exceptions as cli_errors  # type: ignore[no-redef]
 
     try:
-        command = typer.main.get_command(_imported(lambda: build_app(commands_needed(sys.argv[1:]))))
+        with collector_paused():  # the command's modules: many objects, all kept (plan.planner.collector)
+            cli = build_app(commands_needed(sys.argv[1:]))
+        command = typer.main.get_command(cli)
         code = command.main(args=sys.argv[1:], prog_name="plan", standalone_mode=False)
     except cli_errors.NoArgsIsHelpError:  # bare `plan`: typer has printed the help
         sys.exit(2)
