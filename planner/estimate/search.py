@@ -311,13 +311,13 @@ def _searched(key: _Key) -> SearchResult:
         tokens_step = pair.gb * spec.seq_len
 
         def fits(mb: int, fw: str = fw, zero: int = zero, rc: str = rc, v: int = v, ep: int = ep,
-                 ctx: _PairContext = ctx, pair: _Pair = pair) -> tuple[bool, Any]:
+                 pair: _Pair = pair) -> tuple[bool, Any]:
             key = (fw, zero, rc, mb, v, ep)
-            if key not in ctx.memo:
+            if key not in pair.memo:
                 lay = _make(pair, spec, lora_rank, fw, zero, rc, mb, v, ep)
                 mem = _memory(shape, method, lay, cap)
-                ctx.memo[key] = (mem.breakdown.total_gib <= cap, (lay, mem))
-            return ctx.memo[key]
+                pair.memo[key] = (mem.breakdown.total_gib <= cap, (lay, mem))
+            return pair.memo[key]
 
         # The combination's traffic and optimizer time no micro-batch size avoids tighten its bound
         # (the order above uses compute alone): skip it when even that cannot beat the fastest found.
@@ -363,11 +363,11 @@ def _searched(key: _Key) -> SearchResult:
                     closest = (total, layout)
                 reject(layout, f"out of memory: {total:.1f} GiB > {cap:g} GiB", "out of memory")
                 continue
-            if (fw, mb) not in ctx.compute:  # the same for every ZeRO stage, recompute, v and ep
+            if (fw, mb) not in pair.compute:  # the same for every ZeRO stage, recompute, v and ep
                 r = rates(shape, layout, cluster)
-                ctx.compute[(fw, mb)] = (r, micro_batch_compute(shape, method, layout, r))
+                pair.compute[(fw, mb)] = (r, micro_batch_compute(shape, method, layout, r))
             t = step_time(shape, method, layout, cluster, ctx.tp_link, ctx.dp_link, ctx.pp_link,
-                          mem.paged_offload_params, ctx.cp_link, ep_link, ctx.compute[(fw, mb)]).total_s
+                          mem.paged_offload_params, ctx.cp_link, ep_link, pair.compute[(fw, mb)]).total_s
             rate = tokens_step / t
             if best is None or (-rate, total) < (best[0], best[1]):
                 best = (-rate, total, layout)
@@ -485,7 +485,7 @@ def _fixed_lower_bound_s(shape: ModelShape, method: str, cluster: Cluster, spec:
     if key not in ctx.fixed:
         whole = spec.micro_batch or pair.gb // pair.dp
         layout = _make(pair, spec, lora_rank, fw, zero, rc, whole, key[-1], ep)
-        r, mbc = ctx.compute[(fw, whole)]  # (the pair's own probe: it bounds the stage at this size)
+        r, mbc = pair.compute[(fw, whole)]  # (the pair's own probe: it bounds the stage at this size)
         dp_s = dp_exposed_s(shape, method, layout, ctx.dp_link, zero, mbc.compute_s,
                             stage_recompute_s(shape, layout, r, mbc))
         ctx.fixed[key] = ((dp_s + optimizer_and_paging_s(shape, method, layout, r, 0.0, mbc.layers)) / cluster.speedup,
@@ -561,22 +561,20 @@ def _make(pair: _Pair, spec: LayoutSpec, lora_rank: int | None, fw: str, zero: i
 
 @dataclass
 class _PairContext:
-    """What the combinations of one (tp, pp, cp) share in one search: its groups' links, the pair's
-    memory and compute already evaluated (bisection and timing ask for the same layouts), and the
-    fixed costs of each combination on these links."""
+    """What the combinations of one (tp, pp, cp) share in one search: its groups' links, and the fixed
+    costs of each combination on them (memory and compute, which do not read the links, live on the
+    pair itself)."""
 
     tp_link: GroupLink
     cp_link: GroupLink
     dp_link: GroupLink
     pp_link: GroupLink
-    memo: dict[tuple[str, int, str, int, int, int], tuple[bool, Any]]
-    compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]]
     fixed: dict[tuple[str, int, str, int, int], tuple[float, float]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, pair: _Pair, cluster: Cluster) -> _PairContext:
         tp_link, cp_link, dp_link, pp_link, _ = layout_links(cluster, pair.tp, pair.pp, pair.cp, pair.dp)
-        return cls(tp_link, cp_link, dp_link, pp_link, pair.memo, pair.compute)
+        return cls(tp_link, cp_link, dp_link, pp_link)
 
 
 @lru_cache(maxsize=4096)
