@@ -120,6 +120,15 @@ def _in_tree(path: str, tree: Path) -> str | None:
     return str(own) if own.is_file() else None
 
 
+def _round(path: str, tmp: Path, baseline: Path | None, runs: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """This tree's measurement of `path` (with the brute-force check), then the baseline's on its own copy
+    of the scenario (None without a baseline or that copy)."""
+    now = _run_worker(ROOT, tmp, str(Path(path).resolve()), runs, check=True)
+    own = _in_tree(path, baseline) if baseline is not None else None
+    return now, (_run_worker(baseline, tmp, own, runs, check=False) if baseline is not None and own is not None
+                 else None)
+
+
 def _fmt(xs: list[float]) -> str:
     return f"{statistics.median(xs):.3f}±{(max(xs) - min(xs)) / 2:.3f}"
 
@@ -146,18 +155,13 @@ def main() -> int:
             os.sync()  # the checkout's writes settle before anything is timed
         try:
             for path in args.scenarios[:1]:  # one untimed round per tree: caches and page cache warm alike
-                _run_worker(ROOT, tmp, str(Path(path).resolve()), 1, check=False)
-                own = _in_tree(path, baseline)
-                if args.baseline and own is not None:
-                    _run_worker(baseline, tmp, own, 1, check=False)
+                _round(path, tmp, baseline if args.baseline else None, 1)
             print(f"{'scenario':34} {'cands':>6} {'build s':>12} {'best s':>12} {'top-k+expl s':>12} "
                   f"{'total s':>12} {'baseline ' + args.baseline:>18} {'change':>7} {'bf check':>10}", flush=True)
             for path in args.scenarios:
-                now = _run_worker(ROOT, tmp, str(Path(path).resolve()), args.runs, check=True)
+                now, base = _round(path, tmp, baseline if args.baseline else None, args.runs)
                 base_text, change = "", ""
-                own = _in_tree(path, baseline)
-                if args.baseline and own is not None:
-                    base = _run_worker(baseline, tmp, own, args.runs, check=False)
+                if base is not None:
                     base_text = f"{_fmt(base['sum'])} ({base['candidates']})"
                     change = f"{statistics.median(now['sum']) / statistics.median(base['sum']) - 1:+.0%}"
                 print(f"{Path(path).name:34} {now['candidates']:6d} {_fmt(now['build']):>12} "
