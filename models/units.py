@@ -37,7 +37,8 @@ def _split(value: object, what: str, allowed: str) -> tuple[float, str]:
     if isinstance(value, bool):
         raise ValueError(f"expected {what} ({allowed}), got {value!r}")
     if isinstance(value, int | float):
-        return _finite(float(value) if abs(value) < 1e308 else math.inf, what, allowed), ""
+        # (an int too large for a float is infinite to us; a float, NaN included, is itself)
+        return _finite(float(value) if isinstance(value, float) or abs(value) < 1e308 else math.inf, what, allowed), ""
     if not isinstance(value, str):
         raise ValueError(f"expected {what} ({allowed}), got {type(value).__name__}")
     text = value.strip().replace(",", "").replace("_", "")

@@ -36,3 +36,10 @@ def test_size(text, expected):
 def test_rejects_with_allowed_forms(parser, bad):
     with pytest.raises(ValueError, match=r"e\.g\."):
         parser(bad)
+
+
+@pytest.mark.parametrize(("value", "named"), [(float("nan"), "got nan"), (float("inf"), "got inf"),
+                                              (10**400, "got inf")])
+def test_a_non_finite_number_is_named_as_it_was_given(value, named):
+    with pytest.raises(ValueError, match=named):
+        parse_money(value)
