@@ -18,9 +18,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from plan.models.problem import SCALE, Problem
-from plan.planner.cpsat.model import RISK_SCALE, Bounds
+from plan.planner.cpsat.model import RISK_SCALE, Bounds, PlanModel
 from plan.planner.cpsat.run import Outcome, to_plan
 from plan.planner.explain import explain_plan
+from plan.planner.front_pruning import front_problem
 from plan.planner.plan import Plan
 from plan.planner.solve import Session
 
@@ -104,34 +105,38 @@ class _Walker:
         self.walks = walks  # walks to make in all (one per risk cap): the progress shares them out
         self.walked = 0
         self.found = 0
+        self.proven = False  # the last point's cost and time stages were both proven optimal
 
     def _report(self, share: float) -> None:
         if self.on_point is not None:
             self.on_point(self.found, min(1.0, (self.walked + share) / self.walks))
 
-    def point(self, bounds: Bounds, hint: Outcome | None = None) -> Outcome:
+    def point(self, bounds: Bounds, hint: Outcome | None = None, model: PlanModel | None = None) -> Outcome:
         """Min cost, then min makespan at that cost (then min risk at both, with a risk axis). `hint`
         starts the cost stage: only a plan that meets `bounds`. The walk passes none, since the previous
         point breaks the tightened time cap, and repairing it cost CP-SAT three times the work of a fresh
-        search (lab_six_jobs' exact front: 56 -> 19 units)."""
+        search (lab_six_jobs' exact front: 56 -> 19 units). `model`: the walk's narrowed model."""
         s = self.session
-        first = s.run("cost", bounds, hint, max_work=QUICK_POINT_WORK)
+        first = s.run("cost", bounds, hint, max_work=QUICK_POINT_WORK, model=model)
         if first.status in ("feasible", "unknown") and s.work_left > 0:
-            again = s.run("cost", bounds, hint, probing=HARD_POINT_PROBING)
+            again = s.run("cost", bounds, hint, probing=HARD_POINT_PROBING, model=model)
             if again.solved or not first.solved:  # (a spent budget keeps the quick plan)
                 first = again
+        self.proven = first.status == "optimal"
         if not first.solved:
             return first
         best = first
-        second = s.run("time", replace(bounds, max_cost=first.total_cost), first)
+        second = s.run("time", replace(bounds, max_cost=first.total_cost, min_cost=None), first, model=model)
         if second.solved:
             best = second
         if self.with_risk:
-            third = s.run("risk", replace(bounds, max_cost=best.total_cost, max_makespan=best.makespan_min), best)
+            third = s.run("risk", replace(bounds, max_cost=best.total_cost, max_makespan=best.makespan_min,
+                                          min_cost=None), best, model=model)
             if third.solved:
                 best = third
         if any(o.status != "optimal" for o in (first, second)):
             self.unproven += 1
+        self.proven = first.status == second.status == "optimal"
         return best
 
     def fastest(self, bounds: Bounds) -> Outcome:
@@ -150,6 +155,7 @@ class _Walker:
 
     def _walk(self, bounds: Bounds, max_points: int | None, notes: list[str]) -> list[Outcome]:
         cheapest = self.point(bounds)
+        cheapest_proven = self.proven
         if not cheapest.solved:
             return []
         fastest = self.fastest(bounds)
@@ -157,6 +163,23 @@ class _Walker:
             return [cheapest]
         found = [cheapest]
         span = cheapest.makespan_min - fastest.makespan_min
+        # Every point in between costs at most the fastest plan and ends before the cheapest one.
+        # (The walk holds every rule; with one lifted, it keeps the whole model.)
+        model = None
+        if not bounds.lifted & self.session.problem.rule_groups():
+            narrowed = front_problem(self.session.problem, max_cost=fastest.total_cost,
+                                     max_makespan=cheapest.makespan_min - 1, with_risk=self.with_risk)
+            model = PlanModel(narrowed.problem)
+        # A later point costs more than a proven one (it ends sooner, and the earlier one was the fastest
+        # at its cost): a lower bound for each next solve, which cuts the proof of the tight ones.
+        floor = cheapest.total_cost + 1 if cheapest_proven else None
+
+        def solve(cap: int) -> Outcome:
+            nonlocal floor
+            nxt = self.point(replace(bounds, max_makespan=cap, min_cost=floor, pool_energy=True), model=model)
+            if nxt.solved:
+                floor = nxt.total_cost + 1 if self.proven else None
+            return nxt
 
         def advance(outcome: Outcome) -> None:
             found.append(outcome)
@@ -168,7 +191,7 @@ class _Walker:
         if max_points is None:
             cap = cheapest.makespan_min - 1
             while cap > fastest.makespan_min:
-                nxt = self.point(replace(bounds, max_makespan=cap))
+                nxt = solve(cap)
                 if not nxt.solved:
                     break
                 advance(nxt)
@@ -182,7 +205,7 @@ class _Walker:
                 cap = cheapest.makespan_min - round(span * k / steps)
                 if cap >= found[-1].makespan_min:
                     continue  # the last point already meets this cap
-                nxt = self.point(replace(bounds, max_makespan=cap))
+                nxt = solve(cap)
                 if nxt.solved:
                     advance(nxt)
         if (found[-1].total_cost, found[-1].makespan_min) != (fastest.total_cost, fastest.makespan_min):

@@ -119,9 +119,11 @@ class Session:
         return max(0.05, self.deadline - time.perf_counter())
 
     def run(self, objective: str | None, bounds: Bounds, hint: Outcome | dict[int, int] | None = None,
-            with_assumptions: bool = False, max_work: float | None = None, probing: int = 0) -> Outcome:
-        """One solve. `hint`: a plan to start from (an outcome, or candidate index -> 0/1)."""
-        model = self.model_for(bounds, with_assumptions)
+            with_assumptions: bool = False, max_work: float | None = None, probing: int = 0,
+            model: PlanModel | None = None) -> Outcome:
+        """One solve. `hint`: a plan to start from (an outcome, or candidate index -> 0/1); `model`: a
+        narrower model with the same optimum under `bounds` (a Pareto walk's), instead of the session's."""
+        model = model or self.model_for(bounds, with_assumptions)
         instance = model.instance(objective, bounds, with_assumptions=with_assumptions,
                                   hint=hint.hint() if isinstance(hint, Outcome) else hint)
         work = self.work_left if max_work is None else min(max_work, self.work_left)
