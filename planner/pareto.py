@@ -111,27 +111,30 @@ class _Walker:
         if self.on_point is not None:
             self.on_point(self.found, min(1.0, (self.walked + share) / self.walks))
 
-    def point(self, bounds: Bounds, hint: Outcome | None = None, model: PlanModel | None = None) -> Outcome:
+    def point(self, bounds: Bounds, hint: Outcome | None = None, model: PlanModel | None = None,
+              witness: Outcome | None = None) -> Outcome:
         """Min cost, then min makespan at that cost (then min risk at both, with a risk axis). `hint`
         starts the cost stage: only a plan that meets `bounds`. The walk passes none, since the previous
         point breaks the tightened time cap, and repairing it cost CP-SAT three times the work of a fresh
-        search (lab_six_jobs' exact front: 56 -> 19 units). `model`: the walk's narrowed model."""
+        search (lab_six_jobs' exact front: 56 -> 19 units). `model`: the walk's narrowed model;
+        `witness`: a plan known to meet `bounds` (each stage's plan is the next stage's)."""
         s = self.session
-        first = s.run("cost", bounds, hint, max_work=QUICK_POINT_WORK, model=model)
+        first = s.run("cost", bounds, hint, max_work=QUICK_POINT_WORK, model=model, witness=witness)
         if first.status in ("feasible", "unknown") and s.work_left > 0:
-            again = s.run("cost", bounds, hint, probing=HARD_POINT_PROBING, model=model)
+            again = s.run("cost", bounds, hint, probing=HARD_POINT_PROBING, model=model, witness=witness)
             if again.solved or not first.solved:  # (a spent budget keeps the quick plan)
                 first = again
         self.proven = first.status == "optimal"
         if not first.solved:
             return first
         best = first
-        second = s.run("time", replace(bounds, max_cost=first.total_cost, min_cost=None), first, model=model)
+        second = s.run("time", replace(bounds, max_cost=first.total_cost, min_cost=None), first, model=model,
+                       witness=first)
         if second.solved:
             best = second
         if self.with_risk:
             third = s.run("risk", replace(bounds, max_cost=best.total_cost, max_makespan=best.makespan_min,
-                                          min_cost=None), best, model=model)
+                                          min_cost=None), best, model=model, witness=best)
             if third.solved:
                 best = third
         if any(o.status != "optimal" for o in (first, second)):
@@ -144,7 +147,7 @@ class _Walker:
         first = s.run("time", bounds)
         if not first.solved:
             return first
-        return self.point(replace(bounds, max_makespan=first.makespan_min), first)  # first meets the cap
+        return self.point(replace(bounds, max_makespan=first.makespan_min), first, witness=first)  # it meets the cap
 
     def walk(self, bounds: Bounds, max_points: int | None, notes: list[str]) -> list[Outcome]:
         """The 2-D front (cost, makespan) under `bounds`, cheapest first."""
@@ -176,7 +179,9 @@ class _Walker:
 
         def solve(cap: int) -> Outcome:
             nonlocal floor
-            nxt = self.point(replace(bounds, max_makespan=cap, min_cost=floor, pool_energy=True), model=model)
+            # (the fastest plan meets every cap and costs more than any floor: infeasible cannot be right)
+            nxt = self.point(replace(bounds, max_makespan=cap, min_cost=floor, pool_energy=True), model=model,
+                             witness=fastest)
             if nxt.solved:
                 floor = nxt.total_cost + 1 if self.proven else None
             return nxt
@@ -299,6 +304,9 @@ def pareto_front(session: Session, *, max_points: int | None = None, z: str | No
             within_budget=problem.budget is None or outcome.total_cost <= problem.budget,
             meets_deadlines=all(limit is None or outcome.end_min[job] <= limit
                                 for job, limit in problem.deadline_min.items())))
+    if session.presolve_retries:
+        front.notes.append(f"{session.presolve_retries} solve(s) that CP-SAT's presolve wrongly found infeasible (a "
+                           "plan meeting them was known) were solved again without presolve")
     if walker.unproven:
         front.status = "feasible"
         front.notes.append(f"{walker.unproven} point(s) not proven optimal within the time limit")

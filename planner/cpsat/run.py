@@ -57,7 +57,7 @@ MIN_WORK = 0.01  # deterministic time: every solve gets at least this much, even
 
 
 def configure(solver: cp_model.CpSolver, settings: SolverSettings, time_limit_s: float, work_limit: float,
-              probing: int = 0) -> None:
+              probing: int = 0, presolve: bool = True) -> None:
     """Parameters that make a solve repeatable whatever the machine's load: the deterministic work
     limit is the stop, the wall clock only a safety net, and the search itself is deterministic (one
     thread, or CP-SAT's interleaved portfolio, whose result does not depend on the worker count)."""
@@ -74,12 +74,13 @@ def configure(solver: cp_model.CpSolver, settings: SolverSettings, time_limit_s:
     # (A solve that needs a long proof may ask for probing: see the Pareto walk.)
     params.linearization_level = 2
     params.cp_model_probing_level = probing
+    params.cp_model_presolve = presolve  # off only to re-check a solve its presolve got wrong (Session.run)
 
 
 def solve_model(plan_model: PlanModel, model: cp_model.CpModel, settings: SolverSettings,
-                time_limit_s: float, work_limit: float, probing: int = 0) -> Outcome:
+                time_limit_s: float, work_limit: float, probing: int = 0, presolve: bool = True) -> Outcome:
     solver = cp_model.CpSolver()
-    configure(solver, settings, time_limit_s, work_limit, probing)
+    configure(solver, settings, time_limit_s, work_limit, probing, presolve)
     started = time.perf_counter()
     status = solve_interruptibly(solver, model)  # Ctrl-C raises: an interrupted search is no result
     wall = time.perf_counter() - started

@@ -135,3 +135,42 @@ def test_a_reservation_held_alone_counts_its_least_holding_in_the_ceiling():
                                                         with_risk=False))
     assert ("a", "q", "monthly") not in _kept(front_problem(problem, max_cost=SCALE.money(159), max_makespan=WIDE,
                                                             with_risk=False))
+
+
+def test_a_solve_presolve_wrongly_finds_infeasible_is_run_again_without_it(monkeypatch):
+    from plan.planner import solve as solve_module
+    from plan.planner.cpsat.run import Outcome
+
+    problem = make_problem([Spec("a", "x", hours=5, cost=70), Spec("a", "y", hours=9, cost=40)])
+    s = session(problem)
+    witness = s.run("cost", pareto.Bounds())
+    real, presolves = solve_module.solve_model, []
+
+    def first_says_infeasible(*args, presolve=True, **kwargs):
+        presolves.append(presolve)
+        return Outcome("infeasible") if presolve else real(*args, presolve=presolve, **kwargs)
+
+    monkeypatch.setattr(solve_module, "solve_model", first_says_infeasible)
+    again = s.run("cost", pareto.Bounds(), witness=witness)
+    assert presolves == [True, False] and again.status == "optimal" and again.total_cost == witness.total_cost
+    assert s.presolve_retries == 1
+    presolves.clear()
+    assert s.run("cost", pareto.Bounds()).status == "infeasible" and presolves == [True]  # no witness: believed
+
+
+def test_frontier_front_is_whole_although_presolve_errs_on_its_narrowed_model():
+    # CP-SAT 9.15's presolve empties an exactly-one on this front's narrowed model (found infeasible with a
+    # plan in hand); the walk re-solves those without presolve and finds every point the whole model has.
+    from pathlib import Path
+
+    from plan.models.loading import load_scenario
+    from plan.planner.solve import Session
+
+    scenario = Path(__file__).resolve().parents[2] / "scenarios" / "frontier_private_vs_hybrid.yaml"
+    front = pareto.pareto_front(Session.from_loaded(load_scenario(scenario)))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pareto, "front_problem", _whole)
+        whole = pareto.pareto_front(Session.from_loaded(load_scenario(scenario)))
+    assert front.status == whole.status == "optimal"
+    assert [(p.cost, p.makespan_h) for p in front.points] == [(p.cost, p.makespan_h) for p in whole.points]
+    assert len(front.points) == 12
