@@ -43,7 +43,7 @@ def commands(tmp: Path, skip_slow: bool) -> list[tuple[str, list[str], int | Non
         ("plan solve generated 32 jobs", ["solve", str(many)], 3),
     ]
     if not skip_slow:
-        rows.append(("plan pareto lab_six_jobs", ["pareto", str(SCENARIOS / "lab_six_jobs.yaml")], 1))
+        rows.append(("plan pareto lab_six_jobs", ["pareto", str(SCENARIOS / "lab_six_jobs.yaml")], None))
         rows.append(("plan batch 100 variants, 2 procs",
                      ["batch", str(SCENARIOS / "student_no_ops.yaml"), str(SCENARIOS / "grant_qlora_compare.yaml"),
                       "--sweep", "budget=10..500:10", "--jobs", "2"], 3))

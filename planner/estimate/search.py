@@ -78,9 +78,11 @@ LONG_SEQUENCE = 16384
 """Sequences at least this long also search context parallelism (shorter ones keep cp = 1 unless
 given: splitting a short sequence only adds K/V traffic)."""
 MAX_REJECTED_KEPT = 24
-"""Rejected layouts a result keeps as examples (`reasons` counts every one by kind). A sample, not the
-list: results travel through the persistent store, and 400 layouts per result made reading a warm cache
-cost more than the rest of a solve (medical_hybrid: 0.23 s to unpickle 501 results)."""
+"""Rejected layouts a result keeps as examples: the first of each kind (`reasons` counts every one by
+kind), at most this many. A sample, not the list: results travel through the persistent store, where
+400 layouts per result made reading a warm cache cost more than the rest of a solve (medical_hybrid:
+0.23 s to unpickle 501 results), and the first 24 of any kind still made a third of a cold run's
+writing (medical_hybrid: 501 results, 0.07 -> 0.03 s)."""
 
 PRETRAIN_TOKENS_PER_STEP = (
     (1e9, 2**19),    # < 1B: 0.5M tokens (GPT-3 125M-760M, Brown et al. 2020, table 2.1)
@@ -128,8 +130,8 @@ def micro_batch_candidates(replica_batch: int, largest_fitting: int, pp: int) ->
 class SearchResult:
     """The fastest layout that fits (ties: less memory), or None; what was considered and rejected.
 
-    `rejected` keeps the first (layout, reason) pairs as examples (at most MAX_REJECTED_KEPT; `reasons`
-    counts all of them by kind); `closest` is the least-memory layout when nothing fits; `searched`
+    `rejected` keeps the first (layout, reason) pair of each kind as examples (MAX_REJECTED_KEPT;
+    `reasons` counts all of them by kind); `closest` is the least-memory layout when nothing fits; `searched`
     names the fields the search chose. `why(tp=8)` answers "why not TP=8?" in one sentence.
     """
 
@@ -268,7 +270,7 @@ def _searched(key: _Key) -> SearchResult:
 
     def reject(layout: Layout, reason: str, kind: str) -> None:
         reasons[kind] += 1
-        if len(rejected) < MAX_REJECTED_KEPT:
+        if reasons[kind] == 1 and len(rejected) < MAX_REJECTED_KEPT:
             rejected.append((layout, reason))
 
     cap = spec.usable_gib(cluster.gpu.memory_gib)  # the card less the headroom kept free
