@@ -86,7 +86,7 @@ class Variables:
 
     def own_cost(self, c: Candidate) -> int:
         """The candidate's cost to the plan apart from shared resources (which are priced on their own)."""
-        return self.problem.standalone_cost(c) if c.resource in self.private else c.cost
+        return self.problem.own_cost(c, self.private)
 
     @staticmethod
     def resource_cost(rv: ResourceVars) -> cp_model.LinearExprT:

@@ -204,6 +204,11 @@ class Problem:
                 users.setdefault(c.resource, set()).add(c.job)
         return {key for key, jobs in users.items() if len(jobs) == 1 and self.resources[key].kind != "owned"}
 
+    def own_cost(self, c: Candidate, private: set[str]) -> int:
+        """What the model charges the job for the candidate apart from a shared resource's bill: on a
+        reservation or purchase only its job uses (`private`), holding it alone; otherwise its own cost."""
+        return self.standalone_cost(c) if c.resource in private else c.cost
+
     def standalone_cost(self, c: Candidate) -> int:
         """What the candidate costs on its own (a reservation or purchase sized and held just for it)."""
         if c.resource is None or self.resources[c.resource].kind == "owned":

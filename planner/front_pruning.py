@@ -23,20 +23,13 @@ only ask jobs to cost less or end sooner.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from plan.constraints.reproducibility import FIXED_GPU_TYPE
 from plan.models.problem import Candidate, Problem, resources_in_use
 
 
-@dataclass(frozen=True)
-class Narrowed:
-    problem: Problem
-    kept: int
-    left_out: int  # candidates the walk's model does without
-
-
-def front_problem(problem: Problem, *, max_cost: int, max_makespan: int, with_risk: bool) -> Narrowed:
+def front_problem(problem: Problem, *, max_cost: int, max_makespan: int, with_risk: bool) -> Problem:
     """`problem`'s rule-abiding candidates that a plan costing at most `max_cost` and finishing by
     `max_makespan` may need (module docstring)."""
     abiding = problem.rule_abiding()
@@ -52,8 +45,7 @@ def front_problem(problem: Problem, *, max_cost: int, max_makespan: int, with_ri
         return max(c.startup_min, res.available_from_min if res else 0)
 
     def own_cost(c: Candidate) -> int:
-        """What the model charges the job for this candidate, apart from a shared resource's bill."""
-        return abiding.standalone_cost(c) if c.resource in private else c.cost
+        return abiding.own_cost(c, private)
 
     def least_cost(c: Candidate) -> int:
         """The least a plan with this candidate pays for it: a shared reservation is held at least for it."""
@@ -86,9 +78,7 @@ def front_problem(problem: Problem, *, max_cost: int, max_makespan: int, with_ri
         mine = [c for c in cs if rented(c)]
         candidates[job] = [c for c in cs if not rented(c) or not any(
             o is not c and beats(o, c) and not beats(c, o) for o in mine)]
-    narrowed = replace(abiding, candidates=candidates, resources=resources_in_use(candidates, abiding.resources))
-    kept = sum(len(cs) for cs in candidates.values())
-    return Narrowed(narrowed, kept, sum(len(cs) for cs in problem.candidates.values()) - kept)
+    return replace(abiding, candidates=candidates, resources=resources_in_use(candidates, abiding.resources))
 
 
 def _shared_reservations(problem: Problem, candidates: dict[str, list[Candidate]], private: set[str]) -> list[str]:

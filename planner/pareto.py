@@ -169,10 +169,9 @@ class _Walker:
         # Every point in between costs at most the fastest plan and ends before the cheapest one.
         # (The walk holds every rule; with one lifted, it keeps the whole model.)
         model = None
-        if not bounds.lifted & self.session.problem.rule_groups():
-            narrowed = front_problem(self.session.problem, max_cost=fastest.total_cost,
-                                     max_makespan=cheapest.makespan_min - 1, with_risk=self.with_risk)
-            model = PlanModel(narrowed.problem)
+        if self.session.holds_every_rule(bounds):
+            model = PlanModel(front_problem(self.session.problem, max_cost=fastest.total_cost,
+                                            max_makespan=cheapest.makespan_min - 1, with_risk=self.with_risk))
         # A later point costs more than a proven one (it ends sooner, and the earlier one was the fastest
         # at its cost): a lower bound for each next solve, which cuts the proof of the tight ones.
         floor = cheapest.total_cost + 1 if cheapest_proven else None

@@ -107,10 +107,15 @@ class Session:
             self._model = PlanModel(self.problem)
         return self._model
 
+    def holds_every_rule(self, bounds: Bounds) -> bool:
+        """No rule a candidate can break is lifted and no option forced: rule-breaking candidates can
+        never be chosen, so a model of the rule-abiding ones alone has the same optima."""
+        return not bounds.forced and not bounds.lifted & self._rule_groups
+
     def model_for(self, bounds: Bounds, with_assumptions: bool = False) -> PlanModel:
         """The model a solve needs: while every rule a candidate can break holds and no option is
         forced, the rule-abiding candidates alone (the same optima, a smaller model)."""
-        if with_assumptions or bounds.forced or bounds.lifted & self._rule_groups:
+        if with_assumptions or not self.holds_every_rule(bounds):
             return self.model
         if self._abiding is None:
             self._abiding = PlanModel(self.problem.rule_abiding())
@@ -130,16 +135,18 @@ class Session:
         model = model or self.model_for(bounds, with_assumptions)
         instance = model.instance(objective, bounds, with_assumptions=with_assumptions,
                                   hint=hint.hint() if isinstance(hint, Outcome) else hint)
-        work = self.work_left if max_work is None else min(max_work, self.work_left)
-        outcome = solve_model(model, instance, self.settings, self.remaining_s(), work, probing)
-        self.work_left = max(0.0, self.work_left - outcome.work)
-        self.wall_stopped |= outcome.wall_stopped
-        if outcome.status == "infeasible" and witness is not None and witness.solved:
-            self.presolve_retries += 1
+
+        def solved(presolve: bool) -> Outcome:
             work = self.work_left if max_work is None else min(max_work, self.work_left)
-            outcome = solve_model(model, instance, self.settings, self.remaining_s(), work, probing, presolve=False)
+            outcome = solve_model(model, instance, self.settings, self.remaining_s(), work, probing, presolve=presolve)
             self.work_left = max(0.0, self.work_left - outcome.work)
             self.wall_stopped |= outcome.wall_stopped
+            return outcome
+
+        outcome = solved(presolve=True)
+        if outcome.status == "infeasible" and witness is not None and witness.solved:
+            self.presolve_retries += 1
+            outcome = solved(presolve=False)
         return outcome
 
     def best(self, bounds: Bounds, hint: Outcome | dict[int, int] | None = None,
