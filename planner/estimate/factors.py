@@ -150,8 +150,13 @@ COLLECTIVE_BANDWIDTH_EFFICIENCY = 0.75
 Source: nccl-tests all-reduce bus bandwidth on 8x A100 NVLink ~230 of 300 GB/s per direction,
 on InfiniBand ~ 80-90% of line rate; 0.75 is a round middle figure."""
 
-COLLECTIVE_LATENCY_S = {"intra": 8e-6, "inter": 20e-6}
-"""Per-step latency of a ring collective (NCCL small-message latency, order of magnitude)."""
+COLLECTIVE_LATENCY_S = {"base": 8.4e-6, "nvlink": 3.4e-6, "pcie": 5.7e-6, "inter": 14.0e-6}
+"""Latency of a ring collective with NCCL's Simple protocol (the one large transfers use): a base per
+collective, plus per hop inside a node (NVLink or PCIe) or between nodes. NCCL 2.29.7
+src/graph/tuning.cc, `ncclTunerConstantsDefaults` (baseLatencies and hwLatencies, Ring/Simple, in
+microseconds; read from Debian's nvidia-nccl 2.29.7 source package, 2026-11-30). NCCL sums them along
+the ring: (steps - inter-node steps) x hop + inter-node steps x network hop, with nodes - 1 inter-node
+steps per pass."""
 
 TP_COMM_EXPOSED_FRACTION = 0.6
 """Fraction of tensor-parallel collective time not hidden behind compute.

@@ -27,11 +27,15 @@ Data parallelism, layer by layer: a collective for layer i is prefetched/launche
 (or i+1 in the backward pass) computes, so per pass only the first collective and whatever each
 later one takes beyond its layer's compute are exposed:
     exposed(c, f, L) = c + (L - 1) x max(0, c - DP_OVERLAP_FRACTION x f)
-for per-layer collective time c and per-layer compute f. Which collectives run when depends on the
-framework: Megatron (ZeRO 0/1) reduces gradients once per step behind the last micro-batch's
-backward and (ZeRO-1) all-gathers parameters behind the next forward; DeepSpeed ZeRO-2 reduce-scatters
-gradients every micro-batch; ZeRO-3 (DeepSpeed, FSDP FULL_SHARD) gathers each layer before its
-forward and again before its backward and reduce-scatters its gradient, every micro-batch; FSDP
+for per-layer collective time c (one layer's bytes, plus the ring's latency, which every collective
+pays: at thousands of ranks it outweighs the bytes of a layer) and per-layer compute f. Which
+collectives run when depends on the framework: Megatron (ZeRO 0/1) reduces gradients once per step
+behind the last micro-batch's backward and (ZeRO-1) all-gathers parameters behind the next forward
+(buckets of max(40M, 1M x dp) parameters, megatron-core 0.16 distributed_data_parallel.py: about a
+layer at scale);
+DeepSpeed ZeRO-2 reduce-scatters gradients every micro-batch; ZeRO-3 (DeepSpeed, FSDP FULL_SHARD)
+gathers each layer before its forward and again before its backward and reduce-scatters its
+gradient, every micro-batch; FSDP
 SHARD_GRAD_OP gathers once per micro-batch forward and reduce-scatters once per step.
 """
 
@@ -272,12 +276,12 @@ def offload_exposed_s(shape: ModelShape, layout: Layout, mbc: MicroBatchCompute)
     return max(0.0, pcie_s - forward) + max(0.0, pcie_s - (mbc.compute_s - forward))
 
 
-def _layered_exposed(collective_s: float, compute_s: float, layers: int) -> float:
+def _layered_exposed(layer_collective_s: float, compute_s: float, layers: int) -> float:
     """Per pass: the first layer's collective plus what each later one takes beyond its layer's compute."""
-    if collective_s <= 0:
+    if layer_collective_s <= 0:
         return 0.0
     per_layer_compute = DP_OVERLAP_FRACTION * compute_s / max(1, layers)
-    return collective_s / layers + (layers - 1) * max(0.0, collective_s / layers - per_layer_compute)
+    return layer_collective_s + (layers - 1) * max(0.0, layer_collective_s - per_layer_compute)
 
 
 def stage_params_per_gpu(shape: ModelShape, layout: Layout) -> float:
@@ -316,8 +320,9 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     lin_bwd_factor = 1.0 if adapters else 2.0
     forward_mb = compute_mb / (1 + lin_bwd_factor)
     backward_mb = compute_mb - forward_mb + recompute_mb
-    gather = dp_link.reduce_scatter_s(gather_bytes)  # all-gather: same time as reduce-scatter
-    reduce = dp_link.reduce_scatter_s(grad_bytes)
+    # one layer's collectives (an all-gather takes what a reduce-scatter takes)
+    gather = dp_link.reduce_scatter_s(gather_bytes / layers)
+    reduce = dp_link.reduce_scatter_s(grad_bytes / layers)
     m = layout.micro_batches
     if zero == 3:
         # a DPO reference forward gathers every layer once more (its own copy or the base)
@@ -331,7 +336,7 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     if zero >= 1:
         # reduce-scatter behind the last backward, all-gather behind the next step's first forward
         return _layered_exposed(reduce, backward_mb, layers) + _layered_exposed(
-            dp_link.reduce_scatter_s(stage_params * 2.0), forward_mb, layers)
+            dp_link.reduce_scatter_s(stage_params * 2.0 / layers), forward_mb, layers)
     return _layered_exposed(2 * reduce, backward_mb, layers)  # all-reduce
 
 

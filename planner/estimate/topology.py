@@ -11,9 +11,13 @@ is per GPU, i.e. one 400 Gb/s card per GPU on rail-optimised H100 nodes), capped
 the node.
 
 Collective times (ring algorithms, Patarasuk & Yuan 2009; NCCL):
-    all-reduce      2 (n-1)/n x bytes / bw  + 2 (n-1) x latency
-    reduce-scatter  (n-1)/n x bytes / bw    + (n-1) x latency   (all-gather the same)
-with bw the group's bottleneck bandwidth x COLLECTIVE_BANDWIDTH_EFFICIENCY.
+    all-reduce      2 (n-1)/n x bytes / bw  + 2 x ring latency
+    reduce-scatter  (n-1)/n x bytes / bw    + ring latency      (all-gather the same)
+with bw the group's bottleneck bandwidth x COLLECTIVE_BANDWIDTH_EFFICIENCY. The ring latency is NCCL's own
+model (src/graph/tuning.cc; factors.COLLECTIVE_LATENCY_S): a base per collective plus, along the n - 1
+steps of a pass, nodes - 1 network hops and the rest NVLink or PCIe hops. NCCL pipelines its rings, so
+the hops add up instead of each step waiting for the slowest link. Every collective pays it: a
+layer-by-layer schedule pays it once per layer, which at thousands of ranks outweighs a layer's bytes.
 """
 
 from __future__ import annotations
@@ -45,9 +49,24 @@ class GroupLink:
     bottleneck: str  # "nvlink", "pcie", "fabric", "self"
     nics_per_node: int = 0  # NICs (one per member in the node) the group's inter-node traffic spreads over
 
+    intra_link: str = "nvlink"  # "nvlink" or "pcie": the kind of the hops inside a node
+
     @property
     def latency_s(self) -> float:
-        return COLLECTIVE_LATENCY_S["inter" if self.spans_nodes else "intra"]
+        """Latency of one hop on the slowest kind of link the group uses (point-to-point transfers)."""
+        return COLLECTIVE_LATENCY_S["inter" if self.spans_nodes else self.intra_link]
+
+    @property
+    def ring_latency_s(self) -> float:
+        """Latency of one pass of a ring collective (reduce-scatter or all-gather): NCCL's base plus its
+        n - 1 hops, nodes - 1 of them between nodes (module docstring)."""
+        n = self.size
+        if n <= 1:
+            return 0.0
+        nodes = -(-n // self.nics_per_node) if self.spans_nodes and self.nics_per_node else 1
+        inter = min(n - 1, nodes - 1)
+        return (COLLECTIVE_LATENCY_S["base"] + inter * COLLECTIVE_LATENCY_S["inter"]
+                + (n - 1 - inter) * COLLECTIVE_LATENCY_S[self.intra_link])
 
     def _bw_bytes_per_s(self) -> float:
         return self.bandwidth_gb_per_s * 1e9 * COLLECTIVE_BANDWIDTH_EFFICIENCY
@@ -58,11 +77,16 @@ class GroupLink:
         if self.bandwidth_gb_per_s <= 0:
             return float("inf")
         n = self.size
-        return 2 * (n - 1) / n * nbytes / self._bw_bytes_per_s() + 2 * (n - 1) * self.latency_s
+        return 2 * (n - 1) / n * nbytes / self._bw_bytes_per_s() + 2 * self.ring_latency_s
 
     def reduce_scatter_s(self, nbytes: float) -> float:
         """Also the all-gather time; `nbytes` is the full (unsharded) buffer."""
-        return self.all_reduce_s(nbytes) / 2
+        if self.size <= 1 or nbytes <= 0:
+            return 0.0
+        if self.bandwidth_gb_per_s <= 0:
+            return float("inf")
+        n = self.size
+        return (n - 1) / n * nbytes / self._bw_bytes_per_s() + self.ring_latency_s
 
     def p2p_s(self, nbytes: float) -> float:
         if self.size <= 1 or nbytes <= 0:
@@ -159,4 +183,5 @@ def _group_link(key: tuple[object, ...], size: int, stride: int) -> GroupLink:
             bw *= per_node_members
         if bw < best_bw:
             best_bw, best_kind = bw, kind
-    return GroupLink(size, best_bw, spans, best_kind, per_node_members if spans else 0)
+    intra = "nvlink" if key[0] in ("nvlink", "hccs") else "pcie"
+    return GroupLink(size, best_bw, spans, best_kind, per_node_members if spans else 0, intra)

@@ -111,12 +111,52 @@ def test_group_bandwidth_is_the_bottleneck_of_its_paths(h100: GPU, rtx4090: GPU)
     assert group_link(Cluster.of(rtx4090, 4), 4, 1).bandwidth_gb_per_s == pytest.approx(25.0)
 
 
+US = 1e-6
+
+
+@pytest.mark.parametrize(("gpus", "size", "stride", "inter_hops", "intra_us"), [
+    (8, 8, 1, 0, 3.4),           # one node: 7 NVLink hops
+    (2048, 2048, 1, 255, 3.4),   # 256 nodes of 8: 255 network hops, 1,792 NVLink hops
+    (128, 16, 8, 15, 3.4),       # one member per node: every hop crosses the network
+])
+def test_ring_latency_is_nccls_sum_of_hops(h100: GPU, gpus: int, size: int, stride: int, inter_hops: int,
+                                           intra_us: float) -> None:
+    # NCCL 2.29.7 src/graph/tuning.cc, Ring/Simple: base 8.4 us, NVLink hop 3.4, network hop 14
+    link = group_link(Cluster.of(h100, gpus), size, stride)
+    expected = (8.4 + inter_hops * 14.0 + (size - 1 - inter_hops) * intra_us) * US
+    assert link.ring_latency_s == pytest.approx(expected)
+    assert link.all_reduce_s(1.0) == pytest.approx(2 * expected, rel=1e-3)
+
+
+def test_ring_latency_over_pcie_uses_the_pcie_hop(rtx4090: GPU) -> None:
+    link = group_link(Cluster.of(rtx4090, 4), 4, 1)
+    assert link.ring_latency_s == pytest.approx((8.4 + 3 * 5.7) * US)
+
+
+def test_layer_by_layer_sharding_pays_the_ring_latency_for_every_layer(llama70b: ModelCard, h100: GPU) -> None:
+    """ZeRO-3 gathers each layer before its forward and its backward and reduce-scatters its gradient:
+    80 layers x 3 collectives per micro-batch, each with the whole ring's latency (at 2,048 ranks,
+    about 9.7 ms, more than a layer's bytes take), even where no compute hides them."""
+    from plan.planner.estimate.timing import dp_exposed_s
+
+    cluster = Cluster.of(h100, 2048)
+    layout = make(2048, zero=3, framework="fsdp", global_batch=2048)
+    link = group_link(cluster, 2048, 1)
+    shape = shape_of(llama70b)
+    exposed = dp_exposed_s(shape, "pretrain", layout, link, 3, compute_mb=0.0, recompute_mb=0.0)
+    assert exposed >= 3 * shape.layers * link.ring_latency_s
+    # the bytes alone (no latency) would be far less than that at this scale
+    assert link.reduce_scatter_s(2.0 * llama70b.params / shape.layers) < 2 * link.ring_latency_s
+
+
 def test_tensor_parallel_across_nodes_costs_what_it_costs(llama70b: ModelCard, h100: GPU) -> None:
     cluster = Cluster.of(h100, 16)
     inside = estimate(llama70b, "pretrain", cluster, make(16, tp=8, zero=1, sequence_parallel=True))
     across = estimate(llama70b, "pretrain", cluster, make(16, tp=16, zero=0, sequence_parallel=True))
-    # per-layer all-reduces cross the fabric (eight NICs per node, below NVLink) and span 16 ranks
-    assert across.time.tp_comm_s > 2 * inside.time.tp_comm_s
+    # per-layer collectives cross the fabric (eight 50 GB/s NICs per node: 400 GB/s, below NVLink's
+    # 450) and span 16 ranks: at least the bandwidth ratio slower, plus the network hops' latency
+    bandwidth_ratio = (450.0 / 400.0) * (15 / 16) / (7 / 8)
+    assert across.time.tp_comm_s > bandwidth_ratio * inside.time.tp_comm_s
     assert any("spans nodes" in note for note in across.notes)
 
 
