@@ -91,6 +91,8 @@ def estimate_command(
                                           "(implies --recompute full; chosen when needed if omitted)")] = None,
     cp: Annotated[int | None, typer.Option("--cp", help="context-parallel size (searched for long sequences)")] = None,
     vpp: Annotated[int | None, typer.Option("--vpp", help="interleaved virtual pipeline stages (searched)")] = None,
+    ep: Annotated[int | None, typer.Option(
+        "--ep", help="expert-parallel size, MoE models (searched if omitted)")] = None,
     attention: Annotated[str, typer.Option("--attention", help="flash | eager")] = "flash",
     sequence_parallel: Annotated[str | None, typer.Option(
         "--sequence-parallel", help="on | off (default: on when tp > 1)")] = None,
@@ -128,7 +130,7 @@ def estimate_command(
     if gpus < 1:
         fail(f"--gpus: must be at least 1, got {gpus}")
     for option, value, most in (("--gpus", gpus, MAX_GPUS), ("--tp", tp, MAX_PARALLEL), ("--pp", pp, MAX_PARALLEL),
-                                ("--cp", cp, MAX_PARALLEL), ("--vpp", vpp, MAX_PARALLEL),
+                                ("--cp", cp, MAX_PARALLEL), ("--vpp", vpp, MAX_PARALLEL), ("--ep", ep, MAX_PARALLEL),
                                 ("--micro-batch", micro_batch, MAX_GLOBAL_BATCH),
                                 ("--global-batch", global_batch, MAX_GLOBAL_BATCH), ("--seq-len", seq_len, MAX_SEQ_LEN),
                                 ("--lora-rank", lora_rank, MAX_LORA_RANK)):
@@ -172,7 +174,7 @@ def estimate_command(
     spec = LayoutSpec(tp=tp, pp=pp, zero=zero, recompute=recompute, micro_batch=micro_batch,
                       global_batch=global_batch, seq_len=seq_len, precision=precision,
                       lora_rank=lora_rank if lora_rank is not None else 16, framework=framework, cp=cp,
-                      virtual_pipeline=vpp, flash_attention=attention == "flash", optimizer=optimizer_id,
+                      virtual_pipeline=vpp, ep=ep, flash_attention=attention == "flash", optimizer=optimizer_id,
                       sequence_parallel=None if sequence_parallel is None else sequence_parallel == "on",
                       memory_headroom=headroom, recompute_layers=recompute_layers)
     searched: tuple[str, ...] = ()
@@ -242,6 +244,8 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
                                    ("global_batch", lay.global_batch), ("seq_len", lay.seq_len),
                                    ("precision", lay.precision), ("sequence_parallel", lay.sequence_parallel)]
     rows.append(("virtual_pipeline", lay.virtual_pipeline))
+    if lay.ep > 1 or "ep" in searched:
+        rows.append(("ep", lay.ep))
     rows.append(("attention", "flash" if lay.flash_attention else "eager"))
     rows.append(("optimizer", lay.optimizer))
     if lay.lora_rank is not None:

@@ -661,7 +661,7 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
     bubble = 1 + (pp - 1) / max(vps) / replica if pp > 1 else 1.0
     bound = gb * spec.seq_len / (min(stage_s.values(), default=float("inf")) * bubble)
     if spec.ep:
-        eps: tuple[int, ...] = (spec.ep,)
+        eps: tuple[int, ...] = (spec.ep,) if dp % spec.ep == 0 else ()
     elif shape.is_moe and method not in ADAPTER_METHODS:
         eps = tuple(e for e in EXPERT_PARALLEL if dp % e == 0 and shape.moe_experts % e == 0)
     else:
@@ -684,7 +684,7 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         problems.append(f"tp: {spec.tp} does not divide the {gpus} GPUs")
     if spec.pp is not None and (spec.pp < 1 or gpus % (tp * spec.pp)):
         problems.append(f"pp: tp x pp = {tp} x {spec.pp} does not divide the {gpus} GPUs")
-    for name in ("micro_batch", "global_batch", "virtual_pipeline", "cp"):
+    for name in ("micro_batch", "global_batch", "virtual_pipeline", "cp", "ep"):
         value = getattr(spec, name)
         if value is not None and value < 1:
             problems.append(f"{name}: must be at least 1, got {value}")
@@ -696,12 +696,23 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         problems.append(f"recompute_layers: {spec.recompute_layers} layers per chunk is Megatron's block "
                         f"recomputation: 1 to the model's {shape.layers} layers, with recompute full and "
                         "framework megatron")
+    if spec.ep is not None and spec.ep > 1:
+        if not shape.is_moe:
+            problems.append(f"ep: {spec.ep} expert-parallel ranks need an MoE model; this one is dense")
+        elif shape.moe_experts % spec.ep:
+            problems.append(f"ep: {spec.ep} does not divide the model's {shape.moe_experts} experts")
+        elif method in ADAPTER_METHODS:
+            problems.append(f"ep: LoRA and QLoRA keep each layer's experts whole here (expert parallelism "
+                            f"is modelled for full training), got {spec.ep}")
     if problems:
         raise ValueError("; ".join(problems))
     cp = spec.cp or 1
     if spec.cp is not None and (spec.cp < 1 or gpus % (tp * pp * spec.cp)):
         raise ValueError(f"cp: tp x pp x cp = {tp} x {pp} x {spec.cp} does not divide the {gpus} GPUs")
     dp = gpus // (tp * pp * cp)
+    if spec.ep and spec.tp is not None and spec.pp is not None and dp % spec.ep:
+        raise ValueError(f"ep: {spec.ep} does not divide the {dp} data-parallel ranks ({gpus} GPUs / tp x pp x cp "
+                         f"= {tp} x {pp} x {cp})")
     default_fw = "fsdp" if method in QLORA_METHODS or (spec.zero or 0) >= 2 else "megatron"
     probe = Layout(tp=tp, pp=pp, dp=dp, cp=cp, framework=spec.framework or default_fw, zero=spec.zero or 0,
                    recompute=spec.recompute or "none",

@@ -76,6 +76,12 @@ def test_layout_that_does_not_fit_is_still_estimated() -> None:
     (["--sequence-parallel", "yes"], "error: --sequence-parallel:"),
     (["--framework", "megatron", "--zero", "3"], "error: --zero: megatron runs ZeRO stage 0 or 1"),
     (["--method", "qlora", "--framework", "megatron"], "error: --framework: megatron has no 4-bit QLoRA"),
+    (["--ep", "2"], "error: --ep: 2 expert-parallel ranks need an MoE model"),
+    (["--ep", "0"], "error: --ep: must be at least 1"),
+    (["--model", "mixtral-8x7b", "--ep", "3"], "error: --ep: 3 does not divide the model's 8 experts"),
+    (["--model", "mixtral-8x7b", "--ep", "4", "--tp", "2", "--pp", "2"],
+     "error: --ep: 4 does not divide the 2 data-parallel ranks"),
+    (["--model", "mixtral-8x7b", "--method", "lora", "--ep", "2"], "error: --ep: LoRA and QLoRA keep"),
 ])
 def test_bad_input_exits_2_with_one_line(args: list[str], expected: str) -> None:
     base = {"--model": "llama3.1-8b", "--method": "pretrain", "--gpu": "h100-sxm", "--gpus": "8"}
@@ -97,3 +103,15 @@ def test_model_card_file(tmp_path: object) -> None:
     code, out, _ = run("--model", str(path), "--method", "lora", "--gpu", "rtx4090", "--gpus", "1", "--seq-len", "2048",
                        "--format", "json")
     assert code == 0 and json.loads(out)["model"] == "tiny-1b"
+
+
+def test_expert_parallel_size_is_taken_as_given_and_reported() -> None:
+    code, out, _ = run("--model", "mixtral-8x7b", "--method", "full_finetune", "--gpu", "a100-80gb", "--gpus", "16",
+                       "--ep", "4", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["layout"]["ep"] == 4
+    assert data["time_s"]["ep_comm"] > 0  # the all-to-all of four expert ranks is charged
+    code, table, _ = run("--model", "mixtral-8x7b", "--method", "full_finetune", "--gpu", "a100-80gb", "--gpus", "16",
+                         "--ep", "4")
+    assert code == 0 and any(line.split("│")[1:3] and line.split("│")[1].strip() == "ep"
+                             and line.split("│")[2].strip() == "4" for line in table.splitlines())
