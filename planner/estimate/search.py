@@ -14,7 +14,8 @@ its ZeRO stage (Megatron: 0 or 1 = distributed optimizer; FSDP: 2 = SHARD_GRAD_O
 DeepSpeed only when asked, since in this model it is FSDP with more gradient traffic); recompute
 none, selective (FSDP's op-level policy; for Megatron only when asked, since with FlashAttention it
 stores what "none" stores), full or offload; interleaved pipeline with 1, 2 or 4 virtual stages
-(also when pp is fixed; uneven chunks allowed, as torchtitan allows); and the micro-batch: every
+(also when pp is fixed), only where the framework's stack can split the layers so (stages.py:
+Megatron interleaves even stages only, torchtitan needs a layers-per-stage value); and the micro-batch: every
 size from 1 to the per-replica batch is allowed (a last smaller micro-batch where it does not divide),
 found by bisection on memory (memory never falls as the micro-batch grows), then the few sizes around
 the step-time optimum are timed: the balanced size with as few micro-batches as the largest that
@@ -43,6 +44,7 @@ from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.estimator import _estimate, layout_problems
 from plan.planner.estimate.flops import ModelShape, model_key, shape_of
 from plan.planner.estimate.memory import chunk_layers, memory_per_gpu
+from plan.planner.estimate.stages import split_problem
 from plan.planner.estimate.store import store
 from plan.planner.estimate.timing import (
     MicroBatchCompute,
@@ -71,6 +73,21 @@ from plan.planner.estimate.types import (
 
 FINETUNE_SEQUENCES_PER_STEP = 128
 VIRTUAL_STAGES = (1, 2, 4)
+"""Virtual pipeline stages per rank always searched (with pp > 1); `virtual_stage_candidates` adds the
+divisors of the layers per stage, which Megatron's even splits need (NeMo runs 20 on 80 layers over 4
+stages); each is kept only where the framework's stack can split the layers so (stages.py)."""
+
+
+def virtual_stage_candidates(layers: int, pp: int) -> tuple[int, ...]:
+    """Virtual stages per rank worth searching for `layers` over pp stages: VIRTUAL_STAGES and the
+    divisors of the layers per stage (plain, or with the embedding and the loss counted as layers)."""
+    if pp <= 1:
+        return (1,)
+    found = {v for v in VIRTUAL_STAGES if pp * v <= layers}
+    for total in (layers, layers + 2):
+        if total % pp == 0:
+            found.update(_divisors(total // pp))
+    return tuple(sorted(v for v in found if pp * v <= layers + 2))
 CONTEXT_PARALLEL = (1, 2, 4, 8)
 EXPERT_PARALLEL = (1, 2, 4, 8, 16, 32, 64)
 """Expert-parallel sizes searched for MoE models (full training; LoRA keeps experts whole)."""
@@ -290,8 +307,8 @@ def _searched(key: _Key) -> SearchResult:
         combos, unrunnable = _combinations(shape, method, cluster, spec, lora_rank, pairs)
     else:
         combos, unrunnable = _fabric_free_combinations(shape, method, plan_cluster, spec, lora_rank)
-    if unrunnable:
-        reasons["no FSDP-family stack pipelines LoRA/QLoRA"] += unrunnable
+    for kind, n in unrunnable:
+        reasons[kind] += n
 
     contexts: dict[int, _PairContext] = {}
     fits_everything: set[tuple[int, int, str, int, str, int]] = set()  # every size fits
@@ -371,13 +388,14 @@ def _searched(key: _Key) -> SearchResult:
             t = step_time(shape, method, layout, cluster, ctx.tp_link, ctx.dp_link, ctx.pp_link,
                           mem.paged_offload_params, ctx.cp_link, ep_link, pair.compute[(fw, mb)]).total_s
             rate = tokens_step / t
-            if best is None or (-rate, total) < (best[0], best[1]):
-                best = (-rate, total, layout)
+            candidate = (-rate, total, layout)
+            if fw == "megatron" and rc == "full" and _tries_block(spec):
+                candidate, tried = _block_recompute(candidate, shape, method, cluster, spec, cap)
+                considered += tried
+            if best is None or candidate[:2] < (best[0], best[1]):
+                best = candidate
         if all_fit:
             fits_everything.add((index, ep, fw, zero, rc, v))
-    if best is not None and spec.recompute is None and spec.recompute_layers is None:
-        best, tried = _block_recompute(best, shape, method, cluster, spec, cap)
-        considered += tried
     searched = spec.searched_fields() + (("ep",) if shape.is_moe and spec.ep is None else ())
     best_est = _estimate(model, shape, method, cluster, best[2]) if best else None
     closest_est = None
@@ -403,41 +421,55 @@ _Combination = tuple[float, int, int, str, int, str, int, float]
 
 
 def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lora_rank: int | None,
-                  pairs: tuple[_Pair, ...]) -> tuple[tuple[_Combination, ...], int]:
+                  pairs: tuple[_Pair, ...]) -> tuple[tuple[_Combination, ...], tuple[tuple[str, int], ...]]:
     """Every (tp, pp, cp) x expert parallelism x framework and ZeRO stage x recompute x virtual stages,
     with the most tokens/s it could reach (compute, recomputation, tensor-parallel traffic and the
     smallest bubble), as (-bound, pair index, ep, framework, zero, recompute, virtual stages, work seconds),
     best bound first: the search stops at the first that cannot beat the fastest layout found, wherever in
-    the space it lies. Also the number left out because no stack runs them."""
+    the space it lies. Also how many were left out because no stack runs them, by reason (a pipelined
+    LoRA outside Megatron; a split of the layers no stack makes: stages.py)."""
     combos: list[_Combination] = []
-    unrunnable = 0
+    unrunnable: Counter[str] = Counter()
     for index, pair in enumerate(pairs):
         replica = pair.gb // pair.dp
         for ep, fw, zero in ((e, f, z) for e in pair.expert_parallel for f, z in pair.options):
             if not _stack_runs(method, spec, fw, pair.pp):
-                unrunnable += 1
+                unrunnable["no FSDP-family stack pipelines LoRA/QLoRA"] += 1
                 continue
+            splits = [v for v in pair.virtual_stages if split_problem(shape.layers, pair.pp, v, fw) is None]
+            unrunnable["no stack splits the layers so (pipeline stages)"] += len(pair.virtual_stages) - len(splits)
             for rc in _recomputes(spec, fw):
-                # (block recomputation redoes only part of the layers: no recompute time keeps the bound valid)
-                work_s = pair.stage_s[fw] + (0.0 if spec.recompute_layers else pair.recompute_s[(rc, fw)])
+                base_s = pair.stage_s[fw]
                 if ep > 1:  # all-to-all seconds per step do not depend on the micro-batch size
                     whole = _make(pair, spec, lora_rank, fw, zero, rc, replica, 1, ep)
-                    work_s += ep_exposed_s(shape, whole, group_link(cluster, ep, pair.tp * pair.cp),
+                    base_s += ep_exposed_s(shape, whole, group_link(cluster, ep, pair.tp * pair.cp),
                                            -(-shape.layers // pair.pp), 1 if rc == "full" else 0) / cluster.speedup
-                for v in pair.virtual_stages:
+                # block recomputation (given, or tried by the search on Megatron's full recomputation) redoes
+                # at least `recompute_layers` (or 1) layers of each of the v chunks of the slowest stage
+                block = spec.recompute_layers or (1 if _tries_block(spec) and fw == "megatron" else 0)
+                stage = -(-shape.layers // pair.pp)
+                for v in splits:
+                    share = min(1.0, block * v / stage) if block and rc == "full" else 1.0
+                    work_s = base_s + pair.recompute_s[(rc, fw)] * share
                     bound = pair.gb * spec.seq_len / (work_s * (1 + (pair.pp - 1) / v / replica))
                     combos.append((-bound, index, ep, fw, zero, rc, v, work_s))
     combos.sort()
-    return tuple(combos), unrunnable
+    return tuple(combos), tuple((kind, n) for kind, n in unrunnable.items() if n)
 
 
 @lru_cache(maxsize=4096)
 def _fabric_free_combinations(shape: ModelShape, method: str, plan_cluster: Cluster, spec: LayoutSpec,
-                              lora_rank: int | None) -> tuple[tuple[_Combination, ...], int]:
+                              lora_rank: int | None) -> tuple[tuple[_Combination, ...], tuple[tuple[str, int], ...]]:
     """`_combinations` of a plan without expert parallelism, whose bounds do not read the fabric: one
     ordering serves every platform fabric of the GPU and node size."""
     pairs, _ = _plan(shape, method, plan_cluster, spec, lora_rank)
     return _combinations(shape, method, plan_cluster, spec, lora_rank, pairs)
+
+
+def _tries_block(spec: LayoutSpec) -> bool:
+    """Whether the search tries Megatron's block recomputation: when neither the policy nor the layer
+    count is given."""
+    return spec.recompute is None and spec.recompute_layers is None
 
 
 def _block_recompute(best: tuple[float, float, Layout], shape: ModelShape, method: str, cluster: Cluster,
@@ -636,7 +668,7 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
     if spec.virtual_pipeline:
         vps: tuple[int, ...] = (spec.virtual_pipeline,)
     else:
-        vps = tuple(v for v in VIRTUAL_STAGES if v == 1 or (pp > 1 and pp * v <= shape.layers))
+        vps = virtual_stage_candidates(shape.layers, pp)
     sp = spec.sequence_parallel if spec.sequence_parallel is not None else tp > 1
     tp_link = group_link(cluster, tp, 1)
     replica = gb // dp
@@ -709,6 +741,12 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
     cp = spec.cp or 1
     if spec.cp is not None and (spec.cp < 1 or gpus % (tp * pp * spec.cp)):
         raise ValueError(f"cp: tp x pp x cp = {tp} x {pp} x {spec.cp} does not divide the {gpus} GPUs")
+    if spec.pp is not None and spec.pp > 1:
+        frameworks = (spec.framework,) if spec.framework else ("megatron", "fsdp")
+        splits = [split_problem(shape.layers, spec.pp, spec.virtual_pipeline or 1, fw) for fw in frameworks]
+        if all(splits):
+            field_name = "virtual_pipeline" if (spec.virtual_pipeline or 1) > 1 else "pp"
+            raise ValueError(f"{field_name}: " + "; ".join(str(problem) for problem in splits))
     dp = gpus // (tp * pp * cp)
     if spec.ep and spec.tp is not None and spec.pp is not None and dp % spec.ep:
         raise ValueError(f"ep: {spec.ep} does not divide the {dp} data-parallel ranks ({gpus} GPUs / tp x pp x cp "

@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from plan.planner.estimate.stages import split_problem
 from plan.planner.export.deepspeed import ds_config
 from plan.planner.export.launch import rendezvous
 from plan.planner.export.layout import ExportError, ExportLayout, no_block_recompute
@@ -53,6 +54,9 @@ def check(layout: ExportLayout) -> None:
                               f"state only (ZeRO-1), the plan uses ZeRO-{layout.zero}")
         if layout.recompute == "offload":
             raise ExportError("llamafactory: no activation offloading in the Megatron-Bridge backend")
+        split = split_problem(layout.layers, layout.pp, layout.vpp, "megatron")
+        if split:
+            raise ExportError(f"llamafactory: the Megatron-Bridge backend (needed for pp/cp): {split}")
     if layout.quant_bits and layout.tp > 1:
         raise ExportError("llamafactory: QLoRA with tensor parallelism is not supported (AutoTP over a 4-bit base)")
     if layout.quant_bits and layout.precision == "fp8":

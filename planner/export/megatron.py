@@ -8,6 +8,7 @@ shared/reference/launch-configs.md section 2.
 from __future__ import annotations
 
 from plan.models.methods import ADAPTER_METHODS, DPO_METHODS
+from plan.planner.estimate.stages import megatron_split_flags, split_problem
 from plan.planner.export.launch import torchrun
 from plan.planner.export.layout import ExportError, ExportLayout
 
@@ -28,33 +29,14 @@ def check(layout: ExportLayout) -> None:
     if layout.optimizer != "adam":
         raise ExportError(f"megatron: optimizer {layout.optimizer} is not a Megatron optimizer (adam, sgd, muon, "
                           "...; 8-bit states only via --use-precision-aware-optimizer)")
-    if layout.layers % layout.pp and uneven_stages(layout) is None:
-        raise ExportError(f"megatron: {layout.layers} layers do not split over pp={layout.pp} stages, evenly or "
-                          "with shorter first and last stages")
-    if layout.vpp > 1 and layout.layers % layout.pp:
-        raise ExportError(f"megatron: {layout.layers} layers do not split evenly over pp={layout.pp} stages for "
-                          f"vpp={layout.vpp} interleaving")
-    if layout.vpp > 1:
-        if (layout.layers // layout.pp) % layout.vpp:
-            raise ExportError(f"megatron: {layout.layers // layout.pp} layers per stage do not split into "
-                              f"vpp={layout.vpp} chunks")
-        if layout.grad_accum < layout.pp or layout.grad_accum % layout.pp:
-            raise ExportError(f"megatron: the interleaved schedule needs the micro-batches per step "
-                              f"({layout.grad_accum}) to be a multiple of pp={layout.pp}")
+    split = split_problem(layout.layers, layout.pp, layout.vpp, "megatron")
+    if split:
+        raise ExportError(f"megatron: {split}")
+    if layout.vpp > 1 and (layout.grad_accum < layout.pp or layout.grad_accum % layout.pp):
+        raise ExportError(f"megatron: the interleaved schedule needs the micro-batches per step "
+                          f"({layout.grad_accum}) to be a multiple of pp={layout.pp}")
     if layout.cp > 1 and layout.seq_len % (2 * layout.cp):
         raise ExportError(f"megatron: sequence length {layout.seq_len} is not a multiple of 2 x cp")
-
-
-def uneven_stages(layout: ExportLayout) -> tuple[int, int] | None:
-    """(first, last) stage layers when pp does not divide the layers: the middle stages hold ceil(L/pp)
-    (the planner's memory estimate), the first and last split the rest, each at most that."""
-    per = -(-layout.layers // layout.pp)
-    if layout.pp < 3:
-        rest = layout.layers - per * (layout.pp - 1)
-        return (rest, per) if rest >= 1 else None
-    rest = layout.layers - per * (layout.pp - 2)
-    first = rest // 2
-    return (first, rest - first) if first >= 1 else None
 
 
 def arguments(layout: ExportLayout) -> list[str]:
@@ -72,9 +54,9 @@ def arguments(layout: ExportLayout) -> list[str]:
     if layout.tp > 1:
         args.append("--sequence-parallel")
     args.append(f"--pipeline-model-parallel-size {layout.pp}")
-    if layout.layers % layout.pp:
-        first, last = uneven_stages(layout) or (0, 0)
-        args.append(f"--decoder-first-pipeline-num-layers {first} --decoder-last-pipeline-num-layers {last}")
+    split = megatron_split_flags(layout.layers, layout.pp, layout.vpp)
+    if split:
+        args.append(" ".join(split))
     if layout.vpp > 1:
         args.append(f"--num-virtual-stages-per-pipeline-rank {layout.vpp}")
     args.append(f"--context-parallel-size {layout.cp}")

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from plan.models.methods import ADAPTER_METHODS, DPO_METHODS
+from plan.planner.estimate.stages import split_problem, torchtitan_layers_per_stage
 from plan.planner.export.launch import torchrun
 from plan.planner.export.layout import ExportError, ExportLayout, no_block_recompute
 
 DOC = "torchtitan v0.2.2 (2026-02-20) torchtitan/config/job_config.py"
-EDGE_LAYERS = 2  # embedding and output count as one layer each (first/last_stage_less_layers default 1)
 
 
 def _toml_value(value: Any) -> str:
@@ -34,15 +34,6 @@ def dump_toml(sections: dict[str, dict[str, Any]], header: list[str]) -> str:
     return "\n".join(out) + "\n"
 
 
-def layers_per_stage(layers: int, stages: int) -> int | None:
-    """A layers-per-stage value giving exactly `stages` virtual stages, the embedding and output counted."""
-    total = layers + EDGE_LAYERS
-    for per in range(1, total + 1):
-        if -(-total // per) == stages:
-            return per
-    return None
-
-
 def check(layout: ExportLayout) -> None:
     no_block_recompute(layout, "torchtitan")
     if layout.method in DPO_METHODS:
@@ -57,9 +48,9 @@ def check(layout: ExportLayout) -> None:
         raise ExportError("torchtitan: mixed_precision_param takes bfloat16 or float32, not fp16")
     if layout.optimizer not in ("adam",):
         raise ExportError(f"torchtitan: optimizer {layout.optimizer} is not available (AdamW or Adam only)")
-    if layout.pp > 1 and layers_per_stage(layout.layers, layout.pp * layout.vpp) is None:
-        raise ExportError(f"torchtitan: no layers-per-stage value splits {layout.layers} layers into "
-                          f"{layout.pp * layout.vpp} stages")
+    split = split_problem(layout.layers, layout.pp, layout.vpp, "fsdp")
+    if split:
+        raise ExportError(f"torchtitan: {split}")
 
 
 def sections(layout: ExportLayout) -> dict[str, dict[str, Any]]:
@@ -88,7 +79,8 @@ def sections(layout: ExportLayout) -> dict[str, dict[str, Any]]:
     parallel["pipeline_parallel_degree"] = layout.pp
     if layout.pp > 1:
         parallel["pipeline_parallel_schedule"] = "Interleaved1F1B" if layout.vpp > 1 else "1F1B"
-        parallel["pipeline_parallel_layers_per_stage"] = layers_per_stage(layout.layers, layout.pp * layout.vpp)
+        stages = layout.pp * layout.vpp
+        parallel["pipeline_parallel_layers_per_stage"] = torchtitan_layers_per_stage(layout.layers, stages)
     checkpoint: dict[str, Any] = {"mode": layout.recompute}
     if layout.recompute == "selective":
         checkpoint["selective_ac_option"] = "op"

@@ -77,6 +77,8 @@ def test_layout_that_does_not_fit_is_still_estimated() -> None:
     (["--framework", "megatron", "--zero", "3"], "error: --zero: megatron runs ZeRO stage 0 or 1"),
     (["--method", "qlora", "--framework", "megatron"], "error: --framework: megatron has no 4-bit QLoRA"),
     (["--ep", "2"], "error: --ep: 2 expert-parallel ranks need an MoE model"),
+    (["--model", "qwen2.5-72b", "--gpus", "48", "--tp", "4", "--pp", "12", "--vpp", "2"],
+     "error: --vpp: Megatron cannot split 80 layers over pp=12 stages of vpp=2 equal chunks"),
     (["--ep", "0"], "error: --ep: must be at least 1"),
     (["--model", "mixtral-8x7b", "--ep", "3"], "error: --ep: 3 does not divide the model's 8 experts"),
     (["--model", "mixtral-8x7b", "--ep", "4", "--tp", "2", "--pp", "2"],

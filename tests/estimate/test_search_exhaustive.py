@@ -5,6 +5,7 @@ never reports a layout faster than the enumeration can find."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 
@@ -12,7 +13,9 @@ from plan.models.gpu import GPU
 from plan.models.model_card import ModelCard
 from plan.planner.estimate import Cluster, LayoutSpec, search_layout
 from plan.planner.estimate.estimator import estimate
-from plan.planner.estimate.search import VIRTUAL_STAGES, _frameworks, _recomputes, _stack_runs
+from plan.planner.estimate.memory import chunk_layers
+from plan.planner.estimate.search import _frameworks, _recomputes, _stack_runs, virtual_stage_candidates
+from plan.planner.estimate.stages import split_problem
 from plan.planner.estimate.types import Layout
 
 GLOBAL_BATCH = 16
@@ -23,7 +26,8 @@ def _divisors(n: int) -> list[int]:
 
 
 def exhaustive_best(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> float | None:
-    """Highest tokens/s over every layout the search may choose from, every micro-batch size included."""
+    """Highest tokens/s over every layout the search may choose from (splits a stack can run), every
+    micro-batch size and Megatron block-recomputation count included."""
     best = None
     lora_rank = spec.lora_rank if method in ("lora", "qlora") else None
     for tp in _divisors(cluster.gpus):
@@ -35,18 +39,21 @@ def exhaustive_best(card: ModelCard, method: str, cluster: Cluster, spec: Layout
             dp = cluster.gpus // (tp * pp)
             if GLOBAL_BATCH % dp:
                 continue
-            vps = [v for v in VIRTUAL_STAGES if v == 1 or (pp > 1 and pp * v <= card.layers)]
+            vps = virtual_stage_candidates(card.layers, pp)
             for (fw, zero), v in itertools.product(_frameworks(method, spec, dp), vps):
-                if not _stack_runs(method, spec, fw, pp):
+                if not _stack_runs(method, spec, fw, pp) or split_problem(card.layers, pp, v, fw):
                     continue
                 for rc, mb in itertools.product(_recomputes(spec, fw), range(1, GLOBAL_BATCH // dp + 1)):
                     layout = Layout(tp=tp, pp=pp, dp=dp, zero=zero, recompute=rc, micro_batch=mb,
                                     global_batch=GLOBAL_BATCH, seq_len=spec.seq_len, precision="bf16",
                                     sequence_parallel=tp > 1, lora_rank=lora_rank, virtual_pipeline=v,
                                     framework=fw)
-                    est = estimate(card, method, cluster, layout)
-                    if est.fits and (best is None or est.tokens_per_s > best):
-                        best = est.tokens_per_s
+                    # Megatron's block recomputation: 1 to chunk - 1 layers of each model chunk recomputed
+                    blocks = range(1, chunk_layers(card.layers, layout)) if fw == "megatron" and rc == "full" else ()
+                    for lay in [layout, *(replace(layout, recompute_layers=n) for n in blocks)]:
+                        est = estimate(card, method, cluster, lay)
+                        if est.fits and (best is None or est.tokens_per_s > best):
+                            best = est.tokens_per_s
     return best
 
 

@@ -65,12 +65,18 @@ def check_identities(stack: str, layout: ExportLayout, files: dict[str, str]) ->
         assert int(flag(words, "--num-virtual-stages-per-pipeline-rank") or 1) == layout.vpp
         first = flag(words, "--decoder-first-pipeline-num-layers")
         last = flag(words, "--decoder-last-pipeline-num-layers")
-        if first is None:
-            assert layout.layers % pp == 0
+        per = -(-layout.layers // pp)
+        if "--account-for-embedding-in-pipeline-split" in words:
+            # the embedding and the loss count as a layer each: (L + 2) / pp slots per stage, v equal chunks
+            assert "--account-for-loss-in-pipeline-split" in words and first is None
+            assert (layout.layers + 2) % pp == 0 and (layout.layers + 2) // pp == per
+            assert per % layout.vpp == 0
+        elif first is None:
+            assert layout.layers % pp == 0 and (layout.layers // pp) % layout.vpp == 0
         else:  # uneven: the middle stages hold ceil(L/pp), the planner's memory estimate; none holds more
-            per = -(-layout.layers // pp)
             assert int(first) + int(last) + per * (pp - 2) == layout.layers and 1 <= int(first) <= per
             assert 1 <= int(last) <= per
+            assert int(first) % layout.vpp == 0 and int(last) % layout.vpp == 0 and per % layout.vpp == 0
         _check_torchrun(words, layout)
     if stack == "torchtitan":
         cfg = parsed["job.toml"]
