@@ -74,20 +74,27 @@ from plan.planner.estimate.types import (
 FINETUNE_SEQUENCES_PER_STEP = 128
 VIRTUAL_STAGES = (1, 2, 4)
 """Virtual pipeline stages per rank always searched (with pp > 1); `virtual_stage_candidates` adds the
-divisors of the layers per stage, which Megatron's even splits need (NeMo runs 20 on 80 layers over 4
-stages); each is kept only where the framework's stack can split the layers so (stages.py)."""
+largest counts that divide a stage's layers, which Megatron's even splits need (NeMo runs 20 on 80
+layers over 4 stages); each is kept only where the framework's stack can split the layers so
+(stages.py)."""
+EXTRA_VIRTUAL_STAGES = 2
+"""Of the counts above 4 that divide a stage's layers, the largest this many are searched: the bubble
+((pp - 1) / v micro-batches) and the first stage's in-flight activations (pp + (pp - 1) / v
+micro-batches) both fall as v grows and only the point-to-point transfers grow, so the best count is
+a large one; the smaller ones only cost search time."""
 
 
 def virtual_stage_candidates(layers: int, pp: int) -> tuple[int, ...]:
-    """Virtual stages per rank worth searching for `layers` over pp stages: VIRTUAL_STAGES and the
-    divisors of the layers per stage (plain, or with the embedding and the loss counted as layers)."""
+    """Virtual stages per rank worth searching for `layers` over pp stages: VIRTUAL_STAGES, the divisors
+    of the layers per stage up to 4 and the largest EXTRA_VIRTUAL_STAGES above it (plain, or with the
+    embedding and the loss counted as layers)."""
     if pp <= 1:
         return (1,)
-    found = {v for v in VIRTUAL_STAGES if pp * v <= layers}
-    for total in (layers, layers + 2):
-        if total % pp == 0:
-            found.update(_divisors(total // pp))
-    return tuple(sorted(v for v in found if pp * v <= layers + 2))
+    divisors = {d for total in (layers, layers + 2) if total % pp == 0 for d in _divisors(total // pp)
+                if pp * d <= layers + 2}
+    small = {d for d in divisors if d <= max(VIRTUAL_STAGES)}
+    large = sorted(d for d in divisors if d > max(VIRTUAL_STAGES))[-EXTRA_VIRTUAL_STAGES:]
+    return tuple(sorted({v for v in VIRTUAL_STAGES if pp * v <= layers} | small | set(large)))
 CONTEXT_PARALLEL = (1, 2, 4, 8)
 EXPERT_PARALLEL = (1, 2, 4, 8, 16, 32, 64)
 """Expert-parallel sizes searched for MoE models (full training; LoRA keeps experts whole)."""
@@ -385,13 +392,19 @@ def _searched(key: _Key) -> SearchResult:
             if (fw, mb) not in pair.compute:  # the same for every ZeRO stage, recompute, v and ep
                 r = rates(shape, layout, cluster)
                 pair.compute[(fw, mb)] = (r, micro_batch_compute(shape, method, layout, r))
-            t = step_time(shape, method, layout, cluster, ctx.tp_link, ctx.dp_link, ctx.pp_link,
-                          mem.paged_offload_params, ctx.cp_link, ep_link, pair.compute[(fw, mb)]).total_s
-            rate = tokens_step / t
+            times = step_time(shape, method, layout, cluster, ctx.tp_link, ctx.dp_link, ctx.pp_link,
+                              mem.paged_offload_params, ctx.cp_link, ep_link, pair.compute[(fw, mb)])
+            rate = tokens_step / times.total_s
             candidate = (-rate, total, layout)
             if fw == "megatron" and rc == "full" and _tries_block(spec):
-                candidate, tried = _block_recompute(candidate, shape, method, cluster, spec, cap)
-                considered += tried
+                # block recomputation redoes at least one layer of each of the v chunks: try it only where
+                # that could beat the fastest layout found
+                # (and where no recomputation does not fit: that layout is timed on its own)
+                least = min(1.0, v / mbc_layers(pair, fw, mb))
+                if not fits(mb, rc="none")[0] and (
+                        best is None or tokens_step / (times.total_s - times.recompute_s * (1 - least)) > -best[0]):
+                    candidate, tried = _block_recompute(candidate, shape, method, cluster, spec, cap)
+                    considered += tried
             if best is None or candidate[:2] < (best[0], best[1]):
                 best = candidate
         if all_fit:
@@ -449,7 +462,9 @@ def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: Layout
                 block = spec.recompute_layers or (1 if _tries_block(spec) and fw == "megatron" else 0)
                 stage = -(-shape.layers // pair.pp)
                 for v in splits:
-                    share = min(1.0, block * v / stage) if block and rc == "full" else 1.0
+                    # (a chunk of one layer has no block method: all of it or none is recomputed)
+                    partial = block and rc == "full" and -(-stage // v) > 1
+                    share = min(1.0, block * v / stage) if partial else 1.0
                     work_s = base_s + pair.recompute_s[(rc, fw)] * share
                     bound = pair.gb * spec.seq_len / (work_s * (1 + (pair.pp - 1) / v / replica))
                     combos.append((-bound, index, ep, fw, zero, rc, v, work_s))
@@ -464,6 +479,11 @@ def _fabric_free_combinations(shape: ModelShape, method: str, plan_cluster: Clus
     ordering serves every platform fabric of the GPU and node size."""
     pairs, _ = _plan(shape, method, plan_cluster, spec, lora_rank)
     return _combinations(shape, method, plan_cluster, spec, lora_rank, pairs)
+
+
+def mbc_layers(pair: _Pair, fw: str, mb: int) -> int:
+    """Layers of the slowest pipeline stage of this pair, framework and micro-batch."""
+    return pair.compute[(fw, mb)][1].layers
 
 
 def _tries_block(spec: LayoutSpec) -> bool:

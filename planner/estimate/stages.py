@@ -16,6 +16,8 @@ worth proposing if a stack can split the model that way:
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 TORCHTITAN_EDGE_LAYERS = 2
 """torchtitan counts the embedding and the output layer as one layer each when it splits a model into
 stages (`first/last_stage_less_layers`, default 1 each)."""
@@ -55,6 +57,7 @@ def megatron_split_flags(layers: int, pp: int, virtual: int = 1) -> tuple[str, .
     return (f"--decoder-first-pipeline-num-layers {split[0]}", f"--decoder-last-pipeline-num-layers {split[1]}")
 
 
+@lru_cache(maxsize=4096)
 def torchtitan_layers_per_stage(layers: int, stages: int) -> int | None:
     """A `pipeline_parallel_layers_per_stage` giving exactly `stages` stages, or None."""
     total = layers + TORCHTITAN_EDGE_LAYERS
@@ -64,6 +67,7 @@ def torchtitan_layers_per_stage(layers: int, stages: int) -> int | None:
     return None
 
 
+@lru_cache(maxsize=16384)
 def split_problem(layers: int, pp: int, virtual: int, framework: str) -> str | None:
     """Why the stack of `framework` cannot split `layers` layers over pp stages of `virtual` virtual
     stages each, or None when it can."""

@@ -51,9 +51,10 @@ def test_torchtitan_needs_a_layers_per_stage_value() -> None:
 
 
 def test_virtual_stage_candidates_include_the_divisors_of_a_stage() -> None:
-    assert virtual_stage_candidates(80, 4) == (1, 2, 4, 5, 10, 20)
+    assert virtual_stage_candidates(80, 4) == (1, 2, 4, 10, 20)  # the two largest above 4
     assert virtual_stage_candidates(126, 16) == (1, 2, 4, 8)
     assert virtual_stage_candidates(80, 1) == (1,)
+    assert virtual_stage_candidates(105, 35) == (1, 2, 3)  # 3 layers per stage: one per chunk
 
 
 @pytest.mark.parametrize(("model", "gpu", "gpus", "seq_len", "global_batch"), [
