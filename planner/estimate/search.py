@@ -84,6 +84,7 @@ micro-batches) both fall as v grows and only the point-to-point transfers grow, 
 a large one; the smaller ones only cost search time."""
 
 
+@lru_cache(maxsize=4096)
 def virtual_stage_candidates(layers: int, pp: int) -> tuple[int, ...]:
     """Virtual stages per rank worth searching for `layers` over pp stages: VIRTUAL_STAGES, the divisors
     of the layers per stage up to 4 and the largest EXTRA_VIRTUAL_STAGES above it (plain, or with the
@@ -380,6 +381,11 @@ def _searched(key: _Key) -> SearchResult:
                 reasons["cannot beat the fastest layout found"] += 1
                 all_fit = False
                 continue
+            if fw == "megatron" and rc == "full" and _tries_block(spec) and fits(mb, rc="none")[0]:
+                # no recomputation fits this size: it is faster, and timed in its own combination
+                reasons["dominated (recomputation only adds time where none is needed)"] += 1
+                all_fit = False
+                continue
             ok, (layout, mem) = fits(mb)
             considered += 1
             total = mem.breakdown.total_gib
@@ -399,11 +405,9 @@ def _searched(key: _Key) -> SearchResult:
             if fw == "megatron" and rc == "full" and _tries_block(spec):
                 # block recomputation redoes at least one layer of each of the v chunks: try it only where
                 # that could beat the fastest layout found
-                # (and where no recomputation does not fit: that layout is timed on its own)
                 least = min(1.0, v / mbc_layers(pair, fw, mb))
-                if not fits(mb, rc="none")[0] and (
-                        best is None or tokens_step / (times.total_s - times.recompute_s * (1 - least)) > -best[0]):
-                    candidate, tried = _block_recompute(candidate, shape, method, cluster, spec, cap)
+                if best is None or tokens_step / (times.total_s - times.recompute_s * (1 - least)) > -best[0]:
+                    candidate, tried = _block_recompute(candidate, shape, method, cluster, spec, cap, pair.memo)
                     considered += tried
             if best is None or candidate[:2] < (best[0], best[1]):
                 best = candidate
@@ -493,11 +497,13 @@ def _tries_block(spec: LayoutSpec) -> bool:
 
 
 def _block_recompute(best: tuple[float, float, Layout], shape: ModelShape, method: str, cluster: Cluster,
-                     spec: LayoutSpec, cap: float) -> tuple[tuple[float, float, Layout], int]:
+                     spec: LayoutSpec, cap: float, memo: dict[Any, Any] | None = None
+                     ) -> tuple[tuple[float, float, Layout], int]:
     """A Megatron layout that fits only with every layer recomputed may fit with fewer: Megatron's block
     method recomputes the first N layers of each model chunk and keeps the rest. Memory falls as N grows
     and time rises, so the fewest layers that fit (bisection) is the fastest; it replaces the full
-    recomputation when it is faster. Returns the best and the number of layouts tried."""
+    recomputation when it is faster. Returns the best and the number of layouts tried. `memo` (a pair's,
+    shared by the searches of every fabric) keeps the fewest count per layout: memory reads no fabric."""
     layout = best[2]
     chunk = chunk_layers(shape.layers, layout)
     if layout.framework != "megatron" or layout.recompute != "full" or chunk <= 1:
@@ -511,10 +517,17 @@ def _block_recompute(best: tuple[float, float, Layout], shape: ModelShape, metho
         mem = _memory(shape, method, lay, cap)
         return mem.breakdown.total_gib <= cap, lay, mem
 
-    if not fits(chunk - 1)[0]:
+    key = ("block", layout.framework, layout.zero, layout.micro_batch, layout.virtual_pipeline, layout.ep)
+    if memo is not None and key in memo:
+        fewest = memo[key]
+    else:
+        # the fewest layers in [1, chunk - 1] that fit (memory falls as the count grows), or none
+        fewest = (1 + bisect.bisect_left(range(1, chunk - 1), True, key=lambda n: fits(n)[0])
+                  if fits(chunk - 1)[0] else None)
+        if memo is not None:
+            memo[key] = fewest
+    if fewest is None:
         return best, tried
-    # the fewest layers in [1, chunk - 1] that fit (memory falls as the count grows)
-    fewest = 1 + bisect.bisect_left(range(1, chunk - 1), True, key=lambda n: fits(n)[0])
     _, lay, mem = fits(fewest)
     tp_link, cp_link, dp_link, pp_link, ep_link = layout_links(cluster, lay.tp, lay.pp, lay.cp, lay.dp, lay.ep)
     t = step_time(shape, method, lay, cluster, tp_link, dp_link, pp_link, mem.paged_offload_params, cp_link,
@@ -598,9 +611,10 @@ class _Pair:
     recompute_s: dict[tuple[str, str], float]  # (recompute, framework) -> seconds it adds, for those searched
     # Memory and compute do not depend on the fabric, so every search this pair serves (one per platform
     # fabric) shares what the others evaluated: (framework, micro-batch) -> its compute, from the probe on;
-    # (framework, zero, recompute, micro-batch, virtual stages, ep) -> whether it fits, layout and memory.
+    # (framework, zero, recompute, micro-batch, virtual stages, ep) -> whether it fits, layout and memory;
+    # ("block", framework, zero, micro-batch, virtual stages, ep) -> the fewest block-recomputed layers.
     compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]]
-    memo: dict[tuple[str, int, str, int, int, int], tuple[bool, Any]] = field(default_factory=dict, compare=False)
+    memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, compare=False)
 
 
 def _make(pair: _Pair, spec: LayoutSpec, lora_rank: int | None, fw: str, zero: int, rc: str, mb: int, v: int,

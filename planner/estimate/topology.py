@@ -56,17 +56,18 @@ class GroupLink:
         """Latency of one hop on the slowest kind of link the group uses (point-to-point transfers)."""
         return COLLECTIVE_LATENCY_S["inter" if self.spans_nodes else self.intra_link]
 
-    @property
-    def ring_latency_s(self) -> float:
+    ring_latency_s: float = 0.0  # one pass of a ring collective: `ring_latency_s(...)` below
+
+    @staticmethod
+    def ring_latency(size: int, spans_nodes: bool, nics_per_node: int, intra_link: str) -> float:
         """Latency of one pass of a ring collective (reduce-scatter or all-gather): NCCL's base plus its
         n - 1 hops, nodes - 1 of them between nodes (module docstring)."""
-        n = self.size
-        if n <= 1:
+        if size <= 1:
             return 0.0
-        nodes = -(-n // self.nics_per_node) if self.spans_nodes and self.nics_per_node else 1
-        inter = min(n - 1, nodes - 1)
+        nodes = -(-size // nics_per_node) if spans_nodes and nics_per_node else 1
+        inter = min(size - 1, nodes - 1)
         return (COLLECTIVE_LATENCY_S["base"] + inter * COLLECTIVE_LATENCY_S["inter"]
-                + (n - 1 - inter) * COLLECTIVE_LATENCY_S[self.intra_link])
+                + (size - 1 - inter) * COLLECTIVE_LATENCY_S[intra_link])
 
     def _bw_bytes_per_s(self) -> float:
         return self.bandwidth_gb_per_s * 1e9 * COLLECTIVE_BANDWIDTH_EFFICIENCY
@@ -184,4 +185,5 @@ def _group_link(key: tuple[object, ...], size: int, stride: int) -> GroupLink:
         if bw < best_bw:
             best_bw, best_kind = bw, kind
     intra = "nvlink" if key[0] in ("nvlink", "hccs") else "pcie"
-    return GroupLink(size, best_bw, spans, best_kind, per_node_members if spans else 0, intra)
+    nics = per_node_members if spans else 0
+    return GroupLink(size, best_bw, spans, best_kind, nics, intra, GroupLink.ring_latency(size, spans, nics, intra))
