@@ -4,23 +4,22 @@ The global batch is a training hyper-parameter, not a search variable: it comes 
 from `default_global_batch` (published recipes by model size), and only the layout is searched
 under it. A layout needs dp <= global batch (each replica gets whole sequences).
 
-Candidates: tp over the divisors of the GPU count that fit in one node and divide the attention
-heads (and are compatible with the KV heads); cp (context parallelism, ring attention) over 1, 2, 4, 8
-for sequences of LONG_SEQUENCE tokens or more (1 otherwise unless given); pp over the divisors of the
-rest (at most one layer per stage; stages may be uneven); dp = gpus / (tp pp cp); for MoE models in
-full training, ep (expert parallelism) over the powers of two up to 64 that divide dp and the experts;
-the framework and
-its ZeRO stage (Megatron: 0 or 1 = distributed optimizer; FSDP: 2 = SHARD_GRAD_OP or 3 = FULL_SHARD;
-DeepSpeed only when asked, since in this model it is FSDP with more gradient traffic); recompute
-none, selective (FSDP's op-level policy; for Megatron only when asked, since with FlashAttention it
-stores what "none" stores), full or offload; interleaved pipeline with 1, 2 or 4 virtual stages
-(also when pp is fixed), only where the framework's stack can split the layers so (stages.py:
-Megatron interleaves even stages only, torchtitan needs a layers-per-stage value); and the micro-batch: every
-size from 1 to the per-replica batch is allowed (a last smaller micro-batch where it does not divide),
-found by bisection on memory (memory never falls as the micro-batch grows), then the few sizes around
-the step-time optimum are timed: the balanced size with as few micro-batches as the largest that
-fits allows; under pipelining, sizes of about 1, 2, 4 and 8 (fewer, larger micro-batches lengthen the
-bubble), each checked for memory.
+Candidates: tp over the divisors of the GPU count that fit in one node and divide the attention heads
+(and are compatible with the KV heads); cp (context parallelism, ring attention) over 1, 2, 4, 8 for
+sequences of LONG_SEQUENCE tokens or more (1 otherwise unless given); pp over the divisors of the rest
+(at most one layer per stage; stages may be uneven); dp = gpus / (tp pp cp); for MoE models in full
+training, ep (expert parallelism) over the powers of two up to 64 that divide dp and the experts; the
+framework and its ZeRO stage (Megatron: 0 or 1 = distributed optimizer; FSDP: 2 = SHARD_GRAD_OP or 3 =
+FULL_SHARD; DeepSpeed only when asked, since in this model it is FSDP with more gradient traffic);
+recompute none, selective (FSDP's op-level policy; for Megatron only when asked, since with
+FlashAttention it stores what "none" stores), full (Megatron: also its block method, the fewest layers
+per chunk that fit) or offload; interleaved pipeline with 1, 2 or 4 virtual stages and the counts that
+divide a stage (also when pp is fixed), each only where the framework's stack can split the layers so
+(stages.py); and the micro-batch: every size from 1 to the per-replica batch is allowed (a last smaller
+micro-batch where it does not divide), found by bisection on memory (memory never falls as the micro-
+batch grows), then the few sizes around the step-time optimum are timed: the balanced size with as few
+micro-batches as the largest that fits allows; under pipelining, sizes of about 1, 2, 4 and 8 (fewer,
+larger micro-batches lengthen the bubble), each checked for memory.
 
 Pruning (none of it changes the answer): every combination of (tp, pp, cp), expert parallelism,
 framework and ZeRO stage, recomputation and virtual stages has a throughput bound (compute,
@@ -84,18 +83,6 @@ micro-batches) both fall as v grows and only the point-to-point transfers grow, 
 a large one; the smaller ones only cost search time."""
 
 
-@lru_cache(maxsize=4096)
-def virtual_stage_candidates(layers: int, pp: int) -> tuple[int, ...]:
-    """Virtual stages per rank worth searching for `layers` over pp stages: VIRTUAL_STAGES, the divisors
-    of the layers per stage up to 4 and the largest EXTRA_VIRTUAL_STAGES above it (plain, or with the
-    embedding and the loss counted as layers)."""
-    if pp <= 1:
-        return (1,)
-    divisors = {d for total in (layers, layers + 2) if total % pp == 0 for d in _divisors(total // pp)
-                if pp * d <= layers + 2}
-    small = {d for d in divisors if d <= max(VIRTUAL_STAGES)}
-    large = sorted(d for d in divisors if d > max(VIRTUAL_STAGES))[-EXTRA_VIRTUAL_STAGES:]
-    return tuple(sorted({v for v in VIRTUAL_STAGES if pp * v <= layers} | small | set(large)))
 CONTEXT_PARALLEL = (1, 2, 4, 8)
 EXPERT_PARALLEL = (1, 2, 4, 8, 16, 32, 64)
 """Expert-parallel sizes searched for MoE models (full training; LoRA keeps experts whole)."""
@@ -116,6 +103,20 @@ PRETRAIN_TOKENS_PER_STEP = (
     (float("inf"), 2**22),  # 7B and up: 4M (Llama 2 all sizes; Llama 3 8B/70B, 405B's first stage)
 )
 """Tokens per optimizer step for pre-training and continued pre-training, by parameter count."""
+
+
+@lru_cache(maxsize=4096)
+def virtual_stage_candidates(layers: int, pp: int) -> tuple[int, ...]:
+    """Virtual stages per rank worth searching for `layers` over pp stages: VIRTUAL_STAGES, the divisors
+    of the layers per stage up to 4 and the largest EXTRA_VIRTUAL_STAGES above it (plain, or with the
+    embedding and the loss counted as layers)."""
+    if pp <= 1:
+        return (1,)
+    divisors = {d for total in (layers, layers + 2) if total % pp == 0 for d in _divisors(total // pp)
+                if pp * d <= layers + 2}
+    small = {d for d in divisors if d <= max(VIRTUAL_STAGES)}
+    large = sorted(d for d in divisors if d > max(VIRTUAL_STAGES))[-EXTRA_VIRTUAL_STAGES:]
+    return tuple(sorted({v for v in VIRTUAL_STAGES if pp * v <= layers} | small | set(large)))
 
 
 def default_global_batch(method: str, seq_len: int, params: float = 7e9) -> int:
@@ -405,7 +406,7 @@ def _searched(key: _Key) -> SearchResult:
             if fw == "megatron" and rc == "full" and _tries_block(spec):
                 # block recomputation redoes at least one layer of each of the v chunks: try it only where
                 # that could beat the fastest layout found
-                least = min(1.0, v / mbc_layers(pair, fw, mb))
+                least = min(1.0, v / _slowest_stage_layers(pair, fw, mb))
                 if best is None or tokens_step / (times.total_s - times.recompute_s * (1 - least)) > -best[0]:
                     candidate, tried = _block_recompute(candidate, shape, method, cluster, spec, cap, pair.memo)
                     considered += tried
@@ -485,7 +486,7 @@ def _fabric_free_combinations(shape: ModelShape, method: str, plan_cluster: Clus
     return _combinations(shape, method, plan_cluster, spec, lora_rank, pairs)
 
 
-def mbc_layers(pair: _Pair, fw: str, mb: int) -> int:
+def _slowest_stage_layers(pair: _Pair, fw: str, mb: int) -> int:
     """Layers of the slowest pipeline stage of this pair, framework and micro-batch."""
     return pair.compute[(fw, mb)][1].layers
 
