@@ -40,7 +40,7 @@ source); `bench/validate_estimates.py` prints, per run, the overhead that run al
 steady-state estimate with failures: median 1.19 (2026-11-30, after collectives pay NCCL's ring
 latency once per layer and the pipeline splits are ones a stack runs; it was 1.31 while the latency was
 charged once per pass, so part of what looked like overhead at 2,048 GPUs was that latency). Llama 2
-1.09-1.21, Llama 3 70B 1.39; outliers Llama 3 8B 2.07 and 405B 0.72, where our layout needs
+1.09-1.21, Llama 3 70B 1.39; outliers Llama 3 8B 2.06 and 405B 0.72, where our layout needs
 recomputation that Meta avoided and our failure model, at 16,384 GPUs, costs more than Meta's reported
 >90% effective training time. 1.19 is that median; WHOLE_RUN_BAND is the range of the four middle runs
 (the two outliers left out)."""
