@@ -408,7 +408,8 @@ def _searched(key: _Key) -> SearchResult:
                 # that could beat the fastest layout found
                 least = min(1.0, v / _slowest_stage_layers(pair, fw, mb))
                 if best is None or tokens_step / (times.total_s - times.recompute_s * (1 - least)) > -best[0]:
-                    candidate, tried = _block_recompute(candidate, shape, method, cluster, spec, cap, pair.memo)
+                    candidate, tried = _block_recompute(candidate, shape, method, cluster, spec, cap, pair.memo,
+                                                        (ctx, pair.compute[(fw, mb)]))
                     considered += tried
             if best is None or candidate[:2] < (best[0], best[1]):
                 best = candidate
@@ -498,13 +499,15 @@ def _tries_block(spec: LayoutSpec) -> bool:
 
 
 def _block_recompute(best: tuple[float, float, Layout], shape: ModelShape, method: str, cluster: Cluster,
-                     spec: LayoutSpec, cap: float, memo: dict[Any, Any] | None = None
+                     spec: LayoutSpec, cap: float, memo: dict[Any, Any] | None = None,
+                     known: tuple[_PairContext, tuple[Rates, MicroBatchCompute]] | None = None
                      ) -> tuple[tuple[float, float, Layout], int]:
     """A Megatron layout that fits only with every layer recomputed may fit with fewer: Megatron's block
     method recomputes the first N layers of each model chunk and keeps the rest. Memory falls as N grows
     and time rises, so the fewest layers that fit (bisection) is the fastest; it replaces the full
     recomputation when it is faster. Returns the best and the number of layouts tried. `memo` (a pair's,
-    shared by the searches of every fabric) keeps the fewest count per layout: memory reads no fabric."""
+    shared by the searches of every fabric) keeps the fewest count per layout: memory reads no fabric;
+    `known`, the search's links and the layout's compute, spares working them out again."""
     layout = best[2]
     chunk = chunk_layers(shape.layers, layout)
     if layout.framework != "megatron" or layout.recompute != "full" or chunk <= 1:
@@ -530,9 +533,14 @@ def _block_recompute(best: tuple[float, float, Layout], shape: ModelShape, metho
     if fewest is None:
         return best, tried
     _, lay, mem = fits(fewest)
-    tp_link, cp_link, dp_link, pp_link, ep_link = layout_links(cluster, lay.tp, lay.pp, lay.cp, lay.dp, lay.ep)
-    t = step_time(shape, method, lay, cluster, tp_link, dp_link, pp_link, mem.paged_offload_params, cp_link,
-                  ep_link).total_s
+    if known is None:
+        tp_link, cp_link, dp_link, pp_link, ep_link = layout_links(cluster, lay.tp, lay.pp, lay.cp, lay.dp, lay.ep)
+        t = step_time(shape, method, lay, cluster, tp_link, dp_link, pp_link, mem.paged_offload_params, cp_link,
+                      ep_link).total_s
+    else:
+        ctx, compute = known
+        t = step_time(shape, method, lay, cluster, ctx.tp_link, ctx.dp_link, ctx.pp_link, mem.paged_offload_params,
+                      ctx.cp_link, group_link(cluster, lay.ep, lay.tp * lay.cp), compute).total_s
     rate = lay.global_batch * spec.seq_len / t
     if (-rate, mem.breakdown.total_gib) < (best[0], best[1]):
         return (-rate, mem.breakdown.total_gib, lay), tried
