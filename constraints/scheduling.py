@@ -82,6 +82,7 @@ def _disjoint_pairs(model: cp_model.CpModel, variables: Variables, rv: ResourceV
     most = max(res.levels, default=res.capacity or 0)
     if not most or rv.periods is None:
         return
+
     def least(minutes: int) -> int:
         return max(res.min_periods, -(-minutes // res.period_min))
 
