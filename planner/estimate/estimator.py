@@ -48,10 +48,14 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
     if method in QLORA_METHODS and layout.framework == "megatron":
         problems.append("framework: megatron has no 4-bit QLoRA path; use fsdp or deepspeed")
     if layout.ep > 1 and not shape.is_moe:
-        problems.append(f"ep: {layout.ep} expert-parallel ranks need an MoE model")
-    elif layout.ep > 1 and (layout.dp % layout.ep or shape.moe_experts % layout.ep):
-        problems.append(f"ep: {layout.ep} must divide the {layout.dp} data-parallel ranks and the "
-                        f"{shape.moe_experts} experts")
+        problems.append(f"ep: {layout.ep} expert-parallel ranks need an MoE model; this one is dense")
+    elif layout.ep > 1 and shape.moe_experts % layout.ep:
+        problems.append(f"ep: {layout.ep} does not divide the model's {shape.moe_experts} experts")
+    elif layout.ep > 1 and method in ADAPTER_METHODS:
+        problems.append(f"ep: LoRA and QLoRA keep each layer's experts whole here (expert parallelism is "
+                        f"modelled for full training), got {layout.ep}")
+    elif layout.ep > 1 and layout.dp % layout.ep:
+        problems.append(f"ep: {layout.ep} does not divide the {layout.dp} data-parallel ranks")
     if layout.seq_len % layout.cp:
         problems.append(f"cp: {layout.cp} does not divide the sequence length {layout.seq_len}")
 

@@ -406,10 +406,9 @@ def _searched(key: _Key) -> SearchResult:
             if fw == "megatron" and rc == "full" and _tries_block(spec):
                 # block recomputation redoes at least one layer of each of the v chunks: try it only where
                 # that could beat the fastest layout found
-                least = min(1.0, v / _slowest_stage_layers(pair, fw, mb))
+                least = min(1.0, v / pair.compute[(fw, mb)][1].layers)  # of the slowest stage's layers
                 if best is None or tokens_step / (times.total_s - times.recompute_s * (1 - least)) > -best[0]:
-                    candidate, tried = _block_recompute(candidate, shape, method, cluster, spec, cap, pair.memo,
-                                                        (ctx, pair.compute[(fw, mb)]))
+                    candidate, tried = _block_recompute(candidate, shape, method, cluster, spec, cap, pair, ctx)
                     considered += tried
             if best is None or candidate[:2] < (best[0], best[1]):
                 best = candidate
@@ -487,11 +486,6 @@ def _fabric_free_combinations(shape: ModelShape, method: str, plan_cluster: Clus
     return _combinations(shape, method, plan_cluster, spec, lora_rank, pairs)
 
 
-def _slowest_stage_layers(pair: _Pair, fw: str, mb: int) -> int:
-    """Layers of the slowest pipeline stage of this pair, framework and micro-batch."""
-    return pair.compute[(fw, mb)][1].layers
-
-
 def _tries_block(spec: LayoutSpec) -> bool:
     """Whether the search tries Megatron's block recomputation: when neither the policy nor the layer
     count is given."""
@@ -499,15 +493,14 @@ def _tries_block(spec: LayoutSpec) -> bool:
 
 
 def _block_recompute(best: tuple[float, float, Layout], shape: ModelShape, method: str, cluster: Cluster,
-                     spec: LayoutSpec, cap: float, memo: dict[Any, Any] | None = None,
-                     known: tuple[_PairContext, tuple[Rates, MicroBatchCompute]] | None = None
+                     spec: LayoutSpec, cap: float, pair: _Pair, ctx: _PairContext
                      ) -> tuple[tuple[float, float, Layout], int]:
     """A Megatron layout that fits only with every layer recomputed may fit with fewer: Megatron's block
     method recomputes the first N layers of each model chunk and keeps the rest. Memory falls as N grows
     and time rises, so the fewest layers that fit (bisection) is the fastest; it replaces the full
-    recomputation when it is faster. Returns the best and the number of layouts tried. `memo` (a pair's,
-    shared by the searches of every fabric) keeps the fewest count per layout: memory reads no fabric;
-    `known`, the search's links and the layout's compute, spares working them out again."""
+    recomputation when it is faster. Returns the best and the number of layouts tried. The pair's memo
+    (shared by the searches of every fabric) keeps the fewest count per layout: memory reads no fabric;
+    the step is timed on the search's links with the layout's compute, as the pair already holds them."""
     layout = best[2]
     chunk = chunk_layers(shape.layers, layout)
     if layout.framework != "megatron" or layout.recompute != "full" or chunk <= 1:
@@ -522,25 +515,17 @@ def _block_recompute(best: tuple[float, float, Layout], shape: ModelShape, metho
         return mem.breakdown.total_gib <= cap, lay, mem
 
     key = ("block", layout.framework, layout.zero, layout.micro_batch, layout.virtual_pipeline, layout.ep)
-    if memo is not None and key in memo:
-        fewest = memo[key]
-    else:
+    if key not in pair.memo:
         # the fewest layers in [1, chunk - 1] that fit (memory falls as the count grows), or none
-        fewest = (1 + bisect.bisect_left(range(1, chunk - 1), True, key=lambda n: fits(n)[0])
-                  if fits(chunk - 1)[0] else None)
-        if memo is not None:
-            memo[key] = fewest
+        pair.memo[key] = (1 + bisect.bisect_left(range(1, chunk - 1), True, key=lambda n: fits(n)[0])
+                          if fits(chunk - 1)[0] else None)
+    fewest = pair.memo[key]
     if fewest is None:
         return best, tried
     _, lay, mem = fits(fewest)
-    if known is None:
-        tp_link, cp_link, dp_link, pp_link, ep_link = layout_links(cluster, lay.tp, lay.pp, lay.cp, lay.dp, lay.ep)
-        t = step_time(shape, method, lay, cluster, tp_link, dp_link, pp_link, mem.paged_offload_params, cp_link,
-                      ep_link).total_s
-    else:
-        ctx, compute = known
-        t = step_time(shape, method, lay, cluster, ctx.tp_link, ctx.dp_link, ctx.pp_link, mem.paged_offload_params,
-                      ctx.cp_link, group_link(cluster, lay.ep, lay.tp * lay.cp), compute).total_s
+    t = step_time(shape, method, lay, cluster, ctx.tp_link, ctx.dp_link, ctx.pp_link, mem.paged_offload_params,
+                  ctx.cp_link, group_link(cluster, lay.ep, lay.tp * lay.cp),
+                  pair.compute[(layout.framework, layout.micro_batch)]).total_s
     rate = lay.global_batch * spec.seq_len / t
     if (-rate, mem.breakdown.total_gib) < (best[0], best[1]):
         return (-rate, mem.breakdown.total_gib, lay), tried
@@ -771,14 +756,6 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         problems.append(f"recompute_layers: {spec.recompute_layers} layers per chunk is Megatron's block "
                         f"recomputation: 1 to the model's {shape.layers} layers, with recompute full and "
                         "framework megatron")
-    if spec.ep is not None and spec.ep > 1:
-        if not shape.is_moe:
-            problems.append(f"ep: {spec.ep} expert-parallel ranks need an MoE model; this one is dense")
-        elif shape.moe_experts % spec.ep:
-            problems.append(f"ep: {spec.ep} does not divide the model's {shape.moe_experts} experts")
-        elif method in ADAPTER_METHODS:
-            problems.append(f"ep: LoRA and QLoRA keep each layer's experts whole here (expert parallelism "
-                            f"is modelled for full training), got {spec.ep}")
     if problems:
         raise ValueError("; ".join(problems))
     cp = spec.cp or 1
@@ -791,22 +768,22 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
             field_name = "virtual_pipeline" if (spec.virtual_pipeline or 1) > 1 else "pp"
             raise ValueError(f"{field_name}: " + "; ".join(str(problem) for problem in splits))
     dp = gpus // (tp * pp * cp)
-    if spec.ep and spec.tp is not None and spec.pp is not None and dp % spec.ep:
-        raise ValueError(f"ep: {spec.ep} does not divide the {dp} data-parallel ranks ({gpus} GPUs / tp x pp x cp "
-                         f"= {tp} x {pp} x {cp})")
     default_fw = "fsdp" if method in QLORA_METHODS or (spec.zero or 0) >= 2 else "megatron"
     probe = Layout(tp=tp, pp=pp, dp=dp, cp=cp, framework=spec.framework or default_fw, zero=spec.zero or 0,
                    recompute=spec.recompute or "none",
                    micro_batch=spec.micro_batch or 1, global_batch=dp * (spec.micro_batch or 1),
                    seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=False,
                    lora_rank=lora_rank, optimizer=spec.optimizer, lora_targets=spec.lora_targets,
-                   virtual_pipeline=spec.virtual_pipeline or 1)
+                   virtual_pipeline=spec.virtual_pipeline or 1, ep=spec.ep or 1)
     if method in ADAPTER_METHODS and spec.lora_rank < 1:
         raise ValueError(f"lora_rank: must be at least 1, got {spec.lora_rank}")
+    # (the probe's dp is the layout's only where tp and pp are given)
+    searched_dp = f"ep: {probe.ep} does not divide the {dp} data-parallel" if spec.tp is None or spec.pp is None \
+        else "\0"
     fixed_problems = [p for p in layout_problems(shape, method, cluster, probe)
                       if not p.startswith(("global_batch", "tp:" if spec.tp is None else "\0",
                                            "pp:" if spec.pp is None else "\0", "virtual_pipeline"
-                                           if spec.virtual_pipeline is None else "\0"))]
+                                           if spec.virtual_pipeline is None else "\0", searched_dp))]
     if fixed_problems:
         raise ValueError("; ".join(fixed_problems))
 

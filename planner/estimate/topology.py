@@ -56,7 +56,7 @@ class GroupLink:
         """Latency of one hop on the slowest kind of link the group uses (point-to-point transfers)."""
         return COLLECTIVE_LATENCY_S["inter" if self.spans_nodes else self.intra_link]
 
-    ring_latency_s: float = 0.0  # one pass of a ring collective: `ring_latency_s(...)` below
+    ring_latency_s: float = 0.0  # one pass of a ring collective: `ring_latency(...)` below, set by _group_link
 
     @staticmethod
     def ring_latency(size: int, spans_nodes: bool, nics_per_node: int, intra_link: str) -> float:
@@ -73,12 +73,8 @@ class GroupLink:
         return self.bandwidth_gb_per_s * 1e9 * COLLECTIVE_BANDWIDTH_EFFICIENCY
 
     def all_reduce_s(self, nbytes: float) -> float:
-        if self.size <= 1 or nbytes <= 0:
-            return 0.0
-        if self.bandwidth_gb_per_s <= 0:
-            return float("inf")
-        n = self.size
-        return 2 * (n - 1) / n * nbytes / self._bw_bytes_per_s() + 2 * self.ring_latency_s
+        """A reduce-scatter then an all-gather of the same buffer (module docstring)."""
+        return 2 * self.reduce_scatter_s(nbytes)
 
     def reduce_scatter_s(self, nbytes: float) -> float:
         """Also the all-gather time; `nbytes` is the full (unsharded) buffer."""
