@@ -52,19 +52,21 @@ def _threads(pid: int) -> int:
         return 0
 
 
-def _wait_for_solve(proc: subprocess.Popen[str], limit_s: float = 120.0) -> None:
-    """Until the process runs a CP-SAT solve (its solve thread is up), or fail."""
+def _wait_for_solve(proc: subprocess.Popen[str], in_worker: bool = False, limit_s: float = 120.0) -> None:
+    """Until the process (or, `in_worker`, one of its pool workers, which idle on two threads) runs a
+    CP-SAT solve (its solve thread is up), or fail."""
     if not Path("/proc/self/task").exists():
         time.sleep(15)  # no /proc: give candidate building time instead
         return
     ends = time.monotonic() + limit_s
     while time.monotonic() < ends:
         assert proc.poll() is None, proc.communicate()
-        if _threads(proc.pid) >= SOLVING_THREADS:
+        pids = _group_members(proc) if in_worker else [proc.pid]
+        if any(_threads(pid) >= SOLVING_THREADS for pid in pids):
             time.sleep(1.0)  # well inside the search
             return
         time.sleep(0.1)
-    pytest.fail("no solve started")
+    pytest.fail("no solve started" + (" in a worker" if in_worker else ""))
 
 
 def _group_members(proc: subprocess.Popen[str]) -> list[int]:
@@ -81,21 +83,6 @@ def _group_members(proc: subprocess.Popen[str]) -> list[int]:
         if int(fields[2]) == proc.pid:  # the process group: the session `_start` began
             members.append(int(entry))
     return members
-
-
-def _wait_for_worker_solve(proc: subprocess.Popen[str], limit_s: float = 120.0) -> None:
-    """Until a pool worker of the process runs a CP-SAT solve (a worker idles on two threads), or fail."""
-    if not Path("/proc/self/task").exists():
-        time.sleep(15)
-        return
-    ends = time.monotonic() + limit_s
-    while time.monotonic() < ends:
-        assert proc.poll() is None, proc.communicate()
-        if any(_threads(pid) >= SOLVING_THREADS for pid in _group_members(proc)):
-            time.sleep(1.0)
-            return
-        time.sleep(0.1)
-    pytest.fail("no solve started in a worker")
 
 
 def _interrupt(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
@@ -128,10 +115,7 @@ def test_ctrl_c_in_a_batch_keeps_finished_rows_and_stores_no_interrupted_one(tmp
     while not (out_file.exists() and "a-quick" in out_file.read_text(encoding="utf-8")):  # flushed at once
         assert time.monotonic() < ends and proc.poll() is None, proc.communicate()
         time.sleep(0.2)
-    if jobs == "1":
-        _wait_for_solve(proc)  # the slow scenario's search runs in this process
-    else:
-        _wait_for_worker_solve(proc)  # the slow scenario's search runs in a worker
+    _wait_for_solve(proc, in_worker=jobs != "1")  # the slow scenario's search: here, or in a pool worker
     assert proc.poll() is None, ("the batch ended before the interrupt", proc.communicate())
     code, out, err = _interrupt(proc)
     assert code == 130, (code, err, out[-500:], out_file.read_text(encoding="utf-8"))
