@@ -10,6 +10,12 @@ from plan.models.gpu import GPU
 from plan.models.model_card import ModelCard
 from plan.planner.estimate import Cluster, LayoutSpec, search_layout
 from plan.planner.estimate.band import WHOLE_RUN_OVERHEAD
+from plan.planner.estimate.cluster import (
+    DEFAULT_CHECKPOINT_WRITE_MIN,
+    DEFAULT_GPU_MTBF_H,
+    DEFAULT_RESTART_MIN,
+    EFFECTIVE_TRAINING_TIME,
+)
 from plan.planner.estimate.reliability import checkpoint_interval_h, failure_overhead_fraction
 from plan.planner.estimate.search import batch_for_replicas, default_global_batch
 
@@ -92,6 +98,19 @@ def test_young_daly_interval_and_overhead() -> None:
     assert tau == pytest.approx(math.sqrt(2 * delta_h * mtbf_h) - delta_h)
     f = failure_overhead_fraction(delta_h, 0.5, mtbf_h)
     assert f == pytest.approx(delta_h / tau + (tau / 2 + 0.5) / mtbf_h)
+
+
+def test_default_reliability_reproduces_llama3_effective_training_time() -> None:
+    """The derived default restart keeps the 16,384-GPU Llama 3 run at its published >90% effective
+    training time, and a restart a minute longer would not (6 min is the bound, not a round guess)."""
+    mtbf = DEFAULT_GPU_MTBF_H / 16_384
+    delta = DEFAULT_CHECKPOINT_WRITE_MIN / 60
+
+    def effective(restart_min: float) -> float:
+        return 1 / (1 + failure_overhead_fraction(delta, restart_min / 60, mtbf))
+
+    assert effective(DEFAULT_RESTART_MIN) >= EFFECTIVE_TRAINING_TIME > effective(DEFAULT_RESTART_MIN + 1)
+    assert 2.9 < mtbf < 3.2  # "about one interruption every 3 hours"
 
 
 def test_run_hours_include_failures_and_spot(llama8b: ModelCard, h100: GPU) -> None:
