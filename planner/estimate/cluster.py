@@ -82,10 +82,13 @@ class Cluster:
     def _search_view(self) -> tuple[str, float, float, float, float, float]:
         """(fabric kind, fabric Gb/s per GPU, MTBF h, restart min, checkpoint min, spot rate) as the layout
         search sees this cluster: reliability changes no layout (one search serves hourly, spot and every
-        platform with this fabric), and on one node neither does the fabric between nodes."""
+        platform with this fabric), on one node neither does the fabric between nodes, and between nodes
+        only its bandwidth counts (topology.py costs InfiniBand, RoCE and Ethernet alike), so one search
+        serves every kind at the same Gb/s."""
         one_node = self.gpus <= self.gpus_per_node
-        return ("none" if one_node else self.fabric_kind, 0.0 if one_node else self.fabric_gbps_per_gpu,
-                1.0, 0.0, 0.0, 0.0)
+        if one_node or self.fabric_kind == "none":
+            return ("none", 0.0 if one_node else self.fabric_gbps_per_gpu, 1.0, 0.0, 0.0, 0.0)
+        return ("network", self.fabric_gbps_per_gpu, 1.0, 0.0, 0.0, 0.0)
 
     def for_layout_search(self) -> Cluster:
         """This cluster as the layout search sees it (`_search_view`), without assumptions."""

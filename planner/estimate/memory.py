@@ -294,6 +294,19 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
                         tuple(notes))
 
 
+def states_floor_gib(shape: ModelShape, method: str, layout: Layout) -> float:
+    """A lower bound on `memory_per_gpu(...).breakdown.total_gib` from the model states alone: the
+    first stage's weights, gradients and resident optimizer states (every stage's peak holds at least
+    its own). Neither recomputation nor virtual stages change it; the micro-batch size only through
+    the number of micro-batches (FSDP SHARD_GRAD_OP's unsharded accumulation)."""
+    first_layers = stage_layers(shape.layers, layout.pp)[0]
+    params = shape.layer_params_per_gpu(layout.tp, layout.ep) * first_layers + shape.embed_params / layout.tp
+    if layout.pp == 1:
+        params += shape.head_params / layout.tp
+    weights, grads, optim, _ = _states(shape, method, layout, params, first_layers)
+    return weights + grads + optim
+
+
 def _logit_bytes(layout: Layout) -> float:
     """Bytes per logit element at the loss's peak (factors.py): Megatron's fused vocab-parallel cross
     entropy, PyTorch's eager `loss_parallel` under tp > 1, the fused single-GPU kernel otherwise; a

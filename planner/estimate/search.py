@@ -42,7 +42,7 @@ from plan.models.model_card import ModelCard
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.estimator import _estimate, layout_problems
 from plan.planner.estimate.flops import ModelShape, model_key, shape_of
-from plan.planner.estimate.memory import chunk_layers, memory_per_gpu
+from plan.planner.estimate.memory import chunk_layers, memory_per_gpu, states_floor_gib
 from plan.planner.estimate.stages import split_problem
 from plan.planner.estimate.store import store
 from plan.planner.estimate.timing import (
@@ -166,15 +166,22 @@ class SearchResult:
     rejected: tuple[tuple[Layout, str], ...]
     reasons: dict[str, int]
     searched: tuple[str, ...]
-    closest: Estimate | None = None
     spec: LayoutSpec = field(default_factory=LayoutSpec)
     _model: ModelCard | None = field(default=None, repr=False, compare=False)
     _method: str = field(default="pretrain", repr=False, compare=False)
     _cluster: Cluster | None = field(default=None, repr=False, compare=False)
 
     @property
+    def closest(self) -> Estimate | None:
+        """The least-memory layout when nothing fits, None otherwise. Worked out on first use: the
+        planner never asks, and most of a large model's searches on a few cards find nothing."""
+        if self.best is not None or self._model is None or self._cluster is None:
+            return None
+        return _least_memory(_Key(model_key(self._model), self._method, self._cluster, self.spec, self._model))
+
+    @property
     def least_memory(self) -> Estimate | None:
-        """The least-memory layout when nothing fits (alias of `closest`)."""
+        """Alias of `closest`."""
         return self.closest
 
     def why(self, **fixed: Any) -> str:
@@ -302,20 +309,10 @@ def _searched(key: _Key) -> SearchResult:
     cap = spec.usable_gib(cluster.gpu.memory_gib)  # the card less the headroom kept free
     considered = 0
     best: tuple[float, float, Layout] | None = None  # (-tokens/s, memory, layout)
-    closest: tuple[float, Layout] | None = None
 
-    # Nothing in the plan depends on the fabric between nodes unless a fixed tp spans nodes, so one
-    # plan serves every platform with this GPU and node size.
-    plan_cluster = cluster if (spec.tp or 1) > cluster.gpus_per_node else replace(
-        cluster, fabric_kind="none", fabric_gbps_per_gpu=0.0)
-    pairs, rejections = _plan(shape, method, plan_cluster, spec, lora_rank)
+    pairs, rejections, combos, unrunnable = _search_space(shape, method, cluster, spec, lora_rank)
     for layout, reason, kind in rejections:
         reject(layout, reason, kind)
-
-    if any(ep > 1 for pair in pairs for ep in pair.expert_parallel):  # all-to-all bounds read the fabric
-        combos, unrunnable = _combinations(shape, method, cluster, spec, lora_rank, pairs)
-    else:
-        combos, unrunnable = _fabric_free_combinations(shape, method, plan_cluster, spec, lora_rank)
     for kind, n in unrunnable:
         reasons[kind] += n
 
@@ -347,6 +344,22 @@ def _searched(key: _Key) -> SearchResult:
                 pair.memo[key] = (mem.breakdown.total_gib <= cap, (lay, mem))
             return pair.memo[key]
 
+        if not spec.micro_batch:
+            # the model states alone do not fit even one sequence per micro-batch: no size fits (most
+            # combinations of a large model on a few cards end here, before any activation is counted)
+            floor = pair.memo.get(("states", fw, zero, ep, 1))
+            if floor is None:
+                floor = _states_floor(shape, method, spec, lora_rank, pair, fw, zero, ep, 1)
+            if floor > cap:
+                considered += 1
+                if not reasons["out of memory"]:
+                    reject(_make(pair, spec, lora_rank, fw, zero, rc, 1, v, ep),
+                           f"out of memory: the model states alone take {floor:.1f} GiB > {cap:g} GiB",
+                           "out of memory")
+                else:
+                    reasons["out of memory"] += 1
+                continue
+
         # The combination's traffic and optimizer time no micro-batch size avoids tighten its bound
         # (the order above uses compute alone): skip it when even that cannot beat the fastest found.
         # Worth its cost where data-parallel traffic crosses nodes; elsewhere once the layout fits.
@@ -368,10 +381,7 @@ def _searched(key: _Key) -> SearchResult:
             all_fit = top == replica
             if top == 0:
                 _, (lay, mem) = fits(1)
-                total = mem.breakdown.total_gib
-                if closest is None or total < closest[0]:
-                    closest = (total, lay)
-                reject(lay, f"out of memory: {total:.1f} GiB > {cap:g} GiB", "out of memory")
+                reject(lay, f"out of memory: {mem.breakdown.total_gib:.1f} GiB > {cap:g} GiB", "out of memory")
                 continue
             sizes = micro_batch_candidates(replica, top, pair.pp)
         ep_link = group_link(cluster, ep, pair.tp * pair.cp)
@@ -392,8 +402,6 @@ def _searched(key: _Key) -> SearchResult:
             total = mem.breakdown.total_gib
             all_fit = all_fit and ok
             if not ok:
-                if closest is None or total < closest[0]:
-                    closest = (total, layout)
                 reject(layout, f"out of memory: {total:.1f} GiB > {cap:g} GiB", "out of memory")
                 continue
             if (fw, mb) not in pair.compute:  # the same for every ZeRO stage, recompute, v and ep
@@ -416,9 +424,6 @@ def _searched(key: _Key) -> SearchResult:
             fits_everything.add((index, ep, fw, zero, rc, v))
     searched = spec.searched_fields() + (("ep",) if shape.is_moe and spec.ep is None else ())
     best_est = _estimate(model, shape, method, cluster, best[2]) if best else None
-    closest_est = None
-    if best is None and closest is not None:
-        closest_est = _estimate(model, shape, method, cluster, closest[1])
     if best_est is not None:
         if searched:
             best_est.notes.insert(0, f"searched {', '.join(searched)} over {considered} layouts; chose "
@@ -432,10 +437,66 @@ def _searched(key: _Key) -> SearchResult:
     return SearchResult(best=best_est, considered=considered, rejected=tuple(rejected),
                         reasons=dict(reasons.most_common()),
                         searched=searched,
-                        closest=closest_est, spec=spec, _model=model, _method=method, _cluster=cluster)
+                        spec=spec, _model=model, _method=method, _cluster=cluster)
 
 
 _Combination = tuple[float, int, int, str, int, str, int, float]
+
+
+_SearchSpace = tuple[tuple["_Pair", ...], tuple[tuple[Layout, str, str], ...], tuple[_Combination, ...],
+                     tuple[tuple[str, int], ...]]
+
+
+def _search_space(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lora_rank: int | None
+                  ) -> _SearchSpace:
+    """(pairs, their rejections, combinations fastest bound first, unrunnable counts by kind)."""
+    # Nothing in the plan depends on the fabric between nodes unless a fixed tp spans nodes, so one
+    # plan serves every platform with this GPU and node size.
+    plan_cluster = cluster if (spec.tp or 1) > cluster.gpus_per_node else replace(
+        cluster, fabric_kind="none", fabric_gbps_per_gpu=0.0)
+    pairs, rejections = _plan(shape, method, plan_cluster, spec, lora_rank)
+    if any(ep > 1 for pair in pairs for ep in pair.expert_parallel):  # all-to-all bounds read the fabric
+        combos, unrunnable = _combinations(shape, method, cluster, spec, lora_rank, pairs)
+    else:
+        combos, unrunnable = _fabric_free_combinations(shape, method, plan_cluster, spec, lora_rank)
+    return pairs, rejections, combos, unrunnable
+
+
+@lru_cache(maxsize=256)
+def _least_memory(key: _Key) -> Estimate | None:
+    """The least-memory layout of a search where none fits: every combination the search tried, each at
+    the micro-batch it starts from (the fixed one, else one sequence)."""
+    model, method, cluster, spec = key.model, key.method, key.cluster, key.spec
+    shape = shape_of(model)
+    lora_rank = spec.lora_rank if method in ADAPTER_METHODS else None
+    cap = spec.usable_gib(cluster.gpu.memory_gib)
+    pairs, _, combos, _ = _search_space(shape, method, cluster, spec, lora_rank)
+    mb = spec.micro_batch or 1
+    # the model states bound each combination's memory from below: those whose states exceed the least
+    # total found cannot hold the least memory, so the exact memory of few is computed
+    bounded = sorted((_states_floor(shape, method, spec, lora_rank, pairs[index], fw, zero, ep, mb), order,
+                      pairs[index], fw, zero, rc, v, ep)
+                     for order, (_, index, ep, fw, zero, rc, v, _) in enumerate(combos))
+    least: tuple[float, Layout] | None = None
+    for floor, _, pair, fw, zero, rc, v, ep in bounded:
+        if least is not None and floor >= least[0]:
+            break
+        layout = _make(pair, spec, lora_rank, fw, zero, rc, mb, v, ep)
+        total = _memory(shape, method, layout, cap).breakdown.total_gib
+        if least is None or total < least[0]:
+            least = (total, layout)
+    return _estimate(model, shape, method, cluster, least[1]) if least else None
+
+
+def _states_floor(shape: ModelShape, method: str, spec: LayoutSpec, lora_rank: int | None, pair: _Pair,
+                  fw: str, zero: int, ep: int, mb: int) -> float:
+    """`states_floor_gib` of the pair's layouts at this micro-batch (memoised in the pair: recomputation
+    and virtual stages do not change it)."""
+    key = ("states", fw, zero, ep, mb)
+    if key not in pair.memo:
+        pair.memo[key] = states_floor_gib(shape, method, _make(pair, spec, lora_rank, fw, zero, "none", mb, 1, ep))
+    floor: float = pair.memo[key]
+    return floor
 
 
 def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lora_rank: int | None,
