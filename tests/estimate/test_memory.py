@@ -93,3 +93,31 @@ def test_activations_match_korthikanti_for_gpt_without_dropout(gpt7b: ModelCard,
     est = estimate(gpt7b, "pretrain", Cluster.of(a100, 1), layout(1, seq=2048, mb=1))
     expected = 2048 * 1 * 4096 * 32 * 36 / GIB
     assert est.memory.activations_gib == pytest.approx(expected, rel=1e-6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(model=st.sampled_from(["llama8b", "llama70b", "gpt7b"]),
+       method=st.sampled_from(["pretrain", "full_finetune", "lora", "qlora", "dpo"]),
+       tp=st.sampled_from([1, 2, 4, 8]), pp=st.sampled_from([1, 2, 4, 8]), zero=st.integers(0, 3),
+       recompute=st.sampled_from(["none", "selective", "full", "offload"]), mb=st.integers(1, 8),
+       micro_batches=st.integers(1, 8), framework=st.sampled_from(["megatron", "deepspeed", "fsdp"]),
+       virtual=st.sampled_from([1, 2]),
+       optimizer=st.sampled_from(["adam", "adam_8bit", "paged_adam_8bit", "adafactor", "sgd"]))
+def test_the_model_states_floor_never_exceeds_the_peak(request: pytest.FixtureRequest, model: str, method: str,
+                                                       tp: int, pp: int, zero: int, recompute: str, mb: int,
+                                                       micro_batches: int, framework: str, virtual: int,
+                                                       optimizer: str) -> None:
+    """The search rejects a combination whose states alone overflow the card without computing its
+    memory: that is exact only if the states floor is a lower bound on the peak, on every stage."""
+    from plan.planner.estimate.flops import shape_of
+    from plan.planner.estimate.memory import memory_per_gpu, states_floor_gib
+
+    card: ModelCard = request.getfixturevalue(model)
+    dp = 2
+    lay = Layout(tp=tp, pp=pp, dp=dp, zero=zero, recompute=recompute, micro_batch=mb,
+                 global_batch=dp * mb * micro_batches, seq_len=2048, precision="bf16",
+                 sequence_parallel=tp > 1, lora_rank=16 if method in ("lora", "qlora") else None,
+                 optimizer=optimizer, framework=framework, virtual_pipeline=virtual if pp > 1 else 1)
+    shape = shape_of(card)
+    peak = memory_per_gpu(shape, method, lay, 80.0).breakdown.total_gib
+    assert 0 < states_floor_gib(shape, method, lay) <= peak

@@ -51,6 +51,26 @@ def test_nothing_fits_gives_the_closest_layout(llama70b: ModelCard, rtx4090: GPU
     assert "does not fit" in result.why(recompute="full")
 
 
+@pytest.mark.parametrize(("gpus", "method"), [(1, "full_finetune"), (2, "pretrain"), (8, "full_finetune")])
+def test_least_memory_layout_is_the_least_of_every_combination(llama70b: ModelCard, rtx4090: GPU, gpus: int,
+                                                               method: str) -> None:
+    """Nothing fits: `closest` walks the combinations by their model states and stops early; it must
+    still find what computing every combination's memory finds."""
+    from plan.planner.estimate import search
+
+    spec = LayoutSpec()
+    cluster = Cluster.of(rtx4090, gpus)
+    result = search_layout(llama70b, method, cluster, spec)
+    assert result.best is None and result.closest is not None
+    shape = search.shape_of(llama70b)
+    pairs, _, combos, _ = search._search_space(shape, method, cluster, spec, None)
+    every = [search.memory_per_gpu(shape, method, search._make(pairs[i], spec, None, fw, zero, rc, 1, v, ep),
+                                   spec.usable_gib(24.0)).breakdown.total_gib
+             for _, i, ep, fw, zero, rc, v, _ in combos]
+    assert len(every) > 3
+    assert result.closest.memory.total_gib == pytest.approx(min(every))
+
+
 def test_search_is_cached(llama70b: ModelCard, h100: GPU) -> None:
     # speed is measured in bench/estimate_speed.py; here only that an equal cluster hits the cache
     from plan.planner.estimate import search
