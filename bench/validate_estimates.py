@@ -42,7 +42,14 @@ from plan.models.gpu import GPU
 from plan.models.model_card import ModelCard
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, estimate, search_layout, shape_of
 from plan.planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, band_class, whole_run_overhead
+from plan.planner.estimate.cluster import (
+    DEFAULT_CHECKPOINT_WRITE_MIN,
+    DEFAULT_GPU_MTBF_H,
+    DEFAULT_RESTART_MIN,
+    EFFECTIVE_TRAINING_TIME,
+)
 from plan.planner.estimate.factors import CUDA_CONTEXT_GIB, GIB
+from plan.planner.estimate.reliability import failure_overhead_fraction
 from plan.planner.estimate.types import Layout
 
 REPO = Path(__file__).resolve().parents[1]
@@ -407,6 +414,10 @@ def _report_bands(rows: list[Row]) -> None:
           "(target 70-90%)")
 
 
+LLAMA3_RUN_GPUS = 16_384
+"""H100s of the Llama 3 405B run whose interruptions and goodput the failure model follows."""
+
+
 @dataclass
 class WholeRun:
     id: str
@@ -466,6 +477,11 @@ def _report_whole_runs(runs: list[WholeRun]) -> None:
           f"worst {max(runs, key=lambda r: abs(r.error)).id}")
     print(f"  the overhead these runs imply: median {statistics.median(ratios):.2f} (range {ratios[0]:.2f}-"
           f"{ratios[-1]:.2f}); in band.py: {overhead:g} with p10-p90 {band}")
+    # The failure model's defaults against the one published goodput figure (reference/reliability.md).
+    mtbf_h = DEFAULT_GPU_MTBF_H / LLAMA3_RUN_GPUS
+    f = failure_overhead_fraction(DEFAULT_CHECKPOINT_WRITE_MIN / 60, DEFAULT_RESTART_MIN / 60, mtbf_h)
+    print(f"  failure model at Llama 3's 16,384 GPUs (job MTBF {mtbf_h:.1f} h): effective training time "
+          f"{1 / (1 + f):.1%} (published: >{EFFECTIVE_TRAINING_TIME:.0%})")
 
 
 def public_rows(vdir: Path) -> list[Row] | None:
