@@ -279,8 +279,9 @@ def pareto_front(session: Session, *, max_points: int | None = None, z: str | No
                 if cap < top:
                     outcomes += walker.walk(replace(base, max_risk=cap), max_points, front.notes)
     # A front never lists a dominated point. The 2-D walk can still return one: on
-    # frontier_private_vs_hybrid (CP-SAT 9.15) a solve on the narrowed model answered "optimal" with a
-    # pricier plan at the fastest plan's own finish.
+    # frontier_private_vs_hybrid, CP-SAT 9.15's presolve made a solve on the narrowed model answer
+    # "optimal" with a pricier plan at the fastest plan's own finish (without presolve the walk finds
+    # none; presolve stays on, since without it the generated 32-job scenario takes twice as long).
     outcomes = _non_dominated(outcomes, with_risk=z == "risk")
     if z == "risk" and max_points is not None and len(outcomes) > max_points:
         front.notes.append(f"{len(outcomes)} non-dominated points found; {max_points} kept (--points): "
