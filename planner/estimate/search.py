@@ -416,7 +416,8 @@ def _searched(key: _Key) -> SearchResult:
                 # that could beat the fastest layout found
                 least = min(1.0, v / pair.compute[(fw, mb)][1].layers)  # of the slowest stage's layers
                 if best is None or tokens_step / (times.total_s - times.recompute_s * (1 - least)) > -best[0]:
-                    candidate, tried = _block_recompute(candidate, shape, method, cluster, spec, cap, pair, ctx)
+                    candidate, tried = _block_recompute(candidate, shape, method, cluster, spec, cap, pair, ctx,
+                                                        ep_link)
                     considered += tried
             if best is None or candidate[:2] < (best[0], best[1]):
                 best = candidate
@@ -554,7 +555,7 @@ def _tries_block(spec: LayoutSpec) -> bool:
 
 
 def _block_recompute(best: tuple[float, float, Layout], shape: ModelShape, method: str, cluster: Cluster,
-                     spec: LayoutSpec, cap: float, pair: _Pair, ctx: _PairContext
+                     spec: LayoutSpec, cap: float, pair: _Pair, ctx: _PairContext, ep_link: GroupLink
                      ) -> tuple[tuple[float, float, Layout], int]:
     """A Megatron layout that fits only with every layer recomputed may fit with fewer: Megatron's block
     method recomputes the first N layers of each model chunk and keeps the rest. Memory falls as N grows
@@ -585,8 +586,7 @@ def _block_recompute(best: tuple[float, float, Layout], shape: ModelShape, metho
         return best, tried
     _, lay, mem = fits(fewest)
     t = step_time(shape, method, lay, cluster, ctx.tp_link, ctx.dp_link, ctx.pp_link, mem.paged_offload_params,
-                  ctx.cp_link, group_link(cluster, lay.ep, lay.tp * lay.cp),
-                  pair.compute[(layout.framework, layout.micro_batch)]).total_s
+                  ctx.cp_link, ep_link, pair.compute[(layout.framework, layout.micro_batch)]).total_s
     rate = lay.global_batch * spec.seq_len / t
     if (-rate, mem.breakdown.total_gib) < (best[0], best[1]):
         return (-rate, mem.breakdown.total_gib, lay), tried

@@ -48,15 +48,15 @@ class GroupLink:
     spans_nodes: bool
     bottleneck: str  # "nvlink", "pcie", "fabric", "self"
     nics_per_node: int = 0  # NICs (one per member in the node) the group's inter-node traffic spreads over
-
     intra_link: str = "nvlink"  # "nvlink" or "pcie": the kind of the hops inside a node
+    # one pass of a ring collective, `ring_latency(...)` of the fields above: stored, since every
+    # collective the search times reads it
+    ring_latency_s: float = 0.0
 
     @property
     def latency_s(self) -> float:
         """Latency of one hop on the slowest kind of link the group uses (point-to-point transfers)."""
         return COLLECTIVE_LATENCY_S["inter" if self.spans_nodes else self.intra_link]
-
-    ring_latency_s: float = 0.0  # one pass of a ring collective: `ring_latency(...)` below, set by _group_link
 
     @staticmethod
     def ring_latency(size: int, spans_nodes: bool, nics_per_node: int, intra_link: str) -> float:
