@@ -18,7 +18,8 @@ What the CSV leaves blank is searched (micro-batch, and the whole layout for the
 set by the estimator's default rule (global batch), never fitted per row. Framework facts that the
 rows imply are applied as such: no sequence parallelism in 2021 Megatron (it did not exist yet),
 context parallelism approximated as data parallelism (same token split), torchtune's chunked loss
-and low-memory optimizer, NeMo's LoRA on attention (rank 32), QLoRA's rank 64 on all layers.
+and low-memory optimizer, NeMo's LoRA on attention (rank 32), QLoRA's rank 64 on all layers, NeMo's
+distributed Adam with BF16 gradients and FP32 master weights kept as 16-bit remainders (NEMO_OPTIMIZER).
 """
 
 from __future__ import annotations
@@ -157,6 +158,14 @@ cross-entropy, torchtune a chunked one (8 chunks); both are run as `chunked_loss
 FRAMEWORK_OF_FAMILY = {"Megatron": "megatron", "NeMo": "megatron", "FSDP": "fsdp", "torchtitan": "fsdp"}
 """The stack each family ran: Megatron-LM/NeMo (distributed optimizer), Composer/torchtitan FSDP."""
 
+NEMO_OPTIMIZER = "adam_precision_aware"
+"""NeMo's full-parameter runs: the NeMo 24.07 container (NeMo 2.0.0rc1) gives Apex's distributed Adam
+`store_param_remainders=True` whenever the optimizer is FP32 and the model BF16
+(nemo/collections/nlp/models/language_modeling/megatron_base_model.py, setup_optimization), and NeMo's
+performance configurations reduce gradients in BF16 (NeMo 2.3.0: `grad_reduce_in_fp32 = False` in the
+performance mode of 18 recipes, llama2_7b, llama3_8b, llama3_70b and llama31_70b among them, for
+pre-training and fine-tuning alike). Both together are the estimator's precision-aware optimizer."""
+
 H100_96GB_GIB = 94.0
 """torchtitan's H100 96 GB (HBM2e, 500 W) parts: usable memory ~94 GiB (assumed from the 96 GB label)."""
 H100_96GB_PEAK = {"bf16": (989 + 835) / 2, "fp16": (989 + 835) / 2, "fp8": (1979 + 1671) / 2}
@@ -222,6 +231,7 @@ def throughput_rows(path: Path) -> list[Row]:
                 virtual_pipeline=int(vpp.group(1)) if vpp else (
                     UNSTATED_INTERLEAVING if interleaved else 1 if "1F1B schedule" in notes else None),
                 framework=framework, cp=int(cp.group(1)) if cp else (1 if tp else None),
+                optimizer=NEMO_OPTIMIZER if fam == "NeMo" and method != "lora" else "adam",
             )
             cluster = Cluster.of(gpu, gpus)
             est = _run(card, method, cluster, spec, dp)

@@ -50,7 +50,7 @@ from plan.models.limits import (
     MAX_VALUE_OF_TIME_PER_DAY,
     MAX_WORKERS,
 )
-from plan.models.methods import ADAPTER_METHODS, Method
+from plan.models.methods import ADAPTER_METHODS, QLORA_METHODS, Method
 from plan.models.money import active_conversion, converting, to_scenario_currency
 from plan.models.platform import FabricKind
 from plan.models.units import parse_count, parse_duration_h, parse_seq_len, parse_size_gb
@@ -197,7 +197,7 @@ class FixedLayout(Strict):
 
 
 Framework = Literal["megatron", "deepspeed", "fsdp"]
-OptimizerChoice = Literal["adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd"]
+OptimizerChoice = Literal["adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "adamw-precision-aware"]
 
 
 class Job(Strict):
@@ -222,12 +222,17 @@ class Job(Strict):
     framework: Framework | None = Field(
         default=None, description="the training stack (megatron, deepspeed, fsdp); chosen by the planner if unset")
     optimizer: OptimizerChoice = Field(
-        default="adamw", description="adamw (16 B/param with mixed precision), or a low-memory one")
+        default="adamw", description="adamw (16 B/param with mixed precision), or a low-memory one; "
+        "adamw-precision-aware is Megatron's (bf16 gradients, fp32 master kept as 16-bit remainders)")
 
     @model_validator(mode="after")
     def _method_options(self) -> Job:
         if self.lora_rank is not None and self.method not in ADAPTER_METHODS:
             raise ValueError(f"lora_rank is only for lora or qlora (or lora_dpo, qlora_dpo), not {self.method}")
+        if self.optimizer == "adamw-precision-aware" and (self.framework not in (None, "megatron")
+                                                          or self.method in QLORA_METHODS):
+            raise ValueError("optimizer adamw-precision-aware is Megatron's distributed optimizer: it needs "
+                             f"framework megatron (got {self.framework}) and no QLoRA (got {self.method})")
         if self.tokens < self.seq_len:
             raise ValueError(f"tokens ({self.tokens:,.0f}) is less than one sequence of seq_len ({self.seq_len})")
         if self.global_batch is not None and self.global_batch * self.seq_len > self.tokens:

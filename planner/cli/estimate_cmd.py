@@ -30,6 +30,7 @@ from plan.planner.estimate.types import (
     FRAMEWORKS,
     METHODS,
     OPTIMIZER_ALIASES,
+    OPTIMIZER_NAMES,
     OPTIMIZERS,
     PRECISIONS,
     RECOMPUTE,
@@ -97,7 +98,7 @@ def estimate_command(
     sequence_parallel: Annotated[str | None, typer.Option(
         "--sequence-parallel", help="on | off (default: on when tp > 1)")] = None,
     optimizer: Annotated[str, typer.Option(
-        "--optimizer", help="adamw | adamw-8bit | paged-adamw-8bit | adafactor | sgd")] = "adamw",
+        "--optimizer", help=" | ".join(OPTIMIZER_NAMES))] = "adamw",
     micro_batch: Annotated[int | None, typer.Option("--micro-batch", help="sequences/micro-batch")] = None,
     global_batch: Annotated[int | None, typer.Option("--global-batch", help="sequences per step")] = None,
     seq_len: Annotated[int, typer.Option("--seq-len", help="tokens per sequence")] = 4096,
@@ -126,7 +127,7 @@ def estimate_command(
     _choice("--sequence-parallel", sequence_parallel, ("on", "off"))
     optimizer_id = OPTIMIZER_ALIASES.get(optimizer, optimizer)
     if optimizer_id not in OPTIMIZERS:
-        fail(f"--optimizer: {optimizer!r} is not one of adamw, adamw-8bit, paged-adamw-8bit, adafactor, sgd")
+        fail(f"--optimizer: {optimizer!r} is not one of {', '.join(OPTIMIZER_NAMES)}")
     if gpus < 1:
         fail(f"--gpus: must be at least 1, got {gpus}")
     for option, value, most in (("--gpus", gpus, MAX_GPUS), ("--tp", tp, MAX_PARALLEL), ("--pp", pp, MAX_PARALLEL),

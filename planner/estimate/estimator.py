@@ -15,6 +15,7 @@ from plan.planner.estimate.types import (
     FRAMEWORK_ZERO,
     FRAMEWORKS,
     LORA_TARGETS,
+    MEGATRON_ONLY_OPTIMIZERS,
     METHODS,
     OPTIMIZERS,
     PRECISIONS,
@@ -84,6 +85,10 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
                         f"it supports {', '.join(have)}")
     if layout.optimizer not in OPTIMIZERS:
         problems.append(f"optimizer: {layout.optimizer!r} is not one of {', '.join(OPTIMIZERS)}")
+    elif layout.optimizer in MEGATRON_ONLY_OPTIMIZERS and (layout.framework != "megatron"
+                                                         or (layout.zero != 1 and layout.shard_ranks > 1)):
+        problems.append(f"optimizer: {layout.optimizer} is Megatron's distributed optimizer: it needs framework "
+                        f"megatron with zero 1, got {layout.framework} with zero {layout.zero}")
     if layout.lora_targets not in LORA_TARGETS:
         problems.append(f"lora_targets: {layout.lora_targets!r} is not one of {', '.join(LORA_TARGETS)}")
     if method in ADAPTER_METHODS:
@@ -179,7 +184,10 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
         notes.append(f"data-parallel group of {layout.shard_ranks}: bottleneck {dp_link.bottleneck} "
                      f"{dp_link.bandwidth_gb_per_s:g} GB/s per direction{spread}")
     notes.append(f"framework {layout.framework}: " + {
-        "megatron": "distributed optimizer, fp32 gradient buffers, gradients reduced once per step",
+        "megatron": ("distributed optimizer, " + (
+            "precision-aware: bf16 gradient buffers, fp32 master weights as bf16 weights + 16-bit remainders"
+            if layout.optimizer == "adam_precision_aware" else "fp32 gradient buffers")
+            + ", gradients reduced once per step"),
         "deepspeed": "ZeRO stages 2/3 reduce gradients every micro-batch",
         "fsdp": "parameters gathered layer by layer every micro-batch, prefetch overlapped with compute",
     }[layout.framework])

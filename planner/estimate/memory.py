@@ -95,15 +95,24 @@ OFFLOAD_RESIDENT_LAYERS = 2
 """Layers of activations on the GPU under activation offloading: the one computing and the one being
 copied out (forward) or prefetched back (backward)."""
 MEGATRON_GRAD_BYTES = 4.0
+"""Megatron-LM's fp32 `main_grad` buffers (accumulate-allreduce-grads-in-fp32, its default)."""
 FSDP_ACCUMULATED_GRAD_BYTES = 4.0
 """Unsharded gradients FSDP accumulates across micro-batches without syncing, in its fp32 reduce dtype."""
-"""Megatron-LM's fp32 `main_grad` buffers (accumulate-allreduce-grads-in-fp32, its default)."""
+PRECISION_AWARE_GRAD_BYTES = 2.0
+"""BF16 `main_grad` buffers of the precision-aware optimizer (Megatron-Core 0.16 OptimizerConfig
+`main_grads_dtype`; NeMo's `grad_reduce_in_fp32=False`, set by the performance mode of its Llama
+recipes, NeMo 2.3.0 nemo/collections/llm/recipes/llama3_70b.py and 17 others)."""
 OPTIMIZER_STATE_BYTES = {
     "adam": 12.0,            # fp32 master weights, momentum, variance (Rajbhandari et al. 2020)
     "adam_8bit": 2.0,        # bitsandbytes 8-bit momentum + variance, no fp32 master (Dettmers et al. 2022)
     "paged_adam_8bit": 2.0,  # the same in CUDA unified memory
     "adafactor": 4.0,        # fp32 master copy; factored second moments ~0 (Shazeer & Stern 2018)
     "sgd": 8.0,              # fp32 master copy + momentum
+    # the FP32 master as the BF16 weight plus a 16-bit remainder, and fp32 moments: Megatron-Core 0.16
+    # OptimizerConfig.store_param_remainders ("store the 16-bit FP32 parameter remainders ... excluding
+    # the 16 bits shared with the BF16 parameters"); NeMo 2.0.0rc1 (24.07) megatron_base_model.py sets
+    # the same in Apex's distributed Adam when the optimizer is FP32 and the model BF16
+    "adam_precision_aware": 10.0,
 }
 """Optimizer bytes per trainable parameter."""
 ADAM_8BIT_STATE_BYTES = OPTIMIZER_STATE_BYTES["adam_8bit"]
@@ -374,7 +383,8 @@ def _states_group(shape: ModelShape, method: str, layout: Layout, params_stage: 
         if layout.optimizer == "paged_adam_8bit":
             pageable, optim = optim, 0.0
     else:
-        grad_bytes = MEGATRON_GRAD_BYTES if layout.framework == "megatron" else GRAD_BYTES
+        grad_bytes = (PRECISION_AWARE_GRAD_BYTES if layout.optimizer == "adam_precision_aware"
+                      else MEGATRON_GRAD_BYTES if layout.framework == "megatron" else GRAD_BYTES)
         # FSDP SHARD_GRAD_OP reduce-scatters once per step (no_sync), so with gradient accumulation
         # the gradients are held unsharded until the last micro-batch, in the fp32 reduce dtype of
         # FSDP2's usual mixed-precision policy (torchtitan: reduce_dtype float32).

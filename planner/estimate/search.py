@@ -63,6 +63,7 @@ from plan.planner.estimate.topology import GroupLink, group_link, layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     FRAMEWORK_ZERO,
+    MEGATRON_ONLY_OPTIMIZERS,
     PRETRAIN_METHODS,
     QLORA_METHODS,
     Estimate,
@@ -248,7 +249,8 @@ _SEARCHED_ZERO = {"megatron": (1,), "fsdp": (2, 3), "deepspeed": (1, 2, 3)}
 
 def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int) -> tuple[tuple[str, int], ...]:
     """(framework, ZeRO stage) pairs to try. Megatron has no 4-bit QLoRA path."""
-    fws = (spec.framework,) if spec.framework else ("megatron",) if spec.recompute_layers else (
+    megatron_only = spec.recompute_layers or spec.optimizer in MEGATRON_ONLY_OPTIMIZERS
+    fws = (spec.framework,) if spec.framework else ("megatron",) if megatron_only else (
         ("fsdp",) if method in QLORA_METHODS else ("megatron", "fsdp"))
     options: list[tuple[str, int]] = []
     for fw in fws:
@@ -817,6 +819,11 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         problems.append(f"recompute_layers: {spec.recompute_layers} layers per chunk is Megatron's block "
                         f"recomputation: 1 to the model's {shape.layers} layers, with recompute full and "
                         "framework megatron")
+    if spec.optimizer in MEGATRON_ONLY_OPTIMIZERS and (spec.framework not in (None, "megatron")
+                                                       or spec.zero not in (None, 1)
+                                                       or method in QLORA_METHODS):
+        problems.append("optimizer: the precision-aware optimizer is Megatron's distributed optimizer: it needs "
+                        "framework megatron, zero 1 (or one data-parallel rank) and no QLoRA")
     if problems:
         raise ValueError("; ".join(problems))
     cp = spec.cp or 1
@@ -830,7 +837,8 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
             raise ValueError(f"{field_name}: " + "; ".join(str(problem) for problem in splits))
     dp = gpus // (tp * pp * cp)
     default_fw = "fsdp" if method in QLORA_METHODS or (spec.zero or 0) >= 2 else "megatron"
-    probe = Layout(tp=tp, pp=pp, dp=dp, cp=cp, framework=spec.framework or default_fw, zero=spec.zero or 0,
+    probe_zero = spec.zero if spec.zero is not None else 1 if spec.optimizer in MEGATRON_ONLY_OPTIMIZERS else 0
+    probe = Layout(tp=tp, pp=pp, dp=dp, cp=cp, framework=spec.framework or default_fw, zero=probe_zero,
                    recompute=spec.recompute or "none",
                    micro_batch=spec.micro_batch or 1, global_batch=dp * (spec.micro_batch or 1),
                    seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=False,

@@ -25,10 +25,16 @@ RECOMPUTE = ("none", "selective", "full", "offload")
 """Activation policies: keep all, recompute part (see `Layout.framework`), recompute each layer from
 its input, or keep all but in host memory (activation offloading, as torchtune and Megatron offer)."""
 PRECISIONS = ("bf16", "fp16", "fp8")
-OPTIMIZERS = ("adam", "adam_8bit", "paged_adam_8bit", "adafactor", "sgd")
+OPTIMIZERS = ("adam", "adam_8bit", "paged_adam_8bit", "adafactor", "sgd", "adam_precision_aware")
 OPTIMIZER_ALIASES = {"adamw": "adam", "adamw-8bit": "adam_8bit", "adamw_8bit": "adam_8bit",
                      "paged-adamw-8bit": "paged_adam_8bit", "paged_adamw_8bit": "paged_adam_8bit",
-                     "adam-8bit": "adam_8bit", "paged-adam-8bit": "paged_adam_8bit"}
+                     "adam-8bit": "adam_8bit", "paged-adam-8bit": "paged_adam_8bit",
+                     "adamw-precision-aware": "adam_precision_aware", "adamw_precision_aware": "adam_precision_aware",
+                     "adam-precision-aware": "adam_precision_aware"}
+OPTIMIZER_NAMES = ("adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "adamw-precision-aware")
+"""The names users write (CLI `--optimizer`, a job's `optimizer`), each an alias of an OPTIMIZERS id."""
+MEGATRON_ONLY_OPTIMIZERS = ("adam_precision_aware",)
+"""Optimizers only Megatron's distributed optimizer implements (see `Layout.optimizer`)."""
 LORA_TARGETS = ("all", "attention")
 FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
 """How data parallelism and recomputation are implemented (see `Layout`)."""
@@ -45,7 +51,11 @@ class Layout:
       fp32 master+moments (Rajbhandari et al. 2020); "adam_8bit" = bitsandbytes 8-bit Adam with bf16
       weights, no fp32 master, optimizer step fused into the backward (torchtune low-memory recipe);
       "paged_adam_8bit" = the same with states in CUDA unified memory, evicted to host when the GPU
-      is full.
+      is full; "adam_precision_aware" = Megatron's distributed optimizer with BF16 gradient buffers
+      and the FP32 master weights kept as the BF16 weights plus 16-bit remainders (exact), 14
+      bytes/parameter before sharding: Megatron-Core `--use-precision-aware-optimizer --main-grads-dtype
+      bf16` (store_param_remainders, on by default), and NeMo's Apex distributed Adam under O2 BF16
+      (remainders its default, gradients BF16 in NeMo's performance recipes). Megatron only.
     - `virtual_pipeline`: interleaved 1F1B stages per GPU (Narayanan et al. 2021).
     - `chunked_loss`: a fused or compiled chunked cross-entropy (torchtune under torch.compile, Liger,
       flash-attn's) that never materialises fp32 logits (factors.py LOSS_CHUNK_GRAD_BYTES).

@@ -15,13 +15,13 @@ import yaml
 
 from plan.planner.export.deepspeed import ds_config
 from plan.planner.export.launch import rendezvous, torchrun
-from plan.planner.export.layout import ExportError, ExportLayout, no_block_recompute
+from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only
 
 DOC = "accelerate main 16cb6eb (1.15.0.dev0), src/accelerate/commands/launch.py and utils/dataclasses.py, 2026-07-24"
 
 
 def check(layout: ExportLayout, plugin: str) -> None:
-    no_block_recompute(layout, "torchrun-fsdp" if plugin == "fsdp" else "accelerate")
+    no_megatron_only(layout, "torchrun-fsdp" if plugin == "fsdp" else "accelerate")
     if layout.pp > 1:
         raise ExportError(f"{'torchrun-fsdp' if plugin == 'fsdp' else 'accelerate'}: no pipeline parallelism "
                           f"(the plan uses pp={layout.pp}); try --to megatron or --to torchtitan")

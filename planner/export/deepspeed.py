@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from plan.planner.export.launch import MASTER_PORT, rendezvous
-from plan.planner.export.layout import ExportError, ExportLayout, no_block_recompute
+from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only
 
 DOC = "DeepSpeed docs/_pages/config-json.md and deepspeed/launcher/runner.py, main edaa722 (0.19.6), 2026-08-22"
 CLIENT_OPTIMIZERS = {"adam_8bit": "bitsandbytes AdamW8bit", "paged_adam_8bit": "bitsandbytes PagedAdamW8bit",
@@ -48,7 +48,7 @@ def ds_config(layout: ExportLayout) -> dict[str, Any]:
 
 def check(layout: ExportLayout) -> None:
     """Raise ExportError for what the DeepSpeed engine and JSON cannot express."""
-    no_block_recompute(layout, "deepspeed")
+    no_megatron_only(layout, "deepspeed")
     if layout.vpp > 1:
         raise ExportError("deepspeed: the pipeline engine has no interleaved (virtual) pipeline stages; "
                           f"the plan uses vpp={layout.vpp}")

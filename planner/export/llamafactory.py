@@ -15,7 +15,7 @@ import yaml
 from plan.planner.estimate.stages import split_problem
 from plan.planner.export.deepspeed import ds_config
 from plan.planner.export.launch import rendezvous
-from plan.planner.export.layout import ExportError, ExportLayout, no_block_recompute
+from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only
 
 DOC = "LLaMA-Factory main ff6d4d1 (0.9.6.dev0), src/llamafactory/hparams, 2026-08-18"
 _OPTIM = {"adam": "adamw_torch", "adam_8bit": "adamw_8bit", "paged_adam_8bit": "paged_adamw_8bit",
@@ -41,7 +41,10 @@ def uses_bridge(layout: ExportLayout) -> bool:
 
 def check(layout: ExportLayout) -> None:
     if not uses_bridge(layout):
-        no_block_recompute(layout, "llamafactory (Hugging Face path)")
+        no_megatron_only(layout, "llamafactory (Hugging Face path)")
+    if layout.optimizer not in _OPTIM:
+        raise ExportError(f"llamafactory: no {layout.optimizer} optimizer (optim takes "
+                          f"{', '.join(sorted(set(_OPTIM.values())))}); try --to megatron")
     if layout.recompute in ("selective", "offload") and not uses_bridge(layout):
         raise ExportError(f"llamafactory: no {layout.recompute} recompute on the Hugging Face path "
                           "(only full per-layer gradient checkpointing on or off)")

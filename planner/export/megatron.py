@@ -26,7 +26,7 @@ def check(layout: ExportLayout) -> None:
     if layout.recompute == "offload":
         raise ExportError("megatron: activation offloading without recompute has no flag this exporter can map "
                           "one-to-one (--cpu-offloading-num-layers offloads whole layers)")
-    if layout.optimizer != "adam":
+    if layout.optimizer not in ("adam", "adam_precision_aware"):
         raise ExportError(f"megatron: optimizer {layout.optimizer} is not a Megatron optimizer (adam, sgd, muon, "
                           "...; 8-bit states only via --use-precision-aware-optimizer)")
     split = split_problem(layout.layers, layout.pp, layout.vpp, "megatron")
@@ -61,8 +61,12 @@ def arguments(layout: ExportLayout) -> list[str]:
         args.append(f"--num-virtual-stages-per-pipeline-rank {layout.vpp}")
     args.append(f"--context-parallel-size {layout.cp}")
     args += [f"--micro-batch-size {layout.micro_batch}", f"--global-batch-size {layout.global_batch}"]
-    if layout.zero == 1:
+    if layout.zero == 1 or layout.optimizer == "adam_precision_aware":
         args.append("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")
+    if layout.optimizer == "adam_precision_aware":
+        # bf16 gradient buffers; the fp32 master kept as 16-bit remainders (store_param_remainders, on by
+        # default with Transformer Engine >= 2.1; Megatron-Core 0.16 OptimizerConfig)
+        args.append("--use-precision-aware-optimizer --main-grads-dtype bf16")
     elif layout.zero in _SHARDING:
         args.append(f"--use-megatron-fsdp --data-parallel-sharding-strategy {_SHARDING[layout.zero]}")
     if layout.recompute == "selective":

@@ -12,7 +12,7 @@ from typing import Any
 from plan.models.methods import ADAPTER_METHODS, DPO_METHODS
 from plan.planner.estimate.stages import split_problem, torchtitan_layers_per_stage
 from plan.planner.export.launch import torchrun
-from plan.planner.export.layout import ExportError, ExportLayout, no_block_recompute
+from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only
 
 DOC = "torchtitan v0.2.2 (2026-02-20) torchtitan/config/job_config.py"
 
@@ -35,7 +35,7 @@ def dump_toml(sections: dict[str, dict[str, Any]], header: list[str]) -> str:
 
 
 def check(layout: ExportLayout) -> None:
-    no_block_recompute(layout, "torchtitan")
+    no_megatron_only(layout, "torchtitan")
     if layout.method in DPO_METHODS:
         raise ExportError(f"torchtitan: no DPO loss or frozen reference model ({layout.method}); try --to "
                           "llamafactory (stage dpo)")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,6 +30,27 @@ def states_gb(model: ModelCard, gpu: GPU, gpus: int, zero: int) -> float:
 
 def test_mixed_precision_adam_is_16_bytes_per_parameter(gpt7b: ModelCard, a100: GPU) -> None:
     assert states_gb(gpt7b, a100, 1, 0) == pytest.approx(7.5e9 * 16 / 1e9, rel=1e-9)
+
+
+@pytest.mark.parametrize("gpus", [1, 64])
+def test_precision_aware_adam_keeps_bf16_gradients_and_16_bit_master_remainders(gpt7b: ModelCard, a100: GPU,
+                                                                                gpus: int) -> None:
+    # bf16 weights 2 + bf16 main grads 2, then remainders 2 + fp32 moments 8 sharded by the distributed
+    # optimizer: 14 bytes/param on one GPU against mixed-precision Adam's 16 (18 with Megatron's fp32 grads)
+    lay = replace(layout(gpus, zero=1 if gpus > 1 else 0), framework="megatron", optimizer="adam_precision_aware")
+    est = estimate(gpt7b, "pretrain", Cluster.of(a100, gpus), lay)
+    m = est.memory
+    assert (m.weights_gib + m.gradients_gib) * GIB == pytest.approx(7.5e9 * 4, rel=1e-9)
+    assert m.optimizer_gib * GIB == pytest.approx(7.5e9 * 10 / gpus, rel=1e-9)
+    plain = estimate(gpt7b, "pretrain", Cluster.of(a100, gpus), replace(lay, optimizer="adam")).memory
+    assert plain.total_gib - m.total_gib == pytest.approx(7.5e9 * (2 + 2 / gpus) / GIB, rel=1e-9)
+    assert any("16-bit remainders" in note for note in est.notes)
+
+
+def test_precision_aware_adam_is_refused_outside_megatron(gpt7b: ModelCard, a100: GPU) -> None:
+    lay = replace(layout(8, zero=3), framework="fsdp", optimizer="adam_precision_aware")
+    with pytest.raises(ValueError, match="framework megatron"):
+        estimate(gpt7b, "pretrain", Cluster.of(a100, 8), lay)
 
 
 @pytest.mark.parametrize(("zero", "published_gb"), [(0, 120.0), (1, 31.4), (2, 16.6), (3, 1.9)])
@@ -102,7 +125,8 @@ def test_activations_match_korthikanti_for_gpt_without_dropout(gpt7b: ModelCard,
        recompute=st.sampled_from(["none", "selective", "full", "offload"]), mb=st.integers(1, 8),
        micro_batches=st.integers(1, 8), framework=st.sampled_from(["megatron", "deepspeed", "fsdp"]),
        virtual=st.sampled_from([1, 2]),
-       optimizer=st.sampled_from(["adam", "adam_8bit", "paged_adam_8bit", "adafactor", "sgd"]))
+       optimizer=st.sampled_from(["adam", "adam_8bit", "paged_adam_8bit", "adafactor", "sgd",
+                                  "adam_precision_aware"]))
 def test_the_model_states_floor_never_exceeds_the_peak(request: pytest.FixtureRequest, model: str, method: str,
                                                        tp: int, pp: int, zero: int, recompute: str, mb: int,
                                                        micro_batches: int, framework: str, virtual: int,

@@ -63,3 +63,21 @@ def test_dpo_layouts_carry_the_method_notes():
     layout = _layout("lora_dpo")
     assert layout.lora_rank == 16 and layout.quant_bits is None
     assert any("reference" in note for note in layout.notes)
+
+
+def test_the_precision_aware_optimizer_exports_to_megatron_only():
+    job = Job(id="j", model="llama3-8b", method="full_finetune", tokens=32 * 4096 * 100, seq_len=4096,
+              global_batch=32, optimizer="adamw-precision-aware")
+    # one data-parallel rank: the plan says zero 0, yet the flag needs the distributed optimizer
+    plan = _plan("j", 8, 1, tp=4, pp=2, dp=1, zero=0, recompute="selective", global_batch=32, seq_len=4096,
+                 optimizer="adam_precision_aware")
+    layout = build_layout(plan, job, builtin_catalog().model("llama3-8b"))
+    files, _ = render_stack(layout, "megatron")
+    script = "\n".join(files.values())
+    assert "--use-precision-aware-optimizer --main-grads-dtype bf16" in script
+    assert "--use-distributed-optimizer" in script
+    check_identities("megatron", layout, files)
+    for stack in ("deepspeed", "torchtitan", "llamafactory", "accelerate", "torchrun-fsdp"):
+        with pytest.raises(ExportError) as refused:
+            render_stack(layout, stack)
+        assert "\n" not in str(refused.value) and "megatron" in str(refused.value), stack

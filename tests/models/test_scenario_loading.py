@@ -155,3 +155,36 @@ def test_missing_overlay(base_scenario, write_scenario):
     base_scenario["catalog"] = "quotes.yaml"
     with pytest.raises(InputError, match=r"catalog: overlay file 'quotes\.yaml' not found"):
         load_scenario(write_scenario(base_scenario))
+
+
+@pytest.mark.parametrize(("fields", "expected"), [
+    ({"framework": "fsdp", "method": "lora"}, "needs framework megatron (got fsdp)"),
+    ({}, "no QLoRA (got qlora)"),  # job a is a QLoRA job
+])
+def test_precision_aware_optimizer_is_megatrons(base_scenario, write_scenario, fields, expected):
+    base_scenario["jobs"][0].update({"optimizer": "adamw-precision-aware", **fields})
+    with pytest.raises(InputError) as err:
+        load_scenario(write_scenario(base_scenario))
+    assert any(expected in line for line in err.value.problems), err.value.problems
+
+
+def test_precision_aware_optimizer_plans_megatron_layouts_with_its_smaller_states(base_scenario, write_scenario):
+    from plan.planner.candidates import build_problem
+
+    base_scenario["jobs"] = [{**base_scenario["jobs"][0], "method": "full_finetune", "lora_rank": None}]
+    plain = build_problem(load_scenario(write_scenario(base_scenario))).candidates["a"]
+    base_scenario["jobs"][0]["optimizer"] = "adamw-precision-aware"
+    loaded = load_scenario(write_scenario(base_scenario))
+    assert loaded.scenario.jobs[0].optimizer == "adamw-precision-aware"
+    aware = build_problem(loaded).candidates["a"]
+    layouts = [c.layout for c in aware if c.layout]
+    assert layouts and all(lay["framework"] == "megatron" and lay["optimizer"] == "adam_precision_aware"
+                           for lay in layouts)
+    # every Megatron layout that fits with mixed-precision Adam fits with smaller states, and the step is
+    # no slower, so where plain Adam's best was Megatron's the precision-aware best is at least as fast
+    by_option = {(c.platform, c.gpu, c.gpus): c for c in plain if c.layout}
+    same = [(by_option[k], c) for c in aware if (k := (c.platform, c.gpu, c.gpus)) in by_option
+            and by_option[k].layout["framework"] == "megatron"]
+    assert same and all(a.detail["step_time_s"] <= p.detail["step_time_s"] for p, a in same)
+    # and some option that plain Adam could not use at all (nothing fitted) becomes possible
+    assert {(c.platform, c.gpu, c.gpus) for c in aware} - set(by_option)
