@@ -33,6 +33,7 @@ from plan.planner.estimate.types import (
     OPTIMIZER_NAMES,
     OPTIMIZERS,
     PRECISIONS,
+    QLORA_METHODS,
     RECOMPUTE,
 )
 from plan.planner.plan import recompute_label
@@ -208,6 +209,9 @@ def estimate_command(
     if plat is not None and plat.limits.max_gpus_per_job and gpus > plat.limits.max_gpus_per_job:
         notes.insert(0, f"{plat.id} allows at most {plat.limits.max_gpus_per_job} GPUs per job")
     if nothing_fits:
+        hint = _leaner_optimizer_hint(card, method, cluster, spec)
+        if hint:
+            notes.insert(0, hint)
         notes.insert(0, f"nothing fits: the least-memory layout needs {result.memory.total_gib:.1f} GiB "
                         f"of {usable:.1f} GiB usable ({result.gpu_memory_gib:g} GiB less {headroom:.0%} headroom)")
     if output is OutputFormat.json:
@@ -221,6 +225,23 @@ def estimate_command(
         print_json(data)
         return
     _print_table(result, searched, token_count, notes, plat, headroom)
+
+
+def _leaner_optimizer_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:
+    """When plain mixed-precision Adam fits nowhere, whether Megatron's precision-aware optimizer (bf16
+    gradients, the fp32 master as 16-bit remainders: 4 bytes per parameter less) would fit: NeMo's
+    performance recipes run it, so an expert would try it before renting more GPUs."""
+    if spec.optimizer != "adam" or method in QLORA_METHODS or spec.framework not in (None, "megatron") \
+            or spec.zero not in (None, 1):
+        return None
+    try:
+        leaner = search_layout(card, method, cluster, dataclasses.replace(spec, optimizer="adam_precision_aware"))
+    except ValueError:
+        return None
+    if leaner.best is None:
+        return None
+    return (f"with --optimizer adamw-precision-aware (Megatron: bf16 gradients, fp32 master weights kept as "
+            f"16-bit remainders) it fits: {leaner.best.layout.short()} at {leaner.best.memory.total_gib:.1f} GiB")
 
 
 def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None, notes: list[str],

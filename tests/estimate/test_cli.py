@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import typer
@@ -120,3 +121,25 @@ def test_expert_parallel_size_is_taken_as_given_and_reported() -> None:
                          "--ep", "4")
     assert code == 0 and any(line.split("│")[1:3] and line.split("│")[1].strip() == "ep"
                              and line.split("│")[2].strip() == "4" for line in table.splitlines())
+
+
+def test_nothing_fits_names_the_leaner_megatron_optimizer_when_it_would_fit() -> None:
+    # NeMo's Llama 2 70B fine-tune layout on 16 H100s: plain mixed-precision Adam with Megatron's fp32
+    # gradient buffers needs ~93 GiB; the precision-aware optimizer NeMo runs brings it under the card
+    args = ["--model", "llama2-70b", "--method", "full_finetune", "--gpu", "h100-sxm", "--gpus", "16", "--tp", "4",
+            "--pp", "4", "--precision", "fp8", "--global-batch", "32", "--recompute", "selective", "--headroom", "0",
+            "--framework", "megatron", "--format", "json"]
+    code, out, _ = run(*args)
+    assert code == 0
+    data = json.loads(out)
+    assert data["fits"] is False
+    (hint,) = [n for n in data["notes"] if "adamw-precision-aware" in n]
+    fitting_gib = float(re.search(r"at ([\d.]+) GiB", hint).group(1))  # type: ignore[union-attr]
+    assert fitting_gib <= 80.0 < data["memory_gib"]["total"]
+    code, out, _ = run(*args[:-2], "--optimizer", "adamw-precision-aware", "--format", "json")
+    assert code == 0 and json.loads(out)["fits"] is True
+    assert json.loads(out)["memory_gib"]["total"] == pytest.approx(fitting_gib, abs=0.05)
+    # and no hint where the plain optimizer already fits (32 GPUs: the distributed optimizer shards over dp 2)
+    code, out, _ = run(*["32" if a == "16" else a for a in args])
+    assert code == 0 and json.loads(out)["fits"] is True
+    assert not [n for n in json.loads(out)["notes"] if "adamw-precision-aware" in n]
