@@ -65,7 +65,7 @@ GEMM_HALF_TOKENS = 64
 a GEMM's M dimension below a few tiles leaves SMs idle; 2048+ tokens are ~97% efficient)."""
 
 ATTENTION_UTILIZATION: dict[str, dict[str, float]] = {
-    "fa2": {"ampere": 0.55, "ada": 0.50, "hopper": 0.22, "blackwell": 0.22, "rubin": 0.22, "davinci": 0.30},
+    "fa2": {"ampere": 0.55, "ada": 0.50, "hopper": 0.23, "blackwell": 0.23, "rubin": 0.23, "davinci": 0.30},
     "fa3": {"ampere": 0.55, "ada": 0.50, "hopper": 0.55, "blackwell": 0.50, "rubin": 0.45, "davinci": 0.30},
 }
 """Causal flash-attention forward+backward throughput as a fraction of the dense BF16 peak, by kernel
@@ -74,7 +74,7 @@ count them). FlashAttention-2 reaches 50-73% on A100 (Dao 2023) but "only 35% ut
 theoretical maximum FLOPs on the H100" (Shah et al. 2024, FlashAttention-3 abstract); FlashAttention-3
 and cuDNN fused attention reach up to 75% on H100 (same paper). These are best cases (forward, long
 sequences, head dim 128); the backward pass runs slower, so forward+backward in training is set
-lower: 0.55 on A100, 0.22 on H100 with FA2, 0.55 with FA3 (reasoning, then checked against the
+lower: 0.55 on A100, 0.23 on H100 with FA2, 0.55 with FA3 (reasoning, then checked against the
 long-sequence llm-foundry and torchtitan rows of the validation set as one factor per kernel class; the
 FA2 Hopper rate was 0.28 until 2026-11-30; the FA3 paper's 35% is FA2's forward best case, its backward
 runs slower and causal masking's partly-filled tiles lower both; Blackwell and Rubin follow Hopper).
@@ -121,14 +121,14 @@ Korthikanti et al. 2022, section 4, on the cost of replicated layer-norm/dropout
 parallelism). The FFN activation (GeLU or SwiGLU) adds ELEMENTWISE_PASSES_PER_FFN per FFN unit.
 """
 
-ELEMENTWISE_TRAFFIC_OF_FRAMEWORK = {"megatron": 0.6, "deepspeed": 2.0, "fsdp": 2.0}
+ELEMENTWISE_TRAFFIC_OF_FRAMEWORK = {"megatron": 0.6, "deepspeed": 2.25, "fsdp": 2.25}
 """Element-wise traffic relative to the passes above, by stack. Megatron-Core/NeMo run Transformer
 Engine's fused kernels (layer norm fused into the next GEMM, fused RoPE, fused bias-SwiGLU, fused
 softmax and cross-entropy); the PyTorch-module stacks (FSDP with Hugging Face or llm-foundry models,
 DeepSpeed) launch each norm, rotary embedding and activation as several separate kernels that each
 read and write the whole tensor (an eager RMSNorm alone is ~6 kernels). Reasoning, then set as one
-factor per class against the validation rows (2.5 until 2026-11-30; 2.0 when re-set together with the
-Hopper flash-attention rate below: FSDP rows' median |error| 10.3% -> 8.9%, torchtitan's 6.7% -> 5.7%);
+factor per class against the validation rows (2.5 until 2026-11-30; 2.25 when re-set together with the
+Hopper flash-attention rate below: FSDP rows' median |error| 10.3% -> 9.5%, torchtitan's 6.7% -> 4.7%);
 it matters most on Hopper, whose memory bandwidth per FLOP is half of Ampere's."""
 
 ELEMENTWISE_PASSES_PER_FFN = 9.0
