@@ -129,3 +129,41 @@ def test_why_not_answers_on_an_infeasible_scenario(base_scenario, write_scenario
     assert answer["status"] == "infeasible"
     assert any(expected in reason for reason in answer["reasons"])
     assert any("no plan with any option" in reason for reason in answer["reasons"])
+
+
+def _own_h100s_only(base_scenario: dict[str, Any], **job: Any) -> dict[str, Any]:
+    """A 72B full fine-tune whose data stays on the hospital's two 8-GPU H100 nodes: mixed-precision Adam
+    with Megatron's fp32 gradient buffers needs ~18 bytes per parameter, ~76 GiB of states per GPU at 16."""
+    base_scenario.update(budget="500k", deadline="30d", confidence=0.5, ops_skill="expert",
+                         sites=[{"id": "hosp", "jurisdiction": "cn"}], policy={"memory_headroom": 0},
+                         owned=[{"id": "hosp-h100", "site": "hosp", "gpu": "h100-sxm", "count": 16,
+                                 "gpus_per_node": 8, "cost_per_gpu_hour": 10,
+                                 "fabric": {"kind": "infiniband", "gbps_per_gpu": 400}}])
+    base_scenario["jobs"] = [{"id": "sft", "model": "qwen2.5-72b", "method": "full_finetune", "tokens": "50M",
+                              "seq_len": 4096, "global_batch": 32,
+                              "data": {"sensitivity": "public", "residency": "on_premises", "at": "hosp"}, **job}]
+    return base_scenario
+
+
+def test_the_leaner_megatron_optimizer_is_offered_where_it_makes_the_memory_fit(base_scenario, write_scenario):
+    data = _own_h100s_only(base_scenario, framework="megatron")  # (FSDP's ZeRO-3 over 16 GPUs would fit)
+    result = solve_session(_session(write_scenario, data))
+    assert result.status == "infeasible"
+    leaner = next(r for r in result.relaxations if r.kind == "optimizer")
+    assert (leaner.field, leaner.to, leaner.unit) == ("jobs[sft].optimizer", "adamw-precision-aware", "setting")
+    # applying it gives exactly the plan it priced, on the hospital's own GPUs
+    data["jobs"][0]["optimizer"] = leaner.to
+    after = solve_session(_session(write_scenario, data))
+    assert after.status in ("optimal", "feasible")
+    plan = after.plans[0]
+    assert plan.total_cost == pytest.approx(leaner.cost, abs=0.01)
+    assert {j.platform for j in plan.jobs} == {"hosp-h100"}
+    assert all(j.memory_gib_per_gpu <= j.gpu_memory_gib for j in plan.jobs)
+
+
+def test_no_optimizer_relaxation_where_it_would_not_fit_either(base_scenario, write_scenario):
+    # 405B on 16 GPUs under Megatron: ~350 GiB of states per GPU even at 14 bytes per parameter
+    data = _own_h100s_only(base_scenario, framework="megatron", model="llama3.1-405b")
+    result = solve_session(_session(write_scenario, data))
+    assert result.status == "infeasible"
+    assert not [r for r in result.relaxations if r.kind == "optimizer"]
