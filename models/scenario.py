@@ -229,10 +229,15 @@ class Job(Strict):
     def _method_options(self) -> Job:
         if self.lora_rank is not None and self.method not in ADAPTER_METHODS:
             raise ValueError(f"lora_rank is only for lora or qlora (or lora_dpo, qlora_dpo), not {self.method}")
-        if self.optimizer == "adamw-precision-aware" and (self.framework not in (None, "megatron")
-                                                          or self.method in QLORA_METHODS):
-            raise ValueError("optimizer adamw-precision-aware is Megatron's distributed optimizer: it needs "
-                             f"framework megatron (got {self.framework}) and no QLoRA (got {self.method})")
+        if self.optimizer == "adamw-precision-aware":
+            zero = self.layout.zero if self.layout is not None else None
+            unmet = [need for need, met in (
+                (f"framework megatron, not {self.framework}", self.framework in (None, "megatron")),
+                (f"ZeRO stage 1, not layout.zero {zero}", zero in (None, 1)),
+                (f"a method other than {self.method}", self.method not in QLORA_METHODS)) if not met]
+            if unmet:
+                raise ValueError("optimizer adamw-precision-aware is Megatron's distributed optimizer: it needs "
+                                 + " and ".join(unmet))
         if self.tokens < self.seq_len:
             raise ValueError(f"tokens ({self.tokens:,.0f}) is less than one sequence of seq_len ({self.seq_len})")
         if self.global_batch is not None and self.global_batch * self.seq_len > self.tokens:

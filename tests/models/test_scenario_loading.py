@@ -158,8 +158,9 @@ def test_missing_overlay(base_scenario, write_scenario):
 
 
 @pytest.mark.parametrize(("fields", "expected"), [
-    ({"framework": "fsdp", "method": "lora"}, "needs framework megatron (got fsdp)"),
-    ({}, "no QLoRA (got qlora)"),  # job a is a QLoRA job
+    ({"framework": "fsdp", "method": "lora"}, "it needs framework megatron, not fsdp"),
+    ({}, "it needs a method other than qlora"),  # job a is a QLoRA job
+    ({"method": "lora", "layout": {"zero": 3}}, "it needs ZeRO stage 1, not layout.zero 3"),
 ])
 def test_precision_aware_optimizer_is_megatrons(base_scenario, write_scenario, fields, expected):
     base_scenario["jobs"][0].update({"optimizer": "adamw-precision-aware", **fields})
