@@ -33,7 +33,6 @@ from plan.planner.estimate.types import (
     OPTIMIZER_NAMES,
     OPTIMIZERS,
     PRECISIONS,
-    QLORA_METHODS,
     RECOMPUTE,
 )
 from plan.planner.plan import recompute_label
@@ -231,7 +230,7 @@ def _leaner_optimizer_hint(card: ModelCard, method: str, cluster: Cluster, spec:
     """When plain mixed-precision Adam fits nowhere, whether Megatron's precision-aware optimizer (bf16
     gradients, the fp32 master as 16-bit remainders: 4 bytes per parameter less) would fit: NeMo's
     performance recipes run it, so an expert would try it before renting more GPUs."""
-    if spec.optimizer != "adam" or method in QLORA_METHODS or spec.framework not in (None, "megatron") \
+    if spec.optimizer != "adam" or method in ADAPTER_METHODS or spec.framework not in (None, "megatron") \
             or spec.zero not in (None, 1):
         return None
     try:
