@@ -189,3 +189,13 @@ def test_precision_aware_optimizer_plans_megatron_layouts_with_its_smaller_state
     assert same and all(a.detail["step_time_s"] <= p.detail["step_time_s"] for p, a in same)
     # and some option that plain Adam could not use at all (nothing fitted) becomes possible
     assert {(c.platform, c.gpu, c.gpus) for c in aware} - set(by_option)
+
+
+def test_the_scenario_and_the_cli_name_the_same_optimizers():
+    from typing import get_args
+
+    from plan.models.scenario import OptimizerChoice
+    from plan.planner.estimate.types import OPTIMIZER_ALIASES, OPTIMIZER_NAMES, OPTIMIZERS
+
+    assert set(get_args(OptimizerChoice)) == set(OPTIMIZER_NAMES)
+    assert {OPTIMIZER_ALIASES.get(name, name) for name in OPTIMIZER_NAMES} == set(OPTIMIZERS)
