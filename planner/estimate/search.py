@@ -101,7 +101,10 @@ PRETRAIN_TOKENS_PER_STEP = (
     (1e9, 2**19),    # < 1B: 0.5M tokens (GPT-3 125M-760M, Brown et al. 2020, table 2.1)
     (3e9, 2**20),    # < 3B: 1M (GPT-3 1.3B and 2.7B)
     (7e9, 2**21),    # < 7B: 2M (GPT-3 6.7B)
-    (float("inf"), 2**22),  # 7B and up: 4M (Llama 2 all sizes; Llama 3 8B/70B, 405B's first stage)
+    (2e11, 2**22),   # 7B-200B: 4M (Llama 2 all sizes; Llama 3 8B/70B)
+    # 200B and up: 16M (Llama 3.1 405B after its first 2.87T tokens, Llama 3 paper section 3.4.1; DeepSeek-V3
+    # 671B ramps from 3,072 to 15,360 sequences of 4K, 12.6M -> 63M, DeepSeek-V3 technical report 4.2)
+    (float("inf"), 2**24),
 )
 """Tokens per optimizer step for pre-training and continued pre-training, by parameter count."""
 

@@ -83,6 +83,9 @@ def test_search_is_cached(llama70b: ModelCard, h100: GPU) -> None:
 
 def test_default_global_batch_rule() -> None:
     assert default_global_batch("pretrain", 4096, 8e9) == 1024  # 4M tokens from 7B up
+    assert default_global_batch("pretrain", 8192, 70.6e9) == 512  # 4M to 200B (Llama 3 70B)
+    assert default_global_batch("pretrain", 8192, 405.9e9) == 2048  # 16M from 200B (Llama 3.1 405B)
+    assert default_global_batch("continued_pretrain", 4096, 671e9) == 4096  # 16M (DeepSeek-V3 ramps past it)
     assert default_global_batch("pretrain", 2048, 1.3e9) == 512  # 1M tokens (GPT-3 1.3B)
     assert default_global_batch("pretrain", 2048, 350e6) == 256  # 0.5M tokens
     assert default_global_batch("lora", 2048) == 128
