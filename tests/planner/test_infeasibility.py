@@ -159,6 +159,9 @@ def test_the_leaner_megatron_optimizer_is_offered_where_it_makes_the_memory_fit(
     assert plan.total_cost == pytest.approx(leaner.cost, abs=0.01)
     assert {j.platform for j in plan.jobs} == {"hosp-h100"}
     assert all(j.memory_gib_per_gpu <= j.gpu_memory_gib for j in plan.jobs)
+    # and the plan's explanation says which optimizer made it fit
+    (line,) = [x for x in plan.explanation if x.startswith("sft: ")]
+    assert "optimizer adam_precision_aware" in line
 
 
 def test_no_optimizer_relaxation_where_it_would_not_fit_either(base_scenario, write_scenario):
