@@ -230,10 +230,9 @@ def _leaner_optimizer_hint(card: ModelCard, method: str, cluster: Cluster, spec:
     """When plain mixed-precision Adam fits nowhere, whether Megatron's precision-aware optimizer (bf16
     gradients, the fp32 master as 16-bit remainders: 4 bytes per parameter less) would fit: NeMo's
     performance recipes run it, so an expert would try it before renting more GPUs."""
-    if spec.optimizer != "adam" or method in ADAPTER_METHODS or spec.framework not in (None, "megatron") \
-            or spec.zero not in (None, 1):
+    if spec.optimizer != "adam" or method in ADAPTER_METHODS:
         return None
-    try:
+    try:  # (a framework or ZeRO stage the optimizer cannot run with is refused by the search)
         leaner = search_layout(card, method, cluster, dataclasses.replace(spec, optimizer="adam_precision_aware"))
     except ValueError:
         return None

@@ -87,8 +87,12 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
         problems.append(f"optimizer: {layout.optimizer!r} is not one of {', '.join(OPTIMIZERS)}")
     elif layout.optimizer in MEGATRON_ONLY_OPTIMIZERS and (layout.framework != "megatron"
                                                          or (layout.zero != 1 and layout.shard_ranks > 1)):
-        problems.append(f"optimizer: {layout.optimizer} is Megatron's distributed optimizer: it needs framework "
-                        f"megatron with zero 1, got {layout.framework} with zero {layout.zero}")
+        # (the search's probe layout meets this check too: a spec's framework, ZeRO stage or QLoRA, whose
+        # default stack is FSDP, is refused here)
+        problems.append("optimizer: the precision-aware optimizer is Megatron's distributed optimizer: it needs "
+                        f"framework megatron with zero 1 (or one data-parallel rank), got {layout.framework} "
+                        f"with zero {layout.zero}" + (", and QLoRA has no Megatron path" if method in QLORA_METHODS
+                                                      else ""))
     if layout.lora_targets not in LORA_TARGETS:
         problems.append(f"lora_targets: {layout.lora_targets!r} is not one of {', '.join(LORA_TARGETS)}")
     if method in ADAPTER_METHODS:

@@ -822,11 +822,6 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         problems.append(f"recompute_layers: {spec.recompute_layers} layers per chunk is Megatron's block "
                         f"recomputation: 1 to the model's {shape.layers} layers, with recompute full and "
                         "framework megatron")
-    if spec.optimizer in MEGATRON_ONLY_OPTIMIZERS and (spec.framework not in (None, "megatron")
-                                                       or spec.zero not in (None, 1)
-                                                       or method in QLORA_METHODS):
-        problems.append("optimizer: the precision-aware optimizer is Megatron's distributed optimizer: it needs "
-                        "framework megatron, zero 1 (or one data-parallel rank) and no QLoRA")
     if problems:
         raise ValueError("; ".join(problems))
     cp = spec.cp or 1
@@ -840,8 +835,11 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
             raise ValueError(f"{field_name}: " + "; ".join(str(problem) for problem in splits))
     dp = gpus // (tp * pp * cp)
     default_fw = "fsdp" if method in QLORA_METHODS or (spec.zero or 0) >= 2 else "megatron"
-    probe_zero = spec.zero if spec.zero is not None else 1 if spec.optimizer in MEGATRON_ONLY_OPTIMIZERS else 0
-    probe = Layout(tp=tp, pp=pp, dp=dp, cp=cp, framework=spec.framework or default_fw, zero=probe_zero,
+    probe_fw = spec.framework or default_fw
+    # (Megatron's distributed optimizer is zero 1: a Megatron-only optimizer is probed there)
+    probe_zero = spec.zero if spec.zero is not None else (
+        1 if probe_fw == "megatron" and spec.optimizer in MEGATRON_ONLY_OPTIMIZERS else 0)
+    probe = Layout(tp=tp, pp=pp, dp=dp, cp=cp, framework=probe_fw, zero=probe_zero,
                    recompute=spec.recompute or "none",
                    micro_batch=spec.micro_batch or 1, global_batch=dp * (spec.micro_batch or 1),
                    seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=False,
