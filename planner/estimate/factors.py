@@ -196,9 +196,14 @@ above the allocated peak in training loops (torchtitan logs both; large compiled
 top of the range). Reasoning, checked against the torchtitan and torchtune memory rows; 0.15 keeps
 every published llm-foundry micro-batch within its card."""
 
-LOGIT_BYTES_FP32_LOSS = 10.0
-"""Bytes per logit element when the stack upcasts the logits for the loss (torchtitan, llm-foundry,
-Hugging Face: `logits.float()`): bf16 logits 2 + fp32 copy 4 + fp32 softmax gradient 4."""
+LOGIT_BYTES_FP32_LOSS = 12.0
+"""Bytes per logit element at the loss's peak when the stack upcasts the logits for PyTorch's
+cross-entropy (Hugging Face's ForCausalLMLoss, torchtitan, llm-foundry: `logits.float()`). Forward:
+bf16 logits 2 + fp32 copy 4 + saved fp32 log-probabilities 4 = 10 B; backward, the peak: the saved
+log-probabilities 4 + their gradient 4 + the logits' fp32 gradient 4 = 12 B, while every layer's
+activations are still held. Measured: 10.0 and 12.0 B (to 0.1%) on six model shapes on one H200
+(bench/device/measure_steps.py `saved` records, torch 2.11, transformers 5.17, 2026-11-30); 10 until
+then."""
 
 LOGIT_BYTES_VOCAB_PARALLEL_EAGER = 16.0
 """Bytes per logit element at the loss when PyTorch's tensor-parallel loss (`loss_parallel`, the

@@ -30,6 +30,12 @@ tokens by cp. Recomputation policies:
   what "none" stores; without it the s x s scores are dropped);
 - selective, FSDP (torchtitan's op-level SAC): the layer input, the attention output and every
   other matmul output are kept, the rest (norms, activation functions, the other matmuls) recomputed.
+Eager modules (the PyTorch stacks running Hugging Face, torchtune or peft code op by op, without
+torch.compile or fused kernels such as Liger; `Layout.fused_modules` False) save more: each RMSNorm's
+fp32 input upcast and normalised output (3h more per layer), the SwiGLU's gate and up outputs and
+their product separately (ffn more), and the attention output's contiguous copy that the output
+projection saves (d_q more); peft's LoRA layers add about 2h (EAGER_LORA_EXTRA_PER_HIDDEN). Measured
+on an H200 (`eager_modules`): 14h + 6d_q + 4d_kv + 8ffn bytes for a Llama layer, 1.4x the fused one.
 FP8 weight copies are transient per layer and torchao float8 (FSDP stacks) keeps saved activations in
 BF16, so FP8 never adds memory over the same BF16 layout; Transformer Engine (Megatron, NeMo) saves
 the FP8 copy of each linear layer's input, which halves those four tensors.
@@ -152,6 +158,11 @@ def activation_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float
     else:
         replicated = 4.0 * h
         split = (shape.q_dim + 2 * shape.kv_dim) + shape.q_dim + ffn_mult * shape.ffn_width_active
+        if eager_modules(layout):
+            replicated += EAGER_NORM_EXTRA_PER_HIDDEN * h if shape.gated else 0.0
+            split += shape.q_dim + (shape.ffn_width_active if shape.gated else 0.0)
+            if layout.lora_rank is not None:
+                replicated += EAGER_LORA_EXTRA_PER_HIDDEN * h
     elements = (replicated + split) / t if sp else replicated + split / t
     if sp and t > 1 and layout.framework == "fsdp" and layout.recompute != "selective":
         # DTensor tensor parallelism (torchtitan) all-gathers the sequence-sharded norm outputs before
@@ -167,6 +178,34 @@ def activation_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float
     if not layout.flash_attention and layout.recompute == "none":
         scores = 5.0 * shape.heads * layout.seq_len / layout.cp / t  # Korthikanti's 5as
     return 2.0 * elements + scores
+
+
+EAGER_NORM_EXTRA_PER_HIDDEN = 3.0
+"""16-bit elements per hidden unit that a layer's two eager RMSNorms save beyond fused ones: each
+keeps the fp32 upcast of its input and its normalised output for the backward pass (Hugging Face's
+LlamaRMSNorm computes in fp32 op by op). Applied to gated-FFN models, which are the RMSNorm ones
+(Llama, Qwen, Mistral, GLM, DeepSeek); LayerNorm models run one fused `F.layer_norm` kernel even
+eagerly. Measured with the other eager terms (`eager_modules`)."""
+
+EAGER_LORA_EXTRA_PER_HIDDEN = 2.0
+"""16-bit elements per hidden unit that peft's LoRA layers (all linear layers, under bf16 autocast,
+fp32 adapters) save beyond the same eager layer fully fine-tuned: measured 3.9 h on Llama 3.1 8B's
+shape and 4.2 h on Qwen3 8B's (bytes), 3.7 h on a small shape on the CPU (bench/device/README.md).
+Applied to attention-only targets too (not measured; the upper side)."""
+
+
+def eager_modules(layout: Layout) -> bool:
+    """Whether the layers run as eager PyTorch modules (the PyTorch stacks unless fused or compiled;
+    torchtitan's op-level selective checkpointing has its own accounting).
+
+    What an eager Hugging Face Llama layer keeps for its backward pass (transformers 5.17, SDPA
+    attention, bf16, no recomputation), measured on one H200 with torch 2.11 by
+    bench/device/measure_steps.py (`saved` records, 2026-11-30), against 14 h + 6 d_q + 4 d_kv + 8 ffn
+    bytes per token and layer (the fused 8 h + 4 d_q + 4 d_kv + 6 ffn plus the eager terms): Llama 3.2
+    1B 109.7 kB (formula 108.5), Llama 3.2 3B 131.8 kB (131.1), Llama 3.1 8B 201.6 kB (200.7), Qwen2.5
+    1.5B's shape 103.8 kB (103.4)."""
+    return (layout.framework != "megatron" and not layout.fused_modules
+            and not (layout.recompute == "selective" and layout.framework == "fsdp"))
 
 
 def chunk_layers(layers: int, layout: Layout) -> int:
@@ -318,15 +357,15 @@ def states_floor_gib(shape: ModelShape, method: str, layout: Layout) -> float:
 
 def _logit_bytes(layout: Layout) -> float:
     """Bytes per logit element at the loss's peak (factors.py): Megatron's fused vocab-parallel cross
-    entropy, PyTorch's eager `loss_parallel` under tp > 1, the fused single-GPU kernel otherwise; a
-    fused or compiled chunked loss keeps the bf16 logits and one chunk's gradient."""
+    entropy (Megatron, and Megatron-DeepSpeed under tp > 1), PyTorch's eager `loss_parallel` under
+    FSDP with tp > 1, PyTorch's cross-entropy on upcast logits otherwise (Hugging Face models under
+    DeepSpeed or FSDP, torchtitan); a fused or compiled chunked loss keeps the bf16 logits and one
+    chunk's gradient."""
     if layout.chunked_loss:
         return WEIGHT_BYTES + LOSS_CHUNK_GRAD_BYTES / LOSS_CHUNKS
-    if layout.framework != "fsdp":
-        full = LOGIT_BYTES
-    else:
-        full = LOGIT_BYTES_VOCAB_PARALLEL_EAGER if layout.tp > 1 else LOGIT_BYTES_FP32_LOSS
-    return full
+    if layout.framework == "megatron" or (layout.framework == "deepspeed" and layout.tp > 1):
+        return LOGIT_BYTES
+    return LOGIT_BYTES_VOCAB_PARALLEL_EAGER if layout.tp > 1 else LOGIT_BYTES_FP32_LOSS
 
 
 def _largest_linear(shape: ModelShape) -> float:

@@ -59,6 +59,10 @@ class Layout:
     - `virtual_pipeline`: interleaved 1F1B stages per GPU (Narayanan et al. 2021).
     - `chunked_loss`: a fused or compiled chunked cross-entropy (torchtune under torch.compile, Liger,
       flash-attn's) that never materialises fp32 logits (factors.py LOSS_CHUNK_GRAD_BYTES).
+    - `fused_modules`: the PyTorch stacks' model code runs as fused or compiled kernels (torch.compile,
+      Liger) rather than eager modules (Hugging Face transformers, torchtune, peft: what
+      LLaMA-Factory, TRL and accelerate users run); eager modules save more activations (memory.py).
+      Megatron's Transformer Engine modules are always fused.
     - `lora_targets`: "all" linear layers of each block, or "attention" (q, k, v, o) only.
     - `flash_attention`: fused attention that stores no s x s scores (FlashAttention, cuDNN); False
       for stacks without it (Megatron-LM before 2022).
@@ -97,6 +101,7 @@ class Layout:
     lora_targets: str = "all"
     flash_attention: bool = True
     framework: str = "deepspeed"
+    fused_modules: bool = False
     cp: int = 1
     ep: int = 1
     recompute_layers: int | None = None
@@ -159,6 +164,7 @@ class LayoutSpec:
     optimizer: str = "adam"
     sequence_parallel: bool | None = None
     chunked_loss: bool = False
+    fused_modules: bool = False
     lora_targets: str = "all"
     virtual_pipeline: int | None = None
     flash_attention: bool = True

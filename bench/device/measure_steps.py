@@ -1,0 +1,562 @@
+"""Measure real training steps on one GPU, to check the estimator's mechanisms against hardware.
+
+Run on a machine with a CUDA GPU, PyTorch, transformers and peft (the session's lent H200 was one):
+
+    OUT=results/ python bench/device/measure_steps.py            # the full set, about three minutes
+    OUT=/tmp/x python bench/device/measure_steps.py --smoke      # tiny shapes on the CPU: checks the script
+
+It writes one JSON line per measurement to $OUT/results.jsonl (and prints it), in three kinds:
+- "gemm": a bf16 matrix product's TFLOP/s (the ceiling GEMM_FRACTION_OF_PEAK stands for);
+- "sdpa": PyTorch scaled-dot-product attention, causal, forward + backward, per backend, in TFLOP/s
+  counted as the estimator counts them (3.5 forwards of 2*b*h*s^2*d, the masked half skipped);
+- "train": a training step of a Llama-architecture model built from a catalog card's shape (random
+  weights, random tokens; Hugging Face transformers' modelling code with SDPA attention, the stack most
+  fine-tuning users run): full fine-tuning under FSDP2 on one rank (bf16 compute, fp32 master weights,
+  gradients and AdamW moments: the estimator's mixed-precision accounting), or LoRA through peft on a
+  bf16 base. It records the steady step time, the peak memory PyTorch allocated and reserved, and,
+  where asked, the GPU time per kernel class (GEMM, attention, optimizer, other) from the profiler.
+
+bench/device/compare.py sets these beside `plan estimate` for the same model, layout and GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import torch
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+GIB = 1024**3
+LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+
+class Recorder:
+    def __init__(self, out_dir: Path) -> None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.path = out_dir / "results.jsonl"
+
+    def emit(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record)
+        print(line, flush=True)
+        with self.path.open("a") as f:
+            f.write(line + "\n")
+
+
+def card(model_id: str) -> dict[str, Any]:
+    models = yaml.safe_load((ROOT / "models" / "data" / "models.yaml").read_text())["models"]
+    return next(m for m in models if m["id"] == model_id)
+
+
+def hf_config(c: dict[str, Any], smoke: bool) -> Any:
+    from transformers import LlamaConfig
+
+    heads, hidden = c["num_heads"], c["hidden_size"]
+    shape = dict(hidden_size=hidden, intermediate_size=c["ffn_hidden_size"], num_hidden_layers=c["layers"],
+                 num_attention_heads=heads, num_key_value_heads=c.get("num_kv_heads", heads),
+                 head_dim=c.get("head_dim", hidden // heads), vocab_size=c["vocab_size"])
+    if smoke:
+        shape.update(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+                     num_key_value_heads=2, head_dim=32, vocab_size=1000)
+    return LlamaConfig(**shape, tie_word_embeddings=bool(c.get("tied_embeddings", False)),
+                       max_position_embeddings=32768, rope_theta=500000.0, use_cache=False,
+                       attn_implementation="sdpa")
+
+
+def sync(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def timed(fn: Any, device: str, warmup: int, iters: int) -> list[float]:
+    for _ in range(warmup):
+        fn()
+    sync(device)
+    times = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        fn()
+        sync(device)
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def bench_gemm(rec: Recorder, device: str, smoke: bool) -> None:
+    shapes = [(8192, 8192, 8192), (16384, 2048, 8192), (16384, 8192, 2048), (16384, 4096, 14336),
+              (16384, 14336, 4096), (16384, 4096, 4096), (16384, 128256, 2048)]
+    if smoke:
+        shapes = [(64, 64, 64)]
+    for m, n, k in shapes:
+        a = torch.randn(m, k, device=device, dtype=torch.bfloat16)
+        b = torch.randn(k, n, device=device, dtype=torch.bfloat16)
+        times = timed(lambda a=a, b=b: a @ b, device, 3, 10)
+        t = statistics.median(times)
+        rec.emit({"kind": "gemm", "m": m, "n": n, "k": k, "median_s": t, "tflops": 2 * m * n * k / t / 1e12})
+        del a, b
+
+
+def bench_sdpa(rec: Recorder, device: str, smoke: bool) -> None:
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    backends = {"default": None, "flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+                "efficient": SDPBackend.EFFICIENT_ATTENTION}
+    cases = [(8, 32, 2048, 128), (4, 32, 4096, 128), (2, 32, 8192, 128), (8, 32, 2048, 64), (1, 32, 16384, 128)]
+    if smoke:
+        cases = [(1, 2, 64, 32)]
+        backends = {"default": None}
+    for b, h, s, d in cases:
+        q, k, v = (torch.randn(b, h, s, d, device=device, dtype=torch.bfloat16, requires_grad=True)
+                   for _ in range(3))
+        grad = torch.randn(b, h, s, d, device=device, dtype=torch.bfloat16)
+        for name, backend in backends.items():
+            def ctx(backend: Any = backend) -> Any:  # a fresh one per call: generator contexts are single-use
+                return sdpa_kernel(backend) if backend is not None else contextlib.nullcontext()
+
+            def fwd_bwd(ctx: Any = ctx) -> None:
+                with ctx():
+                    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+                out.backward(grad)
+
+            def fwd(ctx: Any = ctx) -> None:
+                with ctx(), torch.no_grad():
+                    torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+            try:
+                t_fb = statistics.median(timed(fwd_bwd, device, 2, 8))
+                t_f = statistics.median(timed(fwd, device, 2, 8))
+            except Exception as exc:  # a backend that does not support this shape
+                rec.emit({"kind": "sdpa", "backend": name, "b": b, "h": h, "s": s, "d": d,
+                          "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
+                continue
+            fwd_flops = 2.0 * b * h * s * s * d  # 4bhs^2d with the causal half skipped
+            rec.emit({"kind": "sdpa", "backend": name, "b": b, "h": h, "s": s, "d": d,
+                      "fwd_bwd_s": t_fb, "fwd_s": t_f, "fwd_bwd_tflops": 3.5 * fwd_flops / t_fb / 1e12,
+                      "fwd_tflops": fwd_flops / t_f / 1e12})
+        del q, k, v, grad
+
+
+def init_dist(device: str) -> bool:
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        return True
+    try:
+        dist.init_process_group("nccl" if device == "cuda" else "gloo", init_method="tcp://127.0.0.1:29517",
+                                rank=0, world_size=1)
+        return True
+    except Exception as exc:
+        print(f"distributed init failed: {exc}", file=sys.stderr)
+        return False
+
+
+def kernel_classes(trace_path: Path) -> dict[str, Any]:
+    """GPU time per kernel class from a Chrome trace (robust across profiler API versions)."""
+    events = json.loads(trace_path.read_text()).get("traceEvents", [])
+    by_name: dict[str, float] = {}
+    for e in events:
+        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "dur" in e:
+            by_name[e["name"]] = by_name.get(e["name"], 0.0) + float(e["dur"]) * 1e-6
+    rules = [("attention", r"flash|fmha|sdpa|attention|attn"), ("optimizer", r"adam|multi_tensor|foreach"),
+             ("gemm", r"gemm|nvjet|cutlass|xmma|cublas|sm90_|wgmma|ampere_|sm80_"),
+             ("loss", r"softmax|nll|cross_entropy|log_softmax")]
+    classes: dict[str, float] = {}
+    for name, secs in by_name.items():
+        cls = next((c for c, pattern in rules if re.search(pattern, name, re.IGNORECASE)), "other")
+        classes[cls] = classes.get(cls, 0.0) + secs
+    top = sorted(by_name.items(), key=lambda kv: -kv[1])[:40]
+    return {"class_s": classes, "busy_s": sum(by_name.values()), "kernels": sum(
+        1 for e in events if e.get("cat") == "kernel"), "top_kernels": [[n[:160], round(s, 6)] for n, s in top]}
+
+
+def train(rec: Recorder, device: str, smoke: bool, *, model_id: str, method: str, seq: int, mb: int,
+          recompute: bool, steps: int = 5, lora_rank: int = 16, profile: bool = False) -> None:
+    from transformers import LlamaForCausalLM
+
+    record: dict[str, Any] = {"kind": "train", "model": model_id, "method": method, "seq_len": seq,
+                              "micro_batch": mb, "recompute": "full" if recompute else "none",
+                              "lora_rank": lora_rank if method == "lora" else None}
+    c = card(model_id)
+    cfg = hf_config(c, smoke)
+    model: Any = None
+    opt: Any = None
+    try:
+        torch.manual_seed(0)
+        if method == "full":
+            record["stack"] = "fsdp2 world 1, bf16 params / fp32 reduce, fp32 master, fused AdamW"
+            with torch.device(device):
+                model = LlamaForCausalLM(cfg)
+            if recompute:
+                model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            if init_dist(device):
+                from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+                mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+                for layer in model.model.layers:
+                    fully_shard(layer, mp_policy=mp)
+                fully_shard(model, mp_policy=mp)
+                autocast: Any = contextlib.nullcontext
+            else:
+                record["stack"] = "plain fp32 params + bf16 autocast, fused AdamW (FSDP2 unavailable)"
+
+                def autocast() -> Any:
+                    return torch.autocast(device, dtype=torch.bfloat16)
+            params = [p for p in model.parameters() if p.requires_grad]
+        else:
+            from peft import LoraConfig, get_peft_model
+
+            record["stack"] = "peft LoRA (all linear layers) on a bf16 base, fp32 adapters, bf16 autocast, AdamW"
+            torch.set_default_dtype(torch.bfloat16)
+            try:
+                with torch.device(device):
+                    base = LlamaForCausalLM(cfg)
+            finally:
+                torch.set_default_dtype(torch.float32)
+            if recompute:
+                base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+                base.enable_input_require_grads()
+            model = get_peft_model(base, LoraConfig(r=lora_rank, lora_alpha=2 * lora_rank, lora_dropout=0.0,
+                                                    target_modules=LORA_TARGETS))
+
+            def autocast() -> Any:
+                return torch.autocast(device, dtype=torch.bfloat16)
+            params = [p for p in model.parameters() if p.requires_grad]
+        record["trainable_params"] = sum(p.numel() for p in params)
+        record["total_params"] = sum(p.numel() for p in model.parameters())
+        try:
+            opt = torch.optim.AdamW(params, lr=1e-5, fused=device == "cuda")
+        except Exception:
+            opt = torch.optim.AdamW(params, lr=1e-5, foreach=True)
+        model.train()
+        batch = torch.randint(0, cfg.vocab_size, (mb, seq), device=device)
+
+        def step() -> None:
+            with autocast():
+                loss = model(input_ids=batch, labels=batch).loss
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+
+        step()  # creates the optimizer state
+        sync(device)
+        if device == "cuda":
+            torch.cuda.reset_peak_memory_stats()
+        times = timed(step, device, 1, steps)
+        t = statistics.median(times)
+        record.update(step_s=t, step_s_all=[round(x, 5) for x in times], tokens_per_s=mb * seq / t)
+        if device == "cuda":
+            record.update(peak_allocated_gib=torch.cuda.max_memory_allocated() / GIB,
+                          peak_reserved_gib=torch.cuda.max_memory_reserved() / GIB)
+            free, total = torch.cuda.mem_get_info()
+            record["device_used_gib_after"] = (total - free) / GIB
+        if profile:
+            from torch.profiler import ProfilerActivity
+            from torch.profiler import profile as torch_profile
+
+            activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+            with torch_profile(activities=activities) as prof:
+                step()
+                sync(device)
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / "trace.json"
+                prof.export_chrome_trace(str(path))
+                record["profile"] = kernel_classes(path)
+    except torch.OutOfMemoryError as exc:
+        record["error"] = f"OutOfMemoryError: {str(exc)[:300]}"
+        if device == "cuda":
+            record["peak_allocated_gib"] = torch.cuda.max_memory_allocated() / GIB
+    except Exception as exc:
+        record["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+        traceback.print_exc()
+    finally:
+        rec.emit(record)
+        del model, opt
+        gc.collect()
+        if device == "cuda":
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+
+
+def saved_bytes(rec: Recorder, device: str, smoke: bool, *, model_id: str, method: str, tokens: int,
+                seq: int) -> None:
+    """What autograd keeps: the decoder's saved activations per token and layer, then the loss phase's
+    bytes per logit element at the end of the forward pass and at the backward pass's peak."""
+    from transformers import LlamaForCausalLM
+
+    c = card(model_id)
+    cfg = hf_config(c, smoke)
+    mb = max(1, tokens // seq)
+    record: dict[str, Any] = {"kind": "saved", "model": model_id, "method": method, "tokens": mb * seq,
+                              "seq_len": seq, "layers": cfg.num_hidden_layers, "hidden": cfg.hidden_size,
+                              "vocab": cfg.vocab_size}
+    model: Any = None
+    try:
+        torch.set_default_dtype(torch.bfloat16)
+        try:
+            with torch.device(device):
+                model = LlamaForCausalLM(cfg)
+        finally:
+            torch.set_default_dtype(torch.float32)
+        if method == "lora":
+            from peft import LoraConfig, get_peft_model
+
+            model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, lora_dropout=0.0,
+                                                     target_modules=LORA_TARGETS))
+            autocast: Any = torch.autocast(device, dtype=torch.bfloat16)
+            decoder = model.base_model.model.model
+        else:
+            autocast = contextlib.nullcontext()
+            decoder = model.model
+        model.train()
+        ids = torch.randint(0, cfg.vocab_size, (mb, seq), device=device)
+        alloc = torch.cuda.memory_allocated if device == "cuda" else (lambda: 0)
+        sync(device)
+        m0 = alloc()
+        with autocast:
+            hidden = decoder(input_ids=ids).last_hidden_state
+        sync(device)
+        m1 = alloc()
+        record["decoder_saved_bytes"] = m1 - m0
+        record["bytes_per_token_layer"] = (m1 - m0 - hidden.numel() * hidden.element_size()) / (
+            mb * seq * cfg.num_hidden_layers)
+        del hidden
+        gc.collect()
+        sync(device)
+        m0 = alloc()
+        if device == "cuda":
+            torch.cuda.reset_peak_memory_stats()
+        with autocast:
+            loss = model(input_ids=ids, labels=ids).loss
+        sync(device)
+        m2 = alloc()
+        fwd_peak = torch.cuda.max_memory_allocated() if device == "cuda" else 0
+        if device == "cuda":
+            torch.cuda.reset_peak_memory_stats()
+        loss.backward()
+        sync(device)
+        bwd_peak = torch.cuda.max_memory_allocated() if device == "cuda" else 0
+        logits = mb * seq * cfg.vocab_size
+        layers_bytes = record["decoder_saved_bytes"]
+        record.update(after_forward_bytes=m2 - m0, forward_peak_bytes=fwd_peak - m0,
+                      backward_peak_bytes=bwd_peak - m0,
+                      loss_bytes_per_logit_after_forward=(m2 - m0 - layers_bytes) / logits,
+                      loss_bytes_per_logit_forward_peak=(fwd_peak - m0 - layers_bytes) / logits,
+                      loss_bytes_per_logit_backward_peak=(bwd_peak - m0 - layers_bytes) / logits)
+        del loss
+    except Exception as exc:
+        record["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+        traceback.print_exc()
+    finally:
+        rec.emit(record)
+        del model
+        gc.collect()
+        if device == "cuda":
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+
+
+def _frame(f: dict[str, Any]) -> str:
+    return f"{'/'.join(str(f.get('filename', '?')).split('/')[-2:])}:{f.get('line')} {f.get('name')}"
+
+
+def peak_anatomy(rec: Recorder, device: str, smoke: bool, *, model_id: str, method: str, tokens: int,
+                 seq: int, recompute: bool) -> None:
+    """Which allocations are alive at the peak of one forward + backward (CUDA memory history): the
+    live bytes at the peak grouped by the Python frames that allocated them."""
+    from transformers import LlamaForCausalLM
+
+    cfg = hf_config(card(model_id), smoke)
+    mb = max(1, tokens // seq)
+    record: dict[str, Any] = {"kind": "anatomy", "model": model_id, "method": method, "tokens": mb * seq,
+                              "seq_len": seq, "recompute": "full" if recompute else "none",
+                              "vocab": cfg.vocab_size, "layers": cfg.num_hidden_layers}
+    model: Any = None
+    try:
+        if device != "cuda":
+            raise RuntimeError("needs CUDA memory history")
+        torch.set_default_dtype(torch.bfloat16)
+        try:
+            with torch.device(device):
+                model = LlamaForCausalLM(cfg)
+        finally:
+            torch.set_default_dtype(torch.float32)
+        if recompute:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        if method == "lora":
+            from peft import LoraConfig, get_peft_model
+
+            if recompute:
+                model.enable_input_require_grads()
+            model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, lora_dropout=0.0,
+                                                     target_modules=LORA_TARGETS))
+            autocast: Any = torch.autocast(device, dtype=torch.bfloat16)
+        else:
+            autocast = contextlib.nullcontext()
+        model.train()
+        ids = torch.randint(0, cfg.vocab_size, (mb, seq), device=device)
+
+        def step() -> None:
+            with autocast:
+                loss = model(input_ids=ids, labels=ids).loss
+            loss.backward()
+            model.zero_grad(set_to_none=True)
+
+        step()
+        sync(device)
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        torch.cuda.memory._record_memory_history(max_entries=400000, stacks="python")
+        step()
+        sync(device)
+        snap = torch.cuda.memory._snapshot()
+        torch.cuda.memory._record_memory_history(enabled=None)
+        trace = snap["device_traces"][0]
+        live: dict[int, int] = {}
+        total = peak = peak_at = 0
+        for i, e in enumerate(trace):
+            if e["action"] == "alloc":
+                live[e["addr"]] = e["size"]
+                total += e["size"]
+                if total > peak:
+                    peak, peak_at = total, i
+            elif e["action"] == "free_completed" and e["addr"] in live:
+                total -= live.pop(e["addr"])
+        alive: dict[int, dict[str, Any]] = {}
+        for e in trace[:peak_at + 1]:
+            if e["action"] == "alloc":
+                alive[e["addr"]] = e
+            elif e["action"] == "free_completed":
+                alive.pop(e["addr"], None)
+        groups: dict[str, list[float]] = {}
+        for e in alive.values():
+            frames = [f for f in e.get("frames", []) if "torch/" not in str(f.get("filename", ""))
+                      or "torch/utils/checkpoint" in str(f.get("filename", ""))]
+            key = " <- ".join(_frame(f) for f in frames[:3]) or "?"
+            g = groups.setdefault(key, [0.0, 0])
+            g[0] += e["size"]
+            g[1] += 1
+        logits = mb * seq * cfg.vocab_size
+        record.update(base_allocated_gib=base / GIB, peak_above_base_gib=(torch.cuda.max_memory_allocated() - base) / GIB,
+                      trace_peak_gib=peak / GIB, peak_event=peak_at, events=len(trace),
+                      peak_bytes_per_logit=peak / logits,
+                      groups=[[k[:300], round(v[0] / GIB, 3), v[1]] for k, v in
+                              sorted(groups.items(), key=lambda kv: -kv[1][0])[:14]])
+    except Exception as exc:
+        record["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+        traceback.print_exc()
+    finally:
+        rec.emit(record)
+        del model
+        gc.collect()
+        if device == "cuda":
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+
+
+# (model, method, tokens, seq_len, recompute)
+ANATOMY_RUNS: list[tuple[str, str, int, int, bool]] = [
+    ("llama3.1-8b", "lora", 8192, 4096, True),
+    ("llama3.2-1b", "full", 16384, 2048, True),
+    ("llama3.2-1b", "full", 8192, 2048, False),
+]
+# configurations predicted by `plan estimate` before they were measured (bench/device/README.md)
+HOLDOUT_RUNS: list[tuple[str, str, int, int, bool, bool]] = [
+    ("qwen2.5-3b", "full", 2048, 4, False, False),
+    ("qwen3-4b", "lora", 4096, 4, False, False),
+    ("llama3.2-3b", "lora", 2048, 8, True, False),
+    ("qwen2.5-7b", "lora", 2048, 4, True, False),
+    ("qwen3-1.7b", "full", 4096, 4, True, False),
+]
+
+
+# (model, method, tokens, seq_len)
+SAVED_RUNS: list[tuple[str, str, int, int]] = [
+    ("llama3.2-1b", "full", 8192, 2048),
+    ("llama3.2-3b", "full", 8192, 4096),
+    ("llama3.1-8b", "full", 4096, 4096),
+    ("llama3.1-8b", "lora", 8192, 4096),
+    ("qwen3-8b", "lora", 8192, 2048),
+    ("qwen2.5-1.5b", "full", 8192, 2048),
+]
+
+
+# (model, method, seq_len, micro_batch, recompute, profile): most telling first, so a cut-short run
+# still returns the runs that matter.
+TRAIN_RUNS: list[tuple[str, str, int, int, bool, bool]] = [
+    ("llama3.2-1b", "full", 2048, 8, False, True),
+    ("llama3.1-8b", "lora", 4096, 4, False, True),
+    ("llama3.2-1b", "full", 2048, 2, False, False),
+    ("llama3.2-1b", "full", 2048, 16, True, False),
+    ("llama3.2-3b", "full", 4096, 4, False, True),
+    ("llama3.1-8b", "lora", 4096, 8, True, False),
+    ("qwen3-8b", "lora", 2048, 8, False, False),
+    ("llama3.1-8b", "full", 2048, 1, True, False),
+]
+# the host's share: small micro-batches, profiled (GPU busy time against the step's wall time)
+OVERHEAD_RUNS: list[tuple[str, str, int, int, bool, bool]] = [
+    ("llama3.2-1b", "full", 1024, 1, False, True),
+    ("llama3.2-1b", "full", 2048, 2, False, True),
+    ("llama3.2-1b", "full", 4096, 2, False, True),
+    ("llama3.1-8b", "lora", 2048, 1, True, True),
+    ("llama3.1-8b", "lora", 4096, 2, False, True),
+]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU, to check the script")
+    parser.add_argument("--only", choices=["gemm", "sdpa", "train", "saved", "overhead", "anatomy", "holdout"], action="append")
+    args = parser.parse_args()
+    device = "cpu" if args.smoke or not torch.cuda.is_available() else "cuda"
+    rec = Recorder(Path(os.environ.get("OUT", "bench/device/out")))
+    env: dict[str, Any] = {"kind": "env", "torch": torch.__version__, "device": device}
+    if device == "cuda":
+        props = torch.cuda.get_device_properties(0)
+        env.update(gpu=props.name, memory_gib=props.total_memory / GIB, sms=props.multi_processor_count)
+    for pkg in ("transformers", "peft"):
+        with contextlib.suppress(Exception):
+            env[pkg] = __import__(pkg).__version__
+    rec.emit(env)
+    only = set(args.only or ["gemm", "sdpa", "train", "saved", "overhead"])
+    if "saved" in only:
+        for model_id, method, tokens, seq in SAVED_RUNS:
+            saved_bytes(rec, device, args.smoke, model_id=model_id, method=method,
+                        tokens=tokens if not args.smoke else 128, seq=seq if not args.smoke else 64)
+    if "gemm" in only:
+        bench_gemm(rec, device, args.smoke)
+    if "sdpa" in only:
+        bench_sdpa(rec, device, args.smoke)
+    if "train" in only:
+        for model_id, method, seq, mb, recompute, profile in TRAIN_RUNS:
+            train(rec, device, args.smoke, model_id=model_id, method=method, seq=seq if not args.smoke else 64,
+                  mb=mb if not args.smoke else 2, recompute=recompute, steps=5 if not args.smoke else 2,
+                  profile=profile)
+    if "anatomy" in only:
+        for model_id, method, tokens, seq, recompute in ANATOMY_RUNS:
+            peak_anatomy(rec, device, args.smoke, model_id=model_id, method=method, tokens=tokens if not args.smoke
+                         else 128, seq=seq if not args.smoke else 64, recompute=recompute)
+    if "holdout" in only:
+        for model_id, method, seq, mb, recompute, profile in HOLDOUT_RUNS:
+            train(rec, device, args.smoke, model_id=model_id, method=method, seq=seq if not args.smoke else 64,
+                  mb=mb if not args.smoke else 2, recompute=recompute, steps=5 if not args.smoke else 2,
+                  profile=profile)
+    if "overhead" in only:
+        for model_id, method, seq, mb, recompute, profile in OVERHEAD_RUNS:
+            train(rec, device, args.smoke, model_id=model_id, method=method, seq=seq if not args.smoke else 64,
+                  mb=mb, recompute=recompute, steps=5 if not args.smoke else 2, profile=profile)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
