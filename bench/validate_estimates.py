@@ -155,6 +155,12 @@ FUSED_LOSS_FAMILIES = ("FSDP", "torchtune")
 cross-entropy, torchtune a chunked one (8 chunks); both are run as `chunked_loss`."""
 
 
+def compiled(row: dict[str, str]) -> bool:
+    """Rows whose stack ran torch.compile (torchtitan's, one torchtune row): fused modules, which save
+    what the fused activation formula counts (memory.py); the others ran eager PyTorch modules."""
+    return "torch.compile" in row.get("source", "") + row.get("notes", "")
+
+
 FRAMEWORK_OF_FAMILY = {"Megatron": "megatron", "NeMo": "megatron", "FSDP": "fsdp", "torchtitan": "fsdp"}
 """The stack each family ran: Megatron-LM/NeMo (distributed optimizer), Composer/torchtitan FSDP."""
 
@@ -227,7 +233,7 @@ def throughput_rows(path: Path) -> list[Row]:
                 lora_rank=32, lora_targets="attention" if method == "lora" else "all",
                 sequence_parallel=False if row["id"].startswith("MEG21") else None,
                 flash_attention=not row["id"].startswith("MEG21"),
-                chunked_loss=fam in FUSED_LOSS_FAMILIES,
+                chunked_loss=fam in FUSED_LOSS_FAMILIES, fused_modules=compiled(row),
                 virtual_pipeline=int(vpp.group(1)) if vpp else (
                     UNSTATED_INTERLEAVING if interleaved else 1 if "1F1B schedule" in notes else None),
                 framework=framework, cp=int(cp.group(1)) if cp else (1 if tp else None),
@@ -333,7 +339,7 @@ def memory_rows(path: Path) -> list[Row]:
                               seq_len=_int(row["seq_len"]) or 512,
                               precision="fp8" if row["precision"] == "fp8" else "bf16",
                               lora_rank=8 if torchtune else 64, optimizer=optimizer,
-                              chunked_loss=fam in FUSED_LOSS_FAMILIES,
+                              chunked_loss=fam in FUSED_LOSS_FAMILIES, fused_modules=compiled(row),
                               framework=framework, virtual_pipeline=vpp)
             cluster = Cluster.of(gpu, gpus)
             found = _run(card, method, cluster, spec, None)
@@ -494,6 +500,56 @@ def _report_whole_runs(runs: list[WholeRun]) -> None:
           f"{1 / (1 + f):.1%} (published: >{EFFECTIVE_TRAINING_TIME:.0%})")
 
 
+OWN_MEASUREMENTS = DEFAULT_DIR / "measured_h200.csv"
+"""This project's own training steps on one H200 (bench/device/README.md): Hugging Face Llama-family
+models run eagerly (FSDP2 on one rank for full fine-tuning, peft LoRA under autocast). Reported apart
+from the published rows; not in the calibration statistics or the bands."""
+
+
+def own_rows(path: Path) -> tuple[list[Row], list[tuple[str, bool]]]:
+    """Throughput and memory rows of the own measurements, and each out-of-memory run with whether the
+    estimate also judges it not to fit. Memory counts only runs measured in a clean process ("clean";
+    runs after an out-of-memory error or the saved-activation probes held 2-12 GiB more, README)."""
+    catalog = builtin_catalog()
+    rows: list[Row] = []
+    ooms: list[tuple[str, bool]] = []
+    with path.open(newline="") as f:
+        for row in csv.DictReader(f):
+            mb = int(row["micro_batch"])
+            spec = LayoutSpec(tp=1, pp=1, cp=1, zero=0, recompute=row["recompute"], micro_batch=mb,
+                              global_batch=mb, seq_len=int(row["seq_len"]), lora_rank=16, framework="fsdp")
+            found = _run(catalog.model(row["model"]), row["method"],
+                         Cluster.of(catalog.gpu(row["gpu"]), int(row["num_gpus"])), spec, 1)
+            assert found is not None, row["id"]
+            est = found
+            layout = est.layout.short()
+            if row["memory"] == "oom":
+                ooms.append((row["id"], not est.fits))
+                continue
+            rows.append(Row(row["id"], "throughput", "tokens_per_s", float(row["tokens_per_s"]),
+                            est.tokens_per_s, "tok/s", layout, row["notes"], family="own H200", estimate=est))
+            if row["memory"] == "clean":
+                rows.append(Row(row["id"] + "m", "memory", "GPU memory in use at the peak",
+                                float(row["device_used_gib"]), est.memory.total_gib, "GiB", layout,
+                                f"{float(row['peak_allocated_gib']):.1f} GiB allocated", family="own H200",
+                                estimate=est))
+    return rows, ooms
+
+
+def _report_own(path: Path) -> None:
+    rows, ooms = own_rows(path)
+    print(f"own measurements ({path.name}; not in the statistics above):")
+    for r in rows:
+        print(f"{r.id:10} {r.metric[:30]:30} {r.published:10.1f} {r.predicted or 0.0:10.1f} {r.unit:7} "
+              f"{r.error or 0.0:+7.1%}  {r.layout} {r.note}")
+    for kind in ("throughput", "memory"):
+        group = [r for r in rows if r.kind == kind]
+        med, p90, worst = _stats(group)
+        worst_text = f"worst {worst.id} {worst.error:+.1%}" if worst and worst.error is not None else ""
+        print(f"  {kind:10} n={len(group):2}  median |err| {med:6.1%}  p90 {p90:6.1%}  {worst_text}")
+    print(f"  out-of-memory runs judged not to fit: {sum(ok for _, ok in ooms)}/{len(ooms)}")
+
+
 def public_rows(vdir: Path) -> list[Row] | None:
     """Every throughput and memory row of the validation folder with its estimate; None, having said why
     on stderr, when `vdir` is not a folder (the benches then exit 2)."""
@@ -547,6 +603,9 @@ def main(argv: list[str] | None = None) -> int:
     _report_bands(rows)
     print()
     _report_whole_runs(whole_runs(vdir / "whole_runs.csv"))
+    if OWN_MEASUREMENTS.is_file():
+        print()
+        _report_own(OWN_MEASUREMENTS)
     if args.csv:
         with args.csv.open("w", newline="") as f:
             w = csv.writer(f)

@@ -124,14 +124,14 @@ def bench_sdpa(rec: Recorder, device: str, smoke: bool) -> None:
             def ctx(backend: Any = backend) -> Any:  # a fresh one per call: generator contexts are single-use
                 return sdpa_kernel(backend) if backend is not None else contextlib.nullcontext()
 
-            def fwd_bwd(ctx: Any = ctx) -> None:
+            def fwd_bwd(ctx: Any = ctx, qkv: tuple[Any, ...] = (q, k, v), grad: Any = grad) -> None:
                 with ctx():
-                    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+                    out = torch.nn.functional.scaled_dot_product_attention(*qkv, is_causal=True)
                 out.backward(grad)
 
-            def fwd(ctx: Any = ctx) -> None:
+            def fwd(ctx: Any = ctx, qkv: tuple[Any, ...] = (q, k, v)) -> None:
                 with ctx(), torch.no_grad():
-                    torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+                    torch.nn.functional.scaled_dot_product_attention(*qkv, is_causal=True)
 
             try:
                 t_fb = statistics.median(timed(fwd_bwd, device, 2, 8))
@@ -252,7 +252,14 @@ def train(rec: Recorder, device: str, smoke: bool, *, model_id: str, method: str
         sync(device)
         if device == "cuda":
             torch.cuda.reset_peak_memory_stats()
+        history = device == "cuda" and os.environ.get("MEASURE_HISTORY") == "1"
+        if history:
+            torch.cuda.memory._record_memory_history(max_entries=400000, stacks="python")
         times = timed(step, device, 1, steps)
+        if history:
+            groups, largest, peak, _, _ = live_at_peak(torch.cuda.memory._snapshot())
+            torch.cuda.memory._record_memory_history(enabled=None)
+            record.update(history_groups=groups, history_largest_gib=largest, history_peak_gib=peak / GIB)
         t = statistics.median(times)
         record.update(step_s=t, step_s_all=[round(x, 5) for x in times], tokens_per_s=mb * seq / t)
         if device == "cuda":
@@ -281,7 +288,7 @@ def train(rec: Recorder, device: str, smoke: bool, *, model_id: str, method: str
         traceback.print_exc()
     finally:
         rec.emit(record)
-        del model, opt
+        model = opt = None
         gc.collect()
         if device == "cuda":
             torch.cuda.empty_cache()
@@ -359,7 +366,7 @@ def saved_bytes(rec: Recorder, device: str, smoke: bool, *, model_id: str, metho
         traceback.print_exc()
     finally:
         rec.emit(record)
-        del model
+        model = None
         gc.collect()
         if device == "cuda":
             torch.cuda.empty_cache()
@@ -368,6 +375,39 @@ def saved_bytes(rec: Recorder, device: str, smoke: bool, *, model_id: str, metho
 
 def _frame(f: dict[str, Any]) -> str:
     return f"{'/'.join(str(f.get('filename', '?')).split('/')[-2:])}:{f.get('line')} {f.get('name')}"
+
+
+def live_at_peak(snap: dict[str, Any]) -> tuple[list[Any], list[float], int, int, int]:
+    """From a CUDA memory-history snapshot: the allocations alive at the recorded peak, grouped by the
+    Python frames that made them (none: the autograd engine's backward thread), and the largest ones."""
+    trace = snap["device_traces"][0]
+    live: dict[int, int] = {}
+    total = peak = peak_at = 0
+    for i, e in enumerate(trace):
+        if e["action"] == "alloc":
+            live[e["addr"]] = e["size"]
+            total += e["size"]
+            if total > peak:
+                peak, peak_at = total, i
+        elif e["action"] == "free_completed" and e["addr"] in live:
+            total -= live.pop(e["addr"])
+    alive: dict[int, dict[str, Any]] = {}
+    for e in trace[:peak_at + 1]:
+        if e["action"] == "alloc":
+            alive[e["addr"]] = e
+        elif e["action"] == "free_completed":
+            alive.pop(e["addr"], None)
+    groups: dict[str, list[float]] = {}
+    for e in alive.values():
+        frames = [f for f in e.get("frames", []) if "torch/" not in str(f.get("filename", ""))
+                  or "torch/utils/checkpoint" in str(f.get("filename", ""))]
+        key = " <- ".join(_frame(f) for f in frames[:3]) or "?"
+        g = groups.setdefault(key, [0.0, 0])
+        g[0] += e["size"]
+        g[1] += 1
+    top = [[k[:300], round(v[0] / GIB, 3), v[1]] for k, v in sorted(groups.items(), key=lambda kv: -kv[1][0])[:14]]
+    largest = sorted((round(e["size"] / GIB, 4) for e in alive.values()), reverse=True)[:12]
+    return top, largest, peak, peak_at, len(trace)
 
 
 def peak_anatomy(rec: Recorder, device: str, smoke: bool, *, model_id: str, method: str, tokens: int,
@@ -421,43 +461,19 @@ def peak_anatomy(rec: Recorder, device: str, smoke: bool, *, model_id: str, meth
         sync(device)
         snap = torch.cuda.memory._snapshot()
         torch.cuda.memory._record_memory_history(enabled=None)
-        trace = snap["device_traces"][0]
-        live: dict[int, int] = {}
-        total = peak = peak_at = 0
-        for i, e in enumerate(trace):
-            if e["action"] == "alloc":
-                live[e["addr"]] = e["size"]
-                total += e["size"]
-                if total > peak:
-                    peak, peak_at = total, i
-            elif e["action"] == "free_completed" and e["addr"] in live:
-                total -= live.pop(e["addr"])
-        alive: dict[int, dict[str, Any]] = {}
-        for e in trace[:peak_at + 1]:
-            if e["action"] == "alloc":
-                alive[e["addr"]] = e
-            elif e["action"] == "free_completed":
-                alive.pop(e["addr"], None)
-        groups: dict[str, list[float]] = {}
-        for e in alive.values():
-            frames = [f for f in e.get("frames", []) if "torch/" not in str(f.get("filename", ""))
-                      or "torch/utils/checkpoint" in str(f.get("filename", ""))]
-            key = " <- ".join(_frame(f) for f in frames[:3]) or "?"
-            g = groups.setdefault(key, [0.0, 0])
-            g[0] += e["size"]
-            g[1] += 1
+        groups, largest, peak, peak_at, events = live_at_peak(snap)
         logits = mb * seq * cfg.vocab_size
-        record.update(base_allocated_gib=base / GIB, peak_above_base_gib=(torch.cuda.max_memory_allocated() - base) / GIB,
-                      trace_peak_gib=peak / GIB, peak_event=peak_at, events=len(trace),
+        record.update(base_allocated_gib=base / GIB,
+                      peak_above_base_gib=(torch.cuda.max_memory_allocated() - base) / GIB,
+                      trace_peak_gib=peak / GIB, peak_event=peak_at, events=events,
                       peak_bytes_per_logit=peak / logits,
-                      groups=[[k[:300], round(v[0] / GIB, 3), v[1]] for k, v in
-                              sorted(groups.items(), key=lambda kv: -kv[1][0])[:14]])
+                      groups=groups, largest_gib=largest)
     except Exception as exc:
         record["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
         traceback.print_exc()
     finally:
         rec.emit(record)
-        del model
+        model = None
         gc.collect()
         if device == "cuda":
             torch.cuda.empty_cache()
@@ -469,6 +485,9 @@ ANATOMY_RUNS: list[tuple[str, str, int, int, bool]] = [
     ("llama3.1-8b", "lora", 8192, 4096, True),
     ("llama3.2-1b", "full", 16384, 2048, True),
     ("llama3.2-1b", "full", 8192, 2048, False),
+    # above 2^31 logit elements (32768 tokens x 128256)
+    ("llama3.1-8b", "lora", 32768, 4096, True),
+    ("llama3.2-1b", "full", 32768, 2048, True),
 ]
 # configurations predicted by `plan estimate` before they were measured (bench/device/README.md)
 HOLDOUT_RUNS: list[tuple[str, str, int, int, bool, bool]] = [
@@ -516,7 +535,8 @@ OVERHEAD_RUNS: list[tuple[str, str, int, int, bool, bool]] = [
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU, to check the script")
-    parser.add_argument("--only", choices=["gemm", "sdpa", "train", "saved", "overhead", "anatomy", "holdout"], action="append")
+    parser.add_argument("--only", action="append",
+                        choices=["gemm", "sdpa", "train", "saved", "overhead", "anatomy", "holdout"])
     args = parser.parse_args()
     device = "cpu" if args.smoke or not torch.cuda.is_available() else "cuda"
     rec = Recorder(Path(os.environ.get("OUT", "bench/device/out")))

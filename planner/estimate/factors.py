@@ -145,6 +145,26 @@ QLORA_DEQUANT_BYTES_PER_PARAM = 4.5
 constants (~0.52 B), write a bf16 copy (2 B), read it back in the GEMM (2 B). bitsandbytes does not
 fuse dequantization into the GEMM (Dettmers et al. 2023 report QLoRA slower than 16-bit LoRA)."""
 
+ADAPTER_BYTES_PER_DIM = {"fused": 6.0, "eager": 22.0}
+"""Memory-bound bytes per token per LoRA adapter dimension (in + out of each targeted linear layer),
+forward and backward. Fused: each adapter re-reads its layer input and adds into its output, forward
+and backward (3 x 2 B). Eager (peft under bf16 autocast with fp32 adapters, what Hugging Face stacks
+run): the input's cast to fp32 and autocast's cast back (12 B per input element forward), the scaling
+and the add into the base output (10 B per output element), and in the backward pass the two casts
+of the input gradient and its accumulation (18 B) and the scaled output gradient (4 B): 30 B per input
+and 14 per output element, 22 on average (reasoning from peft 0.21's `Linear.forward`; with it the
+LoRA rows of bench/data/measured_h200.csv move from 12-34% too fast to within 5%)."""
+
+HOST_SECONDS_PER_LAYER_PASS = {"full": 2.2e-3, "adapter": 2.6e-3}
+"""CPU time to issue one layer's kernels for one forward-equivalent pass (a forward is one pass, a
+backward two) in eager PyTorch stacks: the Python modules, autograd and FSDP's hooks launch ~140
+kernels per layer and step, and a step cannot run faster than the host issues them. Measured on the
+lent H200's host (bench/data/measured_h200.csv): Llama 3.2 1B full fine-tuning at one 1,024-token
+sequence ran 0.106 s per step with the GPU busy 0.044 s (16 layers x 3 passes: 2.2 ms); Llama 3.1 8B
+LoRA with recomputation at 2,048 tokens, 0.329 s with the GPU busy 0.263 s (32 layers x 4 passes: at
+most 2.6 ms; peft adds ~200 small kernels per layer). Compiled and Megatron stacks launch far fewer,
+larger kernels (not modelled)."""
+
 # --- communication -------------------------------------------------------------------------------
 
 COLLECTIVE_BANDWIDTH_EFFICIENCY = 0.75

@@ -31,11 +31,14 @@ tokens by cp. Recomputation policies:
 - selective, FSDP (torchtitan's op-level SAC): the layer input, the attention output and every
   other matmul output are kept, the rest (norms, activation functions, the other matmuls) recomputed.
 Eager modules (the PyTorch stacks running Hugging Face, torchtune or peft code op by op, without
-torch.compile or fused kernels such as Liger; `Layout.fused_modules` False) save more: each RMSNorm's
-fp32 input upcast and normalised output (3h more per layer), the SwiGLU's gate and up outputs and
-their product separately (ffn more), and the attention output's contiguous copy that the output
+torch.compile or fused kernels such as Liger; `Layout.fused_modules` False) save more in the
+Llama-family layer (RMSNorm, SwiGLU, SDPA: the gated-FFN models): each RMSNorm's fp32 input upcast
+and normalised output (3h more per layer), the SwiGLU's gate and up outputs and their product
+separately (ffn more), and the attention output's contiguous (b, s, h, d) copy that the output
 projection saves (d_q more); peft's LoRA layers add about 2h (EAGER_LORA_EXTRA_PER_HIDDEN). Measured
-on an H200 (`eager_modules`): 14h + 6d_q + 4d_kv + 8ffn bytes for a Llama layer, 1.4x the fused one.
+on an H200 (`Layout.eager_modules`): 14h + 6d_q + 4d_kv + 8ffn bytes for a Llama layer, 1.4x the fused one.
+LayerNorm/GELU models (MPT under llm-foundry, GPT) run one `F.layer_norm` kernel, an unfused GELU that
+saves what the fused formula counts, and flash-attn's (b, s, h, d) output that the projection reuses.
 FP8 weight copies are transient per layer and torchao float8 (FSDP stacks) keeps saved activations in
 BF16, so FP8 never adds memory over the same BF16 layout; Transformer Engine (Megatron, NeMo) saves
 the FP8 copy of each linear layer's input, which halves those four tensors.
@@ -158,9 +161,10 @@ def activation_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float
     else:
         replicated = 4.0 * h
         split = (shape.q_dim + 2 * shape.kv_dim) + shape.q_dim + ffn_mult * shape.ffn_width_active
-        if eager_modules(layout):
-            replicated += EAGER_NORM_EXTRA_PER_HIDDEN * h if shape.gated else 0.0
-            split += shape.q_dim + (shape.ffn_width_active if shape.gated else 0.0)
+        if layout.eager_modules:
+            if shape.gated:  # the Llama-family layer code (module docstring)
+                replicated += EAGER_NORM_EXTRA_PER_HIDDEN * h
+                split += shape.q_dim + shape.ffn_width_active
             if layout.lora_rank is not None:
                 replicated += EAGER_LORA_EXTRA_PER_HIDDEN * h
     elements = (replicated + split) / t if sp else replicated + split / t
@@ -185,27 +189,13 @@ EAGER_NORM_EXTRA_PER_HIDDEN = 3.0
 keeps the fp32 upcast of its input and its normalised output for the backward pass (Hugging Face's
 LlamaRMSNorm computes in fp32 op by op). Applied to gated-FFN models, which are the RMSNorm ones
 (Llama, Qwen, Mistral, GLM, DeepSeek); LayerNorm models run one fused `F.layer_norm` kernel even
-eagerly. Measured with the other eager terms (`eager_modules`)."""
+eagerly. Measured with the other eager terms (`Layout.eager_modules`)."""
 
 EAGER_LORA_EXTRA_PER_HIDDEN = 2.0
 """16-bit elements per hidden unit that peft's LoRA layers (all linear layers, under bf16 autocast,
 fp32 adapters) save beyond the same eager layer fully fine-tuned: measured 3.9 h on Llama 3.1 8B's
 shape and 4.2 h on Qwen3 8B's (bytes), 3.7 h on a small shape on the CPU (bench/device/README.md).
 Applied to attention-only targets too (not measured; the upper side)."""
-
-
-def eager_modules(layout: Layout) -> bool:
-    """Whether the layers run as eager PyTorch modules (the PyTorch stacks unless fused or compiled;
-    torchtitan's op-level selective checkpointing has its own accounting).
-
-    What an eager Hugging Face Llama layer keeps for its backward pass (transformers 5.17, SDPA
-    attention, bf16, no recomputation), measured on one H200 with torch 2.11 by
-    bench/device/measure_steps.py (`saved` records, 2026-11-30), against 14 h + 6 d_q + 4 d_kv + 8 ffn
-    bytes per token and layer (the fused 8 h + 4 d_q + 4 d_kv + 6 ffn plus the eager terms): Llama 3.2
-    1B 109.7 kB (formula 108.5), Llama 3.2 3B 131.8 kB (131.1), Llama 3.1 8B 201.6 kB (200.7), Qwen2.5
-    1.5B's shape 103.8 kB (103.4)."""
-    return (layout.framework != "megatron" and not layout.fused_modules
-            and not (layout.recompute == "selective" and layout.framework == "fsdp"))
 
 
 def chunk_layers(layers: int, layout: Layout) -> int:

@@ -388,7 +388,10 @@ def _searched(key: _Key) -> SearchResult:
                 _, (lay, mem) = fits(1)
                 reject(lay, f"out of memory: {mem.breakdown.total_gib:.1f} GiB > {cap:g} GiB", "out of memory")
                 continue
-            sizes = micro_batch_candidates(replica, top, pair.pp)
+            # Megatron's block recomputation trades the micro-batch against the layers it redoes: a
+            # smaller one may need far fewer, so the smaller sizes are timed too
+            block = fw == "megatron" and rc == "full" and _tries_block(spec)
+            sizes = micro_batch_candidates(replica, top, max(pair.pp, 2) if block else pair.pp)
         ep_link = group_link(cluster, ep, pair.tp * pair.cp)
         for mb in sizes:
             # a micro-batch of mb sequences leaves a bubble of at least (pp - 1) / v of its share

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from plan.models.methods import reference_forward_passes
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.factors import (
+    ADAPTER_BYTES_PER_DIM,
     ATTENTION_KERNEL_OF_FRAMEWORK,
     ATTENTION_UTILIZATION,
     COLLECTIVE_BANDWIDTH_EFFICIENCY,
@@ -59,6 +60,7 @@ from plan.planner.estimate.factors import (
     GEMM_FRACTION_OF_PEAK,
     GEMM_HALF_TOKENS,
     GEMM_HALF_WIDTH,
+    HOST_SECONDS_PER_LAYER_PASS,
     MEMORY_BANDWIDTH_EFFICIENCY,
     PCIE_GB_PER_S_PER_DIRECTION,
     QLORA_DEQUANT_BYTES_PER_PARAM,
@@ -160,10 +162,12 @@ def _stage_compute(shape: ModelShape, method: str, layout: Layout, r: Rates, lay
         weights = 2.0 * shape.layer_linear_active / tokens  # cast twice per micro-batch, per token
         elem_bytes += FP8_CAST_BYTES_PER_ELEMENT * layers * tokens * ((fwd_in + bwd_out) / t + weights / t)
     if method in ADAPTER_METHODS and layout.lora_rank:
-        # each adapter re-reads its layer input and adds into its output, forward and backward
+        # each adapter re-reads its layer input and adds into its output, forward and backward; peft's
+        # eager layers also cast the input to fp32 and back (ADAPTER_BYTES_PER_DIM)
         dims = shape.adapter_attn_dims + (shape.adapter_mlp_dims * max(1, shape.moe_active)
                                           if layout.lora_targets == "all" else 0)
-        elem_bytes += 2.0 * 3 * dims / t * layers * tokens
+        per_dim = ADAPTER_BYTES_PER_DIM["eager" if layout.eager_modules else "fused"]
+        elem_bytes += per_dim * dims / t * layers * tokens
         t_lin += 6.0 * layout.lora_rank * dims * layers / t * tokens / r.linear_flops_per_s
     score_fwd = 0.0
     if not layout.flash_attention:
@@ -373,6 +377,17 @@ def optimizer_and_paging_s(shape: ModelShape, method: str, layout: Layout, r: Ra
     return other
 
 
+def host_issue_s(method: str, layout: Layout, layers: int) -> float:
+    """Seconds the host needs to issue one micro-batch's kernels on a stage of `layers` layers in an eager
+    PyTorch stack (HOST_SECONDS_PER_LAYER_PASS); 0 for fused and compiled stacks. The GPU time of a
+    micro-batch cannot be shorter."""
+    if not layout.eager_modules:
+        return 0.0
+    passes = 3.0 + (1.0 if layout.recompute == "full" else 0.0) + reference_forward_passes(method)
+    per_pass = HOST_SECONDS_PER_LAYER_PASS["adapter" if method in ADAPTER_METHODS else "full"]
+    return passes * per_pass * layers
+
+
 def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, tp_link: GroupLink,
               dp_link: GroupLink, pp_link: GroupLink, paged_offload_params: float,
               cp_link: GroupLink | None = None, ep_link: GroupLink | None = None,
@@ -396,7 +411,8 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
     cp_mb = cp_exposed_s(shape, layout, cp_link, mbc, redone)
     ep_mb = ep_exposed_s(shape, layout, ep_link, layers, redone)
 
-    stage_mb = compute_mb + recompute_mb + tp_mb + cp_mb + ep_mb
+    host_mb = max(0.0, host_issue_s(method, layout, layers) - compute_mb - recompute_mb)
+    stage_mb = compute_mb + recompute_mb + host_mb + tp_mb + cp_mb + ep_mb
     bubble = (p - 1) / v * stage_mb if p > 1 else 0.0
     p2p = m * v * p2p_s(shape, layout, pp_link)
 
@@ -413,4 +429,5 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
         pp_bubble_s=(bubble + p2p) / speed,
         recompute_s=work * recompute_mb / speed,
         other_s=other / speed,
+        host_s=work * host_mb / speed,
     )

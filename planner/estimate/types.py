@@ -126,6 +126,19 @@ class Layout:
         return max(1.0, self.global_batch / (self.dp * self.micro_batch))
 
     @property
+    def eager_modules(self) -> bool:
+        """Whether the layers run as eager PyTorch modules: the PyTorch stacks (FSDP, DeepSpeed) unless
+        fused or compiled. They keep more activations (memory.py) and launch more kernels (timing.py).
+
+        What an eager Hugging Face Llama layer keeps for its backward pass (transformers 5.17, SDPA
+        attention, bf16, no recomputation), measured on one H200 with torch 2.11 by
+        bench/device/measure_steps.py (`saved` records, 2026-11-30), against 14 h + 6 d_q + 4 d_kv + 8 ffn
+        bytes per token and layer (the fused 8 h + 4 d_q + 4 d_kv + 6 ffn plus the eager terms): Llama 3.2
+        1B 109.7 kB (formula 108.5), Llama 3.2 3B 131.8 kB (131.1), Llama 3.1 8B 201.6 kB (200.7), Qwen2.5
+        1.5B's shape 103.8 kB (103.4)."""
+        return self.framework != "megatron" and not self.fused_modules
+
+    @property
     def shard_ranks(self) -> int:
         """Ranks over which ZeRO/FSDP shard states: data- and context-parallel ranks together."""
         return self.dp * self.cp
@@ -215,7 +228,8 @@ class TimeBreakdown:
     forward passes of activation recomputation (and PCIe transfers activation offloading could not
     hide); tp_comm_s / cp_comm_s / dp_comm_s: exposed tensor-,
     context- and data-parallel communication; pp_bubble_s: pipeline fill/drain plus point-to-point transfers;
-    other_s: optimizer step, QLoRA dequantization, optimizer paging over PCIe.
+    other_s: optimizer step, QLoRA dequantization, optimizer paging over PCIe; host_s: what the host
+    needs beyond the GPU's time to issue an eager stack's kernels (small micro-batches of small models).
     """
 
     compute_s: float
@@ -226,17 +240,18 @@ class TimeBreakdown:
     other_s: float = 0.0
     cp_comm_s: float = 0.0
     ep_comm_s: float = 0.0
+    host_s: float = 0.0
 
     @property
     def total_s(self) -> float:
         return (self.compute_s + self.tp_comm_s + self.cp_comm_s + self.ep_comm_s + self.dp_comm_s + self.pp_bubble_s
-                + self.recompute_s + self.other_s)
+                + self.recompute_s + self.other_s + self.host_s)
 
     def to_dict(self) -> dict[str, float]:
         return {"compute": self.compute_s, "recompute": self.recompute_s, "tp_comm": self.tp_comm_s,
                 "cp_comm": self.cp_comm_s, "ep_comm": self.ep_comm_s, "dp_comm": self.dp_comm_s,
                 "pp_bubble": self.pp_bubble_s,
-                "other": self.other_s}
+                "other": self.other_s, "host": self.host_s}
 
 
 @dataclass(frozen=True)

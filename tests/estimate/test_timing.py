@@ -64,8 +64,8 @@ def test_fp8_rejected_on_ampere(llama8b: ModelCard, a100: GPU) -> None:
 
 def test_fp8_faster_than_bf16_on_hopper(llama8b: ModelCard, h100: GPU) -> None:
     cluster = Cluster.of(h100, 8)
-    bf16 = estimate(llama8b, "pretrain", cluster, make(8))
-    fp8 = estimate(llama8b, "pretrain", cluster, make(8, precision="fp8"))
+    bf16 = estimate(llama8b, "pretrain", cluster, make(8, framework="megatron"))  # Transformer Engine's FP8
+    fp8 = estimate(llama8b, "pretrain", cluster, make(8, precision="fp8", framework="megatron"))
     assert 1.2 < bf16.step_time_s / fp8.step_time_s < 2.0
 
 
@@ -162,7 +162,8 @@ def test_tensor_parallel_across_nodes_costs_what_it_costs(llama70b: ModelCard, h
 
 def test_pipeline_bubble_matches_narayanan(llama70b: ModelCard, h100: GPU) -> None:
     est = estimate(llama70b, "pretrain", Cluster.of(h100, 16),
-                   make(16, tp=8, pp=2, zero=1, sequence_parallel=True, micro_batch=1, global_batch=8))
+                   make(16, tp=8, pp=2, zero=1, sequence_parallel=True, micro_batch=1, global_batch=8,
+                        framework="megatron"))
     t = est.time
     per_mb = (t.compute_s + t.recompute_s + t.tp_comm_s) / 8
     # bubble (p - 1) micro-batch times; the rest of pp_bubble_s is point-to-point transfers
