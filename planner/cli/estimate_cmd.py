@@ -95,6 +95,10 @@ def estimate_command(
     ep: Annotated[int | None, typer.Option(
         "--ep", help="expert-parallel size, MoE models (searched if omitted)")] = None,
     attention: Annotated[str, typer.Option("--attention", help="flash | eager")] = "flash",
+    kernels: Annotated[str, typer.Option(
+        "--kernels", help="eager | fused: how a PyTorch stack (fsdp, deepspeed) runs the model's layers; eager "
+                          "as Hugging Face, torchtune and peft do, fused under torch.compile, Liger or Unsloth "
+                          "(fewer saved activations, no host floor). Megatron is always fused")] = "eager",
     sequence_parallel: Annotated[str | None, typer.Option(
         "--sequence-parallel", help="on | off (default: on when tp > 1)")] = None,
     optimizer: Annotated[str, typer.Option(
@@ -124,6 +128,7 @@ def estimate_command(
     _choice("--precision", precision, PRECISIONS)
     _choice("--framework", framework, FRAMEWORKS)
     _choice("--attention", attention, ("flash", "eager"))
+    _choice("--kernels", kernels, ("eager", "fused"))
     _choice("--sequence-parallel", sequence_parallel, ("on", "off"))
     optimizer_id = OPTIMIZER_ALIASES.get(optimizer, optimizer)
     if optimizer_id not in OPTIMIZERS:
@@ -176,6 +181,7 @@ def estimate_command(
                       global_batch=global_batch, seq_len=seq_len, precision=precision,
                       lora_rank=lora_rank if lora_rank is not None else 16, framework=framework, cp=cp,
                       virtual_pipeline=vpp, ep=ep, flash_attention=attention == "flash", optimizer=optimizer_id,
+                      fused_modules=kernels == "fused",
                       sequence_parallel=None if sequence_parallel is None else sequence_parallel == "on",
                       memory_headroom=headroom, recompute_layers=recompute_layers)
     searched: tuple[str, ...] = ()
@@ -267,6 +273,7 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
     if lay.ep > 1 or "ep" in searched:
         rows.append(("ep", lay.ep))
     rows.append(("attention", "flash" if lay.flash_attention else "eager"))
+    rows.append(("kernels", "eager" if lay.eager_modules else "fused"))
     rows.append(("optimizer", lay.optimizer))
     if lay.lora_rank is not None:
         rows.append(("lora_rank", lay.lora_rank))

@@ -195,6 +195,10 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
         "deepspeed": "ZeRO stages 2/3 reduce gradients every micro-batch",
         "fsdp": "parameters gathered layer by layer every micro-batch, prefetch overlapped with compute",
     }[layout.framework])
+    if layout.eager_modules:
+        notes.append("kernels eager: the layers run as PyTorch modules op by op (Hugging Face, torchtune, peft): "
+                     "their saved activations, peft's casts and the host's kernel launches as measured on an "
+                     "H200 (bench/device/README.md); --kernels fused for torch.compile, Liger or Unsloth")
     if layout.tp > shape.kv_heads:
         notes.append(f"tp={layout.tp} > {shape.kv_heads} KV heads: KV projections replicated")
     if shape.layers % layout.pp:

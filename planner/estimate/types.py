@@ -330,7 +330,7 @@ class Estimate:
                 "precision": lay.precision, "sequence_parallel": lay.sequence_parallel,
                 "lora_rank": lay.lora_rank, "optimizer": lay.optimizer,
                 "virtual_pipeline": lay.virtual_pipeline, "framework": lay.framework, "cp": lay.cp, "ep": lay.ep,
-                "flash_attention": lay.flash_attention,
+                "flash_attention": lay.flash_attention, "kernels": "eager" if lay.eager_modules else "fused",
                 **({"recompute_layers": lay.recompute_layers} if lay.recompute_layers is not None else {}),
             },
             "memory_gib": {k: round(v, 3) for k, v in self.memory.to_dict().items()},

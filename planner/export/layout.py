@@ -26,16 +26,16 @@ class ExportError(Exception):
     """The chosen stack cannot express this layout; the message names the missing capability."""
 
 
-def no_megatron_only(layout: ExportLayout, stack: str) -> None:
+def no_megatron_only(layout: ExportLayout, stack: str, where: str = "") -> None:
     """What only Megatron runs: block recomputation (the other stacks checkpoint every layer or none)
-    and the precision-aware distributed optimizer."""
+    and the precision-aware distributed optimizer. `where` names the stack's path that lacks them."""
     if layout.recompute_layers:
-        raise ExportError(f"{stack}: no block recomputation (the plan recomputes {layout.recompute_layers} layers "
-                          "per model chunk and keeps the rest, Megatron's --recompute-method block); "
+        raise ExportError(f"{stack}: no block recomputation{where} (the plan recomputes {layout.recompute_layers} "
+                          "layers per model chunk and keeps the rest, Megatron's --recompute-method block); "
                           "try --to megatron")
     if layout.optimizer == "adam_precision_aware":
-        raise ExportError(f"{stack}: no precision-aware optimizer (bf16 gradients, fp32 master weights as 16-bit "
-                          "remainders: Megatron's --use-precision-aware-optimizer); try --to megatron")
+        raise ExportError(f"{stack}: no precision-aware optimizer{where} (bf16 gradients, fp32 master weights as "
+                          "16-bit remainders: Megatron's --use-precision-aware-optimizer); try --to megatron")
 
 
 @dataclass(frozen=True)

@@ -35,13 +35,14 @@ def _template(model_id: str) -> str:
 
 
 def uses_bridge(layout: ExportLayout) -> bool:
-    """Pipeline or context parallelism needs LLaMA-Factory's Megatron-Bridge backend."""
-    return layout.pp > 1 or layout.cp > 1
+    """Pipeline or context parallelism, or Megatron's block recomputation, needs LLaMA-Factory's
+    Megatron-Bridge backend (`recompute_method: block`; launch-configs.md section 4)."""
+    return layout.pp > 1 or layout.cp > 1 or bool(layout.recompute_layers)
 
 
 def check(layout: ExportLayout) -> None:
     if not uses_bridge(layout):
-        no_megatron_only(layout, "llamafactory (Hugging Face path)")
+        no_megatron_only(layout, "llamafactory", " on the Hugging Face path")
     if layout.optimizer not in _OPTIM:
         raise ExportError(f"llamafactory: no {layout.optimizer} optimizer (optim takes "
                           f"{', '.join(sorted(set(_OPTIM.values())))}); try --to megatron")
@@ -50,16 +51,17 @@ def check(layout: ExportLayout) -> None:
                           "(only full per-layer gradient checkpointing on or off)")
     if uses_bridge(layout):
         if layout.quant_bits:
-            raise ExportError("llamafactory: QLoRA with pipeline or context parallelism needs the Megatron-Bridge "
-                              "backend, which has no quantization")
+            raise ExportError("llamafactory: QLoRA with pipeline or context parallelism or block recomputation "
+                              "needs the Megatron-Bridge backend, which has no quantization")
         if layout.zero > 1:
-            raise ExportError(f"llamafactory: the Megatron-Bridge backend (needed for pp/cp) shards optimizer "
-                              f"state only (ZeRO-1), the plan uses ZeRO-{layout.zero}")
+            raise ExportError(f"llamafactory: the Megatron-Bridge backend (needed for pp/cp/block recomputation) "
+                              f"shards optimizer state only (ZeRO-1), the plan uses ZeRO-{layout.zero}")
         if layout.recompute == "offload":
             raise ExportError("llamafactory: no activation offloading in the Megatron-Bridge backend")
         split = split_problem(layout.layers, layout.pp, layout.vpp, "megatron")
         if split:
-            raise ExportError(f"llamafactory: the Megatron-Bridge backend (needed for pp/cp): {split}")
+            raise ExportError(f"llamafactory: the Megatron-Bridge backend (needed for pp/cp/block recomputation): "
+                              f"{split}")
     if layout.quant_bits and layout.tp > 1:
         raise ExportError("llamafactory: QLoRA with tensor parallelism is not supported (AutoTP over a 4-bit base)")
     if layout.quant_bits and layout.precision == "fp8":

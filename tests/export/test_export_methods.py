@@ -81,3 +81,19 @@ def test_the_precision_aware_optimizer_exports_to_megatron_only():
         with pytest.raises(ExportError) as refused:
             render_stack(layout, stack)
         assert "\n" not in str(refused.value) and "megatron" in str(refused.value), stack
+
+
+def test_lora_with_block_recomputation_goes_through_megatron_bridge():
+    # A Megatron plan that recomputes only some layers of each chunk: LLaMA-Factory's Megatron-Bridge
+    # backend runs it (recompute_method block) with the adapters; its Hugging Face path cannot.
+    job = Job(id="j", model="llama3-8b", method="lora", lora_rank=16, tokens=32 * 4096 * 100, seq_len=4096,
+              global_batch=32)
+    plan = _plan("j", 1, 1, dp=1, zero=0, recompute="full", global_batch=32, seq_len=4096, framework="megatron",
+                 recompute_layers=3)
+    layout = build_layout(plan, job, builtin_catalog().model("llama3-8b"))
+    files, _ = render_stack(layout, "llamafactory")
+    cfg = yaml.safe_load(files["train.yaml"])
+    assert cfg["recompute_method"] == "block" and cfg["recompute_num_layers"] == 3
+    assert cfg["finetuning_type"] == "lora" and cfg["pipeline_model_parallel_size"] == 1
+    assert "USE_MEGATRON_BRIDGE=1" in "\n".join(files.values())
+    check_identities("llamafactory", layout, files)
