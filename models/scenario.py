@@ -224,6 +224,10 @@ class Job(Strict):
     optimizer: OptimizerChoice = Field(
         default="adamw", description="adamw (16 B/param with mixed precision), or a low-memory one; "
         "adamw-precision-aware is Megatron's (bf16 gradients, fp32 master kept as 16-bit remainders)")
+    kernels: Literal["eager", "fused"] = Field(
+        default="eager", description="how a PyTorch stack (fsdp, deepspeed) runs the layers: eager as Hugging "
+        "Face, torchtune and peft do (more saved activations, kernel launches that small micro-batches wait "
+        "for), or fused under torch.compile, Liger or Unsloth; Megatron is always fused")
 
     @model_validator(mode="after")
     def _method_options(self) -> Job:

@@ -273,14 +273,15 @@ class CandidateBuilder:
         irrelevant too, so single-node searches are shared across platforms."""
         fixed = job.layout
         key = (card.id, card.params, job.method, job.seq_len, job.global_batch, job.precision, job.lora_rank,
-               fixed, job.framework, job.optimizer, cluster.layout_search_key())
+               fixed, job.framework, job.optimizer, job.kernels, cluster.layout_search_key())
         if key not in self._estimates:
             spec = LayoutSpec(seq_len=job.seq_len, global_batch=job.global_batch, precision=job.precision,
                               lora_rank=job.lora_rank or 16, memory_headroom=self.headroom,
                               memory_confidence=self.confidence,
                               tp=fixed.tp if fixed else None, pp=fixed.pp if fixed else None,
                               zero=fixed.zero if fixed else None, cp=fixed.cp if fixed else None,
-                              framework=job.framework, optimizer=OPTIMIZER_ALIASES.get(job.optimizer, job.optimizer))
+                              framework=job.framework, optimizer=OPTIMIZER_ALIASES.get(job.optimizer, job.optimizer),
+                              fused_modules=job.kernels == "fused")
             try:
                 result = search_layout(card, job.method, cluster.for_layout_search(), spec)
             except ValueError as exc:  # a fixed choice this hardware can never run (fp8 on Ampere, tp=3)
@@ -539,7 +540,7 @@ class CandidateBuilder:
                     "global_batch": layout.global_batch, "seq_len": layout.seq_len,
                     "precision": layout.precision, "cp": layout.cp, "ep": layout.ep,
                     "virtual_pipeline": layout.virtual_pipeline, "framework": layout.framework,
-                    "optimizer": layout.optimizer,
+                    "optimizer": layout.optimizer, "kernels": "eager" if layout.eager_modules else "fused",
                     **({"recompute_layers": layout.recompute_layers} if layout.recompute_layers is not None else {})},
             memory_gib_per_gpu=estimate.memory.total_gib, gpu_memory_gib=estimate.gpu_memory_gib,
             tokens_per_s=estimate.tokens_per_s, mfu=estimate.mfu, hours=hours, gpu_hours=run.gpu_hours,

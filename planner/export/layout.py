@@ -75,6 +75,7 @@ class ExportLayout:
     lora_targets: str = "all"
     quant_bits: int | None = None  # 4 for QLoRA
     recompute_layers: int | None = None  # Megatron's block method: layers per model chunk recomputed
+    kernels: str = "eager"  # the plan's assumption for a PyTorch stack: eager modules, or fused/compiled
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -163,6 +164,10 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         notes.append(LORA_ALPHA_RULE)
     if job.method in METHOD_NOTES:
         notes.append(METHOD_NOTES[job.method])
+    if lay.get("kernels") == "fused" and (job_plan.framework or lay.get("framework")) != "megatron":
+        notes.append("the plan assumed fused kernels (torch.compile, Liger or Unsloth: fewer saved activations "
+                     "than eager modules): torchtitan's config turns compile on; elsewhere enable them, or re-plan "
+                     "the job with kernels: eager")
     if job.method in DPO_METHODS:
         notes.append("DPO data are (prompt, chosen, rejected) triples; where the stack runs your script "
                      "(deepspeed, accelerate, torchrun) the script computes the DPO loss against the reference, "
@@ -180,7 +185,7 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         ffn_type=card.ffn_type,
         lora_rank=lora_rank, lora_targets=str(lay.get("lora_targets", "all")), quant_bits=quant_bits,
         recompute_layers=int(lay["recompute_layers"]) if lay.get("recompute_layers") else None,
-        notes=tuple(notes))
+        kernels=str(lay.get("kernels", "eager")), notes=tuple(notes))
     problems = layout.identities()
     if problems:
         raise ExportError("the plan's layout does not close: " + "; ".join(problems))

@@ -88,6 +88,8 @@ def sections(layout: ExportLayout) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {"job": {"description": f"{layout.job} ({layout.method})"}, "model": model,
                                       "training": training, "parallelism": parallel,
                                       "activation_checkpoint": checkpoint, "optimizer": {"name": "AdamW"}}
+    if layout.kernels == "fused" and layout.framework != "megatron":
+        out["compile"] = {"enable": True}  # the plan's fused kernels: torch.compile
     if layout.precision == "fp8":
         model["converters"] = ["quantize.linear.float8"]
         out["quantize.linear.float8"] = {"recipe_name": "tensorwise"}
