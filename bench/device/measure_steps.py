@@ -499,6 +499,58 @@ HOLDOUT_RUNS: list[tuple[str, str, int, int, bool, bool]] = [
 ]
 
 
+def compiled_probe(rec: Recorder, device: str, smoke: bool, *, model_id: str, tokens: int, seq: int) -> None:
+    """The same decoder eager and with each layer under torch.compile: saved bytes per token and layer
+    after the forward pass, and the forward + backward time of the whole model with its loss."""
+    from transformers import LlamaForCausalLM
+
+    cfg = hf_config(card(model_id), smoke)
+    mb = max(1, tokens // seq)
+    alloc = torch.cuda.memory_allocated if device == "cuda" else (lambda: 0)
+    for compiled in (False, True):
+        record: dict[str, Any] = {"kind": "compiled", "model": model_id, "compiled": compiled, "tokens": mb * seq,
+                                  "seq_len": seq, "layers": cfg.num_hidden_layers}
+        model: Any = None
+        try:
+            torch.set_default_dtype(torch.bfloat16)
+            try:
+                with torch.device(device):
+                    model = LlamaForCausalLM(cfg)
+            finally:
+                torch.set_default_dtype(torch.float32)
+            if compiled:
+                for layer in model.model.layers:
+                    layer.compile()
+            model.train()
+            ids = torch.randint(0, cfg.vocab_size, (mb, seq), device=device)
+
+            def step(model: Any = model, ids: Any = ids) -> None:
+                model(input_ids=ids, labels=ids).loss.backward()
+                model.zero_grad(set_to_none=True)
+
+            t0 = time.perf_counter()
+            step()
+            sync(device)
+            record["first_step_s"] = time.perf_counter() - t0
+            record["step_s"] = statistics.median(timed(step, device, 1, 4))
+            sync(device)
+            m0 = alloc()
+            hidden = model.model(input_ids=ids).last_hidden_state
+            sync(device)
+            record["bytes_per_token_layer"] = (alloc() - m0 - hidden.numel() * hidden.element_size()) / (
+                mb * seq * cfg.num_hidden_layers)
+            del hidden
+        except Exception as exc:
+            record["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+            traceback.print_exc()
+        finally:
+            rec.emit(record)
+            model = None
+            gc.collect()
+            if device == "cuda":
+                torch.cuda.empty_cache()
+
+
 # (model, method, tokens, seq_len)
 SAVED_RUNS: list[tuple[str, str, int, int]] = [
     ("llama3.2-1b", "full", 8192, 2048),
@@ -536,7 +588,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU, to check the script")
     parser.add_argument("--only", action="append",
-                        choices=["gemm", "sdpa", "train", "saved", "overhead", "anatomy", "holdout"])
+                        choices=["gemm", "sdpa", "train", "saved", "overhead", "anatomy", "holdout", "compiled"])
     args = parser.parse_args()
     device = "cpu" if args.smoke or not torch.cuda.is_available() else "cuda"
     rec = Recorder(Path(os.environ.get("OUT", "bench/device/out")))
@@ -566,6 +618,10 @@ def main() -> int:
         for model_id, method, tokens, seq, recompute in ANATOMY_RUNS:
             peak_anatomy(rec, device, args.smoke, model_id=model_id, method=method, tokens=tokens if not args.smoke
                          else 128, seq=seq if not args.smoke else 64, recompute=recompute)
+    if "compiled" in only:
+        for model_id, tokens, seq in (("llama3.2-1b", 8192, 2048), ("llama3.1-8b", 4096, 4096)):
+            compiled_probe(rec, device, args.smoke, model_id=model_id, tokens=tokens if not args.smoke else 128,
+                           seq=seq if not args.smoke else 64)
     if "holdout" in only:
         for model_id, method, seq, mb, recompute, profile in HOLDOUT_RUNS:
             train(rec, device, args.smoke, model_id=model_id, method=method, seq=seq if not args.smoke else 64,

@@ -26,6 +26,8 @@ REPO = Path(__file__).resolve().parents[2]
 # (bench/device/runs/run2.jsonl, `saved` records: decoder-only forward, no recomputation)
 MEASURED_LAYER_BYTES = {"llama3.2-1b": 109708.4, "llama3.2-3b": 131843.7, "llama3.1-8b": 201624.4,
                         "qwen2.5-1.5b": 103814.0}
+# the same layers with each under torch.compile (bench/device/runs/run6.jsonl, `compiled` records)
+MEASURED_COMPILED_LAYER_BYTES = {"llama3.2-1b": 76684.4, "llama3.1-8b": 140184.4}
 
 
 def layout(**kw: object) -> Layout:
@@ -43,6 +45,13 @@ def test_eager_layer_keeps_what_was_measured(model_id: str) -> None:
     fused = activation_bytes_per_token_layer(shape, layout(fused_modules=True))
     assert eager == pytest.approx(MEASURED_LAYER_BYTES[model_id], rel=0.02)
     assert fused < 0.8 * eager  # the fused formula alone under-counts the eager stack by a quarter or more
+
+
+@pytest.mark.parametrize("model_id", sorted(MEASURED_COMPILED_LAYER_BYTES))
+def test_compiled_layer_keeps_what_the_fused_formula_counts(model_id: str) -> None:
+    shape = shape_of(builtin_catalog().model(model_id))
+    fused = activation_bytes_per_token_layer(shape, layout(fused_modules=True))
+    assert fused == pytest.approx(MEASURED_COMPILED_LAYER_BYTES[model_id], rel=0.02)
 
 
 def test_eager_terms_belong_to_the_pytorch_stacks(llama8b: ModelCard) -> None:
