@@ -388,10 +388,12 @@ def _searched(key: _Key) -> SearchResult:
                 _, (lay, mem) = fits(1)
                 reject(lay, f"out of memory: {mem.breakdown.total_gib:.1f} GiB > {cap:g} GiB", "out of memory")
                 continue
-            # Megatron's block recomputation trades the micro-batch against the layers it redoes: a
-            # smaller one may need far fewer, so the smaller sizes are timed too
-            block = fw == "megatron" and rc == "full" and _tries_block(spec)
-            sizes = micro_batch_candidates(replica, top, max(pair.pp, 2) if block else pair.pp)
+            sizes = micro_batch_candidates(replica, top, pair.pp)
+            if fw == "megatron" and rc == "full" and _tries_block(spec) and 1 not in sizes:
+                # Megatron's block recomputation trades the micro-batch against the layers it redoes: one
+                # sequence per micro-batch may need far fewer, so it is timed too (below, only where the
+                # largest size redoes more than half of each chunk: less leaves little to save)
+                sizes += (1,)
         ep_link = group_link(cluster, ep, pair.tp * pair.cp)
         for mb in sizes:
             # a micro-batch of mb sequences leaves a bubble of at least (pp - 1) / v of its share
@@ -405,6 +407,11 @@ def _searched(key: _Key) -> SearchResult:
                 reasons["dominated (recomputation only adds time where none is needed)"] += 1
                 all_fit = False
                 continue
+            if mb == 1 and mb != sizes[0] and fw == "megatron" and rc == "full":
+                redone = pair.memo.get(("block", fw, zero, sizes[0], v, ep), 0)
+                if redone is not None and 2 * redone <= chunk_layers(shape.layers, _make(pair, spec, lora_rank, fw,
+                                                                                           zero, rc, mb, v, ep)):
+                    continue
             ok, (layout, mem) = fits(mb)
             considered += 1
             total = mem.breakdown.total_gib
