@@ -376,6 +376,7 @@ def _searched(key: _Key) -> SearchResult:
                 continue
 
         all_fit = not spec.micro_batch
+        extra_one = False  # one sequence per micro-batch added for Megatron's block recomputation
         if spec.micro_batch:
             sizes: tuple[int, ...] = (spec.micro_batch,)
         else:
@@ -394,6 +395,7 @@ def _searched(key: _Key) -> SearchResult:
                 # sequence per micro-batch may need far fewer, so it is timed too (below, only where the
                 # largest size redoes more than half of each chunk: less leaves little to save)
                 sizes += (1,)
+                extra_one = True
         ep_link = group_link(cluster, ep, pair.tp * pair.cp)
         for mb in sizes:
             # a micro-batch of mb sequences leaves a bubble of at least (pp - 1) / v of its share
@@ -407,7 +409,7 @@ def _searched(key: _Key) -> SearchResult:
                 reasons["dominated (recomputation only adds time where none is needed)"] += 1
                 all_fit = False
                 continue
-            if mb == 1 and mb != sizes[0] and fw == "megatron" and rc == "full":
+            if mb == 1 and extra_one:
                 redone = pair.memo.get(("block", fw, zero, sizes[0], v, ep), 0)
                 if redone is not None and 2 * redone <= chunk_layers(shape.layers, _make(pair, spec, lora_rank, fw,
                                                                                            zero, rc, mb, v, ep)):

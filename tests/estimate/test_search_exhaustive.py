@@ -76,3 +76,21 @@ def test_search_matches_exhaustive_enumeration(request, model, method, gpu, gpus
     assert found is not None
     assert found.tokens_per_s <= expected * (1 + 1e-9)
     assert found.tokens_per_s >= 0.97 * expected
+
+
+def test_pipelined_megatron_times_one_sequence_per_micro_batch() -> None:
+    # A 72B continued pre-training on 32 H800s (medical_hybrid's first job, under the planner's memory
+    # policy): under pipelining one sequence per micro-batch is always timed, with Megatron's block
+    # recomputation; the search must find a layout at least as fast as this known one (1 layer per chunk).
+    from plan.models.catalog import builtin_catalog
+
+    catalog = builtin_catalog()
+    card = catalog.model("qwen2.5-72b")
+    cluster = Cluster.of(catalog.gpu("h800"), 32, catalog.platform("aliyun-pai")).for_layout_search()
+    spec = LayoutSpec(seq_len=4096, global_batch=512, memory_headroom=0.08, memory_confidence=0.8)  # the planner's
+    known = estimate(card, "continued_pretrain", cluster, Layout(
+        tp=4, pp=8, dp=1, zero=0, recompute="full", micro_batch=1, global_batch=512, seq_len=4096, precision="bf16",
+        sequence_parallel=True, lora_rank=None, framework="megatron", recompute_layers=1))
+    assert known.memory.total_gib <= spec.usable_gib(known.gpu_memory_gib)
+    found = search_layout(card, "continued_pretrain", cluster, spec).best
+    assert found is not None and found.tokens_per_s >= known.tokens_per_s
