@@ -5,7 +5,7 @@ Run on a machine with a CUDA GPU, PyTorch, transformers and peft (the session's 
     OUT=results/ python bench/device/measure_steps.py            # the full set, about three minutes
     OUT=/tmp/x python bench/device/measure_steps.py --smoke      # tiny shapes on the CPU: checks the script
 
-It writes one JSON line per measurement to $OUT/results.jsonl (and prints it), in three kinds:
+It writes one JSON line per measurement to $OUT/results.jsonl (and prints it), by kind:
 - "gemm": a bf16 matrix product's TFLOP/s (the ceiling GEMM_FRACTION_OF_PEAK stands for);
 - "sdpa": PyTorch scaled-dot-product attention, causal, forward + backward, per backend, in TFLOP/s
   counted as the estimator counts them (3.5 forwards of 2*b*h*s^2*d, the masked half skipped);
@@ -14,9 +14,13 @@ It writes one JSON line per measurement to $OUT/results.jsonl (and prints it), i
   fine-tuning users run): full fine-tuning under FSDP2 on one rank (bf16 compute, fp32 master weights,
   gradients and AdamW moments: the estimator's mixed-precision accounting), or LoRA through peft on a
   bf16 base. It records the steady step time, the peak memory PyTorch allocated and reserved, and,
-  where asked, the GPU time per kernel class (GEMM, attention, optimizer, other) from the profiler.
+  where asked, the GPU time per kernel class (GEMM, attention, optimizer, other) from the profiler;
+- "saved": the bytes autograd keeps per token and layer, and the loss phase's bytes per logit;
+- "anatomy": the allocations alive at a step's memory peak, by the code that made them;
+- "compiled": the layers eager and under torch.compile, their saved bytes and step time.
 
-bench/device/compare.py sets these beside `plan estimate` for the same model, layout and GPU.
+bench/data/measured_h200.csv holds the training steps of session 12's runs (bench/device/runs/), which
+bench/validate_estimates.py sets beside the estimator's answers; README.md says what they showed.
 """
 
 from __future__ import annotations
@@ -91,6 +95,47 @@ def timed(fn: Any, device: str, warmup: int, iters: int) -> list[float]:
         sync(device)
         times.append(time.perf_counter() - t0)
     return times
+
+
+def bf16_model(cfg: Any, device: str) -> Any:
+    """A Llama-architecture model with random bf16 weights, built on the device."""
+    from transformers import LlamaForCausalLM
+
+    torch.set_default_dtype(torch.bfloat16)
+    try:
+        with torch.device(device):
+            return LlamaForCausalLM(cfg)
+    finally:
+        torch.set_default_dtype(torch.float32)
+
+
+def with_lora(model: Any, rank: int = 16) -> Any:
+    from peft import LoraConfig, get_peft_model
+
+    return get_peft_model(model, LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0,
+                                            target_modules=LORA_TARGETS))
+
+
+def measure(rec: Recorder, device: str, probe: Any, **kw: Any) -> None:
+    """Run one probe, which fills its record; note its error if it fails, emit the record, and free what
+    it held before the next one. Only once the probe's frame is gone is that garbage, some of it in
+    reference cycles (modules and hooks, a caught exception's traceback): collecting inside the probe
+    left 2-12 GiB allocated into the next runs of session 12's first processes (README)."""
+    record: dict[str, Any] = {"kind": probe.__name__}
+    try:
+        probe(record, device, **kw)
+    except torch.OutOfMemoryError as exc:
+        record["error"] = f"OutOfMemoryError: {str(exc)[:300]}"
+        if device == "cuda":
+            record["peak_allocated_gib"] = torch.cuda.max_memory_allocated() / GIB
+    except Exception as exc:
+        record["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+        traceback.print_exc()
+    rec.emit(record)
+    gc.collect()
+    if device == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
 
 
 def bench_gemm(rec: Recorder, device: str, smoke: bool) -> None:
@@ -180,197 +225,145 @@ def kernel_classes(trace_path: Path) -> dict[str, Any]:
         1 for e in events if e.get("cat") == "kernel"), "top_kernels": [[n[:160], round(s, 6)] for n, s in top]}
 
 
-def train(rec: Recorder, device: str, smoke: bool, *, model_id: str, method: str, seq: int, mb: int,
+def train(record: dict[str, Any], device: str, *, smoke: bool, model_id: str, method: str, seq: int, mb: int,
           recompute: bool, steps: int = 5, lora_rank: int = 16, profile: bool = False) -> None:
+    """A training step: its steady time, peak memory and, where asked, GPU time per kernel class."""
     from transformers import LlamaForCausalLM
 
-    record: dict[str, Any] = {"kind": "train", "model": model_id, "method": method, "seq_len": seq,
-                              "micro_batch": mb, "recompute": "full" if recompute else "none",
-                              "lora_rank": lora_rank if method == "lora" else None}
-    c = card(model_id)
-    cfg = hf_config(c, smoke)
-    model: Any = None
-    opt: Any = None
-    try:
-        torch.manual_seed(0)
-        if method == "full":
-            record["stack"] = "fsdp2 world 1, bf16 params / fp32 reduce, fp32 master, fused AdamW"
-            with torch.device(device):
-                model = LlamaForCausalLM(cfg)
-            if recompute:
-                model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-            if init_dist(device):
-                from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    record.update(model=model_id, method=method, seq_len=seq, micro_batch=mb,
+                  recompute="full" if recompute else "none", lora_rank=lora_rank if method == "lora" else None)
+    cfg = hf_config(card(model_id), smoke)
+    torch.manual_seed(0)
+    if method == "full":
+        record["stack"] = "fsdp2 world 1, bf16 params / fp32 reduce, fp32 master, fused AdamW"
+        with torch.device(device):
+            model = LlamaForCausalLM(cfg)
+        if recompute:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        if init_dist(device):
+            from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
-                mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-                for layer in model.model.layers:
-                    fully_shard(layer, mp_policy=mp)
-                fully_shard(model, mp_policy=mp)
-                autocast: Any = contextlib.nullcontext
-            else:
-                record["stack"] = "plain fp32 params + bf16 autocast, fused AdamW (FSDP2 unavailable)"
-
-                def autocast() -> Any:
-                    return torch.autocast(device, dtype=torch.bfloat16)
-            params = [p for p in model.parameters() if p.requires_grad]
+            mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+            for layer in model.model.layers:
+                fully_shard(layer, mp_policy=mp)
+            fully_shard(model, mp_policy=mp)
+            autocast: Any = contextlib.nullcontext
         else:
-            from peft import LoraConfig, get_peft_model
-
-            record["stack"] = "peft LoRA (all linear layers) on a bf16 base, fp32 adapters, bf16 autocast, AdamW"
-            torch.set_default_dtype(torch.bfloat16)
-            try:
-                with torch.device(device):
-                    base = LlamaForCausalLM(cfg)
-            finally:
-                torch.set_default_dtype(torch.float32)
-            if recompute:
-                base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-                base.enable_input_require_grads()
-            model = get_peft_model(base, LoraConfig(r=lora_rank, lora_alpha=2 * lora_rank, lora_dropout=0.0,
-                                                    target_modules=LORA_TARGETS))
+            record["stack"] = "plain fp32 params + bf16 autocast, fused AdamW (FSDP2 unavailable)"
 
             def autocast() -> Any:
                 return torch.autocast(device, dtype=torch.bfloat16)
-            params = [p for p in model.parameters() if p.requires_grad]
-        record["trainable_params"] = sum(p.numel() for p in params)
-        record["total_params"] = sum(p.numel() for p in model.parameters())
-        try:
-            opt = torch.optim.AdamW(params, lr=1e-5, fused=device == "cuda")
-        except Exception:
-            opt = torch.optim.AdamW(params, lr=1e-5, foreach=True)
-        model.train()
-        batch = torch.randint(0, cfg.vocab_size, (mb, seq), device=device)
+    else:
+        record["stack"] = "peft LoRA (all linear layers) on a bf16 base, fp32 adapters, bf16 autocast, AdamW"
+        base = bf16_model(cfg, device)
+        if recompute:
+            base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            base.enable_input_require_grads()
+        model = with_lora(base, lora_rank)
 
-        def step() -> None:
-            with autocast():
-                loss = model(input_ids=batch, labels=batch).loss
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
+        def autocast() -> Any:
+            return torch.autocast(device, dtype=torch.bfloat16)
+    params = [p for p in model.parameters() if p.requires_grad]
+    record["trainable_params"] = sum(p.numel() for p in params)
+    record["total_params"] = sum(p.numel() for p in model.parameters())
+    try:
+        opt = torch.optim.AdamW(params, lr=1e-5, fused=device == "cuda")
+    except Exception:
+        opt = torch.optim.AdamW(params, lr=1e-5, foreach=True)
+    model.train()
+    batch = torch.randint(0, cfg.vocab_size, (mb, seq), device=device)
 
-        step()  # creates the optimizer state
-        sync(device)
-        if device == "cuda":
-            torch.cuda.reset_peak_memory_stats()
-        history = device == "cuda" and os.environ.get("MEASURE_HISTORY") == "1"
-        if history:
-            torch.cuda.memory._record_memory_history(max_entries=400000, stacks="python")
-        times = timed(step, device, 1, steps)
-        if history:
-            groups, largest, peak, _, _ = live_at_peak(torch.cuda.memory._snapshot())
-            torch.cuda.memory._record_memory_history(enabled=None)
-            record.update(history_groups=groups, history_largest_gib=largest, history_peak_gib=peak / GIB)
-        t = statistics.median(times)
-        record.update(step_s=t, step_s_all=[round(x, 5) for x in times], tokens_per_s=mb * seq / t)
-        if device == "cuda":
-            record.update(peak_allocated_gib=torch.cuda.max_memory_allocated() / GIB,
-                          peak_reserved_gib=torch.cuda.max_memory_reserved() / GIB)
-            free, total = torch.cuda.mem_get_info()
-            record["device_used_gib_after"] = (total - free) / GIB
-        if profile:
-            from torch.profiler import ProfilerActivity
-            from torch.profiler import profile as torch_profile
+    def step() -> None:
+        with autocast():
+            loss = model(input_ids=batch, labels=batch).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
 
-            activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
-            with torch_profile(activities=activities) as prof:
-                step()
-                sync(device)
-            with tempfile.TemporaryDirectory() as tmp:
-                path = Path(tmp) / "trace.json"
-                prof.export_chrome_trace(str(path))
-                record["profile"] = kernel_classes(path)
-    except torch.OutOfMemoryError as exc:
-        record["error"] = f"OutOfMemoryError: {str(exc)[:300]}"
-        if device == "cuda":
-            record["peak_allocated_gib"] = torch.cuda.max_memory_allocated() / GIB
-    except Exception as exc:
-        record["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
-        traceback.print_exc()
-    finally:
-        rec.emit(record)
-        model = opt = None
-        gc.collect()
-        if device == "cuda":
-            torch.cuda.empty_cache()
-            torch.cuda.reset_peak_memory_stats()
+    step()  # creates the optimizer state
+    sync(device)
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    history = device == "cuda" and os.environ.get("MEASURE_HISTORY") == "1"
+    if history:
+        torch.cuda.memory._record_memory_history(max_entries=400000, stacks="python")
+    times = timed(step, device, 1, steps)
+    if history:
+        groups, largest, peak, _, _ = live_at_peak(torch.cuda.memory._snapshot())
+        torch.cuda.memory._record_memory_history(enabled=None)
+        record.update(history_groups=groups, history_largest_gib=largest, history_peak_gib=peak / GIB)
+    t = statistics.median(times)
+    record.update(step_s=t, step_s_all=[round(x, 5) for x in times], tokens_per_s=mb * seq / t)
+    if device == "cuda":
+        record.update(peak_allocated_gib=torch.cuda.max_memory_allocated() / GIB,
+                      peak_reserved_gib=torch.cuda.max_memory_reserved() / GIB)
+        free, total = torch.cuda.mem_get_info()
+        record["device_used_gib_after"] = (total - free) / GIB
+    if profile:
+        from torch.profiler import ProfilerActivity
+        from torch.profiler import profile as torch_profile
+
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+        with torch_profile(activities=activities) as prof:
+            step()
+            sync(device)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "trace.json"
+            prof.export_chrome_trace(str(path))
+            record["profile"] = kernel_classes(path)
 
 
-def saved_bytes(rec: Recorder, device: str, smoke: bool, *, model_id: str, method: str, tokens: int,
-                seq: int) -> None:
+def saved(record: dict[str, Any], device: str, *, smoke: bool, model_id: str, method: str, tokens: int,
+          seq: int) -> None:
     """What autograd keeps: the decoder's saved activations per token and layer, then the loss phase's
     bytes per logit element at the end of the forward pass and at the backward pass's peak."""
-    from transformers import LlamaForCausalLM
-
-    c = card(model_id)
-    cfg = hf_config(c, smoke)
+    cfg = hf_config(card(model_id), smoke)
     mb = max(1, tokens // seq)
-    record: dict[str, Any] = {"kind": "saved", "model": model_id, "method": method, "tokens": mb * seq,
-                              "seq_len": seq, "layers": cfg.num_hidden_layers, "hidden": cfg.hidden_size,
-                              "vocab": cfg.vocab_size}
-    model: Any = None
-    try:
-        torch.set_default_dtype(torch.bfloat16)
-        try:
-            with torch.device(device):
-                model = LlamaForCausalLM(cfg)
-        finally:
-            torch.set_default_dtype(torch.float32)
-        if method == "lora":
-            from peft import LoraConfig, get_peft_model
-
-            model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, lora_dropout=0.0,
-                                                     target_modules=LORA_TARGETS))
-            autocast: Any = torch.autocast(device, dtype=torch.bfloat16)
-            decoder = model.base_model.model.model
-        else:
-            autocast = contextlib.nullcontext()
-            decoder = model.model
-        model.train()
-        ids = torch.randint(0, cfg.vocab_size, (mb, seq), device=device)
-        alloc = torch.cuda.memory_allocated if device == "cuda" else (lambda: 0)
-        sync(device)
-        m0 = alloc()
-        with autocast:
-            hidden = decoder(input_ids=ids).last_hidden_state
-        sync(device)
-        m1 = alloc()
-        record["decoder_saved_bytes"] = m1 - m0
-        record["bytes_per_token_layer"] = (m1 - m0 - hidden.numel() * hidden.element_size()) / (
-            mb * seq * cfg.num_hidden_layers)
-        del hidden
-        gc.collect()
-        sync(device)
-        m0 = alloc()
-        if device == "cuda":
-            torch.cuda.reset_peak_memory_stats()
-        with autocast:
-            loss = model(input_ids=ids, labels=ids).loss
-        sync(device)
-        m2 = alloc()
-        fwd_peak = torch.cuda.max_memory_allocated() if device == "cuda" else 0
-        if device == "cuda":
-            torch.cuda.reset_peak_memory_stats()
-        loss.backward()
-        sync(device)
-        bwd_peak = torch.cuda.max_memory_allocated() if device == "cuda" else 0
-        logits = mb * seq * cfg.vocab_size
-        layers_bytes = record["decoder_saved_bytes"]
-        record.update(after_forward_bytes=m2 - m0, forward_peak_bytes=fwd_peak - m0,
-                      backward_peak_bytes=bwd_peak - m0,
-                      loss_bytes_per_logit_after_forward=(m2 - m0 - layers_bytes) / logits,
-                      loss_bytes_per_logit_forward_peak=(fwd_peak - m0 - layers_bytes) / logits,
-                      loss_bytes_per_logit_backward_peak=(bwd_peak - m0 - layers_bytes) / logits)
-        del loss
-    except Exception as exc:
-        record["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
-        traceback.print_exc()
-    finally:
-        rec.emit(record)
-        model = None
-        gc.collect()
-        if device == "cuda":
-            torch.cuda.empty_cache()
-            torch.cuda.reset_peak_memory_stats()
+    record.update(model=model_id, method=method, tokens=mb * seq, seq_len=seq, layers=cfg.num_hidden_layers,
+                  hidden=cfg.hidden_size, vocab=cfg.vocab_size)
+    model = bf16_model(cfg, device)
+    if method == "lora":
+        model = with_lora(model)
+        autocast: Any = torch.autocast(device, dtype=torch.bfloat16)
+        decoder = model.base_model.model.model
+    else:
+        autocast = contextlib.nullcontext()
+        decoder = model.model
+    model.train()
+    ids = torch.randint(0, cfg.vocab_size, (mb, seq), device=device)
+    alloc = torch.cuda.memory_allocated if device == "cuda" else (lambda: 0)
+    sync(device)
+    m0 = alloc()
+    with autocast:
+        hidden = decoder(input_ids=ids).last_hidden_state
+    sync(device)
+    m1 = alloc()
+    record["decoder_saved_bytes"] = m1 - m0
+    record["bytes_per_token_layer"] = (m1 - m0 - hidden.numel() * hidden.element_size()) / (
+        mb * seq * cfg.num_hidden_layers)
+    del hidden
+    gc.collect()
+    sync(device)
+    m0 = alloc()
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    with autocast:
+        loss = model(input_ids=ids, labels=ids).loss
+    sync(device)
+    m2 = alloc()
+    fwd_peak = torch.cuda.max_memory_allocated() if device == "cuda" else 0
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    loss.backward()
+    sync(device)
+    bwd_peak = torch.cuda.max_memory_allocated() if device == "cuda" else 0
+    logits = mb * seq * cfg.vocab_size
+    layers_bytes = record["decoder_saved_bytes"]
+    record.update(after_forward_bytes=m2 - m0, forward_peak_bytes=fwd_peak - m0,
+                  backward_peak_bytes=bwd_peak - m0,
+                  loss_bytes_per_logit_after_forward=(m2 - m0 - layers_bytes) / logits,
+                  loss_bytes_per_logit_forward_peak=(fwd_peak - m0 - layers_bytes) / logits,
+                  loss_bytes_per_logit_backward_peak=(bwd_peak - m0 - layers_bytes) / logits)
 
 
 def _frame(f: dict[str, Any]) -> str:
@@ -410,74 +403,50 @@ def live_at_peak(snap: dict[str, Any]) -> tuple[list[Any], list[float], int, int
     return top, largest, peak, peak_at, len(trace)
 
 
-def peak_anatomy(rec: Recorder, device: str, smoke: bool, *, model_id: str, method: str, tokens: int,
-                 seq: int, recompute: bool) -> None:
+def anatomy(record: dict[str, Any], device: str, *, smoke: bool, model_id: str, method: str, tokens: int,
+            seq: int, recompute: bool) -> None:
     """Which allocations are alive at the peak of one forward + backward (CUDA memory history): the
     live bytes at the peak grouped by the Python frames that allocated them."""
-    from transformers import LlamaForCausalLM
-
     cfg = hf_config(card(model_id), smoke)
     mb = max(1, tokens // seq)
-    record: dict[str, Any] = {"kind": "anatomy", "model": model_id, "method": method, "tokens": mb * seq,
-                              "seq_len": seq, "recompute": "full" if recompute else "none",
-                              "vocab": cfg.vocab_size, "layers": cfg.num_hidden_layers}
-    model: Any = None
-    try:
-        if device != "cuda":
-            raise RuntimeError("needs CUDA memory history")
-        torch.set_default_dtype(torch.bfloat16)
-        try:
-            with torch.device(device):
-                model = LlamaForCausalLM(cfg)
-        finally:
-            torch.set_default_dtype(torch.float32)
+    record.update(model=model_id, method=method, tokens=mb * seq, seq_len=seq,
+                  recompute="full" if recompute else "none", vocab=cfg.vocab_size, layers=cfg.num_hidden_layers)
+    if device != "cuda":
+        raise RuntimeError("needs CUDA memory history")
+    model = bf16_model(cfg, device)
+    if recompute:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if method == "lora":
         if recompute:
-            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-        if method == "lora":
-            from peft import LoraConfig, get_peft_model
+            model.enable_input_require_grads()
+        model = with_lora(model)
+        autocast: Any = torch.autocast(device, dtype=torch.bfloat16)
+    else:
+        autocast = contextlib.nullcontext()
+    model.train()
+    ids = torch.randint(0, cfg.vocab_size, (mb, seq), device=device)
 
-            if recompute:
-                model.enable_input_require_grads()
-            model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, lora_dropout=0.0,
-                                                     target_modules=LORA_TARGETS))
-            autocast: Any = torch.autocast(device, dtype=torch.bfloat16)
-        else:
-            autocast = contextlib.nullcontext()
-        model.train()
-        ids = torch.randint(0, cfg.vocab_size, (mb, seq), device=device)
+    def step() -> None:
+        with autocast:
+            loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        model.zero_grad(set_to_none=True)
 
-        def step() -> None:
-            with autocast:
-                loss = model(input_ids=ids, labels=ids).loss
-            loss.backward()
-            model.zero_grad(set_to_none=True)
-
-        step()
-        sync(device)
-        base = torch.cuda.memory_allocated()
-        torch.cuda.reset_peak_memory_stats()
-        torch.cuda.memory._record_memory_history(max_entries=400000, stacks="python")
-        step()
-        sync(device)
-        snap = torch.cuda.memory._snapshot()
-        torch.cuda.memory._record_memory_history(enabled=None)
-        groups, largest, peak, peak_at, events = live_at_peak(snap)
-        logits = mb * seq * cfg.vocab_size
-        record.update(base_allocated_gib=base / GIB,
-                      peak_above_base_gib=(torch.cuda.max_memory_allocated() - base) / GIB,
-                      trace_peak_gib=peak / GIB, peak_event=peak_at, events=events,
-                      peak_bytes_per_logit=peak / logits,
-                      groups=groups, largest_gib=largest)
-    except Exception as exc:
-        record["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
-        traceback.print_exc()
-    finally:
-        rec.emit(record)
-        model = None
-        gc.collect()
-        if device == "cuda":
-            torch.cuda.empty_cache()
-            torch.cuda.reset_peak_memory_stats()
+    step()
+    sync(device)
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    torch.cuda.memory._record_memory_history(max_entries=400000, stacks="python")
+    step()
+    sync(device)
+    snap = torch.cuda.memory._snapshot()
+    torch.cuda.memory._record_memory_history(enabled=None)
+    groups, largest, peak, peak_at, events = live_at_peak(snap)
+    logits = mb * seq * cfg.vocab_size
+    record.update(base_allocated_gib=base / GIB,
+                  peak_above_base_gib=(torch.cuda.max_memory_allocated() - base) / GIB,
+                  trace_peak_gib=peak / GIB, peak_event=peak_at, events=events,
+                  peak_bytes_per_logit=peak / logits, groups=groups, largest_gib=largest)
 
 
 # (model, method, tokens, seq_len, recompute)
@@ -499,58 +468,41 @@ HOLDOUT_RUNS: list[tuple[str, str, int, int, bool, bool]] = [
 ]
 
 
-def compiled_probe(rec: Recorder, device: str, smoke: bool, *, model_id: str, tokens: int, seq: int) -> None:
-    """The same decoder eager and with each layer under torch.compile: saved bytes per token and layer
-    after the forward pass, and the forward + backward time of the whole model with its loss."""
-    from transformers import LlamaForCausalLM
-
+def compiled(record: dict[str, Any], device: str, *, smoke: bool, model_id: str, tokens: int, seq: int,
+             compile_layers: bool) -> None:
+    """The decoder eager, or with each layer under torch.compile: saved bytes per token and layer after
+    the forward pass, and the forward + backward time of the whole model with its loss."""
     cfg = hf_config(card(model_id), smoke)
     mb = max(1, tokens // seq)
+    record.update(model=model_id, compiled=compile_layers, tokens=mb * seq, seq_len=seq,
+                  layers=cfg.num_hidden_layers)
     alloc = torch.cuda.memory_allocated if device == "cuda" else (lambda: 0)
-    for compiled in (False, True):
-        record: dict[str, Any] = {"kind": "compiled", "model": model_id, "compiled": compiled, "tokens": mb * seq,
-                                  "seq_len": seq, "layers": cfg.num_hidden_layers}
-        model: Any = None
-        try:
-            torch.set_default_dtype(torch.bfloat16)
-            try:
-                with torch.device(device):
-                    model = LlamaForCausalLM(cfg)
-            finally:
-                torch.set_default_dtype(torch.float32)
-            if compiled:
-                for layer in model.model.layers:
-                    layer.compile()
-            model.train()
-            ids = torch.randint(0, cfg.vocab_size, (mb, seq), device=device)
+    model = bf16_model(cfg, device)
+    if compile_layers:
+        for layer in model.model.layers:
+            layer.compile()
+    model.train()
+    ids = torch.randint(0, cfg.vocab_size, (mb, seq), device=device)
 
-            def step(model: Any = model, ids: Any = ids) -> None:
-                model(input_ids=ids, labels=ids).loss.backward()
-                model.zero_grad(set_to_none=True)
+    def step() -> None:
+        model(input_ids=ids, labels=ids).loss.backward()
+        model.zero_grad(set_to_none=True)
 
-            t0 = time.perf_counter()
-            step()
-            sync(device)
-            record["first_step_s"] = time.perf_counter() - t0
-            record["step_s"] = statistics.median(timed(step, device, 1, 4))
-            sync(device)
-            m0 = alloc()
-            hidden = model.model(input_ids=ids).last_hidden_state
-            sync(device)
-            record["bytes_per_token_layer"] = (alloc() - m0 - hidden.numel() * hidden.element_size()) / (
-                mb * seq * cfg.num_hidden_layers)
-            del hidden
-        except Exception as exc:
-            record["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
-            traceback.print_exc()
-        finally:
-            rec.emit(record)
-            model = None
-            gc.collect()
-            if device == "cuda":
-                torch.cuda.empty_cache()
+    t0 = time.perf_counter()
+    step()
+    sync(device)
+    record["first_step_s"] = time.perf_counter() - t0
+    record["step_s"] = statistics.median(timed(step, device, 1, 4))
+    sync(device)
+    m0 = alloc()
+    hidden = model.model(input_ids=ids).last_hidden_state
+    sync(device)
+    record["bytes_per_token_layer"] = (alloc() - m0 - hidden.numel() * hidden.element_size()) / (
+        mb * seq * cfg.num_hidden_layers)
 
 
+# (model, tokens, seq_len), each eager and compiled
+COMPILED_RUNS: list[tuple[str, int, int]] = [("llama3.2-1b", 8192, 2048), ("llama3.1-8b", 4096, 4096)]
 # (model, method, tokens, seq_len)
 SAVED_RUNS: list[tuple[str, str, int, int]] = [
     ("llama3.2-1b", "full", 8192, 2048),
@@ -601,36 +553,32 @@ def main() -> int:
             env[pkg] = __import__(pkg).__version__
     rec.emit(env)
     only = set(args.only or ["gemm", "sdpa", "train", "saved", "overhead"])
+    small = args.smoke
+
+    def scaled(seq: int, tokens: int) -> dict[str, int]:
+        return {"seq": 64 if small else seq, "tokens": 128 if small else tokens}
+
     if "saved" in only:
         for model_id, method, tokens, seq in SAVED_RUNS:
-            saved_bytes(rec, device, args.smoke, model_id=model_id, method=method,
-                        tokens=tokens if not args.smoke else 128, seq=seq if not args.smoke else 64)
+            measure(rec, device, saved, smoke=small, model_id=model_id, method=method, **scaled(seq, tokens))
     if "gemm" in only:
-        bench_gemm(rec, device, args.smoke)
+        bench_gemm(rec, device, small)
     if "sdpa" in only:
-        bench_sdpa(rec, device, args.smoke)
-    if "train" in only:
-        for model_id, method, seq, mb, recompute, profile in TRAIN_RUNS:
-            train(rec, device, args.smoke, model_id=model_id, method=method, seq=seq if not args.smoke else 64,
-                  mb=mb if not args.smoke else 2, recompute=recompute, steps=5 if not args.smoke else 2,
-                  profile=profile)
+        bench_sdpa(rec, device, small)
+    runs = [r for name, rs in (("train", TRAIN_RUNS), ("holdout", HOLDOUT_RUNS), ("overhead", OVERHEAD_RUNS))
+            if name in only for r in rs]
+    for model_id, method, seq, mb, recompute, profile in runs:
+        measure(rec, device, train, smoke=small, model_id=model_id, method=method, seq=64 if small else seq,
+                mb=min(mb, 2) if small else mb, recompute=recompute, steps=2 if small else 5, profile=profile)
     if "anatomy" in only:
         for model_id, method, tokens, seq, recompute in ANATOMY_RUNS:
-            peak_anatomy(rec, device, args.smoke, model_id=model_id, method=method, tokens=tokens if not args.smoke
-                         else 128, seq=seq if not args.smoke else 64, recompute=recompute)
+            measure(rec, device, anatomy, smoke=small, model_id=model_id, method=method, recompute=recompute,
+                    **scaled(seq, tokens))
     if "compiled" in only:
-        for model_id, tokens, seq in (("llama3.2-1b", 8192, 2048), ("llama3.1-8b", 4096, 4096)):
-            compiled_probe(rec, device, args.smoke, model_id=model_id, tokens=tokens if not args.smoke else 128,
-                           seq=seq if not args.smoke else 64)
-    if "holdout" in only:
-        for model_id, method, seq, mb, recompute, profile in HOLDOUT_RUNS:
-            train(rec, device, args.smoke, model_id=model_id, method=method, seq=seq if not args.smoke else 64,
-                  mb=mb if not args.smoke else 2, recompute=recompute, steps=5 if not args.smoke else 2,
-                  profile=profile)
-    if "overhead" in only:
-        for model_id, method, seq, mb, recompute, profile in OVERHEAD_RUNS:
-            train(rec, device, args.smoke, model_id=model_id, method=method, seq=seq if not args.smoke else 64,
-                  mb=mb, recompute=recompute, steps=5 if not args.smoke else 2, profile=profile)
+        for model_id, tokens, seq in COMPILED_RUNS:
+            for compile_layers in (False, True):
+                measure(rec, device, compiled, smoke=small, model_id=model_id, compile_layers=compile_layers,
+                        **scaled(seq, tokens))
     return 0
 
 
