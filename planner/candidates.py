@@ -540,7 +540,7 @@ class CandidateBuilder:
                     "global_batch": layout.global_batch, "seq_len": layout.seq_len,
                     "precision": layout.precision, "cp": layout.cp, "ep": layout.ep,
                     "virtual_pipeline": layout.virtual_pipeline, "framework": layout.framework,
-                    "optimizer": layout.optimizer, "kernels": "eager" if layout.eager_modules else "fused",
+                    "optimizer": layout.optimizer, "kernels": layout.kernels,
                     **({"recompute_layers": layout.recompute_layers} if layout.recompute_layers is not None else {})},
             memory_gib_per_gpu=estimate.memory.total_gib, gpu_memory_gib=estimate.gpu_memory_gib,
             tokens_per_s=estimate.tokens_per_s, mfu=estimate.mfu, hours=hours, gpu_hours=run.gpu_hours,

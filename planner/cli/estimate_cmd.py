@@ -273,7 +273,7 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
     if lay.ep > 1 or "ep" in searched:
         rows.append(("ep", lay.ep))
     rows.append(("attention", "flash" if lay.flash_attention else "eager"))
-    rows.append(("kernels", "eager" if lay.eager_modules else "fused"))
+    rows.append(("kernels", lay.kernels))
     rows.append(("optimizer", lay.optimizer))
     if lay.lora_rank is not None:
         rows.append(("lora_rank", lay.lora_rank))

@@ -32,11 +32,12 @@ tokens by cp. Recomputation policies:
   other matmul output are kept, the rest (norms, activation functions, the other matmuls) recomputed.
 Eager modules (the PyTorch stacks running Hugging Face, torchtune or peft code op by op, without
 torch.compile or fused kernels such as Liger; `Layout.fused_modules` False) save more in the
-Llama-family layer (RMSNorm, SwiGLU, SDPA: the gated-FFN models): each RMSNorm's fp32 input upcast
-and normalised output (3h more per layer), the SwiGLU's gate and up outputs and their product
-separately (ffn more), and the attention output's contiguous (b, s, h, d) copy that the output
-projection saves (d_q more); peft's LoRA layers add about 2h (EAGER_LORA_EXTRA_PER_HIDDEN). Measured
-on an H200 (`Layout.eager_modules`): 14h + 6d_q + 4d_kv + 8ffn bytes for a Llama layer, 1.4x the fused one.
+Llama-family layer (RMSNorm, SwiGLU, SDPA: the gated-FFN models), in 16-bit elements per token: each
+RMSNorm's fp32 input upcast and normalised output (3h more per layer), the SwiGLU's gate and up
+outputs and their product separately (ffn more), and the attention output's contiguous (b, s, h, d)
+copy that the output projection saves (d_q more); peft's LoRA layers add about 2h
+(EAGER_LORA_EXTRA_PER_HIDDEN). Measured on an H200 (`Layout.eager_modules`): 14h + 6d_q + 4d_kv + 8ffn
+bytes for a Llama layer, 1.4x the fused one.
 LayerNorm/GELU models (MPT under llm-foundry, GPT) run one `F.layer_norm` kernel, an unfused GELU that
 saves what the fused formula counts, and flash-attn's (b, s, h, d) output that the projection reuses.
 FP8 weight copies are transient per layer and torchao float8 (FSDP stacks) keeps saved activations in

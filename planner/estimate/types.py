@@ -139,6 +139,11 @@ class Layout:
         return self.framework != "megatron" and not self.fused_modules
 
     @property
+    def kernels(self) -> str:
+        """"eager" or "fused" (`eager_modules`), as plans, estimates and exports name it."""
+        return "eager" if self.eager_modules else "fused"
+
+    @property
     def shard_ranks(self) -> int:
         """Ranks over which ZeRO/FSDP shard states: data- and context-parallel ranks together."""
         return self.dp * self.cp
@@ -330,7 +335,7 @@ class Estimate:
                 "precision": lay.precision, "sequence_parallel": lay.sequence_parallel,
                 "lora_rank": lay.lora_rank, "optimizer": lay.optimizer,
                 "virtual_pipeline": lay.virtual_pipeline, "framework": lay.framework, "cp": lay.cp, "ep": lay.ep,
-                "flash_attention": lay.flash_attention, "kernels": "eager" if lay.eager_modules else "fused",
+                "flash_attention": lay.flash_attention, "kernels": lay.kernels,
                 **({"recompute_layers": lay.recompute_layers} if lay.recompute_layers is not None else {}),
             },
             "memory_gib": {k: round(v, 3) for k, v in self.memory.to_dict().items()},
