@@ -128,6 +128,10 @@ def estimate(model: ModelCard, method: str, cluster: Cluster, layout: Layout) ->
     return _estimate(model, shape, method, cluster, layout)
 
 
+HOST_BOUND_SHARE = 0.1
+"""Share of a step spent waiting for the host above which an estimate says so."""
+
+
 def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, layout: Layout,
               with_notes: bool = True) -> Estimate:
     gpu = cluster.gpu
@@ -146,6 +150,10 @@ def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster
     notes: list[str] = []
     if with_notes:
         notes = _notes(model, shape, method, cluster, layout, tp_link, dp_link, mem.notes)
+        if time.host_s > HOST_BOUND_SHARE * step_s:
+            notes.append(f"host-bound: {time.host_s / step_s:.0%} of the step waits for the CPU to launch the "
+                         "eager stack's kernels (small micro-batches); a larger micro-batch or fused kernels "
+                         "(--kernels fused, a job's kernels: fused) would use the GPU better")
     return Estimate(
         model_id=model.id, method=method, cluster=cluster, layout=layout, memory=mem.breakdown,
         gpu_memory_gib=gpu.memory_gib, fits=mem.breakdown.total_gib <= gpu.memory_gib,

@@ -94,6 +94,7 @@ def test_small_micro_batches_of_eager_stacks_are_host_bound(h100: GPU) -> None:
     small = estimate(card, "full_finetune", cluster, layout(micro_batch=1, global_batch=1, seq_len=512))
     floor = 3 * HOST_SECONDS_PER_LAYER_PASS["full"] * card.layers
     assert small.time.host_s > 0
+    assert any(note.startswith("host-bound: ") for note in small.notes)  # the estimate says why its MFU is low
     assert small.time.compute_s + small.time.recompute_s + small.time.host_s == pytest.approx(floor)
     for other in (layout(micro_batch=1, global_batch=1, seq_len=512, fused_modules=True),
                   layout(micro_batch=1, global_batch=1, seq_len=512, framework="megatron")):
@@ -102,6 +103,7 @@ def test_small_micro_batches_of_eager_stacks_are_host_bound(h100: GPU) -> None:
         assert fast.tokens_per_s > small.tokens_per_s
     large = estimate(card, "full_finetune", cluster, layout(micro_batch=8, global_batch=8, seq_len=4096))
     assert large.time.host_s == 0.0  # the GPU's work hides the host
+    assert not any(note.startswith("host-bound: ") for note in large.notes)
 
 
 def test_peft_adapters_move_more_bytes_than_fused_ones(llama8b: ModelCard, h100: GPU) -> None:
