@@ -153,7 +153,8 @@ run): the input's cast to fp32 and autocast's cast back (12 B per input element 
 and the add into the base output (10 B per output element), and in the backward pass the two casts
 of the input gradient and its accumulation (18 B) and the scaled output gradient (4 B): 30 B per input
 and 14 per output element, 22 on average (reasoning from peft 0.21's `Linear.forward`; with it the
-LoRA rows of bench/data/measured_h200.csv move from 12-34% too fast to within 5%)."""
+LoRA rows of bench/data/measured_h200.csv, with the host floor below, move from 12-34% too fast to
+-1.4 to +14.2%, median +1.0%)."""
 
 HOST_SECONDS_PER_LAYER_PASS = {"full": 2.2e-3, "adapter": 2.6e-3}
 """CPU time to issue one layer's kernels for one forward-equivalent pass (a forward is one pass, a
