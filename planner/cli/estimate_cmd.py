@@ -214,9 +214,10 @@ def estimate_command(
     if plat is not None and plat.limits.max_gpus_per_job and gpus > plat.limits.max_gpus_per_job:
         notes.insert(0, f"{plat.id} allows at most {plat.limits.max_gpus_per_job} GPUs per job")
     if nothing_fits:
-        hint = _leaner_optimizer_hint(card, method, cluster, spec)
-        if hint:
-            notes.insert(0, hint)
+        for hint in (_fused_kernels_hint(card, method, cluster, spec), _leaner_optimizer_hint(card, method, cluster,
+                                                                                             spec)):
+            if hint:
+                notes.insert(0, hint)
         notes.insert(0, f"nothing fits: the least-memory layout needs {result.memory.total_gib:.1f} GiB "
                         f"of {usable:.1f} GiB usable ({result.gpu_memory_gib:g} GiB less {headroom:.0%} headroom)")
     if output is OutputFormat.json:
@@ -246,6 +247,21 @@ def _leaner_optimizer_hint(card: ModelCard, method: str, cluster: Cluster, spec:
         return None
     return (f"with --optimizer adamw-precision-aware (Megatron: bf16 gradients, fp32 master weights kept as "
             f"16-bit remainders) it fits: {leaner.best.layout.short()} at {leaner.best.memory.total_gib:.1f} GiB")
+
+
+def _fused_kernels_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:
+    """When nothing fits with eager PyTorch layers, whether fused ones would (torch.compile, Liger or
+    Unsloth keep 0.7 times the activations): a flag, not more GPUs."""
+    if spec.fused_modules or spec.framework == "megatron":
+        return None
+    try:
+        fused = search_layout(card, method, cluster, dataclasses.replace(spec, fused_modules=True))
+    except ValueError:
+        return None
+    if fused.best is None:  # (Megatron is fused already: what fits now is a PyTorch stack)
+        return None
+    return (f"with --kernels fused (torch.compile, Liger or Unsloth) it fits: {fused.best.layout.short()} at "
+            f"{fused.best.memory.total_gib:.1f} GiB")
 
 
 def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None, notes: list[str],

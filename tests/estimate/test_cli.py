@@ -77,6 +77,7 @@ def test_layout_that_does_not_fit_is_still_estimated() -> None:
      "error: --optimizer: the precision-aware optimizer is Megatron's"),
     (["--optimizer", "adamw-precision-aware", "--method", "qlora"], "error: --optimizer: the precision-aware"),
     (["--attention", "sparse"], "error: --attention:"),
+    (["--kernels", "fast"], "error: --kernels:"),
     (["--sequence-parallel", "yes"], "error: --sequence-parallel:"),
     (["--framework", "megatron", "--zero", "3"], "error: --zero: megatron runs ZeRO stage 0 or 1"),
     (["--method", "qlora", "--framework", "megatron"], "error: --framework: megatron has no 4-bit QLoRA"),
@@ -143,3 +144,21 @@ def test_nothing_fits_names_the_leaner_megatron_optimizer_when_it_would_fit() ->
     code, out, _ = run(*["32" if a == "16" else a for a in args])
     assert code == 0 and json.loads(out)["fits"] is True
     assert not [n for n in json.loads(out)["notes"] if "adamw-precision-aware" in n]
+
+
+def test_nothing_fits_names_fused_kernels_when_they_would_fit() -> None:
+    # Llama 3.1 8B LoRA at 4 x 4,096 tokens without recomputation on one H200 ran out of memory eagerly
+    # (bench/data/measured_h200.csv H200-02); compiled layers keep the fused formula's activations
+    args = ["--model", "llama3.1-8b", "--method", "lora", "--gpu", "h200", "--gpus", "1", "--seq-len", "4096",
+            "--micro-batch", "4", "--global-batch", "4", "--recompute", "none", "--framework", "fsdp",
+            "--format", "json"]
+    code, out, _ = run(*args)
+    data = json.loads(out)
+    assert code == 0 and data["fits"] is False and data["layout"]["kernels"] == "eager"
+    (hint,) = [n for n in data["notes"] if "--kernels fused" in n and "it fits" in n]
+    fitting_gib = float(re.search(r"at ([\d.]+) GiB", hint).group(1))  # type: ignore[union-attr]
+    code, out, _ = run(*args[:-2], "--kernels", "fused", "--format", "json")
+    fused = json.loads(out)
+    assert code == 0 and fused["fits"] is True and fused["layout"]["kernels"] == "fused"
+    assert fused["memory_gib"]["total"] == pytest.approx(fitting_gib, abs=0.05)
+    assert not [n for n in fused["notes"] if "--kernels fused (" in n and "it fits" in n]
