@@ -536,17 +536,26 @@ def own_rows(path: Path) -> tuple[list[Row], list[tuple[str, bool]]]:
     return rows, ooms
 
 
+def _print_rows(rows: list[Row]) -> None:
+    for r in rows:
+        pred = "-" if r.predicted is None else f"{r.predicted:10.1f}"
+        err = "-" if r.error is None else f"{r.error:+7.1%}"
+        print(f"{r.id:10} {r.metric[:30]:30} {r.published:10.1f} {pred:>10} {r.unit:7} {err:>7}  "
+              f"{r.layout} {r.note}")
+
+
+def _print_stats(label: str, group: list[Row], width: int = 44) -> None:
+    med, p90, worst = _stats(group)
+    worst_text = f"worst {worst.id} {worst.error:+.1%}" if worst and worst.error is not None else ""
+    print(f"{label:{width}} n={len(group):2}  median |err| {med:6.1%}  p90 {p90:6.1%}  {worst_text}")
+
+
 def _report_own(path: Path) -> None:
     rows, ooms = own_rows(path)
     print(f"own measurements ({path.name}; not in the statistics above):")
-    for r in rows:
-        print(f"{r.id:10} {r.metric[:30]:30} {r.published:10.1f} {r.predicted or 0.0:10.1f} {r.unit:7} "
-              f"{r.error or 0.0:+7.1%}  {r.layout} {r.note}")
+    _print_rows(rows)
     for kind in ("throughput", "memory"):
-        group = [r for r in rows if r.kind == kind]
-        med, p90, worst = _stats(group)
-        worst_text = f"worst {worst.id} {worst.error:+.1%}" if worst and worst.error is not None else ""
-        print(f"  {kind:10} n={len(group):2}  median |err| {med:6.1%}  p90 {p90:6.1%}  {worst_text}")
+        _print_stats(f"  {kind}", [r for r in rows if r.kind == kind], width=12)
     print(f"  out-of-memory runs judged not to fit: {sum(ok for _, ok in ooms)}/{len(ooms)}")
 
 
@@ -570,11 +579,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"{'id':10} {'metric':30} {'published':>10} {'predicted':>10} {'unit':7} {'error':>7}  "
           "layout / note")
-    for r in rows:
-        pred = "-" if r.predicted is None else f"{r.predicted:10.1f}"
-        err = "-" if r.error is None else f"{r.error:+7.1%}"
-        print(f"{r.id:10} {r.metric[:30]:30} {r.published:10.1f} {pred:>10} {r.unit:7} {err:>7}  "
-              f"{r.layout} {r.note}")
+    _print_rows(rows)
     print()
     groups = {
         "throughput (throughput_public.csv)": [r for r in rows
@@ -584,9 +589,7 @@ def main(argv: list[str] | None = None) -> int:
         "memory, rows with MFU-consistent figures": [r for r in rows if r.kind == "memory" and not r.implausible],
     }
     for label, group in groups.items():
-        med, p90, worst = _stats(group)
-        worst_text = f"worst {worst.id} {worst.error:+.1%}" if worst and worst.error is not None else ""
-        print(f"{label:44} n={len(group):2}  median |err| {med:6.1%}  p90 {p90:6.1%}  {worst_text}")
+        _print_stats(label, group)
     for r in rows:
         if r.implausible and r.kind == "memory":
             print(f"  {r.id}: the source's figures are not consistent with its stated settings: {r.implausible} "
