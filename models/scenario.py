@@ -234,11 +234,7 @@ class Job(Strict):
         if self.lora_rank is not None and self.method not in ADAPTER_METHODS:
             raise ValueError(f"lora_rank is only for lora or qlora (or lora_dpo, qlora_dpo), not {self.method}")
         if self.optimizer == "adamw-precision-aware":
-            zero = self.layout.zero if self.layout is not None else None
-            unmet = [need for need, met in (
-                (f"framework megatron, not {self.framework}", self.framework in (None, "megatron")),
-                (f"ZeRO stage 1, not layout.zero {zero}", zero in (None, 1)),
-                (f"a method other than {self.method}", self.method not in QLORA_METHODS)) if not met]
+            unmet = self.unmet_for_megatron_optimizer()
             if unmet:
                 raise ValueError("optimizer adamw-precision-aware is Megatron's distributed optimizer: it needs "
                                  + " and ".join(unmet))
@@ -258,6 +254,15 @@ class Job(Strict):
                 raise ValueError(f"layout: tp x pp = {group} does not divide "
                                  f"{'gpus' if self.gpus else 'max_gpus'} ({high})")
         return self
+
+    def unmet_for_megatron_optimizer(self) -> list[str]:
+        """What this job's own fields rule out for Megatron's distributed optimizer (the precision-aware
+        one): another framework, a ZeRO stage other than 1, QLoRA (no Megatron path); empty if none."""
+        zero = self.layout.zero if self.layout is not None else None
+        return [need for need, met in (
+            (f"framework megatron, not {self.framework}", self.framework in (None, "megatron")),
+            (f"ZeRO stage 1, not layout.zero {zero}", zero in (None, 1)),
+            (f"a method other than {self.method}", self.method not in QLORA_METHODS)) if not met]
 
     def allows_count(self, gpus: int) -> bool:
         """Whether the job's own count fields (gpus, min_gpus) and fixed layout admit `gpus` GPUs."""

@@ -337,8 +337,7 @@ def _optimizer_relaxation(session: Session) -> Relaxation | None:
     if loaded is None or not memory_jobs:
         return None
     jobs = [j for j in loaded.scenario.jobs if j.id in memory_jobs and j.optimizer == "adamw"
-            and j.framework in (None, "megatron") and j.method not in ADAPTER_METHODS
-            and (j.layout is None or j.layout.zero in (None, 1))]
+            and j.method not in ADAPTER_METHODS and not j.unmet_for_megatron_optimizer()]
     if not jobs:
         return None
     changed = {j.id for j in jobs}
