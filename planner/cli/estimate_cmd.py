@@ -233,35 +233,35 @@ def estimate_command(
     _print_table(result, searched, token_count, notes, plat, headroom)
 
 
+def _fits_with(flag: str, card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec,
+               **change: Any) -> str | None:
+    """"with FLAG it fits: layout at N GiB" where the spec changed so has a layout that fits, else None (a
+    combination the search refuses, such as an optimizer the forced stack cannot run, included)."""
+    try:
+        found = search_layout(card, method, cluster, dataclasses.replace(spec, **change)).best
+    except ValueError:
+        return None
+    return None if found is None else f"with {flag} it fits: {found.layout.short()} at {found.memory.total_gib:.1f} GiB"
+
+
 def _leaner_optimizer_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:
     """When plain mixed-precision Adam fits nowhere, whether Megatron's precision-aware optimizer (bf16
     gradients, the fp32 master as 16-bit remainders: 4 bytes per parameter less) would fit: NeMo's
     performance recipes run it, so an expert would try it before renting more GPUs."""
     if spec.optimizer != "adam" or method in ADAPTER_METHODS:
         return None
-    try:  # (a framework or ZeRO stage the optimizer cannot run with is refused by the search)
-        leaner = search_layout(card, method, cluster, dataclasses.replace(spec, optimizer="adam_precision_aware"))
-    except ValueError:
-        return None
-    if leaner.best is None:
-        return None
-    return (f"with --optimizer adamw-precision-aware (Megatron: bf16 gradients, fp32 master weights kept as "
-            f"16-bit remainders) it fits: {leaner.best.layout.short()} at {leaner.best.memory.total_gib:.1f} GiB")
+    return _fits_with("--optimizer adamw-precision-aware (Megatron: bf16 gradients, fp32 master weights kept as "
+                      "16-bit remainders)", card, method, cluster, spec, optimizer="adam_precision_aware")
 
 
 def _fused_kernels_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:
     """When nothing fits with eager PyTorch layers, whether fused ones would (torch.compile, Liger or
-    Unsloth keep 0.7 times the activations): a flag, not more GPUs."""
+    Unsloth keep 0.7 times the activations): a flag, not more GPUs. (Megatron is fused already: what
+    fits then is a PyTorch stack.)"""
     if spec.fused_modules or spec.framework == "megatron":
         return None
-    try:
-        fused = search_layout(card, method, cluster, dataclasses.replace(spec, fused_modules=True))
-    except ValueError:
-        return None
-    if fused.best is None:  # (Megatron is fused already: what fits now is a PyTorch stack)
-        return None
-    return (f"with --kernels fused (torch.compile, Liger or Unsloth) it fits: {fused.best.layout.short()} at "
-            f"{fused.best.memory.total_gib:.1f} GiB")
+    return _fits_with("--kernels fused (torch.compile, Liger or Unsloth)", card, method, cluster, spec,
+                      fused_modules=True)
 
 
 def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None, notes: list[str],
