@@ -166,8 +166,7 @@ def _stage_compute(shape: ModelShape, method: str, layout: Layout, r: Rates, lay
         # eager layers also cast the input to fp32 and back (ADAPTER_BYTES_PER_DIM)
         dims = shape.adapter_attn_dims + (shape.adapter_mlp_dims * max(1, shape.moe_active)
                                           if layout.lora_targets == "all" else 0)
-        per_dim = ADAPTER_BYTES_PER_DIM["eager" if layout.eager_modules else "fused"]
-        elem_bytes += per_dim * dims / t * layers * tokens
+        elem_bytes += ADAPTER_BYTES_PER_DIM[layout.kernels] * dims / t * layers * tokens
         t_lin += 6.0 * layout.lora_rank * dims * layers / t * tokens / r.linear_flops_per_s
     score_fwd = 0.0
     if not layout.flash_attention:
