@@ -60,8 +60,9 @@ class Errors:
 
     def cells(self) -> str:
         median, mean = statistics.median, statistics.fmean
-        return (f"{len(self.before):3} {median(self.before):8.1%} {median(self.after):7.1%} "
-                f"{median(self.unpooled):9.1%}   {mean(self.before):8.1%} {mean(self.after):7.1%}")
+        # two decimals: a pooled factor's gain on the median can be a few hundredths of a point
+        return (f"{len(self.before):3} {median(self.before):8.2%} {median(self.after):7.2%} "
+                f"{median(self.unpooled):9.2%}   {mean(self.before):8.2%} {mean(self.after):7.2%}")
 
 
 HEADER = f"{'n':>3} {'before':>8} {'after':>7} {'unpooled':>9}   {'before':>8} {'after':>7}"

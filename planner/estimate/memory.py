@@ -333,6 +333,18 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
                         tuple(notes))
 
 
+def grad_buffer_bytes(layout: Layout) -> float:
+    """Bytes per parameter of the gradient buffers a stack accumulates into and reduces: Megatron-LM's
+    fp32 `main_grad` under bf16 and FP8 (megatron/training/arguments.py turns
+    accumulate_allreduce_grads_in_fp32 on for bf16; fp16 runs keep fp16 buffers), the precision-aware
+    optimizer's bf16 ones, 16-bit gradients in the other stacks."""
+    if layout.optimizer == "adam_precision_aware":
+        return PRECISION_AWARE_GRAD_BYTES
+    if layout.framework == "megatron" and layout.precision != "fp16":
+        return MEGATRON_GRAD_BYTES
+    return GRAD_BYTES
+
+
 def states_floor_gib(shape: ModelShape, method: str, layout: Layout) -> float:
     """A lower bound on `memory_per_gpu(...).breakdown.total_gib` from the model states alone: the
     first stage's weights, gradients and resident optimizer states (every stage's peak holds at least
@@ -413,8 +425,7 @@ def _states_group(shape: ModelShape, method: str, layout: Layout, params_stage: 
         if layout.optimizer == "paged_adam_8bit":
             pageable, optim = optim, 0.0
     else:
-        grad_bytes = (PRECISION_AWARE_GRAD_BYTES if layout.optimizer == "adam_precision_aware"
-                      else MEGATRON_GRAD_BYTES if layout.framework == "megatron" else GRAD_BYTES)
+        grad_bytes = grad_buffer_bytes(layout)
         # FSDP SHARD_GRAD_OP reduce-scatters once per step (no_sync), so with gradient accumulation
         # the gradients are held unsharded until the last micro-batch, in the fp32 reduce dtype of
         # FSDP2's usual mixed-precision policy (torchtitan: reduce_dtype float32).

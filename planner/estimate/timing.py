@@ -28,7 +28,13 @@ Data parallelism, layer by layer: a collective for layer i is prefetched/launche
 later one takes beyond its layer's compute are exposed:
     exposed(c, f, L) = c + (L - 1) x max(0, c - DP_OVERLAP_FRACTION x f)
 for per-layer collective time c (one layer's bytes, plus the ring's latency, which every collective
-pays: at thousands of ranks it outweighs the bytes of a layer) and per-layer compute f. Which
+pays: at thousands of ranks it outweighs the bytes of a layer) and per-layer compute f. On the stage
+that holds the embedding (the first, whose backward pass ends the step), the collective nothing hides
+is the embedding's own bucket, gathered first and its gradient ready last (a whole parameter is one
+bucket; FSDP gathers and reduces its root module, embedding and output layer, as one unit):
+    exposed = c_embedding + L x max(0, c - DP_OVERLAP_FRACTION x f) + max(0, c_head - DP_OVERLAP_FRACTION x f)
+with an untied output layer's collective behind the layers; at 128k-token vocabularies the embedding is
+four to five layers of a 1-3B model. Which
 collectives run when depends on the framework: Megatron (ZeRO 0/1) reduces gradients once per step
 behind the last micro-batch's backward and (ZeRO-1) all-gathers parameters behind the next forward
 (buckets of max(40M, 1M x dp) parameters, megatron-core 0.16 distributed_data_parallel.py: about a layer
@@ -69,7 +75,12 @@ from plan.planner.estimate.factors import (
     UNFUSED_SCORE_BYTES,
 )
 from plan.planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
-from plan.planner.estimate.memory import ADAM_8BIT_STATE_BYTES, recomputed_layers, stage_layers
+from plan.planner.estimate.memory import (
+    ADAM_8BIT_STATE_BYTES,
+    GRAD_BYTES,
+    recomputed_layers,
+    stage_layers,
+)
 from plan.planner.estimate.topology import GroupLink
 from plan.planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout, TimeBreakdown
 
@@ -279,12 +290,33 @@ def offload_exposed_s(shape: ModelShape, layout: Layout, mbc: MicroBatchCompute)
     return max(0.0, pcie_s - forward) + max(0.0, pcie_s - (mbc.compute_s - forward))
 
 
-def _layered_exposed(layer_collective_s: float, compute_s: float, layers: int) -> float:
-    """Per pass: the first layer's collective plus what each later one takes beyond its layer's compute."""
-    if layer_collective_s <= 0:
-        return 0.0
-    per_layer_compute = DP_OVERLAP_FRACTION * compute_s / max(1, layers)
-    return layer_collective_s + (layers - 1) * max(0.0, layer_collective_s - per_layer_compute)
+def _layered_exposed(layer_s: float, compute_s: float, layers: int, edge_s: float = 0.0,
+                     overlapped_s: float = 0.0) -> float:
+    """One pass's data-parallel collectives not hidden behind its compute (module docstring): the one
+    nothing hides, plus what each of the others takes beyond a layer's compute. Nothing hides the
+    embedding's bucket (`edge_s`: gathered first, its gradient ready last) where the stage holds one,
+    else the first layer's; `overlapped_s` is the output layer's, which runs behind the layers."""
+    hide = DP_OVERLAP_FRACTION * compute_s / max(1, layers)
+    behind = max(0.0, overlapped_s - hide)
+    if edge_s > 0:
+        return edge_s + layers * max(0.0, layer_s - hide) + behind
+    if layer_s <= 0:
+        return behind
+    return layer_s + (layers - 1) * max(0.0, layer_s - hide) + behind
+
+
+def _edge_params(shape: ModelShape, layout: Layout) -> tuple[float, float]:
+    """(front, back) parameters per GPU outside the layers, on the stage whose data-parallel tail sets the
+    step: the first (in a pipeline it runs the step's last backward pass). Front: what the forward gathers
+    first and the backward finishes last, the input embedding (tied or not); FSDP with one stage gathers
+    and reduces the whole root module (embedding, final norm, output layer) as one unit. Back: the
+    output layer, gathered last and reduced first, behind the layers (one stage only)."""
+    embed, head = shape.embed_params / layout.tp, shape.head_params / layout.tp
+    if layout.pp > 1:
+        return embed, 0.0
+    if layout.framework == "fsdp":
+        return embed + head, 0.0
+    return embed, head
 
 
 def stage_params_per_gpu(shape: ModelShape, layout: Layout) -> float:
@@ -311,36 +343,50 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
         return 0.0
     layers = -(-shape.layers // p)
     t = layout.tp
-    stage_params = stage_params_per_gpu(shape, layout)
-    adapters = method in ADAPTER_METHODS
-    grad_params = trainable_stage_params(shape, method, layout)
+    per_layer = shape.layer_params_per_gpu(t, layout.ep)
+    front, back = _edge_params(shape, layout)
     if method in QLORA_METHODS:
-        linear = shape.layer_linear_total * layers / t
-        gather_bytes = linear * QLORA_BITS_PER_PARAM / 8 + (stage_params - linear) * 2.0
+        linear = shape.layer_linear_total / t
+        layer_gather_bytes = linear * QLORA_BITS_PER_PARAM / 8 + (per_layer - linear) * 2.0
     else:
-        gather_bytes = stage_params * 2.0
-    grad_bytes = grad_params * 2.0
-    lin_bwd_factor = 1.0 if adapters else 2.0
+        layer_gather_bytes = per_layer * 2.0
+    # Gradients are timed at 16 bits in every stack. Megatron-LM reduces its fp32 `main_grad` under bf16
+    # (memory.grad_buffer_bytes), twice the bytes; with interleaved stages each chunk's reduction runs behind
+    # the other chunks' cool-down backward passes, which this layer-by-layer overlap does not see, so
+    # charging the fp32 bytes here over-charges: the 2024 Megatron rows at pp 4-16 would fall 1-5 points.
+    grad_bytes = GRAD_BYTES
+    if method in ADAPTER_METHODS:  # the embedding and the output layer are frozen
+        layer_trained, front_trained, back_trained = trainable_stage_params(shape, method, layout) / layers, 0.0, 0.0
+    else:
+        layer_trained, front_trained, back_trained = per_layer, front, back
+
+    def collective(nbytes: float) -> float:  # one collective (an all-gather takes what a reduce-scatter takes)
+        return dp_link.reduce_scatter_s(nbytes) if nbytes > 0 else 0.0
+
+    gather, front_gather, back_gather = collective(layer_gather_bytes), collective(front * 2.0), collective(back * 2.0)
+    reduce, front_reduce, back_reduce = (collective(layer_trained * grad_bytes), collective(front_trained * grad_bytes),
+                                         collective(back_trained * grad_bytes))
+    lin_bwd_factor = 1.0 if method in ADAPTER_METHODS else 2.0
     forward_mb = compute_mb / (1 + lin_bwd_factor)
     backward_mb = compute_mb - forward_mb + recompute_mb
-    # one layer's collectives (an all-gather takes what a reduce-scatter takes)
-    gather = dp_link.reduce_scatter_s(gather_bytes / layers)
-    reduce = dp_link.reduce_scatter_s(grad_bytes / layers)
     m = layout.micro_batches
+    forward_gathers = _layered_exposed(gather, forward_mb, layers, front_gather, back_gather)
+    reduces = _layered_exposed(reduce, backward_mb, layers, front_reduce, back_reduce)
     if zero == 3:
-        # a DPO reference forward gathers every layer once more (its own copy or the base)
-        per_mb = ((1 + reference_forward_passes(method)) * _layered_exposed(gather, forward_mb, layers)
-                  + _layered_exposed(gather + reduce, backward_mb, layers))
-        return m * per_mb
+        # each layer is gathered again for its backward pass (the root module stays gathered); a DPO
+        # reference forward gathers every layer once more (its own copy or the base)
+        backward = _layered_exposed(gather + reduce, backward_mb, layers, front_reduce, back_gather + back_reduce)
+        return m * ((1 + reference_forward_passes(method)) * forward_gathers + backward)
     if zero == 2 and layout.framework == "deepspeed":
-        return m * _layered_exposed(reduce, backward_mb, layers)
+        return m * reduces
     if zero == 2 and layout.framework == "fsdp":
-        return m * _layered_exposed(gather, forward_mb, layers) + _layered_exposed(reduce, backward_mb, layers)
+        return m * forward_gathers + reduces
     if zero >= 1:
-        # reduce-scatter behind the last backward, all-gather behind the next step's first forward
-        return _layered_exposed(reduce, backward_mb, layers) + _layered_exposed(
-            dp_link.reduce_scatter_s(stage_params * 2.0 / layers), forward_mb, layers)
-    return _layered_exposed(2 * reduce, backward_mb, layers)  # all-reduce
+        # reduce-scatter behind the last backward, all-gather of the updated parameters behind the next
+        # step's first forward
+        return reduces + _layered_exposed(collective(layer_trained * 2.0), forward_mb, layers,
+                                          collective(front_trained * 2.0), collective(back_trained * 2.0))
+    return _layered_exposed(2 * reduce, backward_mb, layers, 2 * front_reduce, 2 * back_reduce)  # all-reduce
 
 
 def recomputed_share(layout: Layout, layers: int) -> float:

@@ -149,6 +149,31 @@ def test_layer_by_layer_sharding_pays_the_ring_latency_for_every_layer(llama70b:
     assert link.reduce_scatter_s(2.0 * llama70b.params / shape.layers) < 2 * link.ring_latency_s
 
 
+@pytest.mark.parametrize("framework, zero", [("megatron", 1), ("fsdp", 3), ("deepspeed", 2)])
+def test_the_embedding_is_the_data_parallel_bucket_nothing_hides(h100: GPU, framework: str, zero: int) -> None:
+    """The forward gathers the embedding first and the backward finishes its gradient last, so with compute
+    long enough to hide every layer's collective, what stays exposed is the embedding's own bucket (a
+    128k-token vocabulary is several layers of a 1B model), not an average layer's share."""
+    from plan.planner.estimate.timing import dp_exposed_s
+
+    card = ModelCard(id="small-big-vocab", params=1.24e9, layers=16, hidden_size=2048, ffn_hidden_size=8192,
+                     ffn_type="swiglu", num_heads=32, num_kv_heads=8, vocab_size=128256, max_positions=8192,
+                     tied_embeddings=True, source="test fixture")
+    shape = shape_of(card)
+    link = group_link(Cluster.of(h100, 16), 16, 1)
+    layout = make(16, zero=zero, framework=framework, micro_batch=4, global_batch=64)
+    embedding = link.reduce_scatter_s(shape.embed_params * 2.0)
+    layer = link.reduce_scatter_s(shape.layer_params_per_gpu(1, 1) * 2.0)
+    assert embedding > 3 * layer
+    exposed = dp_exposed_s(shape, "pretrain", layout, link, zero, compute_mb=100.0, recompute_mb=0.0)
+    # per step: the gradient's reduction once (ZeRO-1), or per micro-batch (ZeRO-2/3), plus the gathers
+    reductions = 1 if zero == 1 else layout.micro_batches
+    gathers = {1: 1, 2: 0, 3: layout.micro_batches}[zero]
+    assert exposed == pytest.approx((reductions + gathers) * embedding)
+    # with no compute to hide behind, every layer's collectives add to it
+    assert dp_exposed_s(shape, "pretrain", layout, link, zero, compute_mb=0.0, recompute_mb=0.0) > exposed + layer
+
+
 def test_tensor_parallel_across_nodes_costs_what_it_costs(llama70b: ModelCard, h100: GPU) -> None:
     cluster = Cluster.of(h100, 16)
     inside = estimate(llama70b, "pretrain", cluster, make(16, tp=8, zero=1, sequence_parallel=True))
