@@ -77,7 +77,7 @@ from plan.planner.estimate.factors import (
 from plan.planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
 from plan.planner.estimate.memory import (
     ADAM_8BIT_STATE_BYTES,
-    GRAD_BYTES,
+    grad_buffer_bytes,
     recomputed_layers,
     stage_layers,
 )
@@ -350,11 +350,7 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
         layer_gather_bytes = linear * QLORA_BITS_PER_PARAM / 8 + (per_layer - linear) * 2.0
     else:
         layer_gather_bytes = per_layer * 2.0
-    # Gradients are timed at 16 bits in every stack. Megatron-LM reduces its fp32 `main_grad` under bf16
-    # (memory.grad_buffer_bytes), twice the bytes; with interleaved stages each chunk's reduction runs behind
-    # the other chunks' cool-down backward passes, which this layer-by-layer overlap does not see, so
-    # charging the fp32 bytes here over-charges: the 2024 Megatron rows at pp 4-16 would fall 1-5 points.
-    grad_bytes = GRAD_BYTES
+    grad_bytes = grad_buffer_bytes(layout)  # Megatron-LM reduces its fp32 main_grad under bf16
     if method in ADAPTER_METHODS:  # the embedding and the output layer are frozen
         layer_trained, front_trained, back_trained = trainable_stage_params(shape, method, layout) / layers, 0.0, 0.0
     else:
@@ -381,12 +377,32 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
         return m * reduces
     if zero == 2 and layout.framework == "fsdp":
         return m * forward_gathers + reduces
+    # Once per step (Megatron, ZeRO-0/1): the reduction behind the last micro-batch's backward pass and
+    # (ZeRO-1) the updated parameters' all-gather behind the next step's first forward
+    regather = collective(layer_trained * 2.0)
     if zero >= 1:
-        # reduce-scatter behind the last backward, all-gather of the updated parameters behind the next
-        # step's first forward
-        return reduces + _layered_exposed(collective(layer_trained * 2.0), forward_mb, layers,
-                                          collective(front_trained * 2.0), collective(back_trained * 2.0))
-    return _layered_exposed(2 * reduce, backward_mb, layers, 2 * front_reduce, 2 * back_reduce)  # all-reduce
+        return (_once_per_step(reduce, backward_mb, layers, layout, front_reduce, back_reduce)
+                + _once_per_step(regather, forward_mb, layers, layout, collective(front_trained * 2.0),
+                                 collective(back_trained * 2.0)))
+    return _once_per_step(2 * reduce, backward_mb, layers, layout, 2 * front_reduce, 2 * back_reduce)  # all-reduce
+
+
+def _once_per_step(layer_s: float, pass_s: float, layers: int, layout: Layout, edge_s: float,
+                   overlapped_s: float) -> float:
+    """A once-per-step collective's exposed part (`_layered_exposed`). With interleaved stages a stage's
+    layers form v chunks, and only the chunk that finishes the step (the first: its backward pass ends the
+    step, its forward starts the next) lacks cover: each other chunk's final gradients are ready, and its
+    parameters wanted, at least one round through the pp stages away from the step's end or start, with
+    the stage's other chunks computing meanwhile (Narayanan et al. 2021 schedule; megatron-core reduces
+    each chunk's buckets as soon as they are ready, `overlap_grad_reduce`, and gathers them chunk by chunk,
+    `overlap_param_gather`)."""
+    v = layout.virtual_pipeline
+    if v <= 1 or layout.pp <= 1:
+        return _layered_exposed(layer_s, pass_s, layers, edge_s, overlapped_s)
+    chunk = -(-layers // v)
+    cover = DP_OVERLAP_FRACTION * layout.pp * pass_s * chunk / layers  # one round: pp chunk passes
+    return (_layered_exposed(layer_s, pass_s * chunk / layers, chunk, edge_s, overlapped_s)
+            + (v - 1) * max(0.0, chunk * layer_s - cover))
 
 
 def recomputed_share(layout: Layout, layers: int) -> float:

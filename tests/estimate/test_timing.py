@@ -154,6 +154,7 @@ def test_the_embedding_is_the_data_parallel_bucket_nothing_hides(h100: GPU, fram
     """The forward gathers the embedding first and the backward finishes its gradient last, so with compute
     long enough to hide every layer's collective, what stays exposed is the embedding's own bucket (a
     128k-token vocabulary is several layers of a 1B model), not an average layer's share."""
+    from plan.planner.estimate.memory import grad_buffer_bytes
     from plan.planner.estimate.timing import dp_exposed_s
 
     card = ModelCard(id="small-big-vocab", params=1.24e9, layers=16, hidden_size=2048, ffn_hidden_size=8192,
@@ -162,16 +163,40 @@ def test_the_embedding_is_the_data_parallel_bucket_nothing_hides(h100: GPU, fram
     shape = shape_of(card)
     link = group_link(Cluster.of(h100, 16), 16, 1)
     layout = make(16, zero=zero, framework=framework, micro_batch=4, global_batch=64)
-    embedding = link.reduce_scatter_s(shape.embed_params * 2.0)
+    gather = link.reduce_scatter_s(shape.embed_params * 2.0)
+    reduce = link.reduce_scatter_s(shape.embed_params * grad_buffer_bytes(layout))  # Megatron: fp32
     layer = link.reduce_scatter_s(shape.layer_params_per_gpu(1, 1) * 2.0)
-    assert embedding > 3 * layer
+    assert gather > 3 * layer
     exposed = dp_exposed_s(shape, "pretrain", layout, link, zero, compute_mb=100.0, recompute_mb=0.0)
     # per step: the gradient's reduction once (ZeRO-1), or per micro-batch (ZeRO-2/3), plus the gathers
     reductions = 1 if zero == 1 else layout.micro_batches
     gathers = {1: 1, 2: 0, 3: layout.micro_batches}[zero]
-    assert exposed == pytest.approx((reductions + gathers) * embedding)
+    assert exposed == pytest.approx(reductions * reduce + gathers * gather)
     # with no compute to hide behind, every layer's collectives add to it
     assert dp_exposed_s(shape, "pretrain", layout, link, zero, compute_mb=0.0, recompute_mb=0.0) > exposed + layer
+
+
+def test_interleaved_stages_leave_only_the_last_chunks_reduction_uncovered(llama70b: ModelCard, h100: GPU) -> None:
+    """Megatron reduces each model chunk's gradients once they are final; with v chunks per stage all but
+    the chunk that ends the step are final a round of pp stages earlier, with compute still running, so
+    only that chunk's layer-by-layer chain is exposed (and its gradients are fp32 main_grad, 4 B)."""
+    from plan.planner.estimate.memory import grad_buffer_bytes
+    from plan.planner.estimate.timing import dp_exposed_s
+
+    shape = shape_of(llama70b)
+    cluster = Cluster.of(h100, 256)
+    link = group_link(cluster, 8, 32)  # one rank per node: every hop crosses the network
+    one = make(256, tp=8, pp=4, zero=1, framework="megatron", micro_batch=1, global_batch=64)
+    assert grad_buffer_bytes(one) == 4.0 and grad_buffer_bytes(make(8, precision="fp16")) == 2.0
+    backward_s = 0.05  # short compute: no layer's collective hides behind its own layer
+    plain = dp_exposed_s(shape, "pretrain", one, link, 1, compute_mb=1.5 * backward_s, recompute_mb=0.0)
+    four = make(256, tp=8, pp=4, zero=1, framework="megatron", micro_batch=1, global_batch=64, virtual_pipeline=4)
+    interleaved = dp_exposed_s(shape, "pretrain", four, link, 1, compute_mb=1.5 * backward_s, recompute_mb=0.0)
+    layers = shape.layers // 4
+    layer_reduce = link.reduce_scatter_s(shape.layer_params_per_gpu(8, 1) * 4.0)
+    assert interleaved < plain
+    # at least the first chunk's own layers (a quarter of the stage) stay exposed
+    assert interleaved > (layers // 4) * (layer_reduce - 0.8 * backward_s / layers)
 
 
 def test_tensor_parallel_across_nodes_costs_what_it_costs(llama70b: ModelCard, h100: GPU) -> None:
