@@ -214,8 +214,8 @@ def estimate_command(
     if plat is not None and plat.limits.max_gpus_per_job and gpus > plat.limits.max_gpus_per_job:
         notes.insert(0, f"{plat.id} allows at most {plat.limits.max_gpus_per_job} GPUs per job")
     if nothing_fits:
-        for hint in (_fused_kernels_hint(card, method, cluster, spec), _leaner_optimizer_hint(card, method, cluster,
-                                                                                             spec)):
+        for hint in (_fused_kernels_hint(card, method, cluster, spec),
+                     _leaner_optimizer_hint(card, method, cluster, spec), _recompute_hint(card, method, cluster, spec)):
             if hint:
                 notes.insert(0, hint)
         notes.insert(0, f"nothing fits: the least-memory layout needs {result.memory.total_gib:.1f} GiB "
@@ -252,6 +252,15 @@ def _leaner_optimizer_hint(card: ModelCard, method: str, cluster: Cluster, spec:
         return None
     return _fits_with("--optimizer adamw-precision-aware (Megatron: bf16 gradients, fp32 master weights kept as "
                       "16-bit remainders)", card, method, cluster, spec, optimizer="adam_precision_aware")
+
+
+def _recompute_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:
+    """When the recomputation the user fixed leaves nothing fitting, whether a searched one (full, Megatron's
+    block recomputation of some layers, offload) would, and at what cost in the layout it finds."""
+    if spec.recompute not in ("none", "selective") or spec.recompute_layers is not None:
+        return None
+    return _fits_with(f"recomputation searched (without --recompute {spec.recompute})", card, method, cluster,
+                      spec, recompute=None)
 
 
 def _fused_kernels_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:

@@ -191,14 +191,18 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
         notes.append(f"tp={layout.tp} spans nodes: its all-reduces run at "
                      f"{tp_link.bandwidth_gb_per_s:g} GB/s ({tp_link.bottleneck})")
     if isinstance(dp_link, GroupLink) and layout.shard_ranks > 1:
-        spread = (f" ({dp_link.nics_per_node} NICs per node, {cluster.fabric_gbps_per_gpu:g} Gb/s each, "
-                  "NCCL spreads its rings over all of them)" if dp_link.spans_nodes else "")
+        spread = ("" if not dp_link.spans_nodes else
+                  f" (one member per node, on its own {cluster.fabric_gbps_per_gpu:g} Gb/s card)"
+                  if dp_link.nics_per_node <= 1 else
+                  f" ({dp_link.nics_per_node} NICs per node, {cluster.fabric_gbps_per_gpu:g} Gb/s each, "
+                  "NCCL spreads its rings over all of them)")
         notes.append(f"data-parallel group of {layout.shard_ranks}: bottleneck {dp_link.bottleneck} "
                      f"{dp_link.bandwidth_gb_per_s:g} GB/s per direction{spread}")
     notes.append(f"framework {layout.framework}: " + {
         "megatron": ("distributed optimizer, " + (
             "precision-aware: bf16 gradient buffers, fp32 master weights as bf16 weights + 16-bit remainders"
-            if layout.optimizer == "adam_precision_aware" else "fp32 gradient buffers")
+            if layout.optimizer == "adam_precision_aware" else
+            f"{'fp16' if layout.precision == 'fp16' else 'fp32'} gradient buffers")
             + ", gradients reduced once per step"),
         "deepspeed": "ZeRO stages 2/3 reduce gradients every micro-batch",
         "fsdp": "parameters gathered layer by layer every micro-batch, prefetch overlapped with compute",

@@ -59,6 +59,24 @@ def test_layout_that_does_not_fit_is_still_estimated() -> None:
     assert any("nothing fits" in note for note in data["notes"])
 
 
+
+def test_a_fixed_recomputation_that_fits_nowhere_names_the_one_that_fits() -> None:
+    """Llama 3 405B's published layout (TP 8 x PP 16 at 8k on 80 GB) without recomputation is over the card
+    under Megatron's accounting; the estimate says so and which searched recomputation fits, and that
+    layout does fit when asked for."""
+    base = ("--model", "llama3.1-405b", "--method", "pretrain", "--gpu", "h100-sxm", "--gpus", "16384",
+            "--tp", "8", "--pp", "16", "--seq-len", "8192", "--global-batch", "2048", "--format", "json")
+    code, out, _ = run(*base, "--recompute", "none")
+    assert code == 0
+    data = json.loads(out)
+    assert data["fits"] is False
+    (hint,) = [n for n in data["notes"] if n.startswith("with recomputation searched (without --recompute none)")]
+    assert "recompute=full" in hint
+    code, out, _ = run(*base)
+    searched = json.loads(out)
+    assert searched["fits"] is True and searched["layout"]["recompute"] == "full"
+    assert f"at {searched['memory_gib']['total']:.1f} GiB" in hint
+
 @pytest.mark.parametrize(("args", "expected"), [
     (["--gpu", "h900"], "error: --gpu: unknown GPU 'h900'; did you mean"),
     (["--model", "llama9-8b"], "error: --model: unknown model"),
