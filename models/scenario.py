@@ -198,6 +198,10 @@ class FixedLayout(Strict):
 
 Framework = Literal["megatron", "deepspeed", "fsdp"]
 OptimizerChoice = Literal["adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "adamw-precision-aware"]
+PYTORCH_ONLY_OPTIMIZER_NAMES = ("adamw-8bit", "paged-adamw-8bit", "adafactor")
+"""Optimizers Megatron-LM does not run: bitsandbytes' 8-bit AdamW and Adafactor are PyTorch optimizers;
+Megatron-LM's `--optimizer` takes adam or sgd (megatron/training/arguments.py, megatron-core 0.16),
+plus its precision-aware Adam."""
 
 
 class Job(Strict):
@@ -238,6 +242,10 @@ class Job(Strict):
             if unmet:
                 raise ValueError("optimizer adamw-precision-aware is Megatron's distributed optimizer: it needs "
                                  + " and ".join(unmet))
+        if self.optimizer in PYTORCH_ONLY_OPTIMIZER_NAMES and self.framework == "megatron":
+            raise ValueError(f"optimizer {self.optimizer} is a PyTorch optimizer (bitsandbytes, Adafactor) that "
+                             "Megatron-LM does not run (it runs adamw, sgd and adamw-precision-aware): use "
+                             "framework fsdp or deepspeed, or leave framework out")
         if self.tokens < self.seq_len:
             raise ValueError(f"tokens ({self.tokens:,.0f}) is less than one sequence of seq_len ({self.seq_len})")
         if self.global_batch is not None and self.global_batch * self.seq_len > self.tokens:

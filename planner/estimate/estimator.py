@@ -17,8 +17,10 @@ from plan.planner.estimate.types import (
     LORA_TARGETS,
     MEGATRON_ONLY_OPTIMIZERS,
     METHODS,
+    OPTIMIZER_NAME_OF,
     OPTIMIZERS,
     PRECISIONS,
+    PYTORCH_ONLY_OPTIMIZERS,
     QLORA_METHODS,
     RECOMPUTE,
     Estimate,
@@ -93,6 +95,10 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
                         f"framework megatron with zero 1 (or one data-parallel rank), got {layout.framework} "
                         f"with zero {layout.zero}" + (", and QLoRA has no Megatron path" if method in QLORA_METHODS
                                                       else ""))
+    if layout.optimizer in PYTORCH_ONLY_OPTIMIZERS and layout.framework == "megatron":
+        problems.append(f"optimizer: {OPTIMIZER_NAME_OF[layout.optimizer]} is a PyTorch optimizer (bitsandbytes, "
+                        "Adafactor) that Megatron-LM does not run (its optimizers are adamw, sgd and "
+                        "adamw-precision-aware): use framework fsdp or deepspeed")
     if layout.lora_targets not in LORA_TARGETS:
         problems.append(f"lora_targets: {layout.lora_targets!r} is not one of {', '.join(LORA_TARGETS)}")
     if method in ADAPTER_METHODS:

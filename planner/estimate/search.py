@@ -65,6 +65,7 @@ from plan.planner.estimate.types import (
     FRAMEWORK_ZERO,
     MEGATRON_ONLY_OPTIMIZERS,
     PRETRAIN_METHODS,
+    PYTORCH_ONLY_OPTIMIZERS,
     QLORA_METHODS,
     Estimate,
     Layout,
@@ -254,7 +255,7 @@ def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int) -> tuple[tuple[
     """(framework, ZeRO stage) pairs to try. Megatron has no 4-bit QLoRA path."""
     megatron_only = spec.recompute_layers or spec.optimizer in MEGATRON_ONLY_OPTIMIZERS
     fws = (spec.framework,) if spec.framework else ("megatron",) if megatron_only else (
-        ("fsdp",) if method in QLORA_METHODS else ("megatron", "fsdp"))
+        ("fsdp",) if method in QLORA_METHODS or spec.optimizer in PYTORCH_ONLY_OPTIMIZERS else ("megatron", "fsdp"))
     options: list[tuple[str, int]] = []
     for fw in fws:
         if spec.zero is not None:
@@ -848,7 +849,8 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
             field_name = "virtual_pipeline" if (spec.virtual_pipeline or 1) > 1 else "pp"
             raise ValueError(f"{field_name}: " + "; ".join(str(problem) for problem in splits))
     dp = gpus // (tp * pp * cp)
-    default_fw = "fsdp" if method in QLORA_METHODS or (spec.zero or 0) >= 2 else "megatron"
+    default_fw = ("fsdp" if method in QLORA_METHODS or (spec.zero or 0) >= 2
+                  or spec.optimizer in PYTORCH_ONLY_OPTIMIZERS else "megatron")
     probe_fw = spec.framework or default_fw
     # (Megatron's distributed optimizer is zero 1: a Megatron-only optimizer is probed there)
     probe_zero = spec.zero if spec.zero is not None else (

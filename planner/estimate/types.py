@@ -14,6 +14,7 @@ from plan.models.methods import (  # noqa: F401  (re-exported: the estimator's m
     QLORA_METHODS,
     Method,
 )
+from plan.models.scenario import PYTORCH_ONLY_OPTIMIZER_NAMES
 from plan.planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, band_class, memory_factor
 from plan.planner.plan import recompute_label
 
@@ -33,8 +34,14 @@ OPTIMIZER_ALIASES = {"adamw": "adam", "adamw-8bit": "adam_8bit", "adamw_8bit": "
                      "adam-precision-aware": "adam_precision_aware"}
 OPTIMIZER_NAMES = ("adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "adamw-precision-aware")
 """The names users write (CLI `--optimizer`, a job's `optimizer`), each an alias of an OPTIMIZERS id."""
+OPTIMIZER_NAME_OF = dict(zip(OPTIMIZERS, OPTIMIZER_NAMES, strict=True))
+"""The name a user writes for each OPTIMIZERS id."""
 MEGATRON_ONLY_OPTIMIZERS = ("adam_precision_aware",)
 """Optimizers only Megatron's distributed optimizer implements (see `Layout.optimizer`)."""
+PYTORCH_ONLY_OPTIMIZERS = tuple(OPTIMIZER_ALIASES.get(name, name) for name in PYTORCH_ONLY_OPTIMIZER_NAMES)
+"""Optimizers the PyTorch stacks run (bitsandbytes' 8-bit AdamW, Adafactor: FSDP, and DeepSpeed as a
+client optimizer) and Megatron-LM does not: its `--optimizer` takes adam or sgd (megatron/training/
+arguments.py, megatron-core 0.16), plus the precision-aware Adam above."""
 LORA_TARGETS = ("all", "attention")
 FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
 """How data parallelism and recomputation are implemented (see `Layout`)."""

@@ -169,6 +169,25 @@ def test_precision_aware_optimizer_is_megatrons(base_scenario, write_scenario, f
     assert any(expected in line for line in err.value.problems), err.value.problems
 
 
+@pytest.mark.parametrize("optimizer", ["adamw-8bit", "paged-adamw-8bit", "adafactor"])
+def test_pytorch_optimizers_are_not_megatrons(base_scenario, write_scenario, optimizer):
+    base_scenario["jobs"][0].update({"optimizer": optimizer, "framework": "megatron", "method": "lora"})
+    with pytest.raises(InputError) as err:
+        load_scenario(write_scenario(base_scenario))
+    assert any(f"optimizer {optimizer} is a PyTorch optimizer" in line and "Megatron-LM does not run" in line
+               for line in err.value.problems), err.value.problems
+
+
+def test_an_eight_bit_optimizer_plans_pytorch_stacks_only(base_scenario, write_scenario):
+    from plan.planner.candidates import build_problem
+
+    base_scenario["jobs"] = [{**base_scenario["jobs"][0], "method": "lora", "optimizer": "paged-adamw-8bit"}]
+    layouts = [c.layout for c in build_problem(load_scenario(write_scenario(base_scenario))).candidates["a"]
+               if c.layout]
+    assert layouts and all(lay["framework"] != "megatron" and lay["optimizer"] == "paged_adam_8bit"
+                           for lay in layouts)
+
+
 def test_precision_aware_optimizer_plans_megatron_layouts_with_its_smaller_states(base_scenario, write_scenario):
     from plan.planner.candidates import build_problem
 
