@@ -12,14 +12,15 @@ names only these, minimal (lifting any one of them alone, with the others held, 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from plan.constraints import memory as memory_rule
 from plan.constraints.groups import family
 from plan.models.methods import ADAPTER_METHODS
 from plan.models.problem import SCALE, Candidate, Problem
-from plan.models.scenario import Scenario
+from plan.models.scenario import Job, Scenario
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome
 from plan.planner.plan import Conflict, Relaxation, SolveResult
@@ -161,9 +162,7 @@ def _explain_empty(session: Session, result: SolveResult, empty_jobs: list[str])
     found = _headroom_relaxation(session)
     if found is not None:
         result.relaxations.append(found)
-    leaner = _optimizer_relaxation(session)
-    if leaner is not None:
-        result.relaxations.append(leaner)
+    result.relaxations.extend(_optimizer_relaxations(session))
     for job in empty_jobs:
         pinned = problem.pinned.get(job)
         if pinned:
@@ -214,9 +213,7 @@ def relaxations(session: Session, conflict: list[str]) -> list[Relaxation]:
     headroom = _headroom_relaxation(session)
     if headroom is not None:
         found.append(headroom)
-    leaner = _optimizer_relaxation(session)
-    if leaner is not None:
-        found.append(leaner)
+    found.extend(_optimizer_relaxations(session))
     return found
 
 
@@ -324,37 +321,58 @@ def _headroom_relaxation(session: Session) -> Relaxation | None:
 
 
 LEANER_OPTIMIZER = "adamw-precision-aware"
+EIGHT_BIT_OPTIMIZER = "paged-adamw-8bit"
 
 
-def _optimizer_relaxation(session: Session) -> Relaxation | None:
-    """Whether Megatron's precision-aware optimizer (bf16 gradients, the fp32 master as 16-bit remainders:
-    4 bytes per parameter less than mixed-precision Adam) on the full-parameter jobs memory removed
-    options of makes the scenario feasible: NeMo's performance recipes run it, so an expert would try it
-    before renting more GPUs. Jobs that fix another stack, and LoRA or QLoRA jobs, are left as they are."""
+@dataclass(frozen=True)
+class _OptimizerSwap:
+    """A leaner optimizer an expert would try on the jobs memory removed options of, before more GPUs."""
+
+    to: str
+    applies: Callable[[Job], bool]
+    why: str  # what it is and what it saves, for the explanation
+
+
+_OPTIMIZER_SWAPS = (
+    # full-parameter jobs on Megatron: NeMo's performance recipes run it
+    _OptimizerSwap(LEANER_OPTIMIZER,
+                   lambda j: j.method not in ADAPTER_METHODS and not j.unmet_for_megatron_optimizer(),
+                   "Megatron's precision-aware optimizer (bf16 gradients, fp32 master weights kept as 16-bit "
+                   "remainders: 14 bytes per parameter, not 18), as NeMo's performance recipes do"),
+    # LoRA and QLoRA: the QLoRA recipe's optimizer (Dettmers et al. 2023), on the PyTorch stacks
+    _OptimizerSwap(EIGHT_BIT_OPTIMIZER, lambda j: j.method in ADAPTER_METHODS and j.framework != "megatron",
+                   "paged 8-bit AdamW (bitsandbytes, the QLoRA recipe's optimizer: 2 bytes of state per adapter "
+                   "parameter, not 12, paged to host memory when the GPU is full)"),
+)
+
+
+def _optimizer_relaxations(session: Session) -> list[Relaxation]:
+    """For each leaner optimizer (`_OPTIMIZER_SWAPS`), whether giving it to the jobs it applies to among
+    those memory removed options of makes the scenario feasible, and the cheapest plan then. Jobs that
+    already name another optimizer, or a stack the optimizer does not run on, are left as they are."""
     loaded = session.loaded
     problem = session.problem
     memory_jobs = {r.job for r in problem.removed if r.rule == memory_rule.GROUP}
     if loaded is None or not memory_jobs:
-        return None
-    jobs = [j for j in loaded.scenario.jobs if j.id in memory_jobs and j.optimizer == "adamw"
-            and j.method not in ADAPTER_METHODS and not j.unmet_for_megatron_optimizer()]
-    if not jobs:
-        return None
-    changed = {j.id for j in jobs}
-    variant = loaded.scenario.model_copy(update={"jobs": [
-        j.model_copy(update={"optimizer": LEANER_OPTIMIZER}) if j.id in changed else j
-        for j in loaded.scenario.jobs]})
-    out = _solve_variant(session, variant)
-    if out is None or not out.solved:
-        return None
-    cost = SCALE.to_money(out.total_cost)
-    names = ", ".join(sorted(changed))
-    field = f"jobs[{names}].optimizer" if len(changed) == 1 else f"jobs[{names}].optimizer (each)"
-    return Relaxation("optimizer", field, LEANER_OPTIMIZER, "setting",
-                      f"train {names} with Megatron's precision-aware optimizer (bf16 gradients, fp32 master "
-                      f"weights kept as 16-bit remainders: 14 bytes per parameter, not 18), as NeMo's "
-                      f"performance recipes do: the cheapest plan then costs {cost:,.0f} {problem.currency}",
-                      cost)
+        return []
+    found = []
+    for swap in _OPTIMIZER_SWAPS:
+        changed = {j.id for j in loaded.scenario.jobs
+                   if j.id in memory_jobs and j.optimizer == "adamw" and swap.applies(j)}
+        if not changed:
+            continue
+        variant = loaded.scenario.model_copy(update={"jobs": [
+            j.model_copy(update={"optimizer": swap.to}) if j.id in changed else j for j in loaded.scenario.jobs]})
+        out = _solve_variant(session, variant)
+        if out is None or not out.solved:
+            continue
+        cost = SCALE.to_money(out.total_cost)
+        names = ", ".join(sorted(changed))
+        field = f"jobs[{names}].optimizer" if len(changed) == 1 else f"jobs[{names}].optimizer (each)"
+        found.append(Relaxation("optimizer", field, swap.to, "setting",
+                                f"train {names} with {swap.why}: the cheapest plan then costs "
+                                f"{cost:,.0f} {problem.currency}", cost))
+    return found
 
 
 def _solve_variant(session: Session, scenario: Scenario) -> Outcome | None:

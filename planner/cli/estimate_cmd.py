@@ -245,11 +245,18 @@ def _fits_with(flag: str, card: ModelCard, method: str, cluster: Cluster, spec: 
 
 
 def _leaner_optimizer_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:
-    """When plain mixed-precision Adam fits nowhere, whether Megatron's precision-aware optimizer (bf16
-    gradients, the fp32 master as 16-bit remainders: 4 bytes per parameter less) would fit: NeMo's
-    performance recipes run it, so an expert would try it before renting more GPUs."""
-    if spec.optimizer != "adam" or method in ADAPTER_METHODS:
+    """When plain mixed-precision Adam fits nowhere, whether a leaner optimizer an expert would try before
+    renting more GPUs fits: for LoRA and QLoRA the QLoRA recipe's paged 8-bit AdamW (2 bytes of state per
+    adapter parameter, not 12; PyTorch stacks), for full-parameter training Megatron's precision-aware
+    optimizer (bf16 gradients, the fp32 master as 16-bit remainders: 4 bytes per parameter less), which
+    NeMo's performance recipes run (planner/infeasible.py offers the same two for scenarios)."""
+    if spec.optimizer != "adam":
         return None
+    if method in ADAPTER_METHODS:
+        if spec.framework == "megatron":
+            return None
+        return _fits_with("--optimizer paged-adamw-8bit (bitsandbytes, the QLoRA recipe's optimizer)", card, method,
+                          cluster, spec, optimizer="paged_adam_8bit")
     return _fits_with("--optimizer adamw-precision-aware (Megatron: bf16 gradients, fp32 master weights kept as "
                       "16-bit remainders)", card, method, cluster, spec, optimizer="adam_precision_aware")
 

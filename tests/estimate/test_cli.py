@@ -166,6 +166,22 @@ def test_nothing_fits_names_the_leaner_megatron_optimizer_when_it_would_fit() ->
     assert not [n for n in json.loads(out)["notes"] if "adamw-precision-aware" in n]
 
 
+def test_nothing_fits_names_the_qlora_recipes_8bit_optimizer_when_it_would_fit() -> None:
+    # Llama 3.1 70B QLoRA on one 48 GB card: AdamW's 12 bytes per adapter parameter put it just over
+    args = ["--model", "llama3.1-70b", "--method", "qlora", "--gpu", "rtx-a6000", "--gpus", "1", "--seq-len",
+            "2048", "--global-batch", "1", "--format", "json"]
+    code, out, _ = run(*args)
+    assert code == 0
+    data = json.loads(out)
+    assert data["fits"] is False
+    (hint,) = [n for n in data["notes"] if n.startswith("with --optimizer paged-adamw-8bit")]
+    fitting_gib = float(re.search(r"at ([\d.]+) GiB", hint).group(1))  # type: ignore[union-attr]
+    code, out, _ = run(*args, "--optimizer", "paged-adamw-8bit")
+    assert code == 0 and json.loads(out)["fits"] is True
+    assert json.loads(out)["memory_gib"]["total"] == pytest.approx(fitting_gib, abs=0.05)
+    assert fitting_gib < data["memory_gib"]["total"]
+
+
 def test_nothing_fits_names_fused_kernels_when_they_would_fit() -> None:
     # Llama 3.1 8B LoRA at 4 x 4,096 tokens without recomputation on one H200 ran out of memory eagerly
     # (bench/data/measured_h200.csv H200-02); compiled layers keep the fused formula's activations

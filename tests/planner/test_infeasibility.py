@@ -164,6 +164,29 @@ def test_the_leaner_megatron_optimizer_is_offered_where_it_makes_the_memory_fit(
     assert "optimizer adam_precision_aware" in line
 
 
+def test_an_eight_bit_optimizer_is_offered_to_an_adapter_job_it_makes_fit(base_scenario, write_scenario):
+    """A 70B QLoRA on the lab's one 48 GB card: mixed-precision AdamW's 12 bytes per adapter parameter
+    put it just over the card; the QLoRA recipe's paged 8-bit AdamW is the expert's first try."""
+    base_scenario.update(budget="50k", deadline="30d", confidence=0.5, ops_skill="expert",
+                         sites=[{"id": "lab", "jurisdiction": "cn"}],
+                         owned=[{"id": "lab-a6000", "site": "lab", "gpu": "rtx-a6000", "count": 1,
+                                 "gpus_per_node": 1, "cost_per_gpu_hour": 2}])
+    base_scenario["jobs"] = [{"id": "qlora", "model": "llama3.1-70b", "method": "qlora", "tokens": "2M",
+                              "seq_len": 2048, "global_batch": 8,
+                              "data": {"sensitivity": "public", "residency": "on_premises", "at": "lab"}}]
+    result = solve_session(_session(write_scenario, base_scenario))
+    assert result.status == "infeasible"
+    (eight_bit,) = [r for r in result.relaxations if r.kind == "optimizer"]
+    assert (eight_bit.field, eight_bit.to) == ("jobs[qlora].optimizer", "paged-adamw-8bit")
+    assert "QLoRA recipe" in eight_bit.detail
+    base_scenario["jobs"][0]["optimizer"] = eight_bit.to
+    after = solve_session(_session(write_scenario, base_scenario))
+    assert after.status in ("optimal", "feasible")
+    (job,) = after.plans[0].jobs
+    assert job.platform == "lab-a6000" and job.memory_gib_per_gpu <= 0.92 * job.gpu_memory_gib
+    assert after.plans[0].total_cost == pytest.approx(eight_bit.cost, abs=0.01)
+
+
 def test_no_optimizer_relaxation_where_it_would_not_fit_either(base_scenario, write_scenario):
     # 405B on 16 GPUs under Megatron: ~350 GiB of states per GPU even at 14 bytes per parameter
     data = _own_h100s_only(base_scenario, framework="megatron", model="llama3.1-405b")
