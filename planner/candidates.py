@@ -561,7 +561,8 @@ class CandidateBuilder:
         """Drop candidates another one beats on every count that matters, keeping the reason.
 
         Within one (platform, GPU, billing, broken rules): a candidate is dominated if another is no
-        dearer, no slower and (on shared capacity) uses no more GPUs, and better in one of them.
+        dearer, starts no later (its queue or provisioning delay: larger counts of some offers wait days),
+        runs no longer and (on shared capacity) uses no more GPUs, and is better in one of them.
         """
         buckets: dict[tuple[object, ...], list[Candidate]] = defaultdict(list)
         for c in candidates:
@@ -571,16 +572,18 @@ class CandidateBuilder:
             for c in bucket:
                 shared = c.resource is not None
                 better = next((o for o in bucket if o is not c and o.cost <= c.cost
-                               and o.duration_min <= c.duration_min and (not shared or o.gpus <= c.gpus)
-                               and (o.cost, o.duration_min, o.gpus) != (c.cost, c.duration_min, c.gpus)), None)
+                               and o.startup_min <= c.startup_min and o.duration_min <= c.duration_min
+                               and (not shared or o.gpus <= c.gpus)
+                               and (o.cost, o.startup_min, o.duration_min, o.gpus)
+                               != (c.cost, c.startup_min, c.duration_min, c.gpus)), None)
                 if better is None:
                     kept.append(c)
                 else:
                     self.removed.append(Removed(
                         c.job, c.platform, c.gpu, c.gpus, c.billing, "dominated",
                         f"{better.gpus}x {better.gpu} on the same offer is as cheap or cheaper "
-                        f"({SCALE.to_money(better.cost):,.0f} vs {SCALE.to_money(c.cost):,.0f}) and as fast or "
-                        f"faster ({better.hours:,.1f} h vs {c.hours:,.1f} h)"))
+                        f"({SCALE.to_money(better.cost):,.0f} vs {SCALE.to_money(c.cost):,.0f}), starts as soon "
+                        f"and runs as fast or faster ({better.hours:,.1f} h vs {c.hours:,.1f} h)"))
         return kept
 
 
