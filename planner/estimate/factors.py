@@ -247,6 +247,14 @@ kernels that save only the bf16 logits and a log-sum-exp per row). It keeps the 
 one chunk's bf16 gradient (2 B / LOSS_CHUNKS). Eager chunking without compile saves every chunk's fp32
 log-probabilities for the backward (about 6 B per element); that case is not modelled."""
 
+LOSS_TRAFFIC_BYTES_PER_LOGIT = {"unfused": 42.0, "chunked": 6.0}
+"""Memory traffic of the loss per logit, forward and backward. Unfused (PyTorch's cross-entropy on upcast
+logits, as Hugging Face models and torchtitan run it; Megatron's vocab-parallel one is a similar chain
+of fp32 passes): measured on an H200 as 30 B per logit in the log-softmax and NLL kernels plus the
+upcast to fp32 and the cast of the gradient back (6 B each; bench/device/README.md). Chunked or fused
+(flash-attn's cross-entropy, Liger, a compiled chunked loss): the bf16 logits read forward and backward
+and the gradient written, 6 B (reasoning)."""
+
 LOSS_CHUNK_GRAD_BYTES = 2.0
 """Bytes per element of the one gradient chunk a chunked loss holds (bf16)."""
 

@@ -67,6 +67,7 @@ from plan.planner.estimate.factors import (
     GEMM_HALF_TOKENS,
     GEMM_HALF_WIDTH,
     HOST_SECONDS_PER_LAYER_PASS,
+    LOSS_TRAFFIC_BYTES_PER_LOGIT,
     MEMORY_BANDWIDTH_EFFICIENCY,
     PCIE_GB_PER_S_PER_DIRECTION,
     QLORA_DEQUANT_BYTES_PER_PARAM,
@@ -179,6 +180,9 @@ def _stage_compute(shape: ModelShape, method: str, layout: Layout, r: Rates, lay
                                           if layout.lora_targets == "all" else 0)
         elem_bytes += ADAPTER_BYTES_PER_DIM[layout.kernels] * dims / t * layers * tokens
         t_lin += 6.0 * layout.lora_rank * dims * layers / t * tokens / r.linear_flops_per_s
+    if with_head:  # the loss: memory-bound passes over the logits (LOSS_TRAFFIC_BYTES_PER_LOGIT)
+        elem_bytes += tokens * shape.vocab / t * LOSS_TRAFFIC_BYTES_PER_LOGIT[
+            "chunked" if layout.chunked_loss else "unfused"] * (1.0 + ref / 3.0)
     score_fwd = 0.0
     if not layout.flash_attention:
         score_fwd = UNFUSED_SCORE_BYTES * shape.heads * s / t * layers * tokens / r.memory_bytes_per_s
