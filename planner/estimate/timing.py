@@ -180,14 +180,16 @@ def _stage_compute(shape: ModelShape, method: str, layout: Layout, r: Rates, lay
                                           if layout.lora_targets == "all" else 0)
         elem_bytes += ADAPTER_BYTES_PER_DIM[layout.kernels] * dims / t * layers * tokens
         t_lin += 6.0 * layout.lora_rank * dims * layers / t * tokens / r.linear_flops_per_s
-    if with_head:  # the loss: memory-bound passes over the logits (LOSS_TRAFFIC_BYTES_PER_LOGIT)
-        elem_bytes += tokens * shape.vocab / t * LOSS_TRAFFIC_BYTES_PER_LOGIT[
-            "chunked" if layout.chunked_loss else "unfused"] * (1.0 + ref / 3.0)
+    # the loss: memory-bound passes over the logits, outside the layers that recomputation repeats
+    loss_bytes = (tokens * shape.vocab / t * LOSS_TRAFFIC_BYTES_PER_LOGIT["chunked" if layout.chunked_loss
+                                                                          else "unfused"] * (1.0 + ref / 3.0)
+                  if with_head else 0.0)
     score_fwd = 0.0
     if not layout.flash_attention:
         score_fwd = UNFUSED_SCORE_BYTES * shape.heads * s / t * layers * tokens / r.memory_bytes_per_s
     t_elem = elem_bytes / r.memory_bytes_per_s
-    return MicroBatchCompute(t_lin + t_attn + t_elem + 3 * score_fwd, lin_fwd, attn_fwd, t_elem, score_fwd,
+    t_loss = loss_bytes / r.memory_bytes_per_s
+    return MicroBatchCompute(t_lin + t_attn + t_elem + t_loss + 3 * score_fwd, lin_fwd, attn_fwd, t_elem, score_fwd,
                              layers, lin_fwd / r.linear_flops_per_s, attn_fwd / r.attention_flops_per_s)
 
 
