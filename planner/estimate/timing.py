@@ -38,7 +38,8 @@ four to five layers of a 1-3B model. Which
 collectives run when depends on the framework: Megatron (ZeRO 0/1) reduces gradients once per step
 behind the last micro-batch's backward and (ZeRO-1) all-gathers parameters behind the next forward
 (buckets of max(40M, 1M x dp) parameters, megatron-core 0.16 distributed_data_parallel.py: about a layer
-at scale); DeepSpeed ZeRO-2 reduce-scatters gradients every micro-batch; ZeRO-3 (DeepSpeed, FSDP
+at scale), in its fp32 `main_grad` under bf16; with interleaved stages only the chunk that ends the step
+lacks cover (`_once_per_step`); DeepSpeed ZeRO-2 reduce-scatters gradients every micro-batch; ZeRO-3 (DeepSpeed, FSDP
 FULL_SHARD) gathers each layer before its forward and again before its backward and reduce-scatters its
 gradient, every micro-batch; FSDP SHARD_GRAD_OP gathers once per micro-batch forward and reduce-scatters
 once per step.
