@@ -6,7 +6,8 @@ under it. A layout needs dp <= global batch (each replica gets whole sequences).
 
 Candidates: tp over the divisors of the GPU count that fit in one node and divide the attention heads
 (and are compatible with the KV heads); cp (context parallelism, ring attention) over 1, 2, 4, 8 for
-sequences of LONG_SEQUENCE tokens or more (1 otherwise unless given); pp over the divisors of the rest
+sequences of LONG_SEQUENCE tokens or more, keeping MIN_TOKENS_PER_CP_RANK tokens per rank (1 otherwise
+unless given); pp over the divisors of the rest
 (at most one layer per stage; stages may be uneven); dp = gpus / (tp pp cp); for MoE models in full
 training, ep (expert parallelism) over the powers of two up to 64 that divide dp and the experts; the
 framework and its ZeRO stage (Megatron: 0 or 1 = distributed optimizer; FSDP: 2 = SHARD_GRAD_OP or 3 =
@@ -88,9 +89,18 @@ a large one; the smaller ones only cost search time."""
 CONTEXT_PARALLEL = (1, 2, 4, 8)
 EXPERT_PARALLEL = (1, 2, 4, 8, 16, 32, 64)
 """Expert-parallel sizes searched for MoE models (full training; LoRA keeps experts whole)."""
-LONG_SEQUENCE = 16384
+LONG_SEQUENCE = 8192
 """Sequences at least this long also search context parallelism (shorter ones keep cp = 1 unless
-given: splitting a short sequence only adds K/V traffic)."""
+given: splitting a short sequence only adds K/V traffic). 8k: NeMo's Llama 3.1 405B pre-training
+recipe runs context parallelism at 8,192 tokens (nemo/collections/llm/recipes/llama31_405b.py,
+context_parallelism 4 with tp 8), where it halves the activations that would otherwise need
+recomputation and gives each replica more micro-batches to fill the pipeline. The ring's K/V exchange
+may cross nodes (tp x cp beyond a node): its link is costed (timing.cp_exposed_s)."""
+MIN_TOKENS_PER_CP_RANK = 2048
+"""The searched context parallelism leaves each rank at least this many tokens of the sequence: the
+published layouts do (NeMo's 405B recipe 8,192 / 4, its 70B recipe 8,192 / 2, Llama 3's long-context
+stage 131,072 / 16), and the ring's blocks shrink with it (smaller attention kernels, one exchange per
+block), which the estimate does not charge below that."""
 MAX_REJECTED_KEPT = 24
 """Rejected layouts a result keeps as examples: the first of each kind (`reasons` counts every one by
 kind), at most this many. A sample, not the list: results travel through the persistent store, where
@@ -748,7 +758,8 @@ def _plan(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
                                "tp incompatible with heads"))
             continue
         cps = [spec.cp] if spec.cp else [c for c in CONTEXT_PARALLEL
-                                         if c == 1 or (spec.seq_len >= LONG_SEQUENCE and tp * c <= per_node)]
+                                         if c == 1 or (spec.seq_len >= LONG_SEQUENCE
+                                                       and spec.seq_len // c >= MIN_TOKENS_PER_CP_RANK)]
         for cp in cps:
             if (gpus // tp) % cp:
                 continue

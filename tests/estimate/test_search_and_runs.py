@@ -161,3 +161,24 @@ def test_cluster_defaults_are_stated(h100: GPU) -> None:
     assert any("MTBF" in note for note in cluster.assumptions)
     with pytest.raises(ValueError, match="gpus"):
         Cluster.of(h100, 0)
+
+
+def test_context_parallelism_is_searched_at_8k_and_may_span_nodes() -> None:
+    """NeMo's Llama 3.1 405B recipe runs context parallelism at 8,192 tokens with tp 8, so the ring
+    spans nodes: at Meta's TP 8 x PP 16 on 16K H100s the search tries it, and it beats every cp = 1
+    layout (no recomputation: the activations split over the ring; more micro-batches per replica fill
+    the pipeline), with its K/V exchange costed on the fabric."""
+    from plan.models.catalog import builtin_catalog
+
+    catalog = builtin_catalog()
+    model, cluster = catalog.model("llama3.1-405b"), Cluster.of(catalog.gpu("h100-sxm"), 16384)
+    searched = search_layout(model, "pretrain", cluster, LayoutSpec(tp=8, pp=16, seq_len=8192, global_batch=2048)).best
+    plain = search_layout(model, "pretrain", cluster,
+                          LayoutSpec(tp=8, pp=16, cp=1, seq_len=8192, global_batch=2048)).best
+    assert searched is not None and plain is not None and searched.fits and plain.fits
+    assert searched.layout.cp > 1 and searched.layout.tp * searched.layout.cp > cluster.gpus_per_node
+    assert searched.tokens_per_s > plain.tokens_per_s
+    assert searched.time.cp_comm_s >= 0.0 and plain.layout.recompute == "full"
+    # shorter sequences keep cp = 1 unless it is given
+    short = search_layout(model, "pretrain", cluster, LayoutSpec(tp=8, pp=16, seq_len=4096, global_batch=4096)).best
+    assert short is not None and short.layout.cp == 1

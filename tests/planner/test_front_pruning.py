@@ -174,4 +174,4 @@ def test_frontier_front_is_whole_although_presolve_errs_on_its_narrowed_model():
         whole = pareto.pareto_front(Session.from_loaded(load_scenario(scenario)))
     assert front.status == whole.status == "optimal"
     assert [(p.cost, p.makespan_h) for p in front.points] == [(p.cost, p.makespan_h) for p in whole.points]
-    assert len(front.points) == 14  # (12 before the loss traffic of 2026-12-01 changed the H200/B200 times)
+    assert len(front.points) == 12
