@@ -355,24 +355,37 @@ def _optimizer_relaxations(session: Session) -> list[Relaxation]:
     memory_jobs = {r.job for r in problem.removed if r.rule == memory_rule.GROUP}
     if loaded is None or not memory_jobs:
         return []
-    found = []
-    for swap in _OPTIMIZER_SWAPS:
-        changed = {j.id for j in loaded.scenario.jobs
-                   if j.id in memory_jobs and j.optimizer == "adamw" and swap.applies(j)}
-        if not changed:
-            continue
-        variant = loaded.scenario.model_copy(update={"jobs": [
-            j.model_copy(update={"optimizer": swap.to}) if j.id in changed else j for j in loaded.scenario.jobs]})
-        out = _solve_variant(session, variant)
-        if out is None or not out.solved:
-            continue
-        cost = SCALE.to_money(out.total_cost)
-        names = ", ".join(sorted(changed))
-        field = f"jobs[{names}].optimizer" if len(changed) == 1 else f"jobs[{names}].optimizer (each)"
-        found.append(Relaxation("optimizer", field, swap.to, "setting",
-                                f"train {names} with {swap.why}: the cheapest plan then costs "
-                                f"{cost:,.0f} {problem.currency}", cost))
+    swaps = [(swap, sorted(j.id for j in loaded.scenario.jobs
+                           if j.id in memory_jobs and j.optimizer == "adamw" and swap.applies(j)))
+             for swap in _OPTIMIZER_SWAPS]
+    swaps = [(swap, names) for swap, names in swaps if names]
+    found = [r for r in (_optimizer_relaxation(session, [pair]) for pair in swaps) if r is not None]
+    if not found and len(swaps) > 1:  # each alone leaves another job without options: all together
+        together = _optimizer_relaxation(session, swaps)
+        found += [together] if together is not None else []
     return found
+
+
+def _optimizer_relaxation(session: Session, swaps: list[tuple[_OptimizerSwap, list[str]]]) -> Relaxation | None:
+    """The scenario with each swap's optimizer given to its jobs: its cheapest plan as a relaxation, or None
+    when it is still infeasible."""
+    loaded = session.loaded
+    assert loaded is not None
+    new = {job: swap.to for swap, names in swaps for job in names}
+    variant = loaded.scenario.model_copy(update={"jobs": [
+        j.model_copy(update={"optimizer": new[j.id]}) if j.id in new else j for j in loaded.scenario.jobs]})
+    out = _solve_variant(session, variant)
+    if out is None or not out.solved:
+        return None
+    cost = SCALE.to_money(out.total_cost)
+    fields, what = [], []
+    for swap, names in swaps:
+        listed = ", ".join(names)
+        fields.append(f"jobs[{listed}].optimizer" + (" (each)" if len(names) > 1 else ""))
+        what.append(f"{listed} with {swap.why}")
+    return Relaxation("optimizer", "; ".join(fields), ", ".join(swap.to for swap, _ in swaps), "setting",
+                      f"train {' and '.join(what)}: the cheapest plan then costs {cost:,.0f} "
+                      f"{session.problem.currency}", cost)
 
 
 def _solve_variant(session: Session, scenario: Scenario) -> Outcome | None:

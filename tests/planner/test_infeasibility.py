@@ -187,6 +187,28 @@ def test_an_eight_bit_optimizer_is_offered_to_an_adapter_job_it_makes_fit(base_s
     assert after.plans[0].total_cost == pytest.approx(eight_bit.cost, abs=0.01)
 
 
+def test_two_optimizer_swaps_are_offered_together_when_neither_alone_is_enough(base_scenario, write_scenario):
+    """The hospital's 72B full fine-tune needs Megatron's precision-aware optimizer on its 16 H100s and the
+    lab's 70B QLoRA at 4,000-token sequences needs paged 8-bit AdamW on its one 48 GB card: neither change
+    alone gives a plan, both together do, and the relaxation names both."""
+    data = _own_h100s_only(base_scenario, framework="megatron")
+    data["sites"].append({"id": "lab", "jurisdiction": "cn"})
+    data["owned"].append({"id": "lab-a6000", "site": "lab", "gpu": "rtx-a6000", "count": 1, "gpus_per_node": 1,
+                          "cost_per_gpu_hour": 2})
+    data["jobs"].append({"id": "qlora", "model": "llama3.1-70b", "method": "qlora", "tokens": "2M", "seq_len": 4000,
+                         "global_batch": 8,
+                         "data": {"sensitivity": "public", "residency": "on_premises", "at": "lab"}})
+    result = solve_session(_session(write_scenario, data))
+    assert result.status == "infeasible"
+    (both,) = [r for r in result.relaxations if r.kind == "optimizer"]
+    assert both.field == "jobs[sft].optimizer; jobs[qlora].optimizer"
+    assert both.to == "adamw-precision-aware, paged-adamw-8bit"
+    data["jobs"][0]["optimizer"], data["jobs"][1]["optimizer"] = "adamw-precision-aware", "paged-adamw-8bit"
+    after = solve_session(_session(write_scenario, data))
+    assert after.status in ("optimal", "feasible")
+    assert after.plans[0].total_cost == pytest.approx(both.cost, abs=0.01)
+
+
 def test_no_optimizer_relaxation_where_it_would_not_fit_either(base_scenario, write_scenario):
     # 405B on 16 GPUs under Megatron: ~350 GiB of states per GPU even at 14 bytes per parameter
     data = _own_h100s_only(base_scenario, framework="megatron", model="llama3.1-405b")
