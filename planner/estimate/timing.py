@@ -363,34 +363,31 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     else:
         layer_trained, front_trained, back_trained = per_layer, front, back
 
-    def collective(nbytes: float) -> float:  # one collective (an all-gather takes what a reduce-scatter takes)
-        return dp_link.reduce_scatter_s(nbytes) if nbytes > 0 else 0.0
-
-    gather, front_gather, back_gather = collective(layer_gather_bytes), collective(front * 2.0), collective(back * 2.0)
+    collective = dp_link.reduce_scatter_s  # one collective (an all-gather takes what a reduce-scatter takes)
     reduce, front_reduce, back_reduce = (collective(layer_trained * grad_bytes), collective(front_trained * grad_bytes),
                                          collective(back_trained * grad_bytes))
     lin_bwd_factor = 1.0 if method in ADAPTER_METHODS else 2.0
     forward_mb = compute_mb / (1 + lin_bwd_factor)
     backward_mb = compute_mb - forward_mb + recompute_mb
     m = layout.micro_batches
-    forward_gathers = _layered_exposed(gather, forward_mb, layers, front_gather, back_gather)
-    reduces = _layered_exposed(reduce, backward_mb, layers, front_reduce, back_reduce)
-    if zero == 3:
+    if zero == 2 and layout.framework == "deepspeed":
+        return m * _layered_exposed(reduce, backward_mb, layers, front_reduce, back_reduce)
+    if zero >= 2:  # ZeRO-3, or FSDP's SHARD_GRAD_OP: every micro-batch gathers the layers for its forward
+        gather, front_gather, back_gather = (collective(layer_gather_bytes), collective(front * 2.0),
+                                             collective(back * 2.0))
+        forward_gathers = _layered_exposed(gather, forward_mb, layers, front_gather, back_gather)
+        if zero == 2:  # (and reduces once per step)
+            return m * forward_gathers + _layered_exposed(reduce, backward_mb, layers, front_reduce, back_reduce)
         # each layer is gathered again for its backward pass (the root module stays gathered); a DPO
         # reference forward gathers every layer once more (its own copy or the base)
         backward = _layered_exposed(gather + reduce, backward_mb, layers, front_reduce, back_gather + back_reduce)
         return m * ((1 + reference_forward_passes(method)) * forward_gathers + backward)
-    if zero == 2 and layout.framework == "deepspeed":
-        return m * reduces
-    if zero == 2 and layout.framework == "fsdp":
-        return m * forward_gathers + reduces
     # Once per step (Megatron, ZeRO-0/1): the reduction behind the last micro-batch's backward pass and
     # (ZeRO-1) the updated parameters' all-gather behind the next step's first forward
-    regather = collective(layer_trained * 2.0)
-    if zero >= 1:
+    if zero == 1:
         return (_once_per_step(reduce, backward_mb, layers, layout, front_reduce, back_reduce)
-                + _once_per_step(regather, forward_mb, layers, layout, collective(front_trained * 2.0),
-                                 collective(back_trained * 2.0)))
+                + _once_per_step(collective(layer_trained * 2.0), forward_mb, layers, layout,
+                                 collective(front_trained * 2.0), collective(back_trained * 2.0)))
     return _once_per_step(2 * reduce, backward_mb, layers, layout, 2 * front_reduce, 2 * back_reduce)  # all-reduce
 
 
