@@ -90,7 +90,7 @@ def estimate_command(
     recompute_layers: Annotated[int | None, typer.Option(
         "--recompute-layers", min=1, help="Megatron block recomputation: layers recomputed per model chunk "
                                           "(implies --recompute full; chosen when needed if omitted)")] = None,
-    cp: Annotated[int | None, typer.Option("--cp", help="context-parallel size (searched for long sequences)")] = None,
+    cp: Annotated[int | None, typer.Option("--cp", help="context-parallel size (searched from 8k tokens)")] = None,
     vpp: Annotated[int | None, typer.Option("--vpp", help="interleaved virtual pipeline stages (searched)")] = None,
     ep: Annotated[int | None, typer.Option(
         "--ep", help="expert-parallel size, MoE models (searched if omitted)")] = None,
