@@ -91,15 +91,16 @@ EXPERT_PARALLEL = (1, 2, 4, 8, 16, 32, 64)
 """Expert-parallel sizes searched for MoE models (full training; LoRA keeps experts whole)."""
 LONG_SEQUENCE = 8192
 """Sequences at least this long also search context parallelism (shorter ones keep cp = 1 unless
-given: splitting a short sequence only adds K/V traffic). 8k: NeMo's Llama 3.1 405B pre-training
-recipe runs context parallelism at 8,192 tokens (nemo/collections/llm/recipes/llama31_405b.py,
-context_parallelism 4 with tp 8), where it halves the activations that would otherwise need
-recomputation and gives each replica more micro-batches to fill the pipeline. The ring's K/V exchange
-may cross nodes (tp x cp beyond a node): its link is costed (timing.cp_exposed_s)."""
-MIN_TOKENS_PER_CP_RANK = 2048
-"""The searched context parallelism leaves each rank at least this many tokens of the sequence: the
-published layouts do (NeMo's 405B recipe 8,192 / 4, its 70B recipe 8,192 / 2, Llama 3's long-context
-stage 131,072 / 16), and the ring's blocks shrink with it (smaller attention kernels, one exchange per
+given: splitting a short sequence only adds K/V traffic). 8k: NeMo's published performance runs use
+context parallelism 2 at 8,192 tokens (validation rows NEMO-11, Llama 3 8B on 8 H100s, and NEMO-12,
+Llama 3 70B at tp 4 x pp 4), where it splits the activations that would otherwise need recomputation and
+gives each replica more micro-batches to fill the pipeline. The ring may cross nodes, as Llama 3's
+131k-token stage ran it (tp 8 x cp 16; Llama Team 2024, Table 4): its link is costed
+(timing.cp_exposed_s)."""
+MIN_TOKENS_PER_CP_RANK = 4096
+"""The searched context parallelism leaves each rank at least this many tokens of the sequence, as every
+published layout in bench/data does (NEMO-11/12: 8,192 / 2; TTT-P02/P03: 65,536 / 2 and 131,072 / 4;
+Llama 3: 131,072 / 16): the ring's blocks shrink with it (smaller attention kernels, one exchange per
 block), which the estimate does not charge below that."""
 MAX_REJECTED_KEPT = 24
 """Rejected layouts a result keeps as examples: the first of each kind (`reasons` counts every one by

@@ -164,10 +164,10 @@ def test_cluster_defaults_are_stated(h100: GPU) -> None:
 
 
 def test_context_parallelism_is_searched_at_8k_and_may_span_nodes() -> None:
-    """NeMo's Llama 3.1 405B recipe runs context parallelism at 8,192 tokens with tp 8, so the ring
-    spans nodes: at Meta's TP 8 x PP 16 on 16K H100s the search tries it, and it beats every cp = 1
-    layout (no recomputation: the activations split over the ring; more micro-batches per replica fill
-    the pipeline), with its K/V exchange costed on the fabric."""
+    """NeMo's published 8k runs use context parallelism 2 (validation rows NEMO-11/12); with tp 8 the
+    ring spans nodes, as Llama 3's 131k stage ran it: at Meta's TP 8 x PP 16 on 16K H100s the search tries
+    it, and it beats every cp = 1 layout (no recomputation: the activations split over the ring; more
+    micro-batches per replica fill the pipeline), with its K/V exchange costed on the fabric."""
     from plan.models.catalog import builtin_catalog
 
     catalog = builtin_catalog()
