@@ -37,8 +37,7 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
             + f" dp={j.dp} zero={j.zero} recompute={j.recompute_text} mb={j.micro_batch}"
             + (f" optimizer {j.detail['layout']['optimizer']}"
                if (j.detail or {}).get("layout", {}).get("optimizer", "adam") != "adam" else "")
-            + (" fused kernels" if (j.detail or {}).get("layout", {}).get("kernels") == "fused"
-               and j.framework != "megatron" else "") + "; "
+            + (" fused kernels" if j.assumes_fused_kernels else "") + "; "
             f"{j.memory_gib_per_gpu:.1f} of {j.gpu_memory_gib:.0f} GiB "
             f"per GPU ({free:.1f} free); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}; "
             f"hours {j.start_h:,.1f} -> {j.end_h:,.1f}{_startup(j)}; {_risk(j)}"

@@ -14,6 +14,12 @@ def recompute_label(recompute: str, layers: int | None) -> str:
     return recompute if layers is None else f"{recompute}({layers}/chunk)"
 
 
+def fused_pytorch_kernels(kernels: str, framework: str) -> bool:
+    """Whether a layout runs a PyTorch stack (FSDP, DeepSpeed) on fused or compiled kernels: what a plan's
+    explanation says and its exports switch on. Megatron's layers are always fused: nothing to say there."""
+    return kernels == "fused" and framework != "megatron"
+
+
 @dataclass(frozen=True)
 class JobPlan:
     job: str
@@ -47,6 +53,16 @@ class JobPlan:
     def recompute_text(self) -> str:
         """The recomputation policy, with the layers per model chunk where Megatron's block method is used."""
         return recompute_label(self.recompute, self.detail.get("layout", {}).get("recompute_layers"))
+
+    @property
+    def stack(self) -> str:
+        """The training stack the estimate assumed (the layout's, where the plan does not name it)."""
+        return self.framework or str(self.detail.get("layout", {}).get("framework", "deepspeed"))
+
+    @property
+    def assumes_fused_kernels(self) -> bool:
+        """Whether the plan assumed fused or compiled kernels on a PyTorch stack (`fused_pytorch_kernels`)."""
+        return fused_pytorch_kernels(str(self.detail.get("layout", {}).get("kernels", "eager")), self.stack)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -164,7 +164,7 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         notes.append(LORA_ALPHA_RULE)
     if job.method in METHOD_NOTES:
         notes.append(METHOD_NOTES[job.method])
-    if lay.get("kernels") == "fused" and (job_plan.framework or lay.get("framework")) != "megatron":
+    if job_plan.assumes_fused_kernels:
         notes.append("the plan assumed fused kernels (torch.compile, Liger or Unsloth: fewer saved activations "
                      "than eager modules): torchtitan's config turns compile on; elsewhere enable them, or re-plan "
                      "the job with kernels: eager")
@@ -178,7 +178,7 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         tp=job_plan.tp, pp=job_plan.pp, cp=job_plan.cp, dp=dp, vpp=job_plan.virtual_pipeline,
         zero=job_plan.zero, micro_batch=micro, grad_accum=replica // micro, global_batch=global_batch,
         seq_len=int(lay.get("seq_len") or job.seq_len), precision=str(lay.get("precision") or job.precision),
-        recompute=job_plan.recompute, framework=job_plan.framework or str(lay.get("framework", "deepspeed")),
+        recompute=job_plan.recompute, framework=job_plan.stack,
         optimizer=str(lay.get("optimizer", "adam")), tokens=float(job.tokens), layers=card.layers,
         hidden_size=card.hidden_size, ffn_hidden_size=card.ffn_hidden_size, num_heads=card.num_heads,
         num_kv_heads=card.num_kv_heads, vocab_size=card.vocab_size, tied_embeddings=card.tied_embeddings,

@@ -13,6 +13,7 @@ from plan.models.methods import ADAPTER_METHODS, DPO_METHODS
 from plan.planner.estimate.stages import split_problem, torchtitan_layers_per_stage
 from plan.planner.export.launch import torchrun
 from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only
+from plan.planner.plan import fused_pytorch_kernels
 
 DOC = "torchtitan v0.2.2 (2026-02-20) torchtitan/config/job_config.py"
 
@@ -88,7 +89,7 @@ def sections(layout: ExportLayout) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {"job": {"description": f"{layout.job} ({layout.method})"}, "model": model,
                                       "training": training, "parallelism": parallel,
                                       "activation_checkpoint": checkpoint, "optimizer": {"name": "AdamW"}}
-    if layout.kernels == "fused" and layout.framework != "megatron":
+    if fused_pytorch_kernels(layout.kernels, layout.framework):
         out["compile"] = {"enable": True}  # the plan's fused kernels: torch.compile
     if layout.precision == "fp8":
         model["converters"] = ["quantize.linear.float8"]
