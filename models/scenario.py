@@ -204,6 +204,12 @@ Megatron-LM's `--optimizer` takes adam or sgd (megatron/training/arguments.py, m
 plus its precision-aware Adam."""
 
 
+def not_on_megatron(optimizer: str) -> str:
+    """Why a PYTORCH_ONLY_OPTIMIZER_NAMES optimizer cannot be planned on Megatron (scenarios and estimates)."""
+    return (f"{optimizer} is a PyTorch optimizer (bitsandbytes, Adafactor) that Megatron-LM does not run (its "
+            "optimizers are adamw, sgd and adamw-precision-aware): use framework fsdp or deepspeed")
+
+
 class Job(Strict):
     id: Id
     model: Text = Field(min_length=1, max_length=4096,
@@ -243,9 +249,7 @@ class Job(Strict):
                 raise ValueError("optimizer adamw-precision-aware is Megatron's distributed optimizer: it needs "
                                  + " and ".join(unmet))
         if self.optimizer in PYTORCH_ONLY_OPTIMIZER_NAMES and self.framework == "megatron":
-            raise ValueError(f"optimizer {self.optimizer} is a PyTorch optimizer (bitsandbytes, Adafactor) that "
-                             "Megatron-LM does not run (it runs adamw, sgd and adamw-precision-aware): use "
-                             "framework fsdp or deepspeed, or leave framework out")
+            raise ValueError(f"optimizer {not_on_megatron(self.optimizer)}, or leave framework out")
         if self.tokens < self.seq_len:
             raise ValueError(f"tokens ({self.tokens:,.0f}) is less than one sequence of seq_len ({self.seq_len})")
         if self.global_batch is not None and self.global_batch * self.seq_len > self.tokens:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from plan.models.methods import METHOD_NOTES
 from plan.models.model_card import ModelCard
+from plan.models.scenario import not_on_megatron
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.factors import efficiency_assumption
 from plan.planner.estimate.flops import ModelShape, shape_of
@@ -96,9 +97,7 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
                         f"with zero {layout.zero}" + (", and QLoRA has no Megatron path" if method in QLORA_METHODS
                                                       else ""))
     if layout.optimizer in PYTORCH_ONLY_OPTIMIZERS and layout.framework == "megatron":
-        problems.append(f"optimizer: {OPTIMIZER_NAME_OF[layout.optimizer]} is a PyTorch optimizer (bitsandbytes, "
-                        "Adafactor) that Megatron-LM does not run (its optimizers are adamw, sgd and "
-                        "adamw-precision-aware): use framework fsdp or deepspeed")
+        problems.append(f"optimizer: {not_on_megatron(OPTIMIZER_NAME_OF[layout.optimizer])}")
     if layout.lora_targets not in LORA_TARGETS:
         problems.append(f"lora_targets: {layout.lora_targets!r} is not one of {', '.join(LORA_TARGETS)}")
     if method in ADAPTER_METHODS:
