@@ -111,6 +111,11 @@ def _features(features: Features) -> frozenset[str]:
     return frozenset(name for name, value in features.model_dump().items() if value is True)
 
 
+BILLING_QUANTILES = tuple((i + 0.5) / 20 for i in range(20))
+"""Where the training time's band is sampled to price rounded billing (every 5th percentile's
+midpoint): the expected unused part of a billed day or hour."""
+
+
 class CandidateBuilder:
     """Builds the `Problem` for one loaded scenario. One instance per solve; estimates are cached."""
 
@@ -128,6 +133,7 @@ class CandidateBuilder:
         self._estimates: dict[tuple[object, ...], tuple[Estimate | None, str, str]] = {}
         self.headroom = pol.memory_headroom
         self.confidence = self.scenario.confidence
+        self._pytorch_stacks_only = ops_skill.pytorch_stacks_only(self.scenario)
         self.memory_band_factor = memory_factor(self.confidence)
         self.resources: dict[str, Resource] = {}
         self.removed: list[Removed] = []
@@ -273,7 +279,8 @@ class CandidateBuilder:
         irrelevant too, so single-node searches are shared across platforms."""
         fixed = job.layout
         key = (card.id, card.params, job.method, job.seq_len, job.global_batch, job.precision, job.lora_rank,
-               fixed, job.framework, job.optimizer, job.kernels, cluster.layout_search_key())
+               fixed, job.framework, job.optimizer, job.kernels, self._pytorch_stacks_only,
+               cluster.layout_search_key())
         if key not in self._estimates:
             spec = LayoutSpec(seq_len=job.seq_len, global_batch=job.global_batch, precision=job.precision,
                               lora_rank=job.lora_rank or 16, memory_headroom=self.headroom,
@@ -281,7 +288,8 @@ class CandidateBuilder:
                               tp=fixed.tp if fixed else None, pp=fixed.pp if fixed else None,
                               zero=fixed.zero if fixed else None, cp=fixed.cp if fixed else None,
                               framework=job.framework, optimizer=OPTIMIZER_ALIASES.get(job.optimizer, job.optimizer),
-                              fused_modules=job.kernels == "fused")
+                              fused_modules=job.kernels == "fused",
+                              pytorch_stacks_only=self._pytorch_stacks_only)
             try:
                 result = search_layout(card, job.method, cluster.for_layout_search(), spec)
             except ValueError as exc:  # a fixed choice this hardware can never run (fp8 on Ampere, tp=3)
@@ -300,8 +308,14 @@ class CandidateBuilder:
         return (dataclasses.replace(best, cluster=cluster) if best is not None else None), rule, reason
 
     # --- billing -------------------------------------------------------------------------------
-    def _billing(self, job: Job, option: _Option, hours: float) -> tuple[int, str | None, dict[str, object]]:
-        """(cost in money units for this job alone, shared resource key or None, cost detail)."""
+    def _billing(self, job: Job, option: _Option, hours: float,
+                 spread_h: tuple[float, ...] = ()) -> tuple[int, str | None, dict[str, object]]:
+        """(cost in money units for this job alone, shared resource key or None, cost detail).
+
+        A time-billed offer rounds the hours up to its step (a day for a daily offer), so the expected
+        bill is the average bill over `spread_h` (the training time's band, as offsets from the expected
+        hours that average to zero): a run expected at 23.6 h on a daily offer costs two days whenever
+        it runs past 24 h, and that chance is priced, not ignored."""
         place = option.place
         academic = self.scenario.academic
         if option.pool is not None:
@@ -316,14 +330,18 @@ class CandidateBuilder:
             price *= 1 - offer.academic_discount
         if offer.billing in ("monthly", "yearly"):
             return 0, self._reservation(option, price), {"price_per_gpu_period": price}
-        if offer.billing == "daily":
-            periods = max(offer.min_periods, math.ceil(hours / PERIOD_H["daily"] - 1e-9))
-            billed_h = periods * PERIOD_H["daily"]
-        else:
-            step_h = offer.granularity_s / 3600
-            billed_h = max(offer.min_periods, math.ceil(hours / step_h - 1e-9)) * step_h
+        step_h = PERIOD_H["daily"] if offer.billing == "daily" else offer.granularity_s / 3600
+
+        def bill_h(run_h: float) -> float:
+            return max(offer.min_periods, math.ceil(run_h / step_h - 1e-9)) * step_h
+
+        runs_h = [max(0.0, hours + d) for d in spread_h] or [hours]
+        billed_h = max(hours, sum(bill_h(h) for h in runs_h) / len(runs_h))
+        # the rounding travels with the plan, so its cost band bills p10 and p90 hours the same way
         return SCALE.money(price / offer.period_h * billed_h * place.gpus), None, {
-            "price_per_gpu_period": price, "billed_hours": billed_h}
+            "price_per_gpu_period": price, "billed_hours": billed_h, "billable_hours": hours,
+            "billing_step_h": step_h, "min_billed_hours": offer.min_periods * step_h,
+            "price_per_gpu_hour": price / offer.period_h}
 
     def _levels(self, key: str, gpus: int) -> tuple[int, ...]:
         """GPU counts a shared resource may be sized to: every count a candidate on it asks for."""
@@ -517,7 +535,11 @@ class CandidateBuilder:
                                         f"takes {hours / 24:,.0f} days, beyond the planning horizon of "
                                         f"{self.horizon_h / 24:,.0f} days"))
             return None
-        cost, resource, cost_detail = self._billing(job, option, billed_h)
+        # the band's shape around the expected hours (its samples average to them, so a bill rounded
+        # at a fine granularity stays the expected hours' bill)
+        factors = [hours_quantile(run, q) / run.hours if run.hours > 0 else 1.0 for q in BILLING_QUANTILES]
+        spread_h = tuple(run.hours * (f / (sum(factors) / len(factors)) - 1) for f in factors)
+        cost, resource, cost_detail = self._billing(job, option, billed_h, spread_h)
         cost += SCALE.money(move.egress_cost)
         assumptions = list(option.assumptions) + list(move.notes)
         if risk_note:

@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, get_args
 
 from plan.constraints import memory as memory_rule
+from plan.constraints import ops_skill
 from plan.constraints.groups import family
 from plan.models.limits import MAX_GPUS
+from plan.models.methods import QLORA_METHODS
 from plan.models.platform import BillingMode
 from plan.models.problem import SCALE, Candidate, Problem, PurchaseEconomics
 from plan.planner.cpsat.model import Bounds
@@ -138,6 +141,7 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
             else:
                 lines.append(f"deadline of {j.job}: day {j.end_h / 24:,.1f} of {limit_h / 24:g}, "
                              f"slack {slack_h / 24:,.1f} days{binding}")
+    lines += _stack_rule_line(session, plan)
     lines.append(_headroom_line(problem, plan))
     lines += _band_lines(problem, plan)
     lines += _ruled_out_cheaper(problem, outcome)
@@ -153,6 +157,22 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
             if note not in assumptions:
                 assumptions.append(note)
     plan.assumptions = assumptions
+
+
+def _stack_rule_line(session: Session, plan: Plan) -> list[str]:
+    """Why a team with no ops skill gets PyTorch stacks only (constraints/ops_skill.py)."""
+    if session.loaded is None or not ops_skill.pytorch_stacks_only(session.loaded.scenario):
+        return []
+    # QLoRA runs on the PyTorch stacks for every team; a named framework was the team's choice
+    searched_ids = {job.id for job in session.loaded.scenario.jobs
+                    if not job.framework and job.method not in QLORA_METHODS}
+    searched = [j.job for j in plan.jobs if j.job in searched_ids]
+    if not searched:
+        return []
+    return [f"stack of {', '.join(searched)}: ops skill none, so searched among the PyTorch stacks only "
+            "(Hugging Face Transformers with PEFT under FSDP or DeepSpeed, as LLaMA-Factory runs them, in the "
+            "platform's one-click image); Megatron-LM needs its own build and a checkpoint conversion "
+            "(a job's framework field chooses it anyway)"]
 
 
 def _headroom_line(problem: Problem, plan: Plan) -> str:
@@ -181,12 +201,26 @@ def _band_lines(problem: Problem, plan: Plan) -> list[str]:
                      f"scheduled at {at_q:,.1f} h, the time it stays within with {problem.confidence:.0%} "
                      f"confidence ({d.get('framework', 'stack')} execution model)")
         if j.cost and j.billing not in ("owned", "purchase"):
-            low += j.cost * (p10 / expected - 1)
-            high += j.cost * (p90 / expected - 1)
+            low += _billed_change(j, p10 - expected)
+            high += _billed_change(j, p90 - expected)
     if high > low:
         lines.append(f"cost band p10-p90: {money(low, problem.currency)} to {money(high, problem.currency)} "
                      f"(the budget is checked on the expected {money(plan.total_cost, problem.currency)})")
     return lines
+
+
+def _billed_change(j: JobPlan, extra_h: float) -> float:
+    """What the bill of a time-billed job changes by when training takes `extra_h` hours more (less,
+    when negative), billed as the offer bills: whole days for a daily offer, its granularity and
+    minimum for an hourly one (a job just inside one day costs two if it runs late)."""
+    d = j.detail
+    step_h = d.get("billing_step_h")
+    if not step_h:
+        expected = d.get("train_h") or 1.0
+        return j.cost * extra_h / expected
+    run_h = max(0.0, d["billable_hours"] + extra_h)
+    billed_h = max(d["min_billed_hours"], math.ceil(run_h / step_h - 1e-9) * step_h)
+    return float(d["price_per_gpu_hour"] * j.gpus * (billed_h - d["billed_hours"]))
 
 
 def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:

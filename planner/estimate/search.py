@@ -262,11 +262,20 @@ def _stored_key(key: _Key) -> str:
 _SEARCHED_ZERO = {"megatron": (1,), "fsdp": (2, 3), "deepspeed": (1, 2, 3)}
 
 
+def _searched_frameworks(method: str, spec: LayoutSpec) -> tuple[str, ...]:
+    """Frameworks searched when none is fixed: Megatron for its own options (block recomputation,
+    the precision-aware optimizer; asked for by name, so kept for a PyTorch-only team too), FSDP for
+    QLoRA and the PyTorch optimizers and for a team limited to PyTorch stacks, else both."""
+    if spec.recompute_layers or spec.optimizer in MEGATRON_ONLY_OPTIMIZERS:
+        return ("megatron",)
+    if method in QLORA_METHODS or spec.optimizer in PYTORCH_ONLY_OPTIMIZERS or spec.pytorch_stacks_only:
+        return ("fsdp",)
+    return ("megatron", "fsdp")
+
+
 def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int) -> tuple[tuple[str, int], ...]:
     """(framework, ZeRO stage) pairs to try. Megatron has no 4-bit QLoRA path."""
-    megatron_only = spec.recompute_layers or spec.optimizer in MEGATRON_ONLY_OPTIMIZERS
-    fws = (spec.framework,) if spec.framework else ("megatron",) if megatron_only else (
-        ("fsdp",) if method in QLORA_METHODS or spec.optimizer in PYTORCH_ONLY_OPTIMIZERS else ("megatron", "fsdp"))
+    fws = (spec.framework,) if spec.framework else _searched_frameworks(method, spec)
     options: list[tuple[str, int]] = []
     for fw in fws:
         if spec.zero is not None:
@@ -279,19 +288,39 @@ def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int) -> tuple[tuple[
     return tuple(options)
 
 
-def _stack_runs(method: str, spec: LayoutSpec, framework: str, pp: int) -> bool:
-    """Whether a searched (framework, pp) is one some stack runs: the PyTorch stacks that train LoRA and
+def _unrunnable(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int, cp: int = 1) -> str | None:
+    """Why no stack runs a searched (framework, tp, pp), or None: the PyTorch stacks that train LoRA and
     QLoRA (torchtune, PEFT with accelerate, LLaMA-Factory's FSDP path) have no pipeline parallelism, and
     torchtitan, which pipelines, has no adapters; Megatron-Bridge/NeMo pipeline LoRA (framework
-    megatron). A framework or pp the user fixed is kept."""
-    return not (method in ADAPTER_METHODS and framework == "fsdp" and pp > 1
-                and spec.framework is None and spec.pp is None)
+    megatron). A 4-bit QLoRA base is sharded by FSDP/ZeRO-3 only: bitsandbytes' packed 4-bit layers are
+    not sliced by tensor parallelism (LLaMA-Factory's AutoTP path; Megatron has no QLoRA), as the
+    llamafactory export says. A team limited to the PyTorch stacks (no ops skill) runs their plain,
+    data-parallel path (LLaMA-Factory, the Hugging Face Trainer: ZeRO/FSDP sharding; tensor and context
+    parallelism need DeepSpeed AutoTP or accelerate's parallelism config). A framework, tp, pp or cp the
+    user fixed is kept."""
+    if spec.framework is not None or framework != "fsdp":
+        return None
+    if spec.pytorch_stacks_only and ((tp > 1 and spec.tp is None) or (cp > 1 and spec.cp is None)):
+        return "the one-click PyTorch path is data-parallel only"
+    if method not in ADAPTER_METHODS:
+        return None
+    if pp > 1 and spec.pp is None:
+        return "no FSDP-family stack pipelines LoRA/QLoRA"
+    if tp > 1 and spec.tp is None and method in QLORA_METHODS:
+        return "no stack tensor-parallelizes a 4-bit QLoRA base"
+    return None
 
 
-def _recomputes(spec: LayoutSpec, framework: str) -> tuple[str, ...]:
+def _recomputes(spec: LayoutSpec, framework: str, method: str = "pretrain") -> tuple[str, ...]:
+    """Recomputation policies searched: Megatron's none or full (block recomputation chooses how many
+    layers); on the PyTorch stacks also torchtitan's op-level selective policy and activation offload,
+    but no adapter stack has the selective one (Hugging Face and LLaMA-Factory checkpoint whole layers,
+    torchtune's LoRA recipes checkpoint or offload whole layers; the exports refuse it)."""
     if spec.recompute or spec.recompute_layers:
         return (spec.recompute or "full",)
-    return ("none", "selective", "full", "offload") if framework == "fsdp" else ("none", "full")
+    if framework != "fsdp":
+        return ("none", "full")
+    return ("none", "full", "offload") if method in ADAPTER_METHODS else ("none", "selective", "full", "offload")
 
 
 @lru_cache(maxsize=4096)
@@ -542,12 +571,13 @@ def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: Layout
     for index, pair in enumerate(pairs):
         replica = pair.gb // pair.dp
         for ep, fw, zero in ((e, f, z) for e in pair.expert_parallel for f, z in pair.options):
-            if not _stack_runs(method, spec, fw, pair.pp):
-                unrunnable["no FSDP-family stack pipelines LoRA/QLoRA"] += 1
+            why = _unrunnable(method, spec, fw, pair.tp, pair.pp, pair.cp)
+            if why:
+                unrunnable[why] += 1
                 continue
             splits = [v for v in pair.virtual_stages if split_problem(shape.layers, pair.pp, v, fw) is None]
             unrunnable["no stack splits the layers so (pipeline stages)"] += len(pair.virtual_stages) - len(splits)
-            for rc in _recomputes(spec, fw):
+            for rc in _recomputes(spec, fw, method):
                 base_s = pair.stage_s[fw]
                 if ep > 1:  # all-to-all seconds per step do not depend on the micro-batch size
                     whole = _make(pair, spec, lora_rank, fw, zero, rc, replica, 1, ep)
@@ -797,7 +827,7 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
     extra: dict[tuple[str, str], float] = {}
     compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]] = {}
     # kernels (fusion, attention) differ by stack; a stack that cannot run this pair is not timed
-    for fw in dict.fromkeys(f for f, _ in options if _stack_runs(method, spec, f, pp)):
+    for fw in dict.fromkeys(f for f, _ in options if not _unrunnable(method, spec, f, tp, pp, cp)):
         probe = Layout(tp=tp, pp=pp, dp=dp, zero=0, recompute="none", micro_batch=mb, global_batch=gb,
                        seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=sp,
                        lora_rank=lora_rank, optimizer=spec.optimizer, chunked_loss=spec.chunked_loss,
@@ -808,7 +838,7 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
         mbc = micro_batch_compute(shape, method, probe, r)
         compute[(fw, mb)] = (r, mbc)
         stage_s[fw] = stage_lower_bound_s(shape, probe, cluster, tp_link, mbc) * probe.micro_batch_equivalents
-        for rc in _recomputes(spec, fw):
+        for rc in _recomputes(spec, fw, method):
             extra[(rc, fw)] = recompute_s(mbc, r, rc, fw) * probe.micro_batch_equivalents / cluster.speedup
     # the bubble is at least (pp - 1) / v single-sequence stage times, at the most virtual stages
     bubble = 1 + (pp - 1) / max(vps) / replica if pp > 1 else 1.0
@@ -855,14 +885,14 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
     if spec.cp is not None and (spec.cp < 1 or gpus % (tp * pp * spec.cp)):
         raise ValueError(f"cp: tp x pp x cp = {tp} x {pp} x {spec.cp} does not divide the {gpus} GPUs")
     if spec.pp is not None and spec.pp > 1:
-        frameworks = (spec.framework,) if spec.framework else ("megatron", "fsdp")
+        frameworks = (spec.framework,) if spec.framework else _searched_frameworks(method, spec)
         splits = [split_problem(shape.layers, spec.pp, spec.virtual_pipeline or 1, fw) for fw in frameworks]
         if all(splits):
             field_name = "virtual_pipeline" if (spec.virtual_pipeline or 1) > 1 else "pp"
             raise ValueError(f"{field_name}: " + "; ".join(str(problem) for problem in splits))
     dp = gpus // (tp * pp * cp)
     default_fw = ("fsdp" if method in QLORA_METHODS or (spec.zero or 0) >= 2
-                  or spec.optimizer in PYTORCH_ONLY_OPTIMIZERS else "megatron")
+                  else _searched_frameworks(method, spec)[0])
     probe_fw = spec.framework or default_fw
     # (Megatron's distributed optimizer is zero 1: a Megatron-only optimizer is probed there)
     probe_zero = spec.zero if spec.zero is not None else (

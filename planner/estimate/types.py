@@ -194,6 +194,9 @@ class LayoutSpec:
     virtual_pipeline: int | None = None
     flash_attention: bool = True
     framework: str | None = None
+    # searched frameworks limited to the PyTorch stacks (FSDP; DeepSpeed when named): a team with no
+    # ops skill runs the one-click Hugging Face/PEFT environment, not a Megatron build
+    pytorch_stacks_only: bool = False
     cp: int | None = None
     ep: int | None = None
     recompute_layers: int | None = None  # Megatron block recomputation, layers per model chunk (Layout's)

@@ -1,6 +1,6 @@
 """A small batch: two quick scenarios, one infeasible, one malformed, written in a temporary folder.
 
-`tiny` (two LoRA/QLoRA jobs) costs about 1.1 CNY and `student` (one LoRA job) about 96 CNY, each
+`tiny` (two LoRA/QLoRA jobs) costs about 1.1 CNY and `student` (one LoRA job) about 177 CNY, each
 solved in well under a second; `short_budget` is `tiny` with a 1 CNY budget (infeasible); `broken`
 is not YAML at all.
 """

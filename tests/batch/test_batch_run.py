@@ -61,31 +61,36 @@ def test_jsonl_output_and_folder_argument(batch_files, tmp_path):
 
 def test_swept_budget_is_applied(student_file, tmp_path):
     out = tmp_path / "sweep.csv"
-    result = plan_batch(str(student_file), "--sweep", "budget=40..160:40", "-o", str(out), "--jobs", "1")
+    result = plan_batch(str(student_file), "--sweep", "budget=90,360", "-o", str(out), "--jobs", "1")
     rows = rows_of(out)
-    assert [r.variant for r in rows] == ["budget=40", "budget=80", "budget=120", "budget=160"]
-    assert [r.status for r in rows] == ["infeasible", "infeasible", "optimal", "optimal"]  # the plan costs ~96
+    assert [r.variant for r in rows] == ["budget=90", "budget=360"]
+    assert [r.status for r in rows] == ["infeasible", "optimal"]  # the plan costs ~177
     for r in rows:
         if r.status == "optimal":
             assert r.total_cost <= float(r.variant.split("=")[1])
-    assert result.exit_code == 1 and "2 solved, 2 infeasible" in result.stdout
+    assert result.exit_code == 1 and "1 solved, 1 infeasible" in result.stdout
 
 
 def test_sweep_grid_with_deadline(student_file, tmp_path):
+    # what each deadline costs without a budget, then a budget between the two: the grid combines both
+    alone = tmp_path / "alone.csv"
+    plan_batch(str(student_file), "--sweep", "deadline=4h,7d", "-o", str(alone), "--jobs", "1")
+    cost = {r.variant: r.total_cost for r in rows_of(alone)}
+    assert cost["deadline=7d"] < cost["deadline=4h"]  # a 4-hour deadline needs more GPUs at once
+    budget = round((cost["deadline=7d"] + cost["deadline=4h"]) / 2)
     out = tmp_path / "grid.csv"
-    plan_batch(str(student_file), "--sweep", "budget=100,100k", "--sweep", "deadline=3h,7d", "-o", str(out),
+    plan_batch(str(student_file), "--sweep", f"budget={budget},100k", "--sweep", "deadline=4h,7d", "-o", str(out),
                "--jobs", "1")
     rows = rows_of(out)
-    assert [r.variant for r in rows] == ["budget=100 deadline=3h", "budget=100 deadline=7d",
-                                         "budget=100k deadline=3h", "budget=100k deadline=7d"]
+    assert [r.variant for r in rows] == [f"budget={budget} deadline=4h", f"budget={budget} deadline=7d",
+                                         "budget=100k deadline=4h", "budget=100k deadline=7d"]
     by_variant = {r.variant: r for r in rows}
-    assert by_variant["budget=100 deadline=7d"].status == "optimal"  # ~96 CNY
-    assert by_variant["budget=100k deadline=3h"].status == "optimal"
+    assert by_variant[f"budget={budget} deadline=7d"].status == "optimal"
+    assert by_variant["budget=100k deadline=4h"].status == "optimal"
     for r in rows:
-        if r.status == "optimal" and "deadline=3h" in r.variant:
-            assert r.makespan_h <= 3
-    # a 3-hour deadline needs more GPUs (hundreds of CNY), so it cannot also stay under 100 CNY
-    assert by_variant["budget=100 deadline=3h"].status == "infeasible"
+        if r.status == "optimal" and "deadline=4h" in r.variant:
+            assert r.makespan_h <= 4
+    assert by_variant[f"budget={budget} deadline=4h"].status == "infeasible"
 
 
 def test_bad_sweep_field_is_one_line_exit_2(student_file):

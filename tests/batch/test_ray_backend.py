@@ -23,16 +23,16 @@ def local_ray():
 
 def test_ray_rows_equal_local_rows(local_ray, batch_files, tmp_path):
     names = ("student", "broken", "tiny", "short_budget")
-    args = [*(str(batch_files[n]) for n in names), "--sweep", "budget=2,100", "--jobs", "2"]
+    args = [*(str(batch_files[n]) for n in names), "--sweep", "budget=2,360", "--jobs", "2"]
     on_ray, on_pool = tmp_path / "ray.csv", tmp_path / "local.csv"
     result = plan_batch(*args, "--backend", "ray", "-o", str(on_ray))
     assert result.exit_code == 1, result.output
     plan_batch(*args, "--backend", "local", "-o", str(on_pool))
     ray_rows = rows_of(on_ray)
     assert len(ray_rows) == 8 and timeless(ray_rows) == timeless(rows_of(on_pool))
-    # optimal at budget=100 for each readable scenario (the sweep overrides short_budget's 1 CNY); at
+    # optimal at budget=360 for each readable scenario (the sweep overrides short_budget's 1 CNY); at
     # budget=2 only where the plan costs that little; never above the swept budget
-    assert [r.status for r in ray_rows if r.variant == "budget=100"].count("optimal") == 3
+    assert [r.status for r in ray_rows if r.variant == "budget=360"].count("optimal") == 3
     for r in ray_rows:
         assert r.status != "optimal" or r.total_cost <= float(r.variant.split("=")[1])
     assert ray.is_initialized()  # the fixture's instance was used, not shut down by the command

@@ -110,3 +110,18 @@ def test_lora_is_not_pipelined_on_fsdp_unless_asked(llama70b: ModelCard) -> None
                        for lay in [result.best.layout, *(r[0] for r in result.rejected)])
     fixed = search_layout(llama70b, "qlora", cluster, LayoutSpec(seq_len=4096, lora_rank=16, pp=2)).best
     assert fixed is not None and fixed.layout.pp == 2 and fixed.layout.framework == "fsdp"
+
+
+def test_qlora_base_is_sharded_not_tensor_parallel_unless_asked(llama70b: ModelCard) -> None:
+    # bitsandbytes' packed 4-bit layers are sharded by FSDP/ZeRO-3, never sliced by tensor parallelism
+    # (the llamafactory export refuses AutoTP over a 4-bit base); a tp the user fixed is honoured
+    cluster = Cluster.of(make_gpu("h100-sxm", arch="hopper", bf16=989.0, link_gb_per_s=900.0), 8)
+    result = search_layout(llama70b, "qlora", cluster, LayoutSpec(seq_len=4096, lora_rank=16))
+    assert result.reasons.get("no stack tensor-parallelizes a 4-bit QLoRA base", 0) > 0
+    assert result.best is not None and result.best.layout.tp == 1
+    assert all(lay.tp == 1 for lay in (r[0] for r in result.rejected))
+    # plain LoRA may still be tensor-parallel (DeepSpeed AutoTP, Megatron-Bridge)
+    lora = search_layout(llama70b, "lora", cluster, LayoutSpec(seq_len=4096, lora_rank=16))
+    assert "no stack tensor-parallelizes a 4-bit QLoRA base" not in lora.reasons
+    fixed = search_layout(llama70b, "qlora", cluster, LayoutSpec(seq_len=4096, lora_rank=16, tp=2)).best
+    assert fixed is not None and fixed.layout.tp == 2

@@ -14,7 +14,7 @@ from plan.models.model_card import ModelCard
 from plan.planner.estimate import Cluster, LayoutSpec, search_layout
 from plan.planner.estimate.estimator import estimate
 from plan.planner.estimate.memory import chunk_layers
-from plan.planner.estimate.search import _frameworks, _recomputes, _stack_runs, virtual_stage_candidates
+from plan.planner.estimate.search import _frameworks, _recomputes, _unrunnable, virtual_stage_candidates
 from plan.planner.estimate.stages import split_problem
 from plan.planner.estimate.types import Layout
 
@@ -41,9 +41,9 @@ def exhaustive_best(card: ModelCard, method: str, cluster: Cluster, spec: Layout
                 continue
             vps = virtual_stage_candidates(card.layers, pp)
             for (fw, zero), v in itertools.product(_frameworks(method, spec, dp), vps):
-                if not _stack_runs(method, spec, fw, pp) or split_problem(card.layers, pp, v, fw):
+                if _unrunnable(method, spec, fw, tp, pp) or split_problem(card.layers, pp, v, fw):
                     continue
-                for rc, mb in itertools.product(_recomputes(spec, fw), range(1, GLOBAL_BATCH // dp + 1)):
+                for rc, mb in itertools.product(_recomputes(spec, fw, method), range(1, GLOBAL_BATCH // dp + 1)):
                     layout = Layout(tp=tp, pp=pp, dp=dp, zero=zero, recompute=rc, micro_batch=mb,
                                     global_batch=GLOBAL_BATCH, seq_len=spec.seq_len, precision="bf16",
                                     sequence_parallel=tp > 1, lora_rank=lora_rank, virtual_pipeline=v,

@@ -1,0 +1,50 @@
+"""A team with no ops skill is planned on the PyTorch stacks (constraints/ops_skill.py): no candidate of
+a job that names no framework runs Megatron, the plan says why, and a framework the job names is kept."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plan.models.loading import load_scenario
+from plan.planner.candidates import build_problem
+from plan.planner.solve import solve_session
+from tests.conftest import generous_session
+
+
+def _student(base_scenario: dict[str, Any], ops: str, framework: str | None = None) -> dict[str, Any]:
+    """Qwen2.5-7B LoRA on rented one-click H800s (zhixingyun-pro has one_click_env and checkpoint_resume)."""
+    job: dict[str, Any] = {"id": "lora", "model": "qwen2.5-7b", "method": "lora", "tokens": "50M",
+                           "seq_len": 4096, "data": {"sensitivity": "public"}}
+    if framework:
+        job["framework"] = framework
+    base_scenario.update(ops_skill=ops, owned=[], sites=[], jobs=[job], budget="20k", deadline="7d",
+                         policy={"allow_platforms": ["zhixingyun-pro"]})
+    return base_scenario
+
+
+def _frameworks(path) -> set[str]:
+    problem = build_problem(load_scenario(path))
+    return {c.layout["framework"] for c in problem.candidates["lora"]}
+
+
+def test_no_ops_team_gets_pytorch_stacks_only(base_scenario, write_scenario):
+    none_path = write_scenario(_student(base_scenario, "none"), "none.yaml")
+    assert _frameworks(none_path) == {"fsdp"}
+    result = solve_session(generous_session(none_path))
+    assert result.status == "optimal"
+    plan = result.plans[0]
+    assert plan.jobs[0].framework == "fsdp"
+    assert any(line.startswith("stack of lora: ops skill none") for line in plan.explanation)
+
+
+def test_skilled_team_and_named_framework_keep_megatron(base_scenario, write_scenario):
+    # the same job for a team with basic ops skill searches Megatron too (it is faster on these cards) ...
+    basic = _frameworks(write_scenario(_student(base_scenario, "basic"), "basic.yaml"))
+    assert "megatron" in basic
+    # ... and a framework the job names is the team's choice, whatever its skill; the plan then does
+    # not claim the rule chose it
+    named_path = write_scenario(_student(base_scenario, "none", framework="megatron"), "named.yaml")
+    assert _frameworks(named_path) == {"megatron"}
+    result = solve_session(generous_session(named_path))
+    assert result.status == "optimal"
+    assert not any(line.startswith("stack of") for line in result.plans[0].explanation)
