@@ -315,10 +315,11 @@ def _recomputes(spec: LayoutSpec, framework: str, method: str = "pretrain") -> t
     """Recomputation policies searched: Megatron's none or full (block recomputation chooses how many
     layers); on the PyTorch stacks also torchtitan's op-level selective policy and activation offload,
     but no adapter stack has the selective one (Hugging Face and LLaMA-Factory checkpoint whole layers,
-    torchtune's LoRA recipes checkpoint or offload whole layers; the exports refuse it)."""
+    torchtune's LoRA recipes checkpoint or offload whole layers; the exports refuse it), and a team
+    limited to the one-click PyTorch path has the Hugging Face Trainer's whole-layer checkpointing only."""
     if spec.recompute or spec.recompute_layers:
         return (spec.recompute or "full",)
-    if framework != "fsdp":
+    if framework != "fsdp" or spec.pytorch_stacks_only:
         return ("none", "full")
     return ("none", "full", "offload") if method in ADAPTER_METHODS else ("none", "selective", "full", "offload")
 
@@ -439,6 +440,12 @@ def _searched(key: _Key) -> SearchResult:
                 extra_one = True
         ep_link = group_link(cluster, ep, pair.tp * pair.cp)
         for mb in sizes:
+            if fw == "megatron" and v > 1 and -(-replica // mb) < pair.pp:
+                # Megatron's interleaved schedule runs micro-batches in groups of pp (its default
+                # --microbatch-group-size-per-virtual-pipeline-stage): fewer than pp per step is refused
+                reasons["Megatron interleaves only with at least pp micro-batches per step"] += 1
+                all_fit = False
+                continue
             # a micro-batch of mb sequences leaves a bubble of at least (pp - 1) / v of its share
             if best is not None and pair.pp > 1 and tokens_step / (
                     work_s * (1 + (pair.pp - 1) / v * mb / replica) + fixed_s) < -best[0]:
@@ -891,6 +898,12 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
             field_name = "virtual_pipeline" if (spec.virtual_pipeline or 1) > 1 else "pp"
             raise ValueError(f"{field_name}: " + "; ".join(str(problem) for problem in splits))
     dp = gpus // (tp * pp * cp)
+    if (spec.framework == "megatron" and (spec.virtual_pipeline or 1) > 1 and spec.tp is not None
+            and spec.pp is not None and spec.global_batch is not None):
+        gb = batch_for_replicas(spec.global_batch, dp)
+        if gb is not None and gb // dp < pp:
+            raise ValueError(f"virtual_pipeline: Megatron's interleaved schedule needs at least pp = {pp} "
+                             f"micro-batches per step; a global batch of {gb} over dp = {dp} gives at most {gb // dp}")
     default_fw = ("fsdp" if method in QLORA_METHODS or (spec.zero or 0) >= 2
                   else _searched_frameworks(method, spec)[0])
     probe_fw = spec.framework or default_fw

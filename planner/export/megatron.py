@@ -32,9 +32,10 @@ def check(layout: ExportLayout) -> None:
     split = split_problem(layout.layers, layout.pp, layout.vpp, "megatron")
     if split:
         raise ExportError(f"megatron: {split}")
-    if layout.vpp > 1 and (layout.grad_accum < layout.pp or layout.grad_accum % layout.pp):
-        raise ExportError(f"megatron: the interleaved schedule needs the micro-batches per step "
-                          f"({layout.grad_accum}) to be a multiple of pp={layout.pp}")
+    if layout.vpp > 1 and layout.grad_accum < layout.pp:
+        # groups of pp micro-batches (the default group size); a last, smaller group is scheduled too
+        raise ExportError(f"megatron: the interleaved schedule needs at least pp={layout.pp} micro-batches per "
+                          f"step, the plan has {layout.grad_accum}")
     if layout.cp > 1 and layout.seq_len % (2 * layout.cp):
         raise ExportError(f"megatron: sequence length {layout.seq_len} is not a multiple of 2 x cp")
 

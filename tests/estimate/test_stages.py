@@ -82,3 +82,26 @@ def test_a_fixed_split_no_stack_runs_is_refused_with_the_reason() -> None:
     found = search_layout(card, "pretrain", cluster, LayoutSpec(tp=4, pp=12, seq_len=4096, global_batch=512))
     assert found.best is not None and found.best.layout.virtual_pipeline == 1
     assert found.reasons["no stack splits the layers so (pipeline stages)"] > 0
+
+
+def test_megatron_interleaves_only_with_at_least_pp_micro_batches() -> None:
+    # Megatron runs interleaved micro-batches in groups of pp: fewer than pp per step is refused, so the
+    # search never proposes it; torchtitan's interleaved schedule only warns, and stays searchable
+    card = CATALOG.model("llama3-70b")
+    cluster = Cluster.of(CATALOG.gpu("h100-sxm"), 64)
+    for gb in (4, 8, 16):
+        result = search_layout(card, "pretrain", cluster, LayoutSpec(tp=8, pp=8, global_batch=gb, seq_len=4096,
+                                                                     framework="megatron"))
+        assert result.best is not None
+        lay = result.best.layout
+        micro_batches = -(-lay.global_batch // lay.dp // lay.micro_batch)
+        assert lay.virtual_pipeline == 1 or micro_batches >= lay.pp
+    few = search_layout(card, "pretrain", cluster, LayoutSpec(tp=8, pp=8, global_batch=4, seq_len=4096,
+                                                              framework="megatron"))
+    assert few.reasons.get("Megatron interleaves only with at least pp micro-batches per step", 0) > 0
+    with pytest.raises(ValueError, match="at least pp = 8 micro-batches"):
+        search_layout(card, "pretrain", cluster, LayoutSpec(tp=8, pp=8, global_batch=4, seq_len=4096,
+                                                            framework="megatron", virtual_pipeline=2))
+    titan = search_layout(card, "pretrain", cluster, LayoutSpec(tp=8, pp=4, global_batch=2, seq_len=4096,
+                                                                framework="fsdp", virtual_pipeline=2))
+    assert titan.best is not None and titan.best.layout.virtual_pipeline == 2

@@ -22,14 +22,22 @@ def _student(base_scenario: dict[str, Any], ops: str, framework: str | None = No
     return base_scenario
 
 
+def _layouts(path) -> list[dict[str, Any]]:
+    return [c.layout for c in build_problem(load_scenario(path)).candidates["lora"]]
+
+
 def _frameworks(path) -> set[str]:
-    problem = build_problem(load_scenario(path))
-    return {c.layout["framework"] for c in problem.candidates["lora"]}
+    return {lay["framework"] for lay in _layouts(path)}
 
 
 def test_no_ops_team_gets_pytorch_stacks_only(base_scenario, write_scenario):
     none_path = write_scenario(_student(base_scenario, "none"), "none.yaml")
-    assert _frameworks(none_path) == {"fsdp"}
+    layouts = _layouts(none_path)
+    assert layouts and {lay["framework"] for lay in layouts} == {"fsdp"}
+    # the one-click path (LLaMA-Factory, the Hugging Face Trainer): data parallelism with ZeRO/FSDP
+    # sharding and whole-layer gradient checkpointing on or off
+    assert all(lay["tp"] == lay["cp"] == lay["pp"] == 1 for lay in layouts)
+    assert {lay["recompute"] for lay in layouts} <= {"none", "full"}
     result = solve_session(generous_session(none_path))
     assert result.status == "optimal"
     plan = result.plans[0]
