@@ -71,6 +71,8 @@ class PlanModel:
             return cp_model.LinearExpr.sum([v.total_cost, self.problem.value_of_time_per_min * v.makespan])
         if objective == "risk":
             return self.risk_expr()
+        if objective == "earliest":  # the tie-break after the others: every job ends as early as it can
+            return cp_model.LinearExpr.sum([jv.end for jv in v.jobs.values()])
         return v.total_cost  # cost and the first stage of lexicographic
 
     def risk_expr(self) -> cp_model.LinearExprT:
