@@ -10,6 +10,7 @@ the memory or the time that holds with probability q (`confidence` in a scenario
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
@@ -76,7 +77,13 @@ def quantile_factor(band: tuple[float, float], q: float) -> float:
     mu, sigma = (lo + hi) / 2, (hi - lo) / (2 * _Z90)
     if sigma <= 0:
         return math.exp(mu)
-    return math.exp(mu + sigma * NormalDist().inv_cdf(min(max(q, 1e-6), 1 - 1e-6)))
+    return math.exp(mu + sigma * _z(q))
+
+
+@lru_cache(maxsize=256)
+def _z(q: float) -> float:
+    """The standard normal's q-quantile (a few quantiles are asked for thousands of times per solve)."""
+    return NormalDist().inv_cdf(min(max(q, 1e-6), 1 - 1e-6))
 
 
 def throughput_factor(layout: Layout, q: float) -> float:
