@@ -12,12 +12,14 @@ from plan.planner.cpsat.sat import cp_model
 
 
 def pytorch_stacks_only(scenario: Scenario) -> bool:
-    """Whether the layout search keeps to the PyTorch stacks (FSDP, DeepSpeed: Hugging Face
-    Transformers with PEFT, as LLaMA-Factory runs them) where a job names no framework. A team with
-    no ops skill works in a platform's one-click image, which carries PyTorch, Transformers and PEFT
+    """Whether the layout search keeps to the one-click PyTorch path (Hugging Face Transformers with
+    PEFT, as LLaMA-Factory runs them: data parallelism with ZeRO/FSDP sharding, whole-layer gradient
+    checkpointing) where a job does not fix its framework or layout. A team with no ops skill works in
+    a platform's one-click image, which carries PyTorch, Transformers and PEFT
     (background/selection-guide.zh.txt: academic images "预装Hugging Face Transformers、PEFT等科研常用
-    库"); Megatron-LM needs its own build (Transformer Engine, Apex) and a checkpoint conversion. A
-    framework the job names is the team's own choice and is kept."""
+    库"); Megatron-LM needs its own build (Transformer Engine, Apex) and a checkpoint conversion, and
+    tensor or context parallelism needs DeepSpeed AutoTP or accelerate's parallelism config. A
+    framework or layout the job fixes is the team's own choice and is kept."""
     return scenario.ops_skill == "none"
 
 

@@ -538,7 +538,8 @@ class CandidateBuilder:
         # the band's shape around the expected hours (its samples average to them, so a bill rounded
         # at a fine granularity stays the expected hours' bill)
         factors = [hours_quantile(run, q) / run.hours if run.hours > 0 else 1.0 for q in BILLING_QUANTILES]
-        spread_h = tuple(run.hours * (f / (sum(factors) / len(factors)) - 1) for f in factors)
+        mean_factor = sum(factors) / len(factors)
+        spread_h = tuple(run.hours * (f / mean_factor - 1) for f in factors)
         cost, resource, cost_detail = self._billing(job, option, billed_h, spread_h)
         cost += SCALE.money(move.egress_cost)
         assumptions = list(option.assumptions) + list(move.notes)

@@ -169,10 +169,10 @@ def _stack_rule_line(session: Session, plan: Plan) -> list[str]:
     searched = [j.job for j in plan.jobs if j.job in searched_ids]
     if not searched:
         return []
-    return [f"stack of {', '.join(searched)}: ops skill none, so searched among the PyTorch stacks only "
-            "(Hugging Face Transformers with PEFT under FSDP or DeepSpeed, as LLaMA-Factory runs them, in the "
-            "platform's one-click image); Megatron-LM needs its own build and a checkpoint conversion "
-            "(a job's framework field chooses it anyway)"]
+    return [f"stack of {', '.join(searched)}: ops skill none, so planned on the platform's one-click PyTorch "
+            "path (Hugging Face Transformers with PEFT, as LLaMA-Factory runs them: data parallelism with "
+            "ZeRO/FSDP sharding, whole-layer gradient checkpointing); Megatron-LM needs its own build and a "
+            "checkpoint conversion (a job's framework or layout field chooses otherwise)"]
 
 
 def _headroom_line(problem: Problem, plan: Plan) -> str:

@@ -194,8 +194,8 @@ class LayoutSpec:
     virtual_pipeline: int | None = None
     flash_attention: bool = True
     framework: str | None = None
-    # searched frameworks limited to the PyTorch stacks (FSDP; DeepSpeed when named): a team with no
-    # ops skill runs the one-click Hugging Face/PEFT environment, not a Megatron build
+    # the search kept to the one-click PyTorch path (a team with no ops skill: Hugging Face/PEFT as
+    # LLaMA-Factory runs them): FSDP, data-parallel, whole-layer checkpointing; what the user fixes is kept
     pytorch_stacks_only: bool = False
     cp: int | None = None
     ep: int | None = None
