@@ -16,11 +16,13 @@ recompute none, selective (FSDP's op-level policy; for Megatron only when asked,
 FlashAttention it stores what "none" stores), full (Megatron: also its block method, the fewest layers
 per chunk that fit) or offload; interleaved pipeline with 1, 2 or 4 virtual stages and the counts that
 divide a stage (also when pp is fixed), each only where the framework's stack can split the layers so
-(stages.py); and the micro-batch: every size from 1 to the per-replica batch is allowed (a last smaller
-micro-batch where it does not divide), found by bisection on memory (memory never falls as the micro-
-batch grows), then the few sizes around the step-time optimum are timed: the balanced size with as few
-micro-batches as the largest that fits allows; under pipelining, sizes of about 1, 2, 4 and 8 (fewer,
-larger micro-batches lengthen the bubble), each checked for memory.
+(stages.py); and the micro-batch: every size from 1 to the per-replica batch is allowed on FSDP (a last
+smaller micro-batch where it does not divide, as Composer runs it), found by bisection on memory (memory
+never falls as the micro-batch grows), then the few sizes around the step-time optimum are timed: the
+balanced size with as few micro-batches as the largest that fits allows; under pipelining, sizes of
+about 1, 2, 4 and 8 (fewer, larger micro-batches lengthen the bubble), each checked for memory.
+Megatron, DeepSpeed and the one-click Hugging Face path need the micro-batches to fill the per-replica
+batch exactly, so there the sizes are its divisors.
 
 Pruning (none of it changes the answer): every combination of (tp, pp, cp), expert parallelism,
 framework and ZeRO stage, recomputation and virtual stages has a throughput bound (compute,
@@ -157,9 +159,17 @@ PIPELINE_MICRO_BATCHES = (1, 2, 4, 8)
 micro-batch times and in-flight memory grows with the size (Megatron and NeMo configurations use 1-4)."""
 
 
-def micro_batch_candidates(replica_batch: int, largest_fitting: int, pp: int) -> tuple[int, ...]:
-    """Micro-batch sizes worth timing (module docstring), largest first."""
+def micro_batch_candidates(replica_batch: int, largest_fitting: int, pp: int, exact: bool = False) -> tuple[int, ...]:
+    """Micro-batch sizes worth timing (module docstring), largest first. `exact`: the stack needs
+    micro-batch x accumulation steps = the per-replica batch (Megatron's `gbs % (mbs * dp) == 0`,
+    DeepSpeed's train_batch_size, the Hugging Face Trainer), so only its divisors are sizes."""
     top = min(replica_batch, largest_fitting)
+    if exact:
+        divisors = _divisors(replica_batch)
+        if pp == 1:
+            return (max(d for d in divisors if d <= top),)
+        return tuple(sorted({max(d for d in divisors if d <= k) for k in PIPELINE_MICRO_BATCHES if k <= top},
+                            reverse=True))
     # the balanced size: as few micro-batches as `top` allows, all equal (a last smaller one only
     # wastes GEMM efficiency)
     if pp == 1:
@@ -260,6 +270,10 @@ def _stored_key(key: _Key) -> str:
 
 
 _SEARCHED_ZERO = {"megatron": (1,), "fsdp": (2, 3), "deepspeed": (1, 2, 3)}
+
+EXACT_BATCH_FRAMEWORKS = frozenset({"megatron", "deepspeed"})
+"""Stacks whose global batch is micro-batch x accumulation steps x dp exactly (Megatron-LM's
+`gbs % (mbs * dp) == 0`, DeepSpeed's train_batch_size; ../shared/reference/launch-configs.md)."""
 
 
 def _searched_frameworks(method: str, spec: LayoutSpec) -> tuple[str, ...]:
@@ -431,7 +445,8 @@ def _searched(key: _Key) -> SearchResult:
                 _, (lay, mem) = fits(1)
                 reject(lay, f"out of memory: {mem.breakdown.total_gib:.1f} GiB > {cap:g} GiB", "out of memory")
                 continue
-            sizes = micro_batch_candidates(replica, top, pair.pp)
+            sizes = micro_batch_candidates(replica, top, pair.pp,
+                                           exact=fw in EXACT_BATCH_FRAMEWORKS or spec.pytorch_stacks_only)
             if fw == "megatron" and rc == "full" and _tries_block(spec) and 1 not in sizes:
                 # Megatron's block recomputation trades the micro-batch against the layers it redoes: one
                 # sequence per micro-batch may need far fewer, so it is timed too (below, only where the

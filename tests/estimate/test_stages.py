@@ -105,3 +105,22 @@ def test_megatron_interleaves_only_with_at_least_pp_micro_batches() -> None:
     titan = search_layout(card, "pretrain", cluster, LayoutSpec(tp=8, pp=4, global_batch=2, seq_len=4096,
                                                                 framework="fsdp", virtual_pipeline=2))
     assert titan.best is not None and titan.best.layout.virtual_pipeline == 2
+
+
+def test_exact_batch_stacks_take_micro_batches_that_fill_the_replica_batch() -> None:
+    # Megatron (gbs % (mbs * dp) == 0), DeepSpeed (train_batch_size) and the Hugging Face Trainer run
+    # micro-batch x accumulation = the per-replica batch exactly; FSDP as Composer runs it may end a step
+    # on a smaller micro-batch. 120 sequences over dp = 8 leave 15 per replica (divisors 1, 3, 5, 15).
+    card = CATALOG.model("llama3.1-8b")
+    cluster = Cluster.of(CATALOG.gpu("h100-sxm"), 8)
+    for name, spec in {"megatron": LayoutSpec(framework="megatron", tp=1, pp=1, global_batch=120, seq_len=2048),
+                       "deepspeed": LayoutSpec(framework="deepspeed", tp=1, pp=1, global_batch=120, seq_len=2048),
+                       "one-click": LayoutSpec(tp=1, pp=1, global_batch=120, seq_len=2048, pytorch_stacks_only=True),
+                       "fsdp": LayoutSpec(framework="fsdp", tp=1, pp=1, global_batch=120, seq_len=2048)}.items():
+        best = search_layout(card, "full_finetune", cluster, spec).best
+        assert best is not None and best.layout.dp == 8
+        if name == "fsdp":  # the balanced size: as few micro-batches as the largest fitting size allows
+            mb = best.layout.micro_batch
+            assert mb == -(-15 // -(-15 // mb))
+        else:
+            assert 15 % best.layout.micro_batch == 0, (name, best.layout.micro_batch)
