@@ -189,7 +189,8 @@ def _headroom_line(problem: Problem, plan: Plan) -> str:
 
 def _band_lines(problem: Problem, plan: Plan) -> list[str]:
     """How sure the times are (the schedule holds at the scenario's confidence) and the cost band
-    that follows for time-billed jobs (owned, reserved and bought capacity costs what it costs)."""
+    that follows: time-billed offers bill the p10 and p90 times as they bill, an owned pool charges its
+    rate per GPU-hour for them; a reservation or a purchase costs what it costs."""
     lines, low, high = [], plan.total_cost, plan.total_cost
     for j in plan.jobs:
         d = j.detail
@@ -200,7 +201,7 @@ def _band_lines(problem: Problem, plan: Plan) -> list[str]:
         lines.append(f"time of {j.job}: expected {expected:,.1f} h of training (p10-p90 {p10:,.1f}-{p90:,.1f} h); "
                      f"scheduled at {at_q:,.1f} h, the time it stays within with {problem.confidence:.0%} "
                      f"confidence ({d.get('framework', 'stack')} execution model)")
-        if j.cost and j.billing not in ("owned", "purchase"):
+        if j.cost and j.billing != "purchase":
             low += _billed_change(j, p10 - expected)
             high += _billed_change(j, p90 - expected)
     if high > low:

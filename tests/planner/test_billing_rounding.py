@@ -67,9 +67,13 @@ def test_cost_band_bills_p10_and_p90_as_the_offers_do():
                    .split(" to ")]
         low = high = plan.total_cost
         for job in plan.jobs:
-            if job.cost and job.billing not in ("owned", "purchase") and "billing_step_h" in job.detail:
-                low += _bill_at(job, job.detail["train_p10_h"]) - job.cost
-                high += _bill_at(job, job.detail["train_p90_h"]) - job.cost
+            d = job.detail
+            if job.cost and job.billing not in ("owned", "purchase") and "billing_step_h" in d:
+                low += _bill_at(job, d["train_p10_h"]) - job.cost
+                high += _bill_at(job, d["train_p90_h"]) - job.cost
                 checked += 1
+            elif job.cost and job.billing == "owned":  # the pool's rate per GPU-hour, for the hours it runs
+                low += job.cost * (d["train_p10_h"] / d["train_h"] - 1)
+                high += job.cost * (d["train_p90_h"] / d["train_h"] - 1)
         assert printed[0] == round(low) and printed[1] == round(high)
     assert checked > 0
