@@ -23,6 +23,7 @@ from plan.planner.warm_start import WARM_START_NOTE, greedy_hint
 
 MATERIAL_SHARE = 0.2  # a job with this share of the cost or the time is one whose choice matters
 TIE_BREAK_WORK = 1.0  # deterministic time for the makespan tie-break among cheapest plans
+EARLIEST_WORK = 0.3  # and for the last one, jobs ending as early as that plan's cost and makespan allow
 ALTERNATIVE_WORK = 3.0
 """Deterministic time for each alternative's solve: an alternative is shown once found and checked to
 be a real trade; proving it the nearest one must not take the whole budget on a large scenario (the
@@ -152,19 +153,30 @@ class Session:
     def best(self, bounds: Bounds, hint: Outcome | dict[int, int] | None = None,
              max_work: float | None = None) -> Outcome:
         """The optimum under `bounds` for the session's objective (two stages where it is lexicographic),
-        each stage stopping at `max_work` when given; then its jobs as early as its cost and makespan
-        allow."""
-        return self._earliest(self._optimum(bounds, hint, max_work), bounds)
+        each stage stopping at `max_work` when given."""
+        return self._optimum(bounds, hint, max_work)
 
-    def _earliest(self, outcome: Outcome, bounds: Bounds) -> Outcome:
+    def earliest(self, outcome: Outcome, bounds: Bounds) -> Outcome:
         """Among plans no worse on cost and makespan, the one whose jobs end earliest in total. Without
         it a job that does not set the makespan may start late for no reason (frontier_private_vs_hybrid:
         the 405B run on a rented month waited 60 days for the bought H200s its successor needs). Only a
         tie-break, on a short time slice: it never changes the cost, the makespan or their proof."""
-        if not outcome.solved or self.objective == "risk":
+        if not outcome.solved or self.objective == "risk" or self._starts_at_earliest(outcome):
             return outcome
         tied = replace(bounds, max_cost=outcome.total_cost, max_makespan=outcome.makespan_min)
-        return self._second(self.run("earliest", tied, outcome, max_work=TIE_BREAK_WORK), outcome)
+        return self._second(self.run("earliest", tied, outcome, max_work=EARLIEST_WORK), outcome)
+
+    def _starts_at_earliest(self, outcome: Outcome) -> bool:
+        """Whether every job starts as soon as its option's start-up, its pool's opening and the jobs
+        it follows allow: then no plan of the same options ends its jobs sooner."""
+        problem = self.problem
+        for job, chosen in outcome.chosen.items():
+            resource = problem.resources.get(chosen.resource) if chosen.resource else None
+            earliest = max([chosen.startup_min, resource.available_from_min if resource else 0,
+                            *(outcome.end_min[before] for before in problem.after.get(job, ()))])
+            if outcome.start_min[job] > earliest:
+                return False
+        return True
 
     def _optimum(self, bounds: Bounds, hint: Outcome | dict[int, int] | None = None,
                  max_work: float | None = None) -> Outcome:
@@ -255,18 +267,19 @@ def solve_session(session: Session) -> SolveResult:
 
 def _best(session: Session, result: SolveResult) -> Outcome:
     """The main solve: first on its own for QUICK_BEST_WORK, which proves most scenarios; then, if that
-    did not, again from a greedy plan (planner/warm_start.py), and the answer says so."""
+    did not, again from a greedy plan (planner/warm_start.py), and the answer says so. The plan kept
+    then has its jobs end as early as its cost and makespan allow (Session.earliest)."""
     quick = session.best(Bounds(), max_work=QUICK_BEST_WORK)
     if quick.status not in ("feasible", "unknown") or session.work_left <= 0:
-        return quick
+        return session.earliest(quick, Bounds())
     warm = session.best(Bounds(), hint=greedy_hint(session.problem, session.objective))
     better = warm.status in ("optimal", "infeasible") or not quick.solved or (
         warm.solved and session.objective_value(warm) <= session.objective_value(quick))
     if not better:
-        return quick
+        return session.earliest(quick, Bounds())
     if warm.solved:
         result.notes.append(WARM_START_NOTE)
-    return warm
+    return session.earliest(warm, Bounds())
 
 
 def _alternatives(session: Session, best: Outcome, result: SolveResult) -> tuple[list[Outcome], int]:
