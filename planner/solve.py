@@ -150,17 +150,12 @@ class Session:
             outcome = solved(presolve=False)
         return outcome
 
-    def best(self, bounds: Bounds, hint: Outcome | dict[int, int] | None = None,
-             max_work: float | None = None) -> Outcome:
-        """The optimum under `bounds` for the session's objective (two stages where it is lexicographic),
-        each stage stopping at `max_work` when given."""
-        return self._optimum(bounds, hint, max_work)
-
     def earliest(self, outcome: Outcome, bounds: Bounds) -> Outcome:
         """Among plans no worse on cost and makespan, the one whose jobs end earliest in total. Without
         it a job that does not set the makespan may start late for no reason (frontier_private_vs_hybrid:
-        the 405B run on a rented month waited 60 days for the bought H200s its successor needs). Only a
-        tie-break, on a short time slice: it never changes the cost, the makespan or their proof."""
+        the 405B run on a rented month started on day 60, not day 5, since its successor waits for
+        bought H200s either way). Only a tie-break, on a short time slice: it never changes the cost,
+        the makespan or their proof."""
         if not outcome.solved or self.objective == "risk" or self._starts_at_earliest(outcome):
             return outcome
         tied = replace(bounds, max_cost=outcome.total_cost, max_makespan=outcome.makespan_min)
@@ -178,8 +173,10 @@ class Session:
                 return False
         return True
 
-    def _optimum(self, bounds: Bounds, hint: Outcome | dict[int, int] | None = None,
-                 max_work: float | None = None) -> Outcome:
+    def best(self, bounds: Bounds, hint: Outcome | dict[int, int] | None = None,
+             max_work: float | None = None) -> Outcome:
+        """The optimum under `bounds` for the session's objective (two stages where it is lexicographic),
+        each stage stopping at `max_work` when given."""
         if self.objective == "time":
             first = self.run("time", bounds, hint, max_work=max_work)
             if not first.solved:
