@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from functools import partial
 from typing import Annotated, Literal
 
@@ -35,6 +36,12 @@ PERIOD_H: dict[str, float] = {
     "monthly": HOURS_PER_MONTH,
     "yearly": HOURS_PER_YEAR,
 }
+
+
+def billed_hours(run_h: float, step_h: float, min_billed_h: float) -> float:
+    """Hours a time-billed offer charges for a run of `run_h`: whole steps (a day on a daily offer, its
+    granularity on an hourly or spot one), at least its minimum."""
+    return max(min_billed_h, math.ceil(run_h / step_h - 1e-9) * step_h)
 
 
 class Features(Strict):

@@ -27,7 +27,7 @@ from plan.models.features import owned_defaults
 from plan.models.gpu import GPU
 from plan.models.loading import LoadedScenario
 from plan.models.model_card import ModelCard
-from plan.models.platform import PERIOD_H, Features, Offer, Platform
+from plan.models.platform import PERIOD_H, Features, Offer, Platform, billed_hours
 from plan.models.problem import (
     SCALE,
     Candidate,
@@ -46,7 +46,7 @@ from plan.planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
 from plan.planner.estimate import store as estimate_store
 from plan.planner.estimate.band import hours_quantile, memory_factor
 from plan.planner.estimate.factors import efficiency_assumption
-from plan.planner.estimate.types import OPTIMIZER_ALIASES
+from plan.planner.estimate.types import OPTIMIZER_ALIASES, RunEstimate
 from plan.planner.purchase import BuyOption, buy_options
 from plan.planner.spot_risk import spot_risk
 from plan.planner.transfer import job_transfer
@@ -114,6 +114,16 @@ def _features(features: Features) -> frozenset[str]:
 BILLING_QUANTILES = tuple((i + 0.5) / 20 for i in range(20))
 """Where the training time's band is sampled to price rounded billing (every 5th percentile's
 midpoint): the expected unused part of a billed day or hour."""
+
+
+def _band_offsets_h(run: RunEstimate) -> list[float]:
+    """The training time's band around its expected hours, at BILLING_QUANTILES, as offsets that average
+    to zero (so a bill rounded at a fine granularity stays the expected hours' bill)."""
+    if run.hours <= 0:
+        return [0.0]
+    factors = [hours_quantile(run, q) / run.hours for q in BILLING_QUANTILES]
+    mean_factor = sum(factors) / len(factors)
+    return [run.hours * (f / mean_factor - 1) for f in factors]
 
 
 class CandidateBuilder:
@@ -309,13 +319,13 @@ class CandidateBuilder:
 
     # --- billing -------------------------------------------------------------------------------
     def _billing(self, job: Job, option: _Option, hours: float,
-                 spread_h: tuple[float, ...] = ()) -> tuple[int, str | None, dict[str, object]]:
+                 run: RunEstimate) -> tuple[int, str | None, dict[str, object]]:
         """(cost in money units for this job alone, shared resource key or None, cost detail).
 
         A time-billed offer rounds the hours up to its step (a day for a daily offer), so the expected
-        bill is the average bill over `spread_h` (the training time's band, as offsets from the expected
-        hours that average to zero): a run expected at 23.6 h on a daily offer costs two days whenever
-        it runs past 24 h, and that chance is priced, not ignored."""
+        bill is the average bill over the training time's band (`_band_offsets_h` of `run`): a run
+        expected at 23.6 h on a daily offer costs two days whenever it runs past 24 h, and that chance is
+        priced, not ignored."""
         place = option.place
         academic = self.scenario.academic
         if option.pool is not None:
@@ -331,16 +341,13 @@ class CandidateBuilder:
         if offer.billing in ("monthly", "yearly"):
             return 0, self._reservation(option, price), {"price_per_gpu_period": price}
         step_h = PERIOD_H["daily"] if offer.billing == "daily" else offer.granularity_s / 3600
-
-        def bill_h(run_h: float) -> float:
-            return max(offer.min_periods, math.ceil(run_h / step_h - 1e-9)) * step_h
-
-        runs_h = [max(0.0, hours + d) for d in spread_h] or [hours]
-        billed_h = max(hours, sum(bill_h(h) for h in runs_h) / len(runs_h))
+        min_h = offer.min_periods * step_h
+        runs_h = [max(0.0, hours + d) for d in _band_offsets_h(run)]
+        billed_h = max(hours, sum(billed_hours(h, step_h, min_h) for h in runs_h) / len(runs_h))
         # the rounding travels with the plan, so its cost band bills p10 and p90 hours the same way
         return SCALE.money(price / offer.period_h * billed_h * place.gpus), None, {
             "price_per_gpu_period": price, "billed_hours": billed_h, "billable_hours": hours,
-            "billing_step_h": step_h, "min_billed_hours": offer.min_periods * step_h,
+            "billing_step_h": step_h, "min_billed_hours": min_h,
             "price_per_gpu_hour": price / offer.period_h}
 
     def _levels(self, key: str, gpus: int) -> tuple[int, ...]:
@@ -535,12 +542,7 @@ class CandidateBuilder:
                                         f"takes {hours / 24:,.0f} days, beyond the planning horizon of "
                                         f"{self.horizon_h / 24:,.0f} days"))
             return None
-        # the band's shape around the expected hours (its samples average to them, so a bill rounded
-        # at a fine granularity stays the expected hours' bill)
-        factors = [hours_quantile(run, q) / run.hours if run.hours > 0 else 1.0 for q in BILLING_QUANTILES]
-        mean_factor = sum(factors) / len(factors)
-        spread_h = tuple(run.hours * (f / mean_factor - 1) for f in factors)
-        cost, resource, cost_detail = self._billing(job, option, billed_h, spread_h)
+        cost, resource, cost_detail = self._billing(job, option, billed_h, run)
         cost += SCALE.money(move.egress_cost)
         assumptions = list(option.assumptions) + list(move.notes)
         if risk_note:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, get_args
@@ -13,7 +12,7 @@ from plan.constraints import ops_skill
 from plan.constraints.groups import family
 from plan.models.limits import MAX_GPUS
 from plan.models.methods import QLORA_METHODS
-from plan.models.platform import BillingMode
+from plan.models.platform import BillingMode, billed_hours
 from plan.models.problem import SCALE, Candidate, Problem, PurchaseEconomics
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
@@ -219,8 +218,7 @@ def _billed_change(j: JobPlan, extra_h: float) -> float:
     if not step_h:
         expected = d.get("train_h") or 1.0
         return j.cost * extra_h / expected
-    run_h = max(0.0, d["billable_hours"] + extra_h)
-    billed_h = max(d["min_billed_hours"], math.ceil(run_h / step_h - 1e-9) * step_h)
+    billed_h = billed_hours(max(0.0, d["billable_hours"] + extra_h), step_h, d["min_billed_hours"])
     return float(d["price_per_gpu_hour"] * j.gpus * (billed_h - d["billed_hours"]))
 
 

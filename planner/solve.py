@@ -150,7 +150,7 @@ class Session:
             outcome = solved(presolve=False)
         return outcome
 
-    def earliest(self, outcome: Outcome, bounds: Bounds) -> Outcome:
+    def earliest(self, outcome: Outcome) -> Outcome:
         """Among plans no worse on cost and makespan, the one whose jobs end earliest in total. Without
         it a job that does not set the makespan may start late for no reason (frontier_private_vs_hybrid:
         the 405B run on a rented month started on day 60, not day 5, since its successor waits for
@@ -158,7 +158,7 @@ class Session:
         the makespan or their proof."""
         if not outcome.solved or self.objective == "risk" or self._starts_at_earliest(outcome):
             return outcome
-        tied = replace(bounds, max_cost=outcome.total_cost, max_makespan=outcome.makespan_min)
+        tied = Bounds(max_cost=outcome.total_cost, max_makespan=outcome.makespan_min)
         return self._second(self.run("earliest", tied, outcome, max_work=EARLIEST_WORK), outcome)
 
     def _starts_at_earliest(self, outcome: Outcome) -> bool:
@@ -268,15 +268,15 @@ def _best(session: Session, result: SolveResult) -> Outcome:
     then has its jobs end as early as its cost and makespan allow (Session.earliest)."""
     quick = session.best(Bounds(), max_work=QUICK_BEST_WORK)
     if quick.status not in ("feasible", "unknown") or session.work_left <= 0:
-        return session.earliest(quick, Bounds())
+        return session.earliest(quick)
     warm = session.best(Bounds(), hint=greedy_hint(session.problem, session.objective))
     better = warm.status in ("optimal", "infeasible") or not quick.solved or (
         warm.solved and session.objective_value(warm) <= session.objective_value(quick))
     if not better:
-        return session.earliest(quick, Bounds())
+        return session.earliest(quick)
     if warm.solved:
         result.notes.append(WARM_START_NOTE)
-    return session.earliest(warm, Bounds())
+    return session.earliest(warm)
 
 
 def _alternatives(session: Session, best: Outcome, result: SolveResult) -> tuple[list[Outcome], int]:
