@@ -215,13 +215,16 @@ def recomputed_layers(layout: Layout, stage_layers: int) -> int:
     return min(stage_layers, layout.recompute_layers * layout.virtual_pipeline)
 
 
-def in_flight_micro_batches(layout: Layout) -> float:
-    """Micro-batches' worth of activations the first pipeline stage holds at its peak."""
+def in_flight_micro_batches(layout: Layout, rank: int = 0) -> float:
+    """Micro-batches' worth of activations pipeline stage `rank` holds at its peak: its warm-up forwards
+    and the one before its first backward, never more than the step has (Megatron-LM schedules.py:
+    2(p - rank - 1) + (v - 1) p warm-up chunks when interleaved, p - rank - 1 micro-batches with 1F1B,
+    capped at m v)."""
     p, v, m = layout.pp, layout.virtual_pipeline, layout.micro_batches
     if p == 1:
         return 1.0
-    chunks = min(p * (v + 1) - 1 if v > 1 else p, m * v)
-    return chunks / v
+    warm_up = 2 * (p - rank - 1) + (v - 1) * p if v > 1 else p - rank - 1
+    return min(warm_up + 1, m * v) / v
 
 
 def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gib: float) -> MemoryResult:
@@ -282,8 +285,8 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     else:
         stages.append((first_layers, per_layer * first_layers + embed,
                        (stage_act(first_layers) + stage_output) * in_flight + working, False))
-        if p > 2:  # the second stage: one micro-batch (two chunks when interleaved) fewer in flight
-            second = max(1.0, in_flight - (2.0 if layout.virtual_pipeline > 1 else 1.0) / layout.virtual_pipeline)
+        if p > 2:  # the second stage: one micro-batch (two chunks when interleaved) fewer, unless capped
+            second = in_flight_micro_batches(layout, rank=1)
             stages.append((mid_layers, per_layer * mid_layers,
                            (stage_act(mid_layers) + stage_output) * second + working, False))
         last_params = per_layer * last_layers + head + (embed if shape.tied else 0.0)

@@ -125,3 +125,34 @@ def test_qlora_base_is_sharded_not_tensor_parallel_unless_asked(llama70b: ModelC
     assert "no stack tensor-parallelizes a 4-bit QLoRA base" not in lora.reasons
     fixed = search_layout(llama70b, "qlora", cluster, LayoutSpec(seq_len=4096, lora_rank=16, tp=2)).best
     assert fixed is not None and fixed.layout.tp == 2
+
+
+@pytest.mark.parametrize("vpp", [1, 2, 4])
+def test_each_pipeline_stage_holds_its_warm_up_but_no_more_than_the_step_has(vpp: int) -> None:
+    # Megatron-LM's schedules: stage r runs p - r - 1 warm-up forwards with 1F1B, 2(p - r - 1) + (v - 1)p
+    # chunks when interleaved, then one more before its first backward; all of them when the step has
+    # fewer. With as many micro-batches as stages, every interleaved stage holds them all.
+    p = 8
+    def lay(m: int) -> Layout:
+        return replace(one_gpu(mb=1, pp=p, gb=m, framework="megatron"), virtual_pipeline=vpp)
+    for m in (2, p, 4 * p):
+        for rank in range(p):
+            held = in_flight_micro_batches(lay(m), rank)
+            warm = 2 * (p - rank - 1) + (vpp - 1) * p if vpp > 1 else p - rank - 1
+            assert held == pytest.approx(min(m * vpp, warm + 1) / vpp)
+            assert held <= m
+    assert in_flight_micro_batches(lay(4 * p), 0) == pytest.approx(p + (p - 1) / vpp if vpp > 1 else p)
+    # m = p: interleaved stages 0 and 1 both hold all p micro-batches; 1F1B's stage 1 one fewer
+    assert in_flight_micro_batches(lay(p), 1) == (p if vpp > 1 else p - 1)
+
+
+def test_the_second_stage_counts_its_capped_micro_batches(llama70b: ModelCard) -> None:
+    # 78 layers on pp 8 (9 on the first stage, 10 on the middle ones) with 8 micro-batches, interleaved:
+    # stage 1 holds all 8 micro-batches of its 10 layers, the peak (not 7, as "two chunks fewer than the
+    # first stage" would say once the step caps the warm-up; the first stage's 8 x 9 would then be the peak).
+    shape = shape_of(llama70b.model_copy(update={"layers": 78}))
+    lay = replace(one_gpu(mb=1, seq=4096, pp=8, gb=8, framework="megatron", recompute="none"),
+                  virtual_pipeline=2, fused_modules=True)
+    mem = memory_per_gpu(shape, "pretrain", lay, 80.0).breakdown
+    per_layer = activation_bytes_per_token_layer(shape, lay) * lay.seq_len / GIB
+    assert mem.activations_gib == pytest.approx(8 * 10 * per_layer)
