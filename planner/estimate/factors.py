@@ -82,6 +82,21 @@ runs slower and causal masking's partly-filled tiles lower both; Blackwell and R
 torchtune, Hugging Face); "fa3" is Transformer Engine's cuDNN fused attention (Megatron-Core, NeMo)
 on Hopper and later. Ada, Blackwell, Rubin and Ascend values are assumptions (no published figure)."""
 
+FA2_HEAD_DIMS = (32, 64, 96, 128, 160, 192, 256)
+"""Head dimensions FlashAttention-2's kernels are compiled for (`HEADDIM_SWITCH`, flash-attn
+csrc/flash_attn/src/static_switch.h; PyTorch's SDPA flash backend vendors the same kernels). A model's
+head dimension runs in the smallest one that holds it, the padded columns computed for nothing:
+MPT-30B's 112 runs as 128, a head dimension of 80 as 96. Not applied to Transformer Engine's cuDNN
+attention ("fa3" here), whose kernels' tile sizes are not published."""
+
+
+def kernel_head_dim(head_dim: int, kernel: str) -> int:
+    """The head dimension an attention kernel computes for `head_dim` (FA2_HEAD_DIMS)."""
+    if kernel != "fa2":
+        return head_dim
+    return next((d for d in FA2_HEAD_DIMS if d >= head_dim), head_dim)
+
+
 FLASH_ATTENTION_BACKWARD_PASSES = 2.5
 """Flash attention's backward pass in forward-pass FLOPs: it recomputes the scores QK^T instead of
 storing them, so it runs five s x s matmuls against the forward's two (Dao 2023, FlashAttention-2,

@@ -14,7 +14,9 @@ g(tokens), with g(x) = x / (x + x_half) for the GEMM width w = hidden / tp and t
 tokens per GPU; FP8 applies to the linear layers only (attention stays BF16) and pays its casts
 (FP8_CAST_BYTES_PER_ELEMENT per cast element, inputs and output-gradients of every linear layer,
 and the weights twice per micro-batch) as memory-bound traffic. Memory-bound kernels (norms,
-activations, residuals) add bytes / (memory bandwidth x efficiency).
+activations, residuals) add bytes / (memory bandwidth x efficiency). Flash attention runs at
+ATTENTION_UTILIZATION of the BF16 peak, on the head size its kernel is compiled for (FlashAttention-2
+pads MPT-30B's 112 to 128: FA2_HEAD_DIMS).
 
 Tensor parallelism: 4 all-reduces of s b h 16-bit values per layer per micro-batch (2 forward,
 2 backward; 6 with full recompute; Shoeybi et al. 2019), or the same volume as reduce-scatter +
@@ -75,6 +77,7 @@ from plan.planner.estimate.factors import (
     TP_COMM_EXPOSED_FRACTION,
     TRAINING_KERNEL_EFFICIENCY,
     UNFUSED_SCORE_BYTES,
+    kernel_head_dim,
 )
 from plan.planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
 from plan.planner.estimate.memory import (
@@ -126,9 +129,12 @@ def rates(shape: ModelShape, layout: Layout, cluster: Cluster) -> Rates:
     mem_bw = (gpu.memory_bandwidth_gb_per_s or DEFAULT_MEMORY_BANDWIDTH_GB_PER_S) * 1e9
     # counted (non-causal) attention FLOPs per second: flash attention skips the masked half
     if layout.flash_attention:
-        kernel = ATTENTION_UTILIZATION[ATTENTION_KERNEL_OF_FRAMEWORK.get(layout.framework, "fa2")]
+        name = ATTENTION_KERNEL_OF_FRAMEWORK.get(layout.framework, "fa2")
+        kernel = ATTENTION_UTILIZATION[name]
         tokens = tokens_per_gpu_micro_batch(layout)
-        attn = peak16 * 1e12 * kernel.get(gpu.architecture, 0.35) * tokens / (tokens + GEMM_HALF_TOKENS) / 0.5
+        padded = shape.head_dim / kernel_head_dim(shape.head_dim, name)  # the kernel computes its own head size
+        attn = (peak16 * 1e12 * kernel.get(gpu.architecture, 0.35) * tokens / (tokens + GEMM_HALF_TOKENS) / 0.5
+                * padded)
     else:
         attn = peak16 * 1e12 * eff
     return Rates(peak_lin * 1e12 * eff, attn, mem_bw * MEMORY_BANDWIDTH_EFFICIENCY)

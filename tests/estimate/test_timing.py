@@ -247,3 +247,22 @@ def test_assumed_gpu_efficiency_is_named_in_estimates_and_not_for_measured_ones(
     for gpu in (a100, h100):
         measured = search_layout(gpt7b, "pretrain", Cluster.of(gpu, 8), spec).best
         assert measured is not None and not any("compute efficiency" in n for n in measured.notes)
+
+
+@pytest.mark.parametrize("head_dim, kernel_dim", [(64, 64), (80, 96), (112, 128), (128, 128), (200, 256)])
+def test_flash_attention_computes_its_compiled_head_size(gpt7b: ModelCard, h100: GPU, head_dim: int,
+                                                         kernel_dim: int) -> None:
+    """FlashAttention-2 runs a head dimension in the smallest compiled kernel that holds it: the
+    attention of MPT-30B's 112-wide heads takes as long as 128-wide ones would, at the same counted FLOPs.
+    Transformer Engine's attention ("fa3", Megatron) is charged without padding."""
+    from plan.planner.estimate.timing import rates
+
+    heads = 32
+    card = gpt7b.model_copy(update={"head_dim": head_dim, "num_heads": heads, "num_kv_heads": heads})
+    padded = card.model_copy(update={"head_dim": kernel_dim})
+    cluster = Cluster.of(h100, 8)
+    for framework, charged in (("fsdp", kernel_dim), ("megatron", head_dim)):
+        layout = make(8, seq_len=8192, framework=framework)
+        r, r_padded = rates(shape_of(card), layout, cluster), rates(shape_of(padded), layout, cluster)
+        # seconds per counted attention FLOP scale with the kernel's head size over the model's
+        assert r.attention_flops_per_s / r_padded.attention_flops_per_s == pytest.approx(head_dim / charged)
