@@ -51,6 +51,9 @@ class GPU(Strict):
     as_of: DateText | None = None
     assumed: bool = False
     assumption: str | None = None
+    gpus_per_node_assumption: str | None = Field(
+        default=None, description="why `gpus_per_node` is assumed; said only where a plan or estimate takes "
+                                  "this typical server size (not an owned pool's, an offer's or a quote's own)")
 
     @model_validator(mode="after")
     def _has_peak(self) -> GPU:

@@ -241,6 +241,7 @@ class Placement:
     max_gpus_per_job: int | None = None
     offer_assumed: bool = False
     regions: tuple[str, ...] = ()  # other jurisdictions the platform can run the job in
+    node_size_from_gpu: bool = False  # gpus_per_node is the GPU's typical server, not the offer's or pool's
 
     @property
     def nodes(self) -> int:

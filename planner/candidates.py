@@ -185,7 +185,9 @@ class CandidateBuilder:
                                             offer.billing, platform.jurisdiction, _features(platform.features),
                                             multi_node=platform.limits.multi_node,
                                             max_gpus=platform.limits.max_gpus_per_job, assumed=offer.assumed,
-                                            regions=tuple(platform.regions))
+                                            regions=tuple(platform.regions),
+                                            node_size_from_gpu=offer.gpus_per_node is None
+                                            and per_node == gpu.gpus_per_node)
                     notes = [f"price of {gpu.id} {offer.billing} on {platform.id}: {offer.assumption}"
                              ] if offer.assumed else []
                     if allowed.note:
@@ -230,7 +232,7 @@ class CandidateBuilder:
                     continue  # nobody buys a fraction of a server
                 place = self._placement("purchase", platform_id, "owned", gpu, count, per_node,
                                         "purchase", jurisdiction, _features(buy.platform.features), site=site,
-                                        assumed=bool(buy.notes))
+                                        assumed=bool(buy.notes), node_size_from_gpu=buy.gpus_per_node is None)
                 options.append(_Option(place, buy.platform, purchase=buy, assumptions=list(buy.notes)))
         return options
 
@@ -245,13 +247,13 @@ class CandidateBuilder:
     def _placement(kind: str, platform: str, platform_kind: str, gpu: GPU, gpus: int, per_node: int,
                    billing: str, jurisdiction: str, features: frozenset[str], *, site: str | None = None,
                    multi_node: bool = True, max_gpus: int | None = None, assumed: bool = False,
-                   regions: tuple[str, ...] = ()) -> Placement:
+                   regions: tuple[str, ...] = (), node_size_from_gpu: bool = False) -> Placement:
         return Placement(kind=kind, platform=platform, platform_kind=platform_kind, gpu=gpu.id,
                          gpu_architecture=gpu.architecture, gpu_has_bf16=gpu.peak_tflops.bf16 is not None,
                          gpu_has_fp8=gpu.supports_fp8, gpus=gpus, gpus_per_node=per_node, billing=billing,
                          jurisdiction=jurisdiction, features=features, site=site,
                          multi_node_allowed=multi_node, max_gpus_per_job=max_gpus, offer_assumed=assumed,
-                         regions=regions)
+                         regions=regions, node_size_from_gpu=node_size_from_gpu)
 
     # --- rules ---------------------------------------------------------------------------------
     def violations(self, job: Job, option: _Option) -> dict[str, str]:
@@ -551,6 +553,8 @@ class CandidateBuilder:
             assumptions.append(f"model {card.id}: {card.assumption}")
         if gpu.assumed or gpu.preliminary:
             assumptions.append(f"GPU {gpu.id}: {gpu.assumption or 'preliminary figures'}")
+        if gpu.gpus_per_node_assumption and place.node_size_from_gpu and place.gpus > 1:
+            assumptions.append(f"GPU {gpu.id}: {gpu.gpus_per_node_assumption}")
         assumed_efficiency = efficiency_assumption(gpu.architecture)
         if assumed_efficiency:
             assumptions.append(f"GPU {gpu.id}: {assumed_efficiency}")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from plan.constraints import memory as memory_rule
 from plan.constraints.groups import family
+from plan.models.features import Feature
 from plan.models.methods import ADAPTER_METHODS
 from plan.models.problem import SCALE, Candidate, Problem
 from plan.models.scenario import Job, Scenario
@@ -119,12 +120,18 @@ def describe(problem: Problem, group: str, options: Sequence[Candidate] = ()) ->
     for c in options:
         if group in c.violations:
             return c.violations[group]
+    # the options this rule alone removes come first (an owned pool that only the ops rule keeps out says
+    # more than the clouds that residency removes too), then the most common reasons
     reasons: Counter[str] = Counter()
+    others: dict[str, int] = {}
     for c in problem.all_candidates():
         if group in c.violations and not any(is_policy(g) for g in c.violations):
-            reasons[c.violations[group]] += 1
+            reason = c.violations[group]
+            reasons[reason] += 1
+            others[reason] = min(others.get(reason, len(c.violations)), len(c.violations))
     if reasons:
-        return "; ".join(reason for reason, _ in reasons.most_common(2))
+        ranked = sorted(reasons, key=lambda reason: (others[reason], -reasons[reason]))
+        return "; ".join(ranked[:2])
     if is_policy(group):  # every option it removes breaks it: say what it does, not one of them
         example = next((c.violations[group] for c in problem.all_candidates() if group in c.violations), "")
         field = POLICY_FIELDS.get(group, (group, ""))[0]
@@ -210,6 +217,9 @@ def relaxations(session: Session, conflict: list[str]) -> list[Relaxation]:
         relaxation = _rule_relaxation(session, group)
         if relaxation is not None:
             found.append(relaxation)
+    if any(group.startswith("ops_skill/") for group in conflict):
+        pools = _pool_features_relaxation(session)
+        found += [pools] if pools is not None else []
     headroom = _headroom_relaxation(session)
     if headroom is not None:
         found.append(headroom)
@@ -291,6 +301,36 @@ def _level_relaxation(session: Session, scenario: Scenario, head: str, job_id: s
                               f"set {field} to {level} (now {current}): the cheapest plan then costs "
                               f"{cost:,.0f} {session.problem.currency}", cost)
     return None
+
+
+ONE_CLICK_FEATURES = ("one_click_env", "checkpoint_resume")
+
+
+def _pool_features_relaxation(session: Session) -> Relaxation | None:
+    """For a team with no ops skill: whether its owned pools, declared to run a one-click environment
+    with checkpoint resume (what the rule asks of a platform), make the scenario feasible. A pool with
+    LLaMA-Factory's web UI or a vendor's image installed has them; the scenario cannot know."""
+    loaded = session.loaded
+    if loaded is None or loaded.scenario.ops_skill != "none":
+        return None
+    wanted = {Feature(f) for f in ONE_CLICK_FEATURES}
+    # a feature the pool `lacks` on purpose stays lacking
+    lacking = [p for p in loaded.scenario.owned if not wanted <= set(p.features) and not wanted & set(p.lacks)]
+    if not lacking:
+        return None
+    names = {p.id for p in lacking}
+    owned = [p.model_copy(update={"features": sorted(set(p.features) | wanted)}) if p.id in names else p
+             for p in loaded.scenario.owned]
+    out = _solve_variant(session, loaded.scenario.model_copy(update={"owned": owned}))
+    if out is None or not out.solved:
+        return None
+    used = sorted({c.platform for c in out.chosen.values()} & names) or sorted(names)
+    cost = SCALE.to_money(out.total_cost)
+    fields = " and ".join(f"owned[{pool}].features" for pool in used)
+    return Relaxation("rule", fields, ", ".join(ONE_CLICK_FEATURES), "setting",
+                      f"if {', '.join(used)} runs a one-click environment with checkpoint resume (a vendor "
+                      f"image, LLaMA-Factory's web UI), say so: {fields}: [{', '.join(ONE_CLICK_FEATURES)}]; "
+                      f"the cheapest plan then costs {cost:,.0f} {session.problem.currency}", cost)
 
 
 def _with_level(scenario: Scenario, head: str, job_id: str, level: str) -> Scenario:

@@ -25,6 +25,8 @@ def _flag(row: dict[str, Any]) -> str:
     marks = [word for word in ("assumed", "preliminary") if row.get(word)]
     if not marks and isinstance(row.get("fabric"), dict) and row["fabric"].get("assumed"):
         marks.append("fabric: assumed")
+    if row.get("gpus_per_node_assumption"):
+        marks.append("node size: assumed")
     return ", ".join(marks)
 
 

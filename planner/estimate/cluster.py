@@ -126,6 +126,8 @@ class Cluster:
         per_node = gpus_per_node or gpu.gpus_per_node
         if platform is not None and gpus_per_node is None and platform.limits.max_gpus_per_node:
             per_node = min(per_node, platform.limits.max_gpus_per_node)
+        if gpus_per_node is None and per_node == gpu.gpus_per_node and gpu.gpus_per_node_assumption and gpus > 1:
+            notes.append(gpu.gpus_per_node_assumption)
         kind: str
         gbps: float
         if platform is not None:

@@ -24,3 +24,15 @@ def test_the_search_key_is_the_key_of_the_cluster_the_search_sees(gpus, spot):
             one_node = gpus <= cluster.gpus_per_node
             assert (seen.fabric_kind == "none") == (one_node or cluster.fabric_kind == "none")
             assert seen.gpus == cluster.gpus and seen.gpu is cluster.gpu and seen.speedup == cluster.speedup
+
+
+def test_the_typical_node_size_is_an_assumption_only_where_it_is_used() -> None:
+    # Consumer and PCIe cards come 4-10 per server: the catalog's 8 is said wherever it shapes the
+    # cluster (more than one GPU, no server size given), and nowhere else.
+    gpu = builtin_catalog().gpus["rtx4090"]
+    assert gpu.gpus_per_node_assumption and not gpu.assumed
+    note = gpu.gpus_per_node_assumption
+    assert note in Cluster.of(gpu, 4).assumptions
+    assert note not in Cluster.of(gpu, 4, gpus_per_node=4).assumptions
+    assert note not in Cluster.of(gpu, 1).assumptions
+    assert not builtin_catalog().gpus["h100-sxm"].gpus_per_node_assumption

@@ -215,3 +215,43 @@ def test_no_optimizer_relaxation_where_it_would_not_fit_either(base_scenario, wr
     result = solve_session(_session(write_scenario, data))
     assert result.status == "infeasible"
     assert not [r for r in result.relaxations if r.kind == "optimizer"]
+
+
+def _no_ops_workstation(base_scenario: dict[str, Any]) -> dict[str, Any]:
+    """A ward with no ops skill owns one 4-card workstation; its patient notes must stay there."""
+    base_scenario.update(budget="2000", deadline="14d", ops_skill="none", academic=False, policy={},
+                         sites=[{"id": "ward", "jurisdiction": "cn"}],
+                         owned=[{"id": "ws", "site": "ward", "gpu": "rtx4090", "count": 4, "gpus_per_node": 4,
+                                 "cost_per_gpu_hour": 0.3}])
+    base_scenario["jobs"] = [{"id": "notes", "model": "qwen2.5-7b", "method": "qlora", "tokens": "20M",
+                              "seq_len": 2048, "data": {"sensitivity": "regulated", "residency": "on_premises",
+                                                        "at": "ward"}}]
+    return base_scenario
+
+
+def test_a_conflict_names_the_option_only_that_rule_keeps_out(base_scenario, write_scenario):
+    """The ops rule removes the clouds and the ward's workstation alike; residency removes the clouds
+    anyway, so the reason worth reading is the workstation's: it lacks a one-click environment. Declaring
+    that it has one (a vendor image, LLaMA-Factory's web UI) is offered, priced, and gives that plan."""
+    data = _no_ops_workstation(base_scenario)
+    result = solve_session(_session(write_scenario, data))
+    assert result.status == "infeasible"
+    ops = next(c for c in result.conflicts if c.constraint == "ops_skill/notes")
+    assert ops.detail.startswith("ops skill none needs one_click_env and checkpoint_resume; ws lacks it")
+    pools = next(r for r in result.relaxations if r.field == "owned[ws].features")
+    assert pools.to == "one_click_env, checkpoint_resume" and pools.cost is not None
+    data["owned"][0]["features"] = ["one_click_env", "checkpoint_resume"]
+    after = solve_session(_session(write_scenario, data))
+    assert after.status in ("optimal", "feasible")
+    assert after.plans[0].total_cost == pytest.approx(pools.cost, abs=0.01)
+    assert {j.platform for j in after.plans[0].jobs} == {"ws"}
+    # the pool states its own server size, so the catalog's typical one is not an assumption of this plan
+    assert not any("gpus_per_node 8" in line for line in after.plans[0].assumptions)
+
+
+def test_no_pool_feature_relaxation_where_the_pool_lacks_it_on_purpose(base_scenario, write_scenario):
+    data = _no_ops_workstation(base_scenario)
+    data["owned"][0]["lacks"] = ["one_click_env"]
+    result = solve_session(_session(write_scenario, data))
+    assert result.status == "infeasible"
+    assert not any("features" in r.field for r in result.relaxations)
