@@ -61,6 +61,10 @@ STALL_GAIN = 1.05
 MIN_USEFUL_HOURS = 0.5
 
 
+NOT_WEIGHED = "cannot be weighed against renting"
+"""Why a purchase was dropped when no rental of its GPU exists to compare it with."""
+
+
 def gpu_counts(gpus_per_node: int, limit: int) -> list[int]:
     """1, 2, 4, ... up to one node, then whole nodes, capped at `limit`."""
     counts = {n for n in (1, 2, 4, 8, 16, 32, 64) if n <= gpus_per_node} | {gpus_per_node}
@@ -387,11 +391,16 @@ class CandidateBuilder:
             if months is not None and months <= econ.life_years * 12:
                 kept.append(c)
                 continue
-            when = "never pays back" if months is None else f"pays back only after {months:,.0f} months"
-            self.removed.append(Removed(
-                job.id, c.platform, c.gpu, c.gpus, "purchase", "purchase.payback",
-                f"buying {c.gpus}x {c.gpu} {when} against renting ({econ.rent_label or 'no rental to compare'}), "
-                f"beyond its {econ.life_years * 12:g}-month life"))
+            life = f"{econ.life_years * 12:g}-month life"
+            if econ.rent_per_gpu_hour is None:
+                why = f"buying {c.gpu} {NOT_WEIGHED}: the catalog rents no {c.gpu}"
+            elif months is None:
+                why = (f"buying {c.gpus}x {c.gpu} never pays back against renting ({econ.rent_label}): "
+                       "its power and staff cost more than the rental")
+            else:
+                why = (f"buying {c.gpus}x {c.gpu} pays back only after {months:,.0f} months of full use "
+                       f"against renting ({econ.rent_label}), beyond its {life}")
+            self.removed.append(Removed(job.id, c.platform, c.gpu, c.gpus, "purchase", "purchase.payback", why))
         return kept
 
     def _economics(self, buy: BuyOption) -> PurchaseEconomics:

@@ -13,7 +13,8 @@ from plan.constraints.groups import family
 from plan.models.limits import MAX_GPUS
 from plan.models.methods import QLORA_METHODS
 from plan.models.platform import BillingMode, billed_hours
-from plan.models.problem import SCALE, Candidate, Problem, PurchaseEconomics
+from plan.models.problem import SCALE, Candidate, Problem, PurchaseEconomics, Removed
+from plan.planner.candidates import NOT_WEIGHED
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
 from plan.planner.infeasible import HOURS_STATED_BELOW_H, conflict_groups, describe, duration_text
@@ -258,11 +259,13 @@ def _purchases_not_paying_back(problem: Problem, plan: Plan) -> list[str]:
     """Per GPU the scenario could buy but no candidate does: why buying was never on the table.
     The largest count tried is reported: fixed staff costs make it the one closest to paying back."""
     offered = {c.gpu for c in problem.all_candidates() if c.billing == "purchase"}
-    best: dict[str, str] = {}
+    best: dict[str, Removed] = {}
     for r in problem.removed:
         if r.rule == "purchase.payback" and r.gpu not in offered:
-            best[r.gpu] = r.reason  # removals are recorded by growing count
-    return [f"not bought: {reason}" for reason in best.values()]
+            best[r.gpu] = r  # removals are recorded by growing count
+    return [f"not bought: {r.reason}" if NOT_WEIGHED in r.reason else
+            f"not bought: {r.gpu} pays back within its life at no GPU count; the closest, the most GPUs tried "
+            f"(staff spread thinnest): {r.reason}" for r in best.values()]
 
 
 # --- why not X? -------------------------------------------------------------------------------------

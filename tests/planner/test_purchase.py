@@ -54,3 +54,29 @@ def test_purchase_in_plan_reports_payback_against_cheapest_rental():
         exported = {x["key"]: x for x in result.to_dict()["plans"][0]["reservations"]}
         assert exported[r.key]["payback_months"] == r.payback_months
     assert any("buying is the only way" in line for line in plan.explanation)
+
+
+def test_purchases_left_out_say_why_for_every_count(base_scenario, write_scenario):
+    """A university weighs buying against renting for six months of pre-training. Where no GPU count
+    pays back within the hardware's life, the plan says so with the closest count (the most GPUs, staff
+    spread thinnest), not as if that count had been the proposal; a GPU nobody rents cannot be weighed."""
+    base_scenario.update(owned=[], sites=[], budget="300万元", deadline="180d", ops_skill="expert", academic=True,
+                         policy={"consider_purchase": True})
+    base_scenario["jobs"] = [{"id": "pt7b", "model": "qwen2.5-7b", "method": "pretrain", "tokens": "1T",
+                              "seq_len": 4096}]
+    loaded = load_scenario(write_scenario(base_scenario))
+    problem = build_problem(loaded)
+    result = solve(loaded, SolveOptions(top_k=1, time_limit_s=60))
+    lines = [x for x in result.plans[0].explanation if x.startswith("not bought: ")]
+    assert lines
+    for line in lines:
+        gpu = next(r.gpu for r in problem.removed if r.rule == "purchase.payback" and f" {r.gpu} " in f"{line} ")
+        econ = problem.resources.get(f"buy:{gpu}")
+        rented = any(o.gpu == gpu and o.billing != "spot" for p in loaded.catalog.platforms.values() for o in p.offers)
+        if not rented:
+            assert line == f"not bought: buying {gpu} cannot be weighed against renting: the catalog rents no {gpu}"
+            continue
+        assert line.startswith(f"not bought: {gpu} pays back within its life at no GPU count")
+        most = max(r.gpus for r in problem.removed if r.rule == "purchase.payback" and r.gpu == gpu)
+        assert f"buying {most}x {gpu} " in line
+        assert econ is None  # no count was kept as a candidate
