@@ -223,6 +223,20 @@ def _billed_change(j: JobPlan, extra_h: float) -> float:
     return float(d["price_per_gpu_hour"] * j.gpus * (billed_h - d["billed_hours"]))
 
 
+def _too_late(job: str, c: Candidate, limit_min: int) -> str:
+    """Why an option misses its job's deadline: its run, or the queue or reservation lead time before it."""
+    start_h, limit_h = SCALE.to_hours(c.startup_min), SCALE.to_hours(limit_min)
+    end_h = start_h + SCALE.to_hours(c.duration_min)
+
+    def at(hours: float) -> str:
+        return f"hour {hours:,.1f}" if limit_h < 48 else f"day {hours / 24:,.1f}"
+
+    if start_h > 0 and SCALE.to_hours(c.duration_min) <= limit_h:
+        return (f"too late for deadline/{job}: it can start only at {at(start_h)} (queue or reservation lead "
+                f"time) and ends at {at(end_h)}, after the deadline at {at(limit_h)}")
+    return f"too slow for deadline/{job}: it ends at {at(end_h)}, after the deadline at {at(limit_h)}"
+
+
 def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
     """Per job, the cheapest option cheaper than the chosen one, and the rule or limit that blocks it."""
     lines = []
@@ -247,7 +261,7 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
                                              f"deadline/{job} on its expected time ({expected_h:,.1f} h) but not "
                                              f"with {problem.confidence:.0%} confidence ({c.hours:,.1f} h)"))
                 else:
-                    blocked.append((cost, c, f"too slow for deadline/{job} ({c.hours / 24:,.1f} days)"))
+                    blocked.append((cost, c, _too_late(job, c, limit)))
         if blocked:
             cost, c, why = min(blocked, key=lambda item: (item[0], item[1].index))
             lines.append(f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing}) would cost "
