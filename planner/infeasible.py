@@ -20,7 +20,7 @@ from plan.constraints import memory as memory_rule
 from plan.constraints.groups import family
 from plan.models.features import Feature
 from plan.models.methods import ADAPTER_METHODS
-from plan.models.problem import SCALE, Candidate, Problem
+from plan.models.problem import SCALE, Candidate, Problem, Removed
 from plan.models.scenario import Job, Scenario
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome
@@ -154,7 +154,23 @@ def explain_infeasible(session: Session, result: SolveResult, empty_jobs: list[s
     if held:
         result.notes.append("held as given, not rules to relax: "
                             + "; ".join(problem.groups.get(g, g) for g in held))
+    result.notes += _pools_too_small(problem)
     result.relaxations += relaxations(session, conflict)
+
+
+def _pools_too_small(problem: Problem) -> list[str]:
+    """Per job and owned pool where no GPU count holds the job in memory: the closest, the whole pool.
+    The conflict names the rules that keep the job off the rest (data on premises); this says why the
+    pool itself cannot take it, which is what the memory relaxations answer."""
+    placed = {(c.job, c.platform) for c in problem.all_candidates()}
+    largest: dict[tuple[str, str], Removed] = {}
+    for r in problem.removed:
+        if r.rule == memory_rule.GROUP and r.billing == "owned" and (r.job, r.platform) not in placed:
+            key = (r.job, r.platform)
+            if key not in largest or r.gpus > largest[key].gpus:
+                largest[key] = r
+    return [f"owned pool {pool} cannot hold {job} in memory at any GPU count: {r.reason}"
+            for (job, pool), r in sorted(largest.items())]
 
 
 def _explain_empty(session: Session, result: SolveResult, empty_jobs: list[str]) -> None:
@@ -383,6 +399,11 @@ _OPTIMIZER_SWAPS = (
     _OptimizerSwap(EIGHT_BIT_OPTIMIZER, lambda j: j.method in ADAPTER_METHODS and j.framework != "megatron",
                    "paged 8-bit AdamW (bitsandbytes, the QLoRA recipe's optimizer: 2 bytes of state per adapter "
                    "parameter, not 12, paged to host memory when the GPU is full)"),
+    # full-parameter jobs on the PyTorch stacks: torchtune's low-memory full fine-tune recipe
+    _OptimizerSwap(EIGHT_BIT_OPTIMIZER, lambda j: j.method not in ADAPTER_METHODS and j.framework != "megatron",
+                   "paged 8-bit AdamW stepped inside the backward pass on bf16 weights (torchtune's low-memory "
+                   "full fine-tune recipe: 2 bytes of optimizer state per parameter, not 12, one layer of "
+                   "gradients at a time; no fp32 master copy, so the updates are rounded to bf16)"),
 )
 
 

@@ -255,3 +255,28 @@ def test_no_pool_feature_relaxation_where_the_pool_lacks_it_on_purpose(base_scen
     result = solve_session(_session(write_scenario, data))
     assert result.status == "infeasible"
     assert not any("features" in r.field for r in result.relaxations)
+
+
+def test_a_full_fine_tune_too_big_for_its_pool_is_offered_the_low_memory_recipe(base_scenario, write_scenario):
+    """A 3B full fine-tune whose data must stay on two 24 GB cards: mixed-precision AdamW's 16 bytes per
+    parameter do not fit even sharded over both. The answer says the pool is too small (with the closest
+    figure), and offers torchtune's low-memory recipe (8-bit AdamW in the backward pass, bf16 weights),
+    saying that it drops the fp32 master copy; applying it gives the plan it priced, on the pool."""
+    base_scenario.update(budget="5000", deadline="14d", ops_skill="expert", academic=False, policy={},
+                         sites=[{"id": "lab", "jurisdiction": "cn"}],
+                         owned=[{"id": "duo", "site": "lab", "gpu": "rtx4090", "count": 2, "gpus_per_node": 2,
+                                 "cost_per_gpu_hour": 0.3}])
+    base_scenario["jobs"] = [{"id": "ft3b", "model": "qwen2.5-3b", "method": "full_finetune", "tokens": "50M",
+                              "seq_len": 2048, "data": {"sensitivity": "regulated", "residency": "on_premises",
+                                                        "at": "lab"}}]
+    result = solve_session(_session(write_scenario, base_scenario))
+    assert result.status == "infeasible"
+    (pool_note,) = [n for n in result.notes if n.startswith("owned pool duo cannot hold ft3b in memory")]
+    assert "on 2x rtx4090" in pool_note  # the closest: the whole pool
+    eight_bit = next(r for r in result.relaxations if r.kind == "optimizer" and r.to == "paged-adamw-8bit")
+    assert "no fp32 master copy" in eight_bit.detail
+    base_scenario["jobs"][0]["optimizer"] = eight_bit.to
+    after = solve_session(_session(write_scenario, base_scenario))
+    assert after.status in ("optimal", "feasible")
+    assert after.plans[0].total_cost == pytest.approx(eight_bit.cost, abs=0.01)
+    assert {j.platform for j in after.plans[0].jobs} == {"duo"}
