@@ -310,12 +310,16 @@ def _unrunnable(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int,
     not sliced by tensor parallelism (LLaMA-Factory's AutoTP path; Megatron has no QLoRA), as the
     llamafactory export says. A team limited to the PyTorch stacks (no ops skill) runs their plain,
     data-parallel path (LLaMA-Factory, the Hugging Face Trainer: ZeRO/FSDP sharding; tensor and context
-    parallelism need DeepSpeed AutoTP or accelerate's parallelism config). A framework, tp, pp or cp the
-    user fixed is kept."""
+    parallelism need DeepSpeed AutoTP or accelerate's parallelism config). An optimizer other than Adam
+    (bitsandbytes' 8-bit AdamW, Adafactor, SGD) runs on the Hugging Face path, which does not pipeline:
+    torchtitan, the one that does, takes AdamW or Adam only. A framework, tp, pp or cp the user fixed is
+    kept."""
     if spec.framework is not None or framework != "fsdp":
         return None
     if spec.pytorch_stacks_only and ((tp > 1 and spec.tp is None) or (cp > 1 and spec.cp is None)):
         return "the one-click PyTorch path is data-parallel only"
+    if spec.optimizer != "adam" and pp > 1 and spec.pp is None:
+        return "the one PyTorch stack that pipelines (torchtitan) runs AdamW or Adam only"
     if method not in ADAPTER_METHODS:
         return None
     if pp > 1 and spec.pp is None:
@@ -329,13 +333,17 @@ def _recomputes(spec: LayoutSpec, framework: str, method: str = "pretrain") -> t
     """Recomputation policies searched: Megatron's none or full (block recomputation chooses how many
     layers); on the PyTorch stacks also torchtitan's op-level selective policy and activation offload,
     but no adapter stack has the selective one (Hugging Face and LLaMA-Factory checkpoint whole layers,
-    torchtune's LoRA recipes checkpoint or offload whole layers; the exports refuse it), and a team
-    limited to the one-click PyTorch path has the Hugging Face Trainer's whole-layer checkpointing only."""
+    torchtune's LoRA recipes checkpoint or offload whole layers; the exports refuse it), nor has an
+    optimizer other than Adam (torchtitan, the stack with op-level checkpointing, takes AdamW or Adam
+    only; torchtune runs 8-bit AdamW with whole-layer checkpointing or offload), and a team limited to the
+    one-click PyTorch path has the Hugging Face Trainer's whole-layer checkpointing only."""
     if spec.recompute or spec.recompute_layers:
         return (spec.recompute or "full",)
     if framework != "fsdp" or spec.pytorch_stacks_only:
         return ("none", "full")
-    return ("none", "full", "offload") if method in ADAPTER_METHODS else ("none", "selective", "full", "offload")
+    if method in ADAPTER_METHODS or spec.optimizer != "adam":
+        return ("none", "full", "offload")
+    return ("none", "selective", "full", "offload")
 
 
 @lru_cache(maxsize=4096)

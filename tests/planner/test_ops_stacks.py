@@ -56,3 +56,21 @@ def test_skilled_team_and_named_framework_keep_megatron(base_scenario, write_sce
     result = solve_session(generous_session(named_path))
     assert result.status == "optimal"
     assert not any(line.startswith("stack of") for line in result.plans[0].explanation)
+
+
+def test_an_optimizer_other_than_adam_keeps_fsdp_layouts_on_the_hugging_face_path(base_scenario, write_scenario):
+    """bitsandbytes' 8-bit AdamW runs on the Hugging Face Trainer (LLaMA-Factory, accelerate), which does
+    not pipeline, and torchtune (whole-layer checkpointing or activation offload); torchtitan, which
+    pipelines and has op-level selective checkpointing, takes AdamW or Adam only. So a 70B full fine-tune
+    with it on 16 GPUs gets no FSDP layout with pp > 1 or selective recomputation."""
+    base_scenario.update(owned=[], sites=[], budget="1M", deadline="30d", ops_skill="expert", policy={})
+    base_scenario["jobs"] = [{"id": "ft", "model": "llama3.1-70b", "method": "full_finetune", "tokens": "200M",
+                              "seq_len": 8192, "optimizer": "paged-adamw-8bit", "min_gpus": 16, "max_gpus": 16}]
+    layouts = [c.layout for c in build_problem(load_scenario(write_scenario(base_scenario))).candidates["ft"]]
+    fsdp = [lay for lay in layouts if lay["framework"] == "fsdp"]
+    assert fsdp, "the 8-bit optimizer runs on the PyTorch stacks"
+    assert all(lay["pp"] == 1 and lay["recompute"] in ("none", "full", "offload") for lay in fsdp)
+    # with Adam, the same job is searched on torchtitan's pipelined layouts too (the rule is the optimizer's)
+    base_scenario["jobs"][0]["optimizer"] = "adamw"
+    adam = [c.layout for c in build_problem(load_scenario(write_scenario(base_scenario, "adam.yaml"))).candidates["ft"]]
+    assert any(lay["framework"] == "fsdp" and (lay["pp"] > 1 or lay["recompute"] == "selective") for lay in adam)
