@@ -592,6 +592,7 @@ class CandidateBuilder:
                     "train_p10_h": run.hours_range[0], "train_p90_h": run.hours_range[1],
                     "train_at_confidence_h": train_q_h, "confidence": self.confidence,
                     "framework": layout.framework, "memory_band_factor": self.memory_band_factor,
+                    "mfu_causal": estimate.mfu_causal,
                     **risk_detail, **cost_detail, **move.detail()},
         )
 

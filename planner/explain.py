@@ -17,6 +17,7 @@ from plan.models.problem import SCALE, Candidate, Problem, PurchaseEconomics, Re
 from plan.planner.candidates import NOT_WEIGHED
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
+from plan.planner.estimate.types import CAUSAL_MFU_NOTE_GAP
 from plan.planner.infeasible import HOURS_STATED_BELOW_H, conflict_groups, describe, duration_text
 from plan.planner.plan import Conflict, JobPlan, Plan, ReservationPlan, Trade
 from plan.planner.transfer import transfer_line
@@ -42,7 +43,7 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
                if (j.detail or {}).get("layout", {}).get("optimizer", "adam") != "adam" else "")
             + (" fused kernels" if j.assumes_fused_kernels else "") + "; "
             f"{j.memory_gib_per_gpu:.1f} of {j.gpu_memory_gib:.0f} GiB "
-            f"per GPU ({free:.1f} free); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}; "
+            f"per GPU ({free:.1f} free); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}{_causal(j)}; "
             f"hours {j.start_h:,.1f} -> {j.end_h:,.1f}{_startup(j)}; {_risk(j)}"
             + (f"; fixed by the scenario: {problem.pinned[j.job]}" if j.job in problem.pinned else "")
             + (f"; {money(j.cost, currency)}" if j.cost else f"; billed on {j.reservation}" if j.reservation else ""))
@@ -221,6 +222,14 @@ def _billed_change(j: JobPlan, extra_h: float) -> float:
         return j.cost * extra_h / expected
     billed_h = billed_hours(max(0.0, d["billable_hours"] + extra_h), step_h, d["min_billed_hours"])
     return float(d["price_per_gpu_hour"] * j.gpus * (billed_h - d["billed_hours"]))
+
+
+def _causal(j: JobPlan) -> str:
+    """The causal-attention MFU next to the conventional one where long sequences make them differ."""
+    causal = (j.detail or {}).get("mfu_causal")
+    if not isinstance(causal, float) or j.mfu - causal < CAUSAL_MFU_NOTE_GAP:
+        return ""
+    return f" ({causal:.0%} counting only the causal half of attention that flash attention computes)"
 
 
 def _too_late(job: str, c: Candidate, limit_min: int) -> str:

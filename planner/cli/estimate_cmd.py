@@ -22,11 +22,12 @@ from plan.models.limits import MAX_GLOBAL_BATCH, MAX_GPUS, MAX_LORA_RANK, MAX_PA
 from plan.models.model_card import ModelCard
 from plan.models.platform import Platform
 from plan.models.scenario import DEFAULT_MEMORY_HEADROOM, MAX_MEMORY_HEADROOM
-from plan.models.units import parse_count
+from plan.models.units import parse_count, parse_seq_len
 from plan.planner.cli.common import OutputFormat, console, fail, finite, print_json
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
+    CAUSAL_MFU_NOTE_GAP,
     FRAMEWORKS,
     METHODS,
     OPTIMIZER_ALIASES,
@@ -105,7 +106,7 @@ def estimate_command(
         "--optimizer", help=" | ".join(OPTIMIZER_NAMES))] = "adamw",
     micro_batch: Annotated[int | None, typer.Option("--micro-batch", help="sequences/micro-batch")] = None,
     global_batch: Annotated[int | None, typer.Option("--global-batch", help="sequences per step")] = None,
-    seq_len: Annotated[int, typer.Option("--seq-len", help="tokens per sequence")] = 4096,
+    seq_len_text: Annotated[str, typer.Option("--seq-len", help="tokens per sequence, e.g. 4096 or 4k")] = "4096",
     precision: Annotated[str, typer.Option("--precision", help="bf16 | fp16 | fp8")] = "bf16",
     lora_rank: Annotated[int | None, typer.Option("--lora-rank", help="LoRA rank (default 16)")] = None,
     tokens: Annotated[str | None, typer.Option("--tokens", help="tokens to train on, e.g. 10B")] = None,
@@ -135,6 +136,12 @@ def estimate_command(
         fail(f"--optimizer: {optimizer!r} is not one of {', '.join(OPTIMIZER_NAMES)}")
     if gpus < 1:
         fail(f"--gpus: must be at least 1, got {gpus}")
+    try:  # as a scenario's seq_len: 4096, 4k, 32K
+        seq_len = parse_seq_len(seq_len_text)
+    except ValueError as exc:
+        fail(f"--seq-len: {exc}")
+    if seq_len < 1:
+        fail(f"--seq-len: must be at least 1, got {seq_len_text}")
     for option, value, most in (("--gpus", gpus, MAX_GPUS), ("--tp", tp, MAX_PARALLEL), ("--pp", pp, MAX_PARALLEL),
                                 ("--cp", cp, MAX_PARALLEL), ("--vpp", vpp, MAX_PARALLEL), ("--ep", ep, MAX_PARALLEL),
                                 ("--micro-batch", micro_batch, MAX_GLOBAL_BATCH),
@@ -325,7 +332,9 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
     mem_lo, mem_hi = est.memory_gib_range
     console.print(f"throughput: {est.tokens_per_s:,.0f} tokens/s (p10-p90 {lo:,.0f}-{hi:,.0f}; "
                   f"{est.tokens_per_s_per_gpu:,.0f} per GPU); memory p10-p90 {mem_lo:.1f}-{mem_hi:.1f} GiB; "
-                  f"{est.model_tflops_per_gpu:.0f} model TFLOP/s per GPU; MFU {est.mfu:.1%}; "
+                  f"{est.model_tflops_per_gpu:.0f} model TFLOP/s per GPU; MFU {est.mfu:.1%}"
+                  + (f" ({est.mfu_causal:.1%} counting only the causal half of attention)"
+                     if est.mfu - est.mfu_causal >= CAUSAL_MFU_NOTE_GAP else "") + "; "
                   f"{est.flops_per_token / 1e9:.1f} GFLOP per token")
     if tokens is not None:
         run = est.run(tokens)

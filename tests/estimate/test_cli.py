@@ -82,6 +82,8 @@ def test_a_fixed_recomputation_that_fits_nowhere_names_the_one_that_fits() -> No
     (["--model", "llama9-8b"], "error: --model: unknown model"),
     (["--gpu", "a100-80gb", "--precision", "fp8"], "error: --precision:"),
     (["--tokens", "10Q"], "error: --tokens:"),
+    (["--seq-len", "4M"], "error: --seq-len: unknown suffix"),
+    (["--seq-len", "0"], "error: --seq-len: must be at least 1"),
     (["--tp", "3"], "error: --tp:"),
     (["--method", "ppo"], "error: --method:"),
     (["--lora-rank", "8"], "error: --lora-rank:"),
@@ -198,3 +200,12 @@ def test_nothing_fits_names_fused_kernels_when_they_would_fit() -> None:
     assert code == 0 and fused["fits"] is True and fused["layout"]["kernels"] == "fused"
     assert fused["memory_gib"]["total"] == pytest.approx(fitting_gib, abs=0.05)
     assert not [n for n in fused["notes"] if "--kernels fused (" in n and "it fits" in n]
+
+
+def test_seq_len_takes_what_a_scenario_takes() -> None:
+    # "8k" is 8192 tokens in a scenario (models/units.parse_seq_len), and so on the command line
+    base = ("--model", "llama3.1-8b", "--method", "lora", "--gpu", "h100-sxm", "--gpus", "8", "--format", "json")
+    outs = [run(*base, "--seq-len", value) for value in ("8k", "8192", "8K")]
+    assert all(code == 0 for code, _, _ in outs)
+    first, *rest = (json.loads(out) for _, out, _ in outs)
+    assert first["layout"]["seq_len"] == 8192 and all(other == first for other in rest)

@@ -266,3 +266,16 @@ def test_flash_attention_computes_its_compiled_head_size(gpt7b: ModelCard, h100:
         r, r_padded = rates(shape_of(card), layout, cluster), rates(shape_of(padded), layout, cluster)
         # seconds per counted attention FLOP scale with the kernel's head size over the model's
         assert r.attention_flops_per_s / r_padded.attention_flops_per_s == pytest.approx(head_dim / charged)
+
+
+@pytest.mark.parametrize("seq_len", [2048, 32768])
+def test_causal_mfu_counts_half_the_attention_core(gpt7b: ModelCard, h100: GPU, seq_len: int) -> None:
+    """The conventional MFU counts the attention core as full (4 s d per token and layer, Megatron/PaLM);
+    flash attention computes the causal half. The causal MFU takes half of that share out, so the two
+    are close at 2k tokens and far apart at 32k."""
+    est = estimate(gpt7b, "pretrain", Cluster.of(h100, 8), make(8, seq_len=seq_len, recompute="full",
+                                                                  global_batch=8))
+    attention = 3 * shape_of(gpt7b).forward_flops_per_token(seq_len)[1]
+    assert est.mfu_causal == pytest.approx(est.mfu * (est.flops_per_token - attention / 2) / est.flops_per_token)
+    assert (est.mfu - est.mfu_causal > 0.05) == (seq_len > 8192)
+    assert est.to_dict()["mfu_causal"] == est.mfu_causal
