@@ -217,16 +217,22 @@ def test_no_optimizer_relaxation_where_it_would_not_fit_either(base_scenario, wr
     assert not [r for r in result.relaxations if r.kind == "optimizer"]
 
 
+def _on_premises(base_scenario: dict[str, Any], *, ops: str, pool: str, count: int, job: str, model: str,
+                 method: str, tokens: str, budget: str) -> dict[str, Any]:
+    """A site with one pool of 24 GB cards in one server; the job's data is regulated and stays there."""
+    base_scenario.update(budget=budget, deadline="14d", ops_skill=ops, academic=False, policy={},
+                         sites=[{"id": "site", "jurisdiction": "cn"}],
+                         owned=[{"id": pool, "site": "site", "gpu": "rtx4090", "count": count,
+                                 "gpus_per_node": count, "cost_per_gpu_hour": 0.3}])
+    base_scenario["jobs"] = [{"id": job, "model": model, "method": method, "tokens": tokens, "seq_len": 2048,
+                              "data": {"sensitivity": "regulated", "residency": "on_premises", "at": "site"}}]
+    return base_scenario
+
+
 def _no_ops_workstation(base_scenario: dict[str, Any]) -> dict[str, Any]:
     """A ward with no ops skill owns one 4-card workstation; its patient notes must stay there."""
-    base_scenario.update(budget="2000", deadline="14d", ops_skill="none", academic=False, policy={},
-                         sites=[{"id": "ward", "jurisdiction": "cn"}],
-                         owned=[{"id": "ws", "site": "ward", "gpu": "rtx4090", "count": 4, "gpus_per_node": 4,
-                                 "cost_per_gpu_hour": 0.3}])
-    base_scenario["jobs"] = [{"id": "notes", "model": "qwen2.5-7b", "method": "qlora", "tokens": "20M",
-                              "seq_len": 2048, "data": {"sensitivity": "regulated", "residency": "on_premises",
-                                                        "at": "ward"}}]
-    return base_scenario
+    return _on_premises(base_scenario, ops="none", pool="ws", count=4, job="notes", model="qwen2.5-7b",
+                        method="qlora", tokens="20M", budget="2000")
 
 
 def test_a_conflict_names_the_option_only_that_rule_keeps_out(base_scenario, write_scenario):
@@ -262,13 +268,8 @@ def test_a_full_fine_tune_too_big_for_its_pool_is_offered_the_low_memory_recipe(
     parameter do not fit even sharded over both. The answer says the pool is too small (with the closest
     figure), and offers torchtune's low-memory recipe (8-bit AdamW in the backward pass, bf16 weights),
     saying that it drops the fp32 master copy; applying it gives the plan it priced, on the pool."""
-    base_scenario.update(budget="5000", deadline="14d", ops_skill="expert", academic=False, policy={},
-                         sites=[{"id": "lab", "jurisdiction": "cn"}],
-                         owned=[{"id": "duo", "site": "lab", "gpu": "rtx4090", "count": 2, "gpus_per_node": 2,
-                                 "cost_per_gpu_hour": 0.3}])
-    base_scenario["jobs"] = [{"id": "ft3b", "model": "qwen2.5-3b", "method": "full_finetune", "tokens": "50M",
-                              "seq_len": 2048, "data": {"sensitivity": "regulated", "residency": "on_premises",
-                                                        "at": "lab"}}]
+    _on_premises(base_scenario, ops="expert", pool="duo", count=2, job="ft3b", model="qwen2.5-3b",
+                 method="full_finetune", tokens="50M", budget="5000")
     result = solve_session(_session(write_scenario, base_scenario))
     assert result.status == "infeasible"
     (pool_note,) = [n for n in result.notes if n.startswith("owned pool duo cannot hold ft3b in memory")]

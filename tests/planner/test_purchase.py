@@ -10,6 +10,7 @@ from plan.models.loading import load_scenario
 from plan.models.problem import HOURS_PER_MONTH, PurchaseEconomics
 from plan.planner.candidates import build_problem
 from plan.planner.solve import SolveOptions, solve
+from tests.planner.catalog_runs import run_catalog_scenario
 
 SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "frontier_private_vs_hybrid.yaml"
 
@@ -60,13 +61,10 @@ def test_purchases_left_out_say_why_for_every_count(base_scenario, write_scenari
     """A university weighs buying against renting for six months of pre-training. Where no GPU count
     pays back within the hardware's life, the plan says so with the closest count (the most GPUs, staff
     spread thinnest), not as if that count had been the proposal; a GPU nobody rents cannot be weighed."""
-    base_scenario.update(owned=[], sites=[], budget="300万元", deadline="180d", ops_skill="expert", academic=True,
-                         policy={"consider_purchase": True})
-    base_scenario["jobs"] = [{"id": "pt7b", "model": "qwen2.5-7b", "method": "pretrain", "tokens": "1T",
-                              "seq_len": 4096}]
-    loaded = load_scenario(write_scenario(base_scenario))
-    problem = build_problem(loaded)
-    result = solve(loaded, SolveOptions(top_k=1, time_limit_s=60))
+    loaded, problem, result = run_catalog_scenario(
+        base_scenario, write_scenario, [{"id": "pt7b", "model": "qwen2.5-7b", "method": "pretrain", "tokens": "1T",
+                                         "seq_len": 4096}],
+        budget="300万元", deadline="180d", ops_skill="expert", academic=True, policy={"consider_purchase": True})
     lines = [x for x in result.plans[0].explanation if x.startswith("not bought: ")]
     assert lines
     for line in lines:

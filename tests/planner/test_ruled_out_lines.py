@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import re
 
-from plan.models.loading import load_scenario
 from plan.models.problem import SCALE
-from plan.planner.candidates import build_problem
-from plan.planner.solve import SolveOptions, solve
+from tests.planner.catalog_runs import run_catalog_scenario
 
 LINE = re.compile(r"^(?P<job>[\w-]+): (?P<gpus>\d+)x (?P<gpu>\S+) on (?P<platform>\S+) \((?P<billing>\w+)\) would cost "
                   r".* but is too (?P<kind>late|slow) for deadline/(?P=job): .*ends at hour (?P<end>[\d,.]+), "
@@ -18,13 +16,10 @@ LINE = re.compile(r"^(?P<job>[\w-]+): (?P<gpus>\d+)x (?P<gpu>\S+) on (?P<platfor
 def test_a_cheaper_option_waiting_for_its_reservation_is_too_late_not_too_slow(base_scenario, write_scenario):
     # Twelve hours for a 72B LoRA: more H800s than a platform hands out at once need a reservation with
     # days of lead, so they would be cheaper and faster but cannot start in time.
-    base_scenario.update(owned=[], sites=[], budget="2000 USD", currency="USD", deadline="12h", ops_skill="expert",
-                         policy={"allow_spot": True})
-    base_scenario["jobs"] = [{"id": "lora72", "model": "qwen2.5-72b", "method": "lora", "tokens": "100M",
-                              "seq_len": 4096}]
-    loaded = load_scenario(write_scenario(base_scenario))
-    problem = build_problem(loaded)
-    result = solve(loaded, SolveOptions(top_k=3, time_limit_s=60))
+    _, problem, result = run_catalog_scenario(
+        base_scenario, write_scenario, [{"id": "lora72", "model": "qwen2.5-72b", "method": "lora", "tokens": "100M",
+                                         "seq_len": 4096}],
+        top_k=3, budget="2000 USD", currency="USD", deadline="12h", ops_skill="expert", policy={"allow_spot": True})
     found = [m for plan in result.plans for line in plan.explanation if (m := LINE.match(line))]
     assert found, "no deadline line in any plan"
     assert any(m["kind"] == "late" for m in found)
