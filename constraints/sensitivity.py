@@ -17,7 +17,7 @@ from plan.constraints.groups import Groups
 from plan.constraints.variables import Variables
 from plan.models.jurisdiction import within
 from plan.models.problem import Placement
-from plan.models.scenario import Job, Scenario
+from plan.models.scenario import Job, Scenario, Site
 from plan.planner.cpsat.sat import cp_model
 
 
@@ -50,6 +50,14 @@ RULES: dict[str, SensitivityRule] = {
 ASSUMED_INTERNET_GBPS = 1.0
 
 
+def site_internet_gbps(site: Site) -> float:
+    """The speed assumed for a site's undeclared internet links: the fastest internet link it declares
+    (its uplink carries every internet transfer, so no platform is reached faster than the site says its
+    internet runs), else ASSUMED_INTERNET_GBPS."""
+    declared = [link.gbps for link in site.links if link.kind == "internet"]
+    return max(declared) if declared else ASSUMED_INTERNET_GBPS
+
+
 def link_graph(scenario: Scenario, platform_ids: list[str]) -> nx.Graph:
     """Sites and platforms as nodes; declared links (kind, gbps) and assumed internet links as edges."""
     graph = nx.Graph()
@@ -58,8 +66,9 @@ def link_graph(scenario: Scenario, platform_ids: list[str]) -> nx.Graph:
     for site in scenario.sites:
         graph.add_node(site.id, kind="site", jurisdiction=site.jurisdiction)
     for site in scenario.sites:
+        internet = site_internet_gbps(site)
         for pid in platform_ids:
-            graph.add_edge(site.id, pid, kind="internet", gbps=ASSUMED_INTERNET_GBPS, assumed=True)
+            graph.add_edge(site.id, pid, kind="internet", gbps=internet, assumed=True)
         for link in site.links:
             graph.add_edge(site.id, link.to, kind=link.kind, gbps=link.gbps, assumed=False)
     return graph
@@ -144,7 +153,9 @@ def transfer_hours(scenario: Scenario, job: Job, place: Placement, graph: nx.Gra
         return 0.0, None
     gbps, assumed = found
     hours = data.size_gb * 8 / gbps / 3600
+    declared = any(link.kind == "internet" for site in scenario.sites if site.id == data.at for link in site.links)
     note = (f"{job.id}: data moves {data.at} -> {target} over an assumed {gbps:g} Gb/s internet link"
+            + (f" (the speed {data.at} declares for its internet)" if declared else "")
             if assumed else None)
     return hours, note
 

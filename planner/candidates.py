@@ -540,8 +540,9 @@ class CandidateBuilder:
         # the expected time.
         train_q_h = hours_quantile(run, self.confidence)
         hours = train_q_h + transfer_h
-        # GPUs are held while the data arrives; the result leaves from storage after they are released
-        billed_h, risk_detail, risk_note = run.hours + move.in_h, {}, None
+        # The data goes to the platform's storage before the GPUs are rented and the result leaves from it
+        # after they are released: the schedule holds both, the GPU bill the training
+        billed_h, risk_detail, risk_note = run.hours, {}, None
         if place.billing == "spot" and option.cluster_platform is not None:
             risk = spot_risk(option.cluster_platform, place.nodes, estimate.cluster.spot_preemptions_per_day,
                              run.hours)

@@ -3,7 +3,9 @@
 In: the job's training data (`data.size`) travels from the site where it lives (`data.at`) to the
 placement over the best link its sensitivity allows (plan.constraints.sensitivity), at that link's
 bottleneck bandwidth. Inbound traffic is free on every platform in the catalog's sources, so data in
-costs time, not a fee; the GPUs are held (and billed) while it arrives.
+costs time, not a fee. It goes to the platform's storage (object storage or a shared disk) before the
+GPUs are rented, as users upload a dataset first: the job starts that much later, and its GPU bill
+covers the training only. Storage fees are not in the catalog and not charged.
 
 Out: the trained result comes home. Home is the data's site (`data.at`), else the scenario's first
 site; a scenario without sites keeps its results where they were trained. The result is the trained
@@ -123,4 +125,6 @@ def transfer_line(detail: dict[str, object], job: str, platform: str, currency: 
         parts.append(f"data in {in_h:,.2f} h")
     if gb > 0:
         parts.append(f"result ({gb:,.1f} GB) {platform} -> {home} {out_h:,.2f} h, egress {fee:,.0f} {currency}")
-    return f"transfer for {job}: " + "; ".join(parts) + " (in the job's hours and cost)"
+    said = " (in the job's hours and cost" + ("; the data is uploaded to storage before the GPUs are rented, "
+                                              "so they are not billed for it)" if in_h > 0 else ")")
+    return f"transfer for {job}: " + "; ".join(parts) + said

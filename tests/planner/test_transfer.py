@@ -93,3 +93,26 @@ def test_a_private_line_carries_the_result_without_a_per_gb_fee():
     assert job.platform == "tencent-ti-one" and job.detail["egress_cost"] == 0
     assert job.detail["transfer_out_h"] == pytest.approx(gb * 8 / 10 / 3600)  # at the line's 10 Gb/s
     assert any("private line" in a for a in result.plans[0].assumptions)
+
+
+def test_data_uploaded_before_the_gpus_are_rented_delays_the_job_but_is_not_billed():
+    """5 TB behind the lab's 100 Mb/s internet: the upload takes 111 h before training can start. Users
+    upload a dataset to the platform's storage first, so the job ends that much later but its GPU bill is
+    the training's: each option costs what it costs with the data already there. Platforms the lab
+    declares no link to are reached no faster than the internet speed it declares."""
+    small, large = copy.deepcopy(BASE), copy.deepcopy(BASE)
+    for raw, size in ((small, "1GB"), (large, "5TB")):
+        raw["sites"] = [{"id": "lab", "jurisdiction": "cn",
+                         "links": [{"to": "aliyun-pai", "kind": "internet", "gbps": 0.1}]}]
+        raw["policy"] = {}
+        raw["jobs"][0]["data"]["size"] = size
+    problems = [build_problem(load_scenario_data(raw, Path("upload.yaml"))) for raw in (small, large)]
+    before, after = ({(c.platform, c.gpu, c.gpus, c.billing): c for c in p.candidates["ft"]} for p in problems)
+    hourly = [k for k in before.keys() & after.keys() if k[3] == "hourly"]
+    assert hourly
+    for key in hourly:
+        b, a = before[key], after[key]
+        upload_h = a.detail["transfer_in_h"] - b.detail["transfer_in_h"]
+        assert upload_h == pytest.approx((5000 - 1) * 8 / 0.1 / 3600, rel=1e-6)  # 0.1 Gb/s everywhere
+        assert a.cost == b.cost  # the GPUs are not billed for the upload
+        assert a.duration_min - b.duration_min == pytest.approx(upload_h * 60, abs=2)
