@@ -60,4 +60,6 @@ def render_markdown(result: SolveResult) -> str:
         out += ["", "## Conflicts", ""] + [f"- `{c.constraint}`: {c.detail}" for c in result.conflicts]
     if result.relaxations:
         out += ["", "## Smallest relaxations", ""] + [f"- {r.kind}: {r.detail}" for r in result.relaxations]
+    if result.notes:
+        out += ["", "## Notes", ""] + [f"- {n}" for n in result.notes]
     return "\n".join(out) + "\n"

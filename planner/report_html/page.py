@@ -68,6 +68,7 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
         body.append(f'<p class="headline">No plan: {_e(result.status)}.</p>')
         body += [f"<p>{_e(c.constraint)}: {_e(c.detail)}</p>" for c in result.conflicts]
         body += [f"<p>relax {_e(r.kind)}: {_e(r.detail)}</p>" for r in result.relaxations]
+        body += [f"<p>note: {_e(n)}</p>" for n in result.notes]
         return _wrap(result.scenario, body)
     best = result.plans[0]
     budget = f" of the {s.budget:,.0f} {_e(cur)} budget" if s.budget else ""

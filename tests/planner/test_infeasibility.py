@@ -3,6 +3,7 @@ rules that change the outcome; relaxations are numbers with units; why-not still
 
 from __future__ import annotations
 
+import html
 import json
 from typing import Any
 
@@ -13,6 +14,8 @@ from plan.models.loading import load_scenario
 from plan.planner.cli.app import app
 from plan.planner.cpsat.model import Bounds
 from plan.planner.infeasible import can_change
+from plan.planner.report import render_markdown
+from plan.planner.report_html.page import report_html
 from plan.planner.solve import Session, SolveOptions, solve, solve_session
 
 runner = CliRunner()
@@ -270,10 +273,15 @@ def test_a_full_fine_tune_too_big_for_its_pool_is_offered_the_low_memory_recipe(
     saying that it drops the fp32 master copy; applying it gives the plan it priced, on the pool."""
     _on_premises(base_scenario, ops="expert", pool="duo", count=2, job="ft3b", model="qwen2.5-3b",
                  method="full_finetune", tokens="50M", budget="5000")
-    result = solve_session(_session(write_scenario, base_scenario))
+    session = _session(write_scenario, base_scenario)
+    result = solve_session(session)
     assert result.status == "infeasible"
     (pool_note,) = [n for n in result.notes if n.startswith("owned pool duo cannot hold ft3b in memory")]
     assert "on 2x rtx4090" in pool_note  # the closest: the whole pool
+    # the markdown answer and the HTML report carry it, as the terminal does
+    assert f"- {pool_note}" in render_markdown(result).splitlines()
+    assert session.loaded is not None
+    assert html.escape(pool_note, quote=True) in report_html(result, session.loaded)
     eight_bit = next(r for r in result.relaxations if r.kind == "optimizer" and r.to == "paged-adamw-8bit")
     assert "no fp32 master copy" in eight_bit.detail
     base_scenario["jobs"][0]["optimizer"] = eight_bit.to
