@@ -65,6 +65,10 @@ NOT_WEIGHED = "cannot be weighed against renting"
 """Why a purchase was dropped when no rental of its GPU exists to compare it with."""
 
 
+def _span(hours: float) -> str:
+    return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} days"
+
+
 def gpu_counts(gpus_per_node: int, limit: int) -> list[int]:
     """1, 2, 4, ... up to one node, then whole nodes, capped at `limit`."""
     counts = {n for n in (1, 2, 4, 8, 16, 32, 64) if n <= gpus_per_node} | {gpus_per_node}
@@ -549,10 +553,13 @@ class CandidateBuilder:
             hours += risk.wait_h
             billed_h += risk.held_h
             risk_detail, risk_note = risk.detail(), risk.assumption
-        if hours > self.horizon_h:
+        if option.startup_h + hours > self.horizon_h:  # no schedule can hold it (the model's end bound)
             self.removed.append(Removed(job.id, place.platform, place.gpu, place.gpus, place.billing, "horizon",
-                                        f"takes {hours / 24:,.0f} days, beyond the planning horizon of "
-                                        f"{self.horizon_h / 24:,.0f} days"))
+                                        f"would end after {_span(option.startup_h + hours)}, beyond the "
+                                        f"planning horizon of {_span(self.horizon_h)} (3x the latest deadline)"
+                                        if self.horizon_h < NO_DEADLINE_HORIZON_H else
+                                        f"would end after {_span(option.startup_h + hours)}, beyond the "
+                                        f"planning horizon of {_span(self.horizon_h)}"))
             return None
         cost, resource, cost_detail = self._billing(job, option, billed_h, run)
         cost += SCALE.money(move.egress_cost)

@@ -175,13 +175,21 @@ def _pools_too_small(problem: Problem) -> list[str]:
 
 def _explain_empty(session: Session, result: SolveResult, empty_jobs: list[str]) -> None:
     problem = session.problem
+    late = [job for job in empty_jobs if any(r.job == job and r.rule == "horizon" for r in problem.removed)]
+    deadline = _deadline_beyond_horizon(session) if late else None
     for job in empty_jobs:
         by_rule = Counter((r.rule, r.reason) for r in problem.removed if r.job == job)
-        if by_rule:
+        if job in late and deadline is not None:
+            result.conflicts.append(Conflict(
+                f"deadline/{job}", f"{job}: no option finishes by the deadline; the fastest plan needs "
+                                   f"{deadline.to:g} {deadline.unit}"))
+        elif by_rule:
             (rule, reason), _ = by_rule.most_common(1)[0]
             result.conflicts.append(Conflict(f"{rule}/{job}", f"{job}: no option is left; e.g. {reason}"))
         else:
             result.conflicts.append(Conflict(f"catalog/{job}", f"{job}: no option in the catalog or owned pools"))
+    if deadline is not None:
+        result.relaxations.append(deadline)
     found = _headroom_relaxation(session)
     if found is not None:
         result.relaxations.append(found)
@@ -218,6 +226,9 @@ def relaxations(session: Session, conflict: list[str]) -> list[Relaxation]:
             found.append(Relaxation("deadline", "deadline", value, unit,
                                     f"extend the deadline to {value:g} {unit} and the rest holds",
                                     SCALE.to_money(out.total_cost)))
+        else:  # the fastest plan ends beyond the model's horizon (3x the deadline): ask without one
+            beyond = _deadline_beyond_horizon(session)
+            found += [beyond] if beyond is not None else []
     policy = sorted(g for g in names if is_policy(g))
     singles = 0
     for group in policy:
@@ -241,6 +252,31 @@ def relaxations(session: Session, conflict: list[str]) -> list[Relaxation]:
         found.append(headroom)
     found.extend(_optimizer_relaxations(session))
     return found
+
+
+def _deadline_beyond_horizon(session: Session) -> Relaxation | None:
+    """The deadline that makes the scenario feasible when its fastest plan ends beyond the model's
+    horizon (three times the latest deadline, which bounds every schedule): the scenario without
+    deadlines, solved for time, the rest held."""
+    loaded = session.loaded
+    if loaded is None:
+        return None
+    scenario = loaded.scenario
+    if scenario.deadline_h is None and not any(j.deadline_h for j in scenario.jobs):
+        return None
+    variant = scenario.model_copy(update={"deadline_h": None, "jobs": [
+        j.model_copy(update={"deadline_h": None}) for j in scenario.jobs]})
+    other = session.variant(variant)
+    if other is None or any(not other.problem.candidates[j] for j in other.problem.jobs):
+        return None
+    out = other.run("time", Bounds())
+    session.spend(other)
+    if not out.solved:
+        return None
+    value, unit = duration_text(SCALE.to_hours(out.makespan_min))
+    return Relaxation("deadline", "deadline", value, unit,
+                      f"extend the deadline to {value:g} {unit} and the rest holds (the fastest plan)",
+                      SCALE.to_money(out.total_cost))
 
 
 def _policy_relaxation(problem: Problem, groups: list[str], out: Outcome) -> Relaxation:

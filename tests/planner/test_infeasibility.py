@@ -289,3 +289,24 @@ def test_a_full_fine_tune_too_big_for_its_pool_is_offered_the_low_memory_recipe(
     assert after.status in ("optimal", "feasible")
     assert after.plans[0].total_cost == pytest.approx(eight_bit.cost, abs=0.01)
     assert {j.platform for j in after.plans[0].jobs} == {"duo"}
+
+
+def test_a_deadline_no_option_meets_says_how_long_the_fastest_plan_takes(base_scenario, write_scenario):
+    """Six hours for a 72B continued pre-training on 10B tokens: every option ends beyond the model's
+    horizon (three times the deadline), so the answer cannot come from the model itself. It is a deadline
+    conflict all the same, and the deadline that works is the fastest plan's, solved without one."""
+    base_scenario.update(owned=[], sites=[], budget="100万元", deadline="6h", ops_skill="expert", policy={})
+    base_scenario["jobs"] = [{"id": "cpt", "model": "qwen2.5-72b", "method": "continued_pretrain",
+                              "tokens": "10B", "seq_len": 4096}]
+    result = solve_session(_session(write_scenario, base_scenario))
+    assert result.status == "infeasible"
+    assert [c.constraint for c in result.conflicts] == ["deadline/cpt"]
+    (extend,) = [r for r in result.relaxations if r.kind == "deadline"]
+    assert extend.unit in ("h", "d") and isinstance(extend.to, float)
+    base_scenario["deadline"] = f"{extend.to:g}{extend.unit}"
+    after = solve_session(_session(write_scenario, base_scenario))
+    assert after.status in ("optimal", "feasible")
+    assert after.plans[0].makespan_h <= extend.to * (24 if extend.unit == "d" else 1) + 1e-6
+    # no horizon-beyond option is left in a model: nothing could schedule it
+    problem = _session(write_scenario, base_scenario).problem
+    assert all(c.startup_min + c.duration_min <= problem.horizon_min for c in problem.all_candidates())
