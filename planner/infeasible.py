@@ -101,10 +101,33 @@ def _assume(base: Bounds, groups: set[str]) -> Bounds:
                   max_makespan=base.max_makespan, assume=frozenset(groups))
 
 
+MAX_CONFLICTS = 4
+"""Disjoint conflicts looked for, one after another, when lifting the ones found still leaves no plan."""
+
+
 def conflict_groups(session: Session, base: Bounds) -> list[str]:
     """The conflict over the options the policy leaves; if those options cannot run the jobs under
-    any rule, the conflict among the policy lists and the rules together."""
-    names = set(session.model.groups.literals)
+    any rule, the conflict among the policy lists and the rules together. Where lifting it still
+    leaves no plan (a budget too small and data no rented GPU may hold), the next conflict among the
+    remaining rules, and so on: every rule a person must change is named, not only the first."""
+    return [group for found in conflict_sets(session, base) for group in found]
+
+
+def conflict_sets(session: Session, base: Bounds) -> list[list[str]]:
+    """The conflicts of `conflict_groups`, each on its own: at least one rule of each must change."""
+    found = _one_conflict(session, base)
+    sets = [found] if found else []
+    for _ in range(MAX_CONFLICTS - 1):
+        lifted = {g for s in sets for g in s}
+        if not found or session.run(None, _lifted(base, lifted)).solved:
+            break
+        found = _one_conflict(session, _lifted(base, lifted))
+        sets += [found] if found else []
+    return sets
+
+
+def _one_conflict(session: Session, base: Bounds) -> list[str]:
+    names = set(session.model.groups.literals) - base.lifted
     changeable = {g for g in names if can_change(g)}
     found = find_conflict(session, base, changeable)
     if not found:
@@ -147,7 +170,8 @@ def explain_infeasible(session: Session, result: SolveResult, empty_jobs: list[s
     if empty_jobs:
         _explain_empty(session, result, empty_jobs)
         return
-    conflict = conflict_groups(session, Bounds())
+    sets = conflict_sets(session, Bounds())
+    conflict = [group for found in sets for group in found]
     for name in conflict:
         result.conflicts.append(Conflict(name, describe(problem, name)))
     held = sorted(g for g in session.model.groups.literals if _held_fact(g) and g not in conflict)
@@ -155,7 +179,7 @@ def explain_infeasible(session: Session, result: SolveResult, empty_jobs: list[s
         result.notes.append("held as given, not rules to relax: "
                             + "; ".join(problem.groups.get(g, g) for g in held))
     result.notes += _pools_too_small(problem)
-    result.relaxations += relaxations(session, conflict)
+    result.relaxations += relaxations(session, conflict, sets)
 
 
 def _pools_too_small(problem: Problem) -> list[str]:
@@ -206,7 +230,7 @@ def _explain_empty(session: Session, result: SolveResult, empty_jobs: list[str])
             "no GPU count in the catalog holds this job in memory"))
 
 
-def relaxations(session: Session, conflict: list[str]) -> list[Relaxation]:
+def relaxations(session: Session, conflict: list[str], sets: list[list[str]] | None = None) -> list[Relaxation]:
     """Each kind of change that alone makes the scenario feasible, with the cheapest plan then."""
     problem = session.problem
     cur = problem.currency
@@ -251,7 +275,94 @@ def relaxations(session: Session, conflict: list[str]) -> list[Relaxation]:
     if headroom is not None:
         found.append(headroom)
     found.extend(_optimizer_relaxations(session))
+    if not found and sets and len(sets) > 1:  # no change alone is enough: one change per conflict, together
+        joint = _joint_relaxation(session, [_least_change(s) for s in sets])
+        found += [joint] if joint is not None else []
     return found
+
+
+def _least_change(conflict: list[str]) -> str:
+    """The rule of a conflict to change when changes must be combined: money before a level rule before
+    a policy list, and the deadline last (a deadline relaxed with others hands the choice to the fastest
+    plan, whatever it costs)."""
+    def order(group: str) -> int:
+        if group == "budget":
+            return 0
+        if group.partition("/")[0] in ("sensitivity", "residency", "ops_skill"):
+            return 1
+        if family(group) == "deadline":
+            return 3
+        return 2
+    return min(conflict, key=order)
+
+
+def _level_steps(scenario: Scenario, group: str) -> tuple[str, list[str]]:
+    """(the level now, the levels a change may go to, least change first) of a level rule's group:
+    sensitivity and residency down, ops skill up."""
+    head, _, job_id = group.partition("/")
+    if head == "ops_skill":
+        return scenario.ops_skill, list(OPS_LEVELS[OPS_LEVELS.index(scenario.ops_skill) + 1:])
+    job = scenario.job(job_id)
+    current = job.data.sensitivity if head == "sensitivity" else job.data.residency
+    levels = SENSITIVITY_LEVELS if head == "sensitivity" else RESIDENCY_LEVELS
+    index = levels.index(current) if current in levels else levels.index("cn")
+    return current, list(reversed(levels[:index]))
+
+
+def _joint_relaxation(session: Session, conflict: list[str]) -> Relaxation | None:
+    """Where no single change makes the scenario feasible, the changes the conflicts ask for, together:
+    no budget or deadline (the plan then says what it costs and takes: the fastest plan where a deadline
+    is in the conflict, the cheapest otherwise), the level rules stepped together one level at a time
+    (least first), policy lists and reproducibility rules dropped."""
+    loaded = session.loaded
+    if loaded is None:
+        return None
+    base = loaded.scenario
+    levels = {g: _level_steps(base, g) for g in conflict if g.partition("/")[0] in ("sensitivity", "residency",
+                                                                                   "ops_skill")}
+    if any(not steps for _, steps in levels.values()):
+        return None
+    rounds = max((len(steps) for _, steps in levels.values()), default=1)
+    late = any(family(g) == "deadline" for g in conflict)
+    for k in range(rounds):
+        scenario = base
+        if "budget" in conflict:
+            scenario = scenario.model_copy(update={"budget": None})
+        if late:
+            scenario = scenario.model_copy(update={"deadline_h": None, "jobs": [
+                j.model_copy(update={"deadline_h": None}) for j in scenario.jobs]})
+        chosen = {g: steps[min(k, len(steps) - 1)] for g, (_, steps) in levels.items()}
+        for group, level in chosen.items():
+            head, _, job_id = group.partition("/")
+            scenario = _with_level(scenario, head, job_id, level)
+        other = session.variant(scenario)
+        if other is None or any(not other.problem.candidates[j] for j in other.problem.jobs):
+            continue
+        lifted = frozenset(g for g in conflict if is_policy(g) or g.startswith("reproducibility."))
+        # with a deadline in the conflict, the fastest plan (as the deadline relaxation alone asks), else
+        # the cheapest, which without a deadline may take years
+        out = other.run("time" if late else "cost", Bounds(lifted=lifted))
+        session.spend(other)
+        if not out.solved:
+            continue
+        cost = SCALE.to_money(out.total_cost)
+        cur = session.problem.currency
+        changes: list[str] = []
+        if "budget" in conflict:
+            changes.append(f"raise the budget to {cost:,.0f} {cur}")
+        if late:
+            value, unit = duration_text(SCALE.to_hours(out.makespan_min))
+            changes.append(f"extend the deadline to {value:g} {unit}")
+        for group, level in chosen.items():
+            head, _, job_id = group.partition("/")
+            field = "ops_skill" if head == "ops_skill" else f"jobs[{job_id}].data.{head}"
+            changes.append(f"set {field} to {level} (now {levels[group][0]})")
+        changes += [f"drop {g}" for g in sorted(lifted)]
+        which = "fastest" if late else "cheapest"
+        return Relaxation("joint", "; ".join(sorted(conflict)), "; ".join(changes), "setting",
+                          "no single change is enough; together: " + ", ".join(changes)
+                          + f": the {which} plan then costs {cost:,.0f} {cur}", cost)
+    return None
 
 
 def _deadline_beyond_horizon(session: Session) -> Relaxation | None:

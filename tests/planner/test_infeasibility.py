@@ -310,3 +310,60 @@ def test_a_deadline_no_option_meets_says_how_long_the_fastest_plan_takes(base_sc
     # no horizon-beyond option is left in a model: nothing could schedule it
     problem = _session(write_scenario, base_scenario).problem
     assert all(c.startup_min + c.duration_min <= problem.horizon_min for c in problem.all_candidates())
+
+
+def test_two_conflicts_are_both_named_and_relaxed_together(base_scenario, write_scenario):
+    """500 CNY for a 72B LoRA on 20B tokens of regulated data, by a team with no ops skill: raising the
+    budget alone still leaves no platform the team can run and the data may use, and raising the skill
+    alone leaves the budget far too small. Both conflicts are named (not only the first found), and the
+    changes are offered together, priced; applying them gives that plan."""
+    base_scenario.update(owned=[], sites=[], budget="500", deadline="14d", ops_skill="none", policy={})
+    base_scenario["jobs"] = [{"id": "j", "model": "qwen2.5-72b", "method": "lora", "tokens": "20B",
+                              "seq_len": 8192, "data": {"sensitivity": "regulated"}}]
+    session = _session(write_scenario, base_scenario)
+    result = solve_session(session)
+    assert result.status == "infeasible"
+    names = [c.constraint for c in result.conflicts]
+    assert "budget" in names and "ops_skill/j" in names
+    # neither alone is enough: lifting either leaves the other's conflict
+    for name in ("budget", "ops_skill/j"):
+        assert not session.run(None, Bounds(lifted=frozenset({name}))).solved
+    (joint,) = [r for r in result.relaxations if r.kind == "joint"]
+    assert [r.kind for r in result.relaxations] == ["joint"]
+    assert "raise the budget to" in joint.detail and "set ops_skill to basic (now none)" in joint.detail
+    base_scenario.update(budget=f"{joint.cost:.2f}", ops_skill="basic")
+    after = solve_session(_session(write_scenario, base_scenario))
+    assert after.status in ("optimal", "feasible")
+    assert after.plans[0].total_cost == pytest.approx(joint.cost, abs=0.01)
+
+
+@pytest.mark.parametrize("case", [
+    # a budget far too small and a team that can run nothing the data may use, with a deadline in between
+    {"budget": "50", "deadline": "14d", "ops_skill": "none", "pool": None,
+     "job": {"model": "llama3.1-70b", "method": "qlora", "tokens": "20B", "seq_len": 2048,
+             "data": {"sensitivity": "internal"}}},
+    # on premises on a workstation that cannot hold the model, and a small budget
+    {"budget": "5000", "deadline": "14d", "ops_skill": "basic", "pool": ("rtx4090", 4, 4),
+     "job": {"model": "qwen2.5-72b", "method": "continued_pretrain", "tokens": "10M", "seq_len": 2048,
+             "data": {"sensitivity": "internal", "residency": "on_premises", "at": "site"}}},
+    # confidential data kept on premises, on one-GPU servers a no-ops team may use one of, too slowly
+    {"budget": "100万元", "deadline": "3d", "ops_skill": "none", "pool": ("h800", 8, 1),
+     "job": {"model": "qwen2.5-1.5b", "method": "lora", "tokens": "20B", "seq_len": 2048,
+             "data": {"sensitivity": "confidential", "residency": "on_premises", "at": "site"}}},
+])
+def test_every_infeasible_answer_names_a_conflict_and_a_way_out(base_scenario, write_scenario, case):
+    """Found by generating scenarios at random: each of these was answered 'infeasible' with a conflict
+    and no relaxation, or with neither. An infeasible scenario is an answer: what conflicts and what to
+    change, priced."""
+    base_scenario.update(budget=case["budget"], deadline=case["deadline"], ops_skill=case["ops_skill"], policy={},
+                         owned=[], sites=[])
+    if case["pool"]:
+        gpu, count, per_node = case["pool"]
+        base_scenario.update(sites=[{"id": "site", "jurisdiction": "cn"}],
+                             owned=[{"id": "pool", "site": "site", "gpu": gpu, "count": count,
+                                     "gpus_per_node": per_node, "cost_per_gpu_hour": 1}])
+    base_scenario["jobs"] = [{"id": "j", **case["job"]}]
+    result = solve_session(_session(write_scenario, base_scenario))
+    assert result.status == "infeasible"
+    assert result.conflicts and result.relaxations
+    assert all(r.cost is None or r.cost > 0 for r in result.relaxations)
