@@ -1,0 +1,83 @@
+"""Random scenarios, every answer explained: how many infeasible answers name no conflict or offer no
+way out.
+
+Scenarios are drawn from a seeded mix of what users write: a model and method, tokens and sequence
+length, a budget from 50 CNY to 1M, a deadline from two hours to two weeks, an ops skill, data from
+public to regulated, and half the time an owned pool at a site (sometimes with the data kept there).
+Each is solved as `plan solve` does. An infeasible answer must name at least one conflict and at least
+one relaxation; the run lists those that do not, with their scenario, and counts the outcomes.
+
+Usage: python bench/explained_answers.py [--seed 1] [--count 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from plan.models.loading import load_scenario_data
+from plan.planner.solve import SolveOptions, solve
+
+MODELS = ("qwen2.5-1.5b", "qwen2.5-7b", "llama3.1-8b", "qwen3-8b", "glm-4-9b", "qwen2.5-72b", "llama3.1-70b")
+METHODS = ("lora", "qlora", "full_finetune", "continued_pretrain")
+BUDGETS = ("50", "500", "5000", "5万元", "100万元")
+DEADLINES = ("2h", "6h", "1d", "3d", "14d")
+SENSITIVITY = ("public", "internal", "confidential", "regulated")
+
+
+def scenario(rng: random.Random, index: int) -> dict[str, Any]:
+    job: dict[str, Any] = {"id": "j", "model": rng.choice(MODELS), "method": rng.choice(METHODS),
+                           "tokens": rng.choice(("10M", "200M", "2B", "20B")), "seq_len": rng.choice((2048, 8192)),
+                           "data": {"sensitivity": rng.choice(SENSITIVITY)}}
+    raw: dict[str, Any] = {"name": f"random-{index}", "currency": "CNY", "budget": rng.choice(BUDGETS),
+                           "deadline": rng.choice(DEADLINES), "ops_skill": rng.choice(("none", "basic", "expert")),
+                           "jobs": [job], "solver": {"work_limit": 30, "time_limit_s": 120}}
+    if rng.random() < 0.5:
+        count = rng.choice((1, 2, 4, 8))
+        per_node = count if rng.random() < 0.5 else 1
+        raw["sites"] = [{"id": "site", "jurisdiction": "cn"}]
+        raw["owned"] = [{"id": "pool", "site": "site", "gpu": rng.choice(("rtx4090", "a800-80gb", "h800")),
+                         "count": count, "gpus_per_node": per_node, "cost_per_gpu_hour": 1}]
+        job["data"]["at"] = "site"
+        if rng.random() < 0.5:
+            job["data"]["residency"] = "on_premises"
+    return raw
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--count", type=int, default=40)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    outcomes: Counter[str] = Counter()
+    unexplained: list[str] = []
+    started = time.perf_counter()
+    walls = []
+    for index in range(args.count):
+        raw = scenario(rng, index)
+        t0 = time.perf_counter()
+        result = solve(load_scenario_data(raw, Path(f"random-{index}.yaml")), SolveOptions())
+        walls.append(time.perf_counter() - t0)
+        outcomes[result.status] += 1
+        if result.status == "infeasible" and not (result.conflicts and result.relaxations):
+            unexplained.append(f"random-{index}: conflicts {[c.constraint for c in result.conflicts]}, "
+                               f"relaxations {[r.kind for r in result.relaxations]}: {raw}")
+    walls.sort()
+    print(f"{args.count} random scenarios (seed {args.seed}) in {time.perf_counter() - started:.0f} s; "
+          f"per scenario median {walls[len(walls) // 2]:.2f} s, max {walls[-1]:.2f} s")
+    for status, n in sorted(outcomes.items()):
+        print(f"  {status:12} {n}")
+    print(f"infeasible without a conflict and a relaxation: {len(unexplained)}")
+    for line in unexplained:
+        print("  " + line)
+    return 1 if unexplained else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
