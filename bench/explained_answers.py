@@ -1,11 +1,13 @@
-"""Random scenarios, every answer explained: how many infeasible answers name no conflict or offer no
-way out.
+"""Random scenarios, every answer explained and runnable: how many infeasible answers name no conflict
+or offer no way out, and how many planned jobs no training stack can run.
 
 Scenarios are drawn from a seeded mix of what users write: a model and method, tokens and sequence
 length, a budget from 50 CNY to 1M, a deadline from two hours to two weeks, an ops skill, data from
 public to regulated, and half the time an owned pool at a site (sometimes with the data kept there).
 Each is solved as `plan solve` does. An infeasible answer must name at least one conflict and at least
-one relaxation; the run lists those that do not, with their scenario, and counts the outcomes.
+one relaxation; every job of every plan must render on at least one stack `plan export` writes for
+(megatron, torchtitan, llamafactory, deepspeed, torchrun-fsdp, accelerate). The run lists what fails,
+with its scenario, and counts the outcomes.
 
 Usage: python bench/explained_answers.py [--seed 1] [--count 40]
 """
@@ -21,7 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from plan.models.loading import load_scenario_data
+from plan.planner.export import ExportError, build_layout
+from plan.planner.export.writer import render_stack
 from plan.planner.solve import SolveOptions, solve
+
+STACKS = ("megatron", "torchtitan", "llamafactory", "deepspeed", "torchrun-fsdp", "accelerate")
 
 MODELS = ("qwen2.5-1.5b", "qwen2.5-7b", "llama3.1-8b", "qwen3-8b", "glm-4-9b", "qwen2.5-72b", "llama3.1-70b")
 METHODS = ("lora", "qlora", "full_finetune", "continued_pretrain")
@@ -57,17 +63,34 @@ def main() -> int:
     rng = random.Random(args.seed)
     outcomes: Counter[str] = Counter()
     unexplained: list[str] = []
+    unrunnable: list[str] = []
+    planned = 0
     started = time.perf_counter()
     walls = []
     for index in range(args.count):
         raw = scenario(rng, index)
         t0 = time.perf_counter()
-        result = solve(load_scenario_data(raw, Path(f"random-{index}.yaml")), SolveOptions())
+        loaded = load_scenario_data(raw, Path(f"random-{index}.yaml"))
+        result = solve(loaded, SolveOptions())
         walls.append(time.perf_counter() - t0)
         outcomes[result.status] += 1
         if result.status == "infeasible" and not (result.conflicts and result.relaxations):
             unexplained.append(f"random-{index}: conflicts {[c.constraint for c in result.conflicts]}, "
                                f"relaxations {[r.kind for r in result.relaxations]}: {raw}")
+        jobs = {j.id: j for j in loaded.scenario.jobs}
+        for plan in result.plans:
+            for jp in plan.jobs:
+                planned += 1
+                layout = build_layout(jp, jobs[jp.job], loaded.models[jp.job])
+                refusals = []
+                for stack in STACKS:
+                    try:
+                        render_stack(layout, stack)
+                        break
+                    except ExportError as exc:
+                        refusals.append(str(exc))
+                else:
+                    unrunnable.append(f"random-{index} plan {plan.rank} {jp.job}: {refusals}: {raw}")
     walls.sort()
     print(f"{args.count} random scenarios (seed {args.seed}) in {time.perf_counter() - started:.0f} s; "
           f"per scenario median {walls[len(walls) // 2]:.2f} s, max {walls[-1]:.2f} s")
@@ -76,7 +99,10 @@ def main() -> int:
     print(f"infeasible without a conflict and a relaxation: {len(unexplained)}")
     for line in unexplained:
         print("  " + line)
-    return 1 if unexplained else 0
+    print(f"planned jobs no stack can run: {len(unrunnable)} of {planned}")
+    for line in unrunnable:
+        print("  " + line)
+    return 1 if unexplained or unrunnable else 0
 
 
 if __name__ == "__main__":

@@ -232,6 +232,10 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
         notes.append(f"recompute: Megatron's block method, {layout.recompute_layers} of {chunk} layers per model "
                      f"chunk recomputed, the rest keep their activations (--recompute-granularity full "
                      f"--recompute-method block --recompute-num-layers {layout.recompute_layers})")
+    if layout.recompute == "offload":
+        notes.append("recompute: activations offloaded to host memory, as torchtune runs it "
+                     "(enable_activation_offloading); none of the stacks plan export writes for has it, so the "
+                     "search picks it only where nothing else fits")
     assumed_efficiency = efficiency_assumption(cluster.gpu.architecture)
     if assumed_efficiency:
         notes.append(assumed_efficiency + ("; flash attention assumed" if cluster.gpu.architecture == "davinci"

@@ -260,6 +260,12 @@ def search_layout(model: ModelCard, method: str, cluster: Cluster, spec: LayoutS
     precision, a precision the GPU lacks, a lora rank with a full method, a fixed tp/pp/cp that does
     not divide the GPU count or the heads.
     """
+    if spec.recompute is None and spec.offload:
+        # Activation offload only where nothing else fits: torchtune runs it, but none of the stacks
+        # `plan export` writes for does, so a plan that needs no offload stays one they can run.
+        first = _search(_Key(model_key(model), method, cluster, replace(spec, offload=False), model))
+        if first.best is not None:
+            return first
     return _search(_Key(model_key(model), method, cluster, spec, model))
 
 
@@ -341,9 +347,10 @@ def _recomputes(spec: LayoutSpec, framework: str, method: str = "pretrain") -> t
         return (spec.recompute or "full",)
     if framework != "fsdp" or spec.pytorch_stacks_only:
         return ("none", "full")
+    offload = ("offload",) if spec.offload else ()
     if method in ADAPTER_METHODS or spec.optimizer != "adam":
-        return ("none", "full", "offload")
-    return ("none", "selective", "full", "offload")
+        return ("none", "full", *offload)
+    return ("none", "selective", "full", *offload)
 
 
 @lru_cache(maxsize=4096)

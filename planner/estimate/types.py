@@ -197,6 +197,8 @@ class LayoutSpec:
     # the search kept to the one-click PyTorch path (a team with no ops skill: Hugging Face/PEFT as
     # LLaMA-Factory runs them): FSDP, data-parallel, whole-layer checkpointing; what the user fixes is kept
     pytorch_stacks_only: bool = False
+    # activation offload searched (search_layout turns it on only where nothing else fits)
+    offload: bool = True
     cp: int | None = None
     ep: int | None = None
     recompute_layers: int | None = None  # Megatron block recomputation, layers per model chunk (Layout's)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -182,3 +183,25 @@ def test_context_parallelism_is_searched_at_8k_and_may_span_nodes() -> None:
     # shorter sequences keep cp = 1 unless it is given
     short = search_layout(model, "pretrain", cluster, LayoutSpec(tp=8, pp=16, seq_len=4096, global_batch=4096)).best
     assert short is not None and short.layout.cp == 1
+
+
+def test_activation_offload_is_searched_only_where_nothing_else_fits() -> None:
+    """Offloading activations to host memory is torchtune's; none of the stacks plan export writes for
+    runs it. So an 8B QLoRA on one 24 GB card gets whole-layer checkpointing, which fits, and a 70B QLoRA
+    with 8-bit AdamW on one 48 GB card gets offload, the one policy that fits there; asked for, it is kept."""
+    from plan.models.catalog import builtin_catalog
+
+    catalog = builtin_catalog()
+    small = search_layout(catalog.models["qwen3-8b"], "qlora", Cluster.of(catalog.gpus["rtx4090"], 1),
+                          LayoutSpec(seq_len=2048))
+    assert small.best is not None and small.best.layout.recompute == "full"
+    big_spec = LayoutSpec(seq_len=2048, global_batch=1, optimizer="paged_adam_8bit", memory_headroom=0.08)
+    big = search_layout(catalog.models["llama3.1-70b"], "qlora", Cluster.of(catalog.gpus["rtx-a6000"], 1), big_spec)
+    assert big.best is not None and big.best.layout.recompute == "offload"
+    assert any("only where nothing else fits" in note for note in big.best.notes)
+    without = search_layout(catalog.models["llama3.1-70b"], "qlora", Cluster.of(catalog.gpus["rtx-a6000"], 1),
+                            replace(big_spec, offload=False))
+    assert without.best is None  # nothing else fits
+    asked = search_layout(catalog.models["qwen3-8b"], "qlora", Cluster.of(catalog.gpus["rtx4090"], 1),
+                          LayoutSpec(seq_len=2048, recompute="offload"))
+    assert asked.best is not None and asked.best.layout.recompute == "offload"

@@ -1,6 +1,7 @@
 """The layout search against plain enumeration: its pruning (throughput bounds, memory bisection) and
 its choice of micro-batch sizes to time never miss the fastest fitting layout by more than 3%, and it
-never reports a layout faster than the enumeration can find."""
+never reports a layout faster than the enumeration can find. Activation offload counts only where
+nothing else fits, as the search has it."""
 
 from __future__ import annotations
 
@@ -69,7 +70,10 @@ def test_search_matches_exhaustive_enumeration(request, model, method, gpu, gpus
     cluster = Cluster.of(device, gpus)
     spec = LayoutSpec(seq_len=2048, lora_rank=16, global_batch=GLOBAL_BATCH)
     found = search_layout(card, method, cluster, spec).best
-    expected = exhaustive_best(card, method, cluster, spec)
+    # activation offload is a last resort (search_layout): the fastest without it where anything fits so
+    expected = exhaustive_best(card, method, cluster, replace(spec, offload=False))
+    if expected is None:
+        expected = exhaustive_best(card, method, cluster, spec)
     if expected is None:
         assert found is None
         return
