@@ -101,7 +101,7 @@ def _assume(base: Bounds, groups: set[str]) -> Bounds:
                   max_makespan=base.max_makespan, assume=frozenset(groups))
 
 
-MAX_CONFLICTS = 4
+MAX_CONFLICTS = 8
 """Disjoint conflicts looked for, one after another, when lifting the ones found still leaves no plan."""
 
 
@@ -276,7 +276,12 @@ def relaxations(session: Session, conflict: list[str], sets: list[list[str]] | N
         found.append(headroom)
     found.extend(_optimizer_relaxations(session))
     if not found and sets and len(sets) > 1:  # no change alone is enough: one change per conflict, together
-        joint = _joint_relaxation(session, [_least_change(s) for s in sets])
+        # one kind of change per conflict (the same rule for every job it names), else all of them
+        least = [g for s in sets for g in s if g.partition("/")[0] == _least_change(s).partition("/")[0]]
+        joint = _joint_relaxation(session, least)
+        everything = [g for s in sets for g in s]
+        if joint is None and set(everything) != set(least):
+            joint = _joint_relaxation(session, everything)
         found += [joint] if joint is not None else []
     return found
 
@@ -358,6 +363,7 @@ def _joint_relaxation(session: Session, conflict: list[str]) -> Relaxation | Non
             field = "ops_skill" if head == "ops_skill" else f"jobs[{job_id}].data.{head}"
             changes.append(f"set {field} to {level} (now {levels[group][0]})")
         changes += [f"drop {g}" for g in sorted(lifted)]
+        changes = list(dict.fromkeys(changes))  # ops skill is one field for every job that names it
         which = "fastest" if late else "cheapest"
         return Relaxation("joint", "; ".join(sorted(conflict)), "; ".join(changes), "setting",
                           "no single change is enough; together: " + ", ".join(changes)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import Any
 
 import pytest
@@ -367,3 +368,24 @@ def test_every_infeasible_answer_names_a_conflict_and_a_way_out(base_scenario, w
     assert result.status == "infeasible"
     assert result.conflicts and result.relaxations
     assert all(r.cost is None or r.cost > 0 for r in result.relaxations)
+
+
+def test_a_chain_with_every_rule_in_the_way_is_relaxed_together(base_scenario, write_scenario):
+    """Two jobs, 50 CNY, six hours, no ops skill: each job's deadline and ops rule conflict, and so does
+    the budget; five conflicts, more than the first few, are named, and the one way out changes them all
+    together, saying the ops skill once though both jobs name it."""
+    base_scenario.update(owned=[], sites=[], budget="50", deadline="6h", ops_skill="none", policy={"allow_spot": True})
+    base_scenario["jobs"] = [
+        {"id": "j", "model": "qwen2.5-72b", "method": "lora", "tokens": "2B", "seq_len": 8192},
+        {"id": "k", "model": "qwen2.5-72b", "method": "full_finetune", "tokens": "100M", "seq_len": 2048,
+         "after": ["j"]}]
+    result = solve_session(_session(write_scenario, base_scenario))
+    assert result.status == "infeasible"
+    assert {"budget", "deadline/j", "deadline/k", "ops_skill/j", "ops_skill/k"} <= {c.constraint for c in
+                                                                                   result.conflicts}
+    (joint,) = [r for r in result.relaxations if r.kind == "joint"]
+    assert joint.detail.count("set ops_skill to") == 1
+    hours = float(re.search(r"extend the deadline to ([\d.]+) h", joint.detail).group(1))  # type: ignore[union-attr]
+    base_scenario.update(budget=f"{joint.cost + 1:.2f}", deadline=f"{hours}h", ops_skill="basic")
+    after = solve_session(_session(write_scenario, base_scenario))
+    assert after.status in ("optimal", "feasible")
