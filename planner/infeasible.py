@@ -310,6 +310,7 @@ def _level_steps(scenario: Scenario, group: str) -> tuple[str, list[str]]:
     job = scenario.job(job_id)
     current = job.data.sensitivity if head == "sensitivity" else job.data.residency
     levels = SENSITIVITY_LEVELS if head == "sensitivity" else RESIDENCY_LEVELS
+    # a jurisdiction code other than cn sits where cn does: one step down is `any`
     index = levels.index(current) if current in levels else levels.index("cn")
     return current, list(reversed(levels[:index]))
 
@@ -448,19 +449,8 @@ def _rule_relaxation(session: Session, group: str) -> Relaxation | None:
 
 def _level_relaxation(session: Session, scenario: Scenario, head: str, job_id: str) -> Relaxation | None:
     """Sensitivity and residency one step down at a time, ops skill one step up, until a plan exists."""
-    current: str
-    levels: tuple[str, ...]
-    if head == "ops_skill":
-        current, levels, field = scenario.ops_skill, OPS_LEVELS, "ops_skill"
-        steps = list(levels[levels.index(current) + 1:])
-    else:
-        job = scenario.job(job_id)
-        current = job.data.sensitivity if head == "sensitivity" else job.data.residency
-        levels = SENSITIVITY_LEVELS if head == "sensitivity" else RESIDENCY_LEVELS
-        field = f"jobs[{job_id}].data.{head}"
-        # a jurisdiction code other than cn sits where cn does: one step down is `any`
-        index = levels.index(current) if current in levels else levels.index("cn")
-        steps = list(reversed(levels[:index]))
+    current, steps = _level_steps(scenario, f"{head}/{job_id}")
+    field = "ops_skill" if head == "ops_skill" else f"jobs[{job_id}].data.{head}"
     for level in steps:
         out = _solve_variant(session, _with_level(scenario, head, job_id, level))
         if out is not None and out.solved:
