@@ -50,7 +50,7 @@ from plan.models.limits import (
     MAX_VALUE_OF_TIME_PER_DAY,
     MAX_WORKERS,
 )
-from plan.models.methods import ADAPTER_METHODS, QLORA_METHODS, Method
+from plan.models.methods import ADAPTER_METHODS, QLORA_FP8, QLORA_METHODS, Method
 from plan.models.money import active_conversion, converting, to_scenario_currency
 from plan.models.platform import FabricKind
 from plan.models.units import parse_count, parse_duration_h, parse_seq_len, parse_size_gb
@@ -250,6 +250,8 @@ class Job(Strict):
                                  + " and ".join(unmet))
         if self.optimizer in PYTORCH_ONLY_OPTIMIZER_NAMES and self.framework == "megatron":
             raise ValueError(f"optimizer {not_on_megatron(self.optimizer)}, or leave framework out")
+        if self.method in QLORA_METHODS and self.precision == "fp8":
+            raise ValueError(QLORA_FP8)
         if self.tokens < self.seq_len:
             raise ValueError(f"tokens ({self.tokens:,.0f}) is less than one sequence of seq_len ({self.seq_len})")
         if self.global_batch is not None and self.global_batch * self.seq_len > self.tokens:

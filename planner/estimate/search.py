@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
+from plan.models.methods import QLORA_FP8
 from plan.models.model_card import ModelCard
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.estimator import _estimate, layout_problems
@@ -910,6 +911,8 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
             problems.append(f"{name}: must be at least 1, got {value}")
     if spec.seq_len < 1:
         problems.append(f"seq_len: must be at least 1, got {spec.seq_len}")
+    if method in QLORA_METHODS and spec.precision == "fp8":
+        problems.append(QLORA_FP8)
     if spec.recompute_layers is not None and (not 1 <= spec.recompute_layers <= shape.layers
                                               or spec.recompute not in (None, "full")
                                               or spec.framework not in (None, "megatron")):

@@ -83,6 +83,7 @@ def test_a_fixed_recomputation_that_fits_nowhere_names_the_one_that_fits() -> No
     (["--gpu", "a100-80gb", "--precision", "fp8"], "error: --precision:"),
     (["--tokens", "10Q"], "error: --tokens:"),
     (["--seq-len", "4M"], "error: --seq-len: unknown suffix"),
+    (["--method", "qlora", "--precision", "fp8"], "error: precision fp8 with qlora: bitsandbytes dequantizes"),
     (["--seq-len", "0"], "error: --seq-len: must be at least 1"),
     (["--tp", "3"], "error: --tp:"),
     (["--method", "ppo"], "error: --method:"),

@@ -218,3 +218,15 @@ def test_the_scenario_and_the_cli_name_the_same_optimizers():
 
     assert set(get_args(OptimizerChoice)) == set(OPTIMIZER_NAMES)
     assert {OPTIMIZER_ALIASES.get(name, name) for name in OPTIMIZER_NAMES} == set(OPTIMIZERS)
+
+
+@pytest.mark.parametrize("method", ["qlora", "qlora_dpo"])
+def test_qlora_in_fp8_is_refused_with_why(base_scenario, write_scenario, method):
+    # bitsandbytes dequantizes the 4-bit base to 16-bit for its matmuls: there is no FP8 QLoRA to plan
+    base_scenario["jobs"][0].update({"method": method, "precision": "fp8"})
+    with pytest.raises(InputError) as err:
+        load_scenario(write_scenario(base_scenario))
+    assert any("precision fp8 with qlora" in line and "jobs[0]" in line for line in err.value.problems), \
+        err.value.problems
+    base_scenario["jobs"][0].update({"method": "lora"})  # LoRA in FP8 is a plan
+    load_scenario(write_scenario(base_scenario))
