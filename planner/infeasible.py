@@ -178,7 +178,7 @@ def explain_infeasible(session: Session, result: SolveResult, empty_jobs: list[s
     if held:
         result.notes.append("held as given, not rules to relax: "
                             + "; ".join(problem.groups.get(g, g) for g in held))
-    result.notes += _pools_too_small(problem)
+    result.notes += _pools_too_small(problem) + _windows_too_short(problem)
     result.relaxations += relaxations(session, conflict, sets)
 
 
@@ -195,6 +195,28 @@ def _pools_too_small(problem: Problem) -> list[str]:
                 largest[key] = r
     return [f"owned pool {pool} cannot hold {job} in memory at any GPU count: {r.reason}"
             for (job, pool), r in sorted(largest.items())]
+
+
+def _windows_too_short(problem: Problem) -> list[str]:
+    """Per job and owned pool with a closing window: where even the job's fastest option on the pool takes
+    longer than the window is open, by how much (the note next to 'held as given')."""
+    notes = []
+    for key, res in sorted(problem.resources.items()):
+        if res.kind != "owned" or res.available_until_min is None:
+            continue
+        window_h = SCALE.to_hours(res.available_until_min - res.available_from_min)
+        for job in problem.jobs:
+            mine = [c for c in problem.candidates[job] if c.resource == key]
+            if not mine:
+                continue
+            fastest = min(mine, key=lambda c: c.duration_min)
+            need_h = SCALE.to_hours(fastest.duration_min)
+            if need_h > window_h:
+                notes.append(f"owned pool {key} is free for {window_h:,.1f} h (hour "
+                             f"{SCALE.to_hours(res.available_from_min):,.1f} to "
+                             f"{SCALE.to_hours(res.available_until_min):,.1f}); {job} needs at least {need_h:,.1f} h "
+                             f"on it ({fastest.gpus}x {fastest.gpu}): a longer window would let it run there")
+    return notes
 
 
 def _explain_empty(session: Session, result: SolveResult, empty_jobs: list[str]) -> None:

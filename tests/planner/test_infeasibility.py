@@ -389,3 +389,23 @@ def test_a_chain_with_every_rule_in_the_way_is_relaxed_together(base_scenario, w
     base_scenario.update(budget=f"{joint.cost + 1:.2f}", deadline=f"{hours}h", ops_skill="basic")
     after = solve_session(_session(write_scenario, base_scenario))
     assert after.status in ("optimal", "feasible")
+
+
+def test_a_pool_window_too_short_for_the_job_says_by_how_much(base_scenario, write_scenario):
+    """The lab's A800s are free for one day (day 2 to 3) and its regulated data may not leave: the answer
+    names the data rules that keep the job off the clouds, and notes that the pool's window is shorter
+    than the job's fastest run on it, with both figures."""
+    base_scenario.update(budget="1000", deadline="10d", ops_skill="basic", policy={},
+                         sites=[{"id": "lab", "jurisdiction": "cn"}],
+                         owned=[{"id": "a800s", "site": "lab", "gpu": "a800-80gb", "count": 8, "gpus_per_node": 8,
+                                 "cost_per_gpu_hour": 1, "available_from": "2d", "available_until": "3d"}])
+    base_scenario["jobs"] = [{"id": "ft", "model": "qwen2.5-14b", "method": "full_finetune", "tokens": "2B",
+                              "seq_len": 4096, "data": {"sensitivity": "regulated", "residency": "on_premises",
+                                                        "at": "lab"}}]
+    session = _session(write_scenario, base_scenario)
+    result = solve_session(session)
+    assert result.status == "infeasible"
+    (note,) = [n for n in result.notes if n.startswith("owned pool a800s is free for 24.0 h (hour 48.0 to 72.0)")]
+    need = float(re.search(r"ft needs at least ([\d.,]+) h", note).group(1).replace(",", ""))  # type: ignore[union-attr]
+    fastest = min(c.duration_min for c in session.problem.candidates["ft"] if c.resource == "a800s")
+    assert need == pytest.approx(fastest / 60, abs=0.05) and need > 24
