@@ -39,6 +39,9 @@ from plan.models.problem import Placement
 from plan.models.scenario import Job, Scenario
 from plan.planner.estimate.flops import shape_of
 
+UPLOAD_SAID_FROM_H = 1.0
+"""Uploads from this long on are said not to be billed as GPU time (shorter ones go without saying)."""
+
 RESULT_BYTES_PER_PARAM = 2.0
 """The trained model (or adapters) saved in bf16/fp16, as Hugging Face safetensors exports are."""
 
@@ -126,5 +129,6 @@ def transfer_line(detail: dict[str, object], job: str, platform: str, currency: 
     if gb > 0:
         parts.append(f"result ({gb:,.1f} GB) {platform} -> {home} {out_h:,.2f} h, egress {fee:,.0f} {currency}")
     said = " (in the job's hours and cost" + ("; the data is uploaded to storage before the GPUs are rented, "
-                                              "so they are not billed for it)" if in_h > 0 else ")")
+                                              "so they are not billed for it)" if in_h >= UPLOAD_SAID_FROM_H
+                                              else ")")
     return f"transfer for {job}: " + "; ".join(parts) + said
