@@ -10,6 +10,9 @@ from plan.models.problem import Placement
 from plan.models.scenario import Job, Scenario
 from plan.planner.cpsat.sat import cp_model
 
+ONE_CLICK_FEATURES = ("one_click_env", "checkpoint_resume")
+"""What a team with no ops skill needs of where it runs: a one-click environment it can resume from."""
+
 
 def pytorch_stacks_only(scenario: Scenario) -> bool:
     """Whether the layout search keeps to the one-click PyTorch path (Hugging Face Transformers with
@@ -28,7 +31,7 @@ def check(scenario: Scenario, job: Job, place: Placement) -> dict[str, str]:
     group = f"ops_skill/{job.id}"
     managed = place.platform_kind == "managed_training" or "managed_ops" in place.features
     if skill == "none":
-        missing = [f for f in ("one_click_env", "checkpoint_resume") if f not in place.features]
+        missing = [f for f in ONE_CLICK_FEATURES if f not in place.features]
         if missing:
             return {group: f"ops skill none needs {' and '.join(missing)}; {place.platform} lacks it"}
         if place.nodes > 1:

@@ -50,12 +50,16 @@ RULES: dict[str, SensitivityRule] = {
 ASSUMED_INTERNET_GBPS = 1.0
 
 
+def declared_internet_gbps(site: Site) -> list[float]:
+    """The speeds of the internet links a site declares."""
+    return [link.gbps for link in site.links if link.kind == "internet"]
+
+
 def site_internet_gbps(site: Site) -> float:
     """The speed assumed for a site's undeclared internet links: the fastest internet link it declares
     (its uplink carries every internet transfer, so no platform is reached faster than the site says its
     internet runs), else ASSUMED_INTERNET_GBPS."""
-    declared = [link.gbps for link in site.links if link.kind == "internet"]
-    return max(declared) if declared else ASSUMED_INTERNET_GBPS
+    return max(declared_internet_gbps(site), default=ASSUMED_INTERNET_GBPS)
 
 
 def link_graph(scenario: Scenario, platform_ids: list[str]) -> nx.Graph:
@@ -153,7 +157,7 @@ def transfer_hours(scenario: Scenario, job: Job, place: Placement, graph: nx.Gra
         return 0.0, None
     gbps, assumed = found
     hours = data.size_gb * 8 / gbps / 3600
-    declared = any(link.kind == "internet" for site in scenario.sites if site.id == data.at for link in site.links)
+    declared = any(declared_internet_gbps(site) for site in scenario.sites if site.id == data.at)
     note = (f"{job.id}: data moves {data.at} -> {target} over an assumed {gbps:g} Gb/s internet link"
             + (f" (the speed {data.at} declares for its internet)" if declared else "")
             if assumed else None)

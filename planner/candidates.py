@@ -554,12 +554,10 @@ class CandidateBuilder:
             billed_h += risk.held_h
             risk_detail, risk_note = risk.detail(), risk.assumption
         if option.startup_h + hours > self.horizon_h:  # no schedule can hold it (the model's end bound)
+            why = " (3x the latest deadline)" if self.horizon_h < NO_DEADLINE_HORIZON_H else ""
             self.removed.append(Removed(job.id, place.platform, place.gpu, place.gpus, place.billing, "horizon",
                                         f"would end after {_span(option.startup_h + hours)}, beyond the "
-                                        f"planning horizon of {_span(self.horizon_h)} (3x the latest deadline)"
-                                        if self.horizon_h < NO_DEADLINE_HORIZON_H else
-                                        f"would end after {_span(option.startup_h + hours)}, beyond the "
-                                        f"planning horizon of {_span(self.horizon_h)}"))
+                                        f"planning horizon of {_span(self.horizon_h)}{why}"))
             return None
         cost, resource, cost_detail = self._billing(job, option, billed_h, run)
         cost += SCALE.money(move.egress_cost)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from plan.constraints import memory as memory_rule
 from plan.constraints.groups import family
+from plan.constraints.ops_skill import ONE_CLICK_FEATURES
 from plan.models.features import Feature
 from plan.models.methods import ADAPTER_METHODS
 from plan.models.problem import SCALE, Candidate, Problem, Removed
@@ -315,12 +316,22 @@ def _least_change(conflict: list[str]) -> str:
     def order(group: str) -> int:
         if group == "budget":
             return 0
-        if group.partition("/")[0] in ("sensitivity", "residency", "ops_skill"):
+        if group.partition("/")[0] in LEVEL_RULES:
             return 1
         if family(group) == "deadline":
             return 3
         return 2
     return min(conflict, key=order)
+
+
+LEVEL_RULES = ("sensitivity", "residency", "ops_skill")
+"""Rules with levels a relaxation steps through (sensitivity and residency down, ops skill up)."""
+
+
+def _level_field(group: str) -> str:
+    """The scenario field a level rule's group is set by."""
+    head, _, job_id = group.partition("/")
+    return "ops_skill" if head == "ops_skill" else f"jobs[{job_id}].data.{head}"
 
 
 def _level_steps(scenario: Scenario, group: str) -> tuple[str, list[str]]:
@@ -346,32 +357,26 @@ def _joint_relaxation(session: Session, conflict: list[str]) -> Relaxation | Non
     if loaded is None:
         return None
     base = loaded.scenario
-    levels = {g: _level_steps(base, g) for g in conflict if g.partition("/")[0] in ("sensitivity", "residency",
-                                                                                   "ops_skill")}
+    levels = {g: _level_steps(base, g) for g in conflict if g.partition("/")[0] in LEVEL_RULES}
     if any(not steps for _, steps in levels.values()):
         return None
     rounds = max((len(steps) for _, steps in levels.values()), default=1)
     late = any(family(g) == "deadline" for g in conflict)
+    lifted = frozenset(g for g in conflict if is_policy(g) or g.startswith("reproducibility."))
     for k in range(rounds):
         scenario = base
         if "budget" in conflict:
             scenario = scenario.model_copy(update={"budget": None})
         if late:
-            scenario = scenario.model_copy(update={"deadline_h": None, "jobs": [
-                j.model_copy(update={"deadline_h": None}) for j in scenario.jobs]})
+            scenario = _without_deadlines(scenario)
         chosen = {g: steps[min(k, len(steps) - 1)] for g, (_, steps) in levels.items()}
         for group, level in chosen.items():
             head, _, job_id = group.partition("/")
             scenario = _with_level(scenario, head, job_id, level)
-        other = session.variant(scenario)
-        if other is None or any(not other.problem.candidates[j] for j in other.problem.jobs):
-            continue
-        lifted = frozenset(g for g in conflict if is_policy(g) or g.startswith("reproducibility."))
         # with a deadline in the conflict, the fastest plan (as the deadline relaxation alone asks), else
         # the cheapest, which without a deadline may take years
-        out = other.run("time" if late else "cost", Bounds(lifted=lifted))
-        session.spend(other)
-        if not out.solved:
+        out = _solve_variant(session, scenario, "time" if late else "cost", Bounds(lifted=lifted))
+        if out is None or not out.solved:
             continue
         cost = SCALE.to_money(out.total_cost)
         cur = session.problem.currency
@@ -382,9 +387,7 @@ def _joint_relaxation(session: Session, conflict: list[str]) -> Relaxation | Non
             value, unit = duration_text(SCALE.to_hours(out.makespan_min))
             changes.append(f"extend the deadline to {value:g} {unit}")
         for group, level in chosen.items():
-            head, _, job_id = group.partition("/")
-            field = "ops_skill" if head == "ops_skill" else f"jobs[{job_id}].data.{head}"
-            changes.append(f"set {field} to {level} (now {levels[group][0]})")
+            changes.append(f"set {_level_field(group)} to {level} (now {levels[group][0]})")
         changes += [f"drop {g}" for g in sorted(lifted)]
         changes = list(dict.fromkeys(changes))  # ops skill is one field for every job that names it
         which = "fastest" if late else "cheapest"
@@ -404,14 +407,8 @@ def _deadline_beyond_horizon(session: Session) -> Relaxation | None:
     scenario = loaded.scenario
     if scenario.deadline_h is None and not any(j.deadline_h for j in scenario.jobs):
         return None
-    variant = scenario.model_copy(update={"deadline_h": None, "jobs": [
-        j.model_copy(update={"deadline_h": None}) for j in scenario.jobs]})
-    other = session.variant(variant)
-    if other is None or any(not other.problem.candidates[j] for j in other.problem.jobs):
-        return None
-    out = other.run("time", Bounds())
-    session.spend(other)
-    if not out.solved:
+    out = _solve_variant(session, _without_deadlines(scenario), "time")
+    if out is None or not out.solved:
         return None
     value, unit = duration_text(SCALE.to_hours(out.makespan_min))
     return Relaxation("deadline", "deadline", value, unit,
@@ -449,9 +446,9 @@ def _rule_relaxation(session: Session, group: str) -> Relaxation | None:
     """The least change of a changeable rule in the conflict that makes the scenario feasible."""
     head, _, job = group.partition("/")
     loaded = session.loaded
-    if head in ("sensitivity", "residency", "ops_skill") and loaded is not None:
+    if head in LEVEL_RULES and loaded is not None:
         return _level_relaxation(session, loaded.scenario, head, job)
-    if head in ("sensitivity", "residency", "ops_skill"):  # a bare problem: say the rule, not the level
+    if head in LEVEL_RULES:  # a bare problem: say the rule, not the level
         out = session.run("cost", Bounds(lifted=frozenset({group})))
         if out.solved:
             cost = SCALE.to_money(out.total_cost)
@@ -472,7 +469,7 @@ def _rule_relaxation(session: Session, group: str) -> Relaxation | None:
 def _level_relaxation(session: Session, scenario: Scenario, head: str, job_id: str) -> Relaxation | None:
     """Sensitivity and residency one step down at a time, ops skill one step up, until a plan exists."""
     current, steps = _level_steps(scenario, f"{head}/{job_id}")
-    field = "ops_skill" if head == "ops_skill" else f"jobs[{job_id}].data.{head}"
+    field = _level_field(f"{head}/{job_id}")
     for level in steps:
         out = _solve_variant(session, _with_level(scenario, head, job_id, level))
         if out is not None and out.solved:
@@ -482,9 +479,6 @@ def _level_relaxation(session: Session, scenario: Scenario, head: str, job_id: s
                               f"set {field} to {level} (now {current}): the cheapest plan then costs "
                               f"{cost:,.0f} {session.problem.currency}", cost)
     return None
-
-
-ONE_CLICK_FEATURES = ("one_click_env", "checkpoint_resume")
 
 
 def _pool_features_relaxation(session: Session) -> Relaxation | None:
@@ -614,12 +608,21 @@ def _optimizer_relaxation(session: Session, swaps: list[tuple[_OptimizerSwap, li
                       f"{session.problem.currency}", cost)
 
 
-def _solve_variant(session: Session, scenario: Scenario) -> Outcome | None:
+def _solve_variant(session: Session, scenario: Scenario, objective: str = "cost",
+                   bounds: Bounds | None = None) -> Outcome | None:
+    """A changed copy of the scenario solved for `objective` on this session's budget; None for a bare
+    problem, infeasible where a job is left no option."""
     other = session.variant(scenario)
     if other is None:
         return None
     if any(not other.problem.candidates[j] for j in other.problem.jobs):
         return Outcome("infeasible")
-    out = other.run("cost", Bounds())
+    out = other.run(objective, bounds or Bounds())
     session.spend(other)
     return out
+
+
+def _without_deadlines(scenario: Scenario) -> Scenario:
+    """The scenario with no deadline, its own or any job's."""
+    return scenario.model_copy(update={"deadline_h": None, "jobs": [
+        j.model_copy(update={"deadline_h": None}) for j in scenario.jobs]})
