@@ -246,6 +246,9 @@ def _too_late(job: str, c: Candidate, limit_min: int) -> str:
     return f"too slow for deadline/{job}: it ends at {at(end_h)}, after the deadline at {at(limit_h)}"
 
 
+BAND_ONLY = "set aside only because of the estimator's band"
+
+
 def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
     """Per job, the cheapest option cheaper than the chosen one, and the rule or limit that blocks it."""
     lines = []
@@ -266,13 +269,17 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
                 expected_h = c.hours - at_q + train if isinstance(at_q, float) and isinstance(train, float) \
                     else c.hours
                 if c.startup_min + SCALE.minutes(expected_h) <= limit:
-                    blocked.append((cost, c, f"set aside only because of the estimator's band: it meets "
+                    blocked.append((cost, c, f"{BAND_ONLY}: it meets "
                                              f"deadline/{job} on its expected time ({expected_h:,.1f} h) but not "
                                              f"with {problem.confidence:.0%} confidence ({c.hours:,.1f} h)"))
                 else:
                     blocked.append((cost, c, _too_late(job, c, limit)))
-        if blocked:
-            cost, c, why = min(blocked, key=lambda item: (item[0], item[1].index))
+        # the cheapest blocked option, and the cheapest one the band alone set aside where that is another:
+        # a plan chosen over a cheaper one only because of the band always says so
+        cheapest = min(blocked, key=lambda item: (item[0], item[1].index), default=None)
+        by_band = min((item for item in blocked if item[2].startswith(BAND_ONLY)),
+                      key=lambda item: (item[0], item[1].index), default=None)
+        for cost, c, why in [item for item in (cheapest, by_band if by_band is not cheapest else None) if item]:
             lines.append(f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing}) would cost "
                          f"{money(SCALE.to_money(cost), problem.currency)} but is {why}")
     return lines

