@@ -155,6 +155,10 @@ def describe(problem: Problem, group: str, options: Sequence[Candidate] = ()) ->
             others[reason] = min(others.get(reason, len(c.violations)), len(c.violations))
     if reasons:
         ranked = sorted(reasons, key=lambda reason: (others[reason], -reasons[reason]))
+        first, second = [*ranked, ""][:2]
+        head, _, tail = second.partition("; ")
+        if tail and first.startswith(head + "; "):  # the same rule for another option: name the option only
+            return f"{first}; {tail}"
         return "; ".join(ranked[:2])
     if is_policy(group):  # every option it removes breaks it: say what it does, not one of them
         example = next((c.violations[group] for c in problem.all_candidates() if group in c.violations), "")
@@ -174,13 +178,48 @@ def explain_infeasible(session: Session, result: SolveResult, empty_jobs: list[s
     sets = conflict_sets(session, Bounds())
     conflict = [group for found in sets for group in found]
     for name in conflict:
-        result.conflicts.append(Conflict(name, describe(problem, name)))
+        late = _fastest_too_late(problem, name.split("/", 1)[1]) if name.startswith("deadline/") else ""
+        result.conflicts.append(Conflict(name, describe(problem, name) + late))
     held = sorted(g for g in session.model.groups.literals if _held_fact(g) and g not in conflict)
     if held:
         result.notes.append("held as given, not rules to relax: "
                             + "; ".join(problem.groups.get(g, g) for g in held))
     result.notes += _pools_too_small(problem) + _windows_too_short(problem)
     result.relaxations += relaxations(session, conflict, sets)
+
+
+def _fastest_too_late(problem: Problem, job: str) -> str:
+    """Why a deadline binds, from the option of `job` that every per-option rule allows (within the budget
+    where some is) and that could end soonest: when a purchase's delivery, an owned pool's opening or a
+    queue holds it back, or its own run is too long. Empty where no such option exists."""
+    limit = problem.deadline_min.get(job)
+    abiding = [c for c in problem.candidates.get(job, []) if not c.violations]
+    affordable = [c for c in abiding if problem.budget is None or problem.standalone_cost(c) <= problem.budget]
+    abiding = affordable or abiding
+    if limit is None or not abiding:
+        return ""
+
+    def start(c: Candidate) -> int:
+        res = problem.resources.get(c.resource) if c.resource else None
+        return max(c.startup_min, res.available_from_min if res else 0)
+
+    c = min(abiding, key=lambda o: (start(o) + o.duration_min, o.index))
+    res = problem.resources.get(c.resource) if c.resource else None
+    start_h, run_h, limit_h = (SCALE.to_hours(m) for m in (start(c), c.duration_min, limit))
+    _, unit = duration_text(limit_h)
+
+    def at(hours: float) -> str:
+        return f"hour {hours:,.1f}" if unit == "h" else f"day {hours / 24:,.1f}"
+
+    option = f"{c.gpus}x {c.gpu} on {c.platform} ({c.billing})"
+    if start_h > 0 and run_h <= limit_h:
+        why = ("delivery after purchase" if res is not None and res.kind == "purchase" else
+               "the owned pool opens then" if res is not None and res.kind == "owned" else
+               "queue or reservation lead time")
+        return (f"; the soonest the other rules allow, {option}, can start only at {at(start_h)} ({why}) "
+                f"and ends at {at(start_h + run_h)}")
+    return (f"; the fastest option the other rules allow, {option}, runs {run_h:,.1f} h and ends at "
+            f"{at(start_h + run_h)}")
 
 
 def _pools_too_small(problem: Problem) -> list[str]:

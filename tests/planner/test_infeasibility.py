@@ -409,3 +409,30 @@ def test_a_pool_window_too_short_for_the_job_says_by_how_much(base_scenario, wri
     need = float(re.search(r"ft needs at least ([\d.,]+) h", note).group(1).replace(",", ""))  # type: ignore[union-attr]
     fastest = min(c.duration_min for c in session.problem.candidates["ft"] if c.resource == "a800s")
     assert need == pytest.approx(fastest / 60, abs=0.05) and need > 24
+
+
+def test_a_deadline_before_the_delivery_of_the_only_hardware_allowed_says_so(base_scenario, write_scenario):
+    """A hospital's patient notes may not leave it and it owns no GPUs: buying is the only way, and a
+    delivery lead time past the deadline is why the deadline binds. The conflict says so with the
+    option's own figures (the affordable purchase that could end soonest), and the residency conflict
+    names each cloud once under one rule."""
+    base_scenario.update(budget="1.5M", deadline="60d", ops_skill="basic", owned=[],
+                         sites=[{"id": "hosp", "jurisdiction": "cn"}], policy={"consider_purchase": True})
+    base_scenario["jobs"] = [{"id": "lora", "model": "qwen2.5-32b", "method": "lora", "lora_rank": 16,
+                              "tokens": "500M", "seq_len": 4096,
+                              "data": {"sensitivity": "regulated", "residency": "on_premises", "at": "hosp"}}]
+    session = _session(write_scenario, base_scenario)
+    result = solve_session(session)
+    assert result.status == "infeasible"
+    deadline = next(c for c in result.conflicts if c.constraint == "deadline/lora")
+    found = re.search(r"the soonest the other rules allow, (\d+)x (\S+) on (\S+) \(purchase\), can start only at "
+                      r"day ([\d.]+) \(delivery after purchase\) and ends at day ([\d.]+)", deadline.detail)
+    assert found, deadline.detail
+    problem = session.problem
+    option = next(c for c in problem.candidates["lora"] if c.billing == "purchase" and c.gpu == found.group(2)
+                  and c.gpus == int(found.group(1)))
+    delivery_d = problem.resources[option.resource].available_from_min / 60 / 24
+    assert float(found.group(4)) == pytest.approx(delivery_d, abs=0.05) and delivery_d > 60
+    assert problem.standalone_cost(option) <= problem.budget  # the affordable one, not a dearer faster one
+    residency = next(c for c in result.conflicts if c.constraint == "residency/lora")
+    assert residency.detail.count("data must stay on premises") == 1
