@@ -13,7 +13,8 @@ Achieved rate = peak(precision) x GEMM_FRACTION_OF_PEAK[arch] x training_kernel_
 g(tokens), with g(x) = x / (x + x_half) for the GEMM width w = hidden / tp and the micro-batch's
 tokens per GPU; FP8 applies to the linear layers only (attention stays BF16) and pays its casts
 (FP8_CAST_BYTES_PER_ELEMENT per cast element, inputs and output-gradients of every linear layer,
-and the weights twice per micro-batch) as memory-bound traffic. Memory-bound kernels (norms,
+and the weights twice per micro-batch, once per step under Megatron: FP8_WEIGHT_CAST_CACHED) as
+memory-bound traffic. Memory-bound kernels (norms,
 activations, residuals) add bytes / (memory bandwidth x efficiency). Flash attention runs at
 ATTENTION_UTILIZATION of the BF16 peak, on the head size its kernel is compiled for (FlashAttention-2
 pads MPT-30B's 112 to 128: FA2_HEAD_DIMS).
@@ -66,6 +67,7 @@ from plan.planner.estimate.factors import (
     FLASH_ATTENTION_BACKWARD_PASSES,
     FP8_CAST_BYTES_PER_ELEMENT,
     FP8_GEMM_RELATIVE_EFFICIENCY,
+    FP8_WEIGHT_CAST_CACHED,
     GEMM_FRACTION_OF_PEAK,
     GEMM_HALF_TOKENS,
     GEMM_HALF_WIDTH,
@@ -178,7 +180,10 @@ def _stage_compute(shape: ModelShape, method: str, layout: Layout, r: Rates, lay
         ffn_mult = 3.0 if shape.gated else 2.0
         fwd_in = 2.0 * shape.hidden + shape.q_dim + shape.ffn_width_active
         bwd_out = shape.q_dim + 2 * shape.kv_dim + 2.0 * shape.hidden + (ffn_mult - 1) * shape.ffn_width_active
-        weights = 2.0 * shape.layer_linear_active / tokens  # cast twice per micro-batch, per token
+        # cast twice per micro-batch (forward copy, transposed copy for the backward); Transformer Engine
+        # under Megatron caches both on a step's first micro-batch (FP8_WEIGHT_CAST_CACHED)
+        casts = 2.0 / layout.micro_batches if layout.framework in FP8_WEIGHT_CAST_CACHED else 2.0
+        weights = casts * shape.layer_linear_active / tokens  # per token
         elem_bytes += FP8_CAST_BYTES_PER_ELEMENT * layers * tokens * ((fwd_in + bwd_out) / t + weights / t)
     if method in ADAPTER_METHODS and layout.lora_rank:
         # each adapter re-reads its layer input and adds into its output, forward and backward; peft's

@@ -69,6 +69,28 @@ def test_fp8_faster_than_bf16_on_hopper(llama8b: ModelCard, h100: GPU) -> None:
     assert 1.2 < bf16.step_time_s / fp8.step_time_s < 2.0
 
 
+@pytest.mark.parametrize(("framework", "cached"), [("megatron", True), ("fsdp", False)])
+def test_fp8_weights_are_cast_once_per_step_under_transformer_engine(llama70b: ModelCard, h100: GPU,
+                                                                     framework: str, cached: bool) -> None:
+    """Megatron's TE layers cache a step's FP8 weight copies on its first micro-batch; torchao under FSDP
+    casts every micro-batch. With 32 micro-batches instead of one, the memory-bound work of each micro-batch
+    falls by the weight casts (2 x 4 B per weight, amortized) under Megatron and not at all under FSDP."""
+    from plan.planner.estimate.factors import FP8_CAST_BYTES_PER_ELEMENT
+    from plan.planner.estimate.timing import micro_batch_compute, rates
+
+    cluster = Cluster.of(h100, 8)
+    shape = shape_of(llama70b)
+    kw = dict(tp=8, precision="fp8", framework=framework, zero=1 if framework == "megatron" else 3)
+    one, many = make(8, global_batch=1, **kw), make(8, global_batch=32, **kw)
+    assert (one.micro_batches, many.micro_batches) == (1, 32)
+    saved = micro_batch_compute(shape, "pretrain", one, rates(shape, one, cluster)).elementwise_s - \
+        micro_batch_compute(shape, "pretrain", many, rates(shape, many, cluster)).elementwise_s
+    weight_casts = (2 * FP8_CAST_BYTES_PER_ELEMENT * shape.layer_linear_active * shape.layers / 8
+                    / rates(shape, one, cluster).memory_bytes_per_s)
+    expected = weight_casts * (1 - 1 / 32) if cached else 0.0
+    assert saved == pytest.approx(expected, rel=1e-6, abs=1e-12)
+
+
 @pytest.mark.parametrize(("fields", "message"), [
     (dict(tp=3), "tp"),
     (dict(tp=2, pp=2, global_batch=5), "global_batch"),
