@@ -38,7 +38,8 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
         lines.append(
             f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({where}), {j.framework or 'stack'}: tp={j.tp} pp={j.pp}"
             + (f" vpp={j.virtual_pipeline}" if j.virtual_pipeline > 1 else "") + (f" cp={j.cp}" if j.cp > 1 else "")
-            + f" dp={j.dp} zero={j.zero} recompute={j.recompute_text} mb={j.micro_batch}"
+            + f" dp={j.dp} zero={j.zero}" + ("+cpu-offload" if j.state_offload else "")
+            + f" recompute={j.recompute_text} mb={j.micro_batch}"
             + (f" optimizer {j.detail['layout']['optimizer']}"
                if (j.detail or {}).get("layout", {}).get("optimizer", "adam") != "adam" else "")
             + (" fused kernels" if j.assumes_fused_kernels else "") + "; "

@@ -55,6 +55,11 @@ class JobPlan:
         return recompute_label(self.recompute, self.detail.get("layout", {}).get("recompute_layers"))
 
     @property
+    def state_offload(self) -> bool:
+        """Whether the layout keeps the sharded model states in host memory (ZeRO-3 CPU offload)."""
+        return bool(self.detail.get("layout", {}).get("state_offload", False))
+
+    @property
     def stack(self) -> str:
         """The training stack the estimate assumed (the layout's, where the plan does not name it)."""
         return self.framework or str(self.detail.get("layout", {}).get("framework", "deepspeed"))

@@ -89,6 +89,11 @@ class Layout:
       ranks, and tokens travel to their experts and back by all-to-all.
     - `micro_batch` may not divide the per-replica batch: the last micro-batch is then smaller
       (as Composer and DeepSpeed allow); `micro_batches` counts it.
+    - `state_offload`: ZeRO-3 with the sharded parameters, gradients and optimizer states in host memory
+      (FSDP `CPUOffload(offload_params=True)`, DeepSpeed `offload_param` and `offload_optimizer` on cpu,
+      torchtitan `enable_cpu_offload`): each layer's shard crosses PCIe before it is gathered, its
+      gradient shard back after it is reduced, and the optimizer steps on the CPU. FSDP or DeepSpeed,
+      zero 3, no tensor or pipeline parallelism.
     """
 
     tp: int
@@ -112,6 +117,7 @@ class Layout:
     cp: int = 1
     ep: int = 1
     recompute_layers: int | None = None
+    state_offload: bool = False
 
     @property
     def gpus(self) -> int:
@@ -162,7 +168,8 @@ class Layout:
         parts.append(f"dp={self.dp}")
         if self.ep > 1:
             parts.append(f"ep={self.ep}")
-        parts += [f"zero={self.zero}", f"recompute={recompute_label(self.recompute, self.recompute_layers)}",
+        parts += [f"zero={self.zero}" + ("+cpu-offload" if self.state_offload else ""),
+                  f"recompute={recompute_label(self.recompute, self.recompute_layers)}",
                   f"mb={self.micro_batch}",
                   f"gb={self.global_batch}"]
         if self.virtual_pipeline > 1:
@@ -199,6 +206,9 @@ class LayoutSpec:
     pytorch_stacks_only: bool = False
     # activation offload searched (search_layout turns it on only where nothing else fits)
     offload: bool = True
+    # ZeRO-3 CPU offload of the model states (`Layout.state_offload`): None searched where nothing fits
+    # without it, True forced on every ZeRO-3 layout it applies to, False never
+    state_offload: bool | None = None
     cp: int | None = None
     ep: int | None = None
     recompute_layers: int | None = None  # Megatron block recomputation, layers per model chunk (Layout's)
@@ -367,6 +377,7 @@ class Estimate:
                 "virtual_pipeline": lay.virtual_pipeline, "framework": lay.framework, "cp": lay.cp, "ep": lay.ep,
                 "flash_attention": lay.flash_attention, "kernels": lay.kernels,
                 **({"recompute_layers": lay.recompute_layers} if lay.recompute_layers is not None else {}),
+                **({"state_offload": True} if lay.state_offload else {}),
             },
             "memory_gib": {k: round(v, 3) for k, v in self.memory.to_dict().items()},
             "gpu_memory_gib": self.gpu_memory_gib,

@@ -76,6 +76,7 @@ class ExportLayout:
     quant_bits: int | None = None  # 4 for QLoRA
     recompute_layers: int | None = None  # Megatron's block method: layers per model chunk recomputed
     kernels: str = "eager"  # the plan's assumption for a PyTorch stack: eager modules, or fused/compiled
+    state_offload: bool = False  # ZeRO-3 with parameters, gradients and optimizer states in host memory
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -185,7 +186,8 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         ffn_type=card.ffn_type,
         lora_rank=lora_rank, lora_targets=str(lay.get("lora_targets", "all")), quant_bits=quant_bits,
         recompute_layers=int(lay["recompute_layers"]) if lay.get("recompute_layers") else None,
-        kernels=str(lay.get("kernels", "eager")), notes=tuple(notes))
+        kernels=str(lay.get("kernels", "eager")), state_offload=bool(lay.get("state_offload", False)),
+        notes=tuple(notes))
     problems = layout.identities()
     if problems:
         raise ExportError("the plan's layout does not close: " + "; ".join(problems))
