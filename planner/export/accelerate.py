@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from plan.planner.export.deepspeed import ds_config
+from plan.planner.export.deepspeed import check_offload, ds_config
 from plan.planner.export.launch import rendezvous, torchrun
 from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only
 
@@ -33,6 +33,8 @@ def check(layout: ExportLayout, plugin: str) -> None:
                           "parallelism_config; the plan uses ZeRO-0 with dp > 1")
     if plugin == "deepspeed" and layout.cp > 1:
         raise ExportError("accelerate: context parallelism (ring attention) needs the FSDP2 plugin, not DeepSpeed")
+    if plugin == "deepspeed":
+        check_offload(layout, "accelerate")
 
 
 def _plugin(layout: ExportLayout, forced: str | None) -> str:
@@ -47,9 +49,15 @@ def config(layout: ExportLayout, plugin: str) -> tuple[dict[str, Any], list[str]
     cfg: dict[str, Any] = {"compute_environment": "LOCAL_MACHINE"}
     simple_ddp = plugin == "fsdp" and layout.zero == 0 and layout.tp == 1 and layout.cp == 1
     if plugin == "deepspeed":
+        # With deepspeed_config_file the YAML must not also set zero_stage or offload_{optimizer,param}_device
+        # (accelerate raises ValueError): the stage and a state offload live in ds_config.json.
         cfg["distributed_type"] = "DEEPSPEED"
         cfg["deepspeed_config"] = {"deepspeed_config_file": "ds_config.json",
                                    "deepspeed_multinode_launcher": "standard"}
+        if layout.state_offload:
+            notes.append("model states in CPU memory: ds_config.json sets zero_optimization.offload_param and "
+                         "offload_optimizer to cpu (the accelerate YAML may not repeat them beside "
+                         "deepspeed_config_file); accelerate swaps a torch AdamW for DeepSpeed's CPU Adam")
     elif simple_ddp:
         cfg["distributed_type"] = "MULTI_GPU" if layout.world_size > 1 else "NO"
     else:
@@ -70,9 +78,13 @@ def config(layout: ExportLayout, plugin: str) -> tuple[dict[str, Any], list[str]
                          "that matches it")
         cfg["fsdp_config"] = {"fsdp_version": 2, "fsdp_reshard_after_forward": layout.zero == 3,
                               "fsdp_auto_wrap_policy": "TRANSFORMER_BASED_WRAP",
-                              "fsdp_state_dict_type": "SHARDED_STATE_DICT", "fsdp_offload_params": False,
+                              "fsdp_state_dict_type": "SHARDED_STATE_DICT",
+                              "fsdp_offload_params": layout.state_offload,
                               "fsdp_activation_checkpointing": layout.recompute == "full",
                               "fsdp_cpu_ram_efficient_loading": True}
+        if layout.state_offload:
+            notes.append("model states in CPU memory: fsdp_offload_params true (FSDP2 CPUOffloadPolicy: the "
+                         "sharded parameters and gradients live in host memory and the optimizer steps on the CPU)")
         shard = layout.dp if layout.zero > 0 else 1
         replicate = 1 if layout.zero > 0 else layout.dp
         cfg["parallelism_config"] = {"parallelism_config_dp_replicate_size": replicate,
@@ -116,8 +128,9 @@ def render(layout: ExportLayout, forced_plugin: str | None = None) -> tuple[dict
     lines = ["#!/usr/bin/env bash", f"# Launch for job {layout.job}. Sources: {DOC}; torchrun from PyTorch 2.14.1 "
              "torch/distributed/run.py.", "set -euo pipefail"]
     if forced_plugin == "fsdp":
+        offload = ", offload_policy=CPUOffloadPolicy()" if layout.state_offload else ""
         lines += ["# torchrun: for a script that builds its own FSDP2 mesh (fully_shard with "
-                  f"reshard_after_forward={layout.zero == 3}, dp_shard={layout.dp if layout.zero else 1}, "
+                  f"reshard_after_forward={layout.zero == 3}{offload}, dp_shard={layout.dp if layout.zero else 1}, "
                   f"tp={layout.tp}, cp={layout.cp})", raw,
                   "# or, for an accelerate script, the same placement through accelerate:", f"# {accel}"]
     else:

@@ -34,6 +34,9 @@ def ds_config(layout: ExportLayout) -> dict[str, Any]:
     else:  # bf16, and fp8 runs on a bf16 base (its fp8 matmuls come from model code, not this file)
         config["bf16"] = {"enabled": True}
     config["zero_optimization"] = {"stage": layout.zero}
+    if layout.state_offload:  # ZeRO-3 with the sharded parameters, gradients and optimizer states in host memory
+        config["zero_optimization"].update(offload_param={"device": "cpu", "pin_memory": True},
+                                           offload_optimizer={"device": "cpu", "pin_memory": True})
     if layout.tp > 1:
         config["tensor_parallel"] = {"autotp_size": layout.tp}
     if layout.cp > 1:
@@ -46,9 +49,26 @@ def ds_config(layout: ExportLayout) -> dict[str, Any]:
     return config
 
 
+def check_offload(layout: ExportLayout, stack: str) -> None:
+    """What ZeRO-Offload of the model states (`state_offload`) needs from a DeepSpeed JSON, for every stack that
+    writes one: stage 3 (offload_param is stage 3 only), and Adam, as the optimizer steps on the CPU with
+    DeepSpeed's CPU Adam (DeepSpeed refuses another client optimizer with offload_optimizer unless
+    zero_force_ds_cpu_optimizer is false; accelerate, under HF Trainer and LLaMA-Factory, swaps a torch
+    optimizer for DeepSpeedCPUAdam: deepspeed/runtime/engine.py, accelerate/accelerator.py)."""
+    if not layout.state_offload:
+        return
+    if layout.zero != 3:
+        raise ExportError(f"{stack}: offload_param (parameters in CPU memory) is ZeRO stage 3 only, the plan uses "
+                          f"ZeRO-{layout.zero}")
+    if layout.optimizer != "adam":
+        raise ExportError(f"{stack}: no CPU step for the {layout.optimizer} optimizer under ZeRO-Offload (DeepSpeed "
+                          "steps the offloaded optimizer states with its CPU Adam); a job with optimizer adamw exports")
+
+
 def check(layout: ExportLayout) -> None:
     """Raise ExportError for what the DeepSpeed engine and JSON cannot express."""
     no_megatron_only(layout, "deepspeed")
+    check_offload(layout, "deepspeed")
     if layout.vpp > 1:
         raise ExportError("deepspeed: the pipeline engine has no interleaved (virtual) pipeline stages; "
                           f"the plan uses vpp={layout.vpp}")
@@ -93,6 +113,11 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
                      "not ring attention; the script wires UlyssesSPAttentionHF")
     if layout.recompute == "full":
         notes.append("recompute full: the script turns it on (HF: model.gradient_checkpointing_enable())")
+    if layout.state_offload:
+        notes.append("model states in CPU memory: zero_optimization.offload_param and offload_optimizer on cpu "
+                     "(pinned); the optimizer steps on the CPU, so pass DeepSpeed's CPU Adam "
+                     "(deepspeed.ops.adam.DeepSpeedCPUAdam) to deepspeed.initialize: DeepSpeed refuses another "
+                     "client optimizer with offload unless zero_force_ds_cpu_optimizer is false")
     if layout.optimizer in CLIENT_OPTIMIZERS:
         notes.append(f"optimizer {layout.optimizer}: pass {CLIENT_OPTIMIZERS[layout.optimizer]} to "
                      "deepspeed.initialize as a client optimizer")

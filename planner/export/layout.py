@@ -114,10 +114,12 @@ class ExportLayout:
             adapter = f", LoRA rank {self.lora_rank} on {self.lora_targets} linear layers"
             if self.quant_bits:
                 adapter += f" over a {self.quant_bits}-bit (NF4) base"
+        offload = (" with parameters, gradients and optimizer states offloaded to CPU memory"
+                   if self.state_offload else "")
         return (f"Job `{self.job}`: {self.method} of {self.hf_name} on {self.world_size}x {self.gpu} "
                 f"({self.nodes} node(s) x {self.gpus_per_node} GPUs) on {self.platform}; "
-                f"tp={self.tp} pp={self.pp} cp={self.cp} dp={self.dp} vpp={self.vpp}, ZeRO stage {self.zero} "
-                f"({self.framework} execution model), micro-batch {self.micro_batch} x gradient accumulation "
+                f"tp={self.tp} pp={self.pp} cp={self.cp} dp={self.dp} vpp={self.vpp}, ZeRO stage {self.zero}"
+                f"{offload} ({self.framework} execution model), micro-batch {self.micro_batch} x gradient accumulation "
                 f"{self.grad_accum} x dp {self.dp} = global batch {self.global_batch} sequences of "
                 f"{self.seq_len} tokens, {self.precision}, recompute {self.recompute}, optimizer "
                 f"{self.optimizer}{adapter}; about {self.train_steps} optimizer steps for "
@@ -188,6 +190,11 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         recompute_layers=int(lay["recompute_layers"]) if lay.get("recompute_layers") else None,
         kernels=str(lay.get("kernels", "eager")), state_offload=bool(lay.get("state_offload", False)),
         notes=tuple(notes))
+    if layout.state_offload and (layout.zero != 3 or layout.tp != 1 or layout.pp != 1
+                                 or layout.framework not in ("fsdp", "deepspeed")):
+        raise ExportError("the plan offloads model states to CPU memory, which needs ZeRO-3 under FSDP or DeepSpeed "
+                          f"with tp = pp = 1; its layout has zero={layout.zero}, tp={layout.tp}, pp={layout.pp}, "
+                          f"framework {layout.framework}")
     problems = layout.identities()
     if problems:
         raise ExportError("the plan's layout does not close: " + "; ".join(problems))

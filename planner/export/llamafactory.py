@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from plan.planner.estimate.stages import split_problem
-from plan.planner.export.deepspeed import ds_config
+from plan.planner.export.deepspeed import check_offload, ds_config
 from plan.planner.export.launch import rendezvous
 from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only
 
@@ -40,9 +40,22 @@ def uses_bridge(layout: ExportLayout) -> bool:
     return layout.pp > 1 or layout.cp > 1 or bool(layout.recompute_layers)
 
 
+def uses_deepspeed(layout: ExportLayout) -> bool:
+    """The Hugging Face path's multi-GPU sharding, tensor parallelism (AutoTP) and ZeRO-Offload of the model
+    states (also on one GPU) go through a DeepSpeed JSON (the `deepspeed` key)."""
+    if uses_bridge(layout):
+        return False
+    return (layout.world_size > 1 and (layout.zero > 0 or layout.tp > 1)) or layout.state_offload
+
+
 def check(layout: ExportLayout) -> None:
     if not uses_bridge(layout):
         no_megatron_only(layout, "llamafactory", " on the Hugging Face path")
+    if layout.state_offload and uses_bridge(layout):
+        raise ExportError("llamafactory: no CPU offload of the model states in the Megatron-Bridge backend "
+                          "(needed for pp/cp/block recomputation)")
+    if uses_deepspeed(layout):
+        check_offload(layout, "llamafactory")
     if layout.optimizer not in _OPTIM:
         raise ExportError(f"llamafactory: no {layout.optimizer} optimizer (optim takes "
                           f"{', '.join(sorted(set(_OPTIM.values())))}); try --to megatron")
@@ -113,12 +126,16 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
     notes: list[str] = []
     files: dict[str, str] = {}
     ds_file = None
-    if not uses_bridge(layout) and layout.world_size > 1 and (layout.zero > 0 or layout.tp > 1):
+    if uses_deepspeed(layout):
         ds_file = "ds_config.json"
         files[ds_file] = json.dumps(ds_config(layout), indent=2) + "\n"
         if layout.framework == "fsdp":
             notes.append(f"the plan assumed FSDP; LLaMA-Factory's documented multi-GPU path is DeepSpeed, exported "
                          f"as the same sharding (ZeRO-{layout.zero})")
+        if layout.state_offload:
+            notes.append("model states in CPU memory: ds_config.json sets zero_optimization.offload_param and "
+                         "offload_optimizer to cpu, as LLaMA-Factory's examples/deepspeed/ds_z3_offload_config.json; "
+                         "accelerate swaps the AdamW for DeepSpeed's CPU Adam")
         if layout.tp > 1:
             notes.append(f"tp={layout.tp} goes through DeepSpeed AutoTP (tensor_parallel.autotp_size); "
                          "DeepSpeed's docs disagree on AutoTP with ZeRO-3 (config page: 0-3, tutorial: 0-2)")

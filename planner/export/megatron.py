@@ -23,6 +23,10 @@ def check(layout: ExportLayout) -> None:
     if layout.method in ADAPTER_METHODS:
         raise ExportError(f"megatron: pretrain_gpt.py has no LoRA/QLoRA ({layout.method}); PEFT lives in "
                           "Megatron-Bridge/NeMo (try --to llamafactory)")
+    if layout.state_offload:
+        raise ExportError("megatron: no CPU offload of parameters and gradients (the plan keeps its ZeRO-3 shards "
+                          "in host memory; --optimizer-cpu-offload moves only the optimizer state and needs "
+                          "--use-precision-aware-optimizer); try --to deepspeed or --to torchtitan")
     if layout.recompute == "offload":
         raise ExportError("megatron: activation offloading without recompute has no flag this exporter can map "
                           "one-to-one (--cpu-offloading-num-layers offloads whole layers)")

@@ -45,6 +45,11 @@ def check(layout: ExportLayout) -> None:
     if layout.recompute == "offload":
         raise ExportError("torchtitan: no activation offloading (enable_cpu_offload moves parameters, "
                           "gradients and optimizer state, not activations)")
+    if layout.state_offload and layout.dp == 1 and layout.cp == 1:
+        # v0.2.2 parallelize: FSDP2 (and with it CPUOffloadPolicy) is applied only when dp_shard > 1 or cp > 1
+        raise ExportError("torchtitan: enable_cpu_offload goes through FSDP2, which v0.2.2 applies only when "
+                          "data_parallel_shard_degree or context_parallel_degree > 1; the plan offloads model "
+                          "states on one GPU (try --to deepspeed)")
     if layout.precision == "fp16":
         raise ExportError("torchtitan: mixed_precision_param takes bfloat16 or float32, not fp16")
     if layout.optimizer not in ("adam",):
@@ -68,6 +73,8 @@ def sections(layout: ExportLayout) -> dict[str, dict[str, Any]]:
     training["mixed_precision_param"] = "bfloat16"
     training["mixed_precision_reduce"] = "float32"
     training["steps"] = layout.train_steps
+    if layout.state_offload:  # FSDP2 CPUOffloadPolicy: parameters, gradients and optimizer state in host memory
+        training["enable_cpu_offload"] = True
     if layout.zero == 0:
         parallel["data_parallel_replicate_degree"] = layout.dp
         parallel["data_parallel_shard_degree"] = 1
@@ -100,6 +107,9 @@ def sections(layout: ExportLayout) -> dict[str, dict[str, Any]]:
 def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
     check(layout)
     notes = []
+    if layout.state_offload:
+        notes.append("model states in CPU memory: [training] enable_cpu_offload = true (FSDP2 offload of "
+                     "parameters, gradients and optimizer state)")
     if layout.zero == 1:
         notes.append("ZeRO-1 has no FSDP equivalent: exported as FSDP with reshard_after_forward never "
                      "(ZeRO-2-like: gradients sharded too, memory at or below the plan's)")
