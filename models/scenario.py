@@ -238,6 +238,10 @@ class Job(Strict):
         default="eager", description="how a PyTorch stack (fsdp, deepspeed) runs the layers: eager as Hugging "
         "Face, torchtune and peft do (more saved activations, kernel launches that small micro-batches wait "
         "for), or fused under torch.compile, Liger or Unsloth; Megatron is always fused")
+    cpu_offload: bool | None = Field(
+        default=None, description="ZeRO-3 CPU offload of the parameters, gradients and optimizer states "
+        "(FSDP or DeepSpeed): unset, the planner uses it only where the job fits its hardware no other way; "
+        "false, never (a host short of free memory); true, on every layout that can run it")
 
     @model_validator(mode="after")
     def _method_options(self) -> Job:

@@ -108,6 +108,7 @@ class _Option:
     purchase: BuyOption | None = None
     assumptions: list[str] = field(default_factory=list)
     startup_h: float = 0.0  # queue/provisioning (or reservation lead time) before the job can start
+    largest_gpus: int = 0  # the most GPUs of this GPU the place offers the job (0: unknown)
 
 
 def budget_group(scenario: Scenario) -> str:
@@ -188,7 +189,8 @@ class CandidateBuilder:
                         f"({offer.billing}); raise it in an overlay with your quota"))
                     limit = allowed.ceiling
                 self._note_pinned_above(job, platform.id, gpu.id, offer.billing, limit)
-                for count in job_counts(job, per_node, limit):
+                counts = list(job_counts(job, per_node, limit))
+                for count in counts:
                     place = self._placement("cloud", platform.id, platform.kind, gpu, count, per_node,
                                             offer.billing, platform.jurisdiction, _features(platform.features),
                                             multi_node=platform.limits.multi_node,
@@ -205,7 +207,7 @@ class CandidateBuilder:
                                      f"customer gets without a reservation: arrange it with the vendor "
                                      f"({allowed.startup_for(count):g} h lead time)")
                     options.append(_Option(place, platform, offer=offer, assumptions=notes,
-                                           startup_h=allowed.startup_for(count)))
+                                           startup_h=allowed.startup_for(count), largest_gpus=max(counts)))
         return options
 
     def _owned_options(self, job: Job) -> list[_Option]:
@@ -214,10 +216,11 @@ class CandidateBuilder:
             gpu = self.catalog.gpu(pool.gpu)
             site = next(s for s in self.scenario.sites if s.id == pool.site)
             self._note_pinned_above(job, pool.id, gpu.id, "owned", pool.count)
-            for count in job_counts(job, pool.gpus_per_node, pool.count):
+            counts = list(job_counts(job, pool.gpus_per_node, pool.count))
+            for count in counts:
                 place = self._placement("owned", pool.id, "owned", gpu, count, pool.gpus_per_node, "owned",
                                         site.jurisdiction, pool.capabilities(owned_defaults(gpu)), site=pool.site)
-                options.append(_Option(place, None, pool=pool))
+                options.append(_Option(place, None, pool=pool, largest_gpus=max(counts)))
         return options
 
     def _purchase_options(self, job: Job) -> list[_Option]:
@@ -235,13 +238,14 @@ class CandidateBuilder:
                                             f"arrive, beyond the planning horizon"))
                 continue
             per_node = buy.gpus_per_node or gpu.gpus_per_node
-            for count in job_counts(job, per_node, min(MAX_GPUS_PER_JOB, buy.max_gpus or MAX_GPUS_PER_JOB)):
-                if count < per_node:
-                    continue  # nobody buys a fraction of a server
+            counts = [n for n in job_counts(job, per_node, min(MAX_GPUS_PER_JOB, buy.max_gpus or MAX_GPUS_PER_JOB))
+                      if n >= per_node]  # nobody buys a fraction of a server
+            for count in counts:
                 place = self._placement("purchase", platform_id, "owned", gpu, count, per_node,
                                         "purchase", jurisdiction, _features(buy.platform.features), site=site,
                                         assumed=bool(buy.notes), node_size_from_gpu=buy.gpus_per_node is None)
-                options.append(_Option(place, buy.platform, purchase=buy, assumptions=list(buy.notes)))
+                options.append(_Option(place, buy.platform, purchase=buy, assumptions=list(buy.notes),
+                                       largest_gpus=max(counts)))
         return options
 
     def _note_pinned_above(self, job: Job, platform: str, gpu: str, billing: str, limit: int) -> None:
@@ -292,15 +296,28 @@ class CandidateBuilder:
                                           fabric_gbps_per_gpu=option.pool.fabric.gbps_per_gpu)
         return cluster
 
-    def _estimate(self, card: ModelCard, job: Job, cluster: Cluster) -> tuple[Estimate | None, str, str]:
+    def _offload_allowed(self, card: ModelCard, job: Job, option: _Option, gpu: GPU) -> bool:
+        """CPU offload of the model states (`Layout.state_offload`) only where the job fits at no GPU count
+        the place offers without it: a lab's two 24 GB cards for a 70B QLoRA, not a cloud that rents
+        enough GPUs to hold the states (memory falls as the count grows, so its largest count decides).
+        Offloaded steps lean on an assumed host speed; they must not undercut a plan that needs none."""
+        if option.largest_gpus <= option.place.gpus:
+            return True
+        largest = dataclasses.replace(option, place=dataclasses.replace(option.place, gpus=option.largest_gpus))
+        best, _, _ = self._estimate(card, job, self._cluster(largest, gpu), state_offload=False)
+        return best is None
+
+    def _estimate(self, card: ModelCard, job: Job, cluster: Cluster,
+                  state_offload: bool | None = None) -> tuple[Estimate | None, str, str]:
         """Fastest fitting layout. Reliability does not change the layout, so the search runs on the
         cluster without it (one search serves hourly, spot and every platform with this fabric) and
         the estimate is re-attached to the real cluster for `run`. On one node the fabric is
-        irrelevant too, so single-node searches are shared across platforms."""
+        irrelevant too, so single-node searches are shared across platforms. `state_offload` None: CPU
+        offload searched where nothing fits without it; False: never."""
         fixed = job.layout
         key = (card.id, card.params, job.method, job.seq_len, job.global_batch, job.precision, job.lora_rank,
                fixed, job.framework, job.optimizer, job.kernels, self._pytorch_stacks_only,
-               cluster.layout_search_key())
+               cluster.layout_search_key(), state_offload)
         if key not in self._estimates:
             spec = LayoutSpec(seq_len=job.seq_len, global_batch=job.global_batch, precision=job.precision,
                               lora_rank=job.lora_rank or 16, memory_headroom=self.headroom,
@@ -309,7 +326,7 @@ class CandidateBuilder:
                               zero=fixed.zero if fixed else None, cp=fixed.cp if fixed else None,
                               framework=job.framework, optimizer=OPTIMIZER_ALIASES.get(job.optimizer, job.optimizer),
                               fused_modules=job.kernels == "fused",
-                              pytorch_stacks_only=self._pytorch_stacks_only)
+                              pytorch_stacks_only=self._pytorch_stacks_only, state_offload=state_offload)
             try:
                 result = search_layout(card, job.method, cluster.for_layout_search(), spec)
             except ValueError as exc:  # a fixed choice this hardware can never run (fp8 on Ampere, tp=3)
@@ -533,7 +550,9 @@ class CandidateBuilder:
     def _candidate(self, index: int, job: Job, card: ModelCard, option: _Option) -> Candidate | None:
         place = option.place
         gpu = self.catalog.gpus[place.gpu]
-        estimate, rule, reason = self._estimate(card, job, self._cluster(option, gpu))
+        offload = job.cpu_offload if job.cpu_offload is not None else (
+            None if self._offload_allowed(card, job, option, gpu) else False)
+        estimate, rule, reason = self._estimate(card, job, self._cluster(option, gpu), offload)
         if estimate is None:
             self.removed.append(Removed(job.id, place.platform, place.gpu, place.gpus, place.billing, rule, reason))
             return None
@@ -575,6 +594,8 @@ class CandidateBuilder:
             assumptions.append(f"GPU {gpu.id}: {assumed_efficiency}")
         assumptions += [f"{place.platform}: {note}" for note in getattr(estimate.cluster, "assumptions", ())]
         layout = estimate.layout
+        if layout.state_offload:  # the host memory it needs and the CPU step's assumed speed
+            assumptions += [f"{job.id}: {note}" for note in estimate.notes if note.startswith("CPU offload")]
         return Candidate(
             index=index, job=job.id, platform=place.platform, gpu=place.gpu, gpus=place.gpus,
             nodes=place.nodes, billing=place.billing, duration_min=max(1, SCALE.minutes(hours)),

@@ -102,6 +102,10 @@ def estimate_command(
                           "(fewer saved activations, no host floor). Megatron is always fused")] = "eager",
     sequence_parallel: Annotated[str | None, typer.Option(
         "--sequence-parallel", help="on | off (default: on when tp > 1)")] = None,
+    cpu_offload: Annotated[str | None, typer.Option(
+        "--cpu-offload", help="on | off: ZeRO-3 with the parameters, gradients and optimizer states in host "
+                              "memory (FSDP/DeepSpeed CPU offload; default: searched where nothing fits without "
+                              "it)")] = None,
     optimizer: Annotated[str, typer.Option(
         "--optimizer", help=" | ".join(OPTIMIZER_NAMES))] = "adamw",
     micro_batch: Annotated[int | None, typer.Option("--micro-batch", help="sequences/micro-batch")] = None,
@@ -131,6 +135,7 @@ def estimate_command(
     _choice("--attention", attention, ("flash", "eager"))
     _choice("--kernels", kernels, ("eager", "fused"))
     _choice("--sequence-parallel", sequence_parallel, ("on", "off"))
+    _choice("--cpu-offload", cpu_offload, ("on", "off"))
     optimizer_id = OPTIMIZER_ALIASES.get(optimizer, optimizer)
     if optimizer_id not in OPTIMIZERS:
         fail(f"--optimizer: {optimizer!r} is not one of {', '.join(OPTIMIZER_NAMES)}")
@@ -190,12 +195,13 @@ def estimate_command(
                       virtual_pipeline=vpp, ep=ep, flash_attention=attention == "flash", optimizer=optimizer_id,
                       fused_modules=kernels == "fused",
                       sequence_parallel=None if sequence_parallel is None else sequence_parallel == "on",
-                      memory_headroom=headroom, recompute_layers=recompute_layers)
+                      memory_headroom=headroom, recompute_layers=recompute_layers,
+                      state_offload=None if cpu_offload is None else cpu_offload == "on")
     searched: tuple[str, ...] = ()
     nothing_fits = False
     try:
         found = search_layout(card, method, cluster, spec)
-        searched = found.searched
+        searched = found.searched + (("cpu_offload",) if cpu_offload is None else ())
         result: Estimate | None = found.best
         if result is None:
             nothing_fits = True
@@ -221,7 +227,7 @@ def estimate_command(
     if plat is not None and plat.limits.max_gpus_per_job and gpus > plat.limits.max_gpus_per_job:
         notes.insert(0, f"{plat.id} allows at most {plat.limits.max_gpus_per_job} GPUs per job")
     if nothing_fits:
-        for hint in (_fused_kernels_hint(card, method, cluster, spec),
+        for hint in (_cpu_offload_hint(card, method, cluster, spec), _fused_kernels_hint(card, method, cluster, spec),
                      _leaner_optimizer_hint(card, method, cluster, spec), _recompute_hint(card, method, cluster, spec)):
             if hint:
                 notes.insert(0, hint)
@@ -277,6 +283,14 @@ def _recompute_hint(card: ModelCard, method: str, cluster: Cluster, spec: Layout
                       spec, recompute=None)
 
 
+def _cpu_offload_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:
+    """When the user turned CPU offload off and nothing fits, whether ZeRO-3 with the states on the host would."""
+    if spec.state_offload is not False:
+        return None
+    return _fits_with("--cpu-offload on (ZeRO-3 states in host memory)", card, method, cluster, spec,
+                      state_offload=True)
+
+
 def _fused_kernels_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:
     """When nothing fits with eager PyTorch layers, whether fused ones would (torch.compile, Liger or
     Unsloth keep 0.7 times the activations): a flag, not more GPUs. (Megatron is fused already: what
@@ -314,6 +328,8 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
     rows.append(("attention", "flash" if lay.flash_attention else "eager"))
     rows.append(("kernels", lay.kernels))
     rows.append(("optimizer", lay.optimizer))
+    if lay.state_offload:
+        rows.append(("cpu_offload", "on"))
     if lay.lora_rank is not None:
         rows.append(("lora_rank", lay.lora_rank))
     for name, value in rows:

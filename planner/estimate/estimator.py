@@ -6,7 +6,7 @@ from plan.models.methods import METHOD_NOTES
 from plan.models.model_card import ModelCard
 from plan.models.scenario import not_on_megatron
 from plan.planner.estimate.cluster import Cluster
-from plan.planner.estimate.factors import efficiency_assumption
+from plan.planner.estimate.factors import CPU_OPTIMIZER_BYTES_PER_S, PCIE_GB_PER_S_PER_DIRECTION, efficiency_assumption
 from plan.planner.estimate.flops import ModelShape, shape_of
 from plan.planner.estimate.memory import chunk_layers, memory_per_gpu
 from plan.planner.estimate.timing import MOE_CAPACITY_FACTOR, step_time
@@ -26,6 +26,7 @@ from plan.planner.estimate.types import (
     RECOMPUTE,
     Estimate,
     Layout,
+    offloads_states,
 )
 
 
@@ -110,6 +111,12 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
     elif layout.micro_batch > layout.global_batch // layout.dp:
         problems.append(f"micro_batch: {layout.micro_batch} exceeds the {layout.global_batch // layout.dp} "
                         "sequences each data-parallel replica gets per step")
+    if layout.state_offload and not offloads_states(layout.framework, layout.zero, layout.tp, layout.pp,
+                                                    layout.optimizer):
+        problems.append("state_offload: CPU offload of the model states is ZeRO-3's on FSDP or DeepSpeed without "
+                        "tensor or pipeline parallelism, with an optimizer that steps on the CPU (not 8-bit "
+                        f"AdamW); got {layout.framework} zero {layout.zero} tp {layout.tp} pp {layout.pp} "
+                        f"optimizer {layout.optimizer}")
     if layout.virtual_pipeline > 1 and layout.pp == 1:
         problems.append("virtual_pipeline: interleaving needs pp > 1")
     if cluster.gpus > cluster.gpus_per_node and (cluster.fabric_kind == "none"
@@ -236,6 +243,11 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
         notes.append("recompute: activations offloaded to host memory, as torchtune runs it "
                      "(enable_activation_offloading); none of the stacks plan export writes for has it, so the "
                      "search picks it only where nothing else fits")
+    if layout.state_offload:
+        notes.append(f"CPU offload (ZeRO-3 {layout.framework}): chosen only where nothing fits without it; the "
+                     f"optimizer step on the CPU is timed at an assumed {CPU_OPTIMIZER_BYTES_PER_S / 1e9:g} GB/s of "
+                     "host memory traffic per GPU (no measurement), PCIe at "
+                     f"{PCIE_GB_PER_S_PER_DIRECTION['pcie']:g} GB/s per direction per GPU")
     assumed_efficiency = efficiency_assumption(cluster.gpu.architecture)
     if assumed_efficiency:
         notes.append(assumed_efficiency + ("; flash attention assumed" if cluster.gpu.architecture == "davinci"

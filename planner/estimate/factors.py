@@ -243,6 +243,14 @@ the last micro-batch's backward overlaps; the first bucket is ready after a few 
 PCIE_GB_PER_S_PER_DIRECTION = {"pcie": 25.0}
 """Achieved host PCIe 4.0 x16 bandwidth per direction (32 GB/s theoretical, ~25 measured)."""
 
+CPU_OPTIMIZER_BYTES_PER_S = 25e9
+"""Host memory traffic one GPU's process gets for an optimizer step on the CPU (ZeRO-3 CPU offload,
+`Layout.state_offload`). Assumed: DeepSpeed's vectorised CPU Adam is memory-bound, moving the same
+bytes per parameter as a GPU step (OPTIMIZER_STEP_BYTES_PER_PARAM in timing.py: fp32 parameter, gradient
+and moments read, parameter and moments written), and a two-socket server's 200-300 GB/s of memory
+bandwidth is shared by its eight GPUs' processes. No measurement in bench/data; every estimate that
+uses it says so."""
+
 # --- memory --------------------------------------------------------------------------------------
 
 CUDA_CONTEXT_GIB = 0.6

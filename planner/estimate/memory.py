@@ -293,12 +293,19 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
         stages.append((last_layers, last_params, stage_act(last_layers) + working_last + logits, True))
 
     results = []
+    host_gib = 0.0
     for layers_stage, params_stage, act_bytes, is_last in stages:
         weights, grads, optim, offload = _states(shape, method, layout, params_stage, layers_stage)
+        if layout.state_offload:  # the shards live in host memory; only the gathered layers below are here.
+            # FSDP offloads all or nothing: states the host cannot hold (HOST_MEMORY_GIB_PER_GPU) stay whole
+            states = weights + grads + optim + offload
+            host_gib = max(host_gib, states)
+            if states <= HOST_MEMORY_GIB_PER_GPU:
+                weights = grads = optim = offload = 0.0
         logits_gib = logits / GIB if is_last else 0.0
         act_gib = act_bytes / GIB - logits_gib
         other = CUDA_CONTEXT_GIB + (NCCL_BUFFERS_GIB if layout.gpus > 1 else 0.0)
-        if z == 3 and d > 1:
+        if z == 3 and (d > 1 or layout.state_offload):
             other += 2 * _gathered_layer_bytes(shape, method, layout) / GIB  # current + prefetched layer
             if layout.framework == "fsdp":
                 # FSDP keeps the root module's own parameters (embedding, output layer) gathered from
@@ -331,6 +338,16 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
                          "host memory and cross PCIe every step")
     if adapters:
         notes.append("LoRA: base weights frozen (no gradients or optimizer states for them)")
+    if layout.state_offload:
+        if host_gib > HOST_MEMORY_GIB_PER_GPU:
+            notes.append(f"CPU offload: the {host_gib:.1f} GiB of model states per GPU exceed the "
+                         f"{HOST_MEMORY_GIB_PER_GPU:g} GiB of host memory per GPU assumed free; they stay on the GPU")
+        else:
+            notes.append(f"CPU offload: {host_gib:.1f} GiB of sharded parameters, gradients and optimizer states per "
+                         f"GPU live in host memory (each server needs that much free RAM per GPU; at most "
+                         f"{HOST_MEMORY_GIB_PER_GPU:g} GiB per GPU assumed); each layer's shard crosses PCIe "
+                         "before its gather, its gradient shard after its reduction, and the optimizer steps on the "
+                         "CPU")
     total = weights + grads + optim + act_gib + other
     return MemoryResult(MemoryBreakdown(weights, grads, optim, act_gib, other, total), paged_params,
                         tuple(notes))
@@ -357,6 +374,8 @@ def states_floor_gib(shape: ModelShape, method: str, layout: Layout) -> float:
     params = shape.layer_params_per_gpu(layout.tp, layout.ep) * first_layers + shape.embed_params / layout.tp
     if layout.pp == 1:
         params += shape.head_params / layout.tp
+    if layout.state_offload:
+        return 0.0
     weights, grads, optim, _ = _states(shape, method, layout, params, first_layers)
     return weights + grads + optim
 

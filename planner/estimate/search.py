@@ -74,6 +74,7 @@ from plan.planner.estimate.types import (
     Estimate,
     Layout,
     LayoutSpec,
+    offloads_states,
 )
 
 FINETUNE_SEQUENCES_PER_STEP = 128
@@ -261,13 +262,22 @@ def search_layout(model: ModelCard, method: str, cluster: Cluster, spec: LayoutS
     precision, a precision the GPU lacks, a lora rank with a full method, a fixed tp/pp/cp that does
     not divide the GPU count or the heads.
     """
-    if spec.recompute is None and spec.offload:
-        # Activation offload only where nothing else fits: torchtune runs it, but none of the stacks
-        # `plan export` writes for does, so a plan that needs no offload stays one they can run.
-        first = _search(_Key(model_key(model), method, cluster, replace(spec, offload=False), model))
-        if first.best is not None:
-            return first
-    return _search(_Key(model_key(model), method, cluster, spec, model))
+    # Offloading only where nothing else fits, the model states' before the activations': CPU offload of
+    # ZeRO-3's shards runs on DeepSpeed, FSDP, torchtitan, accelerate and LLaMA-Factory; activation offload
+    # on torchtune alone, which `plan export` does not write for.
+    states_searched = spec.state_offload is None
+    activations_searched = spec.recompute is None and spec.offload
+    plain = replace(spec, state_offload=bool(spec.state_offload), offload=spec.offload and not activations_searched)
+    passes = [plain]
+    if states_searched:
+        passes.append(replace(plain, state_offload=True))
+    if activations_searched:
+        passes.append(replace(spec, state_offload=bool(spec.state_offload)))
+    for spec_pass in passes[:-1]:
+        result = _search(_Key(model_key(model), method, cluster, spec_pass, model))
+        if result.best is not None:
+            return result
+    return _search(_Key(model_key(model), method, cluster, passes[-1], model))
 
 
 def _stored_key(key: _Key) -> str:
@@ -301,8 +311,8 @@ def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int) -> tuple[tuple[
     for fw in fws:
         if spec.zero is not None:
             stages: tuple[int, ...] = (spec.zero,) if spec.zero in FRAMEWORK_ZERO[fw] else ()
-        elif shard_ranks == 1:
-            stages = (0,)
+        elif shard_ranks == 1:  # (one GPU shards nothing, but ZeRO-3 can still keep its states on the host)
+            stages = tuple(z for z in ((0, 3) if spec.state_offload else (0,)) if z in FRAMEWORK_ZERO[fw])
         else:
             stages = _SEARCHED_ZERO[fw]
         options += [(fw, z) for z in stages]
@@ -777,7 +787,9 @@ def _make(pair: _Pair, spec: LayoutSpec, lora_rank: int | None, fw: str, zero: i
                   virtual_pipeline=v, chunked_loss=spec.chunked_loss, fused_modules=spec.fused_modules,
                   lora_targets=spec.lora_targets,
                   flash_attention=spec.flash_attention, framework=fw, cp=pair.cp, ep=ep,
-                  recompute_layers=spec.recompute_layers if rc == "full" else None)
+                  recompute_layers=spec.recompute_layers if rc == "full" else None,
+                  state_offload=bool(spec.state_offload) and offloads_states(fw, zero, pair.tp, pair.pp,
+                                                                               spec.optimizer))
 
 
 @dataclass

@@ -59,6 +59,7 @@ from plan.planner.estimate.factors import (
     ATTENTION_KERNEL_OF_FRAMEWORK,
     ATTENTION_UTILIZATION,
     COLLECTIVE_BANDWIDTH_EFFICIENCY,
+    CPU_OPTIMIZER_BYTES_PER_S,
     DEFAULT_MEMORY_BANDWIDTH_GB_PER_S,
     DP_OVERLAP_FRACTION,
     ELEMENTWISE_PASSES_PER_FFN,
@@ -357,7 +358,7 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
                  compute_mb: float, recompute_mb: float) -> float:
     """Data-parallel traffic per step not hidden behind compute (module docstring)."""
     p, d = layout.pp, layout.shard_ranks
-    if d <= 1:
+    if d <= 1 and not layout.state_offload:
         return 0.0
     layers = -(-shape.layers // p)
     t = layout.tp
@@ -386,6 +387,13 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     if zero >= 2:  # ZeRO-3, or FSDP's SHARD_GRAD_OP: every micro-batch gathers the layers for its forward
         gather, front_gather, back_gather = (collective(layer_gather_bytes), collective(front * 2.0),
                                              collective(back * 2.0))
+        if layout.state_offload:  # each shard crosses PCIe before its gather, its gradient shard after its reduction
+            pcie = PCIE_GB_PER_S_PER_DIRECTION["pcie"] * 1e9 * d
+            gather, front_gather, back_gather = (gather + layer_gather_bytes / pcie, front_gather + front * 2.0 / pcie,
+                                                 back_gather + back * 2.0 / pcie)
+            reduce, front_reduce, back_reduce = (reduce + layer_trained * grad_bytes / pcie,
+                                                 front_reduce + front_trained * grad_bytes / pcie,
+                                                 back_reduce + back_trained * grad_bytes / pcie)
         forward_gathers = _layered_exposed(gather, forward_mb, layers, front_gather, back_gather)
         if zero == 2:  # (and reduces once per step)
             return m * forward_gathers + _layered_exposed(reduce, backward_mb, layers, front_reduce, back_reduce)
@@ -442,7 +450,8 @@ def optimizer_and_paging_s(shape: ModelShape, method: str, layout: Layout, r: Ra
     opt_params = trainable_stage_params(shape, method, layout)
     if layout.zero >= 1:
         opt_params /= layout.shard_ranks
-    other = opt_params * OPTIMIZER_STEP_BYTES_PER_PARAM.get(layout.optimizer, 28.0) / r.memory_bytes_per_s
+    step_bytes_per_s = CPU_OPTIMIZER_BYTES_PER_S if layout.state_offload else r.memory_bytes_per_s
+    other = opt_params * OPTIMIZER_STEP_BYTES_PER_PARAM.get(layout.optimizer, 28.0) / step_bytes_per_s
     if paged_offload_params > 0:
         pcie = PCIE_GB_PER_S_PER_DIRECTION["pcie"] * 1e9
         other += paged_offload_params * 2 * ADAM_8BIT_STATE_BYTES / pcie

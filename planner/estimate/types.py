@@ -49,6 +49,21 @@ FRAMEWORK_ZERO = {"megatron": (0, 1), "fsdp": (0, 2, 3), "deepspeed": (0, 1, 2, 
 """ZeRO stages each framework runs (FSDP: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD)."""
 
 
+STATE_OFFLOAD_FRAMEWORKS = ("fsdp", "deepspeed")
+
+
+GPU_ONLY_OPTIMIZERS = ("adam_8bit", "paged_adam_8bit")
+"""Optimizers with no CPU step: bitsandbytes' 8-bit AdamW runs CUDA kernels only."""
+
+
+def offloads_states(framework: str, zero: int, tp: int, pp: int, optimizer: str = "adam") -> bool:
+    """Whether a layout can keep its model states in host memory (`Layout.state_offload`): ZeRO-3 on FSDP or
+    DeepSpeed, without tensor or pipeline parallelism (what their CPU offload is built and tested for), with
+    an optimizer that can step on the CPU."""
+    return (framework in STATE_OFFLOAD_FRAMEWORKS and zero == 3 and tp == 1 and pp == 1
+            and optimizer not in GPU_ONLY_OPTIMIZERS)
+
+
 @dataclass(frozen=True, slots=True)
 class Layout:
     """One concrete parallel layout. `global_batch` and `micro_batch` count sequences.

@@ -1,7 +1,7 @@
 """The layout search against plain enumeration: its pruning (throughput bounds, memory bisection) and
 its choice of micro-batch sizes to time never miss the fastest fitting layout by more than 3%, and it
-never reports a layout faster than the enumeration can find. Activation offload counts only where
-nothing else fits, as the search has it."""
+never reports a layout faster than the enumeration can find. Offloading counts only where nothing else
+fits, the model states' (ZeRO-3 CPU offload) before the activations', as the search has it."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from plan.planner.estimate.estimator import estimate
 from plan.planner.estimate.memory import chunk_layers
 from plan.planner.estimate.search import _frameworks, _recomputes, _unrunnable, virtual_stage_candidates
 from plan.planner.estimate.stages import split_problem
-from plan.planner.estimate.types import Layout
+from plan.planner.estimate.types import Layout, offloads_states
 
 GLOBAL_BATCH = 16
 
@@ -48,7 +48,8 @@ def exhaustive_best(card: ModelCard, method: str, cluster: Cluster, spec: Layout
                     layout = Layout(tp=tp, pp=pp, dp=dp, zero=zero, recompute=rc, micro_batch=mb,
                                     global_batch=GLOBAL_BATCH, seq_len=spec.seq_len, precision="bf16",
                                     sequence_parallel=tp > 1, lora_rank=lora_rank, virtual_pipeline=v,
-                                    framework=fw)
+                                    framework=fw, state_offload=bool(spec.state_offload)
+                                    and offloads_states(fw, zero, tp, pp, spec.optimizer))
                     # Megatron's block recomputation: 1 to chunk - 1 layers of each model chunk recomputed
                     blocks = range(1, chunk_layers(card.layers, layout)) if fw == "megatron" and rc == "full" else ()
                     for lay in [layout, *(replace(layout, recompute_layers=n) for n in blocks)]:
@@ -70,10 +71,14 @@ def test_search_matches_exhaustive_enumeration(request, model, method, gpu, gpus
     cluster = Cluster.of(device, gpus)
     spec = LayoutSpec(seq_len=2048, lora_rank=16, global_batch=GLOBAL_BATCH)
     found = search_layout(card, method, cluster, spec).best
-    # activation offload is a last resort (search_layout): the fastest without it where anything fits so
-    expected = exhaustive_best(card, method, cluster, replace(spec, offload=False))
-    if expected is None:
-        expected = exhaustive_best(card, method, cluster, spec)
+    # offloading is a last resort (search_layout): the fastest without it where anything fits so, then with
+    # the model states on the host (ZeRO-3 CPU offload), then with the activations there
+    expected = None
+    for offload_spec in (replace(spec, offload=False, state_offload=False),
+                         replace(spec, offload=False, state_offload=True), replace(spec, state_offload=False)):
+        expected = exhaustive_best(card, method, cluster, offload_spec)
+        if expected is not None:
+            break
     if expected is None:
         assert found is None
         return

@@ -58,8 +58,8 @@ def test_headroom_out_of_range_is_bad_input(base_scenario, write_scenario):
 
 def _estimate(*extra: str) -> dict:
     result = runner.invoke(app, ["estimate", "--model", "llama3-8b", "--method", "lora", "--gpu", "rtx4090",
-                                 "--gpus", "1", "--seq-len", "4096", "--micro-batch", "1", "--format", "json",
-                                 *extra])
+                                 "--gpus", "1", "--seq-len", "4096", "--micro-batch", "1", "--cpu-offload", "off",
+                                 "--format", "json", *extra])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 

@@ -100,8 +100,9 @@ def test_headroom_relaxation_when_only_the_headroom_blocks(base_scenario, write_
     # llama3-8b LoRA on one 4090 needs ~18.6 GiB at its leanest: over 75% of 24 GiB, under 92%.
     base_scenario.update(policy={"allow_gpus": ["rtx4090"], "memory_headroom": 0.25})
     base_scenario["owned"][0].update(count=1, gpus_per_node=1)
+    # (CPU offload off: with the states on the host it would fit under the headroom)
     base_scenario["jobs"] = [{"id": "ft", "model": "llama3-8b", "method": "lora", "tokens": "10M",
-                              "seq_len": 2048, "gpus": 1}]
+                              "seq_len": 2048, "gpus": 1, "cpu_offload": False}]
     result = solve_session(_session(write_scenario, base_scenario))
     assert result.status == "infeasible"
     headroom = next(r for r in result.relaxations if r.kind == "headroom")
@@ -169,14 +170,15 @@ def test_the_leaner_megatron_optimizer_is_offered_where_it_makes_the_memory_fit(
 
 
 def test_an_eight_bit_optimizer_is_offered_to_an_adapter_job_it_makes_fit(base_scenario, write_scenario):
-    """A 70B QLoRA on the lab's one 48 GB card: mixed-precision AdamW's 12 bytes per adapter parameter
-    put it just over the card; the QLoRA recipe's paged 8-bit AdamW is the expert's first try."""
+    """A 70B QLoRA on the lab's one 48 GB card whose host has no memory to spare (CPU offload off):
+    mixed-precision AdamW's 12 bytes per adapter parameter put it just over the card; the QLoRA recipe's
+    paged 8-bit AdamW is the expert's first try."""
     base_scenario.update(budget="50k", deadline="30d", confidence=0.5, ops_skill="expert",
                          sites=[{"id": "lab", "jurisdiction": "cn"}],
                          owned=[{"id": "lab-a6000", "site": "lab", "gpu": "rtx-a6000", "count": 1,
                                  "gpus_per_node": 1, "cost_per_gpu_hour": 2}])
     base_scenario["jobs"] = [{"id": "qlora", "model": "llama3.1-70b", "method": "qlora", "tokens": "2M",
-                              "seq_len": 2048, "global_batch": 8,
+                              "seq_len": 2048, "global_batch": 8, "cpu_offload": False,
                               "data": {"sensitivity": "public", "residency": "on_premises", "at": "lab"}}]
     result = solve_session(_session(write_scenario, base_scenario))
     assert result.status == "infeasible"
@@ -200,7 +202,7 @@ def test_two_optimizer_swaps_are_offered_together_when_neither_alone_is_enough(b
     data["owned"].append({"id": "lab-a6000", "site": "lab", "gpu": "rtx-a6000", "count": 1, "gpus_per_node": 1,
                           "cost_per_gpu_hour": 2})
     data["jobs"].append({"id": "qlora", "model": "llama3.1-70b", "method": "qlora", "tokens": "2M", "seq_len": 4000,
-                         "global_batch": 8,
+                         "global_batch": 8, "cpu_offload": False,
                          "data": {"sensitivity": "public", "residency": "on_premises", "at": "lab"}})
     result = solve_session(_session(write_scenario, data))
     assert result.status == "infeasible"
@@ -274,6 +276,7 @@ def test_a_full_fine_tune_too_big_for_its_pool_is_offered_the_low_memory_recipe(
     saying that it drops the fp32 master copy; applying it gives the plan it priced, on the pool."""
     _on_premises(base_scenario, ops="expert", pool="duo", count=2, job="ft3b", model="qwen2.5-3b",
                  method="full_finetune", tokens="50M", budget="5000")
+    base_scenario["jobs"][0]["cpu_offload"] = False  # (a host with memory to spare runs it with ZeRO-3 offload)
     session = _session(write_scenario, base_scenario)
     result = solve_session(session)
     assert result.status == "infeasible"

@@ -1,0 +1,57 @@
+"""ZeRO-3 CPU offload of the model states in plans: used where the job fits its hardware no other way (the
+lab's own two 24 GB cards), never where the place offers enough GPUs to hold the states, never when the job
+says `cpu_offload: false`; and what it needs from the host is said."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plan.models.loading import load_scenario
+from plan.planner.candidates import build_problem
+from plan.planner.solve import SolveOptions, solve
+
+
+def _duo(base_scenario: dict[str, Any], **job: Any) -> dict[str, Any]:
+    """A 3B full fine-tune whose data stays on two 24 GB cards: 16 bytes per parameter do not fit them
+    even sharded over both, but fit with the states in host memory (ZeRO-Offload's classic case)."""
+    base_scenario.update(budget="5000", deadline="14d", ops_skill="expert", academic=False, policy={},
+                         sites=[{"id": "site", "jurisdiction": "cn"}],
+                         owned=[{"id": "duo", "site": "site", "gpu": "rtx4090", "count": 2, "gpus_per_node": 2,
+                                 "cost_per_gpu_hour": 0.3}])
+    base_scenario["jobs"] = [{"id": "ft3b", "model": "qwen2.5-3b", "method": "full_finetune", "tokens": "50M",
+                              "seq_len": 2048, **job,
+                              "data": {"sensitivity": "regulated", "residency": "on_premises", "at": "site"}}]
+    return base_scenario
+
+
+def test_a_pool_too_small_without_it_runs_the_job_with_cpu_offload(base_scenario, write_scenario):
+    result = solve(load_scenario(write_scenario(_duo(base_scenario))), SolveOptions(time_limit_s=60))
+    assert result.plans
+    (job,) = result.plans[0].jobs
+    assert job.platform == "duo" and job.state_offload and job.zero == 3 and job.tp == job.pp == 1
+    assert job.memory_gib_per_gpu <= 0.92 * job.gpu_memory_gib
+    (line,) = [x for x in result.plans[0].explanation if x.startswith("ft3b: ")]
+    assert "zero=3+cpu-offload" in line
+    notes = " ".join(result.plans[0].explanation + result.plans[0].assumptions + job.detail.get("notes", []))
+    assert "host memory" in notes
+
+
+def test_cpu_offload_false_keeps_it_out(base_scenario, write_scenario):
+    result = solve(load_scenario(write_scenario(_duo(base_scenario, cpu_offload=False))),
+                   SolveOptions(time_limit_s=60))
+    assert result.status == "infeasible"
+
+
+def test_no_offload_where_the_place_offers_enough_gpus_to_hold_the_states(base_scenario, write_scenario):
+    """A 72B continued pre-training on rented clouds: enough H800s hold it, so no count of any cloud's
+    H800 offer is planned offloaded, however cheap its fewer GPUs would look."""
+    base_scenario.update(owned=[], sites=[], budget="1M", deadline="30d", ops_skill="expert", policy={})
+    base_scenario["jobs"] = [{"id": "cpt", "model": "qwen2.5-72b", "method": "continued_pretrain",
+                              "tokens": "1B", "seq_len": 4096, "global_batch": 512}]
+    problem = build_problem(load_scenario(write_scenario(base_scenario)))
+    offloaded = [c for c in problem.all_candidates() if c.layout.get("state_offload")]
+    placed = {(c.platform, c.gpu, c.billing) for c in problem.all_candidates()}
+    for c in offloaded:  # only where that place fits the job at no count without it
+        assert not any(o.platform == c.platform and o.gpu == c.gpu and o.billing == c.billing
+                       and not o.layout.get("state_offload") for o in problem.all_candidates()), c.name
+    assert placed and not any(c.gpu == "h800" for c in offloaded)
