@@ -550,9 +550,14 @@ class CandidateBuilder:
     def _candidate(self, index: int, job: Job, card: ModelCard, option: _Option) -> Candidate | None:
         place = option.place
         gpu = self.catalog.gpus[place.gpu]
-        offload = job.cpu_offload if job.cpu_offload is not None else (
-            None if self._offload_allowed(card, job, option, gpu) else False)
-        estimate, rule, reason = self._estimate(card, job, self._cluster(option, gpu), offload)
+        cluster = self._cluster(option, gpu)
+        if job.cpu_offload is not None:
+            estimate, rule, reason = self._estimate(card, job, cluster, job.cpu_offload)
+        else:  # without it first: where nothing is offloaded, CPU offload is never searched (nor asked about)
+            estimate, rule, reason = self._estimate(card, job, cluster, False)
+            offloaded = estimate is None or estimate.layout.recompute == "offload"  # (activation offload: after it)
+            if offloaded and self._offload_allowed(card, job, option, gpu):
+                estimate, rule, reason = self._estimate(card, job, cluster, None)
         if estimate is None:
             self.removed.append(Removed(job.id, place.platform, place.gpu, place.gpus, place.billing, rule, reason))
             return None
