@@ -226,6 +226,9 @@ def estimate_command(
     notes = list(result.notes)
     if plat is not None and plat.limits.max_gpus_per_job and gpus > plat.limits.max_gpus_per_job:
         notes.insert(0, f"{plat.id} allows at most {plat.limits.max_gpus_per_job} GPUs per job")
+    if cpu_offload == "on" and not result.layout.state_offload:
+        notes.insert(0, "--cpu-offload on: the layout found cannot offload (it needs ZeRO-3 on FSDP or DeepSpeed, "
+                        "tp = pp = 1 and an optimizer with a CPU step); estimated without it")
     if nothing_fits:
         for hint in (_cpu_offload_hint(card, method, cluster, spec), _fused_kernels_hint(card, method, cluster, spec),
                      _leaner_optimizer_hint(card, method, cluster, spec), _recompute_hint(card, method, cluster, spec)):
