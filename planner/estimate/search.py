@@ -353,10 +353,13 @@ def _recomputes(spec: LayoutSpec, framework: str, method: str = "pretrain") -> t
     torchtune's LoRA recipes checkpoint or offload whole layers; the exports refuse it), nor has an
     optimizer other than Adam (torchtitan, the stack with op-level checkpointing, takes AdamW or Adam
     only; torchtune runs 8-bit AdamW with whole-layer checkpointing or offload), and a team limited to the
-    one-click PyTorch path has the Hugging Face Trainer's whole-layer checkpointing only."""
+    one-click PyTorch path has the Hugging Face Trainer's whole-layer checkpointing only, as has a layout
+    that offloads its model states to the CPU."""
     if spec.recompute or spec.recompute_layers:
         return (spec.recompute or "full",)
-    if framework != "fsdp" or spec.pytorch_stacks_only:
+    if framework != "fsdp" or spec.pytorch_stacks_only or spec.state_offload:
+        # (the stacks that offload the model states checkpoint whole layers; torchtitan, whose op-level
+        # policy is the selective one, offloads only where FSDP2 shards over more than one rank)
         return ("none", "full")
     offload = ("offload",) if spec.offload else ()
     if method in ADAPTER_METHODS or spec.optimizer != "adam":

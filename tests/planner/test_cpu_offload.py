@@ -4,10 +4,14 @@ says `cpu_offload: false`; and what it needs from the host is said."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from plan.models.loading import load_scenario
 from plan.planner.candidates import build_problem
+from plan.planner.export import ExportError, build_layout
+from plan.planner.export.layout import STACKS
+from plan.planner.export.writer import render_stack
 from plan.planner.solve import SolveOptions, solve
 
 
@@ -55,3 +59,29 @@ def test_no_offload_where_the_place_offers_enough_gpus_to_hold_the_states(base_s
         assert not any(o.platform == c.platform and o.gpu == c.gpu and o.billing == c.billing
                        and not o.layout.get("state_offload") for o in problem.all_candidates()), c.name
     assert placed and not any(c.gpu == "h800" for c in offloaded)
+
+
+def test_an_offloaded_plan_exports_to_the_stacks_that_offload(base_scenario, write_scenario):
+    """Four 24 GB cards and two 7B full fine-tunes (one on 8-bit AdamW, which has no CPU step): each planned
+    job, offloaded or not, renders on some stack; an offloaded one on DeepSpeed, with its offload keys."""
+    data = _duo(base_scenario, model="qwen2.5-7b")
+    data["owned"][0].update(count=4, gpus_per_node=4)
+    data["jobs"].append({**data["jobs"][0], "id": "eight-bit", "optimizer": "paged-adamw-8bit"})
+    loaded = load_scenario(write_scenario(data))
+    result = solve(loaded, SolveOptions(time_limit_s=60))
+    assert result.plans
+    jobs = {j.id: j for j in loaded.scenario.jobs}
+    offloaded = 0
+    for jp in result.plans[0].jobs:
+        layout = build_layout(jp, jobs[jp.job], loaded.models[jp.job])
+        rendered = []
+        for stack in STACKS:
+            with contextlib.suppress(ExportError):
+                rendered.append((stack, render_stack(layout, stack)))
+        assert rendered, jp.job
+        if jp.state_offload:
+            offloaded += 1
+            assert jp.recompute in ("none", "full")  # whole-layer checkpointing, as the offloading stacks run it
+            files = dict(rendered)["deepspeed"][0]
+            assert '"offload_param"' in files["ds_config.json"]
+    assert offloaded >= 1
