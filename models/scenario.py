@@ -126,6 +126,10 @@ class OwnedPool(Strict):
                                           "e.g. env_snapshot, checkpoint_resume")
     lacks: list[FeatureName] = Field(default_factory=list,
                                      description="defaults this pool does not have, e.g. [qlora_kernels]")
+    host_memory_gib_per_gpu: float | None = Field(
+        default=None, gt=0, le=4096, allow_inf_nan=False,
+        description="server RAM free for offloading, per GPU (a 2-GPU box with 128 GiB to spare: 64); "
+                    "unset, 128 assumed (a DGX A100's 1 TB over 8 GPUs)")
 
     @model_validator(mode="after")
     def _window(self) -> OwnedPool:

@@ -293,7 +293,8 @@ class CandidateBuilder:
                              spot=spot, trust_vendor_claims=trust)
         if option.pool is not None:
             cluster = dataclasses.replace(cluster, fabric_kind=option.pool.fabric.kind,
-                                          fabric_gbps_per_gpu=option.pool.fabric.gbps_per_gpu)
+                                          fabric_gbps_per_gpu=option.pool.fabric.gbps_per_gpu,
+                                          host_memory_gib_per_gpu=option.pool.host_memory_gib_per_gpu)
         return cluster
 
     def _offload_allowed(self, card: ModelCard, job: Job, option: _Option, gpu: GPU) -> bool:

@@ -64,6 +64,7 @@ class Cluster:
     spot_preemptions_per_day: float = 0.0
     speedup: float = 1.0
     assumptions: tuple[str, ...] = ()
+    host_memory_gib_per_gpu: float | None = None  # RAM free for offloading; None: HOST_MEMORY_GIB_PER_GPU assumed
 
     def key(self) -> tuple[object, ...]:
         """Hashable identity (the pydantic GPU holds lists, so it cannot be hashed itself)."""
@@ -77,7 +78,8 @@ class Cluster:
         return (g.id, g.architecture, g.memory_gib, g.memory_bandwidth_gb_per_s, g.peak_tflops.bf16,
                 g.peak_tflops.fp16, g.peak_tflops.fp8, link.kind, link.bandwidth_gb_per_s, link.max_group,
                 g.form_factor, self.gpus, self.gpus_per_node, fabric_kind, fabric_gbps_per_gpu,
-                gpu_mtbf_h, restart_min, checkpoint_write_min, spot_preemptions_per_day, self.speedup)
+                gpu_mtbf_h, restart_min, checkpoint_write_min, spot_preemptions_per_day, self.speedup,
+                self.host_memory_gib_per_gpu)
 
     def _search_view(self) -> tuple[str, float, float, float, float, float]:
         """(fabric kind, fabric Gb/s per GPU, MTBF h, restart min, checkpoint min, spot rate) as the layout

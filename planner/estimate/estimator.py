@@ -147,7 +147,7 @@ HOST_BOUND_SHARE = 0.1
 def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, layout: Layout,
               with_notes: bool = True) -> Estimate:
     gpu = cluster.gpu
-    mem = memory_per_gpu(shape, method, layout, gpu.memory_gib)
+    mem = memory_per_gpu(shape, method, layout, gpu.memory_gib, cluster.host_memory_gib_per_gpu)
     tp_link, cp_link, dp_link, pp_link, ep_link = layout_links(cluster, layout.tp, layout.pp, layout.cp,
                                                                 layout.dp, layout.ep)
     time = step_time(shape, method, layout, cluster, tp_link, dp_link, pp_link, mem.paged_offload_params,

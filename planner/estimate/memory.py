@@ -227,8 +227,12 @@ def in_flight_micro_batches(layout: Layout, rank: int = 0) -> float:
     return min(warm_up + 1, m * v) / v
 
 
-def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gib: float) -> MemoryResult:
-    """Peak memory per GPU in GiB on the pipeline stage with the highest total."""
+def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gib: float,
+                   host_gib_per_gpu: float | None = None) -> MemoryResult:
+    """Peak memory per GPU in GiB on the pipeline stage with the highest total. `host_gib_per_gpu`: host memory
+    free for offloading per GPU as declared (an owned pool's), else HOST_MEMORY_GIB_PER_GPU assumed."""
+    host_cap = HOST_MEMORY_GIB_PER_GPU if host_gib_per_gpu is None else host_gib_per_gpu
+    host_said = "assumed" if host_gib_per_gpu is None else "declared"
     t, p, z = layout.tp, layout.pp, layout.zero
     d = layout.shard_ranks
     adapters = method in ADAPTER_METHODS
@@ -246,7 +250,7 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
         # every saved tensor goes to host memory as soon as its layer is done, as far as the host has room
         working = OFFLOAD_RESIDENT_LAYERS * act_token_layer * tokens_mb  # in flight over PCIe
         offloaded = act_token_layer * tokens_mb * shape.layers / layout.pp * in_flight_micro_batches(layout)
-        per_layer_mb = max(0.0, offloaded - HOST_MEMORY_GIB_PER_GPU * GIB) / max(1, shape.layers // layout.pp)
+        per_layer_mb = max(0.0, offloaded - host_cap * GIB) / max(1, shape.layers // layout.pp)
     else:
         per_layer_mb = act_token_layer * tokens_mb
 
@@ -297,10 +301,10 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     for layers_stage, params_stage, act_bytes, is_last in stages:
         weights, grads, optim, offload = _states(shape, method, layout, params_stage, layers_stage)
         if layout.state_offload:  # the shards live in host memory; only the gathered layers below are here.
-            # FSDP offloads all or nothing: states the host cannot hold (HOST_MEMORY_GIB_PER_GPU) stay whole
+            # FSDP offloads all or nothing: states the host cannot hold (host_cap) stay whole
             states = weights + grads + optim + offload
             host_gib = max(host_gib, states)
-            if states <= HOST_MEMORY_GIB_PER_GPU:
+            if states <= host_cap:
                 weights = grads = optim = offload = 0.0
         logits_gib = logits / GIB if is_last else 0.0
         act_gib = act_bytes / GIB - logits_gib
@@ -339,13 +343,13 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     if adapters:
         notes.append("LoRA: base weights frozen (no gradients or optimizer states for them)")
     if layout.state_offload:
-        if host_gib > HOST_MEMORY_GIB_PER_GPU:
+        if host_gib > host_cap:
             notes.append(f"CPU offload: the {host_gib:.1f} GiB of model states per GPU exceed the "
-                         f"{HOST_MEMORY_GIB_PER_GPU:g} GiB of host memory per GPU assumed free; they stay on the GPU")
+                         f"{host_cap:g} GiB of host memory per GPU {host_said} free; they stay on the GPU")
         else:
             notes.append(f"CPU offload: {host_gib:.1f} GiB of sharded parameters, gradients and optimizer states per "
                          f"GPU live in host memory (each server needs that much free RAM per GPU; at most "
-                         f"{HOST_MEMORY_GIB_PER_GPU:g} GiB per GPU assumed); each layer's shard crosses PCIe "
+                         f"{host_cap:g} GiB per GPU {host_said}); each layer's shard crosses PCIe "
                          "before its gather, its gradient shard after its reduction, and the optimizer steps on the "
                          "CPU")
     total = weights + grads + optim + act_gib + other

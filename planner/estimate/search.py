@@ -430,7 +430,7 @@ def _searched(key: _Key) -> SearchResult:
             key = (fw, zero, rc, mb, v, ep)
             if key not in pair.memo:
                 lay = _make(pair, spec, lora_rank, fw, zero, rc, mb, v, ep)
-                mem = _memory(shape, method, lay, cap)
+                mem = _memory(shape, method, lay, cap, cluster.host_memory_gib_per_gpu)
                 pair.memo[key] = (mem.breakdown.total_gib <= cap, (lay, mem))
             return pair.memo[key]
 
@@ -592,7 +592,7 @@ def _least_memory(key: _Key) -> Estimate | None:
         if least is not None and floor >= least[0]:
             break
         layout = _make(pair, spec, lora_rank, fw, zero, rc, mb, v, ep)
-        total = _memory(shape, method, layout, cap).breakdown.total_gib
+        total = _memory(shape, method, layout, cap, cluster.host_memory_gib_per_gpu).breakdown.total_gib
         if least is None or total < least[0]:
             least = (total, layout)
     return _estimate(model, shape, method, cluster, least[1]) if least else None
@@ -683,7 +683,7 @@ def _block_recompute(best: tuple[float, float, Layout], shape: ModelShape, metho
         nonlocal tried
         tried += 1
         lay = replace(layout, recompute_layers=n)
-        mem = _memory(shape, method, lay, cap)
+        mem = _memory(shape, method, lay, cap, cluster.host_memory_gib_per_gpu)
         return mem.breakdown.total_gib <= cap, lay, mem
 
     key = ("block", layout.framework, layout.zero, layout.micro_batch, layout.virtual_pipeline, layout.ep)

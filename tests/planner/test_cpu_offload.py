@@ -85,3 +85,21 @@ def test_an_offloaded_plan_exports_to_the_stacks_that_offload(base_scenario, wri
             files = dict(rendered)["deepspeed"][0]
             assert '"offload_param"' in files["ds_config.json"]
     assert offloaded >= 1
+
+
+def test_a_pool_that_declares_its_host_memory_is_held_to_it(base_scenario, write_scenario):
+    """A 70B QLoRA on two 24 GB cards needs ~40 GiB of host memory on one GPU, ~20 on each of two: a pool
+    that says it has 32 GiB per GPU free runs it on both, and the plan says the figure was declared."""
+    def plan(host: float | None) -> Any:
+        data = _duo(base_scenario, model="llama3.1-70b", method="qlora", lora_rank=16, tokens="20M")
+        if host is not None:
+            data["owned"][0]["host_memory_gib_per_gpu"] = host
+        result = solve(load_scenario(write_scenario(data)), SolveOptions(time_limit_s=60))
+        assert result.plans
+        return result.plans[0]
+
+    roomy, tight = plan(None), plan(32)
+    assert roomy.jobs[0].gpus == 1 and roomy.jobs[0].state_offload  # (the cheaper: one card, twice as long)
+    assert tight.jobs[0].gpus == 2 and tight.jobs[0].state_offload
+    assert any("32 GiB per GPU declared" in line for line in tight.assumptions)
+    assert any("128 GiB per GPU assumed" in line for line in roomy.assumptions)
