@@ -306,7 +306,7 @@ class CandidateBuilder:
             return True
         largest = dataclasses.replace(option, place=dataclasses.replace(option.place, gpus=option.largest_gpus))
         best, _, _ = self._estimate(card, job, self._cluster(largest, gpu), state_offload=False)
-        return best is None
+        return best is None or best.layout.recompute == "offload"  # (activation offload: offloading all the same)
 
     def _estimate(self, card: ModelCard, job: Job, cluster: Cluster,
                   state_offload: bool | None = None) -> tuple[Estimate | None, str, str]:
