@@ -281,7 +281,8 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
         by_band = min((item for item in blocked if item[2].startswith(BAND_ONLY)),
                       key=lambda item: (item[0], item[1].index), default=None)
         for cost, c, why in [item for item in (cheapest, by_band if by_band is not cheapest else None) if item]:
-            lines.append(f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing}) would cost "
+            offloaded = " with its model states offloaded to the CPU" if c.layout.get("state_offload") else ""
+            lines.append(f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing}){offloaded} would cost "
                          f"{money(SCALE.to_money(cost), problem.currency)} but is {why}")
     return lines
 

@@ -103,3 +103,26 @@ def test_a_pool_that_declares_its_host_memory_is_held_to_it(base_scenario, write
     assert tight.jobs[0].gpus == 2 and tight.jobs[0].state_offload
     assert any("32 GiB per GPU declared" in line for line in tight.assumptions)
     assert any("128 GiB per GPU assumed" in line for line in roomy.assumptions)
+
+
+def test_a_cheaper_option_named_in_an_explanation_says_when_it_offloads():
+    """medical_hybrid: the hospital's 16 A800s, which its ops skill rules out, would hold the 72B continued
+    pre-training only with its states on the CPU; the line naming that option says so, and no other."""
+    import re
+
+    from tests.conftest import SCENARIOS
+
+    path = next(p for p in SCENARIOS if p.name == "medical_hybrid.yaml")
+    loaded = load_scenario(path)
+    problem = build_problem(loaded)
+    result = solve(loaded, SolveOptions(time_limit_s=60))
+    lines = [x for plan in result.plans for x in plan.explanation if " would cost " in x]
+    assert lines
+    for line in lines:
+        found = re.match(r"(\S+): (\d+)x (\S+) on (\S+) \((\w+)\)( with its model states offloaded to the CPU)? "
+                         r"would cost", line)
+        assert found, line
+        job, gpus, gpu, platform, billing, offloaded = found.groups()
+        (option,) = [c for c in problem.candidates[job] if (c.gpus, c.gpu, c.platform, c.billing)
+                     == (int(gpus), gpu, platform, billing)]
+        assert bool(offloaded) == bool(option.layout.get("state_offload")), line
