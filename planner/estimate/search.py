@@ -269,8 +269,8 @@ def search_layout(model: ModelCard, method: str, cluster: Cluster, spec: LayoutS
     activations_searched = spec.recompute is None and spec.offload
     plain = replace(spec, state_offload=bool(spec.state_offload), offload=spec.offload and not activations_searched)
     passes = [plain]
-    if states_searched:
-        passes.append(replace(plain, state_offload=True))
+    if states_searched:  # (only ZeRO-3 without tensor or pipeline parallelism offloads: the pass tries those)
+        passes.append(replace(plain, state_offload=True, tp=spec.tp or 1, pp=spec.pp or 1, zero=spec.zero or 3))
     if activations_searched:
         passes.append(replace(spec, state_offload=bool(spec.state_offload)))
     for spec_pass in passes[:-1]:
