@@ -269,8 +269,10 @@ def search_layout(model: ModelCard, method: str, cluster: Cluster, spec: LayoutS
     activations_searched = spec.recompute is None and spec.offload
     plain = replace(spec, state_offload=bool(spec.state_offload), offload=spec.offload and not activations_searched)
     passes = [plain]
-    if states_searched:  # (only ZeRO-3 without tensor or pipeline parallelism offloads: the pass tries those)
-        passes.append(replace(plain, state_offload=True, tp=spec.tp or 1, pp=spec.pp or 1, zero=spec.zero or 3))
+    if states_searched and offloads_states(spec.framework or "fsdp", spec.zero or 3, spec.tp or 1, spec.pp or 1,
+                                           spec.optimizer):
+        # (only ZeRO-3 on FSDP or DeepSpeed without tensor or pipeline parallelism offloads: the pass tries those)
+        passes.append(replace(plain, state_offload=True, tp=1, pp=1, zero=3))
     if activations_searched:
         passes.append(replace(spec, state_offload=bool(spec.state_offload)))
     for spec_pass in passes[:-1]:
