@@ -209,6 +209,12 @@ class Problem:
         reservation or purchase only its job uses (`private`), holding it alone; otherwise its own cost."""
         return self.standalone_cost(c) if c.resource in private else c.cost
 
+    def earliest_start_min(self, c: Candidate) -> int:
+        """The soonest the candidate can start, on its own: after its queue or reservation lead time and
+        once its resource is available (an owned pool's window opening, a purchase's delivery)."""
+        res = self.resources.get(c.resource) if c.resource else None
+        return max(c.startup_min, res.available_from_min if res else 0)
+
     def standalone_cost(self, c: Candidate) -> int:
         """What the candidate costs on its own (a reservation or purchase sized and held just for it)."""
         if c.resource is None or self.resources[c.resource].kind == "owned":

@@ -18,7 +18,14 @@ from plan.planner.candidates import NOT_WEIGHED
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
 from plan.planner.estimate.types import CAUSAL_MFU_NOTE_GAP
-from plan.planner.infeasible import HOURS_STATED_BELOW_H, conflict_groups, describe, duration_text
+from plan.planner.infeasible import (
+    HOURS_STATED_BELOW_H,
+    at_time,
+    conflict_groups,
+    describe,
+    duration_text,
+    held_back_by,
+)
 from plan.planner.plan import Conflict, JobPlan, Plan, ReservationPlan, Trade
 from plan.planner.transfer import transfer_line
 
@@ -233,18 +240,17 @@ def _causal(j: JobPlan) -> str:
     return f" ({causal:.0%} counting only the causal half of attention that flash attention computes)"
 
 
-def _too_late(job: str, c: Candidate, limit_min: int) -> str:
-    """Why an option misses its job's deadline: its run, or the queue or reservation lead time before it."""
-    start_h, limit_h = SCALE.to_hours(c.startup_min), SCALE.to_hours(limit_min)
+def _too_late(problem: Problem, job: str, c: Candidate, limit_min: int) -> str:
+    """Why an option misses its job's deadline: its run, or what holds its start back (a queue or
+    reservation lead time, a purchase's delivery, an owned pool's opening)."""
+    start_h, limit_h = SCALE.to_hours(problem.earliest_start_min(c)), SCALE.to_hours(limit_min)
     end_h = start_h + SCALE.to_hours(c.duration_min)
-
-    def at(hours: float) -> str:
-        return f"hour {hours:,.1f}" if limit_h < 48 else f"day {hours / 24:,.1f}"
-
     if start_h > 0 and SCALE.to_hours(c.duration_min) <= limit_h:
-        return (f"too late for deadline/{job}: it can start only at {at(start_h)} (queue or reservation lead "
-                f"time) and ends at {at(end_h)}, after the deadline at {at(limit_h)}")
-    return f"too slow for deadline/{job}: it ends at {at(end_h)}, after the deadline at {at(limit_h)}"
+        return (f"too late for deadline/{job}: it can start only at {at_time(start_h, limit_h)} "
+                f"({held_back_by(problem, c)}) and ends at {at_time(end_h, limit_h)}, after the deadline at "
+                f"{at_time(limit_h, limit_h)}")
+    return (f"too slow for deadline/{job}: it ends at {at_time(end_h, limit_h)}, after the deadline at "
+            f"{at_time(limit_h, limit_h)}")
 
 
 BAND_ONLY = "set aside only because of the estimator's band"
@@ -265,16 +271,16 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
             if c.violations:
                 group, reason = next(iter(sorted(c.violations.items())))
                 blocked.append((cost, c, f"ruled out by {group}: {reason}"))
-            elif limit is not None and c.startup_min + c.duration_min > limit:
+            elif limit is not None and problem.earliest_start_min(c) + c.duration_min > limit:
                 at_q, train = c.detail.get("train_at_confidence_h"), c.detail.get("train_h")
                 expected_h = c.hours - at_q + train if isinstance(at_q, float) and isinstance(train, float) \
                     else c.hours
-                if c.startup_min + SCALE.minutes(expected_h) <= limit:
+                if problem.earliest_start_min(c) + SCALE.minutes(expected_h) <= limit:
                     blocked.append((cost, c, f"{BAND_ONLY}: it meets "
                                              f"deadline/{job} on its expected time ({expected_h:,.1f} h) but not "
                                              f"with {problem.confidence:.0%} confidence ({c.hours:,.1f} h)"))
                 else:
-                    blocked.append((cost, c, _too_late(job, c, limit)))
+                    blocked.append((cost, c, _too_late(problem, job, c, limit)))
         # the cheapest blocked option, and the cheapest one the band alone set aside where that is another:
         # a plan chosen over a cheaper one only because of the band always says so
         cheapest = min(blocked, key=lambda item: (item[0], item[1].index), default=None)

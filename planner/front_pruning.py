@@ -40,10 +40,6 @@ def front_problem(problem: Problem, *, max_cost: int, max_makespan: int, with_ri
         """Held for this job alone: no other job shares what it runs on."""
         return c.resource is None or c.resource in private
 
-    def earliest_start(c: Candidate) -> int:
-        res = abiding.resources.get(c.resource) if c.resource else None
-        return max(c.startup_min, res.available_from_min if res else 0)
-
     def own_cost(c: Candidate) -> int:
         return abiding.own_cost(c, private)
 
@@ -58,11 +54,11 @@ def front_problem(problem: Problem, *, max_cost: int, max_makespan: int, with_ri
     for job, cs in abiding.candidates.items():
         floor = others - least[job]
         candidates[job] = [c for c in cs if least_cost(c) + floor <= max_cost
-                           and earliest_start(c) + c.duration_min <= max_makespan]
+                           and abiding.earliest_start_min(c) + c.duration_min <= max_makespan]
 
     def stands_in(a: Candidate, b: Candidate) -> bool:
         """`a` can run the job wherever `b` does: ends no later, on every count a front reads but cost."""
-        return (a.duration_min <= b.duration_min and earliest_start(a) <= earliest_start(b)
+        return (a.duration_min <= b.duration_min and abiding.earliest_start_min(a) <= abiding.earliest_start_min(b)
                 and (not same_gpu or a.gpu == b.gpu)
                 and (not with_risk or a.expected_interruptions <= b.expected_interruptions))
 

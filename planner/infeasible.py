@@ -199,27 +199,27 @@ def _fastest_too_late(problem: Problem, job: str) -> str:
     if limit is None or not abiding:
         return ""
 
-    def start(c: Candidate) -> int:
-        res = problem.resources.get(c.resource) if c.resource else None
-        return max(c.startup_min, res.available_from_min if res else 0)
-
-    c = min(abiding, key=lambda o: (start(o) + o.duration_min, o.index))
-    res = problem.resources.get(c.resource) if c.resource else None
-    start_h, run_h, limit_h = (SCALE.to_hours(m) for m in (start(c), c.duration_min, limit))
-    _, unit = duration_text(limit_h)
-
-    def at(hours: float) -> str:
-        return f"hour {hours:,.1f}" if unit == "h" else f"day {hours / 24:,.1f}"
-
+    c = min(abiding, key=lambda o: (problem.earliest_start_min(o) + o.duration_min, o.index))
+    start_h, run_h, limit_h = (SCALE.to_hours(m) for m in (problem.earliest_start_min(c), c.duration_min, limit))
     option = f"{c.gpus}x {c.gpu} on {c.platform} ({c.billing})"
     if start_h > 0 and run_h <= limit_h:
-        why = ("delivery after purchase" if res is not None and res.kind == "purchase" else
-               "the owned pool opens then" if res is not None and res.kind == "owned" else
-               "queue or reservation lead time")
-        return (f"; the soonest the other rules allow, {option}, can start only at {at(start_h)} ({why}) "
-                f"and ends at {at(start_h + run_h)}")
+        return (f"; the soonest the other rules allow, {option}, can start only at {at_time(start_h, limit_h)} "
+                f"({held_back_by(problem, c)}) and ends at {at_time(start_h + run_h, limit_h)}")
     return (f"; the fastest option the other rules allow, {option}, runs {run_h:,.1f} h and ends at "
-            f"{at(start_h + run_h)}")
+            f"{at_time(start_h + run_h, limit_h)}")
+
+
+def at_time(hours: float, limit_h: float) -> str:
+    """A point in the plan's time, in hours against a deadline under two days, else in days."""
+    return f"hour {hours:,.1f}" if limit_h < HOURS_STATED_BELOW_H else f"day {hours / 24:,.1f}"
+
+
+def held_back_by(problem: Problem, c: Candidate) -> str:
+    """What keeps an option from starting at once (`Problem.earliest_start_min`)."""
+    res = problem.resources.get(c.resource) if c.resource else None
+    kind = res.kind if res is not None else ""
+    return ("delivery after purchase" if kind == "purchase" else "the owned pool opens then" if kind == "owned"
+            else "queue or reservation lead time")
 
 
 def _pools_too_small(problem: Problem) -> list[str]:

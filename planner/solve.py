@@ -166,8 +166,7 @@ class Session:
         it follows allow: then no plan of the same options ends its jobs sooner."""
         problem = self.problem
         for job, chosen in outcome.chosen.items():
-            resource = problem.resources.get(chosen.resource) if chosen.resource else None
-            earliest = max([chosen.startup_min, resource.available_from_min if resource else 0,
+            earliest = max([problem.earliest_start_min(chosen),
                             *(outcome.end_min[before] for before in problem.after.get(job, ()))])
             if outcome.start_min[job] > earliest:
                 return False
