@@ -374,12 +374,12 @@ def states_floor_gib(shape: ModelShape, method: str, layout: Layout) -> float:
     first stage's weights, gradients and resident optimizer states (every stage's peak holds at least
     its own). Neither recomputation nor virtual stages change it; the micro-batch size only through
     the number of micro-batches (FSDP SHARD_GRAD_OP's unsharded accumulation)."""
+    if layout.state_offload:  # (the states may all be on the host)
+        return 0.0
     first_layers = stage_layers(shape.layers, layout.pp)[0]
     params = shape.layer_params_per_gpu(layout.tp, layout.ep) * first_layers + shape.embed_params / layout.tp
     if layout.pp == 1:
         params += shape.head_params / layout.tp
-    if layout.state_offload:
-        return 0.0
     weights, grads, optim, _ = _states(shape, method, layout, params, first_layers)
     return weights + grads + optim
 
