@@ -48,7 +48,11 @@ Pipelines: stages hold ceil(L/pp) layers; where pp does not divide L the first a
 the shortfall (one layer fewer each, as Llama 3 405B did for its embedding and output layer). With
 1F1B the first stage holds min(pp, m) micro-batches in flight; interleaved with v virtual stages its
 warm-up holds pp(v+1) - 1 chunks of 1/v stage (Narayanan et al. 2021; Megatron-LM schedules.py),
-i.e. pp + (pp - 1)/v micro-batches' worth.
+i.e. pp + (pp - 1)/v micro-batches' worth, and the last stage (v - 1) pp + 1 chunks (one micro-batch
+with 1F1B). The embedding and the loss stand in for the missing layer in the first chunk of the first
+stage and the last chunk of the last one, so what a stage holds is summed chunk by chunk over its
+schedule (schedule.py): Llama 3 405B's first stage, 8 chunks of which the first holds only the
+embedding, keeps 112 layers of 32 micro-batches at its peak, not 125.
 
 DPO (models/methods.py): full DPO holds a frozen 16-bit reference copy of the weights next to the
 policy (2 B/param, sharded like the weights under ZeRO-3, no gradients or optimizer states); its
@@ -90,6 +94,7 @@ from plan.planner.estimate.factors import (
     NCCL_BUFFERS_GIB,
 )
 from plan.planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
+from plan.planner.estimate.schedule import held_peak, stage_chunk_layers
 from plan.planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout, MemoryBreakdown
 
 WEIGHT_BYTES = 2.0
@@ -254,15 +259,14 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     else:
         per_layer_mb = act_token_layer * tokens_mb
 
-    def stage_act(layers: int) -> float:
-        """One micro-batch's stored activations on a stage of `layers` layers: under block recomputation
-        the recomputed layers keep only their inputs, the others everything."""
+    def chunk_act(layers: float) -> float:
+        """One micro-batch's stored activations on a model chunk of `layers` layers: under block
+        recomputation `recompute_layers` of them keep only their inputs, the others everything."""
         if layout.recompute != "full":
             return per_layer_mb * layers
-        k = recomputed_layers(layout, layers)
+        k = layers if layout.recompute_layers is None else min(layers, layout.recompute_layers)
         return k * per_layer_mb + (layers - k) * act_token_layer * tokens_mb
 
-    in_flight = in_flight_micro_batches(layout)
     # The loss phase: the logits and the loss's buffers, and the final norm's output that the output
     # projection saves (Megatron keeps its sequence-parallel shard; DTensor and tp = 1 keep it whole).
     head_input_div = t if sp and layout.framework != "fsdp" else 1
@@ -279,22 +283,31 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     stage_output = (2.0 * shape.hidden / (t if sp else 1) * tokens_mb
                     if layout.framework == "fsdp" and p > 1 else 0.0)
 
+    def held(layers: int, rank: int, edge: str) -> float:
+        """What stage `rank` of `layers` layers holds at its peak: its schedule's chunk-forwards not yet
+        run backward (schedule.py), each with its own layers and (torch pipelining) its output."""
+        chunks = stage_chunk_layers(layers, mid_layers, layout.virtual_pipeline, edge)
+        outputs = [stage_output] * len(chunks)
+        if edge == "last":
+            outputs[-1] = 0.0  # the model's last chunk outputs the loss
+        return held_peak(tuple(chunk_act(c) + out for c, out in zip(chunks, outputs, strict=True)), p,
+                         layout.micro_batches, rank)
+
     # (layers, parameters, activation bytes, holds the output layer) per candidate peak stage
     embed, head = shape.embed_params / t, shape.head_params / t
     per_layer = shape.layer_params_per_gpu(t, layout.ep)
     stages: list[tuple[int, float, float, bool]] = []
     if p == 1:
         stages.append((shape.layers, per_layer * shape.layers + embed + head,
-                       stage_act(shape.layers) + working_last + logits, True))
+                       chunk_act(shape.layers) + working_last + logits, True))
     else:
-        stages.append((first_layers, per_layer * first_layers + embed,
-                       (stage_act(first_layers) + stage_output) * in_flight + working, False))
+        stages.append((first_layers, per_layer * first_layers + embed, held(first_layers, 0, "first") + working,
+                       False))
         if p > 2:  # the second stage: one micro-batch (two chunks when interleaved) fewer, unless capped
-            second = in_flight_micro_batches(layout, rank=1)
-            stages.append((mid_layers, per_layer * mid_layers,
-                           (stage_act(mid_layers) + stage_output) * second + working, False))
+            stages.append((mid_layers, per_layer * mid_layers, held(mid_layers, 1, "middle") + working, False))
+        # the last stage: one micro-batch with 1F1B, (v - 1) pp + 1 chunks when interleaved; the logits of one
         last_params = per_layer * last_layers + head + (embed if shape.tied else 0.0)
-        stages.append((last_layers, last_params, stage_act(last_layers) + working_last + logits, True))
+        stages.append((last_layers, last_params, held(last_layers, p - 1, "last") + working_last + logits, True))
 
     results = []
     host_gib = 0.0

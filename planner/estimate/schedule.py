@@ -1,0 +1,81 @@
+"""What a pipeline stage holds at its peak: the model chunks its schedule has run forward and not yet
+backward, each with its own layers.
+
+Megatron-LM's schedules (schedules.py, `forward_backward_pipelining_with_interleaving` and
+`..._without_interleaving`) and torch.distributed.pipelining's Schedule1F1B/ScheduleInterleaved1F1B run
+stage r's chunk-forwards in rounds of pp micro-batches per model chunk, the last round what is left
+(`forward_chunks`; backward k runs the chunk v - 1 - forward k's), with 2(pp - r - 1) + (v - 1) pp warm-up
+forwards when interleaved and pp - r - 1 with 1F1B, then one forward and one backward in turn. With
+equal chunks the peak is the warm-up plus one chunk (memory.in_flight_micro_batches); with unequal ones
+(the first chunk of the first stage holds the embedding in place of a layer, the last chunk of the last
+stage the loss) the held layers are summed op by op.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+
+def stage_chunk_layers(stage_layers: int, mid_layers: int, virtual: int, edge: str) -> tuple[float, ...]:
+    """Layers in each of a stage's `virtual` model chunks. A stage of the middle stages' length splits
+    evenly. A shorter first (`edge` "first") or last ("last") stage takes its shortfall from its first or
+    last chunk, where the embedding or the loss stands in for the missing layers (Megatron's
+    --account-for-embedding/loss-in-pipeline-split; torchtitan counts them as layers too: Llama 3 405B's
+    126 layers over 16 x 8 chunks leave the first chunk the embedding alone). Where the chunks cannot be
+    equal elsewhere, each is charged an even share."""
+    if virtual == 1:
+        return (float(stage_layers),)
+    per_chunk = mid_layers // virtual
+    short = mid_layers - stage_layers
+    if mid_layers % virtual or short < 0 or short > per_chunk or edge not in ("first", "last"):
+        return (stage_layers / virtual,) * virtual
+    chunks = [float(per_chunk)] * virtual
+    chunks[0 if edge == "first" else -1] -= short
+    return tuple(chunks)
+
+
+def held_peak(chunk_bytes: tuple[float, ...], pp: int, micro_batches: int, rank: int) -> float:
+    """The most bytes stage `rank` holds at once: the sum of `chunk_bytes` (one micro-batch's stored
+    activations on each model chunk) over the chunk-forwards it has run and not yet run backward."""
+    virtual = len(chunk_bytes)
+    if len(set(chunk_bytes)) <= 1:  # equal chunks: the warm-up plus one (the closed form)
+        return chunk_bytes[0] * _held_chunks(pp, virtual, micro_batches, rank)
+    return _simulated_peak(chunk_bytes, pp, micro_batches, rank)
+
+
+def _warm_up(pp: int, virtual: int, micro_batches: int, rank: int) -> int:
+    total = micro_batches * virtual
+    warm = 2 * (pp - rank - 1) + (virtual - 1) * pp if virtual > 1 else pp - rank - 1
+    return min(warm, total)
+
+
+def _held_chunks(pp: int, virtual: int, micro_batches: int, rank: int) -> int:
+    return min(_warm_up(pp, virtual, micro_batches, rank) + 1, micro_batches * virtual)
+
+
+def forward_chunks(pp: int, virtual: int, micro_batches: int) -> tuple[int, ...]:
+    """The model chunk of each chunk-forward in the order a stage runs them: rounds of pp micro-batches
+    per chunk, the last round whatever is left (megatron-core `get_schedule_table`, its default group
+    of pp micro-batches); the backward passes run the same table with the chunks reversed."""
+    table: list[int] = []
+    for start in range(0, micro_batches, pp):
+        size = micro_batches - start if start + pp >= micro_batches else pp
+        for chunk in range(virtual):
+            table += [chunk] * size
+        if size != pp:
+            break
+    return tuple(table)
+
+
+@lru_cache(maxsize=8192)
+def _simulated_peak(chunk_bytes: tuple[float, ...], pp: int, micro_batches: int, rank: int) -> float:
+    virtual = len(chunk_bytes)
+    order = forward_chunks(pp, virtual, micro_batches)
+    warm = _warm_up(pp, virtual, micro_batches, rank)
+    held = sum(chunk_bytes[c] for c in order[:warm])
+    peak = held
+    for i in range(len(order) - warm):
+        held += chunk_bytes[order[warm + i]]
+        peak = max(peak, held)
+        held -= chunk_bytes[virtual - 1 - order[i]]
+    return peak
