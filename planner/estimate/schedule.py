@@ -4,7 +4,7 @@ backward, each with its own layers.
 Megatron-LM's schedules (schedules.py, `forward_backward_pipelining_with_interleaving` and
 `..._without_interleaving`) and torch.distributed.pipelining's Schedule1F1B/ScheduleInterleaved1F1B run
 stage r's chunk-forwards in rounds of pp micro-batches per model chunk, the last round what is left
-(`forward_chunks`; backward k runs the chunk v - 1 - forward k's), with 2(pp - r - 1) + (v - 1) pp warm-up
+(backward k runs the chunk v - 1 - forward k's), with 2(pp - r - 1) + (v - 1) pp warm-up
 forwards when interleaved and pp - r - 1 with 1F1B, then one forward and one backward in turn. With
 equal chunks the peak is the warm-up plus one chunk (memory.in_flight_micro_batches); with unequal ones
 (the first chunk of the first stage holds the embedding in place of a layer, the last chunk of the last
@@ -53,29 +53,45 @@ def _held_chunks(pp: int, virtual: int, micro_batches: int, rank: int) -> int:
     return min(_warm_up(pp, virtual, micro_batches, rank) + 1, micro_batches * virtual)
 
 
-def forward_chunks(pp: int, virtual: int, micro_batches: int) -> tuple[int, ...]:
-    """The model chunk of each chunk-forward in the order a stage runs them: rounds of pp micro-batches
-    per chunk, the last round whatever is left (megatron-core `get_schedule_table`, its default group
-    of pp micro-batches); the backward passes run the same table with the chunks reversed."""
-    table: list[int] = []
-    for start in range(0, micro_batches, pp):
-        size = micro_batches - start if start + pp >= micro_batches else pp
-        for chunk in range(virtual):
-            table += [chunk] * size
-        if size != pp:
-            break
-    return tuple(table)
+def _chunk_of(k: int, pp: int, virtual: int, micro_batches: int) -> int:
+    """The model chunk of a stage's k-th chunk-forward: rounds of pp micro-batches per chunk, the last
+    round whatever is left (megatron-core `get_schedule_table`, its default group of pp micro-batches).
+    The k-th backward runs chunk v - 1 - this."""
+    whole = (micro_batches // pp) * pp * virtual
+    if k < whole:
+        return (k % (pp * virtual)) // pp
+    return (k - whole) // (micro_batches - (micro_batches // pp) * pp)
+
+
+def _done(chunk_bytes: tuple[float, ...], pp: int, micro_batches: int, n: int) -> float:
+    """Bytes of the first n chunk-forwards in a stage's order (_chunk_of)."""
+    virtual = len(chunk_bytes)
+    rounds, r = divmod(n, pp * virtual)
+    rounds = min(rounds, micro_batches // pp)
+    r = n - rounds * pp * virtual
+    size = pp if rounds < micro_batches // pp else micro_batches - rounds * pp
+    return rounds * pp * sum(chunk_bytes) + sum(b * min(size, max(0, r - c * size))
+                                                for c, b in enumerate(chunk_bytes))
 
 
 @lru_cache(maxsize=8192)
 def _simulated_peak(chunk_bytes: tuple[float, ...], pp: int, micro_batches: int, rank: int) -> float:
+    """The warm-up, then held bytes after each forward of the one-forward-one-backward phase. While both
+    stay in whole rounds the held bytes repeat every pp v steps, so one period at its start and the
+    steps from one period before the last round onwards cover every value."""
     virtual = len(chunk_bytes)
-    order = forward_chunks(pp, virtual, micro_batches)
+    total = micro_batches * virtual
     warm = _warm_up(pp, virtual, micro_batches, rank)
-    held = sum(chunk_bytes[c] for c in order[:warm])
-    peak = held
-    for i in range(len(order) - warm):
-        held += chunk_bytes[order[warm + i]]
-        peak = max(peak, held)
-        held -= chunk_bytes[virtual - 1 - order[i]]
+    period = pp * virtual
+    steady = total - warm
+    repeating = max(0, min(steady, (micro_batches // pp) * period - warm))
+    first = (0, min(steady, period + 1))
+    last = (max(first[1], repeating - period - 1), steady)
+    peak = _done(chunk_bytes, pp, micro_batches, warm)
+    for start, stop in (first, last):
+        held = _done(chunk_bytes, pp, micro_batches, warm + start) - _done(chunk_bytes[::-1], pp, micro_batches, start)
+        for i in range(start, stop):
+            held += chunk_bytes[_chunk_of(warm + i, pp, virtual, micro_batches)]
+            peak = max(peak, held)
+            held -= chunk_bytes[virtual - 1 - _chunk_of(i, pp, virtual, micro_batches)]
     return peak

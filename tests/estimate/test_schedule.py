@@ -50,9 +50,11 @@ def _brute_force_peak(chunk_bytes: list[float], pp: int, m: int, rank: int) -> f
 
 def test_the_peak_matches_a_step_run_op_by_op() -> None:
     rng = random.Random(7)
-    for _ in range(300):
+    for _ in range(400):
         pp, v = rng.choice([2, 3, 4, 8, 16]), rng.choice([1, 2, 3, 4, 8])
-        m = rng.choice([pp, 2 * pp, 3 * pp + 1, 8 * pp]) if v > 1 else rng.randint(1, 4 * pp)
+        # whole rounds of pp micro-batches, a last partial round, and steps far beyond the warm-up
+        m = (rng.choice([pp, 2 * pp, 3 * pp + 1, 8 * pp, 8 * pp + pp // 2, 20 * pp + 1]) if v > 1
+             else rng.randint(1, 24 * pp))
         rank = rng.randrange(pp)
         chunks = [float(rng.randint(0, 4)) for _ in range(v)]
         assert held_peak(tuple(chunks), pp, m, rank) == pytest.approx(_brute_force_peak(chunks, pp, m, rank))
