@@ -333,7 +333,11 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
             other += _largest_linear(shape) / t * WEIGHT_BYTES / GIB  # dequantized copy for the matmul
         other += logits_gib + ALLOCATOR_FRAGMENTATION * (act_gib + logits_gib)
         results.append([weights, grads, optim, act_gib, other, offload, logits_gib])
-    weights, grads, optim, act_gib, other, offload, loss_gib = max(results, key=lambda r: sum(r[:5]))
+    peak = max(range(len(results)), key=lambda i: sum(results[i][:5]))
+    weights, grads, optim, act_gib, other, offload, loss_gib = results[peak]
+    if p > 1:
+        notes.append(_pipeline_peak_note(layout, shape.layers, mid_layers, stages[peak][0],
+                                         0 if peak == 0 else p - 1 if stages[peak][3] else 1))
     if loss_gib >= 0.5:
         freed = (" (freed before the backward pass reaches the layers: the peak holds the larger of the loss and "
                  "the layer being recomputed or fetched back)" if working > 0 else "")
@@ -368,6 +372,17 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     total = weights + grads + optim + act_gib + other
     return MemoryResult(MemoryBreakdown(weights, grads, optim, act_gib, other, total), paged_params,
                         tuple(notes))
+
+
+def _pipeline_peak_note(layout: Layout, layers: int, mid_layers: int, stage_layers: int, rank: int) -> str:
+    """Which pipeline stage peaks and how many micro-batches' activations its schedule holds there."""
+    p, v = layout.pp, layout.virtual_pipeline
+    edge = "first" if rank == 0 else "last" if rank == p - 1 else "middle"
+    held_layers = held_peak(stage_chunk_layers(stage_layers, mid_layers, v, edge), p, layout.micro_batches, rank)
+    schedule = f"interleaved 1F1B, {v} chunks per stage" if v > 1 else "1F1B"
+    return (f"pipeline ({schedule}, {layout.micro_batches} micro-batches per step): stage {rank + 1} of {p} "
+            f"peaks, {stage_layers} of the {layers} layers, holding the activations of "
+            f"{held_layers / stage_layers:.3g} micro-batches at once")
 
 
 def grad_buffer_bytes(layout: Layout) -> float:

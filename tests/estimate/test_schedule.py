@@ -97,3 +97,14 @@ def test_interleaved_last_stage_holds_its_warm_up(llama8b: ModelCard) -> None:
                          p, m, p - 1) * per_layer == pytest.approx(expected)
         # and the memory estimate charges at least that on the last stage
         assert memory_per_gpu(shape, "pretrain", lay, 80.0).breakdown.activations_gib * 2**30 >= expected
+
+
+def test_the_estimate_names_the_stage_that_peaks_and_what_it_holds(llama70b: ModelCard) -> None:
+    shape = shape_of(llama70b)  # 80 layers
+    lay = one_gpu(mb=1, seq=4096, pp=4, gb=8, framework="megatron", recompute="none")
+    notes = memory_per_gpu(shape, "pretrain", lay, 80.0).notes
+    assert any("stage 1 of 4 peaks, 20 of the 80 layers, holding the activations of 4 micro-batches" in n
+               for n in notes)
+    # interleaved, two chunks: the first stage's warm-up is 2 (4 - 1) + 4 = 10 chunk-forwards, 11 held
+    notes = memory_per_gpu(shape, "pretrain", replace(lay, virtual_pipeline=2), 80.0).notes
+    assert any("stage 1 of 4 peaks" in n and "of 5.5 micro-batches" in n for n in notes)
