@@ -8,7 +8,7 @@ from plan.models.scenario import not_on_megatron
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.factors import CPU_OPTIMIZER_BYTES_PER_S, PCIE_GB_PER_S_PER_DIRECTION, efficiency_assumption
 from plan.planner.estimate.flops import ModelShape, shape_of
-from plan.planner.estimate.memory import chunk_layers, memory_per_gpu
+from plan.planner.estimate.memory import chunk_layers, memory_per_gpu, pipeline_peak_note
 from plan.planner.estimate.timing import MOE_CAPACITY_FACTOR, step_time
 from plan.planner.estimate.topology import layout_links
 from plan.planner.estimate.types import (
@@ -161,7 +161,8 @@ def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster
     peak = gpu.peak_tflops.for_precision(layout.precision) or 1.0
     notes: list[str] = []
     if with_notes:
-        notes = _notes(model, shape, method, cluster, layout, tp_link, dp_link, mem.notes)
+        pipeline = () if mem.peak_stage is None else (pipeline_peak_note(shape.layers, layout, mem.peak_stage),)
+        notes = _notes(model, shape, method, cluster, layout, tp_link, dp_link, mem.notes + pipeline)
         if time.host_s > HOST_BOUND_SHARE * step_s:
             notes.append(f"host-bound: {time.host_s / step_s:.0%} of the step waits for the CPU to launch the "
                          "eager stack's kernels (small micro-batches); a larger micro-batch or fused kernels "

@@ -94,7 +94,7 @@ from plan.planner.estimate.factors import (
     NCCL_BUFFERS_GIB,
 )
 from plan.planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
-from plan.planner.estimate.schedule import held_peak, stage_chunk_layers
+from plan.planner.estimate.schedule import held_chunks, held_peak, stage_chunk_layers
 from plan.planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout, MemoryBreakdown
 
 WEIGHT_BYTES = 2.0
@@ -140,6 +140,7 @@ class MemoryResult:
     breakdown: MemoryBreakdown
     paged_offload_params: float  # optimizer parameters whose states were paged to host memory
     notes: tuple[str, ...]
+    peak_stage: tuple[int, int] | None = None  # (rank, layers) of the pipeline stage that peaks; None without pp
 
 
 def stage_layers(layers: int, pp: int) -> tuple[int, int, int]:
@@ -286,6 +287,9 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     def held(layers: int, rank: int, edge: str) -> float:
         """What stage `rank` of `layers` layers holds at its peak: its schedule's chunk-forwards not yet
         run backward (schedule.py), each with its own layers and (torch pipelining) its output."""
+        if layout.virtual_pipeline == 1:  # one chunk: the warm-up plus one micro-batch (the common case, kept quick)
+            out = 0.0 if edge == "last" else stage_output
+            return (chunk_act(layers) + out) * held_chunks(p, 1, layout.micro_batches, rank)
         chunks = stage_chunk_layers(layers, mid_layers, layout.virtual_pipeline, edge)
         outputs = [stage_output] * len(chunks)
         if edge == "last":
@@ -335,9 +339,7 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
         results.append([weights, grads, optim, act_gib, other, offload, logits_gib])
     peak = max(range(len(results)), key=lambda i: sum(results[i][:5]))
     weights, grads, optim, act_gib, other, offload, loss_gib = results[peak]
-    if p > 1:
-        notes.append(_pipeline_peak_note(layout, shape.layers, mid_layers, stages[peak][0],
-                                         0 if peak == 0 else p - 1 if stages[peak][3] else 1))
+    peak_stage = (0 if peak == 0 else p - 1 if stages[peak][3] else 1, stages[peak][0]) if p > 1 else None
     if loss_gib >= 0.5:
         freed = (" (freed before the backward pass reaches the layers: the peak holds the larger of the loss and "
                  "the layer being recomputed or fetched back)" if working > 0 else "")
@@ -371,18 +373,21 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
                          "CPU")
     total = weights + grads + optim + act_gib + other
     return MemoryResult(MemoryBreakdown(weights, grads, optim, act_gib, other, total), paged_params,
-                        tuple(notes))
+                        tuple(notes), peak_stage)
 
 
-def _pipeline_peak_note(layout: Layout, layers: int, mid_layers: int, stage_layers: int, rank: int) -> str:
-    """Which pipeline stage peaks and how many micro-batches' activations its schedule holds there."""
+def pipeline_peak_note(layers: int, layout: Layout, peak_stage: tuple[int, int]) -> str:
+    """Which pipeline stage peaks (`MemoryResult.peak_stage`) and how many micro-batches' activations its
+    schedule holds there."""
     p, v = layout.pp, layout.virtual_pipeline
+    rank, peak_layers = peak_stage
     edge = "first" if rank == 0 else "last" if rank == p - 1 else "middle"
-    held_layers = held_peak(stage_chunk_layers(stage_layers, mid_layers, v, edge), p, layout.micro_batches, rank)
+    chunks = stage_chunk_layers(peak_layers, stage_layers(layers, p)[1], v, edge)
+    held_layers = held_peak(chunks, p, layout.micro_batches, rank)
     schedule = f"interleaved 1F1B, {v} chunks per stage" if v > 1 else "1F1B"
     return (f"pipeline ({schedule}, {layout.micro_batches} micro-batches per step): stage {rank + 1} of {p} "
-            f"peaks, {stage_layers} of the {layers} layers, holding the activations of "
-            f"{held_layers / stage_layers:.3g} micro-batches at once")
+            f"peaks, {peak_layers} of the {layers} layers, holding the activations of "
+            f"{held_layers / peak_layers:.3g} micro-batches at once")
 
 
 def grad_buffer_bytes(layout: Layout) -> float:

@@ -39,7 +39,7 @@ def held_peak(chunk_bytes: tuple[float, ...], pp: int, micro_batches: int, rank:
     activations on each model chunk) over the chunk-forwards it has run and not yet run backward."""
     virtual = len(chunk_bytes)
     if len(set(chunk_bytes)) <= 1:  # equal chunks: the warm-up plus one (the closed form)
-        return chunk_bytes[0] * _held_chunks(pp, virtual, micro_batches, rank)
+        return chunk_bytes[0] * held_chunks(pp, virtual, micro_batches, rank)
     return _simulated_peak(chunk_bytes, pp, micro_batches, rank)
 
 
@@ -49,7 +49,8 @@ def _warm_up(pp: int, virtual: int, micro_batches: int, rank: int) -> int:
     return min(warm, total)
 
 
-def _held_chunks(pp: int, virtual: int, micro_batches: int, rank: int) -> int:
+def held_chunks(pp: int, virtual: int, micro_batches: int, rank: int) -> int:
+    """Chunk-forwards stage `rank` holds at its peak: its warm-up and one more, at most the step's."""
     return min(_warm_up(pp, virtual, micro_batches, rank) + 1, micro_batches * virtual)
 
 

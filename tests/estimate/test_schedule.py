@@ -13,6 +13,7 @@ from plan.planner.estimate.memory import (
     activation_bytes_per_token_layer,
     in_flight_micro_batches,
     memory_per_gpu,
+    pipeline_peak_note,
     stage_layers,
 )
 from plan.planner.estimate.schedule import held_peak, stage_chunk_layers
@@ -102,9 +103,14 @@ def test_interleaved_last_stage_holds_its_warm_up(llama8b: ModelCard) -> None:
 def test_the_estimate_names_the_stage_that_peaks_and_what_it_holds(llama70b: ModelCard) -> None:
     shape = shape_of(llama70b)  # 80 layers
     lay = one_gpu(mb=1, seq=4096, pp=4, gb=8, framework="megatron", recompute="none")
-    notes = memory_per_gpu(shape, "pretrain", lay, 80.0).notes
-    assert any("stage 1 of 4 peaks, 20 of the 80 layers, holding the activations of 4 micro-batches" in n
-               for n in notes)
+    mem = memory_per_gpu(shape, "pretrain", lay, 80.0)
+    assert mem.peak_stage == (0, 20)
+    assert "stage 1 of 4 peaks, 20 of the 80 layers, holding the activations of 4 micro-batches" in (
+        pipeline_peak_note(shape.layers, lay, mem.peak_stage))
     # interleaved, two chunks: the first stage's warm-up is 2 (4 - 1) + 4 = 10 chunk-forwards, 11 held
-    notes = memory_per_gpu(shape, "pretrain", replace(lay, virtual_pipeline=2), 80.0).notes
-    assert any("stage 1 of 4 peaks" in n and "of 5.5 micro-batches" in n for n in notes)
+    inter = replace(lay, virtual_pipeline=2)
+    mem = memory_per_gpu(shape, "pretrain", inter, 80.0)
+    assert mem.peak_stage is not None
+    assert "stage 1 of 4 peaks" in pipeline_peak_note(shape.layers, inter, mem.peak_stage)
+    assert "of 5.5 micro-batches" in pipeline_peak_note(shape.layers, inter, mem.peak_stage)
+    assert memory_per_gpu(shape, "pretrain", replace(lay, pp=1, global_batch=1), 80.0).peak_stage is None
