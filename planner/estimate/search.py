@@ -851,6 +851,8 @@ def _plan(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
                 continue
             rest = gpus // (tp * cp)
             for pp in [spec.pp] if spec.pp else [p for p in _divisors(rest) if p <= shape.layers]:
+                if rest % pp:  # a fixed pp leaves no whole data-parallel group at this tp x cp
+                    continue
                 dp = rest // pp
                 if spec.global_batch:
                     gb: int | None = spec.global_batch if spec.global_batch % dp == 0 else None

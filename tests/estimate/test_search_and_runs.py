@@ -44,6 +44,15 @@ def test_fixed_fields_are_kept(llama8b: ModelCard, h100: GPU) -> None:
     assert (lay.tp, lay.zero, lay.recompute, lay.micro_batch, lay.global_batch) == (2, 3, "full", 2, 64)
 
 
+def test_a_fixed_pp_searches_only_the_tp_that_leave_a_data_parallel_group(llama8b: ModelCard, h100: GPU) -> None:
+    # pp = 8 on 8 GPUs leaves room for tp = 1 only; the searched tp = 2, 4, 8 leave no whole
+    # data-parallel group and are skipped (they divided by a zero dp: bench/estimate_flag_combinations.py)
+    for spec in (LayoutSpec(pp=8, seq_len=2048), LayoutSpec(pp=8, seq_len=2048, global_batch=64)):
+        result = search_layout(llama8b, "pretrain", Cluster.of(h100, 8), spec)
+        found = result.best or result.closest
+        assert found is not None and (found.layout.tp, found.layout.pp, found.layout.dp) == (1, 8, 1)
+
+
 def test_nothing_fits_gives_the_closest_layout(llama70b: ModelCard, rtx4090: GPU) -> None:
     result = search_layout(llama70b, "full_finetune", Cluster.of(rtx4090, 1), LayoutSpec())
     assert result.best is None

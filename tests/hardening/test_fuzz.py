@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from plan.models.catalog import builtin_catalog
@@ -116,3 +116,26 @@ def test_solve_options_end_in_a_documented_exit(tmp_path_factory: Any, option: s
     code, _, err, escaped = invoke("solve", str(path), option, value, "--format", "json")
     assert escaped is None and code in ALLOWED_EXITS, (code, err)
     assert "Traceback" not in err
+
+
+LAYOUT_FLAGS = {"--tp": ["1", "2", "3", "8"], "--pp": ["1", "2", "3", "8"], "--cp": ["1", "2", "4"],
+                "--vpp": ["1", "2", "3"], "--ep": ["1", "2", "8"], "--zero": ["0", "1", "3"],
+                "--micro-batch": ["1", "3"], "--global-batch": ["1", "13", "64"],
+                "--framework": ["megatron", "fsdp", "deepspeed"], "--cpu-offload": ["on", "off"]}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["llama3.2-1b", "qwen3-32b", "mixtral-8x7b"]), st.sampled_from(["pretrain", "lora", "qlora"]),
+       st.sampled_from(["1", "3", "8", "16"]),
+       st.dictionaries(st.sampled_from(sorted(LAYOUT_FLAGS)), st.integers(min_value=0, max_value=3), max_size=6))
+@example("qwen3-32b", "pretrain", "8", {"--pp": 3})  # pp 8 of 8 GPUs with tp searched: found by the bench
+def test_fixed_layout_fields_together_are_estimated_or_refused(model: str, method: str, gpus: str,
+                                                                 picks: dict[str, int]) -> None:
+    # Layouts break where fixed fields meet (a fixed pp with a searched tp left no data-parallel group);
+    # bench/estimate_flag_combinations.py draws thousands of these, this a few on every run.
+    args = ["estimate", "--model", model, "--method", method, "--gpu", "h100-sxm", "--gpus", gpus, "--seq-len", "2k"]
+    for flag, i in picks.items():
+        args += [flag, LAYOUT_FLAGS[flag][i % len(LAYOUT_FLAGS[flag])]]
+    code, out, err, escaped = invoke(*args)
+    assert escaped is None and code in (0, 2), (code, args, err[-300:])
+    assert "internal error" not in out + err and "Traceback" not in err

@@ -1,0 +1,92 @@
+"""Random combinations of `plan estimate` flags, each answered or refused, never an internal error.
+
+The hostile-input corpus (hostile_inputs.py) changes one thing at a time; layouts break where fixed
+fields meet (a fixed pp that leaves no data-parallel group at some searched tp, a fixed cp with a fixed
+ep). This draws many flags at once from small pools of valid and borderline values, runs each command
+in this process (the CLI's own entry point, so its error handling is what is tested) and counts the
+exits: 0 (an estimate), 2 (a one-line refusal), anything else or the words "internal error" or
+"Traceback" (a bug, printed with its command line).
+
+Usage: python bench/estimate_flag_combinations.py [--seed 1] [--count 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("PLAN_CACHE_DIR", "off")  # every estimate computed, none read back
+
+from plan.planner.cli.app import main as plan_main
+
+MODELS = ("qwen3-32b", "llama3.1-8b", "llama3.2-1b", "mixtral-8x7b", "llama3.1-70b", "deepseek-v3", "qwen2.5-7b",
+          "glm-4-9b")
+METHODS = ("pretrain", "lora", "qlora", "full_finetune", "dpo")
+GPUS = ("h100-sxm", "rtx-4090", "a100-80gb")
+GPU_COUNTS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64)
+FLAGS: tuple[tuple[str, tuple[object, ...]], ...] = (
+    ("--tp", (1, 2, 3, 4, 8)), ("--pp", (1, 2, 3, 4, 8, 16)), ("--cp", (1, 2, 4)), ("--vpp", (1, 2, 3, 4)),
+    ("--ep", (1, 2, 4, 8)), ("--zero", (0, 1, 2, 3)), ("--micro-batch", (1, 2, 3, 7)),
+    ("--global-batch", (1, 8, 13, 64, 512)), ("--framework", ("megatron", "fsdp", "deepspeed")),
+    ("--recompute", ("none", "full", "selective")), ("--seq-len", ("2k", "8k", "32k")),
+    ("--precision", ("bf16", "fp8", "fp16")), ("--cpu-offload", ("on", "off")),
+    ("--optimizer", ("adamw", "adamw-8bit", "sgd")),
+)
+FLAG_CHANCE = 0.3
+
+
+def draw(rng: random.Random) -> list[str]:
+    args = ["estimate", "--model", rng.choice(MODELS), "--method", rng.choice(METHODS), "--gpu", rng.choice(GPUS),
+            "--gpus", str(rng.choice(GPU_COUNTS))]
+    for flag, values in FLAGS:
+        if rng.random() < FLAG_CHANCE:
+            args += [flag, str(rng.choice(values))]
+    return args
+
+
+def run(args: list[str]) -> tuple[str, str]:
+    """(outcome, last line of output) of one in-process `plan` command."""
+    out = io.StringIO()
+    sys.argv = ["plan", *args]
+    code: object = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        try:
+            plan_main()
+        except SystemExit as exit_:
+            code = exit_.code if isinstance(exit_.code, int) else 1
+        except Exception as error:  # any escape is what this bench counts
+            code = f"raised {type(error).__name__}"
+    text = out.getvalue()
+    last = text.strip().splitlines()[-1][:200] if text.strip() else ""
+    if "internal error" in text or "Traceback" in text or code not in (0, 2):
+        return f"bug (exit {code})", last
+    return f"exit {code}", last
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--count", type=int, default=300)
+    opts = parser.parse_args()
+    rng = random.Random(opts.seed)
+    outcomes: Counter[str] = Counter()
+    for _ in range(opts.count):
+        args = draw(rng)
+        outcome, last = run(args)
+        outcomes[outcome.split(" (")[0]] += 1
+        if outcome.startswith("bug"):
+            print(f"{outcome}: plan {' '.join(args)}\n    {last}")
+    print(f"{opts.count} random `plan estimate` flag combinations (seed {opts.seed}): "
+          + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())))
+    return 1 if outcomes["bug"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
