@@ -139,3 +139,16 @@ def test_fixed_layout_fields_together_are_estimated_or_refused(model: str, metho
     code, out, err, escaped = invoke(*args)
     assert escaped is None and code in (0, 2), (code, args, err[-300:])
     assert "internal error" not in out + err and "Traceback" not in err
+
+
+def test_a_job_with_a_fixed_pp_on_a_small_pool_is_planned_or_explained(tmp_path: Path) -> None:
+    # pp = 2 fixed on a one-GPU pool: the layout search there once divided by a zero data-parallel size
+    import yaml
+
+    data = {**HOSTILE_BASE, "owned": [{**HOSTILE_BASE["owned"][0], "gpu": "h100-sxm", "count": 1, "gpus_per_node": 1}],
+            "jobs": [{**HOSTILE_BASE["jobs"][0], "method": "lora", "layout": {"pp": 2, "zero": 1}}]}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    code, out, err, escaped = invoke("solve", str(path), "--format", "json")
+    assert escaped is None and code in (0, 1), (code, err[-300:])
+    assert "internal error" not in out + err
