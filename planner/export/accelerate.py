@@ -20,17 +20,18 @@ from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_on
 DOC = "accelerate main 16cb6eb (1.15.0.dev0), src/accelerate/commands/launch.py and utils/dataclasses.py, 2026-07-24"
 
 
-def check(layout: ExportLayout, plugin: str) -> None:
-    no_megatron_only(layout, "torchrun-fsdp" if plugin == "fsdp" else "accelerate")
+def check(layout: ExportLayout, plugin: str, stack: str = "accelerate") -> None:
+    """Refuse what `stack` (accelerate, or torchrun-fsdp, which writes the same FSDP config) cannot run."""
+    no_megatron_only(layout, stack)
     if layout.pp > 1:
-        raise ExportError(f"{'torchrun-fsdp' if plugin == 'fsdp' else 'accelerate'}: no pipeline parallelism "
-                          f"(the plan uses pp={layout.pp}); try --to megatron or --to torchtitan")
+        raise ExportError(f"{stack}: no pipeline parallelism (the plan uses pp={layout.pp}); try --to megatron or "
+                          "--to torchtitan")
     if layout.recompute in ("selective", "offload"):
-        raise ExportError(f"accelerate: no {layout.recompute} recompute (fsdp_activation_checkpointing is full "
+        raise ExportError(f"{stack}: no {layout.recompute} recompute (fsdp_activation_checkpointing is full "
                           "per-layer checkpointing on or off)")
     if plugin == "fsdp" and layout.zero == 0 and (layout.tp > 1 or layout.cp > 1) and layout.dp > 1:
-        raise ExportError("accelerate: tp or cp with replicated (unsharded) data parallelism is refused by "
-                          "parallelism_config; the plan uses ZeRO-0 with dp > 1")
+        raise ExportError(f"{stack}: tp or cp with replicated (unsharded) data parallelism is refused by "
+                          "accelerate's parallelism_config; the plan uses ZeRO-0 with dp > 1")
     if plugin == "deepspeed" and layout.cp > 1:
         raise ExportError("accelerate: context parallelism (ring attention) needs the FSDP2 plugin, not DeepSpeed")
     if plugin == "deepspeed":
@@ -108,7 +109,7 @@ def _script_args(layout: ExportLayout) -> str:
 
 def render(layout: ExportLayout, forced_plugin: str | None = None) -> tuple[dict[str, str], list[str]]:
     plugin = _plugin(layout, forced_plugin)
-    check(layout, plugin)
+    check(layout, plugin, "torchrun-fsdp" if forced_plugin == "fsdp" else "accelerate")
     cfg, notes = config(layout, plugin)
     name = "accelerate_config.yaml"
     files: dict[str, str] = {}
