@@ -97,3 +97,15 @@ def test_lora_with_block_recomputation_goes_through_megatron_bridge():
     assert cfg["finetuning_type"] == "lora" and cfg["pipeline_model_parallel_size"] == 1
     assert "USE_MEGATRON_BRIDGE=1" in "\n".join(files.values())
     check_identities("llamafactory", layout, files)
+
+
+@pytest.mark.parametrize("stack", ["accelerate", "torchrun-fsdp"])
+def test_a_refusal_names_the_stack_asked_for(stack: str) -> None:
+    # accelerate and torchrun-fsdp share one writer; each refusal names the one the user chose
+    job = Job(id="pt", model="llama3-8b", method="pretrain", tokens=32 * 4096 * 100, seq_len=4096, global_batch=32)
+    piped = _plan("pt", 8, 1, pp=2, dp=4, zero=1, framework="fsdp", global_batch=32, seq_len=4096)
+    with pytest.raises(ExportError, match=rf"^{stack}: no pipeline parallelism"):
+        render_stack(build_layout(piped, job, builtin_catalog().model("llama3-8b")), stack)
+    selective = _plan("pt", 8, 1, zero=3, recompute="selective", framework="fsdp", global_batch=32, seq_len=4096)
+    with pytest.raises(ExportError, match=rf"^{stack}: no selective recompute"):
+        render_stack(build_layout(selective, job, builtin_catalog().model("llama3-8b")), stack)
