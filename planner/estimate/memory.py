@@ -287,10 +287,13 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     def held(layers: int, rank: int, edge: str) -> float:
         """What stage `rank` of `layers` layers holds at its peak: its schedule's chunk-forwards not yet
         run backward (schedule.py), each with its own layers and (torch pipelining) its output."""
-        if layout.virtual_pipeline == 1:  # one chunk: the warm-up plus one micro-batch (the common case, kept quick)
+        v = layout.virtual_pipeline
+        if v == 1:  # one chunk: the warm-up plus one micro-batch (the common case, kept quick)
             out = 0.0 if edge == "last" else stage_output
             return (chunk_act(layers) + out) * held_chunks(p, 1, layout.micro_batches, rank)
-        chunks = stage_chunk_layers(layers, mid_layers, layout.virtual_pipeline, edge)
+        chunks = stage_chunk_layers(layers, mid_layers, v, edge)
+        if chunks[0] == chunks[-1] and (edge != "last" or stage_output == 0.0):  # equal chunks: closed form
+            return (chunk_act(chunks[0]) + stage_output) * held_chunks(p, v, layout.micro_batches, rank)
         outputs = [stage_output] * len(chunks)
         if edge == "last":
             outputs[-1] = 0.0  # the model's last chunk outputs the loss

@@ -13,6 +13,7 @@ stage the loss) the held layers are summed op by op.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
 
 
@@ -38,9 +39,31 @@ def held_peak(chunk_bytes: tuple[float, ...], pp: int, micro_batches: int, rank:
     """The most bytes stage `rank` holds at once: the sum of `chunk_bytes` (one micro-batch's stored
     activations on each model chunk) over the chunk-forwards it has run and not yet run backward."""
     virtual = len(chunk_bytes)
-    if len(set(chunk_bytes)) <= 1:  # equal chunks: the warm-up plus one (the closed form)
+    values = set(chunk_bytes)
+    if len(values) <= 1:  # equal chunks: the warm-up plus one (the closed form)
         return chunk_bytes[0] * held_chunks(pp, virtual, micro_batches, rank)
+    if len(values) == 2:
+        # Two sizes (an edge chunk and the rest, as stage_chunk_layers gives): what is held is a mix of
+        # counts that depends only on the schedule, so the mixes are found once per schedule (cached)
+        # and weighed here.
+        low, high = min(values), max(values)
+        pattern = tuple(b == low for b in chunk_bytes)
+        return max(n_low * low + (n_all - n_low) * high
+                   for n_low, n_all in _held_mixes(pattern, pp, micro_batches, rank))
     return _simulated_peak(chunk_bytes, pp, micro_batches, rank)
+
+
+@lru_cache(maxsize=4096)
+def _held_mixes(low_chunks: tuple[bool, ...], pp: int, micro_batches: int, rank: int) -> tuple[tuple[int, int], ...]:
+    """(chunk-forwards of the `low_chunks` held, all held) at the moments a peak can occur, for weights
+    low <= high: the mixes no other mix beats in both low and high counts."""
+    is_low = tuple(1.0 if low else 0.0 for low in low_chunks)
+    mixes: set[tuple[int, int]] = set()
+    for held_low, held_all in _held_counts(is_low, pp, micro_batches, rank):
+        mixes.add((round(held_low), held_all))
+    return tuple((n_low, n_all) for n_low, n_all in mixes
+                 if not any(o_low >= n_low and o_all - o_low >= n_all - n_low and (o_low, o_all) != (n_low, n_all)
+                            for o_low, o_all in mixes))
 
 
 def _warm_up(pp: int, virtual: int, micro_batches: int, rank: int) -> int:
@@ -75,11 +98,12 @@ def _done(chunk_bytes: tuple[float, ...], pp: int, micro_batches: int, n: int) -
                                                 for c, b in enumerate(chunk_bytes))
 
 
-@lru_cache(maxsize=8192)
-def _simulated_peak(chunk_bytes: tuple[float, ...], pp: int, micro_batches: int, rank: int) -> float:
-    """The warm-up, then held bytes after each forward of the one-forward-one-backward phase. While both
-    stay in whole rounds the held bytes repeat every pp v steps, so one period at its start and the
-    steps from one period before the last round onwards cover every value."""
+def _held_counts(chunk_bytes: tuple[float, ...], pp: int, micro_batches: int, rank: int,
+                 ) -> Iterator[tuple[float, int]]:
+    """(held bytes, held chunk-forwards) at the end of the warm-up and after each forward of the
+    one-forward-one-backward phase. While both stay in whole rounds the held bytes repeat every pp v
+    steps, so one period at its start and the steps from one period before the last round onwards
+    cover every value."""
     virtual = len(chunk_bytes)
     total = micro_batches * virtual
     warm = _warm_up(pp, virtual, micro_batches, rank)
@@ -88,11 +112,16 @@ def _simulated_peak(chunk_bytes: tuple[float, ...], pp: int, micro_batches: int,
     repeating = max(0, min(steady, (micro_batches // pp) * period - warm))
     first = (0, min(steady, period + 1))
     last = (max(first[1], repeating - period - 1), steady)
-    peak = _done(chunk_bytes, pp, micro_batches, warm)
+    yield _done(chunk_bytes, pp, micro_batches, warm), warm
     for start, stop in (first, last):
         held = _done(chunk_bytes, pp, micro_batches, warm + start) - _done(chunk_bytes[::-1], pp, micro_batches, start)
         for i in range(start, stop):
             held += chunk_bytes[_chunk_of(warm + i, pp, virtual, micro_batches)]
-            peak = max(peak, held)
+            yield held, warm + 1
             held -= chunk_bytes[virtual - 1 - _chunk_of(i, pp, virtual, micro_batches)]
-    return peak
+
+
+@lru_cache(maxsize=8192)
+def _simulated_peak(chunk_bytes: tuple[float, ...], pp: int, micro_batches: int, rank: int) -> float:
+    """The most held bytes, chunk sizes of any kind (_held_counts)."""
+    return max(held for held, _ in _held_counts(chunk_bytes, pp, micro_batches, rank))

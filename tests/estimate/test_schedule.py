@@ -57,7 +57,11 @@ def test_the_peak_matches_a_step_run_op_by_op() -> None:
         m = (rng.choice([pp, 2 * pp, 3 * pp + 1, 8 * pp, 8 * pp + pp // 2, 20 * pp + 1]) if v > 1
              else rng.randint(1, 24 * pp))
         rank = rng.randrange(pp)
-        chunks = [float(rng.randint(0, 4)) for _ in range(v)]
+        if rng.random() < 0.5:
+            chunks = [float(rng.randint(0, 4)) for _ in range(v)]
+        else:  # what stage_chunk_layers gives: one edge chunk lighter than the rest
+            chunks = [2.0] * v
+            chunks[rng.choice([0, v - 1])] = rng.choice([0.0, 1.0, 1.5])
         assert held_peak(tuple(chunks), pp, m, rank) == pytest.approx(_brute_force_peak(chunks, pp, m, rank))
 
 
