@@ -12,9 +12,6 @@ Usage: python bench/estimate_flag_combinations.py [--seed 1] [--count 300]
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import io
 import os
 import random
 import sys
@@ -22,9 +19,10 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("PLAN_CACHE_DIR", "off")  # every estimate computed, none read back
 
-from plan.planner.cli.app import main as plan_main
+from in_process import is_bug, last_line, run_plan, seed_and_count
 
 MODELS = ("qwen3-32b", "llama3.1-8b", "llama3.2-1b", "mixtral-8x7b", "llama3.1-70b", "deepseek-v3", "qwen2.5-7b",
           "glm-4-9b")
@@ -53,37 +51,22 @@ def draw(rng: random.Random) -> list[str]:
 
 def run(args: list[str]) -> tuple[str, str]:
     """(outcome, last line of output) of one in-process `plan` command."""
-    out = io.StringIO()
-    sys.argv = ["plan", *args]
-    code: object = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        try:
-            plan_main()
-        except SystemExit as exit_:
-            code = exit_.code if isinstance(exit_.code, int) else 1
-        except Exception as error:  # any escape is what this bench counts
-            code = f"raised {type(error).__name__}"
-    text = out.getvalue()
-    last = text.strip().splitlines()[-1][:200] if text.strip() else ""
-    if "internal error" in text or "Traceback" in text or code not in (0, 2):
-        return f"bug (exit {code})", last
-    return f"exit {code}", last
+    code, text = run_plan(args)
+    if is_bug(code, text, (0, 2)):
+        return f"bug (exit {code})", last_line(text)
+    return f"exit {code}", last_line(text)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--count", type=int, default=300)
-    opts = parser.parse_args()
-    rng = random.Random(opts.seed)
+    rng, seed, count = seed_and_count(__doc__, 300)
     outcomes: Counter[str] = Counter()
-    for _ in range(opts.count):
+    for _ in range(count):
         args = draw(rng)
         outcome, last = run(args)
         outcomes[outcome.split(" (")[0]] += 1
         if outcome.startswith("bug"):
             print(f"{outcome}: plan {' '.join(args)}\n    {last}")
-    print(f"{opts.count} random `plan estimate` flag combinations (seed {opts.seed}): "
+    print(f"{count} random `plan estimate` flag combinations (seed {seed}): "
           + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())))
     return 1 if outcomes["bug"] else 0
 

@@ -14,10 +14,7 @@ Usage: python bench/scenario_combinations.py [--seed 1] [--count 50]
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import copy
-import io
 import os
 import random
 import sys
@@ -29,7 +26,9 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from plan.planner.cli.app import main as plan_main
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from in_process import is_bug, last_line, run_plan, seed_and_count
+
 from tests.hardening.hostile_base import HOSTILE_BASE
 
 STACKS = ("torchrun-fsdp", "deepspeed", "megatron", "torchtitan", "llamafactory", "accelerate")
@@ -63,20 +62,6 @@ def draw(rng: random.Random) -> dict[str, Any]:
     return data
 
 
-def run(args: list[str]) -> tuple[object, str]:
-    out = io.StringIO()
-    sys.argv = ["plan", *args]
-    code: object = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        try:
-            plan_main()
-        except SystemExit as exit_:
-            code = exit_.code if isinstance(exit_.code, int) else 1
-        except Exception as error:  # any escape is what this bench counts
-            code = f"raised {type(error).__name__}"
-    return code, out.getvalue()
-
-
 def commands(path: Path, work: Path, rng: random.Random) -> list[list[str]]:
     why_not = rng.choice(["gpus=8", "platform=autodl", "gpu=h100-sxm", "billing=spot", "gpus=1 gpu=rtx4090"])
     return [["solve", str(path), "--format", "json"],
@@ -87,30 +72,25 @@ def commands(path: Path, work: Path, rng: random.Random) -> list[list[str]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--count", type=int, default=50)
-    opts = parser.parse_args()
-    rng = random.Random(opts.seed)
+    rng, seed, count = seed_and_count(__doc__, 50)
     outcomes: Counter[tuple[str, str]] = Counter()
     with tempfile.TemporaryDirectory(prefix="plan-combinations-") as tmp:
         # a scenario's commands share one estimate cache (the store reopens when the setting changes);
         # it goes with the folder
         os.environ.setdefault("PLAN_CACHE_DIR", str(Path(tmp) / "cache"))
-        for i in range(opts.count):
+        for i in range(count):
             work = Path(tmp) / f"s{i}"
             work.mkdir()
             path = work / "scenario.yaml"
             path.write_text(yaml.safe_dump(draw(rng), allow_unicode=True), encoding="utf-8")
             for args in commands(path, work, rng):
-                code, text = run(args)
-                bug = code not in ANSWERS or "internal error" in text or "Traceback" in text
+                code, text = run_plan(args)
+                bug = is_bug(code, text, ANSWERS)
                 outcomes[(args[0], "bug" if bug else f"exit {code}")] += 1
                 if bug:
-                    last = text.strip().splitlines()[-1][:200] if text.strip() else ""
-                    print(f"bug (exit {code}): plan {' '.join(args[:4])}\n    {last}\n"
+                    print(f"bug (exit {code}): plan {' '.join(args[:4])}\n    {last_line(text)}\n"
                           + "".join(f"    | {line}\n" for line in path.read_text(encoding='utf-8').splitlines()))
-    print(f"{opts.count} random scenarios (seed {opts.seed}), exits per command:")
+    print(f"{count} random scenarios (seed {seed}), exits per command:")
     for command in ("solve", "export", "pareto", "report", "explain"):
         row = {kind: n for (cmd, kind), n in outcomes.items() if cmd == command}
         print(f"  {command:8} " + ", ".join(f"{kind} {n}" for kind, n in sorted(row.items())))
