@@ -271,11 +271,11 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
             if c.violations:
                 group, reason = next(iter(sorted(c.violations.items())))
                 blocked.append((cost, c, f"ruled out by {group}: {reason}"))
-            elif limit is not None and problem.earliest_start_min(c) + c.duration_min > limit:
+            elif limit is not None and (start := problem.earliest_start_min(c)) + c.duration_min > limit:
                 at_q, train = c.detail.get("train_at_confidence_h"), c.detail.get("train_h")
                 expected_h = c.hours - at_q + train if isinstance(at_q, float) and isinstance(train, float) \
                     else c.hours
-                if problem.earliest_start_min(c) + SCALE.minutes(expected_h) <= limit:
+                if start + SCALE.minutes(expected_h) <= limit:
                     blocked.append((cost, c, f"{BAND_ONLY}: it meets "
                                              f"deadline/{job} on its expected time ({expected_h:,.1f} h) but not "
                                              f"with {problem.confidence:.0%} confidence ({c.hours:,.1f} h)"))

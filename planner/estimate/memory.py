@@ -226,11 +226,9 @@ def in_flight_micro_batches(layout: Layout, rank: int = 0) -> float:
     and the one before its first backward, never more than the step has (Megatron-LM schedules.py:
     2(p - rank - 1) + (v - 1) p warm-up chunks when interleaved, p - rank - 1 micro-batches with 1F1B,
     capped at m v)."""
-    p, v, m = layout.pp, layout.virtual_pipeline, layout.micro_batches
-    if p == 1:
+    if layout.pp == 1:
         return 1.0
-    warm_up = 2 * (p - rank - 1) + (v - 1) * p if v > 1 else p - rank - 1
-    return min(warm_up + 1, m * v) / v
+    return held_chunks(layout.pp, layout.virtual_pipeline, layout.micro_batches, rank) / layout.virtual_pipeline
 
 
 def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gib: float,
@@ -287,13 +285,7 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     def held(layers: int, rank: int, edge: str) -> float:
         """What stage `rank` of `layers` layers holds at its peak: its schedule's chunk-forwards not yet
         run backward (schedule.py), each with its own layers and (torch pipelining) its output."""
-        v = layout.virtual_pipeline
-        if v == 1:  # one chunk: the warm-up plus one micro-batch (the common case, kept quick)
-            out = 0.0 if edge == "last" else stage_output
-            return (chunk_act(layers) + out) * held_chunks(p, 1, layout.micro_batches, rank)
-        chunks = stage_chunk_layers(layers, mid_layers, v, edge)
-        if chunks[0] == chunks[-1] and (edge != "last" or stage_output == 0.0):  # equal chunks: closed form
-            return (chunk_act(chunks[0]) + stage_output) * held_chunks(p, v, layout.micro_batches, rank)
+        chunks = stage_chunk_layers(layers, mid_layers, layout.virtual_pipeline, edge)
         outputs = [stage_output] * len(chunks)
         if edge == "last":
             outputs[-1] = 0.0  # the model's last chunk outputs the loss

@@ -6,7 +6,7 @@ Megatron-LM's schedules (schedules.py, `forward_backward_pipelining_with_interle
 stage r's chunk-forwards in rounds of pp micro-batches per model chunk, the last round what is left
 (backward k runs the chunk v - 1 - forward k's), with 2(pp - r - 1) + (v - 1) pp warm-up
 forwards when interleaved and pp - r - 1 with 1F1B, then one forward and one backward in turn. With
-equal chunks the peak is the warm-up plus one chunk (memory.in_flight_micro_batches); with unequal ones
+equal chunks the peak is the warm-up plus one chunk (held_chunks); with unequal ones
 (the first chunk of the first stage holds the embedding in place of a layer, the last chunk of the last
 stage the loss) the held layers are summed op by op.
 """
@@ -55,15 +55,14 @@ def held_peak(chunk_bytes: tuple[float, ...], pp: int, micro_batches: int, rank:
 
 @lru_cache(maxsize=4096)
 def _held_mixes(low_chunks: tuple[bool, ...], pp: int, micro_batches: int, rank: int) -> tuple[tuple[int, int], ...]:
-    """(chunk-forwards of the `low_chunks` held, all held) at the moments a peak can occur, for weights
-    low <= high: the mixes no other mix beats in both low and high counts."""
+    """(chunk-forwards of the `low_chunks` held, all held) at the moments a peak can occur: for each count
+    held (the warm-up's, then one more after every forward), the fewest of the lighter chunks among them,
+    since with weights low <= high that is the heaviest mix of that count."""
     is_low = tuple(1.0 if low else 0.0 for low in low_chunks)
-    mixes: set[tuple[int, int]] = set()
+    fewest: dict[int, int] = {}
     for held_low, held_all in _held_counts(is_low, pp, micro_batches, rank):
-        mixes.add((round(held_low), held_all))
-    return tuple((n_low, n_all) for n_low, n_all in mixes
-                 if not any(o_low >= n_low and o_all - o_low >= n_all - n_low and (o_low, o_all) != (n_low, n_all)
-                            for o_low, o_all in mixes))
+        fewest[held_all] = min(fewest.get(held_all, held_all), round(held_low))
+    return tuple((n_low, n_all) for n_all, n_low in fewest.items())
 
 
 def _warm_up(pp: int, virtual: int, micro_batches: int, rank: int) -> int:
