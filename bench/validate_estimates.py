@@ -2,6 +2,12 @@
 
     .venv/bin/python bench/validate_estimates.py [--validation-dir DIR] [--csv OUT.csv]
 
+It reads every `throughput*.csv`, `memory*.csv` and `whole_runs*.csv` of the folder (the columns of
+bench/data's files). A row it cannot state to the estimator (a model neither in the catalog nor shaped by
+the row's columns, an unknown GPU or metric, an empty cell, a layout that does not divide the GPUs) is
+listed as not estimated, with why, and left out of the statistics; the other rows still run. An exception
+from the estimator itself is listed the same way as a bug, and the bench then exits 1.
+
 Unit conversions (bench/data/README.md):
 - achieved_tflops_per_gpu (Megatron 2021) counts recomputation FLOPs: compared with the predicted
   model FLOP/s plus the recomputed forward FLOP/s ("hardware" FLOPs, Narayanan et al. 2021 eq. 3);
@@ -30,14 +36,16 @@ import os
 import re
 import statistics
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # The estimator is timed cold: the persistent estimate cache is off unless PLAN_CACHE_DIR names one.
 os.environ.setdefault("PLAN_CACHE_DIR", "off")
 
-from plan.models.catalog import builtin_catalog
+from plan.models.catalog import Catalog, builtin_catalog
 from plan.models.errors import UnknownIdError
 from plan.models.gpu import GPU
 from plan.models.model_card import ModelCard
@@ -52,6 +60,8 @@ from plan.planner.estimate.cluster import (
 from plan.planner.estimate.factors import CUDA_CONTEXT_GIB, GIB
 from plan.planner.estimate.reliability import failure_overhead_fraction
 from plan.planner.estimate.types import Layout
+
+T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DIR = REPO / "bench" / "data"  # the published rows, each with its source, in the repository
@@ -71,6 +81,9 @@ class Row:
     implausible: str = ""  # why the source row's own figures cannot all hold (computed, not judged)
     family: str = ""
     estimate: Estimate | None = None
+    # why the row was not estimated (an unknown model or GPU, a missing column, a layout that does not
+    # add up); "bug: ..." when the estimator itself raised, which makes the bench exit 1
+    problem: str = ""
 
     @property
     def error(self) -> float | None:
@@ -96,8 +109,10 @@ def _card(row: dict[str, str], name: str) -> ModelCard:
     base = re.sub(r"\s+(SFT|LoRA)$", "", name).strip()
     try:
         return builtin_catalog().model(base)
-    except UnknownIdError:
-        pass
+    except UnknownIdError as unknown:
+        shape_columns = ("layers", "hidden", "heads", "vocab", "params_b")
+        if not all((row.get(column) or "").strip() for column in shape_columns):
+            raise RowProblem(f"{unknown}; the row does not give the shape ({', '.join(shape_columns)})") from None
     hidden = int(row["hidden"])
     heads = int(row["heads"])
     llama = base.lower().startswith("llama")
@@ -110,14 +125,57 @@ def _card(row: dict[str, str], name: str) -> ModelCard:
                      params_note="the row's published count; the shape is rebuilt from the row's columns")
 
 
-def _run(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec, dp: int | None) -> Estimate | None:
+class RowProblem(Exception):
+    """A row the bench cannot state to the estimator: reported beside the others and left out of the
+    statistics, never the end of the whole run (the bench is also run on rows it has not seen)."""
+
+
+def _run(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec, dp: int | None) -> Estimate:
     result = search_layout(card, method, cluster, spec)
     est = result.best or result.closest
     if est is None:
-        return None
+        reasons = ", ".join(f"{why} ({n})" for why, n in sorted(result.reasons.items())) or "none considered"
+        raise RowProblem(f"no layout the estimator accepts: {reasons}")
     if dp is not None and est.layout.dp != dp:
-        raise SystemExit(f"layout search gave dp={est.layout.dp}, row says {dp}")
+        raise RowProblem(f"layout search gave dp={est.layout.dp}, the row says {dp}")
     return est
+
+
+def _each_row(path: Path, kind: str, value_column: str, one: Callable[[dict[str, str]], list[Row]]) -> list[Row]:
+    """The rows of one CSV file, each estimated by `one`; one that fails is reported as not estimated
+    (`_attempt`) and the other rows still run."""
+    out: list[Row] = []
+    with path.open(newline="") as f:
+        for row in _with_sources(csv.DictReader(f)):
+            done = _attempt(lambda row=row: one(row))  # type: ignore[misc]
+            out.extend([_not_estimated(row, kind, value_column, done)] if isinstance(done, str) else done)
+    return out
+
+
+def _attempt(work: Callable[[], T]) -> T | str:
+    """`work()`, or why it failed: a RowProblem, or an empty, unparsable or missing cell (KeyError,
+    ValueError), is the row's; any other exception is the estimator's, "bug: ..." (the bench then exits 1)."""
+    try:
+        return work()
+    except RowProblem as problem:
+        return str(problem)
+    except (KeyError, ValueError) as problem:
+        return f"{type(problem).__name__}: {problem}"
+    except Exception as error:  # one row's estimator failure must not hide the other rows
+        return f"bug: {type(error).__name__}: {error}"
+
+
+def _not_estimated(row: dict[str, str], kind: str, value_column: str, why: str) -> Row:
+    published = _num(row.get(value_column) or "")
+    return Row(row.get("id") or "?", kind, row.get("metric") or "", published if published is not None else
+               float("nan"), None, row.get("unit") or "", "-", f"not estimated: {why}",
+               family=family(row.get("id") or "", row.get("source") or ""), problem=why)
+
+
+def _rows_of(vdir: Path, stem: str, read: Callable[[Path], list[Row]]) -> list[Row]:
+    """Every `<stem>*.csv` of the folder, in name order (throughput_public.csv, and any other file of the
+    same columns)."""
+    return [row for path in sorted(vdir.glob(f"{stem}*.csv")) for row in read(path)]
 
 
 FAMILIES = (("MEG21", "Megatron"), ("MEG24", "Megatron"), ("KOR", "Megatron"), ("NEMO", "NeMo"),
@@ -131,14 +189,14 @@ SOURCE_FAMILIES = (("llm-foundry", "FSDP"), ("torchtitan", "torchtitan"), ("torc
 """The stack a row ran, from its source text (so rows of other files are read the same way)."""
 
 
-def _with_sources(rows: csv.DictReader) -> list[dict[str, str]]:  # type: ignore[type-arg]
+def _with_sources(rows: csv.DictReader[str]) -> list[dict[str, str]]:
     """Rows with a source of "same" (or "same (...)") given the source of the row they refer back to."""
     out, last = [], ""
     for row in rows:
-        if row["source"].startswith("same"):
+        if (row.get("source") or "").startswith("same"):
             row = {**row, "source": last + " " + row["source"]}
         else:
-            last = row["source"]
+            last = row.get("source") or ""
         out.append(row)
     return out
 
@@ -161,8 +219,10 @@ def compiled(row: dict[str, str]) -> bool:
     return "torch.compile" in row.get("source", "") + row.get("notes", "")
 
 
-FRAMEWORK_OF_FAMILY = {"Megatron": "megatron", "NeMo": "megatron", "FSDP": "fsdp", "torchtitan": "fsdp"}
-"""The stack each family ran: Megatron-LM/NeMo (distributed optimizer), Composer/torchtitan FSDP."""
+FRAMEWORK_OF_FAMILY = {"Megatron": "megatron", "NeMo": "megatron", "FSDP": "fsdp", "torchtitan": "fsdp",
+                       "torchtune": "fsdp", "QLoRA": "fsdp"}
+"""The stack each family ran: Megatron-LM/NeMo (distributed optimizer), Composer/torchtitan/torchtune FSDP,
+QLoRA's Hugging Face + peft; rows of other stacks have theirs searched."""
 
 NEMO_OPTIMIZER = "adam_precision_aware"
 """NeMo's full-parameter runs: the NeMo 24.07 container (NeMo 2.0.0rc1) gives Apex's distributed Adam
@@ -179,8 +239,11 @@ H100_96GB_PEAK = {"bf16": (989 + 835) / 2, "fp16": (989 + 835) / 2, "fp8": (1979
 and 1671 FP8, NVIDIA datasheets); the midpoint is taken (computed, not published)."""
 
 
-def _gpu_of_row(catalog: object, row: dict[str, str]) -> GPU:
-    gpu: GPU = catalog.gpu(row["gpu"])  # type: ignore[attr-defined]
+def _gpu_of_row(catalog: Catalog, row: dict[str, str]) -> GPU:
+    try:
+        gpu = catalog.gpu(row["gpu"])
+    except UnknownIdError as unknown:
+        raise RowProblem(str(unknown)) from None
     if "H100 96GB" in row["source"] or "H100 96GB" in row.get("notes", ""):
         peak = gpu.peak_tflops.model_copy(update=H100_96GB_PEAK)
         gpu = gpu.model_copy(update={"memory_gib": H100_96GB_GIB, "peak_tflops": peak})
@@ -200,63 +263,75 @@ def _torchtitan_micro_batch(replica: int, pp: int | None) -> int:
 
 def throughput_rows(path: Path) -> list[Row]:
     catalog = builtin_catalog()
-    out: list[Row] = []
-    with path.open(newline="") as f:
-        for row in _with_sources(csv.DictReader(f)):
-            name = row["model"]
-            method = ("full_finetune" if name.endswith("SFT") else "lora" if name.endswith("LoRA")
-                      else "pretrain")
-            card = _card(row, name)
-            gpu = _gpu_of_row(catalog, row)
-            gpus = int(row["num_gpus"])
-            seq = int(row["seq_len"])
-            notes = row["notes"]
-            fam = family(row["id"], row["source"])
-            framework = FRAMEWORK_OF_FAMILY.get(fam)
-            cp = re.search(r"context parallel (\d+)", notes)
-            vpp = re.search(r"virtual pipeline (\d+)", notes)
-            tp, pp, dp = _int(row["tp"]), _int(row["pp"]), _int(row["dp"])
-            gbt = _num(row["global_batch_tokens"])
-            gb = int(gbt // seq) if gbt else None
-            mb = _int(row.get("micro_batch", ""))
-            zero = _int(row["zero"])
-            if fam == "torchtitan":
-                if mb is None and gb and dp:
-                    mb = _torchtitan_micro_batch(gb // dp, pp)
-                if pp and pp > 1 and zero == 3:
-                    zero = 2  # torchtitan keeps parameters gathered under pipelining (no reshard after forward)
-            interleaved = "interleaved" in notes
-            spec = LayoutSpec(
-                tp=tp, pp=pp, zero=zero, recompute=row["recompute"] or None,
-                global_batch=gb, seq_len=seq, micro_batch=mb,
-                precision={"fp16": "fp16", "fp8": "fp8"}.get(row["precision"], "bf16"),
-                lora_rank=32, lora_targets="attention" if method == "lora" else "all",
-                sequence_parallel=False if row["id"].startswith("MEG21") else None,
-                flash_attention=not row["id"].startswith("MEG21"),
-                chunked_loss=fam in FUSED_LOSS_FAMILIES, fused_modules=compiled(row),
-                virtual_pipeline=int(vpp.group(1)) if vpp else (
-                    UNSTATED_INTERLEAVING if interleaved else 1 if "1F1B schedule" in notes else None),
-                framework=framework, cp=int(cp.group(1)) if cp else (1 if tp else None),
-                optimizer=NEMO_OPTIMIZER if fam == "NeMo" and method != "lora" else "adam",
-            )
-            cluster = Cluster.of(gpu, gpus)
-            est = _run(card, method, cluster, spec, dp)
-            metric, value = row["metric"], float(row["value"])
-            pred: float | None = None
-            whole_run = re.search(r"([\d.]+)T tokens in about (\d+) days", notes)
-            if est is not None and whole_run and metric == "tokens_per_s_per_gpu":
-                # a whole run's average (tokens over wall days): compared with the run estimate, failures
-                # and the whole-run overhead included, not with the steady-state step rate
-                tokens = float(whole_run.group(1)) * 1e12
-                pred = tokens / (est.run(tokens).hours * 3600.0) / gpus
-            elif est is not None:
-                pred = _metric(est, metric, card, gpu)
-            note = f"{fam}; " + (f"vpp={vpp.group(1)}; " if vpp else "")
-            if est is not None and not est.fits:
-                note += "estimated OOM"
-            out.append(Row(row["id"], "throughput", metric, value, pred, row["unit"],
-                           est.layout.short() if est else "-", note, family=fam, estimate=est))
-    return out
+    return _each_row(path, "throughput", "value", lambda row: [_throughput_row(catalog, row)])
+
+
+def _context_parallel(notes: str, gpus: int, tp: int | None, pp: int | None, dp: int | None) -> int | None:
+    """The row's context-parallel size: stated in its notes, else what its GPUs leave over tp x pp x dp
+    when all three are given (Llama 3's CP 16 rows), else 1 where the row states tp (the older stacks
+    had none), else searched."""
+    stated = re.search(r"context parallel (\d+)", notes)
+    if stated:
+        return int(stated.group(1))
+    if tp and pp and dp:
+        cp, rest = divmod(gpus, tp * pp * dp)
+        if rest or cp < 1:
+            raise RowProblem(f"tp x pp x dp = {tp * pp * dp} does not divide the row's {gpus} GPUs")
+        return cp
+    return 1 if tp else None
+
+
+def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
+    name = row["model"]
+    method = ("full_finetune" if name.endswith("SFT") else "lora" if name.endswith("LoRA")
+              else "pretrain")
+    card = _card(row, name)
+    gpu = _gpu_of_row(catalog, row)
+    gpus = int(row["num_gpus"])
+    seq = int(row["seq_len"])
+    notes = row.get("notes") or ""
+    fam = family(row["id"], row["source"])
+    framework = FRAMEWORK_OF_FAMILY.get(fam)
+    vpp = re.search(r"virtual pipeline (\d+)", notes)
+    tp, pp, dp = _int(row["tp"]), _int(row["pp"]), _int(row["dp"])
+    gbt = _num(row["global_batch_tokens"])
+    gb = int(gbt // seq) if gbt else None
+    mb = _int(row.get("micro_batch") or "")
+    zero = _int(row["zero"])
+    if fam == "torchtitan":
+        if mb is None and gb and dp:
+            mb = _torchtitan_micro_batch(gb // dp, pp)
+        if pp and pp > 1 and zero == 3:
+            zero = 2  # torchtitan keeps parameters gathered under pipelining (no reshard after forward)
+    interleaved = "interleaved" in notes
+    spec = LayoutSpec(
+        tp=tp, pp=pp, zero=zero, recompute=row["recompute"] or None,
+        global_batch=gb, seq_len=seq, micro_batch=mb,
+        precision={"fp16": "fp16", "fp8": "fp8"}.get(row["precision"], "bf16"),
+        lora_rank=32, lora_targets="attention" if method == "lora" else "all",
+        sequence_parallel=False if row["id"].startswith("MEG21") else None,
+        flash_attention=not row["id"].startswith("MEG21"),
+        chunked_loss=fam in FUSED_LOSS_FAMILIES, fused_modules=compiled(row),
+        virtual_pipeline=int(vpp.group(1)) if vpp else (
+            UNSTATED_INTERLEAVING if interleaved else 1 if "1F1B schedule" in notes else None),
+        framework=framework, cp=_context_parallel(notes, gpus, tp, pp, dp),
+        optimizer=NEMO_OPTIMIZER if fam == "NeMo" and method != "lora" else "adam",
+    )
+    est = _run(card, method, Cluster.of(gpu, gpus), spec, dp)
+    metric, value = row["metric"], float(row["value"])
+    whole_run = re.search(r"([\d.]+)T tokens in about (\d+) days", notes)
+    if whole_run and metric == "tokens_per_s_per_gpu":
+        # a whole run's average (tokens over wall days): compared with the run estimate, failures
+        # and the whole-run overhead included, not with the steady-state step rate
+        tokens = float(whole_run.group(1)) * 1e12
+        pred = tokens / (est.run(tokens).hours * 3600.0) / gpus
+    else:
+        pred = _metric(est, metric, card, gpu)
+    note = f"{fam}; " + (f"vpp={vpp.group(1)}; " if vpp else "")
+    if not est.fits:
+        note += "estimated OOM"
+    return Row(row["id"], "throughput", metric, value, pred, row["unit"], est.layout.short(), note, family=fam,
+               estimate=est)
 
 
 def _metric(est: Estimate, metric: str, card: ModelCard, gpu: GPU) -> float:
@@ -269,11 +344,15 @@ def _metric(est: Estimate, metric: str, card: ModelCard, gpu: GPU) -> float:
     if metric == "mfu":
         peak = gpu.peak_tflops.for_precision("bf16") or 1.0
         return 100.0 * est.model_tflops_per_gpu / peak
+    if metric == "hfu":  # hardware FLOPs: the recomputed forward counted too (Korthikanti et al. 2022)
+        peak = gpu.peak_tflops.for_precision("bf16") or 1.0
+        return 100.0 * _metric(est, "achieved_tflops_per_gpu", card, gpu) / peak
     if metric == "model_tflops_per_gpu":
         return est.model_tflops_per_gpu
     if metric == "tokens_per_s_per_gpu":
         return est.tokens_per_s_per_gpu
-    raise SystemExit(f"unknown metric {metric}")
+    raise RowProblem(f"metric {metric!r} is not one the bench converts (achieved_tflops_per_gpu, mfu, hfu, "
+                     "model_tflops_per_gpu, tokens_per_s_per_gpu)")
 
 
 def _states_gb(est: Estimate) -> float:
@@ -286,86 +365,101 @@ IMPLAUSIBLE_MFU = 0.85
 published large-scale runs reach 40-60% MFU (Megatron rows in throughput_public.csv)."""
 
 
+MEMORY_METHODS = {"full": "full_finetune", "full_finetune": "full_finetune", "sft": "full_finetune",
+                  "pretrain": "pretrain", "lora": "lora", "qlora": "qlora"}
+"""The memory rows' `method` column, in the estimator's names."""
+
+ROW_SHAPES = {"LLaMA-65B": dict(layers=80, hidden_size=8192, ffn_hidden_size=22016, num_heads=64, num_kv_heads=64,
+                                vocab_size=32000, max_positions=2048)}
+"""Shapes of the models some memory rows name that the catalog lacks: LLaMA paper (Touvron et al. 2023) table 2."""
+
+
 def memory_rows(path: Path) -> list[Row]:
     catalog = builtin_catalog()
-    out: list[Row] = []
-    with path.open(newline="") as f:
-        for row in _with_sources(csv.DictReader(f)):
-            rid = row["id"]
-            unit = row["unit"]
-            published = float(row["peak_memory"])
-            method = {"full": "full_finetune", "lora": "lora", "qlora": "qlora"}[row["method"]]
-            if rid.startswith("ZERO"):
-                card = ModelCard(id="gpt-7.5b", params=7.5e9, layers=36, hidden_size=4096,
-                                 ffn_hidden_size=16384, ffn_type="gelu", num_heads=32, num_kv_heads=32,
-                                 vocab_size=51200,
-                                 max_positions=2048, source="ZeRO paper 7.5B")
-                cluster = Cluster.of(catalog.gpu("a100-80gb"), 64)
-                layout = Layout(tp=1, pp=1, dp=64, zero=int(row["zero"]), recompute="none", micro_batch=1,
-                                global_batch=64, seq_len=1024, precision="fp16", sequence_parallel=False,
-                                lora_rank=None)
-                est = estimate(card, method, cluster, layout)
-                out.append(Row(rid, "memory", "model states", published, _states_gb(est), unit,
-                               layout.short(), "model states only", family=family(rid), estimate=est))
-                continue
-            name = row["model"]
-            try:
-                card = catalog.model(name)
-            except UnknownIdError:
-                shape = {"LLaMA-65B": dict(layers=80, hidden_size=8192, ffn_hidden_size=22016, num_heads=64,
-                                           num_kv_heads=64, vocab_size=32000, max_positions=2048)}[name]
-                card = ModelCard(id=name.lower(), params=float(row["params_b"]) * 1e9, ffn_type="swiglu",
-                                 source="LLaMA paper (Touvron et al. 2023) table 2", **shape)
-            bound = rid == "QLORA-01"
-            gpu = catalog.gpu("rtx-a6000") if row["gpu"] == "48gb-class" else _gpu_of_row(catalog, row)
-            optimizer = "paged_adam_8bit" if "not stated" in row["optimizer"] else "adam"
-            torchtune = rid.startswith("TTU")
-            fam = family(rid, row["source"])
-            tp, pp, zero = _int(row["tp"]) or 1, _int(row["pp"]) or 1, _int(row["zero"]) or 0
-            gpus = int(row["num_gpus"])
-            mb = _int(row["micro_batch"]) or 1
-            gb = mb
-            framework = FRAMEWORK_OF_FAMILY.get(fam, "fsdp")
-            vpp: int | None = 1
-            if fam == "torchtitan":
-                dp = gpus // (tp * pp)
-                gb = mb * dp  # the column is torchtitan's local batch (per data-parallel rank)
-                mb = _torchtitan_micro_batch(mb, pp)
-                if pp > 1 and zero == 3:
-                    zero = 2  # torchtitan keeps parameters gathered under pipelining
-                vpp = UNSTATED_INTERLEAVING if "interleaved" in row["notes"] else 1
-            spec = LayoutSpec(tp=tp, pp=pp, zero=zero, cp=1,
-                              recompute=row["recompute"] or None, micro_batch=mb, global_batch=gb,
-                              seq_len=_int(row["seq_len"]) or 512,
-                              precision="fp8" if row["precision"] == "fp8" else "bf16",
-                              lora_rank=8 if torchtune else 64, optimizer=optimizer,
-                              chunked_loss=fam in FUSED_LOSS_FAMILIES, fused_modules=compiled(row),
-                              framework=framework, virtual_pipeline=vpp)
-            cluster = Cluster.of(gpu, gpus)
-            found = _run(card, method, cluster, spec, None)
-            assert found is not None, rid
-            est = found
-            total_gib = est.memory.total_gib
-            if torchtune:
-                # torchtune logs torch.cuda memory stats, which do not include the CUDA context
-                total_gib -= CUDA_CONTEXT_GIB
-            pred = total_gib * (1.0 if unit == "GiB" else GIB / 1e9)
-            note = "upper bound" if bound else ""
-            tok = re.search(r"(\d+) tok/s", row["notes"])
-            implausible = ""
-            if tok:
-                # Model FLOPs only (no recomputation counted): a floor on the work the stated speed needs.
-                implied_mfu = float(tok.group(1)) * est.flops_per_token / (gpu.peak_tflops.bf16 * 1e12)
-                note += f"published speed implies MFU {implied_mfu:.0%}"
-                if implied_mfu > IMPLAUSIBLE_MFU:
-                    implausible = (f"its published {tok.group(1)} tok/s needs {implied_mfu:.0%} of the "
-                                   f"{gpu.id} BF16 peak even without recomputation")
-            out.append(Row(rid, "memory", "peak memory", published, pred, unit, est.layout.short(), note,
-                           bound, implausible, family=fam, estimate=est))
-            if tok:
-                out.append(Row(rid + "t", "throughput", "tokens_per_s_per_gpu (notes)", float(tok.group(1)),
-                               est.tokens_per_s_per_gpu, "tok/s", est.layout.short(), "from the row's notes",
-                               implausible=implausible))
+    return _each_row(path, "memory", "peak_memory", lambda row: _memory_row(catalog, row))
+
+
+def _memory_card(catalog: Catalog, row: dict[str, str]) -> ModelCard:
+    name = row["model"]
+    try:
+        return catalog.model(name)
+    except UnknownIdError:
+        if name in ROW_SHAPES:
+            return ModelCard(id=name.lower(), params=float(row["params_b"]) * 1e9, ffn_type="swiglu",
+                             source="LLaMA paper (Touvron et al. 2023) table 2", **ROW_SHAPES[name])
+        return _card(row, name)  # from the row's shape columns where it has them, else a RowProblem
+
+
+def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
+    rid = row["id"]
+    unit = row["unit"]
+    published = float(row["peak_memory"])
+    if row["method"] not in MEMORY_METHODS:
+        raise RowProblem(f"method {row['method']!r} is not one of {', '.join(MEMORY_METHODS)}")
+    method = MEMORY_METHODS[row["method"]]
+    if rid.startswith("ZERO"):
+        card = ModelCard(id="gpt-7.5b", params=7.5e9, layers=36, hidden_size=4096,
+                         ffn_hidden_size=16384, ffn_type="gelu", num_heads=32, num_kv_heads=32,
+                         vocab_size=51200,
+                         max_positions=2048, source="ZeRO paper 7.5B")
+        cluster = Cluster.of(catalog.gpu("a100-80gb"), 64)
+        layout = Layout(tp=1, pp=1, dp=64, zero=int(row["zero"]), recompute="none", micro_batch=1,
+                        global_batch=64, seq_len=1024, precision="fp16", sequence_parallel=False,
+                        lora_rank=None)
+        est = estimate(card, method, cluster, layout)
+        return [Row(rid, "memory", "model states", published, _states_gb(est), unit,
+                    layout.short(), "model states only", family=family(rid), estimate=est)]
+    card = _memory_card(catalog, row)
+    bound = rid == "QLORA-01"
+    gpu = catalog.gpu("rtx-a6000") if row["gpu"] == "48gb-class" else _gpu_of_row(catalog, row)
+    optimizer = "paged_adam_8bit" if "not stated" in row["optimizer"] else "adam"
+    torchtune = rid.startswith("TTU")
+    fam = family(rid, row["source"])
+    notes = row.get("notes") or ""
+    tp, pp, zero = _int(row["tp"]) or 1, _int(row["pp"]) or 1, _int(row["zero"]) or 0
+    gpus = int(row["num_gpus"])
+    cp = _context_parallel(notes, gpus, tp, pp, None) or 1
+    if gpus % (tp * pp * cp):
+        raise RowProblem(f"tp x pp x cp = {tp * pp * cp} does not divide the row's {gpus} GPUs")
+    dp = gpus // (tp * pp * cp)
+    mb = _int(row["micro_batch"]) or 1
+    gb = mb * dp  # the column is per GPU: each data-parallel rank runs one micro-batch
+    framework = FRAMEWORK_OF_FAMILY.get(fam)
+    vpp: int | None = 1
+    if fam == "torchtitan":  # the column is torchtitan's local batch (per data-parallel rank), split over pp
+        mb = _torchtitan_micro_batch(mb, pp)
+        if pp > 1 and zero == 3:
+            zero = 2  # torchtitan keeps parameters gathered under pipelining
+        vpp = UNSTATED_INTERLEAVING if "interleaved" in notes else 1
+    spec = LayoutSpec(tp=tp, pp=pp, zero=zero, cp=cp,
+                      recompute=row["recompute"] or None, micro_batch=mb, global_batch=gb,
+                      seq_len=_int(row["seq_len"]) or 512,
+                      precision="fp8" if row["precision"] == "fp8" else "bf16",
+                      lora_rank=8 if torchtune else 64, optimizer=optimizer,
+                      chunked_loss=fam in FUSED_LOSS_FAMILIES, fused_modules=compiled(row),
+                      framework=framework, virtual_pipeline=vpp)
+    est = _run(card, method, Cluster.of(gpu, gpus), spec, None)
+    total_gib = est.memory.total_gib
+    if torchtune:
+        # torchtune logs torch.cuda memory stats, which do not include the CUDA context
+        total_gib -= CUDA_CONTEXT_GIB
+    pred = total_gib * (1.0 if unit == "GiB" else GIB / 1e9)
+    note = "upper bound" if bound else ""
+    tok = re.search(r"(\d+) tok/s", notes)
+    implausible = ""
+    if tok:
+        # Model FLOPs only (no recomputation counted): a floor on the work the stated speed needs.
+        implied_mfu = float(tok.group(1)) * est.flops_per_token / ((gpu.peak_tflops.bf16 or 1.0) * 1e12)
+        note += f"published speed implies MFU {implied_mfu:.0%}"
+        if implied_mfu > IMPLAUSIBLE_MFU:
+            implausible = (f"its published {tok.group(1)} tok/s needs {implied_mfu:.0%} of the "
+                           f"{gpu.id} BF16 peak even without recomputation")
+    out = [Row(rid, "memory", "peak memory", published, pred, unit, est.layout.short(), note,
+               bound, implausible, family=fam, estimate=est)]
+    if tok:
+        out.append(Row(rid + "t", "throughput", "tokens_per_s_per_gpu (notes)", float(tok.group(1)),
+                       est.tokens_per_s_per_gpu, "tok/s", est.layout.short(), "from the row's notes",
+                       implausible=implausible))
     return out
 
 
@@ -453,33 +547,46 @@ class WholeRun:
         return self.published_gpu_hours / self.steady_gpu_hours
 
 
-def whole_runs(path: Path) -> list[WholeRun]:
+def whole_runs(path: Path) -> tuple[list[WholeRun], list[tuple[str, str]]]:
     """Published GPU-hours of whole pre-training runs against `run_estimate` (steady-state steps at the
-    searched layout, the failure model and the whole-run overhead of planner/estimate/band.py)."""
+    searched layout, the failure model and the whole-run overhead of planner/estimate/band.py), and the
+    (id, why) of each row that could not be estimated."""
     if not path.is_file():
-        return []
+        return [], []
     catalog = builtin_catalog()
-    overhead, _ = whole_run_overhead("pretrain")
     out: list[WholeRun] = []
+    failed: list[tuple[str, str]] = []
     with path.open(newline="") as f:
         for row in _with_sources(csv.DictReader(f)):
-            card = catalog.model(row["model"])
-            gpus = int(row["num_gpus"])
-            cluster = Cluster.of(catalog.gpu(row["gpu"]), gpus)
-            seq = int(row["seq_len"])
-            gbt = _num(row["global_batch_tokens"])
-            spec = LayoutSpec(tp=_int(row["tp"]), pp=_int(row["pp"]), seq_len=seq,
-                              global_batch=int(gbt // seq) if gbt else None)
-            est = _run(card, "pretrain", cluster, spec, None)
-            if est is None:
-                raise SystemExit(f"{row['id']}: no layout")
-            run = est.run(float(row["tokens"]))
-            out.append(WholeRun(row["id"], float(row["gpu_hours"]), run.gpu_hours, run.gpu_hours / overhead,
-                                est.layout.short(), row["notes"]))
-    return out
+            done = _attempt(lambda row=row: _whole_run(catalog, row))  # type: ignore[misc]
+            if isinstance(done, str):
+                failed.append((row.get("id") or "?", done))
+            else:
+                out.append(done)
+    return out, failed
 
 
-def _report_whole_runs(runs: list[WholeRun]) -> None:
+def _whole_run(catalog: Catalog, row: dict[str, str]) -> WholeRun:
+    overhead, _ = whole_run_overhead("pretrain")
+    try:
+        card = catalog.model(row["model"])
+    except UnknownIdError as unknown:
+        raise RowProblem(str(unknown)) from None
+    gpus = int(row["num_gpus"])
+    cluster = Cluster.of(_gpu_of_row(catalog, row), gpus)
+    seq = int(row["seq_len"])
+    gbt = _num(row["global_batch_tokens"])
+    spec = LayoutSpec(tp=_int(row["tp"]), pp=_int(row["pp"]), seq_len=seq,
+                      global_batch=int(gbt // seq) if gbt else None)
+    est = _run(card, "pretrain", cluster, spec, None)
+    run = est.run(float(row["tokens"]))
+    return WholeRun(row["id"], float(row["gpu_hours"]), run.gpu_hours, run.gpu_hours / overhead,
+                    est.layout.short(), row.get("notes") or "")
+
+
+def _report_whole_runs(runs: list[WholeRun], failed: list[tuple[str, str]]) -> None:
+    for rid, why in failed:
+        print(f"{rid:11} not estimated: {why}")
     if not runs:
         return
     print(f"{'id':11} {'published GPU-h':>16} {'predicted':>12} {'error':>7} {'needed overhead':>16}  layout / note")
@@ -565,7 +672,7 @@ def public_rows(vdir: Path) -> list[Row] | None:
     if not vdir.is_dir():
         print(f"error: --validation-dir: {vdir} is not a directory", file=sys.stderr)
         return None
-    return throughput_rows(vdir / "throughput_public.csv") + memory_rows(vdir / "memory_public.csv")
+    return _rows_of(vdir, "throughput", throughput_rows) + _rows_of(vdir, "memory", memory_rows)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -600,12 +707,21 @@ def main(argv: list[str] | None = None) -> int:
     too_big = [r.id for r in stated if not r.estimate.fits]  # type: ignore[union-attr]
     print(f"published configurations judged to fit: {len(stated) - len(too_big)}/{len(stated)}"
           + (f" (not: {', '.join(too_big)})" if too_big else ""))
+    skipped = [r for r in rows if r.problem]
+    if skipped:
+        print(f"rows not estimated: {len(skipped)} ({', '.join(r.id for r in skipped)}; why: in the table above)")
     print()
     _report_families(rows)
     print()
     _report_bands(rows)
     print()
-    _report_whole_runs(whole_runs(vdir / "whole_runs.csv"))
+    runs: list[WholeRun] = []
+    runs_failed: list[tuple[str, str]] = []
+    for path in sorted(vdir.glob("whole_runs*.csv")):
+        more, failed = whole_runs(path)
+        runs += more
+        runs_failed += failed
+    _report_whole_runs(runs, runs_failed)
     if OWN_MEASUREMENTS.is_file():
         print()
         _report_own(OWN_MEASUREMENTS)
@@ -615,6 +731,11 @@ def main(argv: list[str] | None = None) -> int:
             w.writerow(["id", "metric", "published", "predicted", "unit", "error", "layout", "note"])
             for r in rows:
                 w.writerow([r.id, r.metric, r.published, r.predicted, r.unit, r.error, r.layout, r.note])
+    bugs = [r.id for r in rows if r.problem.startswith("bug:")]
+    bugs += [rid for rid, why in runs_failed if why.startswith("bug:")]
+    if bugs:
+        print(f"the estimator raised on {len(bugs)} rows: {', '.join(bugs)}", file=sys.stderr)
+        return 1
     return 0
 
 

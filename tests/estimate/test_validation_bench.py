@@ -1,0 +1,125 @@
+"""bench/validate_estimates.py on rows it has not seen: a row it cannot state is reported, never the end of
+the run, and what a row leaves implicit (context parallelism, the batch of a multi-GPU memory row) is
+derived from what it gives."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "bench" / "data"
+
+
+def _bench(monkeypatch: pytest.MonkeyPatch) -> Any:
+    spec = importlib.util.spec_from_file_location("validate_estimates", REPO / "bench" / "validate_estimates.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)  # its dataclasses look their module up while built
+    monkeypatch.setenv("PLAN_CACHE_DIR", "off")
+    spec.loader.exec_module(module)
+    return module
+
+
+def _write(path: Path, template: Path, rows: list[dict[str, str]]) -> None:
+    with template.open(newline="") as f:
+        columns = next(csv.reader(f))
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({column: row.get(column, "") for column in columns})
+
+
+# Probe rows: their values are placeholders for the bench's handling, not published figures.
+LLAMA405 = dict(model="llama3.1-405b", params_b="405", layers="126", hidden="16384", heads="128", vocab="128256",
+                gpu="h100-sxm", precision="bf16", metric="model_tflops_per_gpu", value="400", unit="TFLOP/s",
+                source="probe")
+THROUGHPUT_PROBES = [
+    # tp x pp x dp leave 16 of the 16,384 GPUs per replica to context parallelism
+    {**LLAMA405, "id": "PROBE-CP", "seq_len": "131072", "num_gpus": "16384", "tp": "8", "pp": "16", "dp": "8",
+     "global_batch_tokens": "16777216"},
+    {**LLAMA405, "id": "PROBE-GPU", "seq_len": "8192", "num_gpus": "8", "gpu": "v100-32gb"},
+    {**LLAMA405, "id": "PROBE-MODEL", "model": "Mystery-7B", "layers": "", "seq_len": "4096", "num_gpus": "8"},
+    {**LLAMA405, "id": "PROBE-METRIC", "model": "llama3.1-8b", "seq_len": "8192", "num_gpus": "8",
+     "metric": "watts"},
+    {**LLAMA405, "id": "PROBE-SPLIT", "seq_len": "8192", "num_gpus": "1000", "tp": "8", "pp": "16", "dp": "8"},
+    {**LLAMA405, "id": "PROBE-CELL", "seq_len": "", "num_gpus": "8"},
+]
+MEMORY_PROBES = [
+    # an FSDP memory row on 64 GPUs: one micro-batch per data-parallel rank
+    dict(id="PROBEM-DP", source="probe", model="llama3.1-8b", params_b="8", method="full", precision="bf16",
+         optimizer="AdamW", micro_batch="2", seq_len="8192", gpu="h100-sxm", num_gpus="64", tp="1", pp="1", zero="3",
+         recompute="full", peak_memory="40", unit="GiB"),
+    dict(id="PROBEM-METHOD", source="probe", model="llama3.1-8b", params_b="8", method="distillation",
+         precision="bf16", micro_batch="1", seq_len="2048", gpu="h100-sxm", num_gpus="1", peak_memory="40",
+         unit="GiB"),
+]
+
+
+@pytest.fixture
+def probe_dir(tmp_path: Path) -> Path:
+    for name in ("throughput_public.csv", "memory_public.csv", "whole_runs.csv"):
+        shutil.copy(DATA / name, tmp_path / name)
+    _write(tmp_path / "throughput_probe.csv", DATA / "throughput_public.csv", THROUGHPUT_PROBES)
+    _write(tmp_path / "memory_probe.csv", DATA / "memory_public.csv", MEMORY_PROBES)
+    _write(tmp_path / "whole_runs_probe.csv", DATA / "whole_runs.csv",
+           [dict(id="PROBE-RUN", source="probe", model="bloom-176b", gpu="a100-80gb", num_gpus="384",
+                 seq_len="2048", tokens="3.66e11", gpu_hours="1000000")])
+    return tmp_path
+
+
+def test_rows_the_bench_cannot_state_are_reported_and_the_rest_still_run(
+        monkeypatch: pytest.MonkeyPatch, probe_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bench = _bench(monkeypatch)
+    assert bench.main(["--validation-dir", str(probe_dir)]) == 0
+    out = capsys.readouterr().out
+    rows = {r.id: r for r in bench.public_rows(probe_dir)}
+    public = [r for r in rows.values() if not r.id.startswith("PROBE")]
+    assert public and all(r.predicted is not None for r in public)  # the published rows all still run
+    why = {rid: rows[rid].problem for rid in rows if rid.startswith("PROBE") and rows[rid].problem}
+    assert "unknown GPU 'v100-32gb'" in why["PROBE-GPU"]
+    assert "unknown model 'Mystery-7B'" in why["PROBE-MODEL"] and "shape" in why["PROBE-MODEL"]
+    assert "metric 'watts'" in why["PROBE-METRIC"]
+    assert "does not divide the row's 1000 GPUs" in why["PROBE-SPLIT"]
+    assert "ValueError" in why["PROBE-CELL"]  # an empty sequence length
+    assert "method 'distillation'" in why["PROBEM-METHOD"]
+    assert not any(w.startswith("bug:") for w in why.values())
+    assert "PROBE-RUN   not estimated: unknown model 'bloom-176b'" in out
+    assert f"rows not estimated: {len(why)}" in out
+    for rid in why:  # reported, and left out of the statistics
+        assert rows[rid].error is None
+
+
+def test_what_a_row_leaves_implicit_is_derived_from_what_it_gives(monkeypatch: pytest.MonkeyPatch,
+                                                                 probe_dir: Path) -> None:
+    bench = _bench(monkeypatch)
+    rows = {r.id: r for r in bench.public_rows(probe_dir)}
+    cp_row = rows["PROBE-CP"].estimate.layout
+    assert (cp_row.tp, cp_row.pp, cp_row.cp, cp_row.dp) == (8, 16, 16, 8)  # the GPUs tp x pp x dp leave over
+    dp_row = rows["PROBEM-DP"].estimate.layout
+    assert (dp_row.dp, dp_row.micro_batch, dp_row.global_batch) == (64, 2, 128)
+
+
+def test_an_estimator_failure_is_a_reported_bug_and_the_bench_exits_1(
+        monkeypatch: pytest.MonkeyPatch, probe_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bench = _bench(monkeypatch)
+    search = bench.search_layout
+
+    def failing(card: Any, method: str, cluster: Any, spec: Any) -> Any:
+        if spec.cp == 16:  # PROBE-CP alone
+            raise ZeroDivisionError("probe")
+        return search(card, method, cluster, spec)
+
+    monkeypatch.setattr(bench, "search_layout", failing)
+    assert bench.main(["--validation-dir", str(probe_dir)]) == 1
+    captured = capsys.readouterr()
+    assert "not estimated: bug: ZeroDivisionError: probe" in captured.out
+    assert "the estimator raised on 1 rows: PROBE-CP" in captured.err
+    assert "band coverage" in captured.out  # the other rows were all reported
