@@ -50,7 +50,7 @@ from plan.models.errors import UnknownIdError
 from plan.models.gpu import GPU
 from plan.models.model_card import ModelCard
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, estimate, search_layout, shape_of
-from plan.planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, band_class, whole_run_overhead
+from plan.planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, band_class, throughput_band, whole_run_overhead
 from plan.planner.estimate.cluster import (
     DEFAULT_CHECKPOINT_WRITE_MIN,
     DEFAULT_GPU_MTBF_H,
@@ -517,7 +517,8 @@ def _report_bands(rows: list[Row]) -> None:
     for r in cal:
         if r.id.startswith("ZERO") or r.bound or not r.predicted:
             continue
-        band = THROUGHPUT_BAND[band_class(r.estimate.layout)] if r.kind == "throughput" else MEMORY_BAND  # type: ignore[union-attr]
+        band = (throughput_band(r.estimate.layout, r.estimate.uncalibrated)  # type: ignore[union-attr]
+                if r.kind == "throughput" else MEMORY_BAND)
         total += 1
         inside += band[0] * r.predicted <= r.published <= band[1] * r.predicted
     print(f"band coverage: {inside}/{total} = {inside / max(1, total):.0%} of published values inside p10-p90 "

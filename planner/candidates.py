@@ -44,7 +44,7 @@ from plan.planner.capacity_limits import allowance
 from plan.planner.collector import collector_paused
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
 from plan.planner.estimate import store as estimate_store
-from plan.planner.estimate.band import hours_quantile, memory_factor
+from plan.planner.estimate.band import hours_quantile, memory_factor, uncalibrated_band_note
 from plan.planner.estimate.factors import efficiency_assumption
 from plan.planner.estimate.types import OPTIMIZER_ALIASES, RunEstimate
 from plan.planner.purchase import BuyOption, buy_options
@@ -598,6 +598,8 @@ class CandidateBuilder:
         assumed_efficiency = efficiency_assumption(gpu.architecture)
         if assumed_efficiency:
             assumptions.append(f"GPU {gpu.id}: {assumed_efficiency}")
+        if estimate.uncalibrated:  # the wider band can move its scheduled time (confidence) and so the plan
+            assumptions.append(f"{job.id}: {uncalibrated_band_note(estimate.uncalibrated)}")
         assumptions += [f"{place.platform}: {note}" for note in getattr(estimate.cluster, "assumptions", ())]
         layout = estimate.layout
         if layout.state_offload:  # the host memory it needs and the CPU step's assumed speed

@@ -15,7 +15,8 @@ from functools import lru_cache
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
-from plan.models.methods import PRETRAIN_METHODS
+from plan.models.methods import PRETRAIN_METHODS, QLORA_METHODS
+from plan.planner.estimate.factors import MEASURED_GEMM_ARCHITECTURES
 
 if TYPE_CHECKING:
     from plan.planner.estimate.types import Layout, RunEstimate
@@ -33,6 +34,15 @@ MEMORY_BAND: tuple[float, float] = (0.91, 1.17)
 QLoRA; the ZeRO rows are exact state counts and excluded; re-derived after the loss-phase, FSDP root and
 DTensor terms of memory.py, 2026-11-30). Above 1: torchtitan logs the allocator's reserved peak and
 its 1F1B run sits 18% above the estimate; below 1: torchtune's LoRA/QLoRA figures sit 9-11% under it."""
+
+UNCALIBRATED_SPREAD = 1.2
+"""The p90 / median ratio of the extra throughput error an estimate carries for each mechanism it rests on
+that no calibration row measures (`uncalibrated_mechanisms`): the band of its class is widened by it, the
+errors taken as independent (log-normal, spreads added in quadrature). Assumed, from the two times the
+estimator met a mechanism before any row measured it: the A100 families, timed with Hopper's kernel factor
+before Ampere had its own, sat at a median of -10.5% and down to -17% (factors.py,
+TRAINING_KERNEL_EFFICIENCY_OF_ARCHITECTURE); DeepSeek-V3's whole run, the one MoE figure checked, came out
++23% in GPU-hours. +-20% at p10-p90 spans both. Every estimate that uses it says so."""
 
 WHOLE_RUN_OVERHEAD = 1.27
 """Whole runs take longer than steady-state steps plus the failure model: warm-up, evaluation, data
@@ -75,6 +85,45 @@ def band_class(layout: Layout) -> str:
     return "megatron" if layout.framework == "megatron" else "fsdp"
 
 
+def uncalibrated_mechanisms(architecture: str, method: str, layout: Layout, moe: bool) -> tuple[str, ...]:
+    """What an estimate's time rests on that no row of bench/data measures: a GPU architecture whose
+    efficiency factors are assumed (factors.MEASURED_GEMM_ARCHITECTURES), MoE routing and all-to-all,
+    CPU offload's host traffic, QLoRA's dequantization (its published speeds are not consistent with their
+    stated settings; bench/validate_estimates.py)."""
+    found = []
+    if architecture not in MEASURED_GEMM_ARCHITECTURES:
+        found.append(f"{architecture} GPUs' compute efficiency")
+    if moe:
+        found.append("MoE routing and all-to-all")
+    if layout.state_offload or layout.recompute == "offload":
+        found.append("CPU offload traffic")
+    if method in QLORA_METHODS:
+        found.append("QLoRA dequantization")
+    return tuple(found)
+
+
+def uncalibrated_band_note(uncalibrated: tuple[str, ...]) -> str:
+    """The line an estimate (and a plan, as an assumption) carries when its band was widened."""
+    return (f"throughput band widened: no calibration row measures {', '.join(uncalibrated)}; each adds an "
+            f"assumed +-{UNCALIBRATED_SPREAD - 1:.0%} at p10-p90 (band.UNCALIBRATED_SPREAD)")
+
+
+def throughput_band(layout: Layout, uncalibrated: tuple[str, ...] = ()) -> tuple[float, float]:
+    """(p10, p90) of true / estimated throughput: the class's band, widened by UNCALIBRATED_SPREAD for each
+    uncalibrated mechanism."""
+    return widened(THROUGHPUT_BAND[band_class(layout)], len(uncalibrated))
+
+
+def widened(band: tuple[float, float], mechanisms: int) -> tuple[float, float]:
+    """`band` with `mechanisms` independent log-normal errors of p90 UNCALIBRATED_SPREAD added."""
+    if mechanisms <= 0:
+        return band
+    lo, hi = math.log(band[0]), math.log(band[1])
+    mu, half = (lo + hi) / 2, (hi - lo) / 2
+    half = math.sqrt(half**2 + mechanisms * math.log(UNCALIBRATED_SPREAD) ** 2)
+    return math.exp(mu - half), math.exp(mu + half)
+
+
 def quantile_factor(band: tuple[float, float], q: float) -> float:
     """Multiplier at quantile q of a log-normal whose 10th and 90th percentiles are `band`."""
     lo, hi = math.log(band[0]), math.log(band[1])
@@ -88,11 +137,6 @@ def quantile_factor(band: tuple[float, float], q: float) -> float:
 def _z(q: float) -> float:
     """The standard normal's q-quantile (a few quantiles are asked for thousands of times per solve)."""
     return NormalDist().inv_cdf(min(max(q, 1e-6), 1 - 1e-6))
-
-
-def throughput_factor(layout: Layout, q: float) -> float:
-    """Tokens/s multiplier that the true throughput exceeds with probability 1 - q... i.e. its q-quantile."""
-    return quantile_factor(THROUGHPUT_BAND[band_class(layout)], q)
 
 
 def memory_factor(q: float) -> float:

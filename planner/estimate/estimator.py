@@ -5,6 +5,7 @@ from __future__ import annotations
 from plan.models.methods import METHOD_NOTES
 from plan.models.model_card import ModelCard
 from plan.models.scenario import not_on_megatron
+from plan.planner.estimate.band import uncalibrated_band_note, uncalibrated_mechanisms
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.factors import CPU_OPTIMIZER_BYTES_PER_S, PCIE_GB_PER_S_PER_DIRECTION, efficiency_assumption
 from plan.planner.estimate.flops import ModelShape, shape_of
@@ -159,10 +160,13 @@ def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster
     per_gpu = tokens_per_s / cluster.gpus
     tflops = flops_tok * per_gpu / 1e12
     peak = gpu.peak_tflops.for_precision(layout.precision) or 1.0
+    uncalibrated = uncalibrated_mechanisms(gpu.architecture, method, layout, shape.is_moe)
     notes: list[str] = []
     if with_notes:
         pipeline = () if mem.peak_stage is None else (pipeline_peak_note(shape.layers, layout, mem.peak_stage),)
         notes = _notes(model, shape, method, cluster, layout, tp_link, dp_link, mem.notes + pipeline)
+        if uncalibrated:
+            notes.append(uncalibrated_band_note(uncalibrated))
         if time.host_s > HOST_BOUND_SHARE * step_s:
             notes.append(f"host-bound: {time.host_s / step_s:.0%} of the step waits for the CPU to launch the "
                          "eager stack's kernels (small micro-batches); a larger micro-batch or fused kernels "
@@ -172,7 +176,7 @@ def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster
         gpu_memory_gib=gpu.memory_gib, fits=mem.breakdown.total_gib <= gpu.memory_gib,
         margin_gib=gpu.memory_gib - mem.breakdown.total_gib, flops_per_token=flops_tok,
         step_time_s=step_s, time=time, tokens_per_s=tokens_per_s, tokens_per_s_per_gpu=per_gpu,
-        model_tflops_per_gpu=tflops, mfu=tflops / peak, notes=notes, model=model,
+        model_tflops_per_gpu=tflops, mfu=tflops / peak, notes=notes, model=model, uncalibrated=uncalibrated,
     )
 
 

@@ -15,7 +15,7 @@ from plan.models.methods import (  # noqa: F401  (re-exported: the estimator's m
     Method,
 )
 from plan.models.scenario import PYTORCH_ONLY_OPTIMIZER_NAMES
-from plan.planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, band_class, memory_factor
+from plan.planner.estimate.band import MEMORY_BAND, memory_factor, throughput_band
 from plan.planner.plan import recompute_label
 
 if TYPE_CHECKING:
@@ -343,11 +343,13 @@ class Estimate:
     mfu: float
     notes: list[str] = field(default_factory=list)
     model: ModelCard | None = field(default=None, repr=False, compare=False)
+    # what the time rests on that no calibration row measures (band.uncalibrated_mechanisms): each widens the band
+    uncalibrated: tuple[str, ...] = ()
 
     @property
     def tokens_per_s_range(self) -> tuple[float, float]:
         """p10-p90 of the throughput (planner/estimate/band.py)."""
-        lo, hi = THROUGHPUT_BAND[band_class(self.layout)]
+        lo, hi = throughput_band(self.layout, self.uncalibrated)
         return self.tokens_per_s * lo, self.tokens_per_s * hi
 
     @property

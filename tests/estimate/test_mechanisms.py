@@ -6,13 +6,21 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
+from typing import Any
 
 import pytest
 
 from plan.models.gpu import GPU
 from plan.models.model_card import ModelCard, MoE
 from plan.planner.estimate import Cluster, Layout, LayoutSpec, estimate, search_layout
-from plan.planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, quantile_factor
+from plan.planner.estimate.band import (
+    MEMORY_BAND,
+    THROUGHPUT_BAND,
+    UNCALIBRATED_SPREAD,
+    band_class,
+    quantile_factor,
+)
 
 
 def lay(gpus: int, **kw: object) -> Layout:
@@ -184,3 +192,38 @@ def test_bands_bracket_the_estimate(llama8b: ModelCard, h100: GPU) -> None:
         assert quantile_factor(band, 0.1) == pytest.approx(band[0])
         assert quantile_factor(band, 0.9) == pytest.approx(band[1])
         assert quantile_factor(band, 0.5) < quantile_factor(band, 0.8)
+
+
+def test_the_band_widens_for_each_mechanism_no_row_measures(llama8b: ModelCard, h100: GPU, rtx4090: GPU) -> None:
+    """Hopper with a dense model is calibrated; an assumed-efficiency GPU, an MoE model and QLoRA each widen
+    the throughput band around the same median, the memory band stays."""
+    mixtral = ModelCard(id="mixtral-8x7b", params=46.7e9, layers=32, hidden_size=4096, ffn_hidden_size=14336,
+                        num_heads=32, num_kv_heads=8, vocab_size=32000, max_positions=32768,
+                        moe=MoE(experts=8, top_k=2, expert_ffn_hidden_size=14336), source="test: Mixtral 8x7B")
+    ada_h100 = h100.model_copy(update={"id": "h100-as-ada", "architecture": "ada"})
+
+    def relative_band(model: ModelCard, method: str, gpu: GPU, gpus: int) -> tuple[tuple[float, float], Any]:
+        est = search_layout(model, method, Cluster.of(gpu, gpus), LayoutSpec(seq_len=2048)).best
+        assert est is not None
+        lo, hi = est.tokens_per_s_range
+        return (lo / est.tokens_per_s, hi / est.tokens_per_s), est
+
+    calibrated, est = relative_band(llama8b, "lora", h100, 8)
+    assert est.uncalibrated == () and not any("band widened" in n for n in est.notes)
+    assert calibrated == pytest.approx(THROUGHPUT_BAND[band_class(est.layout)])
+    cases = {"GPUs' compute efficiency": (llama8b, "lora", ada_h100, 8), "MoE": (mixtral, "lora", h100, 8),
+             "QLoRA": (llama8b, "qlora", h100, 8)}
+    for what, (model, method, gpu, gpus) in cases.items():
+        band, est = relative_band(model, method, gpu, gpus)
+        assert len(est.uncalibrated) == 1 and what in est.uncalibrated[0], est.uncalibrated
+        assert any("band widened" in n and what in n for n in est.notes)
+        base = THROUGHPUT_BAND[band_class(est.layout)]
+        assert band[0] < base[0] and band[1] > base[1]  # wider on both sides ...
+        assert band[0] * band[1] == pytest.approx(base[0] * base[1])  # ... about the same (geometric) median
+        assert est.memory_gib_range[1] / est.memory.total_gib == pytest.approx(MEMORY_BAND[1])
+    # two mechanisms add in quadrature: ada and QLoRA on one estimate
+    band, est = relative_band(llama8b, "qlora", rtx4090, 8)
+    assert len(est.uncalibrated) == 2
+    base = THROUGHPUT_BAND[band_class(est.layout)]
+    half = math.log(base[1] / base[0]) / 2
+    assert math.log(band[1] / band[0]) / 2 == pytest.approx(math.sqrt(half**2 + 2 * math.log(UNCALIBRATED_SPREAD) ** 2))

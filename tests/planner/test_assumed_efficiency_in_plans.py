@@ -21,10 +21,13 @@ def test_candidates_on_assumed_architectures_say_so() -> None:
         for c in candidates:
             arch = catalog.gpu(c.gpu).architecture
             says = any("compute efficiency of" in note for note in c.assumptions)
+            # its wider throughput band moves the time scheduled at the scenario's confidence: said too
+            band = any(f"{c.job}: throughput band widened" in note and f"{arch} GPUs' compute efficiency" in note
+                       for note in c.assumptions)
             if arch in MEASURED_GEMM_ARCHITECTURES:
-                assert not says, (c.gpu, c.assumptions)
+                assert not says and not band, (c.gpu, c.assumptions)
                 seen["measured"] += 1
             else:
-                assert says, (c.gpu, c.assumptions)
+                assert says and band, (c.gpu, c.assumptions)
                 seen["assumed"] += 1
     assert seen["assumed"] > 0
