@@ -405,6 +405,7 @@ class Estimate:
             "time_s": {k: round(v, 6) for k, v in self.time.to_dict().items()},
             "tokens_per_s": self.tokens_per_s,
             "tokens_per_s_range": [round(x, 1) for x in self.tokens_per_s_range],
+            "band_widened_by": list(self.uncalibrated),
             "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu,
             "memory_gib_range": [round(x, 3) for x in self.memory_gib_range],
             "framework": lay.framework,

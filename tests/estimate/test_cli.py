@@ -41,6 +41,17 @@ def test_json_has_the_documented_keys() -> None:
         low, high = data[key]
         assert low < point < high, key
     assert data["gpu_hours_range"] == pytest.approx([x * 64 for x in data["hours_range"]], rel=1e-3)
+    assert data["band_widened_by"] == []  # Hopper, a dense model, 16-bit weights: all measured by published rows
+
+
+def test_json_names_what_widened_the_band() -> None:
+    code, out, _ = run("--model", "qwen2.5-7b", "--method", "qlora", "--gpu", "ascend-910b", "--gpus", "1",
+                       "--seq-len", "2048", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["band_widened_by"] == ["davinci GPUs' compute efficiency", "QLoRA dequantization"]
+    low, high = data["tokens_per_s_range"]
+    assert high / low > 1.5  # two assumed +-20% spreads on top of the calibrated band
 
 
 def test_table_answers_the_qlora_question() -> None:
