@@ -325,6 +325,8 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
         # and the whole-run overhead included, not with the steady-state step rate
         tokens = float(whole_run.group(1)) * 1e12
         pred = tokens / (est.run(tokens).hours * 3600.0) / gpus
+    elif metric in ("gpu_hours", "hours"):  # a whole run: the tokens it trained on are in its notes
+        pred = getattr(est.run(_run_tokens(notes)), metric)
     else:
         pred = _metric(est, metric, card, gpu)
     note = f"{fam}; " + (f"vpp={vpp.group(1)}; " if vpp else "")
@@ -332,6 +334,14 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
         note += "estimated OOM"
     return Row(row["id"], "throughput", metric, value, pred, row["unit"], est.layout.short(), note, family=fam,
                estimate=est)
+
+
+def _run_tokens(notes: str) -> float:
+    """The tokens of a whole-run row, from its notes ("15T tokens", "300B tokens", "2.0e12 tokens")."""
+    found = re.search(r"([\d.]+(?:e\d+)?)\s*([TB]?)\s*tokens", notes)
+    if not found:
+        raise RowProblem("a GPU-hours or hours row needs its tokens in the notes (e.g. '15T tokens')")
+    return float(found.group(1)) * {"T": 1e12, "B": 1e9, "": 1.0}[found.group(2)]
 
 
 def _metric(est: Estimate, metric: str, card: ModelCard, gpu: GPU) -> float:
@@ -352,7 +362,7 @@ def _metric(est: Estimate, metric: str, card: ModelCard, gpu: GPU) -> float:
     if metric == "tokens_per_s_per_gpu":
         return est.tokens_per_s_per_gpu
     raise RowProblem(f"metric {metric!r} is not one the bench converts (achieved_tflops_per_gpu, mfu, hfu, "
-                     "model_tflops_per_gpu, tokens_per_s_per_gpu)")
+                     "model_tflops_per_gpu, tokens_per_s_per_gpu, gpu_hours or hours with the tokens in the notes)")
 
 
 def _states_gb(est: Estimate) -> float:

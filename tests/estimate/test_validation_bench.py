@@ -51,6 +51,11 @@ THROUGHPUT_PROBES = [
      "metric": "watts"},
     {**LLAMA405, "id": "PROBE-SPLIT", "seq_len": "8192", "num_gpus": "1000", "tp": "8", "pp": "16", "dp": "8"},
     {**LLAMA405, "id": "PROBE-CELL", "seq_len": "", "num_gpus": "8"},
+    # whole runs stated as GPU-hours, the tokens in the notes
+    {**LLAMA405, "id": "PROBE-RUN", "model": "llama3.1-70b", "seq_len": "8192", "num_gpus": "2048",
+     "metric": "gpu_hours", "value": "7000000", "unit": "GPU-h", "notes": "15T tokens"},
+    {**LLAMA405, "id": "PROBE-RUN-TOKENS", "model": "llama3.1-70b", "seq_len": "8192", "num_gpus": "2048",
+     "metric": "gpu_hours", "value": "7000000", "unit": "GPU-h"},
 ]
 MEMORY_PROBES = [
     # an FSDP memory row on 64 GPUs: one micro-batch per data-parallel rank
@@ -90,6 +95,7 @@ def test_rows_the_bench_cannot_state_are_reported_and_the_rest_still_run(
     assert "does not divide the row's 1000 GPUs" in why["PROBE-SPLIT"]
     assert "ValueError" in why["PROBE-CELL"]  # an empty sequence length
     assert "method 'distillation'" in why["PROBEM-METHOD"]
+    assert "needs its tokens in the notes" in why["PROBE-RUN-TOKENS"]
     assert not any(w.startswith("bug:") for w in why.values())
     assert "PROBE-RUN   not estimated: unknown model 'bloom-176b'" in out
     assert f"rows not estimated: {len(why)}" in out
@@ -105,6 +111,8 @@ def test_what_a_row_leaves_implicit_is_derived_from_what_it_gives(monkeypatch: p
     assert (cp_row.tp, cp_row.pp, cp_row.cp, cp_row.dp) == (8, 16, 16, 8)  # the GPUs tp x pp x dp leave over
     dp_row = rows["PROBEM-DP"].estimate.layout
     assert (dp_row.dp, dp_row.micro_batch, dp_row.global_batch) == (64, 2, 128)
+    run = rows["PROBE-RUN"]  # GPU-hours of the run the notes give, whole-run overhead and failures included
+    assert run.predicted == pytest.approx(run.estimate.run(15e12).gpu_hours)
 
 
 def test_an_estimator_failure_is_a_reported_bug_and_the_bench_exits_1(
