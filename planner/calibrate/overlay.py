@@ -18,8 +18,10 @@ from typing import Any
 import yaml
 
 from plan.models.errors import InputError
+from plan.models.methods import QLORA_METHODS
 from plan.planner.calibrate.fit import Factor, lookup
 from plan.planner.estimate import Estimate
+from plan.planner.estimate.band import QLORA_DEQUANTIZATION, gpu_efficiency
 
 VERSION = 2
 
@@ -98,10 +100,24 @@ class Calibration:
                                                 for f in dataclasses.fields(est.time)})
         note = calibration_note(factor, est.cluster.gpu.id)
         cluster = dataclasses.replace(est.cluster, assumptions=(*est.cluster.assumptions, note))
+        measured = measured_by_runs(factor, est, method)
         return dataclasses.replace(est, cluster=cluster, time=time, step_time_s=est.step_time_s / k,
                                    tokens_per_s=est.tokens_per_s * k, tokens_per_s_per_gpu=est.tokens_per_s_per_gpu * k,
                                    model_tflops_per_gpu=est.model_tflops_per_gpu * k, mfu=est.mfu * k,
-                                   notes=[*est.notes, note])
+                                   notes=[*est.notes, note],
+                                   uncalibrated=tuple(m for m in est.uncalibrated if m not in measured))
+
+
+def measured_by_runs(factor: Factor, est: Estimate, method: str) -> set[str]:
+    """Which of the estimate's uncalibrated mechanisms (band.uncalibrated_mechanisms) the factor's own runs
+    measured, so its band no longer widens for them: the GPU's efficiency where they ran on this GPU, and
+    QLoRA's dequantization where they also ran QLoRA on it."""
+    if est.cluster.gpu.id not in factor.run_gpus:
+        return set()
+    measured = {gpu_efficiency(est.cluster.gpu.architecture)}
+    if method in QLORA_METHODS and method in factor.run_methods:
+        measured.add(QLORA_DEQUANTIZATION)
+    return measured
 
 
 def _factor_fields(f: Factor) -> dict[str, Any]:

@@ -85,6 +85,16 @@ def band_class(layout: Layout) -> str:
     return "megatron" if layout.framework == "megatron" else "fsdp"
 
 
+MOE_ROUTING = "MoE routing and all-to-all"
+CPU_OFFLOAD_TRAFFIC = "CPU offload traffic"
+QLORA_DEQUANTIZATION = "QLoRA dequantization"
+
+
+def gpu_efficiency(architecture: str) -> str:
+    """The uncalibrated mechanism of a GPU whose efficiency factors are assumed."""
+    return f"{architecture} GPUs' compute efficiency"
+
+
 def uncalibrated_mechanisms(architecture: str, method: str, layout: Layout, moe: bool) -> tuple[str, ...]:
     """What an estimate's time rests on that no row of bench/data measures: a GPU architecture whose
     efficiency factors are assumed (factors.MEASURED_GEMM_ARCHITECTURES), MoE routing and all-to-all,
@@ -92,13 +102,13 @@ def uncalibrated_mechanisms(architecture: str, method: str, layout: Layout, moe:
     stated settings; bench/validate_estimates.py)."""
     found = []
     if architecture not in MEASURED_GEMM_ARCHITECTURES:
-        found.append(f"{architecture} GPUs' compute efficiency")
+        found.append(gpu_efficiency(architecture))
     if moe:
-        found.append("MoE routing and all-to-all")
+        found.append(MOE_ROUTING)
     if layout.state_offload or layout.recompute == "offload":
-        found.append("CPU offload traffic")
+        found.append(CPU_OFFLOAD_TRAFFIC)
     if method in QLORA_METHODS:
-        found.append("QLoRA dequantization")
+        found.append(QLORA_DEQUANTIZATION)
     return tuple(found)
 
 

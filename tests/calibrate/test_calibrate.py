@@ -207,3 +207,38 @@ def test_batch_uses_the_calibration_and_it_joins_the_resume_hash(runs_csv, tmp_p
         (rows[name],) = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
     assert rows["plain"]["hash"] != rows["calibrated"]["hash"]
     assert rows["calibrated"]["total_cost"] != rows["plain"]["total_cost"]  # slower a800s change the plan's cost
+
+
+def test_own_runs_on_an_assumed_gpu_narrow_its_band_back(tmp_path):
+    """No published row measures Ascend, so its throughput band is widened; a team's own runs on it
+    measure exactly that, and an estimate calibrated by them is widened no more (on that GPU only)."""
+    ascend = {"model": "qwen2.5-7b", "method": "lora", "gpu": "ascend-910b", "seq_len": 4096, "framework": "megatron"}
+    layouts = [("tp=1 pp=1 dp=1 zero=0 mb=1 gb=64 recompute=none", 1), ("tp=1 pp=1 dp=2 zero=1 mb=1 gb=64 "
+               "recompute=none", 2), ("tp=2 pp=1 dp=2 zero=1 mb=1 gb=64 recompute=none", 4)]
+    runs = tmp_path / "ascend_runs.csv"
+    with runs.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=[*ascend, "layout", "gpus", "tokens_per_s"])
+        w.writeheader()
+        for (layout, gpus), scatter in zip(layouts, (0.97, 1.0, 1.03), strict=True):
+            run = read_runs_from({**ascend, "layout": layout, "gpus": gpus, "tokens_per_s": 1.0})
+            tps = predict(run, builtin_catalog()).tokens_per_s * 0.7 * scatter
+            w.writerow({**ascend, "layout": layout, "gpus": gpus, "tokens_per_s": f"{tps:.1f}"})
+    cal = tmp_path / "calibration.yaml"
+    assert runner.invoke(app, ["calibrate", str(runs), "-o", str(cal)]).exit_code == 0
+
+    def estimate(gpu: str, *extra: str) -> dict:
+        result = runner.invoke(app, ["estimate", "--model", "qwen2.5-7b", "--method", "lora", "--gpu", gpu,
+                                     "--gpus", "2", "--framework", "megatron", "--seq-len", "4096",
+                                     "--format", "json", *extra])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)
+
+    plain, calibrated = estimate("ascend-910b"), estimate("ascend-910b", "--calibration", str(cal))
+    assert plain["band_widened_by"] == ["davinci GPUs' compute efficiency"]
+    assert calibrated["band_widened_by"] == []
+    assert calibrated["tokens_per_s"] == pytest.approx(0.7 * plain["tokens_per_s"], rel=0.05)
+    low, high = calibrated["tokens_per_s_range"]
+    plain_low, plain_high = plain["tokens_per_s_range"]
+    assert high / low < plain_high / plain_low
+    # the same file on another assumed GPU it did not measure: still widened
+    assert estimate("rtx4090", "--calibration", str(cal))["band_widened_by"] == ["ada GPUs' compute efficiency"]
