@@ -255,10 +255,11 @@ UNSTATED_INTERLEAVING = 2
 smallest interleaving (torchtitan splits the model into two stages per rank by default)."""
 
 
-def _torchtitan_micro_batch(replica: int, pp: int | None) -> int:
+def _torchtitan_micro_batch(replica: int, pp: int | None, virtual: int = 1) -> int:
     """torchtitan (Dec 2024) runs the local batch as one micro-batch without pipelining, and splits it
-    into as many micro-batches as pipeline stages with it (its default)."""
-    return max(1, replica // pp) if pp and pp > 1 else replica
+    into as many micro-batches as pipeline stages with it, all stages counted (its default: pp x the stages
+    per rank of an interleaved schedule; torchtitan/parallelisms/pipelining_utils.py build_pipeline_schedule)."""
+    return max(1, replica // (pp * virtual)) if pp and pp > 1 else replica
 
 
 def throughput_rows(path: Path) -> list[Row]:
@@ -300,7 +301,7 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
     zero = _int(row["zero"])
     if fam == "torchtitan":
         if mb is None and gb and dp:
-            mb = _torchtitan_micro_batch(gb // dp, pp)
+            mb = _torchtitan_micro_batch(gb // dp, pp, UNSTATED_INTERLEAVING if "interleaved" in notes else 1)
         if pp and pp > 1 and zero == 3:
             zero = 2  # torchtitan keeps parameters gathered under pipelining (no reshard after forward)
     interleaved = "interleaved" in notes
@@ -437,7 +438,7 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
     framework = FRAMEWORK_OF_FAMILY.get(fam)
     vpp: int | None = 1
     if fam == "torchtitan":  # the column is torchtitan's local batch (per data-parallel rank), split over pp
-        mb = _torchtitan_micro_batch(mb, pp)
+        mb = _torchtitan_micro_batch(mb, pp, UNSTATED_INTERLEAVING if "interleaved" in notes else 1)
         if pp > 1 and zero == 3:
             zero = 2  # torchtitan keeps parameters gathered under pipelining
         vpp = UNSTATED_INTERLEAVING if "interleaved" in notes else 1
