@@ -306,6 +306,15 @@ upcast to fp32 and the cast of the gradient back (6 B each; bench/device/README.
 (flash-attn's cross-entropy, Liger, a compiled chunked loss): the bf16 logits read forward and backward
 and the gradient written, 6 B (reasoning)."""
 
+KEPT_OUTPUT_LOGIT_BYTES = 4.0
+"""Bytes per logit element of each micro-batch output that torch.distributed.pipelining's last stage keeps
+until the step ends: `forward_one_chunk` appends the stage's output to `stage.output_chunks` for
+`schedule.step()` to merge and return (PyTorch 2.5-2.6 torch/distributed/pipelining/stage.py and
+schedules.py, as torchtitan ran them in its Dec 2024 benchmarks), and torchtitan's Llama returns
+`self.output(h).float()`, fp32 logits (sharded over tp under loss_parallel). Checked against torchtitan's
+Llama 3.1 405B PP 8 rows (bench/data/memory_public.csv TTM-P05/P06), which sat 16-18% under the measured
+peak without it. Megatron returns the loss alone and keeps no outputs."""
+
 LOSS_CHUNK_GRAD_BYTES = 2.0
 """Bytes per element of the one gradient chunk a chunked loss holds (bf16)."""
 

@@ -70,7 +70,9 @@ recomputed, so the stage peaks at its checkpoints plus the larger of the two.
 What the PyTorch stacks ("fsdp") hold besides: DTensor tensor parallelism saves the all-gathered
 (sequence-parallel) norm outputs for the QKV and FFN-in projections, where Megatron saves its shard and
 re-gathers; FSDP keeps the root module (embedding, output layer) gathered from forward to backward;
-torch.distributed.pipelining caches each in-flight micro-batch's stage output for its backward.
+torch.distributed.pipelining caches each in-flight micro-batch's stage output for its backward, and its
+last stage keeps every micro-batch's output (torchtitan: fp32 logits) for step()'s merged return until
+the step ends (KEPT_OUTPUT_LOGIT_BYTES).
 
 Other: the loss phase, CUDA context, NCCL buffers, ZeRO-3 prefetch buffers (two layers), QLoRA's
 dequantized matrix and allocator fragmentation (factors.py).
@@ -86,6 +88,7 @@ from plan.planner.estimate.factors import (
     ALLOCATOR_FRAGMENTATION,
     CUDA_CONTEXT_GIB,
     GIB,
+    KEPT_OUTPUT_LOGIT_BYTES,
     LOGIT_BYTES,
     LOGIT_BYTES_FP32_LOSS,
     LOGIT_BYTES_VOCAB_PARALLEL_EAGER,
@@ -277,6 +280,12 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     # larger of the two phases (its working layer counted as activations only where it is larger).
     logits = loss_phase
     working_last = max(0.0, working - loss_phase)
+    # torch.distributed.pipelining's last stage keeps every micro-batch's output for the merged return of
+    # `schedule.step()` (`stage.output_chunks`, cleared only when the next step starts), and torchtitan's
+    # model returns its logits in fp32: the other micro-batches' logits are held beside this one's loss.
+    kept_outputs = (max(0, layout.micro_batches - 1) * tokens_mb * shape.vocab / t * KEPT_OUTPUT_LOGIT_BYTES
+                    if layout.framework == "fsdp" and p > 1 else 0.0)
+    logits += kept_outputs
     # torch.distributed.pipelining caches each in-flight micro-batch's stage output for its backward
     # (`fwd_cache`); Megatron frees the output's data once sent (`deallocate_output_tensor`).
     stage_output = (2.0 * shape.hidden / (t if sp else 1) * tokens_mb
@@ -335,11 +344,16 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     peak = max(range(len(results)), key=lambda i: sum(results[i][:5]))
     weights, grads, optim, act_gib, other, offload, loss_gib = results[peak]
     peak_stage = (0 if peak == 0 else p - 1 if stages[peak][3] else 1, stages[peak][0]) if p > 1 else None
-    if loss_gib >= 0.5:
+    kept_gib = kept_outputs / GIB if peak_stage is None or peak_stage[0] == p - 1 else 0.0
+    if loss_gib - kept_gib >= 0.5:
         freed = (" (freed before the backward pass reaches the layers: the peak holds the larger of the loss and "
                  "the layer being recomputed or fetched back)" if working > 0 else "")
-        notes.append(f"memory: 'other' includes {loss_gib:.1f} GiB for the loss, the logits at "
+        notes.append(f"memory: 'other' includes {loss_gib - kept_gib:.1f} GiB for the loss, the logits at "
                      f"{_logit_bytes(layout):g} B per element and the output layer's input{freed}")
+    if kept_gib >= 0.05:
+        notes.append(f"memory: 'other' includes {kept_gib:.1f} GiB of logits that torch pipelining keeps on the "
+                     f"last stage, {layout.micro_batches - 1} micro-batches' fp32 outputs held for step()'s merged "
+                     "return until the step ends")
 
     paged_params = 0.0
     if layout.optimizer == "paged_adam_8bit" and offload > 0:

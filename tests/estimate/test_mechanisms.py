@@ -21,6 +21,7 @@ from plan.planner.estimate.band import (
     band_class,
     quantile_factor,
 )
+from plan.planner.estimate.factors import ALLOCATOR_FRAGMENTATION, KEPT_OUTPUT_LOGIT_BYTES
 
 
 def lay(gpus: int, **kw: object) -> Layout:
@@ -227,3 +228,22 @@ def test_the_band_widens_for_each_mechanism_no_row_measures(llama8b: ModelCard, 
     base = THROUGHPUT_BAND[band_class(est.layout)]
     half = math.log(base[1] / base[0]) / 2
     assert math.log(band[1] / band[0]) / 2 == pytest.approx(math.sqrt(half**2 + 2 * math.log(UNCALIBRATED_SPREAD) ** 2))
+
+
+def test_torch_pipelining_keeps_every_micro_batch_output_on_the_last_stage(llama8b: ModelCard, h100: GPU) -> None:
+    """torch.distributed.pipelining returns the last stage's merged outputs from step(), so it holds each
+    micro-batch's fp32 logits until the step ends; Megatron returns the loss alone."""
+    cluster = Cluster.of(h100, 8)
+
+    def peak(framework: str, micro_batches: int) -> Any:
+        layout = lay(8, pp=2, zero=2 if framework == "fsdp" else 1, framework=framework, recompute="full",
+                     global_batch=4 * micro_batches, fused_modules=True)
+        return estimate(llama8b, "pretrain", cluster, layout)
+
+    one, eight = peak("fsdp", 1), peak("fsdp", 8)
+    kept_gib = 7 * 4096 * llama8b.vocab_size * KEPT_OUTPUT_LOGIT_BYTES / 2**30
+    assert eight.memory.other_gib - one.memory.other_gib == pytest.approx(kept_gib * (1 + ALLOCATOR_FRAGMENTATION))
+    assert any("torch pipelining keeps" in n and "7 micro-batches" in n for n in eight.notes)
+    assert not any("torch pipelining keeps" in n for n in one.notes)
+    megatron_growth = peak("megatron", 8).memory.total_gib - peak("megatron", 1).memory.total_gib
+    assert megatron_growth < 0.2 * kept_gib

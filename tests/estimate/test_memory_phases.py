@@ -88,8 +88,10 @@ def test_torch_pipelining_keeps_each_in_flight_stage_output(llama70b: ModelCard)
     # torch.distributed.pipelining caches every in-flight micro-batch's stage output for its backward;
     # Megatron frees the data once sent. Same layout, tp = 1 (no DTensor term), the first stage peaks.
     shape = shape_of(llama70b)
-    # fused modules: no eager terms; a chunked loss on both: the last stage's loss stays below the first's peak
-    lay = replace(one_gpu(mb=1, seq=4096, pp=4, dp=1, gb=16), fused_modules=True, chunked_loss=True)
+    # fused modules: no eager terms; a chunked loss on both and no recomputation: the last stage's loss and
+    # the logits torch pipelining keeps there stay below the first stage's peak
+    lay = replace(one_gpu(mb=1, seq=4096, pp=4, dp=1, gb=16, recompute="none"), fused_modules=True,
+                  chunked_loss=True)
     fsdp = memory_per_gpu(shape, "pretrain", lay, 80.0).breakdown
     mega = memory_per_gpu(shape, "pretrain", replace(lay, framework="megatron"), 80.0).breakdown
     stage_output = 2.0 * shape.hidden * lay.seq_len * lay.micro_batch / GIB
