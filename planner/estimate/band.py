@@ -2,8 +2,9 @@
 
 The bands are the 10th and 90th percentiles of published / predicted over the calibration rows of
 each mechanism class (bench/validate_estimates.py derives and prints them; the numbers below were
-copied from its run of 2026-12-01, after Ampere got its own kernel-efficiency factor and Megatron's
-FP8 weights were cast once per step, on the 67 throughput and 13 memory rows of the public set). A
+copied from its run of 2026-12-01, after torch pipelining's kept outputs were counted and torchtitan's
+interleaved rows were given its default micro-batch count, on the 67 throughput and 13 memory rows of
+the public set). A
 quantile q in between follows a log-normal fitted to the two percentiles, so the planner can ask for
 the memory or the time that holds with probability q (`confidence` in a scenario).
 """
@@ -23,17 +24,17 @@ if TYPE_CHECKING:
 
 THROUGHPUT_BAND: dict[str, tuple[float, float]] = {
     "megatron": (0.90, 1.07),
-    "fsdp": (0.86, 1.13),
+    "fsdp": (0.85, 1.13),
 }
 """(p10, p90) of published / predicted tokens per second, by the stack's class: Megatron-LM and NeMo
 rows (MEG21, MEG24, KOR, NEMO), FSDP-style rows (llm-foundry, torchtitan); DeepSpeed is in the
 FSDP class (same sharded data parallelism, no rows of its own)."""
 
-MEMORY_BAND: tuple[float, float] = (0.91, 1.17)
+MEMORY_BAND: tuple[float, float] = (0.91, 1.14)
 """(p10, p90) of published / predicted peak memory over the measured rows (torchtune, torchtitan,
-QLoRA; the ZeRO rows are exact state counts and excluded; re-derived after the loss-phase, FSDP root and
-DTensor terms of memory.py, 2026-11-30). Above 1: torchtitan logs the allocator's reserved peak and
-its 1F1B run sits 18% above the estimate; below 1: torchtune's LoRA/QLoRA figures sit 9-11% under it."""
+QLoRA; the ZeRO rows are exact state counts and excluded; re-derived after torch pipelining's kept
+outputs were counted, 2026-12-01; 1.17 before). Above 1: torchtitan logs the allocator's reserved peak and
+its 1F1B run sits 13% above the estimate; below 1: torchtune's LoRA/QLoRA figures sit 9-11% under it."""
 
 UNCALIBRATED_SPREAD = 1.2
 """The p90 / median ratio of the extra throughput error an estimate carries for each mechanism it rests on

@@ -1,8 +1,8 @@
 """A small batch: two quick scenarios, one infeasible, one malformed, written in a temporary folder.
 
-`tiny` (two LoRA/QLoRA jobs) costs about 1.1 CNY and `student` (one LoRA job) about 177 CNY, each
-solved in well under a second; `short_budget` is `tiny` with a 1 CNY budget (infeasible); `broken`
-is not YAML at all.
+`tiny` (two LoRA/QLoRA jobs) costs about 1.1 CNY and `student` (one LoRA job) about 159 CNY, each
+solved in well under a second; `grant` (two QLoRA jobs) trades GPUs for time (59-115 CNY);
+`short_budget` is `tiny` with a 1 CNY budget (infeasible); `broken` is not YAML at all.
 """
 
 from __future__ import annotations
@@ -30,10 +30,14 @@ def _tiny() -> dict[str, Any]:
     return data
 
 
-def _student() -> dict[str, Any]:
-    data = yaml.safe_load((REPO / "scenarios" / "student_no_ops.yaml").read_text(encoding="utf-8"))
+def _shipped(name: str) -> dict[str, Any]:
+    data = yaml.safe_load((REPO / "scenarios" / f"{name}.yaml").read_text(encoding="utf-8"))
     data["solver"] = dict(FAST_SOLVER)
     return data
+
+
+def _student() -> dict[str, Any]:
+    return _shipped("student_no_ops")
 
 
 @pytest.fixture
@@ -79,3 +83,10 @@ def rows_of(path: Path) -> list[Row]:
 
 def timeless(rows: list[Row]) -> list[Row]:
     return [r.without_time() for r in rows]
+
+
+@pytest.fixture
+def grant_file(tmp_path: Path) -> Path:
+    path = tmp_path / "grant.yaml"
+    path.write_text(yaml.safe_dump(_shipped("grant_qlora_compare")), encoding="utf-8")
+    return path

@@ -64,33 +64,33 @@ def test_swept_budget_is_applied(student_file, tmp_path):
     result = plan_batch(str(student_file), "--sweep", "budget=90,360", "-o", str(out), "--jobs", "1")
     rows = rows_of(out)
     assert [r.variant for r in rows] == ["budget=90", "budget=360"]
-    assert [r.status for r in rows] == ["infeasible", "optimal"]  # the plan costs ~177
+    assert [r.status for r in rows] == ["infeasible", "optimal"]  # the plan costs ~159
     for r in rows:
         if r.status == "optimal":
             assert r.total_cost <= float(r.variant.split("=")[1])
     assert result.exit_code == 1 and "1 solved, 1 infeasible" in result.stdout
 
 
-def test_sweep_grid_with_deadline(student_file, tmp_path):
+def test_sweep_grid_with_deadline(grant_file, tmp_path):
     # what each deadline costs without a budget, then a budget between the two: the grid combines both
     alone = tmp_path / "alone.csv"
-    plan_batch(str(student_file), "--sweep", "deadline=4h,7d", "-o", str(alone), "--jobs", "1")
+    plan_batch(str(grant_file), "--sweep", "deadline=2h,7d", "-o", str(alone), "--jobs", "1")
     cost = {r.variant: r.total_cost for r in rows_of(alone)}
-    assert cost["deadline=7d"] < cost["deadline=4h"]  # a 4-hour deadline needs more GPUs at once
-    budget = round((cost["deadline=7d"] + cost["deadline=4h"]) / 2)
+    assert cost["deadline=7d"] < cost["deadline=2h"]  # a 2-hour deadline needs more GPUs at once
+    budget = round((cost["deadline=7d"] + cost["deadline=2h"]) / 2)
     out = tmp_path / "grid.csv"
-    plan_batch(str(student_file), "--sweep", f"budget={budget},100k", "--sweep", "deadline=4h,7d", "-o", str(out),
+    plan_batch(str(grant_file), "--sweep", f"budget={budget},100k", "--sweep", "deadline=2h,7d", "-o", str(out),
                "--jobs", "1")
     rows = rows_of(out)
-    assert [r.variant for r in rows] == [f"budget={budget} deadline=4h", f"budget={budget} deadline=7d",
-                                         "budget=100k deadline=4h", "budget=100k deadline=7d"]
+    assert [r.variant for r in rows] == [f"budget={budget} deadline=2h", f"budget={budget} deadline=7d",
+                                         "budget=100k deadline=2h", "budget=100k deadline=7d"]
     by_variant = {r.variant: r for r in rows}
     assert by_variant[f"budget={budget} deadline=7d"].status == "optimal"
-    assert by_variant["budget=100k deadline=4h"].status == "optimal"
+    assert by_variant["budget=100k deadline=2h"].status == "optimal"
     for r in rows:
-        if r.status == "optimal" and "deadline=4h" in r.variant:
-            assert r.makespan_h <= 4
-    assert by_variant[f"budget={budget} deadline=4h"].status == "infeasible"
+        if r.status == "optimal" and "deadline=2h" in r.variant:
+            assert r.makespan_h <= 2
+    assert by_variant[f"budget={budget} deadline=2h"].status == "infeasible"
 
 
 def test_bad_sweep_field_is_one_line_exit_2(student_file):

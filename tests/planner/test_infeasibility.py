@@ -138,9 +138,10 @@ def test_why_not_answers_on_an_infeasible_scenario(base_scenario, write_scenario
 
 def _own_h100s_only(base_scenario: dict[str, Any], **job: Any) -> dict[str, Any]:
     """A 72B full fine-tune whose data stays on the hospital's two 8-GPU H100 nodes: mixed-precision Adam
-    with Megatron's fp32 gradient buffers needs ~18 bytes per parameter, ~76 GiB of states per GPU at 16."""
+    with Megatron's fp32 gradient buffers needs ~18 bytes per parameter, ~76 GiB of states per GPU at 16,
+    78.4 GiB at its leanest layout: over the 98% of the card the policy leaves it at the median."""
     base_scenario.update(budget="500k", deadline="30d", confidence=0.5, ops_skill="expert",
-                         sites=[{"id": "hosp", "jurisdiction": "cn"}], policy={"memory_headroom": 0},
+                         sites=[{"id": "hosp", "jurisdiction": "cn"}], policy={"memory_headroom": 0.02},
                          owned=[{"id": "hosp-h100", "site": "hosp", "gpu": "h100-sxm", "count": 16,
                                  "gpus_per_node": 8, "cost_per_gpu_hour": 10,
                                  "fabric": {"kind": "infiniband", "gbps_per_gpu": 400}}])

@@ -125,7 +125,8 @@ def test_risk_axis_points_are_non_dominated_in_three_dimensions():
 
 
 def test_scenario_front_endpoints_equal_min_time_and_min_cost_solves():
-    loaded = load_scenario(SCENARIOS / "student_no_ops.yaml")
+    # (two QLoRA jobs that trade GPU count and platform for time: a front of several points)
+    loaded = load_scenario(SCENARIOS / "grant_qlora_compare.yaml")
     sess = Session.from_loaded(loaded)
     front = pareto_front(sess)
     assert len(front.points) >= 2
@@ -149,12 +150,12 @@ def test_scenario_front_endpoints_equal_min_time_and_min_cost_solves():
 
 
 def test_cli_exports_json_csv_html(tmp_path):
-    scenario = SCENARIOS / "student_no_ops.yaml"
+    scenario = SCENARIOS / "grant_qlora_compare.yaml"
     out_json, out_csv, out_html = tmp_path / "front.json", tmp_path / "front.csv", tmp_path / "front.html"
     result = runner.invoke(app, ["pareto", str(scenario), "-o", str(out_json), "--plot", str(out_html)])
     assert result.exit_code == 0, result.output
     data = json.loads(out_json.read_text())
-    assert data["scenario"] == "student-no-ops" and data["x"] == "cost" and data["y"] == "time"
+    assert data["scenario"] == "grant-qlora-compare" and data["x"] == "cost" and data["y"] == "time"
     spans = [p["makespan_h"] for p in data["points"]]
     assert spans == sorted(spans) and len(spans) >= 2
     for point in data["points"]:
