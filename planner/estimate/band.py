@@ -28,7 +28,7 @@ THROUGHPUT_BAND: dict[str, tuple[float, float]] = {
 }
 """(p10, p90) of published / predicted tokens per second, by the stack's class: Megatron-LM and NeMo
 rows (MEG21, MEG24, KOR, NEMO), FSDP-style rows (llm-foundry, torchtitan); DeepSpeed is in the
-FSDP class (same sharded data parallelism, no rows of its own)."""
+FSDP class (same sharded data parallelism), widened since no row measures it (uncalibrated_mechanisms)."""
 
 MEMORY_BAND: tuple[float, float] = (0.91, 1.14)
 """(p10, p90) of published / predicted peak memory over the measured rows (torchtune, torchtitan,
@@ -86,6 +86,7 @@ def band_class(layout: Layout) -> str:
     return "megatron" if layout.framework == "megatron" else "fsdp"
 
 
+DEEPSPEED_EXECUTION = "DeepSpeed's execution of ZeRO"
 MOE_ROUTING = "MoE routing and all-to-all"
 CPU_OFFLOAD_TRAFFIC = "CPU offload traffic"
 QLORA_DEQUANTIZATION = "QLoRA dequantization"
@@ -98,12 +99,15 @@ def gpu_efficiency(architecture: str) -> str:
 
 def uncalibrated_mechanisms(architecture: str, method: str, layout: Layout, moe: bool) -> tuple[str, ...]:
     """What an estimate's time rests on that no row of bench/data measures: a GPU architecture whose
-    efficiency factors are assumed (factors.MEASURED_GEMM_ARCHITECTURES), MoE routing and all-to-all,
-    CPU offload's host traffic, QLoRA's dequantization (its published speeds are not consistent with their
-    stated settings; bench/validate_estimates.py)."""
+    efficiency factors are assumed (factors.MEASURED_GEMM_ARCHITECTURES), DeepSpeed (timed as FSDP's
+    sharded data parallelism, with no row of its own), MoE routing and all-to-all, CPU offload's host
+    traffic, QLoRA's dequantization (its published speeds are not consistent with their stated settings;
+    bench/validate_estimates.py)."""
     found = []
     if architecture not in MEASURED_GEMM_ARCHITECTURES:
         found.append(gpu_efficiency(architecture))
+    if layout.framework == "deepspeed":
+        found.append(DEEPSPEED_EXECUTION)
     if moe:
         found.append(MOE_ROUTING)
     if layout.state_offload or layout.recompute == "offload":

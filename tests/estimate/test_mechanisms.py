@@ -203,8 +203,10 @@ def test_the_band_widens_for_each_mechanism_no_row_measures(llama8b: ModelCard, 
                         moe=MoE(experts=8, top_k=2, expert_ffn_hidden_size=14336), source="test: Mixtral 8x7B")
     ada_h100 = h100.model_copy(update={"id": "h100-as-ada", "architecture": "ada"})
 
-    def relative_band(model: ModelCard, method: str, gpu: GPU, gpus: int) -> tuple[tuple[float, float], Any]:
-        est = search_layout(model, method, Cluster.of(gpu, gpus), LayoutSpec(seq_len=2048)).best
+    def relative_band(model: ModelCard, method: str, gpu: GPU, gpus: int,
+                      framework: str | None = None) -> tuple[tuple[float, float], Any]:
+        spec = LayoutSpec(seq_len=2048, framework=framework)
+        est = search_layout(model, method, Cluster.of(gpu, gpus), spec).best
         assert est is not None
         lo, hi = est.tokens_per_s_range
         return (lo / est.tokens_per_s, hi / est.tokens_per_s), est
@@ -212,10 +214,10 @@ def test_the_band_widens_for_each_mechanism_no_row_measures(llama8b: ModelCard, 
     calibrated, est = relative_band(llama8b, "lora", h100, 8)
     assert est.uncalibrated == () and not any("band widened" in n for n in est.notes)
     assert calibrated == pytest.approx(THROUGHPUT_BAND[band_class(est.layout)])
-    cases = {"GPUs' compute efficiency": (llama8b, "lora", ada_h100, 8), "MoE": (mixtral, "lora", h100, 8),
-             "QLoRA": (llama8b, "qlora", h100, 8)}
-    for what, (model, method, gpu, gpus) in cases.items():
-        band, est = relative_band(model, method, gpu, gpus)
+    cases = {"GPUs' compute efficiency": (llama8b, "lora", ada_h100, 8, None), "MoE": (mixtral, "lora", h100, 8, None),
+             "QLoRA": (llama8b, "qlora", h100, 8, None), "DeepSpeed": (llama8b, "lora", h100, 8, "deepspeed")}
+    for what, (model, method, gpu, gpus, framework) in cases.items():
+        band, est = relative_band(model, method, gpu, gpus, framework)
         assert len(est.uncalibrated) == 1 and what in est.uncalibrated[0], est.uncalibrated
         assert any("band widened" in n and what in n for n in est.notes)
         base = THROUGHPUT_BAND[band_class(est.layout)]
