@@ -4,9 +4,10 @@ The bands are the 10th and 90th percentiles of published / predicted over the ca
 each mechanism class (bench/validate_estimates.py derives and prints them; the numbers below were
 copied from its run of 2026-12-01, after torch pipelining's kept outputs were counted and torchtitan's
 interleaved rows were given its default micro-batch count, on the 67 throughput and 13 memory rows of
-the public set). A
-quantile q in between follows a log-normal fitted to the two percentiles, so the planner can ask for
-the memory or the time that holds with probability q (`confidence` in a scenario).
+the public set). A quantile q in between follows a log-normal fitted to the two percentiles, so the
+planner can ask for the memory or the time that holds with probability q (`confidence` in a scenario).
+Where an estimate rests on what those rows do not measure, its throughput band is widened
+(`uncalibrated_mechanisms`).
 """
 
 from __future__ import annotations
