@@ -7,8 +7,10 @@ an overlay's offers replace the built-in offer for the same (gpu, billing) and a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
@@ -103,7 +105,7 @@ class Catalog:
             seen: dict[str, str] = {}
             for item in table.values():
                 for name in (item.id, *item.aliases):
-                    key = name.lower()
+                    key = fold_name(name)
                     if key in seen and seen[key] != item.id:
                         problems.append(f"catalog: {kind} name {name!r} used by both {seen[key]} and {item.id}")
                     seen[key] = item.id
@@ -115,12 +117,19 @@ class Catalog:
         return [n for item in table.values() for n in (item.id, *item.aliases)]
 
 
+@lru_cache(maxsize=4096)
+def fold_name(name: str) -> str:
+    """A catalog name as lookups compare it: case and the separator between words ignored, so
+    `h100-80gb`, `H100 80GB` and `h100_80gb` are one name (the catalog refuses two entries that fold alike)."""
+    return re.sub(r"[\s_-]+", "-", name.strip().lower())
+
+
 def _lookup(kind: str, wanted: str, table: Mapping[str, T]) -> T:
     if wanted in table:
         return table[wanted]
-    folded = wanted.strip().lower()
+    folded = fold_name(wanted)
     for item in table.values():
-        if folded == item.id.lower() or folded in (a.lower() for a in item.aliases):  # type: ignore[attr-defined]
+        if folded == fold_name(item.id) or folded in (fold_name(a) for a in item.aliases):  # type: ignore[attr-defined]
             return item
     raise UnknownIdError(kind, wanted, Catalog._names(table))
 

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from plan.models.catalog import builtin_catalog
+from plan.models.catalog import builtin_catalog, fold_name, load_catalog
+from plan.models.errors import InputError
 
 REQUIRED_GPUS = {"rtx4090", "rtx3090", "rtx-a6000", "a100-40gb", "a100-80gb", "a800-80gb", "h100-sxm",
                  "h100-pcie", "h800", "h20", "h200", "l40s", "l20", "b200", "gb200", "ascend-910b",
@@ -79,12 +80,30 @@ def test_fp8_only_on_ada_hopper_and_newer(catalog):
 
 
 def test_ids_and_aliases_unique(catalog):
-    """No name (case-insensitive) may point at two different entries."""
+    """No name (case and word separators ignored, as lookups compare them) may point at two different entries."""
     for table in (catalog.models, catalog.gpus, catalog.platforms):
         owner: dict[str, str] = {}
         for item in table.values():
             for name in (item.id, *item.aliases):
-                assert owner.setdefault(name.lower(), item.id) == item.id, name
+                assert owner.setdefault(fold_name(name), item.id) == item.id, name
+
+
+@pytest.mark.parametrize(("typed", "kind", "expected"), [
+    ("h100-80gb", "gpu", "h100-sxm"), ("H100_SXM", "gpu", "h100-sxm"), ("a100 80gb", "gpu", "a100-80gb"),
+    ("Llama3.1 8B", "model", "llama3.1-8b"), ("qwen2.5_7b", "model", "qwen2.5-7b"),
+])
+def test_lookups_ignore_case_and_word_separators(catalog, typed, kind, expected):
+    assert getattr(catalog, kind)(typed).id == expected
+
+
+def test_a_name_that_folds_onto_two_entries_is_refused(tmp_path):
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text("gpus:\n  - {id: h100_sxm, name: clash, architecture: hopper, memory_gib: 80, "
+                       "memory_bandwidth_gb_per_s: 3350, peak_tflops: {bf16: 989}, "
+                       "intra_node_link: {kind: nvlink, bandwidth_gb_per_s: 900}, gpus_per_node: 8, "
+                       "form_factor: SXM, source: test}\n", encoding="utf-8")
+    with pytest.raises(InputError, match="h100_sxm"):
+        load_catalog([overlay])
 
 
 def test_exchange_rate_has_date(catalog):
