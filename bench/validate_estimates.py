@@ -255,11 +255,16 @@ UNSTATED_INTERLEAVING = 2
 smallest interleaving (torchtitan splits the model into two stages per rank by default)."""
 
 
-def _torchtitan_micro_batch(replica: int, pp: int | None, virtual: int = 1) -> int:
+def _torchtitan_stages_per_rank(notes: str) -> int:
+    """Pipeline stages per rank of a torchtitan row: UNSTATED_INTERLEAVING when its schedule is interleaved."""
+    return UNSTATED_INTERLEAVING if "interleaved" in notes else 1
+
+
+def _torchtitan_micro_batch(replica: int, pp: int | None, notes: str) -> int:
     """torchtitan (Dec 2024) runs the local batch as one micro-batch without pipelining, and splits it
     into as many micro-batches as pipeline stages with it, all stages counted (its default: pp x the stages
     per rank of an interleaved schedule; torchtitan/parallelisms/pipelining_utils.py build_pipeline_schedule)."""
-    return max(1, replica // (pp * virtual)) if pp and pp > 1 else replica
+    return max(1, replica // (pp * _torchtitan_stages_per_rank(notes))) if pp and pp > 1 else replica
 
 
 def throughput_rows(path: Path) -> list[Row]:
@@ -301,7 +306,7 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
     zero = _int(row["zero"])
     if fam == "torchtitan":
         if mb is None and gb and dp:
-            mb = _torchtitan_micro_batch(gb // dp, pp, UNSTATED_INTERLEAVING if "interleaved" in notes else 1)
+            mb = _torchtitan_micro_batch(gb // dp, pp, notes)
         if pp and pp > 1 and zero == 3:
             zero = 2  # torchtitan keeps parameters gathered under pipelining (no reshard after forward)
     interleaved = "interleaved" in notes
@@ -390,15 +395,13 @@ def memory_rows(path: Path) -> list[Row]:
     return _each_row(path, "memory", "peak_memory", lambda row: _memory_row(catalog, row))
 
 
-def _memory_card(catalog: Catalog, row: dict[str, str]) -> ModelCard:
+def _memory_card(row: dict[str, str]) -> ModelCard:
+    """The catalog's card, a ROW_SHAPES one, or one from the row's shape columns (`_card`)."""
     name = row["model"]
-    try:
-        return catalog.model(name)
-    except UnknownIdError:
-        if name in ROW_SHAPES:
-            return ModelCard(id=name.lower(), params=float(row["params_b"]) * 1e9, ffn_type="swiglu",
-                             source="LLaMA paper (Touvron et al. 2023) table 2", **ROW_SHAPES[name])
-        return _card(row, name)  # from the row's shape columns where it has them, else a RowProblem
+    if name in ROW_SHAPES:
+        return ModelCard(id=name.lower(), params=float(row["params_b"]) * 1e9, ffn_type="swiglu",
+                         source="LLaMA paper (Touvron et al. 2023) table 2", **ROW_SHAPES[name])
+    return _card(row, name)
 
 
 def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
@@ -420,7 +423,7 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
         est = estimate(card, method, cluster, layout)
         return [Row(rid, "memory", "model states", published, _states_gb(est), unit,
                     layout.short(), "model states only", family=family(rid), estimate=est)]
-    card = _memory_card(catalog, row)
+    card = _memory_card(row)
     bound = rid == "QLORA-01"
     gpu = catalog.gpu("rtx-a6000") if row["gpu"] == "48gb-class" else _gpu_of_row(catalog, row)
     optimizer = "paged_adam_8bit" if "not stated" in row["optimizer"] else "adam"
@@ -438,10 +441,10 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
     framework = FRAMEWORK_OF_FAMILY.get(fam)
     vpp: int | None = 1
     if fam == "torchtitan":  # the column is torchtitan's local batch (per data-parallel rank), split over pp
-        mb = _torchtitan_micro_batch(mb, pp, UNSTATED_INTERLEAVING if "interleaved" in notes else 1)
+        mb = _torchtitan_micro_batch(mb, pp, notes)
         if pp > 1 and zero == 3:
             zero = 2  # torchtitan keeps parameters gathered under pipelining
-        vpp = UNSTATED_INTERLEAVING if "interleaved" in notes else 1
+        vpp = _torchtitan_stages_per_rank(notes)
     spec = LayoutSpec(tp=tp, pp=pp, zero=zero, cp=cp,
                       recompute=row["recompute"] or None, micro_batch=mb, global_batch=gb,
                       seq_len=_int(row["seq_len"]) or 512,
@@ -580,10 +583,7 @@ def whole_runs(path: Path) -> tuple[list[WholeRun], list[tuple[str, str]]]:
 
 def _whole_run(catalog: Catalog, row: dict[str, str]) -> WholeRun:
     overhead, _ = whole_run_overhead("pretrain")
-    try:
-        card = catalog.model(row["model"])
-    except UnknownIdError as unknown:
-        raise RowProblem(str(unknown)) from None
+    card = _card(row, row["model"])
     gpus = int(row["num_gpus"])
     cluster = Cluster.of(_gpu_of_row(catalog, row), gpus)
     seq = int(row["seq_len"])

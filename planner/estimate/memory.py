@@ -344,7 +344,7 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     peak = max(range(len(results)), key=lambda i: sum(results[i][:5]))
     weights, grads, optim, act_gib, other, offload, loss_gib = results[peak]
     peak_stage = (0 if peak == 0 else p - 1 if stages[peak][3] else 1, stages[peak][0]) if p > 1 else None
-    kept_gib = kept_outputs / GIB if peak_stage is None or peak_stage[0] == p - 1 else 0.0
+    kept_gib = kept_outputs / GIB if peak_stage and peak_stage[0] == p - 1 else 0.0  # held by the last stage
     if loss_gib - kept_gib >= 0.5:
         freed = (" (freed before the backward pass reaches the layers: the peak holds the larger of the loss and "
                  "the layer being recomputed or fetched back)" if working > 0 else "")
