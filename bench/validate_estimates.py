@@ -57,7 +57,7 @@ from plan.planner.estimate.cluster import (
     DEFAULT_RESTART_MIN,
     EFFECTIVE_TRAINING_TIME,
 )
-from plan.planner.estimate.factors import CUDA_CONTEXT_GIB, GIB
+from plan.planner.estimate.factors import CUDA_CONTEXT_GIB, GIB, NCCL_BUFFERS_GIB
 from plan.planner.estimate.reliability import failure_overhead_fraction
 from plan.planner.estimate.types import Layout
 
@@ -404,6 +404,18 @@ def _memory_card(row: dict[str, str]) -> ModelCard:
     return _card(row, name)
 
 
+def _memory_row_optimizer(stated: str, fam: str, state_offload: bool) -> str:
+    """The optimizer a memory row ran. torchtune trains in pure BF16 (dtype bf16, no mixed precision: its AdamW
+    keeps BF16 moments and no fp32 master), and its single-device low-memory recipes, whose optimizer the rows
+    leave unstated, run bitsandbytes' paged 8-bit AdamW inside the backward pass (torchtune 0.3.1
+    recipes/configs/llama3_1/8B_full_single_device.yaml); its CPU-offload recipe steps a fused torch AdamW on
+    the CPU (70B_full.yaml), which an 8-bit GPU optimizer cannot. Other stacks: mixed-precision AdamW, or the
+    low-memory optimizer where the row leaves it unstated."""
+    if fam == "torchtune" and ("not stated" not in stated or state_offload):
+        return "adam_bf16"
+    return "paged_adam_8bit" if "not stated" in stated else "adam"
+
+
 def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
     rid = row["id"]
     unit = row["unit"]
@@ -426,10 +438,11 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
     card = _memory_card(row)
     bound = rid == "QLORA-01"
     gpu = catalog.gpu("rtx-a6000") if row["gpu"] == "48gb-class" else _gpu_of_row(catalog, row)
-    optimizer = "paged_adam_8bit" if "not stated" in row["optimizer"] else "adam"
     torchtune = rid.startswith("TTU")
     fam = family(rid, row["source"])
     notes = row.get("notes") or ""
+    state_offload = "cpu offload" in notes.lower() or None
+    optimizer = _memory_row_optimizer(row["optimizer"], fam, bool(state_offload))
     tp, pp, zero = _int(row["tp"]) or 1, _int(row["pp"]) or 1, _int(row["zero"]) or 0
     gpus = int(row["num_gpus"])
     cp = _context_parallel(notes, gpus, tp, pp, None) or 1
@@ -451,12 +464,13 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
                       precision="fp8" if row["precision"] == "fp8" else "bf16",
                       lora_rank=8 if torchtune else 64, optimizer=optimizer,
                       chunked_loss=fam in FUSED_LOSS_FAMILIES, fused_modules=compiled(row),
-                      framework=framework, virtual_pipeline=vpp)
+                      framework=framework, virtual_pipeline=vpp, state_offload=state_offload)
     est = _run(card, method, Cluster.of(gpu, gpus), spec, None)
     total_gib = est.memory.total_gib
     if torchtune:
-        # torchtune logs torch.cuda memory stats, which do not include the CUDA context
-        total_gib -= CUDA_CONTEXT_GIB
+        # torchtune logs torch.cuda memory stats: the caching allocator's, without the CUDA context or the
+        # buffers NCCL allocates for itself
+        total_gib -= CUDA_CONTEXT_GIB + (NCCL_BUFFERS_GIB if gpus > 1 else 0.0)
     pred = total_gib * (1.0 if unit == "GiB" else GIB / 1e9)
     note = "upper bound" if bound else ""
     tok = re.search(r"(\d+) tok/s", notes)

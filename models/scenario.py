@@ -201,17 +201,21 @@ class FixedLayout(Strict):
 
 
 Framework = Literal["megatron", "deepspeed", "fsdp"]
-OptimizerChoice = Literal["adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "adamw-precision-aware"]
-PYTORCH_ONLY_OPTIMIZER_NAMES = ("adamw-8bit", "paged-adamw-8bit", "adafactor")
+OptimizerChoice = Literal["adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "adamw-precision-aware",
+                          "adamw-bf16"]
+PYTORCH_ONLY_OPTIMIZER_NAMES = ("adamw-8bit", "paged-adamw-8bit", "adafactor", "adamw-bf16")
 """Optimizers Megatron-LM does not run: bitsandbytes' 8-bit AdamW and Adafactor are PyTorch optimizers;
 Megatron-LM's `--optimizer` takes adam or sgd (megatron/training/arguments.py, megatron-core 0.16),
-plus its precision-aware Adam."""
+plus its precision-aware Adam, and keeps fp32 or fp16 master weights, so it has no pure BF16 AdamW."""
+
+
+PURE_BF16_FP16 = "adamw-bf16 is pure BF16 training (weights and moments in bf16): use precision bf16 or fp8, not fp16"
 
 
 def not_on_megatron(optimizer: str) -> str:
     """Why a PYTORCH_ONLY_OPTIMIZER_NAMES optimizer cannot be planned on Megatron (scenarios and estimates)."""
-    return (f"{optimizer} is a PyTorch optimizer (bitsandbytes, Adafactor) that Megatron-LM does not run (its "
-            "optimizers are adamw, sgd and adamw-precision-aware): use framework fsdp or deepspeed")
+    return (f"{optimizer} is a PyTorch optimizer (bitsandbytes, Adafactor, pure BF16 AdamW) that Megatron-LM does "
+            "not run (its optimizers are adamw, sgd and adamw-precision-aware): use framework fsdp or deepspeed")
 
 
 class Job(Strict):
@@ -237,7 +241,8 @@ class Job(Strict):
         default=None, description="the training stack (megatron, deepspeed, fsdp); chosen by the planner if unset")
     optimizer: OptimizerChoice = Field(
         default="adamw", description="adamw (16 B/param with mixed precision), or a low-memory one; "
-        "adamw-precision-aware is Megatron's (bf16 gradients, fp32 master kept as 16-bit remainders)")
+        "adamw-precision-aware is Megatron's (bf16 gradients, fp32 master kept as 16-bit remainders); adamw-bf16 "
+        "is pure BF16 training as torchtune runs it (8 B/param, no fp32 master copy)")
     kernels: Literal["eager", "fused"] = Field(
         default="eager", description="how a PyTorch stack (fsdp, deepspeed) runs the layers: eager as Hugging "
         "Face, torchtune and peft do (more saved activations, kernel launches that small micro-batches wait "
@@ -258,6 +263,8 @@ class Job(Strict):
                                  + " and ".join(unmet))
         if self.optimizer in PYTORCH_ONLY_OPTIMIZER_NAMES and self.framework == "megatron":
             raise ValueError(f"optimizer {not_on_megatron(self.optimizer)}, or leave framework out")
+        if self.optimizer == "adamw-bf16" and self.precision == "fp16":
+            raise ValueError(f"optimizer {PURE_BF16_FP16}")
         if self.method in QLORA_METHODS and self.precision == "fp8":
             raise ValueError(QLORA_FP8)
         if self.tokens < self.seq_len:

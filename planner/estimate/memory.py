@@ -2,7 +2,8 @@
 
 Model states (Rajbhandari et al. 2020, ZeRO): mixed-precision Adam keeps 2 B of 16-bit weights,
 2 B of 16-bit gradients and 12 B of fp32 master weights, momentum and variance per parameter
-(16 B/param). ZeRO-1 shards the 12 B over the data-parallel ranks, ZeRO-2 also the gradients,
+(16 B/param); pure BF16 training (torchtune's, `adam_bf16`) keeps no fp32 master and BF16 moments
+(2 + 2 + 4 B/param). ZeRO-1 shards the 12 B over the data-parallel ranks, ZeRO-2 also the gradients,
 ZeRO-3 also the weights; context-parallel ranks shard them too (Megatron and torchtitan shard over
 dp x cp). Megatron-LM accumulates gradients in fp32 (`main_grad`), so it keeps 4 B of gradients:
 6 + 12/d B/param with its distributed optimizer (Megatron-LM docs/source/distrib_optimizer.md).
@@ -131,6 +132,11 @@ OPTIMIZER_STATE_BYTES = {
     # the 16 bits shared with the BF16 parameters"); NeMo 2.0.0rc1 (24.07) megatron_base_model.py sets
     # the same in Apex's distributed Adam when the optimizer is FP32 and the model BF16
     "adam_precision_aware": 10.0,
+    # pure BF16 training: AdamW's two moments in the parameters' dtype (torch.optim.AdamW allocates them with
+    # zeros_like(param)) and the update applied to the BF16 weights, no fp32 master; torchtune's recipes
+    # (dtype: bf16, no mixed precision; 0.3.1 recipes/full_finetune_distributed.py), LLaMA-Factory's
+    # pure_bf16, DeepSpeed's bf16_master_weights_and_grads + bf16_optimizer_states
+    "adam_bf16": 4.0,
 }
 """Optimizer bytes per trainable parameter."""
 ADAM_8BIT_STATE_BYTES = OPTIMIZER_STATE_BYTES["adam_8bit"]
@@ -368,6 +374,10 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
             paged_params = (offload - one_layer) * GIB / ADAM_8BIT_STATE_BYTES
             notes.append(f"paged optimizer: {offload - one_layer:.1f} GiB of 8-bit Adam states live in "
                          "host memory and cross PCIe every step")
+    if layout.optimizer == "adam_bf16":
+        notes.append("optimizer adamw-bf16: weights, gradients and AdamW's moments in BF16 with no fp32 master copy "
+                     "(torchtune's default): 8 bytes per trained parameter, not 16; updates below BF16's "
+                     "resolution are lost")
     if adapters:
         notes.append("LoRA: base weights frozen (no gradients or optimizer states for them)")
     if layout.state_offload:
@@ -498,7 +508,7 @@ def _states_group(shape: ModelShape, method: str, layout: Layout, params_stage: 
         # the gradients are held unsharded until the last micro-batch, in the fp32 reduce dtype of
         # FSDP2's usual mixed-precision policy (torchtitan: reduce_dtype float32).
         unsharded = layout.framework == "fsdp" and z == 2 and layout.micro_batches > 1
-        if unsharded:
+        if unsharded and layout.optimizer != "adam_bf16":  # (pure BF16 reduces in BF16)
             grad_bytes = FSDP_ACCUMULATED_GRAD_BYTES
         grads = trainable * grad_bytes / (d if z >= 2 and not unsharded else 1)
         optim = trainable * state_bytes / (d if z >= 1 else 1)

@@ -93,12 +93,13 @@ from plan.planner.estimate.topology import GroupLink
 from plan.planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout, TimeBreakdown
 
 OPTIMIZER_STEP_BYTES_PER_PARAM = {"adam": 28.0, "adam_8bit": 10.0, "paged_adam_8bit": 10.0,
-                                  "adafactor": 14.0, "sgd": 22.0, "adam_precision_aware": 26.0}
+                                  "adafactor": 14.0, "sgd": 22.0, "adam_precision_aware": 26.0, "adam_bf16": 14.0}
 """Bytes streamed per parameter by the optimizer step: Adam reads fp32 master/m/v (12) + gradient (2),
 writes them (12) + the 16-bit weight (2); 8-bit Adam: states 2+2, weight 2+2, gradient 2; Adafactor:
 master 4+4, gradient 2, weight 2, factored moments ~2; SGD with momentum: master and momentum 8+8,
 gradient 2, weight 2, and 2 of slack for the update; precision-aware Adam: remainder, moments and
-weight 2+8+2 read and written, gradient 2 read."""
+weight 2+8+2 read and written, gradient 2 read; pure BF16 Adam: weight and moments 2+4 read and written,
+gradient 2 read."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,13 +26,15 @@ RECOMPUTE = ("none", "selective", "full", "offload")
 """Activation policies: keep all, recompute part (see `Layout.framework`), recompute each layer from
 its input, or keep all but in host memory (activation offloading, as torchtune and Megatron offer)."""
 PRECISIONS = ("bf16", "fp16", "fp8")
-OPTIMIZERS = ("adam", "adam_8bit", "paged_adam_8bit", "adafactor", "sgd", "adam_precision_aware")
+OPTIMIZERS = ("adam", "adam_8bit", "paged_adam_8bit", "adafactor", "sgd", "adam_precision_aware", "adam_bf16")
 OPTIMIZER_ALIASES = {"adamw": "adam", "adamw-8bit": "adam_8bit", "adamw_8bit": "adam_8bit",
                      "paged-adamw-8bit": "paged_adam_8bit", "paged_adamw_8bit": "paged_adam_8bit",
                      "adam-8bit": "adam_8bit", "paged-adam-8bit": "paged_adam_8bit",
                      "adamw-precision-aware": "adam_precision_aware", "adamw_precision_aware": "adam_precision_aware",
-                     "adam-precision-aware": "adam_precision_aware"}
-OPTIMIZER_NAMES = ("adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "adamw-precision-aware")
+                     "adam-precision-aware": "adam_precision_aware", "adamw-bf16": "adam_bf16",
+                     "adamw_bf16": "adam_bf16", "adam-bf16": "adam_bf16"}
+OPTIMIZER_NAMES = ("adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "adamw-precision-aware",
+                   "adamw-bf16")
 """The names users write (CLI `--optimizer`, a job's `optimizer`), each an alias of an OPTIMIZERS id."""
 OPTIMIZER_NAME_OF = dict(zip(OPTIMIZERS, OPTIMIZER_NAMES, strict=True))
 """The name a user writes for each OPTIMIZERS id."""
@@ -40,8 +42,9 @@ MEGATRON_ONLY_OPTIMIZERS = ("adam_precision_aware",)
 """Optimizers only Megatron's distributed optimizer implements (see `Layout.optimizer`)."""
 PYTORCH_ONLY_OPTIMIZERS = tuple(OPTIMIZER_ALIASES.get(name, name) for name in PYTORCH_ONLY_OPTIMIZER_NAMES)
 """Optimizers the PyTorch stacks run (bitsandbytes' 8-bit AdamW, Adafactor: FSDP, and DeepSpeed as a
-client optimizer) and Megatron-LM does not: its `--optimizer` takes adam or sgd (megatron/training/
-arguments.py, megatron-core 0.16), plus the precision-aware Adam above."""
+client optimizer; pure BF16 AdamW) and Megatron-LM does not: its `--optimizer` takes adam or sgd
+(megatron/training/arguments.py, megatron-core 0.16), plus the precision-aware Adam above, whose master
+weights are fp32 or fp16 (`--main-params-dtype`), never BF16."""
 LORA_TARGETS = ("all", "attention")
 FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
 """How data parallelism and recomputation are implemented (see `Layout`)."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from plan.planner.export.deepspeed import check_offload, ds_config
+from plan.planner.export.deepspeed import check_offload, check_pure_bf16, ds_config
 from plan.planner.export.launch import rendezvous, torchrun
 from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only
 
@@ -36,6 +36,9 @@ def check(layout: ExportLayout, plugin: str, stack: str = "accelerate") -> None:
         raise ExportError("accelerate: context parallelism (ring attention) needs the FSDP2 plugin, not DeepSpeed")
     if plugin == "deepspeed":
         check_offload(layout, "accelerate")
+        check_pure_bf16(layout, "accelerate")
+    elif layout.optimizer == "adam_bf16" and layout.precision != "bf16":
+        raise ExportError(f"{stack}: pure BF16 AdamW (adamw-bf16) trains in bf16, the plan uses {layout.precision}")
 
 
 def _plugin(layout: ExportLayout, forced: str | None) -> str:
@@ -65,6 +68,12 @@ def config(layout: ExportLayout, plugin: str) -> tuple[dict[str, Any], list[str]
         cfg["distributed_type"] = "FSDP"
     if plugin != "deepspeed":  # with a DeepSpeed file, precision lives in the JSON
         cfg["mixed_precision"] = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8"}[layout.precision]
+        if layout.optimizer == "adam_bf16":  # the weights themselves are bf16: no autocast, no fp32 master
+            cfg["mixed_precision"] = "no"
+            notes.append("optimizer adamw-bf16 (pure BF16): mixed_precision is no, and train.py loads the model with "
+                         "torch_dtype=torch.bfloat16 and builds torch.optim.AdamW on those weights, so no fp32 master "
+                         "copy exists and updates below BF16's resolution are lost (the plan counts 8 bytes per "
+                         "parameter, not 16)")
         if layout.precision == "fp8":
             cfg["fp8_config"] = {"backend": "TE", "fp8_format": "HYBRID"}
     cfg.update(num_machines=layout.nodes, num_processes=layout.world_size, machine_rank=0,

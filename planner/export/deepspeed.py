@@ -14,6 +14,9 @@ from plan.planner.export.launch import MASTER_PORT, rendezvous
 from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only
 
 DOC = "DeepSpeed docs/_pages/config-json.md and deepspeed/launcher/runner.py, main edaa722 (0.19.6), 2026-08-22"
+PURE_BF16_NOTE = ("optimizer adamw-bf16 (pure BF16): bf16.bf16_master_weights_and_grads and bf16_optimizer_states "
+                  "keep no fp32 master copy, so updates below BF16's resolution are lost; the plan's memory "
+                  "counts 8 bytes per parameter, not 16")
 CLIENT_OPTIMIZERS = {"adam_8bit": "bitsandbytes AdamW8bit", "paged_adam_8bit": "bitsandbytes PagedAdamW8bit",
                      "adafactor": "transformers Adafactor", "sgd": "torch.optim.SGD"}
 
@@ -33,6 +36,8 @@ def ds_config(layout: ExportLayout) -> dict[str, Any]:
         config["fp16"] = {"enabled": True, "loss_scale": 0}
     else:  # bf16, and fp8 runs on a bf16 base (its fp8 matmuls come from model code, not this file)
         config["bf16"] = {"enabled": True}
+        if layout.optimizer == "adam_bf16":  # pure BF16: no fp32 master weights, gradients or moments
+            config["bf16"].update(bf16_master_weights_and_grads=True, bf16_optimizer_states=True)
     config["zero_optimization"] = {"stage": layout.zero}
     if layout.state_offload:  # ZeRO-3 with the sharded parameters, gradients and optimizer states in host memory
         config["zero_optimization"].update(offload_param={"device": "cpu", "pin_memory": True},
@@ -65,10 +70,23 @@ def check_offload(layout: ExportLayout, stack: str) -> None:
                           "steps the offloaded optimizer states with its CPU Adam); a job with optimizer adamw exports")
 
 
+def check_pure_bf16(layout: ExportLayout, stack: str) -> None:
+    """Pure BF16 AdamW (`adam_bf16`) in a DeepSpeed JSON: bf16_master_weights_and_grads and
+    bf16_optimizer_states, which DeepSpeed takes with ZeRO stage 1-3 only (launch-configs.md section 1)."""
+    if layout.optimizer != "adam_bf16":
+        return
+    if layout.precision == "fp16":
+        raise ExportError(f"{stack}: pure BF16 AdamW (adamw-bf16) with fp16 training; plan it with bf16")
+    if layout.zero == 0:
+        raise ExportError(f"{stack}: pure BF16 AdamW (bf16_master_weights_and_grads, bf16_optimizer_states) needs "
+                          "ZeRO stage 1-3, the plan uses ZeRO-0")
+
+
 def check(layout: ExportLayout) -> None:
     """Raise ExportError for what the DeepSpeed engine and JSON cannot express."""
     no_megatron_only(layout, "deepspeed")
     check_offload(layout, "deepspeed")
+    check_pure_bf16(layout, "deepspeed")
     if layout.vpp > 1:
         raise ExportError("deepspeed: the pipeline engine has no interleaved (virtual) pipeline stages; "
                           f"the plan uses vpp={layout.vpp}")
@@ -121,6 +139,8 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
     if layout.optimizer in CLIENT_OPTIMIZERS:
         notes.append(f"optimizer {layout.optimizer}: pass {CLIENT_OPTIMIZERS[layout.optimizer]} to "
                      "deepspeed.initialize as a client optimizer")
+    if layout.optimizer == "adam_bf16":
+        notes.append(PURE_BF16_NOTE)
     if layout.lora_rank:
         notes.append(f"LoRA (rank {layout.lora_rank}) is applied by PEFT in train.py; DeepSpeed has no LoRA key")
     if layout.quant_bits:

@@ -13,13 +13,13 @@ from typing import Any
 import yaml
 
 from plan.planner.estimate.stages import split_problem
-from plan.planner.export.deepspeed import check_offload, ds_config
+from plan.planner.export.deepspeed import check_offload, check_pure_bf16, ds_config
 from plan.planner.export.launch import rendezvous
 from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only
 
 DOC = "LLaMA-Factory main ff6d4d1 (0.9.6.dev0), src/llamafactory/hparams, 2026-08-18"
 _OPTIM = {"adam": "adamw_torch", "adam_8bit": "adamw_8bit", "paged_adam_8bit": "paged_adamw_8bit",
-          "adafactor": "adafactor", "sgd": "sgd"}
+          "adafactor": "adafactor", "sgd": "sgd", "adam_bf16": "adamw_torch"}  # the last with pure_bf16
 _STAGE = {"pretrain": "pt", "continued_pretrain": "pt", "full_finetune": "sft", "sft": "sft", "lora": "sft",
           "qlora": "sft", "dpo": "dpo", "lora_dpo": "dpo", "qlora_dpo": "dpo"}
 # Chat templates LLaMA-Factory names (src/llamafactory/data/template.py) for families the catalog carries;
@@ -56,6 +56,16 @@ def check(layout: ExportLayout) -> None:
                           "(needed for pp/cp/block recomputation)")
     if uses_deepspeed(layout):
         check_offload(layout, "llamafactory")
+        check_pure_bf16(layout, "llamafactory")
+    if layout.optimizer == "adam_bf16":
+        if uses_bridge(layout):
+            raise ExportError("llamafactory: no pure BF16 AdamW (pure_bf16) in the Megatron-Bridge backend, needed for "
+                              "pp/cp/block recomputation (Megatron keeps fp32 or fp16 master weights)")
+        if uses_deepspeed(layout) and layout.zero == 3:
+            raise ExportError("llamafactory: pure_bf16 is refused with DeepSpeed ZeRO-3; try --to accelerate or "
+                              "--to deepspeed")
+        if layout.precision != "bf16":
+            raise ExportError(f"llamafactory: pure_bf16 (adamw-bf16) trains in bf16, the plan uses {layout.precision}")
     if layout.optimizer not in _OPTIM:
         raise ExportError(f"llamafactory: no {layout.optimizer} optimizer (optim takes "
                           f"{', '.join(sorted(set(_OPTIM.values())))}); try --to megatron")
@@ -103,6 +113,8 @@ def training_yaml(layout: ExportLayout, ds_file: str | None) -> dict[str, Any]:
         cfg["fp16"] = True
     else:
         cfg["bf16"] = True
+    if layout.optimizer == "adam_bf16":  # no AMP: the weights and AdamW's moments stay bf16
+        cfg["pure_bf16"] = True
     if layout.precision == "fp8":
         cfg["fp8"] = True
     if uses_bridge(layout):
@@ -140,6 +152,10 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
             notes.append(f"tp={layout.tp} goes through DeepSpeed AutoTP (tensor_parallel.autotp_size); "
                          "DeepSpeed's docs disagree on AutoTP with ZeRO-3 (config page: 0-3, tutorial: 0-2)")
     cfg = training_yaml(layout, ds_file)
+    if layout.optimizer == "adam_bf16":
+        notes.append("optimizer adamw-bf16: pure_bf16 true (no AMP): the weights and AdamW's moments stay bf16 with no "
+                     "fp32 master copy, so updates below BF16's resolution are lost (the plan counts 8 bytes per "
+                     "parameter, not 16)")
     if cfg.get("template") == "default":
         notes.append(f"template: no LLaMA-Factory chat template is mapped for {layout.model_id} here; `default` "
                      "is written: set your model's template (src/llamafactory/data/template.py)")

@@ -53,7 +53,8 @@ def check(layout: ExportLayout) -> None:
     if layout.precision == "fp16":
         raise ExportError("torchtitan: mixed_precision_param takes bfloat16 or float32, not fp16")
     if layout.optimizer not in ("adam",):
-        raise ExportError(f"torchtitan: optimizer {layout.optimizer} is not available (AdamW or Adam only)")
+        raise ExportError(f"torchtitan: optimizer {layout.optimizer} is not exported (AdamW or Adam with FSDP2's mixed "
+                          "precision only)")
     split = split_problem(layout.layers, layout.pp, layout.vpp, "fsdp")
     if split:
         raise ExportError(f"torchtitan: {split}")

@@ -203,8 +203,11 @@ def test_the_public_rows_bench_runs_and_calibration_lowers_held_back_error():
         before, after = (float(cell.rstrip("%")) for cell in line.split()[columns])
         return before, after
 
-    # memory has a bias the estimator's constants leave (torchtitan's reserved peaks), and fitting lowers it
+    # memory has a bias the estimator's constants leave (torchtitan's reserved peaks), and fitting lowers it;
+    # over 7 rows the median is one row's error, which the fitted factors may leave where it is
     before, after = figures("memory")
+    assert after <= before, done.stdout
+    before, after = figures("memory", slice(-2, None))
     assert after < before, done.stdout
     # All held-back rows: since Ampere's own kernel factor (2026-12-01) the estimator's constants centre the
     # A100 rows that factors used to correct, so the median moves by scatter (6.25% -> 6.30%); the demand is

@@ -109,7 +109,8 @@ def test_a_fixed_recomputation_that_fits_nowhere_names_the_one_that_fits() -> No
      "error: --optimizer: the precision-aware optimizer is Megatron's"),
     (["--optimizer", "adamw-precision-aware", "--method", "qlora"], "error: --optimizer: the precision-aware"),
     (["--optimizer", "paged-adamw-8bit", "--framework", "megatron"],
-     "error: --optimizer: paged-adamw-8bit is a PyTorch optimizer (bitsandbytes, Adafactor) that Megatron-LM"),
+     "error: --optimizer: paged-adamw-8bit is a PyTorch optimizer (bitsandbytes, Adafactor, pure BF16 AdamW) that "
+     "Megatron-LM"),
     (["--attention", "sparse"], "error: --attention:"),
     (["--kernels", "fast"], "error: --kernels:"),
     (["--sequence-parallel", "yes"], "error: --sequence-parallel:"),

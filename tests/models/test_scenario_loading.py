@@ -169,7 +169,7 @@ def test_precision_aware_optimizer_is_megatrons(base_scenario, write_scenario, f
     assert any(expected in line for line in err.value.problems), err.value.problems
 
 
-@pytest.mark.parametrize("optimizer", ["adamw-8bit", "paged-adamw-8bit", "adafactor"])
+@pytest.mark.parametrize("optimizer", ["adamw-8bit", "paged-adamw-8bit", "adafactor", "adamw-bf16"])
 def test_pytorch_optimizers_are_not_megatrons(base_scenario, write_scenario, optimizer):
     base_scenario["jobs"][0].update({"optimizer": optimizer, "framework": "megatron", "method": "lora"})
     with pytest.raises(InputError) as err:
@@ -230,3 +230,11 @@ def test_qlora_in_fp8_is_refused_with_why(base_scenario, write_scenario, method)
         err.value.problems
     base_scenario["jobs"][0].update({"method": "lora"})  # LoRA in FP8 is a plan
     load_scenario(write_scenario(base_scenario))
+
+
+def test_pure_bf16_adamw_refuses_fp16_training(base_scenario, write_scenario):
+    base_scenario["jobs"][0].update({"optimizer": "adamw-bf16", "precision": "fp16", "method": "lora"})
+    with pytest.raises(InputError) as err:
+        load_scenario(write_scenario(base_scenario))
+    assert any("adamw-bf16 is pure BF16 training" in line and "not fp16" in line
+               for line in err.value.problems), err.value.problems
