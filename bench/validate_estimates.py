@@ -15,7 +15,8 @@ Unit conversions (bench/data/README.md):
 - tokens_per_s_per_gpu (NeMo FP8, LLaMA) compared directly;
 - memory rows: GB (10^9) or GiB as printed; ZeRO rows are model states only (weights + gradients
   + optimizer); QLORA-01 is an upper bound ("fits in 48 GB"): its error is how far above it we are;
-  torchtune rows are PyTorch allocator statistics, which exclude the CUDA context (subtracted).
+  torchtune rows are PyTorch allocator statistics, which exclude the CUDA context and NCCL's own
+  buffers (subtracted).
 - the torchtune tok/s figures in the memory rows' notes are reported separately, not in the
   calibration statistics: under the settings the rows state (full activation checkpointing) they
   would need 90-100% of the cards' dense BF16 peak, so some setting differs from the row.
@@ -23,9 +24,11 @@ Unit conversions (bench/data/README.md):
 What the CSV leaves blank is searched (micro-batch, and the whole layout for the LLaMA row) or
 set by the estimator's default rule (global batch), never fitted per row. Framework facts that the
 rows imply are applied as such: no sequence parallelism in 2021 Megatron (it did not exist yet),
-context parallelism approximated as data parallelism (same token split), torchtune's chunked loss
-and low-memory optimizer, NeMo's LoRA on attention (rank 32), QLoRA's rank 64 on all layers, NeMo's
-distributed Adam with BF16 gradients and FP32 master weights kept as 16-bit remainders (NEMO_OPTIMIZER).
+context parallelism approximated as data parallelism (same token split), torchtune's chunked loss,
+pure BF16 AdamW (its low-memory 8-bit one where the row leaves the optimizer unstated), CPU offload
+where the notes say so and LoRA rank (8 on one GPU, 16 on several), NeMo's LoRA on attention (rank 32),
+QLoRA's rank 64 on all layers, NeMo's distributed Adam with BF16 gradients and FP32 master weights kept
+as 16-bit remainders (NEMO_OPTIMIZER).
 """
 
 from __future__ import annotations
@@ -214,7 +217,7 @@ cross-entropy, torchtune a chunked one (8 chunks); both are run as `chunked_loss
 
 
 def compiled(row: dict[str, str]) -> bool:
-    """Rows whose stack ran torch.compile (torchtitan's, one torchtune row): fused modules, which save
+    """Rows whose stack ran torch.compile (torchtitan's, the torchtune rows that say so): fused modules, which save
     what the fused activation formula counts (memory.py); the others ran eager PyTorch modules."""
     return "torch.compile" in row.get("source", "") + row.get("notes", "")
 
@@ -404,6 +407,15 @@ def _memory_card(row: dict[str, str]) -> ModelCard:
     return _card(row, name)
 
 
+def _lora_rank(torchtune: bool, gpus: int) -> int:
+    """The adapter rank of a memory row: torchtune's single-device recipes use rank 8, its distributed ones
+    rank 16 (0.3.1 recipes/configs/llama3_1/8B_lora_single_device.yaml, 70B_lora.yaml, 405B_qlora.yaml);
+    the QLoRA paper rank 64."""
+    if torchtune:
+        return 8 if gpus == 1 else 16
+    return 64
+
+
 def _memory_row_optimizer(stated: str, fam: str, state_offload: bool) -> str:
     """The optimizer a memory row ran. torchtune trains in pure BF16 (dtype bf16, no mixed precision: its AdamW
     keeps BF16 moments and no fp32 master), and its single-device low-memory recipes, whose optimizer the rows
@@ -462,7 +474,7 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
                       recompute=row["recompute"] or None, micro_batch=mb, global_batch=gb,
                       seq_len=_int(row["seq_len"]) or 512,
                       precision="fp8" if row["precision"] == "fp8" else "bf16",
-                      lora_rank=8 if torchtune else 64, optimizer=optimizer,
+                      lora_rank=_lora_rank(torchtune, gpus), optimizer=optimizer,
                       chunked_loss=fam in FUSED_LOSS_FAMILIES, fused_modules=compiled(row),
                       framework=framework, virtual_pipeline=vpp, state_offload=state_offload)
     est = _run(card, method, Cluster.of(gpu, gpus), spec, None)

@@ -34,8 +34,12 @@ FSDP class (same sharded data parallelism), widened since no row measures it (un
 MEMORY_BAND: tuple[float, float] = (0.91, 1.14)
 """(p10, p90) of published / predicted peak memory over the measured rows (torchtune, torchtitan,
 QLoRA; the ZeRO rows are exact state counts and excluded; re-derived after torch pipelining's kept
-outputs were counted, 2026-12-01; 1.17 before). Above 1: torchtitan logs the allocator's reserved peak and
-its 1F1B run sits 13% above the estimate; below 1: torchtune's LoRA/QLoRA figures sit 9-11% under it."""
+outputs were counted, 2026-12-01, (0.91, 1.17) before). Above 1: torchtitan logs the allocator's reserved
+peak and its 1F1B run sits 13% above the estimate; below 1: torchtune's LoRA/QLoRA figures sit 7-18% under
+it. Not lowered to the (0.89, 1.13) that torchtune's three 8-GPU rows (bench/data/memory_torchtune.csv)
+give the derivation: those rows sit under the estimate, and a band narrowed by over-estimates would let
+every plan run closer to its card on the strength of three rows, one of them (405B QLoRA) read at its
+recipe's batch size because the table's stated one cannot hold its figure."""
 
 UNCALIBRATED_SPREAD = 1.2
 """The p90 / median ratio of the extra throughput error an estimate carries for each mechanism it rests on

@@ -336,15 +336,24 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
         logits_gib = logits / GIB if is_last else 0.0
         act_gib = act_bytes / GIB - logits_gib
         other = CUDA_CONTEXT_GIB + (NCCL_BUFFERS_GIB if layout.gpus > 1 else 0.0)
+        gathered = 0.0
         if z == 3 and (d > 1 or layout.state_offload):
-            other += 2 * _gathered_layer_bytes(shape, method, layout) / GIB  # current + prefetched layer
+            gathered = _gathered_layer_bytes(shape, method, layout)
+            other += 2 * gathered / GIB  # current + prefetched layer
             if layout.framework == "fsdp":
                 # FSDP keeps the root module's own parameters (embedding, output layer) gathered from
                 # forward to backward: the root does not reshard after forward (FSDP2 `fully_shard`
                 # docs; torchtitan and llm-foundry wrap each block, then the root).
                 other += (params_stage - per_layer * layers_stage) * WEIGHT_BYTES / GIB
-        if method in QLORA_METHODS:
-            other += _largest_linear(shape) / t * WEIGHT_BYTES / GIB  # dequantized copy for the matmul
+        dequantized = _largest_linear(shape) / t * WEIGHT_BYTES if method in QLORA_METHODS else 0.0
+        other += dequantized / GIB  # QLoRA: the dequantized copy of the weight a matmul is using
+        if is_last and working > 0:
+            # Re-materialised layers: the layer phase (the layer being recomputed and run backward, the one
+            # prefetched, QLoRA's dequantized copy) and the loss phase never coincide; at the loss at most
+            # one layer is gathered (torchtitan keeps the last block gathered, the backward prefetches it).
+            layer_side = 2 * gathered + dequantized
+            summed = max(loss_phase, working) + layer_side
+            other -= (summed - max(loss_phase + gathered, working + layer_side)) / GIB
         other += logits_gib + ALLOCATOR_FRAGMENTATION * (act_gib + logits_gib)
         results.append([weights, grads, optim, act_gib, other, offload, logits_gib])
     peak = max(range(len(results)), key=lambda i: sum(results[i][:5]))
@@ -353,7 +362,7 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     kept_gib = kept_outputs / GIB if peak_stage and peak_stage[0] == p - 1 else 0.0  # held by the last stage
     if loss_gib - kept_gib >= 0.5:
         freed = (" (freed before the backward pass reaches the layers: the peak holds the larger of the loss and "
-                 "the layer being recomputed or fetched back)" if working > 0 else "")
+                 "the layer being recomputed or fetched back, with its gathered weights)" if working > 0 else "")
         notes.append(f"memory: 'other' includes {loss_gib - kept_gib:.1f} GiB for the loss, the logits at "
                      f"{_logit_bytes(layout):g} B per element and the output layer's input{freed}")
     if kept_gib >= 0.05:
