@@ -17,7 +17,7 @@ from plan.models.problem import SCALE, Candidate, Problem, PurchaseEconomics, Re
 from plan.planner.candidates import NOT_WEIGHED
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
-from plan.planner.estimate.types import CAUSAL_MFU_NOTE_GAP
+from plan.planner.estimate.types import CAUSAL_MFU_NOTE_GAP, OPTIMIZER_NAME_OF
 from plan.planner.infeasible import (
     HOURS_STATED_BELOW_H,
     at_time,
@@ -42,13 +42,13 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
     for j in plan.jobs:
         free = j.gpu_memory_gib - j.memory_gib_per_gpu
         where = "owned" if j.billing == "owned" else j.billing
+        optimizer = (j.detail or {}).get("layout", {}).get("optimizer", "adam")  # named as a scenario names it
         lines.append(
             f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({where}), {j.framework or 'stack'}: tp={j.tp} pp={j.pp}"
             + (f" vpp={j.virtual_pipeline}" if j.virtual_pipeline > 1 else "") + (f" cp={j.cp}" if j.cp > 1 else "")
             + f" dp={j.dp} zero={j.zero}" + ("+cpu-offload" if j.state_offload else "")
             + f" recompute={j.recompute_text} mb={j.micro_batch}"
-            + (f" optimizer {j.detail['layout']['optimizer']}"
-               if (j.detail or {}).get("layout", {}).get("optimizer", "adam") != "adam" else "")
+            + (f" optimizer {OPTIMIZER_NAME_OF.get(optimizer, optimizer)}" if optimizer != "adam" else "")
             + (" fused kernels" if j.assumes_fused_kernels else "") + "; "
             f"{j.memory_gib_per_gpu:.1f} of {j.gpu_memory_gib:.0f} GiB "
             f"per GPU ({free:.1f} free); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}{_causal(j)}; "

@@ -167,7 +167,7 @@ def test_the_leaner_megatron_optimizer_is_offered_where_it_makes_the_memory_fit(
     assert all(j.memory_gib_per_gpu <= j.gpu_memory_gib for j in plan.jobs)
     # and the plan's explanation says which optimizer made it fit
     (line,) = [x for x in plan.explanation if x.startswith("sft: ")]
-    assert "optimizer adam_precision_aware" in line
+    assert "optimizer adamw-precision-aware" in line  # as the scenario names it
 
 
 def test_an_eight_bit_optimizer_is_offered_to_an_adapter_job_it_makes_fit(base_scenario, write_scenario):
