@@ -47,7 +47,7 @@ def scenario(rng: random.Random, index: int) -> dict[str, Any]:
                            "tokens": rng.choice(("10M", "200M", "2B", "20B")), "seq_len": rng.choice((2048, 8192)),
                            "data": {"sensitivity": rng.choice(SENSITIVITY)}}
     if rng.random() < 0.3:
-        job["optimizer"] = rng.choice(("paged-adamw-8bit", "adamw-8bit", "adafactor"))
+        job["optimizer"] = rng.choice(("paged-adamw-8bit", "adamw-8bit", "adafactor", "adamw-bf16"))
     if rng.random() < 0.2 and job["method"] != "qlora":  # no stack runs QLoRA in FP8 (refused on input)
         job["precision"] = "fp8"
     if rng.random() < 0.2:

@@ -53,7 +53,7 @@ def draw(rng: random.Random) -> dict[str, Any]:
     optional: tuple[tuple[str, list[Any]], ...] = (
         ("framework", ["megatron", "fsdp", "deepspeed"]), ("gpus", [1, 2, 3, 8, 12, 64]),
         ("global_batch", [1, 7, 64, 1024]), ("seq_len", [512, 8192, 32768]), ("precision", ["fp8", "fp16", "bf16"]),
-        ("optimizer", ["adamw-8bit", "sgd", "adafactor", "paged-adamw-8bit", "adamw-precision-aware"]),
+        ("optimizer", ["adamw-8bit", "sgd", "adafactor", "paged-adamw-8bit", "adamw-precision-aware", "adamw-bf16"]),
         ("kernels", ["fused", "eager"]), ("cpu_offload", [True, False]), ("tokens", ["1B", "100B", "1k"]),
     )
     for key, values in optional:

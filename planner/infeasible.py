@@ -576,6 +576,7 @@ def _headroom_relaxation(session: Session) -> Relaxation | None:
 
 LEANER_OPTIMIZER = "adamw-precision-aware"
 EIGHT_BIT_OPTIMIZER = "paged-adamw-8bit"
+PURE_BF16_OPTIMIZER = "adamw-bf16"
 
 
 @dataclass(frozen=True)
@@ -597,7 +598,11 @@ _OPTIMIZER_SWAPS = (
     _OptimizerSwap(EIGHT_BIT_OPTIMIZER, lambda j: j.method in ADAPTER_METHODS and j.framework != "megatron",
                    "paged 8-bit AdamW (bitsandbytes, the QLoRA recipe's optimizer: 2 bytes of state per adapter "
                    "parameter, not 12, paged to host memory when the GPU is full)"),
-    # full-parameter jobs on the PyTorch stacks: torchtune's low-memory full fine-tune recipe
+    # full-parameter jobs on the PyTorch stacks: torchtune's default training, then its low-memory recipe
+    _OptimizerSwap(PURE_BF16_OPTIMIZER, lambda j: j.method not in ADAPTER_METHODS and j.framework != "megatron"
+                   and j.precision != "fp16",
+                   "pure BF16 AdamW (torchtune's default: bf16 weights, gradients and moments, 8 bytes per "
+                   "parameter, not 16; no fp32 master copy, so updates below BF16's resolution are lost)"),
     _OptimizerSwap(EIGHT_BIT_OPTIMIZER, lambda j: j.method not in ADAPTER_METHODS and j.framework != "megatron",
                    "paged 8-bit AdamW stepped inside the backward pass on bf16 weights (torchtune's low-memory "
                    "full fine-tune recipe: 2 bytes of optimizer state per parameter, not 12, one layer of "
@@ -620,8 +625,12 @@ def _optimizer_relaxations(session: Session) -> list[Relaxation]:
     swaps = [(swap, names) for swap, names in swaps if names]
     found = [r for r in (_optimizer_relaxation(session, [pair]) for pair in swaps) if r is not None]
     if not found and len(swaps) > 1:  # each alone leaves another job without options: all together
-        together = _optimizer_relaxation(session, swaps)
-        found += [together] if together is not None else []
+        together: list[tuple[_OptimizerSwap, list[str]]] = []
+        for swap, names in swaps:  # one optimizer per job: the first swap listed for it (the least change)
+            if not {n for _, taken in together for n in taken} & set(names):
+                together.append((swap, names))
+        relaxed = _optimizer_relaxation(session, together) if len(together) > 1 else None
+        found += [relaxed] if relaxed is not None else []
     return found
 
 

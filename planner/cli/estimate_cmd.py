@@ -261,11 +261,13 @@ def _fits_with(flag: str, card: ModelCard, method: str, cluster: Cluster, spec: 
 
 
 def _leaner_optimizer_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:
-    """When plain mixed-precision Adam fits nowhere, whether a leaner optimizer an expert would try before
-    renting more GPUs fits: for LoRA and QLoRA the QLoRA recipe's paged 8-bit AdamW (2 bytes of state per
-    adapter parameter, not 12; PyTorch stacks), for full-parameter training Megatron's precision-aware
-    optimizer (bf16 gradients, the fp32 master as 16-bit remainders: 4 bytes per parameter less), which
-    NeMo's performance recipes run (planner/infeasible.py offers the same two for scenarios)."""
+    """When plain mixed-precision Adam fits nowhere, the least change of optimizer an expert would try before
+    renting more GPUs that fits: for LoRA and QLoRA the QLoRA recipe's paged 8-bit AdamW (2 bytes of state per
+    adapter parameter, not 12; PyTorch stacks); for full-parameter training, from the smallest saving up,
+    Megatron's precision-aware optimizer (bf16 gradients, the fp32 master as 16-bit remainders: 4 bytes per
+    parameter less), which NeMo's performance recipes run, then pure BF16 AdamW (torchtune's default: no fp32
+    master, 8 bytes less) and torchtune's low-memory paged 8-bit AdamW on the PyTorch stacks
+    (planner/infeasible.py offers the same for scenarios)."""
     if spec.optimizer != "adam":
         return None
     if method in ADAPTER_METHODS:
@@ -273,8 +275,15 @@ def _leaner_optimizer_hint(card: ModelCard, method: str, cluster: Cluster, spec:
             return None
         return _fits_with("--optimizer paged-adamw-8bit (bitsandbytes, the QLoRA recipe's optimizer)", card, method,
                           cluster, spec, optimizer="paged_adam_8bit")
-    return _fits_with("--optimizer adamw-precision-aware (Megatron: bf16 gradients, fp32 master weights kept as "
-                      "16-bit remainders)", card, method, cluster, spec, optimizer="adam_precision_aware")
+    swaps = [("--optimizer adamw-precision-aware (Megatron: bf16 gradients, fp32 master weights kept as 16-bit "
+              "remainders)", "adam_precision_aware")]
+    if spec.framework != "megatron":
+        swaps += [("--optimizer adamw-bf16 (pure BF16, torchtune's default: no fp32 master copy, so updates below "
+                   "BF16's resolution are lost)", "adam_bf16"),
+                  ("--optimizer paged-adamw-8bit (torchtune's low-memory recipe: 8-bit states stepped in the "
+                   "backward pass, no fp32 master copy)", "paged_adam_8bit")]
+    return next((hint for flag, optimizer in swaps
+                 if (hint := _fits_with(flag, card, method, cluster, spec, optimizer=optimizer))), None)
 
 
 def _recompute_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:

@@ -181,6 +181,22 @@ def test_nothing_fits_names_the_leaner_megatron_optimizer_when_it_would_fit() ->
     assert not [n for n in json.loads(out)["notes"] if "adamw-precision-aware" in n]
 
 
+def test_nothing_fits_names_the_least_change_of_optimizer_that_fits_a_full_fine_tune() -> None:
+    # torchtune's 70B full fine-tune on 8 A100s: mixed-precision Adam's 131 GiB of states per GPU fit neither
+    # the card nor the host; Megatron's precision-aware optimizer (14 bytes) is not enough, pure BF16 AdamW
+    # (8 bytes, torchtune's default) is, so the hint names it rather than the 8-bit one (4 bytes)
+    args = ["--model", "llama3.1-70b", "--method", "full_finetune", "--gpu", "a100-80gb", "--gpus", "8",
+            "--seq-len", "2048", "--cpu-offload", "off", "--format", "json"]
+    code, out, _ = run(*args)
+    assert code == 0 and json.loads(out)["fits"] is False
+    hints = [n for n in json.loads(out)["notes"] if n.startswith("with --optimizer")]
+    assert len(hints) == 1 and hints[0].startswith("with --optimizer adamw-bf16"), hints
+    code, out, _ = run(*args, "--optimizer", "adamw-bf16")
+    assert code == 0 and json.loads(out)["fits"] is True
+    code, out, _ = run(*args, "--optimizer", "adamw-precision-aware")
+    assert code == 0 and json.loads(out)["fits"] is False
+
+
 def test_nothing_fits_names_the_qlora_recipes_8bit_optimizer_when_it_would_fit() -> None:
     # Llama 3.1 70B QLoRA on one 48 GB card at 2.5k tokens: AdamW's 12 bytes per adapter parameter put it
     # just over (with CPU offload of the model states off: with it, the 4-bit base waits in host memory and

@@ -216,6 +216,33 @@ def test_two_optimizer_swaps_are_offered_together_when_neither_alone_is_enough(b
     assert after.plans[0].total_cost == pytest.approx(both.cost, abs=0.01)
 
 
+def test_pure_bf16_adamw_is_offered_to_a_full_fine_tune_as_torchtune_runs_it(base_scenario, write_scenario):
+    """torchtune's published 70B full fine-tune on one node of 8 A100s (recipes/configs/llama3_1/70B_full.yaml:
+    CPU offload, pure BF16): with mixed-precision AdamW its 131 GiB of states per GPU fit neither the card nor
+    the host, so nothing fits; pure BF16 AdamW's 66 GiB per GPU run it on the lab's own node (in host memory,
+    or sharded on the cards with tensor parallelism where that leaves room)."""
+    base_scenario.update(budget="50k", deadline="30d", confidence=0.5, ops_skill="expert",
+                         sites=[{"id": "lab", "jurisdiction": "cn"}],
+                         owned=[{"id": "lab-a100", "site": "lab", "gpu": "a100-80gb", "count": 8,
+                                 "gpus_per_node": 8, "cost_per_gpu_hour": 3}])
+    base_scenario["jobs"] = [{"id": "sft", "model": "llama3.1-70b", "method": "full_finetune", "tokens": "5M",
+                              "seq_len": 2048, "global_batch": 16, "framework": "fsdp",
+                              "data": {"sensitivity": "public", "residency": "on_premises", "at": "lab"}}]
+    result = solve_session(_session(write_scenario, base_scenario))
+    assert result.status == "infeasible"
+    offered = {r.to: r for r in result.relaxations if r.kind == "optimizer"}
+    assert "adamw-bf16" in offered and "adamw-precision-aware" not in offered  # (Megatron's: not with fsdp)
+    pure = offered["adamw-bf16"]
+    assert pure.field == "jobs[sft].optimizer" and "no fp32 master copy" in pure.detail
+    base_scenario["jobs"][0]["optimizer"] = pure.to
+    after = solve_session(_session(write_scenario, base_scenario))
+    assert after.status in ("optimal", "feasible")
+    (job,) = after.plans[0].jobs
+    assert job.platform == "lab-a100" and job.memory_gib_per_gpu <= job.gpu_memory_gib
+    assert job.detail is not None and job.detail["layout"]["optimizer"] == "adam_bf16"
+    assert after.plans[0].total_cost == pytest.approx(pure.cost, abs=0.01)
+
+
 def test_no_optimizer_relaxation_where_it_would_not_fit_either(base_scenario, write_scenario):
     # 405B on 16 GPUs under Megatron: ~350 GiB of states per GPU even at 14 bytes per parameter
     data = _own_h100s_only(base_scenario, framework="megatron", model="llama3.1-405b")
