@@ -31,6 +31,7 @@ from plan.planner.estimate.types import (
     FRAMEWORKS,
     METHODS,
     OPTIMIZER_ALIASES,
+    OPTIMIZER_NAME_OF,
     OPTIMIZER_NAMES,
     OPTIMIZERS,
     PRECISIONS,
@@ -339,7 +340,7 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
         rows.append(("ep", lay.ep))
     rows.append(("attention", "flash" if lay.flash_attention else "eager"))
     rows.append(("kernels", lay.kernels))
-    rows.append(("optimizer", lay.optimizer))
+    rows.append(("optimizer", OPTIMIZER_NAME_OF.get(lay.optimizer, lay.optimizer)))  # as --optimizer takes it
     if lay.state_offload:
         rows.append(("cpu_offload", "on"))
     if lay.lora_rank is not None:
