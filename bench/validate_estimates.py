@@ -407,6 +407,12 @@ def _memory_card(row: dict[str, str]) -> ModelCard:
     return _card(row, name)
 
 
+DEFAULT_ZERO_OF_FRAMEWORK = {"fsdp": 3, "megatron": 1}
+"""A multi-GPU memory row's sharding where the row leaves it blank: FSDP's default FULL_SHARD (torchtune,
+torchtitan and llm-foundry reshard after forward unless told not to), Megatron's distributed optimizer
+(NeMo's recipes turn it on); other stacks none."""
+
+
 def _lora_rank(torchtune: bool, gpus: int) -> int:
     """The adapter rank of a memory row: torchtune's single-device recipes use rank 8, its distributed ones
     rank 16 (0.3.1 recipes/configs/llama3_1/8B_lora_single_device.yaml, 70B_lora.yaml, 405B_qlora.yaml);
@@ -455,7 +461,7 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
     notes = row.get("notes") or ""
     state_offload = "cpu offload" in notes.lower() or None
     optimizer = _memory_row_optimizer(row["optimizer"], fam, bool(state_offload))
-    tp, pp, zero = _int(row["tp"]) or 1, _int(row["pp"]) or 1, _int(row["zero"]) or 0
+    tp, pp = _int(row["tp"]) or 1, _int(row["pp"]) or 1
     gpus = int(row["num_gpus"])
     cp = _context_parallel(notes, gpus, tp, pp, None) or 1
     if gpus % (tp * pp * cp):
@@ -464,6 +470,9 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
     mb = _int(row["micro_batch"]) or 1
     gb = mb * dp  # the column is per GPU: each data-parallel rank runs one micro-batch
     framework = FRAMEWORK_OF_FAMILY.get(fam)
+    zero = _int(row["zero"])
+    if zero is None:  # unstated: the stack's default sharding (a memory figure depends on it too much to search)
+        zero = 0 if dp * cp == 1 else DEFAULT_ZERO_OF_FRAMEWORK.get(framework or "", 0)
     vpp: int | None = 1
     if fam == "torchtitan":  # the column is torchtitan's local batch (per data-parallel rank), split over pp
         mb = _torchtitan_micro_batch(mb, pp, notes)

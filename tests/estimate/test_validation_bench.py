@@ -1,6 +1,6 @@
 """bench/validate_estimates.py on rows it has not seen: a row it cannot state is reported, never the end of
-the run, and what a row leaves implicit (context parallelism, the batch of a multi-GPU memory row) is
-derived from what it gives."""
+the run, and what a row leaves implicit (context parallelism, the batch and sharding of a multi-GPU memory
+row, torchtune's optimizer) is derived from what it gives."""
 
 from __future__ import annotations
 
@@ -65,6 +65,11 @@ MEMORY_PROBES = [
     dict(id="PROBEM-METHOD", source="probe", model="llama3.1-8b", params_b="8", method="distillation",
          precision="bf16", micro_batch="1", seq_len="2048", gpu="h100-sxm", num_gpus="1", peak_memory="40",
          unit="GiB"),
+    # a torchtune row on 8 GPUs that leaves the sharding blank and says CPU offload in its notes
+    dict(id="TTU-PROBE", source="pytorch/torchtune README (probe)", model="Llama3.1-70B", params_b="70",
+         method="full", precision="bf16", optimizer="not stated", micro_batch="2", seq_len="2048", gpu="a100-80gb",
+         num_gpus="8", tp="1", pp="1", recompute="full", peak_memory="14", unit="GiB",
+         notes="uses CPU offload with fused optimizer"),
 ]
 
 
@@ -111,6 +116,8 @@ def test_what_a_row_leaves_implicit_is_derived_from_what_it_gives(monkeypatch: p
     assert (cp_row.tp, cp_row.pp, cp_row.cp, cp_row.dp) == (8, 16, 16, 8)  # the GPUs tp x pp x dp leave over
     dp_row = rows["PROBEM-DP"].estimate.layout
     assert (dp_row.dp, dp_row.micro_batch, dp_row.global_batch) == (64, 2, 128)
+    tune = rows["TTU-PROBE"].estimate.layout  # FSDP's full shard, torchtune's pure BF16 AdamW, offloaded
+    assert (tune.zero, tune.state_offload, tune.optimizer, tune.framework) == (3, True, "adam_bf16", "fsdp")
     run = rows["PROBE-RUN"]  # GPU-hours of the run the notes give, whole-run overhead and failures included
     assert run.predicted == pytest.approx(run.estimate.run(15e12).gpu_hours)
 
