@@ -45,6 +45,9 @@ THROUGHPUT_PROBES = [
     # tp x pp x dp leave 16 of the 16,384 GPUs per replica to context parallelism
     {**LLAMA405, "id": "PROBE-CP", "seq_len": "131072", "num_gpus": "16384", "tp": "8", "pp": "16", "dp": "8",
      "global_batch_tokens": "16777216"},
+    # a layout the estimator judges not to fit (TP 8 x PP 16, 8k tokens, no recomputation)
+    {**LLAMA405, "id": "PROBE-OOM", "seq_len": "8192", "num_gpus": "8192", "tp": "8", "pp": "16", "dp": "64",
+     "zero": "1", "recompute": "none", "global_batch_tokens": "16777216"},
     {**LLAMA405, "id": "PROBE-GPU", "seq_len": "8192", "num_gpus": "8", "gpu": "v100-32gb"},
     {**LLAMA405, "id": "PROBE-MODEL", "model": "Mystery-7B", "layers": "", "seq_len": "4096", "num_gpus": "8"},
     {**LLAMA405, "id": "PROBE-METRIC", "model": "llama3.1-8b", "seq_len": "8192", "num_gpus": "8",
@@ -116,6 +119,10 @@ def test_what_a_row_leaves_implicit_is_derived_from_what_it_gives(monkeypatch: p
     assert (cp_row.tp, cp_row.pp, cp_row.cp, cp_row.dp) == (8, 16, 16, 8)  # the GPUs tp x pp x dp leave over
     dp_row = rows["PROBEM-DP"].estimate.layout
     assert (dp_row.dp, dp_row.micro_batch, dp_row.global_batch) == (64, 2, 128)
+    # a speed is estimated on the fastest layout the row states, as if memory were no limit (interleaved, as
+    # the search picks it), and the row is still reported as judged not to fit
+    oom = rows["PROBE-OOM"].estimate
+    assert not oom.fits and oom.layout.recompute == "none" and oom.layout.virtual_pipeline > 1
     tune = rows["TTU-PROBE"].estimate.layout  # FSDP's full shard, torchtune's pure BF16 AdamW, offloaded
     assert (tune.zero, tune.state_offload, tune.optimizer, tune.framework) == (3, True, "adam_bf16", "fsdp")
     run = rows["PROBE-RUN"]  # GPU-hours of the run the notes give, whole-run overhead and failures included
