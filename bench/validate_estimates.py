@@ -755,10 +755,9 @@ def main(argv: list[str] | None = None) -> int:
     _print_rows(rows)
     print()
     groups = {
-        "throughput (throughput_public.csv)": [r for r in rows
-                                               if r.kind == "throughput" and not r.id.endswith("t")],
+        "throughput (throughput*.csv)": [r for r in rows if r.kind == "throughput" and not r.id.endswith("t")],
         "throughput (+ torchtune tok/s from notes)": [r for r in rows if r.kind == "throughput"],
-        "memory (memory_public.csv)": [r for r in rows if r.kind == "memory"],
+        "memory (memory*.csv)": [r for r in rows if r.kind == "memory"],
         "memory, rows with MFU-consistent figures": [r for r in rows if r.kind == "memory" and not r.implausible],
     }
     for label, group in groups.items():
