@@ -22,7 +22,9 @@ Unit conversions (bench/data/README.md):
   would need 90-100% of the cards' dense BF16 peak, so some setting differs from the row.
 
 What the CSV leaves blank is searched (micro-batch, and the whole layout for the LLaMA row) or
-set by the estimator's default rule (global batch), never fitted per row. Framework facts that the
+set by the estimator's default rule (global batch), never fitted per row. A run whose stated layout the
+estimator judges not to fit is listed as such, and its speed is taken on the fastest layout it states, as
+if memory were no limit (it ran). Framework facts that the
 rows imply are applied as such: no sequence parallelism in 2021 Megatron (it did not exist yet),
 context parallelism approximated as data parallelism (same token split), torchtune's chunked loss,
 pure BF16 AdamW (its low-memory 8-bit one where the row leaves the optimizer unstated), CPU offload
