@@ -102,6 +102,10 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
         problems.append(f"optimizer: {not_on_megatron(OPTIMIZER_NAME_OF[layout.optimizer])}")
     if layout.optimizer == "adam_bf16" and layout.precision == "fp16":
         problems.append(f"optimizer: {PURE_BF16_FP16}")
+    if layout.optimizer == "adam_bf16" and layout.framework == "deepspeed" and layout.zero == 0:
+        # its bf16_master_weights_and_grads and bf16_optimizer_states are ZeRO stage 1-3 settings
+        problems.append("optimizer: adamw-bf16 on DeepSpeed needs ZeRO stage 1-3 (bf16_master_weights_and_grads), "
+                        "got zero 0")
     if layout.lora_targets not in LORA_TARGETS:
         problems.append(f"lora_targets: {layout.lora_targets!r} is not one of {', '.join(LORA_TARGETS)}")
     if method in ADAPTER_METHODS:

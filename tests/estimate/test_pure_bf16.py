@@ -64,12 +64,14 @@ def test_the_pure_bf16_step_streams_fewer_bytes(llama8b: ModelCard, a100: GPU) -
     assert pure.time.compute_s == mixed.time.compute_s
 
 
-def test_megatron_and_fp16_refuse_pure_bf16(llama8b: ModelCard, a100: GPU) -> None:
+def test_megatron_fp16_and_unsharded_deepspeed_refuse_pure_bf16(llama8b: ModelCard, a100: GPU) -> None:
     cluster = Cluster.of(a100, 8)
     with pytest.raises(ValueError, match="Megatron-LM does not run"):
         estimate(llama8b, "full_finetune", cluster, _layout(8, zero=1, framework="megatron", optimizer="adam_bf16"))
     with pytest.raises(ValueError, match="not fp16"):
         estimate(llama8b, "full_finetune", cluster, _layout(8, precision="fp16", optimizer="adam_bf16"))
+    with pytest.raises(ValueError, match="DeepSpeed needs ZeRO stage 1-3"):  # what its JSON can express
+        estimate(llama8b, "full_finetune", cluster, _layout(8, zero=0, framework="deepspeed", optimizer="adam_bf16"))
 
 
 def test_the_search_keeps_pure_bf16_off_megatron(llama8b: ModelCard, a100: GPU) -> None:
