@@ -21,16 +21,15 @@ Unit conversions (bench/data/README.md):
   calibration statistics: under the settings the rows state (full activation checkpointing) they
   would need 90-100% of the cards' dense BF16 peak, so some setting differs from the row.
 
-What the CSV leaves blank is searched (micro-batch, and the whole layout for the LLaMA row) or
-set by the estimator's default rule (global batch), never fitted per row. A run whose stated layout the
-estimator judges not to fit is listed as such, and its speed is taken on the fastest layout it states, as
-if memory were no limit (it ran). Framework facts that the
-rows imply are applied as such: no sequence parallelism in 2021 Megatron (it did not exist yet),
-context parallelism approximated as data parallelism (same token split), torchtune's chunked loss,
-pure BF16 AdamW (its low-memory 8-bit one where the row leaves the optimizer unstated), CPU offload
-where the notes say so and LoRA rank (8 on one GPU, 16 on several), NeMo's LoRA on attention (rank 32),
-QLoRA's rank 64 on all layers, NeMo's distributed Adam with BF16 gradients and FP32 master weights kept
-as 16-bit remainders (NEMO_OPTIMIZER).
+What the CSV leaves blank is searched (micro-batch, and the whole layout for the LLaMA row) or set by the
+estimator's default rule (global batch), never fitted per row. A run whose stated layout the estimator
+judges not to fit is listed as such, and its speed is taken on the fastest layout it states, as if memory
+were no limit (it ran). Framework facts that the rows imply are applied as such: no sequence parallelism
+in 2021 Megatron (it did not exist yet), context parallelism approximated as data parallelism (same token
+split), torchtune's chunked loss, pure BF16 AdamW (its low-memory 8-bit one where the row leaves the
+optimizer unstated), CPU offload where the notes say so and LoRA rank (8 on one GPU, 16 on several),
+NeMo's LoRA on attention (rank 32), QLoRA's rank 64 on all layers, NeMo's distributed Adam with BF16
+gradients and FP32 master weights kept as 16-bit remainders (NEMO_OPTIMIZER).
 """
 
 from __future__ import annotations
@@ -477,8 +476,8 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
     card = _memory_card(row)
     bound = rid == "QLORA-01"
     gpu = catalog.gpu("rtx-a6000") if row["gpu"] == "48gb-class" else _gpu_of_row(catalog, row)
-    torchtune = rid.startswith("TTU")
     fam = family(rid, row["source"])
+    torchtune = fam == "torchtune"  # (by the row's id or its source)
     notes = row.get("notes") or ""
     state_offload = "cpu offload" in notes.lower() or None
     optimizer = _memory_row_optimizer(row["optimizer"], fam, bool(state_offload))

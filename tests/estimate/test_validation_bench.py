@@ -68,8 +68,8 @@ MEMORY_PROBES = [
     dict(id="PROBEM-METHOD", source="probe", model="llama3.1-8b", params_b="8", method="distillation",
          precision="bf16", micro_batch="1", seq_len="2048", gpu="h100-sxm", num_gpus="1", peak_memory="40",
          unit="GiB"),
-    # a torchtune row on 8 GPUs that leaves the sharding blank and says CPU offload in its notes
-    dict(id="TTU-PROBE", source="pytorch/torchtune README (probe)", model="Llama3.1-70B", params_b="70",
+    # a torchtune row (by its source) on 8 GPUs that leaves the sharding blank and says CPU offload in its notes
+    dict(id="TUNE-PROBE", source="pytorch/torchtune README (probe)", model="Llama3.1-70B", params_b="70",
          method="full", precision="bf16", optimizer="not stated", micro_batch="2", seq_len="2048", gpu="a100-80gb",
          num_gpus="8", tp="1", pp="1", recompute="full", peak_memory="14", unit="GiB",
          notes="uses CPU offload with fused optimizer"),
@@ -123,7 +123,8 @@ def test_what_a_row_leaves_implicit_is_derived_from_what_it_gives(monkeypatch: p
     # the search picks it), and the row is still reported as judged not to fit
     oom = rows["PROBE-OOM"].estimate
     assert not oom.fits and oom.layout.recompute == "none" and oom.layout.virtual_pipeline > 1
-    tune = rows["TTU-PROBE"].estimate.layout  # FSDP's full shard, torchtune's pure BF16 AdamW, offloaded
+    # a torchtune row by its source: FSDP's full shard, torchtune's pure BF16 AdamW, offloaded
+    tune = rows["TUNE-PROBE"].estimate.layout
     assert (tune.zero, tune.state_offload, tune.optimizer, tune.framework) == (3, True, "adam_bf16", "fsdp")
     run = rows["PROBE-RUN"]  # GPU-hours of the run the notes give, whole-run overhead and failures included
     assert run.predicted == pytest.approx(run.estimate.run(15e12).gpu_hours)
