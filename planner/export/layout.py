@@ -15,6 +15,7 @@ from typing import Any
 from plan.models.methods import ADAPTER_METHODS, DPO_METHODS, FULL_METHODS, METHOD_NOTES, QLORA_METHODS
 from plan.models.model_card import ModelCard
 from plan.models.scenario import Job
+from plan.planner.estimate.types import OPTIMIZER_NAME_OF
 from plan.planner.plan import JobPlan
 
 STACKS = ("torchrun-fsdp", "deepspeed", "megatron", "torchtitan", "llamafactory", "accelerate")
@@ -122,8 +123,8 @@ class ExportLayout:
                 f"{offload} ({self.framework} execution model), micro-batch {self.micro_batch} x gradient accumulation "
                 f"{self.grad_accum} x dp {self.dp} = global batch {self.global_batch} sequences of "
                 f"{self.seq_len} tokens, {self.precision}, recompute {self.recompute}, optimizer "
-                f"{self.optimizer}{adapter}; about {self.train_steps} optimizer steps for "
-                f"{self.tokens:,.0f} tokens.")
+                f"{OPTIMIZER_NAME_OF.get(self.optimizer, self.optimizer)}{adapter}; about {self.train_steps} optimizer "
+                f"steps for {self.tokens:,.0f} tokens.")
 
 
 def _hf_name(card: ModelCard) -> str:

@@ -8,7 +8,7 @@ import pytest
 
 from plan.models.catalog import builtin_catalog
 from plan.models.scenario import Job
-from plan.planner.export import ExportError, build_layout, render_stack
+from plan.planner.export import ExportError, build_layout, render_stack, write_export
 from tests.export.helpers import check_identities, parse_all
 from tests.export.test_export_golden import _plan
 
@@ -61,3 +61,8 @@ def test_stacks_without_it_refuse_in_one_line(stack):
     with pytest.raises(ExportError) as refused:
         render_stack(_layout(), stack)
     assert "\n" not in str(refused.value) and str(refused.value).startswith(f"{stack}:")
+
+
+def test_the_export_readme_names_the_optimizer_as_the_scenario_does(tmp_path):
+    write_export(tmp_path, "deepspeed", [_layout("deepspeed")], "plan line", [])
+    assert "optimizer adamw-bf16" in (tmp_path / "README.md").read_text()
