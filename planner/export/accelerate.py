@@ -15,7 +15,7 @@ import yaml
 
 from plan.planner.export.deepspeed import check_offload, check_pure_bf16, ds_config
 from plan.planner.export.launch import rendezvous, torchrun
-from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only
+from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only, pure_bf16_note
 
 DOC = "accelerate main 16cb6eb (1.15.0.dev0), src/accelerate/commands/launch.py and utils/dataclasses.py, 2026-07-24"
 
@@ -70,10 +70,8 @@ def config(layout: ExportLayout, plugin: str) -> tuple[dict[str, Any], list[str]
         cfg["mixed_precision"] = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8"}[layout.precision]
         if layout.optimizer == "adam_bf16":  # the weights themselves are bf16: no autocast, no fp32 master
             cfg["mixed_precision"] = "no"
-            notes.append("optimizer adamw-bf16 (pure BF16): mixed_precision is no, and train.py loads the model with "
-                         "torch_dtype=torch.bfloat16 and builds torch.optim.AdamW on those weights, so no fp32 master "
-                         "copy exists and updates below BF16's resolution are lost (the plan counts 8 bytes per "
-                         "parameter, not 16)")
+            notes.append(pure_bf16_note("mixed_precision is no, and train.py loads the model with "
+                                        "torch_dtype=torch.bfloat16 and builds torch.optim.AdamW on those weights"))
         if layout.precision == "fp8":
             cfg["fp8_config"] = {"backend": "TE", "fp8_format": "HYBRID"}
     cfg.update(num_machines=layout.nodes, num_processes=layout.world_size, machine_rank=0,

@@ -11,12 +11,9 @@ import json
 from typing import Any
 
 from plan.planner.export.launch import MASTER_PORT, rendezvous
-from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only
+from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only, pure_bf16_note
 
 DOC = "DeepSpeed docs/_pages/config-json.md and deepspeed/launcher/runner.py, main edaa722 (0.19.6), 2026-08-22"
-PURE_BF16_NOTE = ("optimizer adamw-bf16 (pure BF16): bf16.bf16_master_weights_and_grads and bf16_optimizer_states "
-                  "keep no fp32 master copy, so updates below BF16's resolution are lost; the plan's memory "
-                  "counts 8 bytes per parameter, not 16")
 CLIENT_OPTIMIZERS = {"adam_8bit": "bitsandbytes AdamW8bit", "paged_adam_8bit": "bitsandbytes PagedAdamW8bit",
                      "adafactor": "transformers Adafactor", "sgd": "torch.optim.SGD"}
 
@@ -140,7 +137,7 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
         notes.append(f"optimizer {layout.optimizer}: pass {CLIENT_OPTIMIZERS[layout.optimizer]} to "
                      "deepspeed.initialize as a client optimizer")
     if layout.optimizer == "adam_bf16":
-        notes.append(PURE_BF16_NOTE)
+        notes.append(pure_bf16_note("bf16.bf16_master_weights_and_grads and bf16_optimizer_states in ds_config.json"))
     if layout.lora_rank:
         notes.append(f"LoRA (rank {layout.lora_rank}) is applied by PEFT in train.py; DeepSpeed has no LoRA key")
     if layout.quant_bits:

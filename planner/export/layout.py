@@ -27,6 +27,12 @@ class ExportError(Exception):
     """The chosen stack cannot express this layout; the message names the missing capability."""
 
 
+def pure_bf16_note(how: str) -> str:
+    """The note an export of pure BF16 AdamW (`adam_bf16`) carries: how its stack spells it, and the cost."""
+    return (f"optimizer adamw-bf16 (pure BF16): {how}; with no fp32 master copy, updates below BF16's resolution "
+            "are lost (the plan counts 8 bytes per parameter, not 16)")
+
+
 def no_megatron_only(layout: ExportLayout, stack: str, where: str = "") -> None:
     """What only Megatron runs: block recomputation (the other stacks checkpoint every layer or none)
     and the precision-aware distributed optimizer. `where` names the stack's path that lacks them."""

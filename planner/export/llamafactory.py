@@ -15,7 +15,7 @@ import yaml
 from plan.planner.estimate.stages import split_problem
 from plan.planner.export.deepspeed import check_offload, check_pure_bf16, ds_config
 from plan.planner.export.launch import rendezvous
-from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only
+from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only, pure_bf16_note
 
 DOC = "LLaMA-Factory main ff6d4d1 (0.9.6.dev0), src/llamafactory/hparams, 2026-08-18"
 _OPTIM = {"adam": "adamw_torch", "adam_8bit": "adamw_8bit", "paged_adam_8bit": "paged_adamw_8bit",
@@ -153,9 +153,7 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
                          "DeepSpeed's docs disagree on AutoTP with ZeRO-3 (config page: 0-3, tutorial: 0-2)")
     cfg = training_yaml(layout, ds_file)
     if layout.optimizer == "adam_bf16":
-        notes.append("optimizer adamw-bf16: pure_bf16 true (no AMP): the weights and AdamW's moments stay bf16 with no "
-                     "fp32 master copy, so updates below BF16's resolution are lost (the plan counts 8 bytes per "
-                     "parameter, not 16)")
+        notes.append(pure_bf16_note("pure_bf16 true, no AMP: the weights and AdamW's moments stay bf16"))
     if cfg.get("template") == "default":
         notes.append(f"template: no LLaMA-Factory chat template is mapped for {layout.model_id} here; `default` "
                      "is written: set your model's template (src/llamafactory/data/template.py)")
