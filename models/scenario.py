@@ -210,6 +210,8 @@ plus its precision-aware Adam, and keeps fp32 or fp16 master weights, so it has 
 
 
 PURE_BF16_FP16 = "adamw-bf16 is pure BF16 training (weights and moments in bf16): use precision bf16 or fp8, not fp16"
+CHUNKED_LOSS_ON_MEGATRON = ("chunked is a PyTorch stack's loss (fsdp, deepspeed); Megatron's vocab-parallel "
+                            "cross-entropy holds the whole logits: use loss plain, or framework fsdp or deepspeed")
 
 
 def not_on_megatron(optimizer: str) -> str:
@@ -247,6 +249,11 @@ class Job(Strict):
         default="eager", description="how a PyTorch stack (fsdp, deepspeed) runs the layers: eager as Hugging "
         "Face, torchtune and peft do (more saved activations, kernel launches that small micro-batches wait "
         "for), or fused under torch.compile, Liger or Unsloth; Megatron is always fused")
+    loss: Literal["plain", "chunked"] = Field(
+        default="plain", description="how the cross-entropy holds the logits: plain (the whole fp32 logits of a "
+        "micro-batch, gigabytes at 128k-152k-token vocabularies), or chunked as Liger's fused linear "
+        "cross-entropy, Unsloth's, flash-attn's or torchtune's compiled chunked loss do; a PyTorch stack's "
+        "(fsdp, deepspeed): Megatron's is always plain")
     cpu_offload: bool | None = Field(
         default=None, description="ZeRO-3 CPU offload of the parameters, gradients and optimizer states "
         "(FSDP or DeepSpeed): unset, the planner uses it only where the job fits its hardware no other way; "
@@ -263,6 +270,8 @@ class Job(Strict):
                                  + " and ".join(unmet))
         if self.optimizer in PYTORCH_ONLY_OPTIMIZER_NAMES and self.framework == "megatron":
             raise ValueError(f"optimizer {not_on_megatron(self.optimizer)}, or leave framework out")
+        if self.loss == "chunked" and self.framework == "megatron":
+            raise ValueError(f"loss {CHUNKED_LOSS_ON_MEGATRON}")
         if self.optimizer == "adamw-bf16" and self.precision == "fp16":
             raise ValueError(f"optimizer {PURE_BF16_FP16}")
         if self.method in QLORA_METHODS and self.precision == "fp8":

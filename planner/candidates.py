@@ -317,7 +317,7 @@ class CandidateBuilder:
         offload searched where nothing fits without it; False: never."""
         fixed = job.layout
         key = (card.id, card.params, job.method, job.seq_len, job.global_batch, job.precision, job.lora_rank,
-               fixed, job.framework, job.optimizer, job.kernels, self._pytorch_stacks_only,
+               fixed, job.framework, job.optimizer, job.kernels, job.loss, self._pytorch_stacks_only,
                cluster.layout_search_key(), state_offload)
         if key not in self._estimates:
             spec = LayoutSpec(seq_len=job.seq_len, global_batch=job.global_batch, precision=job.precision,
@@ -326,7 +326,7 @@ class CandidateBuilder:
                               tp=fixed.tp if fixed else None, pp=fixed.pp if fixed else None,
                               zero=fixed.zero if fixed else None, cp=fixed.cp if fixed else None,
                               framework=job.framework, optimizer=OPTIMIZER_ALIASES.get(job.optimizer, job.optimizer),
-                              fused_modules=job.kernels == "fused",
+                              fused_modules=job.kernels == "fused", chunked_loss=job.loss == "chunked",
                               pytorch_stacks_only=self._pytorch_stacks_only, state_offload=state_offload)
             try:
                 result = search_layout(card, job.method, cluster.for_layout_search(), spec)
@@ -615,7 +615,8 @@ class CandidateBuilder:
                     "virtual_pipeline": layout.virtual_pipeline, "framework": layout.framework,
                     "optimizer": layout.optimizer, "kernels": layout.kernels,
                     **({"recompute_layers": layout.recompute_layers} if layout.recompute_layers is not None else {}),
-                    **({"state_offload": True} if layout.state_offload else {})},
+                    **({"state_offload": True} if layout.state_offload else {}),
+                    **({"loss": "chunked"} if layout.chunked_loss else {})},
             memory_gib_per_gpu=estimate.memory.total_gib, gpu_memory_gib=estimate.gpu_memory_gib,
             tokens_per_s=estimate.tokens_per_s, mfu=estimate.mfu, hours=hours, gpu_hours=run.gpu_hours,
             violations={**self.violations(job, option),

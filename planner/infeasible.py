@@ -280,6 +280,9 @@ def _explain_empty(session: Session, result: SolveResult, empty_jobs: list[str])
     if found is not None:
         result.relaxations.append(found)
     result.relaxations.extend(_optimizer_relaxations(session))
+    found = _chunked_loss_relaxation(session)
+    if found is not None:
+        result.relaxations.append(found)
     for job in empty_jobs:
         pinned = problem.pinned.get(job)
         if pinned:
@@ -337,6 +340,8 @@ def relaxations(session: Session, conflict: list[str], sets: list[list[str]] | N
     if headroom is not None:
         found.append(headroom)
     found.extend(_optimizer_relaxations(session))
+    chunked = _chunked_loss_relaxation(session)
+    found += [chunked] if chunked is not None else []
     if not found and sets and len(sets) > 1:  # no change alone is enough: one change per conflict, together
         # one kind of change per conflict (the same rule for every job it names), else all of them
         least = [g for s in sets for g in s if g.partition("/")[0] == _least_change(s).partition("/")[0]]
@@ -654,6 +659,31 @@ def _optimizer_relaxation(session: Session, swaps: list[tuple[_OptimizerSwap, li
     return Relaxation("optimizer", "; ".join(fields), ", ".join(swap.to for swap, _ in swaps), "setting",
                       f"train {' and '.join(what)}: the cheapest plan then costs {cost:,.0f} "
                       f"{session.problem.currency}", cost)
+
+
+def _chunked_loss_relaxation(session: Session) -> Relaxation | None:
+    """A chunked cross-entropy (`loss: chunked`) for the PyTorch-stack jobs memory removed options of: at
+    128k-152k-token vocabularies a micro-batch's fp32 logits are gigabytes that Liger or Unsloth never hold.
+    The cheapest plan then, or None when it is still infeasible."""
+    loaded = session.loaded
+    memory_jobs = {r.job for r in session.problem.removed if r.rule == memory_rule.GROUP}
+    if loaded is None or not memory_jobs:
+        return None
+    names = sorted(j.id for j in loaded.scenario.jobs
+                   if j.id in memory_jobs and j.loss == "plain" and j.framework != "megatron")
+    if not names:
+        return None
+    variant = loaded.scenario.model_copy(update={"jobs": [
+        j.model_copy(update={"loss": "chunked"}) if j.id in names else j for j in loaded.scenario.jobs]})
+    out = _solve_variant(session, variant)
+    if out is None or not out.solved:
+        return None
+    cost = SCALE.to_money(out.total_cost)
+    listed = ", ".join(names)
+    return Relaxation("loss", f"jobs[{listed}].loss" + (" (each)" if len(names) > 1 else ""), "chunked", "setting",
+                      f"train {listed} with a chunked cross-entropy that never holds the fp32 logits (Liger's fused "
+                      f"linear cross-entropy, Unsloth's, flash-attn's or torchtune's compiled chunked loss): the "
+                      f"cheapest plan then costs {cost:,.0f} {session.problem.currency}", cost)
 
 
 def _solve_variant(session: Session, scenario: Scenario, objective: str = "cost",

@@ -69,6 +69,11 @@ class JobPlan:
         """Whether the plan assumed fused or compiled kernels on a PyTorch stack (`fused_pytorch_kernels`)."""
         return fused_pytorch_kernels(str(self.detail.get("layout", {}).get("kernels", "eager")), self.stack)
 
+    @property
+    def assumes_chunked_loss(self) -> bool:
+        """Whether the plan assumed a chunked cross-entropy (`Layout.chunked_loss`; PyTorch stacks only)."""
+        return self.detail.get("layout", {}).get("loss") == "chunked"
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -147,7 +152,7 @@ class Relaxation:
     rules (the sensitivity level, `false` for a reproducibility rule). `cost` is the cheapest plan then.
     """
 
-    kind: str  # budget | deadline | headroom | optimizer | policy | sensitivity | rule | joint (several at once)
+    kind: str  # budget | deadline | headroom | optimizer | loss | policy | sensitivity | rule | joint (several at once)
     field: str  # the scenario field to change, e.g. "budget", "policy.allow_gpus", "jobs[sft].data.sensitivity"
     to: float | str
     unit: str  # CNY (the currency) | h | d | fraction of card | platform | gpu | GPUs | level | setting

@@ -21,7 +21,7 @@ from plan.models.errors import InputError, UnknownIdError
 from plan.models.limits import MAX_GLOBAL_BATCH, MAX_GPUS, MAX_LORA_RANK, MAX_PARALLEL, MAX_SEQ_LEN, MAX_TOKENS
 from plan.models.model_card import ModelCard
 from plan.models.platform import Platform
-from plan.models.scenario import DEFAULT_MEMORY_HEADROOM, MAX_MEMORY_HEADROOM
+from plan.models.scenario import CHUNKED_LOSS_ON_MEGATRON, DEFAULT_MEMORY_HEADROOM, MAX_MEMORY_HEADROOM
 from plan.models.units import parse_count, parse_seq_len
 from plan.planner.cli.common import OutputFormat, console, fail, finite, print_json
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
@@ -29,6 +29,7 @@ from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     CAUSAL_MFU_NOTE_GAP,
     FRAMEWORKS,
+    LOSSES,
     METHODS,
     OPTIMIZER_ALIASES,
     OPTIMIZER_NAME_OF,
@@ -101,6 +102,10 @@ def estimate_command(
         "--kernels", help="eager | fused: how a PyTorch stack (fsdp, deepspeed) runs the model's layers; eager "
                           "as Hugging Face, torchtune and peft do, fused under torch.compile, Liger or Unsloth "
                           "(fewer saved activations, no host floor). Megatron is always fused")] = "eager",
+    loss: Annotated[str, typer.Option(
+        "--loss", help="plain | chunked: chunked is a cross-entropy that never holds the whole fp32 logits "
+                       "(Liger's fused linear cross-entropy, Unsloth's, flash-attn's, torchtune's compiled "
+                       "chunked loss); a PyTorch stack's (fsdp, deepspeed): Megatron's is always plain")] = "plain",
     sequence_parallel: Annotated[str | None, typer.Option(
         "--sequence-parallel", help="on | off (default: on when tp > 1)")] = None,
     cpu_offload: Annotated[str | None, typer.Option(
@@ -135,6 +140,9 @@ def estimate_command(
     _choice("--framework", framework, FRAMEWORKS)
     _choice("--attention", attention, ("flash", "eager"))
     _choice("--kernels", kernels, ("eager", "fused"))
+    _choice("--loss", loss, LOSSES)
+    if loss == "chunked" and framework == "megatron":
+        fail(f"--loss: {CHUNKED_LOSS_ON_MEGATRON}")
     _choice("--sequence-parallel", sequence_parallel, ("on", "off"))
     _choice("--cpu-offload", cpu_offload, ("on", "off"))
     optimizer_id = OPTIMIZER_ALIASES.get(optimizer, optimizer)
@@ -194,7 +202,7 @@ def estimate_command(
                       global_batch=global_batch, seq_len=seq_len, precision=precision,
                       lora_rank=lora_rank if lora_rank is not None else 16, framework=framework, cp=cp,
                       virtual_pipeline=vpp, ep=ep, flash_attention=attention == "flash", optimizer=optimizer_id,
-                      fused_modules=kernels == "fused",
+                      fused_modules=kernels == "fused", chunked_loss=loss == "chunked",
                       sequence_parallel=None if sequence_parallel is None else sequence_parallel == "on",
                       memory_headroom=headroom, recompute_layers=recompute_layers,
                       state_offload=None if cpu_offload is None else cpu_offload == "on")
@@ -232,6 +240,7 @@ def estimate_command(
                         "tp = pp = 1 and an optimizer with a CPU step); estimated without it")
     if nothing_fits:
         for hint in (_cpu_offload_hint(card, method, cluster, spec), _fused_kernels_hint(card, method, cluster, spec),
+                     _chunked_loss_hint(card, method, cluster, spec),
                      _leaner_optimizer_hint(card, method, cluster, spec), _recompute_hint(card, method, cluster, spec)):
             if hint:
                 notes.insert(0, hint)
@@ -314,6 +323,15 @@ def _fused_kernels_hint(card: ModelCard, method: str, cluster: Cluster, spec: La
                       fused_modules=True)
 
 
+def _chunked_loss_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:
+    """When nothing fits with the plain cross-entropy, whether a chunked one would: at 128k-152k-token
+    vocabularies the fp32 logits of one micro-batch are gigabytes, and Liger or Unsloth never hold them."""
+    if spec.chunked_loss or spec.framework == "megatron":
+        return None
+    return _fits_with("--loss chunked (Liger, Unsloth, flash-attn's or torchtune's compiled chunked loss)", card,
+                      method, cluster, spec, chunked_loss=True)
+
+
 def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None, notes: list[str],
                  plat: Platform | None, headroom: float) -> None:
     c = est.cluster
@@ -340,6 +358,7 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
         rows.append(("ep", lay.ep))
     rows.append(("attention", "flash" if lay.flash_attention else "eager"))
     rows.append(("kernels", lay.kernels))
+    rows.append(("loss", lay.loss))
     rows.append(("optimizer", OPTIMIZER_NAME_OF.get(lay.optimizer, lay.optimizer)))  # as --optimizer takes it
     if lay.state_offload:
         rows.append(("cpu_offload", "on"))

@@ -363,8 +363,11 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     if loss_gib - kept_gib >= 0.5:
         freed = (" (freed before the backward pass reaches the layers: the peak holds the larger of the loss and "
                  "the layer being recomputed or fetched back, with its gathered weights)" if working > 0 else "")
+        chunked = ("" if layout.chunked_loss or layout.framework == "megatron" else
+                   f"; a chunked loss (--loss chunked, a job's loss: chunked) holds "
+                   f"{WEIGHT_BYTES + LOSS_CHUNK_GRAD_BYTES / LOSS_CHUNKS:g} B")
         notes.append(f"memory: 'other' includes {loss_gib - kept_gib:.1f} GiB for the loss, the logits at "
-                     f"{_logit_bytes(layout):g} B per element and the output layer's input{freed}")
+                     f"{_logit_bytes(layout):g} B per element and the output layer's input{freed}{chunked}")
     if kept_gib >= 0.05:
         notes.append(f"memory: 'other' includes {kept_gib:.1f} GiB of logits that torch pipelining keeps on the "
                      f"last stage, {layout.micro_batches - 1} micro-batches' fp32 outputs held for step()'s merged "

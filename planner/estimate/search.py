@@ -789,7 +789,8 @@ def _make(pair: _Pair, spec: LayoutSpec, lora_rank: int | None, fw: str, zero: i
     return Layout(tp=pair.tp, pp=pair.pp, dp=pair.dp, zero=zero, recompute=rc, micro_batch=mb,
                   global_batch=pair.gb, seq_len=spec.seq_len, precision=spec.precision,
                   sequence_parallel=pair.sequence_parallel, lora_rank=lora_rank, optimizer=spec.optimizer,
-                  virtual_pipeline=v, chunked_loss=spec.chunked_loss, fused_modules=spec.fused_modules,
+                  virtual_pipeline=v, chunked_loss=spec.chunked_loss and fw != "megatron",
+                  fused_modules=spec.fused_modules,
                   lora_targets=spec.lora_targets,
                   flash_attention=spec.flash_attention, framework=fw, cp=pair.cp, ep=ep,
                   recompute_layers=spec.recompute_layers if rc == "full" else None,
@@ -829,7 +830,8 @@ def _plan(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
                       recompute=spec.recompute or "none", micro_batch=spec.micro_batch or 1,
                       global_batch=target, seq_len=spec.seq_len, precision=spec.precision,
                       sequence_parallel=bool(spec.sequence_parallel), lora_rank=lora_rank,
-                      optimizer=spec.optimizer, chunked_loss=spec.chunked_loss, fused_modules=spec.fused_modules,
+                      optimizer=spec.optimizer, fused_modules=spec.fused_modules,
+                      chunked_loss=spec.chunked_loss and spec.framework not in (None, "megatron"),
                       lora_targets=spec.lora_targets, cp=cp, framework=spec.framework or "megatron")
 
     pairs: list[_Pair] = []
@@ -887,8 +889,8 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
     for fw in dict.fromkeys(f for f, _ in options if not _unrunnable(method, spec, f, tp, pp, cp)):
         probe = Layout(tp=tp, pp=pp, dp=dp, zero=0, recompute="none", micro_batch=mb, global_batch=gb,
                        seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=sp,
-                       lora_rank=lora_rank, optimizer=spec.optimizer, chunked_loss=spec.chunked_loss,
-                       fused_modules=spec.fused_modules,
+                       lora_rank=lora_rank, optimizer=spec.optimizer,
+                       chunked_loss=spec.chunked_loss and fw != "megatron", fused_modules=spec.fused_modules,
                        lora_targets=spec.lora_targets, flash_attention=spec.flash_attention, cp=cp,
                        framework=fw)
         r = rates(shape, probe, cluster)

@@ -48,6 +48,8 @@ weights are fp32 or fp16 (`--main-params-dtype`), never BF16."""
 LORA_TARGETS = ("all", "attention")
 FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
 """How data parallelism and recomputation are implemented (see `Layout`)."""
+LOSSES = ("plain", "chunked")
+"""How the cross-entropy holds the logits (`Layout.chunked_loss`): plain, or chunked (PyTorch stacks only)."""
 FRAMEWORK_ZERO = {"megatron": (0, 1), "fsdp": (0, 2, 3), "deepspeed": (0, 1, 2, 3)}
 """ZeRO stages each framework runs (FSDP: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD)."""
 
@@ -83,7 +85,9 @@ class Layout:
       (remainders its default, gradients BF16 in NeMo's performance recipes). Megatron only.
     - `virtual_pipeline`: interleaved 1F1B stages per GPU (Narayanan et al. 2021).
     - `chunked_loss`: a fused or compiled chunked cross-entropy (torchtune under torch.compile, Liger,
-      flash-attn's) that never materialises fp32 logits (factors.py LOSS_CHUNK_GRAD_BYTES).
+      Unsloth, flash-attn's) that never materialises fp32 logits (factors.py LOSS_CHUNK_GRAD_BYTES); the
+      PyTorch stacks' only: Megatron's vocab-parallel cross-entropy holds the whole logits, and the search
+      builds its layouts without it. Users state it as `loss: chunked` (`--loss chunked`).
     - `fused_modules`: the PyTorch stacks' model code runs as fused or compiled kernels (torch.compile,
       Liger) rather than eager modules (Hugging Face transformers, torchtune, peft: what
       LLaMA-Factory, TRL and accelerate users run); eager modules save more activations (memory.py).
@@ -168,6 +172,11 @@ class Layout:
         1B 109.7 kB (formula 108.5), Llama 3.2 3B 131.8 kB (131.1), Llama 3.1 8B 201.6 kB (200.7), Qwen2.5
         1.5B's shape 103.8 kB (103.4)."""
         return self.framework != "megatron" and not self.fused_modules
+
+    @property
+    def loss(self) -> str:
+        """"chunked" (`chunked_loss`) or "plain", as plans, estimates and exports name it."""
+        return "chunked" if self.chunked_loss else "plain"
 
     @property
     def kernels(self) -> str:
@@ -395,7 +404,7 @@ class Estimate:
                 "precision": lay.precision, "sequence_parallel": lay.sequence_parallel,
                 "lora_rank": lay.lora_rank, "optimizer": lay.optimizer,
                 "virtual_pipeline": lay.virtual_pipeline, "framework": lay.framework, "cp": lay.cp, "ep": lay.ep,
-                "flash_attention": lay.flash_attention, "kernels": lay.kernels,
+                "flash_attention": lay.flash_attention, "kernels": lay.kernels, "loss": lay.loss,
                 **({"recompute_layers": lay.recompute_layers} if lay.recompute_layers is not None else {}),
                 **({"state_offload": True} if lay.state_offload else {}),
             },

@@ -178,6 +178,10 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         notes.append("the plan assumed fused kernels (torch.compile, Liger or Unsloth: fewer saved activations "
                      "than eager modules): torchtitan's config turns compile on; elsewhere enable them, or re-plan "
                      "the job with kernels: eager")
+    if job_plan.assumes_chunked_loss:
+        notes.append("the plan assumed a chunked cross-entropy that never holds the whole fp32 logits (Liger's fused "
+                     "linear cross-entropy, Unsloth's, flash-attn's or torchtune's compiled chunked loss): run one, "
+                     "or re-plan the job with loss: plain")
     if job.method in DPO_METHODS:
         notes.append("DPO data are (prompt, chosen, rejected) triples; where the stack runs your script "
                      "(deepspeed, accelerate, torchrun) the script computes the DPO loss against the reference, "

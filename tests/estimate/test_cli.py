@@ -242,3 +242,29 @@ def test_seq_len_takes_what_a_scenario_takes() -> None:
     assert all(code == 0 for code, _, _ in outs)
     first, *rest = (json.loads(out) for _, out, _ in outs)
     assert first["layout"]["seq_len"] == 8192 and all(other == first for other in rest)
+
+
+def test_loss_chunked_is_stated_and_named_when_it_would_fit() -> None:
+    # Qwen3 8B QLoRA at 8k tokens on one 24 GB card: its 151,669-token vocabulary's fp32 logits are what does
+    # not fit; Unsloth and Liger never hold them
+    args = ["--model", "qwen3-8b", "--method", "qlora", "--gpu", "rtx4090", "--gpus", "1", "--seq-len", "8192",
+            "--cpu-offload", "off", "--format", "json"]
+    code, out, _ = run(*args)
+    data = json.loads(out)
+    assert code == 0 and data["fits"] is False and data["layout"]["loss"] == "plain"
+    (hint,) = [n for n in data["notes"] if n.startswith("with --loss chunked")]
+    fitting_gib = float(re.search(r"at ([\d.]+) GiB", hint).group(1))  # type: ignore[union-attr]
+    code, out, _ = run(*args[:-2], "--loss", "chunked", "--format", "json")
+    chunked = json.loads(out)
+    assert code == 0 and chunked["fits"] is True and chunked["layout"]["loss"] == "chunked"
+    assert chunked["memory_gib"]["total"] == pytest.approx(fitting_gib, abs=0.05)
+    assert not [n for n in chunked["notes"] if n.startswith("with --loss chunked")]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--loss", "fused"], "error: --loss:"),
+    (["--loss", "chunked", "--framework", "megatron"], "error: --loss: chunked is a PyTorch stack's loss"),
+])
+def test_loss_bad_values_exit_2(extra: list[str], message: str) -> None:
+    code, _, err = run("--model", "qwen3-8b", "--method", "lora", "--gpu", "h100-sxm", "--gpus", "8", *extra)
+    assert code == 2 and message in err, err
