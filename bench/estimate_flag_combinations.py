@@ -35,7 +35,8 @@ FLAGS: tuple[tuple[str, tuple[object, ...]], ...] = (
     ("--global-batch", (1, 8, 13, 64, 512)), ("--framework", ("megatron", "fsdp", "deepspeed")),
     ("--recompute", ("none", "full", "selective")), ("--seq-len", ("2k", "8k", "32k")),
     ("--precision", ("bf16", "fp8", "fp16")), ("--cpu-offload", ("on", "off")),
-    ("--optimizer", ("adamw", "adamw-8bit", "sgd", "adamw-bf16")),
+    ("--optimizer", ("adamw", "adamw-8bit", "sgd", "adamw-bf16")), ("--kernels", ("eager", "fused")),
+    ("--loss", ("plain", "chunked")),
 )
 FLAG_CHANCE = 0.3
 

@@ -2,10 +2,10 @@
 or offer no way out, and how many planned jobs no training stack can run.
 
 Scenarios are drawn from a seeded mix of what users write: a model and method, tokens and sequence
-length, sometimes an 8-bit or Adafactor optimizer, FP8 or fused kernels, sometimes a fine-tune after
-the first job, a budget from 50 CNY to 1M, a deadline from two hours to two weeks, an ops skill, spot
-allowed or not, data from public to regulated, and half the time an owned pool at a site (sometimes
-with the data kept there).
+length, sometimes an 8-bit or Adafactor optimizer, FP8, fused kernels or a chunked loss, sometimes a
+fine-tune after the first job, a budget from 50 CNY to 1M, a deadline from two hours to two weeks, an
+ops skill, spot allowed or not, data from public to regulated, and half the time an owned pool at a
+site (sometimes with the data kept there).
 Each is solved as `plan solve` does. An infeasible answer must name at least one conflict and at least
 one relaxation; every job of every plan must render on at least one stack `plan export` writes for
 (megatron, torchtitan, llamafactory, deepspeed, torchrun-fsdp, accelerate), except activation offload,
@@ -52,6 +52,8 @@ def scenario(rng: random.Random, index: int) -> dict[str, Any]:
         job["precision"] = "fp8"
     if rng.random() < 0.2:
         job["kernels"] = "fused"
+    if rng.random() < 0.2:
+        job["loss"] = "chunked"
     jobs = [job]
     if rng.random() < 0.3:  # a fine-tune after it
         jobs.append({"id": "k", "model": job["model"], "method": rng.choice(("lora", "full_finetune")),

@@ -280,9 +280,7 @@ def _explain_empty(session: Session, result: SolveResult, empty_jobs: list[str])
     if found is not None:
         result.relaxations.append(found)
     result.relaxations.extend(_optimizer_relaxations(session))
-    found = _chunked_loss_relaxation(session)
-    if found is not None:
-        result.relaxations.append(found)
+    result.relaxations.extend(_setting_relaxations(session))
     for job in empty_jobs:
         pinned = problem.pinned.get(job)
         if pinned:
@@ -340,8 +338,7 @@ def relaxations(session: Session, conflict: list[str], sets: list[list[str]] | N
     if headroom is not None:
         found.append(headroom)
     found.extend(_optimizer_relaxations(session))
-    chunked = _chunked_loss_relaxation(session)
-    found += [chunked] if chunked is not None else []
+    found.extend(_setting_relaxations(session))
     if not found and sets and len(sets) > 1:  # no change alone is enough: one change per conflict, together
         # one kind of change per conflict (the same rule for every job it names), else all of them
         least = [g for s in sets for g in s if g.partition("/")[0] == _least_change(s).partition("/")[0]]
@@ -661,29 +658,63 @@ def _optimizer_relaxation(session: Session, swaps: list[tuple[_OptimizerSwap, li
                       f"{session.problem.currency}", cost)
 
 
-def _chunked_loss_relaxation(session: Session) -> Relaxation | None:
-    """A chunked cross-entropy (`loss: chunked`) for the PyTorch-stack jobs memory removed options of: at
-    128k-152k-token vocabularies a micro-batch's fp32 logits are gigabytes that Liger or Unsloth never hold.
-    The cheapest plan then, or None when it is still infeasible."""
+@dataclass(frozen=True)
+class _SettingSwap:
+    """A job setting an expert would change on the jobs memory removed options of, before renting more GPUs:
+    it says how the stack runs, not what is trained."""
+
+    field: str
+    to: str
+    applies: Callable[[Job], bool]
+    why: str  # what it is and what it saves, for the explanation
+
+
+_SETTING_SWAPS = (
+    # at 128k-152k-token vocabularies a micro-batch's fp32 logits are gigabytes
+    _SettingSwap("loss", "chunked", lambda j: j.loss == "plain" and j.framework != "megatron",
+                 "a chunked cross-entropy that never holds the fp32 logits (Liger's fused linear cross-entropy, "
+                 "Unsloth's, flash-attn's or torchtune's compiled chunked loss)"),
+    _SettingSwap("kernels", "fused", lambda j: j.kernels == "eager" and j.framework != "megatron",
+                 "fused or compiled layers (torch.compile, Liger or Unsloth: 0.7 times the eager activations)"),
+)
+
+
+def _setting_relaxations(session: Session) -> list[Relaxation]:
+    """Each `_SETTING_SWAPS` change given to the PyTorch-stack jobs memory removed options of, alone, and
+    when none alone is enough, all of them together: the cheapest plan then, where it is feasible."""
     loaded = session.loaded
     memory_jobs = {r.job for r in session.problem.removed if r.rule == memory_rule.GROUP}
     if loaded is None or not memory_jobs:
-        return None
-    names = sorted(j.id for j in loaded.scenario.jobs
-                   if j.id in memory_jobs and j.loss == "plain" and j.framework != "megatron")
-    if not names:
-        return None
+        return []
+    swaps = [(swap, sorted(j.id for j in loaded.scenario.jobs if j.id in memory_jobs and swap.applies(j)))
+             for swap in _SETTING_SWAPS]
+    swaps = [(swap, names) for swap, names in swaps if names]
+    found = [r for r in (_setting_relaxation(session, [pair]) for pair in swaps) if r is not None]
+    if not found and len(swaps) > 1:
+        together = _setting_relaxation(session, swaps)
+        found += [together] if together is not None else []
+    return found
+
+
+def _setting_relaxation(session: Session, swaps: list[tuple[_SettingSwap, list[str]]]) -> Relaxation | None:
+    loaded = session.loaded
+    assert loaded is not None
+    changes: dict[str, dict[str, str]] = {}
+    for swap, names in swaps:
+        for name in names:
+            changes.setdefault(name, {})[swap.field] = swap.to
     variant = loaded.scenario.model_copy(update={"jobs": [
-        j.model_copy(update={"loss": "chunked"}) if j.id in names else j for j in loaded.scenario.jobs]})
+        j.model_copy(update=changes[j.id]) if j.id in changes else j for j in loaded.scenario.jobs]})
     out = _solve_variant(session, variant)
     if out is None or not out.solved:
         return None
     cost = SCALE.to_money(out.total_cost)
-    listed = ", ".join(names)
-    return Relaxation("loss", f"jobs[{listed}].loss" + (" (each)" if len(names) > 1 else ""), "chunked", "setting",
-                      f"train {listed} with a chunked cross-entropy that never holds the fp32 logits (Liger's fused "
-                      f"linear cross-entropy, Unsloth's, flash-attn's or torchtune's compiled chunked loss): the "
-                      f"cheapest plan then costs {cost:,.0f} {session.problem.currency}", cost)
+    fields = [f"jobs[{', '.join(names)}].{swap.field}" + (" (each)" if len(names) > 1 else "") for swap, names in swaps]
+    what = [f"{', '.join(names)} with {swap.why}" for swap, names in swaps]
+    return Relaxation(swaps[0][0].field if len(swaps) == 1 else "joint", "; ".join(fields),
+                      ", ".join(swap.to for swap, _ in swaps), "setting",
+                      f"train {' and '.join(what)}: the cheapest plan then costs {cost:,.0f} "
+                      f"{session.problem.currency}", cost)
 
 
 def _solve_variant(session: Session, scenario: Scenario, objective: str = "cost",

@@ -152,7 +152,8 @@ class Relaxation:
     rules (the sensitivity level, `false` for a reproducibility rule). `cost` is the cheapest plan then.
     """
 
-    kind: str  # budget | deadline | headroom | optimizer | loss | policy | sensitivity | rule | joint (several at once)
+    # budget | deadline | headroom | optimizer | loss | kernels | policy | sensitivity | rule | joint (several at once)
+    kind: str
     field: str  # the scenario field to change, e.g. "budget", "policy.allow_gpus", "jobs[sft].data.sensitivity"
     to: float | str
     unit: str  # CNY (the currency) | h | d | fraction of card | platform | gpu | GPUs | level | setting

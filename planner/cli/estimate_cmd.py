@@ -238,6 +238,9 @@ def estimate_command(
     if cpu_offload == "on" and not result.layout.state_offload:
         notes.insert(0, "--cpu-offload on: the layout found cannot offload (it needs ZeRO-3 on FSDP or DeepSpeed, "
                         "tp = pp = 1 and an optimizer with a CPU step); estimated without it")
+    if loss == "chunked" and not result.layout.chunked_loss:
+        notes.insert(0, "--loss chunked: the layout found runs Megatron, whose vocab-parallel cross-entropy holds the "
+                        "whole logits; estimated with it (--framework fsdp or deepspeed for a chunked loss)")
     if nothing_fits:
         for hint in (_cpu_offload_hint(card, method, cluster, spec), _fused_kernels_hint(card, method, cluster, spec),
                      _chunked_loss_hint(card, method, cluster, spec),
@@ -328,8 +331,13 @@ def _chunked_loss_hint(card: ModelCard, method: str, cluster: Cluster, spec: Lay
     vocabularies the fp32 logits of one micro-batch are gigabytes, and Liger or Unsloth never hold them."""
     if spec.chunked_loss or spec.framework == "megatron":
         return None
-    return _fits_with("--loss chunked (Liger, Unsloth, flash-attn's or torchtune's compiled chunked loss)", card,
-                      method, cluster, spec, chunked_loss=True)
+    alone = _fits_with("--loss chunked (Liger, Unsloth, flash-attn's or torchtune's compiled chunked loss)", card,
+                       method, cluster, spec, chunked_loss=True)
+    if alone or spec.fused_modules or _fused_kernels_hint(card, method, cluster, spec):
+        return alone
+    # Liger and Unsloth fuse the layers and the loss both: together they may fit where neither alone does
+    return _fits_with("--loss chunked --kernels fused (Liger or Unsloth, which run both)", card, method, cluster,
+                      spec, chunked_loss=True, fused_modules=True)
 
 
 def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None, notes: list[str],

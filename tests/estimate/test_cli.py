@@ -268,3 +268,32 @@ def test_loss_chunked_is_stated_and_named_when_it_would_fit() -> None:
 def test_loss_bad_values_exit_2(extra: list[str], message: str) -> None:
     code, _, err = run("--model", "qwen3-8b", "--method", "lora", "--gpu", "h100-sxm", "--gpus", "8", *extra)
     assert code == 2 and message in err, err
+
+
+def test_loss_and_kernels_together_are_named_where_neither_alone_fits() -> None:
+    # Llama 3.1 8B LoRA at 16k tokens on one 24 GB card: fused layers alone save nothing under recomputation and
+    # the chunked loss alone leaves it over the card; Liger and Unsloth run both
+    args = ["--model", "llama3.1-8b", "--method", "lora", "--gpu", "rtx4090", "--gpus", "1", "--seq-len", "16384",
+            "--cpu-offload", "off", "--format", "json"]
+    code, out, _ = run(*args)
+    data = json.loads(out)
+    assert code == 0 and data["fits"] is False
+    hints = [n for n in data["notes"] if n.startswith("with --") and "it fits" in n]
+    (hint,) = hints
+    assert hint.startswith("with --loss chunked --kernels fused")
+    for alone in (["--loss", "chunked"], ["--kernels", "fused"]):
+        code, out, _ = run(*args[:-2], *alone, "--format", "json")
+        assert code == 0 and json.loads(out)["fits"] is False
+    code, out, _ = run(*args[:-2], "--loss", "chunked", "--kernels", "fused", "--format", "json")
+    both = json.loads(out)
+    fitting_gib = float(re.search(r"at ([\d.]+) GiB", hint).group(1))  # type: ignore[union-attr]
+    assert code == 0 and both["fits"] is True
+    assert both["memory_gib"]["total"] == pytest.approx(fitting_gib, abs=0.05)
+
+
+def test_loss_chunked_on_a_searched_megatron_layout_says_it_was_not_applied() -> None:
+    code, out, _ = run("--model", "llama3.1-70b", "--method", "pretrain", "--gpu", "h100-sxm", "--gpus", "64",
+                       "--loss", "chunked", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["layout"]["framework"] == "megatron" and data["layout"]["loss"] == "plain"
+    assert any(n.startswith("--loss chunked: the layout found runs Megatron") for n in data["notes"])

@@ -59,3 +59,19 @@ def test_chunked_loss_on_megatron_is_bad_input(base_scenario, write_scenario):
         load_scenario(write_scenario(base_scenario))
     assert any("loss chunked is a PyTorch stack's loss" in line and "jobs[0]" in line
                for line in err.value.problems), err.value.problems
+
+
+def test_where_neither_alone_fits_both_settings_are_offered_together(base_scenario, write_scenario):
+    # Llama 3.1 8B LoRA at 10k tokens on the one card: the chunked loss alone and fused layers alone leave it
+    # over what the policy lets the card hold, both together (as Liger and Unsloth run them) fit
+    job = {"model": "llama3.1-8b", "method": "lora", "seq_len": 10240, "tokens": "20M"}
+    result = solve_session(generous_session(write_scenario(_card(base_scenario, **job))))
+    assert result.status == "infeasible"
+    assert not [r for r in result.relaxations if r.kind in ("loss", "kernels")]
+    (both,) = [r for r in result.relaxations if r.field == "jobs[qlora].loss; jobs[qlora].kernels"]
+    assert both.kind == "joint" and both.to == "chunked, fused"
+    fixed = solve_session(generous_session(write_scenario(_card(base_scenario, **job, loss="chunked",
+                                                                kernels="fused"))))
+    assert fixed.status == "optimal" and fixed.plans[0].total_cost == pytest.approx(both.cost, abs=0.01)
+    (planned,) = fixed.plans[0].jobs
+    assert planned.memory_gib_per_gpu <= 0.92 * planned.gpu_memory_gib
