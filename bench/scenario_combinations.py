@@ -3,7 +3,8 @@ refused, never an internal error.
 
 The companion of estimate_flag_combinations.py for scenario files: each scenario is the hardening tests'
 starting point (tests/hardening/hostile_base.py) with its job and owned pool redrawn (model, method,
-fixed layout fields, framework, GPU counts, batch, sequence, precision, optimizer, kernels, loss, offload),
+fixed layout fields, framework, GPU counts, batch, sequence, precision, optimizer, kernels, loss, offload,
+LoRA targets),
 then run in this process through `plan solve`, `plan export` to every stack, `plan pareto`, `plan report`
 and `plan explain --why-not`. Exits 0-3 are answers (a plan, an infeasible scenario with its reasons,
 a one-line refusal); anything else, or the words "internal error" or "Traceback", is a bug, printed with
@@ -55,7 +56,7 @@ def draw(rng: random.Random) -> dict[str, Any]:
         ("global_batch", [1, 7, 64, 1024]), ("seq_len", [512, 8192, 32768]), ("precision", ["fp8", "fp16", "bf16"]),
         ("optimizer", ["adamw-8bit", "sgd", "adafactor", "paged-adamw-8bit", "adamw-precision-aware", "adamw-bf16"]),
         ("kernels", ["fused", "eager"]), ("loss", ["chunked", "plain"]),
-        ("cpu_offload", [True, False]), ("tokens", ["1B", "100B", "1k"]),
+        ("cpu_offload", [True, False]), ("lora_targets", ["attention", "all"]), ("tokens", ["1B", "100B", "1k"]),
     )
     for key, values in optional:
         if rng.random() < 0.3:

@@ -230,6 +230,9 @@ class Job(Strict):
     global_batch: int | None = Field(default=None, gt=0, le=MAX_GLOBAL_BATCH,
                                      description="sequences per optimizer step")
     lora_rank: int | None = Field(default=None, gt=0, le=MAX_LORA_RANK)
+    lora_targets: Literal["all", "attention"] | None = Field(
+        default=None, description="the linear layers LoRA adapts: all (q, k, v, o and the FFN's, as QLoRA and "
+        "LLaMA-Factory do; the default) or attention (q, k, v, o only)")
     precision: PrecisionChoice = "bf16"
     after: list[Id] = Field(default_factory=list)
     deadline_h: PositiveDurationH | None = Field(default=None, validation_alias=AliasChoices("deadline",
@@ -263,6 +266,8 @@ class Job(Strict):
     def _method_options(self) -> Job:
         if self.lora_rank is not None and self.method not in ADAPTER_METHODS:
             raise ValueError(f"lora_rank is only for lora or qlora (or lora_dpo, qlora_dpo), not {self.method}")
+        if self.lora_targets is not None and self.method not in ADAPTER_METHODS:
+            raise ValueError(f"lora_targets is only for lora or qlora (or lora_dpo, qlora_dpo), not {self.method}")
         if self.optimizer == "adamw-precision-aware":
             unmet = self.unmet_for_megatron_optimizer()
             if unmet:

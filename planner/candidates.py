@@ -317,12 +317,12 @@ class CandidateBuilder:
         offload searched where nothing fits without it; False: never."""
         fixed = job.layout
         key = (card.id, card.params, job.method, job.seq_len, job.global_batch, job.precision, job.lora_rank,
-               fixed, job.framework, job.optimizer, job.kernels, job.loss, self._pytorch_stacks_only,
+               job.lora_targets, fixed, job.framework, job.optimizer, job.kernels, job.loss, self._pytorch_stacks_only,
                cluster.layout_search_key(), state_offload)
         if key not in self._estimates:
             spec = LayoutSpec(seq_len=job.seq_len, global_batch=job.global_batch, precision=job.precision,
-                              lora_rank=job.lora_rank or 16, memory_headroom=self.headroom,
-                              memory_confidence=self.confidence,
+                              lora_rank=job.lora_rank or 16, lora_targets=job.lora_targets or "all",
+                              memory_headroom=self.headroom, memory_confidence=self.confidence,
                               tp=fixed.tp if fixed else None, pp=fixed.pp if fixed else None,
                               zero=fixed.zero if fixed else None, cp=fixed.cp if fixed else None,
                               framework=job.framework, optimizer=OPTIMIZER_ALIASES.get(job.optimizer, job.optimizer),
@@ -616,7 +616,9 @@ class CandidateBuilder:
                     "optimizer": layout.optimizer, "kernels": layout.kernels,
                     **({"recompute_layers": layout.recompute_layers} if layout.recompute_layers is not None else {}),
                     **({"state_offload": True} if layout.state_offload else {}),
-                    **({"loss": "chunked"} if layout.chunked_loss else {})},
+                    **({"loss": "chunked"} if layout.chunked_loss else {}),
+                    **({"lora_targets": layout.lora_targets}
+                       if layout.lora_rank is not None and layout.lora_targets != "all" else {})},
             memory_gib_per_gpu=estimate.memory.total_gib, gpu_memory_gib=estimate.gpu_memory_gib,
             tokens_per_s=estimate.tokens_per_s, mfu=estimate.mfu, hours=hours, gpu_hours=run.gpu_hours,
             violations={**self.violations(job, option),

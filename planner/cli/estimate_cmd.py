@@ -29,6 +29,7 @@ from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     CAUSAL_MFU_NOTE_GAP,
     FRAMEWORKS,
+    LORA_TARGETS,
     LOSSES,
     METHODS,
     OPTIMIZER_ALIASES,
@@ -119,6 +120,9 @@ def estimate_command(
     seq_len_text: Annotated[str, typer.Option("--seq-len", help="tokens per sequence, e.g. 4096 or 4k")] = "4096",
     precision: Annotated[str, typer.Option("--precision", help="bf16 | fp16 | fp8")] = "bf16",
     lora_rank: Annotated[int | None, typer.Option("--lora-rank", help="LoRA rank (default 16)")] = None,
+    lora_targets: Annotated[str | None, typer.Option(
+        "--lora-targets", help="all | attention: the linear layers LoRA adapts (default all: q, k, v, o and the "
+                               "FFN's; attention: q, k, v, o only)")] = None,
     tokens: Annotated[str | None, typer.Option("--tokens", help="tokens to train on, e.g. 10B")] = None,
     platform: Annotated[str | None, typer.Option(
         "--platform", help="catalog platform: fabric, node size, reliability")] = None,
@@ -167,6 +171,9 @@ def estimate_command(
         fail(f"--headroom: a fraction of the card from 0 to {MAX_MEMORY_HEADROOM:g}, got {headroom:g}")
     if lora_rank is not None and method not in ADAPTER_METHODS:
         fail(f"--lora-rank: only for {', '.join(ADAPTER_METHODS)}, not for {method}")
+    _choice("--lora-targets", lora_targets, LORA_TARGETS)
+    if lora_targets is not None and method not in ADAPTER_METHODS:
+        fail(f"--lora-targets: only for {', '.join(ADAPTER_METHODS)}, not for {method}")
     token_count: float | None = None
     if tokens is not None:
         try:
@@ -200,7 +207,8 @@ def estimate_command(
 
     spec = LayoutSpec(tp=tp, pp=pp, zero=zero, recompute=recompute, micro_batch=micro_batch,
                       global_batch=global_batch, seq_len=seq_len, precision=precision,
-                      lora_rank=lora_rank if lora_rank is not None else 16, framework=framework, cp=cp,
+                      lora_rank=lora_rank if lora_rank is not None else 16, lora_targets=lora_targets or "all",
+                      framework=framework, cp=cp,
                       virtual_pipeline=vpp, ep=ep, flash_attention=attention == "flash", optimizer=optimizer_id,
                       fused_modules=kernels == "fused", chunked_loss=loss == "chunked",
                       sequence_parallel=None if sequence_parallel is None else sequence_parallel == "on",
@@ -372,6 +380,7 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
         rows.append(("cpu_offload", "on"))
     if lay.lora_rank is not None:
         rows.append(("lora_rank", lay.lora_rank))
+        rows.append(("lora_targets", lay.lora_targets))
     for name, value in rows:
         how = "searched" if name in searched else ("derived" if name == "dp" else "")
         layout_table.add_row(name, str(value), how)
