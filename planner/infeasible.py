@@ -697,6 +697,8 @@ def _setting_relaxations(session: Session) -> list[Relaxation]:
 
 
 def _setting_relaxation(session: Session, swaps: list[tuple[_SettingSwap, list[str]]]) -> Relaxation | None:
+    """The scenario with each swap's setting given to its jobs: its cheapest plan as a relaxation, or None when
+    it is still infeasible."""
     loaded = session.loaded
     assert loaded is not None
     changes: dict[str, dict[str, str]] = {}
