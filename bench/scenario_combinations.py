@@ -5,9 +5,9 @@ The companion of estimate_flag_combinations.py for scenario files: each scenario
 starting point (tests/hardening/hostile_base.py) with its job and owned pool redrawn (model, method,
 fixed layout fields, framework, GPU counts, batch, sequence, precision, optimizer, kernels, loss, offload,
 LoRA targets), then run in this process through `plan solve`, `plan export` to every stack, `plan
-pareto`, `plan report` and `plan explain --why-not`. Exits 0-3 are answers (a plan, an infeasible scenario with its reasons,
-a one-line refusal); anything else, or the words "internal error" or "Traceback", is a bug, printed with
-its scenario.
+pareto`, `plan report` and `plan explain --why-not`. Exits 0-3 are answers (a plan, an infeasible
+scenario with its reasons, a one-line refusal); anything else, or the words "internal error" or
+"Traceback", is a bug, printed with its scenario.
 
 Usage: python bench/scenario_combinations.py [--seed 1] [--count 50]
 """

@@ -50,7 +50,9 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
             + f" recompute={j.recompute_text} mb={j.micro_batch}"
             + (f" optimizer {OPTIMIZER_NAME_OF.get(optimizer, optimizer)}" if optimizer != "adam" else "")
             + (" fused kernels" if j.assumes_fused_kernels else "")
-            + (" chunked loss" if j.assumes_chunked_loss else "") + "; "
+            + (" chunked loss" if j.assumes_chunked_loss else "")
+            + (" LoRA on attention only" if (j.detail or {}).get("layout", {}).get("lora_targets") == "attention"
+               else "") + "; "
             f"{j.memory_gib_per_gpu:.1f} of {j.gpu_memory_gib:.0f} GiB "
             f"per GPU ({free:.1f} free); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}{_causal(j)}; "
             f"hours {j.start_h:,.1f} -> {j.end_h:,.1f}{_startup(j)}; {_risk(j)}"

@@ -67,6 +67,8 @@ def test_a_plan_carries_attention_targets_to_its_exports(base_scenario, write_sc
     assert result.status == "optimal"
     (job,) = result.plans[0].jobs
     assert job.detail["layout"]["lora_targets"] == "attention"
+    (line,) = [x for x in result.plans[0].explanation if x.startswith("lora: ")]
+    assert "LoRA on attention only" in line
     loaded = load_scenario(path)
     layout = build_layout(job, loaded.scenario.jobs[0], loaded.models["lora"])
     files, _ = render_stack(layout, "llamafactory")
