@@ -12,19 +12,18 @@ names only these, minimal (lifting any one of them alone, with the others held, 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from plan.constraints import memory as memory_rule
 from plan.constraints.groups import family
 from plan.constraints.ops_skill import ONE_CLICK_FEATURES
 from plan.models.features import Feature
-from plan.models.methods import ADAPTER_METHODS
 from plan.models.problem import SCALE, Candidate, Problem, Removed
 from plan.models.scenario import Job, Scenario
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome
+from plan.planner.memory_savers import LEANER_OPTIMIZERS, STACK_SETTINGS, MemorySaver
 from plan.planner.plan import Conflict, Relaxation, SolveResult
 
 if TYPE_CHECKING:
@@ -576,127 +575,53 @@ def _headroom_relaxation(session: Session) -> Relaxation | None:
     return best
 
 
-LEANER_OPTIMIZER = "adamw-precision-aware"
-EIGHT_BIT_OPTIMIZER = "paged-adamw-8bit"
-PURE_BF16_OPTIMIZER = "adamw-bf16"
+def _applies(saver: MemorySaver, job: Job) -> bool:
+    """Whether the saver applies to the job and changes it (an optimizer replaces mixed-precision AdamW only)."""
+    if getattr(job, saver.field) == saver.to or (saver.field == "optimizer" and job.optimizer != "adamw"):
+        return False
+    return saver.applies(job.method, job.framework, job.precision, job.layout.zero if job.layout else None)
 
 
-@dataclass(frozen=True)
-class _OptimizerSwap:
-    """A leaner optimizer an expert would try on the jobs memory removed options of, before more GPUs."""
-
-    to: str
-    applies: Callable[[Job], bool]
-    why: str  # what it is and what it saves, for the explanation
-
-
-_OPTIMIZER_SWAPS = (
-    # full-parameter jobs on Megatron: NeMo's performance recipes run it
-    _OptimizerSwap(LEANER_OPTIMIZER,
-                   lambda j: j.method not in ADAPTER_METHODS and not j.unmet_for_megatron_optimizer(),
-                   "Megatron's precision-aware optimizer (bf16 gradients, fp32 master weights kept as 16-bit "
-                   "remainders: 14 bytes per parameter, not 18), as NeMo's performance recipes do"),
-    # LoRA and QLoRA: the QLoRA recipe's optimizer (Dettmers et al. 2023), on the PyTorch stacks
-    _OptimizerSwap(EIGHT_BIT_OPTIMIZER, lambda j: j.method in ADAPTER_METHODS and j.framework != "megatron",
-                   "paged 8-bit AdamW (bitsandbytes, the QLoRA recipe's optimizer: 2 bytes of state per adapter "
-                   "parameter, not 12, paged to host memory when the GPU is full)"),
-    # full-parameter jobs on the PyTorch stacks: torchtune's default training, then its low-memory recipe
-    _OptimizerSwap(PURE_BF16_OPTIMIZER, lambda j: j.method not in ADAPTER_METHODS and j.framework != "megatron"
-                   and j.precision != "fp16",
-                   "pure BF16 AdamW (torchtune's default: bf16 weights, gradients and moments, 8 bytes per "
-                   "parameter, not 16; no fp32 master copy, so updates below BF16's resolution are lost)"),
-    _OptimizerSwap(EIGHT_BIT_OPTIMIZER, lambda j: j.method not in ADAPTER_METHODS and j.framework != "megatron",
-                   "paged 8-bit AdamW stepped inside the backward pass on bf16 weights (torchtune's low-memory "
-                   "full fine-tune recipe: 2 bytes of optimizer state per parameter, not 12, one layer of "
-                   "gradients at a time; no fp32 master copy, so the updates are rounded to bf16)"),
-)
-
-
-def _optimizer_relaxations(session: Session) -> list[Relaxation]:
-    """For each leaner optimizer (`_OPTIMIZER_SWAPS`), whether giving it to the jobs it applies to among
-    those memory removed options of makes the scenario feasible, and the cheapest plan then. Jobs that
-    already name another optimizer, or a stack the optimizer does not run on, are left as they are."""
-    loaded = session.loaded
-    problem = session.problem
-    memory_jobs = {r.job for r in problem.removed if r.rule == memory_rule.GROUP}
-    if loaded is None or not memory_jobs:
-        return []
-    swaps = [(swap, sorted(j.id for j in loaded.scenario.jobs
-                           if j.id in memory_jobs and j.optimizer == "adamw" and swap.applies(j)))
-             for swap in _OPTIMIZER_SWAPS]
-    swaps = [(swap, names) for swap, names in swaps if names]
-    found = [r for r in (_optimizer_relaxation(session, [pair]) for pair in swaps) if r is not None]
-    if not found and len(swaps) > 1:  # each alone leaves another job without options: all together
-        together: list[tuple[_OptimizerSwap, list[str]]] = []
-        for swap, names in swaps:  # one optimizer per job: the first swap listed for it (the least change)
-            if not {n for _, taken in together for n in taken} & set(names):
-                together.append((swap, names))
-        relaxed = _optimizer_relaxation(session, together) if len(together) > 1 else None
-        found += [relaxed] if relaxed is not None else []
-    return found
-
-
-def _optimizer_relaxation(session: Session, swaps: list[tuple[_OptimizerSwap, list[str]]]) -> Relaxation | None:
-    """The scenario with each swap's optimizer given to its jobs: its cheapest plan as a relaxation, or None
-    when it is still infeasible."""
-    loaded = session.loaded
-    assert loaded is not None
-    new = {job: swap.to for swap, names in swaps for job in names}
-    variant = loaded.scenario.model_copy(update={"jobs": [
-        j.model_copy(update={"optimizer": new[j.id]}) if j.id in new else j for j in loaded.scenario.jobs]})
-    out = _solve_variant(session, variant)
-    if out is None or not out.solved:
-        return None
-    cost = SCALE.to_money(out.total_cost)
-    fields, what = [], []
-    for swap, names in swaps:
-        listed = ", ".join(names)
-        fields.append(f"jobs[{listed}].optimizer" + (" (each)" if len(names) > 1 else ""))
-        what.append(f"{listed} with {swap.why}")
-    return Relaxation("optimizer", "; ".join(fields), ", ".join(swap.to for swap, _ in swaps), "setting",
-                      f"train {' and '.join(what)}: the cheapest plan then costs {cost:,.0f} "
-                      f"{session.problem.currency}", cost)
-
-
-@dataclass(frozen=True)
-class _SettingSwap:
-    """A job setting an expert would change on the jobs memory removed options of, before renting more GPUs:
-    it says how the stack runs, not what is trained."""
-
-    field: str
-    to: str
-    applies: Callable[[Job], bool]
-    why: str  # what it is and what it saves, for the explanation
-
-
-_SETTING_SWAPS = (
-    # at 128k-152k-token vocabularies a micro-batch's fp32 logits are gigabytes
-    _SettingSwap("loss", "chunked", lambda j: j.loss == "plain" and j.framework != "megatron",
-                 "a chunked cross-entropy that never holds the fp32 logits (Liger's fused linear cross-entropy, "
-                 "Unsloth's, flash-attn's or torchtune's compiled chunked loss)"),
-    _SettingSwap("kernels", "fused", lambda j: j.kernels == "eager" and j.framework != "megatron",
-                 "fused or compiled layers (torch.compile, Liger or Unsloth: 0.7 times the eager activations)"),
-)
-
-
-def _setting_relaxations(session: Session) -> list[Relaxation]:
-    """Each `_SETTING_SWAPS` change given to the PyTorch-stack jobs memory removed options of, alone, and
-    when none alone is enough, all of them together: the cheapest plan then, where it is feasible."""
+def _savers_for(session: Session, savers: tuple[MemorySaver, ...]) -> list[tuple[MemorySaver, list[str]]]:
+    """Each saver with the jobs memory removed options of that it applies to (those it applies to none left out)."""
     loaded = session.loaded
     memory_jobs = {r.job for r in session.problem.removed if r.rule == memory_rule.GROUP}
     if loaded is None or not memory_jobs:
         return []
-    swaps = [(swap, sorted(j.id for j in loaded.scenario.jobs if j.id in memory_jobs and swap.applies(j)))
-             for swap in _SETTING_SWAPS]
-    swaps = [(swap, names) for swap, names in swaps if names]
-    found = [r for r in (_setting_relaxation(session, [pair]) for pair in swaps) if r is not None]
+    pairs = [(saver, sorted(j.id for j in loaded.scenario.jobs if j.id in memory_jobs and _applies(saver, j)))
+             for saver in savers]
+    return [(saver, names) for saver, names in pairs if names]
+
+
+def _optimizer_relaxations(session: Session) -> list[Relaxation]:
+    """For each leaner optimizer (`memory_savers.LEANER_OPTIMIZERS`), whether giving it to the jobs it applies
+    to among those memory removed options of makes the scenario feasible, and the cheapest plan then. Jobs that
+    already name another optimizer, or a stack the optimizer does not run on, are left as they are."""
+    swaps = _savers_for(session, LEANER_OPTIMIZERS)
+    found = [r for r in (_saver_relaxation(session, [pair]) for pair in swaps) if r is not None]
+    if not found and len(swaps) > 1:  # each alone leaves another job without options: all together
+        together: list[tuple[MemorySaver, list[str]]] = []
+        for swap, names in swaps:  # one optimizer per job: the first swap listed for it (the least change)
+            if not {n for _, taken in together for n in taken} & set(names):
+                together.append((swap, names))
+        relaxed = _saver_relaxation(session, together) if len(together) > 1 else None
+        found += [relaxed] if relaxed is not None else []
+    return found
+
+
+def _setting_relaxations(session: Session) -> list[Relaxation]:
+    """Each of a PyTorch stack's settings (`memory_savers.STACK_SETTINGS`: a chunked loss, fused layers) given to
+    the jobs memory removed options of, alone, and when none alone is enough, all of them together (as Liger and
+    Unsloth run them): the cheapest plan then, where it is feasible."""
+    swaps = _savers_for(session, STACK_SETTINGS)
+    found = [r for r in (_saver_relaxation(session, [pair]) for pair in swaps) if r is not None]
     if not found and len(swaps) > 1:
-        together = _setting_relaxation(session, swaps)
+        together = _saver_relaxation(session, swaps)
         found += [together] if together is not None else []
     return found
 
 
-def _setting_relaxation(session: Session, swaps: list[tuple[_SettingSwap, list[str]]]) -> Relaxation | None:
+def _saver_relaxation(session: Session, swaps: list[tuple[MemorySaver, list[str]]]) -> Relaxation | None:
     """The scenario with each swap's setting given to its jobs: its cheapest plan as a relaxation, or None when
     it is still infeasible."""
     loaded = session.loaded
@@ -713,7 +638,8 @@ def _setting_relaxation(session: Session, swaps: list[tuple[_SettingSwap, list[s
     cost = SCALE.to_money(out.total_cost)
     fields = [f"jobs[{', '.join(names)}].{swap.field}" + (" (each)" if len(names) > 1 else "") for swap, names in swaps]
     what = [f"{', '.join(names)} with {swap.why}" for swap, names in swaps]
-    return Relaxation(swaps[0][0].field if len(swaps) == 1 else "joint", "; ".join(fields),
+    kinds = {swap.field for swap, _ in swaps}
+    return Relaxation(kinds.pop() if len(kinds) == 1 else "joint", "; ".join(fields),
                       ", ".join(swap.to for swap, _ in swaps), "setting",
                       f"train {' and '.join(what)}: the cheapest plan then costs {cost:,.0f} "
                       f"{session.problem.currency}", cost)

@@ -39,6 +39,7 @@ from plan.planner.estimate.types import (
     PRECISIONS,
     RECOMPUTE,
 )
+from plan.planner.memory_savers import LEANER_OPTIMIZERS, STACK_SETTINGS, MemorySaver
 from plan.planner.plan import recompute_label
 
 _OPTION_OF_FIELD = {"micro_batch": "--micro-batch", "global_batch": "--global-batch", "seq_len": "--seq-len",
@@ -250,8 +251,7 @@ def estimate_command(
         notes.insert(0, "--loss chunked: the layout found runs Megatron, whose vocab-parallel cross-entropy holds the "
                         "whole logits; estimated with it (--framework fsdp or deepspeed for a chunked loss)")
     if nothing_fits:
-        for hint in (_cpu_offload_hint(card, method, cluster, spec), _fused_kernels_hint(card, method, cluster, spec),
-                     _chunked_loss_hint(card, method, cluster, spec),
+        for hint in (_cpu_offload_hint(card, method, cluster, spec), *_setting_hints(card, method, cluster, spec),
                      _leaner_optimizer_hint(card, method, cluster, spec), _recompute_hint(card, method, cluster, spec)):
             if hint:
                 notes.insert(0, hint)
@@ -281,30 +281,38 @@ def _fits_with(flag: str, card: ModelCard, method: str, cluster: Cluster, spec: 
     return None if found is None else f"with {flag} it fits: {found.layout.short()} at {found.memory.total_gib:.1f} GiB"
 
 
+def _saver_hint(saver: MemorySaver, card: ModelCard, method: str, cluster: Cluster,
+                spec: LayoutSpec) -> str | None:
+    return _fits_with(f"{saver.setting} ({saver.why})", card, method, cluster, spec, **dict(saver.spec))
+
+
+def _applies(saver: MemorySaver, method: str, spec: LayoutSpec) -> bool:
+    """Whether the saver applies to this spec and is not already in it."""
+    return (saver.applies(method, spec.framework, spec.precision, spec.zero)
+            and not all(getattr(spec, key) == value for key, value in saver.spec))
+
+
 def _leaner_optimizer_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:
     """When plain mixed-precision Adam fits nowhere, the least change of optimizer an expert would try before
-    renting more GPUs that fits: for LoRA and QLoRA the QLoRA recipe's paged 8-bit AdamW (2 bytes of state per
-    adapter parameter, not 12; PyTorch stacks); for full-parameter training, from the smallest saving up,
-    Megatron's precision-aware optimizer (bf16 gradients, the fp32 master as 16-bit remainders: 4 bytes per
-    parameter less), which NeMo's performance recipes run, then pure BF16 AdamW (torchtune's default: no fp32
-    master, 8 bytes less) and torchtune's low-memory paged 8-bit AdamW on the PyTorch stacks
-    (planner/infeasible.py offers the same for scenarios)."""
+    renting more GPUs that fits (`memory_savers.LEANER_OPTIMIZERS`, from the smallest saving up; an infeasible
+    scenario offers the same)."""
     if spec.optimizer != "adam":
         return None
-    if method in ADAPTER_METHODS:
-        if spec.framework == "megatron":
-            return None
-        return _fits_with("--optimizer paged-adamw-8bit (bitsandbytes, the QLoRA recipe's optimizer)", card, method,
-                          cluster, spec, optimizer="paged_adam_8bit")
-    swaps = [("--optimizer adamw-precision-aware (Megatron: bf16 gradients, fp32 master weights kept as 16-bit "
-              "remainders)", "adam_precision_aware")]
-    if spec.framework != "megatron":
-        swaps += [("--optimizer adamw-bf16 (pure BF16, torchtune's default: no fp32 master copy, so updates below "
-                   "BF16's resolution are lost)", "adam_bf16"),
-                  ("--optimizer paged-adamw-8bit (torchtune's low-memory recipe: 8-bit states stepped in the "
-                   "backward pass, no fp32 master copy)", "paged_adam_8bit")]
-    return next((hint for flag, optimizer in swaps
-                 if (hint := _fits_with(flag, card, method, cluster, spec, optimizer=optimizer))), None)
+    return next((hint for saver in LEANER_OPTIMIZERS if _applies(saver, method, spec)
+                 and (hint := _saver_hint(saver, card, method, cluster, spec))), None)
+
+
+def _setting_hints(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> list[str]:
+    """When nothing fits, which of a PyTorch stack's settings would (`memory_savers.STACK_SETTINGS`: a chunked loss,
+    fused layers): each alone, and where none alone does, all together, as Liger and Unsloth run them. A flag,
+    not more GPUs."""
+    open_ = [saver for saver in STACK_SETTINGS if _applies(saver, method, spec)]
+    alone = [hint for saver in open_ if (hint := _saver_hint(saver, card, method, cluster, spec))]
+    if alone or len(open_) < 2:
+        return alone
+    together = _fits_with(" ".join(saver.setting for saver in open_) + " (Liger or Unsloth, which run both)", card,
+                          method, cluster, spec, **{key: value for saver in open_ for key, value in saver.spec})
+    return [together] if together else []
 
 
 def _recompute_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:
@@ -322,30 +330,6 @@ def _cpu_offload_hint(card: ModelCard, method: str, cluster: Cluster, spec: Layo
         return None
     return _fits_with("--cpu-offload on (ZeRO-3 states in host memory)", card, method, cluster, spec,
                       state_offload=True)
-
-
-def _fused_kernels_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:
-    """When nothing fits with eager PyTorch layers, whether fused ones would (torch.compile, Liger or
-    Unsloth keep 0.7 times the activations): a flag, not more GPUs. (Megatron is fused already: what
-    fits then is a PyTorch stack.)"""
-    if spec.fused_modules or spec.framework == "megatron":
-        return None
-    return _fits_with("--kernels fused (torch.compile, Liger or Unsloth)", card, method, cluster, spec,
-                      fused_modules=True)
-
-
-def _chunked_loss_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:
-    """When nothing fits with the plain cross-entropy, whether a chunked one would: at 128k-152k-token
-    vocabularies the fp32 logits of one micro-batch are gigabytes, and Liger or Unsloth never hold them."""
-    if spec.chunked_loss or spec.framework == "megatron":
-        return None
-    alone = _fits_with("--loss chunked (Liger, Unsloth, flash-attn's or torchtune's compiled chunked loss)", card,
-                       method, cluster, spec, chunked_loss=True)
-    if alone or spec.fused_modules or _fused_kernels_hint(card, method, cluster, spec):
-        return alone
-    # Liger and Unsloth fuse the layers and the loss both: together they may fit where neither alone does
-    return _fits_with("--loss chunked --kernels fused (Liger or Unsloth, which run both)", card, method, cluster,
-                      spec, chunked_loss=True, fused_modules=True)
 
 
 def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None, notes: list[str],
