@@ -134,20 +134,25 @@ def throughput_band(layout: Layout, uncalibrated: tuple[str, ...] = ()) -> tuple
     return widened(THROUGHPUT_BAND[band_class(layout)], len(uncalibrated))
 
 
+def _log_centre_and_half(band: tuple[float, float]) -> tuple[float, float]:
+    """A p10-p90 band in log space: its centre (the log-normal's median) and half its width (z90 sigma)."""
+    lo, hi = math.log(band[0]), math.log(band[1])
+    return (lo + hi) / 2, (hi - lo) / 2
+
+
 def widened(band: tuple[float, float], mechanisms: int) -> tuple[float, float]:
     """`band` with `mechanisms` independent log-normal errors of p90 UNCALIBRATED_SPREAD added."""
     if mechanisms <= 0:
         return band
-    lo, hi = math.log(band[0]), math.log(band[1])
-    mu, half = (lo + hi) / 2, (hi - lo) / 2
+    mu, half = _log_centre_and_half(band)
     half = math.sqrt(half**2 + mechanisms * math.log(UNCALIBRATED_SPREAD) ** 2)
     return math.exp(mu - half), math.exp(mu + half)
 
 
 def quantile_factor(band: tuple[float, float], q: float) -> float:
     """Multiplier at quantile q of a log-normal whose 10th and 90th percentiles are `band`."""
-    lo, hi = math.log(band[0]), math.log(band[1])
-    mu, sigma = (lo + hi) / 2, (hi - lo) / (2 * _Z90)
+    mu, half = _log_centre_and_half(band)
+    sigma = half / _Z90
     if sigma <= 0:
         return math.exp(mu)
     return math.exp(mu + sigma * _z(q))
