@@ -256,7 +256,7 @@ class Job(Strict):
         default="plain", description="how the cross-entropy holds the logits: plain (the whole fp32 logits of a "
         "micro-batch, gigabytes at 128k-152k-token vocabularies), or chunked as Liger's fused linear "
         "cross-entropy, Unsloth's, flash-attn's or torchtune's compiled chunked loss do; a PyTorch stack's "
-        "(fsdp, deepspeed): Megatron's is always plain")
+        "(fsdp, deepspeed; planned on FSDP when framework is unset): Megatron's is always plain")
     cpu_offload: bool | None = Field(
         default=None, description="ZeRO-3 CPU offload of the parameters, gradients and optimizer states "
         "(FSDP or DeepSpeed): unset, the planner uses it only where the job fits its hardware no other way; "

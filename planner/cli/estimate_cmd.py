@@ -107,7 +107,8 @@ def estimate_command(
     loss: Annotated[str, typer.Option(
         "--loss", help="plain | chunked: chunked is a cross-entropy that never holds the whole fp32 logits "
                        "(Liger's fused linear cross-entropy, Unsloth's, flash-attn's, torchtune's compiled "
-                       "chunked loss); a PyTorch stack's (fsdp, deepspeed): Megatron's is always plain")] = "plain",
+                       "chunked loss); a PyTorch stack's (fsdp, deepspeed), searched on FSDP when --framework "
+                       "is left out: Megatron's is always plain")] = "plain",
     sequence_parallel: Annotated[str | None, typer.Option(
         "--sequence-parallel", help="on | off (default: on when tp > 1)")] = None,
     cpu_offload: Annotated[str | None, typer.Option(
@@ -247,9 +248,6 @@ def estimate_command(
     if cpu_offload == "on" and not result.layout.state_offload:
         notes.insert(0, "--cpu-offload on: the layout found cannot offload (it needs ZeRO-3 on FSDP or DeepSpeed, "
                         "tp = pp = 1 and an optimizer with a CPU step); estimated without it")
-    if loss == "chunked" and not result.layout.chunked_loss:
-        notes.insert(0, "--loss chunked: the layout found runs Megatron, whose vocab-parallel cross-entropy holds the "
-                        "whole logits; estimated with it (--framework fsdp or deepspeed for a chunked loss)")
     if nothing_fits:
         for hint in (_cpu_offload_hint(card, method, cluster, spec), *_setting_hints(card, method, cluster, spec),
                      _leaner_optimizer_hint(card, method, cluster, spec), _recompute_hint(card, method, cluster, spec)):

@@ -298,10 +298,12 @@ EXACT_BATCH_FRAMEWORKS = frozenset({"megatron", "deepspeed"})
 def _searched_frameworks(method: str, spec: LayoutSpec) -> tuple[str, ...]:
     """Frameworks searched when none is fixed: Megatron for its own options (block recomputation,
     the precision-aware optimizer; asked for by name, so kept for a PyTorch-only team too), FSDP for
-    QLoRA and the PyTorch optimizers and for a team limited to PyTorch stacks, else both."""
+    QLoRA, the PyTorch optimizers and a chunked loss (a job that names Liger's or Unsloth's loss runs a
+    PyTorch stack) and for a team limited to PyTorch stacks, else both."""
     if spec.recompute_layers or spec.optimizer in MEGATRON_ONLY_OPTIMIZERS:
         return ("megatron",)
-    if method in QLORA_METHODS or spec.optimizer in PYTORCH_ONLY_OPTIMIZERS or spec.pytorch_stacks_only:
+    if (method in QLORA_METHODS or spec.optimizer in PYTORCH_ONLY_OPTIMIZERS or spec.chunked_loss
+            or spec.pytorch_stacks_only):
         return ("fsdp",)
     return ("megatron", "fsdp")
 

@@ -53,11 +53,11 @@ def test_megatron_layouts_ignore_it():
     assert not any("--loss chunked" in note for note in plain.notes)  # no advice Megatron cannot follow
 
 
-def test_a_searched_framework_keeps_it_only_on_pytorch_layouts():
+def test_a_searched_framework_is_a_pytorch_one():
     catalog = builtin_catalog()
     spec = LayoutSpec(seq_len=4096, global_batch=64, chunked_loss=True)
     found = search_layout(catalog.model("qwen2.5-7b"), "full_finetune", Cluster.of(catalog.gpu("h100-sxm"), 8),
                           spec)
     assert found.best is not None
-    lay = found.best.layout
-    assert lay.chunked_loss == (lay.framework != "megatron")
+    lay = found.best.layout  # a chunked loss is a PyTorch stack's: the search keeps to FSDP
+    assert lay.framework == "fsdp" and lay.chunked_loss
