@@ -100,7 +100,7 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
                                                       else ""))
     if layout.optimizer in PYTORCH_ONLY_OPTIMIZERS and layout.framework == "megatron":
         problems.append(f"optimizer: {not_on_megatron(OPTIMIZER_NAME_OF[layout.optimizer])}")
-    if layout.optimizer == "adam_bf16" and layout.precision == "fp16":
+    if layout.optimizer == "adam_bf16" and layout.precision != "bf16":
         problems.append(f"optimizer: {PURE_BF16_FP16}")
     if layout.optimizer == "adam_bf16" and layout.framework == "deepspeed" and layout.zero == 0:
         # its bf16_master_weights_and_grads and bf16_optimizer_states are ZeRO stage 1-3 settings
