@@ -209,9 +209,9 @@ Megatron-LM's `--optimizer` takes adam or sgd (megatron/training/arguments.py, m
 plus its precision-aware Adam, and keeps fp32 or fp16 master weights, so it has no pure BF16 AdamW."""
 
 
-PURE_BF16_FP16 = ("adamw-bf16 is pure BF16 training (weights and moments in bf16): use precision bf16, not fp16 or "
-                  "fp8 (of the stacks plan export writes for, only DeepSpeed runs FP8 matmuls on pure BF16 weights, "
-                  "and only with ZeRO 1-3)")
+PURE_BF16_PRECISION = ("adamw-bf16 is pure BF16 training (weights and moments in bf16): use precision bf16, not "
+                       "fp16 or fp8 (of the stacks plan export writes for, only DeepSpeed runs FP8 matmuls on pure "
+                       "BF16 weights, and only with ZeRO 1-3)")
 CHUNKED_LOSS_ON_MEGATRON = ("chunked is a PyTorch stack's loss (fsdp, deepspeed); Megatron's vocab-parallel "
                             "cross-entropy holds the whole logits: use loss plain, or framework fsdp or deepspeed")
 
@@ -280,7 +280,7 @@ class Job(Strict):
         if self.loss == "chunked" and self.framework == "megatron":
             raise ValueError(f"loss {CHUNKED_LOSS_ON_MEGATRON}")
         if self.optimizer == "adamw-bf16" and self.precision != "bf16":
-            raise ValueError(f"optimizer {PURE_BF16_FP16}")
+            raise ValueError(f"optimizer {PURE_BF16_PRECISION}")
         if self.method in QLORA_METHODS and self.precision == "fp8":
             raise ValueError(QLORA_FP8)
         if self.tokens < self.seq_len:

@@ -45,7 +45,7 @@ LEANER_OPTIMIZERS: tuple[MemorySaver, ...] = (
     # full-parameter jobs on the PyTorch stacks: torchtune's default training, then its low-memory recipe
     MemorySaver("optimizer", "adamw-bf16", (("optimizer", "adam_bf16"),),
                 lambda method, framework, precision, zero: method not in ADAPTER_METHODS and _pytorch(framework)
-                and precision != "fp16",
+                and precision == "bf16",
                 "pure BF16 AdamW, torchtune's default: bf16 weights, gradients and moments, 8 bytes per "
                 "parameter, not 16; no fp32 master copy, so updates below BF16's resolution are lost"),
     MemorySaver("optimizer", "paged-adamw-8bit", (("optimizer", "paged_adam_8bit"),),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from plan.models.methods import METHOD_NOTES
 from plan.models.model_card import ModelCard
-from plan.models.scenario import PURE_BF16_FP16, not_on_megatron
+from plan.models.scenario import PURE_BF16_PRECISION, not_on_megatron
 from plan.planner.estimate.band import uncalibrated_band_note, uncalibrated_mechanisms
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.factors import CPU_OPTIMIZER_BYTES_PER_S, PCIE_GB_PER_S_PER_DIRECTION, efficiency_assumption
@@ -101,7 +101,7 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
     if layout.optimizer in PYTORCH_ONLY_OPTIMIZERS and layout.framework == "megatron":
         problems.append(f"optimizer: {not_on_megatron(OPTIMIZER_NAME_OF[layout.optimizer])}")
     if layout.optimizer == "adam_bf16" and layout.precision != "bf16":
-        problems.append(f"optimizer: {PURE_BF16_FP16}")
+        problems.append(f"optimizer: {PURE_BF16_PRECISION}")
     if layout.optimizer == "adam_bf16" and layout.framework == "deepspeed" and layout.zero == 0:
         # its bf16_master_weights_and_grads and bf16_optimizer_states are ZeRO stage 1-3 settings
         problems.append("optimizer: adamw-bf16 on DeepSpeed needs ZeRO stage 1-3 (bf16_master_weights_and_grads), "
