@@ -42,7 +42,8 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
     for j in plan.jobs:
         free = j.gpu_memory_gib - j.memory_gib_per_gpu
         where = "owned" if j.billing == "owned" else j.billing
-        optimizer = (j.detail or {}).get("layout", {}).get("optimizer", "adam")  # named as a scenario names it
+        layout = (j.detail or {}).get("layout", {})
+        optimizer = layout.get("optimizer", "adam")  # named as a scenario names it
         lines.append(
             f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({where}), {j.framework or 'stack'}: tp={j.tp} pp={j.pp}"
             + (f" vpp={j.virtual_pipeline}" if j.virtual_pipeline > 1 else "") + (f" cp={j.cp}" if j.cp > 1 else "")
@@ -51,8 +52,7 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
             + (f" optimizer {OPTIMIZER_NAME_OF.get(optimizer, optimizer)}" if optimizer != "adam" else "")
             + (" fused kernels" if j.assumes_fused_kernels else "")
             + (" chunked loss" if j.assumes_chunked_loss else "")
-            + (" LoRA on attention only" if (j.detail or {}).get("layout", {}).get("lora_targets") == "attention"
-               else "") + "; "
+            + (" LoRA on attention only" if layout.get("lora_targets") == "attention" else "") + "; "
             f"{j.memory_gib_per_gpu:.1f} of {j.gpu_memory_gib:.0f} GiB "
             f"per GPU ({free:.1f} free); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}{_causal(j)}; "
             f"hours {j.start_h:,.1f} -> {j.end_h:,.1f}{_startup(j)}; {_risk(j)}"
