@@ -36,7 +36,7 @@ FLAGS: tuple[tuple[str, tuple[object, ...]], ...] = (
     ("--recompute", ("none", "full", "selective")), ("--seq-len", ("2k", "8k", "32k")),
     ("--precision", ("bf16", "fp8", "fp16")), ("--cpu-offload", ("on", "off")),
     ("--optimizer", ("adamw", "adamw-8bit", "sgd", "adamw-bf16")), ("--kernels", ("eager", "fused")),
-    ("--loss", ("plain", "chunked")), ("--lora-targets", ("all", "attention")),
+    ("--loss", ("plain", "chunked", "fused")), ("--lora-targets", ("all", "attention")),
 )
 FLAG_CHANCE = 0.3
 

@@ -2,7 +2,7 @@
 or offer no way out, and how many planned jobs no training stack can run.
 
 Scenarios are drawn from a seeded mix of what users write: a model and method, tokens and sequence
-length, sometimes an 8-bit or Adafactor optimizer, FP8, fused kernels or a chunked loss, sometimes a
+length, sometimes an 8-bit or Adafactor optimizer, FP8, fused kernels or a chunked or fused loss, sometimes a
 fine-tune after the first job, a budget from 50 CNY to 1M, a deadline from two hours to two weeks, an
 ops skill, spot allowed or not, data from public to regulated, and half the time an owned pool at a
 site (sometimes with the data kept there).
@@ -54,7 +54,7 @@ def scenario(rng: random.Random, index: int) -> dict[str, Any]:
     if rng.random() < 0.2:
         job["kernels"] = "fused"
     if rng.random() < 0.2:
-        job["loss"] = "chunked"
+        job["loss"] = rng.choice(("chunked", "fused"))
     jobs = [job]
     if rng.random() < 0.3:  # a fine-tune after it
         jobs.append({"id": "k", "model": job["model"], "method": rng.choice(("lora", "full_finetune")),

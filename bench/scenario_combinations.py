@@ -54,7 +54,7 @@ def draw(rng: random.Random) -> dict[str, Any]:
         ("framework", ["megatron", "fsdp", "deepspeed"]), ("gpus", [1, 2, 3, 8, 12, 64]),
         ("global_batch", [1, 7, 64, 1024]), ("seq_len", [512, 8192, 32768]), ("precision", ["fp8", "fp16", "bf16"]),
         ("optimizer", ["adamw-8bit", "sgd", "adafactor", "paged-adamw-8bit", "adamw-precision-aware", "adamw-bf16"]),
-        ("kernels", ["fused", "eager"]), ("loss", ["chunked", "plain"]),
+        ("kernels", ["fused", "eager"]), ("loss", ["chunked", "fused", "plain"]),
         ("cpu_offload", [True, False]), ("lora_targets", ["attention", "all"]), ("tokens", ["1B", "100B", "1k"]),
     )
     for key, values in optional:

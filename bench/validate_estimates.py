@@ -233,13 +233,24 @@ def family(row_id: str, source: str = "") -> str:
 
 FUSED_LOSS_FAMILIES = ("FSDP", "torchtune")
 """Stacks whose loss never holds the full fp32 logits: llm-foundry's MPT uses flash-attn's fused
-cross-entropy, torchtune a chunked one (8 chunks); both are run as `chunked_loss`."""
+cross-entropy, torchtune a chunked one (8 chunks); both are run as the "chunked" loss."""
+
+
+def loss_of(row: dict[str, str], fam: str) -> str:
+    """The loss a row's stack ran: a fused linear cross-entropy where the row names Liger or Unsloth, the
+    chunked one for FUSED_LOSS_FAMILIES, else PyTorch's or Megatron's plain one."""
+    text = (row.get("source", "") + row.get("notes", "")).lower()
+    if "liger" in text or "unsloth" in text:
+        return "fused"
+    return "chunked" if fam in FUSED_LOSS_FAMILIES else "plain"
 
 
 def compiled(row: dict[str, str]) -> bool:
-    """Rows whose stack ran torch.compile (torchtitan's, the torchtune rows that say so): fused modules, which save
-    what the fused activation formula counts (memory.py); the others ran eager PyTorch modules."""
-    return "torch.compile" in row.get("source", "") + row.get("notes", "")
+    """Rows whose stack ran torch.compile (torchtitan's, the torchtune rows that say so) or Liger's or Unsloth's
+    kernels: fused modules, which save what the fused activation formula counts (memory.py); the others ran
+    eager PyTorch modules."""
+    text = row.get("source", "") + row.get("notes", "")
+    return "torch.compile" in text or any(name in text.lower() for name in ("liger", "unsloth"))
 
 
 FRAMEWORK_OF_FAMILY = {"Megatron": "megatron", "NeMo": "megatron", "FSDP": "fsdp", "torchtitan": "fsdp",
@@ -340,7 +351,7 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
         lora_rank=32, lora_targets="attention" if method == "lora" else "all",
         sequence_parallel=False if row["id"].startswith("MEG21") else None,
         flash_attention=not row["id"].startswith("MEG21"),
-        chunked_loss=fam in FUSED_LOSS_FAMILIES, fused_modules=compiled(row),
+        loss=loss_of(row, fam), fused_modules=compiled(row),
         virtual_pipeline=int(vpp.group(1)) if vpp else (
             UNSTATED_INTERLEAVING if interleaved else 1 if "1F1B schedule" in notes else None),
         framework=framework, cp=_context_parallel(notes, gpus, tp, pp, dp),
@@ -504,7 +515,7 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
                       seq_len=_int(row["seq_len"]) or 512,
                       precision="fp8" if row["precision"] == "fp8" else "bf16",
                       lora_rank=_lora_rank(torchtune, gpus), optimizer=optimizer,
-                      chunked_loss=fam in FUSED_LOSS_FAMILIES, fused_modules=compiled(row),
+                      loss=loss_of(row, fam), fused_modules=compiled(row),
                       framework=framework, virtual_pipeline=vpp, state_offload=state_offload)
     est = _run(card, method, Cluster.of(gpu, gpus), spec, None)
     total_gib = est.memory.total_gib

@@ -212,8 +212,12 @@ plus its precision-aware Adam, and keeps fp32 or fp16 master weights, so it has 
 PURE_BF16_PRECISION = ("adamw-bf16 is pure BF16 training (weights and moments in bf16): use precision bf16, not "
                        "fp16 or fp8 (of the stacks plan export writes for, only DeepSpeed runs FP8 matmuls on pure "
                        "BF16 weights, and only with ZeRO 1-3)")
-CHUNKED_LOSS_ON_MEGATRON = ("chunked is a PyTorch stack's loss (fsdp, deepspeed); Megatron's vocab-parallel "
-                            "cross-entropy holds the whole logits: use loss plain, or framework fsdp or deepspeed")
+
+
+def loss_not_on_megatron(loss: str) -> str:
+    """Why a chunked or fused loss cannot be planned on Megatron (scenarios and estimates)."""
+    return (f"{loss} is a PyTorch stack's loss (fsdp, deepspeed); Megatron's vocab-parallel cross-entropy holds "
+            "the whole logits: use loss plain, or framework fsdp or deepspeed")
 
 
 def not_on_megatron(optimizer: str) -> str:
@@ -254,11 +258,12 @@ class Job(Strict):
         default="eager", description="how a PyTorch stack (fsdp, deepspeed) runs the layers: eager as Hugging "
         "Face, torchtune and peft do (more saved activations, kernel launches that small micro-batches wait "
         "for), or fused under torch.compile, Liger or Unsloth; Megatron is always fused")
-    loss: Literal["plain", "chunked"] = Field(
+    loss: Literal["plain", "chunked", "fused"] = Field(
         default="plain", description="how the cross-entropy holds the logits: plain (the whole fp32 logits of a "
-        "micro-batch, gigabytes at 128k-152k-token vocabularies), or chunked as Liger's fused linear "
-        "cross-entropy, Unsloth's, flash-attn's or torchtune's compiled chunked loss do; a PyTorch stack's "
-        "(fsdp, deepspeed; planned on FSDP when framework is unset): Megatron's is always plain")
+        "micro-batch, gigabytes at 128k-152k-token vocabularies); chunked, the bf16 logits but not their fp32 "
+        "copy (flash-attn's cross-entropy, torchtune's compiled chunked loss); or fused, never the whole "
+        "logits (Liger's fused linear cross-entropy, Unsloth's Cut Cross-Entropy). Chunked and fused are a "
+        "PyTorch stack's (fsdp, deepspeed; planned on FSDP when framework is unset): Megatron's is always plain")
     cpu_offload: bool | None = Field(
         default=None, description="ZeRO-3 CPU offload of the parameters, gradients and optimizer states "
         "(FSDP or DeepSpeed): unset, the planner uses it only where the job fits its hardware no other way; "
@@ -277,8 +282,8 @@ class Job(Strict):
                                  + " and ".join(unmet))
         if self.optimizer in PYTORCH_ONLY_OPTIMIZER_NAMES and self.framework == "megatron":
             raise ValueError(f"optimizer {not_on_megatron(self.optimizer)}, or leave framework out")
-        if self.loss == "chunked" and self.framework == "megatron":
-            raise ValueError(f"loss {CHUNKED_LOSS_ON_MEGATRON}")
+        if self.loss != "plain" and self.framework == "megatron":
+            raise ValueError(f"loss {loss_not_on_megatron(self.loss)}")
         if self.optimizer == "adamw-bf16" and self.precision != "bf16":
             raise ValueError(f"optimizer {PURE_BF16_PRECISION}")
         if self.method in QLORA_METHODS and self.precision == "fp8":

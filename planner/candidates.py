@@ -326,7 +326,7 @@ class CandidateBuilder:
                               tp=fixed.tp if fixed else None, pp=fixed.pp if fixed else None,
                               zero=fixed.zero if fixed else None, cp=fixed.cp if fixed else None,
                               framework=job.framework, optimizer=OPTIMIZER_ALIASES.get(job.optimizer, job.optimizer),
-                              fused_modules=job.kernels == "fused", chunked_loss=job.loss == "chunked",
+                              fused_modules=job.kernels == "fused", loss=job.loss,
                               pytorch_stacks_only=self._pytorch_stacks_only, state_offload=state_offload)
             try:
                 result = search_layout(card, job.method, cluster.for_layout_search(), spec)
@@ -616,7 +616,7 @@ class CandidateBuilder:
                     "optimizer": layout.optimizer, "kernels": layout.kernels,
                     **({"recompute_layers": layout.recompute_layers} if layout.recompute_layers is not None else {}),
                     **({"state_offload": True} if layout.state_offload else {}),
-                    **({"loss": "chunked"} if layout.chunked_loss else {}),
+                    **({"loss": layout.loss} if layout.loss != "plain" else {}),
                     **({"lora_targets": layout.lora_targets}
                        if layout.lora_rank is not None and layout.lora_targets != "all" else {})},
             memory_gib_per_gpu=estimate.memory.total_gib, gpu_memory_gib=estimate.gpu_memory_gib,

@@ -51,7 +51,7 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
             + f" recompute={j.recompute_text} mb={j.micro_batch}"
             + (f" optimizer {OPTIMIZER_NAME_OF.get(optimizer, optimizer)}" if optimizer != "adam" else "")
             + (" fused kernels" if j.assumes_fused_kernels else "")
-            + (" chunked loss" if j.assumes_chunked_loss else "")
+            + (f" {j.loss} loss" if j.loss != "plain" else "")
             + (" LoRA on attention only" if layout.get("lora_targets") == "attention" else "") + "; "
             f"{j.memory_gib_per_gpu:.1f} of {j.gpu_memory_gib:.0f} GiB "
             f"per GPU ({free:.1f} free); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}{_causal(j)}; "

@@ -610,7 +610,7 @@ def _optimizer_relaxations(session: Session) -> list[Relaxation]:
 
 
 def _setting_relaxations(session: Session) -> list[Relaxation]:
-    """Each of a PyTorch stack's settings (`memory_savers.STACK_SETTINGS`: a chunked loss, fused layers) given to
+    """Each of a PyTorch stack's settings (`memory_savers.STACK_SETTINGS`: a fused loss, fused layers) given to
     the jobs memory removed options of, alone, and when none alone is enough, all of them together (as Liger and
     Unsloth run them): the cheapest plan then, where it is feasible."""
     swaps = _savers_for(session, STACK_SETTINGS)

@@ -1,5 +1,5 @@
 """Changes to how a job trains that lower its memory, which an expert tries before renting more GPUs: a
-leaner optimizer, a chunked loss, fused layers. One list serves both places that offer them: `plan
+leaner optimizer, a fused loss, fused layers. One list serves both places that offer them: `plan
 estimate`'s hints when nothing fits (a layout spec, changed by `spec`) and an infeasible scenario's
 relaxations (a job, changed by `field` = `to`)."""
 
@@ -22,7 +22,7 @@ class MemorySaver:
 
     @property
     def setting(self) -> str:
-        """As `plan estimate` takes it: "--loss chunked"."""
+        """As `plan estimate` takes it: "--loss fused"."""
         return f"--{self.field.replace('_', '-')} {self.to}"
 
 
@@ -59,10 +59,10 @@ that fits, an infeasible scenario offers each that does."""
 
 STACK_SETTINGS: tuple[MemorySaver, ...] = (
     # at 128k-152k-token vocabularies a micro-batch's fp32 logits are gigabytes
-    MemorySaver("loss", "chunked", (("chunked_loss", True),),
+    MemorySaver("loss", "fused", (("loss", "fused"),),
                 lambda method, framework, precision, zero: _pytorch(framework),
-                "a chunked cross-entropy that never holds the fp32 logits: Liger's fused linear cross-entropy, "
-                "Unsloth's, flash-attn's or torchtune's compiled chunked loss"),
+                "a fused linear cross-entropy that never holds the whole logits: Liger's, or Unsloth's Cut "
+                "Cross-Entropy; a chunked loss as torchtune's drops only their fp32 copy"),
     MemorySaver("kernels", "fused", (("fused_modules", True),),
                 lambda method, framework, precision, zero: _pytorch(framework),
                 "fused or compiled layers: torch.compile, Liger or Unsloth keep 0.7 times the eager activations"),

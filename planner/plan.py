@@ -70,9 +70,9 @@ class JobPlan:
         return fused_pytorch_kernels(str(self.detail.get("layout", {}).get("kernels", "eager")), self.stack)
 
     @property
-    def assumes_chunked_loss(self) -> bool:
-        """Whether the plan assumed a chunked cross-entropy (`Layout.chunked_loss`; PyTorch stacks only)."""
-        return self.detail.get("layout", {}).get("loss") == "chunked"
+    def loss(self) -> str:
+        """The cross-entropy the plan assumed (`Layout.loss`): plain, or chunked or fused on a PyTorch stack."""
+        return str(self.detail.get("layout", {}).get("loss", "plain"))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -21,7 +21,7 @@ from plan.models.errors import InputError, UnknownIdError
 from plan.models.limits import MAX_GLOBAL_BATCH, MAX_GPUS, MAX_LORA_RANK, MAX_PARALLEL, MAX_SEQ_LEN, MAX_TOKENS
 from plan.models.model_card import ModelCard
 from plan.models.platform import Platform
-from plan.models.scenario import CHUNKED_LOSS_ON_MEGATRON, DEFAULT_MEMORY_HEADROOM, MAX_MEMORY_HEADROOM
+from plan.models.scenario import DEFAULT_MEMORY_HEADROOM, MAX_MEMORY_HEADROOM, loss_not_on_megatron
 from plan.models.units import parse_count, parse_seq_len
 from plan.planner.cli.common import OutputFormat, console, fail, finite, print_json
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
@@ -105,10 +105,12 @@ def estimate_command(
                           "as Hugging Face, torchtune and peft do, fused under torch.compile, Liger or Unsloth "
                           "(fewer saved activations, no host floor). Megatron is always fused")] = "eager",
     loss: Annotated[str, typer.Option(
-        "--loss", help="plain | chunked: chunked is a cross-entropy that never holds the whole fp32 logits "
-                       "(Liger's fused linear cross-entropy, Unsloth's, flash-attn's, torchtune's compiled "
-                       "chunked loss); a PyTorch stack's (fsdp, deepspeed), searched on FSDP when --framework "
-                       "is left out: Megatron's is always plain")] = "plain",
+        "--loss", help="plain | chunked | fused: how the cross-entropy holds the logits; plain, whole in fp32; "
+                       "chunked, the bf16 logits but not their fp32 copy (flash-attn's cross-entropy, "
+                       "torchtune's compiled chunked loss); fused, never whole (Liger's fused linear "
+                       "cross-entropy, Unsloth's Cut Cross-Entropy). Chunked and fused are a PyTorch stack's "
+                       "(fsdp, deepspeed), searched on FSDP when --framework is left out: Megatron's is always "
+                       "plain")] = "plain",
     sequence_parallel: Annotated[str | None, typer.Option(
         "--sequence-parallel", help="on | off (default: on when tp > 1)")] = None,
     cpu_offload: Annotated[str | None, typer.Option(
@@ -147,8 +149,8 @@ def estimate_command(
     _choice("--attention", attention, ("flash", "eager"))
     _choice("--kernels", kernels, ("eager", "fused"))
     _choice("--loss", loss, LOSSES)
-    if loss == "chunked" and framework == "megatron":
-        fail(f"--loss: {CHUNKED_LOSS_ON_MEGATRON}")
+    if loss != "plain" and framework == "megatron":
+        fail(f"--loss: {loss_not_on_megatron(loss)}")
     _choice("--sequence-parallel", sequence_parallel, ("on", "off"))
     _choice("--cpu-offload", cpu_offload, ("on", "off"))
     optimizer_id = OPTIMIZER_ALIASES.get(optimizer, optimizer)
@@ -212,7 +214,7 @@ def estimate_command(
                       lora_rank=lora_rank if lora_rank is not None else 16, lora_targets=lora_targets or "all",
                       framework=framework, cp=cp,
                       virtual_pipeline=vpp, ep=ep, flash_attention=attention == "flash", optimizer=optimizer_id,
-                      fused_modules=kernels == "fused", chunked_loss=loss == "chunked",
+                      fused_modules=kernels == "fused", loss=loss,
                       sequence_parallel=None if sequence_parallel is None else sequence_parallel == "on",
                       memory_headroom=headroom, recompute_layers=recompute_layers,
                       state_offload=None if cpu_offload is None else cpu_offload == "on")
@@ -301,7 +303,7 @@ def _leaner_optimizer_hint(card: ModelCard, method: str, cluster: Cluster, spec:
 
 
 def _setting_hints(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> list[str]:
-    """When nothing fits, which of a PyTorch stack's settings would (`memory_savers.STACK_SETTINGS`: a chunked loss,
+    """When nothing fits, which of a PyTorch stack's settings would (`memory_savers.STACK_SETTINGS`: a fused loss,
     fused layers): each alone, and where none alone does, all together, as Liger and Unsloth run them. A flag,
     not more GPUs."""
     open_ = [saver for saver in STACK_SETTINGS if _applies(saver, method, spec)]

@@ -17,6 +17,7 @@ from plan.planner.estimate.types import (
     FRAMEWORK_ZERO,
     FRAMEWORKS,
     LORA_TARGETS,
+    LOSS_KINDS,
     MEGATRON_ONLY_OPTIMIZERS,
     METHODS,
     OPTIMIZER_NAME_OF,
@@ -234,10 +235,8 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
         notes.append("kernels eager: the layers run as PyTorch modules op by op (Hugging Face, torchtune, peft): "
                      "their saved activations, peft's casts and the host's kernel launches as measured on an "
                      "H200 (bench/device/README.md); --kernels fused for torch.compile, Liger or Unsloth")
-    if layout.chunked_loss:
-        notes.append("loss chunked: the cross-entropy never holds the whole fp32 logits (Liger's fused linear "
-                     "cross-entropy, Unsloth's, flash-attn's, torchtune's compiled chunked loss); the run must "
-                     "use one")
+    if layout.loss != "plain":
+        notes.append(f"loss {layout.loss}: {LOSS_KINDS[layout.loss]}; the run must use one")
     if layout.tp > shape.kv_heads:
         notes.append(f"tp={layout.tp} > {shape.kv_heads} KV heads: KV projections replicated")
     if shape.layers % layout.pp:

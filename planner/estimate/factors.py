@@ -291,20 +291,24 @@ LOGIT_BYTES = 6.0
 """Bytes per logit element kept at the loss: bf16 logits (2 B) + fp32 softmax/loss buffer (4 B)
 (Megatron vocab-parallel cross entropy; Hugging Face upcasts to fp32).
 
-`chunked_loss` is a loss that never materialises fp32 logits: flash-attn's fused cross-entropy
-(llm-foundry; it writes the gradient into the logits in place), Liger's fused linear cross-entropy, or
-torchtune's chunked loss under torch.compile (the upcast, log-softmax and gradient fuse into per-chunk
+A chunked loss (`Layout.loss` "chunked") never materialises fp32 logits: flash-attn's fused cross-entropy
+(llm-foundry; it writes the gradient into the logits in place) or torchtune's chunked loss under
+torch.compile (the upcast, log-softmax and gradient fuse into per-chunk
 kernels that save only the bf16 logits and a log-sum-exp per row). It keeps the bf16 logits (2 B) and
 one chunk's bf16 gradient (2 B / LOSS_CHUNKS). Eager chunking without compile saves every chunk's fp32
-log-probabilities for the backward (about 6 B per element); that case is not modelled."""
+log-probabilities for the backward (about 6 B per element); that case is not modelled. A fused linear
+cross-entropy (`Layout.loss` "fused": Liger's, Unsloth's) never holds the whole logits at all (memory.py
+`_loss_bytes`)."""
 
 LOSS_TRAFFIC_BYTES_PER_LOGIT = {"unfused": 42.0, "chunked": 6.0}
 """Memory traffic of the loss per logit, forward and backward. Unfused (PyTorch's cross-entropy on upcast
 logits, as Hugging Face models and torchtitan run it; Megatron's vocab-parallel one is a similar chain
 of fp32 passes): measured on an H200 as 30 B per logit in the log-softmax and NLL kernels plus the
 upcast to fp32 and the cast of the gradient back (6 B each; bench/device/README.md). Chunked or fused
-(flash-attn's cross-entropy, Liger, a compiled chunked loss): the bf16 logits read forward and backward
-and the gradient written, 6 B (reasoning)."""
+(flash-attn's cross-entropy, Liger's fused linear cross-entropy, a compiled chunked loss): the bf16 logits
+read forward and backward and the gradient written, 6 B (reasoning). A fused linear one writes and reads
+each chunk's logits once more than it would whole, within the same 6 B; Cut Cross-Entropy's extra matmul
+(it recomputes the logits in the backward pass) is not counted."""
 
 KEPT_OUTPUT_LOGIT_BYTES = 4.0
 """Bytes per logit element of each micro-batch output that torch.distributed.pipelining's last stage keeps
@@ -317,6 +321,10 @@ peak without it. Megatron returns the loss alone and keeps no outputs."""
 
 LOSS_CHUNK_GRAD_BYTES = 2.0
 """Bytes per element of the one gradient chunk a chunked loss holds (bf16)."""
+
+FUSED_LOSS_BYTES_PER_TOKEN = 4.0
+"""The fp32 loss per token a fused linear cross-entropy keeps beside its gradients (Liger's `loss_1d`;
+memory.py `_loss_bytes`)."""
 
 LOSS_CHUNKS = 8
 """Chunks of the chunked cross-entropy (torchtune's default CEWithChunkedOutputLoss uses 8)."""

@@ -88,6 +88,7 @@ from plan.models.methods import reference_weight_copies
 from plan.planner.estimate.factors import (
     ALLOCATOR_FRAGMENTATION,
     CUDA_CONTEXT_GIB,
+    FUSED_LOSS_BYTES_PER_TOKEN,
     GIB,
     KEPT_OUTPUT_LOGIT_BYTES,
     LOGIT_BYTES,
@@ -278,7 +279,7 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     # The loss phase: the logits and the loss's buffers, and the final norm's output that the output
     # projection saves (Megatron keeps its sequence-parallel shard; DTensor and tp = 1 keep it whole).
     head_input_div = t if sp and layout.framework != "fsdp" else 1
-    loss_phase = (tokens_mb * shape.vocab / t * _logit_bytes(layout)
+    loss_phase = (_loss_bytes(shape, adapters, layout, tokens_mb)
                   + tokens_mb * 2.0 * shape.hidden / head_input_div)
     # With re-materialised layers the logits and the loss buffers are freed once the backward pass has
     # gone through the output layer (torchtitan `del pred`, torchtune `del logits`, Megatron's loss
@@ -289,7 +290,9 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     # torch.distributed.pipelining's last stage keeps every micro-batch's output for the merged return of
     # `schedule.step()` (`stage.output_chunks`, cleared only when the next step starts), and torchtitan's
     # model returns its logits in fp32: the other micro-batches' logits are held beside this one's loss.
-    kept_outputs = (max(0, layout.micro_batches - 1) * tokens_mb * shape.vocab / t * KEPT_OUTPUT_LOGIT_BYTES
+    # (A fused linear loss runs outside the model, which then returns its final hidden states.)
+    outputs_width = shape.hidden if layout.loss == "fused" else shape.vocab
+    kept_outputs = (max(0, layout.micro_batches - 1) * tokens_mb * outputs_width / t * KEPT_OUTPUT_LOGIT_BYTES
                     if layout.framework == "fsdp" and p > 1 else 0.0)
     logits += kept_outputs
     # torch.distributed.pipelining caches each in-flight micro-batch's stage output for its backward
@@ -363,11 +366,15 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     if loss_gib - kept_gib >= 0.5:
         freed = (" (freed before the backward pass reaches the layers: the peak holds the larger of the loss and "
                  "the layer being recomputed or fetched back, with its gathered weights)" if working > 0 else "")
-        chunked = ("" if layout.chunked_loss or layout.framework == "megatron" else
-                   f"; a chunked loss (--loss chunked, a job's loss: chunked) holds "
-                   f"{WEIGHT_BYTES + LOSS_CHUNK_GRAD_BYTES / LOSS_CHUNKS:g} B")
-        notes.append(f"memory: 'other' includes {loss_gib - kept_gib:.1f} GiB for the loss, the logits at "
-                     f"{_logit_bytes(layout):g} B per element and the output layer's input{freed}{chunked}")
+        holds = ("a chunk of tokens' logits at a time, the gradient of its input" if layout.loss == "fused" else
+                 f"the logits at {_logit_bytes(layout):g} B per element")
+        leaner = ("" if layout.loss == "fused" or layout.framework == "megatron" else
+                  "; a fused linear cross-entropy (--loss fused, a job's loss: fused) never holds the whole logits"
+                  + ("" if layout.loss == "chunked" else
+                     f", a chunked one (--loss chunked) holds {WEIGHT_BYTES + LOSS_CHUNK_GRAD_BYTES / LOSS_CHUNKS:g} B "
+                     "per element"))
+        notes.append(f"memory: 'other' includes {loss_gib - kept_gib:.1f} GiB for the loss, {holds} and the output "
+                     f"layer's input{freed}{leaner}")
     if kept_gib >= 0.05:
         notes.append(f"memory: 'other' includes {kept_gib:.1f} GiB of logits that torch pipelining keeps on the "
                      f"last stage, {layout.micro_batches - 1} micro-batches' fp32 outputs held for step()'s merged "
@@ -448,13 +455,44 @@ def states_floor_gib(shape: ModelShape, method: str, layout: Layout) -> float:
     return weights + grads + optim
 
 
+def _loss_bytes(shape: ModelShape, adapters: bool, layout: Layout, tokens: float) -> float:
+    """What the cross-entropy holds at its peak for one micro-batch of `tokens` tokens, beyond the output
+    layer's input: the logits at `_logit_bytes`, or a fused linear cross-entropy's buffers.
+
+    A fused linear cross-entropy (`loss` "fused"; Liger-Kernel's src/liger_kernel/ops/
+    fused_linear_cross_entropy.py `fused_linear_cross_entropy_forward`, read, not measured) runs the whole
+    loss in the forward pass: it allocates the gradient of its input (tokens x hidden, 16-bit), an fp32 loss
+    per token and, where the output layer is trained, the gradient of its weight (vocab x hidden, 16-bit),
+    then takes chunks of FUSED_LOSS_CHUNK_ROWS tokens, computes their logits (16-bit), writes the
+    cross-entropy's gradient over them in place and adds its products into the two gradients. Only one
+    chunk's logits exist at a time. Apple's Cut Cross-Entropy (Unsloth) holds less: no chunk of logits
+    outside on-chip memory; Liger's figure is the one counted."""
+    if layout.loss != "fused":
+        return tokens * shape.vocab / layout.tp * _logit_bytes(layout)
+    rows = min(tokens, fused_loss_chunk_rows(tokens, shape.vocab, shape.hidden))
+    held = (rows * shape.vocab / layout.tp * WEIGHT_BYTES  # one chunk's logits, then their gradient
+            + tokens * shape.hidden * WEIGHT_BYTES  # the gradient of the output layer's input
+            + tokens * FUSED_LOSS_BYTES_PER_TOKEN)
+    if not adapters:  # the output layer's weight gradient, computed in the forward pass (tied: the embedding's)
+        held += (shape.embed_params if shape.tied else shape.head_params) / layout.tp * WEIGHT_BYTES
+    return held
+
+
+def fused_loss_chunk_rows(tokens: float, vocab: int, hidden: int) -> int:
+    """Tokens per chunk of Liger's fused linear cross-entropy: the power of two at or above
+    tokens / ceil(vocab / hidden), so that a chunk's logits are about as large as the hidden states of the
+    whole micro-batch (`fused_linear_cross_entropy_forward`: inc_factor, chunk_size)."""
+    per_chunk = math.ceil(tokens / math.ceil(vocab / hidden))
+    return 1 << max(0, math.ceil(math.log2(max(1, per_chunk))))
+
+
 def _logit_bytes(layout: Layout) -> float:
     """Bytes per logit element at the loss's peak (factors.py): Megatron's fused vocab-parallel cross
     entropy (Megatron, and Megatron-DeepSpeed under tp > 1), PyTorch's eager `loss_parallel` under
     FSDP with tp > 1, PyTorch's cross-entropy on upcast logits otherwise (Hugging Face models under
     DeepSpeed or FSDP, torchtitan); a fused or compiled chunked loss keeps the bf16 logits and one
     chunk's gradient."""
-    if layout.chunked_loss:
+    if layout.loss == "chunked":
         return WEIGHT_BYTES + LOSS_CHUNK_GRAD_BYTES / LOSS_CHUNKS
     if layout.framework == "megatron" or (layout.framework == "deepspeed" and layout.tp > 1):
         return LOGIT_BYTES

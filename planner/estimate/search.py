@@ -298,11 +298,11 @@ EXACT_BATCH_FRAMEWORKS = frozenset({"megatron", "deepspeed"})
 def _searched_frameworks(method: str, spec: LayoutSpec) -> tuple[str, ...]:
     """Frameworks searched when none is fixed: Megatron for its own options (block recomputation,
     the precision-aware optimizer; asked for by name, so kept for a PyTorch-only team too), FSDP for
-    QLoRA, the PyTorch optimizers and a chunked loss (a job that names Liger's or Unsloth's loss runs a
+    QLoRA, the PyTorch optimizers and a chunked or fused loss (a job that names Liger's or Unsloth's loss runs a
     PyTorch stack) and for a team limited to PyTorch stacks, else both."""
     if spec.recompute_layers or spec.optimizer in MEGATRON_ONLY_OPTIMIZERS:
         return ("megatron",)
-    if (method in QLORA_METHODS or spec.optimizer in PYTORCH_ONLY_OPTIMIZERS or spec.chunked_loss
+    if (method in QLORA_METHODS or spec.optimizer in PYTORCH_ONLY_OPTIMIZERS or spec.loss != "plain"
             or spec.pytorch_stacks_only):
         return ("fsdp",)
     return ("megatron", "fsdp")
@@ -786,12 +786,17 @@ class _Pair:
     memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, compare=False)
 
 
+def _loss_on(spec: LayoutSpec, framework: str | None) -> str:
+    """The spec's loss on a stack: Megatron's (and an unnamed stack's skeleton) is always plain."""
+    return spec.loss if framework not in (None, "megatron") else "plain"
+
+
 def _make(pair: _Pair, spec: LayoutSpec, lora_rank: int | None, fw: str, zero: int, rc: str, mb: int, v: int,
           ep: int) -> Layout:
     return Layout(tp=pair.tp, pp=pair.pp, dp=pair.dp, zero=zero, recompute=rc, micro_batch=mb,
                   global_batch=pair.gb, seq_len=spec.seq_len, precision=spec.precision,
                   sequence_parallel=pair.sequence_parallel, lora_rank=lora_rank, optimizer=spec.optimizer,
-                  virtual_pipeline=v, chunked_loss=spec.chunked_loss and fw != "megatron",
+                  virtual_pipeline=v, loss=_loss_on(spec, fw),
                   fused_modules=spec.fused_modules,
                   lora_targets=spec.lora_targets,
                   flash_attention=spec.flash_attention, framework=fw, cp=pair.cp, ep=ep,
@@ -833,7 +838,7 @@ def _plan(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
                       global_batch=target, seq_len=spec.seq_len, precision=spec.precision,
                       sequence_parallel=bool(spec.sequence_parallel), lora_rank=lora_rank,
                       optimizer=spec.optimizer, fused_modules=spec.fused_modules,
-                      chunked_loss=spec.chunked_loss and spec.framework not in (None, "megatron"),
+                      loss=_loss_on(spec, spec.framework),
                       lora_targets=spec.lora_targets, cp=cp, framework=spec.framework or "megatron")
 
     pairs: list[_Pair] = []
@@ -892,7 +897,7 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
         probe = Layout(tp=tp, pp=pp, dp=dp, zero=0, recompute="none", micro_batch=mb, global_batch=gb,
                        seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=sp,
                        lora_rank=lora_rank, optimizer=spec.optimizer,
-                       chunked_loss=spec.chunked_loss and fw != "megatron", fused_modules=spec.fused_modules,
+                       loss=_loss_on(spec, fw), fused_modules=spec.fused_modules,
                        lora_targets=spec.lora_targets, flash_attention=spec.flash_attention, cp=cp,
                        framework=fw)
         r = rates(shape, probe, cluster)

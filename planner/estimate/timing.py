@@ -195,8 +195,8 @@ def _stage_compute(shape: ModelShape, method: str, layout: Layout, r: Rates, lay
         elem_bytes += ADAPTER_BYTES_PER_DIM[layout.kernels] * dims / t * layers * tokens
         t_lin += 6.0 * layout.lora_rank * dims * layers / t * tokens / r.linear_flops_per_s
     # the loss: memory-bound passes over the logits, outside the layers that recomputation repeats
-    loss_bytes = (tokens * shape.vocab / t * LOSS_TRAFFIC_BYTES_PER_LOGIT["chunked" if layout.chunked_loss
-                                                                          else "unfused"] * (1.0 + ref / 3.0)
+    loss_bytes = (tokens * shape.vocab / t * LOSS_TRAFFIC_BYTES_PER_LOGIT["unfused" if layout.loss == "plain"
+                                                                          else "chunked"] * (1.0 + ref / 3.0)
                   if with_head else 0.0)
     score_fwd = 0.0
     if not layout.flash_attention:

@@ -48,8 +48,15 @@ weights are fp32 or fp16 (`--main-params-dtype`), never BF16."""
 LORA_TARGETS = ("all", "attention")
 FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
 """How data parallelism and recomputation are implemented (see `Layout`)."""
-LOSSES = ("plain", "chunked")
-"""How the cross-entropy holds the logits (`Layout.chunked_loss`): plain, or chunked (PyTorch stacks only)."""
+LOSSES = ("plain", "chunked", "fused")
+"""How the cross-entropy holds the logits (`Layout.loss`): plain, chunked or fused (PyTorch stacks only)."""
+LOSS_KINDS = {
+    "chunked": "a chunked cross-entropy that holds the bf16 logits but never their fp32 copy (flash-attn's "
+               "cross-entropy, torchtune's compiled chunked loss)",
+    "fused": "a fused linear cross-entropy that never holds the whole logits (Liger's, Unsloth's Cut "
+             "Cross-Entropy)",
+}
+"""What each non-plain loss is and which libraries run it, as notes, plans and exports say it."""
 FRAMEWORK_ZERO = {"megatron": (0, 1), "fsdp": (0, 2, 3), "deepspeed": (0, 1, 2, 3)}
 """ZeRO stages each framework runs (FSDP: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD)."""
 
@@ -84,10 +91,15 @@ class Layout:
       bf16` (store_param_remainders, on by default), and NeMo's Apex distributed Adam under O2 BF16
       (remainders its default, gradients BF16 in NeMo's performance recipes). Megatron only.
     - `virtual_pipeline`: interleaved 1F1B stages per GPU (Narayanan et al. 2021).
-    - `chunked_loss`: a fused or compiled chunked cross-entropy (torchtune under torch.compile, Liger,
-      Unsloth, flash-attn's) that never materialises fp32 logits (factors.py LOSS_CHUNK_GRAD_BYTES); the
-      PyTorch stacks' only: Megatron's vocab-parallel cross-entropy holds the whole logits, and the search
-      builds its layouts without it. Users state it as `loss: chunked` (`--loss chunked`).
+    - `loss`: how the cross-entropy holds the logits (LOSSES). "plain": the whole logits of a micro-batch
+      with the stack's fp32 buffers (memory.py `_logit_bytes`). "chunked": a fused or compiled chunked
+      cross-entropy over materialised bf16 logits that never holds them in fp32 (torchtune's chunked
+      loss under torch.compile, flash-attn's cross-entropy; factors.py LOSS_CHUNK_GRAD_BYTES). "fused": a
+      fused linear cross-entropy that computes the logits a chunk of tokens at a time from the hidden
+      states and the output weight and never holds them whole (Liger's LigerFusedLinearCrossEntropyLoss,
+      Apple's Cut Cross-Entropy as Unsloth runs it; factors.py FUSED_LOSS_CHUNK_ROWS_PER_HIDDEN). Non-plain
+      losses are the PyTorch stacks' only: Megatron's vocab-parallel cross-entropy holds the whole logits,
+      and the search builds its layouts with "plain". Users state it as `loss:` (`--loss`).
     - `fused_modules`: the PyTorch stacks' model code runs as fused or compiled kernels (torch.compile,
       Liger) rather than eager modules (Hugging Face transformers, torchtune, peft: what
       LLaMA-Factory, TRL and accelerate users run); eager modules save more activations (memory.py).
@@ -131,7 +143,7 @@ class Layout:
     lora_rank: int | None
     optimizer: str = "adam"
     virtual_pipeline: int = 1
-    chunked_loss: bool = False
+    loss: str = "plain"
     lora_targets: str = "all"
     flash_attention: bool = True
     framework: str = "deepspeed"
@@ -172,11 +184,6 @@ class Layout:
         1B 109.7 kB (formula 108.5), Llama 3.2 3B 131.8 kB (131.1), Llama 3.1 8B 201.6 kB (200.7), Qwen2.5
         1.5B's shape 103.8 kB (103.4)."""
         return self.framework != "megatron" and not self.fused_modules
-
-    @property
-    def loss(self) -> str:
-        """"chunked" (`chunked_loss`) or "plain", as plans, estimates and exports name it."""
-        return "chunked" if self.chunked_loss else "plain"
 
     @property
     def kernels(self) -> str:
@@ -222,7 +229,7 @@ class LayoutSpec:
     lora_rank: int = 16
     optimizer: str = "adam"
     sequence_parallel: bool | None = None
-    chunked_loss: bool = False
+    loss: str = "plain"
     fused_modules: bool = False
     lora_targets: str = "all"
     virtual_pipeline: int | None = None

@@ -15,7 +15,7 @@ from typing import Any
 from plan.models.methods import ADAPTER_METHODS, DPO_METHODS, FULL_METHODS, METHOD_NOTES, QLORA_METHODS
 from plan.models.model_card import ModelCard
 from plan.models.scenario import Job
-from plan.planner.estimate.types import OPTIMIZER_NAME_OF
+from plan.planner.estimate.types import LOSS_KINDS, OPTIMIZER_NAME_OF
 from plan.planner.plan import JobPlan
 
 STACKS = ("torchrun-fsdp", "deepspeed", "megatron", "torchtitan", "llamafactory", "accelerate")
@@ -178,10 +178,8 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         notes.append("the plan assumed fused kernels (torch.compile, Liger or Unsloth: fewer saved activations "
                      "than eager modules): torchtitan's config turns compile on; elsewhere enable them, or re-plan "
                      "the job with kernels: eager")
-    if job_plan.assumes_chunked_loss:
-        notes.append("the plan assumed a chunked cross-entropy that never holds the whole fp32 logits (Liger's fused "
-                     "linear cross-entropy, Unsloth's, flash-attn's or torchtune's compiled chunked loss): run one, "
-                     "or re-plan the job with loss: plain")
+    if job_plan.loss != "plain":
+        notes.append(f"the plan assumed {LOSS_KINDS[job_plan.loss]}: run one, or re-plan the job with loss: plain")
     if job.method in DPO_METHODS:
         notes.append("DPO data are (prompt, chosen, rejected) triples; where the stack runs your script "
                      "(deepspeed, accelerate, torchrun) the script computes the DPO loss against the reference, "

@@ -244,26 +244,33 @@ def test_seq_len_takes_what_a_scenario_takes() -> None:
     assert first["layout"]["seq_len"] == 8192 and all(other == first for other in rest)
 
 
-def test_loss_chunked_is_stated_and_named_when_it_would_fit() -> None:
-    # Qwen3 8B QLoRA at 8k tokens on one 24 GB card: its 151,669-token vocabulary's fp32 logits are what does
-    # not fit; Unsloth and Liger never hold them
+def test_a_fused_loss_is_named_when_it_would_fit_and_chunked_can_be_stated() -> None:
+    # Qwen3 8B QLoRA at 8k tokens on one 24 GB card: its 151,669-token vocabulary's logits are what does not
+    # fit; Liger's and Unsloth's fused linear cross-entropy never holds them whole
     args = ["--model", "qwen3-8b", "--method", "qlora", "--gpu", "rtx4090", "--gpus", "1", "--seq-len", "8192",
             "--cpu-offload", "off", "--format", "json"]
     code, out, _ = run(*args)
     data = json.loads(out)
     assert code == 0 and data["fits"] is False and data["layout"]["loss"] == "plain"
-    (hint,) = [n for n in data["notes"] if n.startswith("with --loss chunked")]
+    (hint,) = [n for n in data["notes"] if n.startswith("with --loss fused")]
     fitting_gib = float(re.search(r"at ([\d.]+) GiB", hint).group(1))  # type: ignore[union-attr]
-    code, out, _ = run(*args[:-2], "--loss", "chunked", "--format", "json")
+    code, out, _ = run(*args[:-2], "--loss", "fused", "--format", "json")
+    fused = json.loads(out)
+    assert code == 0 and fused["fits"] is True and fused["layout"]["loss"] == "fused"
+    assert fused["memory_gib"]["total"] == pytest.approx(fitting_gib, abs=0.05)
+    assert not [n for n in fused["notes"] if n.startswith("with --loss")]
+    # torchtune's chunked loss, which keeps the bf16 logits, can be stated too, and holds more than the fused one
+    code, out, _ = run(*args[:-2], "--loss", "chunked", "--micro-batch", str(fused["layout"]["micro_batch"]),
+                       "--recompute", fused["layout"]["recompute"], "--format", "json")
     chunked = json.loads(out)
-    assert code == 0 and chunked["fits"] is True and chunked["layout"]["loss"] == "chunked"
-    assert chunked["memory_gib"]["total"] == pytest.approx(fitting_gib, abs=0.05)
-    assert not [n for n in chunked["notes"] if n.startswith("with --loss chunked")]
+    assert code == 0 and chunked["layout"]["loss"] == "chunked"
+    assert chunked["memory_gib"]["total"] > fused["memory_gib"]["total"]
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (["--loss", "fused"], "error: --loss:"),
+    (["--loss", "fused-linear"], "error: --loss:"),
     (["--loss", "chunked", "--framework", "megatron"], "error: --loss: chunked is a PyTorch stack's loss"),
+    (["--loss", "fused", "--framework", "megatron"], "error: --loss: fused is a PyTorch stack's loss"),
 ])
 def test_loss_bad_values_exit_2(extra: list[str], message: str) -> None:
     code, _, err = run("--model", "qwen3-8b", "--method", "lora", "--gpu", "h100-sxm", "--gpus", "8", *extra)
@@ -272,7 +279,7 @@ def test_loss_bad_values_exit_2(extra: list[str], message: str) -> None:
 
 def test_loss_and_kernels_together_are_named_where_neither_alone_fits() -> None:
     # Llama 3.1 8B LoRA at 16k tokens on one 24 GB card: fused layers alone save nothing under recomputation and
-    # the chunked loss alone leaves it over the card; Liger and Unsloth run both
+    # the fused loss alone leaves it over the card; Liger and Unsloth run both
     args = ["--model", "llama3.1-8b", "--method", "lora", "--gpu", "rtx4090", "--gpus", "1", "--seq-len", "16384",
             "--cpu-offload", "off", "--format", "json"]
     code, out, _ = run(*args)
@@ -280,11 +287,11 @@ def test_loss_and_kernels_together_are_named_where_neither_alone_fits() -> None:
     assert code == 0 and data["fits"] is False
     hints = [n for n in data["notes"] if n.startswith("with --") and "it fits" in n]
     (hint,) = hints
-    assert hint.startswith("with --loss chunked --kernels fused")
-    for alone in (["--loss", "chunked"], ["--kernels", "fused"]):
+    assert hint.startswith("with --loss fused --kernels fused")
+    for alone in (["--loss", "fused"], ["--kernels", "fused"]):
         code, out, _ = run(*args[:-2], *alone, "--format", "json")
         assert code == 0 and json.loads(out)["fits"] is False
-    code, out, _ = run(*args[:-2], "--loss", "chunked", "--kernels", "fused", "--format", "json")
+    code, out, _ = run(*args[:-2], "--loss", "fused", "--kernels", "fused", "--format", "json")
     both = json.loads(out)
     fitting_gib = float(re.search(r"at ([\d.]+) GiB", hint).group(1))  # type: ignore[union-attr]
     assert code == 0 and both["fits"] is True
@@ -292,8 +299,8 @@ def test_loss_and_kernels_together_are_named_where_neither_alone_fits() -> None:
 
 
 def test_loss_chunked_keeps_a_searched_stack_to_pytorch() -> None:
-    # Llama 3.1 70B pre-training on 64 H100s searches to Megatron; a chunked loss (Liger, Unsloth) says the
-    # job runs a PyTorch stack, so the search stays on FSDP and the layout holds the chunked loss
+    # Llama 3.1 70B pre-training on 64 H100s searches to Megatron; a chunked loss (torchtune, flash-attn) says
+    # the job runs a PyTorch stack, so the search stays on FSDP and the layout holds the chunked loss
     args = ("--model", "llama3.1-70b", "--method", "pretrain", "--gpu", "h100-sxm", "--gpus", "64", "--format", "json")
     code, out, _ = run(*args)
     assert code == 0 and json.loads(out)["layout"]["framework"] == "megatron"

@@ -70,7 +70,7 @@ def test_loss_bytes_per_logit_follow_the_stack() -> None:
     assert _logit_bytes(one_gpu(tp=2, framework="megatron")) == LOGIT_BYTES
     assert LOGIT_BYTES < LOGIT_BYTES_FP32_LOSS < LOGIT_BYTES_VOCAB_PARALLEL_EAGER
     for lay in (fsdp_tp, one_gpu(), one_gpu(framework="megatron")):
-        chunked = replace(lay, chunked_loss=True)
+        chunked = replace(lay, loss="chunked")
         assert 2.0 < _logit_bytes(chunked) < _logit_bytes(lay)  # the bf16 logits stay whole
 
 
@@ -91,7 +91,7 @@ def test_torch_pipelining_keeps_each_in_flight_stage_output(llama70b: ModelCard)
     # fused modules: no eager terms; a chunked loss on both and no recomputation: the last stage's loss and
     # the logits torch pipelining keeps there stay below the first stage's peak
     lay = replace(one_gpu(mb=1, seq=4096, pp=4, dp=1, gb=16, recompute="none"), fused_modules=True,
-                  chunked_loss=True)
+                  loss="chunked")
     fsdp = memory_per_gpu(shape, "pretrain", lay, 80.0).breakdown
     mega = memory_per_gpu(shape, "pretrain", replace(lay, framework="megatron"), 80.0).breakdown
     stage_output = 2.0 * shape.hidden * lay.seq_len * lay.micro_batch / GIB
