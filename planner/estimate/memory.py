@@ -63,7 +63,9 @@ adapters switched off: no extra weights.
 
 The loss phase (last stage): the logits at the bytes per element that the stack's cross-entropy holds
 (factors.py: Megatron's fused vocab-parallel loss, PyTorch's eager `loss_parallel` under tp > 1, the
-fused single-GPU kernel, or a chunked loss) and the final norm's output that the output layer saves.
+fused single-GPU kernel, or a chunked loss; a fused linear cross-entropy holds one chunk of tokens'
+logits and the gradient of its input instead, `_loss_bytes`) and the final norm's output that the output
+layer saves.
 Under full recomputation (and offload) it and the re-materialised layer are never alive together: the
 logits are freed once the backward pass has gone through the output layer, before the first layer is
 recomputed, so the stage peaks at its checkpoints plus the larger of the two.
@@ -290,9 +292,10 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     # torch.distributed.pipelining's last stage keeps every micro-batch's output for the merged return of
     # `schedule.step()` (`stage.output_chunks`, cleared only when the next step starts), and torchtitan's
     # model returns its logits in fp32: the other micro-batches' logits are held beside this one's loss.
-    # (A fused linear loss runs outside the model, which then returns its final hidden states.)
-    outputs_width = shape.hidden if layout.loss == "fused" else shape.vocab
-    kept_outputs = (max(0, layout.micro_batches - 1) * tokens_mb * outputs_width / t * KEPT_OUTPUT_LOGIT_BYTES
+    # (A fused linear loss runs outside the model, which then returns its 16-bit final hidden states.)
+    output_bytes = (shape.hidden * WEIGHT_BYTES if layout.loss == "fused"
+                    else shape.vocab * KEPT_OUTPUT_LOGIT_BYTES)
+    kept_outputs = (max(0, layout.micro_batches - 1) * tokens_mb * output_bytes / t
                     if layout.framework == "fsdp" and p > 1 else 0.0)
     logits += kept_outputs
     # torch.distributed.pipelining caches each in-flight micro-batch's stage output for its backward
@@ -376,8 +379,9 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
         notes.append(f"memory: 'other' includes {loss_gib - kept_gib:.1f} GiB for the loss, {holds} and the output "
                      f"layer's input{freed}{leaner}")
     if kept_gib >= 0.05:
-        notes.append(f"memory: 'other' includes {kept_gib:.1f} GiB of logits that torch pipelining keeps on the "
-                     f"last stage, {layout.micro_batches - 1} micro-batches' fp32 outputs held for step()'s merged "
+        kept = "final hidden states" if layout.loss == "fused" else "logits"
+        notes.append(f"memory: 'other' includes {kept_gib:.1f} GiB of {kept} that torch pipelining keeps on the "
+                     f"last stage, {layout.micro_batches - 1} micro-batches' outputs held for step()'s merged "
                      "return until the step ends")
 
     paged_params = 0.0
@@ -463,7 +467,7 @@ def _loss_bytes(shape: ModelShape, adapters: bool, layout: Layout, tokens: float
     fused_linear_cross_entropy.py `fused_linear_cross_entropy_forward`, read, not measured) runs the whole
     loss in the forward pass: it allocates the gradient of its input (tokens x hidden, 16-bit), an fp32 loss
     per token and, where the output layer is trained, the gradient of its weight (vocab x hidden, 16-bit),
-    then takes chunks of FUSED_LOSS_CHUNK_ROWS tokens, computes their logits (16-bit), writes the
+    then takes chunks of `fused_loss_chunk_rows` tokens, computes their logits (16-bit), writes the
     cross-entropy's gradient over them in place and adds its products into the two gradients. Only one
     chunk's logits exist at a time. Apple's Cut Cross-Entropy (Unsloth) holds less: no chunk of logits
     outside on-chip memory; Liger's figure is the one counted."""

@@ -97,7 +97,7 @@ class Layout:
       loss under torch.compile, flash-attn's cross-entropy; factors.py LOSS_CHUNK_GRAD_BYTES). "fused": a
       fused linear cross-entropy that computes the logits a chunk of tokens at a time from the hidden
       states and the output weight and never holds them whole (Liger's LigerFusedLinearCrossEntropyLoss,
-      Apple's Cut Cross-Entropy as Unsloth runs it; factors.py FUSED_LOSS_CHUNK_ROWS_PER_HIDDEN). Non-plain
+      Apple's Cut Cross-Entropy as Unsloth runs it; memory.py `_loss_bytes`). Non-plain
       losses are the PyTorch stacks' only: Megatron's vocab-parallel cross-entropy holds the whole logits,
       and the search builds its layouts with "plain". Users state it as `loss:` (`--loss`).
     - `fused_modules`: the PyTorch stacks' model code runs as fused or compiled kernels (torch.compile,

@@ -249,3 +249,21 @@ def test_torch_pipelining_keeps_every_micro_batch_output_on_the_last_stage(llama
     assert not any("torch pipelining keeps" in n for n in one.notes)
     megatron_growth = peak("megatron", 8).memory.total_gib - peak("megatron", 1).memory.total_gib
     assert megatron_growth < 0.2 * kept_gib
+
+
+def test_with_a_fused_linear_loss_torch_pipelining_keeps_hidden_states(llama8b: ModelCard, h100: GPU) -> None:
+    """Under a fused linear cross-entropy the model returns its 16-bit final hidden states, not fp32 logits,
+    so what the last stage keeps until the step ends is hidden x 2 B per token."""
+    cluster = Cluster.of(h100, 8)
+
+    def peak(micro_batches: int) -> Any:
+        layout = lay(8, pp=2, zero=2, recompute="full", global_batch=4 * micro_batches, fused_modules=True,
+                     loss="fused")
+        return estimate(llama8b, "pretrain", cluster, layout)
+
+    one, eight = peak(1), peak(8)
+    kept_gib = 7 * 4096 * llama8b.hidden_size * 2.0 / 2**30
+    (note,) = [n for n in eight.notes if "GiB of final hidden states that torch pipelining keeps" in n]
+    assert float(note.split("includes ")[1].split(" GiB")[0]) == pytest.approx(kept_gib, abs=0.05)
+    assert "7 micro-batches" in note and not any("torch pipelining keeps" in n for n in one.notes)
+    assert not any("GiB of logits" in n for n in eight.notes)
