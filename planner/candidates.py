@@ -306,7 +306,7 @@ class CandidateBuilder:
             return True
         largest = dataclasses.replace(option, place=dataclasses.replace(option.place, gpus=option.largest_gpus))
         best, _, _ = self._estimate(card, job, self._cluster(largest, gpu), state_offload=False)
-        return best is None or best.layout.recompute == "offload"  # (activation offload: offloading all the same)
+        return best is None or best.layout.host_activations  # (activation offload: offloading all the same)
 
     def _estimate(self, card: ModelCard, job: Job, cluster: Cluster,
                   state_offload: bool | None = None) -> tuple[Estimate | None, str, str]:
@@ -556,7 +556,7 @@ class CandidateBuilder:
             estimate, rule, reason = self._estimate(card, job, cluster, job.cpu_offload)
         else:  # without it first: where nothing is offloaded, CPU offload is never searched (nor asked about)
             estimate, rule, reason = self._estimate(card, job, cluster, False)
-            offloaded = estimate is None or estimate.layout.recompute == "offload"  # (activation offload: after it)
+            offloaded = estimate is None or estimate.layout.host_activations  # (activation offload: after it)
             if offloaded and self._offload_allowed(card, job, option, gpu):
                 estimate, rule, reason = self._estimate(card, job, cluster, None)
         if estimate is None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from plan.models.errors import InputError
 
 LAYOUT_KEYS = ("tp", "pp", "dp", "cp", "zero", "micro_batch", "global_batch", "virtual_pipeline")
-RECOMPUTE = ("none", "selective", "full", "offload")
+RECOMPUTE = ("none", "selective", "full", "full_offload", "offload")
 FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
 
 

@@ -88,8 +88,10 @@ def estimate_command(
     zero: Annotated[int | None, typer.Option("--zero", min=0, max=3,
                                              help="ZeRO stage 0-3 (searched if omitted)")] = None,
     recompute: Annotated[str | None, typer.Option(
-        "--recompute", help="none | selective | full (selective: Megatron's attention core; FSDP's op-level "
-                            "policy, as torchtitan)")] = None,
+        "--recompute", help="none | selective | full | full_offload | offload (selective: Megatron's attention "
+                            "core; FSDP's op-level policy, as torchtitan. full_offload: full, with the "
+                            "checkpoints in host memory, Unsloth's gradient checkpointing; offload: no "
+                            "recomputation, every saved activation in host memory)")] = None,
     framework: Annotated[str | None, typer.Option(
         "--framework", help="megatron | deepspeed | fsdp (searched if omitted)")] = None,
     recompute_layers: Annotated[int | None, typer.Option(

@@ -115,7 +115,7 @@ def uncalibrated_mechanisms(architecture: str, method: str, layout: Layout, moe:
         found.append(DEEPSPEED_EXECUTION)
     if moe:
         found.append(MOE_ROUTING)
-    if layout.state_offload or layout.recompute == "offload":
+    if layout.state_offload or layout.host_activations:
         found.append(CPU_OFFLOAD_TRAFFIC)
     if method in QLORA_METHODS:
         found.append(QLORA_DEQUANTIZATION)

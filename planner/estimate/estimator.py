@@ -14,6 +14,7 @@ from plan.planner.estimate.timing import MOE_CAPACITY_FACTOR, step_time
 from plan.planner.estimate.topology import layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
+    CHECKPOINT_OFFLOAD_NOT_ON_MEGATRON,
     FRAMEWORK_ZERO,
     FRAMEWORKS,
     LORA_TARGETS,
@@ -79,6 +80,8 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
         problems.append(f"zero: must be 0, 1, 2 or 3, got {layout.zero}")
     if layout.recompute not in RECOMPUTE:
         problems.append(f"recompute: {layout.recompute!r} is not one of {', '.join(RECOMPUTE)}")
+    if layout.recompute == "full_offload" and layout.framework == "megatron":
+        problems.append(f"recompute: {CHECKPOINT_OFFLOAD_NOT_ON_MEGATRON}")
     if layout.recompute_layers is not None and (layout.recompute != "full" or layout.framework != "megatron"
                                                 or layout.recompute_layers < 1):
         problems.append(f"recompute_layers: {layout.recompute_layers} layers per chunk is Megatron's block "
@@ -253,6 +256,10 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
         notes.append(f"recompute: Megatron's block method, {layout.recompute_layers} of {chunk} layers per model "
                      f"chunk recomputed, the rest keep their activations (--recompute-granularity full "
                      f"--recompute-method block --recompute-num-layers {layout.recompute_layers})")
+    if layout.recompute == "full_offload":
+        notes.append("recompute: full, each layer's checkpointed input kept in host memory and copied back for its "
+                     "recomputation (Unsloth's gradient checkpointing; LLaMA-Factory use_unsloth_gc: true); the "
+                     "search picks it only where nothing else fits")
     if layout.recompute == "offload":
         notes.append("recompute: activations offloaded to host memory, as torchtune runs it "
                      "(enable_activation_offloading); none of the stacks plan export writes for has it, so the "

@@ -26,6 +26,8 @@ Tensor parallelism with sequence parallelism divides all of it by tp; without se
 the 4h norm/input terms stay replicated (Korthikanti's 10 + 24/t). Context parallelism divides the
 tokens by cp. Recomputation policies:
 - full: each layer keeps its 2h-byte input, plus one layer re-materialised at a time;
+- full_offload: the same with those inputs in host memory (Unsloth's gradient checkpointing copies each
+  to the CPU after its layer's forward and back before its recomputation); two are in flight;
 - offload: everything is kept, in host memory; two layers' worth stay on the GPU in flight;
 - selective, Megatron/DeepSpeed: the attention core is recomputed (with FlashAttention this stores
   what "none" stores; without it the s x s scores are dropped);
@@ -66,7 +68,7 @@ The loss phase (last stage): the logits at the bytes per element that the stack'
 fused single-GPU kernel, or a chunked loss; a fused linear cross-entropy holds one chunk of tokens'
 logits and the gradient of its input instead, `_loss_bytes`) and the final norm's output that the output
 layer saves.
-Under full recomputation (and offload) it and the re-materialised layer are never alive together: the
+Under full recomputation (and either offload) it and the re-materialised layer are never alive together: the
 logits are freed once the backward pass has gone through the output layer, before the first layer is
 recomputed, so the stage peaks at its checkpoints plus the larger of the two.
 
@@ -102,7 +104,7 @@ from plan.planner.estimate.factors import (
 )
 from plan.planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
 from plan.planner.estimate.schedule import held_chunks, held_peak, stage_chunk_layers
-from plan.planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout, MemoryBreakdown
+from plan.planner.estimate.types import ADAPTER_METHODS, FULL_RECOMPUTE, QLORA_METHODS, Layout, MemoryBreakdown
 
 WEIGHT_BYTES = 2.0
 """16-bit weights (bf16/fp16; FP8 training keeps bf16 weights and transient fp8 copies)."""
@@ -226,7 +228,7 @@ def chunk_layers(layers: int, layout: Layout) -> int:
 def recomputed_layers(layout: Layout, stage_layers: int) -> int:
     """Layers of a stage whose activations are recomputed: all of them under full recomputation, or
     `recompute_layers` of each of the stage's `virtual_pipeline` chunks under Megatron's block method."""
-    if layout.recompute != "full":
+    if layout.recompute not in FULL_RECOMPUTE:
         return 0
     if layout.recompute_layers is None:
         return stage_layers
@@ -262,6 +264,13 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     if layout.recompute == "full":
         per_layer_mb = 2.0 * shape.hidden / (t if sp else 1) * tokens_mb
         working = act_token_layer * tokens_mb  # one layer re-materialised at a time
+    elif layout.recompute == "full_offload":
+        # each checkpoint goes to host memory once its layer's forward is done and comes back for its
+        # recomputation, as far as the host has room; two are in flight over PCIe
+        checkpoint = 2.0 * shape.hidden / (t if sp else 1) * tokens_mb
+        working = act_token_layer * tokens_mb + OFFLOAD_RESIDENT_LAYERS * checkpoint
+        offloaded = checkpoint * shape.layers / layout.pp * in_flight_micro_batches(layout)
+        per_layer_mb = max(0.0, offloaded - host_cap * GIB) / max(1, shape.layers // layout.pp)
     elif layout.recompute == "offload":
         # every saved tensor goes to host memory as soon as its layer is done, as far as the host has room
         working = OFFLOAD_RESIDENT_LAYERS * act_token_layer * tokens_mb  # in flight over PCIe

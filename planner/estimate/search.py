@@ -298,12 +298,13 @@ EXACT_BATCH_FRAMEWORKS = frozenset({"megatron", "deepspeed"})
 def _searched_frameworks(method: str, spec: LayoutSpec) -> tuple[str, ...]:
     """Frameworks searched when none is fixed: Megatron for its own options (block recomputation,
     the precision-aware optimizer; asked for by name, so kept for a PyTorch-only team too), FSDP for
-    QLoRA, the PyTorch optimizers and a chunked or fused loss (a job that names Liger's or Unsloth's loss runs a
-    PyTorch stack) and for a team limited to PyTorch stacks, else both."""
+    QLoRA, the PyTorch optimizers, a chunked or fused loss and offloaded checkpoints (a job that names
+    Liger's or Unsloth's loss or checkpointing runs a PyTorch stack) and for a team limited to PyTorch stacks,
+    else both."""
     if spec.recompute_layers or spec.optimizer in MEGATRON_ONLY_OPTIMIZERS:
         return ("megatron",)
     if (method in QLORA_METHODS or spec.optimizer in PYTORCH_ONLY_OPTIMIZERS or spec.loss != "plain"
-            or spec.pytorch_stacks_only):
+            or spec.recompute == "full_offload" or spec.pytorch_stacks_only):
         return ("fsdp",)
     return ("megatron", "fsdp")
 
@@ -357,15 +358,18 @@ def _recomputes(spec: LayoutSpec, framework: str, method: str = "pretrain") -> t
     torchtune's LoRA recipes checkpoint or offload whole layers; the exports refuse it), nor has an
     optimizer other than Adam (torchtitan, the stack with op-level checkpointing, takes AdamW or Adam
     only; torchtune runs 8-bit AdamW with whole-layer checkpointing or offload), and a team limited to the
-    one-click PyTorch path has the Hugging Face Trainer's whole-layer checkpointing only, as has a layout
+    one-click PyTorch path has the Hugging Face Trainer's whole-layer checkpointing only (and, where
+    nothing else fits, its checkpoints offloaded as LLaMA-Factory's `use_unsloth_gc` does), as has a layout
     that offloads its model states to the CPU."""
     if spec.recompute or spec.recompute_layers:
         return (spec.recompute or "full",)
-    if framework != "fsdp" or spec.pytorch_stacks_only or spec.state_offload:
+    if framework != "fsdp" or spec.state_offload:
         # (the stacks that offload the model states checkpoint whole layers; torchtitan, whose op-level
         # policy is the selective one, offloads only where FSDP2 shards over more than one rank)
         return ("none", "full")
-    offload = ("offload",) if spec.offload else ()
+    if spec.pytorch_stacks_only:
+        return ("none", "full", *(("full_offload",) if spec.offload else ()))
+    offload = ("full_offload", "offload") if spec.offload else ()
     if method in ADAPTER_METHODS or spec.optimizer != "adam":
         return ("none", "full", *offload)
     return ("none", "selective", "full", *offload)

@@ -90,7 +90,14 @@ from plan.planner.estimate.memory import (
     stage_layers,
 )
 from plan.planner.estimate.topology import GroupLink
-from plan.planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout, TimeBreakdown
+from plan.planner.estimate.types import (
+    ADAPTER_METHODS,
+    FULL_RECOMPUTE,
+    HOST_ACTIVATIONS,
+    QLORA_METHODS,
+    Layout,
+    TimeBreakdown,
+)
 
 OPTIMIZER_STEP_BYTES_PER_PARAM = {"adam": 28.0, "adam_8bit": 10.0, "paged_adam_8bit": 10.0,
                                   "adafactor": 14.0, "sgd": 22.0, "adam_precision_aware": 26.0, "adam_bf16": 14.0}
@@ -288,7 +295,7 @@ def stage_lower_bound_s(shape: ModelShape, layout: Layout, cluster: Cluster, tp_
 def recompute_s(mbc: MicroBatchCompute, r: Rates, recompute: str, framework: str = "megatron") -> float:
     """Seconds of recomputation per micro-batch: one forward of the layers (full), of the attention
     core (Megatron selective) or of half the matmuls and the element-wise kernels (FSDP op-level)."""
-    if recompute == "full":
+    if recompute in FULL_RECOMPUTE:
         return mbc.linear_fwd_s + mbc.attention_fwd_s + mbc.elementwise_s / 3 + mbc.score_fwd_s
     if recompute == "selective":
         if framework == "fsdp":
@@ -298,13 +305,17 @@ def recompute_s(mbc: MicroBatchCompute, r: Rates, recompute: str, framework: str
 
 
 def offload_exposed_s(shape: ModelShape, layout: Layout, mbc: MicroBatchCompute) -> float:
-    """Activation offloading per micro-batch: the saved activations cross PCIe to the host during the
-    forward pass and back during the backward pass, each overlapped with that pass's compute."""
-    if layout.recompute != "offload":
+    """Activation offloading per micro-batch: the saved activations (or, under full_offload, the layers'
+    checkpointed inputs) cross PCIe to the host during the forward pass and back during the backward pass,
+    each overlapped with that pass's compute."""
+    if layout.recompute not in HOST_ACTIVATIONS:
         return 0.0
     from plan.planner.estimate.memory import activation_bytes_per_token_layer
 
-    nbytes = activation_bytes_per_token_layer(shape, layout) * tokens_per_gpu_micro_batch(layout) * mbc.layers
+    sp = layout.sequence_parallel or layout.tp == 1
+    per_token_layer = (2.0 * shape.hidden / (layout.tp if sp else 1) if layout.recompute == "full_offload"
+                       else activation_bytes_per_token_layer(shape, layout))
+    nbytes = per_token_layer * tokens_per_gpu_micro_batch(layout) * mbc.layers
     pcie_s = nbytes / (PCIE_GB_PER_S_PER_DIRECTION["pcie"] * 1e9)
     forward = mbc.linear_fwd_s + mbc.attention_fwd_s
     return max(0.0, pcie_s - forward) + max(0.0, pcie_s - (mbc.compute_s - forward))
@@ -439,7 +450,7 @@ def recomputed_share(layout: Layout, layers: int) -> float:
 def stage_recompute_s(shape: ModelShape, layout: Layout, r: Rates, mbc: MicroBatchCompute) -> float:
     """Seconds per micro-batch on the slowest stage that recomputation (and activation offloading)
     adds before communication."""
-    share = recomputed_share(layout, mbc.layers) if layout.recompute == "full" else 1.0
+    share = recomputed_share(layout, mbc.layers) if layout.recompute in FULL_RECOMPUTE else 1.0
     return recompute_s(mbc, r, layout.recompute, layout.framework) * share + offload_exposed_s(shape, layout, mbc)
 
 
@@ -457,7 +468,7 @@ def optimizer_and_paging_s(shape: ModelShape, method: str, layout: Layout, r: Ra
         pcie = PCIE_GB_PER_S_PER_DIRECTION["pcie"] * 1e9
         other += paged_offload_params * 2 * ADAM_8BIT_STATE_BYTES / pcie
     if method in QLORA_METHODS:
-        passes = (3 if layout.recompute == "full" else 2) + reference_forward_passes(method)
+        passes = (3 if layout.recompute in FULL_RECOMPUTE else 2) + reference_forward_passes(method)
         linear = shape.layer_linear_total * layers / t
         other += layout.micro_batches * passes * linear * QLORA_DEQUANT_BYTES_PER_PARAM / r.memory_bytes_per_s
     return other
@@ -469,7 +480,7 @@ def host_issue_s(method: str, layout: Layout, layers: int) -> float:
     micro-batch cannot be shorter."""
     if not layout.eager_modules:
         return 0.0
-    passes = 3.0 + (1.0 if layout.recompute == "full" else 0.0) + reference_forward_passes(method)
+    passes = 3.0 + (1.0 if layout.recompute in FULL_RECOMPUTE else 0.0) + reference_forward_passes(method)
     per_pass = HOST_SECONDS_PER_LAYER_PASS["adapter" if method in ADAPTER_METHODS else "full"]
     return passes * per_pass * layers
 

@@ -22,9 +22,19 @@ if TYPE_CHECKING:
     from plan.models.model_card import ModelCard
     from plan.planner.estimate.cluster import Cluster
 
-RECOMPUTE = ("none", "selective", "full", "offload")
+RECOMPUTE = ("none", "selective", "full", "full_offload", "offload")
 """Activation policies: keep all, recompute part (see `Layout.framework`), recompute each layer from
-its input, or keep all but in host memory (activation offloading, as torchtune and Megatron offer)."""
+its input, the same with those inputs in host memory (offloaded checkpoints: Unsloth's gradient
+checkpointing, LLaMA-Factory's `use_unsloth_gc`, torchtune's checkpointing with activation offloading),
+or keep all but in host memory (activation offloading, as torchtune and Megatron offer)."""
+CHECKPOINT_OFFLOAD_NOT_ON_MEGATRON = (
+    "full_offload (checkpoints in host memory: Unsloth's gradient checkpointing, LLaMA-Factory's "
+    "use_unsloth_gc) is a PyTorch stack's; Megatron's activation offloading cannot be combined with "
+    "recomputation: use full or offload, or framework fsdp or deepspeed")
+FULL_RECOMPUTE = ("full", "full_offload")
+"""Policies that recompute every layer from its checkpointed input."""
+HOST_ACTIVATIONS = ("full_offload", "offload")
+"""Policies that keep saved activations in host memory: the checkpoints, or everything."""
 PRECISIONS = ("bf16", "fp16", "fp8")
 OPTIMIZERS = ("adam", "adam_8bit", "paged_adam_8bit", "adafactor", "sgd", "adam_precision_aware", "adam_bf16")
 OPTIMIZER_ALIASES = {"adamw": "adam", "adamw-8bit": "adam_8bit", "adamw_8bit": "adam_8bit",
@@ -184,6 +194,11 @@ class Layout:
         1B 109.7 kB (formula 108.5), Llama 3.2 3B 131.8 kB (131.1), Llama 3.1 8B 201.6 kB (200.7), Qwen2.5
         1.5B's shape 103.8 kB (103.4)."""
         return self.framework != "megatron" and not self.fused_modules
+
+    @property
+    def host_activations(self) -> bool:
+        """Whether saved activations live in host memory (HOST_ACTIVATIONS): the checkpoints, or all."""
+        return self.recompute in HOST_ACTIVATIONS
 
     @property
     def kernels(self) -> str:

@@ -26,7 +26,7 @@ def check(layout: ExportLayout, plugin: str, stack: str = "accelerate") -> None:
     if layout.pp > 1:
         raise ExportError(f"{stack}: no pipeline parallelism (the plan uses pp={layout.pp}); try --to megatron or "
                           "--to torchtitan")
-    if layout.recompute in ("selective", "offload"):
+    if layout.recompute in ("selective", "offload", "full_offload"):
         raise ExportError(f"{stack}: no {layout.recompute} recompute (fsdp_activation_checkpointing is full "
                           "per-layer checkpointing on or off)")
     if plugin == "fsdp" and layout.zero == 0 and (layout.tp > 1 or layout.cp > 1) and layout.dp > 1:

@@ -90,9 +90,11 @@ def check(layout: ExportLayout) -> None:
     if layout.pp > 1 and layout.zero >= 2:
         raise ExportError(f"deepspeed: pipeline parallelism (pp={layout.pp}) runs with ZeRO stage 0 or 1 only, "
                           f"the plan uses ZeRO-{layout.zero}")
-    if layout.recompute in ("selective", "offload"):
-        raise ExportError(f"deepspeed: no {layout.recompute} activation policy in DeepSpeed (its "
-                          "activation_checkpointing block only configures full per-layer checkpointing)")
+    if layout.recompute in ("selective", "offload", "full_offload"):
+        raise ExportError(f"deepspeed: no {layout.recompute} activation policy for a Hugging Face model under "
+                          "DeepSpeed (its activation_checkpointing block, cpu_checkpointing included, configures "
+                          "only models built on deepspeed.checkpointing)"
+                          + ("; try --to llamafactory (use_unsloth_gc)" if layout.recompute == "full_offload" else ""))
     if layout.precision == "fp8":
         raise ExportError("deepspeed: the DeepSpeed JSON has no fp8 setting (fp8 comes from model code such as "
                           "Transformer Engine)")

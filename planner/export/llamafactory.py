@@ -79,8 +79,8 @@ def check(layout: ExportLayout) -> None:
         if layout.zero > 1:
             raise ExportError(f"llamafactory: the Megatron-Bridge backend (needed for pp/cp/block recomputation) "
                               f"shards optimizer state only (ZeRO-1), the plan uses ZeRO-{layout.zero}")
-        if layout.recompute == "offload":
-            raise ExportError("llamafactory: no activation offloading in the Megatron-Bridge backend")
+        if layout.recompute in ("offload", "full_offload"):
+            raise ExportError("llamafactory: no activation or checkpoint offloading in the Megatron-Bridge backend")
         split = split_problem(layout.layers, layout.pp, layout.vpp, "megatron")
         if split:
             raise ExportError(f"llamafactory: the Megatron-Bridge backend (needed for pp/cp/block recomputation): "
@@ -130,6 +130,8 @@ def training_yaml(layout: ExportLayout, ds_file: str | None) -> dict[str, Any]:
             cfg.update(recompute_method="block" if block else "uniform", recompute_num_layers=block or 1)
     else:
         cfg["disable_gradient_checkpointing"] = layout.recompute == "none"
+        if layout.recompute == "full_offload":  # the checkpoints in host memory (Unsloth's gradient checkpointing)
+            cfg["use_unsloth_gc"] = True
     return cfg
 
 

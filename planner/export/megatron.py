@@ -30,6 +30,9 @@ def check(layout: ExportLayout) -> None:
     if layout.recompute == "offload":
         raise ExportError("megatron: activation offloading without recompute has no flag this exporter can map "
                           "one-to-one (--cpu-offloading-num-layers offloads whole layers)")
+    if layout.recompute == "full_offload":
+        raise ExportError("megatron: --cpu-offloading cannot be combined with recompute, and the plan recomputes "
+                          "every layer from checkpoints kept in host memory; try --to llamafactory (use_unsloth_gc)")
     if layout.optimizer not in ("adam", "adam_precision_aware"):
         raise ExportError(f"megatron: optimizer {layout.optimizer} is not a Megatron optimizer (adam, sgd, muon, "
                           "...; 8-bit states only via --use-precision-aware-optimizer)")

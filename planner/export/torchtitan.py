@@ -42,9 +42,9 @@ def check(layout: ExportLayout) -> None:
                           "llamafactory (stage dpo)")
     if layout.method in ADAPTER_METHODS:
         raise ExportError(f"torchtitan: v0.2.2 has no LoRA/QLoRA ({layout.method}); try --to llamafactory")
-    if layout.recompute == "offload":
-        raise ExportError("torchtitan: no activation offloading (enable_cpu_offload moves parameters, "
-                          "gradients and optimizer state, not activations)")
+    if layout.recompute in ("offload", "full_offload"):
+        raise ExportError("torchtitan: no activation or checkpoint offloading (enable_cpu_offload moves "
+                          "parameters, gradients and optimizer state, not activations)")
     if layout.state_offload and layout.dp == 1 and layout.cp == 1:
         # v0.2.2 parallelize: FSDP2 (and with it CPUOffloadPolicy) is applied only when dp_shard > 1 or cp > 1
         raise ExportError("torchtitan: enable_cpu_offload goes through FSDP2, which v0.2.2 applies only when "

@@ -95,7 +95,7 @@ def test_torchtitan_refuses_offload_on_one_gpu_and_activation_offload_still():
     with pytest.raises(ExportError, match="enable_cpu_offload goes through FSDP2") as one_gpu:
         render_stack(_layout("fsdp", gpus=1), "torchtitan")
     assert "\n" not in str(one_gpu.value)
-    with pytest.raises(ExportError, match="no activation offloading"):
+    with pytest.raises(ExportError, match="no activation or checkpoint offloading"):
         render_stack(_layout("fsdp", offload=False, recompute="offload"), "torchtitan")
 
 
@@ -156,3 +156,19 @@ def test_without_it_nothing_is_offloaded(framework):
         assert "CPUOffloadPolicy" not in files["launch.sh"]
     assert "enable_cpu_offload" not in _render(layout, "torchtitan")[0]["job.toml"]["training"]  # default false
     _render(layout, "megatron")  # ZeRO-3 without offload is Megatron-FSDP, as before
+
+
+def test_offloaded_checkpoints_are_llamafactorys_use_unsloth_gc_and_refused_elsewhere():
+    # full recomputation with the checkpoints in host memory: LLaMA-Factory's Hugging Face path has it
+    # (use_unsloth_gc); the other stacks say in one line that they do not
+    layout = _layout("fsdp", offload=False, recompute="full_offload", gpus=1)
+    parsed, _, _ = _render(layout, "llamafactory")
+    train = parsed["train.yaml"]
+    assert train["use_unsloth_gc"] is True and train["disable_gradient_checkpointing"] is False
+    assert "use_unsloth_gc" not in _render(_layout("fsdp", offload=False, gpus=1), "llamafactory")[0]["train.yaml"]
+    for stack in ("deepspeed", "megatron", "torchtitan", "accelerate", "torchrun-fsdp"):
+        with pytest.raises(ExportError) as refused:
+            render_stack(layout, stack)
+        message = str(refused.value)
+        assert message.startswith(f"{stack}: ") and "\n" not in message
+        assert "offload" in message, message
