@@ -278,6 +278,12 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
         per_layer_mb = max(0.0, offloaded - host_cap * GIB) / max(1, shape.layers // layout.pp)
     else:
         per_layer_mb = act_token_layer * tokens_mb
+    if layout.host_activations:
+        offloaded_gib = offloaded / GIB
+        what = "checkpointed layer inputs" if layout.recompute == "full_offload" else "saved activations"
+        left = f"; the other {offloaded_gib - host_cap:.1f} GiB stay on the GPU" if offloaded_gib > host_cap else ""
+        notes.append(f"activations in host memory: {min(offloaded_gib, host_cap):.1f} GiB of {what} per GPU (each "
+                     f"server needs that much free RAM per GPU; at most {host_cap:g} GiB per GPU {host_said}{left})")
 
     def chunk_act(layers: float) -> float:
         """One micro-batch's stored activations on a model chunk of `layers` layers: under block

@@ -37,6 +37,9 @@ def test_the_checkpoints_leave_the_gpu_and_the_copies_hide_behind_compute():
     # 32 GiB each way over PCIe against minutes of compute: nothing is exposed
     assert offloaded.step_time_s == pytest.approx(full.step_time_s)
     assert any("use_unsloth_gc" in note for note in offloaded.notes)
+    # the host holds every layer's checkpoint: the plan says how much free RAM that takes
+    (host,) = [note for note in offloaded.notes if note.startswith("activations in host memory:")]
+    assert f"{layers * checkpoint_gib:.1f} GiB of checkpointed layer inputs per GPU" in host
 
 
 def test_it_is_searched_only_where_nothing_else_fits():
