@@ -42,10 +42,11 @@ from plan.models.scenario import Job, OwnedPool, Scenario
 from plan.planner import build_deadline
 from plan.planner.capacity_limits import allowance
 from plan.planner.collector import collector_paused
-from plan.planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
+from plan.planner.estimate import Cluster, Estimate, LayoutSpec, default_global_batch, search_layout
 from plan.planner.estimate import store as estimate_store
 from plan.planner.estimate.band import hours_quantile, memory_factor, uncalibrated_band_note
 from plan.planner.estimate.factors import efficiency_assumption
+from plan.planner.estimate.flops import shape_of
 from plan.planner.estimate.types import OPTIMIZER_ALIASES, RunEstimate
 from plan.planner.purchase import BuyOption, buy_options
 from plan.planner.spot_risk import spot_risk
@@ -316,9 +317,14 @@ class CandidateBuilder:
         irrelevant too, so single-node searches are shared across platforms. `state_offload` None: CPU
         offload searched where nothing fits without it; False: never."""
         fixed = job.layout
+        # a job with fewer sequences than the default global batch gets one step of all of them (else the
+        # limit does not bind, and jobs of any size share their searches)
+        sequences = max(1, int(job.tokens // job.seq_len))
+        default = default_global_batch(job.method, job.seq_len, shape_of(card).total_params)
+        batch_limit = sequences if job.global_batch is None and sequences < default else None
         key = (card.id, card.params, job.method, job.seq_len, job.global_batch, job.precision, job.lora_rank,
                job.lora_targets, fixed, job.framework, job.optimizer, job.kernels, job.loss, self._pytorch_stacks_only,
-               cluster.layout_search_key(), state_offload)
+               cluster.layout_search_key(), state_offload, batch_limit)
         if key not in self._estimates:
             spec = LayoutSpec(seq_len=job.seq_len, global_batch=job.global_batch, precision=job.precision,
                               lora_rank=job.lora_rank or 16, lora_targets=job.lora_targets or "all",
@@ -327,6 +333,7 @@ class CandidateBuilder:
                               zero=fixed.zero if fixed else None, cp=fixed.cp if fixed else None,
                               framework=job.framework, optimizer=OPTIMIZER_ALIASES.get(job.optimizer, job.optimizer),
                               fused_modules=job.kernels == "fused", loss=job.loss,
+                              batch_limit=batch_limit,
                               pytorch_stacks_only=self._pytorch_stacks_only, state_offload=state_offload)
             try:
                 result = search_layout(card, job.method, cluster.for_layout_search(), spec)

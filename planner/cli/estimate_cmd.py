@@ -219,6 +219,7 @@ def estimate_command(
                       fused_modules=kernels == "fused", loss=loss,
                       sequence_parallel=None if sequence_parallel is None else sequence_parallel == "on",
                       memory_headroom=headroom, recompute_layers=recompute_layers,
+                      batch_limit=max(1, int(token_count // seq_len)) if token_count else None,
                       state_offload=None if cpu_offload is None else cpu_offload == "on")
     searched: tuple[str, ...] = ()
     nothing_fits = False

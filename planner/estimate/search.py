@@ -78,6 +78,8 @@ from plan.planner.estimate.types import (
 )
 
 FINETUNE_SEQUENCES_PER_STEP = 128
+"""Sequences per optimizer step for fine-tuning, LoRA and QLoRA when the job states none (Stanford Alpaca's
+batch size 128, tatsu-lab/stanford_alpaca README); capped by `LayoutSpec.batch_limit`, the job's whole data."""
 VIRTUAL_STAGES = (1, 2, 4)
 """Virtual pipeline stages per rank always searched (with pp > 1); `virtual_stage_candidates` adds the
 largest counts that divide a stage's layers, which Megatron's even splits need (NeMo runs 20 on 80
@@ -834,7 +836,8 @@ def _plan(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
     rejected outright."""
     gpus, per_node = cluster.gpus, cluster.gpus_per_node
     rejections: list[tuple[Layout, str, str]] = []
-    target = spec.global_batch or default_global_batch(method, spec.seq_len, shape.total_params)
+    default = default_global_batch(method, spec.seq_len, shape.total_params)
+    target = spec.global_batch or (min(default, spec.batch_limit) if spec.batch_limit else default)
 
     def skeleton(tp: int, pp: int, cp: int = 1) -> Layout:
         return Layout(tp=tp, pp=pp, dp=max(1, gpus // (tp * pp * cp)), zero=spec.zero or 0,

@@ -261,6 +261,9 @@ class LayoutSpec:
     cp: int | None = None
     ep: int | None = None
     recompute_layers: int | None = None  # Megatron block recomputation, layers per model chunk (Layout's)
+    # The most sequences the default global batch may hold: the job's whole data (a step cannot train on more
+    # than the job has, as a stated global_batch may not). None: no limit (no token count given)
+    batch_limit: int | None = None
     # Fraction of the card kept free (allocator spikes, fragmentation the model misses); a layout fits
     # only if its peak <= (1 - memory_headroom) x the card. 0 here; the planner passes the policy's.
     memory_headroom: float = 0.0
