@@ -21,7 +21,8 @@ from typing import Any
 
 import yaml
 
-from plan.planner.calibrate.runs import LAYOUT_KEYS, Run, RunError, parse_layout_text
+from plan.models.scenario import loss_not_on_megatron
+from plan.planner.calibrate.runs import LAYOUT_KEYS, SETTING_KEYS, Run, RunError, parse_layout_text, setting
 
 REQUIRED = ("model", "method", "gpu", "gpus", "seq_len")
 WARMUP_STEPS = 2  # iterations dropped from a log's median: start-up and compilation make them slow
@@ -80,13 +81,16 @@ def run_from_fields(raw: dict[str, Any], where: str, measured: dict[str, float |
         if row.get(key) not in (None, ""):
             value = _num(row[key], where, key, whole=True)
             fields[key] = int(value) if value else None
-    if row.get("recompute"):
-        fields["recompute"] = str(row["recompute"])
+    for key in SETTING_KEYS:
+        if row.get(key) not in (None, ""):
+            fields[key] = setting(key, str(row[key]), where)
     framework = str(row.get("framework") or fields.pop("framework", "") or "")
     fields.pop("framework", None)
     if framework not in ("megatron", "deepspeed", "fsdp"):
         raise RunError(f"{where}: framework must be megatron, deepspeed or fsdp (the execution model the run "
                        f"used), got {framework or 'nothing'!r}")
+    if fields.get("loss", "plain") != "plain" and framework == "megatron":
+        raise RunError(f"{where}: loss {loss_not_on_megatron(str(fields['loss']))}")
     gpus = int(_num(row["gpus"], where, "gpus", whole=True) or 0)
     seq_len = int(_num(row["seq_len"], where, "seq_len", whole=True) or 0)
     tps = _num(row.get("tokens_per_s"), where, "tokens_per_s")

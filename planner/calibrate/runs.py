@@ -5,10 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plan.models.errors import InputError
+from plan.planner.estimate.types import LOSSES, OPTIMIZER_ALIASES, OPTIMIZER_NAMES, OPTIMIZERS, RECOMPUTE
 
 LAYOUT_KEYS = ("tp", "pp", "dp", "cp", "zero", "micro_batch", "global_batch", "virtual_pipeline")
-RECOMPUTE = ("none", "selective", "full", "full_offload", "offload")
 FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
+SETTING_KEYS: dict[str, tuple[str, ...]] = {"recompute": RECOMPUTE, "kernels": ("eager", "fused"), "loss": LOSSES,
+                                            "optimizer": OPTIMIZER_NAMES}
+"""How the run trained, as a scenario's job and `plan estimate` name it (its prediction runs the same)."""
 
 
 class RunError(InputError):
@@ -36,6 +39,9 @@ class Run:
     global_batch: int | None = None
     virtual_pipeline: int | None = None
     recompute: str | None = None
+    kernels: str = "eager"  # how a PyTorch stack ran the layers (eager, or fused: torch.compile, Liger, Unsloth)
+    loss: str = "plain"  # plain, chunked or fused cross-entropy
+    optimizer: str = "adam"  # the estimator's id (OPTIMIZERS)
     precision: str = "bf16"
     lora_rank: int | None = None
     gpus_per_node: int | None = None
@@ -59,10 +65,8 @@ def parse_layout_text(text: str, where: str) -> dict[str, object]:
             raise RunError(f"{where}: layout: {word!r} is not key=value (e.g. tp=2 pp=1 dp=4 zero=1 mb=1)")
         key, value = word.split("=", 1)
         key = alias.get(key, key)
-        if key == "recompute":
-            if value not in RECOMPUTE:
-                raise RunError(f"{where}: layout: recompute must be one of {', '.join(RECOMPUTE)}, got {value!r}")
-            out[key] = value
+        if key in SETTING_KEYS:
+            out[key] = setting(key, value, where)
         elif key == "framework":
             out[key] = value
         elif key in LAYOUT_KEYS:
@@ -71,6 +75,13 @@ def parse_layout_text(text: str, where: str) -> dict[str, object]:
             except ValueError:
                 raise RunError(f"{where}: layout: {key} must be a whole number, got {value!r}") from None
         else:
-            raise RunError(f"{where}: layout: unknown key {key!r}; allowed: {', '.join(LAYOUT_KEYS)}, recompute, "
-                           "framework (mb, gb, vpp as short forms)")
+            raise RunError(f"{where}: layout: unknown key {key!r}; allowed: {', '.join(LAYOUT_KEYS)}, "
+                           f"{', '.join(SETTING_KEYS)}, framework (mb, gb, vpp as short forms)")
     return out
+
+
+def setting(key: str, value: str, where: str) -> str:
+    """One of SETTING_KEYS checked against what it allows; an optimizer as the estimator's id."""
+    if value not in SETTING_KEYS[key] and not (key == "optimizer" and value in OPTIMIZERS):
+        raise RunError(f"{where}: layout: {key} must be one of {', '.join(SETTING_KEYS[key])}, got {value!r}")
+    return OPTIMIZER_ALIASES.get(value, value) if key == "optimizer" else value
