@@ -24,7 +24,7 @@ def predict(run: Run, catalog: Catalog) -> Estimate:
                           global_batch=run.global_batch, seq_len=run.seq_len, precision=run.precision,
                           lora_rank=run.lora_rank or 16, framework=run.framework, cp=run.cp,
                           virtual_pipeline=run.virtual_pipeline, fused_modules=run.kernels == "fused",
-                          loss=run.loss, optimizer=run.optimizer)
+                          loss=run.loss, optimizer=run.optimizer, lora_targets=run.lora_targets)
         result = search_layout(card, run.method, cluster, spec)
     except ValueError as exc:
         raise RunError(f"{run.source}: the estimator cannot run this layout: {exc}") from None

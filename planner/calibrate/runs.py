@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plan.models.errors import InputError
-from plan.planner.estimate.types import LOSSES, OPTIMIZER_ALIASES, OPTIMIZER_NAMES, OPTIMIZERS, RECOMPUTE
+from plan.planner.estimate.types import LORA_TARGETS, LOSSES, OPTIMIZER_ALIASES, OPTIMIZER_NAMES, OPTIMIZERS, RECOMPUTE
 
 LAYOUT_KEYS = ("tp", "pp", "dp", "cp", "zero", "micro_batch", "global_batch", "virtual_pipeline")
 FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
 SETTING_KEYS: dict[str, tuple[str, ...]] = {"recompute": RECOMPUTE, "kernels": ("eager", "fused"), "loss": LOSSES,
-                                            "optimizer": OPTIMIZER_NAMES}
+                                            "optimizer": OPTIMIZER_NAMES, "lora_targets": LORA_TARGETS}
 """How the run trained, as a scenario's job and `plan estimate` name it (its prediction runs the same)."""
 
 
@@ -42,6 +42,7 @@ class Run:
     kernels: str = "eager"  # how a PyTorch stack ran the layers (eager, or fused: torch.compile, Liger, Unsloth)
     loss: str = "plain"  # plain, chunked or fused cross-entropy
     optimizer: str = "adam"  # the estimator's id (OPTIMIZERS)
+    lora_targets: str = "all"  # LoRA on all linear layers, or on attention only
     precision: str = "bf16"
     lora_rank: int | None = None
     gpus_per_node: int | None = None

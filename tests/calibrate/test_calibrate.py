@@ -196,12 +196,16 @@ def test_bad_run_rows_name_file_and_field(tmp_path, text, expect):
     assert cli.exit_code == 2 and str(path) in cli.output and len(cli.output.strip().splitlines()) == 1
 
 
+def stated_layout(row: dict) -> str:
+    return row["layout"] + " kernels=fused loss=fused optimizer=paged-adamw-8bit"
+
+
 def test_a_run_states_how_it_trained_and_is_predicted_so():
     # an Unsloth-style QLoRA run: fused layers, a fused linear loss, paged 8-bit AdamW, offloaded checkpoints
     base = {"model": "llama3.1-8b", "method": "qlora", "gpu": "l40s", "gpus": 1, "seq_len": 32768,
             "framework": "fsdp", "peak_memory_gib": 20.0, "layout": "tp=1 pp=1 dp=1 zero=0 mb=1 gb=8 recompute=full"}
     plain = read_runs_from(base)
-    stated = read_runs_from({**base, "layout": base["layout"] + " kernels=fused loss=fused optimizer=paged-adamw-8bit"})
+    stated = read_runs_from({**base, "layout": stated_layout(base)})
     columns = read_runs_from({**base, "kernels": "fused", "loss": "fused", "optimizer": "paged-adamw-8bit"})
     assert (stated.kernels, stated.loss, stated.optimizer) == ("fused", "fused", "paged_adam_8bit") == (
         columns.kernels, columns.loss, columns.optimizer)
@@ -210,12 +214,16 @@ def test_a_run_states_how_it_trained_and_is_predicted_so():
     assert (est.layout.kernels, est.layout.loss, est.layout.optimizer) == ("fused", "fused", "paged_adam_8bit")
     assert (base_est.layout.kernels, base_est.layout.loss) == ("eager", "plain")
     assert est.memory.total_gib < base_est.memory.total_gib - 5  # the logits alone are 15 GiB at 12 B each
+    attention = predict(read_runs_from({**base, "layout": stated_layout(base), "lora_targets": "attention"}),
+                        catalog)
+    assert attention.layout.lora_targets == "attention" and attention.memory.total_gib < est.memory.total_gib
 
 
 @pytest.mark.parametrize("layout, expect", [
     ("tp=1 loss=fuzed", "loss must be one of plain, chunked, fused"),
     ("tp=1 kernels=liger", "kernels must be one of eager, fused"),
     ("tp=1 optimizer=lion", "optimizer must be one of adamw"),
+    ("tp=1 lora_targets=mlp", "lora_targets must be one of all, attention"),
     ("tp=1 recompute=some", "recompute must be one of none, selective, full, full_offload, offload"),
 ])
 def test_a_setting_it_cannot_state_is_named(layout, expect):
