@@ -5,11 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plan.models.errors import InputError
-from plan.planner.estimate.types import LORA_TARGETS, LOSSES, OPTIMIZER_ALIASES, OPTIMIZER_NAMES, OPTIMIZERS, RECOMPUTE
+from plan.planner.estimate.types import (
+    KERNELS,
+    LORA_TARGETS,
+    LOSSES,
+    OPTIMIZER_ALIASES,
+    OPTIMIZER_NAMES,
+    OPTIMIZERS,
+    RECOMPUTE,
+)
 
 LAYOUT_KEYS = ("tp", "pp", "dp", "cp", "zero", "micro_batch", "global_batch", "virtual_pipeline")
 FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
-SETTING_KEYS: dict[str, tuple[str, ...]] = {"recompute": RECOMPUTE, "kernels": ("eager", "fused"), "loss": LOSSES,
+SETTING_KEYS: dict[str, tuple[str, ...]] = {"recompute": RECOMPUTE, "kernels": KERNELS, "loss": LOSSES,
                                             "optimizer": OPTIMIZER_NAMES, "lora_targets": LORA_TARGETS}
 """How the run trained, as a scenario's job and `plan estimate` name it (its prediction runs the same)."""
 

@@ -29,6 +29,7 @@ from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     CAUSAL_MFU_NOTE_GAP,
     FRAMEWORKS,
+    KERNELS,
     LORA_TARGETS,
     LOSSES,
     METHODS,
@@ -149,7 +150,7 @@ def estimate_command(
     _choice("--precision", precision, PRECISIONS)
     _choice("--framework", framework, FRAMEWORKS)
     _choice("--attention", attention, ("flash", "eager"))
-    _choice("--kernels", kernels, ("eager", "fused"))
+    _choice("--kernels", kernels, KERNELS)
     _choice("--loss", loss, LOSSES)
     if loss != "plain" and framework == "megatron":
         fail(f"--loss: {loss_not_on_megatron(loss)}")

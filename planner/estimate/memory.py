@@ -169,6 +169,21 @@ def stage_layers(layers: int, pp: int) -> tuple[int, int, int]:
     return max(1, first), per, max(1, last)
 
 
+def checkpoint_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float:
+    """A layer's 16-bit input per token on one GPU (what full recomputation keeps, and a stage's output):
+    sharded over tp under sequence parallelism, whole without it."""
+    sp = layout.sequence_parallel or layout.tp == 1
+    return 2.0 * shape.hidden / (layout.tp if sp else 1)
+
+
+def host_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float:
+    """What an offloading policy (`Layout.host_activations`) sends to host memory per token and layer: each
+    layer's checkpointed input (full_offload) or everything it saves (offload)."""
+    if layout.recompute == "full_offload":
+        return checkpoint_bytes_per_token_layer(shape, layout)
+    return activation_bytes_per_token_layer(shape, layout)
+
+
 def activation_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float:
     """Stored activation bytes per token per layer on one GPU without full recomputation
     (module docstring; FSDP's "selective" is the op-level policy)."""
@@ -260,30 +275,27 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     tokens_mb = layout.micro_batch * layout.seq_len / layout.cp
     act_token_layer = activation_bytes_per_token_layer(shape, layout)
     sp = layout.sequence_parallel or t == 1
+    checkpoint = checkpoint_bytes_per_token_layer(shape, layout) * tokens_mb
     working = 0.0
     if layout.recompute == "full":
-        per_layer_mb = 2.0 * shape.hidden / (t if sp else 1) * tokens_mb
+        per_layer_mb = checkpoint
         working = act_token_layer * tokens_mb  # one layer re-materialised at a time
-    elif layout.recompute == "full_offload":
-        # each checkpoint goes to host memory once its layer's forward is done and comes back for its
-        # recomputation, as far as the host has room; two are in flight over PCIe
-        checkpoint = 2.0 * shape.hidden / (t if sp else 1) * tokens_mb
-        working = act_token_layer * tokens_mb + OFFLOAD_RESIDENT_LAYERS * checkpoint
-        offloaded = checkpoint * shape.layers / layout.pp * in_flight_micro_batches(layout)
+    elif layout.host_activations:
+        # every saved tensor (offload) or each layer's checkpoint (full_offload, which re-materialises one
+        # layer at a time as well) goes to host memory once its layer's forward is done, as far as the host
+        # has room, and comes back for the backward pass; two layers' worth are in flight over PCIe
+        to_host = host_bytes_per_token_layer(shape, layout) * tokens_mb
+        working = OFFLOAD_RESIDENT_LAYERS * to_host + (act_token_layer * tokens_mb
+                                                       if layout.recompute == "full_offload" else 0.0)
+        offloaded = to_host * shape.layers / layout.pp * in_flight_micro_batches(layout)
         per_layer_mb = max(0.0, offloaded - host_cap * GIB) / max(1, shape.layers // layout.pp)
-    elif layout.recompute == "offload":
-        # every saved tensor goes to host memory as soon as its layer is done, as far as the host has room
-        working = OFFLOAD_RESIDENT_LAYERS * act_token_layer * tokens_mb  # in flight over PCIe
-        offloaded = act_token_layer * tokens_mb * shape.layers / layout.pp * in_flight_micro_batches(layout)
-        per_layer_mb = max(0.0, offloaded - host_cap * GIB) / max(1, shape.layers // layout.pp)
-    else:
-        per_layer_mb = act_token_layer * tokens_mb
-    if layout.host_activations:
         offloaded_gib = offloaded / GIB
         what = "checkpointed layer inputs" if layout.recompute == "full_offload" else "saved activations"
         left = f"; the other {offloaded_gib - host_cap:.1f} GiB stay on the GPU" if offloaded_gib > host_cap else ""
         notes.append(f"activations in host memory: {min(offloaded_gib, host_cap):.1f} GiB of {what} per GPU (each "
                      f"server needs that much free RAM per GPU; at most {host_cap:g} GiB per GPU {host_said}{left})")
+    else:
+        per_layer_mb = act_token_layer * tokens_mb
 
     def chunk_act(layers: float) -> float:
         """One micro-batch's stored activations on a model chunk of `layers` layers: under block
@@ -315,8 +327,7 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     logits += kept_outputs
     # torch.distributed.pipelining caches each in-flight micro-batch's stage output for its backward
     # (`fwd_cache`); Megatron frees the output's data once sent (`deallocate_output_tensor`).
-    stage_output = (2.0 * shape.hidden / (t if sp else 1) * tokens_mb
-                    if layout.framework == "fsdp" and p > 1 else 0.0)
+    stage_output = checkpoint if layout.framework == "fsdp" and p > 1 else 0.0
 
     def held(layers: int, rank: int, edge: str) -> float:
         """What stage `rank` of `layers` layers holds at its peak: its schedule's chunk-forwards not yet

@@ -86,6 +86,7 @@ from plan.planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
 from plan.planner.estimate.memory import (
     ADAM_8BIT_STATE_BYTES,
     grad_buffer_bytes,
+    host_bytes_per_token_layer,
     recomputed_layers,
     stage_layers,
 )
@@ -93,7 +94,6 @@ from plan.planner.estimate.topology import GroupLink
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     FULL_RECOMPUTE,
-    HOST_ACTIVATIONS,
     QLORA_METHODS,
     Layout,
     TimeBreakdown,
@@ -308,14 +308,9 @@ def offload_exposed_s(shape: ModelShape, layout: Layout, mbc: MicroBatchCompute)
     """Activation offloading per micro-batch: the saved activations (or, under full_offload, the layers'
     checkpointed inputs) cross PCIe to the host during the forward pass and back during the backward pass,
     each overlapped with that pass's compute."""
-    if layout.recompute not in HOST_ACTIVATIONS:
+    if not layout.host_activations:
         return 0.0
-    from plan.planner.estimate.memory import activation_bytes_per_token_layer
-
-    sp = layout.sequence_parallel or layout.tp == 1
-    per_token_layer = (2.0 * shape.hidden / (layout.tp if sp else 1) if layout.recompute == "full_offload"
-                       else activation_bytes_per_token_layer(shape, layout))
-    nbytes = per_token_layer * tokens_per_gpu_micro_batch(layout) * mbc.layers
+    nbytes = host_bytes_per_token_layer(shape, layout) * tokens_per_gpu_micro_batch(layout) * mbc.layers
     pcie_s = nbytes / (PCIE_GB_PER_S_PER_DIRECTION["pcie"] * 1e9)
     forward = mbc.linear_fwd_s + mbc.attention_fwd_s
     return max(0.0, pcie_s - forward) + max(0.0, pcie_s - (mbc.compute_s - forward))

@@ -58,6 +58,8 @@ weights are fp32 or fp16 (`--main-params-dtype`), never BF16."""
 LORA_TARGETS = ("all", "attention")
 FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
 """How data parallelism and recomputation are implemented (see `Layout`)."""
+KERNELS = ("eager", "fused")
+"""How a PyTorch stack runs the layers (`Layout.kernels`): eager modules, or fused/compiled ones."""
 LOSSES = ("plain", "chunked", "fused")
 """How the cross-entropy holds the logits (`Layout.loss`): plain, chunked or fused (PyTorch stacks only)."""
 LOSS_KINDS = {
