@@ -5,9 +5,10 @@ from `default_global_batch` (published recipes by model size), and only the layo
 under it. A layout needs dp <= global batch (each replica gets whole sequences).
 
 Candidates: tp over the divisors of the GPU count that fit in one node and divide the attention heads
-(and are compatible with the KV heads); cp (context parallelism, ring attention) over 1, 2, 4, 8 for
-sequences of LONG_SEQUENCE tokens or more, keeping MIN_TOKENS_PER_CP_RANK tokens per rank (1 otherwise
-unless given); pp over the divisors of the rest
+(and are compatible with the KV heads; one that does not divide the node, such as 3 on 8-GPU nodes, is
+timed on its groups that straddle two nodes, topology.group_link); cp (context parallelism, ring
+attention) over 1, 2, 4, 8 for sequences of LONG_SEQUENCE tokens or more, keeping
+MIN_TOKENS_PER_CP_RANK tokens per rank (1 otherwise unless given); pp over the divisors of the rest
 (at most one layer per stage; stages may be uneven); dp = gpus / (tp pp cp); for MoE models in full
 training, ep (expert parallelism) over the powers of two up to 64 that divide dp and the experts; the
 framework and its ZeRO stage (Megatron: 0 or 1 = distributed optimizer; FSDP: 2 = SHARD_GRAD_OP or 3 =

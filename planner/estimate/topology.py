@@ -4,7 +4,8 @@ Graph: GPUs; inside a node an NVLink/HCCS switch (every GPU joined at its link b
 bridges between GPU pairs plus the PCIe host, or PCIe only; between nodes each GPU's NIC share of
 the fabric. Edge capacity is GB/s in one direction (datasheet NVLink figures are bidirectional, so
 halved; fabric Gb/s divided by 8). A parallel group's bandwidth is the bottleneck edge on the ring
-paths between consecutive members (ranks placed Megatron-style: tp fastest, then dp, then pp), so a
+paths between consecutive members (ranks placed Megatron-style: tp fastest, then dp, then pp), the
+slowest group of its kind counted (groups of 3 on 8-GPU nodes: ranks 6-8 straddle two), so a
 group that crosses nodes gets the fabric's bandwidth, not NVLink's: per node, the NICs of the group's
 members in that node together (NCCL spreads its rings over all of them; the catalog's fabric figure
 is per GPU, i.e. one 400 Gb/s card per GPU on rail-optimised H100 nodes), capped by the links inside
@@ -143,8 +144,12 @@ def _pair_type_bottleneck(key: tuple[object, ...], a: int, b: int, same_node: bo
 
 
 def group_link(cluster: Cluster, size: int, stride: int) -> GroupLink:
-    """Bottleneck of the ring over ranks 0, stride, 2*stride, ... (size members)."""
-    return _group_link(_link_key(cluster), size, stride)
+    """The slowest of the layout's rings of this kind: every group of `size` ranks `stride` apart
+    (members base, base + stride, ...; the groups' bases are the ranks r with (r // stride) % size == 0).
+    Groups differ where they sit across a node boundary: with 8 GPUs per node, tensor-parallel groups
+    of 3 are ranks 0-2, 3-5 and 6-8, and the third crosses the network."""
+    blocks = max(1, cluster.gpus // (stride * size))  # (the pattern repeats every gpus_per_node blocks)
+    return _group_link(_link_key(cluster), size, stride, min(blocks, cluster.gpus_per_node))
 
 
 def layout_links(cluster: Cluster, tp: int, pp: int, cp: int, dp: int, ep: int = 1
@@ -155,22 +160,42 @@ def layout_links(cluster: Cluster, tp: int, pp: int, cp: int, dp: int, ep: int =
             group_link(cluster, min(pp, 2), tp * cp * dp), group_link(cluster, ep, tp * cp))
 
 
+def _group_bases(per_node: int, size: int, stride: int, blocks: int) -> tuple[int, ...]:
+    """The positions inside a node (rank mod per_node) at which the groups start, over the first `blocks`
+    blocks of stride x size ranks. Where the stride and the block both tile the node (or the node tiles
+    them), every group is a copy of the first one, on the same kind of links: only rank 0 is looked at."""
+    block = stride * size
+    if (per_node % stride == 0 or stride % per_node == 0) and (per_node % block == 0 or block % per_node == 0):
+        return (0,)
+    return tuple(sorted({(j * stride * size + i) % per_node
+                         for j in range(blocks) for i in range(min(stride, per_node))}))
+
+
 @lru_cache(maxsize=8192)
-def _group_link(key: tuple[object, ...], size: int, stride: int) -> GroupLink:
+def _group_link(key: tuple[object, ...], size: int, stride: int, blocks: int) -> GroupLink:
     if size <= 1:
         return GroupLink(size, float("inf"), False, "self")
+    per_node = key[3]
+    assert isinstance(per_node, int)
+    links = [_ring_from(key, size, stride, base) for base in _group_bases(per_node, size, stride, blocks)]
+    return min(links, key=lambda link: (link.bandwidth_gb_per_s, -link.ring_latency_s))
+
+
+def _ring_from(key: tuple[object, ...], size: int, stride: int, base: int) -> GroupLink:
+    """The ring over positions base, base + stride, ... (size members), base inside node 0."""
     per_node = key[3]
     assert isinstance(per_node, int)
     # Neighbours (k, k+1) repeat their (local index, local index, same node) pattern every
     # per_node / gcd(stride, per_node) steps, so one period and the wrap-around pair cover the ring.
     period = per_node // math.gcd(stride, per_node)
-    pairs = [(k * stride, (k + 1) * stride) for k in range(min(size - 1, period))]
-    pairs.append(((size - 1) * stride, 0))
+    pairs = [(base + k * stride, base + (k + 1) * stride) for k in range(min(size - 1, period))]
+    pairs.append((base + (size - 1) * stride, base))
     pair_types = {(a % per_node, b % per_node, a // per_node == b // per_node) for a, b in pairs}
     spans = any(not same for _, _, same in pair_types)
     # NCCL runs one ring per channel and spreads the channels over every NIC of the node (rail-optimised
-    # nodes have one NIC per GPU), so a group with k members per node crosses nodes at k NICs' worth.
-    per_node_members = min(size, -(-per_node // stride)) if stride < per_node else 1
+    # nodes have one NIC per GPU), so a group crosses nodes at the NICs of its members there: the node
+    # holding the fewest of them bounds it (a group that straddles a node boundary has few on one side).
+    per_node_members = _fewest_members_per_node(per_node, size, stride, base) if spans else size
     best_bw, best_kind = float("inf"), "self"
     for ia, ib, same in pair_types:
         if (0, ia) == ((0 if same else 1), ib):
@@ -183,3 +208,17 @@ def _group_link(key: tuple[object, ...], size: int, stride: int) -> GroupLink:
     intra = "nvlink" if key[0] in ("nvlink", "hccs") else "pcie"
     nics = per_node_members if spans else 0
     return GroupLink(size, best_bw, spans, best_kind, nics, intra, GroupLink.ring_latency(size, spans, nics, intra))
+
+
+def _fewest_members_per_node(per_node: int, size: int, stride: int, base: int) -> int:
+    """The fewest members of the group on any node it touches: the first and the last node may hold a
+    part, the nodes between them at least per_node // stride."""
+    if stride >= per_node:
+        return 1
+    last = base + (size - 1) * stride
+    last_node = last // per_node
+    if last_node == 0:
+        return size
+    first = -(-(per_node - base) // stride)
+    on_last = (last - last_node * per_node) // stride + 1
+    return min(first, on_last, per_node // stride) if last_node > 1 else min(first, on_last)

@@ -133,6 +133,57 @@ def test_group_bandwidth_is_the_bottleneck_of_its_paths(h100: GPU, rtx4090: GPU)
     assert group_link(Cluster.of(rtx4090, 4), 4, 1).bandwidth_gb_per_s == pytest.approx(25.0)
 
 
+def _slowest_group_by_brute_force(gpus: int, per_node: int, size: int, stride: int, nvlink: float,
+                                  nic: float) -> tuple[float, bool]:
+    """Every group of `size` ranks `stride` apart laid out on nodes of `per_node` GPUs, one by one: a group
+    inside a node runs at NVLink's bandwidth, one across nodes at the NICs of its members on the node that
+    holds the fewest of them (capped by NVLink)."""
+    slowest, spans = float("inf"), False
+    for base in range(gpus):
+        if (base // stride) % size:
+            continue
+        members = [base + k * stride for k in range(size)]
+        counts: dict[int, int] = {}
+        for rank in members:
+            counts[rank // per_node] = counts.get(rank // per_node, 0) + 1
+        across = len(counts) > 1
+        slowest = min(slowest, min(nvlink, nic * min(counts.values())) if across else nvlink)
+        spans = spans or across
+    return slowest, spans
+
+
+@pytest.mark.parametrize(("gpus", "size", "stride"), [
+    (96, 3, 1),    # tensor parallelism over 3 on 8-GPU nodes: ranks 6-8 cross a node boundary
+    (96, 6, 1),
+    (24, 2, 3),    # context or data parallelism beside tp = 3
+    (48, 2, 6),    # pipeline neighbours six ranks apart: 2 and 8 sit on different nodes
+    (96, 32, 3),   # data parallelism beside tp = 3: two or three members per node
+    (16, 8, 1), (16, 16, 1), (64, 8, 8), (24, 3, 1), (6, 3, 1),
+])
+def test_a_kind_of_group_is_as_slow_as_its_slowest_member_group(h100: GPU, gpus: int, size: int, stride: int) -> None:
+    link = group_link(Cluster.of(h100, gpus), size, stride)
+    slowest, spans = _slowest_group_by_brute_force(gpus, 8, size, stride, nvlink=450.0, nic=50.0)
+    assert link.bandwidth_gb_per_s == pytest.approx(slowest)
+    assert link.spans_nodes == spans
+
+
+def test_a_tensor_parallel_group_that_straddles_nodes_is_costed_on_the_network(h100: GPU) -> None:
+    """tp = 3 fits in an 8-GPU node but does not divide it: on 48 GPUs every fourth group (ranks 6-8, ...)
+    crosses a node boundary, and its all-reduces run on one network card, not on NVLink."""
+    card = ModelCard(id="gpt-24-heads", params=2.7e9, layers=24, hidden_size=3072, ffn_hidden_size=12288,
+                     ffn_type="gelu", num_heads=24, num_kv_heads=24, vocab_size=51200, max_positions=2048,
+                     tied_embeddings=True, source="test fixture")
+    # the same work per replica (4 sequences of 2,048 tokens) on one node and on six
+    inside = search_layout(card, "pretrain", Cluster.of(h100, 6), LayoutSpec(tp=3, pp=1, seq_len=2048, global_batch=8))
+    across = search_layout(card, "pretrain", Cluster.of(h100, 48), LayoutSpec(tp=3, pp=1, seq_len=2048,
+                                                                                 global_batch=64))
+    assert inside.best is not None and across.best is not None
+    assert inside.best.layout.micro_batches == across.best.layout.micro_batches
+    assert not any("spans nodes" in note for note in inside.best.notes)
+    assert any("tp=3 spans nodes" in note for note in across.best.notes)
+    assert across.best.time.tp_comm_s > 3 * inside.best.time.tp_comm_s
+
+
 US = 1e-6
 
 
