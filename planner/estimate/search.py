@@ -15,8 +15,10 @@ framework and its ZeRO stage (Megatron: 0 or 1 = distributed optimizer; FSDP: 2 
 FULL_SHARD; DeepSpeed only when asked, since in this model it is FSDP with more gradient traffic);
 recompute none, selective (FSDP's op-level policy; for Megatron only when asked, since with
 FlashAttention it stores what "none" stores), full (Megatron: also its block method, the fewest layers
-per chunk that fit) or offload; interleaved pipeline with 1, 2 or 4 virtual stages and the counts that
-divide a stage (also when pp is fixed), each only where the framework's stack can split the layers so
+per chunk that fit) or offload (full_offload too, where nothing else fits, on a layout with no tensor,
+pipeline or context parallelism the search chose: LLaMA-Factory's path); interleaved pipeline with 1, 2
+or 4 virtual stages and the counts that divide a stage (also when pp is fixed), each only where the
+framework's stack can split the layers so
 (stages.py); and the micro-batch: every size from 1 to the per-replica batch is allowed on FSDP (a last
 smaller micro-batch where it does not divide, as Composer runs it), found by bisection on memory (memory
 never falls as the micro-batch grows), then the few sizes around the step-time optimum are timed: the
@@ -354,6 +356,16 @@ def _unrunnable(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int,
     return None
 
 
+CHECKPOINT_OFFLOAD_DATA_PARALLEL_ONLY = ("offloaded checkpoints run on LLaMA-Factory's Hugging Face path "
+                                         "(use_unsloth_gc), which has no tensor, pipeline or context parallelism")
+
+
+def _splits_the_model(spec: LayoutSpec, pair: _Pair) -> bool:
+    """Whether the search, not the user, put tensor, pipeline or context parallelism in the pair."""
+    return ((pair.tp > 1 and spec.tp is None) or (pair.pp > 1 and spec.pp is None)
+            or (pair.cp > 1 and spec.cp is None))
+
+
 def _recomputes(spec: LayoutSpec, framework: str, method: str = "pretrain") -> tuple[str, ...]:
     """Recomputation policies searched: Megatron's none or full (block recomputation chooses how many
     layers); on the PyTorch stacks also torchtitan's op-level selective policy and activation offload,
@@ -640,6 +652,9 @@ def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: Layout
             splits = [v for v in pair.virtual_stages if split_problem(shape.layers, pair.pp, v, fw) is None]
             unrunnable["no stack splits the layers so (pipeline stages)"] += len(pair.virtual_stages) - len(splits)
             for rc in _recomputes(spec, fw, method):
+                if rc == "full_offload" and _splits_the_model(spec, pair):
+                    unrunnable[CHECKPOINT_OFFLOAD_DATA_PARALLEL_ONLY] += 1
+                    continue
                 base_s = pair.stage_s[fw]
                 if ep > 1:  # all-to-all seconds per step do not depend on the micro-batch size
                     whole = _make(pair, spec, lora_rank, fw, zero, rc, replica, 1, ep)

@@ -6,6 +6,8 @@ PyTorch stacks; Megatron's activation offloading cannot be combined with recompu
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from plan.models.catalog import builtin_catalog
@@ -63,3 +65,21 @@ def test_megatron_cannot_run_it():
     code, out, _ = run("--model", "llama3.1-8b", "--method", "pretrain", "--gpu", "h100-sxm", "--gpus", "8",
                        "--recompute", "full_offload", "--format", "json")
     assert code == 0 and '"framework": "fsdp"' in out and '"recompute": "full_offload"' in out
+
+
+def test_it_is_not_searched_beside_tensor_pipeline_or_context_parallelism():
+    """The one stack with offloaded checkpoints (LLaMA-Factory's Hugging Face path, use_unsloth_gc) is
+    data-parallel only; its pipeline and context parallelism need the Megatron-Bridge backend, which has no
+    such policy. On two 24 GB cards one 131k-token sequence fits only split over both (cp = 2) with its
+    checkpoints on the host: no stack runs that, so nothing is planned and the reason is named."""
+    catalog = builtin_catalog()
+    spec = LayoutSpec(seq_len=SEQ, micro_batch=1, global_batch=2, lora_rank=32, loss="fused", fused_modules=True,
+                      state_offload=False, memory_headroom=0.08)
+    found = search_layout(catalog.model("llama3.1-8b"), "qlora", Cluster.of(catalog.gpu("rtx4090"), 2), spec)
+    assert found.best is None
+    assert any("use_unsloth_gc" in reason and "context parallelism" in reason for reason in found.reasons)
+    # stated by the user, the split is kept (and the export then says which stack refuses it)
+    stated = search_layout(catalog.model("llama3.1-8b"), "qlora", Cluster.of(catalog.gpu("rtx4090"), 2),
+                           replace(spec, cp=2, recompute="full_offload"))
+    assert stated.best is not None and stated.best.layout.cp == 2
+    assert stated.best.layout.recompute == "full_offload"
