@@ -177,14 +177,12 @@ def _group_link(key: tuple[object, ...], size: int, stride: int, blocks: int) ->
         return GroupLink(size, float("inf"), False, "self")
     per_node = key[3]
     assert isinstance(per_node, int)
-    links = [_ring_from(key, size, stride, base) for base in _group_bases(per_node, size, stride, blocks)]
+    links = [_ring_from(key, per_node, size, stride, base) for base in _group_bases(per_node, size, stride, blocks)]
     return min(links, key=lambda link: (link.bandwidth_gb_per_s, -link.ring_latency_s))
 
 
-def _ring_from(key: tuple[object, ...], size: int, stride: int, base: int) -> GroupLink:
+def _ring_from(key: tuple[object, ...], per_node: int, size: int, stride: int, base: int) -> GroupLink:
     """The ring over positions base, base + stride, ... (size members), base inside node 0."""
-    per_node = key[3]
-    assert isinstance(per_node, int)
     # Neighbours (k, k+1) repeat their (local index, local index, same node) pattern every
     # per_node / gcd(stride, per_node) steps, so one period and the wrap-around pair cover the ring.
     period = per_node // math.gcd(stride, per_node)
@@ -195,18 +193,17 @@ def _ring_from(key: tuple[object, ...], size: int, stride: int, base: int) -> Gr
     # NCCL runs one ring per channel and spreads the channels over every NIC of the node (rail-optimised
     # nodes have one NIC per GPU), so a group crosses nodes at the NICs of its members there: the node
     # holding the fewest of them bounds it (a group that straddles a node boundary has few on one side).
-    per_node_members = _fewest_members_per_node(per_node, size, stride, base) if spans else size
+    nics = _fewest_members_per_node(per_node, size, stride, base) if spans else 0
     best_bw, best_kind = float("inf"), "self"
     for ia, ib, same in pair_types:
         if (0, ia) == ((0 if same else 1), ib):
             continue
         bw, kind = _pair_type_bottleneck(key, ia, ib, same)
         if not same and kind == "fabric":
-            bw *= per_node_members
+            bw *= nics
         if bw < best_bw:
             best_bw, best_kind = bw, kind
     intra = "nvlink" if key[0] in ("nvlink", "hccs") else "pcie"
-    nics = per_node_members if spans else 0
     return GroupLink(size, best_bw, spans, best_kind, nics, intra, GroupLink.ring_latency(size, spans, nics, intra))
 
 
