@@ -92,6 +92,7 @@ def band_class(layout: Layout) -> str:
 
 
 DEEPSPEED_EXECUTION = "DeepSpeed's execution of ZeRO"
+MEGATRON_FSDP_EXECUTION = "Megatron-FSDP's sharded data parallelism"
 MOE_ROUTING = "MoE routing and all-to-all"
 CPU_OFFLOAD_TRAFFIC = "CPU offload traffic"
 QLORA_DEQUANTIZATION = "QLoRA dequantization"
@@ -113,6 +114,8 @@ def uncalibrated_mechanisms(architecture: str, method: str, layout: Layout, moe:
         found.append(gpu_efficiency(architecture))
     if layout.framework == "deepspeed":
         found.append(DEEPSPEED_EXECUTION)
+    if layout.framework == "megatron" and layout.zero >= 2:
+        found.append(MEGATRON_FSDP_EXECUTION)
     if moe:
         found.append(MOE_ROUTING)
     if layout.state_offload or layout.host_activations:

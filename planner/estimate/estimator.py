@@ -19,6 +19,7 @@ from plan.planner.estimate.types import (
     FRAMEWORKS,
     LORA_TARGETS,
     LOSS_KINDS,
+    MEGATRON_FSDP_SHARDING,
     MEGATRON_ONLY_OPTIMIZERS,
     METHODS,
     OPTIMIZER_NAME_OF,
@@ -226,7 +227,11 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
         notes.append(f"data-parallel group of {layout.shard_ranks}: bottleneck {dp_link.bottleneck} "
                      f"{dp_link.bandwidth_gb_per_s:g} GB/s per direction{spread}")
     notes.append(f"framework {layout.framework}: " + {
-        "megatron": ("distributed optimizer, " + (
+        "megatron": (f"Megatron-FSDP ({MEGATRON_FSDP_SHARDING[layout.zero]}): sharded "
+                     f"{'fp16' if layout.precision == 'fp16' else 'fp32'} gradients reduce-scattered every "
+                     "micro-batch" + (", parameters gathered layer by layer every micro-batch" if layout.zero == 3
+                                      else ", updated parameters gathered once per step")
+                     if layout.zero >= 2 else "distributed optimizer, " + (
             "precision-aware: bf16 gradient buffers, fp32 master weights as bf16 weights + 16-bit remainders"
             if layout.optimizer == "adam_precision_aware" else
             f"{'fp16' if layout.precision == 'fp16' else 'fp32'} gradient buffers")

@@ -294,6 +294,9 @@ def _stored_key(key: _Key) -> str:
 
 
 _SEARCHED_ZERO = {"megatron": (1,), "fsdp": (2, 3), "deepspeed": (1, 2, 3)}
+"""ZeRO stages searched per framework over more than one rank. Megatron's 2 and 3 (Megatron-FSDP) are
+estimated where a job states them with framework megatron, never searched: no published run of that
+stack calibrates them, and a row or job that names only a ZeRO stage of 2 or 3 ran FSDP or DeepSpeed."""
 
 EXACT_BATCH_FRAMEWORKS = frozenset({"megatron", "deepspeed"})
 """Stacks whose global batch is micro-batch x accumulation steps x dp exactly (Megatron-LM's
@@ -320,7 +323,9 @@ def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int) -> tuple[tuple[
     options: list[tuple[str, int]] = []
     for fw in fws:
         if spec.zero is not None:
-            stages: tuple[int, ...] = (spec.zero,) if spec.zero in FRAMEWORK_ZERO[fw] else ()
+            searched_megatron_fsdp = fw == "megatron" and spec.zero >= 2 and spec.framework is None
+            stages: tuple[int, ...] = ((spec.zero,) if spec.zero in FRAMEWORK_ZERO[fw]
+                                       and not searched_megatron_fsdp else ())
         elif shard_ranks == 1:  # (one GPU shards nothing, but ZeRO-3 can still keep its states on the host)
             stages = tuple(z for z in ((0, 3) if spec.state_offload else (0,)) if z in FRAMEWORK_ZERO[fw])
         else:

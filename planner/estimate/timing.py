@@ -42,10 +42,11 @@ collectives run when depends on the framework: Megatron (ZeRO 0/1) reduces gradi
 behind the last micro-batch's backward and (ZeRO-1) all-gathers parameters behind the next forward
 (buckets of max(40M, 1M x dp) parameters, megatron-core 0.16 distributed_data_parallel.py: about a layer
 at scale), in its fp32 `main_grad` under bf16; with interleaved stages only the chunk that ends the step
-lacks cover (`_once_per_step`); DeepSpeed ZeRO-2 reduce-scatters gradients every micro-batch; ZeRO-3 (DeepSpeed, FSDP
-FULL_SHARD) gathers each layer before its forward and again before its backward and reduce-scatters its
-gradient, every micro-batch; FSDP SHARD_GRAD_OP gathers once per micro-batch forward and reduce-scatters
-once per step.
+lacks cover (`_once_per_step`); DeepSpeed ZeRO-2 and Megatron-FSDP `optim_grads` reduce-scatter gradients
+every micro-batch (Megatron-FSDP also gathers the updated parameters once per step, as ZeRO-1 does);
+ZeRO-3 (DeepSpeed, FSDP FULL_SHARD, Megatron-FSDP `optim_grads_params`) gathers each layer before its
+forward and again before its backward and reduce-scatters its gradient, every micro-batch; FSDP
+SHARD_GRAD_OP gathers once per micro-batch forward and reduce-scatters once per step.
 """
 
 from __future__ import annotations
@@ -391,6 +392,13 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     m = layout.micro_batches
     if zero == 2 and layout.framework == "deepspeed":
         return m * _layered_exposed(reduce, backward_mb, layers, front_reduce, back_reduce)
+    if zero == 2 and layout.framework == "megatron":
+        # Megatron-FSDP optim_grads: the gradient shards are all there is to accumulate into, so every
+        # micro-batch's backward reduce-scatters; the updated parameters are gathered once per step,
+        # behind the next forward, as the distributed optimizer does
+        return (m * _layered_exposed(reduce, backward_mb, layers, front_reduce, back_reduce)
+                + _once_per_step(collective(layer_trained * 2.0), forward_mb, layers, layout,
+                                 collective(front_trained * 2.0), collective(back_trained * 2.0)))
     if zero >= 2:  # ZeRO-3, or FSDP's SHARD_GRAD_OP: every micro-batch gathers the layers for its forward
         gather, front_gather, back_gather = (collective(layer_gather_bytes), collective(front * 2.0),
                                              collective(back * 2.0))

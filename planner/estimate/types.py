@@ -69,8 +69,12 @@ LOSS_KINDS = {
              "Cross-Entropy)",
 }
 """What each non-plain loss is and which libraries run it, as notes, plans and exports say it."""
-FRAMEWORK_ZERO = {"megatron": (0, 1), "fsdp": (0, 2, 3), "deepspeed": (0, 1, 2, 3)}
-"""ZeRO stages each framework runs (FSDP: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD)."""
+FRAMEWORK_ZERO = {"megatron": (0, 1, 2, 3), "fsdp": (0, 2, 3), "deepspeed": (0, 1, 2, 3)}
+"""ZeRO stages each framework runs (FSDP: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD; Megatron: 1 is the
+distributed optimizer, 2 and 3 Megatron-FSDP's `optim_grads` and `optim_grads_params`, `--use-megatron-fsdp
+--data-parallel-sharding-strategy`, ../shared/reference/launch-configs.md section 2)."""
+MEGATRON_FSDP_SHARDING = {2: "optim_grads", 3: "optim_grads_params"}
+"""Megatron-FSDP's `--data-parallel-sharding-strategy` for each ZeRO stage it runs."""
 
 
 STATE_OFFLOAD_FRAMEWORKS = ("fsdp", "deepspeed")
@@ -125,7 +129,9 @@ class Layout:
       that fits a layout just over the memory limit for a fraction of full recomputation's time. None:
       every layer.
     - `framework`: "megatron" (Megatron-LM/NeMo: ZeRO 0 or 1 = distributed optimizer, gradients
-      reduced once per step; "selective" recomputes the attention core, Korthikanti et al. 2022);
+      reduced once per step; ZeRO 2 or 3 = Megatron-FSDP, whose sharded gradients are reduce-scattered
+      every micro-batch (megatron-core 0.16 megatron_fsdp.py: `grad_reduce_every_bprop`); "selective"
+      recomputes the attention core, Korthikanti et al. 2022);
       "deepspeed" (ZeRO 0-3; ZeRO-2/3 reduce-scatter gradients every micro-batch); "fsdp" (PyTorch
       FSDP/FSDP2 as in torchtitan, llm-foundry, accelerate: ZeRO-3 = FULL_SHARD, ZeRO-2 =
       SHARD_GRAD_OP; parameters re-gathered every micro-batch; "selective" is torchtitan's op-level

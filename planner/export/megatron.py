@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from plan.models.methods import ADAPTER_METHODS, DPO_METHODS
 from plan.planner.estimate.stages import megatron_split_flags, split_problem
+from plan.planner.estimate.types import MEGATRON_FSDP_SHARDING
 from plan.planner.export.launch import torchrun
 from plan.planner.export.layout import ExportError, ExportLayout
 
 DOC = "Megatron-LM megatron/training/arguments.py, main d98e8a6 (after core_v0.19.0), 2026-08-22"
-_SHARDING = {2: "optim_grads", 3: "optim_grads_params"}
 
 
 def check(layout: ExportLayout) -> None:
@@ -75,8 +75,8 @@ def arguments(layout: ExportLayout) -> list[str]:
         # bf16 gradient buffers; the fp32 master kept as 16-bit remainders (store_param_remainders, on by
         # default with Transformer Engine >= 2.1; Megatron-Core 0.16 OptimizerConfig)
         args.append("--use-precision-aware-optimizer --main-grads-dtype bf16")
-    elif layout.zero in _SHARDING:
-        args.append(f"--use-megatron-fsdp --data-parallel-sharding-strategy {_SHARDING[layout.zero]}")
+    elif layout.zero in MEGATRON_FSDP_SHARDING:
+        args.append(f"--use-megatron-fsdp --data-parallel-sharding-strategy {MEGATRON_FSDP_SHARDING[layout.zero]}")
     if layout.recompute == "selective":
         args.append("--recompute-granularity selective")
     elif layout.recompute == "full":
@@ -110,5 +110,5 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
     lines.append(torchrun(layout, "pretrain_gpt.py \\\n  " + body))
     notes = []
     if layout.zero >= 2:
-        notes.append(f"ZeRO-{layout.zero} maps to Megatron-FSDP ({_SHARDING[layout.zero]})")
+        notes.append(f"ZeRO-{layout.zero} maps to Megatron-FSDP ({MEGATRON_FSDP_SHARDING[layout.zero]})")
     return {"train.sh": "\n".join(lines) + "\n"}, notes

@@ -114,7 +114,7 @@ def test_a_fixed_recomputation_that_fits_nowhere_names_the_one_that_fits() -> No
     (["--attention", "sparse"], "error: --attention:"),
     (["--kernels", "fast"], "error: --kernels:"),
     (["--sequence-parallel", "yes"], "error: --sequence-parallel:"),
-    (["--framework", "megatron", "--zero", "3"], "error: --zero: megatron runs ZeRO stage 0 or 1"),
+    (["--framework", "fsdp", "--zero", "1"], "error: --zero: fsdp runs ZeRO stage 0 or 2 or 3, not 1"),
     (["--method", "qlora", "--framework", "megatron"], "error: --framework: megatron has no 4-bit QLoRA"),
     (["--ep", "2"], "error: --ep: 2 expert-parallel ranks need an MoE model"),
     (["--model", "qwen2.5-72b", "--gpus", "48", "--tp", "4", "--pp", "12", "--vpp", "2"],
