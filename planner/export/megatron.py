@@ -110,5 +110,7 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
     lines.append(torchrun(layout, "pretrain_gpt.py \\\n  " + body))
     notes = []
     if layout.zero >= 2:
-        notes.append(f"ZeRO-{layout.zero} maps to Megatron-FSDP ({MEGATRON_FSDP_SHARDING[layout.zero]})")
+        notes.append(f"ZeRO-{layout.zero} maps to Megatron-FSDP ({MEGATRON_FSDP_SHARDING[layout.zero]}); its "
+                     "distributed optimizer saves and loads only the fsdp_dtensor checkpoint format "
+                     "(megatron-core 0.16.1 distrib_optimizer.py): choose that format for --save/--load")
     return {"train.sh": "\n".join(lines) + "\n"}, notes

@@ -71,3 +71,20 @@ def test_its_band_says_no_row_measures_it():
 
     assert MEGATRON_FSDP_EXECUTION in _estimate(2).uncalibrated
     assert MEGATRON_FSDP_EXECUTION not in _estimate(1).uncalibrated
+
+
+@pytest.mark.parametrize("zero, strategy", [(2, "optim_grads"), (3, "optim_grads_params")])
+def test_the_megatron_export_runs_it(zero, strategy):
+    """A Megatron plan at ZeRO 2/3 exports Megatron-FSDP's flags, without the distributed optimizer's, and
+    without CUDA_DEVICE_MAX_CONNECTIONS=1, which Megatron-FSDP refuses (launch-configs.md section 2)."""
+    from plan.models.scenario import Job
+    from plan.planner.export import build_layout, render_stack
+    from tests.export.test_export_golden import _plan
+
+    job = Job(id="pt", model="llama3-8b", method="pretrain", tokens=64 * 4096 * 100, seq_len=4096, global_batch=64)
+    plan = _plan("pt", 16, 2, dp=16, zero=zero, recompute="none", global_batch=64, seq_len=4096, framework="megatron")
+    files, notes = render_stack(build_layout(plan, job, builtin_catalog().model("llama3-8b")), "megatron")
+    script = files["train.sh"]
+    assert f"--use-megatron-fsdp --data-parallel-sharding-strategy {strategy}" in script
+    assert "--use-distributed-optimizer" not in script and "CUDA_DEVICE_MAX_CONNECTIONS" not in script
+    assert any(f"Megatron-FSDP ({strategy})" in note and "fsdp_dtensor" in note for note in notes)
