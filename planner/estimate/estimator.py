@@ -191,6 +191,19 @@ def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster
     )
 
 
+def _megatron_execution(layout: Layout) -> str:
+    """How Megatron runs the layout's data parallelism, as the notes say it."""
+    grads = "fp16" if layout.precision == "fp16" else "fp32"
+    if layout.zero >= 2:
+        gathers = ("parameters gathered layer by layer every micro-batch" if layout.zero == 3
+                    else "updated parameters gathered once per step")
+        return (f"Megatron-FSDP ({MEGATRON_FSDP_SHARDING[layout.zero]}): sharded {grads} gradients "
+                f"reduce-scattered every micro-batch, {gathers}")
+    buffers = ("precision-aware: bf16 gradient buffers, fp32 master weights as bf16 weights + 16-bit remainders"
+               if layout.optimizer == "adam_precision_aware" else f"{grads} gradient buffers")
+    return f"distributed optimizer, {buffers}, gradients reduced once per step"
+
+
 def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, layout: Layout,
            tp_link: object, dp_link: object, mem_notes: tuple[str, ...]) -> list[str]:
     from plan.planner.estimate.topology import GroupLink
@@ -227,15 +240,7 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
         notes.append(f"data-parallel group of {layout.shard_ranks}: bottleneck {dp_link.bottleneck} "
                      f"{dp_link.bandwidth_gb_per_s:g} GB/s per direction{spread}")
     notes.append(f"framework {layout.framework}: " + {
-        "megatron": (f"Megatron-FSDP ({MEGATRON_FSDP_SHARDING[layout.zero]}): sharded "
-                     f"{'fp16' if layout.precision == 'fp16' else 'fp32'} gradients reduce-scattered every "
-                     "micro-batch" + (", parameters gathered layer by layer every micro-batch" if layout.zero == 3
-                                      else ", updated parameters gathered once per step")
-                     if layout.zero >= 2 else "distributed optimizer, " + (
-            "precision-aware: bf16 gradient buffers, fp32 master weights as bf16 weights + 16-bit remainders"
-            if layout.optimizer == "adam_precision_aware" else
-            f"{'fp16' if layout.precision == 'fp16' else 'fp32'} gradient buffers")
-            + ", gradients reduced once per step"),
+        "megatron": _megatron_execution(layout),
         "deepspeed": "ZeRO stages 2/3 reduce gradients every micro-batch",
         "fsdp": "parameters gathered layer by layer every micro-batch, prefetch overlapped with compute",
     }[layout.framework])
