@@ -23,6 +23,7 @@ import yaml
 
 from plan.models.scenario import loss_not_on_megatron
 from plan.planner.calibrate.runs import LAYOUT_KEYS, SETTING_KEYS, Run, RunError, parse_layout_text, setting
+from plan.planner.estimate.types import FRAMEWORKS
 
 REQUIRED = ("model", "method", "gpu", "gpus", "seq_len")
 WARMUP_STEPS = 2  # iterations dropped from a log's median: start-up and compilation make them slow
@@ -86,7 +87,7 @@ def run_from_fields(raw: dict[str, Any], where: str, measured: dict[str, float |
             fields[key] = setting(key, str(row[key]), where)
     framework = str(row.get("framework") or fields.pop("framework", "") or "")
     fields.pop("framework", None)
-    if framework not in ("megatron", "deepspeed", "fsdp"):
+    if framework not in FRAMEWORKS:
         raise RunError(f"{where}: framework must be megatron, deepspeed or fsdp (the execution model the run "
                        f"used), got {framework or 'nothing'!r}")
     if fields.get("loss", "plain") != "plain" and framework == "megatron":

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from plan.models.errors import InputError
 from plan.planner.estimate.types import (
+    FRAMEWORKS,
     KERNELS,
     LORA_TARGETS,
     LOSSES,
@@ -16,7 +17,6 @@ from plan.planner.estimate.types import (
 )
 
 LAYOUT_KEYS = ("tp", "pp", "dp", "cp", "zero", "micro_batch", "global_batch", "virtual_pipeline")
-FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
 SETTING_KEYS: dict[str, tuple[str, ...]] = {"recompute": RECOMPUTE, "kernels": KERNELS, "loss": LOSSES,
                                             "optimizer": OPTIMIZER_NAMES, "lora_targets": LORA_TARGETS}
 """How the run trained, as a scenario's job and `plan estimate` name it (its prediction runs the same)."""

@@ -390,15 +390,20 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     forward_mb = compute_mb / (1 + lin_bwd_factor)
     backward_mb = compute_mb - forward_mb + recompute_mb
     m = layout.micro_batches
+
+    def updated_parameters_gathered() -> float:
+        """The updated 16-bit parameters' all-gather once per step, behind the next step's first forward
+        (the distributed optimizer, ZeRO-1, and Megatron-FSDP's optim_grads)."""
+        return _once_per_step(collective(layer_trained * 2.0), forward_mb, layers, layout,
+                              collective(front_trained * 2.0), collective(back_trained * 2.0))
+
     if zero == 2 and layout.framework == "deepspeed":
         return m * _layered_exposed(reduce, backward_mb, layers, front_reduce, back_reduce)
     if zero == 2 and layout.framework == "megatron":
         # Megatron-FSDP optim_grads: the gradient shards are all there is to accumulate into, so every
-        # micro-batch's backward reduce-scatters; the updated parameters are gathered once per step,
-        # behind the next forward, as the distributed optimizer does
+        # micro-batch's backward reduce-scatters
         return (m * _layered_exposed(reduce, backward_mb, layers, front_reduce, back_reduce)
-                + _once_per_step(collective(layer_trained * 2.0), forward_mb, layers, layout,
-                                 collective(front_trained * 2.0), collective(back_trained * 2.0)))
+                + updated_parameters_gathered())
     if zero >= 2:  # ZeRO-3, or FSDP's SHARD_GRAD_OP: every micro-batch gathers the layers for its forward
         gather, front_gather, back_gather = (collective(layer_gather_bytes), collective(front * 2.0),
                                              collective(back * 2.0))
@@ -420,8 +425,7 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     # (ZeRO-1) the updated parameters' all-gather behind the next step's first forward
     if zero == 1:
         return (_once_per_step(reduce, backward_mb, layers, layout, front_reduce, back_reduce)
-                + _once_per_step(collective(layer_trained * 2.0), forward_mb, layers, layout,
-                                 collective(front_trained * 2.0), collective(back_trained * 2.0)))
+                + updated_parameters_gathered())
     return _once_per_step(2 * reduce, backward_mb, layers, layout, 2 * front_reduce, 2 * back_reduce)  # all-reduce
 
 
