@@ -30,6 +30,7 @@ from plan.planner.estimate.types import (
     RECOMPUTE,
     Estimate,
     Layout,
+    framework_zero,
     offloads_states,
 )
 
@@ -51,9 +52,12 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
     if layout.framework not in FRAMEWORKS:
         problems.append(f"framework: {layout.framework!r} is not one of {', '.join(FRAMEWORKS)}")
     else:
-        if layout.zero in (0, 1, 2, 3) and layout.zero not in FRAMEWORK_ZERO[layout.framework]:
-            problems.append(f"zero: {layout.framework} runs ZeRO stage "
-                            f"{' or '.join(map(str, FRAMEWORK_ZERO[layout.framework]))}, not {layout.zero}")
+        stages = framework_zero(layout.framework, layout.pp)
+        if layout.zero in (0, 1, 2, 3) and layout.zero not in stages:
+            pipelined = (f" under pipeline parallelism (pp={layout.pp}: its pipeline engine refuses ZeRO-2 and "
+                         "ZeRO-3)" if stages != FRAMEWORK_ZERO[layout.framework] else "")
+            problems.append(f"zero: {layout.framework} runs ZeRO stage {' or '.join(map(str, stages))}{pipelined}, "
+                            f"not {layout.zero}")
     if method in QLORA_METHODS and layout.framework == "megatron":
         problems.append("framework: megatron has no 4-bit QLoRA path; use fsdp or deepspeed")
     if layout.ep > 1 and not shape.is_moe:

@@ -77,6 +77,7 @@ from plan.planner.estimate.types import (
     Estimate,
     Layout,
     LayoutSpec,
+    framework_zero,
     offloads_states,
 )
 
@@ -317,8 +318,9 @@ def _searched_frameworks(method: str, spec: LayoutSpec) -> tuple[str, ...]:
     return ("megatron", "fsdp")
 
 
-def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int) -> tuple[tuple[str, int], ...]:
-    """(framework, ZeRO stage) pairs to try. Megatron has no 4-bit QLoRA path."""
+def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int, pp: int) -> tuple[tuple[str, int], ...]:
+    """(framework, ZeRO stage) pairs to try with pp pipeline stages. Megatron has no 4-bit QLoRA path;
+    DeepSpeed pipelines only at ZeRO 0 and 1 (types.framework_zero)."""
     fws = (spec.framework,) if spec.framework else _searched_frameworks(method, spec)
     options: list[tuple[str, int]] = []
     for fw in fws:
@@ -330,7 +332,7 @@ def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int) -> tuple[tuple[
             stages = tuple(z for z in ((0, 3) if spec.state_offload else (0,)) if z in FRAMEWORK_ZERO[fw])
         else:
             stages = _SEARCHED_ZERO[fw]
-        options += [(fw, z) for z in stages]
+        options += [(fw, z) for z in stages if z in framework_zero(fw, pp)]
     return tuple(options)
 
 
@@ -908,7 +910,7 @@ def _plan(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
 
 def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lora_rank: int | None,
           tp: int, pp: int, cp: int, dp: int, gb: int) -> _Pair:
-    options = _frameworks(method, spec, dp * cp)
+    options = _frameworks(method, spec, dp * cp, pp)
     if spec.virtual_pipeline:
         vps: tuple[int, ...] = (spec.virtual_pipeline,)
     else:

@@ -73,6 +73,21 @@ FRAMEWORK_ZERO = {"megatron": (0, 1, 2, 3), "fsdp": (0, 2, 3), "deepspeed": (0, 
 """ZeRO stages each framework runs (FSDP: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD; Megatron: 1 is the
 distributed optimizer, 2 and 3 Megatron-FSDP's `optim_grads` and `optim_grads_params`, `--use-megatron-fsdp
 --data-parallel-sharding-strategy`, ../shared/reference/launch-configs.md section 2)."""
+DEEPSPEED_PIPELINE_ZERO = (0, 1)
+"""ZeRO stages DeepSpeed runs under pipeline parallelism: its `PipelineModule` engine asserts stage < 2
+("ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism", deepspeed/runtime/pipe/engine.py;
+../shared/reference/launch-configs.md section 1)."""
+
+
+def framework_zero(framework: str, pp: int = 1) -> tuple[int, ...]:
+    """ZeRO stages `framework` runs with `pp` pipeline stages (FRAMEWORK_ZERO, less what DeepSpeed's
+    pipeline engine refuses)."""
+    stages = FRAMEWORK_ZERO[framework]
+    if framework == "deepspeed" and pp > 1:
+        return tuple(z for z in stages if z in DEEPSPEED_PIPELINE_ZERO)
+    return stages
+
+
 MEGATRON_FSDP_SHARDING = {2: "optim_grads", 3: "optim_grads_params"}
 """Megatron-FSDP's `--data-parallel-sharding-strategy` for each ZeRO stage it runs."""
 

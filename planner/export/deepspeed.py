@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from plan.planner.estimate.types import framework_zero
 from plan.planner.export.launch import MASTER_PORT, rendezvous
 from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only, pure_bf16_note
 
@@ -87,7 +88,7 @@ def check(layout: ExportLayout) -> None:
     if layout.vpp > 1:
         raise ExportError("deepspeed: the pipeline engine has no interleaved (virtual) pipeline stages; "
                           f"the plan uses vpp={layout.vpp}")
-    if layout.pp > 1 and layout.zero >= 2:
+    if layout.zero not in framework_zero("deepspeed", layout.pp):
         raise ExportError(f"deepspeed: pipeline parallelism (pp={layout.pp}) runs with ZeRO stage 0 or 1 only, "
                           f"the plan uses ZeRO-{layout.zero}")
     if layout.recompute in ("selective", "offload", "full_offload"):

@@ -115,6 +115,8 @@ def test_a_fixed_recomputation_that_fits_nowhere_names_the_one_that_fits() -> No
     (["--kernels", "fast"], "error: --kernels:"),
     (["--sequence-parallel", "yes"], "error: --sequence-parallel:"),
     (["--framework", "fsdp", "--zero", "1"], "error: --zero: fsdp runs ZeRO stage 0 or 2 or 3, not 1"),
+    (["--framework", "deepspeed", "--pp", "2", "--zero", "3"],
+     "error: --zero: deepspeed runs ZeRO stage 0 or 1 under pipeline parallelism (pp=2"),
     (["--method", "qlora", "--framework", "megatron"], "error: --framework: megatron has no 4-bit QLoRA"),
     (["--ep", "2"], "error: --ep: 2 expert-parallel ranks need an MoE model"),
     (["--model", "qwen2.5-72b", "--gpus", "48", "--tp", "4", "--pp", "12", "--vpp", "2"],

@@ -41,7 +41,7 @@ def exhaustive_best(card: ModelCard, method: str, cluster: Cluster, spec: Layout
             if GLOBAL_BATCH % dp:
                 continue
             vps = virtual_stage_candidates(card.layers, pp)
-            for (fw, zero), v in itertools.product(_frameworks(method, spec, dp), vps):
+            for (fw, zero), v in itertools.product(_frameworks(method, spec, dp, pp), vps):
                 if _unrunnable(method, spec, fw, tp, pp) or split_problem(card.layers, pp, v, fw):
                     continue
                 for rc, mb in itertools.product(_recomputes(spec, fw, method), range(1, GLOBAL_BATCH // dp + 1)):

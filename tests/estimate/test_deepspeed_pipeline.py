@@ -1,0 +1,75 @@
+"""DeepSpeed's pipeline engine runs ZeRO stage 0 or 1 only: `PipelineModule` asserts stage < 2 ("ZeRO-2 and
+ZeRO-3 are incompatible with pipeline parallelism", ../shared/reference/launch-configs.md). A DeepSpeed
+layout with pp > 1 and ZeRO 2 or 3 is refused when stated and never searched, so no plan names a layout
+DeepSpeed would stop at start-up (and that its exporter refuses)."""
+
+from __future__ import annotations
+
+import pytest
+
+from plan.models.gpu import GPU
+from plan.models.loading import load_scenario
+from plan.models.model_card import ModelCard
+from plan.planner.candidates import build_problem
+from plan.planner.estimate import Cluster, Layout, LayoutSpec, estimate, search_layout
+from plan.planner.export import ExportError, build_layout, render_stack
+from plan.planner.solve import solve_session
+from tests.conftest import generous_session
+
+
+def _layout(pp: int, zero: int) -> Layout:
+    return Layout(tp=8, pp=pp, dp=64 // (8 * pp), zero=zero, recompute="full", micro_batch=1, global_batch=64,
+                  seq_len=4096, precision="bf16", sequence_parallel=True, lora_rank=None, framework="deepspeed")
+
+
+@pytest.mark.parametrize("zero", [2, 3])
+def test_a_stated_pipelined_zero_2_or_3_is_refused_naming_the_field(llama70b: ModelCard, h100: GPU,
+                                                                  zero: int) -> None:
+    with pytest.raises(ValueError, match=r"^zero: deepspeed runs ZeRO stage 0 or 1 under pipeline parallelism"):
+        estimate(llama70b, "pretrain", Cluster.of(h100, 64), _layout(2, zero))
+    # without a pipeline the same stage runs
+    assert estimate(llama70b, "pretrain", Cluster.of(h100, 64), _layout(1, zero)).tokens_per_s > 0
+
+
+def test_zero_1_pipelines(llama70b: ModelCard, h100: GPU) -> None:
+    assert estimate(llama70b, "pretrain", Cluster.of(h100, 64), _layout(2, 1)).tokens_per_s > 0
+
+
+@pytest.mark.parametrize("spec", [
+    LayoutSpec(seq_len=4096, framework="deepspeed"),  # the default global batch (1024 sequences at 70B)
+    LayoutSpec(seq_len=4096, global_batch=64, framework="deepspeed", pp=2),
+    LayoutSpec(seq_len=4096, global_batch=64, framework="deepspeed", zero=3),
+], ids=["all-searched", "pp-stated", "zero-3-stated"])
+def test_the_search_never_pipelines_deepspeed_at_zero_2_or_3(llama70b: ModelCard, h100: GPU,
+                                                             spec: LayoutSpec) -> None:
+    result = search_layout(llama70b, "pretrain", Cluster.of(h100, 64), spec)
+    assert result.best is not None
+    layouts = [result.best.layout, *(lay for lay, _ in result.rejected)]  # chosen, and each kind set aside
+    for lay in layouts:
+        assert lay.framework == "deepspeed"
+        assert lay.pp == 1 or lay.zero <= 1, lay.short()
+    if spec.pp == 2:  # the stated pipeline keeps the distributed optimizer's stage
+        assert result.best.layout.pp == 2 and result.best.layout.zero == 1
+    if spec.zero == 3:  # the stated stage keeps the model unpipelined
+        assert result.best.layout.pp == 1
+
+
+def test_a_deepspeed_job_is_planned_with_layouts_deepspeed_runs_and_exports(base_scenario, write_scenario) -> None:
+    base_scenario.update(owned=[], sites=[], budget="10M", deadline="60d", ops_skill="expert", policy={})
+    base_scenario["jobs"] = [{"id": "pt", "model": "llama3.1-70b", "method": "pretrain", "tokens": "2B",
+                              "seq_len": 4096, "framework": "deepspeed", "min_gpus": 64, "max_gpus": 64,
+                              "data": {"sensitivity": "public"}}]
+    path = write_scenario(base_scenario)
+    layouts = [c.layout for c in build_problem(load_scenario(path)).candidates["pt"]]
+    assert layouts and any(lay["pp"] > 1 for lay in layouts)  # pipelining is in play on 64 GPUs
+    assert all(lay["pp"] == 1 or lay["zero"] <= 1 for lay in layouts)
+    loaded = load_scenario(path)
+    result = solve_session(generous_session(path))
+    assert result.status == "optimal"
+    job = loaded.scenario.jobs[0]
+    for plan in result.plans:
+        layout = build_layout(plan.jobs[0], job, loaded.models["pt"])
+        try:
+            render_stack(layout, "deepspeed")
+        except ExportError as exc:  # only what DeepSpeed's JSON cannot say, never the ZeRO/pipeline clash
+            assert "ZeRO stage 0 or 1" not in str(exc)
