@@ -19,6 +19,7 @@ from plan.planner.estimate.types import (
     FRAMEWORKS,
     LORA_TARGETS,
     LOSS_KINDS,
+    MEGATRON_CP_SEQUENCE,
     MEGATRON_FSDP_SHARDING,
     MEGATRON_ONLY_OPTIMIZERS,
     METHODS,
@@ -71,6 +72,8 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
         problems.append(f"ep: {layout.ep} does not divide the {layout.dp} data-parallel ranks")
     if layout.seq_len % layout.cp:
         problems.append(f"cp: {layout.cp} does not divide the sequence length {layout.seq_len}")
+    elif layout.framework == "megatron" and layout.seq_len % (2 * layout.cp) and layout.cp > 1:
+        problems.append(f"cp: {MEGATRON_CP_SEQUENCE}, not {layout.seq_len}")
 
     if shape.heads % layout.tp:
         problems.append(f"tp: {layout.tp} does not divide the {shape.heads} attention heads")

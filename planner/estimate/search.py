@@ -70,6 +70,7 @@ from plan.planner.estimate.topology import GroupLink, group_link, layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     FRAMEWORK_ZERO,
+    MEGATRON_CP_SEQUENCE,
     MEGATRON_ONLY_OPTIMIZERS,
     PRETRAIN_METHODS,
     PYTORCH_ONLY_OPTIMIZERS,
@@ -347,7 +348,9 @@ def _unrunnable(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int,
     parallelism need DeepSpeed AutoTP or accelerate's parallelism config). An optimizer other than Adam
     (bitsandbytes' 8-bit AdamW, Adafactor, SGD) runs on the Hugging Face path, which does not pipeline:
     torchtitan, the one that does, takes AdamW or Adam only. A framework, tp, pp or cp the user fixed is
-    kept."""
+    kept, except where Megatron cannot split the sequence over cp (types.MEGATRON_CP_SEQUENCE)."""
+    if framework == "megatron" and cp > 1 and spec.seq_len % (2 * cp):
+        return MEGATRON_CP_SEQUENCE  # (a stated cp meets it in _check_spec, naming the field)
     if spec.framework is not None or framework != "fsdp":
         return None
     if spec.pytorch_stacks_only and ((tp > 1 and spec.tp is None) or (cp > 1 and spec.cp is None)):
@@ -883,7 +886,7 @@ def _plan(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
                                "tp incompatible with heads"))
             continue
         cps = [spec.cp] if spec.cp else [c for c in CONTEXT_PARALLEL
-                                         if c == 1 or (spec.seq_len >= LONG_SEQUENCE
+                                         if c == 1 or (spec.seq_len >= LONG_SEQUENCE and spec.seq_len % c == 0
                                                        and spec.seq_len // c >= MIN_TOKENS_PER_CP_RANK)]
         for cp in cps:
             if (gpus // tp) % cp:
@@ -1015,7 +1018,9 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
     fixed_problems = [p for p in layout_problems(shape, method, cluster, probe)
                       if not p.startswith(("global_batch", "tp:" if spec.tp is None else "\0",
                                            "pp:" if spec.pp is None else "\0", "virtual_pipeline"
-                                           if spec.virtual_pipeline is None else "\0", searched_dp))]
+                                           if spec.virtual_pipeline is None else "\0", searched_dp,
+                                           # (with the stack searched, one that splits the sequence so runs it)
+                                           f"cp: {MEGATRON_CP_SEQUENCE}" if spec.framework is None else "\0"))]
     if fixed_problems:
         raise ValueError("; ".join(fixed_problems))
 

@@ -88,6 +88,11 @@ def framework_zero(framework: str, pp: int = 1) -> tuple[int, ...]:
     return stages
 
 
+MEGATRON_CP_SEQUENCE = "Megatron's context parallelism needs a sequence length that is a multiple of 2 x cp"
+"""Megatron splits each sequence into 2 x cp chunks, two per rank, to balance causal attention
+(`seq % (2 * cp) == 0`, ../shared/reference/launch-configs.md section 2)."""
+
+
 MEGATRON_FSDP_SHARDING = {2: "optim_grads", 3: "optim_grads_params"}
 """Megatron-FSDP's `--data-parallel-sharding-strategy` for each ZeRO stage it runs."""
 

@@ -1,7 +1,9 @@
-"""DeepSpeed's pipeline engine runs ZeRO stage 0 or 1 only: `PipelineModule` asserts stage < 2 ("ZeRO-2 and
-ZeRO-3 are incompatible with pipeline parallelism", ../shared/reference/launch-configs.md). A DeepSpeed
-layout with pp > 1 and ZeRO 2 or 3 is refused when stated and never searched, so no plan names a layout
-DeepSpeed would stop at start-up (and that its exporter refuses)."""
+"""Rules a training stack enforces at start-up (../shared/reference/launch-configs.md), kept by the estimator
+and the search so that no plan names a layout its stack would stop at:
+- DeepSpeed's pipeline engine runs ZeRO stage 0 or 1 only: `PipelineModule` asserts stage < 2 ("ZeRO-2 and
+  ZeRO-3 are incompatible with pipeline parallelism"); its exporter refuses the rest too;
+- Megatron's context parallelism cuts each sequence into 2 x cp chunks (`seq % (2 * cp) == 0`).
+Stated, each is refused naming the field; searched, it is never enumerated."""
 
 from __future__ import annotations
 
@@ -73,3 +75,33 @@ def test_a_deepspeed_job_is_planned_with_layouts_deepspeed_runs_and_exports(base
             render_stack(layout, "deepspeed")
         except ExportError as exc:  # only what DeepSpeed's JSON cannot say, never the ZeRO/pipeline clash
             assert "ZeRO stage 0 or 1" not in str(exc)
+
+
+def _cp_layout(framework: str, seq_len: int) -> Layout:
+    return Layout(tp=1, pp=1, dp=4, cp=2, zero=1 if framework == "megatron" else 3, recompute="none",
+                  micro_batch=1, global_batch=4, seq_len=seq_len, precision="bf16", sequence_parallel=False,
+                  lora_rank=None, framework=framework)
+
+
+def test_megatron_context_parallelism_needs_the_sequence_in_2cp_chunks(llama8b: ModelCard, h100: GPU) -> None:
+    cluster = Cluster.of(h100, 8)
+    with pytest.raises(ValueError, match=r"^cp: Megatron's context parallelism needs a sequence length that is a "
+                                         r"multiple of 2 x cp, not 8194"):
+        estimate(llama8b, "pretrain", cluster, _cp_layout("megatron", 8194))
+    assert estimate(llama8b, "pretrain", cluster, _cp_layout("megatron", 8192)).tokens_per_s > 0
+    assert estimate(llama8b, "pretrain", cluster, _cp_layout("fsdp", 8194)).tokens_per_s > 0  # halves suffice
+    # a stated cp with the stack searched goes to the stack that splits the sequence so
+    best = search_layout(llama8b, "pretrain", cluster, LayoutSpec(seq_len=8194, cp=2)).best
+    assert best is not None and best.layout.framework == "fsdp" and best.layout.cp == 2
+    with pytest.raises(ValueError, match=r"^cp: Megatron's context parallelism"):
+        search_layout(llama8b, "pretrain", cluster, LayoutSpec(seq_len=8194, cp=2, framework="megatron"))
+
+
+@pytest.mark.parametrize("seq_len", [16386, 32770])
+def test_searched_context_parallelism_divides_the_sequence_as_its_stack_needs(llama70b: ModelCard, h100: GPU,
+                                                                              seq_len: int) -> None:
+    result = search_layout(llama70b, "pretrain", Cluster.of(h100, 64), LayoutSpec(seq_len=seq_len, global_batch=64))
+    assert result.best is not None
+    for lay in [result.best.layout, *(lay for lay, _ in result.rejected)]:
+        assert seq_len % lay.cp == 0, lay.short()
+        assert lay.framework != "megatron" or lay.cp == 1 or seq_len % (2 * lay.cp) == 0, lay.short()
