@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from plan.models.methods import QLORA_FP8
+from plan.models.methods import DPO_METHODS, QLORA_FP8
 from plan.models.model_card import ModelCard
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.estimator import _estimate, layout_problems
@@ -72,6 +72,7 @@ from plan.planner.estimate.types import (
     FRAMEWORK_ZERO,
     MEGATRON_CP_SEQUENCE,
     MEGATRON_ONLY_OPTIMIZERS,
+    OPTIMIZER_NAME_OF,
     PRETRAIN_METHODS,
     PYTORCH_ONLY_OPTIMIZERS,
     QLORA_METHODS,
@@ -319,6 +320,21 @@ def _searched_frameworks(method: str, spec: LayoutSpec) -> tuple[str, ...]:
     return ("megatron", "fsdp")
 
 
+def _megatron_left_out(method: str, spec: LayoutSpec) -> str:
+    """Why `_searched_frameworks` leaves Megatron out for this job, as a clause ('' when it does not)."""
+    if method in QLORA_METHODS:
+        return "Megatron has no 4-bit QLoRA path"
+    if spec.optimizer in PYTORCH_ONLY_OPTIMIZERS:
+        return f"Megatron has no {OPTIMIZER_NAME_OF[spec.optimizer]}"
+    if spec.loss != "plain":
+        return f"a {spec.loss} loss runs on the PyTorch stacks only"
+    if spec.recompute == "full_offload":
+        return "offloaded checkpoints run on the PyTorch stacks only"
+    if spec.pytorch_stacks_only:
+        return "a team with no ops skill is planned on the PyTorch stacks"
+    return ""
+
+
 def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int, pp: int) -> tuple[tuple[str, int], ...]:
     """(framework, ZeRO stage) pairs to try with pp pipeline stages. Megatron has no 4-bit QLoRA path;
     DeepSpeed pipelines only at ZeRO 0 and 1 (types.framework_zero)."""
@@ -338,31 +354,39 @@ def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int, pp: int) -> tup
 
 
 def _unrunnable(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int, cp: int = 1) -> str | None:
-    """Why no stack runs a searched (framework, tp, pp), or None: the PyTorch stacks that train LoRA and
-    QLoRA (torchtune, PEFT with accelerate, LLaMA-Factory's FSDP path) have no pipeline parallelism, and
-    torchtitan, which pipelines, has no adapters; Megatron-Bridge/NeMo pipeline LoRA (framework
-    megatron). A 4-bit QLoRA base is sharded by FSDP/ZeRO-3 only: bitsandbytes' packed 4-bit layers are
-    not sliced by tensor parallelism (LLaMA-Factory's AutoTP path; Megatron has no QLoRA), as the
-    llamafactory export says. A team limited to the PyTorch stacks (no ops skill) runs their plain,
-    data-parallel path (LLaMA-Factory, the Hugging Face Trainer: ZeRO/FSDP sharding; tensor and context
-    parallelism need DeepSpeed AutoTP or accelerate's parallelism config). An optimizer other than Adam
-    (bitsandbytes' 8-bit AdamW, Adafactor, SGD) runs on the Hugging Face path, which does not pipeline:
-    torchtitan, the one that does, takes AdamW or Adam only. A framework, tp, pp or cp the user fixed is
-    kept, except where Megatron cannot split the sequence over cp (types.MEGATRON_CP_SEQUENCE)."""
+    """Why no stack runs (framework, tp, pp, cp), or None. Megatron splits each sequence into 2 x cp chunks
+    (types.MEGATRON_CP_SEQUENCE); the FSDP family has the gaps of `fsdp_stack_gap`, whether the search or
+    the user put the split there (`_check_spec` refuses a stated one that no searched stack runs). A team
+    limited to the PyTorch stacks (no ops skill) runs their plain, data-parallel path (LLaMA-Factory, the
+    Hugging Face Trainer: ZeRO/FSDP sharding); a tensor or context parallelism the user fixed is kept, as
+    DeepSpeed AutoTP and accelerate's parallelism config run it."""
     if framework == "megatron" and cp > 1 and spec.seq_len % (2 * cp):
-        return MEGATRON_CP_SEQUENCE  # (a stated cp meets it in _check_spec, naming the field)
-    if spec.framework is not None or framework != "fsdp":
+        return MEGATRON_CP_SEQUENCE
+    if framework != "fsdp":
         return None
-    if spec.pytorch_stacks_only and ((tp > 1 and spec.tp is None) or (cp > 1 and spec.cp is None)):
+    if (spec.framework is None and spec.pytorch_stacks_only
+            and ((tp > 1 and spec.tp is None) or (cp > 1 and spec.cp is None))):
         return "the one-click PyTorch path is data-parallel only"
-    if spec.optimizer != "adam" and pp > 1 and spec.pp is None:
-        return "the one PyTorch stack that pipelines (torchtitan) runs AdamW or Adam only"
-    if method not in ADAPTER_METHODS:
-        return None
-    if pp > 1 and spec.pp is None:
-        return "no FSDP-family stack pipelines LoRA/QLoRA"
-    if tp > 1 and spec.tp is None and method in QLORA_METHODS:
-        return "no stack tensor-parallelizes a 4-bit QLoRA base"
+    gap = fsdp_stack_gap(method, spec.optimizer, tp, pp)
+    return gap[1] if gap else None
+
+
+def fsdp_stack_gap(method: str, optimizer: str, tp: int, pp: int) -> tuple[str, str] | None:
+    """(field, why) no FSDP-family stack runs this split, or None. The PyTorch stacks that train LoRA and
+    QLoRA (torchtune, PEFT with accelerate, LLaMA-Factory's FSDP path) and DPO (TRL, LLaMA-Factory) have no
+    pipeline parallelism, and torchtitan, which pipelines, has no adapters, no DPO loss and AdamW or Adam only
+    (the other optimizers run on the Hugging Face path, which does not pipeline); Megatron-Bridge/NeMo
+    pipeline LoRA (framework megatron). A 4-bit QLoRA base is sharded by FSDP/ZeRO-3 only: bitsandbytes'
+    packed 4-bit layers are not sliced by tensor parallelism (LLaMA-Factory's AutoTP path; Megatron has no
+    QLoRA), as the llamafactory export says."""
+    if pp > 1 and optimizer != "adam":
+        return "pp", "the one PyTorch stack that pipelines (torchtitan) runs AdamW or Adam only"
+    if pp > 1 and method in ADAPTER_METHODS:
+        return "pp", "no FSDP-family stack pipelines LoRA/QLoRA"
+    if pp > 1 and method in DPO_METHODS:
+        return "pp", "no FSDP-family stack pipelines DPO (torchtitan, the one that pipelines, has no DPO loss)"
+    if tp > 1 and method in QLORA_METHODS:
+        return "tp", "no stack tensor-parallelizes a 4-bit QLoRA base"
     return None
 
 
@@ -991,6 +1015,15 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         if all(splits):
             field_name = "virtual_pipeline" if (spec.virtual_pipeline or 1) > 1 else "pp"
             raise ValueError(f"{field_name}: " + "; ".join(str(problem) for problem in splits))
+    if spec.tp is not None or spec.pp is not None:  # a stated split that no stack the job may use runs
+        stacks = (spec.framework,) if spec.framework else _searched_frameworks(method, spec)
+        gaps = [fsdp_stack_gap(method, spec.optimizer, spec.tp or 1, spec.pp or 1) if fw == "fsdp" else None
+                for fw in stacks]
+        if all(gaps) and gaps[0] is not None:
+            field_name, why = gaps[0]
+            left_out = "" if spec.framework else _megatron_left_out(method, spec)
+            raise ValueError(f"{field_name}: {why}; no stack runs {method} at {field_name}={getattr(spec, field_name)}"
+                             + (f" ({left_out})" if left_out else ""))
     dp = gpus // (tp * pp * cp)
     if (spec.framework == "megatron" and (spec.virtual_pipeline or 1) > 1 and spec.tp is not None
             and spec.pp is not None and spec.global_batch is not None):

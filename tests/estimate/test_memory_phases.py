@@ -100,23 +100,27 @@ def test_torch_pipelining_keeps_each_in_flight_stage_output(llama70b: ModelCard)
 
 
 
-def test_lora_is_not_pipelined_on_fsdp_unless_asked(llama70b: ModelCard) -> None:
+def test_lora_is_never_pipelined_on_fsdp(llama70b: ModelCard) -> None:
     # No PyTorch stack that trains adapters pipelines (torchtune, PEFT/accelerate, LLaMA-Factory's FSDP
-    # path); torchtitan pipelines but has no adapters. A framework or pp the user fixed is honoured.
+    # path); torchtitan pipelines but has no adapters. A pp the user fixes goes to Megatron (Megatron-Bridge
+    # pipelines LoRA); for QLoRA, which Megatron has no path for, or on a stated fsdp, it is refused.
     cluster = Cluster.of(make_gpu("h100-sxm", arch="hopper", bf16=989.0, link_gb_per_s=900.0), 16)
-    for method in ("lora", "qlora"):
-        result = search_layout(llama70b, method, cluster, LayoutSpec(seq_len=4096, lora_rank=16))
+    for method, framework in (("lora", None), ("qlora", None), ("lora", "fsdp")):
+        result = search_layout(llama70b, method, cluster, LayoutSpec(seq_len=4096, lora_rank=16, framework=framework))
         assert result.reasons.get("no FSDP-family stack pipelines LoRA/QLoRA", 0) > 0
         assert result.best is not None
         assert not any(lay.framework == "fsdp" and lay.pp > 1
                        for lay in [result.best.layout, *(r[0] for r in result.rejected)])
-    fixed = search_layout(llama70b, "qlora", cluster, LayoutSpec(seq_len=4096, lora_rank=16, pp=2)).best
-    assert fixed is not None and fixed.layout.pp == 2 and fixed.layout.framework == "fsdp"
+    fixed = search_layout(llama70b, "lora", cluster, LayoutSpec(seq_len=4096, lora_rank=16, pp=2)).best
+    assert fixed is not None and fixed.layout.pp == 2 and fixed.layout.framework == "megatron"
+    for method, framework in (("qlora", None), ("lora", "fsdp")):
+        with pytest.raises(ValueError, match=r"^pp: no FSDP-family stack pipelines LoRA/QLoRA; no stack runs"):
+            search_layout(llama70b, method, cluster, LayoutSpec(seq_len=4096, lora_rank=16, pp=2, framework=framework))
 
 
 def test_qlora_base_is_sharded_not_tensor_parallel_unless_asked(llama70b: ModelCard) -> None:
     # bitsandbytes' packed 4-bit layers are sharded by FSDP/ZeRO-3, never sliced by tensor parallelism
-    # (the llamafactory export refuses AutoTP over a 4-bit base); a tp the user fixed is honoured
+    # (the llamafactory export refuses AutoTP over a 4-bit base); a tp the user fixes is refused
     cluster = Cluster.of(make_gpu("h100-sxm", arch="hopper", bf16=989.0, link_gb_per_s=900.0), 8)
     result = search_layout(llama70b, "qlora", cluster, LayoutSpec(seq_len=4096, lora_rank=16))
     assert result.reasons.get("no stack tensor-parallelizes a 4-bit QLoRA base", 0) > 0
@@ -125,8 +129,8 @@ def test_qlora_base_is_sharded_not_tensor_parallel_unless_asked(llama70b: ModelC
     # plain LoRA may still be tensor-parallel (DeepSpeed AutoTP, Megatron-Bridge)
     lora = search_layout(llama70b, "lora", cluster, LayoutSpec(seq_len=4096, lora_rank=16))
     assert "no stack tensor-parallelizes a 4-bit QLoRA base" not in lora.reasons
-    fixed = search_layout(llama70b, "qlora", cluster, LayoutSpec(seq_len=4096, lora_rank=16, tp=2)).best
-    assert fixed is not None and fixed.layout.tp == 2
+    with pytest.raises(ValueError, match=r"^tp: no stack tensor-parallelizes a 4-bit QLoRA base"):
+        search_layout(llama70b, "qlora", cluster, LayoutSpec(seq_len=4096, lora_rank=16, tp=2))
 
 
 @pytest.mark.parametrize("vpp", [1, 2, 4])

@@ -105,3 +105,36 @@ def test_searched_context_parallelism_divides_the_sequence_as_its_stack_needs(ll
     for lay in [result.best.layout, *(lay for lay, _ in result.rejected)]:
         assert seq_len % lay.cp == 0, lay.short()
         assert lay.framework != "megatron" or lay.cp == 1 or seq_len % (2 * lay.cp) == 0, lay.short()
+
+
+def test_dpo_is_never_pipelined_on_fsdp(llama70b: ModelCard, h100: GPU) -> None:
+    # TRL and LLaMA-Factory do not pipeline; torchtitan, which does, has no DPO loss (its exporter says so)
+    cluster = Cluster.of(h100, 16)
+    result = search_layout(llama70b, "dpo", cluster, LayoutSpec(seq_len=4096, framework="fsdp", global_batch=64))
+    assert result.reasons.get("no FSDP-family stack pipelines DPO (torchtitan, the one that pipelines, has no "
+                              "DPO loss)", 0) > 0
+    laid = [lay for lay in ([result.best.layout] if result.best else []) + [lay for lay, _ in result.rejected]]
+    assert laid and all(lay.pp == 1 for lay in laid)
+    with pytest.raises(ValueError, match=r"^pp: no FSDP-family stack pipelines DPO"):
+        search_layout(llama70b, "dpo", cluster, LayoutSpec(seq_len=4096, framework="fsdp", pp=2))
+
+
+def test_a_stated_pipeline_that_only_pytorch_optimizers_rule_out_names_why(llama70b: ModelCard, h100: GPU) -> None:
+    cluster = Cluster.of(h100, 16)
+    with pytest.raises(ValueError, match=r"^pp: the one PyTorch stack that pipelines \(torchtitan\) runs AdamW or Adam "
+                                         r"only; no stack runs lora at pp=2 \(Megatron has no adamw-8bit\)$"):
+        search_layout(llama70b, "lora", cluster, LayoutSpec(seq_len=4096, pp=2, optimizer="adam_8bit"))
+    # with AdamW the same pipeline runs on Megatron (Megatron-Bridge's LoRA)
+    best = search_layout(llama70b, "lora", cluster, LayoutSpec(seq_len=4096, pp=2)).best
+    assert best is not None and best.layout.framework == "megatron" and best.layout.pp == 2
+
+
+def test_a_qlora_job_with_a_stated_pipeline_is_an_infeasible_answer_naming_the_stack_gap(base_scenario,
+                                                                                       write_scenario) -> None:
+    base_scenario.update(owned=[], sites=[], budget="1M", deadline="30d", ops_skill="expert", policy={})
+    base_scenario["jobs"] = [{"id": "q", "model": "llama3.1-70b", "method": "qlora", "lora_rank": 16,
+                              "tokens": "50M", "seq_len": 4096, "layout": {"pp": 2},
+                              "data": {"sensitivity": "public"}}]
+    result = solve_session(generous_session(write_scenario(base_scenario)))
+    assert result.status == "infeasible"
+    assert any("no FSDP-family stack pipelines LoRA/QLoRA" in c.detail for c in result.conflicts), result.conflicts
