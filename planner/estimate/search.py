@@ -367,20 +367,23 @@ def _unrunnable(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int,
     if (spec.framework is None and spec.pytorch_stacks_only
             and ((tp > 1 and spec.tp is None) or (cp > 1 and spec.cp is None))):
         return "the one-click PyTorch path is data-parallel only"
-    gap = fsdp_stack_gap(method, spec.optimizer, tp, pp)
+    gap = fsdp_stack_gap(method, spec.optimizer, spec.precision, tp, pp)
     return gap[1] if gap else None
 
 
-def fsdp_stack_gap(method: str, optimizer: str, tp: int, pp: int) -> tuple[str, str] | None:
+def fsdp_stack_gap(method: str, optimizer: str, precision: str, tp: int, pp: int) -> tuple[str, str] | None:
     """(field, why) no FSDP-family stack runs this split, or None. The PyTorch stacks that train LoRA and
     QLoRA (torchtune, PEFT with accelerate, LLaMA-Factory's FSDP path) and DPO (TRL, LLaMA-Factory) have no
     pipeline parallelism, and torchtitan, which pipelines, has no adapters, no DPO loss and AdamW or Adam only
-    (the other optimizers run on the Hugging Face path, which does not pipeline); Megatron-Bridge/NeMo
+    (the other optimizers run on the Hugging Face path, which does not pipeline) in bf16 (its
+    `mixed_precision_param` takes bfloat16 or float32, not fp16); Megatron-Bridge/NeMo
     pipeline LoRA (framework megatron). A 4-bit QLoRA base is sharded by FSDP/ZeRO-3 only: bitsandbytes'
     packed 4-bit layers are not sliced by tensor parallelism (LLaMA-Factory's AutoTP path; Megatron has no
     QLoRA), as the llamafactory export says."""
     if pp > 1 and optimizer != "adam":
         return "pp", "the one PyTorch stack that pipelines (torchtitan) runs AdamW or Adam only"
+    if pp > 1 and precision == "fp16":
+        return "pp", "the one PyTorch stack that pipelines (torchtitan) trains in bf16, not fp16"
     if pp > 1 and method in ADAPTER_METHODS:
         return "pp", "no FSDP-family stack pipelines LoRA/QLoRA"
     if pp > 1 and method in DPO_METHODS:
@@ -394,10 +397,18 @@ CHECKPOINT_OFFLOAD_DATA_PARALLEL_ONLY = ("offloaded checkpoints run on LLaMA-Fac
                                          "(use_unsloth_gc), which has no tensor, pipeline or context parallelism")
 
 
-def _splits_the_model(spec: LayoutSpec, pair: _Pair) -> bool:
-    """Whether the search, not the user, put tensor, pipeline or context parallelism in the pair."""
-    return ((pair.tp > 1 and spec.tp is None) or (pair.pp > 1 and spec.pp is None)
-            or (pair.cp > 1 and spec.cp is None))
+ACTIVATION_OFFLOAD_NOT_PIPELINED = ("activation offload without recomputation is torchtune's policy, and torchtune "
+                                   "does not pipeline")
+
+
+def _offload_gap(recompute: str, tp: int, pp: int, cp: int) -> str | None:
+    """Why no stack runs this recomputation policy on this split, or None: offloaded checkpoints are
+    LLaMA-Factory's Hugging Face path (data parallel only); offloaded activations torchtune's (no pipeline)."""
+    if recompute == "full_offload" and (tp > 1 or pp > 1 or cp > 1):
+        return CHECKPOINT_OFFLOAD_DATA_PARALLEL_ONLY
+    if recompute == "offload" and pp > 1:
+        return ACTIVATION_OFFLOAD_NOT_PIPELINED
+    return None
 
 
 def _recomputes(spec: LayoutSpec, framework: str, method: str = "pretrain") -> tuple[str, ...]:
@@ -686,8 +697,9 @@ def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: Layout
             splits = [v for v in pair.virtual_stages if split_problem(shape.layers, pair.pp, v, fw) is None]
             unrunnable["no stack splits the layers so (pipeline stages)"] += len(pair.virtual_stages) - len(splits)
             for rc in _recomputes(spec, fw, method):
-                if rc == "full_offload" and _splits_the_model(spec, pair):
-                    unrunnable[CHECKPOINT_OFFLOAD_DATA_PARALLEL_ONLY] += 1
+                offload_gap = _offload_gap(rc, pair.tp, pair.pp, pair.cp)
+                if offload_gap:
+                    unrunnable[offload_gap] += 1
                     continue
                 base_s = pair.stage_s[fw]
                 if ep > 1:  # all-to-all seconds per step do not depend on the micro-batch size
@@ -1017,13 +1029,19 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
             raise ValueError(f"{field_name}: " + "; ".join(str(problem) for problem in splits))
     if spec.tp is not None or spec.pp is not None:  # a stated split that no stack the job may use runs
         stacks = (spec.framework,) if spec.framework else _searched_frameworks(method, spec)
-        gaps = [fsdp_stack_gap(method, spec.optimizer, spec.tp or 1, spec.pp or 1) if fw == "fsdp" else None
+        gaps = [fsdp_stack_gap(method, spec.optimizer, spec.precision, spec.tp or 1, spec.pp or 1) if fw == "fsdp"
+                else None
                 for fw in stacks]
         if all(gaps) and gaps[0] is not None:
             field_name, why = gaps[0]
             left_out = "" if spec.framework else _megatron_left_out(method, spec)
             raise ValueError(f"{field_name}: {why}; no stack runs {method} at {field_name}={getattr(spec, field_name)}"
                              + (f" ({left_out})" if left_out else ""))
+    if spec.recompute:
+        offload_gap = _offload_gap(spec.recompute, spec.tp or 1, spec.pp or 1, spec.cp or 1)
+        if offload_gap:
+            raise ValueError(f"recompute: {offload_gap}; the job fixes {spec.recompute} with tp={spec.tp or 1} "
+                             f"pp={spec.pp or 1} cp={spec.cp or 1}")
     dp = gpus // (tp * pp * cp)
     if (spec.framework == "megatron" and (spec.virtual_pipeline or 1) > 1 and spec.tp is not None
             and spec.pp is not None and spec.global_batch is not None):

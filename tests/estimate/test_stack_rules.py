@@ -138,3 +138,22 @@ def test_a_qlora_job_with_a_stated_pipeline_is_an_infeasible_answer_naming_the_s
     result = solve_session(generous_session(write_scenario(base_scenario)))
     assert result.status == "infeasible"
     assert any("no FSDP-family stack pipelines LoRA/QLoRA" in c.detail for c in result.conflicts), result.conflicts
+
+
+def test_fp16_is_not_pipelined_on_fsdp(llama8b: ModelCard, h100: GPU) -> None:
+    # torchtitan, the one PyTorch stack that pipelines, takes mixed_precision_param bfloat16 or float32
+    cluster = Cluster.of(h100, 8)
+    with pytest.raises(ValueError, match=r"^pp: the one PyTorch stack that pipelines \(torchtitan\) trains in bf16"):
+        search_layout(llama8b, "pretrain", cluster, LayoutSpec(seq_len=4096, pp=2, precision="fp16", framework="fsdp"))
+    best = search_layout(llama8b, "pretrain", cluster, LayoutSpec(seq_len=4096, pp=2, precision="fp16")).best
+    assert best is not None and best.layout.framework == "megatron"
+
+
+@pytest.mark.parametrize(("recompute", "split"), [("full_offload", {"tp": 2}), ("full_offload", {"pp": 2}),
+                                                  ("offload", {"pp": 2})])
+def test_offload_policies_are_refused_beside_a_split_their_stacks_lack(llama8b: ModelCard, h100: GPU,
+                                                                       recompute: str, split: dict[str, int]) -> None:
+    # offloaded checkpoints: LLaMA-Factory's Hugging Face path (data parallel only); offloaded activations:
+    # torchtune, which does not pipeline
+    with pytest.raises(ValueError, match=r"^recompute: "):
+        search_layout(llama8b, "pretrain", Cluster.of(h100, 8), LayoutSpec(seq_len=4096, recompute=recompute, **split))
