@@ -309,12 +309,15 @@ EXACT_BATCH_FRAMEWORKS = frozenset({"megatron", "deepspeed"})
 def _searched_frameworks(method: str, spec: LayoutSpec) -> tuple[str, ...]:
     """Frameworks searched when none is fixed: Megatron for its own options (block recomputation,
     the precision-aware optimizer; asked for by name, so kept for a PyTorch-only team too), FSDP for
-    QLoRA, the PyTorch optimizers, a chunked or fused loss and offloaded checkpoints (a job that names
+    QLoRA, DPO (TRL, LLaMA-Factory's stage dpo, OpenRLHF: no Megatron stack of the reference trains it;
+    Megatron-Bridge and mcore_adapter run pt/sft, launch-configs.md), the PyTorch optimizers, a chunked or
+    fused loss and offloaded checkpoints (a job that names
     Liger's or Unsloth's loss or checkpointing runs a PyTorch stack) and for a team limited to PyTorch stacks,
     else both."""
     if spec.recompute_layers or spec.optimizer in MEGATRON_ONLY_OPTIMIZERS:
         return ("megatron",)
-    if (method in QLORA_METHODS or spec.optimizer in PYTORCH_ONLY_OPTIMIZERS or spec.loss != "plain"
+    if (method in QLORA_METHODS or method in DPO_METHODS or spec.optimizer in PYTORCH_ONLY_OPTIMIZERS
+            or spec.loss != "plain"
             or spec.recompute == "full_offload" or spec.pytorch_stacks_only):
         return ("fsdp",)
     return ("megatron", "fsdp")
@@ -324,6 +327,8 @@ def _megatron_left_out(method: str, spec: LayoutSpec) -> str:
     """Why `_searched_frameworks` leaves Megatron out for this job, as a clause ('' when it does not)."""
     if method in QLORA_METHODS:
         return "Megatron has no 4-bit QLoRA path"
+    if method in DPO_METHODS:
+        return "Megatron-Bridge and mcore_adapter train pt and sft, not DPO"
     if spec.optimizer in PYTORCH_ONLY_OPTIMIZERS:
         return f"Megatron has no {OPTIMIZER_NAME_OF[spec.optimizer]}"
     if spec.loss != "plain":

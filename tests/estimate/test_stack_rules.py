@@ -157,3 +157,19 @@ def test_offload_policies_are_refused_beside_a_split_their_stacks_lack(llama8b: 
     # torchtune, which does not pipeline
     with pytest.raises(ValueError, match=r"^recompute: "):
         search_layout(llama8b, "pretrain", Cluster.of(h100, 8), LayoutSpec(seq_len=4096, recompute=recompute, **split))
+
+
+@pytest.mark.parametrize("method", ["dpo", "lora_dpo"])
+def test_dpo_is_searched_on_the_pytorch_stacks_that_train_it(llama8b: ModelCard, h100: GPU, method: str) -> None:
+    # TRL, LLaMA-Factory's stage dpo and OpenRLHF run on FSDP/DeepSpeed; no Megatron stack of the reference
+    # (Megatron-Bridge, mcore_adapter: pt and sft) has a DPO loss, and the megatron export refuses it
+    result = search_layout(llama8b, method, Cluster.of(h100, 8), LayoutSpec(seq_len=2048, lora_rank=16))
+    assert result.best is not None and result.best.layout.framework == "fsdp"
+    assert all(lay.framework == "fsdp" for lay, _ in result.rejected)
+    with pytest.raises(ValueError, match=r"^pp: no FSDP-family stack pipelines .*; no stack runs .* at pp=2 "
+                                         r"\(Megatron-Bridge and mcore_adapter train pt and sft, not DPO\)$"):
+        search_layout(llama8b, method, Cluster.of(h100, 8), LayoutSpec(seq_len=2048, lora_rank=16, pp=2))
+    # named, Megatron is still estimated (a team running its own Megatron DPO)
+    named = search_layout(llama8b, method, Cluster.of(h100, 8),
+                          LayoutSpec(seq_len=2048, lora_rank=16, framework="megatron")).best
+    assert named is not None and named.layout.framework == "megatron"
