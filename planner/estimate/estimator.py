@@ -72,7 +72,7 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
         problems.append(f"ep: {layout.ep} does not divide the {layout.dp} data-parallel ranks")
     if layout.seq_len % layout.cp:
         problems.append(f"cp: {layout.cp} does not divide the sequence length {layout.seq_len}")
-    elif layout.framework == "megatron" and layout.seq_len % (2 * layout.cp) and layout.cp > 1:
+    elif layout.framework == "megatron" and layout.cp > 1 and layout.seq_len % (2 * layout.cp):
         problems.append(f"cp: {MEGATRON_CP_SEQUENCE}, not {layout.seq_len}")
 
     if shape.heads % layout.tp:

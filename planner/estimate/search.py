@@ -311,9 +311,8 @@ def _searched_frameworks(method: str, spec: LayoutSpec) -> tuple[str, ...]:
     the precision-aware optimizer; asked for by name, so kept for a PyTorch-only team too), FSDP for
     QLoRA, DPO (TRL, LLaMA-Factory's stage dpo, OpenRLHF: no Megatron stack of the reference trains it;
     Megatron-Bridge and mcore_adapter run pt/sft, launch-configs.md), the PyTorch optimizers, a chunked or
-    fused loss and offloaded checkpoints (a job that names
-    Liger's or Unsloth's loss or checkpointing runs a PyTorch stack) and for a team limited to PyTorch stacks,
-    else both."""
+    fused loss and offloaded checkpoints (a job that names Liger's or Unsloth's loss or checkpointing runs a
+    PyTorch stack) and for a team limited to PyTorch stacks, else both."""
     if spec.recompute_layers or spec.optimizer in MEGATRON_ONLY_OPTIMIZERS:
         return ("megatron",)
     if (method in QLORA_METHODS or method in DPO_METHODS or spec.optimizer in PYTORCH_ONLY_OPTIMIZERS
@@ -1034,11 +1033,11 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
             raise ValueError(f"{field_name}: " + "; ".join(str(problem) for problem in splits))
     if spec.tp is not None or spec.pp is not None:  # a stated split that no stack the job may use runs
         stacks = (spec.framework,) if spec.framework else _searched_frameworks(method, spec)
-        gaps = [fsdp_stack_gap(method, spec.optimizer, spec.precision, spec.tp or 1, spec.pp or 1) if fw == "fsdp"
-                else None
-                for fw in stacks]
-        if all(gaps) and gaps[0] is not None:
-            field_name, why = gaps[0]
+        gaps = [fsdp_stack_gap(method, spec.optimizer, spec.precision, spec.tp or 1, spec.pp or 1)
+                if fw == "fsdp" else None for fw in stacks]
+        first = gaps[0]
+        if first is not None and all(gaps):
+            field_name, why = first
             left_out = "" if spec.framework else _megatron_left_out(method, spec)
             raise ValueError(f"{field_name}: {why}; no stack runs {method} at {field_name}={getattr(spec, field_name)}"
                              + (f" ({left_out})" if left_out else ""))
