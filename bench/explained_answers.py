@@ -1,15 +1,18 @@
 """Random scenarios, every answer explained and runnable: how many infeasible answers name no conflict
 or offer no way out, and how many planned jobs no training stack can run.
 
-Scenarios are drawn from a seeded mix of what users write: a model and method, tokens and sequence
-length, sometimes an 8-bit or Adafactor optimizer, FP8, fused kernels or a chunked or fused loss, sometimes a
-fine-tune after the first job, a budget from 50 CNY to 1M, a deadline from two hours to two weeks, an
+Scenarios are drawn from a seeded mix of what users write: a model and method (DPO included), tokens and
+sequence length, sometimes an 8-bit or Adafactor optimizer, FP8 or FP16, fused kernels or a chunked or fused
+loss, sometimes a fixed part of the layout (tp, pp, cp, ZeRO) or a named stack, sometimes a fine-tune after
+the first job, a budget from 50 CNY to 1M, a deadline from two hours to two weeks, an
 ops skill, spot allowed or not, data from public to regulated, and half the time an owned pool at a
 site (sometimes with the data kept there).
 Each is solved as `plan solve` does. An infeasible answer must name at least one conflict and at least
-one relaxation; every job of every plan must render on at least one stack `plan export` writes for
-(megatron, torchtitan, llamafactory, deepspeed, torchrun-fsdp, accelerate), except activation offload,
-which the search takes only where nothing else fits and torchtune runs (counted apart); and each
+one relaxation; every job of every plan must render on at least one stack `plan export` writes for that
+runs the plan's framework (Megatron: megatron, or llamafactory's Megatron-Bridge backend; DeepSpeed:
+deepspeed, llamafactory, accelerate; FSDP: torchrun-fsdp, torchtitan, llamafactory, accelerate; its
+speed and memory were estimated for that framework), except activation offload, which the search takes
+only where nothing else fits and torchtune runs (counted apart); and each
 single relaxation of a budget, deadline, sensitivity, residency or ops level, applied as a user would
 write it, must give a plan. The run lists what fails, with its scenario, and counts the outcomes.
 
@@ -27,16 +30,20 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from plan.models.errors import InputError
 from plan.models.loading import load_scenario_data
 from plan.planner.export import ExportError, build_layout
 from plan.planner.export.writer import render_stack
 from plan.planner.plan import Relaxation
 from plan.planner.solve import SolveOptions, solve
 
-STACKS = ("megatron", "torchtitan", "llamafactory", "deepspeed", "torchrun-fsdp", "accelerate")
+STACKS_OF_FRAMEWORK = {"megatron": ("megatron", "llamafactory"),
+                       "deepspeed": ("deepspeed", "llamafactory", "accelerate"),
+                       "fsdp": ("torchrun-fsdp", "torchtitan", "llamafactory", "accelerate")}
+"""The `plan export` stacks that run each framework the planner estimates."""
 
 MODELS = ("qwen2.5-1.5b", "qwen2.5-7b", "llama3.1-8b", "qwen3-8b", "glm-4-9b", "qwen2.5-72b", "llama3.1-70b")
-METHODS = ("lora", "qlora", "full_finetune", "continued_pretrain")
+METHODS = ("lora", "qlora", "full_finetune", "continued_pretrain", "dpo", "lora_dpo")
 BUDGETS = ("50", "500", "5000", "5万元", "100万元")
 DEADLINES = ("2h", "6h", "1d", "3d", "14d")
 SENSITIVITY = ("public", "internal", "confidential", "regulated")
@@ -51,6 +58,15 @@ def scenario(rng: random.Random, index: int) -> dict[str, Any]:
     # no stack runs QLoRA, or pure BF16 AdamW, in FP8 (refused on input)
     if rng.random() < 0.2 and job["method"] != "qlora" and job.get("optimizer") != "adamw-bf16":
         job["precision"] = "fp8"
+    elif rng.random() < 0.1 and job["method"] != "qlora" and job.get("optimizer") != "adamw-bf16":
+        job["precision"] = "fp16"
+    if rng.random() < 0.25:  # a fixed part of the layout
+        fixed = {key: rng.choice(values) for key, values in
+                 (("tp", (1, 2, 4)), ("pp", (1, 2, 4)), ("cp", (1, 2)), ("zero", (1, 2, 3))) if rng.random() < 0.4}
+        if fixed:
+            job["layout"] = fixed
+    if rng.random() < 0.15:
+        job["framework"] = rng.choice(("megatron", "deepspeed", "fsdp"))
     if rng.random() < 0.2:
         job["kernels"] = "fused"
     if rng.random() < 0.2:
@@ -114,7 +130,11 @@ def main() -> int:
     for index in range(args.count):
         raw = scenario(rng, index)
         t0 = time.perf_counter()
-        loaded = load_scenario_data(raw, Path(f"random-{index}.yaml"))
+        try:
+            loaded = load_scenario_data(raw, Path(f"random-{index}.yaml"))
+        except InputError:  # a fixed field no stack takes (a named stack's optimizer, ...): a one-line refusal
+            outcomes["refused"] += 1
+            continue
         result = solve(loaded, SolveOptions())
         walls.append(time.perf_counter() - t0)
         outcomes[result.status] += 1
@@ -136,7 +156,7 @@ def main() -> int:
                 planned += 1
                 layout = build_layout(jp, jobs[jp.job], loaded.models[jp.job])
                 refusals = []
-                for stack in STACKS:
+                for stack in STACKS_OF_FRAMEWORK[jp.framework]:
                     try:
                         render_stack(layout, stack)
                         break
