@@ -277,8 +277,8 @@ def search_layout(model: ModelCard, method: str, cluster: Cluster, spec: LayoutS
     activations_searched = spec.recompute is None and spec.offload
     plain = replace(spec, state_offload=bool(spec.state_offload), offload=spec.offload and not activations_searched)
     passes = [plain]
-    if states_searched and offloads_states(spec.framework or "fsdp", spec.zero or 3, spec.tp or 1, spec.pp or 1,
-                                           spec.optimizer):
+    if states_searched and offloads_states(spec.framework or "fsdp", 3 if spec.zero is None else spec.zero,
+                                           spec.tp or 1, spec.pp or 1, spec.optimizer):
         # (only ZeRO-3 on FSDP or DeepSpeed without tensor or pipeline parallelism offloads: the pass tries those)
         passes.append(replace(plain, state_offload=True, tp=1, pp=1, zero=3))
     if activations_searched:
@@ -399,6 +399,20 @@ def fsdp_stack_gap(method: str, optimizer: str, precision: str, tp: int, pp: int
 
 CHECKPOINT_OFFLOAD_DATA_PARALLEL_ONLY = ("offloaded checkpoints run on LLaMA-Factory's Hugging Face path "
                                          "(use_unsloth_gc), which has no tensor, pipeline or context parallelism")
+
+
+REPLICATED_SPLIT = ("tensor or context parallelism beside replicated (ZeRO-0) data parallelism: accelerate's "
+                    "parallelism_config refuses it, and torchtitan, which runs it, has no adapters or DPO")
+
+
+def _replicated_split_gap(method: str, framework: str, zero: int, pair: _Pair) -> str | None:
+    """Why no FSDP-family stack runs adapters or DPO with tp or cp > 1 over unsharded data-parallel
+    replicas (launch-configs.md, accelerate: tp or cp with dp_replicate > 1 and dp_shard == 1 is refused),
+    or None."""
+    if (framework == "fsdp" and zero == 0 and pair.dp > 1 and (pair.tp > 1 or pair.cp > 1)
+            and (method in ADAPTER_METHODS or method in DPO_METHODS)):
+        return REPLICATED_SPLIT
+    return None
 
 
 ACTIVATION_OFFLOAD_NOT_PIPELINED = ("activation offload without recomputation is torchtune's policy, and torchtune "
@@ -694,7 +708,8 @@ def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: Layout
     for index, pair in enumerate(pairs):
         replica = pair.gb // pair.dp
         for ep, fw, zero in ((e, f, z) for e in pair.expert_parallel for f, z in pair.options):
-            why = _unrunnable(method, spec, fw, pair.tp, pair.pp, pair.cp)
+            why = (_unrunnable(method, spec, fw, pair.tp, pair.pp, pair.cp)
+                   or _replicated_split_gap(method, fw, zero, pair))
             if why:
                 unrunnable[why] += 1
                 continue

@@ -173,3 +173,25 @@ def test_dpo_is_searched_on_the_pytorch_stacks_that_train_it(llama8b: ModelCard,
     named = search_layout(llama8b, method, Cluster.of(h100, 8),
                           LayoutSpec(seq_len=2048, lora_rank=16, framework="megatron")).best
     assert named is not None and named.layout.framework == "megatron"
+
+
+def test_adapters_with_a_split_beside_unsharded_replicas_have_no_pytorch_stack(llama8b: ModelCard, h100: GPU) -> None:
+    # accelerate's parallelism_config refuses tp or cp with dp_replicate > 1 and dp_shard == 1; torchtitan runs
+    # it (DDP + TP) but has no adapters
+    cluster = Cluster.of(h100, 4)
+    lora = search_layout(llama8b, "lora", cluster, LayoutSpec(seq_len=4096, lora_rank=16, zero=0, tp=2,
+                                                               framework="fsdp"))
+    assert lora.best is None and any(reason.startswith("tensor or context parallelism beside replicated")
+                                     for reason in lora.reasons)
+    full = search_layout(llama8b, "full_finetune", cluster, LayoutSpec(seq_len=4096, zero=0, tp=2, framework="fsdp"))
+    assert full.best is not None and (full.best.layout.zero, full.best.layout.tp) == (0, 2)
+
+
+def test_a_stated_zero_stage_is_kept_when_only_offloading_would_fit(llama8b: ModelCard, rtx4090: GPU) -> None:
+    # the CPU-offload pass runs ZeRO-3; it must not replace a ZeRO stage the user stated
+    result = search_layout(llama8b, "full_finetune", Cluster.of(rtx4090, 2), LayoutSpec(seq_len=2048, zero=0))
+    laid = [est.layout for est in (result.best, result.closest) if est is not None]
+    assert laid and all(lay.zero == 0 and not lay.state_offload for lay in laid)
+    # left to the search, offloading is what fits there
+    free = search_layout(llama8b, "full_finetune", Cluster.of(rtx4090, 2), LayoutSpec(seq_len=2048)).best
+    assert free is not None and free.layout.state_offload and free.layout.zero == 3
