@@ -1,9 +1,14 @@
-"""Rules a training stack enforces at start-up (../shared/reference/launch-configs.md), kept by the estimator
-and the search so that no plan names a layout its stack would stop at:
+"""What the training stacks can run (../shared/reference/launch-configs.md and the exporters), kept by the
+estimator and the search so that no plan names a layout no stack runs:
 - DeepSpeed's pipeline engine runs ZeRO stage 0 or 1 only: `PipelineModule` asserts stage < 2 ("ZeRO-2 and
   ZeRO-3 are incompatible with pipeline parallelism"); its exporter refuses the rest too;
-- Megatron's context parallelism cuts each sequence into 2 x cp chunks (`seq % (2 * cp) == 0`).
-Stated, each is refused naming the field; searched, it is never enumerated."""
+- Megatron's context parallelism cuts each sequence into 2 x cp chunks (`seq % (2 * cp) == 0`);
+- no FSDP-family stack pipelines LoRA/QLoRA, DPO, a PyTorch optimizer or fp16, none tensor-parallelizes a
+  4-bit QLoRA base, and none runs adapters or DPO with tp or cp beside replicated (ZeRO-0) ranks;
+- offloaded checkpoints run data-parallel only, offloaded activations unpipelined;
+- DPO is searched on the PyTorch stacks that train it, not on Megatron.
+Stated, each is refused naming the field (a stated value is never swapped for another); searched, it is
+never enumerated."""
 
 from __future__ import annotations
 
