@@ -32,6 +32,7 @@ from plan.planner.estimate.types import (
     Estimate,
     Layout,
     framework_zero,
+    megatron_splits_sequence,
     offloads_states,
 )
 
@@ -72,7 +73,7 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
         problems.append(f"ep: {layout.ep} does not divide the {layout.dp} data-parallel ranks")
     if layout.seq_len % layout.cp:
         problems.append(f"cp: {layout.cp} does not divide the sequence length {layout.seq_len}")
-    elif layout.framework == "megatron" and layout.cp > 1 and layout.seq_len % (2 * layout.cp):
+    elif layout.framework == "megatron" and not megatron_splits_sequence(layout.seq_len, layout.cp):
         problems.append(f"cp: {MEGATRON_CP_SEQUENCE}, not {layout.seq_len}")
 
     if shape.heads % layout.tp:

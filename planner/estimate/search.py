@@ -80,6 +80,7 @@ from plan.planner.estimate.types import (
     Layout,
     LayoutSpec,
     framework_zero,
+    megatron_splits_sequence,
     offloads_states,
 )
 
@@ -315,15 +316,14 @@ def _searched_frameworks(method: str, spec: LayoutSpec) -> tuple[str, ...]:
     PyTorch stack) and for a team limited to PyTorch stacks, else both."""
     if spec.recompute_layers or spec.optimizer in MEGATRON_ONLY_OPTIMIZERS:
         return ("megatron",)
-    if (method in QLORA_METHODS or method in DPO_METHODS or spec.optimizer in PYTORCH_ONLY_OPTIMIZERS
-            or spec.loss != "plain"
-            or spec.recompute == "full_offload" or spec.pytorch_stacks_only):
+    if _megatron_left_out(method, spec):
         return ("fsdp",)
     return ("megatron", "fsdp")
 
 
 def _megatron_left_out(method: str, spec: LayoutSpec) -> str:
-    """Why `_searched_frameworks` leaves Megatron out for this job, as a clause ('' when it does not)."""
+    """Why `_searched_frameworks` leaves Megatron out for this job (it searches FSDP alone then), as a
+    clause; '' when Megatron is searched."""
     if method in QLORA_METHODS:
         return "Megatron has no 4-bit QLoRA path"
     if method in DPO_METHODS:
@@ -364,7 +364,7 @@ def _unrunnable(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int,
     limited to the PyTorch stacks (no ops skill) runs their plain, data-parallel path (LLaMA-Factory, the
     Hugging Face Trainer: ZeRO/FSDP sharding); a tensor or context parallelism the user fixed is kept, as
     DeepSpeed AutoTP and accelerate's parallelism config run it."""
-    if framework == "megatron" and cp > 1 and spec.seq_len % (2 * cp):
+    if framework == "megatron" and not megatron_splits_sequence(spec.seq_len, cp):
         return MEGATRON_CP_SEQUENCE
     if framework != "fsdp":
         return None

@@ -93,6 +93,11 @@ MEGATRON_CP_SEQUENCE = "Megatron's context parallelism needs a sequence length t
 (`seq % (2 * cp) == 0`, ../shared/reference/launch-configs.md section 2)."""
 
 
+def megatron_splits_sequence(seq_len: int, cp: int) -> bool:
+    """Whether Megatron can split a sequence of `seq_len` tokens over `cp` ranks (MEGATRON_CP_SEQUENCE)."""
+    return cp <= 1 or seq_len % (2 * cp) == 0
+
+
 MEGATRON_FSDP_SHARDING = {2: "optim_grads", 3: "optim_grads_params"}
 """Megatron-FSDP's `--data-parallel-sharding-strategy` for each ZeRO stage it runs."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from plan.models.methods import ADAPTER_METHODS, DPO_METHODS
 from plan.planner.estimate.stages import megatron_split_flags, split_problem
-from plan.planner.estimate.types import MEGATRON_FSDP_SHARDING
+from plan.planner.estimate.types import MEGATRON_FSDP_SHARDING, megatron_splits_sequence
 from plan.planner.export.launch import torchrun
 from plan.planner.export.layout import ExportError, ExportLayout
 
@@ -43,7 +43,7 @@ def check(layout: ExportLayout) -> None:
         # groups of pp micro-batches (the default group size); a last, smaller group is scheduled too
         raise ExportError(f"megatron: the interleaved schedule needs at least pp={layout.pp} micro-batches per "
                           f"step, the plan has {layout.grad_accum}")
-    if layout.cp > 1 and layout.seq_len % (2 * layout.cp):
+    if not megatron_splits_sequence(layout.seq_len, layout.cp):
         raise ExportError(f"megatron: sequence length {layout.seq_len} is not a multiple of 2 x cp")
 
 
