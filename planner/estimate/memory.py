@@ -577,8 +577,10 @@ def _states_group(shape: ModelShape, method: str, layout: Layout, params_stage: 
     state_bytes = OPTIMIZER_STATE_BYTES.get(layout.optimizer, OPTIMIZER_STATE_BYTES["adam"])
     pageable = 0.0
     if layout.optimizer in FUSED_STEP_OPTIMIZERS:
-        # The step runs inside the backward pass, so only about one layer's gradients exist at a time.
-        grads = min(trainable, shape.layer_params / t) * GRAD_BYTES
+        # The step runs inside the backward pass, so only about one layer's gradients exist at a time
+        # (one layer's adapters under LoRA).
+        one_layer = trainable / max(1, layers_stage) if method in ADAPTER_METHODS else shape.layer_params / t
+        grads = min(trainable, one_layer) * GRAD_BYTES
         optim = trainable * state_bytes / (d if z >= 1 else 1)
         if layout.optimizer == "paged_adam_8bit":
             pageable, optim = optim, 0.0
@@ -586,8 +588,9 @@ def _states_group(shape: ModelShape, method: str, layout: Layout, params_stage: 
         grad_bytes = grad_buffer_bytes(layout)
         # FSDP SHARD_GRAD_OP reduce-scatters once per step (no_sync), so with gradient accumulation
         # the gradients are held unsharded until the last micro-batch, in the fp32 reduce dtype of
-        # FSDP2's usual mixed-precision policy (torchtitan: reduce_dtype float32).
-        unsharded = layout.framework == "fsdp" and z == 2 and layout.micro_batches > 1
+        # FSDP2's usual mixed-precision policy (torchtitan: reduce_dtype float32); NO_SHARD accumulates
+        # the same unsharded fp32 gradients.
+        unsharded = layout.framework == "fsdp" and z in (0, 2) and layout.micro_batches > 1
         if unsharded and layout.optimizer != "adam_bf16":  # (pure BF16 reduces in BF16)
             grad_bytes = FSDP_ACCUMULATED_GRAD_BYTES
         grads = trainable * grad_bytes / (d if z >= 2 and not unsharded else 1)

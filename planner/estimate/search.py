@@ -521,15 +521,18 @@ def _searched(key: _Key) -> SearchResult:
             return pair.memo[key]
 
         if not spec.micro_batch:
-            # the model states alone do not fit even one sequence per micro-batch: no size fits (most
-            # combinations of a large model on a few cards end here, before any activation is counted)
-            floor = pair.memo.get(("states", fw, zero, ep, 1))
+            # the model states alone do not fit at any micro-batch size: none fits (most combinations of
+            # a large model on a few cards end here, before any activation is counted). The states are
+            # least with the whole replica batch as one micro-batch (FSDP's unsharded accumulation buffer
+            # exists only with several)
+            whole = -(-pair.gb // pair.dp)
+            floor = pair.memo.get(("states", fw, zero, ep, whole))
             if floor is None:
-                floor = _states_floor(shape, method, spec, lora_rank, pair, fw, zero, ep, 1)
+                floor = _states_floor(shape, method, spec, lora_rank, pair, fw, zero, ep, whole)
             if floor > cap:
                 considered += 1
                 if not reasons["out of memory"]:
-                    reject(_make(pair, spec, lora_rank, fw, zero, rc, 1, v, ep),
+                    reject(_make(pair, spec, lora_rank, fw, zero, rc, whole, v, ep),
                            f"out of memory: the model states alone take {floor:.1f} GiB > {cap:g} GiB",
                            "out of memory")
                 else:
@@ -820,12 +823,14 @@ def _fixed_lower_bound_s(shape: ModelShape, method: str, cluster: Cluster, spec:
 def _largest_fitting(fits: Any, upper: int, cap: float) -> int:
     """Largest micro-batch in [1, upper] that fits (0 if none). Memory grows about linearly with the
     micro-batch, so the line through sizes 1 and 2 predicts it; the guess is checked, and bisection
-    (memory being monotone) finishes the search when the line misses."""
+    (memory being monotone) finishes the search when the line misses. The whole replica batch as one
+    micro-batch is tried first: without gradient accumulation FSDP holds no unsharded gradient buffer,
+    so it can fit where a single sequence per micro-batch does not."""
+    if fits(upper)[0]:
+        return upper
     ok, (_, one) = fits(1)
     if not ok:
         return 0
-    if fits(upper)[0]:
-        return upper
     lo, hi = 1, upper  # fits(lo), not fits(hi)
     ok, (_, two) = fits(2)
     if not ok:
@@ -1076,7 +1081,9 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         1 if probe_fw == "megatron" and spec.optimizer in MEGATRON_ONLY_OPTIMIZERS else 0)
     probe = Layout(tp=tp, pp=pp, dp=dp, cp=cp, framework=probe_fw, zero=probe_zero,
                    recompute=spec.recompute or "none",
-                   micro_batch=spec.micro_batch or 1, global_batch=dp * (spec.micro_batch or 1),
+                   micro_batch=spec.micro_batch or 1,
+                   # (pp micro-batches under interleaving, which Megatron needs: the batch is checked above)
+                   global_batch=dp * (spec.micro_batch or 1) * (pp if (spec.virtual_pipeline or 1) > 1 else 1),
                    seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=False,
                    lora_rank=lora_rank, optimizer=spec.optimizer, lora_targets=spec.lora_targets,
                    virtual_pipeline=spec.virtual_pipeline or 1, ep=spec.ep or 1)

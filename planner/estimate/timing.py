@@ -387,8 +387,10 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     reduce, front_reduce, back_reduce = (collective(layer_trained * grad_bytes), collective(front_trained * grad_bytes),
                                          collective(back_trained * grad_bytes))
     lin_bwd_factor = 1.0 if method in ADAPTER_METHODS else 2.0
-    forward_mb = compute_mb / (1 + lin_bwd_factor)
-    backward_mb = compute_mb - forward_mb + recompute_mb
+    # each forward pass (the policy's, and a DPO reference's) and the backward pass hide their own
+    # collectives: the windows add up to the micro-batch's compute, none counted twice
+    forward_mb = compute_mb / (1 + lin_bwd_factor + reference_forward_passes(method))
+    backward_mb = forward_mb * lin_bwd_factor + recompute_mb
     m = layout.micro_batches
 
     def updated_parameters_gathered() -> float:
@@ -515,12 +517,19 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
     cp_mb = cp_exposed_s(shape, layout, cp_link, mbc, redone)
     ep_mb = ep_exposed_s(shape, layout, ep_link, layers, redone)
 
-    host_mb = max(0.0, host_issue_s(method, layout, layers) - compute_mb - recompute_mb)
-    stage_mb = compute_mb + recompute_mb + host_mb + tp_mb + cp_mb + ep_mb
+    # The host issues kernels while the GPU computes and while it waits on a collective, so a host-bound
+    # micro-batch takes the longer of the two (its critical path), not their sum: the host's excess is
+    # what it needs beyond the GPU's compute and exposed traffic. Counted against the recomputation
+    # too, more GPU work never shortens a step.
+    gpu_mb = compute_mb + recompute_mb + tp_mb + cp_mb + ep_mb
+    host_mb = max(0.0, host_issue_s(method, layout, layers) - gpu_mb)
+    stage_mb = gpu_mb + host_mb
     bubble = (p - 1) / v * stage_mb if p > 1 else 0.0
     p2p = m * v * p2p_s(shape, layout, pp_link)
 
     dp_exposed = dp_exposed_s(shape, method, layout, dp_link, z, compute_mb, recompute_mb)
+    # ... and data-parallel waits the step exposes overlap the host's issuing in the same way
+    host_step = max(0.0, work * host_mb - dp_exposed)
     other = optimizer_and_paging_s(shape, method, layout, r, paged_offload_params, layers)
 
     speed = cluster.speedup
@@ -533,5 +542,5 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
         pp_bubble_s=(bubble + p2p) / speed,
         recompute_s=work * recompute_mb / speed,
         other_s=other / speed,
-        host_s=work * host_mb / speed,
+        host_s=host_step / speed,
     )

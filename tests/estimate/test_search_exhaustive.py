@@ -50,6 +50,8 @@ def exhaustive_best(card: ModelCard, method: str, cluster: Cluster, spec: Layout
                                     sequence_parallel=tp > 1, lora_rank=lora_rank, virtual_pipeline=v,
                                     framework=fw, state_offload=bool(spec.state_offload)
                                     and offloads_states(fw, zero, tp, pp, spec.optimizer))
+                    if fw == "megatron" and v > 1 and layout.micro_batches < pp:
+                        continue  # Megatron interleaves only with at least pp micro-batches per step
                     # Megatron's block recomputation: 1 to chunk - 1 layers of each model chunk recomputed
                     blocks = range(1, chunk_layers(card.layers, layout)) if fw == "megatron" and rc == "full" else ()
                     for lay in [layout, *(replace(layout, recompute_layers=n) for n in blocks)]:

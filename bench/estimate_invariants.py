@@ -1,0 +1,400 @@
+"""Physical invariants of the estimator, checked on random fully stated layouts.
+
+A calibration row tests one point; a planner compares thousands of layouts, and a wrong *direction*
+(FP8 taking more memory than BF16, recomputation making a step faster, a faster network making it
+slower) mis-ranks plans without moving any calibration figure. This draws random valid layouts (every
+field stated, so no search intervenes), changes one thing at a time in a direction whose effect is
+known, and counts the pairs where the estimate moves the wrong way:
+
+- memory per GPU must not rise with: more recomputation, a higher ZeRO stage, FP8 instead of BF16, a
+  lighter optimizer, a smaller micro-batch (no pipeline), a shorter sequence, a leaner loss, fused
+  kernels, flash attention, sequence parallelism, a lower LoRA rank, a lighter method (full -> LoRA ->
+  QLoRA), CPU offload, more recomputed layers;
+- step time must not fall with: more recomputation, eager attention, a higher LoRA rank, CPU offload;
+  it must not rise with a faster fabric or fused kernels; tokens per second per GPU must not fall with a
+  larger global batch (same micro-batch);
+- every estimate: memory and time parts non-negative, MFU at most 1, `fits` agreeing with the total,
+  bands containing the point.
+
+Usage: python bench/estimate_invariants.py [--seed 1] [--count 2000]
+Exit 1 if any pair breaks an invariant (each printed with both layouts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("PLAN_CACHE_DIR", "off")
+
+from plan.models.catalog import builtin_catalog
+from plan.models.model_card import ModelCard
+from plan.planner.estimate import Cluster, Estimate, estimate, shape_of
+from plan.planner.estimate.estimator import layout_problems
+from plan.planner.estimate.types import FRAMEWORK_ZERO, Layout, framework_zero
+
+MODELS = ("llama3.2-1b", "qwen2.5-7b", "llama3.1-8b", "glm-4-9b", "qwen3-14b", "qwen3-32b", "llama3.1-70b",
+          "mixtral-8x7b", "qwen3-30b-a3b", "llama2-7b")
+METHODS = ("pretrain", "full_finetune", "lora", "qlora", "dpo")
+GPUS = ("h100-sxm", "a100-80gb", "rtx-4090", "a100-40gb", "h20")
+GPU_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128)
+SEQ_LENS = (1024, 2048, 4096, 8192, 16384)
+RECOMPUTE_ORDER = ("none", "selective", "full")
+OPTIMIZERS_LIGHTER = {"adam": ("adam_8bit", "adafactor", "sgd")}
+METHOD_LIGHTER = {"full_finetune": "lora", "lora": "qlora"}
+LOSS_LEANER = {"plain": "chunked", "chunked": "fused"}
+
+MEMORY_TOLERANCE_GIB = 1e-6
+TIME_TOLERANCE = 1e-6  # relative
+TOLERANCE = {"time: eager attention": 0.01}
+"""Eager attention may be up to 1% faster than flash at short sequences: FlashAttention's backward pass
+recomputes the scores (FLASH_ATTENTION_BACKWARD_PASSES) that an eager backward reads back."""
+
+
+@dataclass(frozen=True)
+class Case:
+    model: ModelCard
+    method: str
+    cluster: Cluster
+    layout: Layout
+
+    def label(self) -> str:
+        lay = self.layout
+        extra = [f"seq={lay.seq_len}", lay.precision, lay.optimizer, f"loss={lay.loss}", lay.kernels,
+                 "flash" if lay.flash_attention else "eager-attention", f"sp={lay.sequence_parallel}"]
+        if lay.recompute_layers:
+            extra.append(f"recompute_layers={lay.recompute_layers}")
+        return (f"{self.model.id} {self.method} {self.cluster.gpus}x{self.cluster.gpu.id} "
+                f"{self.cluster.fabric_gbps_per_gpu:g}Gb/s: {lay.short()} {' '.join(extra)}")
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def draw(rng: random.Random, catalog: object) -> Case | None:
+    """A random layout the estimator accepts, or None."""
+    model = catalog.model(rng.choice(MODELS))  # type: ignore[attr-defined]
+    gpu = catalog.gpu(rng.choice(GPUS))  # type: ignore[attr-defined]
+    gpus = rng.choice(GPU_COUNTS)
+    cluster = Cluster.of(gpu, gpus)
+    method = rng.choice(METHODS)
+    shape = shape_of(model)
+    framework = rng.choice(("megatron", "fsdp", "deepspeed"))
+    tp = rng.choice([d for d in _divisors(gpus) if d <= 8])
+    pp = rng.choice([d for d in _divisors(gpus // tp) if d <= 8])
+    cp = rng.choice([d for d in _divisors(gpus // tp // pp) if d <= 4])
+    dp = gpus // (tp * pp * cp)
+    zero = rng.choice(framework_zero(framework, pp))
+    seq_len = rng.choice(SEQ_LENS)
+    micro_batch = rng.choice((1, 1, 2, 3, 4, 8))
+    accumulation = rng.choice((1, 2, 4, 8))
+    precision = "fp8" if gpu.peak_tflops.fp8 and rng.random() < 0.25 else "bf16"
+    optimizer = rng.choice(("adam", "adam", "adam_8bit", "adafactor")) if framework != "megatron" else "adam"
+    adapters = method in ("lora", "qlora")
+    lora_rank = rng.choice((8, 16, 64)) if adapters else None
+    recompute = rng.choice(RECOMPUTE_ORDER)
+    vpp = 1
+    if pp > 1 and framework == "megatron" and rng.random() < 0.4:
+        options = [v for v in (2, 3, 4) if shape.layers % (pp * v) == 0]
+        vpp = rng.choice(options) if options else 1
+    ep = 1
+    if shape.is_moe and not adapters and rng.random() < 0.5:
+        options = [e for e in (2, 4, 8) if dp % e == 0 and shape.moe_experts % e == 0]
+        ep = rng.choice(options) if options else 1
+    layout = Layout(
+        tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, zero=zero, recompute=recompute, micro_batch=micro_batch,
+        global_batch=micro_batch * dp * accumulation, seq_len=seq_len, precision=precision,
+        sequence_parallel=tp > 1 and rng.random() < 0.8, lora_rank=lora_rank, optimizer=optimizer,
+        virtual_pipeline=vpp, framework=framework,
+        loss=rng.choice(("plain", "chunked", "fused")) if framework != "megatron" else "plain",
+        fused_modules=framework != "megatron" and rng.random() < 0.5,
+        flash_attention=rng.random() < 0.85,
+    )
+    if layout_problems(shape, method, cluster, layout):
+        return None
+    return Case(model, method, cluster, layout)
+
+
+def _estimate(case: Case) -> Estimate | None:
+    if layout_problems(shape_of(case.model), case.method, case.cluster, case.layout):
+        return None
+    return estimate(case.model, case.method, case.cluster, case.layout)
+
+
+Variant = Callable[[Case], Case | None]
+
+
+def _with(case: Case, **fields: object) -> Case:
+    return replace(case, layout=replace(case.layout, **fields))
+
+
+def _more_recompute(case: Case) -> Case | None:
+    order = RECOMPUTE_ORDER
+    if case.layout.recompute not in order or case.layout.recompute == order[-1]:
+        return None
+    return _with(case, recompute=order[order.index(case.layout.recompute) + 1])
+
+
+def _higher_zero(case: Case, below_three: bool = True) -> Case | None:
+    lay = case.layout
+    stages = [z for z in framework_zero(lay.framework, lay.pp) if z > lay.zero]
+    if not stages or lay.zero not in FRAMEWORK_ZERO[lay.framework] or (stages[0] == 3) == below_three:
+        return None
+    return _with(case, zero=stages[0])
+
+
+def _zero_three(case: Case) -> Case | None:
+    """ZeRO-3 from a lower stage: it shards the weights but adds the gathered layers' prefetch buffers,
+    which outweigh the saving where few ranks share the weights (experts over dp / ep = 1 rank, a 1B model
+    under QLoRA), so only the model states must not grow."""
+    return _higher_zero(case, below_three=False)
+
+
+def _fp8(case: Case) -> Case | None:
+    if case.layout.precision != "bf16" or not case.cluster.gpu.peak_tflops.fp8:
+        return None
+    return _with(case, precision="fp8")
+
+
+def _lighter_optimizer(case: Case) -> Case | None:
+    options = OPTIMIZERS_LIGHTER.get(case.layout.optimizer)
+    if not options or case.layout.framework == "megatron":
+        return None
+    return _with(case, optimizer=options[hash(case.label()) % len(options)])
+
+
+def _smaller_micro_batch(case: Case) -> Case | None:
+    """One sequence fewer per micro-batch, where both accumulate gradients over several micro-batches (the
+    first accumulation step adds FSDP's unsharded gradient buffer) and no pipeline keeps several in flight
+    (a smaller last micro-batch can leave more sequences in flight)."""
+    lay = case.layout
+    if lay.micro_batch == 1 or lay.pp > 1 or lay.micro_batches < 2:
+        return None
+    return _with(case, micro_batch=lay.micro_batch - 1)
+
+
+def _shorter_sequence(case: Case) -> Case | None:
+    lay = case.layout
+    return _with(case, seq_len=lay.seq_len // 2) if lay.seq_len >= 2048 else None
+
+
+def _leaner_loss(case: Case) -> Case | None:
+    """plain -> chunked; chunked -> fused under adapters without tensor parallelism only: a fused linear
+    cross-entropy holds the output layer's whole weight gradient from the forward pass on (Liger), more
+    than a short micro-batch's logits, and the gradient of its input (tokens x hidden), more than the
+    vocabulary-parallel logits of a 32k vocabulary over tp = 8."""
+    leaner = LOSS_LEANER.get(case.layout.loss)
+    if leaner is None or case.layout.framework == "megatron":
+        return None
+    if leaner == "fused" and (case.method not in ("lora", "qlora") or case.layout.tp > 1):
+        return None
+    return _with(case, loss=leaner)
+
+
+def _fused_kernels(case: Case) -> Case | None:
+    lay = case.layout
+    return _with(case, fused_modules=True) if lay.framework != "megatron" and not lay.fused_modules else None
+
+
+def _flash(case: Case) -> Case | None:
+    return None if case.layout.flash_attention else _with(case, flash_attention=True)
+
+
+def _eager_attention(case: Case) -> Case | None:
+    return _with(case, flash_attention=False) if case.layout.flash_attention else None
+
+
+def _sequence_parallel(case: Case) -> Case | None:
+    lay = case.layout
+    return _with(case, sequence_parallel=True) if lay.tp > 1 and not lay.sequence_parallel else None
+
+
+def _lower_rank(case: Case) -> Case | None:
+    rank = case.layout.lora_rank
+    return _with(case, lora_rank=rank // 2) if rank and rank >= 2 else None
+
+
+def _higher_rank(case: Case) -> Case | None:
+    rank = case.layout.lora_rank
+    return _with(case, lora_rank=rank * 2) if rank else None
+
+
+def _lighter_method(case: Case) -> Case | None:
+    lighter = METHOD_LIGHTER.get(case.method)
+    if lighter is None or case.layout.ep > 1:
+        return None
+    rank = case.layout.lora_rank or 16
+    return replace(case, method=lighter, layout=replace(case.layout, lora_rank=rank))
+
+
+def _cpu_offload(case: Case) -> Case | None:
+    return None if case.layout.state_offload else _with(case, state_offload=True)
+
+
+def _more_recompute_deep(case: Case) -> Case | None:
+    """More recomputation on stages of at least 4 layers: with 2 layers a stage, rebuilding one layer's
+    activations in full holds as much as op-level selective checkpointing keeps."""
+    layers = shape_of(case.model).layers // case.layout.pp
+    return _more_recompute(case) if layers >= 4 else None
+
+
+def _more_recomputed_layers(case: Case) -> Case | None:
+    lay = case.layout
+    if lay.framework != "megatron" or lay.recompute != "full":
+        return None
+    chunk = shape_of(case.model).layers // (lay.pp * lay.virtual_pipeline)
+    if chunk < 2:
+        return None
+    current = lay.recompute_layers or chunk
+    return _with(case, recompute_layers=max(1, current // 2)) if current > 1 else None
+
+
+def _faster_fabric(case: Case) -> Case | None:
+    cluster = case.cluster
+    if cluster.gpus <= cluster.gpus_per_node:
+        return None
+    return replace(case, cluster=replace(cluster, fabric_gbps_per_gpu=cluster.fabric_gbps_per_gpu * 2))
+
+
+def _larger_batch(case: Case) -> Case | None:
+    return _with(case, global_batch=case.layout.global_batch * 2)
+
+
+def _twice_the_replicas(case: Case) -> Case | None:
+    """Twice the data-parallel ranks, each with the same work (weak scaling), from at least two (one rank
+    has no data-parallel buffers or traffic at all): ZeRO shards over more of them."""
+    lay = case.layout
+    if lay.gpus * 2 > max(GPU_COUNTS) or lay.dp < 2:
+        return None
+    cluster = Cluster.of(case.cluster.gpu, lay.gpus * 2)
+    return replace(case, cluster=cluster, layout=replace(lay, dp=lay.dp * 2, global_batch=lay.global_batch * 2))
+
+
+def _twice_the_replicas_unsharded(case: Case) -> Case | None:
+    """The same at ZeRO-0, where every rank steps the whole optimizer (ZeRO shards that work too, so it can
+    make more replicas faster per GPU): no collective gets faster with more ranks."""
+    return _twice_the_replicas(case) if case.layout.zero == 0 else None
+
+
+def _memory(est: Estimate) -> float:
+    return est.memory.total_gib
+
+
+def _states(est: Estimate) -> float:
+    """Weights, gradients and optimizer states: a lighter method's activations may be larger (peft's eager
+    LoRA layers save a cast copy of their input, measured on an H200), its states never."""
+    return est.memory.weights_gib + est.memory.gradients_gib + est.memory.optimizer_gib
+
+
+def _step_s(est: Estimate) -> float:
+    return est.step_time_s
+
+
+def _tokens_per_gpu(est: Estimate) -> float:
+    return est.tokens_per_s_per_gpu
+
+
+# (name, variant, quantity, direction): the variant's quantity must be <= (-1) or >= (+1) the base's.
+CHECKS: tuple[tuple[str, Variant, Callable[[Estimate], float], int], ...] = (
+    ("memory: more recomputation", _more_recompute_deep, _memory, -1),
+    ("memory: ZeRO stage 0 -> 1 -> 2", _higher_zero, _memory, -1),
+    ("model states: ZeRO-3", _zero_three, _states, -1),
+    ("memory: fp8 instead of bf16", _fp8, _memory, -1),
+    ("memory: lighter optimizer", _lighter_optimizer, _memory, -1),
+    ("memory: smaller micro-batch", _smaller_micro_batch, _memory, -1),
+    ("memory: half the sequence", _shorter_sequence, _memory, -1),
+    ("memory: leaner loss", _leaner_loss, _memory, -1),
+    ("memory: fused kernels", _fused_kernels, _memory, -1),
+    ("memory: flash attention", _flash, _memory, -1),
+    ("memory: sequence parallelism", _sequence_parallel, _memory, -1),
+    ("memory: lower LoRA rank", _lower_rank, _memory, -1),
+    ("model states: lighter method", _lighter_method, _states, -1),
+    ("memory: CPU offload", _cpu_offload, _memory, -1),
+    ("memory: more recomputed layers", _more_recomputed_layers, _memory, +1),
+    ("time: more recomputation", _more_recompute, _step_s, +1),
+    ("time: eager attention", _eager_attention, _step_s, +1),
+    ("time: higher LoRA rank", _higher_rank, _step_s, +1),
+    ("time: CPU offload", _cpu_offload, _step_s, +1),
+    ("time: faster fabric", _faster_fabric, _step_s, -1),
+    ("time: fused kernels", _fused_kernels, _step_s, -1),
+    ("tokens/s/GPU: larger global batch", _larger_batch, _tokens_per_gpu, +1),
+    ("memory: twice the replicas", _twice_the_replicas, _memory, -1),
+    ("tokens/s/GPU: twice the replicas, ZeRO-0", _twice_the_replicas_unsharded, _tokens_per_gpu, -1),
+)
+
+
+def self_check(est: Estimate) -> list[str]:
+    """What must hold of any one estimate."""
+    problems = [f"memory.{k} = {v:.3g} < 0" for k, v in est.memory.to_dict().items() if v < 0]
+    problems += [f"time.{k} = {v:.3g} < 0" for k, v in est.time.to_dict().items() if v < 0]
+    if est.mfu > 1.0:
+        problems.append(f"mfu {est.mfu:.2f} above the card's peak")
+    if est.fits != (est.memory.total_gib <= est.gpu_memory_gib):
+        problems.append("fits disagrees with the memory total")
+    lo, hi = est.tokens_per_s_range
+    if not lo <= est.tokens_per_s <= hi:
+        problems.append(f"tokens/s {est.tokens_per_s:.4g} outside its band ({lo:.4g}, {hi:.4g})")
+    mlo, mhi = est.memory_gib_range
+    if not mlo <= est.memory.total_gib <= mhi:
+        problems.append(f"memory {est.memory.total_gib:.4g} outside its band ({mlo:.4g}, {mhi:.4g})")
+    return problems
+
+
+def _broken(base: float, variant: float, direction: int, relative: bool, tolerance: float) -> bool:
+    slack = tolerance * abs(base) if relative else MEMORY_TOLERANCE_GIB
+    return variant > base + slack if direction < 0 else variant < base - slack
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--count", type=int, default=2000)
+    args = parser.parse_args(argv)
+    rng = random.Random(args.seed)
+    catalog = builtin_catalog()
+    checked: Counter[str] = Counter()
+    broken: Counter[str] = Counter()
+    shown: Counter[str] = Counter()
+    drawn = 0
+    while drawn < args.count:
+        case = draw(rng, catalog)
+        if case is None:
+            continue
+        drawn += 1
+        base = estimate(case.model, case.method, case.cluster, case.layout)
+        for problem in self_check(base):
+            broken["self: " + problem.split(" ")[0]] += 1
+            print(f"self-check: {problem}\n  {case.label()}")
+        for name, variant_of, quantity, direction in CHECKS:
+            variant = variant_of(case)
+            other = _estimate(variant) if variant is not None else None
+            if other is None or (variant_of is _cpu_offload and any("stay on the GPU" in n for n in other.notes)):
+                continue  # (offload asked for where the host cannot take the states: nothing moves)
+            checked[name] += 1
+            before, after = quantity(base), quantity(other)
+            if _broken(before, after, direction, relative=quantity not in (_memory, _states),
+                       tolerance=TOLERANCE.get(name, TIME_TOLERANCE)):
+                broken[name] += 1
+                shown[name] += 1
+                if shown[name] <= 3:
+                    print(f"{name}: {before:.4g} -> {after:.4g}\n  base:    {case.label()}\n  variant: "
+                          f"{variant.label()}")  # type: ignore[union-attr]
+    print(f"\n{drawn} random layouts (seed {args.seed})")
+    print(f"{'invariant':40s} {'pairs':>6s} {'broken':>7s}")
+    for name, *_ in CHECKS:
+        print(f"{name:40s} {checked[name]:6d} {broken[name]:7d}")
+    for name in sorted(k for k in broken if k.startswith("self:")):
+        print(f"{name:40s} {'':6s} {broken[name]:7d}")
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
