@@ -30,13 +30,14 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("PLAN_CACHE_DIR", "off")
 
 from plan.models.catalog import builtin_catalog
 from plan.models.model_card import ModelCard
-from plan.planner.estimate import Cluster, Estimate, estimate, shape_of
+from plan.planner.estimate import Cluster, Estimate, LayoutSpec, estimate, search_layout, shape_of
 from plan.planner.estimate.estimator import layout_problems
 from plan.planner.estimate.types import FRAMEWORK_ZERO, Layout, framework_zero
 
@@ -53,6 +54,10 @@ LOSS_LEANER = {"plain": "chunked", "chunked": "fused"}
 
 MEMORY_TOLERANCE_GIB = 1e-6
 TIME_TOLERANCE = 1e-6  # relative
+SEARCH_TOLERANCE = 0.005
+"""A fixed micro-batch that leaves a smaller last one may come out up to 0.5% faster than the balanced sizes
+the search times: the estimate charges the last micro-batch pro rata at the full one's GEMM efficiency
+(`Layout.micro_batch_equivalents`), a little better than it runs."""
 TOLERANCE = {"time: eager attention": 0.01}
 """Eager attention may be up to 1% faster than flash at short sequences: FlashAttention's backward pass
 recomputes the scores (FLASH_ATTENTION_BACKWARD_PASSES) that an eager backward reads back."""
@@ -331,6 +336,62 @@ CHECKS: tuple[tuple[str, Variant, Callable[[Estimate], float], int], ...] = (
 )
 
 
+SEARCH_FIELDS = {"tp": (1, 2, 4, 8), "pp": (1, 2, 4), "zero": (0, 1, 2, 3), "recompute": RECOMPUTE_ORDER,
+                 "micro_batch": (1, 2, 3, 4, 8), "virtual_pipeline": (1, 2)}
+"""Fields the search chooses over every value listed here (cp is searched from 8k tokens, the stack among
+those the method makes sensible: fixing them may reach layouts the search leaves out on purpose)."""
+
+
+def search_pair(rng: random.Random, catalog: object) -> tuple[str, Any, Any] | None:
+    """(the fixed field and value, the free search, the search with it fixed), where the fixed one is valid."""
+    model = catalog.model(rng.choice(MODELS))  # type: ignore[attr-defined]
+    cluster = Cluster.of(catalog.gpu(rng.choice(GPUS)), rng.choice(GPU_COUNTS))  # type: ignore[attr-defined]
+    method = rng.choice(METHODS)
+    spec = LayoutSpec(seq_len=rng.choice(SEQ_LENS[:4]), global_batch=rng.choice((None, 64, 256)),
+                      memory_headroom=0.08)
+    name = rng.choice(sorted(SEARCH_FIELDS))
+    value = rng.choice(SEARCH_FIELDS[name])
+    try:
+        fixed = search_layout(model, method, cluster, replace(spec, **{name: value}))
+    except ValueError:
+        return None
+    free = search_layout(model, method, cluster, spec)
+    label = f"{model.id} {method} {cluster.gpus}x{cluster.gpu.id} seq={spec.seq_len} gb={spec.global_batch}"
+    return f"{name}={value} ({label})", free, fixed
+
+
+def _offloads(est: Estimate | None) -> bool:
+    return est is not None and (est.layout.state_offload or est.layout.host_activations)
+
+
+def check_searches(rng: random.Random, catalog: object, count: int) -> tuple[int, int, int]:
+    """Fixing a field the search chooses never finds a faster fitting layout, nor one that fits where the
+    free search found none: what the fixed search reaches, the free one considered. Offloading to the host
+    (model states or activations) is the search's last resort, taken only where nothing fits without it
+    (its speed rests on an assumed host bandwidth, and the host memory is assumed), and searched with
+    whole-layer checkpointing as the offloading stacks run it: a fixed field that offloads and comes out
+    faster is counted apart. (pairs, broken, faster only by offloading)"""
+    pairs = broken = by_offload = 0
+    while pairs < count:
+        drawn = search_pair(rng, catalog)
+        if drawn is None:
+            continue
+        label, free, fixed = drawn
+        pairs += 1
+        if fixed.best is None:
+            continue
+        if _offloads(fixed.best) and free.best is not None:
+            by_offload += fixed.best.tokens_per_s > free.best.tokens_per_s
+            continue
+        if free.best is None or free.best.tokens_per_s < fixed.best.tokens_per_s * (1 - SEARCH_TOLERANCE):
+            broken += 1
+            if broken <= 5:
+                got = "nothing" if free.best is None else f"{free.best.tokens_per_s:.5g} ({free.best.layout.short()})"
+                print(f"search: fixing {label} found {fixed.best.tokens_per_s:.5g} tok/s "
+                      f"({fixed.best.layout.short()}), the free search {got}")
+    return pairs, broken, by_offload
+
+
 def self_check(est: Estimate) -> list[str]:
     """What must hold of any one estimate."""
     problems = [f"memory.{k} = {v:.3g} < 0" for k, v in est.memory.to_dict().items() if v < 0]
@@ -357,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--count", type=int, default=2000)
+    parser.add_argument("--searches", type=int, default=200, help="free/fixed search pairs")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     catalog = builtin_catalog()
@@ -387,10 +449,15 @@ def main(argv: list[str] | None = None) -> int:
                 if shown[name] <= 3:
                     print(f"{name}: {before:.4g} -> {after:.4g}\n  base:    {case.label()}\n  variant: "
                           f"{variant.label()}")  # type: ignore[union-attr]
+    search_pairs, search_broken, by_offload = check_searches(rng, catalog, args.searches)
+    if search_broken:
+        broken["search: a fixed field beats the free search"] += search_broken
     print(f"\n{drawn} random layouts (seed {args.seed})")
     print(f"{'invariant':40s} {'pairs':>6s} {'broken':>7s}")
     for name, *_ in CHECKS:
         print(f"{name:40s} {checked[name]:6d} {broken[name]:7d}")
+    print(f"{'search: fixing a field never beats it':40s} {search_pairs:6d} {search_broken:7d}")
+    print(f"  (fixed fields that beat it only by offloading, the search's last resort: {by_offload})")
     for name in sorted(k for k in broken if k.startswith("self:")):
         print(f"{name:40s} {'':6s} {broken[name]:7d}")
     return 1 if broken else 0

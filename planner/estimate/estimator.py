@@ -15,6 +15,7 @@ from plan.planner.estimate.topology import layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     CHECKPOINT_OFFLOAD_NOT_ON_MEGATRON,
+    EXACT_BATCH_FRAMEWORKS,
     FRAMEWORK_ZERO,
     FRAMEWORKS,
     LORA_TARGETS,
@@ -131,6 +132,10 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
     elif layout.micro_batch > layout.global_batch // layout.dp:
         problems.append(f"micro_batch: {layout.micro_batch} exceeds the {layout.global_batch // layout.dp} "
                         "sequences each data-parallel replica gets per step")
+    elif layout.framework in EXACT_BATCH_FRAMEWORKS and (layout.global_batch // layout.dp) % layout.micro_batch:
+        problems.append(f"micro_batch: {layout.framework} needs micro-batch x accumulation steps = the "
+                        f"{layout.global_batch // layout.dp} sequences each data-parallel replica gets per step "
+                        f"(no smaller last micro-batch), and {layout.micro_batch} does not divide them")
     if layout.state_offload and not offloads_states(layout.framework, layout.zero, layout.tp, layout.pp,
                                                     layout.optimizer):
         problems.append("state_offload: CPU offload of the model states is ZeRO-3's on FSDP or DeepSpeed without "

@@ -588,9 +588,9 @@ def _states_group(shape: ModelShape, method: str, layout: Layout, params_stage: 
         grad_bytes = grad_buffer_bytes(layout)
         # FSDP SHARD_GRAD_OP reduce-scatters once per step (no_sync), so with gradient accumulation
         # the gradients are held unsharded until the last micro-batch, in the fp32 reduce dtype of
-        # FSDP2's usual mixed-precision policy (torchtitan: reduce_dtype float32); NO_SHARD accumulates
-        # the same unsharded fp32 gradients.
-        unsharded = layout.framework == "fsdp" and z in (0, 2) and layout.micro_batches > 1
+        # FSDP2's usual mixed-precision policy (torchtitan: reduce_dtype float32). Over one rank there is
+        # nothing to shard or defer, and SHARD_GRAD_OP holds what NO_SHARD holds.
+        unsharded = layout.framework == "fsdp" and z == 2 and layout.micro_batches > 1 and d > 1
         if unsharded and layout.optimizer != "adam_bf16":  # (pure BF16 reduces in BF16)
             grad_bytes = FSDP_ACCUMULATED_GRAD_BYTES
         grads = trainable * grad_bytes / (d if z >= 2 and not unsharded else 1)

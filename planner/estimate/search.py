@@ -69,6 +69,7 @@ from plan.planner.estimate.timing import (
 from plan.planner.estimate.topology import GroupLink, group_link, layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
+    EXACT_BATCH_FRAMEWORKS,
     FRAMEWORK_ZERO,
     MEGATRON_CP_SEQUENCE,
     MEGATRON_ONLY_OPTIMIZERS,
@@ -297,15 +298,13 @@ def _stored_key(key: _Key) -> str:
     return repr((key.model_key, key.method, key.cluster.key(), key.cluster.gpu.model_dump_json(), key.spec))
 
 
-_SEARCHED_ZERO = {"megatron": (1,), "fsdp": (2, 3), "deepspeed": (1, 2, 3)}
+_SEARCHED_ZERO = {"megatron": (1,), "fsdp": (0, 2, 3), "deepspeed": (1, 2, 3)}
 """ZeRO stages searched per framework over more than one rank. Megatron's 2 and 3 (Megatron-FSDP) are
 estimated where a job states them with framework megatron, never searched: no published run of that
-stack calibrates them, and a row or job that names only a ZeRO stage of 2 or 3 ran FSDP or DeepSpeed."""
-
-EXACT_BATCH_FRAMEWORKS = frozenset({"megatron", "deepspeed"})
-"""Stacks whose global batch is micro-batch x accumulation steps x dp exactly (Megatron-LM's
-`gbs % (mbs * dp) == 0`, DeepSpeed's train_batch_size; ../shared/reference/launch-configs.md)."""
-
+stack calibrates them, and a row or job that names only a ZeRO stage of 2 or 3 ran FSDP or DeepSpeed.
+Megatron's and DeepSpeed's ZeRO-1 moves what ZeRO-0 moves with less memory, so 0 is not searched there;
+PyTorch has no ZeRO-1, and its replicated data parallelism (DDP, FSDP NO_SHARD) gathers nothing, which
+is what LoRA and QLoRA over several GPUs usually run (their trainable states are small)."""
 
 def _searched_frameworks(method: str, spec: LayoutSpec) -> tuple[str, ...]:
     """Frameworks searched when none is fixed: Megatron for its own options (block recomputation,
@@ -429,28 +428,53 @@ def _offload_gap(recompute: str, tp: int, pp: int, cp: int) -> str | None:
     return None
 
 
+OP_LEVEL_CHECKPOINTING = "selective recomputation on FSDP is torchtitan's op-level policy"
+
+
+def selective_gap(method: str, optimizer: str, precision: str, framework: str,
+                  unsharded_state_offload: bool = False) -> str | None:
+    """Why no stack runs selective recomputation of this job on this framework, or None. Megatron's policy
+    (the attention core) runs whatever Megatron trains. DeepSpeed, the Hugging Face Trainer, LLaMA-Factory,
+    TRL and torchtune checkpoint whole layers (their exports refuse "selective"); torchtitan, whose op-level
+    policy the FSDP estimate models, has no adapters, no DPO loss, AdamW or Adam only, bf16 only, and offloads
+    the model states only where FSDP2 shards them over more than one rank (launch-configs.md, our exports)."""
+    if framework == "megatron":
+        return None
+    if framework == "deepspeed":
+        return "DeepSpeed checkpoints whole layers only (activation_checkpointing has no selective policy)"
+    if method in ADAPTER_METHODS:
+        return f"{OP_LEVEL_CHECKPOINTING}, and torchtitan has no LoRA/QLoRA"
+    if method in DPO_METHODS:
+        return f"{OP_LEVEL_CHECKPOINTING}, and torchtitan has no DPO loss"
+    if optimizer != "adam":
+        return f"{OP_LEVEL_CHECKPOINTING}, and torchtitan runs AdamW or Adam only"
+    if precision == "fp16":
+        return f"{OP_LEVEL_CHECKPOINTING}, and torchtitan trains in bf16, not fp16"
+    if unsharded_state_offload:
+        return (f"{OP_LEVEL_CHECKPOINTING}, and torchtitan offloads model states only where FSDP2 shards them "
+                "over more than one rank")
+    return None
+
+
 def _recomputes(spec: LayoutSpec, framework: str, method: str = "pretrain") -> tuple[str, ...]:
     """Recomputation policies searched: Megatron's none or full (block recomputation chooses how many
-    layers); on the PyTorch stacks also torchtitan's op-level selective policy and activation offload,
-    but no adapter stack has the selective one (Hugging Face and LLaMA-Factory checkpoint whole layers,
-    torchtune's LoRA recipes checkpoint or offload whole layers; the exports refuse it), nor has an
-    optimizer other than Adam (torchtitan, the stack with op-level checkpointing, takes AdamW or Adam
-    only; torchtune runs 8-bit AdamW with whole-layer checkpointing or offload), and a team limited to the
-    one-click PyTorch path has the Hugging Face Trainer's whole-layer checkpointing only (and, where
-    nothing else fits, its checkpoints offloaded as LLaMA-Factory's `use_unsloth_gc` does), as has a layout
-    that offloads its model states to the CPU."""
+    layers), DeepSpeed's none or full; on FSDP also torchtitan's op-level selective policy where torchtitan
+    runs the job (`selective_gap`: no adapters, no DPO, Adam, bf16; the other PyTorch stacks checkpoint
+    whole layers and their exports refuse it) and activation offload. A team limited to the one-click
+    PyTorch path has the Hugging Face Trainer's whole-layer checkpointing only (and, where nothing else
+    fits, its checkpoints offloaded as LLaMA-Factory's `use_unsloth_gc` does). A layout that offloads its
+    model states to the CPU is searched with whole-layer checkpointing, as DeepSpeed, accelerate and
+    LLaMA-Factory offload (a stated selective policy stays where torchtitan offloads too: FSDP2 sharding over
+    more than one rank, the combinations' filter in `_combinations`)."""
     if spec.recompute or spec.recompute_layers:
         return (spec.recompute or "full",)
     if framework != "fsdp" or spec.state_offload:
-        # (the stacks that offload the model states checkpoint whole layers; torchtitan, whose op-level
-        # policy is the selective one, offloads only where FSDP2 shards over more than one rank)
         return ("none", "full")
     if spec.pytorch_stacks_only:
         return ("none", "full", *(("full_offload",) if spec.offload else ()))
+    selective = () if selective_gap(method, spec.optimizer, spec.precision, framework) else ("selective",)
     offload = ("full_offload", "offload") if spec.offload else ()
-    if method in ADAPTER_METHODS or spec.optimizer != "adam":
-        return ("none", "full", *offload)
-    return ("none", "selective", "full", *offload)
+    return ("none", *selective, "full", *offload)
 
 
 @lru_cache(maxsize=4096)
@@ -551,6 +575,9 @@ def _searched(key: _Key) -> SearchResult:
 
         all_fit = not spec.micro_batch
         extra_one = False  # one sequence per micro-batch added for Megatron's block recomputation
+        if spec.micro_batch and fw in EXACT_BATCH_FRAMEWORKS and replica % spec.micro_batch:
+            reasons[f"{fw} needs micro-batch x accumulation steps = the replica batch"] += 1
+            continue
         if spec.micro_batch:
             sizes: tuple[int, ...] = (spec.micro_batch,)
         else:
@@ -611,9 +638,12 @@ def _searched(key: _Key) -> SearchResult:
             candidate = (-rate, total, layout)
             if fw == "megatron" and rc == "full" and _tries_block(spec):
                 # block recomputation redoes at least one layer of each of the v chunks: try it only where
-                # that could beat the fastest layout found
-                least = min(1.0, v / pair.compute[(fw, mb)][1].layers)  # of the slowest stage's layers
-                if best is None or tokens_step / (times.total_s - times.recompute_s * (1 - least)) > -best[0]:
+                # that could beat the fastest layout found. Timed at one layer a chunk, the fastest it can be:
+                # fewer recomputed layers also mean fewer tensor-parallel collectives and a shorter bubble
+                fastest_s = step_time(shape, method, replace(layout, recompute_layers=1), cluster, ctx.tp_link,
+                                      ctx.dp_link, ctx.pp_link, mem.paged_offload_params, ctx.cp_link, ep_link,
+                                      pair.compute[(fw, mb)]).total_s
+                if best is None or tokens_step / fastest_s > -best[0]:
                     candidate, tried = _block_recompute(candidate, shape, method, cluster, spec, cap, pair, ctx,
                                                         ep_link)
                     considered += tried
@@ -719,9 +749,11 @@ def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: Layout
             splits = [v for v in pair.virtual_stages if split_problem(shape.layers, pair.pp, v, fw) is None]
             unrunnable["no stack splits the layers so (pipeline stages)"] += len(pair.virtual_stages) - len(splits)
             for rc in _recomputes(spec, fw, method):
-                offload_gap = _offload_gap(rc, pair.tp, pair.pp, pair.cp)
-                if offload_gap:
-                    unrunnable[offload_gap] += 1
+                gap = _offload_gap(rc, pair.tp, pair.pp, pair.cp) or (selective_gap(
+                    method, spec.optimizer, spec.precision, fw, bool(spec.state_offload) and pair.dp * pair.cp == 1
+                    and offloads_states(fw, zero, pair.tp, pair.pp, spec.optimizer)) if rc == "selective" else None)
+                if gap:
+                    unrunnable[gap] += 1
                     continue
                 base_s = pair.stage_s[fw]
                 if ep > 1:  # all-to-all seconds per step do not depend on the micro-batch size
@@ -1061,6 +1093,13 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
             left_out = "" if spec.framework else _megatron_left_out(method, spec)
             raise ValueError(f"{field_name}: {why}; no stack runs {method} at {field_name}={getattr(spec, field_name)}"
                              + (f" ({left_out})" if left_out else ""))
+    if spec.recompute == "selective":
+        stacks = (spec.framework,) if spec.framework else _searched_frameworks(method, spec)
+        selective_gaps = [selective_gap(method, spec.optimizer, spec.precision, fw) for fw in stacks]
+        if selective_gaps[0] is not None and all(selective_gaps):
+            left_out = "" if spec.framework else _megatron_left_out(method, spec)
+            raise ValueError(f"recompute: {selective_gaps[0]}; no stack runs {method} with selective recomputation"
+                             + (f" ({left_out})" if left_out else "") + "; use full or none")
     if spec.recompute:
         offload_gap = _offload_gap(spec.recompute, spec.tp or 1, spec.pp or 1, spec.cp or 1)
         if offload_gap:

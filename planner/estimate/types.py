@@ -73,6 +73,11 @@ FRAMEWORK_ZERO = {"megatron": (0, 1, 2, 3), "fsdp": (0, 2, 3), "deepspeed": (0, 
 """ZeRO stages each framework runs (FSDP: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD; Megatron: 1 is the
 distributed optimizer, 2 and 3 Megatron-FSDP's `optim_grads` and `optim_grads_params`, `--use-megatron-fsdp
 --data-parallel-sharding-strategy`, ../shared/reference/launch-configs.md section 2)."""
+EXACT_BATCH_FRAMEWORKS = frozenset({"megatron", "deepspeed"})
+"""Stacks whose global batch is micro-batch x accumulation steps x dp exactly (Megatron-LM's
+`gbs % (mbs * dp) == 0`, DeepSpeed's train_batch_size; ../shared/reference/launch-configs.md): no smaller
+last micro-batch."""
+
 DEEPSPEED_PIPELINE_ZERO = (0, 1)
 """ZeRO stages DeepSpeed runs under pipeline parallelism: its `PipelineModule` engine asserts stage < 2
 ("ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism", deepspeed/runtime/pipe/engine.py;
@@ -164,8 +169,9 @@ class Layout:
     - `cp`: context-parallel ranks (ring attention): the sequence is split over them.
     - `ep`: expert-parallel ranks (MoE): the routed experts are split over that many data-parallel
       ranks, and tokens travel to their experts and back by all-to-all.
-    - `micro_batch` may not divide the per-replica batch: the last micro-batch is then smaller
-      (as Composer and DeepSpeed allow); `micro_batches` counts it.
+    - `micro_batch` may not divide the per-replica batch on FSDP: the last micro-batch is then smaller
+      (as Composer allows); `micro_batches` counts it. Megatron and DeepSpeed need it to divide
+      (EXACT_BATCH_FRAMEWORKS).
     - `state_offload`: ZeRO-3 with the sharded parameters, gradients and optimizer states in host memory
       (FSDP `CPUOffload(offload_params=True)`, DeepSpeed `offload_param` and `offload_optimizer` on cpu,
       torchtitan `enable_cpu_offload`): each layer's shard crosses PCIe before it is gathered, its

@@ -17,7 +17,7 @@ from plan.planner.estimate.estimator import estimate
 from plan.planner.estimate.memory import chunk_layers
 from plan.planner.estimate.search import _frameworks, _recomputes, _unrunnable, virtual_stage_candidates
 from plan.planner.estimate.stages import split_problem
-from plan.planner.estimate.types import Layout, offloads_states
+from plan.planner.estimate.types import EXACT_BATCH_FRAMEWORKS, Layout, offloads_states
 
 GLOBAL_BATCH = 16
 
@@ -52,6 +52,8 @@ def exhaustive_best(card: ModelCard, method: str, cluster: Cluster, spec: Layout
                                     and offloads_states(fw, zero, tp, pp, spec.optimizer))
                     if fw == "megatron" and v > 1 and layout.micro_batches < pp:
                         continue  # Megatron interleaves only with at least pp micro-batches per step
+                    if fw in EXACT_BATCH_FRAMEWORKS and (GLOBAL_BATCH // dp) % mb:
+                        continue  # Megatron and DeepSpeed take no smaller last micro-batch
                     # Megatron's block recomputation: 1 to chunk - 1 layers of each model chunk recomputed
                     blocks = range(1, chunk_layers(card.layers, layout)) if fw == "megatron" and rc == "full" else ()
                     for lay in [layout, *(replace(layout, recompute_layers=n) for n in blocks)]:
