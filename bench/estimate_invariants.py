@@ -14,7 +14,9 @@ known, and counts the pairs where the estimate moves the wrong way:
   it must not rise with a faster fabric or fused kernels; tokens per second per GPU must not fall with a
   larger global batch (same micro-batch);
 - every estimate: memory and time parts non-negative, MFU at most 1, `fits` agreeing with the total,
-  bands containing the point.
+  bands containing the point; a run's hours at least what its steps take, GPU-hours its hours x GPUs;
+- fixing a field the search chooses never finds a faster layout than the free search (offloading, the
+  search's last resort, counted apart).
 
 Usage: python bench/estimate_invariants.py [--seed 1] [--count 2000]
 Exit 1 if any pair breaks an invariant (each printed with both layouts).
@@ -52,6 +54,8 @@ OPTIMIZERS_LIGHTER = {"adam": ("adam_8bit", "adafactor", "sgd")}
 METHOD_LIGHTER = {"full_finetune": "lora", "lora": "qlora"}
 LOSS_LEANER = {"plain": "chunked", "chunked": "fused"}
 
+RUN_TOKENS = 1e9
+"""Tokens of the run each estimate's hours are checked on."""
 MEMORY_TOLERANCE_GIB = 1e-6
 TIME_TOLERANCE = 1e-6  # relative
 SEARCH_TOLERANCE = 0.005
@@ -283,6 +287,42 @@ def _twice_the_replicas(case: Case) -> Case | None:
     return replace(case, cluster=cluster, layout=replace(lay, dp=lay.dp * 2, global_batch=lay.global_batch * 2))
 
 
+def _split_twice(case: Case, name: str) -> Case | None:
+    """Twice `name`'s parallelism on the same GPUs, the data-parallel ranks halved, where nothing shards
+    over them (ZeRO-0: the states do not grow back as the shards get fewer) and no pipeline runs (fewer
+    replicas take more micro-batches each, and a pipeline keeps up to pp of them in flight)."""
+    lay = case.layout
+    half = lay.dp // 2
+    if lay.zero != 0 or lay.pp > 1 or lay.dp % 2 or lay.global_batch % half:
+        return None
+    if name == "tp" and not lay.sequence_parallel and lay.tp > 1:
+        return None  # (without sequence parallelism the norms' activations are not split)
+    if lay.ep > 1 and (lay.dp // 2) % lay.ep:
+        return None
+    return _with(case, **{name: getattr(lay, name) * 2, "dp": lay.dp // 2,
+                          "sequence_parallel": lay.sequence_parallel or name == "tp"})
+
+
+def _twice_the_tp(case: Case) -> Case | None:
+    return _split_twice(case, "tp")
+
+
+def _twice_the_cp(case: Case) -> Case | None:
+    return _split_twice(case, "cp")
+
+
+def _twice_the_ep(case: Case) -> Case | None:
+    """Twice the expert parallelism over the same data-parallel ranks: each holds half the experts. Below
+    ZeRO-3 (which already shards the experts' weights over the same ranks: the states stay, the all-to-all
+    buffers come on top)."""
+    lay = case.layout
+    shape = shape_of(case.model)
+    if (not shape.is_moe or case.method in ("lora", "qlora") or lay.zero == 3 or lay.dp % (lay.ep * 2)
+            or shape.moe_experts % (lay.ep * 2)):
+        return None
+    return _with(case, ep=lay.ep * 2)
+
+
 def _twice_the_replicas_unsharded(case: Case) -> Case | None:
     """The same at ZeRO-0, where every rank steps the whole optimizer (ZeRO shards that work too, so it can
     make more replicas faster per GPU): no collective gets faster with more ranks."""
@@ -332,6 +372,9 @@ CHECKS: tuple[tuple[str, Variant, Callable[[Estimate], float], int], ...] = (
     ("time: fused kernels", _fused_kernels, _step_s, -1),
     ("tokens/s/GPU: larger global batch", _larger_batch, _tokens_per_gpu, +1),
     ("memory: twice the replicas", _twice_the_replicas, _memory, -1),
+    ("memory: tp x 2, dp / 2, ZeRO-0", _twice_the_tp, _memory, -1),
+    ("memory: cp x 2, dp / 2, ZeRO-0", _twice_the_cp, _memory, -1),
+    ("memory: twice the expert parallelism", _twice_the_ep, _memory, -1),
     ("tokens/s/GPU: twice the replicas, ZeRO-0", _twice_the_replicas_unsharded, _tokens_per_gpu, -1),
 )
 
@@ -406,6 +449,15 @@ def self_check(est: Estimate) -> list[str]:
     mlo, mhi = est.memory_gib_range
     if not mlo <= est.memory.total_gib <= mhi:
         problems.append(f"memory {est.memory.total_gib:.4g} outside its band ({mlo:.4g}, {mhi:.4g})")
+    run = est.run(RUN_TOKENS)
+    steady_h = RUN_TOKENS / est.tokens_per_s / 3600
+    if not steady_h * (1 - 1e-9) <= run.failure_free_hours <= run.hours:
+        problems.append(f"run: {run.failure_free_hours:.4g} h without failures, {run.hours:.4g} h with them, "
+                        f"below the {steady_h:.4g} h its steps take")
+    if abs(run.gpu_hours - run.hours * est.cluster.gpus) > 1e-9 * run.gpu_hours:
+        problems.append(f"run: {run.gpu_hours:.4g} GPU-hours, not {run.hours:.4g} h x {est.cluster.gpus} GPUs")
+    if not run.hours_range[0] <= run.hours <= run.hours_range[1]:
+        problems.append(f"run: {run.hours:.4g} h outside its band {run.hours_range}")
     return problems
 
 
