@@ -1,11 +1,12 @@
 """Looser constraints never make the optimal plan dearer: a metamorphic check of the whole planner.
 
 Every plan of a scenario stays allowed when the scenario is loosened (a larger budget, a later deadline,
-a more skilled team, less sensitive data, spot instances allowed, more owned GPUs), so the cheapest
-plan's cost can only fall or stay. Where it rises, a heuristic (candidate pruning, a bound that reads a
-constraint, a risk term) has cut off the plan the tighter scenario found, and the planner would tell a
-user that a larger budget costs them more. This draws the random scenarios of explained_answers.py,
-solves each and, where it is optimal, each loosening of it, and lists every rise with both scenarios.
+a more skilled team, less sensitive data, spot instances allowed, more owned GPUs, a lower confidence
+quantile, no memory headroom), so the cheapest plan's cost can only fall or stay. Where it rises, a
+heuristic (candidate pruning, a bound that reads a constraint, a risk term) has cut off the plan the
+tighter scenario found, and the planner would tell a user that a larger budget costs them more. This
+draws the random scenarios of explained_answers.py, solves each and, where it is optimal, each loosening
+of it, and lists every rise with both scenarios.
 
 Usage: python bench/looser_never_dearer.py [--seed 1] [--count 20]
 Exit 1 if any loosening raised the optimal cost or lost the plan.
@@ -86,9 +87,24 @@ def _more_owned(raw: dict[str, Any]) -> dict[str, Any] | None:
     return changed
 
 
+def _confidence(raw: dict[str, Any]) -> dict[str, Any] | None:
+    """Memory and deadlines held at the median of the error band, not the default 80th percentile."""
+    if raw.get("confidence") == 0.5:
+        return None
+    return {**copy.deepcopy(raw), "confidence": 0.5}
+
+
+def _headroom(raw: dict[str, Any]) -> dict[str, Any] | None:
+    """No memory kept free beyond the estimate (the default keeps 8% of each card)."""
+    changed = copy.deepcopy(raw)
+    changed.setdefault("policy", {})["memory_headroom"] = 0.0
+    return changed
+
+
 LOOSENINGS: tuple[tuple[str, Loosening], ...] = (
     ("budget 100万元", _budget), ("deadline 14d", _deadline), ("ops_skill expert", _ops),
     ("data public, no residency", _public), ("spot allowed", _spot), ("owned pool twice as large", _more_owned),
+    ("confidence 0.5", _confidence), ("memory headroom 0", _headroom),
 )
 
 
