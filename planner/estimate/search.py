@@ -306,6 +306,7 @@ Megatron's and DeepSpeed's ZeRO-1 moves what ZeRO-0 moves with less memory, so 0
 PyTorch has no ZeRO-1, and its replicated data parallelism (DDP, FSDP NO_SHARD) gathers nothing, which
 is what LoRA and QLoRA over several GPUs usually run (their trainable states are small)."""
 
+
 def _searched_frameworks(method: str, spec: LayoutSpec) -> tuple[str, ...]:
     """Frameworks searched when none is fixed: Megatron for its own options (block recomputation,
     the precision-aware optimizer; asked for by name, so kept for a PyTorch-only team too), FSDP for
@@ -454,6 +455,17 @@ def selective_gap(method: str, optimizer: str, precision: str, framework: str,
         return (f"{OP_LEVEL_CHECKPOINTING}, and torchtitan offloads model states only where FSDP2 shards them "
                 "over more than one rank")
     return None
+
+
+def _recompute_gap(recompute: str, method: str, spec: LayoutSpec, framework: str, zero: int,
+                   pair: _Pair) -> str | None:
+    """Why no stack runs this recomputation policy on this combination, or None (`_offload_gap`,
+    `selective_gap`: torchtitan offloads model states only where FSDP2 shards them over several ranks)."""
+    if recompute != "selective":
+        return _offload_gap(recompute, pair.tp, pair.pp, pair.cp)
+    unsharded_offload = (bool(spec.state_offload) and pair.dp * pair.cp == 1
+                         and offloads_states(framework, zero, pair.tp, pair.pp, spec.optimizer))
+    return selective_gap(method, spec.optimizer, spec.precision, framework, unsharded_offload)
 
 
 def _recomputes(spec: LayoutSpec, framework: str, method: str = "pretrain") -> tuple[str, ...]:
@@ -749,9 +761,7 @@ def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: Layout
             splits = [v for v in pair.virtual_stages if split_problem(shape.layers, pair.pp, v, fw) is None]
             unrunnable["no stack splits the layers so (pipeline stages)"] += len(pair.virtual_stages) - len(splits)
             for rc in _recomputes(spec, fw, method):
-                gap = _offload_gap(rc, pair.tp, pair.pp, pair.cp) or (selective_gap(
-                    method, spec.optimizer, spec.precision, fw, bool(spec.state_offload) and pair.dp * pair.cp == 1
-                    and offloads_states(fw, zero, pair.tp, pair.pp, spec.optimizer)) if rc == "selective" else None)
+                gap = _recompute_gap(rc, method, spec, fw, zero, pair)
                 if gap:
                     unrunnable[gap] += 1
                     continue
