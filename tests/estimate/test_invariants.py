@@ -1,7 +1,8 @@
 """Directions a planner relies on when it compares layouts: more GPU work never shortens a step, no time
-window hides a collective twice, FSDP's gradient accumulation costs what it costs at every ZeRO stage,
-and a size that fits is found. Each case here broke on the code before it was fixed; bench/
-estimate_invariants.py draws thousands more (a small draw of it runs below)."""
+window hides a collective twice, SHARD_GRAD_OP over one rank holds what NO_SHARD holds, a micro-batch size
+that fits is found, the free search is never beaten by a field fixed within it, and a fixed field no stack
+runs is refused. Each case here broke on the code before it was fixed; bench/estimate_invariants.py draws
+thousands more (a small draw of it runs below)."""
 
 from __future__ import annotations
 
