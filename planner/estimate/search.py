@@ -457,6 +457,14 @@ def selective_gap(method: str, optimizer: str, precision: str, framework: str,
     return None
 
 
+def _uneven_micro_batch_gap(spec: LayoutSpec, framework: str, replica_batch: int) -> str | None:
+    """Why a stated micro-batch cannot run on this stack with this replica batch, or None: Megatron and
+    DeepSpeed take no smaller last micro-batch (EXACT_BATCH_FRAMEWORKS)."""
+    if spec.micro_batch and framework in EXACT_BATCH_FRAMEWORKS and replica_batch % spec.micro_batch:
+        return f"{framework} needs micro-batch x accumulation steps = each replica's share of the global batch"
+    return None
+
+
 def _recompute_gap(recompute: str, method: str, spec: LayoutSpec, framework: str, zero: int,
                    pair: _Pair) -> str | None:
     """Why no stack runs this recomputation policy on this combination, or None (`_offload_gap`,
@@ -587,9 +595,6 @@ def _searched(key: _Key) -> SearchResult:
 
         all_fit = not spec.micro_batch
         extra_one = False  # one sequence per micro-batch added for Megatron's block recomputation
-        if spec.micro_batch and fw in EXACT_BATCH_FRAMEWORKS and replica % spec.micro_batch:
-            reasons[f"{fw} needs micro-batch x accumulation steps = the replica batch"] += 1
-            continue
         if spec.micro_batch:
             sizes: tuple[int, ...] = (spec.micro_batch,)
         else:
@@ -754,7 +759,7 @@ def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: Layout
         replica = pair.gb // pair.dp
         for ep, fw, zero in ((e, f, z) for e in pair.expert_parallel for f, z in pair.options):
             why = (_unrunnable(method, spec, fw, pair.tp, pair.pp, pair.cp)
-                   or _replicated_split_gap(method, fw, zero, pair))
+                   or _replicated_split_gap(method, fw, zero, pair) or _uneven_micro_batch_gap(spec, fw, replica))
             if why:
                 unrunnable[why] += 1
                 continue
@@ -1122,6 +1127,14 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         if gb is not None and gb // dp < pp:
             raise ValueError(f"virtual_pipeline: Megatron's interleaved schedule needs at least pp = {pp} "
                              f"micro-batches per step; a global batch of {gb} over dp = {dp} gives at most {gb // dp}")
+    if spec.micro_batch and spec.framework in EXACT_BATCH_FRAMEWORKS and spec.global_batch is not None:
+        fixed_split = spec.tp is not None and spec.pp is not None
+        dps = (dp,) if fixed_split else _divisors(gpus // (tp * pp * cp))
+        shares = {d: gb // d for d in dps if (gb := batch_for_replicas(spec.global_batch, d)) is not None}
+        if shares and all(share % spec.micro_batch for share in shares.values()):
+            over = ", ".join(f"{share} over dp = {d}" for d, share in shares.items())
+            raise ValueError(f"micro_batch: {spec.framework} needs micro-batch x accumulation steps = each replica's "
+                             f"share of the global batch ({over}), and {spec.micro_batch} divides none of them")
     default_fw = ("fsdp" if method in QLORA_METHODS or (spec.zero or 0) >= 2
                   else _searched_frameworks(method, spec)[0])
     probe_fw = spec.framework or default_fw

@@ -166,6 +166,13 @@ def test_a_stated_micro_batch_megatron_cannot_take_goes_to_a_stack_that_takes_it
     with pytest.raises(ValueError, match="micro_batch: megatron needs micro-batch x accumulation steps"):
         _estimate("qwen2.5-7b", "full_finetune", "a100-40gb", 16, tp=2, pp=1, dp=8, zero=1, recompute="none",
                   micro_batch=3, global_batch=64, seq_len=1024, framework="megatron")
+    # stated on Megatron where no data-parallel size makes it divide, it is refused naming the field (it was
+    # answered with an "uneven" layout as the least-memory one, "nothing fits" beside fits=True)
+    with pytest.raises(ValueError, match=r"micro_batch: megatron .* \(64 over dp = 1, .*3 divides none"):
+        _search("llama3.1-8b", "pretrain", "h100-sxm", 8, framework="megatron", micro_batch=3, global_batch=64)
+    divides = _search("llama3.1-8b", "pretrain", "h100-sxm", 8, framework="megatron", micro_batch=3,
+                      global_batch=48).best
+    assert divides.layout.framework == "megatron" and (48 // divides.layout.dp) % 3 == 0
 
 
 def test_adapters_over_several_gpus_are_searched_with_replicated_data_parallelism() -> None:
