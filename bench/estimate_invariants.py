@@ -41,6 +41,7 @@ from plan.models.catalog import builtin_catalog
 from plan.models.model_card import ModelCard
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, estimate, search_layout, shape_of
 from plan.planner.estimate.estimator import layout_problems
+from plan.planner.estimate.search import LONG_SEQUENCE, MIN_TOKENS_PER_CP_RANK
 from plan.planner.estimate.types import FRAMEWORK_ZERO, Layout, framework_zero
 
 MODELS = ("llama3.2-1b", "qwen2.5-7b", "llama3.1-8b", "glm-4-9b", "qwen3-14b", "qwen3-32b", "llama3.1-70b",
@@ -380,9 +381,11 @@ CHECKS: tuple[tuple[str, Variant, Callable[[Estimate], float], int], ...] = (
 
 
 SEARCH_FIELDS = {"tp": (1, 2, 4, 8), "pp": (1, 2, 4), "zero": (0, 1, 2, 3), "recompute": RECOMPUTE_ORDER,
-                 "micro_batch": (1, 2, 3, 4, 8), "virtual_pipeline": (1, 2)}
-"""Fields the search chooses over every value listed here (cp is searched from 8k tokens, the stack among
-those the method makes sensible: fixing them may reach layouts the search leaves out on purpose)."""
+                 "micro_batch": (1, 2, 3, 4, 8), "virtual_pipeline": (1, 2), "cp": (1, 2)}
+"""Fields the search chooses over every value listed here (the stack is searched among those the method
+makes sensible: fixing it may reach a layout the search leaves out on purpose). Context parallelism is
+searched from LONG_SEQUENCE tokens with at least MIN_TOKENS_PER_CP_RANK per rank: cp 2 is fixed only
+there."""
 
 
 def search_pair(rng: random.Random, catalog: object) -> tuple[str, Any, Any] | None:
@@ -390,10 +393,12 @@ def search_pair(rng: random.Random, catalog: object) -> tuple[str, Any, Any] | N
     model = catalog.model(rng.choice(MODELS))  # type: ignore[attr-defined]
     cluster = Cluster.of(catalog.gpu(rng.choice(GPUS)), rng.choice(GPU_COUNTS))  # type: ignore[attr-defined]
     method = rng.choice(METHODS)
-    spec = LayoutSpec(seq_len=rng.choice(SEQ_LENS[:4]), global_batch=rng.choice((None, 64, 256)),
+    spec = LayoutSpec(seq_len=rng.choice(SEQ_LENS), global_batch=rng.choice((None, 64, 256)),
                       memory_headroom=0.08)
     name = rng.choice(sorted(SEARCH_FIELDS))
     value = rng.choice(SEARCH_FIELDS[name])
+    if name == "cp" and spec.seq_len < max(LONG_SEQUENCE, 2 * MIN_TOKENS_PER_CP_RANK):
+        return None
     try:
         fixed = search_layout(model, method, cluster, replace(spec, **{name: value}))
     except ValueError:
