@@ -168,6 +168,16 @@ def _zero_three(case: Case) -> Case | None:
     return _higher_zero(case, below_three=False)
 
 
+def _more_traffic_zero(case: Case) -> Case | None:
+    """A ZeRO stage that only adds traffic, the optimizer step sharded alike: ZeRO-2 -> 3 on FSDP and
+    DeepSpeed (parameters gathered again for every pass), ZeRO-1 -> 2 on DeepSpeed (gradients reduced every
+    micro-batch, not once per step)."""
+    lay = case.layout
+    stages = framework_zero(lay.framework, lay.pp)
+    step = {"fsdp": {2: 3}, "deepspeed": {1: 2, 2: 3}}.get(lay.framework, {}).get(lay.zero)
+    return _with(case, zero=step) if step in stages and not lay.state_offload else None
+
+
 def _fp8(case: Case) -> Case | None:
     if case.layout.precision != "bf16" or not case.cluster.gpu.peak_tflops.fp8:
         return None
@@ -366,6 +376,7 @@ CHECKS: tuple[tuple[str, Variant, Callable[[Estimate], float], int], ...] = (
     ("memory: CPU offload", _cpu_offload, _memory, -1),
     ("memory: more recomputed layers", _more_recomputed_layers, _memory, +1),
     ("time: more recomputation", _more_recompute, _step_s, +1),
+    ("time: a ZeRO stage that adds traffic", _more_traffic_zero, _step_s, +1),
     ("time: eager attention", _eager_attention, _step_s, +1),
     ("time: higher LoRA rank", _higher_rank, _step_s, +1),
     ("time: CPU offload", _cpu_offload, _step_s, +1),

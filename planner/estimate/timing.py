@@ -43,7 +43,7 @@ behind the last micro-batch's backward and (ZeRO-1) all-gathers parameters behin
 (buckets of max(40M, 1M x dp) parameters, megatron-core 0.16 distributed_data_parallel.py: about a layer
 at scale), in its fp32 `main_grad` under bf16; with interleaved stages only the chunk that ends the step
 lacks cover (`_once_per_step`); DeepSpeed ZeRO-2 and Megatron-FSDP `optim_grads` reduce-scatter gradients
-every micro-batch (Megatron-FSDP also gathers the updated parameters once per step, as ZeRO-1 does);
+every micro-batch, and both gather the updated parameters once per step, as ZeRO-1 does;
 ZeRO-3 (DeepSpeed, FSDP FULL_SHARD, Megatron-FSDP `optim_grads_params`) gathers each layer before its
 forward and again before its backward and reduce-scatters its gradient, every micro-batch; FSDP
 SHARD_GRAD_OP gathers once per micro-batch forward and reduce-scatters once per step.
@@ -400,7 +400,10 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
                               collective(front_trained * 2.0), collective(back_trained * 2.0))
 
     if zero == 2 and layout.framework == "deepspeed":
-        return m * _layered_exposed(reduce, backward_mb, layers, front_reduce, back_reduce)
+        # stage 2 reduce-scatters every micro-batch's gradients and, as stage 1 does, all-gathers the
+        # updated 16-bit parameters after the step (deepspeed/runtime/zero/stage_1_and_2.py)
+        return (m * _layered_exposed(reduce, backward_mb, layers, front_reduce, back_reduce)
+                + updated_parameters_gathered())
     if zero == 2 and layout.framework == "megatron":
         # Megatron-FSDP optim_grads: the gradient shards are all there is to accumulate into, so every
         # micro-batch's backward reduce-scatters

@@ -243,10 +243,10 @@ def test_the_embedding_is_the_data_parallel_bucket_nothing_hides(h100: GPU, fram
     assert gather > 3 * layer
     exposed = dp_exposed_s(shape, "pretrain", layout, link, zero, compute_mb=100.0, recompute_mb=0.0)
     # per step: the gradient's reduction once (ZeRO-1), or per micro-batch (ZeRO-2/3), plus the gathers:
-    # once per step after the optimizer (ZeRO-1, Megatron-FSDP's optim_grads), none in DeepSpeed's ZeRO-2
-    # model, every micro-batch under ZeRO-3
+    # once per step after the optimizer (ZeRO-1, DeepSpeed's ZeRO-2 and Megatron-FSDP's optim_grads, which
+    # shard the optimizer but not the parameters), every micro-batch under ZeRO-3
     reductions = 1 if zero == 1 else layout.micro_batches
-    gathers = 1 if zero == 1 or (framework == "megatron" and zero == 2) else {2: 0, 3: layout.micro_batches}[zero]
+    gathers = 1 if zero in (1, 2) else layout.micro_batches
     assert exposed == pytest.approx(reductions * reduce + gathers * gather)
     # with no compute to hide behind, every layer's collectives add to it
     assert dp_exposed_s(shape, "pretrain", layout, link, zero, compute_mb=0.0, recompute_mb=0.0) > exposed + layer
