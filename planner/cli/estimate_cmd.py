@@ -362,11 +362,12 @@ def _faster_offloaded_hint(card: ModelCard, method: str, cluster: Cluster, spec:
             or offloaded.tokens_per_s < chosen.tokens_per_s * (1 + OFFLOAD_NOTE_GAIN)):
         return None
     gain = offloaded.tokens_per_s / chosen.tokens_per_s - 1
+    host_gib = HOST_MEMORY_GIB_PER_GPU if cluster.host_memory_gib_per_gpu is None else cluster.host_memory_gib_per_gpu
     return (f"--cpu-offload on (ZeRO-3 with the states in host memory) is estimated {gain:.0%} faster: "
             f"{offloaded.tokens_per_s:,.0f} tokens/s with {offloaded.layout.short()}; left out because the search "
             f"offloads only where nothing fits without it: that speed rests on assumed host figures (the CPU "
             f"optimizer step at {CPU_OPTIMIZER_BYTES_PER_S / 1e9:g} GB/s of host memory traffic per GPU, "
-            f"{cluster.host_memory_gib_per_gpu or HOST_MEMORY_GIB_PER_GPU:g} GiB of host memory per GPU, "
+            f"{host_gib:g} GiB of host memory per GPU, "
             "no measurement); measure a step before relying on it")
 
 

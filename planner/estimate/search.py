@@ -40,9 +40,10 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from plan.models.methods import DPO_METHODS, QLORA_FP8
 from plan.models.model_card import ModelCard
@@ -569,14 +570,11 @@ def _searched(key: _Key) -> SearchResult:
             # a large model on a few cards end here, before any activation is counted). The states are
             # least with the whole replica batch as one micro-batch (FSDP's unsharded accumulation buffer
             # exists only with several)
-            whole = -(-pair.gb // pair.dp)
-            floor = pair.memo.get(("states", fw, zero, ep, whole))
-            if floor is None:
-                floor = _states_floor(shape, method, spec, lora_rank, pair, fw, zero, ep, whole)
+            floor = _states_floor(shape, method, spec, lora_rank, pair, fw, zero, ep, replica)
             if floor > cap:
                 considered += 1
                 if not reasons["out of memory"]:
-                    reject(_make(pair, spec, lora_rank, fw, zero, rc, whole, v, ep),
+                    reject(_make(pair, spec, lora_rank, fw, zero, rc, replica, v, ep),
                            f"out of memory: the model states alone take {floor:.1f} GiB > {cap:g} GiB",
                            "out of memory")
                 else:
@@ -1062,6 +1060,22 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
 _memory = lru_cache(maxsize=65536)(memory_per_gpu)
 
 
+_Gap = TypeVar("_Gap")
+
+
+def _every_stack_gap(method: str, spec: LayoutSpec, gap_of: Callable[[str], _Gap | None]) -> tuple[_Gap, str] | None:
+    """Where every stack the job may use (the stated one, else those searched) has a gap for a stated field:
+    the first stack's, and the clause saying why Megatron was left out (' (...)', or '' with a stated stack
+    or none left out); else None."""
+    stacks = (spec.framework,) if spec.framework else _searched_frameworks(method, spec)
+    gaps = [gap_of(fw) for fw in stacks]
+    first = gaps[0]
+    if first is None or not all(gaps):
+        return None
+    left_out = "" if spec.framework else _megatron_left_out(method, spec)
+    return first, f" ({left_out})" if left_out else ""
+
+
 def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
                 lora_rank: int | None) -> None:
     """Raise ValueError for fixed fields that no search can repair."""
@@ -1099,22 +1113,19 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
             field_name = "virtual_pipeline" if (spec.virtual_pipeline or 1) > 1 else "pp"
             raise ValueError(f"{field_name}: " + "; ".join(str(problem) for problem in splits))
     if spec.tp is not None or spec.pp is not None:  # a stated split that no stack the job may use runs
-        stacks = (spec.framework,) if spec.framework else _searched_frameworks(method, spec)
-        gaps = [fsdp_stack_gap(method, spec.optimizer, spec.precision, spec.tp or 1, spec.pp or 1)
-                if fw == "fsdp" else None for fw in stacks]
-        first = gaps[0]
-        if first is not None and all(gaps):
-            field_name, why = first
-            left_out = "" if spec.framework else _megatron_left_out(method, spec)
+        split_gap = _every_stack_gap(method, spec, lambda fw: fsdp_stack_gap(
+            method, spec.optimizer, spec.precision, spec.tp or 1, spec.pp or 1) if fw == "fsdp" else None)
+        if split_gap:
+            (field_name, why), left_out = split_gap
             raise ValueError(f"{field_name}: {why}; no stack runs {method} at {field_name}={getattr(spec, field_name)}"
-                             + (f" ({left_out})" if left_out else ""))
+                             + left_out)
     if spec.recompute == "selective":
-        stacks = (spec.framework,) if spec.framework else _searched_frameworks(method, spec)
-        selective_gaps = [selective_gap(method, spec.optimizer, spec.precision, fw) for fw in stacks]
-        if selective_gaps[0] is not None and all(selective_gaps):
-            left_out = "" if spec.framework else _megatron_left_out(method, spec)
-            raise ValueError(f"recompute: {selective_gaps[0]}; no stack runs {method} with selective recomputation"
-                             + (f" ({left_out})" if left_out else "") + "; use full or none")
+        recompute_gap = _every_stack_gap(method, spec,
+                                         lambda fw: selective_gap(method, spec.optimizer, spec.precision, fw))
+        if recompute_gap:
+            why, left_out = recompute_gap
+            raise ValueError(f"recompute: {why}; no stack runs {method} with selective recomputation{left_out}; "
+                             "use full or none")
     if spec.recompute:
         offload_gap = _offload_gap(spec.recompute, spec.tp or 1, spec.pp or 1, spec.cp or 1)
         if offload_gap:
@@ -1131,7 +1142,7 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         fixed_split = spec.tp is not None and spec.pp is not None
         dps = (dp,) if fixed_split else _divisors(gpus // (tp * pp * cp))
         shares = {d: gb // d for d in dps if (gb := batch_for_replicas(spec.global_batch, d)) is not None}
-        if shares and all(share % spec.micro_batch for share in shares.values()):
+        if shares and all(_uneven_micro_batch_gap(spec, spec.framework, share) for share in shares.values()):
             over = ", ".join(f"{share} over dp = {d}" for d, share in shares.items())
             raise ValueError(f"micro_batch: {spec.framework} needs micro-batch x accumulation steps = each replica's "
                              f"share of the global batch ({over}), and {spec.micro_batch} divides none of them")
