@@ -33,6 +33,7 @@ from plan.planner.estimate.types import (
     Estimate,
     Layout,
     framework_zero,
+    interleaving_refused,
     megatron_splits_sequence,
     offloads_states,
 )
@@ -144,9 +145,7 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
                         f"optimizer {layout.optimizer}")
     if layout.virtual_pipeline > 1 and layout.pp == 1:
         problems.append("virtual_pipeline: interleaving needs pp > 1")
-    elif (layout.virtual_pipeline > 1 and layout.framework == "megatron"
-          and layout.micro_batches < layout.pp):
-        # its default --microbatch-group-size-per-virtual-pipeline-stage is pp (launch-configs.md)
+    elif interleaving_refused(layout.framework, layout.virtual_pipeline, layout.micro_batches, layout.pp):
         problems.append(f"virtual_pipeline: Megatron's interleaved schedule needs at least pp = {layout.pp} "
                         f"micro-batches per step, got {layout.micro_batches}")
     if cluster.gpus > cluster.gpus_per_node and (cluster.fabric_kind == "none"

@@ -82,6 +82,7 @@ from plan.planner.estimate.types import (
     Layout,
     LayoutSpec,
     framework_zero,
+    interleaving_refused,
     megatron_splits_sequence,
     offloads_states,
 )
@@ -615,9 +616,7 @@ def _searched(key: _Key) -> SearchResult:
                 extra_one = True
         ep_link = group_link(cluster, ep, pair.tp * pair.cp)
         for mb in sizes:
-            if fw == "megatron" and v > 1 and -(-replica // mb) < pair.pp:
-                # Megatron's interleaved schedule runs micro-batches in groups of pp (its default
-                # --microbatch-group-size-per-virtual-pipeline-stage): fewer than pp per step is refused
+            if interleaving_refused(fw, v, -(-replica // mb), pair.pp):
                 reasons["Megatron interleaves only with at least pp micro-batches per step"] += 1
                 all_fit = False
                 continue

@@ -78,6 +78,13 @@ EXACT_BATCH_FRAMEWORKS = frozenset({"megatron", "deepspeed"})
 `gbs % (mbs * dp) == 0`, DeepSpeed's train_batch_size; ../shared/reference/launch-configs.md): no smaller
 last micro-batch."""
 
+def interleaving_refused(framework: str | None, virtual_pipeline: int, micro_batches: int, pp: int) -> bool:
+    """Whether a stack refuses this interleaved schedule: Megatron runs micro-batches in groups of pp (its
+    default --microbatch-group-size-per-virtual-pipeline-stage; ../shared/reference/launch-configs.md), so
+    fewer than pp per step with virtual stages is refused."""
+    return framework == "megatron" and virtual_pipeline > 1 and micro_batches < pp
+
+
 DEEPSPEED_PIPELINE_ZERO = (0, 1)
 """ZeRO stages DeepSpeed runs under pipeline parallelism: its `PipelineModule` engine asserts stage < 2
 ("ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism", deepspeed/runtime/pipe/engine.py;

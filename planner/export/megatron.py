@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from plan.models.methods import ADAPTER_METHODS, DPO_METHODS
 from plan.planner.estimate.stages import megatron_split_flags, split_problem
-from plan.planner.estimate.types import MEGATRON_FSDP_SHARDING, megatron_splits_sequence
+from plan.planner.estimate.types import MEGATRON_FSDP_SHARDING, interleaving_refused, megatron_splits_sequence
 from plan.planner.export.launch import torchrun
 from plan.planner.export.layout import ExportError, ExportLayout
 
@@ -39,8 +39,7 @@ def check(layout: ExportLayout) -> None:
     split = split_problem(layout.layers, layout.pp, layout.vpp, "megatron")
     if split:
         raise ExportError(f"megatron: {split}")
-    if layout.vpp > 1 and layout.grad_accum < layout.pp:
-        # groups of pp micro-batches (the default group size); a last, smaller group is scheduled too
+    if interleaving_refused("megatron", layout.vpp, layout.grad_accum, layout.pp):
         raise ExportError(f"megatron: the interleaved schedule needs at least pp={layout.pp} micro-batches per "
                           f"step, the plan has {layout.grad_accum}")
     if not megatron_splits_sequence(layout.seq_len, layout.cp):
