@@ -309,6 +309,21 @@ class CandidateBuilder:
         best, _, _ = self._estimate(card, job, self._cluster(largest, gpu), state_offload=False)
         return best is None or best.layout.host_activations  # (activation offload: offloading all the same)
 
+    def offloaded_alternative(self, candidate: Candidate) -> Estimate | None:
+        """The fastest layout with the model states in host memory on the candidate's own GPUs (same place,
+        count and billing), for the plan's note where it is clearly faster (planner/offload_note.py). None
+        where the job states cpu_offload, the candidate offloads already, or nothing offloaded fits."""
+        job = next(j for j in self.scenario.jobs if j.id == candidate.job)
+        if job.cpu_offload is not None or candidate.layout.get("state_offload"):
+            return None
+        wanted = (candidate.platform, candidate.gpu, candidate.gpus, candidate.billing)
+        for option in [*self._cloud_options(job), *self._owned_options(job), *self._purchase_options(job)]:
+            place = option.place
+            if (place.platform, place.gpu, place.gpus, place.billing) == wanted:
+                cluster = self._cluster(option, self.catalog.gpus[place.gpu])
+                return self._estimate(self.loaded.models[job.id], job, cluster, True)[0]
+        return None
+
     def _estimate(self, card: ModelCard, job: Job, cluster: Cluster,
                   state_offload: bool | None = None) -> tuple[Estimate | None, str, str]:
         """Fastest fitting layout. Reliability does not change the layout, so the search runs on the

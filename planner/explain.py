@@ -14,7 +14,7 @@ from plan.models.limits import MAX_GPUS
 from plan.models.methods import QLORA_METHODS
 from plan.models.platform import BillingMode, billed_hours
 from plan.models.problem import SCALE, Candidate, Problem, PurchaseEconomics, Removed
-from plan.planner.candidates import NOT_WEIGHED
+from plan.planner.candidates import NOT_WEIGHED, CandidateBuilder
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
 from plan.planner.estimate.types import CAUSAL_MFU_NOTE_GAP, OPTIMIZER_NAME_OF
@@ -26,6 +26,7 @@ from plan.planner.infeasible import (
     duration_text,
     held_back_by,
 )
+from plan.planner.offload_note import faster_offloaded, offload_note
 from plan.planner.plan import Conflict, JobPlan, Plan, ReservationPlan, Trade
 from plan.planner.transfer import transfer_line
 
@@ -169,6 +170,22 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
             if note not in assumptions:
                 assumptions.append(note)
     plan.assumptions = assumptions
+
+
+def offload_lines(session: Session, outcome: Outcome) -> list[str]:
+    """The jobs of a plan for which ZeRO-3 with the model states in host memory is estimated clearly faster on
+    the same GPUs: the planner offloads only where nothing fits without it (planner/offload_note.py)."""
+    if session.loaded is None:
+        return []
+    builder = CandidateBuilder(session.loaded)
+    lines = []
+    for job in session.problem.jobs:
+        chosen = outcome.chosen[job]
+        offloaded = builder.offloaded_alternative(chosen)
+        gain = faster_offloaded(chosen.tokens_per_s, offloaded)
+        if gain is not None and offloaded is not None:
+            lines.append(f"{job}: " + offload_note("cpu_offload: true", gain, offloaded))
+    return lines
 
 
 def _stack_rule_line(session: Session, plan: Plan) -> list[str]:

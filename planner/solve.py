@@ -15,7 +15,7 @@ from plan.planner.build_deadline import BuildTimeout, build_deadline
 from plan.planner.candidates import build_problem
 from plan.planner.cpsat.model import Bounds, PlanModel
 from plan.planner.cpsat.run import Outcome, solve_model, to_plan
-from plan.planner.explain import explain_plan
+from plan.planner.explain import explain_plan, offload_lines
 from plan.planner.infeasible import explain_infeasible
 from plan.planner.overflow_guard import check_magnitudes
 from plan.planner.plan import Plan, SolveResult
@@ -255,6 +255,7 @@ def solve_session(session: Session) -> SolveResult:
             plan.within_gap = False
         for plan, outcome in zip(plans, outcomes, strict=True):
             explain_plan(session, plan, outcome, best)
+        plans[0].explanation += offload_lines(session, best)  # (one more search per job: the top plan only)
         result.plans = plans
         _record_proof(session, result, best)
     result.solve_time_s = time.perf_counter() - session.started

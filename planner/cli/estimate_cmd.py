@@ -25,8 +25,6 @@ from plan.models.scenario import DEFAULT_MEMORY_HEADROOM, MAX_MEMORY_HEADROOM, l
 from plan.models.units import parse_count, parse_seq_len
 from plan.planner.cli.common import OutputFormat, console, fail, finite, print_json
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
-from plan.planner.estimate.factors import CPU_OPTIMIZER_BYTES_PER_S
-from plan.planner.estimate.memory import HOST_MEMORY_GIB_PER_GPU
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     CAUSAL_MFU_NOTE_GAP,
@@ -43,6 +41,7 @@ from plan.planner.estimate.types import (
     RECOMPUTE,
 )
 from plan.planner.memory_savers import LEANER_OPTIMIZERS, STACK_SETTINGS, MemorySaver
+from plan.planner.offload_note import faster_offloaded, offload_note
 from plan.planner.plan import recompute_label
 
 _OPTION_OF_FIELD = {"micro_batch": "--micro-batch", "global_batch": "--global-batch", "seq_len": "--seq-len",
@@ -342,33 +341,18 @@ def _cpu_offload_hint(card: ModelCard, method: str, cluster: Cluster, spec: Layo
                       state_offload=True)
 
 
-OFFLOAD_NOTE_GAIN = 0.10
-"""How much faster a layout with the model states in host memory must be estimated before `plan estimate`
-says so: the search takes offloading only where nothing fits without it."""
-
-
 def _faster_offloaded_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec,
                            chosen: Estimate) -> str | None:
-    """Where the search left offloading out (it takes it only where nothing fits without it, since its speed
-    rests on assumed host figures) and ZeRO-3 with the states in host memory is estimated clearly faster,
-    say so, with the assumptions it rests on: the user decides, measuring first."""
+    """Where the search left offloading out and ZeRO-3 with the states in host memory is estimated clearly
+    faster, say so, with the assumptions it rests on (plan.planner.offload_note)."""
     if spec.state_offload is not None or chosen.layout.state_offload:
         return None
     try:
         offloaded = search_layout(card, method, cluster, dataclasses.replace(spec, state_offload=True)).best
     except ValueError:
         return None
-    if (offloaded is None or not offloaded.layout.state_offload
-            or offloaded.tokens_per_s < chosen.tokens_per_s * (1 + OFFLOAD_NOTE_GAIN)):
-        return None
-    gain = offloaded.tokens_per_s / chosen.tokens_per_s - 1
-    host_gib = HOST_MEMORY_GIB_PER_GPU if cluster.host_memory_gib_per_gpu is None else cluster.host_memory_gib_per_gpu
-    return (f"--cpu-offload on (ZeRO-3 with the states in host memory) is estimated {gain:.0%} faster: "
-            f"{offloaded.tokens_per_s:,.0f} tokens/s with {offloaded.layout.short()}; left out because the search "
-            f"offloads only where nothing fits without it: that speed rests on assumed host figures (the CPU "
-            f"optimizer step at {CPU_OPTIMIZER_BYTES_PER_S / 1e9:g} GB/s of host memory traffic per GPU, "
-            f"{host_gib:g} GiB of host memory per GPU, "
-            "no measurement); measure a step before relying on it")
+    gain = faster_offloaded(chosen.tokens_per_s, offloaded)
+    return None if gain is None or offloaded is None else offload_note("--cpu-offload on", gain, offloaded)
 
 
 def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None, notes: list[str],
