@@ -277,6 +277,16 @@ activations are still held. Measured: 10.0 and 12.0 B (to 0.1%) on six model sha
 (bench/device/measure_steps.py `saved` records, torch 2.11, transformers 5.17, 2026-11-30); 10 until
 then."""
 
+UPCAST_LOGIT_RESERVED_BYTES = 4.0
+"""Bytes per logit element the caching allocator holds beyond what is allocated at the loss, where PyTorch's
+cross-entropy runs on upcast fp32 logits (LOGIT_BYTES_FP32_LOSS, LOGIT_BYTES_VOCAB_PARALLEL_EAGER): one fp32
+logit-sized block. Reasoning: the loss phase's logit-sized blocks, freed, are split by the layer phase's
+smaller allocations, and the next step's checkpoints and activations, alive at its loss, sit in those
+splits, so the next loss takes a fresh block. Measured on the lent H200 (bench/data/measured_h200.csv, the
+five steps with full recomputation, whose peak is the loss: reserved minus allocated 3.5-6.7 B per logit,
+8-16 GiB; the 15% ALLOCATOR_FRAGMENTATION counts 1.8 B of it): this replaces that 15% on the logits where it
+is larger, and counts only what the re-materialised layer's own phase does not already hold."""
+
 LOGIT_BYTES_VOCAB_PARALLEL_EAGER = 16.0
 """Bytes per logit element at the loss when PyTorch's tensor-parallel loss (`loss_parallel`, the
 vocabulary sharded over tp; torchtitan) runs as separate eager ops (torch/distributed/tensor/parallel/

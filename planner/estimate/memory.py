@@ -101,6 +101,7 @@ from plan.planner.estimate.factors import (
     LOSS_CHUNK_GRAD_BYTES,
     LOSS_CHUNKS,
     NCCL_BUFFERS_GIB,
+    UPCAST_LOGIT_RESERVED_BYTES,
 )
 from plan.planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
 from plan.planner.estimate.schedule import held_chunks, held_peak, stage_chunk_layers
@@ -316,6 +317,11 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     # larger of the two phases (its working layer counted as activations only where it is larger).
     logits = loss_phase
     working_last = max(0.0, working - loss_phase)
+    # PyTorch's cross-entropy on upcast logits: the caching allocator holds one fp32 logit-sized block more
+    # than is allocated at the loss (UPCAST_LOGIT_RESERVED_BYTES)
+    upcast_reserved = (tokens_mb * shape.vocab / t * UPCAST_LOGIT_RESERVED_BYTES
+                       if layout.loss == "plain"
+                       and _logit_bytes(layout) in (LOGIT_BYTES_FP32_LOSS, LOGIT_BYTES_VOCAB_PARALLEL_EAGER) else 0.0)
     # torch.distributed.pipelining's last stage keeps every micro-batch's output for the merged return of
     # `schedule.step()` (`stage.output_chunks`, cleared only when the next step starts), and torchtitan's
     # model returns its logits in fp32: the other micro-batches' logits are held beside this one's loss.
@@ -387,6 +393,8 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
             summed = max(loss_phase, working) + layer_side
             other -= (summed - max(loss_phase + gathered, working + layer_side)) / GIB
         other += logits_gib + ALLOCATOR_FRAGMENTATION * (act_gib + logits_gib)
+        if is_last:  # the upcast logits' block the allocator holds at the loss, where the working layer does not
+            other += max(0.0, upcast_reserved - ALLOCATOR_FRAGMENTATION * loss_phase - working_last) / GIB
         results.append([weights, grads, optim, act_gib, other, offload, logits_gib])
     peak = max(range(len(results)), key=lambda i: sum(results[i][:5]))
     weights, grads, optim, act_gib, other, offload, loss_gib = results[peak]
