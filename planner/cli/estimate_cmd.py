@@ -103,7 +103,9 @@ def estimate_command(
     vpp: Annotated[int | None, typer.Option("--vpp", help="interleaved virtual pipeline stages (searched)")] = None,
     ep: Annotated[int | None, typer.Option(
         "--ep", help="expert-parallel size, MoE models (searched if omitted)")] = None,
-    attention: Annotated[str, typer.Option("--attention", help="flash | eager")] = "flash",
+    attention: Annotated[str, typer.Option(
+        "--attention", help="flash | eager (eager: the s x s scores stored, as Hugging Face's eager attention; "
+        "context parallelism then only on DeepSpeed's Ulysses)")] = "flash",
     kernels: Annotated[str, typer.Option(
         "--kernels", help="eager | fused: how a PyTorch stack (fsdp, deepspeed) runs the model's layers; eager "
                           "as Hugging Face, torchtune and peft do, fused under torch.compile, Liger or Unsloth "

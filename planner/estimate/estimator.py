@@ -30,12 +30,14 @@ from plan.planner.estimate.types import (
     PYTORCH_ONLY_OPTIMIZERS,
     QLORA_METHODS,
     RECOMPUTE,
+    RING_ATTENTION_NEEDS_FLASH,
     Estimate,
     Layout,
     framework_zero,
     interleaving_refused,
     megatron_splits_sequence,
     offloads_states,
+    ring_attention_gap,
 )
 
 
@@ -73,6 +75,9 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
                         f"modelled for full training), got {layout.ep}")
     elif layout.ep > 1 and layout.dp % layout.ep:
         problems.append(f"ep: {layout.ep} does not divide the {layout.dp} data-parallel ranks")
+    if ring_attention_gap(layout.framework, layout.cp, layout.flash_attention):
+        problems.append(f"attention: {RING_ATTENTION_NEEDS_FLASH}; got {layout.framework} with cp {layout.cp} "
+                        "and eager attention")
     if layout.seq_len % layout.cp:
         problems.append(f"cp: {layout.cp} does not divide the sequence length {layout.seq_len}")
     elif layout.framework == "megatron" and not megatron_splits_sequence(layout.seq_len, layout.cp):

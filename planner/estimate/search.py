@@ -85,6 +85,7 @@ from plan.planner.estimate.types import (
     interleaving_refused,
     megatron_splits_sequence,
     offloads_states,
+    ring_attention_gap,
 )
 
 FINETUNE_SEQUENCES_PER_STEP = 128
@@ -368,6 +369,9 @@ def _unrunnable(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int,
     DeepSpeed AutoTP and accelerate's parallelism config run it."""
     if framework == "megatron" and not megatron_splits_sequence(spec.seq_len, cp):
         return MEGATRON_CP_SEQUENCE
+    ring_gap = ring_attention_gap(framework, cp, spec.flash_attention)
+    if ring_gap:
+        return ring_gap
     if framework != "fsdp":
         return None
     if (spec.framework is None and spec.pytorch_stacks_only
@@ -1118,6 +1122,13 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
             (field_name, why), left_out = split_gap
             raise ValueError(f"{field_name}: {why}; no stack runs {method} at {field_name}={getattr(spec, field_name)}"
                              + left_out)
+    if (spec.cp or 1) > 1 and not spec.flash_attention:
+        ring_gap = _every_stack_gap(method, spec, lambda fw: ring_attention_gap(fw, spec.cp or 1, False))
+        if ring_gap:
+            why, left_out = ring_gap
+            stacks = spec.framework or f"the stacks searched for {method}"
+            raise ValueError(f"attention: {why}; {stacks} cannot run eager attention at cp={spec.cp}{left_out}; use "
+                             "flash attention, cp 1 or framework deepspeed")
     if spec.recompute == "selective":
         recompute_gap = _every_stack_gap(method, spec,
                                          lambda fw: selective_gap(method, spec.optimizer, spec.precision, fw))

@@ -110,6 +110,20 @@ def megatron_splits_sequence(seq_len: int, cp: int) -> bool:
     return cp <= 1 or seq_len % (2 * cp) == 0
 
 
+RING_ATTENTION_NEEDS_FLASH = ("context parallelism runs ring attention through flash kernels (Megatron through "
+                              "Transformer Engine's fused or flash attention, its own attention asserting cp = 1; "
+                              "torchtitan and accelerate through SDPA's flash or efficient backends); only "
+                              "DeepSpeed's Ulysses, which splits the heads, runs eager attention with cp > 1")
+"""Why Megatron and the FSDP family run no context parallelism with eager attention
+(../shared/reference/launch-configs.md: accelerate's cp is ring attention over SDPA; Megatron-Core's local
+DotProductAttention asserts context_parallel_size == 1)."""
+
+
+def ring_attention_gap(framework: str, cp: int, flash_attention: bool) -> str | None:
+    """RING_ATTENTION_NEEDS_FLASH where this stack cannot split the sequence with this attention, else None."""
+    return RING_ATTENTION_NEEDS_FLASH if cp > 1 and not flash_attention and framework != "deepspeed" else None
+
+
 MEGATRON_FSDP_SHARDING = {2: "optim_grads", 3: "optim_grads_params"}
 """Megatron-FSDP's `--data-parallel-sharding-strategy` for each ZeRO stage it runs."""
 

@@ -2,7 +2,8 @@
 estimator and the search so that no plan names a layout no stack runs:
 - DeepSpeed's pipeline engine runs ZeRO stage 0 or 1 only: `PipelineModule` asserts stage < 2 ("ZeRO-2 and
   ZeRO-3 are incompatible with pipeline parallelism"); its exporter refuses the rest too;
-- Megatron's context parallelism cuts each sequence into 2 x cp chunks (`seq % (2 * cp) == 0`);
+- Megatron's context parallelism cuts each sequence into 2 x cp chunks (`seq % (2 * cp) == 0`), and it and the
+  FSDP family run ring attention through flash kernels only (DeepSpeed's Ulysses runs any attention);
 - no FSDP-family stack pipelines LoRA/QLoRA, DPO, a PyTorch optimizer or fp16, none tensor-parallelizes a
   4-bit QLoRA base, and none runs adapters or DPO with tp or cp beside replicated (ZeRO-0) ranks;
 - offloaded checkpoints run data-parallel only, offloaded activations unpipelined;
@@ -11,6 +12,8 @@ Stated, each is refused naming the field (a stated value is never swapped for an
 never enumerated."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
@@ -100,6 +103,25 @@ def test_megatron_context_parallelism_needs_the_sequence_in_2cp_chunks(llama8b: 
     assert best is not None and best.layout.framework == "fsdp" and best.layout.cp == 2
     with pytest.raises(ValueError, match=r"^cp: Megatron's context parallelism"):
         search_layout(llama8b, "pretrain", cluster, LayoutSpec(seq_len=8194, cp=2, framework="megatron"))
+
+
+def test_ring_attention_runs_through_flash_kernels_on_megatron_and_fsdp(llama8b: ModelCard, h100: GPU) -> None:
+    cluster = Cluster.of(h100, 8)
+    for framework in ("megatron", "fsdp"):
+        with pytest.raises(ValueError, match=r"^attention: context parallelism runs ring attention through flash"):
+            estimate(llama8b, "pretrain", cluster, replace(_cp_layout(framework, 16384), flash_attention=False))
+        assert estimate(llama8b, "pretrain", cluster, _cp_layout(framework, 16384)).tokens_per_s > 0
+        with pytest.raises(ValueError, match=rf"^attention: .*; {framework} cannot run eager attention at cp=2"):
+            search_layout(llama8b, "pretrain", cluster, LayoutSpec(seq_len=16384, cp=2, framework=framework,
+                                                                   flash_attention=False))
+    # DeepSpeed's Ulysses splits the heads and runs any attention
+    eager_ulysses = replace(_cp_layout("deepspeed", 16384), flash_attention=False, zero=1)
+    assert estimate(llama8b, "pretrain", cluster, eager_ulysses).tokens_per_s > 0
+    # searched with eager attention, no layout splits the sequence on Megatron or FSDP
+    result = search_layout(llama8b, "pretrain", cluster, LayoutSpec(seq_len=16384, flash_attention=False))
+    assert result.best is not None
+    for lay in [result.best.layout, *(lay for lay, _ in result.rejected)]:
+        assert lay.cp == 1 or lay.framework == "deepspeed", lay.short()
 
 
 @pytest.mark.parametrize("seq_len", [16386, 32770])
