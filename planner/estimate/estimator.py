@@ -38,6 +38,7 @@ from plan.planner.estimate.types import (
     megatron_splits_sequence,
     offloads_states,
     ring_attention_gap,
+    ulysses_head_gap,
 )
 
 
@@ -78,6 +79,9 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
     if ring_attention_gap(layout.framework, layout.cp, layout.flash_attention):
         problems.append(f"attention: {RING_ATTENTION_NEEDS_FLASH}; got {layout.framework} with cp {layout.cp} "
                         "and eager attention")
+    head_gap = ulysses_head_gap(layout.framework, shape.heads, layout.tp, layout.cp)
+    if head_gap:
+        problems.append(f"cp: {head_gap}")
     if layout.seq_len % layout.cp:
         problems.append(f"cp: {layout.cp} does not divide the sequence length {layout.seq_len}")
     elif layout.framework == "megatron" and not megatron_splits_sequence(layout.seq_len, layout.cp):

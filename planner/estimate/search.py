@@ -86,6 +86,7 @@ from plan.planner.estimate.types import (
     megatron_splits_sequence,
     offloads_states,
     ring_attention_gap,
+    ulysses_head_gap,
 )
 
 FINETUNE_SEQUENCES_PER_STEP = 128
@@ -360,7 +361,8 @@ def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int, pp: int) -> tup
     return tuple(options)
 
 
-def _unrunnable(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int, cp: int = 1) -> str | None:
+def _unrunnable(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int, cp: int = 1,
+                heads: int = 0) -> str | None:
     """Why no stack runs (framework, tp, pp, cp), or None. Megatron splits each sequence into 2 x cp chunks
     (types.MEGATRON_CP_SEQUENCE); the FSDP family has the gaps of `fsdp_stack_gap`, whether the search or
     the user put the split there (`_check_spec` refuses a stated one that no searched stack runs). A team
@@ -369,7 +371,7 @@ def _unrunnable(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int,
     DeepSpeed AutoTP and accelerate's parallelism config run it."""
     if framework == "megatron" and not megatron_splits_sequence(spec.seq_len, cp):
         return MEGATRON_CP_SEQUENCE
-    ring_gap = ring_attention_gap(framework, cp, spec.flash_attention)
+    ring_gap = ring_attention_gap(framework, cp, spec.flash_attention) or ulysses_head_gap(framework, heads, tp, cp)
     if ring_gap:
         return ring_gap
     if framework != "fsdp":
@@ -759,7 +761,7 @@ def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: Layout
     for index, pair in enumerate(pairs):
         replica = pair.gb // pair.dp
         for ep, fw, zero in ((e, f, z) for e in pair.expert_parallel for f, z in pair.options):
-            why = (_unrunnable(method, spec, fw, pair.tp, pair.pp, pair.cp)
+            why = (_unrunnable(method, spec, fw, pair.tp, pair.pp, pair.cp, shape.heads)
                    or _replicated_split_gap(method, fw, zero, pair) or _uneven_micro_batch_gap(spec, fw, replica))
             if why:
                 unrunnable[why] += 1
@@ -1034,7 +1036,7 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
     extra: dict[tuple[str, str], float] = {}
     compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]] = {}
     # kernels (fusion, attention) differ by stack; a stack that cannot run this pair is not timed
-    for fw in dict.fromkeys(f for f, _ in options if not _unrunnable(method, spec, f, tp, pp, cp)):
+    for fw in dict.fromkeys(f for f, _ in options if not _unrunnable(method, spec, f, tp, pp, cp, shape.heads)):
         probe = Layout(tp=tp, pp=pp, dp=dp, zero=0, recompute="none", micro_batch=mb, global_batch=gb,
                        seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=sp,
                        lora_rank=lora_rank, optimizer=spec.optimizer,
@@ -1122,6 +1124,11 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
             (field_name, why), left_out = split_gap
             raise ValueError(f"{field_name}: {why}; no stack runs {method} at {field_name}={getattr(spec, field_name)}"
                              + left_out)
+    if spec.framework == "deepspeed" and (spec.cp or 1) > 1:  # Ulysses: whole heads per rank at some tp
+        tps = [spec.tp] if spec.tp else [t for t in _divisors(gpus) if shape.heads % t == 0]
+        head_gaps = [ulysses_head_gap("deepspeed", shape.heads, t, spec.cp or 1) for t in tps]
+        if all(head_gaps) and head_gaps:
+            raise ValueError(f"cp: {head_gaps[0]}" + ("" if spec.tp else " at any tensor-parallel size"))
     if (spec.cp or 1) > 1 and not spec.flash_attention:
         ring_gap = _every_stack_gap(method, spec, lambda fw: ring_attention_gap(fw, spec.cp or 1, False))
         if ring_gap:

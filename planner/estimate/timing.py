@@ -23,7 +23,9 @@ Tensor parallelism: 4 all-reduces of s b h 16-bit values per layer per micro-bat
 2 backward; 6 with full recompute; Shoeybi et al. 2019), or the same volume as reduce-scatter +
 all-gather with sequence parallelism (Korthikanti et al. 2022), of which TP_COMM_EXPOSED_FRACTION
 is exposed. Context parallelism: ring attention passes K/V chunks (cp - 1) times per layer forward
-and twice that backward, overlapped with the attention kernels; only the excess is exposed.
+and twice that backward, overlapped with the attention kernels; only the excess is exposed. DeepSpeed's
+cp is Ulysses instead: all-to-alls that trade the sequence split for a head split around each attention
+(q, k, v in, the output back), on the critical path.
 Pipeline (Narayanan et al. 2021): bubble (p-1)/v micro-batch times, plus point-to-point transfers.
 
 Data parallelism, layer by layer: a collective for layer i is prefetched/launched while layer i-1
@@ -237,9 +239,12 @@ def tp_exposed_s(shape: ModelShape, layout: Layout, tp_link: GroupLink, collecti
 
 def cp_exposed_s(shape: ModelShape, layout: Layout, cp_link: GroupLink | None, mbc: MicroBatchCompute,
                  recompute_passes: float) -> float:
-    """Ring-attention K/V traffic per micro-batch beyond what the attention kernels hide."""
+    """Ring-attention K/V traffic per micro-batch beyond what the attention kernels hide (DeepSpeed:
+    Ulysses' all-to-alls, `ulysses_s`)."""
     if layout.cp <= 1 or cp_link is None:
         return 0.0
+    if layout.framework == "deepspeed":
+        return ulysses_s(shape, layout, cp_link, mbc.layers, recompute_passes)
     chunk = tokens_per_gpu_micro_batch(layout) * 2 * shape.kv_dim / layout.tp * 2.0
     per_layer_fwd = (layout.cp - 1) * cp_link.p2p_s(chunk)
     attn_layer_fwd = mbc.attention_fwd_s / mbc.layers
@@ -247,6 +252,31 @@ def cp_exposed_s(shape: ModelShape, layout: Layout, cp_link: GroupLink | None, m
     exposed = (passes[0] * max(0.0, per_layer_fwd - attn_layer_fwd)
                + max(0.0, passes[1] * per_layer_fwd - 2 * attn_layer_fwd))
     return exposed * mbc.layers
+
+
+def ulysses_s(shape: ModelShape, layout: Layout, cp_link: GroupLink, layers: int, recompute_passes: float) -> float:
+    """DeepSpeed Ulysses (its `sequence_parallel_size`, the cp it runs; launch-configs.md) per micro-batch:
+    around each attention an all-to-all turns the local sequence's q, k and v into the whole sequence's
+    share of the heads, and another turns the output back; the backward pass runs the same four on the
+    gradients, and each recomputed forward its two again. Each sends (cp - 1) / cp of the rank's 16-bit q,
+    k, v and output; where the KV heads are fewer than cp, each is sent to cp / kv_heads ranks (ALST
+    replicates them). Not overlapped with compute."""
+    kv_copies = max(1.0, layout.cp / max(1, shape.kv_heads))
+    per_token = (2 * shape.q_dim + 2 * shape.kv_dim * kv_copies) / layout.tp * 2.0
+    nbytes = tokens_per_gpu_micro_batch(layout) * per_token
+    return (2 + recompute_passes) * layers * all_to_all_s(cp_link, nbytes, layout.cp)
+
+
+def all_to_all_s(link: GroupLink, nbytes: float, size: int) -> float:
+    """An all-to-all of `nbytes` per rank over `size` ranks: (size - 1) / size of it leaves the rank; across
+    nodes only what goes to other nodes, each GPU's share through its own NIC."""
+    remote = nbytes * (size - 1) / size
+    if not link.spans_nodes:
+        return link.p2p_s(remote)
+    in_node = max(1, link.nics_per_node)
+    per_gpu = link.bandwidth_gb_per_s / in_node  # one NIC's worth for each GPU
+    remote = remote * max(0, size - in_node) / (size - 1)
+    return remote / (per_gpu * 1e9 * COLLECTIVE_BANDWIDTH_EFFICIENCY) + link.latency_s
 
 
 MOE_CAPACITY_FACTOR = 1.0
@@ -265,15 +295,7 @@ def ep_exposed_s(shape: ModelShape, layout: Layout, ep_link: GroupLink | None, l
     moe_layers = layers * shape.moe_layers / shape.layers
     nbytes = (tokens_per_gpu_micro_batch(layout) * shape.moe_top_k * shape.hidden / layout.tp * 2.0
               * MOE_CAPACITY_FACTOR)
-    remote = nbytes * (layout.ep - 1) / layout.ep
-    if ep_link.spans_nodes:
-        in_node = max(1, ep_link.nics_per_node)
-        per_gpu = ep_link.bandwidth_gb_per_s / in_node  # one NIC's worth for each GPU
-        remote = remote * (layout.ep - in_node) / (layout.ep - 1)
-        seconds = remote / (per_gpu * 1e9 * COLLECTIVE_BANDWIDTH_EFFICIENCY) + ep_link.latency_s
-    else:
-        seconds = ep_link.p2p_s(remote)
-    return (2 * (1 + recompute_passes) + 2) * moe_layers * seconds
+    return (2 * (1 + recompute_passes) + 2) * moe_layers * all_to_all_s(ep_link, nbytes, layout.ep)
 
 
 def p2p_s(shape: ModelShape, layout: Layout, pp_link: GroupLink) -> float:

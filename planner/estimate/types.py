@@ -124,6 +124,16 @@ def ring_attention_gap(framework: str, cp: int, flash_attention: bool) -> str | 
     return RING_ATTENTION_NEEDS_FLASH if cp > 1 and not flash_attention and framework != "deepspeed" else None
 
 
+def ulysses_head_gap(framework: str, heads: int, tp: int, cp: int) -> str | None:
+    """Why DeepSpeed's Ulysses cannot split these heads over cp ranks, or None: it hands each rank whole
+    heads, so the heads each tensor-parallel rank has must divide by cp (launch-configs.md, DeepSpeed: "heads
+    must divide by it")."""
+    if framework != "deepspeed" or cp <= 1 or heads <= 0 or (heads // max(1, tp)) % cp == 0:
+        return None
+    return (f"DeepSpeed's cp is Ulysses, which hands each rank whole attention heads: the {heads // max(1, tp)} "
+            f"heads per tensor-parallel rank do not divide by cp = {cp}")
+
+
 MEGATRON_FSDP_SHARDING = {2: "optim_grads", 3: "optim_grads_params"}
 """Megatron-FSDP's `--data-parallel-sharding-strategy` for each ZeRO stage it runs."""
 

@@ -22,6 +22,7 @@ from plan.models.loading import load_scenario
 from plan.models.model_card import ModelCard
 from plan.planner.candidates import build_problem
 from plan.planner.estimate import Cluster, Layout, LayoutSpec, estimate, search_layout
+from plan.planner.estimate.factors import COLLECTIVE_BANDWIDTH_EFFICIENCY
 from plan.planner.export import ExportError, build_layout, render_stack
 from plan.planner.solve import solve_session
 from tests.conftest import generous_session
@@ -222,3 +223,27 @@ def test_a_stated_zero_stage_is_kept_when_only_offloading_would_fit(llama8b: Mod
     # left to the search, offloading is what fits there
     free = search_layout(llama8b, "full_finetune", Cluster.of(rtx4090, 2), LayoutSpec(seq_len=2048)).best
     assert free is not None and free.layout.state_offload and free.layout.zero == 3
+
+
+def test_deepspeed_context_parallelism_is_ulysses(llama8b: ModelCard, h100: GPU) -> None:
+    """DeepSpeed's cp is Ulysses (its export says so): all-to-alls of q, k, v and the output around each
+    attention, on the critical path, where ring attention hides its K/V exchange behind the kernels; and
+    each rank takes whole heads, so the heads must divide by cp."""
+    cluster = Cluster.of(h100, 8)
+    seq = 65536
+    ulysses = replace(_cp_layout("deepspeed", seq), cp=4, dp=2, global_batch=2, zero=1)
+    ring = replace(ulysses, framework="fsdp", zero=3)
+    u, r = estimate(llama8b, "pretrain", cluster, ulysses), estimate(llama8b, "pretrain", cluster, ring)
+    assert r.time.cp_comm_s == 0.0 < u.time.cp_comm_s  # at 16k tokens a rank, the ring hides behind attention
+    # forward q, k, v in and the output back, the same on the gradients: 2 q_dim + 2 kv_dim 16-bit values a
+    # token, 3/4 of them to the other three ranks, per layer per pass, over NVLink
+    q_dim, kv_dim = 32 * 128, 8 * 128
+    sent = seq / 4 * (2 * q_dim + 2 * kv_dim) * 2.0 * 3 / 4
+    per_direction = h100.intra_node_link.bandwidth_gb_per_s / 2  # (NVLink's 900 GB/s is both ways together)
+    seconds = 2 * 32 * sent / (per_direction * 1e9 * COLLECTIVE_BANDWIDTH_EFFICIENCY)
+    assert u.time.cp_comm_s == pytest.approx(seconds, rel=0.02)  # (plus one link latency per all-to-all)
+    with pytest.raises(ValueError, match=r"^cp: DeepSpeed's cp is Ulysses, which hands each rank whole attention "
+                                         r"heads: the 32 heads per tensor-parallel rank do not divide by cp = 3"):
+        estimate(llama8b, "pretrain", Cluster.of(h100, 24), replace(ulysses, cp=3, dp=8, global_batch=8))
+    with pytest.raises(ValueError, match=r"^cp: DeepSpeed's cp is Ulysses"):
+        search_layout(llama8b, "pretrain", Cluster.of(h100, 24), LayoutSpec(seq_len=seq, cp=3, framework="deepspeed"))
