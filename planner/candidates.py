@@ -316,12 +316,24 @@ class CandidateBuilder:
         job = next(j for j in self.scenario.jobs if j.id == candidate.job)
         if job.cpu_offload is not None or candidate.layout.get("state_offload"):
             return None
+        cluster = self._cluster_of(job, candidate)
+        return None if cluster is None else self._estimate(self.loaded.models[job.id], job, cluster, True)[0]
+
+    def fitting_without_offload(self, candidate: Candidate, change: dict[str, str]) -> Estimate | None:
+        """The fastest layout of the candidate's job with `change` (a memory saver's field and value) on the
+        candidate's own GPUs with nothing in host memory, or None where none fits so."""
+        job = next(j for j in self.scenario.jobs if j.id == candidate.job).model_copy(update=change)
+        cluster = self._cluster_of(job, candidate)
+        found = None if cluster is None else self._estimate(self.loaded.models[job.id], job, cluster, False)[0]
+        return None if found is None or found.layout.host_activations else found
+
+    def _cluster_of(self, job: Job, candidate: Candidate) -> Cluster | None:
+        """The cluster of the candidate's place (platform, GPU, count, billing), None where it is not offered."""
         wanted = (candidate.platform, candidate.gpu, candidate.gpus, candidate.billing)
         for option in [*self._cloud_options(job), *self._owned_options(job), *self._purchase_options(job)]:
             place = option.place
             if (place.platform, place.gpu, place.gpus, place.billing) == wanted:
-                cluster = self._cluster(option, self.catalog.gpus[place.gpu])
-                return self._estimate(self.loaded.models[job.id], job, cluster, True)[0]
+                return self._cluster(option, self.catalog.gpus[place.gpu])
         return None
 
     def _estimate(self, card: ModelCard, job: Job, cluster: Cluster,

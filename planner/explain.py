@@ -14,6 +14,7 @@ from plan.models.limits import MAX_GPUS
 from plan.models.methods import QLORA_METHODS
 from plan.models.platform import BillingMode, billed_hours
 from plan.models.problem import SCALE, Candidate, Problem, PurchaseEconomics, Removed
+from plan.models.scenario import Job
 from plan.planner.candidates import NOT_WEIGHED, CandidateBuilder
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
@@ -26,6 +27,7 @@ from plan.planner.infeasible import (
     duration_text,
     held_back_by,
 )
+from plan.planner.memory_savers import LEANER_OPTIMIZERS, STACK_SETTINGS, applies_to_job
 from plan.planner.offload_note import faster_offloaded, offload_note
 from plan.planner.plan import Conflict, JobPlan, Plan, ReservationPlan, Trade
 from plan.planner.transfer import transfer_line
@@ -173,11 +175,14 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
 
 
 def offload_lines(session: Session, outcome: Outcome) -> list[str]:
-    """The jobs of a plan for which ZeRO-3 with the model states in host memory is estimated clearly faster on
-    the same GPUs: the planner offloads only where nothing fits without it (planner/offload_note.py)."""
+    """Offloading to host memory in a plan's jobs, which the planner uses only where nothing fits without it
+    (its speed rests on assumed host figures): where a job's GPUs would run it clearly faster offloaded
+    (planner/offload_note.py), and where a job was offloaded, the settings an expert tries first that fit the
+    same GPUs without it (memory_savers: a fused loss or layers, the least change of optimizer)."""
     if session.loaded is None:
         return []
     builder = CandidateBuilder(session.loaded)
+    jobs = {j.id: j for j in session.loaded.scenario.jobs}
     lines = []
     for job in session.problem.jobs:
         chosen = outcome.chosen[job]
@@ -185,6 +190,28 @@ def offload_lines(session: Session, outcome: Outcome) -> list[str]:
         gain = faster_offloaded(chosen.tokens_per_s, offloaded)
         if gain is not None and offloaded is not None:
             lines.append(f"{job}: " + offload_note("cpu_offload: true", gain, offloaded))
+        lines += _without_offload(builder, jobs[job], chosen)
+    return lines
+
+
+def _without_offload(builder: CandidateBuilder, job: Job, chosen: Candidate) -> list[str]:
+    """For a job the plan offloads (and that asked for no offloading), the memory savers that fit its GPUs
+    without it, each with its speed beside the plan's."""
+    if job.cpu_offload is not None or not (chosen.layout.get("state_offload")
+                                           or chosen.layout.get("recompute") in ("offload", "full_offload")):
+        return []
+    lines, optimizer_found = [], False
+    for saver in (*STACK_SETTINGS, *LEANER_OPTIMIZERS):
+        leaner_optimizer = saver in LEANER_OPTIMIZERS
+        if not applies_to_job(saver, job) or (leaner_optimizer and optimizer_found):
+            continue
+        found = builder.fitting_without_offload(chosen, {saver.field: saver.to})
+        if found is None:
+            continue
+        optimizer_found = optimizer_found or leaner_optimizer
+        lines.append(f"{job.id}: without offloading, {saver.field}: {saver.to} ({saver.why}) fits the same "
+                     f"{chosen.gpus}x {chosen.gpu}: {found.layout.short()} at {found.memory.total_gib:.1f} GiB, "
+                     f"{found.tokens_per_s:,.0f} tokens/s against the plan's {chosen.tokens_per_s:,.0f}")
     return lines
 
 

@@ -20,10 +20,10 @@ from plan.constraints.groups import family
 from plan.constraints.ops_skill import ONE_CLICK_FEATURES
 from plan.models.features import Feature
 from plan.models.problem import SCALE, Candidate, Problem, Removed
-from plan.models.scenario import Job, Scenario
+from plan.models.scenario import Scenario
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome
-from plan.planner.memory_savers import LEANER_OPTIMIZERS, STACK_SETTINGS, MemorySaver
+from plan.planner.memory_savers import LEANER_OPTIMIZERS, STACK_SETTINGS, MemorySaver, applies_to_job
 from plan.planner.plan import Conflict, Relaxation, SolveResult
 
 if TYPE_CHECKING:
@@ -575,20 +575,13 @@ def _headroom_relaxation(session: Session) -> Relaxation | None:
     return best
 
 
-def _applies(saver: MemorySaver, job: Job) -> bool:
-    """Whether the saver applies to the job and changes it (an optimizer replaces mixed-precision AdamW only)."""
-    if getattr(job, saver.field) == saver.to or (saver.field == "optimizer" and job.optimizer != "adamw"):
-        return False
-    return saver.applies(job.method, job.framework, job.precision, job.layout.zero if job.layout else None)
-
-
 def _savers_for(session: Session, savers: tuple[MemorySaver, ...]) -> list[tuple[MemorySaver, list[str]]]:
     """Each saver with the jobs memory removed options of that it applies to (those it applies to none left out)."""
     loaded = session.loaded
     memory_jobs = {r.job for r in session.problem.removed if r.rule == memory_rule.GROUP}
     if loaded is None or not memory_jobs:
         return []
-    pairs = [(saver, sorted(j.id for j in loaded.scenario.jobs if j.id in memory_jobs and _applies(saver, j)))
+    pairs = [(saver, sorted(j.id for j in loaded.scenario.jobs if j.id in memory_jobs and applies_to_job(saver, j)))
              for saver in savers]
     return [(saver, names) for saver, names in pairs if names]
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from plan.models.methods import ADAPTER_METHODS
+from plan.models.scenario import Job
 
 
 @dataclass(frozen=True)
@@ -69,3 +70,11 @@ STACK_SETTINGS: tuple[MemorySaver, ...] = (
 )
 """How a PyTorch stack runs the job: each alone, and where neither alone fits both together, as Liger and
 Unsloth run them."""
+
+
+def applies_to_job(saver: MemorySaver, job: Job) -> bool:
+    """Whether the saver applies to a scenario's job and changes it (an optimizer replaces mixed-precision AdamW
+    only)."""
+    if getattr(job, saver.field) == saver.to or (saver.field == "optimizer" and job.optimizer != "adamw"):
+        return False
+    return saver.applies(job.method, job.framework, job.precision, job.layout.zero if job.layout else None)

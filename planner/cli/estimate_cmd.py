@@ -261,6 +261,8 @@ def estimate_command(
     offload_hint = None if found.best is None else _faster_offloaded_hint(card, method, cluster, spec, found.best)
     if offload_hint:
         notes.append(offload_hint)
+    if found.best is not None:
+        notes[:0] = _without_offload_hints(card, method, cluster, spec, found.best)
     if nothing_fits:
         for hint in (_cpu_offload_hint(card, method, cluster, spec), *_setting_hints(card, method, cluster, spec),
                      _leaner_optimizer_hint(card, method, cluster, spec), _recompute_hint(card, method, cluster, spec)):
@@ -311,6 +313,36 @@ def _leaner_optimizer_hint(card: ModelCard, method: str, cluster: Cluster, spec:
         return None
     return next((hint for saver in LEANER_OPTIMIZERS if _applies(saver, method, spec)
                  and (hint := _saver_hint(saver, card, method, cluster, spec))), None)
+
+
+def _without_offload_hints(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec,
+                           chosen: Estimate) -> list[str]:
+    """Where the search offloaded to host memory (the model states or activations: its last resort, with a
+    speed that rests on assumed host figures) and the user asked for neither, the settings an expert tries
+    first that fit without offloading (`memory_savers`: a PyTorch stack's fused loss and layers, a leaner
+    optimizer), each with its speed beside the offloaded one."""
+    lay = chosen.layout
+    if not (lay.state_offload or lay.host_activations) or spec.state_offload is not None or (
+            spec.recompute in ("offload", "full_offload")):
+        return []
+    hints: list[str] = []
+    optimizer_found = False  # (of the optimizers, the least change that fits, as when nothing fits)
+    for saver in (*STACK_SETTINGS, *LEANER_OPTIMIZERS):
+        leaner_optimizer = saver in LEANER_OPTIMIZERS
+        if not _applies(saver, method, spec) or (leaner_optimizer and (spec.optimizer != "adam" or optimizer_found)):
+            continue
+        change: dict[str, Any] = {"state_offload": False, **dict(saver.spec)}
+        try:
+            found = search_layout(card, method, cluster, dataclasses.replace(spec, **change)).best
+        except ValueError:
+            continue
+        if found is None or found.layout.host_activations:
+            continue
+        optimizer_found = optimizer_found or leaner_optimizer
+        hints.append(f"without offloading, {saver.setting} ({saver.why}) fits: {found.layout.short()} at "
+                     f"{found.memory.total_gib:.1f} GiB, {found.tokens_per_s:,.0f} tokens/s against the offloaded "
+                     f"layout's {chosen.tokens_per_s:,.0f}")
+    return hints
 
 
 def _setting_hints(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> list[str]:

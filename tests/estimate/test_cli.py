@@ -332,3 +332,28 @@ def test_a_clearly_faster_offloaded_layout_left_out_by_the_search_is_named_with_
     code, out, _ = run("--model", "llama3.1-8b", "--method", "pretrain", "--gpu", "h100-sxm", "--gpus", "8",
                        "--format", "json")
     assert code == 0 and not [n for n in json.loads(out)["notes"] if n.startswith("--cpu-offload on")]
+
+
+def test_where_the_search_offloaded_the_settings_that_fit_without_it_are_named_with_their_speed() -> None:
+    # Qwen3 32B QLoRA on two 24 GB cards at 4k tokens: with the plain loss's fp32 logits nothing fits, so the
+    # search, as its last resort, puts the states in host memory; a fused loss fits without that, and the
+    # user is told so with both speeds, before relying on an assumed host
+    args = ["--model", "qwen3-32b", "--method", "qlora", "--gpu", "rtx4090", "--gpus", "2", "--format", "json"]
+    code, out, _ = run(*args)
+    assert code == 0
+    data = json.loads(out)
+    assert data["fits"] and (data["layout"].get("state_offload") or data["layout"]["recompute"] in (
+        "offload", "full_offload"))
+    (hint,) = [n for n in data["notes"] if n.startswith("without offloading, --loss fused")]
+    speed = float(re.search(r"GiB, ([\d,]+) tokens/s", hint).group(1).replace(",", ""))  # type: ignore[union-attr]
+    assert f"against the offloaded layout's {data['tokens_per_s']:,.0f}" in hint
+    # the hint is what stating it gives: a layout that fits with nothing in host memory
+    code, out, _ = run(*args, "--loss", "fused", "--cpu-offload", "off")
+    fused = json.loads(out)
+    assert code == 0 and fused["fits"] and not fused["layout"].get("state_offload")
+    assert fused["layout"]["recompute"] not in ("offload", "full_offload")
+    assert fused["tokens_per_s"] == pytest.approx(speed, rel=1e-3)
+    # nothing is said where nothing was offloaded
+    code, out, _ = run("--model", "qwen2.5-7b", "--method", "qlora", "--gpu", "rtx4090", "--gpus", "1",
+                       "--format", "json")
+    assert code == 0 and not [n for n in json.loads(out)["notes"] if n.startswith("without offloading")]
