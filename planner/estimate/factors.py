@@ -284,7 +284,7 @@ logit-sized block. Reasoning: the loss phase's logit-sized blocks, freed, are sp
 smaller allocations, and the next step's checkpoints and activations, alive at its loss, sit in those
 splits, so the next loss takes a fresh block. Measured on the lent H200 (bench/data/measured_h200.csv, the
 five steps with full recomputation, whose peak is the loss: reserved minus allocated 3.5-6.7 B per logit,
-8-16 GiB; the 15% ALLOCATOR_FRAGMENTATION counts 1.8 B of it): this replaces that 15% on the logits where it
+7.5-15.5 GiB; the 15% ALLOCATOR_FRAGMENTATION counts 1.8 B of it): this replaces that 15% on the logits where it
 is larger, and counts only what the re-materialised layer's own phase does not already hold."""
 
 LOGIT_BYTES_VOCAB_PARALLEL_EAGER = 16.0

@@ -393,11 +393,13 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
             summed = max(loss_phase, working) + layer_side
             other -= (summed - max(loss_phase + gathered, working + layer_side)) / GIB
         other += logits_gib + ALLOCATOR_FRAGMENTATION * (act_gib + logits_gib)
-        if is_last:  # the upcast logits' block the allocator holds at the loss, where the working layer does not
-            other += max(0.0, upcast_reserved - ALLOCATOR_FRAGMENTATION * loss_phase - working_last) / GIB
-        results.append([weights, grads, optim, act_gib, other, offload, logits_gib])
+        # the upcast logits' block the allocator holds at the loss, where the working layer does not
+        held_gib = (max(0.0, upcast_reserved - ALLOCATOR_FRAGMENTATION * loss_phase - working_last) / GIB
+                    if is_last else 0.0)
+        other += held_gib
+        results.append([weights, grads, optim, act_gib, other, offload, logits_gib, held_gib])
     peak = max(range(len(results)), key=lambda i: sum(results[i][:5]))
-    weights, grads, optim, act_gib, other, offload, loss_gib = results[peak]
+    weights, grads, optim, act_gib, other, offload, loss_gib, allocator_gib = results[peak]
     peak_stage = (0 if peak == 0 else p - 1 if stages[peak][3] else 1, stages[peak][0]) if p > 1 else None
     kept_gib = kept_outputs / GIB if peak_stage and peak_stage[0] == p - 1 else 0.0  # held by the last stage
     if loss_gib - kept_gib >= 0.5:
@@ -410,8 +412,10 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
                   + ("" if layout.loss == "chunked" else
                      f", a chunked one (--loss chunked) holds {WEIGHT_BYTES + LOSS_CHUNK_GRAD_BYTES / LOSS_CHUNKS:g} B "
                      "per element"))
-        notes.append(f"memory: 'other' includes {loss_gib - kept_gib:.1f} GiB for the loss, {holds} and the output "
-                     f"layer's input{freed}{leaner}")
+        allocator = (f" (and {allocator_gib:.1f} GiB more that PyTorch's caching allocator holds beside the upcast "
+                     "logits: an fp32 logit-sized block)" if allocator_gib >= 0.05 else "")
+        notes.append(f"memory: 'other' includes {loss_gib - kept_gib:.1f} GiB for the loss{allocator}, {holds} and the "
+                     f"output layer's input{freed}{leaner}")
     if kept_gib >= 0.05:
         kept = "final hidden states" if layout.loss == "fused" else "logits"
         notes.append(f"memory: 'other' includes {kept_gib:.1f} GiB of {kept} that torch pipelining keeps on the "

@@ -1127,7 +1127,7 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
     if spec.framework == "deepspeed" and (spec.cp or 1) > 1:  # Ulysses: whole heads per rank at some tp
         tps = [spec.tp] if spec.tp else [t for t in _divisors(gpus) if shape.heads % t == 0]
         head_gaps = [ulysses_head_gap("deepspeed", shape.heads, t, spec.cp or 1) for t in tps]
-        if all(head_gaps) and head_gaps:
+        if head_gaps and all(head_gaps):
             raise ValueError(f"cp: {head_gaps[0]}" + ("" if spec.tp else " at any tensor-parallel size"))
     if (spec.cp or 1) > 1 and not spec.flash_attention:
         ring_gap = _every_stack_gap(method, spec, lambda fw: ring_attention_gap(fw, spec.cp or 1, False))

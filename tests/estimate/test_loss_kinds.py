@@ -57,6 +57,9 @@ def test_chunked_loss_saves_the_fp32_logits_on_a_pytorch_stack():
     assert reserved > 0
     expected = (1 + ALLOCATOR_FRAGMENTATION) * logits * (LOGIT_BYTES_FP32_LOSS - CHUNKED_BYTES) + reserved
     assert plain.memory.total_gib - chunked.memory.total_gib == pytest.approx(expected / GIB, abs=0.01)
+    (said,) = [n for n in plain.notes if "caching allocator holds beside the upcast logits" in n]
+    assert f"and {reserved / GIB:.1f} GiB more" in said
+    assert not any("caching allocator holds" in n for n in chunked.notes)
     assert chunked.step_time_s <= plain.step_time_s  # it reads the logits fewer times, never more
     assert any(note.startswith("loss chunked:") for note in chunked.notes)
     # the plain estimate says what each would save
