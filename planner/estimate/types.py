@@ -78,6 +78,7 @@ EXACT_BATCH_FRAMEWORKS = frozenset({"megatron", "deepspeed"})
 `gbs % (mbs * dp) == 0`, DeepSpeed's train_batch_size; ../shared/reference/launch-configs.md): no smaller
 last micro-batch."""
 
+
 def interleaving_refused(framework: str | None, virtual_pipeline: int, micro_batches: int, pp: int) -> bool:
     """Whether a stack refuses this interleaved schedule: Megatron runs micro-batches in groups of pp (its
     default --microbatch-group-size-per-virtual-pipeline-stage; ../shared/reference/launch-configs.md), so
