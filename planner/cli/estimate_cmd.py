@@ -255,8 +255,7 @@ def estimate_command(
     if plat is not None and plat.limits.max_gpus_per_job and gpus > plat.limits.max_gpus_per_job:
         notes.insert(0, f"{plat.id} allows at most {plat.limits.max_gpus_per_job} GPUs per job")
     if cpu_offload == "on" and not result.layout.state_offload:
-        notes.insert(0, "--cpu-offload on: the layout found cannot offload (it needs ZeRO-3 on FSDP or DeepSpeed, "
-                        "tp = pp = 1 and an optimizer with a CPU step); estimated without it")
+        notes.insert(0, _offload_refused(card, method, cluster, spec))
     # (on the uncalibrated estimate: the offloaded one is not calibrated either)
     offload_hint = None if found.best is None else _faster_offloaded_hint(card, method, cluster, spec, found.best)
     if offload_hint:
@@ -373,6 +372,33 @@ def _cpu_offload_hint(card: ModelCard, method: str, cluster: Cluster, spec: Layo
         return None
     return _fits_with("--cpu-offload on (ZeRO-3 states in host memory)", card, method, cluster, spec,
                       state_offload=True)
+
+
+def _offload_refused(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str:
+    """Why --cpu-offload on left the layout on the GPU: the host cannot hold the states (FSDP and DeepSpeed
+    offload them all or none), or the layout the user fixed cannot offload."""
+    cannot = ("--cpu-offload on: the layout found cannot offload (it needs ZeRO-3 on FSDP or DeepSpeed, tp = pp = 1 "
+              "and an optimizer with a CPU step); estimated without it")
+    if spec.framework == "megatron" or spec.tp not in (None, 1) or spec.pp not in (None, 1) or spec.zero not in (
+            None, 3):
+        return cannot
+    # the offloadable layout on a card that holds anything: what its states need from the host, said
+    roomy = dataclasses.replace(cluster, gpu=cluster.gpu.model_copy(update={"memory_gib": ROOMY_GPU_GIB}))
+    forced = dataclasses.replace(spec, state_offload=True, framework=spec.framework or "fsdp", zero=3, tp=1, pp=1)
+    try:
+        found = search_layout(card, method, roomy, forced).best
+    except ValueError:
+        return cannot
+    host = next((n for n in found.notes if n.startswith("CPU offload: the ")), None) if found else None
+    if host is None:
+        return cannot
+    return (f"--cpu-offload on: {host.removeprefix('CPU offload: ')}, so no offloaded layout fits (a platform or pool "
+            "with more RAM per GPU may; an owned pool's host_memory_gib_per_gpu says what its servers have); "
+            "estimated without it")
+
+
+ROOMY_GPU_GIB = 1e6
+"""A card that holds any layout: where the offloadable layout's states are looked up whatever its GPU peak."""
 
 
 def _faster_offloaded_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec,

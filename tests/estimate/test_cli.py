@@ -357,3 +357,26 @@ def test_where_the_search_offloaded_the_settings_that_fit_without_it_are_named_w
     code, out, _ = run("--model", "qwen2.5-7b", "--method", "qlora", "--gpu", "rtx4090", "--gpus", "1",
                        "--format", "json")
     assert code == 0 and not [n for n in json.loads(out)["notes"] if n.startswith("without offloading")]
+
+
+def test_cpu_offload_on_says_when_the_host_cannot_hold_the_states() -> None:
+    # Qwen2.5 72B full fine-tune on eight A800s: ZeRO-3's 16 bytes a parameter over 8 GPUs are ~135 GiB per
+    # GPU, more than the 128 GiB of host memory assumed free per GPU; FSDP offloads all or none, so nothing
+    # offloaded fits, and the user is told that, not that the layout cannot offload
+    from plan.models.catalog import builtin_catalog
+    from plan.planner.estimate.flops import shape_of
+
+    args = ["--model", "qwen2.5-72b", "--method", "full_finetune", "--gpu", "a800-80gb", "--gpus", "8",
+            "--seq-len", "4096", "--cpu-offload", "on", "--format", "json"]
+    code, out, _ = run(*args)
+    assert code == 0
+    data = json.loads(out)
+    (said,) = [n for n in data["notes"] if n.startswith("--cpu-offload on:")]
+    states_gib = float(re.search(r"the ([\d.]+) GiB of model states per GPU exceed the 128 GiB", said).group(1))  # type: ignore[union-attr]
+    params = shape_of(builtin_catalog().model("qwen2.5-72b")).total_params
+    assert states_gib == pytest.approx(params * 16 / 8 / 2**30, rel=0.01)
+    assert "host_memory_gib_per_gpu" in said
+    # where the user fixed a layout that cannot offload, that is what is said
+    code, out, _ = run(*args, "--tp", "8")
+    (said,) = [n for n in json.loads(out)["notes"] if n.startswith("--cpu-offload on:")]
+    assert "cannot offload (it needs ZeRO-3" in said
