@@ -38,7 +38,7 @@ from plan.models.problem import (
     Resource,
     resources_in_use,
 )
-from plan.models.scenario import Job, OwnedPool, Scenario
+from plan.models.scenario import FixedLayout, Job, OwnedPool, Scenario
 from plan.planner import build_deadline
 from plan.planner.capacity_limits import allowance
 from plan.planner.collector import collector_paused
@@ -134,6 +134,14 @@ def _band_offsets_h(run: RunEstimate) -> list[float]:
     factors = [hours_quantile(run, q) / run.hours for q in BILLING_QUANTILES]
     mean_factor = sum(factors) / len(factors)
     return [run.hours * (f / mean_factor - 1) for f in factors]
+
+
+ROOMY_GPU_GIB = 1e6
+"""A card that holds any layout: where what a layout needs from the host is looked up whatever the GPU."""
+
+
+def _place_key(candidate: Candidate) -> tuple[str, str, int, str]:
+    return candidate.platform, candidate.gpu, candidate.gpus, candidate.billing
 
 
 class CandidateBuilder:
@@ -316,20 +324,34 @@ class CandidateBuilder:
         job = next(j for j in self.scenario.jobs if j.id == candidate.job)
         if job.cpu_offload is not None or candidate.layout.get("state_offload"):
             return None
-        cluster = self._cluster_of(job, candidate)
+        cluster = self._cluster_of(job, _place_key(candidate))
         return None if cluster is None else self._estimate(self.loaded.models[job.id], job, cluster, True)[0]
 
     def fitting_without_offload(self, candidate: Candidate, change: dict[str, str]) -> Estimate | None:
         """The fastest layout of the candidate's job with `change` (a memory saver's field and value) on the
         candidate's own GPUs with nothing in host memory, or None where none fits so."""
         job = next(j for j in self.scenario.jobs if j.id == candidate.job).model_copy(update=change)
-        cluster = self._cluster_of(job, candidate)
+        cluster = self._cluster_of(job, _place_key(candidate))
         found = None if cluster is None else self._estimate(self.loaded.models[job.id], job, cluster, False)[0]
         return None if found is None or found.layout.host_activations else found
 
-    def _cluster_of(self, job: Job, candidate: Candidate) -> Cluster | None:
-        """The cluster of the candidate's place (platform, GPU, count, billing), None where it is not offered."""
-        wanted = (candidate.platform, candidate.gpu, candidate.gpus, candidate.billing)
+    def host_shortfall(self, job_id: str, place: tuple[str, str, int, str]) -> str | None:
+        """Where the job's model states, offloaded to host memory on this place's GPUs (platform, GPU, count,
+        billing), need more host memory per GPU than its servers have (FSDP offloads them all or none): the
+        estimator's line saying so, else None."""
+        job = next(j for j in self.scenario.jobs if j.id == job_id)
+        cluster = None if job.cpu_offload is False else self._cluster_of(job, place)
+        if cluster is None:
+            return None
+        # the offloadable layout (ZeRO-3 on FSDP, no tp or pp) on a card that holds anything
+        offloading = job.model_copy(update={"framework": "fsdp", "cpu_offload": True,
+                                            "layout": FixedLayout(tp=1, pp=1, zero=3)})
+        roomy = dataclasses.replace(cluster, gpu=cluster.gpu.model_copy(update={"memory_gib": ROOMY_GPU_GIB}))
+        found = self._estimate(self.loaded.models[job.id], offloading, roomy, True)[0]
+        return next((n for n in found.notes if n.startswith("CPU offload: the ")), None) if found else None
+
+    def _cluster_of(self, job: Job, wanted: tuple[str, str, int, str]) -> Cluster | None:
+        """The cluster of a place (platform, GPU, count, billing), None where it is not offered to the job."""
         for option in [*self._cloud_options(job), *self._owned_options(job), *self._purchase_options(job)]:
             place = option.place
             if (place.platform, place.gpu, place.gpus, place.billing) == wanted:

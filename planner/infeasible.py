@@ -21,6 +21,7 @@ from plan.constraints.ops_skill import ONE_CLICK_FEATURES
 from plan.models.features import Feature
 from plan.models.problem import SCALE, Candidate, Problem, Removed
 from plan.models.scenario import Scenario
+from plan.planner.candidates import CandidateBuilder
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome
 from plan.planner.memory_savers import LEANER_OPTIMIZERS, STACK_SETTINGS, MemorySaver, applies_to_job
@@ -183,7 +184,7 @@ def explain_infeasible(session: Session, result: SolveResult, empty_jobs: list[s
     if held:
         result.notes.append("held as given, not rules to relax: "
                             + "; ".join(problem.groups.get(g, g) for g in held))
-    result.notes += _pools_too_small(problem) + _windows_too_short(problem)
+    result.notes += _pools_too_small(session) + _windows_too_short(problem)
     result.relaxations += relaxations(session, conflict, sets)
 
 
@@ -221,10 +222,12 @@ def held_back_by(problem: Problem, c: Candidate) -> str:
             else "queue or reservation lead time")
 
 
-def _pools_too_small(problem: Problem) -> list[str]:
+def _pools_too_small(session: Session) -> list[str]:
     """Per job and owned pool where no GPU count holds the job in memory: the closest, the whole pool.
     The conflict names the rules that keep the job off the rest (data on premises); this says why the
-    pool itself cannot take it, which is what the memory relaxations answer."""
+    pool itself cannot take it, which is what the memory relaxations answer; and where its model states
+    would fit in host memory but for the RAM the pool's servers are taken to have, that too."""
+    problem = session.problem
     placed = {(c.job, c.platform) for c in problem.all_candidates()}
     largest: dict[tuple[str, str], Removed] = {}
     for r in problem.removed:
@@ -232,8 +235,14 @@ def _pools_too_small(problem: Problem) -> list[str]:
             key = (r.job, r.platform)
             if key not in largest or r.gpus > largest[key].gpus:
                 largest[key] = r
-    return [f"owned pool {pool} cannot hold {job} in memory at any GPU count: {r.reason}"
-            for (job, pool), r in sorted(largest.items())]
+    builder = CandidateBuilder(session.loaded) if largest and session.loaded is not None else None
+    lines = []
+    for (job, pool), r in sorted(largest.items()):
+        short = builder.host_shortfall(job, (pool, r.gpu, r.gpus, "owned")) if builder else None
+        host = (f"; offloaded to host memory it would not fit either: {short.removeprefix('CPU offload: ')} "
+                f"(owned[{pool}].host_memory_gib_per_gpu says what its servers have free)" if short else "")
+        lines.append(f"owned pool {pool} cannot hold {job} in memory at any GPU count: {r.reason}{host}")
+    return lines
 
 
 def _windows_too_short(problem: Problem) -> list[str]:

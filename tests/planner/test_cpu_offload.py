@@ -186,3 +186,25 @@ def test_an_offloaded_job_is_told_the_setting_that_fits_its_gpus_without_offload
     assert not fj.state_offload and fj.recompute not in ("offload", "full_offload")
     assert fj.tokens_per_s == pytest.approx(speed, rel=1e-3)
     assert not any("without offloading" in x for x in fused.explanation)
+
+
+def test_a_pool_whose_hosts_cannot_hold_the_offloaded_states_is_told_what_they_need(base_scenario, write_scenario):
+    """A 72B full fine-tune whose data stays on a hospital's eight A800s: no layout fits the cards, and with
+    the states in host memory each GPU's 1/8 of 16 bytes a parameter (~135 GiB) exceeds the 128 GiB of RAM
+    per GPU assumed free. The infeasible answer says so and names the pool's field; declared at 200 GiB, the
+    job runs offloaded on the pool."""
+    data = _duo(base_scenario, model="qwen2.5-72b", tokens="200M", seq_len=4096, id="ft72")
+    data["owned"][0].update(gpu="a800-80gb", count=8, gpus_per_node=8, cost_per_gpu_hour=2.0)
+    tight = solve(load_scenario(write_scenario(data, "tight.yaml")), SolveOptions(time_limit_s=60))
+    assert tight.status == "infeasible"
+    (note,) = [n for n in tight.notes if n.startswith("owned pool duo cannot hold ft72")]
+    assert "offloaded to host memory it would not fit either" in note
+    assert "owned[duo].host_memory_gib_per_gpu" in note
+    states_gib = float(re.search(r"the ([\d.]+) GiB of model states per GPU exceed the 128 GiB", note).group(1))  # type: ignore[union-attr]
+    assert 128 < states_gib < 200
+    data["owned"][0]["host_memory_gib_per_gpu"] = 200
+    roomy = solve(load_scenario(write_scenario(data, "roomy.yaml")), SolveOptions(time_limit_s=60))
+    assert roomy.plans
+    (job,) = roomy.plans[0].jobs
+    assert job.state_offload and job.gpus == 8
+    assert any(f"{states_gib:.1f} GiB of sharded parameters" in a for a in roomy.plans[0].assumptions)
