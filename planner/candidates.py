@@ -48,6 +48,7 @@ from plan.planner.estimate.band import hours_quantile, memory_factor, uncalibrat
 from plan.planner.estimate.factors import efficiency_assumption
 from plan.planner.estimate.flops import shape_of
 from plan.planner.estimate.types import OPTIMIZER_ALIASES, RunEstimate
+from plan.planner.offload_note import host_shortfall, on_roomy_card
 from plan.planner.purchase import BuyOption, buy_options
 from plan.planner.spot_risk import spot_risk
 from plan.planner.transfer import job_transfer
@@ -134,10 +135,6 @@ def _band_offsets_h(run: RunEstimate) -> list[float]:
     factors = [hours_quantile(run, q) / run.hours for q in BILLING_QUANTILES]
     mean_factor = sum(factors) / len(factors)
     return [run.hours * (f / mean_factor - 1) for f in factors]
-
-
-ROOMY_GPU_GIB = 1e6
-"""A card that holds any layout: where what a layout needs from the host is looked up whatever the GPU."""
 
 
 def _place_key(candidate: Candidate) -> tuple[str, str, int, str]:
@@ -321,7 +318,7 @@ class CandidateBuilder:
         """The fastest layout with the model states in host memory on the candidate's own GPUs (same place,
         count and billing), for the plan's note where it is clearly faster (planner/offload_note.py). None
         where the job states cpu_offload, the candidate offloads already, or nothing offloaded fits."""
-        job = next(j for j in self.scenario.jobs if j.id == candidate.job)
+        job = self._job(candidate.job)
         if job.cpu_offload is not None or candidate.layout.get("state_offload"):
             return None
         cluster = self._cluster_of(job, _place_key(candidate))
@@ -330,7 +327,7 @@ class CandidateBuilder:
     def fitting_without_offload(self, candidate: Candidate, change: dict[str, str]) -> Estimate | None:
         """The fastest layout of the candidate's job with `change` (a memory saver's field and value) on the
         candidate's own GPUs with nothing in host memory, or None where none fits so."""
-        job = next(j for j in self.scenario.jobs if j.id == candidate.job).model_copy(update=change)
+        job = self._job(candidate.job).model_copy(update=change)
         cluster = self._cluster_of(job, _place_key(candidate))
         found = None if cluster is None else self._estimate(self.loaded.models[job.id], job, cluster, False)[0]
         return None if found is None or found.layout.host_activations else found
@@ -339,16 +336,17 @@ class CandidateBuilder:
         """Where the job's model states, offloaded to host memory on this place's GPUs (platform, GPU, count,
         billing), need more host memory per GPU than its servers have (FSDP offloads them all or none): the
         estimator's line saying so, else None."""
-        job = next(j for j in self.scenario.jobs if j.id == job_id)
+        job = self._job(job_id)
         cluster = None if job.cpu_offload is False else self._cluster_of(job, place)
         if cluster is None:
             return None
         # the offloadable layout (ZeRO-3 on FSDP, no tp or pp) on a card that holds anything
         offloading = job.model_copy(update={"framework": "fsdp", "cpu_offload": True,
                                             "layout": FixedLayout(tp=1, pp=1, zero=3)})
-        roomy = dataclasses.replace(cluster, gpu=cluster.gpu.model_copy(update={"memory_gib": ROOMY_GPU_GIB}))
-        found = self._estimate(self.loaded.models[job.id], offloading, roomy, True)[0]
-        return next((n for n in found.notes if n.startswith("CPU offload: the ")), None) if found else None
+        return host_shortfall(self._estimate(self.loaded.models[job.id], offloading, on_roomy_card(cluster), True)[0])
+
+    def _job(self, job_id: str) -> Job:
+        return next(j for j in self.scenario.jobs if j.id == job_id)
 
     def _cluster_of(self, job: Job, wanted: tuple[str, str, int, str]) -> Cluster | None:
         """The cluster of a place (platform, GPU, count, billing), None where it is not offered to the job."""

@@ -18,6 +18,7 @@ from plan.models.scenario import Job
 from plan.planner.candidates import NOT_WEIGHED, CandidateBuilder
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
+from plan.planner.estimate import Estimate
 from plan.planner.estimate.types import CAUSAL_MFU_NOTE_GAP, OPTIMIZER_NAME_OF
 from plan.planner.infeasible import (
     HOURS_STATED_BELOW_H,
@@ -27,8 +28,8 @@ from plan.planner.infeasible import (
     duration_text,
     held_back_by,
 )
-from plan.planner.memory_savers import LEANER_OPTIMIZERS, STACK_SETTINGS, applies_to_job
-from plan.planner.offload_note import faster_offloaded, offload_note
+from plan.planner.memory_savers import MemorySaver, applies_to_job
+from plan.planner.offload_note import faster_offloaded, fitting_without_offload, offload_note
 from plan.planner.plan import Conflict, JobPlan, Plan, ReservationPlan, Trade
 from plan.planner.transfer import transfer_line
 
@@ -200,19 +201,13 @@ def _without_offload(builder: CandidateBuilder, job: Job, chosen: Candidate) -> 
     if job.cpu_offload is not None or not (chosen.layout.get("state_offload")
                                            or chosen.layout.get("recompute") in ("offload", "full_offload")):
         return []
-    lines, optimizer_found = [], False
-    for saver in (*STACK_SETTINGS, *LEANER_OPTIMIZERS):
-        leaner_optimizer = saver in LEANER_OPTIMIZERS
-        if not applies_to_job(saver, job) or (leaner_optimizer and optimizer_found):
-            continue
-        found = builder.fitting_without_offload(chosen, {saver.field: saver.to})
-        if found is None:
-            continue
-        optimizer_found = optimizer_found or leaner_optimizer
-        lines.append(f"{job.id}: without offloading, {saver.field}: {saver.to} ({saver.why}) fits the same "
-                     f"{chosen.gpus}x {chosen.gpu}: {found.layout.short()} at {found.memory.total_gib:.1f} GiB, "
-                     f"{found.tokens_per_s:,.0f} tokens/s against the plan's {chosen.tokens_per_s:,.0f}")
-    return lines
+    def fits(saver: MemorySaver) -> Estimate | None:
+        return builder.fitting_without_offload(chosen, {saver.field: saver.to})
+
+    return [f"{job.id}: without offloading, {saver.field}: {saver.to} ({saver.why}) fits the same "
+            f"{chosen.gpus}x {chosen.gpu}: {found.layout.short()} at {found.memory.total_gib:.1f} GiB, "
+            f"{found.tokens_per_s:,.0f} tokens/s against the plan's {chosen.tokens_per_s:,.0f}"
+            for saver, found in fitting_without_offload(lambda saver: applies_to_job(saver, job), fits)]
 
 
 def _stack_rule_line(session: Session, plan: Plan) -> list[str]:

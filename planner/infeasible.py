@@ -239,7 +239,7 @@ def _pools_too_small(session: Session) -> list[str]:
     lines = []
     for (job, pool), r in sorted(largest.items()):
         short = builder.host_shortfall(job, (pool, r.gpu, r.gpus, "owned")) if builder else None
-        host = (f"; offloaded to host memory it would not fit either: {short.removeprefix('CPU offload: ')} "
+        host = (f"; offloaded to host memory it would not fit either: {short} "
                 f"(owned[{pool}].host_memory_gib_per_gpu says what its servers have free)" if short else "")
         lines.append(f"owned pool {pool} cannot hold {job} in memory at any GPU count: {r.reason}{host}")
     return lines

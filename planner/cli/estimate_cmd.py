@@ -41,7 +41,13 @@ from plan.planner.estimate.types import (
     RECOMPUTE,
 )
 from plan.planner.memory_savers import LEANER_OPTIMIZERS, STACK_SETTINGS, MemorySaver
-from plan.planner.offload_note import faster_offloaded, offload_note
+from plan.planner.offload_note import (
+    faster_offloaded,
+    fitting_without_offload,
+    host_shortfall,
+    offload_note,
+    on_roomy_card,
+)
 from plan.planner.plan import recompute_label
 
 _OPTION_OF_FIELD = {"micro_batch": "--micro-batch", "global_batch": "--global-batch", "seq_len": "--seq-len",
@@ -324,24 +330,20 @@ def _without_offload_hints(card: ModelCard, method: str, cluster: Cluster, spec:
     if not (lay.state_offload or lay.host_activations) or spec.state_offload is not None or (
             spec.recompute in ("offload", "full_offload")):
         return []
-    hints: list[str] = []
-    optimizer_found = False  # (of the optimizers, the least change that fits, as when nothing fits)
-    for saver in (*STACK_SETTINGS, *LEANER_OPTIMIZERS):
-        leaner_optimizer = saver in LEANER_OPTIMIZERS
-        if not _applies(saver, method, spec) or (leaner_optimizer and (spec.optimizer != "adam" or optimizer_found)):
-            continue
+    def fits(saver: MemorySaver) -> Estimate | None:
         change: dict[str, Any] = {"state_offload": False, **dict(saver.spec)}
         try:
             found = search_layout(card, method, cluster, dataclasses.replace(spec, **change)).best
         except ValueError:
-            continue
-        if found is None or found.layout.host_activations:
-            continue
-        optimizer_found = optimizer_found or leaner_optimizer
-        hints.append(f"without offloading, {saver.setting} ({saver.why}) fits: {found.layout.short()} at "
-                     f"{found.memory.total_gib:.1f} GiB, {found.tokens_per_s:,.0f} tokens/s against the offloaded "
-                     f"layout's {chosen.tokens_per_s:,.0f}")
-    return hints
+            return None
+        return None if found is None or found.layout.host_activations else found
+
+    def applies(saver: MemorySaver) -> bool:
+        return _applies(saver, method, spec) and (saver not in LEANER_OPTIMIZERS or spec.optimizer == "adam")
+
+    return [f"without offloading, {saver.setting} ({saver.why}) fits: {found.layout.short()} at "
+            f"{found.memory.total_gib:.1f} GiB, {found.tokens_per_s:,.0f} tokens/s against the offloaded "
+            f"layout's {chosen.tokens_per_s:,.0f}" for saver, found in fitting_without_offload(applies, fits)]
 
 
 def _setting_hints(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> list[str]:
@@ -383,22 +385,15 @@ def _offload_refused(card: ModelCard, method: str, cluster: Cluster, spec: Layou
             None, 3):
         return cannot
     # the offloadable layout on a card that holds anything: what its states need from the host, said
-    roomy = dataclasses.replace(cluster, gpu=cluster.gpu.model_copy(update={"memory_gib": ROOMY_GPU_GIB}))
     forced = dataclasses.replace(spec, state_offload=True, framework=spec.framework or "fsdp", zero=3, tp=1, pp=1)
     try:
-        found = search_layout(card, method, roomy, forced).best
+        short = host_shortfall(search_layout(card, method, on_roomy_card(cluster), forced).best)
     except ValueError:
         return cannot
-    host = next((n for n in found.notes if n.startswith("CPU offload: the ")), None) if found else None
-    if host is None:
+    if short is None:
         return cannot
-    return (f"--cpu-offload on: {host.removeprefix('CPU offload: ')}, so no offloaded layout fits (a platform or pool "
-            "with more RAM per GPU may; an owned pool's host_memory_gib_per_gpu says what its servers have); "
-            "estimated without it")
-
-
-ROOMY_GPU_GIB = 1e6
-"""A card that holds any layout: where the offloadable layout's states are looked up whatever its GPU peak."""
+    return (f"--cpu-offload on: {short}, so no offloaded layout fits (a platform or pool with more RAM per GPU may; "
+            "an owned pool's host_memory_gib_per_gpu says what its servers have); estimated without it")
 
 
 def _faster_offloaded_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec,

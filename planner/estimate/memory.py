@@ -116,6 +116,10 @@ HOST_MEMORY_GIB_PER_GPU = 128.0
 2 TB (NVIDIA datasheets); rental and consumer nodes often less. 128 GiB per GPU is assumed; what the
 host cannot take stays on the GPU."""
 
+HOST_SHORTFALL_NOTE = "CPU offload: the "
+"""How the note begins where an offloaded layout's model states exceed the host memory per GPU (and so stay
+on the GPU): plan.planner.offload_note reads it."""
+
 OFFLOAD_RESIDENT_LAYERS = 2
 """Layers of activations on the GPU under activation offloading: the one computing and the one being
 copied out (forward) or prefetched back (backward)."""
@@ -443,7 +447,7 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
         notes.append("LoRA: base weights frozen (no gradients or optimizer states for them)")
     if layout.state_offload:
         if host_gib > host_cap:
-            notes.append(f"CPU offload: the {host_gib:.1f} GiB of model states per GPU exceed the "
+            notes.append(f"{HOST_SHORTFALL_NOTE}{host_gib:.1f} GiB of model states per GPU exceed the "
                          f"{host_cap:g} GiB of host memory per GPU {host_said} free; they stay on the GPU")
         else:
             notes.append(f"CPU offload: {host_gib:.1f} GiB of sharded parameters, gradients and optimizer states per "

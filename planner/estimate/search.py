@@ -371,9 +371,9 @@ def _unrunnable(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int,
     DeepSpeed AutoTP and accelerate's parallelism config run it."""
     if framework == "megatron" and not megatron_splits_sequence(spec.seq_len, cp):
         return MEGATRON_CP_SEQUENCE
-    ring_gap = ring_attention_gap(framework, cp, spec.flash_attention) or ulysses_head_gap(framework, heads, tp, cp)
-    if ring_gap:
-        return ring_gap
+    split_gap = ring_attention_gap(framework, cp, spec.flash_attention) or ulysses_head_gap(framework, heads, tp, cp)
+    if split_gap:
+        return split_gap
     if framework != "fsdp":
         return None
     if (spec.framework is None and spec.pytorch_stacks_only
@@ -1152,7 +1152,7 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
     if (spec.framework == "megatron" and (spec.virtual_pipeline or 1) > 1 and spec.tp is not None
             and spec.pp is not None and spec.global_batch is not None):
         gb = batch_for_replicas(spec.global_batch, dp)
-        if gb is not None and gb // dp < pp:
+        if gb is not None and interleaving_refused("megatron", spec.virtual_pipeline or 1, gb // dp, pp):
             raise ValueError(f"virtual_pipeline: Megatron's interleaved schedule needs at least pp = {pp} "
                              f"micro-batches per step; a global batch of {gb} over dp = {dp} gives at most {gb // dp}")
     if spec.micro_batch and spec.framework in EXACT_BATCH_FRAMEWORKS and spec.global_batch is not None:
