@@ -25,11 +25,13 @@ What the CSV leaves blank is searched (micro-batch, and the whole layout for the
 estimator's default rule (global batch), never fitted per row. A run whose stated layout the estimator
 judges not to fit is listed as such, and its speed is taken on the fastest layout it states, as if memory
 were no limit (it ran). Framework facts that the rows imply are applied as such: no sequence parallelism
-in 2021 Megatron (it did not exist yet), context parallelism approximated as data parallelism (same token
-split), torchtune's chunked loss, pure BF16 AdamW (its low-memory 8-bit one where the row leaves the
-optimizer unstated), CPU offload where the notes say so and LoRA rank (8 on one GPU, 16 on several),
-NeMo's LoRA on attention (rank 32), QLoRA's rank 64 on all layers, NeMo's distributed Adam with BF16
-gradients and FP32 master weights kept as 16-bit remainders (NEMO_OPTIMIZER).
+in sources dated before 2022 (it did not exist yet), unfused attention (the s x s scores stored) in
+sources dated before 2023 that name no fused kernel (FUSED_ATTENTION_YEAR), context parallelism
+approximated as data parallelism (same token split), torchtune's chunked loss, pure BF16 AdamW (its
+low-memory 8-bit one where the row leaves the optimizer unstated), CPU offload where the notes say so and
+LoRA rank (8 on one GPU, 16 on several), NeMo's LoRA on attention (rank 32), QLoRA's rank 64 on all
+layers, NeMo's distributed Adam with BF16 gradients and FP32 master weights kept as 16-bit remainders
+(NEMO_OPTIMIZER).
 """
 
 from __future__ import annotations
@@ -301,6 +303,38 @@ def _torchtitan_micro_batch(replica: int, pp: int | None, notes: str) -> int:
     return max(1, replica // (pp * _torchtitan_stages_per_rank(notes))) if pp and pp > 1 else replica
 
 
+FUSED_ATTENTION_YEAR = 2023
+"""FlashAttention (Dao et al., arXiv 2205.14135, May 2022) reached the training stacks in 2023: PyTorch 2.0's
+scaled_dot_product_attention (March 2023), Megatron-LM's `--use-flash-attn`. Before, Megatron-LM, Megatron-DeepSpeed
+and their kin stored and re-read the s x s attention scores (the 5as/h term of Korthikanti et al. 2022, whose
+selective recomputation exists to drop it)."""
+
+FUSED_ATTENTION_NAMES = ("flashattention", "flash attention", "flash-attn", "xformers", "memory-efficient attention")
+"""A row whose text names one of these ran a fused attention whatever its date (LLaMA used xformers' kernel)."""
+
+SEQUENCE_PARALLEL_YEAR = 2022
+"""Sequence parallelism came with Korthikanti et al. 2022 (Megatron-LM); stacks described before had none."""
+
+
+def source_year(row: dict[str, str]) -> int | None:
+    """The year a row's source is dated by: the earliest four-digit year in its source text."""
+    years = [int(y) for y in re.findall(r"\b(?:19|20)\d\d\b", row.get("source") or "")]
+    return min(years) if years else None
+
+
+def before(row: dict[str, str], year: int) -> bool:
+    """Whether the row's source is dated before `year` (a source without a date is not)."""
+    dated = source_year(row)
+    return dated is not None and dated < year
+
+
+def fused_attention(row: dict[str, str]) -> bool:
+    """Whether a row's stack ran a fused attention that stores no s x s scores: any row that names one, and
+    every row not dated before FUSED_ATTENTION_YEAR."""
+    text = ((row.get("source") or "") + " " + (row.get("notes") or "")).lower()
+    return any(name in text for name in FUSED_ATTENTION_NAMES) or not before(row, FUSED_ATTENTION_YEAR)
+
+
 def throughput_rows(path: Path) -> list[Row]:
     catalog = builtin_catalog()
     return _each_row(path, "throughput", "value", lambda row: [_throughput_row(catalog, row)])
@@ -349,8 +383,8 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
         global_batch=gb, seq_len=seq, micro_batch=mb,
         precision={"fp16": "fp16", "fp8": "fp8"}.get(row["precision"], "bf16"),
         lora_rank=32, lora_targets="attention" if method == "lora" else "all",
-        sequence_parallel=False if row["id"].startswith("MEG21") else None,
-        flash_attention=not row["id"].startswith("MEG21"),
+        sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None,
+        flash_attention=fused_attention(row),
         loss=loss_of(row, fam), fused_modules=compiled(row),
         virtual_pipeline=int(vpp.group(1)) if vpp else (
             UNSTATED_INTERLEAVING if interleaved else 1 if "1F1B schedule" in notes else None),
@@ -516,7 +550,9 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
                       precision="fp8" if row["precision"] == "fp8" else "bf16",
                       lora_rank=_lora_rank(torchtune, gpus), optimizer=optimizer,
                       loss=loss_of(row, fam), fused_modules=compiled(row),
-                      framework=framework, virtual_pipeline=vpp, state_offload=state_offload)
+                      framework=framework, virtual_pipeline=vpp, state_offload=state_offload,
+                      flash_attention=fused_attention(row),
+                      sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None)
     est = _run(card, method, Cluster.of(gpu, gpus), spec, None)
     total_gib = est.memory.total_gib
     if torchtune:
@@ -655,7 +691,8 @@ def _whole_run(catalog: Catalog, row: dict[str, str]) -> WholeRun:
     seq = int(row["seq_len"])
     gbt = _num(row["global_batch_tokens"])
     spec = LayoutSpec(tp=_int(row["tp"]), pp=_int(row["pp"]), seq_len=seq,
-                      global_batch=int(gbt // seq) if gbt else None)
+                      global_batch=int(gbt // seq) if gbt else None, flash_attention=fused_attention(row),
+                      sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None)
     est = _run(card, "pretrain", cluster, spec, None, speed=True)
     run = est.run(float(row["tokens"]))
     return WholeRun(row["id"], float(row["gpu_hours"]), run.gpu_hours, run.gpu_hours / overhead,

@@ -154,3 +154,34 @@ def test_an_estimator_failure_is_a_reported_bug_and_the_bench_exits_1(
     assert "not estimated: bug: ZeroDivisionError: probe" in captured.out
     assert "the estimator raised on 1 rows: PROBE-CP" in captured.err
     assert "band coverage" in captured.out  # the other rows were all reported
+
+
+def test_a_row_dated_before_fused_attention_ran_the_attention_of_its_day(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stacks described before 2023 stored the s x s attention scores (FlashAttention reached PyTorch and
+    Megatron-LM in 2023) unless the row names a fused kernel; before 2022 they had no sequence parallelism."""
+    bench = _bench(monkeypatch)
+    year_2022 = {"source": "Smith et al. 2022, Megatron-Turing NLG (probe)", "notes": ""}
+    named = {"source": "probe 2022 run", "notes": "FlashAttention kernels"}
+    undated = {"source": "mosaicml/llm-foundry benchmarking README (probe)", "notes": ""}
+    assert bench.source_year(year_2022) == 2022
+    assert not bench.fused_attention(year_2022)
+    assert bench.fused_attention(named) and bench.fused_attention(undated)
+    assert bench.fused_attention({"source": "Touvron et al. 2023 (probe)"})
+    assert bench.before({"source": "Narayanan et al. 2021 (April 2021)"}, bench.SEQUENCE_PARALLEL_YEAR)
+    assert not bench.before(year_2022, bench.SEQUENCE_PARALLEL_YEAR) and not bench.before(undated, 2100)
+
+
+def test_the_estimate_of_a_2022_row_keeps_its_attention_scores(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    bench = _bench(monkeypatch)
+    row = {**LLAMA405, "model": "llama3.1-8b", "seq_len": "2048", "num_gpus": "8", "tp": "8", "pp": "1", "dp": "1",
+           "metric": "mfu", "value": "50", "unit": "%"}
+    _write(tmp_path / "throughput_public.csv", DATA / "throughput_public.csv", [
+        {**row, "id": "OLD", "source": "Korthikanti et al. 2022 (probe)", "recompute": "selective"},
+        {**row, "id": "NEW", "source": "probe, 2024", "recompute": "selective"},
+        {**row, "id": "OLDEST", "source": "Narayanan et al. 2021 (probe)", "recompute": "full"}])
+    rows = {r.id: r for r in bench.public_rows(tmp_path)}
+    old, new, oldest = (rows[i].estimate.layout for i in ("OLD", "NEW", "OLDEST"))
+    assert not old.flash_attention and new.flash_attention and not oldest.flash_attention
+    assert not oldest.sequence_parallel and old.sequence_parallel  # tp 8: searched, and chosen where it exists
+    assert rows["OLD"].predicted < rows["NEW"].predicted  # the scores cost time, selective recompute re-runs them
