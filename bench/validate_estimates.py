@@ -487,6 +487,15 @@ def _lora_rank(torchtune: bool, gpus: int) -> int:
     return 64
 
 
+def _named_optimizer(stated: str) -> str | None:
+    """A low-memory optimizer the row's optimizer cell names (bitsandbytes' 8-bit AdamW, paged or not,
+    Adafactor, SGD), in the estimator's ids; None for AdamW/Adam and what the cell leaves unstated."""
+    text = stated.lower().replace("_", " ").replace("-", " ")
+    if "8 bit" in text or "8bit" in text:
+        return "paged_adam_8bit" if "paged" in text else "adam_8bit"
+    return next((name for name in ("adafactor", "sgd") if name in text), None)
+
+
 def _memory_row_optimizer(stated: str, fam: str, state_offload: bool) -> str:
     """The optimizer a memory row ran. torchtune trains in pure BF16 (dtype bf16, no mixed precision: its AdamW
     keeps BF16 moments and no fp32 master), and its single-device low-memory recipes, whose optimizer the rows
@@ -494,6 +503,9 @@ def _memory_row_optimizer(stated: str, fam: str, state_offload: bool) -> str:
     recipes/configs/llama3_1/8B_full_single_device.yaml); its CPU-offload recipe steps a fused torch AdamW on
     the CPU (70B_full.yaml), which an 8-bit GPU optimizer cannot. Other stacks: mixed-precision AdamW, or the
     low-memory optimizer where the row leaves it unstated."""
+    named = _named_optimizer(stated)
+    if named:
+        return named
     if fam == "torchtune" and ("not stated" not in stated or state_offload):
         return "adam_bf16"
     return "paged_adam_8bit" if "not stated" in stated else "adam"

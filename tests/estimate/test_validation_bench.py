@@ -73,6 +73,10 @@ MEMORY_PROBES = [
          method="full", precision="bf16", optimizer="not stated", micro_batch="2", seq_len="2048", gpu="a100-80gb",
          num_gpus="8", tp="1", pp="1", recompute="full", peak_memory="14", unit="GiB",
          notes="uses CPU offload with fused optimizer"),
+    # a full fine-tune on one GPU with the optimizer named in the cell, bitsandbytes' paged 8-bit AdamW
+    dict(id="PROBEM-8BIT", source="probe", model="llama3.1-8b", params_b="8", method="full", precision="bf16",
+         optimizer="paged AdamW 8-bit (bitsandbytes)", micro_batch="1", seq_len="2048", gpu="h100-sxm",
+         num_gpus="1", recompute="full", peak_memory="40", unit="GiB"),
     # a row of a stack that names Unsloth: its fused linear cross-entropy and fused layers
     dict(id="UNSLOTH-PROBE", source="probe", model="llama3.1-8b", params_b="8", method="qlora",
          precision="nf4 + bf16", micro_batch="1", seq_len="16384", gpu="h100-sxm", num_gpus="1", recompute="full",
@@ -134,6 +138,9 @@ def test_what_a_row_leaves_implicit_is_derived_from_what_it_gives(monkeypatch: p
     assert (unsloth.loss, unsloth.kernels, unsloth.framework) == ("fused", "fused", "fsdp")
     dp_loss = rows["PROBEM-DP"].estimate.layout  # a row of no named stack: the plain loss, eager layers
     assert (dp_loss.loss, dp_loss.kernels) == ("plain", "eager")
+    assert rows["PROBEM-8BIT"].estimate.layout.optimizer == "paged_adam_8bit"  # as the cell names it
+    assert [bench._memory_row_optimizer(cell, "other", False) for cell in ("AdamW", "Adafactor", "adamw_8bit", "SGD")] \
+        == ["adam", "adafactor", "adam_8bit", "sgd"]
     run = rows["PROBE-RUN"]  # GPU-hours of the run the notes give, whole-run overhead and failures included
     assert run.predicted == pytest.approx(run.estimate.run(15e12).gpu_hours)
 
