@@ -260,6 +260,40 @@ FRAMEWORK_OF_FAMILY = {"Megatron": "megatron", "NeMo": "megatron", "FSDP": "fsdp
 """The stack each family ran: Megatron-LM/NeMo (distributed optimizer), Composer/torchtitan/torchtune FSDP,
 QLoRA's Hugging Face + peft; rows of other stacks have theirs searched."""
 
+FRAMEWORK_NAMES = (("fsdp", "fsdp"), ("fully sharded", "fsdp"), ("fully_shard", "fsdp"), ("deepspeed", "deepspeed"),
+                   ("megatron", "megatron"), ("nemo", "megatron"))
+"""Stacks a row of no known family may name in its source or notes, in the estimator's framework ids (the
+first named wins: Megatron-DeepSpeed runs DeepSpeed's engine)."""
+
+
+def framework_of(row: dict[str, str], fam: str) -> str | None:
+    """The stack a row ran: its family's (FRAMEWORK_OF_FAMILY), else one its text names, else None (searched)."""
+    known = FRAMEWORK_OF_FAMILY.get(fam)
+    if known:
+        return known
+    text = ((row.get("source") or "") + " " + (row.get("notes") or "")).lower()
+    return next((framework for name, framework in FRAMEWORK_NAMES if name in text), None)
+
+
+def stated_zero(row: dict[str, str]) -> int | None:
+    """The row's ZeRO stage: its `zero` cell, else one its notes state (ZeRO-3, ZeRO stage 2, FSDP's FULL_SHARD
+    or SHARD_GRAD_OP), else None."""
+    cell = _int(row.get("zero") or "")
+    if cell is not None:
+        return cell
+    notes = row.get("notes") or ""
+    said = re.search(r"zero[- ]?(?:stage[- ]?)?([0-3])\b", notes, re.IGNORECASE)
+    if said:
+        return int(said.group(1))
+    return 3 if "FULL_SHARD" in notes else 2 if "SHARD_GRAD_OP" in notes else None
+
+
+def stated_lora_rank(notes: str) -> int | None:
+    """An adapter rank the row's notes state ("rank 16", "r=16", "lora_rank: 16"), else None."""
+    said = re.search(r"\b(?:lora[_ ]rank|lora[_ ]r|rank|r)\s*[=:]?\s*(\d+)\b", notes, re.IGNORECASE)
+    return int(said.group(1)) if said else None
+
+
 NEMO_OPTIMIZER = "adam_precision_aware"
 """NeMo's full-parameter runs: the NeMo 24.07 container (NeMo 2.0.0rc1) gives Apex's distributed Adam
 `store_param_remainders=True` whenever the optimizer is FP32 and the model BF16
@@ -365,13 +399,13 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
     seq = int(row["seq_len"])
     notes = row.get("notes") or ""
     fam = family(row["id"], row["source"])
-    framework = FRAMEWORK_OF_FAMILY.get(fam)
+    framework = framework_of(row, fam)
     vpp = re.search(r"virtual pipeline (\d+)", notes)
     tp, pp, dp = _int(row["tp"]), _int(row["pp"]), _int(row["dp"])
     gbt = _num(row["global_batch_tokens"])
     gb = int(gbt // seq) if gbt else None
     mb = _int(row.get("micro_batch") or "")
-    zero = _int(row["zero"])
+    zero = stated_zero(row)
     if fam == "torchtitan":
         if mb is None and gb and dp:
             mb = _torchtitan_micro_batch(gb // dp, pp, notes)
@@ -546,8 +580,8 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
     dp = gpus // (tp * pp * cp)
     mb = _int(row["micro_batch"]) or 1
     gb = mb * dp  # the column is per GPU: each data-parallel rank runs one micro-batch
-    framework = FRAMEWORK_OF_FAMILY.get(fam)
-    zero = _int(row["zero"])
+    framework = framework_of(row, fam)
+    zero = stated_zero(row)
     if zero is None:  # unstated: the stack's default sharding (a memory figure depends on it too much to search)
         zero = 0 if dp * cp == 1 else DEFAULT_ZERO_OF_FRAMEWORK.get(framework or "", 0)
     vpp: int | None = 1
@@ -560,7 +594,7 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
                       recompute=row["recompute"] or None, micro_batch=mb, global_batch=gb,
                       seq_len=_int(row["seq_len"]) or 512,
                       precision="fp8" if row["precision"] == "fp8" else "bf16",
-                      lora_rank=_lora_rank(torchtune, gpus), optimizer=optimizer,
+                      lora_rank=stated_lora_rank(notes) or _lora_rank(torchtune, gpus), optimizer=optimizer,
                       loss=loss_of(row, fam), fused_modules=compiled(row),
                       framework=framework, virtual_pipeline=vpp, state_offload=state_offload,
                       flash_attention=fused_attention(row),

@@ -77,6 +77,10 @@ MEMORY_PROBES = [
     dict(id="PROBEM-8BIT", source="probe", model="llama3.1-8b", params_b="8", method="full", precision="bf16",
          optimizer="paged AdamW 8-bit (bitsandbytes)", micro_batch="1", seq_len="2048", gpu="h100-sxm",
          num_gpus="1", recompute="full", peak_memory="40", unit="GiB"),
+    # a QLoRA row of no known family that names FSDP and its rank in the notes, the sharding left blank
+    dict(id="PROBEM-FSDP", source="probe blog post", model="llama3.1-70b", params_b="70", method="qlora",
+         precision="nf4 + bf16", optimizer="AdamW", micro_batch="1", seq_len="2048", gpu="rtx4090", num_gpus="2",
+         recompute="full", peak_memory="22", unit="GiB", notes="FSDP + QLoRA, lora_r: 8, CPU offload"),
     # a row of a stack that names Unsloth: its fused linear cross-entropy and fused layers
     dict(id="UNSLOTH-PROBE", source="probe", model="llama3.1-8b", params_b="8", method="qlora",
          precision="nf4 + bf16", micro_batch="1", seq_len="16384", gpu="h100-sxm", num_gpus="1", recompute="full",
@@ -141,6 +145,15 @@ def test_what_a_row_leaves_implicit_is_derived_from_what_it_gives(monkeypatch: p
     assert rows["PROBEM-8BIT"].estimate.layout.optimizer == "paged_adam_8bit"  # as the cell names it
     assert [bench._memory_row_optimizer(cell, "other", False) for cell in ("AdamW", "Adafactor", "adamw_8bit", "SGD")] \
         == ["adam", "adafactor", "adam_8bit", "sgd"]
+    fsdp = rows["PROBEM-FSDP"].estimate.layout  # the stack, sharding and rank the notes name
+    assert (fsdp.framework, fsdp.zero, fsdp.lora_rank, fsdp.state_offload) == ("fsdp", 3, 8, True)
+    notes = ("ZeRO-2 offload", "ZeRO stage 3", "FULL_SHARD", "SHARD_GRAD_OP", "no sharding")
+    assert [bench.stated_zero({"zero": "", "notes": note}) for note in notes] == [2, 3, 3, 2, None]
+    assert bench.stated_zero({"zero": "1", "notes": "ZeRO-3"}) == 1  # the cell first
+    assert bench.framework_of({"source": "Megatron-DeepSpeed (probe)"}, "other") == "deepspeed"
+    assert bench.framework_of({"source": "Megatron-LM (probe)"}, "torchtune") == "fsdp"  # the family first
+    assert [bench.stated_lora_rank(n) for n in ("rank 16 on q, k and v", "r=64", "max over PP ranks", "tp 8")] \
+        == [16, 64, None, None]
     run = rows["PROBE-RUN"]  # GPU-hours of the run the notes give, whole-run overhead and failures included
     assert run.predicted == pytest.approx(run.estimate.run(15e12).gpu_hours)
 
