@@ -426,7 +426,7 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
         optimizer=NEMO_OPTIMIZER if fam == "NeMo" and method != "lora" else "adam",
     )
     est = _run(card, method, Cluster.of(gpu, gpus), spec, dp, speed=True)
-    metric, value = row["metric"], float(row["value"])
+    metric, value = row_metric(row), float(row["value"])
     whole_run = re.search(r"([\d.]+)T tokens in about (\d+) days", notes)
     if whole_run and metric == "tokens_per_s_per_gpu":
         # a whole run's average (tokens over wall days): compared with the run estimate, failures
@@ -437,6 +437,8 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
         pred = getattr(est.run(_run_tokens(notes)), metric)
     else:
         pred = _metric(est, metric, card, gpu)
+        if metric in ("mfu", "hfu") and row["unit"].strip() != "%" and value <= 1.0:
+            pred /= 100.0  # a utilization given as a fraction
     note = f"{fam}; " + (f"vpp={vpp.group(1)}; " if vpp else "")
     if not est.fits:
         note += "estimated OOM"
@@ -469,8 +471,26 @@ def _metric(est: Estimate, metric: str, card: ModelCard, gpu: GPU) -> float:
         return est.model_tflops_per_gpu
     if metric == "tokens_per_s_per_gpu":
         return est.tokens_per_s_per_gpu
-    raise RowProblem(f"metric {metric!r} is not one the bench converts (achieved_tflops_per_gpu, mfu, hfu, "
-                     "model_tflops_per_gpu, tokens_per_s_per_gpu, gpu_hours or hours with the tokens in the notes)")
+    if metric == "tokens_per_s":  # the whole cluster's
+        return est.tokens_per_s
+    if metric in ("samples_per_s", "sequences_per_s"):
+        return est.tokens_per_s / est.layout.seq_len
+    if metric in ("step_time_s", "iteration_time_s"):
+        return est.step_time_s
+    raise RowProblem(f"metric {metric!r} is not one the bench converts (achieved_tflops_per_gpu, tflops_per_gpu, "
+                     "mfu, hfu, model_tflops_per_gpu, tokens_per_s_per_gpu, tokens_per_s, samples_per_s, "
+                     "step_time_s, gpu_hours or hours with the tokens in the notes)")
+
+
+def row_metric(row: dict[str, str]) -> str:
+    """The row's metric in `_metric`'s names: an unqualified `tflops_per_gpu` counts the recomputed forward
+    where the source is of the years that reported "achieved" FLOP/s (before 2023: Narayanan et al. 2021's
+    formula, used by the Megatron-DeepSpeed runs of 2022) and the run recomputed, model FLOP/s otherwise."""
+    metric = row["metric"].strip()
+    if metric == "tflops_per_gpu":
+        old = before(row, FUSED_ATTENTION_YEAR) and row.get("recompute") == "full"
+        return "achieved_tflops_per_gpu" if old else "model_tflops_per_gpu"
+    return metric
 
 
 def _states_gb(est: Estimate) -> float:

@@ -205,3 +205,33 @@ def test_the_estimate_of_a_2022_row_keeps_its_attention_scores(monkeypatch: pyte
     assert not old.flash_attention and new.flash_attention and not oldest.flash_attention
     assert not oldest.sequence_parallel and old.sequence_parallel  # tp 8: searched, and chosen where it exists
     assert rows["OLD"].predicted < rows["NEW"].predicted  # the scores cost time, selective recompute re-runs them
+
+
+def test_the_metrics_a_row_may_give_are_converted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The same run stated in each metric the bench reads: every figure is the one estimate, converted."""
+    bench = _bench(monkeypatch)
+    run = {**LLAMA405, "model": "llama3.1-8b", "seq_len": "4096", "num_gpus": "16", "tp": "2", "pp": "1", "dp": "8",
+           "zero": "1", "recompute": "full", "global_batch_tokens": "1048576", "micro_batch": "2",
+           "source": "probe, 2024"}
+    metrics = {"PER-GPU": ("tokens_per_s_per_gpu", "tok/s"), "TOTAL": ("tokens_per_s", "tok/s"),
+               "SAMPLES": ("samples_per_s", "seq/s"), "STEP": ("step_time_s", "s"), "MFU-FRACTION": ("mfu", ""),
+               "MFU": ("mfu", "%"), "TFLOPS": ("tflops_per_gpu", "TFLOP/s"),
+               "MODEL": ("model_tflops_per_gpu", "TFLOP/s")}
+    rows = [{**run, "id": rid, "metric": metric, "unit": unit, "value": "0.4" if rid == "MFU-FRACTION" else "40"}
+            for rid, (metric, unit) in metrics.items()]
+    of_2022 = {**run, "source": "probe, 2022", "unit": "TFLOP/s", "value": "40"}
+    rows += [{**of_2022, "id": "TFLOPS-2022", "metric": "tflops_per_gpu"},
+             {**of_2022, "id": "ACHIEVED-2022", "metric": "achieved_tflops_per_gpu"},
+             {**of_2022, "id": "MODEL-2022", "metric": "model_tflops_per_gpu"}]
+    _write(tmp_path / "throughput_public.csv", DATA / "throughput_public.csv", rows)
+    got = {r.id: r for r in bench.public_rows(tmp_path)}
+    assert not any(r.problem for r in got.values())
+    per_gpu = got["PER-GPU"].predicted
+    assert got["TOTAL"].predicted == pytest.approx(16 * per_gpu)
+    assert got["SAMPLES"].predicted == pytest.approx(16 * per_gpu / 4096)
+    assert got["STEP"].predicted == pytest.approx(1048576 / (16 * per_gpu))
+    assert got["MFU-FRACTION"].predicted == pytest.approx(got["MFU"].predicted / 100)
+    # an unqualified TFLOP/s: model FLOPs today, the recomputed forward counted too in a 2022 source
+    assert got["TFLOPS"].predicted == pytest.approx(got["MODEL"].predicted)
+    assert got["TFLOPS-2022"].predicted == pytest.approx(got["ACHIEVED-2022"].predicted)
+    assert got["ACHIEVED-2022"].predicted > got["MODEL-2022"].predicted
