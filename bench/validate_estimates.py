@@ -369,6 +369,46 @@ def fused_attention(row: dict[str, str]) -> bool:
     return any(name in text for name in FUSED_ATTENTION_NAMES) or not before(row, FUSED_ATTENTION_YEAR)
 
 
+RECOMPUTE_WORDS = {"none": ("none", "no", "off", "false", "disabled", "without", "no ac", "no checkpointing"),
+                   "full": ("full", "yes", "on", "true", "ac", "full ac", "activation checkpointing",
+                            "gradient checkpointing", "checkpointing", "block", "uniform"),
+                   "selective": ("selective", "sac", "op", "op level", "selective ac", "selective op", "partial"),
+                   "offload": ("offload", "activation offload"),
+                   "full_offload": ("full offload", "checkpoint offload")}
+"""The words a row's recompute cell may use, by the estimator's policy: AC and gradient checkpointing are
+full recomputation, torchtitan's op-level SAC is the selective policy."""
+
+
+def recompute_of(cell: str | None) -> str | None:
+    """The estimator's recompute policy for a row's cell (RECOMPUTE_WORDS); blank is searched. A cell the
+    bench cannot read is the row's problem."""
+    text = " ".join((cell or "").lower().replace("_", " ").replace("-", " ").split())
+    if not text:
+        return None
+    found = next((policy for policy, words in RECOMPUTE_WORDS.items() if text in words), None)
+    if found is None:
+        raise RowProblem(f"recompute {cell!r} is not a policy the bench reads ({', '.join(RECOMPUTE_WORDS)})")
+    return found
+
+
+def precision_of(cell: str | None) -> str:
+    """The training precision a row's cell names: FP8 (Transformer Engine, torchao), FP16 (mixed or pure),
+    else BF16 (QLoRA's "nf4 + bf16" included)."""
+    text = (cell or "").lower()
+    if "fp8" in text or "float8" in text:
+        return "fp8"
+    return "fp16" if "fp16" in text or ("float16" in text and "bfloat16" not in text) else "bf16"
+
+
+def memory_unit_per_gib(unit: str) -> float:
+    """How many of the row's memory unit one GiB is: GiB and MiB as binary, GB and MB as decimal."""
+    per_gib = {"gib": 1.0, "gb": GIB / 1e9, "mib": 1024.0, "mb": GIB / 1e6}
+    key = unit.strip().lower()
+    if key not in per_gib:
+        raise RowProblem(f"memory unit {unit!r} is not one the bench reads (GiB, GB, MiB, MB)")
+    return per_gib[key]
+
+
 def throughput_rows(path: Path) -> list[Row]:
     catalog = builtin_catalog()
     return _each_row(path, "throughput", "value", lambda row: [_throughput_row(catalog, row)])
@@ -413,9 +453,9 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
             zero = 2  # torchtitan keeps parameters gathered under pipelining (no reshard after forward)
     interleaved = "interleaved" in notes
     spec = LayoutSpec(
-        tp=tp, pp=pp, zero=zero, recompute=row["recompute"] or None,
+        tp=tp, pp=pp, zero=zero, recompute=recompute_of(row["recompute"]),
         global_batch=gb, seq_len=seq, micro_batch=mb,
-        precision={"fp16": "fp16", "fp8": "fp8"}.get(row["precision"], "bf16"),
+        precision=precision_of(row["precision"]),
         lora_rank=32, lora_targets="attention" if method == "lora" else "all",
         sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None,
         flash_attention=fused_attention(row),
@@ -436,7 +476,8 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
     elif metric in ("gpu_hours", "hours"):  # a whole run: the tokens it trained on are in its notes
         pred = getattr(est.run(_run_tokens(notes)), metric)
     else:
-        pred = _metric(est, metric, card, gpu)
+        pred = _metric(est, metric, card, gpu, "fp8" if spec.precision == "fp8" and "fp8 peak" in notes.lower()
+                       else "bf16")
         if metric in ("mfu", "hfu") and row["unit"].strip() != "%" and value <= 1.0:
             pred /= 100.0  # a utilization given as a fraction
     note = f"{fam}; " + (f"vpp={vpp.group(1)}; " if vpp else "")
@@ -454,7 +495,8 @@ def _run_tokens(notes: str) -> float:
     return float(found.group(1)) * {"T": 1e12, "B": 1e9, "": 1.0}[found.group(2)]
 
 
-def _metric(est: Estimate, metric: str, card: ModelCard, gpu: GPU) -> float:
+def _metric(est: Estimate, metric: str, card: ModelCard, gpu: GPU, peak_of: str = "bf16") -> float:
+    """`metric` of the estimate; utilizations against the `peak_of` dense peak (BF16 unless the row says FP8)."""
     if metric == "achieved_tflops_per_gpu":
         shape = shape_of(card)
         lin, attn, _ = shape.forward_flops_per_token(est.layout.seq_len)
@@ -462,10 +504,10 @@ def _metric(est: Estimate, metric: str, card: ModelCard, gpu: GPU) -> float:
             attn if est.layout.recompute == "selective" else 0.0)
         return (est.flops_per_token + extra) * est.tokens_per_s_per_gpu / 1e12
     if metric == "mfu":
-        peak = gpu.peak_tflops.for_precision("bf16") or 1.0
+        peak = gpu.peak_tflops.for_precision(peak_of) or 1.0
         return 100.0 * est.model_tflops_per_gpu / peak
     if metric == "hfu":  # hardware FLOPs: the recomputed forward counted too (Korthikanti et al. 2022)
-        peak = gpu.peak_tflops.for_precision("bf16") or 1.0
+        peak = gpu.peak_tflops.for_precision(peak_of) or 1.0
         return 100.0 * _metric(est, "achieved_tflops_per_gpu", card, gpu) / peak
     if metric == "model_tflops_per_gpu":
         return est.model_tflops_per_gpu
@@ -611,9 +653,9 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
             zero = 2  # torchtitan keeps parameters gathered under pipelining
         vpp = _torchtitan_stages_per_rank(notes)
     spec = LayoutSpec(tp=tp, pp=pp, zero=zero, cp=cp,
-                      recompute=row["recompute"] or None, micro_batch=mb, global_batch=gb,
+                      recompute=recompute_of(row["recompute"]), micro_batch=mb, global_batch=gb,
                       seq_len=_int(row["seq_len"]) or 512,
-                      precision="fp8" if row["precision"] == "fp8" else "bf16",
+                      precision="fp8" if precision_of(row["precision"]) == "fp8" else "bf16",
                       lora_rank=stated_lora_rank(notes) or _lora_rank(torchtune, gpus), optimizer=optimizer,
                       loss=loss_of(row, fam), fused_modules=compiled(row),
                       framework=framework, virtual_pipeline=vpp, state_offload=state_offload,
@@ -625,7 +667,7 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
         # torchtune logs torch.cuda memory stats: the caching allocator's, without the CUDA context or the
         # buffers NCCL allocates for itself
         total_gib -= CUDA_CONTEXT_GIB + (NCCL_BUFFERS_GIB if gpus > 1 else 0.0)
-    pred = total_gib * (1.0 if unit == "GiB" else GIB / 1e9)
+    pred = total_gib * memory_unit_per_gib(unit)
     note = "upper bound" if bound else ""
     tok = re.search(r"(\d+) tok/s", notes)
     implausible = ""

@@ -235,3 +235,33 @@ def test_the_metrics_a_row_may_give_are_converted(monkeypatch: pytest.MonkeyPatc
     assert got["TFLOPS"].predicted == pytest.approx(got["MODEL"].predicted)
     assert got["TFLOPS-2022"].predicted == pytest.approx(got["ACHIEVED-2022"].predicted)
     assert got["ACHIEVED-2022"].predicted > got["MODEL-2022"].predicted
+
+
+def test_the_words_a_row_uses_for_its_settings_are_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    bench = _bench(monkeypatch)
+    cells = ("Activation checkpointing", "full_ac", "SAC", "op-level", "no", "", "full")
+    assert [bench.recompute_of(cell) for cell in cells] == ["full", "full", "selective", "selective", "none", None,
+                                                            "full"]
+    with pytest.raises(bench.RowProblem, match="recompute 'sometimes'"):
+        bench.recompute_of("sometimes")
+    assert [bench.precision_of(cell) for cell in ("FP8 (Transformer Engine)", "mixed fp16", "bfloat16",
+                                                  "nf4 + bf16", "torch.float16")] == ["fp8", "fp16", "bf16", "bf16",
+                                                                                      "fp16"]
+    assert [bench.memory_unit_per_gib(unit) for unit in ("GiB", " gb", "MiB")] == pytest.approx(
+        [1.0, 1.073741824, 1024.0])
+    # the same run's memory in MiB is the GiB figure x 1024, and an MFU against the FP8 peak where the row says so
+    run = {**LLAMA405, "model": "llama3.1-8b", "seq_len": "4096", "num_gpus": "8", "tp": "1", "pp": "1", "dp": "8",
+           "zero": "1", "recompute": "Activation checkpointing", "global_batch_tokens": "262144", "micro_batch": "2",
+           "source": "probe, 2024", "precision": "FP8", "metric": "mfu", "unit": "%", "value": "30"}
+    _write(tmp_path / "throughput_public.csv", DATA / "throughput_public.csv", [
+        {**run, "id": "MFU-BF16"}, {**run, "id": "MFU-FP8", "notes": "MFU against the FP8 peak"}])
+    memory = dict(source="probe", model="llama3.1-8b", params_b="8", method="full", precision="bf16",
+                  optimizer="AdamW", micro_batch="1", seq_len="2048", gpu="h100-sxm", num_gpus="1",
+                  recompute="gradient checkpointing", peak_memory="40")
+    _write(tmp_path / "memory_public.csv", DATA / "memory_public.csv", [
+        {**memory, "id": "GIB", "unit": "GiB"}, {**memory, "id": "MIB", "unit": "MiB"}])
+    rows = {r.id: r for r in bench.public_rows(tmp_path)}
+    assert not any(r.problem for r in rows.values())
+    assert rows["MFU-BF16"].estimate.layout.recompute == "full" and rows["MFU-BF16"].estimate.layout.precision == "fp8"
+    assert rows["MFU-FP8"].predicted == pytest.approx(rows["MFU-BF16"].predicted / 2, rel=0.01)  # twice the peak
+    assert rows["MIB"].predicted == pytest.approx(1024 * rows["GIB"].predicted)
