@@ -285,7 +285,17 @@ def stated_zero(row: dict[str, str]) -> int | None:
     said = re.search(r"zero[- ]?(?:stage[- ]?)?([0-3])\b", notes, re.IGNORECASE)
     if said:
         return int(said.group(1))
-    return 3 if "FULL_SHARD" in notes else 2 if "SHARD_GRAD_OP" in notes else None
+    if "HYBRID_SHARD_ZERO2" in notes:
+        return 2
+    return 3 if "FULL_SHARD" in notes or "HYBRID_SHARD" in notes else 2 if "SHARD_GRAD_OP" in notes else None
+
+
+def stated_hybrid_shard(row: dict[str, str], gpus: int, gpus_per_node: int) -> bool:
+    """Whether the row's run sharded hybrid: where its notes name FSDP's hybrid sharding (HYBRID_SHARD, HSDP,
+    "hybrid shard") over more than one node. Every stack shards over all ranks unless told otherwise, so a
+    row that does not say so ran the full shard."""
+    named = re.search(r"hybrid[_ ]shard|\bHSDP\b", row.get("notes") or "", re.IGNORECASE)
+    return bool(named) and gpus > gpus_per_node
 
 
 def stated_lora_rank(notes: str) -> int | None:
@@ -452,6 +462,7 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
         if pp and pp > 1 and zero == 3:
             zero = 2  # torchtitan keeps parameters gathered under pipelining (no reshard after forward)
     interleaved = "interleaved" in notes
+    hybrid = stated_hybrid_shard(row, gpus, Cluster.of(gpu, gpus).gpus_per_node)
     spec = LayoutSpec(
         tp=tp, pp=pp, zero=zero, recompute=recompute_of(row["recompute"]),
         global_batch=gb, seq_len=seq, micro_batch=mb,
@@ -463,7 +474,7 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
         virtual_pipeline=int(vpp.group(1)) if vpp else (
             UNSTATED_INTERLEAVING if interleaved else 1 if "1F1B schedule" in notes else None),
         framework=framework, cp=_context_parallel(notes, gpus, tp, pp, dp),
-        optimizer=NEMO_OPTIMIZER if fam == "NeMo" and method != "lora" else "adam",
+        optimizer=NEMO_OPTIMIZER if fam == "NeMo" and method != "lora" else "adam", hybrid_shard=hybrid,
     )
     est = _run(card, method, Cluster.of(gpu, gpus), spec, dp, speed=True)
     metric, value = row_metric(row), float(row["value"])
@@ -660,7 +671,8 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
                       loss=loss_of(row, fam), fused_modules=compiled(row),
                       framework=framework, virtual_pipeline=vpp, state_offload=state_offload,
                       flash_attention=fused_attention(row),
-                      sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None)
+                      sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None,
+                      hybrid_shard=stated_hybrid_shard(row, gpus, Cluster.of(gpu, gpus).gpus_per_node))
     est = _run(card, method, Cluster.of(gpu, gpus), spec, None)
     total_gib = est.memory.total_gib
     if torchtune:
@@ -800,7 +812,7 @@ def _whole_run(catalog: Catalog, row: dict[str, str]) -> WholeRun:
     gbt = _num(row["global_batch_tokens"])
     spec = LayoutSpec(tp=_int(row["tp"]), pp=_int(row["pp"]), seq_len=seq,
                       global_batch=int(gbt // seq) if gbt else None, flash_attention=fused_attention(row),
-                      sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None)
+                      sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None, hybrid_shard=False)
     est = _run(card, "pretrain", cluster, spec, None, speed=True)
     run = est.run(float(row["tokens"]))
     return WholeRun(row["id"], float(row["gpu_hours"]), run.gpu_hours, run.gpu_hours / overhead,

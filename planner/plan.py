@@ -60,6 +60,11 @@ class JobPlan:
         return bool(self.detail.get("layout", {}).get("state_offload", False))
 
     @property
+    def shard_group(self) -> int:
+        """The ranks of a hybrid-sharded layout's shard group (FSDP's HSDP, `Layout.shard_group`); 0 if not."""
+        return int(self.detail.get("layout", {}).get("shard_group") or 0)
+
+    @property
     def stack(self) -> str:
         """The training stack the estimate assumed (the layout's, where the plan does not name it)."""
         return self.framework or str(self.detail.get("layout", {}).get("framework", "deepspeed"))

@@ -129,6 +129,11 @@ def estimate_command(
         "--cpu-offload", help="on | off: ZeRO-3 with the parameters, gradients and optimizer states in host "
                               "memory (FSDP/DeepSpeed CPU offload; default: searched where nothing fits without "
                               "it)")] = None,
+    hybrid_shard: Annotated[str | None, typer.Option(
+        "--hybrid-shard", help="on | off: FSDP hybrid sharding (HSDP: HYBRID_SHARD, torchtitan's "
+                               "data_parallel_replicate_degree): ZeRO-2/3 states sharded over one node's GPUs and "
+                               "replicated across nodes (default: searched where the data-parallel group spans "
+                               "nodes)")] = None,
     optimizer: Annotated[str, typer.Option(
         "--optimizer", help=" | ".join(OPTIMIZER_NAMES))] = "adamw",
     micro_batch: Annotated[int | None, typer.Option("--micro-batch", help="sequences/micro-batch")] = None,
@@ -165,6 +170,7 @@ def estimate_command(
         fail(f"--loss: {loss_not_on_megatron(loss)}")
     _choice("--sequence-parallel", sequence_parallel, ("on", "off"))
     _choice("--cpu-offload", cpu_offload, ("on", "off"))
+    _choice("--hybrid-shard", hybrid_shard, ("on", "off"))
     optimizer_id = OPTIMIZER_ALIASES.get(optimizer, optimizer)
     if optimizer_id not in OPTIMIZERS:
         fail(f"--optimizer: {optimizer!r} is not one of {', '.join(OPTIMIZER_NAMES)}")
@@ -230,12 +236,14 @@ def estimate_command(
                       sequence_parallel=None if sequence_parallel is None else sequence_parallel == "on",
                       memory_headroom=headroom, recompute_layers=recompute_layers,
                       batch_limit=max(1, int(token_count // seq_len)) if token_count else None,
-                      state_offload=None if cpu_offload is None else cpu_offload == "on")
+                      state_offload=None if cpu_offload is None else cpu_offload == "on",
+                      hybrid_shard=None if hybrid_shard is None else hybrid_shard == "on")
     searched: tuple[str, ...] = ()
     nothing_fits = False
     try:
         found = search_layout(card, method, cluster, spec)
-        searched = found.searched + (("cpu_offload",) if cpu_offload is None else ())
+        searched = (found.searched + (("cpu_offload",) if cpu_offload is None else ())
+                    + (("hybrid_shard",) if hybrid_shard is None else ()))
         result: Estimate | None = found.best
         if result is None:
             nothing_fits = True
@@ -440,6 +448,8 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
     rows.append(("optimizer", OPTIMIZER_NAME_OF.get(lay.optimizer, lay.optimizer)))  # as --optimizer takes it
     if lay.state_offload:
         rows.append(("cpu_offload", "on"))
+    if lay.shard_group:
+        rows.append(("hybrid_shard", f"on ({lay.shard_group} per group, {lay.replicas} replicas)"))
     if lay.lora_rank is not None:
         rows.append(("lora_rank", lay.lora_rank))
         rows.append(("lora_targets", lay.lora_targets))

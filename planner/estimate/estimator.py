@@ -11,7 +11,7 @@ from plan.planner.estimate.factors import CPU_OPTIMIZER_BYTES_PER_S, PCIE_GB_PER
 from plan.planner.estimate.flops import ModelShape, shape_of
 from plan.planner.estimate.memory import chunk_layers, memory_per_gpu, pipeline_peak_note
 from plan.planner.estimate.timing import MOE_CAPACITY_FACTOR, step_time
-from plan.planner.estimate.topology import layout_links
+from plan.planner.estimate.topology import hybrid_links, layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     CHECKPOINT_OFFLOAD_NOT_ON_MEGATRON,
@@ -265,6 +265,13 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
                   "NCCL spreads its rings over all of them)")
         notes.append(f"data-parallel group of {layout.shard_ranks}: bottleneck {dp_link.bottleneck} "
                      f"{dp_link.bandwidth_gb_per_s:g} GB/s per direction{spread}")
+    if layout.shard_group:
+        shard_link, replicate_link = hybrid_links(cluster, layout.tp, layout.shard_group, layout.replicas)
+        notes.append(f"hybrid sharding (HSDP): states sharded over the {layout.shard_group} data-parallel ranks of "
+                     f"each node ({shard_link.bottleneck} {shard_link.bandwidth_gb_per_s:g} GB/s), replicated on "
+                     f"{layout.replicas} nodes; the layers are gathered and their gradients reduce-scattered "
+                     f"inside the node, each gradient shard all-reduced across the nodes "
+                     f"({replicate_link.bottleneck} {replicate_link.bandwidth_gb_per_s:g} GB/s)")
     notes.append(f"framework {layout.framework}: " + {
         "megatron": _megatron_execution(layout),
         "deepspeed": "ZeRO stages 2/3 reduce gradients every micro-batch",

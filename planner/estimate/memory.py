@@ -272,7 +272,7 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     host_cap = HOST_MEMORY_GIB_PER_GPU if host_gib_per_gpu is None else host_gib_per_gpu
     host_said = "assumed" if host_gib_per_gpu is None else "declared"
     t, p, z = layout.tp, layout.pp, layout.zero
-    d = layout.shard_ranks
+    d = layout.state_shards
     adapters = method in ADAPTER_METHODS
     first_layers, mid_layers, last_layers = stage_layers(shape.layers, p)
     notes: list[str] = []
@@ -563,14 +563,15 @@ def _gathered_layer_bytes(shape: ModelShape, method: str, layout: Layout) -> flo
 def _states(shape: ModelShape, method: str, layout: Layout, params_stage: float,
             layers_stage: int) -> tuple[float, float, float, float]:
     """(weights, gradients, optimizer, pageable optimizer) GiB for one stage's parameters. Routed
-    experts split over ep ranks are sharded by ZeRO over the remaining dp x cp / ep ranks."""
+    experts split over ep ranks are sharded by ZeRO over the remaining dp x cp / ep ranks; under hybrid
+    sharding everything over the shard group (`Layout.state_shards`)."""
     if layout.ep > 1 and method not in ADAPTER_METHODS:
         experts = shape.layer_expert_params / layout.tp / layout.ep * layers_stage
-        dense = _states_group(shape, method, layout, params_stage - experts, layers_stage, layout.shard_ranks)
+        dense = _states_group(shape, method, layout, params_stage - experts, layers_stage, layout.state_shards)
         routed = _states_group(shape, method, layout, experts, layers_stage,
-                               max(1, layout.shard_ranks // layout.ep))
+                               max(1, layout.state_shards // layout.ep))
         return (dense[0] + routed[0], dense[1] + routed[1], dense[2] + routed[2], dense[3] + routed[3])
-    return _states_group(shape, method, layout, params_stage, layers_stage, layout.shard_ranks)
+    return _states_group(shape, method, layout, params_stage, layers_stage, layout.state_shards)
 
 
 def _states_group(shape: ModelShape, method: str, layout: Layout, params_stage: float,

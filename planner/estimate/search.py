@@ -67,11 +67,12 @@ from plan.planner.estimate.timing import (
     stage_recompute_s,
     step_time,
 )
-from plan.planner.estimate.topology import GroupLink, group_link, layout_links
+from plan.planner.estimate.topology import GroupLink, group_link, hybrid_links, layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     EXACT_BATCH_FRAMEWORKS,
     FRAMEWORK_ZERO,
+    HYBRID_SHARD_FRAMEWORKS,
     MEGATRON_CP_SEQUENCE,
     MEGATRON_ONLY_OPTIMIZERS,
     OPTIMIZER_NAME_OF,
@@ -82,6 +83,7 @@ from plan.planner.estimate.types import (
     Layout,
     LayoutSpec,
     framework_zero,
+    hybrid_shard_group,
     interleaving_refused,
     megatron_splits_sequence,
     offloads_states,
@@ -361,6 +363,37 @@ def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int, pp: int) -> tup
     return tuple(options)
 
 
+def hybrid_shard_gap(spec: LayoutSpec, cluster: Cluster) -> str | None:
+    """Why no layout of the spec can shard hybrid (`hybrid_shard_group`), where a stated field rules it out."""
+    if spec.framework not in (None, *HYBRID_SHARD_FRAMEWORKS):
+        return f"hybrid sharding is FSDP's (HSDP); framework {spec.framework} has none"
+    if spec.zero is not None and spec.zero < 2:
+        return f"hybrid sharding shards ZeRO-2/3 states inside a node; zero is {spec.zero}"
+    if spec.state_offload:
+        return "hybrid sharding keeps the shards on the GPUs; CPU offload moves the full shard to the host"
+    if cluster.gpus <= cluster.gpus_per_node:
+        return (f"the {cluster.gpus} GPUs fit one node of {cluster.gpus_per_node}: there are no nodes to "
+                "replicate across")
+    if spec.tp and (cluster.gpus_per_node % spec.tp or cluster.gpus_per_node // spec.tp < 2):
+        return (f"tp {spec.tp} leaves fewer than two data-parallel ranks in a node of {cluster.gpus_per_node} to "
+                "shard over")
+    return None
+
+
+def _hybrid_options(options: tuple[tuple[str, int], ...], spec: LayoutSpec, tp: int, shard_ranks: int,
+                    gpus_per_node: int) -> tuple[tuple[str, int, int], ...]:
+    """Each (framework, ZeRO stage) with its shard groups: 0 (one group of all ranks), and the node's ranks
+    where the layout can shard hybrid (`hybrid_shard_group`; not with the states offloaded to the host);
+    spec.hybrid_shard True keeps only the hybrid ones (FSDP at ZeRO 2 or 3), False only 0."""
+    out: list[tuple[str, int, int]] = []
+    for fw, zero in options:
+        group = (0 if spec.hybrid_shard is False or spec.state_offload
+                 else hybrid_shard_group(fw, zero, tp, shard_ranks, gpus_per_node))
+        groups = (group,) if spec.hybrid_shard else (0, group) if group else (0,)
+        out += [(fw, zero, hs) for hs in groups if hs or not spec.hybrid_shard]
+    return tuple(out)
+
+
 def _unrunnable(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int, cp: int = 1,
                 heads: int = 0) -> str | None:
     """Why no stack runs (framework, tp, pp, cp), or None. Megatron splits each sequence into 2 x cp chunks
@@ -545,15 +578,15 @@ def _searched(key: _Key) -> SearchResult:
         reasons[kind] += n
 
     contexts: dict[int, _PairContext] = {}
-    fits_everything: set[tuple[int, int, str, int, str, int]] = set()  # every size fits
-    for position, (neg_bound, index, ep, fw, zero, rc, v, work_s) in enumerate(combos):
+    fits_everything: set[tuple[int, int, str, int, int, str, int]] = set()  # every size fits
+    for position, (neg_bound, index, ep, fw, zero, hs, rc, v, work_s) in enumerate(combos):
         if best is not None and -neg_bound < -best[0]:
             reasons["cannot beat the fastest layout found"] += len(combos) - position
             break
-        if spec.recompute is None and rc != "none" and (index, ep, fw, zero, "none", v) in fits_everything:
+        if spec.recompute is None and rc != "none" and (index, ep, fw, zero, hs, "none", v) in fits_everything:
             reasons["dominated (recomputation only adds time where none is needed)"] += 1
             continue
-        if spec.zero is None and zero == 3 and (index, ep, fw, 2, "none", v) in fits_everything:
+        if spec.zero is None and zero == 3 and (index, ep, fw, 2, hs, "none", v) in fits_everything:
             reasons["dominated (ZeRO-3 only adds traffic where ZeRO-2 fits)"] += 1
             continue
         pair = pairs[index]
@@ -564,10 +597,10 @@ def _searched(key: _Key) -> SearchResult:
         tokens_step = pair.gb * spec.seq_len
 
         def fits(mb: int, fw: str = fw, zero: int = zero, rc: str = rc, v: int = v, ep: int = ep,
-                 pair: _Pair = pair) -> tuple[bool, Any]:
-            key = (fw, zero, rc, mb, v, ep)
+                 pair: _Pair = pair, hs: int = hs) -> tuple[bool, Any]:
+            key = (fw, zero, rc, mb, v, ep, hs)
             if key not in pair.memo:
-                lay = _make(pair, spec, lora_rank, fw, zero, rc, mb, v, ep)
+                lay = _make(pair, spec, lora_rank, fw, zero, rc, mb, v, ep, hs)
                 mem = _memory(shape, method, lay, cap, cluster.host_memory_gib_per_gpu)
                 pair.memo[key] = (mem.breakdown.total_gib <= cap, (lay, mem))
             return pair.memo[key]
@@ -577,11 +610,11 @@ def _searched(key: _Key) -> SearchResult:
             # a large model on a few cards end here, before any activation is counted). The states are
             # least with the whole replica batch as one micro-batch (FSDP's unsharded accumulation buffer
             # exists only with several)
-            floor = _states_floor(shape, method, spec, lora_rank, pair, fw, zero, ep, replica)
+            floor = _states_floor(shape, method, spec, lora_rank, pair, fw, zero, ep, replica, hs)
             if floor > cap:
                 considered += 1
                 if not reasons["out of memory"]:
-                    reject(_make(pair, spec, lora_rank, fw, zero, rc, replica, v, ep),
+                    reject(_make(pair, spec, lora_rank, fw, zero, rc, replica, v, ep, hs),
                            f"out of memory: the model states alone take {floor:.1f} GiB > {cap:g} GiB",
                            "out of memory")
                 else:
@@ -593,7 +626,8 @@ def _searched(key: _Key) -> SearchResult:
         # Worth its cost where data-parallel traffic crosses nodes; elsewhere once the layout fits.
         fixed_s = 0.0
         if best is not None and (spec.micro_batch or ctx.dp_link.spans_nodes or fits(1)[0]):
-            fixed_s = _fixed_lower_bound_s(shape, method, cluster, spec, lora_rank, pair, ctx, fw, zero, rc, v, ep)
+            fixed_s = _fixed_lower_bound_s(shape, method, cluster, spec, lora_rank, pair, ctx, fw, zero, rc, v, ep,
+                                           hs)
             if tokens_step / (work_s * (1 + (pair.pp - 1) / v / replica) + fixed_s) < -best[0]:
                 reasons["cannot beat the fastest layout found"] += 1
                 continue
@@ -670,7 +704,7 @@ def _searched(key: _Key) -> SearchResult:
             if best is None or candidate[:2] < (best[0], best[1]):
                 best = candidate
         if all_fit:
-            fits_everything.add((index, ep, fw, zero, rc, v))
+            fits_everything.add((index, ep, fw, zero, hs, rc, v))
     searched = spec.searched_fields() + (("ep",) if shape.is_moe and spec.ep is None else ())
     best_est = _estimate(model, shape, method, cluster, best[2]) if best else None
     if best_est is not None:
@@ -689,7 +723,7 @@ def _searched(key: _Key) -> SearchResult:
                         spec=spec, _model=model, _method=method, _cluster=cluster)
 
 
-_Combination = tuple[float, int, int, str, int, str, int, float]
+_Combination = tuple[float, int, int, str, int, int, str, int, float]
 
 
 _SearchSpace = tuple[tuple["_Pair", ...], tuple[tuple[Layout, str, str], ...], tuple[_Combination, ...],
@@ -723,14 +757,14 @@ def _least_memory(key: _Key) -> Estimate | None:
     mb = spec.micro_batch or 1
     # the model states bound each combination's memory from below: those whose states exceed the least
     # total found cannot hold the least memory, so the exact memory of few is computed
-    bounded = sorted((_states_floor(shape, method, spec, lora_rank, pairs[index], fw, zero, ep, mb), order,
-                      pairs[index], fw, zero, rc, v, ep)
-                     for order, (_, index, ep, fw, zero, rc, v, _) in enumerate(combos))
+    bounded = sorted((_states_floor(shape, method, spec, lora_rank, pairs[index], fw, zero, ep, mb, hs), order,
+                      pairs[index], fw, zero, rc, v, ep, hs)
+                     for order, (_, index, ep, fw, zero, hs, rc, v, _) in enumerate(combos))
     least: tuple[float, Layout] | None = None
-    for floor, _, pair, fw, zero, rc, v, ep in bounded:
+    for floor, _, pair, fw, zero, rc, v, ep, hs in bounded:
         if least is not None and floor >= least[0]:
             break
-        layout = _make(pair, spec, lora_rank, fw, zero, rc, mb, v, ep)
+        layout = _make(pair, spec, lora_rank, fw, zero, rc, mb, v, ep, hs)
         total = _memory(shape, method, layout, cap, cluster.host_memory_gib_per_gpu).breakdown.total_gib
         if least is None or total < least[0]:
             least = (total, layout)
@@ -738,12 +772,13 @@ def _least_memory(key: _Key) -> Estimate | None:
 
 
 def _states_floor(shape: ModelShape, method: str, spec: LayoutSpec, lora_rank: int | None, pair: _Pair,
-                  fw: str, zero: int, ep: int, mb: int) -> float:
+                  fw: str, zero: int, ep: int, mb: int, hs: int = 0) -> float:
     """`states_floor_gib` of the pair's layouts at this micro-batch (memoised in the pair: recomputation
     and virtual stages do not change it)."""
-    key = ("states", fw, zero, ep, mb)
+    key = ("states", fw, zero, ep, mb, hs)
     if key not in pair.memo:
-        pair.memo[key] = states_floor_gib(shape, method, _make(pair, spec, lora_rank, fw, zero, "none", mb, 1, ep))
+        pair.memo[key] = states_floor_gib(shape, method, _make(pair, spec, lora_rank, fw, zero, "none", mb, 1, ep,
+                                                               hs))
     floor: float = pair.memo[key]
     return floor
 
@@ -752,7 +787,8 @@ def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: Layout
                   pairs: tuple[_Pair, ...]) -> tuple[tuple[_Combination, ...], tuple[tuple[str, int], ...]]:
     """Every (tp, pp, cp) x expert parallelism x framework and ZeRO stage x recompute x virtual stages,
     with the most tokens/s it could reach (compute, recomputation, tensor-parallel traffic and the
-    smallest bubble), as (-bound, pair index, ep, framework, zero, recompute, virtual stages, work seconds),
+    smallest bubble), as (-bound, pair index, ep, framework, zero, shard group (0: no hybrid sharding),
+    recompute, virtual stages, work seconds),
     best bound first: the search stops at the first that cannot beat the fastest layout found, wherever in
     the space it lies. Also how many were left out because no stack runs them, by reason (a pipelined
     LoRA outside Megatron; a split of the layers no stack makes: stages.py)."""
@@ -760,7 +796,9 @@ def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: Layout
     unrunnable: Counter[str] = Counter()
     for index, pair in enumerate(pairs):
         replica = pair.gb // pair.dp
-        for ep, fw, zero in ((e, f, z) for e in pair.expert_parallel for f, z in pair.options):
+        for ep, fw, zero, hs in ((e, f, z, h) for e in pair.expert_parallel for f, z, h in pair.options):
+            if hs and ep > 1:  # (hybrid sharding is not combined with expert parallelism)
+                continue
             why = (_unrunnable(method, spec, fw, pair.tp, pair.pp, pair.cp, shape.heads)
                    or _replicated_split_gap(method, fw, zero, pair) or _uneven_micro_batch_gap(spec, fw, replica))
             if why:
@@ -775,7 +813,7 @@ def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: Layout
                     continue
                 base_s = pair.stage_s[fw]
                 if ep > 1:  # all-to-all seconds per step do not depend on the micro-batch size
-                    whole = _make(pair, spec, lora_rank, fw, zero, rc, replica, 1, ep)
+                    whole = _make(pair, spec, lora_rank, fw, zero, rc, replica, 1, ep, hs)
                     base_s += ep_exposed_s(shape, whole, group_link(cluster, ep, pair.tp * pair.cp),
                                            -(-shape.layers // pair.pp), 1 if rc == "full" else 0) / cluster.speedup
                 # block recomputation (given, or tried by the search on Megatron's full recomputation) redoes
@@ -788,7 +826,7 @@ def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: Layout
                     share = min(1.0, block * v / stage) if partial else 1.0
                     work_s = base_s + pair.recompute_s[(rc, fw)] * share
                     bound = pair.gb * spec.seq_len / (work_s * (1 + (pair.pp - 1) / v / replica))
-                    combos.append((-bound, index, ep, fw, zero, rc, v, work_s))
+                    combos.append((-bound, index, ep, fw, zero, hs, rc, v, work_s))
     combos.sort()
     return tuple(combos), tuple((kind, n) for kind, n in unrunnable.items() if n)
 
@@ -849,7 +887,7 @@ def _block_recompute(best: tuple[float, float, Layout], shape: ModelShape, metho
 
 def _fixed_lower_bound_s(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
                          lora_rank: int | None, pair: _Pair, ctx: _PairContext, fw: str, zero: int, rc: str,
-                         v: int, ep: int) -> float:
+                         v: int, ep: int, hs: int = 0) -> float:
     """Seconds per step of data-parallel traffic, pipeline transfers and the optimizer step that no
     micro-batch size of this combination goes below: they are timed with the whole replica batch as
     one micro-batch, which has the most compute (and recomputation) to hide data-parallel traffic
@@ -857,13 +895,14 @@ def _fixed_lower_bound_s(shape: ModelShape, method: str, cluster: Cluster, spec:
     grow as the micro-batch shrinks)."""
     # virtual stages multiply the transfers and change nothing else, except which layers a block
     # recomputation redoes
-    key = (fw, zero, rc, ep, v if spec.recompute_layers else 1)
+    key = (fw, zero, rc, ep, hs, v if spec.recompute_layers else 1)
     if key not in ctx.fixed:
         whole = spec.micro_batch or pair.gb // pair.dp
-        layout = _make(pair, spec, lora_rank, fw, zero, rc, whole, key[-1], ep)
+        layout = _make(pair, spec, lora_rank, fw, zero, rc, whole, key[-1], ep, hs)
         r, mbc = pair.compute[(fw, whole)]  # (the pair's own probe: it bounds the stage at this size)
-        dp_s = dp_exposed_s(shape, method, layout, ctx.dp_link, zero, mbc.compute_s,
-                            stage_recompute_s(shape, layout, r, mbc))
+        dp_link, replicate_link = (hybrid_links(cluster, pair.tp, hs, layout.replicas) if hs else (ctx.dp_link, None))
+        dp_s = dp_exposed_s(shape, method, layout, dp_link, zero, mbc.compute_s,
+                            stage_recompute_s(shape, layout, r, mbc), replicate_link)
         ctx.fixed[key] = ((dp_s + optimizer_and_paging_s(shape, method, layout, r, 0.0, mbc.layers)) / cluster.speedup,
                           p2p_s(shape, layout, ctx.pp_link) / cluster.speedup)
     traffic_s, transfer_s = ctx.fixed[key]
@@ -914,7 +953,7 @@ class _Pair:
     dp: int
     gb: int
     sequence_parallel: bool
-    options: tuple[tuple[str, int], ...]
+    options: tuple[tuple[str, int, int], ...]  # (framework, ZeRO stage, shard group: 0 unless hybrid-sharded)
     virtual_stages: tuple[int, ...]
     bound: float
     expert_parallel: tuple[int, ...]
@@ -934,7 +973,7 @@ def _loss_on(spec: LayoutSpec, framework: str | None) -> str:
 
 
 def _make(pair: _Pair, spec: LayoutSpec, lora_rank: int | None, fw: str, zero: int, rc: str, mb: int, v: int,
-          ep: int) -> Layout:
+          ep: int, hs: int = 0) -> Layout:
     return Layout(tp=pair.tp, pp=pair.pp, dp=pair.dp, zero=zero, recompute=rc, micro_batch=mb,
                   global_batch=pair.gb, seq_len=spec.seq_len, precision=spec.precision,
                   sequence_parallel=pair.sequence_parallel, lora_rank=lora_rank, optimizer=spec.optimizer,
@@ -944,7 +983,8 @@ def _make(pair: _Pair, spec: LayoutSpec, lora_rank: int | None, fw: str, zero: i
                   flash_attention=spec.flash_attention, framework=fw, cp=pair.cp, ep=ep,
                   recompute_layers=spec.recompute_layers if rc == "full" else None,
                   state_offload=bool(spec.state_offload) and offloads_states(fw, zero, pair.tp, pair.pp,
-                                                                               spec.optimizer))
+                                                                               spec.optimizer),
+                  shard_group=hs or None)
 
 
 @dataclass
@@ -957,7 +997,7 @@ class _PairContext:
     cp_link: GroupLink
     dp_link: GroupLink
     pp_link: GroupLink
-    fixed: dict[tuple[str, int, str, int, int], tuple[float, float]] = field(default_factory=dict)
+    fixed: dict[tuple[str, int, str, int, int, int], tuple[float, float]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, pair: _Pair, cluster: Cluster) -> _PairContext:
@@ -1023,7 +1063,7 @@ def _plan(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
 
 def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lora_rank: int | None,
           tp: int, pp: int, cp: int, dp: int, gb: int) -> _Pair:
-    options = _frameworks(method, spec, dp * cp, pp)
+    options = _hybrid_options(_frameworks(method, spec, dp * cp, pp), spec, tp, dp * cp, cluster.gpus_per_node)
     if spec.virtual_pipeline:
         vps: tuple[int, ...] = (spec.virtual_pipeline,)
     else:
@@ -1036,7 +1076,7 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
     extra: dict[tuple[str, str], float] = {}
     compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]] = {}
     # kernels (fusion, attention) differ by stack; a stack that cannot run this pair is not timed
-    for fw in dict.fromkeys(f for f, _ in options if not _unrunnable(method, spec, f, tp, pp, cp, shape.heads)):
+    for fw in dict.fromkeys(f for f, _, _ in options if not _unrunnable(method, spec, f, tp, pp, cp, shape.heads)):
         probe = Layout(tp=tp, pp=pp, dp=dp, zero=0, recompute="none", micro_batch=mb, global_batch=gb,
                        seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=sp,
                        lora_rank=lora_rank, optimizer=spec.optimizer,
@@ -1106,6 +1146,10 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         problems.append(f"recompute_layers: {spec.recompute_layers} layers per chunk is Megatron's block "
                         f"recomputation: 1 to the model's {shape.layers} layers, with recompute full and "
                         "framework megatron")
+    if spec.hybrid_shard:
+        gap = hybrid_shard_gap(spec, cluster)
+        if gap:
+            problems.append(f"hybrid_shard: {gap}")
     if problems:
         raise ValueError("; ".join(problems))
     cp = spec.cp or 1

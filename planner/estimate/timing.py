@@ -93,7 +93,7 @@ from plan.planner.estimate.memory import (
     recomputed_layers,
     stage_layers,
 )
-from plan.planner.estimate.topology import GroupLink
+from plan.planner.estimate.topology import GroupLink, hybrid_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     FULL_RECOMPUTE,
@@ -385,8 +385,10 @@ def trainable_stage_params(shape: ModelShape, method: str, layout: Layout) -> fl
 
 
 def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupLink, zero: int,
-                 compute_mb: float, recompute_mb: float) -> float:
-    """Data-parallel traffic per step not hidden behind compute (module docstring)."""
+                 compute_mb: float, recompute_mb: float, replicate_link: GroupLink | None = None) -> float:
+    """Data-parallel traffic per step not hidden behind compute (module docstring). Under hybrid sharding
+    `dp_link` is the shard group's and `replicate_link` the replicas': each gradient shard, once reduced in
+    its node, is all-reduced across them in the same window (FSDP's post-backward)."""
     p, d = layout.pp, layout.shard_ranks
     if d <= 1 and not layout.state_offload:
         return 0.0
@@ -406,8 +408,13 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
         layer_trained, front_trained, back_trained = per_layer, front, back
 
     collective = dp_link.reduce_scatter_s  # one collective (an all-gather takes what a reduce-scatter takes)
-    reduce, front_reduce, back_reduce = (collective(layer_trained * grad_bytes), collective(front_trained * grad_bytes),
-                                         collective(back_trained * grad_bytes))
+
+    def reduced(nbytes: float) -> float:
+        across = replicate_link.all_reduce_s(nbytes / layout.state_shards) if replicate_link else 0.0
+        return collective(nbytes) + across
+
+    reduce, front_reduce, back_reduce = (reduced(layer_trained * grad_bytes), reduced(front_trained * grad_bytes),
+                                         reduced(back_trained * grad_bytes))
     lin_bwd_factor = 1.0 if method in ADAPTER_METHODS else 2.0
     # each forward pass (the policy's, and a DPO reference's) and the backward pass hide their own
     # collectives: the windows add up to the micro-batch's compute, none counted twice
@@ -495,7 +502,7 @@ def optimizer_and_paging_s(shape: ModelShape, method: str, layout: Layout, r: Ra
     t = layout.tp
     opt_params = trainable_stage_params(shape, method, layout)
     if layout.zero >= 1:
-        opt_params /= layout.shard_ranks
+        opt_params /= layout.state_shards
     step_bytes_per_s = CPU_OPTIMIZER_BYTES_PER_S if layout.state_offload else r.memory_bytes_per_s
     other = opt_params * OPTIMIZER_STEP_BYTES_PER_PARAM.get(layout.optimizer, 28.0) / step_bytes_per_s
     if paged_offload_params > 0:
@@ -552,7 +559,10 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
     bubble = (p - 1) / v * stage_mb if p > 1 else 0.0
     p2p = m * v * p2p_s(shape, layout, pp_link)
 
-    dp_exposed = dp_exposed_s(shape, method, layout, dp_link, z, compute_mb, recompute_mb)
+    replicate_link = None
+    if layout.shard_group:
+        dp_link, replicate_link = hybrid_links(cluster, layout.tp, layout.shard_group, layout.replicas)
+    dp_exposed = dp_exposed_s(shape, method, layout, dp_link, z, compute_mb, recompute_mb, replicate_link)
     # ... and data-parallel waits the step exposes overlap the host's issuing in the same way
     host_step = max(0.0, work * host_mb - dp_exposed)
     other = optimizer_and_paging_s(shape, method, layout, r, paged_offload_params, layers)

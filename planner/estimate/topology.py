@@ -160,6 +160,13 @@ def layout_links(cluster: Cluster, tp: int, pp: int, cp: int, dp: int, ep: int =
             group_link(cluster, min(pp, 2), tp * cp * dp), group_link(cluster, ep, tp * cp))
 
 
+def hybrid_links(cluster: Cluster, tp: int, shard_group: int, replicas: int) -> tuple[GroupLink, GroupLink]:
+    """The links of a hybrid-sharded layout's data-parallel groups (`Layout.shard_group`): the shard group, its
+    ranks consecutive after tensor parallelism (one node's), and the replica group, one rank of each shard
+    group (one per node)."""
+    return group_link(cluster, shard_group, tp), group_link(cluster, replicas, tp * shard_group)
+
+
 def _group_bases(per_node: int, size: int, stride: int, blocks: int) -> tuple[int, ...]:
     """The positions inside a node (rank mod per_node) at which the groups start, over the first `blocks`
     blocks of stride x size ranks. Where the stride and the block both tile the node (or the node tiles

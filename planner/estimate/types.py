@@ -154,6 +154,26 @@ def offloads_states(framework: str, zero: int, tp: int, pp: int, optimizer: str 
             and optimizer not in GPU_ONLY_OPTIMIZERS)
 
 
+HYBRID_SHARD_FRAMEWORKS = ("fsdp",)
+"""Stacks that shard inside a node and replicate across nodes (HSDP): PyTorch FSDP's HYBRID_SHARD and
+_HYBRID_SHARD_ZERO2, FSDP2 on a 2-D device mesh (torchtitan `data_parallel_replicate_degree` x
+`data_parallel_shard_degree`, accelerate `fsdp_sharding_strategy: HYBRID_SHARD`;
+../shared/reference/launch-configs.md)."""
+
+
+def hybrid_shard_group(framework: str, zero: int, tp: int, shard_ranks: int, gpus_per_node: int,
+                       state_offload: bool = False, ep: int = 1) -> int:
+    """The shard group of a hybrid-sharded layout (`Layout.shard_group`): the data-parallel ranks of one
+    node (ranks run tensor-parallel fastest, so a node holds gpus_per_node / tp of them), where the
+    data-parallel group spans several nodes; 0 where the layout cannot shard so: another stack, ZeRO 0/1,
+    a group inside one node, CPU offload (FSDP offloads the full shard), expert parallelism."""
+    if (framework not in HYBRID_SHARD_FRAMEWORKS or zero < 2 or state_offload or ep > 1
+            or tp > gpus_per_node or gpus_per_node % tp):
+        return 0
+    group = gpus_per_node // tp
+    return group if 1 < group < shard_ranks and shard_ranks % group == 0 else 0
+
+
 @dataclass(frozen=True, slots=True)
 class Layout:
     """One concrete parallel layout. `global_batch` and `micro_batch` count sequences.
@@ -209,6 +229,10 @@ class Layout:
       torchtitan `enable_cpu_offload`): each layer's shard crosses PCIe before it is gathered, its
       gradient shard back after it is reduced, and the optimizer steps on the CPU. FSDP or DeepSpeed,
       zero 3, no tensor or pipeline parallelism.
+    - `shard_group`: hybrid sharding (HSDP, `hybrid_shard_group`): ZeRO-2/3 shards the states over this many
+      data-parallel ranks, those of one node, and the `replicas` groups hold a copy each; the layers'
+      gathers and gradient reduce-scatters stay inside the node, and each gradient shard is all-reduced
+      across the replicas when it is reduced. None: one shard group of all `shard_ranks` (FULL_SHARD).
     """
 
     tp: int
@@ -233,6 +257,7 @@ class Layout:
     ep: int = 1
     recompute_layers: int | None = None
     state_offload: bool = False
+    shard_group: int | None = None
 
     @property
     def gpus(self) -> int:
@@ -278,8 +303,19 @@ class Layout:
 
     @property
     def shard_ranks(self) -> int:
-        """Ranks over which ZeRO/FSDP shard states: data- and context-parallel ranks together."""
+        """Data- and context-parallel ranks together: the group that reduces gradients."""
         return self.dp * self.cp
+
+    @property
+    def state_shards(self) -> int:
+        """Ranks over which ZeRO/FSDP shard the states: the shard group under hybrid sharding, else all
+        `shard_ranks`."""
+        return self.shard_group or self.shard_ranks
+
+    @property
+    def replicas(self) -> int:
+        """Copies of the sharded states: `shard_ranks` / `state_shards` (1 unless hybrid-sharded)."""
+        return self.shard_ranks // self.state_shards
 
     def short(self) -> str:
         parts = [f"tp={self.tp}", f"pp={self.pp}"]
@@ -288,7 +324,8 @@ class Layout:
         parts.append(f"dp={self.dp}")
         if self.ep > 1:
             parts.append(f"ep={self.ep}")
-        parts += [f"zero={self.zero}" + ("+cpu-offload" if self.state_offload else ""),
+        parts += [f"zero={self.zero}" + ("+cpu-offload" if self.state_offload else "")
+                  + (f"/hsdp{self.shard_group}" if self.shard_group else ""),
                   f"recompute={recompute_label(self.recompute, self.recompute_layers)}",
                   f"mb={self.micro_batch}",
                   f"gb={self.global_batch}"]
@@ -329,6 +366,9 @@ class LayoutSpec:
     # ZeRO-3 CPU offload of the model states (`Layout.state_offload`): None searched where nothing fits
     # without it, True forced on every ZeRO-3 layout it applies to, False never
     state_offload: bool | None = None
+    # FSDP hybrid sharding (`Layout.shard_group`): None searched where it applies, True every layout it
+    # applies to, False never
+    hybrid_shard: bool | None = None
     cp: int | None = None
     ep: int | None = None
     recompute_layers: int | None = None  # Megatron block recomputation, layers per model chunk (Layout's)
@@ -504,6 +544,7 @@ class Estimate:
                 "flash_attention": lay.flash_attention, "kernels": lay.kernels, "loss": lay.loss,
                 **({"recompute_layers": lay.recompute_layers} if lay.recompute_layers is not None else {}),
                 **({"state_offload": True} if lay.state_offload else {}),
+                **({"shard_group": lay.shard_group, "replicas": lay.replicas} if lay.shard_group else {}),
             },
             "memory_gib": {k: round(v, 3) for k, v in self.memory.to_dict().items()},
             "gpu_memory_gib": self.gpu_memory_gib,

@@ -15,7 +15,7 @@ import yaml
 
 from plan.planner.export.deepspeed import check_offload, check_pure_bf16, ds_config
 from plan.planner.export.launch import rendezvous, torchrun
-from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only, pure_bf16_note
+from plan.planner.export.layout import ExportError, ExportLayout, no_hybrid_shard, no_megatron_only, pure_bf16_note
 
 DOC = "accelerate main 16cb6eb (1.15.0.dev0), src/accelerate/commands/launch.py and utils/dataclasses.py, 2026-07-24"
 
@@ -32,6 +32,8 @@ def check(layout: ExportLayout, plugin: str, stack: str = "accelerate") -> None:
     if plugin == "fsdp" and layout.zero == 0 and (layout.tp > 1 or layout.cp > 1) and layout.dp > 1:
         raise ExportError(f"{stack}: tp or cp with replicated (unsharded) data parallelism is refused by "
                           "accelerate's parallelism_config; the plan uses ZeRO-0 with dp > 1")
+    if plugin == "deepspeed":
+        no_hybrid_shard(layout, stack, " with the DeepSpeed plugin")
     if plugin == "deepspeed" and layout.cp > 1:
         raise ExportError("accelerate: context parallelism (ring attention) needs the FSDP2 plugin, not DeepSpeed")
     if plugin == "deepspeed":
@@ -93,10 +95,11 @@ def config(layout: ExportLayout, plugin: str) -> tuple[dict[str, Any], list[str]
         if layout.state_offload:
             notes.append("model states in CPU memory: fsdp_offload_params true (FSDP2 CPUOffloadPolicy: the "
                          "sharded parameters and gradients live in host memory and the optimizer steps on the CPU)")
-        shard = layout.dp if layout.zero > 0 else 1
-        replicate = 1 if layout.zero > 0 else layout.dp
-        cfg["parallelism_config"] = {"parallelism_config_dp_replicate_size": replicate,
-                                     "parallelism_config_dp_shard_size": shard,
+        if layout.shard_group:
+            notes.append(f"hybrid sharding (HSDP): parallelism_config shards over {layout.dp_shard} data-parallel "
+                         f"ranks per node and replicates {layout.dp_replicate} times (FSDP2 on a 2-D mesh)")
+        cfg["parallelism_config"] = {"parallelism_config_dp_replicate_size": layout.dp_replicate,
+                                     "parallelism_config_dp_shard_size": layout.dp_shard,
                                      "parallelism_config_tp_size": layout.tp,
                                      "parallelism_config_cp_size": layout.cp}
     if layout.nodes > 1 or layout.managed:
@@ -138,7 +141,8 @@ def render(layout: ExportLayout, forced_plugin: str | None = None) -> tuple[dict
     if forced_plugin == "fsdp":
         offload = ", offload_policy=CPUOffloadPolicy()" if layout.state_offload else ""
         lines += ["# torchrun: for a script that builds its own FSDP2 mesh (fully_shard with "
-                  f"reshard_after_forward={layout.zero == 3}{offload}, dp_shard={layout.dp if layout.zero else 1}, "
+                  f"reshard_after_forward={layout.zero == 3}{offload}, dp_shard={layout.dp_shard}, "
+                  f"{f'dp_replicate={layout.dp_replicate}, ' if layout.shard_group else ''}"
                   f"tp={layout.tp}, cp={layout.cp})", raw,
                   "# or, for an accelerate script, the same placement through accelerate:", f"# {accel}"]
     else:

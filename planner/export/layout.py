@@ -45,6 +45,16 @@ def no_megatron_only(layout: ExportLayout, stack: str, where: str = "") -> None:
                           "16-bit remainders: Megatron's --use-precision-aware-optimizer); try --to megatron")
 
 
+def no_hybrid_shard(layout: ExportLayout, stack: str, where: str = "") -> None:
+    """Hybrid sharding (HSDP) is FSDP's: DeepSpeed's ZeRO++ hpZ (zero_hpz_partition_size) shards only a
+    secondary copy of the parameters inside a node, and Megatron-LM's HSDP is Megatron-FSDP's outer
+    data-parallel group, neither the plan's layout."""
+    if layout.shard_group:
+        raise ExportError(f"{stack}: no hybrid sharding{where} (the plan shards the model states over the "
+                          f"{layout.shard_group} GPUs of each node and replicates them across {layout.dp_replicate} "
+                          "nodes, FSDP's HSDP); try --to torchtitan, --to accelerate or --to torchrun-fsdp")
+
+
 @dataclass(frozen=True)
 class ExportLayout:
     job: str
@@ -84,7 +94,21 @@ class ExportLayout:
     recompute_layers: int | None = None  # Megatron's block method: layers per model chunk recomputed
     kernels: str = "eager"  # the plan's assumption for a PyTorch stack: eager modules, or fused/compiled
     state_offload: bool = False  # ZeRO-3 with parameters, gradients and optimizer states in host memory
+    shard_group: int | None = None  # hybrid sharding (HSDP): the data- and context-parallel ranks of a shard group
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def dp_shard(self) -> int:
+        """Data-parallel ranks the states are sharded over (FSDP's shard dimension; cp ranks apart): one under
+        ZeRO-0, the shard group's under hybrid sharding, else all."""
+        if self.zero == 0:
+            return 1
+        return self.shard_group // self.cp if self.shard_group else self.dp
+
+    @property
+    def dp_replicate(self) -> int:
+        """Copies of the sharded states (FSDP's replicate dimension): dp / dp_shard."""
+        return self.dp // self.dp_shard
 
     @property
     def world_size(self) -> int:
@@ -123,6 +147,9 @@ class ExportLayout:
                 adapter += f" over a {self.quant_bits}-bit (NF4) base"
         offload = (" with parameters, gradients and optimizer states offloaded to CPU memory"
                    if self.state_offload else "")
+        if self.shard_group:
+            offload += (f", hybrid-sharded (HSDP: sharded over {self.dp_shard} data-parallel ranks per node, "
+                        f"replicated {self.dp_replicate} times)")
         return (f"Job `{self.job}`: {self.method} of {self.hf_name} on {self.world_size}x {self.gpu} "
                 f"({self.nodes} node(s) x {self.gpus_per_node} GPUs) on {self.platform}; "
                 f"tp={self.tp} pp={self.pp} cp={self.cp} dp={self.dp} vpp={self.vpp}, ZeRO stage {self.zero}"
@@ -198,7 +225,11 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         lora_rank=lora_rank, lora_targets=str(lay.get("lora_targets", "all")), quant_bits=quant_bits,
         recompute_layers=int(lay["recompute_layers"]) if lay.get("recompute_layers") else None,
         kernels=str(lay.get("kernels", "eager")), state_offload=bool(lay.get("state_offload", False)),
-        notes=tuple(notes))
+        shard_group=int(lay["shard_group"]) if lay.get("shard_group") else None, notes=tuple(notes))
+    if layout.shard_group and (layout.zero < 2 or layout.shard_group % layout.cp
+                               or layout.dp % (layout.shard_group // layout.cp)):
+        raise ExportError(f"the plan's hybrid sharding over {layout.shard_group} ranks does not divide its "
+                          f"dp={layout.dp} x cp={layout.cp} at ZeRO-{layout.zero}")
     if layout.state_offload and (layout.zero != 3 or layout.tp != 1 or layout.pp != 1
                                  or layout.framework not in ("fsdp", "deepspeed")):
         raise ExportError("the plan offloads model states to CPU memory, which needs ZeRO-3 under FSDP or DeepSpeed "

@@ -15,7 +15,7 @@ import yaml
 from plan.planner.estimate.stages import split_problem
 from plan.planner.export.deepspeed import check_offload, check_pure_bf16, ds_config
 from plan.planner.export.launch import rendezvous
-from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only, pure_bf16_note
+from plan.planner.export.layout import ExportError, ExportLayout, no_hybrid_shard, no_megatron_only, pure_bf16_note
 
 DOC = "LLaMA-Factory main ff6d4d1 (0.9.6.dev0), src/llamafactory/hparams, 2026-08-18"
 _OPTIM = {"adam": "adamw_torch", "adam_8bit": "adamw_8bit", "paged_adam_8bit": "paged_adamw_8bit",
@@ -49,6 +49,7 @@ def uses_deepspeed(layout: ExportLayout) -> bool:
 
 
 def check(layout: ExportLayout) -> None:
+    no_hybrid_shard(layout, "llamafactory", " (its multi-GPU sharding goes through DeepSpeed or Megatron-Bridge)")
     if not uses_bridge(layout):
         no_megatron_only(layout, "llamafactory", " on the Hugging Face path")
     if layout.state_offload and uses_bridge(layout):

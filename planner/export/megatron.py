@@ -11,12 +11,13 @@ from plan.models.methods import ADAPTER_METHODS, DPO_METHODS
 from plan.planner.estimate.stages import megatron_split_flags, split_problem
 from plan.planner.estimate.types import MEGATRON_FSDP_SHARDING, interleaving_refused, megatron_splits_sequence
 from plan.planner.export.launch import torchrun
-from plan.planner.export.layout import ExportError, ExportLayout
+from plan.planner.export.layout import ExportError, ExportLayout, no_hybrid_shard
 
 DOC = "Megatron-LM megatron/training/arguments.py, main d98e8a6 (after core_v0.19.0), 2026-08-22"
 
 
 def check(layout: ExportLayout) -> None:
+    no_hybrid_shard(layout, "megatron")
     if layout.method in DPO_METHODS:
         raise ExportError(f"megatron: no DPO loss or frozen reference model ({layout.method}); try --to "
                           "llamafactory (stage dpo)")

@@ -76,12 +76,9 @@ def sections(layout: ExportLayout) -> dict[str, dict[str, Any]]:
     training["steps"] = layout.train_steps
     if layout.state_offload:  # FSDP2 CPUOffloadPolicy: parameters, gradients and optimizer state in host memory
         training["enable_cpu_offload"] = True
-    if layout.zero == 0:
-        parallel["data_parallel_replicate_degree"] = layout.dp
-        parallel["data_parallel_shard_degree"] = 1
-    else:
-        parallel["data_parallel_replicate_degree"] = 1
-        parallel["data_parallel_shard_degree"] = layout.dp
+    parallel["data_parallel_replicate_degree"] = layout.dp_replicate  # > 1 with a shard degree > 1: HSDP
+    parallel["data_parallel_shard_degree"] = layout.dp_shard
+    if layout.zero > 0:
         parallel["fsdp_reshard_after_forward"] = "always" if layout.zero == 3 else "never"
     parallel["tensor_parallel_degree"] = layout.tp
     parallel["context_parallel_degree"] = layout.cp

@@ -74,9 +74,9 @@ def test_least_memory_layout_is_the_least_of_every_combination(llama70b: ModelCa
     assert result.best is None and result.closest is not None
     shape = search.shape_of(llama70b)
     pairs, _, combos, _ = search._search_space(shape, method, cluster, spec, None)
-    every = [search.memory_per_gpu(shape, method, search._make(pairs[i], spec, None, fw, zero, rc, 1, v, ep),
+    every = [search.memory_per_gpu(shape, method, search._make(pairs[i], spec, None, fw, zero, rc, 1, v, ep, hs),
                                    spec.usable_gib(24.0)).breakdown.total_gib
-             for _, i, ep, fw, zero, rc, v, _ in combos]
+             for _, i, ep, fw, zero, hs, rc, v, _ in combos]
     assert len(every) > 3
     assert result.closest.memory.total_gib == pytest.approx(min(every))
 

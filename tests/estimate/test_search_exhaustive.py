@@ -44,12 +44,18 @@ def exhaustive_best(card: ModelCard, method: str, cluster: Cluster, spec: Layout
             for (fw, zero), v in itertools.product(_frameworks(method, spec, dp, pp), vps):
                 if _unrunnable(method, spec, fw, tp, pp) or split_problem(card.layers, pp, v, fw):
                     continue
-                for rc, mb in itertools.product(_recomputes(spec, fw, method), range(1, GLOBAL_BATCH // dp + 1)):
+                # FSDP's hybrid sharding: the states sharded over the data-parallel ranks of one node, where the
+                # data-parallel group spans nodes (not with the states on the host)
+                node_ranks = cluster.gpus_per_node // tp
+                hybrid = (fw == "fsdp" and zero >= 2 and not spec.state_offload and cluster.gpus_per_node % tp == 0
+                          and 1 < node_ranks < dp and dp % node_ranks == 0)
+                for rc, mb, group in itertools.product(_recomputes(spec, fw, method), range(1, GLOBAL_BATCH // dp + 1),
+                                                       (None, node_ranks) if hybrid else (None,)):
                     layout = Layout(tp=tp, pp=pp, dp=dp, zero=zero, recompute=rc, micro_batch=mb,
                                     global_batch=GLOBAL_BATCH, seq_len=spec.seq_len, precision="bf16",
                                     sequence_parallel=tp > 1, lora_rank=lora_rank, virtual_pipeline=v,
                                     framework=fw, state_offload=bool(spec.state_offload)
-                                    and offloads_states(fw, zero, tp, pp, spec.optimizer))
+                                    and offloads_states(fw, zero, tp, pp, spec.optimizer), shard_group=group)
                     if fw == "megatron" and v > 1 and layout.micro_batches < pp:
                         continue  # Megatron interleaves only with at least pp micro-batches per step
                     if fw in EXACT_BATCH_FRAMEWORKS and (GLOBAL_BATCH // dp) % mb:

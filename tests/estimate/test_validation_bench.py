@@ -147,8 +147,13 @@ def test_what_a_row_leaves_implicit_is_derived_from_what_it_gives(monkeypatch: p
         == ["adam", "adafactor", "adam_8bit", "sgd"]
     fsdp = rows["PROBEM-FSDP"].estimate.layout  # the stack, sharding and rank the notes name
     assert (fsdp.framework, fsdp.zero, fsdp.lora_rank, fsdp.state_offload) == ("fsdp", 3, 8, True)
-    notes = ("ZeRO-2 offload", "ZeRO stage 3", "FULL_SHARD", "SHARD_GRAD_OP", "no sharding")
-    assert [bench.stated_zero({"zero": "", "notes": note}) for note in notes] == [2, 3, 3, 2, None]
+    notes = ("ZeRO-2 offload", "ZeRO stage 3", "FULL_SHARD", "SHARD_GRAD_OP", "no sharding", "HYBRID_SHARD",
+             "HYBRID_SHARD_ZERO2")
+    assert [bench.stated_zero({"zero": "", "notes": note}) for note in notes] == [2, 3, 3, 2, None, 3, 2]
+    # hybrid sharding where the notes name it over several nodes; the full shard otherwise (every stack's default)
+    assert [bench.stated_hybrid_shard({"notes": note}, gpus, 8) for note, gpus in
+            (("FSDP HYBRID_SHARD", 32), ("HSDP over 4 nodes", 32), ("hybrid shard", 8), ("FULL_SHARD", 32))] \
+        == [True, True, False, False]
     assert bench.stated_zero({"zero": "1", "notes": "ZeRO-3"}) == 1  # the cell first
     assert bench.framework_of({"source": "Megatron-DeepSpeed (probe)"}, "other") == "deepspeed"
     assert bench.framework_of({"source": "Megatron-LM (probe)"}, "torchtune") == "fsdp"  # the family first
