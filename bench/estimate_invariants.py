@@ -9,7 +9,7 @@ known, and counts the pairs where the estimate moves the wrong way:
 - memory per GPU must not rise with: more recomputation, a higher ZeRO stage, FP8 instead of BF16, a
   lighter optimizer, a smaller micro-batch (no pipeline), a shorter sequence, a leaner loss, fused
   kernels, flash attention, sequence parallelism, a lower LoRA rank, a lighter method (full -> LoRA ->
-  QLoRA), CPU offload, more recomputed layers;
+  QLoRA), CPU offload, more recomputed layers, the full shard instead of a hybrid one;
 - step time must not fall with: more recomputation, eager attention, a higher LoRA rank, CPU offload;
   it must not rise with a faster fabric or fused kernels; tokens per second per GPU must not fall with a
   larger global batch (same micro-batch);
@@ -42,7 +42,7 @@ from plan.models.model_card import ModelCard
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, estimate, search_layout, shape_of
 from plan.planner.estimate.estimator import layout_problems
 from plan.planner.estimate.search import LONG_SEQUENCE, MIN_TOKENS_PER_CP_RANK
-from plan.planner.estimate.types import FRAMEWORK_ZERO, Layout, framework_zero
+from plan.planner.estimate.types import FRAMEWORK_ZERO, Layout, framework_zero, hybrid_shard_group
 
 MODELS = ("llama3.2-1b", "qwen2.5-7b", "llama3.1-8b", "glm-4-9b", "qwen3-14b", "qwen3-32b", "llama3.1-70b",
           "mixtral-8x7b", "qwen3-30b-a3b", "llama2-7b")
@@ -133,6 +133,9 @@ def draw(rng: random.Random, catalog: object) -> Case | None:
         fused_modules=framework != "megatron" and rng.random() < 0.5,
         flash_attention=rng.random() < 0.85,
     )
+    group = hybrid_shard_group(framework, zero, tp, dp * cp, cluster.gpus_per_node, ep=ep)
+    if group and rng.random() < 0.5:  # FSDP's hybrid sharding, where the data-parallel group spans nodes
+        layout = replace(layout, shard_group=group)
     if layout_problems(shape, method, cluster, layout):
         return None
     return Case(model, method, cluster, layout)
@@ -149,6 +152,11 @@ Variant = Callable[[Case], Case | None]
 
 def _with(case: Case, **fields: object) -> Case:
     return replace(case, layout=replace(case.layout, **fields))
+
+
+def _full_shard(case: Case) -> Case | None:
+    """The full shard in place of a hybrid one: the states over every data-parallel rank, not one node's."""
+    return _with(case, shard_group=None) if case.layout.shard_group else None
 
 
 def _more_recompute(case: Case) -> Case | None:
@@ -399,6 +407,7 @@ CHECKS: tuple[tuple[str, Variant, Callable[[Estimate], float], int], ...] = (
     ("memory: lower LoRA rank", _lower_rank, _memory, -1),
     ("model states: lighter method", _lighter_method, _states, -1),
     ("memory: CPU offload", _cpu_offload, _memory, -1),
+    ("memory: full shard instead of hybrid", _full_shard, _memory, -1),
     ("memory: more recomputed layers", _more_recomputed_layers, _memory, +1),
     ("time: more recomputation", _more_recompute, _step_s, +1),
     ("time: a ZeRO stage that adds traffic", _more_traffic_zero, _step_s, +1),
@@ -419,7 +428,8 @@ CHECKS: tuple[tuple[str, Variant, Callable[[Estimate], float], int], ...] = (
 
 
 SEARCH_FIELDS = {"tp": (1, 2, 4, 8), "pp": (1, 2, 4), "zero": (0, 1, 2, 3), "recompute": RECOMPUTE_ORDER,
-                 "micro_batch": (1, 2, 3, 4, 8), "virtual_pipeline": (1, 2), "cp": (1, 2)}
+                 "micro_batch": (1, 2, 3, 4, 8), "virtual_pipeline": (1, 2), "cp": (1, 2),
+                 "hybrid_shard": (True, False)}
 """Fields the search chooses over every value listed here (the stack is searched among those the method
 makes sensible: fixing it may reach a layout the search leaves out on purpose). Context parallelism is
 searched from LONG_SEQUENCE tokens with at least MIN_TOKENS_PER_CP_RANK per rank: cp 2 is fixed only

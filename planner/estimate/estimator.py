@@ -18,6 +18,7 @@ from plan.planner.estimate.types import (
     EXACT_BATCH_FRAMEWORKS,
     FRAMEWORK_ZERO,
     FRAMEWORKS,
+    HYBRID_SHARD_FRAMEWORKS,
     LORA_TARGETS,
     LOSS_KINDS,
     MEGATRON_CP_SEQUENCE,
@@ -76,6 +77,14 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
                         f"modelled for full training), got {layout.ep}")
     elif layout.ep > 1 and layout.dp % layout.ep:
         problems.append(f"ep: {layout.ep} does not divide the {layout.dp} data-parallel ranks")
+    if layout.shard_group is not None:
+        if (layout.framework not in HYBRID_SHARD_FRAMEWORKS or layout.zero < 2 or layout.state_offload
+                or layout.ep > 1):
+            problems.append(f"shard_group: hybrid sharding is FSDP's, at ZeRO 2 or 3, without CPU offload or expert "
+                            f"parallelism; got {layout.framework} ZeRO-{layout.zero}")
+        elif not 1 < layout.shard_group < layout.shard_ranks or layout.shard_ranks % layout.shard_group:
+            problems.append(f"shard_group: {layout.shard_group} must divide the {layout.shard_ranks} data- and "
+                            "context-parallel ranks, more than one and fewer than all of them")
     if ring_attention_gap(layout.framework, layout.cp, layout.flash_attention):
         problems.append(f"attention: {RING_ATTENTION_NEEDS_FLASH}; got {layout.framework} with cp {layout.cp} "
                         "and eager attention")
