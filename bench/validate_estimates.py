@@ -419,6 +419,28 @@ def memory_unit_per_gib(unit: str) -> float:
     return per_gib[key]
 
 
+WHOLE_RUN_ASSUMED_GPUS = 2048
+"""The GPU count of a whole run's GPU-hours row that does not give one: LLaMA-65B's published 2048 A100s
+(Touvron et al. 2023, section 2.4), as bench/data/whole_runs.csv assumes for the Llama 2 and 3 runs.
+GPU-hours depend on the count only through the layout's efficiency at that scale; wall-clock hours
+would depend on it wholly, so an `hours` row must give it."""
+
+
+def gpus_of(row: dict[str, str]) -> int:
+    """The row's GPU count: its cell; else tp x pp x dp x cp where the row gives tp, pp and dp; else, for a
+    whole run's GPU-hours, WHOLE_RUN_ASSUMED_GPUS."""
+    cell = _int(row.get("num_gpus") or "")
+    if cell is not None:
+        return cell
+    tp, pp, dp = (_int(row.get(name) or "") for name in ("tp", "pp", "dp"))
+    if tp and pp and dp:
+        stated = re.search(r"context parallel (\d+)", row.get("notes") or "")
+        return tp * pp * dp * (int(stated.group(1)) if stated else 1)
+    if row.get("metric", "").strip() == "gpu_hours":
+        return WHOLE_RUN_ASSUMED_GPUS
+    raise RowProblem("num_gpus is blank and the row gives neither tp, pp and dp nor a GPU-hours figure")
+
+
 def throughput_rows(path: Path) -> list[Row]:
     catalog = builtin_catalog()
     return _each_row(path, "throughput", "value", lambda row: [_throughput_row(catalog, row)])
@@ -445,7 +467,7 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
               else "pretrain")
     card = _card(row, name)
     gpu = _gpu_of_row(catalog, row)
-    gpus = int(row["num_gpus"])
+    gpus = gpus_of(row)
     seq = int(row["seq_len"])
     notes = row.get("notes") or ""
     fam = family(row["id"], row["source"])

@@ -270,3 +270,13 @@ def test_the_words_a_row_uses_for_its_settings_are_read(monkeypatch: pytest.Monk
     assert rows["MFU-BF16"].estimate.layout.recompute == "full" and rows["MFU-BF16"].estimate.layout.precision == "fp8"
     assert rows["MFU-FP8"].predicted == pytest.approx(rows["MFU-BF16"].predicted / 2, rel=0.01)  # twice the peak
     assert rows["MIB"].predicted == pytest.approx(1024 * rows["GIB"].predicted)
+
+
+def test_a_row_without_a_gpu_count_takes_it_from_its_layout_or_a_whole_run_assumption(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    bench = _bench(monkeypatch)
+    assert bench.gpus_of({"num_gpus": "64"}) == 64
+    assert bench.gpus_of({"num_gpus": "", "tp": "8", "pp": "16", "dp": "8", "notes": "context parallel 16"}) == 16384
+    assert bench.gpus_of({"num_gpus": "", "metric": "gpu_hours"}) == bench.WHOLE_RUN_ASSUMED_GPUS
+    with pytest.raises(bench.RowProblem, match="num_gpus is blank"):
+        bench.gpus_of({"num_gpus": "", "metric": "hours"})  # wall-clock hours hang on the count
