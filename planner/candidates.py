@@ -670,6 +670,7 @@ class CandidateBuilder:
                     "optimizer": layout.optimizer, "kernels": layout.kernels,
                     **({"recompute_layers": layout.recompute_layers} if layout.recompute_layers is not None else {}),
                     **({"state_offload": True} if layout.state_offload else {}),
+                    **({"shard_group": layout.shard_group} if layout.shard_group else {}),
                     **({"loss": layout.loss} if layout.loss != "plain" else {}),
                     **({"lora_targets": layout.lora_targets}
                        if layout.lora_rank is not None and layout.lora_targets != "all" else {})},

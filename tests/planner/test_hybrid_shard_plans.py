@@ -1,0 +1,64 @@
+"""FSDP hybrid sharding in plans: a pod of 64 H100s joined by a slow network (25 Gb/s per GPU) that must
+pre-train an 8B model within 12 hours gets it across nodes where it is faster than the full shard; the plan
+line says so, the layout carries it into the exports, and a stack without it refuses by name."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from plan.models.loading import load_scenario
+from plan.planner.candidates import build_problem
+from plan.planner.export import ExportError, build_layout
+from plan.planner.export.writer import render_stack
+from plan.planner.solve import SolveOptions, solve
+
+
+def _pod(base_scenario: dict[str, Any], gbps: float) -> dict[str, Any]:
+    base_scenario.update(budget="100000", deadline="12h", ops_skill="expert", academic=False, policy={},
+                         sites=[{"id": "site", "jurisdiction": "cn"}],
+                         owned=[{"id": "pod", "site": "site", "gpu": "h100-sxm", "count": 64, "gpus_per_node": 8,
+                                 "cost_per_gpu_hour": 10, "fabric": {"kind": "ethernet", "gbps_per_gpu": gbps}}])
+    base_scenario["jobs"] = [{"id": "pre8b", "model": "llama3.1-8b", "method": "pretrain", "tokens": "5B",
+                              "seq_len": 4096, "global_batch": 128, "framework": "fsdp",
+                              "data": {"sensitivity": "regulated", "residency": "on_premises", "at": "site"}}]
+    return base_scenario
+
+
+def test_a_slow_network_gets_it_and_the_plan_says_so(base_scenario, write_scenario):
+    loaded = load_scenario(write_scenario(_pod(base_scenario, 25)))
+    result = solve(loaded, SolveOptions(time_limit_s=60))
+    assert result.plans
+    (job,) = result.plans[0].jobs
+    assert job.nodes > 1 and job.shard_group == 8 and job.zero >= 2
+    line = next(x for x in result.plans[0].explanation if x.startswith(f"pre8b: {job.gpus}x h100-sxm on pod"))
+    assert "hybrid-sharded over 8 per node" in line
+    layout = build_layout(job, loaded.scenario.jobs[0], loaded.models["pre8b"])
+    assert (layout.dp_shard, layout.dp_replicate) == (8, job.dp // 8)
+    files, _ = render_stack(layout, "torchtitan")
+    toml = next(text for name, text in files.items() if name.endswith(".toml"))
+    assert f"data_parallel_replicate_degree = {job.dp // 8}" in toml and "data_parallel_shard_degree = 8" in toml
+    with pytest.raises(ExportError, match="deepspeed: no hybrid sharding"):
+        render_stack(layout, "deepspeed")
+
+
+def test_every_hybrid_candidate_is_faster_than_the_full_shard_of_its_place(base_scenario, write_scenario):
+    """The search keeps the full shard unless the hybrid one is faster: on a fast network (400 Gb/s per GPU)
+    and a slow one, each hybrid candidate beats the full-shard layout of the same GPU count."""
+    from plan.models.catalog import builtin_catalog
+    from plan.planner.estimate import Cluster, LayoutSpec, search_layout
+
+    for gbps in (25.0, 400.0):
+        problem = build_problem(load_scenario(write_scenario(_pod(base_scenario, gbps))))
+        hybrid = [c for c in problem.all_candidates() if c.layout.get("shard_group") and c.platform == "pod"]
+        for c in hybrid:
+            cluster = replace(Cluster.of(builtin_catalog().gpu("h100-sxm"), c.gpus, gpus_per_node=8),
+                              fabric_gbps_per_gpu=gbps)
+            full = search_layout(builtin_catalog().model("llama3.1-8b"), "pretrain", cluster,
+                                 LayoutSpec(seq_len=4096, global_batch=128, framework="fsdp", hybrid_shard=False,
+                                            memory_headroom=0.08)).best
+            assert full is None or c.tokens_per_s >= full.tokens_per_s * 0.999, c.name
+        if gbps == 25.0:
+            assert hybrid  # the slow network has some
