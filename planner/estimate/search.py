@@ -384,10 +384,11 @@ def _hybrid_options(options: tuple[tuple[str, int], ...], spec: LayoutSpec, tp: 
                     gpus_per_node: int) -> tuple[tuple[str, int, int], ...]:
     """Each (framework, ZeRO stage) with its shard groups: 0 (one group of all ranks), and the node's ranks
     where the layout can shard hybrid (`hybrid_shard_group`; not with the states offloaded to the host);
-    spec.hybrid_shard True keeps only the hybrid ones (FSDP at ZeRO 2 or 3), False only 0."""
+    spec.hybrid_shard True keeps only the hybrid ones (FSDP at ZeRO 2 or 3), False only 0. A team kept to the
+    one-click path (pytorch_stacks_only: LLaMA-Factory's, whose sharding goes through DeepSpeed) has none."""
     out: list[tuple[str, int, int]] = []
     for fw, zero in options:
-        group = (0 if spec.hybrid_shard is False or spec.state_offload
+        group = (0 if spec.hybrid_shard is False or spec.state_offload or spec.pytorch_stacks_only
                  else hybrid_shard_group(fw, zero, tp, shard_ranks, gpus_per_node))
         groups = (group,) if spec.hybrid_shard else (0, group) if group else (0,)
         out += [(fw, zero, hs) for hs in groups if hs or not spec.hybrid_shard]

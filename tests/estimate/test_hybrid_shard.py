@@ -112,3 +112,13 @@ def test_the_fsdp_stacks_write_the_shard_and_replicate_degrees() -> None:
 def test_the_stacks_without_it_refuse_it_by_name(stack: str) -> None:
     with pytest.raises(ExportError, match=f"{stack}: no hybrid sharding"):
         render_stack(_export_layout(), stack)
+
+
+def test_a_team_kept_to_the_one_click_path_gets_none() -> None:
+    """LLaMA-Factory's multi-GPU sharding goes through DeepSpeed, which has no hybrid shard (its export refuses
+    one), so a team planned on that path is never given one, even where it would be faster."""
+    cluster = replace(Cluster.of(H100, 64), fabric_gbps_per_gpu=25.0)
+    spec = LayoutSpec(framework="fsdp", seq_len=4096, global_batch=128)
+    assert search_layout(LLAMA8B, "full_finetune", cluster, spec).best.layout.shard_group
+    kept = search_layout(LLAMA8B, "full_finetune", cluster, replace(spec, pytorch_stacks_only=True)).best
+    assert kept is not None and kept.layout.shard_group is None
