@@ -34,7 +34,7 @@ FLAGS: tuple[tuple[str, tuple[object, ...]], ...] = (
     ("--ep", (1, 2, 4, 8)), ("--zero", (0, 1, 2, 3)), ("--micro-batch", (1, 2, 3, 7)),
     ("--global-batch", (1, 8, 13, 64, 512)), ("--framework", ("megatron", "fsdp", "deepspeed")),
     ("--recompute", ("none", "full", "selective", "full_offload")), ("--seq-len", ("2k", "8k", "32k")),
-    ("--precision", ("bf16", "fp8", "fp16")), ("--cpu-offload", ("on", "off")),
+    ("--precision", ("bf16", "fp8", "fp16")), ("--cpu-offload", ("on", "off")), ("--hybrid-shard", ("on", "off")),
     ("--optimizer", ("adamw", "adamw-8bit", "sgd", "adamw-bf16")), ("--kernels", ("eager", "fused")),
     ("--loss", ("plain", "chunked", "fused")), ("--lora-targets", ("all", "attention")),
 )
