@@ -112,7 +112,7 @@ def _int(text: str) -> int | None:
 
 def _card(row: dict[str, str], name: str) -> ModelCard:
     """Catalog card for a named open model, else one built from the row's columns."""
-    base = re.sub(r"\s+(SFT|LoRA)$", "", name).strip()
+    base = re.sub(r"\s+(SFT|LoRA|QLoRA|DPO)$", "", name).strip()
     try:
         return builtin_catalog().model(base)
     except UnknownIdError as unknown:
@@ -441,6 +441,29 @@ def gpus_of(row: dict[str, str]) -> int:
     raise RowProblem("num_gpus is blank and the row gives neither tp, pp and dp nor a GPU-hours figure")
 
 
+def method_of(row: dict[str, str]) -> str:
+    """The training method of a throughput row: its `method` cell where the file has one (MEMORY_METHODS'
+    words), else what its model name's last word or its notes say (QLoRA, or an NF4 precision; LoRA; DPO;
+    SFT or fine-tuning), else pre-training."""
+    cell = (row.get("method") or "").strip().lower()
+    if cell:
+        if cell not in MEMORY_METHODS and cell != "dpo":
+            raise RowProblem(f"method {cell!r} is not one of {', '.join((*MEMORY_METHODS, 'dpo'))}")
+        return MEMORY_METHODS.get(cell, cell)
+    name = (row.get("model") or "").split()
+    last = name[-1].lower() if len(name) > 1 else ""
+    notes = (row.get("notes") or "").lower()
+    if last == "qlora" or "qlora" in notes or "nf4" in (row.get("precision") or "").lower():
+        return "qlora"
+    if last == "lora" or re.search(r"\blora\b", notes):
+        return "lora"
+    if last == "dpo" or re.search(r"\bdpo\b", notes):
+        return "dpo"
+    if last == "sft" or "fine-tun" in notes or "finetun" in notes:
+        return "full_finetune"
+    return "pretrain"
+
+
 def throughput_rows(path: Path) -> list[Row]:
     catalog = builtin_catalog()
     return _each_row(path, "throughput", "value", lambda row: [_throughput_row(catalog, row)])
@@ -463,8 +486,7 @@ def _context_parallel(notes: str, gpus: int, tp: int | None, pp: int | None, dp:
 
 def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
     name = row["model"]
-    method = ("full_finetune" if name.endswith("SFT") else "lora" if name.endswith("LoRA")
-              else "pretrain")
+    method = method_of(row)
     card = _card(row, name)
     gpu = _gpu_of_row(catalog, row)
     gpus = gpus_of(row)
@@ -489,7 +511,7 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
         tp=tp, pp=pp, zero=zero, recompute=recompute_of(row["recompute"]),
         global_batch=gb, seq_len=seq, micro_batch=mb,
         precision=precision_of(row["precision"]),
-        lora_rank=32, lora_targets="attention" if method == "lora" else "all",
+        lora_rank=stated_lora_rank(notes) or 32, lora_targets="attention" if method == "lora" else "all",
         sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None,
         flash_attention=fused_attention(row),
         loss=loss_of(row, fam), fused_modules=compiled(row),

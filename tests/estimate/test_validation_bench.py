@@ -280,3 +280,16 @@ def test_a_row_without_a_gpu_count_takes_it_from_its_layout_or_a_whole_run_assum
     assert bench.gpus_of({"num_gpus": "", "metric": "gpu_hours"}) == bench.WHOLE_RUN_ASSUMED_GPUS
     with pytest.raises(bench.RowProblem, match="num_gpus is blank"):
         bench.gpus_of({"num_gpus": "", "metric": "hours"})  # wall-clock hours hang on the count
+
+
+def test_a_throughput_row_says_its_method_by_a_column_its_name_or_its_notes(monkeypatch: pytest.MonkeyPatch) -> None:
+    bench = _bench(monkeypatch)
+    rows = [({"model": "Llama2-7B SFT"}, "full_finetune"), ({"model": "Llama2-7B LoRA"}, "lora"),
+            ({"model": "Llama-3.1-70B", "notes": "QLoRA, rank 64"}, "qlora"),
+            ({"model": "llama3-8b", "precision": "nf4 + bf16"}, "qlora"),
+            ({"model": "Llama 3 8B", "notes": "DPO on UltraFeedback"}, "dpo"),
+            ({"model": "mistral-7b", "notes": "full fine-tuning, packed"}, "full_finetune"),
+            ({"model": "GPT", "notes": ""}, "pretrain"), ({"model": "x", "method": "sft"}, "full_finetune")]
+    assert [bench.method_of(row) for row, _ in rows] == [method for _, method in rows]
+    with pytest.raises(bench.RowProblem, match="method 'distill'"):
+        bench.method_of({"model": "x", "method": "distill"})
