@@ -447,9 +447,9 @@ def method_of(row: dict[str, str]) -> str:
     SFT or fine-tuning), else pre-training."""
     cell = (row.get("method") or "").strip().lower()
     if cell:
-        if cell not in MEMORY_METHODS and cell != "dpo":
-            raise RowProblem(f"method {cell!r} is not one of {', '.join((*MEMORY_METHODS, 'dpo'))}")
-        return MEMORY_METHODS.get(cell, cell)
+        if cell not in MEMORY_METHODS:
+            raise RowProblem(f"method {cell!r} is not one of {', '.join(MEMORY_METHODS)}")
+        return MEMORY_METHODS[cell]
     name = (row.get("model") or "").split()
     last = name[-1].lower() if len(name) > 1 else ""
     notes = (row.get("notes") or "").lower()
@@ -601,8 +601,9 @@ published large-scale runs reach 40-60% MFU (Megatron rows in throughput_public.
 
 
 MEMORY_METHODS = {"full": "full_finetune", "full_finetune": "full_finetune", "sft": "full_finetune",
-                  "pretrain": "pretrain", "lora": "lora", "qlora": "qlora"}
-"""The memory rows' `method` column, in the estimator's names."""
+                  "pretrain": "pretrain", "continued_pretrain": "continued_pretrain", "lora": "lora",
+                  "qlora": "qlora", "dpo": "dpo", "lora_dpo": "lora_dpo", "qlora_dpo": "qlora_dpo"}
+"""A row's `method` column, in the estimator's names."""
 
 ROW_SHAPES = {"LLaMA-65B": dict(layers=80, hidden_size=8192, ffn_hidden_size=22016, num_heads=64, num_kv_heads=64,
                                 vocab_size=32000, max_positions=2048)}
