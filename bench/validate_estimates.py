@@ -298,6 +298,13 @@ def stated_hybrid_shard(row: dict[str, str], gpus: int, gpus_per_node: int) -> b
     return bool(named) and gpus > gpus_per_node
 
 
+def stated_accumulation(notes: str) -> int:
+    """Gradient-accumulation steps the row's notes state ("gradient accumulation 16", "grad accum 3",
+    "gradient_accumulation_steps: 4"), else 1."""
+    said = re.search(r"grad(?:ient)?[_ ]accum(?:ulation)?(?:[_ ]steps)?\s*[=:]?\s*(\d+)", notes, re.IGNORECASE)
+    return max(1, int(said.group(1))) if said else 1
+
+
 def stated_lora_rank(notes: str) -> int | None:
     """An adapter rank the row's notes state ("rank 16", "r=16", "lora_rank: 16"), else None."""
     said = re.search(r"\b(?:lora[_ ]rank|lora[_ ]r|rank|r)\s*[=:]?\s*(\d+)\b", notes, re.IGNORECASE)
@@ -697,7 +704,9 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
         raise RowProblem(f"tp x pp x cp = {tp * pp * cp} does not divide the row's {gpus} GPUs")
     dp = gpus // (tp * pp * cp)
     mb = _int(row["micro_batch"]) or 1
-    gb = mb * dp  # the column is per GPU: each data-parallel rank runs one micro-batch
+    # the column is per GPU: each data-parallel rank runs one micro-batch per accumulation step, and as many
+    # steps as the notes state (FSDP SHARD_GRAD_OP holds unsharded gradients across them)
+    gb = mb * dp * stated_accumulation(notes)
     framework = framework_of(row, fam)
     zero = stated_zero(row)
     if zero is None:  # unstated: the stack's default sharding (a memory figure depends on it too much to search)

@@ -293,3 +293,11 @@ def test_a_throughput_row_says_its_method_by_a_column_its_name_or_its_notes(monk
     assert [bench.method_of(row) for row, _ in rows] == [method for _, method in rows]
     with pytest.raises(bench.RowProblem, match="method 'distill'"):
         bench.method_of({"model": "x", "method": "distill"})
+
+
+def test_a_memory_row_runs_the_accumulation_its_notes_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    bench = _bench(monkeypatch)
+    notes = ("batch_size 1 with gradient accumulation 16", "grad accum 3", "gradient_accumulation_steps: 4", "none")
+    assert [bench.stated_accumulation(n) for n in notes] == [16, 3, 4, 1]
+    rows = {r.id: r for r in bench.public_rows(DATA)}
+    assert rows["TTU-08"].estimate.layout.micro_batches == 16  # the 405B QLoRA recipe's 16 steps of batch 1
