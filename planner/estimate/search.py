@@ -390,8 +390,11 @@ def _hybrid_options(options: tuple[tuple[str, int], ...], spec: LayoutSpec, tp: 
     for fw, zero in options:
         group = (0 if spec.hybrid_shard is False or spec.state_offload or spec.pytorch_stacks_only
                  else hybrid_shard_group(fw, zero, tp, shard_ranks, gpus_per_node))
-        groups = (group,) if spec.hybrid_shard else (0, group) if group else (0,)
-        out += [(fw, zero, hs) for hs in groups if hs or not spec.hybrid_shard]
+        if spec.hybrid_shard:
+            groups: tuple[int, ...] = (group,) if group else ()
+        else:
+            groups = (0, group) if group else (0,)
+        out += [(fw, zero, hs) for hs in groups]
     return tuple(out)
 
 

@@ -366,8 +366,8 @@ class LayoutSpec:
     # ZeRO-3 CPU offload of the model states (`Layout.state_offload`): None searched where nothing fits
     # without it, True forced on every ZeRO-3 layout it applies to, False never
     state_offload: bool | None = None
-    # FSDP hybrid sharding (`Layout.shard_group`): None searched where it applies, True every layout it
-    # applies to, False never
+    # FSDP hybrid sharding (`Layout.shard_group`): None searched where it applies, True only hybrid-sharded
+    # layouts (FSDP at ZeRO 2 or 3), False never
     hybrid_shard: bool | None = None
     cp: int | None = None
     ep: int | None = None

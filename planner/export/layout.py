@@ -147,14 +147,13 @@ class ExportLayout:
                 adapter += f" over a {self.quant_bits}-bit (NF4) base"
         offload = (" with parameters, gradients and optimizer states offloaded to CPU memory"
                    if self.state_offload else "")
-        if self.shard_group:
-            offload += (f", hybrid-sharded (HSDP: sharded over {self.dp_shard} data-parallel ranks per node, "
-                        f"replicated {self.dp_replicate} times)")
+        sharding = (f", hybrid-sharded (HSDP: sharded over {self.dp_shard} data-parallel ranks per node, "
+                    f"replicated {self.dp_replicate} times)" if self.shard_group else "")
         return (f"Job `{self.job}`: {self.method} of {self.hf_name} on {self.world_size}x {self.gpu} "
                 f"({self.nodes} node(s) x {self.gpus_per_node} GPUs) on {self.platform}; "
                 f"tp={self.tp} pp={self.pp} cp={self.cp} dp={self.dp} vpp={self.vpp}, ZeRO stage {self.zero}"
-                f"{offload} ({self.framework} execution model), micro-batch {self.micro_batch} x gradient accumulation "
-                f"{self.grad_accum} x dp {self.dp} = global batch {self.global_batch} sequences of "
+                f"{offload}{sharding} ({self.framework} execution model), micro-batch {self.micro_batch} x gradient "
+                f"accumulation {self.grad_accum} x dp {self.dp} = global batch {self.global_batch} sequences of "
                 f"{self.seq_len} tokens, {self.precision}, recompute {self.recompute}, optimizer "
                 f"{OPTIMIZER_NAME_OF.get(self.optimizer, self.optimizer)}{adapter}; about {self.train_steps} optimizer "
                 f"steps for {self.tokens:,.0f} tokens.")
