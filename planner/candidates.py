@@ -45,6 +45,7 @@ from plan.planner.collector import collector_paused
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, default_global_batch, search_layout
 from plan.planner.estimate import store as estimate_store
 from plan.planner.estimate.band import hours_quantile, memory_factor, uncalibrated_band_note
+from plan.planner.estimate.cluster import NO_PLATFORM_FABRIC_NOTE
 from plan.planner.estimate.factors import efficiency_assumption
 from plan.planner.estimate.flops import shape_of
 from plan.planner.estimate.types import OPTIMIZER_ALIASES, RunEstimate
@@ -298,9 +299,12 @@ class CandidateBuilder:
         cluster = Cluster.of(gpu, place.gpus, option.cluster_platform, gpus_per_node=place.gpus_per_node,
                              spot=spot, trust_vendor_claims=trust)
         if option.pool is not None:
+            # the pool's own network, as declared: not the fabric Cluster.of assumes without a platform
             cluster = dataclasses.replace(cluster, fabric_kind=option.pool.fabric.kind,
                                           fabric_gbps_per_gpu=option.pool.fabric.gbps_per_gpu,
-                                          host_memory_gib_per_gpu=option.pool.host_memory_gib_per_gpu)
+                                          host_memory_gib_per_gpu=option.pool.host_memory_gib_per_gpu,
+                                          assumptions=tuple(note for note in cluster.assumptions
+                                                            if not note.startswith(NO_PLATFORM_FABRIC_NOTE)))
         return cluster
 
     def _offload_allowed(self, card: ModelCard, job: Job, option: _Option, gpu: GPU) -> bool:
@@ -323,6 +327,16 @@ class CandidateBuilder:
             return None
         cluster = self._cluster_of(job, _place_key(candidate))
         return None if cluster is None else self._estimate(self.loaded.models[job.id], job, cluster, True)[0]
+
+    def full_shard_alternative(self, candidate: Candidate) -> Estimate | None:
+        """The fastest layout of a hybrid-sharded candidate's job on its own GPUs without hybrid sharding, for the
+        plan's line saying what the hybrid shard gains; None where the candidate is not hybrid-sharded."""
+        if not candidate.layout.get("shard_group"):
+            return None
+        job = self._job(candidate.job)
+        cluster = self._cluster_of(job, _place_key(candidate))
+        return None if cluster is None else self._estimate(self.loaded.models[job.id], job, cluster, False,
+                                                           hybrid_shard=False)[0]
 
     def fitting_without_offload(self, candidate: Candidate, change: dict[str, str]) -> Estimate | None:
         """The fastest layout of the candidate's job with `change` (a memory saver's field and value) on the
@@ -357,7 +371,8 @@ class CandidateBuilder:
         return None
 
     def _estimate(self, card: ModelCard, job: Job, cluster: Cluster,
-                  state_offload: bool | None = None) -> tuple[Estimate | None, str, str]:
+                  state_offload: bool | None = None, hybrid_shard: bool | None = None
+                  ) -> tuple[Estimate | None, str, str]:
         """Fastest fitting layout. Reliability does not change the layout, so the search runs on the
         cluster without it (one search serves hourly, spot and every platform with this fabric) and
         the estimate is re-attached to the real cluster for `run`. On one node the fabric is
@@ -371,7 +386,7 @@ class CandidateBuilder:
         batch_limit = sequences if job.global_batch is None and sequences < default else None
         key = (card.id, card.params, job.method, job.seq_len, job.global_batch, job.precision, job.lora_rank,
                job.lora_targets, fixed, job.framework, job.optimizer, job.kernels, job.loss, self._pytorch_stacks_only,
-               cluster.layout_search_key(), state_offload, batch_limit)
+               cluster.layout_search_key(), state_offload, batch_limit, hybrid_shard)
         if key not in self._estimates:
             spec = LayoutSpec(seq_len=job.seq_len, global_batch=job.global_batch, precision=job.precision,
                               lora_rank=job.lora_rank or 16, lora_targets=job.lora_targets or "all",
@@ -381,7 +396,8 @@ class CandidateBuilder:
                               framework=job.framework, optimizer=OPTIMIZER_ALIASES.get(job.optimizer, job.optimizer),
                               fused_modules=job.kernels == "fused", loss=job.loss,
                               batch_limit=batch_limit,
-                              pytorch_stacks_only=self._pytorch_stacks_only, state_offload=state_offload)
+                              pytorch_stacks_only=self._pytorch_stacks_only, state_offload=state_offload,
+                              hybrid_shard=hybrid_shard)
             try:
                 result = search_layout(card, job.method, cluster.for_layout_search(), spec)
             except ValueError as exc:  # a fixed choice this hardware can never run (fp8 on Ampere, tp=3)

@@ -196,6 +196,31 @@ def offload_lines(session: Session, outcome: Outcome) -> list[str]:
     return lines
 
 
+def hybrid_shard_lines(session: Session, outcome: Outcome) -> list[str]:
+    """For each job the plan shards hybrid (FSDP's HSDP: the states over one node's GPUs, replicated across
+    nodes), what that gains over the full shard on the same GPUs and what it costs in memory: the search
+    takes it only where it is faster, and an expert weighs the gain against the copies."""
+    if session.loaded is None:
+        return []
+    builder = CandidateBuilder(session.loaded)
+    lines = []
+    for job in session.problem.jobs:
+        chosen = outcome.chosen[job]
+        group = chosen.layout.get("shard_group")
+        full = builder.full_shard_alternative(chosen)
+        if not group or full is None or full.tokens_per_s <= 0:
+            continue
+        cluster = full.cluster
+        lines.append(
+            f"{job}: hybrid sharding (HSDP: the states sharded over the {group} GPUs of each node and replicated "
+            f"on {chosen.nodes} nodes) is estimated {chosen.tokens_per_s / full.tokens_per_s - 1:.0%} faster than "
+            f"the full shard on these GPUs ({full.tokens_per_s:,.0f} tokens/s with {full.layout.short()}), for "
+            f"{chosen.memory_gib_per_gpu - full.memory.total_gib:+.1f} GiB per GPU: the layers are gathered inside a "
+            f"node and only each gradient shard crosses the {cluster.fabric_gbps_per_gpu:g} Gb/s per GPU "
+            f"{cluster.fabric_kind} between nodes")
+    return lines
+
+
 def _without_offload(builder: CandidateBuilder, job: Job, chosen: Candidate) -> list[str]:
     """For a job the plan offloads (and that asked for no offloading), the memory savers that fit its GPUs
     without it, each with its speed beside the plan's."""

@@ -184,7 +184,7 @@ def explain_infeasible(session: Session, result: SolveResult, empty_jobs: list[s
     if held:
         result.notes.append("held as given, not rules to relax: "
                             + "; ".join(problem.groups.get(g, g) for g in held))
-    result.notes += _pools_too_small(session) + _windows_too_short(problem)
+    result.notes += _pools_too_small(session) + pools_without_network(session) + _windows_too_short(problem)
     result.relaxations += relaxations(session, conflict, sets)
 
 
@@ -242,6 +242,26 @@ def _pools_too_small(session: Session) -> list[str]:
         host = (f"; offloaded to host memory it would not fit either: {short} "
                 f"(owned[{pool}].host_memory_gib_per_gpu says what its servers have free)" if short else "")
         lines.append(f"owned pool {pool} cannot hold {job} in memory at any GPU count: {r.reason}{host}")
+    return lines
+
+
+def pools_without_network(session: Session) -> list[str]:
+    """Per owned pool of several nodes that declares no network between them (its `fabric` left at none):
+    the jobs the planner kept to one of its nodes, and the field that says what joins them."""
+    if session.loaded is None:
+        return []
+    lines = []
+    for pool in session.loaded.scenario.owned:
+        if pool.count <= pool.gpus_per_node or (pool.fabric.kind != "none" and pool.fabric.gbps_per_gpu > 0):
+            continue
+        kept = sorted({r.job for r in session.problem.removed
+                       if r.platform == pool.id and r.billing == "owned" and r.rule == "layout"
+                       and r.gpus > pool.gpus_per_node})
+        if kept:
+            lines.append(f"owned pool {pool.id} has {pool.count // pool.gpus_per_node} nodes of {pool.gpus_per_node} "
+                         f"GPUs but declares no network between them, so {', '.join(kept)} can use one node at most; "
+                         f"owned[{pool.id}].fabric says what joins them (kind infiniband, roce or ethernet, "
+                         "gbps_per_gpu: e.g. 400 for one 400 Gb/s card per GPU)")
     return lines
 
 

@@ -15,8 +15,8 @@ from plan.planner.build_deadline import BuildTimeout, build_deadline
 from plan.planner.candidates import build_problem
 from plan.planner.cpsat.model import Bounds, PlanModel
 from plan.planner.cpsat.run import Outcome, solve_model, to_plan
-from plan.planner.explain import explain_plan, offload_lines
-from plan.planner.infeasible import explain_infeasible
+from plan.planner.explain import explain_plan, hybrid_shard_lines, offload_lines
+from plan.planner.infeasible import explain_infeasible, pools_without_network
 from plan.planner.overflow_guard import check_magnitudes
 from plan.planner.plan import Plan, SolveResult
 from plan.planner.warm_start import WARM_START_NOTE, greedy_hint
@@ -256,6 +256,8 @@ def solve_session(session: Session) -> SolveResult:
         for plan, outcome in zip(plans, outcomes, strict=True):
             explain_plan(session, plan, outcome, best)
         plans[0].explanation += offload_lines(session, best)  # (one more search per job: the top plan only)
+        plans[0].explanation += hybrid_shard_lines(session, best)  # (and per hybrid-sharded job)
+        result.notes += pools_without_network(session)
         result.plans = plans
         _record_proof(session, result, best)
     result.solve_time_s = time.perf_counter() - session.started

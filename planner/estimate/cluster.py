@@ -46,6 +46,10 @@ def default_fabric(gpu: GPU) -> tuple[str, float]:
     return "infiniband", 200.0
 
 
+NO_PLATFORM_FABRIC_NOTE = "no platform given: assumed "
+"""How a cluster built without a platform says which network between nodes it assumed."""
+
+
 @dataclass(frozen=True, eq=False)
 class Cluster:
     """`gpus` GPUs of one type in nodes of `gpus_per_node`, joined by a fabric of
@@ -137,7 +141,7 @@ class Cluster:
         else:
             kind, gbps = default_fabric(gpu)
             if gpus > per_node:
-                notes.append(f"no platform given: assumed {kind} {gbps:g} Gb/s per GPU between nodes")
+                notes.append(f"{NO_PLATFORM_FABRIC_NOTE}{kind} {gbps:g} Gb/s per GPU between nodes")
         rel = platform.reliability if platform is not None else None
         if rel is not None:
             mtbf, restart, ckpt = rel.gpu_mtbf_h, rel.restart_min, rel.checkpoint_write_min

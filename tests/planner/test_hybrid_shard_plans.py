@@ -35,6 +35,10 @@ def test_a_slow_network_gets_it_and_the_plan_says_so(base_scenario, write_scenar
     assert job.nodes > 1 and job.shard_group == 8 and job.zero >= 2
     line = next(x for x in result.plans[0].explanation if x.startswith(f"pre8b: {job.gpus}x h100-sxm on pod"))
     assert "hybrid-sharded over 8 per node" in line
+    gain = next(x for x in result.plans[0].explanation if "hybrid sharding (HSDP" in x)
+    assert gain.startswith("pre8b: ") and "faster than the full shard" in gain and "25 Gb/s per GPU ethernet" in gain
+    # the pool's declared network, not the fabric a cluster without a platform is assumed to have
+    assert not any("no platform given" in note for note in result.plans[0].assumptions)
     layout = build_layout(job, loaded.scenario.jobs[0], loaded.models["pre8b"])
     assert (layout.dp_shard, layout.dp_replicate) == (8, job.dp // 8)
     files, _ = render_stack(layout, "torchtitan")
