@@ -133,7 +133,7 @@ def draw(rng: random.Random, catalog: object) -> Case | None:
         fused_modules=framework != "megatron" and rng.random() < 0.5,
         flash_attention=rng.random() < 0.85,
     )
-    group = hybrid_shard_group(framework, zero, tp, dp * cp, cluster.gpus_per_node, ep=ep)
+    group = hybrid_shard_group(framework, zero, tp, dp * cp, cluster.gpus_per_node, ep=ep, cp=cp)
     if group and rng.random() < 0.5:  # FSDP's hybrid sharding, where the data-parallel group spans nodes
         layout = replace(layout, shard_group=group)
     if layout_problems(shape, method, cluster, layout):

@@ -82,9 +82,11 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
                 or layout.ep > 1):
             problems.append(f"shard_group: hybrid sharding is FSDP's, at ZeRO 2 or 3, without CPU offload or expert "
                             f"parallelism; got {layout.framework} ZeRO-{layout.zero}")
-        elif not 1 < layout.shard_group < layout.shard_ranks or layout.shard_ranks % layout.shard_group:
+        elif (not 1 < layout.shard_group < layout.shard_ranks or layout.shard_ranks % layout.shard_group
+              or layout.shard_group % layout.cp):
             problems.append(f"shard_group: {layout.shard_group} must divide the {layout.shard_ranks} data- and "
-                            "context-parallel ranks, more than one and fewer than all of them")
+                            f"context-parallel ranks, more than one and fewer than all of them, and hold whole "
+                            f"context-parallel groups of {layout.cp}")
     if ring_attention_gap(layout.framework, layout.cp, layout.flash_attention):
         problems.append(f"attention: {RING_ATTENTION_NEEDS_FLASH}; got {layout.framework} with cp {layout.cp} "
                         "and eager attention")

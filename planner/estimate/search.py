@@ -380,7 +380,7 @@ def hybrid_shard_gap(spec: LayoutSpec, cluster: Cluster) -> str | None:
     return None
 
 
-def _hybrid_options(options: tuple[tuple[str, int], ...], spec: LayoutSpec, tp: int, shard_ranks: int,
+def _hybrid_options(options: tuple[tuple[str, int], ...], spec: LayoutSpec, tp: int, cp: int, shard_ranks: int,
                     gpus_per_node: int) -> tuple[tuple[str, int, int], ...]:
     """Each (framework, ZeRO stage) with its shard groups: 0 (one group of all ranks), and the node's ranks
     where the layout can shard hybrid (`hybrid_shard_group`; not with the states offloaded to the host);
@@ -389,7 +389,7 @@ def _hybrid_options(options: tuple[tuple[str, int], ...], spec: LayoutSpec, tp: 
     out: list[tuple[str, int, int]] = []
     for fw, zero in options:
         group = (0 if spec.hybrid_shard is False or spec.state_offload or spec.pytorch_stacks_only
-                 else hybrid_shard_group(fw, zero, tp, shard_ranks, gpus_per_node))
+                 else hybrid_shard_group(fw, zero, tp, shard_ranks, gpus_per_node, cp=cp))
         if spec.hybrid_shard:
             groups: tuple[int, ...] = (group,) if group else ()
         else:
@@ -1067,7 +1067,7 @@ def _plan(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
 
 def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lora_rank: int | None,
           tp: int, pp: int, cp: int, dp: int, gb: int) -> _Pair:
-    options = _hybrid_options(_frameworks(method, spec, dp * cp, pp), spec, tp, dp * cp, cluster.gpus_per_node)
+    options = _hybrid_options(_frameworks(method, spec, dp * cp, pp), spec, tp, cp, dp * cp, cluster.gpus_per_node)
     if spec.virtual_pipeline:
         vps: tuple[int, ...] = (spec.virtual_pipeline,)
     else:

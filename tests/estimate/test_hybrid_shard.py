@@ -122,3 +122,18 @@ def test_a_team_kept_to_the_one_click_path_gets_none() -> None:
     assert search_layout(LLAMA8B, "full_finetune", cluster, spec).best.layout.shard_group
     kept = search_layout(LLAMA8B, "full_finetune", cluster, replace(spec, pytorch_stacks_only=True)).best
     assert kept is not None and kept.layout.shard_group is None
+
+
+def test_its_shard_group_holds_whole_context_parallel_groups() -> None:
+    """FSDP shards over dp_shard x cp: a context-parallel group that does not fit in a node leaves no
+    hybrid shard inside it."""
+    from plan.planner.estimate.estimator import layout_problems
+    from plan.planner.estimate.flops import shape_of
+    from plan.planner.estimate.types import hybrid_shard_group
+
+    assert hybrid_shard_group("fsdp", 3, 1, 32, 8, cp=2) == 8
+    assert hybrid_shard_group("fsdp", 3, 1, 32, 8, cp=16) == 0
+    cluster, full = _full_shard(32)
+    split = replace(full.layout, dp=2, cp=16, seq_len=65536, shard_group=8)
+    assert any("whole context-parallel groups" in p for p in layout_problems(shape_of(LLAMA8B), "pretrain", cluster,
+                                                                             split))
