@@ -298,6 +298,14 @@ def stated_hybrid_shard(row: dict[str, str], gpus: int, gpus_per_node: int) -> b
     return bool(named) and gpus > gpus_per_node
 
 
+def stated_count(notes: str, name: str) -> int | None:
+    """A count the row's notes give after `name` (a regular expression): "micro batch 4", "global batch 512
+    sequences", "mbs=2"; None where they give none, or give tokens ("global batch 4M tokens", "4,194,304
+    tokens")."""
+    said = re.search(rf"\b(?:{name})\s*[=:]?\s*(\d+)\b(?![.,]\d|\s*(?:[kKMB]\b|tokens))", notes, re.IGNORECASE)
+    return int(said.group(1)) if said else None
+
+
 def stated_accumulation(notes: str) -> int:
     """Gradient-accumulation steps the row's notes state ("gradient accumulation 16", "grad accum 3",
     "gradient_accumulation_steps: 4"), else 1."""
@@ -501,11 +509,11 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
     notes = row.get("notes") or ""
     fam = family(row["id"], row["source"])
     framework = framework_of(row, fam)
-    vpp = re.search(r"virtual pipeline (\d+)", notes)
+    vpp = re.search(r"(?:virtual pipeline|virtual stages|vpp)\s*[=:]?\s*(\d+)", notes, re.IGNORECASE)
     tp, pp, dp = _int(row["tp"]), _int(row["pp"]), _int(row["dp"])
     gbt = _num(row["global_batch_tokens"])
-    gb = int(gbt // seq) if gbt else None
-    mb = _int(row.get("micro_batch") or "")
+    gb = int(gbt // seq) if gbt else stated_count(notes, r"global[_ ]batch(?:[_ ]size)?")
+    mb = _int(row.get("micro_batch") or "") or stated_count(notes, r"micro[-_ ]?batch(?:[_ ]size)?|mbs")
     zero = stated_zero(row)
     if fam == "torchtitan":
         if mb is None and gb and dp:

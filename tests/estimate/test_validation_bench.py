@@ -301,3 +301,21 @@ def test_a_memory_row_runs_the_accumulation_its_notes_state(monkeypatch: pytest.
     assert [bench.stated_accumulation(n) for n in notes] == [16, 3, 4, 1]
     rows = {r.id: r for r in bench.public_rows(DATA)}
     assert rows["TTU-08"].estimate.layout.micro_batches == 16  # the 405B QLoRA recipe's 16 steps of batch 1
+
+
+def test_batch_sizes_and_virtual_stages_a_row_gives_only_in_its_notes_are_read(monkeypatch: pytest.MonkeyPatch,
+                                                                               tmp_path: Path) -> None:
+    bench = _bench(monkeypatch)
+    global_batch, micro_batch = r"global[_ ]batch(?:[_ ]size)?", r"micro[-_ ]?batch(?:[_ ]size)?|mbs"
+    assert [bench.stated_count(n, global_batch) for n in ("global batch 512 sequences", "global batch size 1024",
+                                                          "global batch 4M tokens", "global batch 4,194,304 tokens")] \
+        == [512, 1024, None, None]  # a batch in tokens is not a count of sequences
+    assert [bench.stated_count(n, micro_batch) for n in ("micro batch 4", "micro-batch size 2", "mbs=2", "")] \
+        == [4, 2, 2, None]
+    row = {**LLAMA405, "id": "NOTES", "model": "llama3.1-70b", "seq_len": "4096", "num_gpus": "64", "tp": "4",
+           "pp": "4", "dp": "4", "zero": "1", "recompute": "full", "framework": "", "source": "probe, 2024",
+           "notes": "Megatron; global batch 256 sequences; micro batch 2; vpp=2"}
+    _write(tmp_path / "throughput_public.csv", DATA / "throughput_public.csv", [row])
+    (got,) = bench.public_rows(tmp_path)
+    lay = got.estimate.layout
+    assert (lay.global_batch, lay.micro_batch, lay.virtual_pipeline) == (256, 2, 2)
