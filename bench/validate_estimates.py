@@ -309,14 +309,12 @@ def stated_count(notes: str, name: str) -> int | None:
 def stated_accumulation(notes: str) -> int:
     """Gradient-accumulation steps the row's notes state ("gradient accumulation 16", "grad accum 3",
     "gradient_accumulation_steps: 4"), else 1."""
-    said = re.search(r"grad(?:ient)?[_ ]accum(?:ulation)?(?:[_ ]steps)?\s*[=:]?\s*(\d+)", notes, re.IGNORECASE)
-    return max(1, int(said.group(1))) if said else 1
+    return max(1, stated_count(notes, r"grad(?:ient)?[_ ]accum(?:ulation)?(?:[_ ]steps)?") or 1)
 
 
 def stated_lora_rank(notes: str) -> int | None:
     """An adapter rank the row's notes state ("rank 16", "r=16", "lora_rank: 16"), else None."""
-    said = re.search(r"\b(?:lora[_ ]rank|lora[_ ]r|rank|r)\s*[=:]?\s*(\d+)\b", notes, re.IGNORECASE)
-    return int(said.group(1)) if said else None
+    return stated_count(notes, r"lora[_ ]rank|lora[_ ]r|rank|r")
 
 
 NEMO_OPTIMIZER = "adam_precision_aware"
