@@ -374,6 +374,14 @@ def relaxations(session: Session, conflict: list[str], sets: list[list[str]] | N
         everything = [g for s in sets for g in s]
         if joint is None and set(everything) != set(least):
             joint = _joint_relaxation(session, everything)
+        # widening the conflicts' rules can expose another (a job's residency widened meets its sensitivity
+        # rule): then every rule of the jobs they name, of the kinds they name, together
+        jobs = {g.partition("/")[2] for g in everything}
+        kinds = {g.partition("/")[0] for g in everything}
+        wider = sorted(set(everything) | {g for g in names if can_change(g) and g.partition("/")[2] in jobs
+                                          and g.partition("/")[0] in kinds | set(LEVEL_RULES)})
+        if joint is None and set(wider) != set(everything):
+            joint = _joint_relaxation(session, wider)
         found += [joint] if joint is not None else []
     return found
 

@@ -467,3 +467,25 @@ def test_a_deadline_before_the_delivery_of_the_only_hardware_allowed_says_so(bas
     assert problem.standalone_cost(option) <= problem.budget  # the affordable one, not a dearer faster one
     residency = next(c for c in result.conflicts if c.constraint == "residency/lora")
     assert residency.detail.count("data must stay on premises") == 1
+
+
+def test_rules_that_widening_the_conflict_exposes_are_widened_with_it(base_scenario, write_scenario):
+    """Two 70B jobs with regulated data kept on premises, no ops skill, 500 CNY and a day, beside a 4-GPU pool
+    that cannot hold them (bench/explained_answers.py seed 28). No change alone is enough, and the conflict's
+    own rules together are not either: widening job k's residency meets its sensitivity rule (regulated data
+    needs a private line to a cloud), which the conflict did not name. The joint relaxation widens the rules of
+    that kind for the jobs it names too, and the scenario changed so has a plan."""
+    private = {"sensitivity": "regulated", "at": "site", "residency": "on_premises"}
+    base_scenario.update(budget="500", deadline="1d", ops_skill="none", policy={"allow_spot": False},
+                         sites=[{"id": "site", "jurisdiction": "cn"}],
+                         owned=[{"id": "pool", "site": "site", "gpu": "h800", "count": 4, "gpus_per_node": 4,
+                                 "cost_per_gpu_hour": 1}])
+    base_scenario["jobs"] = [
+        {"id": "j", "model": "llama3.1-70b", "method": "dpo", "tokens": "20B", "seq_len": 8192, "data": private,
+         "optimizer": "adafactor", "framework": "deepspeed"},
+        {"id": "k", "model": "llama3.1-70b", "method": "full_finetune", "tokens": "100M", "seq_len": 2048,
+         "after": ["j"], "data": private}]
+    result = solve(load_scenario(write_scenario(base_scenario)), SolveOptions(time_limit_s=120))
+    assert result.status == "infeasible" and result.conflicts
+    (joint,) = [r for r in result.relaxations if r.kind == "joint"]
+    assert "set jobs[k].data.sensitivity to" in joint.detail and "set jobs[k].data.residency to" in joint.detail
