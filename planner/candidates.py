@@ -45,7 +45,6 @@ from plan.planner.collector import collector_paused
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, default_global_batch, search_layout
 from plan.planner.estimate import store as estimate_store
 from plan.planner.estimate.band import hours_quantile, memory_factor, uncalibrated_band_note
-from plan.planner.estimate.cluster import NO_PLATFORM_FABRIC_NOTE
 from plan.planner.estimate.factors import efficiency_assumption
 from plan.planner.estimate.flops import shape_of
 from plan.planner.estimate.types import OPTIMIZER_ALIASES, RunEstimate
@@ -296,15 +295,12 @@ class CandidateBuilder:
         place = option.place
         spot = place.billing == "spot"
         trust = self.scenario.policy.trust_vendor_claims
+        pool = option.pool
         cluster = Cluster.of(gpu, place.gpus, option.cluster_platform, gpus_per_node=place.gpus_per_node,
-                             spot=spot, trust_vendor_claims=trust)
-        if option.pool is not None:
-            # the pool's own network, as declared: not the fabric Cluster.of assumes without a platform
-            cluster = dataclasses.replace(cluster, fabric_kind=option.pool.fabric.kind,
-                                          fabric_gbps_per_gpu=option.pool.fabric.gbps_per_gpu,
-                                          host_memory_gib_per_gpu=option.pool.host_memory_gib_per_gpu,
-                                          assumptions=tuple(note for note in cluster.assumptions
-                                                            if not note.startswith(NO_PLATFORM_FABRIC_NOTE)))
+                             spot=spot, trust_vendor_claims=trust,
+                             fabric=(pool.fabric.kind, pool.fabric.gbps_per_gpu) if pool is not None else None)
+        if pool is not None:
+            cluster = dataclasses.replace(cluster, host_memory_gib_per_gpu=pool.host_memory_gib_per_gpu)
         return cluster
 
     def _offload_allowed(self, card: ModelCard, job: Job, option: _Option, gpu: GPU) -> bool:

@@ -200,15 +200,16 @@ def hybrid_shard_lines(session: Session, outcome: Outcome) -> list[str]:
     """For each job the plan shards hybrid (FSDP's HSDP: the states over one node's GPUs, replicated across
     nodes), what that gains over the full shard on the same GPUs and what it costs in memory: the search
     takes it only where it is faster, and an expert weighs the gain against the copies."""
-    if session.loaded is None:
+    hybrid = [job for job in session.problem.jobs if outcome.chosen[job].layout.get("shard_group")]
+    if session.loaded is None or not hybrid:
         return []
     builder = CandidateBuilder(session.loaded)
     lines = []
-    for job in session.problem.jobs:
+    for job in hybrid:
         chosen = outcome.chosen[job]
-        group = chosen.layout.get("shard_group")
+        group = chosen.layout["shard_group"]
         full = builder.full_shard_alternative(chosen)
-        if not group or full is None or full.tokens_per_s <= 0:
+        if full is None or full.tokens_per_s <= 0:
             continue
         cluster = full.cluster
         lines.append(

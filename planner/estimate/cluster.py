@@ -46,10 +46,6 @@ def default_fabric(gpu: GPU) -> tuple[str, float]:
     return "infiniband", 200.0
 
 
-NO_PLATFORM_FABRIC_NOTE = "no platform given: assumed "
-"""How a cluster built without a platform says which network between nodes it assumed."""
-
-
 @dataclass(frozen=True, eq=False)
 class Cluster:
     """`gpus` GPUs of one type in nodes of `gpus_per_node`, joined by a fabric of
@@ -119,12 +115,13 @@ class Cluster:
     @classmethod
     def of(cls, gpu: GPU, gpus: int, platform: Platform | None = None, *,
            gpus_per_node: int | None = None, spot: bool = False,
-           trust_vendor_claims: bool = False) -> Cluster:
+           trust_vendor_claims: bool = False, fabric: tuple[str, float] | None = None) -> Cluster:
         """Build a cluster from a catalog GPU and, optionally, a platform.
 
         Without a platform: nodes of the GPU's typical size, the fabric of `default_fabric`, and the
         reliability defaults above (MTBF 50,700 GPU-hours); each assumption is recorded in
-        `assumptions`. Raises ValueError if gpus < 1.
+        `assumptions`. `fabric` (kind, Gb/s per GPU): the network between nodes as its owner declares it (an
+        owned pool's), in place of the platform's or the assumed one. Raises ValueError if gpus < 1.
         """
         if gpus < 1:
             raise ValueError(f"gpus: must be at least 1, got {gpus}")
@@ -136,12 +133,14 @@ class Cluster:
             notes.append(gpu.gpus_per_node_assumption)
         kind: str
         gbps: float
-        if platform is not None:
+        if fabric is not None:
+            kind, gbps = fabric
+        elif platform is not None:
             kind, gbps = platform.fabric.kind, platform.fabric.gbps_per_gpu
         else:
             kind, gbps = default_fabric(gpu)
             if gpus > per_node:
-                notes.append(f"{NO_PLATFORM_FABRIC_NOTE}{kind} {gbps:g} Gb/s per GPU between nodes")
+                notes.append(f"no platform given: assumed {kind} {gbps:g} Gb/s per GPU between nodes")
         rel = platform.reliability if platform is not None else None
         if rel is not None:
             mtbf, restart, ckpt = rel.gpu_mtbf_h, rel.restart_min, rel.checkpoint_write_min

@@ -18,7 +18,6 @@ from plan.planner.estimate.types import (
     EXACT_BATCH_FRAMEWORKS,
     FRAMEWORK_ZERO,
     FRAMEWORKS,
-    HYBRID_SHARD_FRAMEWORKS,
     LORA_TARGETS,
     LOSS_KINDS,
     MEGATRON_CP_SEQUENCE,
@@ -35,6 +34,7 @@ from plan.planner.estimate.types import (
     Estimate,
     Layout,
     framework_zero,
+    hybrid_shard_refused,
     interleaving_refused,
     megatron_splits_sequence,
     offloads_states,
@@ -78,8 +78,7 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
     elif layout.ep > 1 and layout.dp % layout.ep:
         problems.append(f"ep: {layout.ep} does not divide the {layout.dp} data-parallel ranks")
     if layout.shard_group is not None:
-        if (layout.framework not in HYBRID_SHARD_FRAMEWORKS or layout.zero < 2 or layout.state_offload
-                or layout.ep > 1):
+        if hybrid_shard_refused(layout.framework, layout.zero, layout.state_offload, layout.ep):
             problems.append(f"shard_group: hybrid sharding is FSDP's, at ZeRO 2 or 3, without CPU offload or expert "
                             f"parallelism; got {layout.framework} ZeRO-{layout.zero}")
         elif (not 1 < layout.shard_group < layout.shard_ranks or layout.shard_ranks % layout.shard_group

@@ -63,11 +63,12 @@ from plan.planner.estimate.timing import (
     p2p_s,
     rates,
     recompute_s,
+    sharding_links,
     stage_lower_bound_s,
     stage_recompute_s,
     step_time,
 )
-from plan.planner.estimate.topology import GroupLink, group_link, hybrid_links, layout_links
+from plan.planner.estimate.topology import GroupLink, group_link, layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     EXACT_BATCH_FRAMEWORKS,
@@ -904,7 +905,7 @@ def _fixed_lower_bound_s(shape: ModelShape, method: str, cluster: Cluster, spec:
         whole = spec.micro_batch or pair.gb // pair.dp
         layout = _make(pair, spec, lora_rank, fw, zero, rc, whole, key[-1], ep, hs)
         r, mbc = pair.compute[(fw, whole)]  # (the pair's own probe: it bounds the stage at this size)
-        dp_link, replicate_link = (hybrid_links(cluster, pair.tp, hs, layout.replicas) if hs else (ctx.dp_link, None))
+        dp_link, replicate_link = sharding_links(cluster, layout, ctx.dp_link)
         dp_s = dp_exposed_s(shape, method, layout, dp_link, zero, mbc.compute_s,
                             stage_recompute_s(shape, layout, r, mbc), replicate_link)
         ctx.fixed[key] = ((dp_s + optimizer_and_paging_s(shape, method, layout, r, 0.0, mbc.layers)) / cluster.speedup,

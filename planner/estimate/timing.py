@@ -384,6 +384,14 @@ def trainable_stage_params(shape: ModelShape, method: str, layout: Layout) -> fl
     return stage_params_per_gpu(shape, layout)
 
 
+def sharding_links(cluster: Cluster, layout: Layout, dp_link: GroupLink) -> tuple[GroupLink, GroupLink | None]:
+    """The links a layout's ZeRO/FSDP collectives run on (`dp_exposed_s`): the data-parallel group's, or under
+    hybrid sharding the shard group's and the replicas' (topology.hybrid_links)."""
+    if not layout.shard_group:
+        return dp_link, None
+    return hybrid_links(cluster, layout.tp, layout.shard_group, layout.replicas)
+
+
 def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupLink, zero: int,
                  compute_mb: float, recompute_mb: float, replicate_link: GroupLink | None = None) -> float:
     """Data-parallel traffic per step not hidden behind compute (module docstring). Under hybrid sharding
@@ -559,10 +567,8 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
     bubble = (p - 1) / v * stage_mb if p > 1 else 0.0
     p2p = m * v * p2p_s(shape, layout, pp_link)
 
-    replicate_link = None
-    if layout.shard_group:
-        dp_link, replicate_link = hybrid_links(cluster, layout.tp, layout.shard_group, layout.replicas)
-    dp_exposed = dp_exposed_s(shape, method, layout, dp_link, z, compute_mb, recompute_mb, replicate_link)
+    shard_link, replicate_link = sharding_links(cluster, layout, dp_link)
+    dp_exposed = dp_exposed_s(shape, method, layout, shard_link, z, compute_mb, recompute_mb, replicate_link)
     # ... and data-parallel waits the step exposes overlap the host's issuing in the same way
     host_step = max(0.0, work * host_mb - dp_exposed)
     other = optimizer_and_paging_s(shape, method, layout, r, paged_offload_params, layers)

@@ -161,6 +161,12 @@ _HYBRID_SHARD_ZERO2, FSDP2 on a 2-D device mesh (torchtitan `data_parallel_repli
 ../shared/reference/launch-configs.md)."""
 
 
+def hybrid_shard_refused(framework: str, zero: int, state_offload: bool = False, ep: int = 1) -> bool:
+    """Whether a layout of this stack and ZeRO stage cannot shard hybrid at all: another stack than FSDP, ZeRO
+    0/1, CPU offload (FSDP offloads the full shard), expert parallelism."""
+    return framework not in HYBRID_SHARD_FRAMEWORKS or zero < 2 or state_offload or ep > 1
+
+
 def hybrid_shard_group(framework: str, zero: int, tp: int, shard_ranks: int, gpus_per_node: int,
                        state_offload: bool = False, ep: int = 1, cp: int = 1) -> int:
     """The shard group of a hybrid-sharded layout (`Layout.shard_group`): the data- and context-parallel ranks
@@ -168,8 +174,7 @@ def hybrid_shard_group(framework: str, zero: int, tp: int, shard_ranks: int, gpu
     group spans several nodes; 0 where the layout cannot shard so: another stack, ZeRO 0/1, a group inside
     one node, a context-parallel group that does not fit whole in a node (FSDP shards over dp_shard x cp),
     CPU offload (FSDP offloads the full shard), expert parallelism."""
-    if (framework not in HYBRID_SHARD_FRAMEWORKS or zero < 2 or state_offload or ep > 1
-            or tp > gpus_per_node or gpus_per_node % tp):
+    if hybrid_shard_refused(framework, zero, state_offload, ep) or tp > gpus_per_node or gpus_per_node % tp:
         return 0
     group = gpus_per_node // tp
     return group if 1 < group < shard_ranks and shard_ranks % group == 0 and group % cp == 0 else 0
