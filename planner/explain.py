@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, cast, get_args
 
 from plan.constraints import memory as memory_rule
 from plan.constraints import ops_skill
@@ -207,15 +207,16 @@ def hybrid_shard_lines(session: Session, outcome: Outcome) -> list[str]:
     lines = []
     for job in hybrid:
         chosen = outcome.chosen[job]
-        group = chosen.layout["shard_group"]
+        group, dp, cp = (cast(int, chosen.layout[name]) for name in ("shard_group", "dp", "cp"))
+        copies = dp * cp // group
         full = builder.full_shard_alternative(chosen)
         if full is None or full.tokens_per_s <= 0:
             continue
         cluster = full.cluster
         lines.append(
-            f"{job}: hybrid sharding (HSDP: the states sharded over the {group} GPUs of each node and replicated "
-            f"on {chosen.nodes} nodes) is estimated {chosen.tokens_per_s / full.tokens_per_s - 1:.0%} faster than "
-            f"the full shard on these GPUs ({full.tokens_per_s:,.0f} tokens/s with {full.layout.short()}), for "
+            f"{job}: hybrid sharding (HSDP: the states sharded over the {group} data-parallel ranks of each node "
+            f"and kept in {copies} copies) is estimated {chosen.tokens_per_s / full.tokens_per_s - 1:.0%} faster "
+            f"than the full shard on these GPUs ({full.tokens_per_s:,.0f} tokens/s with {full.layout.short()}), for "
             f"{chosen.memory_gib_per_gpu - full.memory.total_gib:+.1f} GiB per GPU: the layers are gathered inside a "
             f"node and only each gradient shard crosses the {cluster.fabric_gbps_per_gpu:g} Gb/s per GPU "
             f"{cluster.fabric_kind} between nodes")

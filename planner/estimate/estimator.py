@@ -278,8 +278,8 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
     if layout.shard_group:
         shard_link, replicate_link = hybrid_links(cluster, layout.tp, layout.shard_group, layout.replicas)
         notes.append(f"hybrid sharding (HSDP): states sharded over the {layout.shard_group} data-parallel ranks of "
-                     f"each node ({shard_link.bottleneck} {shard_link.bandwidth_gb_per_s:g} GB/s), replicated on "
-                     f"{layout.replicas} nodes; the layers are gathered and their gradients reduce-scattered "
+                     f"each node ({shard_link.bottleneck} {shard_link.bandwidth_gb_per_s:g} GB/s), kept in "
+                     f"{layout.replicas} copies; the layers are gathered and their gradients reduce-scattered "
                      f"inside the node, each gradient shard all-reduced across the nodes "
                      f"({replicate_link.bottleneck} {replicate_link.bandwidth_gb_per_s:g} GB/s)")
     notes.append(f"framework {layout.framework}: " + {

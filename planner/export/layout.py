@@ -51,8 +51,8 @@ def no_hybrid_shard(layout: ExportLayout, stack: str, where: str = "") -> None:
     data-parallel group, neither the plan's layout."""
     if layout.shard_group:
         raise ExportError(f"{stack}: no hybrid sharding{where} (the plan shards the model states over the "
-                          f"{layout.shard_group} GPUs of each node and replicates them across {layout.dp_replicate} "
-                          "nodes, FSDP's HSDP); try --to torchtitan, --to accelerate or --to torchrun-fsdp")
+                          f"{layout.shard_group} data-parallel ranks of each node and keeps {layout.dp_replicate} "
+                          "copies of them, FSDP's HSDP); try --to torchtitan, --to accelerate or --to torchrun-fsdp")
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ def test_its_states_are_the_full_shards_times_the_replicas() -> None:
     for part in ("weights_gib", "gradients_gib", "optimizer_gib"):
         assert getattr(hybrid.memory, part) == pytest.approx(4 * getattr(full.memory, part), rel=1e-9)
     assert hybrid.memory.activations_gib == pytest.approx(full.memory.activations_gib)
-    assert any("hybrid sharding (HSDP)" in note and "replicated on 4 nodes" in note for note in hybrid.notes)
+    assert any("hybrid sharding (HSDP)" in note and "kept in 4 copies" in note for note in hybrid.notes)
     assert "zero=3/hsdp8" in hybrid.layout.short()
 
 
