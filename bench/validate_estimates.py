@@ -298,6 +298,10 @@ def stated_hybrid_shard(row: dict[str, str], gpus: int, gpus_per_node: int) -> b
     return bool(named) and gpus > gpus_per_node
 
 
+CONTEXT_PARALLEL_WORDS = r"context parallel"
+"""How a row's notes state its context-parallel size ("context parallel 2")."""
+
+
 def stated_count(notes: str, name: str) -> int | None:
     """A count the row's notes give after `name` (a regular expression): "micro batch 4", "global batch 512
     sequences", "mbs=2"; None where they give none, or give tokens ("global batch 4M tokens", "4,194,304
@@ -447,8 +451,7 @@ def gpus_of(row: dict[str, str]) -> int:
         return cell
     tp, pp, dp = (_int(row.get(name) or "") for name in ("tp", "pp", "dp"))
     if tp and pp and dp:
-        stated = re.search(r"context parallel (\d+)", row.get("notes") or "")
-        return tp * pp * dp * (int(stated.group(1)) if stated else 1)
+        return tp * pp * dp * (stated_count(row.get("notes") or "", CONTEXT_PARALLEL_WORDS) or 1)
     if row.get("metric", "").strip() == "gpu_hours":
         return WHOLE_RUN_ASSUMED_GPUS
     raise RowProblem("num_gpus is blank and the row gives neither tp, pp and dp nor a GPU-hours figure")
@@ -486,9 +489,9 @@ def _context_parallel(notes: str, gpus: int, tp: int | None, pp: int | None, dp:
     """The row's context-parallel size: stated in its notes, else what its GPUs leave over tp x pp x dp
     when all three are given (Llama 3's CP 16 rows), else 1 where the row states tp (the older stacks
     had none), else searched."""
-    stated = re.search(r"context parallel (\d+)", notes)
+    stated = stated_count(notes, CONTEXT_PARALLEL_WORDS)
     if stated:
-        return int(stated.group(1))
+        return stated
     if tp and pp and dp:
         cp, rest = divmod(gpus, tp * pp * dp)
         if rest or cp < 1:
@@ -507,7 +510,7 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
     notes = row.get("notes") or ""
     fam = family(row["id"], row["source"])
     framework = framework_of(row, fam)
-    vpp = re.search(r"(?:virtual pipeline|virtual stages|vpp)\s*[=:]?\s*(\d+)", notes, re.IGNORECASE)
+    vpp = stated_count(notes, r"virtual pipeline|virtual stages|vpp")
     tp, pp, dp = _int(row["tp"]), _int(row["pp"]), _int(row["dp"])
     gbt = _num(row["global_batch_tokens"])
     gb = int(gbt // seq) if gbt else stated_count(notes, r"global[_ ]batch(?:[_ ]size)?")
@@ -528,7 +531,7 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
         sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None,
         flash_attention=fused_attention(row),
         loss=loss_of(row, fam), fused_modules=compiled(row),
-        virtual_pipeline=int(vpp.group(1)) if vpp else (
+        virtual_pipeline=vpp or (
             UNSTATED_INTERLEAVING if interleaved else 1 if "1F1B schedule" in notes else None),
         framework=framework, cp=_context_parallel(notes, gpus, tp, pp, dp),
         optimizer=NEMO_OPTIMIZER if fam == "NeMo" and method != "lora" else "adam", hybrid_shard=hybrid,
@@ -548,7 +551,7 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
                        else "bf16")
         if metric in ("mfu", "hfu") and row["unit"].strip() != "%" and value <= 1.0:
             pred /= 100.0  # a utilization given as a fraction
-    note = f"{fam}; " + (f"vpp={vpp.group(1)}; " if vpp else "")
+    note = f"{fam}; " + (f"vpp={vpp}; " if vpp else "")
     if not est.fits:
         note += "estimated OOM"
     return Row(row["id"], "throughput", metric, value, pred, row["unit"], est.layout.short(), note, family=fam,
