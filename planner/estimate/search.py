@@ -286,9 +286,11 @@ def search_layout(model: ModelCard, method: str, cluster: Cluster, spec: LayoutS
     activations_searched = spec.recompute is None and spec.offload
     plain = replace(spec, state_offload=bool(spec.state_offload), offload=spec.offload and not activations_searched)
     passes = [plain]
-    if states_searched and offloads_states(spec.framework or "fsdp", 3 if spec.zero is None else spec.zero,
-                                           spec.tp or 1, spec.pp or 1, spec.optimizer):
-        # (only ZeRO-3 on FSDP or DeepSpeed without tensor or pipeline parallelism offloads: the pass tries those)
+    if states_searched and not spec.hybrid_shard and offloads_states(
+            spec.framework or "fsdp", 3 if spec.zero is None else spec.zero, spec.tp or 1, spec.pp or 1,
+            spec.optimizer):
+        # (only ZeRO-3 on FSDP or DeepSpeed without tensor or pipeline parallelism offloads: the pass tries those;
+        # a stated hybrid shard keeps its shards on the GPUs, so where it does not fit nothing does)
         passes.append(replace(plain, state_offload=True, tp=1, pp=1, zero=3))
     if activations_searched:
         passes.append(replace(spec, state_offload=bool(spec.state_offload)))

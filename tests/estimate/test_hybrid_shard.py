@@ -82,6 +82,17 @@ def test_a_stated_hybrid_shard_that_cannot_be_is_refused(change: dict, why: str)
         search_layout(LLAMA8B, "pretrain", Cluster.of(H100, 8), LayoutSpec(seq_len=4096, hybrid_shard=True))
 
 
+def test_a_stated_hybrid_shard_that_does_not_fit_is_an_answer_not_a_refusal() -> None:
+    """70B on two nodes of 8 H100s: its states kept in two copies need far more than a card, and CPU offload
+    (tried where nothing fits) would move the full shard to the host, which hybrid sharding is not: the answer
+    is the least-memory hybrid layout, judged not to fit, not the refusal of an offload nobody asked for."""
+    spec = LayoutSpec(seq_len=8192, tp=1, pp=1, hybrid_shard=True)
+    result = search_layout(CATALOG.model("llama3.1-70b"), "pretrain", Cluster.of(H100, 16), spec)
+    assert result.best is None and result.closest is not None
+    assert result.closest.layout.shard_group == 8 and not result.closest.layout.state_offload
+    assert not result.closest.fits
+
+
 def _export_layout(zero: int = 3, cp: int = 1):
     job = Job(id="pre", model="llama3-8b", method="pretrain", tokens=64 * 4096 * 100, seq_len=4096, global_batch=64)
     plan = _plan("pre", 32, 4, dp=32 // cp, cp=cp, zero=zero, recompute="full", global_batch=64, seq_len=4096,
