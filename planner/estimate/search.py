@@ -286,11 +286,12 @@ def search_layout(model: ModelCard, method: str, cluster: Cluster, spec: LayoutS
     activations_searched = spec.recompute is None and spec.offload
     plain = replace(spec, state_offload=bool(spec.state_offload), offload=spec.offload and not activations_searched)
     passes = [plain]
-    if states_searched and not spec.hybrid_shard and offloads_states(
+    if states_searched and not spec.hybrid_shard and (spec.virtual_pipeline or 1) == 1 and offloads_states(
             spec.framework or "fsdp", 3 if spec.zero is None else spec.zero, spec.tp or 1, spec.pp or 1,
             spec.optimizer):
         # (only ZeRO-3 on FSDP or DeepSpeed without tensor or pipeline parallelism offloads: the pass tries those;
-        # a stated hybrid shard keeps its shards on the GPUs, so where it does not fit nothing does)
+        # a stated hybrid shard keeps its shards on the GPUs and a stated interleaving needs pipeline stages, so
+        # where they do not fit nothing does)
         passes.append(replace(plain, state_offload=True, tp=1, pp=1, zero=3))
     if activations_searched:
         passes.append(replace(spec, state_offload=bool(spec.state_offload)))
@@ -1049,7 +1050,10 @@ def _plan(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
             if (gpus // tp) % cp:
                 continue
             rest = gpus // (tp * cp)
-            for pp in [spec.pp] if spec.pp else [p for p in _divisors(rest) if p <= shape.layers]:
+            # (a stated interleaving needs pipeline stages: without pp it is searched among the pp > 1)
+            interleaved = (spec.virtual_pipeline or 1) > 1
+            for pp in [spec.pp] if spec.pp else [p for p in _divisors(rest)
+                                                 if p <= shape.layers and (p > 1 or not interleaved)]:
                 if rest % pp:  # a fixed pp leaves no whole data-parallel group at this tp x cp
                     continue
                 dp = rest // pp
@@ -1236,7 +1240,9 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
     fixed_problems = [p for p in layout_problems(shape, method, cluster, probe)
                       if not p.startswith(("global_batch", "tp:" if spec.tp is None else "\0",
                                            "pp:" if spec.pp is None else "\0", "virtual_pipeline"
-                                           if spec.virtual_pipeline is None else "\0", searched_dp,
+                                           if spec.virtual_pipeline is None or (spec.pp is None and gpus > 1)
+                                           else "\0",
+                                           searched_dp,
                                            # (with the stack searched, one that splits the sequence so runs it)
                                            f"cp: {MEGATRON_CP_SEQUENCE}" if spec.framework is None else "\0"))]
     if fixed_problems:

@@ -53,6 +53,22 @@ def test_a_fixed_pp_searches_only_the_tp_that_leave_a_data_parallel_group(llama8
         assert found is not None and (found.layout.tp, found.layout.pp, found.layout.dp) == (1, 8, 1)
 
 
+def test_virtual_stages_without_pp_search_the_pipelines_they_need(llama8b: ModelCard, h100: GPU) -> None:
+    """`--vpp 4` alone interleaves: the search tries the pp > 1 that split the layers into 4 chunks per stage
+    (it refused "interleaving needs pp > 1", as if pp 1 had been stated); where no pp splits them, and nothing
+    else fits either, the answer names the split, not the CPU offload it tried last (which needs pp 1)."""
+    cluster = Cluster.of(h100, 16)
+    best = search_layout(llama8b, "pretrain", cluster, LayoutSpec(virtual_pipeline=4, seq_len=8192)).best
+    assert best is not None and best.layout.virtual_pipeline == 4 and best.layout.pp > 1
+    assert llama8b.layers % (best.layout.pp * 4) == 0
+    # 32 layers: no pp of 16 GPUs makes 5 chunks each
+    none = search_layout(llama8b, "pretrain", cluster, LayoutSpec(virtual_pipeline=5, seq_len=8192))
+    assert none.best is None and none.closest is None
+    assert any("splits the layers" in kind for kind in none.reasons)
+    with pytest.raises(ValueError, match="virtual_pipeline: interleaving needs pp > 1"):  # one GPU has no stages
+        search_layout(llama8b, "pretrain", Cluster.of(h100, 1), LayoutSpec(virtual_pipeline=4, seq_len=8192))
+
+
 def test_nothing_fits_gives_the_closest_layout(llama70b: ModelCard, rtx4090: GPU) -> None:
     result = search_layout(llama70b, "full_finetune", Cluster.of(rtx4090, 1), LayoutSpec())
     assert result.best is None
