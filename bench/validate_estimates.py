@@ -48,8 +48,22 @@ from pathlib import Path
 from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The estimator is timed cold: the persistent estimate cache is off unless PLAN_CACHE_DIR names one.
 os.environ.setdefault("PLAN_CACHE_DIR", "off")
+
+from row_cells import (
+    RowProblem,
+    count,
+    main_words,
+    metric_name,
+    needed,
+    number,
+    size,
+    unstated,
+    zero_cell,
+    zero_in_words,
+)
 
 from plan.models.catalog import Catalog, builtin_catalog
 from plan.models.errors import UnknownIdError
@@ -65,7 +79,7 @@ from plan.planner.estimate.cluster import (
 )
 from plan.planner.estimate.factors import CUDA_CONTEXT_GIB, GIB, NCCL_BUFFERS_GIB
 from plan.planner.estimate.reliability import failure_overhead_fraction
-from plan.planner.estimate.types import Layout
+from plan.planner.estimate.types import Layout, framework_zero
 
 T = TypeVar("T")
 
@@ -100,16 +114,6 @@ class Row:
         return (self.predicted - self.published) / self.published
 
 
-def _num(text: str) -> float | None:
-    text = (text or "").strip()
-    return float(text) if text else None
-
-
-def _int(text: str) -> int | None:
-    value = _num(text)
-    return None if value is None else int(value)
-
-
 def _card(row: dict[str, str], name: str) -> ModelCard:
     """Catalog card for a named open model, else one built from the row's columns."""
     base = re.sub(r"\s+(SFT|LoRA|QLoRA|DPO)$", "", name).strip()
@@ -119,21 +123,17 @@ def _card(row: dict[str, str], name: str) -> ModelCard:
         shape_columns = ("layers", "hidden", "heads", "vocab", "params_b")
         if not all((row.get(column) or "").strip() for column in shape_columns):
             raise RowProblem(f"{unknown}; the row does not give the shape ({', '.join(shape_columns)})") from None
-    hidden = int(row["hidden"])
-    heads = int(row["heads"])
+    hidden = int(needed(count(row["hidden"], "hidden"), "hidden"))
+    heads = int(needed(count(row["heads"], "heads"), "heads"))
     llama = base.lower().startswith("llama")
     ffn = (int(8 * hidden / 3 + 255) // 256) * 256 if llama else 4 * hidden
-    return ModelCard(id=base.lower(), params=float(row["params_b"]) * 1e9, layers=int(row["layers"]),
+    return ModelCard(id=base.lower(), params=needed(number(row["params_b"], "params_b"), "params_b") * 1e9,
+                     layers=int(needed(count(row["layers"], "layers"), "layers")),
                      hidden_size=hidden, ffn_hidden_size=ffn, ffn_type="swiglu" if llama else "gelu",
-                     num_heads=heads, num_kv_heads=heads, vocab_size=int(row["vocab"]),
-                     max_positions=int(row["seq_len"]), tied_embeddings=not llama,
+                     num_heads=heads, num_kv_heads=heads, vocab_size=int(needed(count(row["vocab"], "vocab"), "vocab")),
+                     max_positions=int(needed(size(row["seq_len"], "seq_len"), "seq_len")), tied_embeddings=not llama,
                      source=f"validation row {row['id']}",
                      params_note="the row's published count; the shape is rebuilt from the row's columns")
-
-
-class RowProblem(Exception):
-    """A row the bench cannot state to the estimator: reported beside the others and left out of the
-    statistics, never the end of the whole run (the bench is also run on rows it has not seen)."""
 
 
 UNLIMITED_MEMORY_GIB = 1e6
@@ -191,7 +191,10 @@ def _attempt(work: Callable[[], T]) -> T | str:
 
 
 def _not_estimated(row: dict[str, str], kind: str, value_column: str, why: str) -> Row:
-    published = _num(row.get(value_column) or "")
+    try:
+        published = number(row.get(value_column), value_column)
+    except RowProblem:  # the value itself is what the row cannot state
+        published = None
     return Row(row.get("id") or "?", kind, row.get("metric") or "", published if published is not None else
                float("nan"), None, row.get("unit") or "", "-", f"not estimated: {why}",
                family=family(row.get("id") or "", row.get("source") or ""), problem=why)
@@ -267,34 +270,31 @@ first named wins: Megatron-DeepSpeed runs DeepSpeed's engine)."""
 
 
 def framework_of(row: dict[str, str], fam: str) -> str | None:
-    """The stack a row ran: its family's (FRAMEWORK_OF_FAMILY), else one its text names, else None (searched)."""
-    known = FRAMEWORK_OF_FAMILY.get(fam)
-    if known:
-        return known
-    text = ((row.get("source") or "") + " " + (row.get("notes") or "")).lower()
-    return next((framework for name, framework in FRAMEWORK_NAMES if name in text), None)
+    """The stack a row ran: its family's (FRAMEWORK_OF_FAMILY), else one its text names (its source, notes or
+    ZeRO cell), else None (searched). A stack that cannot run the ZeRO stage the row states is not the row's:
+    the stated stage wins, and the stack is searched among those that run it (FSDP has no ZeRO-1)."""
+    text = " ".join(row.get(column) or "" for column in ("source", "notes", "zero")).lower()
+    named = FRAMEWORK_OF_FAMILY.get(fam) or next((framework for name, framework in FRAMEWORK_NAMES if name in text),
+                                                 None)
+    zero = stated_zero(row)
+    if named is not None and zero is not None and zero not in framework_zero(named, count(row.get("pp"), "pp") or 1):
+        return None
+    return named
 
 
 def stated_zero(row: dict[str, str]) -> int | None:
     """The row's ZeRO stage: its `zero` cell, else one its notes state (ZeRO-3, ZeRO stage 2, FSDP's FULL_SHARD
     or SHARD_GRAD_OP), else None."""
-    cell = _int(row.get("zero") or "")
-    if cell is not None:
-        return cell
-    notes = row.get("notes") or ""
-    said = re.search(r"zero[- ]?(?:stage[- ]?)?([0-3])\b", notes, re.IGNORECASE)
-    if said:
-        return int(said.group(1))
-    if "HYBRID_SHARD_ZERO2" in notes:
-        return 2
-    return 3 if "FULL_SHARD" in notes or "HYBRID_SHARD" in notes else 2 if "SHARD_GRAD_OP" in notes else None
+    cell = zero_cell(row.get("zero"))
+    return cell if cell is not None else zero_in_words(row.get("notes") or "")
 
 
 def stated_hybrid_shard(row: dict[str, str], gpus: int, gpus_per_node: int) -> bool:
-    """Whether the row's run sharded hybrid: where its notes name FSDP's hybrid sharding (HYBRID_SHARD, HSDP,
-    "hybrid shard") over more than one node. Every stack shards over all ranks unless told otherwise, so a
-    row that does not say so ran the full shard."""
-    named = re.search(r"hybrid[_ ]shard|\bHSDP\b", row.get("notes") or "", re.IGNORECASE)
+    """Whether the row's run sharded hybrid: where its notes or ZeRO cell name FSDP's hybrid sharding
+    (HYBRID_SHARD, HSDP, "hybrid shard") over more than one node. Every stack shards over all ranks unless told
+    otherwise, so a row that does not say so ran the full shard."""
+    text = (row.get("notes") or "") + " " + (row.get("zero") or "")
+    named = re.search(r"hybrid[_ ]shard|\bHSDP\b", text, re.IGNORECASE)
     return bool(named) and gpus > gpus_per_node
 
 
@@ -409,9 +409,9 @@ full recomputation, torchtitan's op-level SAC is the selective policy."""
 def recompute_of(cell: str | None) -> str | None:
     """The estimator's recompute policy for a row's cell (RECOMPUTE_WORDS); blank is searched. A cell the
     bench cannot read is the row's problem."""
-    text = " ".join((cell or "").lower().replace("_", " ").replace("-", " ").split())
-    if not text:
+    if unstated(cell):
         return None
+    text = main_words(cell)
     found = next((policy for policy, words in RECOMPUTE_WORDS.items() if text in words), None)
     if found is None:
         raise RowProblem(f"recompute {cell!r} is not a policy the bench reads ({', '.join(RECOMPUTE_WORDS)})")
@@ -446,13 +446,13 @@ would depend on it wholly, so an `hours` row must give it."""
 def gpus_of(row: dict[str, str]) -> int:
     """The row's GPU count: its cell; else tp x pp x dp x cp where the row gives tp, pp and dp; else, for a
     whole run's GPU-hours, WHOLE_RUN_ASSUMED_GPUS."""
-    cell = _int(row.get("num_gpus") or "")
+    cell = count(row.get("num_gpus"), "num_gpus")
     if cell is not None:
         return cell
-    tp, pp, dp = (_int(row.get(name) or "") for name in ("tp", "pp", "dp"))
+    tp, pp, dp = (count(row.get(name), name) for name in ("tp", "pp", "dp"))
     if tp and pp and dp:
         return tp * pp * dp * (stated_count(row.get("notes") or "", CONTEXT_PARALLEL_WORDS) or 1)
-    if row.get("metric", "").strip() == "gpu_hours":
+    if row_metric(row) == "gpu_hours":
         return WHOLE_RUN_ASSUMED_GPUS
     raise RowProblem("num_gpus is blank and the row gives neither tp, pp and dp nor a GPU-hours figure")
 
@@ -506,15 +506,15 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
     card = _card(row, name)
     gpu = _gpu_of_row(catalog, row)
     gpus = gpus_of(row)
-    seq = int(row["seq_len"])
+    seq = int(needed(size(row["seq_len"], "seq_len"), "seq_len"))
     notes = row.get("notes") or ""
     fam = family(row["id"], row["source"])
     framework = framework_of(row, fam)
     vpp = stated_count(notes, r"virtual pipeline|virtual stages|vpp")
-    tp, pp, dp = _int(row["tp"]), _int(row["pp"]), _int(row["dp"])
-    gbt = _num(row["global_batch_tokens"])
+    tp, pp, dp = count(row["tp"], "tp"), count(row["pp"], "pp"), count(row["dp"], "dp")
+    gbt = size(row["global_batch_tokens"], "global_batch_tokens")
     gb = int(gbt // seq) if gbt else stated_count(notes, r"global[_ ]batch(?:[_ ]size)?")
-    mb = _int(row.get("micro_batch") or "") or stated_count(notes, r"micro[-_ ]?batch(?:[_ ]size)?|mbs")
+    mb = count(row.get("micro_batch"), "micro_batch") or stated_count(notes, r"micro[-_ ]?batch(?:[_ ]size)?|mbs")
     zero = stated_zero(row)
     if fam == "torchtitan":
         if mb is None and gb and dp:
@@ -534,10 +534,11 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
         virtual_pipeline=vpp or (
             UNSTATED_INTERLEAVING if interleaved else 1 if "1F1B schedule" in notes else None),
         framework=framework, cp=_context_parallel(notes, gpus, tp, pp, dp),
-        optimizer=NEMO_OPTIMIZER if fam == "NeMo" and method != "lora" else "adam", hybrid_shard=hybrid,
+        optimizer=NEMO_OPTIMIZER if fam == "NeMo" and method != "lora" and zero in (None, 1) else "adam",
+        hybrid_shard=hybrid,
     )
     est = _run(card, method, Cluster.of(gpu, gpus), spec, dp, speed=True)
-    metric, value = row_metric(row), float(row["value"])
+    metric, value = row_metric(row), needed(number(row["value"], "value"), "value")
     whole_run = re.search(r"([\d.]+)T tokens in about (\d+) days", notes)
     if whole_run and metric == "tokens_per_s_per_gpu":
         # a whole run's average (tokens over wall days): compared with the run estimate, failures
@@ -588,20 +589,22 @@ def _metric(est: Estimate, metric: str, card: ModelCard, gpu: GPU, peak_of: str 
         return est.tokens_per_s
     if metric in ("samples_per_s", "sequences_per_s"):
         return est.tokens_per_s / est.layout.seq_len
+    if metric == "samples_per_s_per_gpu":
+        return est.tokens_per_s_per_gpu / est.layout.seq_len
     if metric in ("step_time_s", "iteration_time_s"):
         return est.step_time_s
     raise RowProblem(f"metric {metric!r} is not one the bench converts (achieved_tflops_per_gpu, tflops_per_gpu, "
                      "mfu, hfu, model_tflops_per_gpu, tokens_per_s_per_gpu, tokens_per_s, samples_per_s, "
-                     "step_time_s, gpu_hours or hours with the tokens in the notes)")
+                     "samples_per_s_per_gpu, step_time_s, gpu_hours or hours with the tokens in the notes)")
 
 
 def row_metric(row: dict[str, str]) -> str:
     """The row's metric in `_metric`'s names: an unqualified `tflops_per_gpu` counts the recomputed forward
     where the source is of the years that reported "achieved" FLOP/s (before 2023: Narayanan et al. 2021's
     formula, used by the Megatron-DeepSpeed runs of 2022) and the run recomputed, model FLOP/s otherwise."""
-    metric = row["metric"].strip()
+    metric = metric_name(row.get("metric") or "", row.get("unit") or "")
     if metric == "tflops_per_gpu":
-        old = before(row, FUSED_ATTENTION_YEAR) and row.get("recompute") == "full"
+        old = before(row, FUSED_ATTENTION_YEAR) and recompute_of(row.get("recompute")) == "full"
         return "achieved_tflops_per_gpu" if old else "model_tflops_per_gpu"
     return metric
 
@@ -635,7 +638,8 @@ def _memory_card(row: dict[str, str]) -> ModelCard:
     """The catalog's card, a ROW_SHAPES one, or one from the row's shape columns (`_card`)."""
     name = row["model"]
     if name in ROW_SHAPES:
-        return ModelCard(id=name.lower(), params=float(row["params_b"]) * 1e9, ffn_type="swiglu",
+        return ModelCard(id=name.lower(), params=needed(number(row["params_b"], "params_b"), "params_b") * 1e9,
+                         ffn_type="swiglu",
                          source="LLaMA paper (Touvron et al. 2023) table 2", **ROW_SHAPES[name])
     return _card(row, name)
 
@@ -682,7 +686,7 @@ def _memory_row_optimizer(stated: str, fam: str, state_offload: bool) -> str:
 def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
     rid = row["id"]
     unit = row["unit"]
-    published = float(row["peak_memory"])
+    published = needed(number(row["peak_memory"], "peak_memory"), "peak_memory")
     if row["method"] not in MEMORY_METHODS:
         raise RowProblem(f"method {row['method']!r} is not one of {', '.join(MEMORY_METHODS)}")
     method = MEMORY_METHODS[row["method"]]
@@ -692,7 +696,8 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
                          vocab_size=51200,
                          max_positions=2048, source="ZeRO paper 7.5B")
         cluster = Cluster.of(catalog.gpu("a100-80gb"), 64)
-        layout = Layout(tp=1, pp=1, dp=64, zero=int(row["zero"]), recompute="none", micro_batch=1,
+        stage = int(needed(zero_cell(row["zero"]), "zero"))
+        layout = Layout(tp=1, pp=1, dp=64, zero=stage, recompute="none", micro_batch=1,
                         global_batch=64, seq_len=1024, precision="fp16", sequence_parallel=False,
                         lora_rank=None)
         est = estimate(card, method, cluster, layout)
@@ -706,13 +711,13 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
     notes = row.get("notes") or ""
     state_offload = "cpu offload" in notes.lower() or None
     optimizer = _memory_row_optimizer(row["optimizer"], fam, bool(state_offload))
-    tp, pp = _int(row["tp"]) or 1, _int(row["pp"]) or 1
-    gpus = int(row["num_gpus"])
+    tp, pp = count(row["tp"], "tp") or 1, count(row["pp"], "pp") or 1
+    gpus = int(needed(count(row["num_gpus"], "num_gpus"), "num_gpus"))
     cp = _context_parallel(notes, gpus, tp, pp, None) or 1
     if gpus % (tp * pp * cp):
         raise RowProblem(f"tp x pp x cp = {tp * pp * cp} does not divide the row's {gpus} GPUs")
     dp = gpus // (tp * pp * cp)
-    mb = _int(row["micro_batch"]) or 1
+    mb = count(row["micro_batch"], "micro_batch") or 1
     # the column is per GPU: each data-parallel rank runs one micro-batch per accumulation step, and as many
     # steps as the notes state (FSDP SHARD_GRAD_OP holds unsharded gradients across them)
     gb = mb * dp * stated_accumulation(notes)
@@ -728,7 +733,7 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
         vpp = _torchtitan_stages_per_rank(notes)
     spec = LayoutSpec(tp=tp, pp=pp, zero=zero, cp=cp,
                       recompute=recompute_of(row["recompute"]), micro_batch=mb, global_batch=gb,
-                      seq_len=_int(row["seq_len"]) or 512,
+                      seq_len=size(row["seq_len"], "seq_len") or 512,
                       precision="fp8" if precision_of(row["precision"]) == "fp8" else "bf16",
                       lora_rank=stated_lora_rank(notes) or _lora_rank(torchtune, gpus), optimizer=optimizer,
                       loss=loss_of(row, fam), fused_modules=compiled(row),
@@ -869,16 +874,17 @@ def whole_runs(path: Path) -> tuple[list[WholeRun], list[tuple[str, str]]]:
 def _whole_run(catalog: Catalog, row: dict[str, str]) -> WholeRun:
     overhead, _ = whole_run_overhead("pretrain")
     card = _card(row, row["model"])
-    gpus = int(row["num_gpus"])
+    gpus = int(needed(count(row["num_gpus"], "num_gpus"), "num_gpus"))
     cluster = Cluster.of(_gpu_of_row(catalog, row), gpus)
-    seq = int(row["seq_len"])
-    gbt = _num(row["global_batch_tokens"])
-    spec = LayoutSpec(tp=_int(row["tp"]), pp=_int(row["pp"]), seq_len=seq,
+    seq = int(needed(size(row["seq_len"], "seq_len"), "seq_len"))
+    gbt = size(row["global_batch_tokens"], "global_batch_tokens")
+    spec = LayoutSpec(tp=count(row["tp"], "tp"), pp=count(row["pp"], "pp"), seq_len=seq,
                       global_batch=int(gbt // seq) if gbt else None, flash_attention=fused_attention(row),
                       sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None, hybrid_shard=False)
     est = _run(card, "pretrain", cluster, spec, None, speed=True)
-    run = est.run(float(row["tokens"]))
-    return WholeRun(row["id"], float(row["gpu_hours"]), run.gpu_hours, run.gpu_hours / overhead,
+    run = est.run(needed(number(row["tokens"], "tokens"), "tokens"))
+    published = needed(number(row["gpu_hours"], "gpu_hours"), "gpu_hours")
+    return WholeRun(row["id"], published, run.gpu_hours, run.gpu_hours / overhead,
                     est.layout.short(), row.get("notes") or "")
 
 

@@ -113,7 +113,7 @@ def test_rows_the_bench_cannot_state_are_reported_and_the_rest_still_run(
     assert "unknown model 'Mystery-7B'" in why["PROBE-MODEL"] and "shape" in why["PROBE-MODEL"]
     assert "metric 'watts'" in why["PROBE-METRIC"]
     assert "does not divide the row's 1000 GPUs" in why["PROBE-SPLIT"]
-    assert "ValueError" in why["PROBE-CELL"]  # an empty sequence length
+    assert "seq_len is blank" in why["PROBE-CELL"]
     assert "method 'distillation'" in why["PROBEM-METHOD"]
     assert "needs its tokens in the notes" in why["PROBE-RUN-TOKENS"]
     assert not any(w.startswith("bug:") for w in why.values())
@@ -270,6 +270,51 @@ def test_the_words_a_row_uses_for_its_settings_are_read(monkeypatch: pytest.Monk
     assert rows["MFU-BF16"].estimate.layout.recompute == "full" and rows["MFU-BF16"].estimate.layout.precision == "fp8"
     assert rows["MFU-FP8"].predicted == pytest.approx(rows["MFU-BF16"].predicted / 2, rel=0.01)  # twice the peak
     assert rows["MIB"].predicted == pytest.approx(1024 * rows["GIB"].predicted)
+
+
+def test_cells_are_read_as_sources_print_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Numbers with separators or suffixes, cells that state nothing, a ZeRO stage or a recomputation named in
+    words, a metric named by its unit: each read as the row means it, or reported as the row's problem."""
+    bench = _bench(monkeypatch)
+    cells = sys.modules["row_cells"]
+    assert [cells.count(text) for text in ("1,024", "2048.0", " 16 ", "", "n/a", "auto", "-")] == [
+        1024, 2048, 16, None, None, None, None]
+    assert [cells.size(text) for text in ("8k", "128K", "4M", "16,777,216", "4096")] == [
+        8192, 131072, 4194304, 16777216, 4096]
+    assert cells.number("15T") == 15e12 and cells.number("2.5e12") == 2.5e12
+    for bad, reader in (("eight", cells.count), ("2.5", cells.count), ("4Q", cells.size)):
+        with pytest.raises(cells.RowProblem):
+            reader(bad)
+    zeros = ("3", "3 (FSDP)", "ZeRO-3", "zero3", "FULL_SHARD", "FSDP", "HSDP", "SHARD_GRAD_OP", "ZeRO stage 1",
+             "DDP", "3+offload", "n/a", "")
+    assert [cells.zero_cell(text) for text in zeros] == [3, 3, 3, 3, 3, 3, 3, 2, 1, 0, 3, None, None]
+    with pytest.raises(cells.RowProblem, match="zero 'sometimes'"):
+        cells.zero_cell("sometimes")
+    assert [bench.recompute_of(text) for text in ("selective (attention core)", "full (uniform, 1 layer)",
+                                                  "none - 8k fits", "n/a")] == ["selective", "full", "none", None]
+    metrics = [("TFLOPs/GPU", ""), ("tokens/s/GPU", ""), ("tok/sec/gpu", ""), ("MFU (%)", ""),
+               ("hardware_tflops_per_gpu", ""), ("Model TFLOP/s per GPU", ""), ("throughput", "tok/s"),
+               ("throughput", "TFLOP/s"), ("throughput", "%"), ("GPU hours", ""), ("samples/s/GPU", "")]
+    assert [cells.metric_name(metric, unit) for metric, unit in metrics] == [
+        "tflops_per_gpu", "tokens_per_s_per_gpu", "tokens_per_s_per_gpu", "mfu", "achieved_tflops_per_gpu",
+        "model_tflops_per_gpu", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu", "gpu_hours", "samples_per_s_per_gpu"]
+
+
+def test_a_stack_that_cannot_run_the_stated_zero_stage_is_not_the_rows(monkeypatch: pytest.MonkeyPatch,
+                                                                        tmp_path: Path) -> None:
+    """FSDP has no ZeRO-1: a row whose notes name FSDP and whose ZeRO cell says 1 is estimated at ZeRO-1 on a
+    stack that runs it (the estimator refused the pair), the same row without the cell on FSDP."""
+    bench = _bench(monkeypatch)
+    run = {**LLAMA405, "model": "llama3.1-8b", "seq_len": "4,096", "num_gpus": "1,024", "tp": "1", "pp": "1",
+           "dp": "1024", "global_batch_tokens": "4M", "source": "probe, 2024", "metric": "TFLOPs/GPU",
+           "notes": "4D parallelism with FSDP", "recompute": "selective (attention)"}
+    _write(tmp_path / "throughput_public.csv", DATA / "throughput_public.csv", [
+        {**run, "id": "ONE", "zero": "1"}, {**run, "id": "BLANK", "zero": "n/a"}])
+    rows = {r.id: r for r in bench.public_rows(tmp_path)}
+    assert not any(r.problem for r in rows.values())
+    one, blank = rows["ONE"].estimate.layout, rows["BLANK"].estimate.layout
+    assert one.zero == 1 and one.framework != "fsdp" and blank.framework == "fsdp"
+    assert one.global_batch == blank.global_batch == 1024 and one.dp == 1024
 
 
 def test_a_row_without_a_gpu_count_takes_it_from_its_layout_or_a_whole_run_assumption(
