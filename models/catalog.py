@@ -124,13 +124,19 @@ def fold_name(name: str) -> str:
     return re.sub(r"[\s_-]+", "-", name.strip().lower())
 
 
+VENDOR_PREFIX = re.compile(r"^(nvidia|huawei|amd)-")
+"""The vendor word nvidia-smi and spec sheets put before a part's name ("NVIDIA A100-SXM4-80GB"): a name not
+known with it is looked up without it."""
+
+
 def _lookup(kind: str, wanted: str, table: Mapping[str, T]) -> T:
     if wanted in table:
         return table[wanted]
     folded = fold_name(wanted)
-    for item in table.values():
-        if folded == fold_name(item.id) or folded in (fold_name(a) for a in item.aliases):  # type: ignore[attr-defined]
-            return item
+    for name in dict.fromkeys((folded, VENDOR_PREFIX.sub("", folded))):
+        for item in table.values():
+            if name == fold_name(item.id) or name in (fold_name(a) for a in item.aliases):  # type: ignore[attr-defined]
+                return item
     raise UnknownIdError(kind, wanted, Catalog._names(table))
 
 

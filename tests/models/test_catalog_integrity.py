@@ -96,6 +96,16 @@ def test_lookups_ignore_case_and_word_separators(catalog, typed, kind, expected)
     assert getattr(catalog, kind)(typed).id == expected
 
 
+@pytest.mark.parametrize(("typed", "kind", "expected"), [
+    ("NVIDIA A100-SXM4-80GB", "gpu", "a100-80gb"), ("NVIDIA A100-SXM4-40GB", "gpu", "a100-40gb"),
+    ("NVIDIA H100 80GB HBM3", "gpu", "h100-sxm"), ("Huawei Ascend 910B", "gpu", "ascend-910b"),
+    ("Huawei ModelArts", "platform", "huawei-modelarts"),  # a vendor word that is part of the name stays
+])
+def test_the_names_nvidia_smi_prints_are_known(catalog, typed, kind, expected):
+    """nvidia-smi and spec sheets name a part with its vendor first; a name not known so is known without it."""
+    assert getattr(catalog, kind)(typed).id == expected
+
+
 def test_a_name_that_folds_onto_two_entries_is_refused(tmp_path):
     overlay = tmp_path / "overlay.yaml"
     overlay.write_text("gpus:\n  - {id: h100_sxm, name: clash, architecture: hopper, memory_gib: 80, "
