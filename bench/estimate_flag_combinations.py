@@ -37,6 +37,7 @@ FLAGS: tuple[tuple[str, tuple[object, ...]], ...] = (
     ("--precision", ("bf16", "fp8", "fp16")), ("--cpu-offload", ("on", "off")), ("--hybrid-shard", ("on", "off")),
     ("--optimizer", ("adamw", "adamw-8bit", "sgd", "adamw-bf16")), ("--kernels", ("eager", "fused")),
     ("--loss", ("plain", "chunked", "fused")), ("--lora-targets", ("all", "attention")),
+    ("--capacity-factor", (1, 1.25, 2, 0.5)),
 )
 FLAG_CHANCE = 0.3
 

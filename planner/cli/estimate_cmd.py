@@ -109,6 +109,12 @@ def estimate_command(
     vpp: Annotated[int | None, typer.Option("--vpp", help="interleaved virtual pipeline stages (searched)")] = None,
     ep: Annotated[int | None, typer.Option(
         "--ep", help="expert-parallel size, MoE models (searched if omitted)")] = None,
+    capacity_factor: Annotated[float, typer.Option(
+        "--capacity-factor", callback=finite,
+        help="MoE: token slots per routed expert relative to an even split, each expert's input padded to them "
+             "(GShard-style, Megatron's --moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity): "
+             "that many times the experts' FLOPs, activations and all-to-all bytes (default 1: dropless "
+             "routing at an even load)")] = 1.0,
     attention: Annotated[str, typer.Option(
         "--attention", help="flash | eager (eager: the s x s scores stored, as Hugging Face's eager attention; "
         "context parallelism then only on DeepSpeed's Ulysses)")] = "flash",
@@ -231,7 +237,8 @@ def estimate_command(
                       global_batch=global_batch, seq_len=seq_len, precision=precision,
                       lora_rank=lora_rank if lora_rank is not None else 16, lora_targets=lora_targets or "all",
                       framework=framework, cp=cp,
-                      virtual_pipeline=vpp, ep=ep, flash_attention=attention == "flash", optimizer=optimizer_id,
+                      virtual_pipeline=vpp, ep=ep, capacity_factor=capacity_factor,
+                      flash_attention=attention == "flash", optimizer=optimizer_id,
                       fused_modules=kernels == "fused", loss=loss,
                       sequence_parallel=None if sequence_parallel is None else sequence_parallel == "on",
                       memory_headroom=headroom, recompute_layers=recompute_layers,
@@ -442,6 +449,8 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
     rows.append(("virtual_pipeline", lay.virtual_pipeline))
     if lay.ep > 1 or "ep" in searched:
         rows.append(("ep", lay.ep))
+    if lay.capacity_factor != 1.0:
+        rows.append(("capacity_factor", f"{lay.capacity_factor:g}"))
     rows.append(("attention", "flash" if lay.flash_attention else "eager"))
     rows.append(("kernels", lay.kernels))
     rows.append(("loss", lay.loss))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from plan.models.methods import METHOD_NOTES
 from plan.models.model_card import ModelCard
 from plan.models.scenario import PURE_BF16_PRECISION, not_on_megatron
@@ -10,7 +12,7 @@ from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.factors import CPU_OPTIMIZER_BYTES_PER_S, PCIE_GB_PER_S_PER_DIRECTION, efficiency_assumption
 from plan.planner.estimate.flops import ModelShape, shape_of
 from plan.planner.estimate.memory import chunk_layers, memory_per_gpu, pipeline_peak_note
-from plan.planner.estimate.timing import MOE_CAPACITY_FACTOR, step_time
+from plan.planner.estimate.timing import step_time
 from plan.planner.estimate.topology import hybrid_links, layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
@@ -68,6 +70,15 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
                             f"not {layout.zero}")
     if method in QLORA_METHODS and layout.framework == "megatron":
         problems.append("framework: megatron has no 4-bit QLoRA path; use fsdp or deepspeed")
+    if not math.isfinite(layout.capacity_factor) or layout.capacity_factor < 1.0:
+        problems.append(f"capacity_factor: must be a number of at least 1 (an even split; below it tokens are "
+                        f"dropped even at an even load), got {layout.capacity_factor:g}")
+    elif layout.capacity_factor != 1.0 and not shape.is_moe:
+        problems.append(f"capacity_factor: {layout.capacity_factor:g} pads routed experts; this model is dense")
+    elif shape.is_moe and layout.capacity_factor > shape.moe_experts / max(1, shape.moe_top_k):
+        problems.append(f"capacity_factor: at most {shape.moe_experts / max(1, shape.moe_top_k):g} (the "
+                        f"{shape.moe_experts} experts over top-{shape.moe_top_k} routing: every token fits every "
+                        f"expert), got {layout.capacity_factor:g}")
     if layout.ep > 1 and not shape.is_moe:
         problems.append(f"ep: {layout.ep} expert-parallel ranks need an MoE model; this one is dense")
     elif layout.ep > 1 and shape.moe_experts % layout.ep:
@@ -251,9 +262,13 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
         notes.append(f"GPU {cluster.gpu.id} figures include assumptions: {cluster.gpu.assumption}")
     if shape.is_moe:
         split = f"split over ep={layout.ep}" if layout.ep > 1 else "no expert parallelism"
+        cf = layout.capacity_factor
+        routing = ("dropless routing (capacity factor 1) at an even expert load assumed" if cf == 1.0 else
+                   f"capacity factor {cf:g}: each routed expert's input padded to {cf:g} x an even split, so "
+                   f"{cf:g}x their FLOPs, saved activations and all-to-all bytes (tokens beyond a full expert's "
+                   "capacity skip it); model FLOPs and MFU count the useful work only; an even load assumed")
         notes.append(f"MoE: memory holds all experts ({split}), "
-                     "FLOPs count active parameters; all-to-all dispatch/combine exposed; even expert load "
-                     f"and capacity factor {MOE_CAPACITY_FACTOR:g} assumed")
+                     f"FLOPs count active parameters; all-to-all dispatch/combine exposed; {routing}")
         if model.attention:
             notes.append(f"attention approximated by the generic multi-head shape: {model.attention[:80]}...")
     if method in ADAPTER_METHODS:

@@ -55,6 +55,18 @@ class ModelShape:
     layer_expert_params: float = 0.0  # average routed-expert parameters per layer (MoE; sharded by ep)
     moe_layers: int = 0               # layers with routed experts (each runs the all-to-all exchanges)
     moe_top_k: int = 0                # routed experts per token
+    layer_routed_active: float = 0.0  # average routed-expert linear parameters a token runs through per layer
+    ffn_width_routed: float = 0.0     # the routed experts' share of ffn_width_active
+
+    def linear_computed(self, capacity_factor: float = 1.0) -> float:
+        """Linear parameters per layer each token's work runs through: the active ones, the routed experts'
+        padded to `capacity_factor` x an even split (`Layout.capacity_factor`)."""
+        return self.layer_linear_active + (capacity_factor - 1.0) * self.layer_routed_active
+
+    def ffn_width(self, capacity_factor: float = 1.0) -> float:
+        """FFN units computed and stored per token and layer: the active ones, the routed experts' padded to
+        capacity as `linear_computed`."""
+        return self.ffn_width_active + (capacity_factor - 1.0) * self.ffn_width_routed
 
     def layer_params_per_gpu(self, tp: int, ep: int) -> float:
         """One layer's parameters on one GPU: tensor parallelism splits them, expert parallelism the
@@ -130,7 +142,7 @@ def _shape(key: tuple[object, ...]) -> ModelShape:
     embed = float(vocab * h)
     head = 0.0 if tied else float(vocab * h)
     experts = top_k = shared = dense_layers = 0
-    routed = 0.0
+    routed = routed_active = routed_width = 0.0
     if moe is None:
         lin_total = lin_active = float(attn + dense_mlp)
         ffn_active = float(ffn)
@@ -146,6 +158,8 @@ def _shape(key: tuple[object, ...]) -> ModelShape:
                       + moe_layers * (attn + (top_k + shared) * expert + h * experts)) / layers
         ffn_active = (dense_layers * ffn + moe_layers * (top_k + shared) * e_ffn) / layers
         routed = moe_layers * experts * expert / layers
+        routed_active = moe_layers * top_k * expert / layers
+        routed_width = moe_layers * top_k * e_ffn / layers
         mlp_dims = (2 if gated else 1) * (h + e_ffn) + (h + e_ffn)
     computed_layers = layers * (lin_total + norms)
     target_layers = max(params - embed - head, 0.1 * computed_layers)  # final norm folded into layers
@@ -165,4 +179,5 @@ def _shape(key: tuple[object, ...]) -> ModelShape:
         adapter_attn_dims=(h + q_dim) + 2 * (h + kv_dim) + (q_dim + h), adapter_mlp_dims=mlp_dims,
         ffn_width_active=ffn_active, layer_expert_params=routed * scale,
         moe_layers=int(layers - dense_layers) if moe is not None else 0, moe_top_k=int(top_k),
+        layer_routed_active=routed_active * lin_active_scaled / lin_active, ffn_width_routed=routed_width,
     )

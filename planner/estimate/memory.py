@@ -194,18 +194,19 @@ def activation_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float
     (module docstring; FSDP's "selective" is the op-level policy)."""
     h, t = shape.hidden, layout.tp
     ffn_mult = 3.0 if shape.gated else 2.0
+    ffn_width = shape.ffn_width(layout.capacity_factor)  # the routed experts' padded to their capacity
     sp = layout.sequence_parallel or t == 1
     if layout.recompute == "selective" and layout.framework == "fsdp":
-        mm_out = (shape.q_dim + 2 * shape.kv_dim) + h + (ffn_mult - 1) * shape.ffn_width_active + h
+        mm_out = (shape.q_dim + 2 * shape.kv_dim) + h + (ffn_mult - 1) * ffn_width + h
         replicated = float(h)
         split = 0.5 * mm_out + shape.q_dim
     else:
         replicated = 4.0 * h
-        split = (shape.q_dim + 2 * shape.kv_dim) + shape.q_dim + ffn_mult * shape.ffn_width_active
+        split = (shape.q_dim + 2 * shape.kv_dim) + shape.q_dim + ffn_mult * ffn_width
         if layout.eager_modules:
             if shape.gated:  # the Llama-family layer code (module docstring)
                 replicated += EAGER_NORM_EXTRA_PER_HIDDEN * h
-                split += shape.q_dim + shape.ffn_width_active
+                split += shape.q_dim + ffn_width
             if layout.lora_rank is not None:
                 replicated += EAGER_LORA_EXTRA_PER_HIDDEN * h
     elements = (replicated + split) / t if sp else replicated + split / t
@@ -217,7 +218,7 @@ def activation_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float
     if layout.precision == "fp8" and layout.framework == "megatron" and layout.recompute != "full":
         # Transformer Engine keeps the FP8 copy of each linear layer's input for the backward pass:
         # the QKV and FC1 inputs (norm outputs), the attention output and the FC2 input at 1 byte.
-        fp8_saved = (2.0 * h / t if sp else 2.0 * h) + (shape.q_dim + shape.ffn_width_active) / t
+        fp8_saved = (2.0 * h / t if sp else 2.0 * h) + (shape.q_dim + ffn_width) / t
         elements -= 0.5 * fp8_saved
     scores = 0.0
     if not layout.flash_attention and layout.recompute == "none":

@@ -992,7 +992,7 @@ def _make(pair: _Pair, spec: LayoutSpec, lora_rank: int | None, fw: str, zero: i
                   recompute_layers=spec.recompute_layers if rc == "full" else None,
                   state_offload=bool(spec.state_offload) and offloads_states(fw, zero, pair.tp, pair.pp,
                                                                                spec.optimizer),
-                  shard_group=hs or None)
+                  shard_group=hs or None, capacity_factor=spec.capacity_factor)
 
 
 @dataclass
@@ -1231,7 +1231,8 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
                    global_batch=dp * (spec.micro_batch or 1) * (pp if (spec.virtual_pipeline or 1) > 1 else 1),
                    seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=False,
                    lora_rank=lora_rank, optimizer=spec.optimizer, lora_targets=spec.lora_targets,
-                   virtual_pipeline=spec.virtual_pipeline or 1, ep=spec.ep or 1)
+                   virtual_pipeline=spec.virtual_pipeline or 1, ep=spec.ep or 1,
+                   capacity_factor=spec.capacity_factor)
     if method in ADAPTER_METHODS and spec.lora_rank < 1:
         raise ValueError(f"lora_rank: must be at least 1, got {spec.lora_rank}")
     # (the probe's dp is the layout's only where tp and pp are given)

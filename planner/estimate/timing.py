@@ -175,7 +175,7 @@ def _stage_compute(shape: ModelShape, method: str, layout: Layout, r: Rates, lay
                    with_head: bool) -> MicroBatchCompute:
     t, s = layout.tp, layout.seq_len
     tokens = tokens_per_gpu_micro_batch(layout)
-    lin_fwd = 2.0 * shape.layer_linear_active * layers / t * tokens
+    lin_fwd = 2.0 * shape.linear_computed(layout.capacity_factor) * layers / t * tokens
     attn_fwd = 4.0 * s * shape.q_dim * layers / t * tokens
     head_fwd = 2.0 * shape.vocab * shape.hidden / t * tokens if with_head else 0.0
     lin_bwd_factor = 1.0 if method in ADAPTER_METHODS else 2.0
@@ -186,7 +186,8 @@ def _stage_compute(shape: ModelShape, method: str, layout: Layout, r: Rates, lay
     sp_div = t if (layout.sequence_parallel or t == 1) else 1
     fusion = ELEMENTWISE_TRAFFIC_OF_FRAMEWORK.get(layout.framework, 1.0)
     elem_bytes = 2.0 * fusion * layers * tokens * (ELEMENTWISE_PASSES_PER_HIDDEN * shape.hidden / sp_div
-                                                   + ELEMENTWISE_PASSES_PER_FFN * shape.ffn_width_active / t)
+                                                   + ELEMENTWISE_PASSES_PER_FFN
+                                                   * shape.ffn_width(layout.capacity_factor) / t)
     elem_bytes *= 1.0 + ref / 3.0  # the reference forward is a third of forward + backward traffic
     if layout.precision == "fp8":
         ffn_mult = 3.0 if shape.gated else 2.0
@@ -279,22 +280,18 @@ def all_to_all_s(link: GroupLink, nbytes: float, size: int) -> float:
     return remote / (per_gpu * 1e9 * COLLECTIVE_BANDWIDTH_EFFICIENCY) + link.latency_s
 
 
-MOE_CAPACITY_FACTOR = 1.0
-"""Token slots per expert relative to an even split: 1.0 is dropless routing with no padding
-(Megatron-Core's default, DeepSeek-V3); GShard-style runs use 1.25-2.0 and move that much more."""
-
-
 def ep_exposed_s(shape: ModelShape, layout: Layout, ep_link: GroupLink | None, layers: int,
                  recompute_passes: float) -> float:
     """All-to-all dispatch and combine per micro-batch on one GPU: 2 per MoE layer forward (and per
     recomputed forward), 2 backward; each sends top_k x hidden 16-bit values per token, (ep - 1)/ep of
-    them to other ranks. Across nodes each GPU's share leaves through its own NIC. Not overlapped
+    them to other ranks, padded to the experts' capacity (`Layout.capacity_factor`: GShard-style runs use
+    1.25-2.0 and move that much more). Across nodes each GPU's share leaves through its own NIC. Not overlapped
     (DeepSeek-V3's DualPipe hides it; Megatron's default schedule does not)."""
     if layout.ep <= 1 or ep_link is None or not shape.moe_layers:
         return 0.0
     moe_layers = layers * shape.moe_layers / shape.layers
     nbytes = (tokens_per_gpu_micro_batch(layout) * shape.moe_top_k * shape.hidden / layout.tp * 2.0
-              * MOE_CAPACITY_FACTOR)
+              * layout.capacity_factor)
     return (2 * (1 + recompute_passes) + 2) * moe_layers * all_to_all_s(ep_link, nbytes, layout.ep)
 
 

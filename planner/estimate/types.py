@@ -239,6 +239,11 @@ class Layout:
       data-parallel ranks, those of one node, and the `replicas` groups hold a copy each; the layers'
       gathers and gradient reduce-scatters stay inside the node, and each gradient shard is all-reduced
       across the replicas when it is reduced. None: one shard group of all `shard_ranks` (FULL_SHARD).
+    - `capacity_factor` (MoE): token slots per routed expert relative to an even split, each expert's input
+      padded to them (GShard and Switch Transformer's capacity; Megatron-Core's `moe_expert_capacity_factor`
+      with its input padded to capacity): the routed experts compute, store and dispatch that many slots, the
+      tokens beyond a full expert's capacity dropped. 1.0: dropless routing at an even expert load (Megatron-
+      Core's default, DeepSeek-V3's), which the estimate assumes unless told otherwise.
     """
 
     tp: int
@@ -264,6 +269,7 @@ class Layout:
     recompute_layers: int | None = None
     state_offload: bool = False
     shard_group: int | None = None
+    capacity_factor: float = 1.0
 
     @property
     def gpus(self) -> int:
@@ -339,6 +345,8 @@ class Layout:
             parts.append(f"vpp={self.virtual_pipeline}")
         if self.lora_rank is not None:
             parts.append(f"r={self.lora_rank}")
+        if self.capacity_factor != 1.0:
+            parts.append(f"cf={self.capacity_factor:g}")
         parts.append(self.framework)
         return " ".join(parts)
 
@@ -377,6 +385,7 @@ class LayoutSpec:
     hybrid_shard: bool | None = None
     cp: int | None = None
     ep: int | None = None
+    capacity_factor: float = 1.0  # MoE routed experts' padded capacity (Layout's); stated, never searched
     recompute_layers: int | None = None  # Megatron block recomputation, layers per model chunk (Layout's)
     # The most sequences the default global batch may hold: the job's whole data (a step cannot train on more
     # than the job has, as a stated global_batch may not). None: no limit (no token count given)
@@ -551,6 +560,7 @@ class Estimate:
                 **({"recompute_layers": lay.recompute_layers} if lay.recompute_layers is not None else {}),
                 **({"state_offload": True} if lay.state_offload else {}),
                 **({"shard_group": lay.shard_group, "replicas": lay.replicas} if lay.shard_group else {}),
+                **({"capacity_factor": lay.capacity_factor} if lay.capacity_factor != 1.0 else {}),
             },
             "memory_gib": {k: round(v, 3) for k, v in self.memory.to_dict().items()},
             "gpu_memory_gib": self.gpu_memory_gib,

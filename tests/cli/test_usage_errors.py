@@ -26,6 +26,8 @@ def _plan(*args: str) -> subprocess.CompletedProcess[str]:
     (["solve"], ["file"]),
     (["catalog"], ["section", "models", "gpus"]),
     (["pareto", STUDENT, "--points", "1"], ["--points"]),
+    (["estimate", "--model", "mixtral-8x7b", "--method", "pretrain", "--gpu", "h100-sxm", "--gpus", "8",
+      "--capacity-factor", "nan"], ["--capacity-factor"]),
 ])
 def test_a_bad_option_is_one_line_naming_it(args: list[str], words: list[str]) -> None:
     done = _plan(*args)

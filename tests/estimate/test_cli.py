@@ -126,6 +126,9 @@ def test_a_fixed_recomputation_that_fits_nowhere_names_the_one_that_fits() -> No
     (["--model", "mixtral-8x7b", "--ep", "4", "--tp", "2", "--pp", "2"],
      "error: --ep: 4 does not divide the 2 data-parallel ranks"),
     (["--model", "mixtral-8x7b", "--method", "lora", "--ep", "2"], "error: --ep: LoRA and QLoRA keep"),
+    (["--capacity-factor", "1.25"], "error: --capacity-factor: 1.25 pads routed experts; this model is dense"),
+    (["--model", "mixtral-8x7b", "--capacity-factor", "0.8"], "error: --capacity-factor: must be a number of at"),
+    (["--model", "mixtral-8x7b", "--capacity-factor", "4.5"], "error: --capacity-factor: at most 4"),
 ])
 def test_bad_input_exits_2_with_one_line(args: list[str], expected: str) -> None:
     base = {"--model": "llama3.1-8b", "--method": "pretrain", "--gpu": "h100-sxm", "--gpus": "8"}
@@ -159,6 +162,17 @@ def test_expert_parallel_size_is_taken_as_given_and_reported() -> None:
                          "--ep", "4")
     assert code == 0 and any(line.split("│")[1:3] and line.split("│")[1].strip() == "ep"
                              and line.split("│")[2].strip() == "4" for line in table.splitlines())
+
+
+def test_a_capacity_factor_is_taken_as_given_and_reported() -> None:
+    args = ("--model", "mixtral-8x7b", "--method", "pretrain", "--gpu", "h100-sxm", "--gpus", "16", "--ep", "4",
+            "--tp", "1", "--pp", "1", "--zero", "1", "--recompute", "full", "--micro-batch", "1", "--format", "json")
+    data = {cf: json.loads(run(*args, "--capacity-factor", cf)[1]) for cf in ("1", "1.25")}
+    assert "capacity_factor" not in data["1"]["layout"] and data["1.25"]["layout"]["capacity_factor"] == 1.25
+    assert data["1.25"]["time_s"]["ep_comm"] > data["1"]["time_s"]["ep_comm"]
+    assert data["1.25"]["step_time_s"] > data["1"]["step_time_s"]
+    assert data["1.25"]["flops_per_token"] == data["1"]["flops_per_token"]
+    assert any("capacity factor 1.25" in note for note in data["1.25"]["notes"])
 
 
 def test_nothing_fits_names_the_leaner_megatron_optimizer_when_it_would_fit() -> None:

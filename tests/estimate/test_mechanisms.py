@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -21,7 +22,8 @@ from plan.planner.estimate.band import (
     band_class,
     quantile_factor,
 )
-from plan.planner.estimate.factors import ALLOCATOR_FRAGMENTATION, KEPT_OUTPUT_LOGIT_BYTES
+from plan.planner.estimate.factors import ALLOCATOR_FRAGMENTATION, GIB, KEPT_OUTPUT_LOGIT_BYTES
+from plan.planner.estimate.flops import shape_of
 
 
 def lay(gpus: int, **kw: object) -> Layout:
@@ -165,6 +167,43 @@ def test_expert_parallelism_splits_experts_and_adds_all_to_all(a100: GPU) -> Non
     assert split.time.ep_comm_s > 0 and whole.time.ep_comm_s == 0
     with pytest.raises(ValueError, match="ep"):
         estimate(card, "pretrain", cluster, lay(16, zero=1, framework="megatron", ep=3))
+
+
+def test_a_capacity_factor_pads_the_routed_experts_and_nothing_else(a100: GPU) -> None:
+    """Each routed expert's input padded to 1.5 x an even split: the experts' FLOPs, their saved activations
+    and the all-to-all bytes grow by half, the attention and the model FLOPs (the useful work) do not; a dense
+    model, a factor below 1 (tokens dropped at an even load) and one past experts / top-k are refused."""
+    card = ModelCard(id="mixtral", params=46.7e9, active_params=12.9e9, layers=32, hidden_size=4096,
+                     ffn_hidden_size=14336, num_heads=32, num_kv_heads=8, vocab_size=32000, max_positions=32768,
+                     moe=MoE(experts=8, top_k=2, expert_ffn_hidden_size=14336), source="test: Mixtral 8x7B")
+    shape = shape_of(card)
+    cluster = Cluster.of(a100, 16)
+    even = lay(16, zero=1, framework="megatron", ep=8)
+    padded = replace(even, capacity_factor=1.5)
+    one, more = (estimate(card, "pretrain", cluster, layout) for layout in (even, padded))
+    # (each exchange's latency is not padded)
+    assert 1.49 * one.time.ep_comm_s < more.time.ep_comm_s < 1.5 * one.time.ep_comm_s
+    # the routed experts are 2 of 8 experts of 3 x 4096 x 14336 in 32 layers, a token's share of them padded
+    routed_active = 2 * 3 * 4096 * 14336 * shape.layer_linear_active / (
+        4096 * (4096 + 2 * 1024) + 4096 * 4096 + 2 * 3 * 4096 * 14336 + 4096 * 8)
+    assert shape.layer_routed_active == pytest.approx(routed_active, rel=1e-9)
+    assert shape.linear_computed(1.5) == pytest.approx(shape.layer_linear_active + 0.5 * routed_active)
+    assert more.time.compute_s > one.time.compute_s
+    # one micro-batch of 4096 tokens in flight, 32 layers, each token's 2 x 14336 routed FFN units padded by
+    # half: 3 stored 16-bit tensors per unit (the gate and up projections' outputs, their product)
+    stored = (more.memory.activations_gib - one.memory.activations_gib) * GIB
+    assert stored == pytest.approx(0.5 * 3 * 2.0 * (2 * 14336) * 4096 * 32, rel=1e-9)
+    assert more.flops_per_token == one.flops_per_token and more.mfu < one.mfu
+    assert any("capacity factor 1.5" in note for note in more.notes)
+    assert any("dropless routing" in note for note in one.notes)
+    for factor, why in ((0.5, "at least 1"), (5.0, "at most 4")):
+        with pytest.raises(ValueError, match=f"capacity_factor: .*{why}"):
+            estimate(card, "pretrain", cluster, replace(even, capacity_factor=factor))
+    dense = ModelCard(id="dense", params=8e9, layers=32, hidden_size=4096, ffn_hidden_size=14336, num_heads=32,
+                      num_kv_heads=8, vocab_size=128256, max_positions=8192, source="test: dense")
+    with pytest.raises(ValueError, match=r"capacity_factor: .*dense"):
+        estimate(dense, "pretrain", Cluster.of(a100, 16), replace(lay(16, zero=1, framework="megatron"),
+                                                                 capacity_factor=1.25))
 
 
 def test_every_searched_layout_respects_the_global_batch(llama8b: ModelCard, h100: GPU) -> None:
