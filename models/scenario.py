@@ -208,6 +208,12 @@ PYTORCH_ONLY_OPTIMIZER_NAMES = ("adamw-8bit", "paged-adamw-8bit", "adafactor", "
 Megatron-LM's `--optimizer` takes adam or sgd (megatron/training/arguments.py, megatron-core 0.16),
 plus its precision-aware Adam, and keeps fp32 or fp16 master weights, so it has no pure BF16 AdamW."""
 
+HYBRID_SHARD_FRAMEWORKS = ("fsdp",)
+"""Stacks that shard inside a node and replicate across nodes (HSDP): PyTorch FSDP's HYBRID_SHARD and
+_HYBRID_SHARD_ZERO2, FSDP2 on a 2-D device mesh (torchtitan `data_parallel_replicate_degree` x
+`data_parallel_shard_degree`, accelerate `fsdp_sharding_strategy: HYBRID_SHARD`;
+../shared/reference/launch-configs.md)."""
+
 
 PURE_BF16_PRECISION = ("adamw-bf16 is pure BF16 training (weights and moments in bf16): use precision bf16, not "
                        "fp16 or fp8 (of the stacks plan export writes for, only DeepSpeed runs FP8 matmuls on pure "
@@ -268,6 +274,11 @@ class Job(Strict):
         default=None, description="ZeRO-3 CPU offload of the parameters, gradients and optimizer states "
         "(FSDP or DeepSpeed): unset, the planner uses it only where the job fits its hardware no other way; "
         "false, never (a host short of free memory); true, on every layout that can run it")
+    hybrid_shard: bool | None = Field(
+        default=None, description="FSDP hybrid sharding (HSDP): the ZeRO-2/3 states sharded over one node's GPUs "
+        "and replicated across nodes. Unset, the planner uses it where it is faster than the full shard (a slow "
+        "network between nodes); false, never (a stack or launcher without it); true, on every layout, which "
+        "then runs on FSDP across nodes only")
 
     @model_validator(mode="after")
     def _method_options(self) -> Job:
@@ -284,6 +295,16 @@ class Job(Strict):
             raise ValueError(f"optimizer {not_on_megatron(self.optimizer)}, or leave framework out")
         if self.loss != "plain" and self.framework == "megatron":
             raise ValueError(f"loss {loss_not_on_megatron(self.loss)}")
+        if self.hybrid_shard:
+            if self.framework not in (None, *HYBRID_SHARD_FRAMEWORKS):
+                raise ValueError(f"hybrid_shard is FSDP's (HSDP); framework {self.framework} has none: use framework "
+                                 "fsdp or leave it out")
+            if self.cpu_offload:
+                raise ValueError("hybrid_shard keeps the shards on the GPUs; cpu_offload moves the full shard to the "
+                                 "host: set one of them")
+            if self.layout is not None and self.layout.zero is not None and self.layout.zero < 2:
+                raise ValueError(f"hybrid_shard shards ZeRO-2/3 states inside a node; layout.zero is "
+                                 f"{self.layout.zero}")
         if self.optimizer == "adamw-bf16" and self.precision != "bf16":
             raise ValueError(f"optimizer {PURE_BF16_PRECISION}")
         if self.method in QLORA_METHODS and self.precision == "fp8":

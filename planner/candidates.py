@@ -89,13 +89,23 @@ def job_counts(job: Job, gpus_per_node: int, limit: int) -> list[int]:
     return sorted(n for n in counts if job.allows_count(n))
 
 
+def pinned_fields(job: Job) -> list[str]:
+    """The job's fields that fix its count or layout: gpus, min_gpus, layout, hybrid_shard (when true)."""
+    return [name for name, fixed in (("gpus", job.gpus is not None), ("min_gpus", job.min_gpus is not None),
+                                     ("layout", job.layout is not None and any(
+                                         v is not None for v in job.layout.model_dump().values())),
+                                     ("hybrid_shard", bool(job.hybrid_shard))) if fixed]
+
+
 def pinned_text(job: Job) -> str:
-    """What the job fixes of count and layout, e.g. 'gpus=8, tp=2 zero=1' ('' when nothing)."""
+    """What the job fixes of count and layout, e.g. 'gpus=8, tp=2 zero=1, hybrid_shard=true' ('' when nothing)."""
     parts = [f"{name}={value}" for name, value in (("gpus", job.gpus), ("min_gpus", job.min_gpus))
              if value is not None]
     if job.layout is not None:
         fixed = " ".join(f"{k}={v}" for k, v in job.layout.model_dump().items() if v is not None)
         parts += [fixed] if fixed else []
+    if job.hybrid_shard:
+        parts.append("hybrid_shard=true")
     return ", ".join(parts)
 
 
@@ -373,7 +383,10 @@ class CandidateBuilder:
         cluster without it (one search serves hourly, spot and every platform with this fabric) and
         the estimate is re-attached to the real cluster for `run`. On one node the fabric is
         irrelevant too, so single-node searches are shared across platforms. `state_offload` None: CPU
-        offload searched where nothing fits without it; False: never."""
+        offload searched where nothing fits without it; False: never. `hybrid_shard` None: the job's
+        (`Job.hybrid_shard`, itself searched where unset)."""
+        if hybrid_shard is None:
+            hybrid_shard = job.hybrid_shard
         fixed = job.layout
         # a job with fewer sequences than the default global batch gets one step of all of them (else the
         # limit does not bind, and jobs of any size share their searches)

@@ -199,7 +199,8 @@ def offload_lines(session: Session, outcome: Outcome) -> list[str]:
 def hybrid_shard_lines(session: Session, outcome: Outcome) -> list[str]:
     """For each job the plan shards hybrid (FSDP's HSDP: the states over one node's GPUs, replicated across
     nodes), what that gains over the full shard on the same GPUs and what it costs in memory: the search
-    takes it only where it is faster, and an expert weighs the gain against the copies."""
+    takes it only where it is faster (or where the job states `hybrid_shard: true`, when it may be slower), and
+    an expert weighs the gain against the copies."""
     hybrid = [job for job in session.problem.jobs if outcome.chosen[job].layout.get("shard_group")]
     if session.loaded is None or not hybrid:
         return []
@@ -213,10 +214,14 @@ def hybrid_shard_lines(session: Session, outcome: Outcome) -> list[str]:
         if full is None or full.tokens_per_s <= 0:
             continue
         cluster = full.cluster
+        gain = chosen.tokens_per_s / full.tokens_per_s - 1
+        pace = (f"{gain:.0%} faster than" if gain >= 0.005 else f"{-gain:.0%} slower than" if gain <= -0.005
+                else "as fast as")
+        stated = any(j.id == job and j.hybrid_shard for j in session.loaded.scenario.jobs)
         lines.append(
             f"{job}: hybrid sharding (HSDP: the states sharded over the {group} data-parallel ranks of each node "
-            f"and kept in {copies} copies) is estimated {chosen.tokens_per_s / full.tokens_per_s - 1:.0%} faster "
-            f"than the full shard on these GPUs ({full.tokens_per_s:,.0f} tokens/s with {full.layout.short()}), for "
+            f"and kept in {copies} copies{'; the job states hybrid_shard: true' if stated else ''}) is estimated "
+            f"{pace} the full shard on these GPUs ({full.tokens_per_s:,.0f} tokens/s with {full.layout.short()}), for "
             f"{chosen.memory_gib_per_gpu - full.memory.total_gib:+.1f} GiB per GPU: the layers are gathered inside a "
             f"node and only each gradient shard crosses the {cluster.fabric_gbps_per_gpu:g} Gb/s per GPU "
             f"{cluster.fabric_kind} between nodes")

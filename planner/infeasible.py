@@ -21,7 +21,7 @@ from plan.constraints.ops_skill import ONE_CLICK_FEATURES
 from plan.models.features import Feature
 from plan.models.problem import SCALE, Candidate, Problem, Removed
 from plan.models.scenario import Scenario
-from plan.planner.candidates import CandidateBuilder
+from plan.planner.candidates import CandidateBuilder, pinned_fields
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome
 from plan.planner.memory_savers import LEANER_OPTIMIZERS, STACK_SETTINGS, MemorySaver, applies_to_job
@@ -312,8 +312,10 @@ def _explain_empty(session: Session, result: SolveResult, empty_jobs: list[str])
     for job in empty_jobs:
         pinned = problem.pinned.get(job)
         if pinned:
+            stated = [j for j in (session.loaded.scenario.jobs if session.loaded else []) if j.id == job]
+            fields = "/".join(pinned_fields(stated[0]) if stated else ["gpus", "min_gpus", "layout"])
             result.relaxations.append(Relaxation(
-                "rule", f"jobs[{job}].gpus/min_gpus/layout", "remove", "setting",
+                "rule", f"jobs[{job}].{fields}", "remove", "setting",
                 f"{job} fixes {pinned}; no catalog option runs it that way: let the planner choose"))
     if not result.relaxations:
         result.relaxations.append(Relaxation(

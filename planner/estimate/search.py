@@ -375,6 +375,9 @@ def hybrid_shard_gap(spec: LayoutSpec, cluster: Cluster) -> str | None:
         return f"hybrid sharding shards ZeRO-2/3 states inside a node; zero is {spec.zero}"
     if spec.state_offload:
         return "hybrid sharding keeps the shards on the GPUs; CPU offload moves the full shard to the host"
+    if spec.pytorch_stacks_only:
+        return ("a team kept to the one-click path runs LLaMA-Factory, whose sharding goes through DeepSpeed, "
+                "which has no hybrid shard")
     if cluster.gpus <= cluster.gpus_per_node:
         return (f"the {cluster.gpus} GPUs fit one node of {cluster.gpus_per_node}: there are no nodes to "
                 "replicate across")

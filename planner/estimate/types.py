@@ -14,7 +14,7 @@ from plan.models.methods import (  # noqa: F401  (re-exported: the estimator's m
     QLORA_METHODS,
     Method,
 )
-from plan.models.scenario import PYTORCH_ONLY_OPTIMIZER_NAMES
+from plan.models.scenario import HYBRID_SHARD_FRAMEWORKS, PYTORCH_ONLY_OPTIMIZER_NAMES
 from plan.planner.estimate.band import MEMORY_BAND, memory_factor, throughput_band
 from plan.planner.plan import recompute_label
 
@@ -153,12 +153,6 @@ def offloads_states(framework: str, zero: int, tp: int, pp: int, optimizer: str 
     return (framework in STATE_OFFLOAD_FRAMEWORKS and zero == 3 and tp == 1 and pp == 1
             and optimizer not in GPU_ONLY_OPTIMIZERS)
 
-
-HYBRID_SHARD_FRAMEWORKS = ("fsdp",)
-"""Stacks that shard inside a node and replicate across nodes (HSDP): PyTorch FSDP's HYBRID_SHARD and
-_HYBRID_SHARD_ZERO2, FSDP2 on a 2-D device mesh (torchtitan `data_parallel_replicate_degree` x
-`data_parallel_shard_degree`, accelerate `fsdp_sharding_strategy: HYBRID_SHARD`;
-../shared/reference/launch-configs.md)."""
 
 
 def hybrid_shard_refused(framework: str, zero: int, state_offload: bool = False, ep: int = 1) -> bool:

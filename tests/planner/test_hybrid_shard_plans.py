@@ -66,3 +66,57 @@ def test_every_hybrid_candidate_is_faster_than_the_full_shard_of_its_place(base_
             assert full is None or c.tokens_per_s >= full.tokens_per_s * 0.999, c.name
         if gbps == 25.0:
             assert hybrid  # the slow network has some
+
+
+def _jobs_line(result: Any, job_id: str) -> str:
+    return next(x for x in result.plans[0].explanation if "hybrid sharding (HSDP" in x and x.startswith(job_id))
+
+
+def test_a_job_states_it_or_forbids_it(base_scenario, write_scenario):
+    """`hybrid_shard: false` keeps the slow pod's job on the full shard (a slower plan, as asked); `true` on a fast
+    network, where the search keeps the full shard, shards hybrid all the same and says so and at what speed."""
+    slow = _pod(base_scenario, 25)
+    slow["jobs"][0]["hybrid_shard"] = False
+    never = solve(load_scenario(write_scenario(slow, "never.yaml")), SolveOptions(time_limit_s=60))
+    assert never.plans and not any(job.shard_group for job in never.plans[0].jobs)
+    assert not any("hybrid sharding (HSDP" in x for x in never.plans[0].explanation)
+
+    fast = _pod(base_scenario, 400)
+    searched = solve(load_scenario(write_scenario(fast, "searched.yaml")), SolveOptions(time_limit_s=60))
+    assert searched.plans and not any(job.shard_group for job in searched.plans[0].jobs)
+    fast["jobs"][0]["hybrid_shard"] = True
+    stated = solve(load_scenario(write_scenario(fast, "stated.yaml")), SolveOptions(time_limit_s=60))
+    assert stated.plans
+    (job,) = stated.plans[0].jobs
+    assert job.shard_group == 8 and job.nodes > 1
+    line = _jobs_line(stated, "pre8b")
+    assert "the job states hybrid_shard: true" in line and "than the full shard" in line
+
+
+@pytest.mark.parametrize(("change", "why"), [
+    ({"framework": "megatron"}, "hybrid_shard is FSDP's (HSDP); framework megatron has none"),
+    ({"cpu_offload": True}, "hybrid_shard keeps the shards on the GPUs"),
+    ({"layout": {"zero": 1}}, "hybrid_shard shards ZeRO-2/3 states inside a node; layout.zero is 1"),
+])
+def test_a_stated_hybrid_shard_that_cannot_be_is_one_line(base_scenario, write_scenario, change, why):
+    from plan.models.errors import InputError
+
+    data = _pod(base_scenario, 25)
+    data["jobs"][0].update(hybrid_shard=True, **change)
+    with pytest.raises(InputError) as raised:
+        load_scenario(write_scenario(data))
+    assert any(why in line and "hybrid_shard" in line for line in raised.value.problems), raised.value.problems
+
+
+def test_a_stated_hybrid_shard_no_option_can_run_is_an_answer_naming_it(base_scenario, write_scenario):
+    """A team with no ops skill is kept to LLaMA-Factory's one-click path, whose sharding is DeepSpeed's: a job
+    that states hybrid_shard: true has no option left, and the answer says why and offers to let the planner
+    choose, not a smaller model."""
+    data = _pod(base_scenario, 25)
+    data.update(ops_skill="none")
+    data["jobs"][0]["hybrid_shard"] = True
+    result = solve(load_scenario(write_scenario(data)), SolveOptions(time_limit_s=60))
+    assert result.status == "infeasible" and not result.plans
+    assert any("one-click path" in c.detail and "hybrid shard" in c.detail for c in result.conflicts)
+    assert any(r.field == "jobs[pre8b].hybrid_shard" and "let the planner choose" in r.detail
+               for r in result.relaxations), result.relaxations
