@@ -56,6 +56,7 @@ def draw(rng: random.Random) -> dict[str, Any]:
         ("optimizer", ["adamw-8bit", "sgd", "adafactor", "paged-adamw-8bit", "adamw-precision-aware", "adamw-bf16"]),
         ("kernels", ["fused", "eager"]), ("loss", ["chunked", "fused", "plain"]),
         ("cpu_offload", [True, False]), ("lora_targets", ["attention", "all"]), ("tokens", ["1B", "100B", "1k"]),
+        ("hybrid_shard", [True, False]),
     )
     for key, values in optional:
         if rng.random() < 0.3:
