@@ -171,7 +171,8 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
                                                     layout.optimizer):
         problems.append("state_offload: CPU offload of the model states is ZeRO-3's on FSDP or DeepSpeed without "
                         "tensor or pipeline parallelism, with an optimizer that steps on the CPU (not 8-bit "
-                        f"AdamW); got {layout.framework} zero {layout.zero} tp {layout.tp} pp {layout.pp} "
+                        "AdamW; on DeepSpeed, AdamW, which its CPU Adam runs); got "
+                        f"{layout.framework} zero {layout.zero} tp {layout.tp} pp {layout.pp} "
                         f"optimizer {layout.optimizer}")
     if layout.virtual_pipeline > 1 and layout.pp == 1:
         problems.append("virtual_pipeline: interleaving needs pp > 1")

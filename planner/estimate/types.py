@@ -145,13 +145,20 @@ STATE_OFFLOAD_FRAMEWORKS = ("fsdp", "deepspeed")
 GPU_ONLY_OPTIMIZERS = ("adam_8bit", "paged_adam_8bit")
 """Optimizers with no CPU step: bitsandbytes' 8-bit AdamW runs CUDA kernels only."""
 
+DEEPSPEED_OFFLOAD_OPTIMIZERS = ("adam",)
+"""The optimizers DeepSpeed's ZeRO-Offload steps on the CPU: its CPU Adam (DeepSpeed refuses another client
+optimizer with offload_optimizer unless zero_force_ds_cpu_optimizer is false, and accelerate swaps a torch
+AdamW for DeepSpeedCPUAdam; deepspeed/runtime/engine.py, accelerate/accelerator.py). FSDP's CPU offload steps
+any torch optimizer on the host's parameters."""
+
 
 def offloads_states(framework: str, zero: int, tp: int, pp: int, optimizer: str = "adam") -> bool:
     """Whether a layout can keep its model states in host memory (`Layout.state_offload`): ZeRO-3 on FSDP or
     DeepSpeed, without tensor or pipeline parallelism (what their CPU offload is built and tested for), with
-    an optimizer that can step on the CPU."""
+    an optimizer that can step on the CPU (on DeepSpeed, its CPU Adam)."""
     return (framework in STATE_OFFLOAD_FRAMEWORKS and zero == 3 and tp == 1 and pp == 1
-            and optimizer not in GPU_ONLY_OPTIMIZERS)
+            and optimizer not in GPU_ONLY_OPTIMIZERS
+            and (framework != "deepspeed" or optimizer in DEEPSPEED_OFFLOAD_OPTIMIZERS))
 
 
 

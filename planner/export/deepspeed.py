@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from plan.planner.estimate.types import framework_zero
+from plan.planner.estimate.types import DEEPSPEED_OFFLOAD_OPTIMIZERS, framework_zero
 from plan.planner.export.launch import MASTER_PORT, rendezvous
 from plan.planner.export.layout import ExportError, ExportLayout, no_hybrid_shard, no_megatron_only, pure_bf16_note
 
@@ -63,7 +63,7 @@ def check_offload(layout: ExportLayout, stack: str) -> None:
     if layout.zero != 3:
         raise ExportError(f"{stack}: offload_param (parameters in CPU memory) is ZeRO stage 3 only, the plan uses "
                           f"ZeRO-{layout.zero}")
-    if layout.optimizer != "adam":
+    if layout.optimizer not in DEEPSPEED_OFFLOAD_OPTIMIZERS:
         raise ExportError(f"{stack}: no CPU step for the {layout.optimizer} optimizer under ZeRO-Offload (DeepSpeed "
                           "steps the offloaded optimizer states with its CPU Adam); a job with optimizer adamw exports")
 

@@ -53,12 +53,27 @@ def test_states_the_host_cannot_hold_stay_on_the_gpu(llama70b: ModelCard, rtx409
 @pytest.mark.parametrize(("change", "field"), [
     (dict(zero=2), "zero 2"), (dict(framework="megatron", zero=1), "megatron"),
     (dict(optimizer="paged_adam_8bit"), "paged_adam_8bit"),
+    # DeepSpeed steps offloaded states with its CPU Adam only (the exports refuse the rest by the same rule)
+    (dict(framework="deepspeed", optimizer="adafactor"), "deepspeed zero 3 .* optimizer adafactor"),
+    (dict(framework="deepspeed", optimizer="sgd"), "optimizer sgd"),
 ])
 def test_layouts_that_cannot_offload_are_refused_naming_the_field(llama8b: ModelCard, rtx4090: GPU,
                                                                   change: dict[str, object], field: str) -> None:
     lay = dataclasses.replace(_zero3(2, state_offload=True), **change)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=rf"state_offload: .*{field}"):
         estimate(llama8b, "full_finetune", Cluster.of(rtx4090, 2), lay)
+
+
+def test_fsdp_offloads_with_any_optimizer_that_steps_on_the_cpu(llama8b: ModelCard, rtx4090: GPU) -> None:
+    """FSDP's CPU offload steps any torch optimizer on the host's parameters; DeepSpeed's only its CPU Adam."""
+    for optimizer in ("adafactor", "sgd", "adam"):
+        est = estimate(llama8b, "full_finetune", Cluster.of(rtx4090, 2), _zero3(2, state_offload=True,
+                                                                               optimizer=optimizer))
+        assert est.layout.state_offload and est.memory.optimizer_gib == 0.0
+    spec = LayoutSpec(framework="deepspeed", optimizer="adafactor", seq_len=2048, global_batch=8)
+    result = search_layout(llama8b, "full_finetune", Cluster.of(rtx4090, 2), spec)
+    found = result.best or result.closest
+    assert found is not None and not found.layout.state_offload
 
 
 def test_the_search_offloads_only_where_nothing_fits_without_it(llama8b: ModelCard, llama70b: ModelCard,
