@@ -69,8 +69,9 @@ the search times: the estimate charges the last micro-batch pro rata at the full
 TOLERANCE = {"time: eager attention": 0.01, "time: twice the GPU's peak": 0.01}
 """Eager attention may be up to 1% faster than flash at short sequences: FlashAttention's backward pass
 recomputes the scores (FLASH_ATTENTION_BACKWARD_PASSES) that an eager backward reads back. A faster card
-may come out up to 1% slower where context-parallel K/V traffic and ZeRO-3's gathers both wait on the same
-compute: the step adds the two exposures, where on different links (NVLink, the network) they overlap."""
+may come out up to 1% slower where context-parallel K/V traffic and ZeRO-3's gathers, on different links (the
+ring inside a node, the gathers across nodes), both wait on the same compute: the step adds the two exposures,
+each counted against that compute. On one link they queue for it (timing.shared_link_excess_s)."""
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ SHARD_GRAD_OP gathers once per micro-batch forward and reduce-scatters once per 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from plan.models.methods import reference_forward_passes
 from plan.planner.estimate.cluster import Cluster
@@ -531,6 +531,23 @@ def host_issue_s(method: str, layout: Layout, layers: int) -> float:
     return passes * per_pass * layers
 
 
+def shared_link_excess_s(shape: ModelShape, method: str, layout: Layout, cp_link: GroupLink | None,
+                         shard_link: GroupLink, mbc: MicroBatchCompute, recompute_passes: float, compute_s: float,
+                         exposed_s: float) -> float:
+    """Seconds a step's context-parallel K/V traffic and its ZeRO/FSDP collectives wait for each other where they
+    share links (both inside a node, or both across nodes): each is hidden behind the same compute, each
+    counted as if it had the link alone, but the link carries their sum, of which compute hides at most the
+    step's compute. The excess of that bound over the two exposures counted apart (0 where they run on
+    different links or one is absent); without it a faster GPU could come out slower, its shorter compute
+    exposing each twice."""
+    if layout.cp <= 1 or cp_link is None or layout.shard_ranks <= 1 or cp_link.spans_nodes != shard_link.spans_nodes:
+        return 0.0
+    idle = replace(mbc, attention_fwd_s=0.0)  # the traffic with nothing to hide behind: the links' busy time
+    cp_busy = layout.micro_batch_equivalents * cp_exposed_s(shape, layout, cp_link, idle, recompute_passes)
+    dp_busy = dp_exposed_s(shape, method, layout, shard_link, layout.zero, 0.0, 0.0)
+    return max(0.0, cp_busy + dp_busy - compute_s - exposed_s)
+
+
 def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, tp_link: GroupLink,
               dp_link: GroupLink, pp_link: GroupLink, paged_offload_params: float,
               cp_link: GroupLink | None = None, ep_link: GroupLink | None = None,
@@ -566,6 +583,8 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
 
     shard_link, replicate_link = sharding_links(cluster, layout, dp_link)
     dp_exposed = dp_exposed_s(shape, method, layout, shard_link, z, compute_mb, recompute_mb, replicate_link)
+    dp_exposed += shared_link_excess_s(shape, method, layout, cp_link, shard_link, mbc, redone,
+                                       work * (compute_mb + recompute_mb), work * cp_mb + dp_exposed)
     # ... and data-parallel waits the step exposes overlap the host's issuing in the same way
     host_step = max(0.0, work * host_mb - dp_exposed)
     other = optimizer_and_paging_s(shape, method, layout, r, paged_offload_params, layers)
