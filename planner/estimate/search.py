@@ -367,6 +367,11 @@ def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int, pp: int) -> tup
     return tuple(options)
 
 
+HYBRID_SPLIT_GAP = "hybrid sharding needs two data-parallel ranks of a layout in one node to shard over"
+"""Why a split (tp x pp x cp) leaves a stated hybrid shard nothing to run: its data-parallel ranks, one per
+pipeline in a node, sit one to a node (pp or tp x cp filling the node)."""
+
+
 def hybrid_shard_gap(spec: LayoutSpec, cluster: Cluster) -> str | None:
     """Why no layout of the spec can shard hybrid (`hybrid_shard_group`), where a stated field rules it out."""
     if spec.framework not in (None, *HYBRID_SHARD_FRAMEWORKS):
@@ -807,6 +812,8 @@ def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: Layout
     unrunnable: Counter[str] = Counter()
     for index, pair in enumerate(pairs):
         replica = pair.gb // pair.dp
+        if pair.hybrid_gap:
+            unrunnable[HYBRID_SPLIT_GAP] += 1
         for ep, fw, zero, hs in ((e, f, z, h) for e in pair.expert_parallel for f, z, h in pair.options):
             if hs and ep > 1:  # (hybrid sharding is not combined with expert parallelism)
                 continue
@@ -975,6 +982,7 @@ class _Pair:
     # (framework, zero, recompute, micro-batch, virtual stages, ep) -> whether it fits, layout and memory;
     # ("block", framework, zero, micro-batch, virtual stages, ep) -> the fewest block-recomputed layers.
     compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]]
+    hybrid_gap: bool = False  # a stated hybrid shard no stack of this split can run (no node holds 2 of its ranks)
     memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, compare=False)
 
 
@@ -1077,7 +1085,9 @@ def _plan(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
 
 def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lora_rank: int | None,
           tp: int, pp: int, cp: int, dp: int, gb: int) -> _Pair:
-    options = _hybrid_options(_frameworks(method, spec, dp * cp, pp), spec, tp, cp, dp * cp, cluster.gpus_per_node)
+    stacks = _frameworks(method, spec, dp * cp, pp)
+    options = _hybrid_options(stacks, spec, tp, cp, dp * cp, cluster.gpus_per_node)
+    hybrid_gap = bool(spec.hybrid_shard and stacks and not options)  # (a stated hybrid shard this split cannot run)
     if spec.virtual_pipeline:
         vps: tuple[int, ...] = (spec.virtual_pipeline,)
     else:
@@ -1112,7 +1122,7 @@ def _pair(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec, lo
         eps = tuple(e for e in EXPERT_PARALLEL if dp % e == 0 and shape.moe_experts % e == 0)
     else:
         eps = (1,)
-    return _Pair(tp, pp, cp, dp, gb, sp, options, vps, bound, eps, stage_s, extra, compute)
+    return _Pair(tp, pp, cp, dp, gb, sp, options, vps, bound, eps, stage_s, extra, compute, hybrid_gap)
 
 
 # Memory does not depend on the fabric or reliability, so it is shared by every cluster of a GPU.
