@@ -367,9 +367,9 @@ def _frameworks(method: str, spec: LayoutSpec, shard_ranks: int, pp: int) -> tup
     return tuple(options)
 
 
-HYBRID_SPLIT_GAP = "hybrid sharding needs two data-parallel ranks of a layout in one node to shard over"
-"""Why a split (tp x pp x cp) leaves a stated hybrid shard nothing to run: its data-parallel ranks, one per
-pipeline in a node, sit one to a node (pp or tp x cp filling the node)."""
+HYBRID_SPLIT_GAP = "hybrid sharding needs the data-parallel ranks in whole nodes, two or more to a node"
+"""Why a split (tp x pp x cp) leaves a stated hybrid shard nothing to run: its data-parallel ranks sit one to a
+node (pp or tp x cp filling the node), or do not fill whole nodes (12 GPUs in nodes of 8)."""
 
 
 def hybrid_shard_gap(spec: LayoutSpec, cluster: Cluster) -> str | None:
@@ -982,7 +982,7 @@ class _Pair:
     # (framework, zero, recompute, micro-batch, virtual stages, ep) -> whether it fits, layout and memory;
     # ("block", framework, zero, micro-batch, virtual stages, ep) -> the fewest block-recomputed layers.
     compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]]
-    hybrid_gap: bool = False  # a stated hybrid shard no stack of this split can run (no node holds 2 of its ranks)
+    hybrid_gap: bool = False  # a stated hybrid shard no stack of this split can run (HYBRID_SPLIT_GAP)
     memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, compare=False)
 
 

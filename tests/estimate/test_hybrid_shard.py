@@ -95,12 +95,13 @@ def test_a_stated_hybrid_shard_that_does_not_fit_is_an_answer_not_a_refusal() ->
 
 def test_a_stated_hybrid_shard_whose_split_leaves_no_node_two_ranks_says_so() -> None:
     """16 GPUs in two nodes at pp 8: each node holds one pipeline, so the two data-parallel ranks sit one to a
-    node and there is nothing to shard inside one. The refusal says that, not only 'tp spans nodes'."""
+    node and there is nothing to shard inside one. The refusal says that, not only 'tp spans nodes'. (12 GPUs in
+    nodes of 8 have no whole nodes to shard inside either.)"""
     spec = LayoutSpec(seq_len=4096, pp=8, hybrid_shard=True)
     result = search_layout(CATALOG.model("llama3.2-1b"), "full_finetune", Cluster.of(CATALOG.gpu("a100-80gb"), 16),
                            spec)
     assert result.best is None
-    assert result.reasons.get("hybrid sharding needs two data-parallel ranks of a layout in one node to shard over")
+    assert result.reasons.get("hybrid sharding needs the data-parallel ranks in whole nodes, two or more to a node")
 
 
 def _export_layout(zero: int = 3, cp: int = 1):
