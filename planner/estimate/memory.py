@@ -568,15 +568,19 @@ def _states(shape: ModelShape, method: str, layout: Layout, params_stage: float,
     sharding everything over the shard group (`Layout.state_shards`)."""
     if layout.ep > 1 and method not in ADAPTER_METHODS:
         experts = shape.layer_expert_params / layout.tp / layout.ep * layers_stage
-        dense = _states_group(shape, method, layout, params_stage - experts, layers_stage, layout.state_shards)
+        dense = _states_group(shape, method, layout, params_stage - experts, layers_stage, layout.state_shards,
+                              (shape.layer_params - shape.layer_expert_params) / layout.tp)
         routed = _states_group(shape, method, layout, experts, layers_stage,
-                               max(1, layout.state_shards // layout.ep))
+                               max(1, layout.state_shards // layout.ep), experts / max(1, layers_stage))
         return (dense[0] + routed[0], dense[1] + routed[1], dense[2] + routed[2], dense[3] + routed[3])
-    return _states_group(shape, method, layout, params_stage, layers_stage, layout.state_shards)
+    return _states_group(shape, method, layout, params_stage, layers_stage, layout.state_shards,
+                         shape.layer_params / layout.tp)
 
 
 def _states_group(shape: ModelShape, method: str, layout: Layout, params_stage: float,
-                  layers_stage: int, d: int) -> tuple[float, float, float, float]:
+                  layers_stage: int, d: int, layer_params: float) -> tuple[float, float, float, float]:
+    """`_states` for one group of parameters sharded over `d` ranks; `layer_params`: one layer's of them on
+    this GPU (what an optimizer stepped inside the backward pass holds gradients for)."""
     t, z = layout.tp, layout.zero
     if method in ADAPTER_METHODS:
         if method in QLORA_METHODS:
@@ -597,8 +601,9 @@ def _states_group(shape: ModelShape, method: str, layout: Layout, params_stage: 
     if layout.optimizer in FUSED_STEP_OPTIMIZERS:
         # The step runs inside the backward pass, so only about one layer's gradients exist at a time
         # (one layer's adapters under LoRA).
-        one_layer = trainable / max(1, layers_stage) if method in ADAPTER_METHODS else shape.layer_params / t
-        grads = min(trainable, one_layer) * GRAD_BYTES
+        # (under ZeRO-2/3 each layer's gradients are reduce-scattered before its step: its shard is held)
+        one_layer = trainable / max(1, layers_stage) if method in ADAPTER_METHODS else layer_params
+        grads = min(trainable, one_layer) * GRAD_BYTES / (d if z >= 2 else 1)
         optim = trainable * state_bytes / (d if z >= 1 else 1)
         if layout.optimizer == "paged_adam_8bit":
             pageable, optim = optim, 0.0
