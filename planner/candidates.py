@@ -91,24 +91,28 @@ def job_counts(job: Job, gpus_per_node: int, limit: int) -> list[int]:
     return sorted(n for n in counts if job.allows_count(n))
 
 
+def _pinned(job: Job) -> dict[str, str]:
+    """Each field of the job that fixes its count or layout, with what it fixes: gpus, min_gpus, layout (its
+    stated fields, 'tp=2 zero=1'), hybrid_shard (when true)."""
+    pinned = {name: f"{name}={value}" for name, value in (("gpus", job.gpus), ("min_gpus", job.min_gpus))
+              if value is not None}
+    if job.layout is not None:
+        fixed = " ".join(f"{k}={v}" for k, v in job.layout.model_dump().items() if v is not None)
+        if fixed:
+            pinned["layout"] = fixed
+    if job.hybrid_shard:
+        pinned["hybrid_shard"] = "hybrid_shard=true"
+    return pinned
+
+
 def pinned_fields(job: Job) -> list[str]:
-    """The job's fields that fix its count or layout: gpus, min_gpus, layout, hybrid_shard (when true)."""
-    return [name for name, fixed in (("gpus", job.gpus is not None), ("min_gpus", job.min_gpus is not None),
-                                     ("layout", job.layout is not None and any(
-                                         v is not None for v in job.layout.model_dump().values())),
-                                     ("hybrid_shard", bool(job.hybrid_shard))) if fixed]
+    """The job's fields that fix its count or layout (`_pinned`)."""
+    return list(_pinned(job))
 
 
 def pinned_text(job: Job) -> str:
     """What the job fixes of count and layout, e.g. 'gpus=8, tp=2 zero=1, hybrid_shard=true' ('' when nothing)."""
-    parts = [f"{name}={value}" for name, value in (("gpus", job.gpus), ("min_gpus", job.min_gpus))
-             if value is not None]
-    if job.layout is not None:
-        fixed = " ".join(f"{k}={v}" for k, v in job.layout.model_dump().items() if v is not None)
-        parts += [fixed] if fixed else []
-    if job.hybrid_shard:
-        parts.append("hybrid_shard=true")
-    return ", ".join(parts)
+    return ", ".join(_pinned(job).values())
 
 
 @dataclass
@@ -330,7 +334,7 @@ class CandidateBuilder:
         """The fastest layout with the model states in host memory on the candidate's own GPUs (same place,
         count and billing), for the plan's note where it is clearly faster (planner/offload_note.py). None
         where the job states cpu_offload, the candidate offloads already, or nothing offloaded fits."""
-        job = self._job(candidate.job)
+        job = self.scenario.job(candidate.job)
         if job.cpu_offload is not None or candidate.layout.get("state_offload"):
             return None
         cluster = self._cluster_of(job, _place_key(candidate))
@@ -341,7 +345,7 @@ class CandidateBuilder:
         plan's line saying what the hybrid shard gains; None where the candidate is not hybrid-sharded."""
         if not candidate.layout.get("shard_group"):
             return None
-        job = self._job(candidate.job)
+        job = self.scenario.job(candidate.job)
         cluster = self._cluster_of(job, _place_key(candidate))
         return None if cluster is None else self._estimate(self.loaded.models[job.id], job, cluster, False,
                                                            hybrid_shard=False)[0]
@@ -349,7 +353,7 @@ class CandidateBuilder:
     def fitting_without_offload(self, candidate: Candidate, change: dict[str, str]) -> Estimate | None:
         """The fastest layout of the candidate's job with `change` (a memory saver's field and value) on the
         candidate's own GPUs with nothing in host memory, or None where none fits so."""
-        job = self._job(candidate.job).model_copy(update=change)
+        job = self.scenario.job(candidate.job).model_copy(update=change)
         cluster = self._cluster_of(job, _place_key(candidate))
         found = None if cluster is None else self._estimate(self.loaded.models[job.id], job, cluster, False)[0]
         return None if found is None or found.layout.host_activations else found
@@ -358,7 +362,7 @@ class CandidateBuilder:
         """Where the job's model states, offloaded to host memory on this place's GPUs (platform, GPU, count,
         billing), need more host memory per GPU than its servers have (FSDP offloads them all or none): the
         estimator's line saying so, else None."""
-        job = self._job(job_id)
+        job = self.scenario.job(job_id)
         cluster = None if job.cpu_offload is False else self._cluster_of(job, place)
         if cluster is None:
             return None
@@ -366,9 +370,6 @@ class CandidateBuilder:
         offloading = job.model_copy(update={"framework": "fsdp", "cpu_offload": True,
                                             "layout": FixedLayout(tp=1, pp=1, zero=3)})
         return host_shortfall(self._estimate(self.loaded.models[job.id], offloading, on_roomy_card(cluster), True)[0])
-
-    def _job(self, job_id: str) -> Job:
-        return next(j for j in self.scenario.jobs if j.id == job_id)
 
     def _cluster_of(self, job: Job, wanted: tuple[str, str, int, str]) -> Cluster | None:
         """The cluster of a place (platform, GPU, count, billing), None where it is not offered to the job."""

@@ -217,7 +217,7 @@ def hybrid_shard_lines(session: Session, outcome: Outcome) -> list[str]:
         gain = chosen.tokens_per_s / full.tokens_per_s - 1
         pace = (f"{gain:.0%} faster than" if gain >= 0.005 else f"{-gain:.0%} slower than" if gain <= -0.005
                 else "as fast as")
-        stated = any(j.id == job and j.hybrid_shard for j in session.loaded.scenario.jobs)
+        stated = bool(session.loaded.scenario.job(job).hybrid_shard)
         lines.append(
             f"{job}: hybrid sharding (HSDP: the states sharded over the {group} data-parallel ranks of each node "
             f"and kept in {copies} copies{'; the job states hybrid_shard: true' if stated else ''}) is estimated "

@@ -312,8 +312,8 @@ def _explain_empty(session: Session, result: SolveResult, empty_jobs: list[str])
     for job in empty_jobs:
         pinned = problem.pinned.get(job)
         if pinned:
-            stated = [j for j in (session.loaded.scenario.jobs if session.loaded else []) if j.id == job]
-            fields = "/".join(pinned_fields(stated[0]) if stated else ["gpus", "min_gpus", "layout"])
+            fields = "/".join(pinned_fields(session.loaded.scenario.job(job)) if session.loaded
+                              else ["gpus", "min_gpus", "layout"])
             result.relaxations.append(Relaxation(
                 "rule", f"jobs[{job}].{fields}", "remove", "setting",
                 f"{job} fixes {pinned}; no catalog option runs it that way: let the planner choose"))

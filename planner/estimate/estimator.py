@@ -70,15 +70,15 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
                             f"not {layout.zero}")
     if method in QLORA_METHODS and layout.framework == "megatron":
         problems.append("framework: megatron has no 4-bit QLoRA path; use fsdp or deepspeed")
-    if not math.isfinite(layout.capacity_factor) or layout.capacity_factor < 1.0:
+    cf, most_cf = layout.capacity_factor, shape.moe_experts / max(1, shape.moe_top_k)
+    if not math.isfinite(cf) or cf < 1.0:
         problems.append(f"capacity_factor: must be a number of at least 1 (an even split; below it tokens are "
-                        f"dropped even at an even load), got {layout.capacity_factor:g}")
-    elif layout.capacity_factor != 1.0 and not shape.is_moe:
-        problems.append(f"capacity_factor: {layout.capacity_factor:g} pads routed experts; this model is dense")
-    elif shape.is_moe and layout.capacity_factor > shape.moe_experts / max(1, shape.moe_top_k):
-        problems.append(f"capacity_factor: at most {shape.moe_experts / max(1, shape.moe_top_k):g} (the "
-                        f"{shape.moe_experts} experts over top-{shape.moe_top_k} routing: every token fits every "
-                        f"expert), got {layout.capacity_factor:g}")
+                        f"dropped even at an even load), got {cf:g}")
+    elif cf != 1.0 and not shape.is_moe:
+        problems.append(f"capacity_factor: {cf:g} pads routed experts; this model is dense")
+    elif shape.is_moe and cf > most_cf:
+        problems.append(f"capacity_factor: at most {most_cf:g} (the {shape.moe_experts} experts over "
+                        f"top-{shape.moe_top_k} routing: every token fits every expert), got {cf:g}")
     if layout.ep > 1 and not shape.is_moe:
         problems.append(f"ep: {layout.ep} expert-parallel ranks need an MoE model; this one is dense")
     elif layout.ep > 1 and shape.moe_experts % layout.ep:

@@ -161,7 +161,6 @@ def offloads_states(framework: str, zero: int, tp: int, pp: int, optimizer: str 
             and (framework != "deepspeed" or optimizer in DEEPSPEED_OFFLOAD_OPTIMIZERS))
 
 
-
 def hybrid_shard_refused(framework: str, zero: int, state_offload: bool = False, ep: int = 1) -> bool:
     """Whether a layout of this stack and ZeRO stage cannot shard hybrid at all: another stack than FSDP, ZeRO
     0/1, CPU offload (FSDP offloads the full shard), expert parallelism."""
