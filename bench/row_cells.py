@@ -11,6 +11,8 @@ the row's problem (RowProblem), reported beside the other rows, never the end of
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 
 class RowProblem(Exception):
@@ -157,8 +159,12 @@ def metric_name(metric: str, unit: str = "") -> str:
     return METRIC_SYNONYMS.get(key, key)
 
 
-def needed(value: int | float | None, column: str) -> int | float:
-    """A cell the row must state (`number`, `count` or `size` of it): its value, or the row's problem."""
+N = TypeVar("N", int, float)
+
+
+def required(row: Mapping[str, str], column: str, read: Callable[[str | None, str], N | None]) -> N:
+    """A cell the row must state, read by `read` (`number`, `count` or `size`): its value, or the row's problem."""
+    value = read(row[column], column)
     if value is None:
         raise RowProblem(f"{column} is blank; the bench needs it")
     return value

@@ -57,8 +57,8 @@ from row_cells import (
     count,
     main_words,
     metric_name,
-    needed,
     number,
+    required,
     size,
     unstated,
     zero_cell,
@@ -123,15 +123,15 @@ def _card(row: dict[str, str], name: str) -> ModelCard:
         shape_columns = ("layers", "hidden", "heads", "vocab", "params_b")
         if not all((row.get(column) or "").strip() for column in shape_columns):
             raise RowProblem(f"{unknown}; the row does not give the shape ({', '.join(shape_columns)})") from None
-    hidden = int(needed(count(row["hidden"], "hidden"), "hidden"))
-    heads = int(needed(count(row["heads"], "heads"), "heads"))
+    hidden = required(row, "hidden", count)
+    heads = required(row, "heads", count)
     llama = base.lower().startswith("llama")
     ffn = (int(8 * hidden / 3 + 255) // 256) * 256 if llama else 4 * hidden
-    return ModelCard(id=base.lower(), params=needed(number(row["params_b"], "params_b"), "params_b") * 1e9,
-                     layers=int(needed(count(row["layers"], "layers"), "layers")),
+    return ModelCard(id=base.lower(), params=required(row, "params_b", number) * 1e9,
+                     layers=required(row, "layers", count),
                      hidden_size=hidden, ffn_hidden_size=ffn, ffn_type="swiglu" if llama else "gelu",
-                     num_heads=heads, num_kv_heads=heads, vocab_size=int(needed(count(row["vocab"], "vocab"), "vocab")),
-                     max_positions=int(needed(size(row["seq_len"], "seq_len"), "seq_len")), tied_embeddings=not llama,
+                     num_heads=heads, num_kv_heads=heads, vocab_size=required(row, "vocab", count),
+                     max_positions=required(row, "seq_len", size), tied_embeddings=not llama,
                      source=f"validation row {row['id']}",
                      params_note="the row's published count; the shape is rebuilt from the row's columns")
 
@@ -506,7 +506,7 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
     card = _card(row, name)
     gpu = _gpu_of_row(catalog, row)
     gpus = gpus_of(row)
-    seq = int(needed(size(row["seq_len"], "seq_len"), "seq_len"))
+    seq = required(row, "seq_len", size)
     notes = row.get("notes") or ""
     fam = family(row["id"], row["source"])
     framework = framework_of(row, fam)
@@ -538,7 +538,7 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
         hybrid_shard=hybrid,
     )
     est = _run(card, method, Cluster.of(gpu, gpus), spec, dp, speed=True)
-    metric, value = row_metric(row), needed(number(row["value"], "value"), "value")
+    metric, value = row_metric(row), required(row, "value", number)
     whole_run = re.search(r"([\d.]+)T tokens in about (\d+) days", notes)
     if whole_run and metric == "tokens_per_s_per_gpu":
         # a whole run's average (tokens over wall days): compared with the run estimate, failures
@@ -638,7 +638,7 @@ def _memory_card(row: dict[str, str]) -> ModelCard:
     """The catalog's card, a ROW_SHAPES one, or one from the row's shape columns (`_card`)."""
     name = row["model"]
     if name in ROW_SHAPES:
-        return ModelCard(id=name.lower(), params=needed(number(row["params_b"], "params_b"), "params_b") * 1e9,
+        return ModelCard(id=name.lower(), params=required(row, "params_b", number) * 1e9,
                          ffn_type="swiglu",
                          source="LLaMA paper (Touvron et al. 2023) table 2", **ROW_SHAPES[name])
     return _card(row, name)
@@ -686,7 +686,7 @@ def _memory_row_optimizer(stated: str, fam: str, state_offload: bool) -> str:
 def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
     rid = row["id"]
     unit = row["unit"]
-    published = needed(number(row["peak_memory"], "peak_memory"), "peak_memory")
+    published = required(row, "peak_memory", number)
     if row["method"] not in MEMORY_METHODS:
         raise RowProblem(f"method {row['method']!r} is not one of {', '.join(MEMORY_METHODS)}")
     method = MEMORY_METHODS[row["method"]]
@@ -696,7 +696,7 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
                          vocab_size=51200,
                          max_positions=2048, source="ZeRO paper 7.5B")
         cluster = Cluster.of(catalog.gpu("a100-80gb"), 64)
-        stage = int(needed(zero_cell(row["zero"]), "zero"))
+        stage = required(row, "zero", lambda text, _: zero_cell(text))
         layout = Layout(tp=1, pp=1, dp=64, zero=stage, recompute="none", micro_batch=1,
                         global_batch=64, seq_len=1024, precision="fp16", sequence_parallel=False,
                         lora_rank=None)
@@ -712,7 +712,7 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
     state_offload = "cpu offload" in notes.lower() or None
     optimizer = _memory_row_optimizer(row["optimizer"], fam, bool(state_offload))
     tp, pp = count(row["tp"], "tp") or 1, count(row["pp"], "pp") or 1
-    gpus = int(needed(count(row["num_gpus"], "num_gpus"), "num_gpus"))
+    gpus = required(row, "num_gpus", count)
     cp = _context_parallel(notes, gpus, tp, pp, None) or 1
     if gpus % (tp * pp * cp):
         raise RowProblem(f"tp x pp x cp = {tp * pp * cp} does not divide the row's {gpus} GPUs")
@@ -874,16 +874,16 @@ def whole_runs(path: Path) -> tuple[list[WholeRun], list[tuple[str, str]]]:
 def _whole_run(catalog: Catalog, row: dict[str, str]) -> WholeRun:
     overhead, _ = whole_run_overhead("pretrain")
     card = _card(row, row["model"])
-    gpus = int(needed(count(row["num_gpus"], "num_gpus"), "num_gpus"))
+    gpus = required(row, "num_gpus", count)
     cluster = Cluster.of(_gpu_of_row(catalog, row), gpus)
-    seq = int(needed(size(row["seq_len"], "seq_len"), "seq_len"))
+    seq = required(row, "seq_len", size)
     gbt = size(row["global_batch_tokens"], "global_batch_tokens")
     spec = LayoutSpec(tp=count(row["tp"], "tp"), pp=count(row["pp"], "pp"), seq_len=seq,
                       global_batch=int(gbt // seq) if gbt else None, flash_attention=fused_attention(row),
                       sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None, hybrid_shard=False)
     est = _run(card, "pretrain", cluster, spec, None, speed=True)
-    run = est.run(needed(number(row["tokens"], "tokens"), "tokens"))
-    published = needed(number(row["gpu_hours"], "gpu_hours"), "gpu_hours")
+    run = est.run(required(row, "tokens", number))
+    published = required(row, "gpu_hours", number)
     return WholeRun(row["id"], published, run.gpu_hours, run.gpu_hours / overhead,
                     est.layout.short(), row.get("notes") or "")
 
