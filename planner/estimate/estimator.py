@@ -205,9 +205,12 @@ HOST_BOUND_SHARE = 0.1
 
 
 def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, layout: Layout,
-              with_notes: bool = True) -> Estimate:
+              with_notes: bool = True, paging_limit_gib: float | None = None) -> Estimate:
+    """`paging_limit_gib`: the memory above which a paged optimizer's states go to the host (the card's,
+    unless a search kept headroom and the band's margin free: then the limit it timed the layout at)."""
     gpu = cluster.gpu
-    mem = memory_per_gpu(shape, method, layout, gpu.memory_gib, cluster.host_memory_gib_per_gpu)
+    limit = gpu.memory_gib if paging_limit_gib is None else paging_limit_gib
+    mem = memory_per_gpu(shape, method, layout, limit, cluster.host_memory_gib_per_gpu)
     tp_link, cp_link, dp_link, pp_link, ep_link = layout_links(cluster, layout.tp, layout.pp, layout.cp,
                                                                 layout.dp, layout.ep)
     time = step_time(shape, method, layout, cluster, tp_link, dp_link, pp_link, mem.paged_offload_params,

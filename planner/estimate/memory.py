@@ -268,8 +268,10 @@ def in_flight_micro_batches(layout: Layout, rank: int = 0) -> float:
 
 def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gib: float,
                    host_gib_per_gpu: float | None = None) -> MemoryResult:
-    """Peak memory per GPU in GiB on the pipeline stage with the highest total. `host_gib_per_gpu`: host memory
-    free for offloading per GPU as declared (an owned pool's), else HOST_MEMORY_GIB_PER_GPU assumed."""
+    """Peak memory per GPU in GiB on the pipeline stage with the highest total. `gpu_memory_gib`: what the
+    layout may use, above which a paged optimizer's states are evicted to the host (a search passes its usable
+    memory, so the layout it times is the one it reports). `host_gib_per_gpu`: host memory free for offloading
+    per GPU as declared (an owned pool's), else HOST_MEMORY_GIB_PER_GPU assumed."""
     host_cap = HOST_MEMORY_GIB_PER_GPU if host_gib_per_gpu is None else host_gib_per_gpu
     host_said = "assumed" if host_gib_per_gpu is None else "declared"
     t, p, z = layout.tp, layout.pp, layout.zero
@@ -439,7 +441,8 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
             optim += one_layer
             paged_params = (offload - one_layer) * GIB / ADAM_8BIT_STATE_BYTES
             notes.append(f"paged optimizer: {offload - one_layer:.1f} GiB of 8-bit Adam states live in "
-                         "host memory and cross PCIe every step")
+                         f"host memory (all of them would pass the {gpu_memory_gib:.1f} GiB this layout may use) "
+                         "and cross PCIe every step")
     if layout.optimizer == "adam_bf16":
         notes.append("optimizer adamw-bf16: weights, gradients and AdamW's moments in BF16 with no fp32 master copy "
                      "(torchtune's default): 8 bytes per trained parameter, not 16; updates below BF16's "

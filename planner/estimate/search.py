@@ -722,7 +722,7 @@ def _searched(key: _Key) -> SearchResult:
         if all_fit:
             fits_everything.add((index, ep, fw, zero, hs, rc, v))
     searched = spec.searched_fields() + (("ep",) if shape.is_moe and spec.ep is None else ())
-    best_est = _estimate(model, shape, method, cluster, best[2]) if best else None
+    best_est = _estimate(model, shape, method, cluster, best[2], paging_limit_gib=cap) if best else None
     if best_est is not None:
         if searched:
             best_est.notes.insert(0, f"searched {', '.join(searched)} over {considered} layouts; chose "
@@ -784,7 +784,7 @@ def _least_memory(key: _Key) -> Estimate | None:
         total = _memory(shape, method, layout, cap, cluster.host_memory_gib_per_gpu).breakdown.total_gib
         if least is None or total < least[0]:
             least = (total, layout)
-    return _estimate(model, shape, method, cluster, least[1]) if least else None
+    return _estimate(model, shape, method, cluster, least[1], paging_limit_gib=cap) if least else None
 
 
 def _states_floor(shape: ModelShape, method: str, spec: LayoutSpec, lora_rank: int | None, pair: _Pair,
