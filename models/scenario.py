@@ -215,6 +215,19 @@ _HYBRID_SHARD_ZERO2, FSDP2 on a 2-D device mesh (torchtitan `data_parallel_repli
 ../shared/reference/launch-configs.md)."""
 
 
+def hybrid_shard_conflict(framework: str | None, zero: int | None, cpu_offload: bool | None,
+                          zero_field: str = "zero") -> str | None:
+    """Why a stated setting rules hybrid sharding out, or None: the one wording of a job's check and of the
+    layout search's answer to a stated hybrid shard (`zero_field`: where the ZeRO stage was stated)."""
+    if framework not in (None, *HYBRID_SHARD_FRAMEWORKS):
+        return f"hybrid sharding is FSDP's (HSDP); framework {framework} has none"
+    if cpu_offload:
+        return "hybrid sharding keeps the shards on the GPUs; CPU offload moves the full shard to the host"
+    if zero is not None and zero < 2:
+        return f"hybrid sharding shards ZeRO-2/3 states inside a node; {zero_field} is {zero}"
+    return None
+
+
 PURE_BF16_PRECISION = ("adamw-bf16 is pure BF16 training (weights and moments in bf16): use precision bf16, not "
                        "fp16 or fp8 (of the stacks plan export writes for, only DeepSpeed runs FP8 matmuls on pure "
                        "BF16 weights, and only with ZeRO 1-3)")
@@ -295,16 +308,10 @@ class Job(Strict):
             raise ValueError(f"optimizer {not_on_megatron(self.optimizer)}, or leave framework out")
         if self.loss != "plain" and self.framework == "megatron":
             raise ValueError(f"loss {loss_not_on_megatron(self.loss)}")
-        if self.hybrid_shard:
-            if self.framework not in (None, *HYBRID_SHARD_FRAMEWORKS):
-                raise ValueError(f"hybrid_shard is FSDP's (HSDP); framework {self.framework} has none: use framework "
-                                 "fsdp or leave it out")
-            if self.cpu_offload:
-                raise ValueError("hybrid_shard keeps the shards on the GPUs; cpu_offload moves the full shard to the "
-                                 "host: set one of them")
-            if self.layout is not None and self.layout.zero is not None and self.layout.zero < 2:
-                raise ValueError(f"hybrid_shard shards ZeRO-2/3 states inside a node; layout.zero is "
-                                 f"{self.layout.zero}")
+        conflict = self.hybrid_shard and hybrid_shard_conflict(
+            self.framework, self.layout.zero if self.layout else None, self.cpu_offload, "layout.zero")
+        if conflict:
+            raise ValueError(f"hybrid_shard: {conflict}: leave hybrid_shard out or change that")
         if self.optimizer == "adamw-bf16" and self.precision != "bf16":
             raise ValueError(f"optimizer {PURE_BF16_PRECISION}")
         if self.method in QLORA_METHODS and self.precision == "fp8":

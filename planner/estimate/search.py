@@ -47,6 +47,7 @@ from typing import Any, TypeVar
 
 from plan.models.methods import DPO_METHODS, QLORA_FP8
 from plan.models.model_card import ModelCard
+from plan.models.scenario import hybrid_shard_conflict
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.estimator import _estimate, layout_problems
 from plan.planner.estimate.flops import ModelShape, model_key, shape_of
@@ -73,7 +74,6 @@ from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     EXACT_BATCH_FRAMEWORKS,
     FRAMEWORK_ZERO,
-    HYBRID_SHARD_FRAMEWORKS,
     MEGATRON_CP_SEQUENCE,
     MEGATRON_ONLY_OPTIMIZERS,
     OPTIMIZER_NAME_OF,
@@ -374,12 +374,9 @@ node (pp or tp x cp filling the node), or do not fill whole nodes (12 GPUs in no
 
 def hybrid_shard_gap(spec: LayoutSpec, cluster: Cluster) -> str | None:
     """Why no layout of the spec can shard hybrid (`hybrid_shard_group`), where a stated field rules it out."""
-    if spec.framework not in (None, *HYBRID_SHARD_FRAMEWORKS):
-        return f"hybrid sharding is FSDP's (HSDP); framework {spec.framework} has none"
-    if spec.zero is not None and spec.zero < 2:
-        return f"hybrid sharding shards ZeRO-2/3 states inside a node; zero is {spec.zero}"
-    if spec.state_offload:
-        return "hybrid sharding keeps the shards on the GPUs; CPU offload moves the full shard to the host"
+    conflict = hybrid_shard_conflict(spec.framework, spec.zero, spec.state_offload)
+    if conflict:
+        return conflict
     if spec.pytorch_stacks_only:
         return ("a team kept to the one-click path runs LLaMA-Factory, whose sharding goes through DeepSpeed, "
                 "which has no hybrid shard")

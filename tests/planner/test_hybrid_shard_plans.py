@@ -94,9 +94,9 @@ def test_a_job_states_it_or_forbids_it(base_scenario, write_scenario):
 
 
 @pytest.mark.parametrize(("change", "why"), [
-    ({"framework": "megatron"}, "hybrid_shard is FSDP's (HSDP); framework megatron has none"),
-    ({"cpu_offload": True}, "hybrid_shard keeps the shards on the GPUs"),
-    ({"layout": {"zero": 1}}, "hybrid_shard shards ZeRO-2/3 states inside a node; layout.zero is 1"),
+    ({"framework": "megatron"}, "hybrid sharding is FSDP's (HSDP); framework megatron has none"),
+    ({"cpu_offload": True}, "hybrid sharding keeps the shards on the GPUs"),
+    ({"layout": {"zero": 1}}, "hybrid sharding shards ZeRO-2/3 states inside a node; layout.zero is 1"),
 ])
 def test_a_stated_hybrid_shard_that_cannot_be_is_one_line(base_scenario, write_scenario, change, why):
     from plan.models.errors import InputError
