@@ -14,7 +14,9 @@ deepspeed, llamafactory, accelerate; FSDP: torchrun-fsdp, torchtitan, llamafacto
 speed and memory were estimated for that framework), except activation offload, which the search takes
 only where nothing else fits and torchtune runs (counted apart); and each
 single relaxation of a budget, deadline, sensitivity, residency or ops level, applied as a user would
-write it, must give a plan. The run lists what fails, with its scenario, and counts the outcomes.
+write it, must give a plan; and every planned job's memory per GPU must be within what the plan may use
+(the card less the policy's headroom, divided by the band's factor at the scenario's confidence). The run
+lists what fails, with its scenario, and counts the outcomes.
 
 Usage: python bench/explained_answers.py [--seed 1] [--count 40]
 """
@@ -30,6 +32,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from plan.constraints.memory import usable_gib
 from plan.models.errors import InputError
 from plan.models.loading import load_scenario_data
 from plan.planner.export import ExportError, build_layout
@@ -124,6 +127,7 @@ def main() -> int:
     unexplained: list[str] = []
     unrunnable: list[str] = []
     wrong: list[str] = []
+    over_memory: list[str] = []
     planned = torchtune_only = tried = 0
     started = time.perf_counter()
     walls = []
@@ -154,6 +158,11 @@ def main() -> int:
         for plan in result.plans:
             for jp in plan.jobs:
                 planned += 1
+                usable = usable_gib(jp.gpu_memory_gib, loaded.scenario.policy.memory_headroom,
+                                    jp.detail["memory_band_factor"])
+                if jp.memory_gib_per_gpu > usable + 1e-6:
+                    over_memory.append(f"random-{index} plan {plan.rank} {jp.job}: {jp.memory_gib_per_gpu:.1f} GiB "
+                                       f"of {usable:.1f} usable on {jp.gpu}: {raw}")
                 layout = build_layout(jp, jobs[jp.job], loaded.models[jp.job])
                 refusals = []
                 for stack in STACKS_OF_FRAMEWORK[jp.framework]:
@@ -182,7 +191,10 @@ def main() -> int:
     print(f"single relaxations applied that still leave no plan: {len(wrong)} of {tried}")
     for line in wrong:
         print("  " + line)
-    return 1 if unexplained or unrunnable or wrong else 0
+    print(f"planned jobs over the memory they may use: {len(over_memory)} of {planned}")
+    for line in over_memory:
+        print("  " + line)
+    return 1 if unexplained or unrunnable or wrong or over_memory else 0
 
 
 if __name__ == "__main__":
