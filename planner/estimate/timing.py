@@ -159,7 +159,10 @@ class MicroBatchCompute:
     """Seconds of one micro-batch on the slowest pipeline stage, before communication.
 
     linear_fwd_s / attention_fwd_s / elementwise_s split the work so recomputation policies can
-    charge the part they repeat; `layers` is the stage's layer count."""
+    charge the part they repeat; `layers` is the stage's layer count. `other_stage`: with pipeline
+    stages of different make-up (the last holds the output layer and the loss, the others more layers), the
+    other one, which `step_time` also times: a stage of more layers issues more kernels and carries more
+    tensor-parallel traffic, so it can be the slower one on a fast GPU."""
 
     compute_s: float
     linear_fwd_flops: float
@@ -169,6 +172,7 @@ class MicroBatchCompute:
     layers: int
     linear_fwd_s: float = 0.0
     attention_fwd_s: float = 0.0
+    other_stage: MicroBatchCompute | None = None
 
 
 def _stage_compute(shape: ModelShape, method: str, layout: Layout, r: Rates, layers: int,
@@ -225,7 +229,8 @@ def micro_batch_compute(shape: ModelShape, method: str, layout: Layout, r: Rates
     _, mid, last = stage_layers(shape.layers, layout.pp)
     inner = _stage_compute(shape, method, layout, r, mid, False)
     final = _stage_compute(shape, method, layout, r, last, True)
-    return final if final.compute_s >= inner.compute_s else inner
+    slower, other = (final, inner) if final.compute_s >= inner.compute_s else (inner, final)
+    return replace(slower, other_stage=other)
 
 
 def tp_exposed_s(shape: ModelShape, layout: Layout, tp_link: GroupLink, collectives: float,
@@ -548,6 +553,32 @@ def shared_link_excess_s(shape: ModelShape, method: str, layout: Layout, cp_link
     return max(0.0, cp_busy + dp_busy - compute_s - exposed_s)
 
 
+_StageMicroBatch = tuple[MicroBatchCompute, float, float, float, float, float, float, float]
+"""A stage's micro-batch: its compute, the share of layers recomputed, then seconds of compute,
+recomputation, tensor-, context- and expert-parallel traffic exposed, and the host's excess."""
+
+
+def _stage_micro_batch(shape: ModelShape, method: str, layout: Layout, r: Rates, mbc: MicroBatchCompute,
+                       tp_link: GroupLink, cp_link: GroupLink | None, ep_link: GroupLink | None) -> _StageMicroBatch:
+    layers = mbc.layers
+    redone = recomputed_share(layout, layers)
+    recompute_mb = stage_recompute_s(shape, layout, r, mbc)
+    tp_mb = tp_exposed_s(shape, layout, tp_link, 4 + 2 * redone, layers)
+    cp_mb = cp_exposed_s(shape, layout, cp_link, mbc, redone)
+    ep_mb = ep_exposed_s(shape, layout, ep_link, layers, redone)
+    # The host issues kernels while the GPU computes and while it waits on a collective, so a host-bound
+    # micro-batch takes the longer of the two (its critical path), not their sum: the host's excess is
+    # what it needs beyond the GPU's compute and exposed traffic. Counted against the recomputation
+    # too, more GPU work never shortens a step.
+    gpu_mb = mbc.compute_s + recompute_mb + tp_mb + cp_mb + ep_mb
+    host_mb = max(0.0, host_issue_s(method, layout, layers) - gpu_mb)
+    return mbc, redone, mbc.compute_s, recompute_mb, tp_mb, cp_mb, ep_mb, host_mb
+
+
+def _stage_s(stage: _StageMicroBatch) -> float:
+    return sum(stage[2:])
+
+
 def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, tp_link: GroupLink,
               dp_link: GroupLink, pp_link: GroupLink, paged_offload_params: float,
               cp_link: GroupLink | None = None, ep_link: GroupLink | None = None,
@@ -562,22 +593,12 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
         mbc = micro_batch_compute(shape, method, layout, r)
     else:
         r, mbc = compute
+    # the slowest stage by its whole micro-batch: compute, recomputation, exposed traffic and the host
+    timed = [_stage_micro_batch(shape, method, layout, r, stage, tp_link, cp_link, ep_link)
+             for stage in (mbc, mbc.other_stage) if stage is not None]
+    mbc, redone, compute_mb, recompute_mb, tp_mb, cp_mb, ep_mb, host_mb = max(timed, key=_stage_s)
     layers = mbc.layers
-    compute_mb = mbc.compute_s
-    redone = recomputed_share(layout, layers)
-    recompute_mb = stage_recompute_s(shape, layout, r, mbc)
-
-    tp_mb = tp_exposed_s(shape, layout, tp_link, 4 + 2 * redone, layers)
-    cp_mb = cp_exposed_s(shape, layout, cp_link, mbc, redone)
-    ep_mb = ep_exposed_s(shape, layout, ep_link, layers, redone)
-
-    # The host issues kernels while the GPU computes and while it waits on a collective, so a host-bound
-    # micro-batch takes the longer of the two (its critical path), not their sum: the host's excess is
-    # what it needs beyond the GPU's compute and exposed traffic. Counted against the recomputation
-    # too, more GPU work never shortens a step.
-    gpu_mb = compute_mb + recompute_mb + tp_mb + cp_mb + ep_mb
-    host_mb = max(0.0, host_issue_s(method, layout, layers) - gpu_mb)
-    stage_mb = gpu_mb + host_mb
+    stage_mb = _stage_s((mbc, redone, compute_mb, recompute_mb, tp_mb, cp_mb, ep_mb, host_mb))
     bubble = (p - 1) / v * stage_mb if p > 1 else 0.0
     p2p = m * v * p2p_s(shape, layout, pp_link)
 

@@ -106,6 +106,26 @@ def test_small_micro_batches_of_eager_stacks_are_host_bound(h100: GPU) -> None:
     assert not any(note.startswith("host-bound: ") for note in large.notes)
 
 
+def test_the_slowest_stage_is_the_one_whose_host_issues_longest(h100: GPU) -> None:
+    """Uneven pipeline stages: Qwen2.5 7B's 28 layers over 8 stages put 3 layers and the output layer on the
+    last, 4 on the others. With one short micro-batch the eager stack is host-bound, and a 4-layer stage issues
+    a third more kernels than the last: it paces the step, on a GPU of any speed. The stage was once chosen by
+    compute alone, so twice the card's peak moved the choice to a 4-layer stage and the step grew from 0.19 s
+    to 0.25 s (bench/estimate_invariants.py --seed 42)."""
+    card = builtin_catalog().model("qwen2.5-7b")
+    lay = layout(tp=2, pp=8, dp=2, zero=3, recompute="selective", micro_batch=1, global_batch=2,
+                 sequence_parallel=True, lora_rank=16, loss="fused", flash_attention=False)
+    peak = h100.peak_tflops
+    doubled = h100.model_copy(update={"peak_tflops": peak.model_copy(update={
+        name: value * 2 for name, value in peak.model_dump().items() if isinstance(value, (int, float)) and value})})
+    base, faster = (estimate(card, "lora", Cluster.of(gpu, 32), lay) for gpu in (h100, doubled))
+    assert base.time.host_s > 0
+    assert faster.step_time_s <= base.step_time_s * (1 + 1e-9)
+    # the bubble is (pp - 1) stage micro-batches, each at least a 4-layer stage's kernel issue
+    four_layers = 3 * HOST_SECONDS_PER_LAYER_PASS["adapter"] * 4
+    assert base.time.pp_bubble_s >= 7 * four_layers
+
+
 def test_peft_adapters_move_more_bytes_than_fused_ones(llama8b: ModelCard, h100: GPU) -> None:
     cluster = Cluster.of(h100, 1)
     lay = layout(lora_rank=16, micro_batch=4, global_batch=4, seq_len=4096)
