@@ -16,7 +16,9 @@ known, and counts the pairs where the estimate moves the wrong way:
 - every estimate: memory and time parts non-negative, MFU at most 1, `fits` agreeing with the total,
   bands containing the point; a run's hours at least what its steps take, GPU-hours its hours x GPUs;
 - fixing a field the search chooses never finds a faster layout than the free search (offloading, the
-  search's last resort, counted apart).
+  search's last resort, counted apart); and a card with half as much memory again never makes the search's
+  fastest fitting layout faster (all it fitted still fits; a paged optimizer pages less), nor fits where the
+  smaller card fitted nothing.
 
 Usage: python bench/estimate_invariants.py [--seed 1] [--count 2000]
 Exit 1 if any pair breaks an invariant (each printed with both layouts).
@@ -498,6 +500,41 @@ def check_searches(rng: random.Random, catalog: object, count: int) -> tuple[int
     return pairs, broken, by_offload
 
 
+def check_more_memory(rng: random.Random, catalog: object, count: int) -> tuple[int, int, int]:
+    """The free search on a card and on the same card with 1.5x its memory, at a random optimizer (paged
+    8-bit AdamW included): the larger card's fastest fitting layout is never slower, nor missing. Where the
+    smaller card's is offloaded (to the host: the search's last resort) and faster, it is counted apart.
+    (pairs, broken, faster only by offloading)"""
+    pairs = broken = by_offload = 0
+    while pairs < count:
+        model = catalog.model(rng.choice(MODELS))  # type: ignore[attr-defined]
+        gpu = catalog.gpu(rng.choice(GPUS))  # type: ignore[attr-defined]
+        gpus = rng.choice(GPU_COUNTS)
+        method = rng.choice(METHODS)
+        spec = LayoutSpec(seq_len=rng.choice(SEQ_LENS), global_batch=rng.choice((None, 64, 256)),
+                          memory_headroom=0.08, optimizer=rng.choice(("adam", "adam_8bit", "paged_adam_8bit")))
+        try:
+            small = search_layout(model, method, Cluster.of(gpu, gpus), spec).best
+            large = search_layout(model, method, Cluster.of(gpu.model_copy(
+                update={"memory_gib": gpu.memory_gib * 1.5}), gpus), spec).best
+        except ValueError:
+            continue
+        pairs += 1
+        if small is None:
+            continue
+        if _offloads(small) and large is not None and not _offloads(large):
+            by_offload += small.tokens_per_s > large.tokens_per_s
+            continue
+        if large is None or large.tokens_per_s < small.tokens_per_s * (1 - SEARCH_TOLERANCE):
+            broken += 1
+            if broken <= 5:
+                got = "nothing" if large is None else f"{large.tokens_per_s:.5g} ({large.layout.short()})"
+                print(f"search: {model.id} {method} {gpus}x{gpu.id} seq={spec.seq_len} gb={spec.global_batch} "
+                      f"{spec.optimizer}: {small.tokens_per_s:.5g} tok/s ({small.layout.short()}), with 1.5x the "
+                      f"memory {got}")
+    return pairs, broken, by_offload
+
+
 def self_check(est: Estimate) -> list[str]:
     """What must hold of any one estimate."""
     problems = [f"memory.{k} = {v:.3g} < 0" for k, v in est.memory.to_dict().items() if v < 0]
@@ -567,12 +604,17 @@ def main(argv: list[str] | None = None) -> int:
     search_pairs, search_broken, by_offload = check_searches(rng, catalog, args.searches)
     if search_broken:
         broken["search: a fixed field beats the free search"] += search_broken
+    memory_pairs, memory_broken, memory_by_offload = check_more_memory(rng, catalog, args.searches // 2)
+    if memory_broken:
+        broken["search: more memory, a slower best layout"] += memory_broken
     print(f"\n{drawn} random layouts (seed {args.seed})")
     print(f"{'invariant':40s} {'pairs':>6s} {'broken':>7s}")
     for name, *_ in CHECKS:
         print(f"{name:40s} {checked[name]:6d} {broken[name]:7d}")
     print(f"{'search: fixing a field never beats it':40s} {search_pairs:6d} {search_broken:7d}")
     print(f"  (fixed fields that beat it only by offloading, the search's last resort: {by_offload})")
+    print(f"{'search: more memory never slower':40s} {memory_pairs:6d} {memory_broken:7d}")
+    print(f"  (smaller cards faster only by offloading, the search's last resort: {memory_by_offload})")
     for name in sorted(k for k in broken if k.startswith("self:")):
         print(f"{name:40s} {'':6s} {broken[name]:7d}")
     return 1 if broken else 0
