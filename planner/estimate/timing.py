@@ -54,6 +54,7 @@ SHARD_GRAD_OP gathers once per micro-batch forward and reduce-scatters once per 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from plan.models.methods import reference_forward_passes
 from plan.planner.estimate.cluster import Cluster
@@ -553,9 +554,22 @@ def shared_link_excess_s(shape: ModelShape, method: str, layout: Layout, cp_link
     return max(0.0, cp_busy + dp_busy - compute_s - exposed_s)
 
 
-_StageMicroBatch = tuple[MicroBatchCompute, float, float, float, float, float, float, float]
-"""A stage's micro-batch: its compute, the share of layers recomputed, then seconds of compute,
-recomputation, tensor-, context- and expert-parallel traffic exposed, and the host's excess."""
+class _StageMicroBatch(NamedTuple):
+    """One stage's micro-batch: its compute, the share of its layers recomputed, and seconds of compute,
+    recomputation, tensor-, context- and expert-parallel traffic exposed, and the host's excess."""
+
+    compute: MicroBatchCompute
+    redone: float
+    compute_s: float
+    recompute_s: float
+    tp_s: float
+    cp_s: float
+    ep_s: float
+    host_s: float
+
+    @property
+    def total_s(self) -> float:
+        return self.compute_s + self.recompute_s + self.tp_s + self.cp_s + self.ep_s + self.host_s
 
 
 def _stage_micro_batch(shape: ModelShape, method: str, layout: Layout, r: Rates, mbc: MicroBatchCompute,
@@ -572,11 +586,7 @@ def _stage_micro_batch(shape: ModelShape, method: str, layout: Layout, r: Rates,
     # too, more GPU work never shortens a step.
     gpu_mb = mbc.compute_s + recompute_mb + tp_mb + cp_mb + ep_mb
     host_mb = max(0.0, host_issue_s(method, layout, layers) - gpu_mb)
-    return mbc, redone, mbc.compute_s, recompute_mb, tp_mb, cp_mb, ep_mb, host_mb
-
-
-def _stage_s(stage: _StageMicroBatch) -> float:
-    return sum(stage[2:])
+    return _StageMicroBatch(mbc, redone, mbc.compute_s, recompute_mb, tp_mb, cp_mb, ep_mb, host_mb)
 
 
 def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, tp_link: GroupLink,
@@ -594,11 +604,11 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
     else:
         r, mbc = compute
     # the slowest stage by its whole micro-batch: compute, recomputation, exposed traffic and the host
-    timed = [_stage_micro_batch(shape, method, layout, r, stage, tp_link, cp_link, ep_link)
-             for stage in (mbc, mbc.other_stage) if stage is not None]
-    mbc, redone, compute_mb, recompute_mb, tp_mb, cp_mb, ep_mb, host_mb = max(timed, key=_stage_s)
+    slowest = max((_stage_micro_batch(shape, method, layout, r, stage, tp_link, cp_link, ep_link)
+                   for stage in (mbc, mbc.other_stage) if stage is not None), key=lambda stage: stage.total_s)
+    mbc, redone, compute_mb, recompute_mb, tp_mb, cp_mb, ep_mb, host_mb = slowest
     layers = mbc.layers
-    stage_mb = _stage_s((mbc, redone, compute_mb, recompute_mb, tp_mb, cp_mb, ep_mb, host_mb))
+    stage_mb = slowest.total_s
     bubble = (p - 1) / v * stage_mb if p > 1 else 0.0
     p2p = m * v * p2p_s(shape, layout, pp_link)
 
