@@ -99,6 +99,8 @@ def test_lookups_ignore_case_and_word_separators(catalog, typed, kind, expected)
 @pytest.mark.parametrize(("typed", "kind", "expected"), [
     ("NVIDIA A100-SXM4-80GB", "gpu", "a100-80gb"), ("NVIDIA A100-SXM4-40GB", "gpu", "a100-40gb"),
     ("NVIDIA H100 80GB HBM3", "gpu", "h100-sxm"), ("Huawei Ascend 910B", "gpu", "ascend-910b"),
+    ("NVIDIA A800-SXM4-80GB", "gpu", "a800-80gb"), ("NVIDIA H800 80GB HBM3", "gpu", "h800"),
+    ("H100-SXM5", "gpu", "h100-sxm"), ("H800 SXM5", "gpu", "h800"),
     ("Huawei ModelArts", "platform", "huawei-modelarts"),  # a vendor word that is part of the name stays
 ])
 def test_the_names_nvidia_smi_prints_are_known(catalog, typed, kind, expected):
