@@ -125,6 +125,9 @@ def _card(row: dict[str, str], name: str) -> ModelCard:
             raise RowProblem(f"{unknown}; the row does not give the shape ({', '.join(shape_columns)})") from None
     hidden = required(row, "hidden", count)
     heads = required(row, "heads", count)
+    same = _same_shape(row, hidden, heads)
+    if same is not None:
+        return same
     llama = base.lower().startswith("llama")
     ffn = (int(8 * hidden / 3 + 255) // 256) * 256 if llama else 4 * hidden
     return ModelCard(id=base.lower(), params=required(row, "params_b", number) * 1e9,
@@ -134,6 +137,25 @@ def _card(row: dict[str, str], name: str) -> ModelCard:
                      max_positions=required(row, "seq_len", size), tied_embeddings=not llama,
                      source=f"validation row {row['id']}",
                      params_note="the row's published count; the shape is rebuilt from the row's columns")
+
+
+SAME_SHAPE_PARAMS = 0.03
+"""How near a catalog card's parameter count must be to a row's for `_same_shape` to take its architecture."""
+
+
+def _same_shape(row: dict[str, str], hidden: int, heads: int) -> ModelCard | None:
+    """The catalog card of a row's unnamed architecture: the same layers, hidden size, heads and vocabulary,
+    and a parameter count within SAME_SHAPE_PARAMS of the row's (Llama 3.3 70B has Llama 3.1 70B's shape,
+    Qwen2 72B Qwen2.5 72B's, Vicuna 13B Llama 2 13B's). Its FFN width, KV heads, gating and experts are
+    what the row's columns do not give; rebuilt from the columns, such a model would get multi-head
+    attention and an 8h/3 FFN. None where no card matches."""
+    layers, vocab = required(row, "layers", count), required(row, "vocab", count)
+    params = required(row, "params_b", number) * 1e9
+    for card in builtin_catalog().models.values():
+        if ((card.layers, card.hidden_size, card.num_heads, card.vocab_size) == (layers, hidden, heads, vocab)
+                and abs(card.params / params - 1) <= SAME_SHAPE_PARAMS):
+            return card
+    return None
 
 
 UNLIMITED_MEMORY_GIB = 1e6

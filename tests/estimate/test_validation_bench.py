@@ -364,3 +364,19 @@ def test_batch_sizes_and_virtual_stages_a_row_gives_only_in_its_notes_are_read(m
     (got,) = bench.public_rows(tmp_path)
     lay = got.estimate.layout
     assert (lay.global_batch, lay.micro_batch, lay.virtual_pipeline) == (256, 2, 2)
+
+
+def test_an_unnamed_model_of_a_catalog_shape_takes_that_architecture(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row naming a model the catalog lacks is rebuilt from its columns, which give no FFN width or KV heads:
+    where a catalog card has the same layers, hidden size, heads and vocabulary and nearly the same parameter
+    count, the row's model is that architecture (Llama 3.3 70B is Llama 3.1 70B's: GQA with 8 KV heads, a
+    28672-wide FFN, not multi-head attention and 8h/3). LLaMA-65B has Llama 2 70B's dimensions but 6% fewer
+    parameters (multi-head attention, a narrower FFN): it stays rebuilt from its columns."""
+    bench = _bench(monkeypatch)
+    row = {"id": "PROBE", "model": "Llama-3.3-70B", "params_b": "70.6", "layers": "80", "hidden": "8192",
+           "heads": "64", "vocab": "128256", "seq_len": "8192"}
+    card = bench._card(row, row["model"])
+    assert (card.num_kv_heads, card.ffn_hidden_size) == (8, 28672)
+    old = {**row, "model": "LLaMA-65B", "params_b": "65.2", "vocab": "32000", "seq_len": "2048"}
+    rebuilt = bench._card(old, old["model"])
+    assert (rebuilt.num_kv_heads, rebuilt.ffn_hidden_size) == (64, 22016)
