@@ -441,7 +441,7 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
             optim += one_layer
             paged_params = (offload - one_layer) * GIB / ADAM_8BIT_STATE_BYTES
             notes.append(f"paged optimizer: {offload - one_layer:.1f} GiB of 8-bit Adam states live in "
-                         f"host memory (all of them would pass the {gpu_memory_gib:.1f} GiB this layout may use) "
+                         f"host memory (keeping them all would pass the {gpu_memory_gib:.1f} GiB this layout may use) "
                          "and cross PCIe every step")
     if layout.optimizer == "adam_bf16":
         notes.append("optimizer adamw-bf16: weights, gradients and AdamW's moments in BF16 with no fp32 master copy "
