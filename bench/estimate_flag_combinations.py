@@ -29,6 +29,8 @@ os.environ.setdefault("PLAN_CACHE_DIR", "off")  # every estimate computed, none 
 
 from in_process import is_bug, last_line, run_plan, seed_and_count
 
+from plan.planner.estimate.types import OPTIMIZER_ALIASES
+
 MODELS = ("qwen3-32b", "llama3.1-8b", "llama3.2-1b", "mixtral-8x7b", "llama3.1-70b", "deepseek-v3", "qwen2.5-7b",
           "glm-4-9b")
 METHODS = ("pretrain", "lora", "qlora", "full_finetune", "dpo")
@@ -51,7 +53,6 @@ STATED_FIELDS = {"--tp": "tp", "--pp": "pp", "--cp": "cp", "--vpp": "virtual_pip
                  "--framework": "framework", "--recompute": "recompute", "--precision": "precision",
                  "--loss": "loss", "--optimizer": "optimizer"}
 """The flags whose value an answer's JSON layout repeats (the optimizer in the estimator's name)."""
-OPTIMIZER_OF = {"adamw": "adam", "adamw-8bit": "adam_8bit", "sgd": "sgd", "adamw-bf16": "adam_bf16"}
 
 
 def draw(rng: random.Random) -> list[str]:
@@ -80,7 +81,7 @@ def inconsistent(args: list[str]) -> list[str]:
     layout, problems = answer["layout"], []
     for flag, value in itertools.pairwise(args):
         if flag in STATED_FIELDS:
-            wanted = OPTIMIZER_OF.get(value, value) if flag == "--optimizer" else value
+            wanted = OPTIMIZER_ALIASES.get(value, value) if flag == "--optimizer" else value
             if str(layout[STATED_FIELDS[flag]]) != wanted:
                 problems.append(f"{flag} {value} answered {layout[STATED_FIELDS[flag]]}")
     total = answer["memory_gib"]["total"]

@@ -15,8 +15,9 @@ speed and memory were estimated for that framework), except activation offload, 
 only where nothing else fits and torchtune runs (counted apart); and each
 single relaxation of a budget, deadline, sensitivity, residency or ops level, applied as a user would
 write it, must give a plan; and every planned job's memory per GPU must be within what the plan may use
-(the card less the policy's headroom, divided by the band's factor at the scenario's confidence). The run
-lists what fails, with its scenario, and counts the outcomes.
+(the card less the policy's headroom, divided by the band's factor at the scenario's confidence) and keep
+what its job states (layout fields, framework, optimizer, precision, loss). The run lists what fails, with
+its scenario, and counts the outcomes.
 
 Usage: python bench/explained_answers.py [--seed 1] [--count 40]
 """
@@ -35,6 +36,7 @@ from typing import Any
 from plan.constraints.memory import usable_gib
 from plan.models.errors import InputError
 from plan.models.loading import load_scenario_data
+from plan.planner.estimate.types import OPTIMIZER_ALIASES
 from plan.planner.export import ExportError, build_layout
 from plan.planner.export.writer import render_stack
 from plan.planner.plan import Relaxation
@@ -117,6 +119,16 @@ def applied(raw: dict[str, Any], relaxation: Relaxation) -> dict[str, Any] | Non
     return changed
 
 
+def dropped(job: dict[str, Any], layout: dict[str, Any], framework: str) -> list[str]:
+    """What a planned job's layout (`JobPlan.detail["layout"]`) drops of what its scenario job states."""
+    stated = {**job.get("layout", {}), "framework": job.get("framework"), "precision": job.get("precision"),
+              "optimizer": OPTIMIZER_ALIASES.get(job.get("optimizer", ""), job.get("optimizer")),
+              "loss": job.get("loss") if framework != "megatron" else None}  # (Megatron's loss is refused)
+    planned = {**layout, "framework": framework, "loss": layout.get("loss", "plain")}
+    return [f"{key} {value} planned as {planned.get(key)}" for key, value in stated.items()
+            if value is not None and planned.get(key) != value]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seed", type=int, default=1)
@@ -128,6 +140,7 @@ def main() -> int:
     unrunnable: list[str] = []
     wrong: list[str] = []
     over_memory: list[str] = []
+    not_kept: list[str] = []
     planned = torchtune_only = tried = 0
     started = time.perf_counter()
     walls = []
@@ -158,6 +171,9 @@ def main() -> int:
         for plan in result.plans:
             for jp in plan.jobs:
                 planned += 1
+                lost = dropped(next(j for j in raw["jobs"] if j["id"] == jp.job), jp.detail["layout"], jp.framework)
+                if lost:
+                    not_kept.append(f"random-{index} plan {plan.rank} {jp.job}: {'; '.join(lost)}: {raw}")
                 usable = usable_gib(jp.gpu_memory_gib, loaded.scenario.policy.memory_headroom,
                                     jp.detail["memory_band_factor"])
                 if jp.memory_gib_per_gpu > usable + 1e-6:
@@ -194,7 +210,10 @@ def main() -> int:
     print(f"planned jobs over the memory they may use: {len(over_memory)} of {planned}")
     for line in over_memory:
         print("  " + line)
-    return 1 if unexplained or unrunnable or wrong or over_memory else 0
+    print(f"planned jobs that drop what their job states: {len(not_kept)} of {planned}")
+    for line in not_kept:
+        print("  " + line)
+    return 1 if unexplained or unrunnable or wrong or over_memory or not_kept else 0
 
 
 if __name__ == "__main__":
