@@ -118,10 +118,11 @@ def estimate_command(
     attention: Annotated[str, typer.Option(
         "--attention", help="flash | eager (eager: the s x s scores stored, as Hugging Face's eager attention; "
         "context parallelism then only on DeepSpeed's Ulysses)")] = "flash",
-    kernels: Annotated[str, typer.Option(
+    kernels: Annotated[str | None, typer.Option(
         "--kernels", help="eager | fused: how a PyTorch stack (fsdp, deepspeed) runs the model's layers; eager "
                           "as Hugging Face, torchtune and peft do, fused under torch.compile, Liger or Unsloth "
-                          "(fewer saved activations, no host floor). Megatron is always fused")] = "eager",
+                          "(fewer saved activations, no host floor); default eager. Megatron is always "
+                          "fused")] = None,
     loss: Annotated[str, typer.Option(
         "--loss", help="plain | chunked | fused: how the cross-entropy holds the logits; plain, whole in fp32; "
                        "chunked, the bf16 logits but not their fp32 copy (flash-attn's cross-entropy, "
@@ -277,6 +278,10 @@ def estimate_command(
         notes.insert(0, f"{plat.id} allows at most {plat.limits.max_gpus_per_job} GPUs per job")
     if cpu_offload == "on" and not result.layout.state_offload:
         notes.insert(0, _offload_refused(card, method, cluster, spec))
+    if kernels == "eager" and result.layout.framework == "megatron":
+        notes.insert(0, "--kernels eager says how a PyTorch stack (fsdp, deepspeed) runs its layers; the layout "
+                        "chosen is Megatron's, which always runs fused kernels (--framework fsdp or deepspeed "
+                        "keeps to an eager stack)")
     # (on the uncalibrated estimate: the offloaded one is not calibrated either)
     offload_hint = None if found.best is None else _faster_offloaded_hint(card, method, cluster, spec, found.best)
     if offload_hint:

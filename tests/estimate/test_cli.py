@@ -394,3 +394,20 @@ def test_cpu_offload_on_says_when_the_host_cannot_hold_the_states() -> None:
     code, out, _ = run(*args, "--tp", "8")
     (said,) = [n for n in json.loads(out)["notes"] if n.startswith("--cpu-offload on:")]
     assert "cannot offload (it needs ZeRO-3" in said
+
+
+def test_a_stated_eager_kernels_answered_with_megatron_says_so() -> None:
+    # --kernels says how a PyTorch stack runs its layers; where the search picks Megatron (always fused) for a
+    # stated --kernels eager, the answer says the flag did not apply and how to keep to an eager stack
+    args = ("--model", "llama3.1-8b", "--method", "lora", "--gpu", "rtx-4090", "--gpus", "8", "--zero", "0",
+            "--format", "json")
+    code, out, _ = run(*args, "--kernels", "eager")
+    data = json.loads(out)
+    assert code == 0 and data["layout"]["framework"] == "megatron" and data["layout"]["kernels"] == "fused"
+    assert any(n.startswith("--kernels eager says how a PyTorch stack") for n in data["notes"])
+    code, out, _ = run(*args)
+    assert code == 0 and not any("--kernels eager" in n for n in json.loads(out)["notes"])
+    code, out, _ = run(*args, "--kernels", "eager", "--framework", "fsdp")
+    data = json.loads(out)
+    assert code == 0 and data["layout"]["kernels"] == "eager"
+    assert not any("--kernels eager" in n for n in data["notes"])
