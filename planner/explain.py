@@ -159,6 +159,7 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
                 lines.append(f"deadline of {j.job}: day {j.end_h / 24:,.1f} of {limit_h / 24:g}, "
                              f"slack {slack_h / 24:,.1f} days{binding}")
     lines += _stack_rule_line(session, plan)
+    lines += _stated_kernels_lines(session, plan)
     lines.append(_headroom_line(problem, plan))
     lines += _band_lines(problem, plan)
     lines += _ruled_out_cheaper(problem, outcome)
@@ -257,6 +258,19 @@ def _stack_rule_line(session: Session, plan: Plan) -> list[str]:
             "path (Hugging Face Transformers with PEFT, as LLaMA-Factory runs them: data parallelism with "
             "ZeRO/FSDP sharding, whole-layer gradient checkpointing); Megatron-LM needs its own build and a "
             "checkpoint conversion (a job's framework or layout field chooses otherwise)"]
+
+
+def _stated_kernels_lines(session: Session, plan: Plan) -> list[str]:
+    """For a job that states `kernels: eager` and is planned on Megatron (always fused): the field did not
+    apply, and how to keep the job on an eager stack."""
+    if session.loaded is None:
+        return []
+    scenario = session.loaded.scenario
+    return [f"{j.job} states kernels: eager, which says how a PyTorch stack (fsdp, deepspeed) runs its layers; "
+            "the plan runs it on Megatron, which always runs fused kernels (framework: fsdp or deepspeed keeps it "
+            "on an eager stack)" for j in plan.jobs
+            if j.framework == "megatron" and "kernels" in scenario.job(j.job).model_fields_set
+            and scenario.job(j.job).kernels == "eager"]
 
 
 def _headroom_line(problem: Problem, plan: Plan) -> str:

@@ -58,6 +58,25 @@ def test_skilled_team_and_named_framework_keep_megatron(base_scenario, write_sce
     assert not any(line.startswith("stack of") for line in result.plans[0].explanation)
 
 
+def test_a_stated_eager_kernels_planned_on_megatron_says_so(base_scenario, write_scenario):
+    """`kernels` says how a PyTorch stack runs a job's layers; a job that states `kernels: eager` and is
+    planned on Megatron (always fused, and faster here) is told the field did not apply and how to keep to an
+    eager stack; one that leaves it out is told nothing."""
+    def lines(kernels: str | None, framework: str | None = None) -> tuple[str, list[str]]:
+        data = _student(base_scenario, "basic", framework)
+        if kernels:
+            data["jobs"][0]["kernels"] = kernels
+        result = solve_session(generous_session(write_scenario(data, f"k-{kernels}-{framework}.yaml")))
+        assert result.status == "optimal"
+        plan = result.plans[0]
+        return plan.jobs[0].framework, [line for line in plan.explanation if "states kernels" in line]
+
+    framework, said = lines("eager")
+    assert framework == "megatron" and len(said) == 1 and "framework: fsdp or deepspeed" in said[0]
+    assert lines(None) == ("megatron", [])
+    assert lines("eager", "fsdp") == ("fsdp", [])
+
+
 def test_an_optimizer_other_than_adam_keeps_fsdp_layouts_on_the_hugging_face_path(base_scenario, write_scenario):
     """bitsandbytes' 8-bit AdamW runs on the Hugging Face Trainer (LLaMA-Factory, accelerate), which does
     not pipeline, and torchtune (whole-layer checkpointing or activation offload); torchtitan, which
