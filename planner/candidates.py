@@ -689,6 +689,8 @@ class CandidateBuilder:
         layout = estimate.layout
         if layout.state_offload:  # the host memory it needs and the CPU step's assumed speed
             assumptions += [f"{job.id}: {note}" for note in estimate.notes if note.startswith("CPU offload")]
+        # paged optimizer states kept in host memory: the host memory they take and their PCIe traffic each step
+        assumptions += [f"{job.id}: {note}" for note in estimate.notes if note.startswith("paged optimizer")]
         return Candidate(
             index=index, job=job.id, platform=place.platform, gpu=place.gpu, gpus=place.gpus,
             nodes=place.nodes, billing=place.billing, duration_min=max(1, SCALE.minutes(hours)),

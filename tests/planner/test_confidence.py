@@ -42,6 +42,20 @@ def test_a_paged_optimizer_fits_at_the_scenarios_confidence(write_scenario):
         assert c.memory_gib_per_gpu * memory_factor(0.8) <= 0.92 * c.gpu_memory_gib + 1e-9, c.name
 
 
+def test_a_plan_whose_optimizer_states_page_to_the_host_says_so(write_scenario):
+    """Qwen3 8B DPO at 8k with paged 8-bit AdamW on two H800s: at confidence 0.8 the cheapest layout keeps
+    part of the optimizer states in host memory, stepped across PCIe; the plan lists that among what it rests
+    on (the host memory they take, the traffic each step), as it does for CPU offload."""
+    data = {"name": "paged-dpo", "currency": "CNY", "budget": "5万元", "deadline": "1d", "ops_skill": "expert",
+            "jobs": [{"id": "j", "model": "qwen3-8b", "method": "dpo", "tokens": "200M", "seq_len": 8192,
+                      "data": {"sensitivity": "confidential"}, "optimizer": "paged-adamw-8bit", "loss": "chunked"}],
+            "policy": {"allow_spot": False}, "confidence": 0.8}
+    result = solve(load_scenario(write_scenario(data)), SolveOptions(time_limit_s=60))
+    assert result.status == "optimal"
+    said = [a for a in result.plans[0].assumptions if a.startswith("j: paged optimizer: ")]
+    assert len(said) == 1 and "GiB of 8-bit Adam states live in host memory" in said[0], result.plans[0].assumptions
+
+
 def _problem(base_scenario, write_scenario, confidence: float):
     base_scenario["confidence"] = confidence
     return build_problem(load_scenario(write_scenario(base_scenario)))
