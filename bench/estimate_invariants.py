@@ -459,13 +459,19 @@ searched from LONG_SEQUENCE tokens with at least MIN_TOKENS_PER_CP_RANK per rank
 there."""
 
 
-def search_pair(rng: random.Random, catalog: object) -> tuple[str, Any, Any] | None:
-    """(the fixed field and value, the free search, the search with it fixed), where the fixed one is valid."""
+def search_case(rng: random.Random, catalog: object, *optimizers: str) -> tuple[ModelCard, str, Cluster, LayoutSpec]:
+    """A random search to run: model, method, cluster and spec (at one of `optimizers` where given)."""
     model = catalog.model(rng.choice(MODELS))  # type: ignore[attr-defined]
     cluster = Cluster.of(catalog.gpu(rng.choice(GPUS)), rng.choice(GPU_COUNTS))  # type: ignore[attr-defined]
     method = rng.choice(METHODS)
     spec = LayoutSpec(seq_len=rng.choice(SEQ_LENS), global_batch=rng.choice((None, 64, 256)),
                       memory_headroom=0.08)
+    return model, method, cluster, replace(spec, optimizer=rng.choice(optimizers)) if optimizers else spec
+
+
+def search_pair(rng: random.Random, catalog: object) -> tuple[str, Any, Any] | None:
+    """(the fixed field and value, the free search, the search with it fixed), where the fixed one is valid."""
+    model, method, cluster, spec = search_case(rng, catalog)
     name = rng.choice(sorted(SEARCH_FIELDS))
     value = rng.choice(SEARCH_FIELDS[name])
     if name == "cp" and spec.seq_len < max(LONG_SEQUENCE, 2 * MIN_TOKENS_PER_CP_RANK):
@@ -518,14 +524,10 @@ def check_more_memory(rng: random.Random, catalog: object, count: int) -> tuple[
     (pairs, broken, faster only by offloading)"""
     pairs = broken = by_offload = 0
     while pairs < count:
-        model = catalog.model(rng.choice(MODELS))  # type: ignore[attr-defined]
-        gpu = catalog.gpu(rng.choice(GPUS))  # type: ignore[attr-defined]
-        gpus = rng.choice(GPU_COUNTS)
-        method = rng.choice(METHODS)
-        spec = LayoutSpec(seq_len=rng.choice(SEQ_LENS), global_batch=rng.choice((None, 64, 256)),
-                          memory_headroom=0.08, optimizer=rng.choice(("adam", "adam_8bit", "paged_adam_8bit")))
+        model, method, cluster, spec = search_case(rng, catalog, "adam", "adam_8bit", "paged_adam_8bit")
+        gpu, gpus = cluster.gpu, cluster.gpus
         try:
-            small = search_layout(model, method, Cluster.of(gpu, gpus), spec).best
+            small = search_layout(model, method, cluster, spec).best
             large = search_layout(model, method, Cluster.of(gpu.model_copy(
                 update={"memory_gib": gpu.memory_gib * 1.5}), gpus), spec).best
         except ValueError:

@@ -687,10 +687,10 @@ class CandidateBuilder:
             assumptions.append(f"{job.id}: {uncalibrated_band_note(estimate.uncalibrated)}")
         assumptions += [f"{place.platform}: {note}" for note in getattr(estimate.cluster, "assumptions", ())]
         layout = estimate.layout
-        if layout.state_offload:  # the host memory it needs and the CPU step's assumed speed
-            assumptions += [f"{job.id}: {note}" for note in estimate.notes if note.startswith("CPU offload")]
-        # paged optimizer states kept in host memory: the host memory they take and their PCIe traffic each step
-        assumptions += [f"{job.id}: {note}" for note in estimate.notes if note.startswith("paged optimizer")]
+        # model states offloaded, or paged optimizer states, in host memory: the host memory they take, the CPU
+        # step's assumed speed, their PCIe traffic each step
+        assumptions += [f"{job.id}: {note}" for note in estimate.notes
+                        if note.startswith(("CPU offload", "paged optimizer"))]
         return Candidate(
             index=index, job=job.id, platform=place.platform, gpu=place.gpu, gpus=place.gpus,
             nodes=place.nodes, billing=place.billing, duration_min=max(1, SCALE.minutes(hours)),

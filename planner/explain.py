@@ -19,7 +19,7 @@ from plan.planner.candidates import NOT_WEIGHED, CandidateBuilder
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
 from plan.planner.estimate import Estimate
-from plan.planner.estimate.types import CAUSAL_MFU_NOTE_GAP, OPTIMIZER_NAME_OF
+from plan.planner.estimate.types import CAUSAL_MFU_NOTE_GAP, OPTIMIZER_NAME_OF, eager_kernels_on_megatron
 from plan.planner.infeasible import (
     HOURS_STATED_BELOW_H,
     at_time,
@@ -265,12 +265,10 @@ def _stated_kernels_lines(session: Session, plan: Plan) -> list[str]:
     apply, and how to keep the job on an eager stack."""
     if session.loaded is None:
         return []
-    scenario = session.loaded.scenario
-    return [f"{j.job} states kernels: eager, which says how a PyTorch stack (fsdp, deepspeed) runs its layers; "
-            "the plan runs it on Megatron, which always runs fused kernels (framework: fsdp or deepspeed keeps it "
-            "on an eager stack)" for j in plan.jobs
-            if j.framework == "megatron" and "kernels" in scenario.job(j.job).model_fields_set
-            and scenario.job(j.job).kernels == "eager"]
+    jobs = {job.id: job for job in session.loaded.scenario.jobs}
+    return [eager_kernels_on_megatron(f"{j.job} states kernels: eager, which", "framework: fsdp or deepspeed")
+            for j in plan.jobs if j.framework == "megatron" and "kernels" in jobs[j.job].model_fields_set
+            and jobs[j.job].kernels == "eager"]
 
 
 def _headroom_line(problem: Problem, plan: Plan) -> str:

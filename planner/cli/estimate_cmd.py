@@ -39,6 +39,7 @@ from plan.planner.estimate.types import (
     OPTIMIZERS,
     PRECISIONS,
     RECOMPUTE,
+    eager_kernels_on_megatron,
 )
 from plan.planner.memory_savers import LEANER_OPTIMIZERS, STACK_SETTINGS, MemorySaver
 from plan.planner.offload_note import (
@@ -279,9 +280,7 @@ def estimate_command(
     if cpu_offload == "on" and not result.layout.state_offload:
         notes.insert(0, _offload_refused(card, method, cluster, spec))
     if kernels == "eager" and result.layout.framework == "megatron":
-        notes.insert(0, "--kernels eager says how a PyTorch stack (fsdp, deepspeed) runs its layers; the layout "
-                        "chosen is Megatron's, which always runs fused kernels (--framework fsdp or deepspeed "
-                        "keeps to an eager stack)")
+        notes.insert(0, eager_kernels_on_megatron("--kernels eager", "--framework fsdp or deepspeed"))
     # (on the uncalibrated estimate: the offloaded one is not calibrated either)
     offload_hint = None if found.best is None else _faster_offloaded_hint(card, method, cluster, spec, found.best)
     if offload_hint:

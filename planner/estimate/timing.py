@@ -555,12 +555,11 @@ def shared_link_excess_s(shape: ModelShape, method: str, layout: Layout, cp_link
 
 
 class _StageMicroBatch(NamedTuple):
-    """One stage's micro-batch: its compute, the share of its layers recomputed, and seconds of compute,
+    """One stage's micro-batch: its compute, the share of its layers recomputed, and seconds of
     recomputation, tensor-, context- and expert-parallel traffic exposed, and the host's excess."""
 
     compute: MicroBatchCompute
     redone: float
-    compute_s: float
     recompute_s: float
     tp_s: float
     cp_s: float
@@ -569,7 +568,7 @@ class _StageMicroBatch(NamedTuple):
 
     @property
     def total_s(self) -> float:
-        return self.compute_s + self.recompute_s + self.tp_s + self.cp_s + self.ep_s + self.host_s
+        return self.compute.compute_s + self.recompute_s + self.tp_s + self.cp_s + self.ep_s + self.host_s
 
 
 def _stage_micro_batch(shape: ModelShape, method: str, layout: Layout, r: Rates, mbc: MicroBatchCompute,
@@ -586,7 +585,7 @@ def _stage_micro_batch(shape: ModelShape, method: str, layout: Layout, r: Rates,
     # too, more GPU work never shortens a step.
     gpu_mb = mbc.compute_s + recompute_mb + tp_mb + cp_mb + ep_mb
     host_mb = max(0.0, host_issue_s(method, layout, layers) - gpu_mb)
-    return _StageMicroBatch(mbc, redone, mbc.compute_s, recompute_mb, tp_mb, cp_mb, ep_mb, host_mb)
+    return _StageMicroBatch(mbc, redone, recompute_mb, tp_mb, cp_mb, ep_mb, host_mb)
 
 
 def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, tp_link: GroupLink,
@@ -606,8 +605,8 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
     # the slowest stage by its whole micro-batch: compute, recomputation, exposed traffic and the host
     slowest = max((_stage_micro_batch(shape, method, layout, r, stage, tp_link, cp_link, ep_link)
                    for stage in (mbc, mbc.other_stage) if stage is not None), key=lambda stage: stage.total_s)
-    mbc, redone, compute_mb, recompute_mb, tp_mb, cp_mb, ep_mb, host_mb = slowest
-    layers = mbc.layers
+    mbc, redone, recompute_mb, tp_mb, cp_mb, ep_mb, host_mb = slowest
+    layers, compute_mb = mbc.layers, mbc.compute_s
     stage_mb = slowest.total_s
     bubble = (p - 1) / v * stage_mb if p > 1 else 0.0
     p2p = m * v * p2p_s(shape, layout, pp_link)

@@ -60,6 +60,13 @@ FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
 """How data parallelism and recomputation are implemented (see `Layout`)."""
 KERNELS = ("eager", "fused")
 """How a PyTorch stack runs the layers (`Layout.kernels`): eager modules, or fused/compiled ones."""
+
+
+def eager_kernels_on_megatron(stated: str, keep: str) -> str:
+    """What a stated eager `kernels` answered with a Megatron layout is told (`plan estimate` and a plan alike):
+    `stated` names the setting as the user wrote it, `keep` the one that keeps to an eager stack."""
+    return (f"{stated} says how a PyTorch stack (fsdp, deepspeed) runs its layers; the layout chosen is Megatron's, "
+            f"which always runs fused kernels ({keep} keeps to an eager stack)")
 LOSSES = ("plain", "chunked", "fused")
 """How the cross-entropy holds the logits (`Layout.loss`): plain, chunked or fused (PyTorch stacks only)."""
 LOSS_KINDS = {
