@@ -374,6 +374,27 @@ UNSTATED_INTERLEAVING = 2
 smallest interleaving (torchtitan splits the model into two stages per rank by default)."""
 
 
+def pipeline_schedule(row: dict[str, str], notes: str) -> int | None:
+    """Virtual stages per rank a row's schedule fixes, or None (searched): UNSTATED_INTERLEAVING where its notes
+    say interleaved without a count; 1 where they name a 1F1B schedule, or where its stack pipelines on
+    DeepSpeed's engine (Megatron-DeepSpeed: BLOOM, MT-NLG), whose schedule has no interleaved stages
+    (deepspeed/runtime/pipe/schedule.py TrainSchedule)."""
+    if "interleaved" in notes:
+        return UNSTATED_INTERLEAVING
+    if "1F1B schedule" in notes or "deepspeed" in ((row.get("source") or "") + " " + notes).lower():
+        return 1
+    return None
+
+
+def whole_replicas_batch(sequences: int | None, dp: int | None) -> int | None:
+    """A global batch of `sequences` that every one of `dp` replicas can take a whole share of: the nearest
+    multiple of dp (at least dp) where a source's batch is a round figure in tokens ("2M tokens") that dp does
+    not divide; the batch itself otherwise."""
+    if sequences is None or not dp or sequences % dp == 0:
+        return sequences
+    return max(dp, round(sequences / dp) * dp)
+
+
 def _torchtitan_stages_per_rank(notes: str) -> int:
     """Pipeline stages per rank of a torchtitan row: UNSTATED_INTERLEAVING when its schedule is interleaved."""
     return UNSTATED_INTERLEAVING if "interleaved" in notes else 1
@@ -535,7 +556,8 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
     vpp = stated_count(notes, r"virtual pipeline|virtual stages|vpp")
     tp, pp, dp = count(row["tp"], "tp"), count(row["pp"], "pp"), count(row["dp"], "dp")
     gbt = size(row["global_batch_tokens"], "global_batch_tokens")
-    gb = int(gbt // seq) if gbt else stated_count(notes, r"global[_ ]batch(?:[_ ]size)?")
+    stated_gb = int(gbt // seq) if gbt else stated_count(notes, r"global[_ ]batch(?:[_ ]size)?")
+    gb = whole_replicas_batch(stated_gb, dp)
     mb = count(row.get("micro_batch"), "micro_batch") or stated_count(notes, r"micro[-_ ]?batch(?:[_ ]size)?|mbs")
     zero = stated_zero(row)
     if fam == "torchtitan":
@@ -543,7 +565,6 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
             mb = _torchtitan_micro_batch(gb // dp, pp, notes)
         if pp and pp > 1 and zero == 3:
             zero = 2  # torchtitan keeps parameters gathered under pipelining (no reshard after forward)
-    interleaved = "interleaved" in notes
     hybrid = stated_hybrid_shard(row, gpus, Cluster.of(gpu, gpus).gpus_per_node)
     spec = LayoutSpec(
         tp=tp, pp=pp, zero=zero, recompute=recompute_of(row["recompute"]),
@@ -553,8 +574,7 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
         sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None,
         flash_attention=fused_attention(row),
         loss=loss_of(row, fam), fused_modules=compiled(row),
-        virtual_pipeline=vpp or (
-            UNSTATED_INTERLEAVING if interleaved else 1 if "1F1B schedule" in notes else None),
+        virtual_pipeline=vpp or pipeline_schedule(row, notes),
         framework=framework, cp=_context_parallel(notes, gpus, tp, pp, dp),
         optimizer=NEMO_OPTIMIZER if fam == "NeMo" and method != "lora" and zero in (None, 1) else "adam",
         hybrid_shard=hybrid,
@@ -575,6 +595,8 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
         if metric in ("mfu", "hfu") and row["unit"].strip() != "%" and value <= 1.0:
             pred /= 100.0  # a utilization given as a fraction
     note = f"{fam}; " + (f"vpp={vpp}; " if vpp else "")
+    if gb != stated_gb:
+        note += f"global batch {stated_gb} sequences taken as {gb}, a multiple of dp={dp}; "
     if not est.fits:
         note += "estimated OOM"
     return Row(row["id"], "throughput", metric, value, pred, row["unit"], est.layout.short(), note, family=fam,

@@ -366,6 +366,26 @@ def test_batch_sizes_and_virtual_stages_a_row_gives_only_in_its_notes_are_read(m
     assert (lay.global_batch, lay.micro_batch, lay.virtual_pipeline) == (256, 2, 2)
 
 
+def test_a_deepspeed_pipeline_is_not_interleaved_and_a_round_batch_is_shared_by_whole_replicas(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    bench = _bench(monkeypatch)
+    # Megatron-DeepSpeed pipelines on DeepSpeed's engine (1F1B only); a Megatron-LM row's schedule is searched
+    row = {**LLAMA405, "id": "MDS", "model": "llama3.1-70b", "seq_len": "2048", "num_gpus": "128", "tp": "4",
+           "pp": "8", "dp": "4", "zero": "1", "recompute": "full", "global_batch_tokens": "1048576",
+           "source": "probe (Megatron-DeepSpeed), 2022"}
+    megatron = {**row, "id": "MLM", "source": "probe (Megatron-LM), 2022"}
+    # "2M tokens" at 2k: 976 sequences, which 124 replicas cannot share: the nearest batch they can, 992
+    rounded = {**row, "id": "ROUND", "num_gpus": "496", "pp": "1", "dp": "124", "global_batch_tokens": "2000000",
+               "source": "probe (Megatron-LM), 2022"}
+    _write(tmp_path / "throughput_public.csv", DATA / "throughput_public.csv", [row, megatron, rounded])
+    got = {r.id: r for r in bench.public_rows(tmp_path)}
+    assert got["MDS"].estimate.layout.virtual_pipeline == 1
+    assert got["MLM"].estimate.layout.virtual_pipeline > 1  # the search interleaves where the stack can
+    assert got["ROUND"].estimate.layout.global_batch == 992
+    assert "taken as 992, a multiple of dp=124" in got["ROUND"].note
+    assert [bench.whole_replicas_batch(n, 124) for n in (976, 992, 40, None)] == [992, 992, 124, None]
+
+
 def test_an_unnamed_model_of_a_catalog_shape_takes_that_architecture(monkeypatch: pytest.MonkeyPatch) -> None:
     """A row naming a model the catalog lacks is rebuilt from its columns, which give no FFN width or KV heads:
     where a catalog card has the same layers, hidden size, heads and vocabulary and nearly the same parameter
