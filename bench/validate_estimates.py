@@ -320,8 +320,8 @@ def stated_hybrid_shard(row: dict[str, str], gpus: int, gpus_per_node: int) -> b
     return bool(named) and gpus > gpus_per_node
 
 
-CONTEXT_PARALLEL_WORDS = r"context parallel"
-"""How a row's notes state its context-parallel size ("context parallel 2")."""
+CONTEXT_PARALLEL_WORDS = r"context[-_ ]parallel(?:ism)?(?:[-_ ]size)?|cp"
+"""How a row's notes state its context-parallel size ("context parallel 2", "CP 16", "cp=2")."""
 
 
 def stated_count(notes: str, name: str) -> int | None:
@@ -528,6 +528,15 @@ def throughput_rows(path: Path) -> list[Row]:
     return _each_row(path, "throughput", "value", lambda row: [_throughput_row(catalog, row)])
 
 
+EXPERT_PARALLEL_WORDS = r"ep|expert[-_ ]parallel(?:ism)?(?:[-_ ]size)?"
+"""How a row's notes may state its expert parallelism: "EP64", "ep=8", "expert parallel 8"."""
+
+
+def stated_expert_parallel(row: dict[str, str], notes: str) -> int | None:
+    """A MoE row's expert-parallel size: its `ep` cell where its file has one, else its notes' (None: searched)."""
+    return count(row.get("ep"), "ep") or stated_count(notes, EXPERT_PARALLEL_WORDS)
+
+
 def _context_parallel(notes: str, gpus: int, tp: int | None, pp: int | None, dp: int | None) -> int | None:
     """The row's context-parallel size: stated in its notes, else what its GPUs leave over tp x pp x dp
     when all three are given (Llama 3's CP 16 rows), else 1 where the row states tp (the older stacks
@@ -575,7 +584,7 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
         flash_attention=fused_attention(row),
         loss=loss_of(row, fam), fused_modules=compiled(row),
         virtual_pipeline=vpp or pipeline_schedule(row, notes),
-        framework=framework, cp=_context_parallel(notes, gpus, tp, pp, dp),
+        framework=framework, cp=_context_parallel(notes, gpus, tp, pp, dp), ep=stated_expert_parallel(row, notes),
         optimizer=NEMO_OPTIMIZER if fam == "NeMo" and method != "lora" and zero in (None, 1) else "adam",
         hybrid_shard=hybrid,
     )
@@ -922,9 +931,15 @@ def _whole_run(catalog: Catalog, row: dict[str, str]) -> WholeRun:
     cluster = Cluster.of(_gpu_of_row(catalog, row), gpus)
     seq = required(row, "seq_len", size)
     gbt = size(row["global_batch_tokens"], "global_batch_tokens")
+    notes = row.get("notes") or ""
+    # what the row's optional columns or its notes state: the precision (DeepSeek-V3 trained in FP8), context
+    # and expert parallelism
     spec = LayoutSpec(tp=count(row["tp"], "tp"), pp=count(row["pp"], "pp"), seq_len=seq,
                       global_batch=int(gbt // seq) if gbt else None, flash_attention=fused_attention(row),
-                      sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None, hybrid_shard=False)
+                      sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None, hybrid_shard=False,
+                      precision=precision_of(row.get("precision") or notes),
+                      cp=count(row.get("cp"), "cp") or stated_count(notes, CONTEXT_PARALLEL_WORDS),
+                      ep=stated_expert_parallel(row, notes))
     est = _run(card, "pretrain", cluster, spec, None, speed=True)
     run = est.run(required(row, "tokens", number))
     published = required(row, "gpu_hours", number)

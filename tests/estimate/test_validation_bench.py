@@ -386,6 +386,33 @@ def test_a_deepspeed_pipeline_is_not_interleaved_and_a_round_batch_is_shared_by_
     assert [bench.whole_replicas_batch(n, 124) for n in (976, 992, 40, None)] == [992, 992, 124, None]
 
 
+def test_a_whole_run_and_a_row_run_the_precision_and_parallelism_they_state(monkeypatch: pytest.MonkeyPatch,
+                                                                             tmp_path: Path) -> None:
+    bench = _bench(monkeypatch)
+    run = dict(id="RUN", source="probe", model="deepseek-v3", gpu="h800", num_gpus="256", gpus_stated="yes",
+               seq_len="4096", tokens="1e12", global_batch_tokens="8388608", gpu_hours="200000")
+    rows = [{**run, "id": "BF16"}, {**run, "id": "FP8", "notes": "FP8 mixed precision"},
+            {**run, "id": "FP8-EP8", "notes": "FP8 mixed precision; PP 8 EP 8; CP 1"},
+            {**run, "id": "COLUMNS", "precision": "fp8", "ep": "8", "cp": "1"}]
+    path = tmp_path / "whole_runs.csv"
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=[*run, "precision", "ep", "cp", "notes", "tp", "pp"])
+        writer.writeheader()
+        writer.writerows(rows)
+    runs, failed = bench.whole_runs(path)
+    assert failed == []
+    got = {r.id: r for r in runs}
+    for rid in ("FP8-EP8", "COLUMNS"):
+        assert "ep=8" in got[rid].layout and "cp=" not in got[rid].layout
+        assert got[rid].predicted_gpu_hours == got["FP8-EP8"].predicted_gpu_hours
+    assert got["FP8"].predicted_gpu_hours < got["BF16"].predicted_gpu_hours  # the FP8 its notes state was run
+    row = {**LLAMA405, "id": "MOE", "model": "qwen3-30b-a3b", "seq_len": "4096", "num_gpus": "16",
+           "notes": "expert parallel 4", "source": "probe, 2025"}
+    _write(tmp_path / "throughput_public.csv", DATA / "throughput_public.csv", [row])
+    (moe,) = bench.public_rows(tmp_path)
+    assert moe.estimate.layout.ep == 4
+
+
 def test_an_unnamed_model_of_a_catalog_shape_takes_that_architecture(monkeypatch: pytest.MonkeyPatch) -> None:
     """A row naming a model the catalog lacks is rebuilt from its columns, which give no FFN width or KV heads:
     where a catalog card has the same layers, hidden size, heads and vocabulary and nearly the same parameter
