@@ -38,6 +38,7 @@ from plan.planner.estimate.types import (
     OPTIMIZER_NAMES,
     OPTIMIZERS,
     PRECISIONS,
+    QLORA_METHODS,
     RECOMPUTE,
     eager_kernels_on_megatron,
 )
@@ -289,7 +290,8 @@ def estimate_command(
         notes[:0] = _without_offload_hints(card, method, cluster, spec, found.best)
     if nothing_fits:
         for hint in (_cpu_offload_hint(card, method, cluster, spec), *_setting_hints(card, method, cluster, spec),
-                     _leaner_optimizer_hint(card, method, cluster, spec), _recompute_hint(card, method, cluster, spec)):
+                     _leaner_optimizer_hint(card, method, cluster, spec),
+                     _sharded_states_hint(card, method, cluster, spec), _recompute_hint(card, method, cluster, spec)):
             if hint:
                 notes.insert(0, hint)
         notes.insert(0, f"nothing fits: the least-memory layout needs {result.memory.total_gib:.1f} GiB "
@@ -385,6 +387,24 @@ def _recompute_hint(card: ModelCard, method: str, cluster: Cluster, spec: Layout
         return None
     return _fits_with(f"recomputation searched (without --recompute {spec.recompute})", card, method, cluster,
                       spec, recompute=None)
+
+
+def _sharded_states_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:
+    """When nothing fits on Megatron's distributed optimizer (ZeRO-1: every rank keeps whole fp32 gradient
+    buffers and 16-bit weights), whether Megatron-FSDP sharding the gradients (ZeRO-2), then the weights too
+    (ZeRO-3), over the data-parallel ranks would: Llama 3 405B's data parallelism sharded its gradients and
+    optimizer states (Llama Team 2024, section 3.3.2). Never searched (no calibration row measures that stack),
+    so offered by name."""
+    if method in QLORA_METHODS or spec.framework not in (None, "megatron") or spec.zero not in (None, 0, 1):
+        return None
+    for zero, sharded in ((2, "gradients"), (3, "gradients and weights")):
+        hint = _fits_with(f"--framework megatron --zero {zero} (Megatron-FSDP: {sharded} sharded over the "
+                          "data-parallel ranks; Llama 3 405B's data parallelism sharded its gradients and "
+                          "optimizer states)",
+                          card, method, cluster, spec, framework="megatron", zero=zero)
+        if hint:
+            return hint
+    return None
 
 
 def _cpu_offload_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str | None:

@@ -88,6 +88,27 @@ def test_a_fixed_recomputation_that_fits_nowhere_names_the_one_that_fits() -> No
     assert searched["fits"] is True and searched["layout"]["recompute"] == "full"
     assert f"at {searched['memory_gib']['total']:.1f} GiB" in hint
 
+
+def test_a_layout_over_the_card_on_whole_gradient_buffers_names_the_sharding_that_fits() -> None:
+    """The same published layout kept without recomputation: Megatron's distributed optimizer keeps whole fp32
+    gradient buffers; Megatron-FSDP's sharding (never searched) is named where it fits, and the layout it names
+    fits when asked for by those flags."""
+    base = ("--model", "llama3.1-405b", "--method", "pretrain", "--gpu", "h100-sxm", "--gpus", "16384",
+            "--tp", "8", "--pp", "16", "--cp", "1", "--seq-len", "8192", "--global-batch", "2048",
+            "--recompute", "none", "--format", "json")
+    data = json.loads(run(*base)[1])
+    assert data["fits"] is False and data["layout"]["zero"] == 1
+    (hint,) = [n for n in data["notes"] if n.startswith("with --framework megatron --zero")]
+    zero = int(hint.split("--zero ")[1].split()[0])
+    code, out, _ = run(*base, "--framework", "megatron", "--zero", str(zero))
+    sharded = json.loads(out)
+    assert code == 0 and sharded["fits"] is True and sharded["layout"]["recompute"] == "none"
+    assert f"at {sharded['memory_gib']['total']:.1f} GiB" in hint
+    assert sharded["memory_gib"]["gradients"] < data["memory_gib"]["gradients"] / 10
+    # a job that fixes its stack to one that cannot shard so is not told
+    fsdp = json.loads(run(*base, "--framework", "fsdp")[1])
+    assert not any(n.startswith("with --framework megatron") for n in fsdp["notes"])
+
 @pytest.mark.parametrize(("args", "expected"), [
     (["--gpu", "h900"], "error: --gpu: unknown GPU 'h900'; did you mean"),
     (["--model", "llama9-8b"], "error: --model: unknown model"),
