@@ -22,8 +22,9 @@ framework's stack can split the layers so
 (stages.py); and the micro-batch: every size from 1 to the per-replica batch is allowed on FSDP (a last
 smaller micro-batch where it does not divide, as Composer runs it), found by bisection on memory (memory
 never falls as the micro-batch grows), then the few sizes around the step-time optimum are timed: the
-balanced size with as few micro-batches as the largest that fits allows; under pipelining, sizes of
-about 1, 2, 4 and 8 (fewer, larger micro-batches lengthen the bubble), each checked for memory.
+balanced size with as few micro-batches as the largest that fits allows, and the largest that divides the
+replica's batch (no last smaller micro-batch); under pipelining also sizes of about 1, 2, 4 and 8 (fewer,
+larger micro-batches lengthen the bubble), each checked for memory.
 Megatron, DeepSpeed and the one-click Hugging Face path need the micro-batches to fill the per-replica
 batch exactly, so there the sizes are its divisors.
 
@@ -189,12 +190,15 @@ def micro_batch_candidates(replica_batch: int, largest_fitting: int, pp: int, ex
             return (max(d for d in divisors if d <= top),)
         return tuple(sorted({max(d for d in divisors if d <= k) for k in PIPELINE_MICRO_BATCHES if k <= top},
                             reverse=True))
-    # the balanced size: as few micro-batches as `top` allows, all equal (a last smaller one only
-    # wastes GEMM efficiency)
+    # the balanced size: as few micro-batches as `top` allows, as even as sizes allow; and the largest size
+    # that divides the replica's batch, where that is another: a last smaller micro-batch wastes GEMM
+    # efficiency and hides less traffic behind its shorter backward pass, so more, even micro-batches
+    # may be faster
+    even = max(d for d in _divisors(replica_batch) if d <= top)
     if pp == 1:
-        return (-(-replica_batch // -(-replica_batch // top)),)
+        return tuple(sorted({-(-replica_batch // -(-replica_batch // top)), even}, reverse=True))
     return tuple(sorted({-(-replica_batch // -(-replica_batch // k)) for k in PIPELINE_MICRO_BATCHES
-                         if k <= top}, reverse=True))
+                         if k <= top} | {even}, reverse=True))
 
 
 @dataclass(frozen=True)

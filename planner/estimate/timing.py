@@ -53,6 +53,7 @@ SHARD_GRAD_OP gathers once per micro-batch forward and reduce-scatters once per 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -432,6 +433,14 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     forward_mb = compute_mb / (1 + lin_bwd_factor + reference_forward_passes(method))
     backward_mb = forward_mb * lin_bwd_factor + recompute_mb
     m = layout.micro_batches
+    # A last smaller micro-batch (its share of a full one) has that much less compute to hide its own
+    # collectives behind; it is the one whose backward pass ends the step.
+    last = layout.last_micro_batch_share
+    last_backward = backward_mb * last
+
+    def each_micro_batch(exposed: Callable[[float], float], window_s: float) -> float:
+        """Exposure summed over the step's micro-batches, each behind its own pass of `window_s` (a full one)."""
+        return (m - 1) * exposed(window_s) + exposed(window_s * last)
 
     def updated_parameters_gathered() -> float:
         """The updated 16-bit parameters' all-gather once per step, behind the next step's first forward
@@ -439,16 +448,17 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
         return _once_per_step(collective(layer_trained * 2.0), forward_mb, layers, layout,
                               collective(front_trained * 2.0), collective(back_trained * 2.0))
 
+    def reduced_behind(window_s: float) -> float:
+        return _layered_exposed(reduce, window_s, layers, front_reduce, back_reduce)
+
     if zero == 2 and layout.framework == "deepspeed":
         # stage 2 reduce-scatters every micro-batch's gradients and, as stage 1 does, all-gathers the
         # updated 16-bit parameters after the step (deepspeed/runtime/zero/stage_1_and_2.py)
-        return (m * _layered_exposed(reduce, backward_mb, layers, front_reduce, back_reduce)
-                + updated_parameters_gathered())
+        return each_micro_batch(reduced_behind, backward_mb) + updated_parameters_gathered()
     if zero == 2 and layout.framework == "megatron":
         # Megatron-FSDP optim_grads: the gradient shards are all there is to accumulate into, so every
         # micro-batch's backward reduce-scatters
-        return (m * _layered_exposed(reduce, backward_mb, layers, front_reduce, back_reduce)
-                + updated_parameters_gathered())
+        return each_micro_batch(reduced_behind, backward_mb) + updated_parameters_gathered()
     if zero >= 2:  # ZeRO-3, or FSDP's SHARD_GRAD_OP: every micro-batch gathers the layers for its forward
         gather, front_gather, back_gather = (collective(layer_gather_bytes), collective(front * 2.0),
                                              collective(back * 2.0))
@@ -459,19 +469,25 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
             reduce, front_reduce, back_reduce = (reduce + layer_trained * grad_bytes / pcie,
                                                  front_reduce + front_trained * grad_bytes / pcie,
                                                  back_reduce + back_trained * grad_bytes / pcie)
-        forward_gathers = _layered_exposed(gather, forward_mb, layers, front_gather, back_gather)
-        if zero == 2:  # (and reduces once per step)
-            return m * forward_gathers + _layered_exposed(reduce, backward_mb, layers, front_reduce, back_reduce)
+        def gathered_behind(window_s: float) -> float:
+            return _layered_exposed(gather, window_s, layers, front_gather, back_gather)
+
+        if zero == 2:  # (and reduces once per step, behind the last backward pass)
+            return each_micro_batch(gathered_behind, forward_mb) + reduced_behind(last_backward)
+
         # each layer is gathered again for its backward pass (the root module stays gathered); a DPO
         # reference forward gathers every layer once more (its own copy or the base)
-        backward = _layered_exposed(gather + reduce, backward_mb, layers, front_reduce, back_gather + back_reduce)
-        return m * ((1 + reference_forward_passes(method)) * forward_gathers + backward)
+        def backward_behind(window_s: float) -> float:
+            return _layered_exposed(gather + reduce, window_s, layers, front_reduce, back_gather + back_reduce)
+
+        return ((1 + reference_forward_passes(method)) * each_micro_batch(gathered_behind, forward_mb)
+                + each_micro_batch(backward_behind, backward_mb))
     # Once per step (Megatron, ZeRO-0/1): the reduction behind the last micro-batch's backward pass and
     # (ZeRO-1) the updated parameters' all-gather behind the next step's first forward
     if zero == 1:
-        return (_once_per_step(reduce, backward_mb, layers, layout, front_reduce, back_reduce)
+        return (_once_per_step(reduce, last_backward, layers, layout, front_reduce, back_reduce)
                 + updated_parameters_gathered())
-    return _once_per_step(2 * reduce, backward_mb, layers, layout, 2 * front_reduce, 2 * back_reduce)  # all-reduce
+    return _once_per_step(2 * reduce, last_backward, layers, layout, 2 * front_reduce, 2 * back_reduce)  # all-reduce
 
 
 def _once_per_step(layer_s: float, pass_s: float, layers: int, layout: Layout, edge_s: float,
@@ -612,7 +628,10 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
     p2p = m * v * p2p_s(shape, layout, pp_link)
 
     shard_link, replicate_link = sharding_links(cluster, layout, dp_link)
-    dp_exposed = dp_exposed_s(shape, method, layout, shard_link, z, compute_mb, recompute_mb, replicate_link)
+    # Context-parallel traffic stretches the passes the gathers and reductions hide behind: counted against the
+    # compute alone, a faster card would expose each twice and could come out slower. Where the two share a
+    # link, the link's busy time bounds the step (shared_link_excess_s).
+    dp_exposed = dp_exposed_s(shape, method, layout, shard_link, z, compute_mb + cp_mb, recompute_mb, replicate_link)
     dp_exposed += shared_link_excess_s(shape, method, layout, cp_link, shard_link, mbc, redone,
                                        work * (compute_mb + recompute_mb), work * cp_mb + dp_exposed)
     # ... and data-parallel waits the step exposes overlap the host's issuing in the same way

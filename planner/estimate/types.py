@@ -298,6 +298,12 @@ class Layout:
         return max(1.0, self.global_batch / (self.dp * self.micro_batch))
 
     @property
+    def last_micro_batch_share(self) -> float:
+        """The last micro-batch's size as a share of a full one: 1 where the micro-batch divides the replica's
+        batch, less where a last smaller one takes the remainder (Composer, Hugging Face accelerate)."""
+        return self.micro_batch_equivalents - (self.micro_batches - 1)
+
+    @property
     def eager_modules(self) -> bool:
         """Whether the layers run as eager PyTorch modules: the PyTorch stacks (FSDP, DeepSpeed) unless
         fused or compiled. They keep more activations (memory.py) and launch more kernels (timing.py).
