@@ -650,7 +650,7 @@ def _searched(key: _Key) -> SearchResult:
                 continue
 
         all_fit = not spec.micro_batch
-        extra_one = False  # one sequence per micro-batch added for Megatron's block recomputation
+        block_sizes: set[int] = set()  # smaller micro-batches added for Megatron's block recomputation
         if spec.micro_batch:
             sizes: tuple[int, ...] = (spec.micro_batch,)
         else:
@@ -665,12 +665,14 @@ def _searched(key: _Key) -> SearchResult:
                 continue
             sizes = micro_batch_candidates(replica, top, pair.pp,
                                            exact=fw in EXACT_BATCH_FRAMEWORKS or spec.pytorch_stacks_only)
-            if fw == "megatron" and rc == "full" and _tries_block(spec) and 1 not in sizes:
-                # Megatron's block recomputation trades the micro-batch against the layers it redoes: one
-                # sequence per micro-batch may need far fewer, so it is timed too (below, only where the
-                # largest size redoes more than half of each chunk: less leaves little to save)
-                sizes += (1,)
-                extra_one = True
+            if fw == "megatron" and rc == "full" and _tries_block(spec):
+                # Megatron's block recomputation trades the micro-batch against the layers it redoes: a
+                # smaller micro-batch (about 1, 2, 4 or 8 sequences, dividing the replica's batch) may need
+                # far fewer, so they are timed too (below, only where the largest size redoes more than half
+                # of each chunk: less leaves little to save)
+                block_sizes = {max(d for d in _divisors(replica) if d <= k) for k in PIPELINE_MICRO_BATCHES
+                               if k < sizes[0]} - set(sizes)
+                sizes += tuple(sorted(block_sizes, reverse=True))
         ep_link = group_link(cluster, ep, pair.tp * pair.cp)
         for mb in sizes:
             if interleaving_refused(fw, v, -(-replica // mb), pair.pp):
@@ -688,7 +690,7 @@ def _searched(key: _Key) -> SearchResult:
                 reasons["dominated (recomputation only adds time where none is needed)"] += 1
                 all_fit = False
                 continue
-            if mb == 1 and extra_one:
+            if mb in block_sizes:
                 redone = pair.memo.get(("block", fw, zero, sizes[0], v, ep), 0)
                 if redone is not None and 2 * redone <= chunk_layers(shape.layers, _make(pair, spec, lora_rank, fw,
                                                                                            zero, rc, mb, v, ep)):
