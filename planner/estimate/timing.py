@@ -572,7 +572,7 @@ def shared_link_excess_s(shape: ModelShape, method: str, layout: Layout, cp_link
 
 class _StageMicroBatch(NamedTuple):
     """One stage's micro-batch: its compute, the share of its layers recomputed, and seconds of
-    recomputation, tensor-, context- and expert-parallel traffic exposed, and the host's excess."""
+    recomputation, tensor-, context- and expert-parallel traffic exposed, and of the host's kernel issue."""
 
     compute: MicroBatchCompute
     redone: float
@@ -580,28 +580,33 @@ class _StageMicroBatch(NamedTuple):
     tp_s: float
     cp_s: float
     ep_s: float
-    host_s: float
+    host_issue_s: float
+
+    @property
+    def gpu_s(self) -> float:
+        return self.compute.compute_s + self.recompute_s + self.tp_s + self.cp_s + self.ep_s
+
+    def host_excess_s(self, share: float = 1.0) -> float:
+        """What the host needs beyond the GPU's work for a micro-batch of `share` of the full size: the host
+        issues kernels while the GPU computes and while it waits on a collective, so a host-bound micro-batch
+        takes the longer of the two (its critical path), not their sum. Counted against the recomputation
+        too, more GPU work never shortens a step; a smaller micro-batch launches as many kernels."""
+        return max(0.0, self.host_issue_s - self.gpu_s * share)
 
     @property
     def total_s(self) -> float:
-        return self.compute.compute_s + self.recompute_s + self.tp_s + self.cp_s + self.ep_s + self.host_s
+        return self.gpu_s + self.host_excess_s()
 
 
 def _stage_micro_batch(shape: ModelShape, method: str, layout: Layout, r: Rates, mbc: MicroBatchCompute,
                        tp_link: GroupLink, cp_link: GroupLink | None, ep_link: GroupLink | None) -> _StageMicroBatch:
     layers = mbc.layers
     redone = recomputed_share(layout, layers)
-    recompute_mb = stage_recompute_s(shape, layout, r, mbc)
-    tp_mb = tp_exposed_s(shape, layout, tp_link, 4 + 2 * redone, layers)
-    cp_mb = cp_exposed_s(shape, layout, cp_link, mbc, redone)
-    ep_mb = ep_exposed_s(shape, layout, ep_link, layers, redone)
-    # The host issues kernels while the GPU computes and while it waits on a collective, so a host-bound
-    # micro-batch takes the longer of the two (its critical path), not their sum: the host's excess is
-    # what it needs beyond the GPU's compute and exposed traffic. Counted against the recomputation
-    # too, more GPU work never shortens a step.
-    gpu_mb = mbc.compute_s + recompute_mb + tp_mb + cp_mb + ep_mb
-    host_mb = max(0.0, host_issue_s(method, layout, layers) - gpu_mb)
-    return _StageMicroBatch(mbc, redone, recompute_mb, tp_mb, cp_mb, ep_mb, host_mb)
+    return _StageMicroBatch(mbc, redone, stage_recompute_s(shape, layout, r, mbc),
+                            tp_exposed_s(shape, layout, tp_link, 4 + 2 * redone, layers),
+                            cp_exposed_s(shape, layout, cp_link, mbc, redone),
+                            ep_exposed_s(shape, layout, ep_link, layers, redone),
+                            host_issue_s(method, layout, layers))
 
 
 def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, tp_link: GroupLink,
@@ -618,35 +623,43 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
         mbc = micro_batch_compute(shape, method, layout, r)
     else:
         r, mbc = compute
-    # the slowest stage by its whole micro-batch: compute, recomputation, exposed traffic and the host
-    slowest = max((_stage_micro_batch(shape, method, layout, r, stage, tp_link, cp_link, ep_link)
-                   for stage in (mbc, mbc.other_stage) if stage is not None), key=lambda stage: stage.total_s)
-    mbc, redone, recompute_mb, tp_mb, cp_mb, ep_mb, host_mb = slowest
-    layers, compute_mb = mbc.layers, mbc.compute_s
-    stage_mb = slowest.total_s
-    bubble = (p - 1) / v * stage_mb if p > 1 else 0.0
+    stages = [_stage_micro_batch(shape, method, layout, r, stage, tp_link, cp_link, ep_link)
+              for stage in (mbc, mbc.other_stage) if stage is not None]
+    # the slowest stage by its whole micro-batch (compute, recomputation, exposed traffic, the host) paces the
+    # pipeline's fill and drain
+    bubble = (p - 1) / v * max(stage.total_s for stage in stages) if p > 1 else 0.0
     p2p = m * v * p2p_s(shape, layout, pp_link)
-
     shard_link, replicate_link = sharding_links(cluster, layout, dp_link)
-    # Context-parallel traffic stretches the passes the gathers and reductions hide behind: counted against the
-    # compute alone, a faster card would expose each twice and could come out slower. Where the two share a
-    # link, the link's busy time bounds the step (shared_link_excess_s).
-    dp_exposed = dp_exposed_s(shape, method, layout, shard_link, z, compute_mb + cp_mb, recompute_mb, replicate_link)
-    dp_exposed += shared_link_excess_s(shape, method, layout, cp_link, shard_link, mbc, redone,
-                                       work * (compute_mb + recompute_mb), work * cp_mb + dp_exposed)
-    # ... and data-parallel waits the step exposes overlap the host's issuing in the same way
-    host_step = max(0.0, work * host_mb - dp_exposed)
-    other = optimizer_and_paging_s(shape, method, layout, r, paged_offload_params, layers)
-
+    last = layout.last_micro_batch_share
     speed = cluster.speedup
-    return TimeBreakdown(
-        compute_s=work * compute_mb / speed,
-        tp_comm_s=work * tp_mb / speed,
-        cp_comm_s=work * cp_mb / speed,
-        ep_comm_s=work * ep_mb / speed,
-        dp_comm_s=dp_exposed / speed,
-        pp_bubble_s=(bubble + p2p) / speed,
-        recompute_s=work * recompute_mb / speed,
-        other_s=other / speed,
-        host_s=host_step / speed,
-    )
+
+    def stage_step(stage: _StageMicroBatch) -> TimeBreakdown:
+        """The step as this stage runs it: its micro-batches, its data-parallel traffic hidden behind its own
+        passes, and the bubble."""
+        compute_mb, recompute_mb, cp_mb = stage.compute.compute_s, stage.recompute_s, stage.cp_s
+        # Context-parallel traffic stretches the passes the gathers and reductions hide behind: counted against
+        # the compute alone, a faster card would expose each twice and could come out slower. Where the two
+        # share a link, the link's busy time bounds the step (shared_link_excess_s).
+        dp_exposed = dp_exposed_s(shape, method, layout, shard_link, z, compute_mb + cp_mb, recompute_mb,
+                                  replicate_link)
+        dp_exposed += shared_link_excess_s(shape, method, layout, cp_link, shard_link, stage.compute, stage.redone,
+                                           work * (compute_mb + recompute_mb), work * cp_mb + dp_exposed)
+        # ... and data-parallel waits the step exposes overlap the host's issuing in the same way
+        host = (m - 1) * stage.host_excess_s() + stage.host_excess_s(last)
+        host_step = max(0.0, host - dp_exposed)
+        other = optimizer_and_paging_s(shape, method, layout, r, paged_offload_params, stage.compute.layers)
+        return TimeBreakdown(
+            compute_s=work * compute_mb / speed,
+            tp_comm_s=work * stage.tp_s / speed,
+            cp_comm_s=work * cp_mb / speed,
+            ep_comm_s=work * stage.ep_s / speed,
+            dp_comm_s=dp_exposed / speed,
+            pp_bubble_s=(bubble + p2p) / speed,
+            recompute_s=work * recompute_mb / speed,
+            other_s=other / speed,
+            host_s=host_step / speed,
+        )
+
+    # Each stage hides its own layers' data-parallel traffic behind its own passes: the step is the slowest's
+    # (chosen by the micro-batch alone, a stage with less compute to hide behind could be passed over)
+    return max((stage_step(stage) for stage in stages), key=lambda step: step.total_s)
