@@ -1,6 +1,6 @@
 """Step time: compute at an achieved rate, exposed communication, pipeline bubble, recomputation.
 
-Per micro-batch on the slowest pipeline stage (its layers, plus the output layer on the last stage):
+Per micro-batch on each pipeline stage (its layers, plus the output layer on the last stage):
     forward FLOPs F = (2 N_linear + 4 s d_q L_stage) / tp x tokens + 2 V h / tp x tokens
     backward = 2F for full methods; LoRA/QLoRA: 1x for the frozen linear layers, 2x for attention;
     DPO variants add one reference forward F (element-wise traffic +1/3)
@@ -26,7 +26,10 @@ is exposed. Context parallelism: ring attention passes K/V chunks (cp - 1) times
 and twice that backward, overlapped with the attention kernels; only the excess is exposed. DeepSpeed's
 cp is Ulysses instead: all-to-alls that trade the sequence split for a head split around each attention
 (q, k, v in, the output back), on the critical path.
-Pipeline (Narayanan et al. 2021): bubble (p-1)/v micro-batch times, plus point-to-point transfers.
+Pipeline (Narayanan et al. 2021): bubble (p-1)/v micro-batch times of the slowest stage, plus point-to-point
+transfers; each stage hides its own data-parallel traffic behind its own passes, and the step is the
+slowest stage's. A last smaller micro-batch computes its share of a full one, hides that share of its
+collectives' time, and launches as many kernels.
 
 Data parallelism, layer by layer: a collective for layer i is prefetched/launched while layer i-1
 (or i+1 in the backward pass) computes, so per pass only the first collective and whatever each
