@@ -45,7 +45,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -677,9 +677,32 @@ MEMORY_METHODS = {"full": "full_finetune", "full_finetune": "full_finetune", "sf
                   "qlora": "qlora", "dpo": "dpo", "lora_dpo": "lora_dpo", "qlora_dpo": "qlora_dpo"}
 """A row's `method` column, in the estimator's names."""
 
-ROW_SHAPES = {"LLaMA-65B": dict(layers=80, hidden_size=8192, ffn_hidden_size=22016, num_heads=64, num_kv_heads=64,
-                                vocab_size=32000, max_positions=2048)}
-"""Shapes of the models some memory rows name that the catalog lacks: LLaMA paper (Touvron et al. 2023) table 2."""
+_LLAMA1 = "LLaMA paper (Touvron et al. 2023) table 2; SwiGLU of 2/3 x 4d rounded up to a multiple of 256"
+ROW_SHAPES: dict[str, dict[str, Any]] = {
+    "llama-7b": dict(params=6.7e9, layers=32, hidden_size=4096, ffn_hidden_size=11008, num_heads=32,
+                     num_kv_heads=32, vocab_size=32000, max_positions=2048, ffn_type="swiglu", source=_LLAMA1),
+    "llama-13b": dict(params=13.0e9, layers=40, hidden_size=5120, ffn_hidden_size=13824, num_heads=40,
+                      num_kv_heads=40, vocab_size=32000, max_positions=2048, ffn_type="swiglu", source=_LLAMA1),
+    "llama-33b": dict(params=32.5e9, layers=60, hidden_size=6656, ffn_hidden_size=17920, num_heads=52,
+                      num_kv_heads=52, vocab_size=32000, max_positions=2048, ffn_type="swiglu", source=_LLAMA1),
+    "llama-65b": dict(params=65.2e9, layers=80, hidden_size=8192, ffn_hidden_size=22016, num_heads=64,
+                      num_kv_heads=64, vocab_size=32000, max_positions=2048, ffn_type="swiglu", source=_LLAMA1),
+    "bloom-176b": dict(params=176.2e9, layers=70, hidden_size=14336, ffn_hidden_size=4 * 14336, num_heads=112,
+                       num_kv_heads=112, vocab_size=250680, max_positions=2048, ffn_type="gelu", tied_embeddings=True,
+                       source="BLOOM paper (BigScience Workshop 2022) table 3 (176,247M parameters; FFN 4h, GELU)"),
+    "opt-175b": dict(params=175e9, layers=96, hidden_size=12288, ffn_hidden_size=4 * 12288, num_heads=96,
+                     num_kv_heads=96, vocab_size=50272, max_positions=2048, ffn_type="gelu", tied_embeddings=True,
+                     source="OPT paper (Zhang et al. 2022) table 1 (FFN 4h); vocabulary of the released OPT configs"),
+}
+"""Shapes of models that rows name and the catalog lacks (the older open models of published whole runs and memory
+rows), by their names lower-cased with spaces as dashes ("LLaMA 65B" is llama-65b)."""
+
+
+def row_shape_card(name: str) -> ModelCard | None:
+    """The ROW_SHAPES card a row's model name names, else None."""
+    key = re.sub(r"[\s_]+", "-", name.strip().lower())
+    shape = ROW_SHAPES.get(key)
+    return None if shape is None else ModelCard(id=key, **shape)
 
 
 def memory_rows(path: Path) -> list[Row]:
@@ -688,13 +711,20 @@ def memory_rows(path: Path) -> list[Row]:
 
 
 def _memory_card(row: dict[str, str]) -> ModelCard:
-    """The catalog's card, a ROW_SHAPES one, or one from the row's shape columns (`_card`)."""
-    name = row["model"]
-    if name in ROW_SHAPES:
-        return ModelCard(id=name.lower(), params=required(row, "params_b", number) * 1e9,
-                         ffn_type="swiglu",
-                         source="LLaMA paper (Touvron et al. 2023) table 2", **ROW_SHAPES[name])
-    return _card(row, name)
+    """The catalog's card, a ROW_SHAPES one (at the row's parameter count where it gives one), or one from the
+    row's shape columns (`_card`)."""
+    return _named_card(row) or _card(row, row["model"])
+
+
+def _named_card(row: dict[str, str]) -> ModelCard | None:
+    """A ROW_SHAPES card for a model the catalog lacks, at the row's parameter count where it gives one."""
+    try:
+        builtin_catalog().model(row["model"])
+        return None
+    except UnknownIdError:
+        card = row_shape_card(row["model"])
+    params = (row.get("params_b") or "").strip()
+    return card if card is None or not params else card.model_copy(update={"params": number(params, "params_b") * 1e9})
 
 
 DEFAULT_ZERO_OF_FRAMEWORK = {"fsdp": 3, "megatron": 1}
@@ -926,7 +956,7 @@ def whole_runs(path: Path) -> tuple[list[WholeRun], list[tuple[str, str]]]:
 
 def _whole_run(catalog: Catalog, row: dict[str, str]) -> WholeRun:
     overhead, _ = whole_run_overhead("pretrain")
-    card = _card(row, row["model"])
+    card = _memory_card(row)
     gpus = required(row, "num_gpus", count)
     cluster = Cluster.of(_gpu_of_row(catalog, row), gpus)
     seq = required(row, "seq_len", size)
@@ -938,6 +968,7 @@ def _whole_run(catalog: Catalog, row: dict[str, str]) -> WholeRun:
                       global_batch=int(gbt // seq) if gbt else None, flash_attention=fused_attention(row),
                       sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None, hybrid_shard=False,
                       precision=precision_of(row.get("precision") or notes),
+                      virtual_pipeline=pipeline_schedule(row, notes),
                       cp=count(row.get("cp"), "cp") or stated_count(notes, CONTEXT_PARALLEL_WORDS),
                       ep=stated_expert_parallel(row, notes))
     est = _run(card, "pretrain", cluster, spec, None, speed=True)

@@ -95,7 +95,7 @@ def probe_dir(tmp_path: Path) -> Path:
     _write(tmp_path / "throughput_probe.csv", DATA / "throughput_public.csv", THROUGHPUT_PROBES)
     _write(tmp_path / "memory_probe.csv", DATA / "memory_public.csv", MEMORY_PROBES)
     _write(tmp_path / "whole_runs_probe.csv", DATA / "whole_runs.csv",
-           [dict(id="PROBE-RUN", source="probe", model="bloom-176b", gpu="a100-80gb", num_gpus="384",
+           [dict(id="PROBE-RUN", source="probe", model="mystery-176b", gpu="a100-80gb", num_gpus="384",
                  seq_len="2048", tokens="3.66e11", gpu_hours="1000000")])
     return tmp_path
 
@@ -117,7 +117,7 @@ def test_rows_the_bench_cannot_state_are_reported_and_the_rest_still_run(
     assert "method 'distillation'" in why["PROBEM-METHOD"]
     assert "needs its tokens in the notes" in why["PROBE-RUN-TOKENS"]
     assert not any(w.startswith("bug:") for w in why.values())
-    assert "PROBE-RUN   not estimated: unknown model 'bloom-176b'" in out
+    assert "PROBE-RUN   not estimated: unknown model 'mystery-176b'" in out
     assert f"rows not estimated: {len(why)}" in out
     for rid in why:  # reported, and left out of the statistics
         assert rows[rid].error is None
@@ -411,6 +411,31 @@ def test_a_whole_run_and_a_row_run_the_precision_and_parallelism_they_state(monk
     _write(tmp_path / "throughput_public.csv", DATA / "throughput_public.csv", [row])
     (moe,) = bench.public_rows(tmp_path)
     assert moe.estimate.layout.ep == 4
+
+
+def test_a_whole_run_of_an_older_model_the_catalog_lacks_is_estimated(monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path) -> None:
+    """Whole-run rows carry no shape columns: LLaMA-1 and BLOOM, which the planner's catalog lacks, are read from
+    the bench's own shapes under the names sources print ("LLaMA-7B", "LLaMA 33B", "BLOOM-176B")."""
+    bench = _bench(monkeypatch)
+    run = dict(source="probe", gpu="a100-80gb", num_gpus="2048", gpus_stated="no", seq_len="2048", tokens="1e12",
+               global_batch_tokens="4194304", gpu_hours="100000")
+    rows = [{**run, "id": "L7", "model": "LLaMA-7B"}, {**run, "id": "L33", "model": "LLaMA 33B"},
+            {**run, "id": "B", "model": "BLOOM-176B", "num_gpus": "384"}, {**run, "id": "X", "model": "Mystery-9B"}]
+    path = tmp_path / "whole_runs.csv"
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["id", "model", *run, "tp", "pp", "notes"])
+        writer.writeheader()
+        writer.writerows(rows)
+    runs, failed = bench.whole_runs(path)
+    got = {r.id: r for r in runs}
+    assert set(got) == {"L7", "L33", "B"}, failed
+    assert [rid for rid, _ in failed] == ["X"]
+    # GPU-hours for the same tokens grow with the model
+    assert got["L7"].predicted_gpu_hours < got["L33"].predicted_gpu_hours < got["B"].predicted_gpu_hours
+    card = bench.row_shape_card("LLaMA_65B")
+    assert card is not None and card.layers == 80 and abs(card.params - 65.2e9) < 1e6
+    assert bench.row_shape_card("llama3.1-8b") is None  # the catalog's models are the catalog's
 
 
 def test_an_unnamed_model_of_a_catalog_shape_takes_that_architecture(monkeypatch: pytest.MonkeyPatch) -> None:
