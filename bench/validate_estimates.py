@@ -692,7 +692,8 @@ ROW_SHAPES: dict[str, dict[str, Any]] = {
                        source="BLOOM paper (BigScience Workshop 2022) table 3 (176,247M parameters; FFN 4h, GELU)"),
     "opt-175b": dict(params=175e9, layers=96, hidden_size=12288, ffn_hidden_size=4 * 12288, num_heads=96,
                      num_kv_heads=96, vocab_size=50272, max_positions=2048, ffn_type="gelu", tied_embeddings=True,
-                     source="OPT paper (Zhang et al. 2022) table 1 (FFN 4h); vocabulary of the released OPT configs"),
+                     source="OPT paper (Zhang et al. 2022) table 1 (FFN 4h with ReLU: the two-matrix FFN the card "
+                            "calls gelu); vocabulary of the released OPT configs"),
 }
 """Shapes of models that rows name and the catalog lacks (the older open models of published whole runs and memory
 rows), by their names lower-cased with spaces as dashes ("LLaMA 65B" is llama-65b)."""
@@ -710,7 +711,7 @@ def memory_rows(path: Path) -> list[Row]:
     return _each_row(path, "memory", "peak_memory", lambda row: _memory_row(catalog, row))
 
 
-def _memory_card(row: dict[str, str]) -> ModelCard:
+def _row_model_card(row: dict[str, str]) -> ModelCard:
     """The catalog's card, a ROW_SHAPES one (at the row's parameter count where it gives one), or one from the
     row's shape columns (`_card`)."""
     return _named_card(row) or _card(row, row["model"])
@@ -786,7 +787,7 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
         est = estimate(card, method, cluster, layout)
         return [Row(rid, "memory", "model states", published, _states_gb(est), unit,
                     layout.short(), "model states only", family=family(rid), estimate=est)]
-    card = _memory_card(row)
+    card = _row_model_card(row)
     bound = rid == "QLORA-01"
     gpu = catalog.gpu("rtx-a6000") if row["gpu"] == "48gb-class" else _gpu_of_row(catalog, row)
     fam = family(rid, row["source"])
@@ -956,7 +957,7 @@ def whole_runs(path: Path) -> tuple[list[WholeRun], list[tuple[str, str]]]:
 
 def _whole_run(catalog: Catalog, row: dict[str, str]) -> WholeRun:
     overhead, _ = whole_run_overhead("pretrain")
-    card = _memory_card(row)
+    card = _row_model_card(row)
     gpus = required(row, "num_gpus", count)
     cluster = Cluster.of(_gpu_of_row(catalog, row), gpus)
     seq = required(row, "seq_len", size)
