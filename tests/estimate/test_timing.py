@@ -436,6 +436,9 @@ def test_a_last_smaller_micro_batch_hides_only_its_share_of_the_traffic() -> Non
     assert b.time.compute_s == pytest.approx(a.time.compute_s, rel=0.02)
     assert b.time.dp_comm_s > a.time.dp_comm_s
     assert b.step_time_s > a.step_time_s
+    # and says how its replicas split their sequences
+    assert any(n.startswith("micro-batches: each replica's 4 sequences run as 1 of 3 and a last of 1") for n in b.notes)
+    assert not any(n.startswith("micro-batches:") for n in a.notes)
     # and the search, which times the even size beside the fewest micro-batches, finds the faster
     found = search_layout(card, "dpo", cluster, LayoutSpec(seq_len=2048, global_batch=256, memory_headroom=0.08)).best
     assert found is not None and found.tokens_per_s >= a.tokens_per_s * (1 - 1e-9)
