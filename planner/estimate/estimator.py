@@ -318,9 +318,9 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
         notes.append(f"pp={layout.pp} does not divide {shape.layers} layers: uneven stages, the largest "
                      f"has {-(-shape.layers // layout.pp)}")
     if layout.last_micro_batch_share < 1:
-        replica = layout.global_batch // layout.dp
-        last = replica - (layout.micro_batches - 1) * layout.micro_batch
-        notes.append(f"micro-batches: each replica's {replica} sequences run as {layout.micro_batches - 1} of "
+        last = round(layout.last_micro_batch_share * layout.micro_batch)
+        notes.append(f"micro-batches: each replica's {layout.global_batch // layout.dp} sequences run as "
+                     f"{layout.micro_batches - 1} of "
                      f"{layout.micro_batch} and a last of {last}, which computes {last}/{layout.micro_batch} of a "
                      "full one but hides only that share of its collectives and launches as many kernels")
     if layout.seq_len > model.max_positions:
