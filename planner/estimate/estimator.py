@@ -273,6 +273,13 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
                    "capacity skip it); model FLOPs and MFU count the useful work only; an even load assumed")
         notes.append(f"MoE: memory holds all experts ({split}), "
                      f"FLOPs count active parameters; all-to-all dispatch/combine exposed; {routing}")
+        if layout.ep > 1 and layout_links(cluster, layout.tp, layout.pp, layout.cp, layout.dp,
+                                          layout.ep)[4].spans_nodes:
+            notes.append(f"MoE: ep={layout.ep} spans nodes: its all-to-alls are costed as Megatron's default "
+                         "dispatcher sends them (a copy per routed expert, 16-bit, none hidden); DeepSeek-V3's "
+                         "run sent each token once per node to at most 4 nodes, in FP8 for the dispatch, and hid "
+                         "the all-to-alls behind compute (DeepEP, DualPipe; DeepSeek-V3 technical report, sections "
+                         "3.2-3.3): not modelled, so such a stack runs faster than estimated")
         if model.attention:
             notes.append(f"attention approximated by the generic multi-head shape: {model.attention[:80]}...")
     if method in ADAPTER_METHODS:

@@ -487,3 +487,20 @@ def test_each_pipeline_stage_hides_its_own_data_parallel_traffic() -> None:
     fast = estimate(card, "dpo", Cluster.of(wider, 64), layout)
     assert base.time.dp_comm_s > 0 and base.time.pp_bubble_s > 0
     assert fast.step_time_s <= base.step_time_s * (1 + 1e-9)
+
+
+def test_expert_parallelism_across_nodes_says_which_dispatcher_it_is_costed_as() -> None:
+    """DeepSeek-V3 held to its published EP64 over 8 nodes: the all-to-alls are Megatron's default dispatcher's
+    (a copy per routed expert, none hidden), which DeepSeek's own run did not pay; the estimate says so, and
+    inside a node it has nothing to say."""
+    from plan.models.catalog import builtin_catalog
+
+    catalog = builtin_catalog()
+    card, h800 = catalog.model("deepseek-v3"), catalog.gpu("h800")
+    spans = [n for n in search_layout(card, "pretrain", Cluster.of(h800, 2048),
+                                      LayoutSpec(tp=1, pp=16, ep=64, seq_len=4096, precision="fp8")).best.notes
+             if "spans nodes" in n and n.startswith("MoE")]
+    assert len(spans) == 1 and "not modelled" in spans[0]
+    inside = search_layout(catalog.model("mixtral-8x7b"), "pretrain", Cluster.of(catalog.gpu("h100-sxm"), 64),
+                           LayoutSpec(tp=1, pp=4, ep=8, seq_len=4096)).best
+    assert inside is not None and not any("spans nodes" in n for n in inside.notes)
