@@ -665,6 +665,12 @@ def _searched(key: _Key) -> SearchResult:
                 continue
             sizes = micro_batch_candidates(replica, top, pair.pp,
                                            exact=fw in EXACT_BATCH_FRAMEWORKS or spec.pytorch_stacks_only)
+            if fits(sizes[0])[1][1].paged_offload_params > 0:
+                # a paged optimizer trades the micro-batch against its states: where the largest size pages
+                # some of them to host memory, smaller ones (halving, dividing the replica's batch) may keep
+                # them all on the GPU
+                sizes += tuple(sorted({max(d for d in _divisors(replica) if d <= top >> i)
+                                       for i in range(1, top.bit_length())} - set(sizes), reverse=True))
             if fw == "megatron" and rc == "full" and _tries_block(spec):
                 # Megatron's block recomputation trades the micro-batch against the layers it redoes: a
                 # smaller micro-batch (about 1, 2, 4 or 8 sequences, dividing the replica's batch) may need
@@ -833,19 +839,25 @@ def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: Layout
                     unrunnable[gap] += 1
                     continue
                 base_s = pair.stage_s[fw]
-                if ep > 1:  # all-to-all seconds per step do not depend on the micro-batch size
+                stage = -(-shape.layers // pair.pp)
+                # all-to-all seconds per step do not depend on the micro-batch size; a recomputed forward
+                # repeats its dispatch and combine, layer by layer (`redone_a2a_s`, for the share redone)
+                redone_a2a_s = 0.0
+                if ep > 1:
                     whole = _make(pair, spec, lora_rank, fw, zero, rc, replica, 1, ep, hs)
-                    base_s += ep_exposed_s(shape, whole, group_link(cluster, ep, pair.tp * pair.cp),
-                                           -(-shape.layers // pair.pp), 1 if rc == "full" else 0) / cluster.speedup
+                    link = group_link(cluster, ep, pair.tp * pair.cp)
+                    kept = ep_exposed_s(shape, whole, link, stage, 0) / cluster.speedup
+                    base_s += kept
+                    if rc == "full":
+                        redone_a2a_s = ep_exposed_s(shape, whole, link, stage, 1) / cluster.speedup - kept
                 # block recomputation (given, or tried by the search on Megatron's full recomputation) redoes
                 # at least `recompute_layers` (or 1) layers of each of the v chunks of the slowest stage
                 block = spec.recompute_layers or (1 if _tries_block(spec) and fw == "megatron" else 0)
-                stage = -(-shape.layers // pair.pp)
                 for v in splits:
                     # (a chunk of one layer has no block method: all of it or none is recomputed)
                     partial = block and rc == "full" and -(-stage // v) > 1
                     share = min(1.0, block * v / stage) if partial else 1.0
-                    work_s = base_s + pair.recompute_s[(rc, fw)] * share
+                    work_s = base_s + (pair.recompute_s[(rc, fw)] + redone_a2a_s) * share
                     bound = pair.gb * spec.seq_len / (work_s * (1 + (pair.pp - 1) / v / replica))
                     combos.append((-bound, index, ep, fw, zero, hs, rc, v, work_s))
     combos.sort()
