@@ -24,7 +24,8 @@ smaller micro-batch where it does not divide, as Composer runs it), found by bis
 never falls as the micro-batch grows), then the few sizes around the step-time optimum are timed: the
 balanced size with as few micro-batches as the largest that fits allows, and the largest that divides the
 replica's batch (no last smaller micro-batch); under pipelining also sizes of about 1, 2, 4 and 8 (fewer,
-larger micro-batches lengthen the bubble), each checked for memory.
+larger micro-batches lengthen the bubble); where the largest size pages a paged optimizer's states to host
+memory, its halvings too (a smaller micro-batch may keep them on the GPU); each checked for memory.
 Megatron, DeepSpeed and the one-click Hugging Face path need the micro-batches to fill the per-replica
 batch exactly, so there the sizes are its divisors.
 
@@ -665,7 +666,8 @@ def _searched(key: _Key) -> SearchResult:
                 continue
             sizes = micro_batch_candidates(replica, top, pair.pp,
                                            exact=fw in EXACT_BATCH_FRAMEWORKS or spec.pytorch_stacks_only)
-            if fits(sizes[0])[1][1].paged_offload_params > 0:
+            _, (_, largest) = fits(sizes[0])
+            if largest.paged_offload_params > 0:
                 # a paged optimizer trades the micro-batch against its states: where the largest size pages
                 # some of them to host memory, smaller ones (halving, dividing the replica's batch) may keep
                 # them all on the GPU
