@@ -712,20 +712,13 @@ def memory_rows(path: Path) -> list[Row]:
 
 
 def _row_model_card(row: dict[str, str]) -> ModelCard:
-    """The catalog's card, a ROW_SHAPES one (at the row's parameter count where it gives one), or one from the
+    """A ROW_SHAPES card (at the row's parameter count where it gives one), else the catalog's or one from the
     row's shape columns (`_card`)."""
-    return _named_card(row) or _card(row, row["model"])
-
-
-def _named_card(row: dict[str, str]) -> ModelCard | None:
-    """A ROW_SHAPES card for a model the catalog lacks, at the row's parameter count where it gives one."""
-    try:
-        builtin_catalog().model(row["model"])
-        return None
-    except UnknownIdError:
-        card = row_shape_card(row["model"])
+    card = row_shape_card(row["model"])
+    if card is None:
+        return _card(row, row["model"])
     params = (row.get("params_b") or "").strip()
-    return card if card is None or not params else card.model_copy(update={"params": number(params, "params_b") * 1e9})
+    return card.model_copy(update={"params": number(params, "params_b") * 1e9}) if params else card
 
 
 DEFAULT_ZERO_OF_FRAMEWORK = {"fsdp": 3, "megatron": 1}

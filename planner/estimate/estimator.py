@@ -226,7 +226,7 @@ def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster
     notes: list[str] = []
     if with_notes:
         pipeline = () if mem.peak_stage is None else (pipeline_peak_note(shape.layers, layout, mem.peak_stage),)
-        notes = _notes(model, shape, method, cluster, layout, tp_link, dp_link, mem.notes + pipeline)
+        notes = _notes(model, shape, method, cluster, layout, tp_link, dp_link, ep_link, mem.notes + pipeline)
         if uncalibrated:
             notes.append(uncalibrated_band_note(uncalibrated))
         if time.host_s > HOST_BOUND_SHARE * step_s:
@@ -256,7 +256,7 @@ def _megatron_execution(layout: Layout) -> str:
 
 
 def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, layout: Layout,
-           tp_link: object, dp_link: object, mem_notes: tuple[str, ...]) -> list[str]:
+           tp_link: object, dp_link: object, ep_link: object, mem_notes: tuple[str, ...]) -> list[str]:
     from plan.planner.estimate.topology import GroupLink
 
     notes = list(cluster.assumptions)
@@ -273,8 +273,7 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
                    "capacity skip it); model FLOPs and MFU count the useful work only; an even load assumed")
         notes.append(f"MoE: memory holds all experts ({split}), "
                      f"FLOPs count active parameters; all-to-all dispatch/combine exposed; {routing}")
-        if layout.ep > 1 and layout_links(cluster, layout.tp, layout.pp, layout.cp, layout.dp,
-                                          layout.ep)[4].spans_nodes:
+        if layout.ep > 1 and isinstance(ep_link, GroupLink) and ep_link.spans_nodes:
             notes.append(f"MoE: ep={layout.ep} spans nodes: its all-to-alls are costed as Megatron's default "
                          "dispatcher sends them (a copy per routed expert, 16-bit, none hidden); DeepSeek-V3's "
                          "run sent each token once per node to at most 4 nodes, in FP8 for the dispatch, and hid "

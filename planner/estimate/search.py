@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, TypeVar
@@ -180,26 +180,27 @@ PIPELINE_MICRO_BATCHES = (1, 2, 4, 8)
 micro-batch times and in-flight memory grows with the size (Megatron and NeMo configurations use 1-4)."""
 
 
+def dividing_sizes(replica_batch: int, limits: Iterable[int]) -> set[int]:
+    """For each limit, the largest micro-batch at most that which divides the replica's batch (no last smaller
+    micro-batch)."""
+    divisors = _divisors(replica_batch)
+    return {max(d for d in divisors if d <= limit) for limit in limits}
+
+
 def micro_batch_candidates(replica_batch: int, largest_fitting: int, pp: int, exact: bool = False) -> tuple[int, ...]:
     """Micro-batch sizes worth timing (module docstring), largest first. `exact`: the stack needs
     micro-batch x accumulation steps = the per-replica batch (Megatron's `gbs % (mbs * dp) == 0`,
     DeepSpeed's train_batch_size, the Hugging Face Trainer), so only its divisors are sizes."""
     top = min(replica_batch, largest_fitting)
+    pipelined = [k for k in PIPELINE_MICRO_BATCHES if k <= top]
     if exact:
-        divisors = _divisors(replica_batch)
-        if pp == 1:
-            return (max(d for d in divisors if d <= top),)
-        return tuple(sorted({max(d for d in divisors if d <= k) for k in PIPELINE_MICRO_BATCHES if k <= top},
-                            reverse=True))
+        return tuple(sorted(dividing_sizes(replica_batch, [top] if pp == 1 else pipelined), reverse=True))
     # the balanced size: as few micro-batches as `top` allows, as even as sizes allow; and the largest size
     # that divides the replica's batch, where that is another: a last smaller micro-batch wastes GEMM
     # efficiency and hides less traffic behind its shorter backward pass, so more, even micro-batches
     # may be faster
-    even = max(d for d in _divisors(replica_batch) if d <= top)
-    if pp == 1:
-        return tuple(sorted({-(-replica_batch // -(-replica_batch // top)), even}, reverse=True))
-    return tuple(sorted({-(-replica_batch // -(-replica_batch // k)) for k in PIPELINE_MICRO_BATCHES
-                         if k <= top} | {even}, reverse=True))
+    balanced = {-(-replica_batch // -(-replica_batch // k)) for k in ([top] if pp == 1 else pipelined)}
+    return tuple(sorted(balanced | dividing_sizes(replica_batch, [top]), reverse=True))
 
 
 @dataclass(frozen=True)
@@ -671,15 +672,14 @@ def _searched(key: _Key) -> SearchResult:
                 # a paged optimizer trades the micro-batch against its states: where the largest size pages
                 # some of them to host memory, smaller ones (halving, dividing the replica's batch) may keep
                 # them all on the GPU
-                sizes += tuple(sorted({max(d for d in _divisors(replica) if d <= top >> i)
-                                       for i in range(1, top.bit_length())} - set(sizes), reverse=True))
+                halvings = dividing_sizes(replica, [top >> i for i in range(1, top.bit_length())])
+                sizes += tuple(sorted(halvings - set(sizes), reverse=True))
             if fw == "megatron" and rc == "full" and _tries_block(spec):
                 # Megatron's block recomputation trades the micro-batch against the layers it redoes: a
                 # smaller micro-batch (about 1, 2, 4 or 8 sequences, dividing the replica's batch) may need
                 # far fewer, so they are timed too (below, only where the largest size redoes more than half
                 # of each chunk: less leaves little to save)
-                block_sizes = {max(d for d in _divisors(replica) if d <= k) for k in PIPELINE_MICRO_BATCHES
-                               if k < sizes[0]} - set(sizes)
+                block_sizes = dividing_sizes(replica, [k for k in PIPELINE_MICRO_BATCHES if k < sizes[0]]) - set(sizes)
                 sizes += tuple(sorted(block_sizes, reverse=True))
         ep_link = group_link(cluster, ep, pair.tp * pair.cp)
         for mb in sizes:

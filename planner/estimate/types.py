@@ -67,6 +67,8 @@ def eager_kernels_on_megatron(stated: str, keep: str) -> str:
     `stated` names the setting as the user wrote it, `keep` the one that keeps to an eager stack."""
     return (f"{stated} says how a PyTorch stack (fsdp, deepspeed) runs its layers; the layout chosen is Megatron's, "
             f"which always runs fused kernels ({keep} keeps to an eager stack)")
+
+
 LOSSES = ("plain", "chunked", "fused")
 """How the cross-entropy holds the logits (`Layout.loss`): plain, chunked or fused (PyTorch stacks only)."""
 LOSS_KINDS = {
