@@ -41,6 +41,7 @@ from plan.planner.estimate.types import (
     megatron_splits_sequence,
     offloads_states,
     ring_attention_gap,
+    ulysses_fp8_gap,
     ulysses_head_gap,
 )
 
@@ -103,6 +104,9 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
     head_gap = ulysses_head_gap(layout.framework, shape.heads, layout.tp, layout.cp)
     if head_gap:
         problems.append(f"cp: {head_gap}")
+    fp8_gap = ulysses_fp8_gap(layout.framework, layout.precision, layout.cp)
+    if fp8_gap:
+        problems.append(f"cp: {fp8_gap}")
     if layout.seq_len % layout.cp:
         problems.append(f"cp: {layout.cp} does not divide the sequence length {layout.seq_len}")
     elif layout.framework == "megatron" and not megatron_splits_sequence(layout.seq_len, layout.cp):

@@ -91,6 +91,7 @@ from plan.planner.estimate.types import (
     megatron_splits_sequence,
     offloads_states,
     ring_attention_gap,
+    ulysses_fp8_gap,
     ulysses_head_gap,
 )
 
@@ -423,7 +424,8 @@ def _unrunnable(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int,
     DeepSpeed AutoTP and accelerate's parallelism config run it."""
     if framework == "megatron" and not megatron_splits_sequence(spec.seq_len, cp):
         return MEGATRON_CP_SEQUENCE
-    split_gap = ring_attention_gap(framework, cp, spec.flash_attention) or ulysses_head_gap(framework, heads, tp, cp)
+    split_gap = (ring_attention_gap(framework, cp, spec.flash_attention) or ulysses_head_gap(framework, heads, tp, cp)
+                 or ulysses_fp8_gap(framework, spec.precision, cp))
     if split_gap:
         return split_gap
     if framework != "fsdp":
@@ -1214,6 +1216,9 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         head_gaps = [ulysses_head_gap("deepspeed", shape.heads, t, spec.cp or 1) for t in tps]
         if head_gaps and all(head_gaps):
             raise ValueError(f"cp: {head_gaps[0]}" + ("" if spec.tp else " at any tensor-parallel size"))
+        fp8_gap = ulysses_fp8_gap("deepspeed", spec.precision, spec.cp or 1)
+        if fp8_gap:
+            raise ValueError(f"cp: {fp8_gap}; use precision bf16, cp 1 or framework megatron or fsdp")
     if (spec.cp or 1) > 1 and not spec.flash_attention:
         ring_gap = _every_stack_gap(method, spec, lambda fw: ring_attention_gap(fw, spec.cp or 1, False))
         if ring_gap:

@@ -144,6 +144,19 @@ def ulysses_head_gap(framework: str, heads: int, tp: int, cp: int) -> str | None
             f"heads per tensor-parallel rank do not divide by cp = {cp}")
 
 
+ULYSSES_WITHOUT_FP8 = ("DeepSpeed's context parallelism (Ulysses, `sequence_parallel_size` in its JSON) is written "
+                       "by the deepspeed export, whose JSON has no FP8 setting, and accelerate, which runs FP8 on "
+                       "DeepSpeed through Transformer Engine, splits no sequence on DeepSpeed (its ring attention "
+                       "needs the FSDP2 plugin): no stack plan export writes for runs FP8 with cp > 1 on DeepSpeed")
+"""Why DeepSpeed runs no FP8 with context parallelism here (planner/export/deepspeed.py and accelerate.py
+refuse each half; LLaMA-Factory splits sequences on its Megatron-Bridge backend, which is Megatron)."""
+
+
+def ulysses_fp8_gap(framework: str, precision: str, cp: int) -> str | None:
+    """ULYSSES_WITHOUT_FP8 where DeepSpeed would split the sequence of an FP8 run, else None."""
+    return ULYSSES_WITHOUT_FP8 if framework == "deepspeed" and precision == "fp8" and cp > 1 else None
+
+
 MEGATRON_FSDP_SHARDING = {2: "optim_grads", 3: "optim_grads_params"}
 """Megatron-FSDP's `--data-parallel-sharding-strategy` for each ZeRO stage it runs."""
 

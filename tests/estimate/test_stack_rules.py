@@ -3,7 +3,8 @@ estimator and the search so that no plan names a layout no stack runs:
 - DeepSpeed's pipeline engine runs ZeRO stage 0 or 1 only: `PipelineModule` asserts stage < 2 ("ZeRO-2 and
   ZeRO-3 are incompatible with pipeline parallelism"); its exporter refuses the rest too;
 - Megatron's context parallelism cuts each sequence into 2 x cp chunks (`seq % (2 * cp) == 0`), and it and the
-  FSDP family run ring attention through flash kernels only (DeepSpeed's Ulysses runs any attention);
+  FSDP family run ring attention through flash kernels only (DeepSpeed's Ulysses runs any attention, in BF16:
+  the deepspeed export's JSON has no FP8, and accelerate, which runs FP8 on DeepSpeed, splits no sequence there);
 - no FSDP-family stack pipelines LoRA/QLoRA, DPO, a PyTorch optimizer or fp16, none tensor-parallelizes a
   4-bit QLoRA base, and none runs adapters or DPO with tp or cp beside replicated (ZeRO-0) ranks;
 - offloaded checkpoints run data-parallel only, offloaded activations unpipelined;
@@ -247,3 +248,24 @@ def test_deepspeed_context_parallelism_is_ulysses(llama8b: ModelCard, h100: GPU)
         estimate(llama8b, "pretrain", Cluster.of(h100, 24), replace(ulysses, cp=3, dp=8, global_batch=8))
     with pytest.raises(ValueError, match=r"^cp: DeepSpeed's cp is Ulysses"):
         search_layout(llama8b, "pretrain", Cluster.of(h100, 24), LayoutSpec(seq_len=seq, cp=3, framework="deepspeed"))
+
+
+def test_deepspeed_splits_no_sequence_of_an_fp8_run(llama8b: ModelCard, h100: GPU) -> None:
+    """DeepSpeed's cp (Ulysses) is written by the deepspeed export, whose JSON has no FP8 setting, and accelerate
+    runs FP8 on DeepSpeed but splits no sequence there: stated, cp is refused naming the field; searched, the FP8
+    run keeps whole sequences where the BF16 one splits them (a plan no stack could run, explained_answers
+    seed 78)."""
+    cluster = Cluster.of(h100, 8)
+    fp8 = replace(_cp_layout("deepspeed", 65536), precision="fp8", zero=1)
+    refused = r"^cp: DeepSpeed's context parallelism \(Ulysses, `sequence_parallel_size` in its JSON\)"
+    with pytest.raises(ValueError, match=refused):
+        estimate(llama8b, "pretrain", cluster, fp8)
+    assert estimate(llama8b, "pretrain", cluster, replace(fp8, precision="bf16")).tokens_per_s > 0
+    with pytest.raises(ValueError, match=refused):
+        search_layout(llama8b, "pretrain", cluster,
+                      LayoutSpec(seq_len=65536, cp=2, framework="deepspeed", precision="fp8"))
+    searched = {precision: search_layout(llama8b, "pretrain", cluster,
+                                         LayoutSpec(seq_len=65536, framework="deepspeed", precision=precision)).best
+                for precision in ("bf16", "fp8")}
+    assert searched["bf16"] is not None and searched["bf16"].layout.cp > 1
+    assert searched["fp8"] is not None and searched["fp8"].layout.cp == 1
