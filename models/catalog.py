@@ -129,6 +129,15 @@ VENDOR_PREFIX = re.compile(r"^(nvidia|huawei|amd)-")
 known with it is looked up without it."""
 
 
+VENDOR_WORDS = frozenset({"nvidia", "huawei", "amd"})
+
+
+def name_words(name: str) -> frozenset[str]:
+    """A name's words in any order, without a vendor word: "H100 80GB SXM", "SXM H100 80GB" and the card's full
+    name "NVIDIA H100 80GB SXM" are one set."""
+    return frozenset(fold_name(name).split("-")) - VENDOR_WORDS
+
+
 def _lookup(kind: str, wanted: str, table: Mapping[str, T]) -> T:
     if wanted in table:
         return table[wanted]
@@ -137,6 +146,12 @@ def _lookup(kind: str, wanted: str, table: Mapping[str, T]) -> T:
         for item in table.values():
             if name == fold_name(item.id) or name in (fold_name(a) for a in item.aliases):  # type: ignore[attr-defined]
                 return item
+    # the same words in another order, or an entry's full name: taken only where one entry has them
+    words = name_words(wanted)
+    same = [item for item in table.values()
+            if words in {name_words(n) for n in (item.id, *item.aliases, getattr(item, "name", ""))}]  # type: ignore[attr-defined]
+    if len(same) == 1:
+        return same[0]
     raise UnknownIdError(kind, wanted, Catalog._names(table))
 
 

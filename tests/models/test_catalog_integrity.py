@@ -7,7 +7,7 @@ import re
 import pytest
 
 from plan.models.catalog import builtin_catalog, fold_name, load_catalog
-from plan.models.errors import InputError
+from plan.models.errors import InputError, UnknownIdError
 
 REQUIRED_GPUS = {"rtx4090", "rtx3090", "rtx-a6000", "a100-40gb", "a100-80gb", "a800-80gb", "h100-sxm",
                  "h100-pcie", "h800", "h20", "h200", "l40s", "l20", "b200", "gb200", "ascend-910b",
@@ -106,6 +106,22 @@ def test_lookups_ignore_case_and_word_separators(catalog, typed, kind, expected)
 def test_the_names_nvidia_smi_prints_are_known(catalog, typed, kind, expected):
     """nvidia-smi and spec sheets name a part with its vendor first; a name not known so is known without it."""
     assert getattr(catalog, kind)(typed).id == expected
+
+
+@pytest.mark.parametrize(("typed", "kind", "expected"), [
+    ("H100 80GB SXM", "gpu", "h100-sxm"), ("SXM H100", "gpu", "h100-sxm"), ("GeForce RTX 4090", "gpu", "rtx4090"),
+    ("H200 141GB SXM", "gpu", "h200"), ("8B Qwen3", "model", "qwen3-8b"),
+    ("TI-ONE Tencent", "platform", "tencent-ti-one"),
+])
+def test_the_same_words_in_another_order_or_an_entrys_full_name_are_known(catalog, typed, kind, expected):
+    """Spec sheets and papers write a card's words in their own order ("H100 80GB SXM"), or its full name less
+    the vendor; one entry with those words is the one meant."""
+    assert getattr(catalog, kind)(typed).id == expected
+
+
+def test_words_no_entry_has_are_still_unknown_with_a_suggestion(catalog):
+    with pytest.raises(UnknownIdError, match=r"unknown GPU 'A100 80GB PCIe'; did you mean"):
+        catalog.gpu("A100 80GB PCIe")  # no PCIe A100 in the catalog: not taken for the SXM card
 
 
 def test_a_name_that_folds_onto_two_entries_is_refused(tmp_path):
