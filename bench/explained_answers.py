@@ -3,8 +3,8 @@ or offer no way out, and how many planned jobs no training stack can run.
 
 Scenarios are drawn from a seeded mix of what users write: a model and method (DPO included), tokens and
 sequence length, sometimes an 8-bit or Adafactor optimizer, FP8 or FP16, fused kernels or a chunked or fused
-loss, sometimes a fixed part of the layout (tp, pp, cp, ZeRO) or a named stack, sometimes a fine-tune after
-the first job, a budget from 50 CNY to 1M, a deadline from two hours to two weeks, an
+loss, sometimes a fixed part of the layout (tp, pp, cp, ZeRO, recomputation, micro-batch) or a named stack,
+sometimes a fine-tune after the first job, a budget from 50 CNY to 1M, a deadline from two hours to two weeks, an
 ops skill, spot allowed or not, data from public to regulated, and half the time an owned pool at a
 site (sometimes with the data kept there).
 Each is solved as `plan solve` does. An infeasible answer must name at least one conflict and at least
@@ -67,7 +67,8 @@ def scenario(rng: random.Random, index: int) -> dict[str, Any]:
         job["precision"] = "fp16"
     if rng.random() < 0.25:  # a fixed part of the layout
         fixed = {key: rng.choice(values) for key, values in
-                 (("tp", (1, 2, 4)), ("pp", (1, 2, 4)), ("cp", (1, 2)), ("zero", (1, 2, 3))) if rng.random() < 0.4}
+                 (("tp", (1, 2, 4)), ("pp", (1, 2, 4)), ("cp", (1, 2)), ("zero", (1, 2, 3)),
+                  ("recompute", ("none", "selective", "full")), ("micro_batch", (1, 2, 4))) if rng.random() < 0.4}
         if fixed:
             job["layout"] = fixed
     if rng.random() < 0.15:

@@ -46,7 +46,8 @@ def draw(rng: random.Random) -> dict[str, Any]:
     pool.update(count=rng.choice([1, 2, 3, 4, 8, 16]), gpus_per_node=rng.choice([1, 2, 4, 8]),
                 gpu=rng.choice(["rtx4090", "h100-sxm", "a100-80gb", "a800-80gb"]))
     layout = {key: rng.choice(values) for key, values in
-              (("tp", [1, 2, 4, 8]), ("pp", [1, 2, 3, 4, 8]), ("cp", [1, 2, 4]), ("zero", [0, 1, 2, 3]))
+              (("tp", [1, 2, 4, 8]), ("pp", [1, 2, 3, 4, 8]), ("cp", [1, 2, 4]), ("zero", [0, 1, 2, 3]),
+               ("recompute", ["none", "selective", "full", "full_offload", "offload"]), ("micro_batch", [1, 3, 8]))
               if rng.random() < 0.35}
     if layout:
         job["layout"] = layout

@@ -191,6 +191,11 @@ class DataSpec(Strict):
     at: Id | None = Field(default=None, description="the site where the data lives")
 
 
+RecomputePolicy = Literal["none", "selective", "full", "full_offload", "offload"]
+"""Activation recomputation policies a job may fix (plan.planner.estimate.types.RECOMPUTE, `plan estimate
+--recompute`)."""
+
+
 class FixedLayout(Strict):
     """Parts of the parallel layout a job fixes (a paper's exact setup); the rest is searched."""
 
@@ -198,6 +203,12 @@ class FixedLayout(Strict):
     pp: int | None = Field(default=None, gt=0, le=MAX_PARALLEL, description="pipeline stages")
     zero: int | None = Field(default=None, ge=0, le=3, description="ZeRO stage 0-3")
     cp: int | None = Field(default=None, gt=0, le=MAX_PARALLEL, description="context-parallel size (long sequences)")
+    recompute: RecomputePolicy | None = Field(
+        default=None, description="activation recomputation: none, selective (Megatron's attention core; torchtitan's "
+        "op-level policy on FSDP), full (every layer's input kept), full_offload (those inputs in host memory) or "
+        "offload (every saved activation in host memory)")
+    micro_batch: int | None = Field(default=None, gt=0, le=MAX_GLOBAL_BATCH,
+                                    description="sequences per micro-batch on each data-parallel replica")
 
 
 Framework = Literal["megatron", "deepspeed", "fsdp"]

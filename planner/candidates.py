@@ -405,6 +405,8 @@ class CandidateBuilder:
                               memory_headroom=self.headroom, memory_confidence=self.confidence,
                               tp=fixed.tp if fixed else None, pp=fixed.pp if fixed else None,
                               zero=fixed.zero if fixed else None, cp=fixed.cp if fixed else None,
+                              recompute=fixed.recompute if fixed else None,
+                              micro_batch=fixed.micro_batch if fixed else None,
                               framework=job.framework, optimizer=OPTIMIZER_ALIASES.get(job.optimizer, job.optimizer),
                               fused_modules=job.kernels == "fused", loss=job.loss,
                               batch_limit=batch_limit,
