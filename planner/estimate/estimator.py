@@ -35,6 +35,7 @@ from plan.planner.estimate.types import (
     RING_ATTENTION_NEEDS_FLASH,
     Estimate,
     Layout,
+    expert_parallel_gap,
     framework_zero,
     hybrid_shard_refused,
     interleaving_refused,
@@ -89,6 +90,10 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
                         f"modelled for full training), got {layout.ep}")
     elif layout.ep > 1 and layout.dp % layout.ep:
         problems.append(f"ep: {layout.ep} does not divide the {layout.dp} data-parallel ranks")
+    else:
+        experts_gap = expert_parallel_gap(layout.framework, method, layout.optimizer, layout.precision, layout.ep)
+        if experts_gap:
+            problems.append(f"ep: {experts_gap}")
     if layout.shard_group is not None:
         if hybrid_shard_refused(layout.framework, layout.zero, layout.state_offload, layout.ep):
             problems.append(f"shard_group: hybrid sharding is FSDP's, at ZeRO 2 or 3, without CPU offload or expert "

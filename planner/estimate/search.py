@@ -75,6 +75,8 @@ from plan.planner.estimate.topology import GroupLink, group_link, layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     EXACT_BATCH_FRAMEWORKS,
+    EXPERTS_NOT_SPLIT_ON_DEEPSPEED,
+    EXPERTS_SPLIT_BY_TORCHTITAN,
     FRAMEWORK_ZERO,
     MEGATRON_CP_SEQUENCE,
     MEGATRON_ONLY_OPTIMIZERS,
@@ -85,6 +87,7 @@ from plan.planner.estimate.types import (
     Estimate,
     Layout,
     LayoutSpec,
+    expert_parallel_gap,
     framework_zero,
     hybrid_shard_group,
     interleaving_refused,
@@ -460,33 +463,43 @@ def fsdp_stack_gap(method: str, optimizer: str, precision: str, tp: int, pp: int
 
 
 CHECKPOINT_OFFLOAD_DATA_PARALLEL_ONLY = ("offloaded checkpoints run on LLaMA-Factory's Hugging Face path "
-                                         "(use_unsloth_gc), which has no tensor, pipeline or context parallelism")
+                                         "(use_unsloth_gc), which has no tensor, pipeline, context or expert "
+                                         "parallelism")
+CHECKPOINT_OFFLOAD_FULL_SHARD_ONLY = ("offloaded checkpoints run on LLaMA-Factory's Hugging Face path "
+                                      "(use_unsloth_gc), whose multi-GPU sharding goes through DeepSpeed: no "
+                                      "hybrid sharding")
+CHECKPOINT_OFFLOAD_NO_PURE_BF16_ZERO3 = ("offloaded checkpoints run on LLaMA-Factory's Hugging Face path "
+                                         "(use_unsloth_gc), which refuses pure BF16 AdamW (pure_bf16) with "
+                                         "DeepSpeed ZeRO-3")
 
 
 REPLICATED_SPLIT = ("tensor or context parallelism beside replicated (ZeRO-0) data parallelism: accelerate's "
-                    "parallelism_config refuses it, and torchtitan, which runs it, has no adapters or DPO")
+                    "parallelism_config refuses it, and torchtitan, which runs it, has no adapters or DPO and "
+                    "trains with AdamW or Adam in bf16 or fp8 only")
 
 
-def _replicated_split_gap(method: str, framework: str, zero: int, pair: _Pair) -> str | None:
-    """Why no FSDP-family stack runs adapters or DPO with tp or cp > 1 over unsharded data-parallel
-    replicas (launch-configs.md, accelerate: tp or cp with dp_replicate > 1 and dp_shard == 1 is refused),
-    or None."""
+def _replicated_split_gap(method: str, spec: LayoutSpec, framework: str, zero: int, pair: _Pair) -> str | None:
+    """Why no FSDP-family stack runs tp or cp > 1 over unsharded data-parallel replicas (launch-configs.md,
+    accelerate: tp or cp with dp_replicate > 1 and dp_shard == 1 is refused) where torchtitan cannot run the
+    job either (adapters, DPO, another optimizer than Adam, fp16: `fsdp_stack_gap`), or None."""
     if (framework == "fsdp" and zero == 0 and pair.dp > 1 and (pair.tp > 1 or pair.cp > 1)
-            and (method in ADAPTER_METHODS or method in DPO_METHODS)):
+            and (method in ADAPTER_METHODS or method in DPO_METHODS or spec.optimizer != "adam"
+                 or spec.precision == "fp16")):
         return REPLICATED_SPLIT
     return None
 
 
 ACTIVATION_OFFLOAD_NOT_PIPELINED = ("activation offload without recomputation is torchtune's policy, and torchtune "
-                                   "does not pipeline")
+                                   "does not pipeline or split experts")
 
 
-def _offload_gap(recompute: str, tp: int, pp: int, cp: int) -> str | None:
+def _offload_gap(recompute: str, tp: int, pp: int, cp: int, ep: int = 1) -> str | None:
     """Why no stack runs this recomputation policy on this split, or None: offloaded checkpoints are
-    LLaMA-Factory's Hugging Face path (data parallel only); offloaded activations torchtune's (no pipeline)."""
-    if recompute == "full_offload" and (tp > 1 or pp > 1 or cp > 1):
+    LLaMA-Factory's Hugging Face path (data parallel only); offloaded activations torchtune's (no pipeline, no
+    expert parallelism)."""
+    if recompute == "full_offload" and (tp > 1 or pp > 1 or cp > 1 or ep > 1):
         return CHECKPOINT_OFFLOAD_DATA_PARALLEL_ONLY
-    if recompute == "offload" and pp > 1:
+    if recompute == "offload" and (pp > 1 or ep > 1):
         return ACTIVATION_OFFLOAD_NOT_PIPELINED
     return None
 
@@ -528,11 +541,16 @@ def _uneven_micro_batch_gap(spec: LayoutSpec, framework: str, replica_batch: int
 
 
 def _recompute_gap(recompute: str, method: str, spec: LayoutSpec, framework: str, zero: int,
-                   pair: _Pair) -> str | None:
+                   pair: _Pair, shard_group: int = 0, ep: int = 1) -> str | None:
     """Why no stack runs this recomputation policy on this combination, or None (`_offload_gap`,
-    `selective_gap`: torchtitan offloads model states only where FSDP2 shards them over several ranks)."""
+    `selective_gap`: torchtitan offloads model states only where FSDP2 shards them over several ranks;
+    offloaded checkpoints, LLaMA-Factory's, neither shard hybrid nor run pure BF16 AdamW on ZeRO-3)."""
+    if recompute == "full_offload" and shard_group:
+        return CHECKPOINT_OFFLOAD_FULL_SHARD_ONLY
+    if recompute == "full_offload" and spec.optimizer == "adam_bf16" and zero == 3:
+        return CHECKPOINT_OFFLOAD_NO_PURE_BF16_ZERO3
     if recompute != "selective":
-        return _offload_gap(recompute, pair.tp, pair.pp, pair.cp)
+        return _offload_gap(recompute, pair.tp, pair.pp, pair.cp, ep)
     unsharded_offload = (bool(spec.state_offload) and pair.dp * pair.cp == 1
                          and offloads_states(framework, zero, pair.tp, pair.pp, spec.optimizer))
     return selective_gap(method, spec.optimizer, spec.precision, framework, unsharded_offload)
@@ -831,14 +849,15 @@ def _combinations(shape: ModelShape, method: str, cluster: Cluster, spec: Layout
             if hs and ep > 1:  # (hybrid sharding is not combined with expert parallelism)
                 continue
             why = (_unrunnable(method, spec, fw, pair.tp, pair.pp, pair.cp, shape.heads)
-                   or _replicated_split_gap(method, fw, zero, pair) or _uneven_micro_batch_gap(spec, fw, replica))
+                   or expert_parallel_gap(fw, method, spec.optimizer, spec.precision, ep)
+                   or _replicated_split_gap(method, spec, fw, zero, pair) or _uneven_micro_batch_gap(spec, fw, replica))
             if why:
                 unrunnable[why] += 1
                 continue
             splits = [v for v in pair.virtual_stages if split_problem(shape.layers, pair.pp, v, fw) is None]
             unrunnable["no stack splits the layers so (pipeline stages)"] += len(pair.virtual_stages) - len(splits)
             for rc in _recomputes(spec, fw, method):
-                gap = _recompute_gap(rc, method, spec, fw, zero, pair)
+                gap = _recompute_gap(rc, method, spec, fw, zero, pair, hs, ep)
                 if gap:
                     unrunnable[gap] += 1
                     continue
@@ -1211,6 +1230,12 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
             (field_name, why), left_out = split_gap
             raise ValueError(f"{field_name}: {why}; no stack runs {method} at {field_name}={getattr(spec, field_name)}"
                              + left_out)
+    if (spec.ep or 1) > 1 and shape.is_moe and method not in ADAPTER_METHODS:
+        experts_gap = _every_stack_gap(method, spec, lambda fw: expert_parallel_gap(
+            fw, method, spec.optimizer, spec.precision, spec.ep or 1))
+        if experts_gap:
+            why, left_out = experts_gap
+            raise ValueError(f"ep: {why}; no stack runs {method} at ep={spec.ep}{left_out}")
     if spec.framework == "deepspeed" and (spec.cp or 1) > 1:  # Ulysses: whole heads per rank at some tp
         tps = [spec.tp] if spec.tp else [t for t in _divisors(gpus) if shape.heads % t == 0]
         head_gaps = [ulysses_head_gap("deepspeed", shape.heads, t, spec.cp or 1) for t in tps]
@@ -1234,10 +1259,10 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
             raise ValueError(f"recompute: {why}; no stack runs {method} with selective recomputation{left_out}; "
                              "use full or none")
     if spec.recompute:
-        offload_gap = _offload_gap(spec.recompute, spec.tp or 1, spec.pp or 1, spec.cp or 1)
+        offload_gap = _offload_gap(spec.recompute, spec.tp or 1, spec.pp or 1, spec.cp or 1, spec.ep or 1)
         if offload_gap:
             raise ValueError(f"recompute: {offload_gap}; the job fixes {spec.recompute} with tp={spec.tp or 1} "
-                             f"pp={spec.pp or 1} cp={spec.cp or 1}")
+                             f"pp={spec.pp or 1} cp={spec.cp or 1}" + (f" ep={spec.ep}" if (spec.ep or 1) > 1 else ""))
     dp = gpus // (tp * pp * cp)
     if (spec.framework == "megatron" and (spec.virtual_pipeline or 1) > 1 and spec.tp is not None
             and spec.pp is not None and spec.global_batch is not None):
@@ -1256,9 +1281,11 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
     default_fw = ("fsdp" if method in QLORA_METHODS or (spec.zero or 0) >= 2
                   else _searched_frameworks(method, spec)[0])
     probe_fw = spec.framework or default_fw
-    # (Megatron's distributed optimizer is zero 1: a Megatron-only optimizer is probed there)
+    # (Megatron's distributed optimizer is zero 1: a Megatron-only optimizer is probed there; DeepSpeed keeps
+    # pure BF16 AdamW's states at ZeRO stage 1-3 only)
     probe_zero = spec.zero if spec.zero is not None else (
-        1 if probe_fw == "megatron" and spec.optimizer in MEGATRON_ONLY_OPTIMIZERS else 0)
+        1 if (probe_fw == "megatron" and spec.optimizer in MEGATRON_ONLY_OPTIMIZERS)
+        or (probe_fw == "deepspeed" and spec.optimizer == "adam_bf16") else 0)
     probe = Layout(tp=tp, pp=pp, dp=dp, cp=cp, framework=probe_fw, zero=probe_zero,
                    recompute=spec.recompute or "none",
                    micro_batch=spec.micro_batch or 1,
@@ -1280,7 +1307,10 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
                                            else "\0",
                                            searched_dp,
                                            # (with the stack searched, one that splits the sequence so runs it)
-                                           f"cp: {MEGATRON_CP_SEQUENCE}" if spec.framework is None else "\0"))]
+                                           f"cp: {MEGATRON_CP_SEQUENCE}" if spec.framework is None else "\0",
+                                           # (a stack that splits experts is searched; a stated ep is checked above)
+                                           "ep: " + EXPERTS_NOT_SPLIT_ON_DEEPSPEED,
+                                           "ep: " + EXPERTS_SPLIT_BY_TORCHTITAN))]
     if fixed_problems:
         raise ValueError("; ".join(fixed_problems))
 

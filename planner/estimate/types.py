@@ -157,6 +157,28 @@ def ulysses_fp8_gap(framework: str, precision: str, cp: int) -> str | None:
     return ULYSSES_WITHOUT_FP8 if framework == "deepspeed" and precision == "fp8" and cp > 1 else None
 
 
+EXPERTS_NOT_SPLIT_ON_DEEPSPEED = ("DeepSpeed splits experts over ranks only through DeepSpeed-MoE layers in the "
+                                  "model's code, which no export writes (Megatron, torchtitan and LLaMA-Factory's "
+                                  "Megatron-Bridge backend split them: framework megatron or fsdp)")
+EXPERTS_SPLIT_BY_TORCHTITAN = ("of the FSDP-family stacks only torchtitan splits experts over ranks "
+                               "(expert_parallel_degree), and it has no DPO loss and trains with AdamW or Adam in bf16 "
+                               "or fp8")
+
+
+def expert_parallel_gap(framework: str, method: str, optimizer: str, precision: str, ep: int) -> str | None:
+    """Why no stack runs expert parallelism `ep` > 1 on this framework for this job, or None: Megatron splits
+    experts whatever it trains; on DeepSpeed no export does; on FSDP only torchtitan (launch-configs.md:
+    Megatron's --expert-model-parallel-size, torchtitan's expert_parallel_degree, Megatron-Bridge's
+    expert_model_parallel_size; the Hugging Face MoE models keep each layer's experts whole)."""
+    if ep <= 1 or framework == "megatron":
+        return None
+    if framework == "deepspeed":
+        return EXPERTS_NOT_SPLIT_ON_DEEPSPEED
+    if method in DPO_METHODS or optimizer != "adam" or precision == "fp16":
+        return EXPERTS_SPLIT_BY_TORCHTITAN
+    return None
+
+
 MEGATRON_FSDP_SHARDING = {2: "optim_grads", 3: "optim_grads_params"}
 """Megatron-FSDP's `--data-parallel-sharding-strategy` for each ZeRO stage it runs."""
 

@@ -15,7 +15,14 @@ import yaml
 
 from plan.planner.export.deepspeed import check_offload, check_pure_bf16, ds_config
 from plan.planner.export.launch import rendezvous, torchrun
-from plan.planner.export.layout import ExportError, ExportLayout, no_hybrid_shard, no_megatron_only, pure_bf16_note
+from plan.planner.export.layout import (
+    ExportError,
+    ExportLayout,
+    no_expert_parallel,
+    no_hybrid_shard,
+    no_megatron_only,
+    pure_bf16_note,
+)
 
 DOC = "accelerate main 16cb6eb (1.15.0.dev0), src/accelerate/commands/launch.py and utils/dataclasses.py, 2026-07-24"
 
@@ -23,6 +30,7 @@ DOC = "accelerate main 16cb6eb (1.15.0.dev0), src/accelerate/commands/launch.py 
 def check(layout: ExportLayout, plugin: str, stack: str = "accelerate") -> None:
     """Refuse what `stack` (accelerate, or torchrun-fsdp, which writes the same FSDP config) cannot run."""
     no_megatron_only(layout, stack)
+    no_expert_parallel(layout, stack)
     if layout.pp > 1:
         raise ExportError(f"{stack}: no pipeline parallelism (the plan uses pp={layout.pp}); try --to megatron or "
                           "--to torchtitan")

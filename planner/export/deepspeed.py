@@ -12,7 +12,14 @@ from typing import Any
 
 from plan.planner.estimate.types import DEEPSPEED_OFFLOAD_OPTIMIZERS, framework_zero
 from plan.planner.export.launch import MASTER_PORT, rendezvous
-from plan.planner.export.layout import ExportError, ExportLayout, no_hybrid_shard, no_megatron_only, pure_bf16_note
+from plan.planner.export.layout import (
+    ExportError,
+    ExportLayout,
+    no_expert_parallel,
+    no_hybrid_shard,
+    no_megatron_only,
+    pure_bf16_note,
+)
 
 DOC = "DeepSpeed docs/_pages/config-json.md and deepspeed/launcher/runner.py, main edaa722 (0.19.6), 2026-08-22"
 CLIENT_OPTIMIZERS = {"adam_8bit": "bitsandbytes AdamW8bit", "paged_adam_8bit": "bitsandbytes PagedAdamW8bit",
@@ -84,6 +91,7 @@ def check(layout: ExportLayout) -> None:
     """Raise ExportError for what the DeepSpeed engine and JSON cannot express."""
     no_megatron_only(layout, "deepspeed")
     no_hybrid_shard(layout, "deepspeed")
+    no_expert_parallel(layout, "deepspeed")
     check_offload(layout, "deepspeed")
     check_pure_bf16(layout, "deepspeed")
     if layout.vpp > 1:

@@ -45,6 +45,16 @@ def no_megatron_only(layout: ExportLayout, stack: str, where: str = "") -> None:
                           "16-bit remainders: Megatron's --use-precision-aware-optimizer); try --to megatron")
 
 
+def no_expert_parallel(layout: ExportLayout, stack: str) -> None:
+    """Expert parallelism is Megatron's, torchtitan's and LLaMA-Factory's Megatron-Bridge backend's: the Hugging Face
+    MoE models that DeepSpeed, accelerate and torchrun run keep each layer's experts whole on every rank
+    (sharded by ZeRO/FSDP only; DeepSpeed-MoE needs its own layers in the model code)."""
+    if layout.ep > 1:
+        raise ExportError(f"{stack}: no expert parallelism (the plan splits each layer's {layout.experts} experts over "
+                          f"ep={layout.ep} ranks; a Hugging Face MoE model here keeps them whole on every rank); try "
+                          "--to megatron, --to torchtitan or --to llamafactory (Megatron-Bridge)")
+
+
 def no_hybrid_shard(layout: ExportLayout, stack: str, where: str = "") -> None:
     """Hybrid sharding (HSDP) is FSDP's: DeepSpeed's ZeRO++ hpZ (zero_hpz_partition_size) shards only a
     secondary copy of the parameters inside a node, and Megatron-LM's HSDP is Megatron-FSDP's outer
@@ -95,6 +105,12 @@ class ExportLayout:
     kernels: str = "eager"  # the plan's assumption for a PyTorch stack: eager modules, or fused/compiled
     state_offload: bool = False  # ZeRO-3 with parameters, gradients and optimizer states in host memory
     shard_group: int | None = None  # hybrid sharding (HSDP): the data- and context-parallel ranks of a shard group
+    ep: int = 1  # expert-parallel ranks each MoE layer's routed experts are split over (drawn from dp)
+    experts: int = 0  # routed experts per MoE layer (0: a dense model)
+    moe_top_k: int = 0
+    expert_ffn_hidden_size: int = 0
+    shared_experts: int = 0
+    dense_layers: int = 0  # the first layers, dense (DeepSeek-V3's 3)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -134,6 +150,8 @@ class ExportLayout:
         if self.tp * self.pp * self.cp * self.dp != self.world_size:
             problems.append(f"tp x pp x cp x dp = {self.tp * self.pp * self.cp * self.dp}, "
                             f"world size {self.world_size}")
+        if self.dp % self.ep:
+            problems.append(f"ep = {self.ep} does not divide dp = {self.dp}")
         if self.micro_batch * self.grad_accum * self.dp != self.global_batch:
             problems.append(f"micro_batch x grad_accum x dp = {self.micro_batch * self.grad_accum * self.dp}, "
                             f"global batch {self.global_batch}")
@@ -151,7 +169,8 @@ class ExportLayout:
                     f"replicated {self.dp_replicate} times)" if self.shard_group else "")
         return (f"Job `{self.job}`: {self.method} of {self.hf_name} on {self.world_size}x {self.gpu} "
                 f"({self.nodes} node(s) x {self.gpus_per_node} GPUs) on {self.platform}; "
-                f"tp={self.tp} pp={self.pp} cp={self.cp} dp={self.dp} vpp={self.vpp}, ZeRO stage {self.zero}"
+                f"tp={self.tp} pp={self.pp} cp={self.cp}{f' ep={self.ep}' if self.ep > 1 else ''} dp={self.dp} "
+                f"vpp={self.vpp}, ZeRO stage {self.zero}"
                 f"{offload}{sharding} ({self.framework} execution model), micro-batch {self.micro_batch} x gradient "
                 f"accumulation {self.grad_accum} x dp {self.dp} = global batch {self.global_batch} sequences of "
                 f"{self.seq_len} tokens, {self.precision}, recompute {self.recompute}, optimizer "
@@ -210,6 +229,7 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         notes.append("DPO data are (prompt, chosen, rejected) triples; where the stack runs your script "
                      "(deepspeed, accelerate, torchrun) the script computes the DPO loss against the reference, "
                      "as TRL's DPOTrainer does")
+    moe = card.moe
     layout = ExportLayout(
         job=job_plan.job, model_id=card.id, hf_name=_hf_name(card), method=job.method,
         platform=job_plan.platform, gpu=job_plan.gpu, nodes=nodes, gpus_per_node=gpus_per_node,
@@ -224,7 +244,11 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         lora_rank=lora_rank, lora_targets=str(lay.get("lora_targets", "all")), quant_bits=quant_bits,
         recompute_layers=int(lay["recompute_layers"]) if lay.get("recompute_layers") else None,
         kernels=str(lay.get("kernels", "eager")), state_offload=bool(lay.get("state_offload", False)),
-        shard_group=int(lay["shard_group"]) if lay.get("shard_group") else None, notes=tuple(notes))
+        shard_group=int(lay["shard_group"]) if lay.get("shard_group") else None,
+        ep=int(lay.get("ep") or 1), experts=moe.experts if moe else 0, moe_top_k=moe.top_k if moe else 0,
+        expert_ffn_hidden_size=moe.expert_ffn_hidden_size if moe else 0,
+        shared_experts=moe.shared_experts if moe else 0, dense_layers=moe.dense_layers if moe else 0,
+        notes=tuple(notes))
     if layout.shard_group and (layout.zero < 2 or layout.shard_group % layout.cp
                                or layout.dp % (layout.shard_group // layout.cp)):
         raise ExportError(f"the plan's hybrid sharding over {layout.shard_group} ranks does not divide its "

@@ -35,9 +35,10 @@ def _template(model_id: str) -> str:
 
 
 def uses_bridge(layout: ExportLayout) -> bool:
-    """Pipeline or context parallelism, or Megatron's block recomputation, needs LLaMA-Factory's
-    Megatron-Bridge backend (`recompute_method: block`; launch-configs.md section 4)."""
-    return layout.pp > 1 or layout.cp > 1 or bool(layout.recompute_layers)
+    """Pipeline, context or expert parallelism, or Megatron's block recomputation, needs LLaMA-Factory's
+    Megatron-Bridge backend (`recompute_method: block`, `expert_model_parallel_size`; launch-configs.md
+    section 4)."""
+    return layout.pp > 1 or layout.cp > 1 or layout.ep > 1 or bool(layout.recompute_layers)
 
 
 def uses_deepspeed(layout: ExportLayout) -> bool:
@@ -124,6 +125,8 @@ def training_yaml(layout: ExportLayout, ds_file: str | None) -> dict[str, Any]:
                    use_distributed_optimizer=layout.zero == 1)
         if layout.vpp > 1:
             cfg["virtual_pipeline_model_parallel_size"] = layout.vpp
+        if layout.ep > 1:
+            cfg["expert_model_parallel_size"] = layout.ep
         if layout.recompute in ("selective", "full"):
             cfg["recompute_granularity"] = layout.recompute
         if layout.recompute == "full":

@@ -68,6 +68,8 @@ def arguments(layout: ExportLayout) -> list[str]:
     if layout.vpp > 1:
         args.append(f"--num-virtual-stages-per-pipeline-rank {layout.vpp}")
     args.append(f"--context-parallel-size {layout.cp}")
+    if layout.ep > 1:  # the experts split over tp as well, as the estimate counts them
+        args.append(f"--expert-model-parallel-size {layout.ep} --expert-tensor-parallel-size {layout.tp}")
     args += [f"--micro-batch-size {layout.micro_batch}", f"--global-batch-size {layout.global_batch}"]
     if layout.zero == 1 or layout.optimizer == "adam_precision_aware":
         args.append("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")
@@ -95,6 +97,18 @@ def arguments(layout: ExportLayout) -> list[str]:
     return args
 
 
+def moe_architecture_note(layout: ExportLayout) -> str:
+    """The MoE shape the flags above do not carry (launch-configs.md lists the parallel sizes only), in
+    Megatron-Core's TransformerConfig field names, from which the checkout's flags are generated."""
+    shared = (f", moe_shared_expert_intermediate_size {layout.shared_experts * layout.expert_ffn_hidden_size}"
+              if layout.shared_experts else "")
+    dense = (f", moe_layer_freq with the first {layout.dense_layers} layers dense (--ffn-hidden-size is theirs)"
+             if layout.dense_layers else "")
+    return (f"MoE model: set Megatron-Core's TransformerConfig num_moe_experts {layout.experts}, moe_router_topk "
+            f"{layout.moe_top_k}, moe_ffn_hidden_size {layout.expert_ffn_hidden_size}{shared}{dense} with the flags "
+            "your checkout generates from those fields; without them pretrain_gpt.py builds a dense model")
+
+
 def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
     check(layout)
     args = arguments(layout)
@@ -109,6 +123,8 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
         lines.append("export CUDA_DEVICE_MAX_CONNECTIONS=1")
     lines.append(torchrun(layout, "pretrain_gpt.py \\\n  " + body))
     notes = []
+    if layout.experts:
+        notes.append(moe_architecture_note(layout))
     if layout.zero >= 2:
         notes.append(f"ZeRO-{layout.zero} maps to Megatron-FSDP ({MEGATRON_FSDP_SHARDING[layout.zero]}); its "
                      "distributed optimizer saves and loads only the fsdp_dtensor checkpoint format "

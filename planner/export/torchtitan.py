@@ -83,6 +83,9 @@ def sections(layout: ExportLayout) -> dict[str, dict[str, Any]]:
     parallel["tensor_parallel_degree"] = layout.tp
     parallel["context_parallel_degree"] = layout.cp
     parallel["pipeline_parallel_degree"] = layout.pp
+    if layout.ep > 1:  # experts split over tp too, as the estimate counts them (ETP must be tp or 1)
+        parallel["expert_parallel_degree"] = layout.ep
+        parallel["expert_tensor_parallel_degree"] = layout.tp
     if layout.pp > 1:
         parallel["pipeline_parallel_schedule"] = "Interleaved1F1B" if layout.vpp > 1 else "1F1B"
         stages = layout.pp * layout.vpp

@@ -74,6 +74,17 @@ def test_megatron_fp16_and_unsharded_deepspeed_refuse_pure_bf16(llama8b: ModelCa
         estimate(llama8b, "full_finetune", cluster, _layout(8, zero=0, framework="deepspeed", optimizer="adam_bf16"))
 
 
+def test_deepspeed_with_pure_bf16_searches_the_zero_stages_that_run_it(llama8b: ModelCard, a100: GPU) -> None:
+    """Named DeepSpeed with pure BF16 AdamW and the ZeRO stage left open is searched over stages 1-3; it was
+    refused as if zero 0 had been stated (the check of the stated fields probed DeepSpeed at stage 0)."""
+    spec = LayoutSpec(framework="deepspeed", optimizer="adam_bf16")
+    best = search_layout(llama8b, "full_finetune", Cluster.of(a100, 8), spec).best
+    assert best is not None and best.layout.framework == "deepspeed" and best.layout.zero in (1, 2, 3)
+    with pytest.raises(ValueError, match="DeepSpeed needs ZeRO stage 1-3"):  # stated, stage 0 is still refused
+        search_layout(llama8b, "full_finetune", Cluster.of(a100, 8), LayoutSpec(framework="deepspeed", zero=0,
+                                                                                 optimizer="adam_bf16"))
+
+
 def test_the_search_keeps_pure_bf16_off_megatron(llama8b: ModelCard, a100: GPU) -> None:
     result = search_layout(llama8b, "full_finetune", Cluster.of(a100, 8), LayoutSpec(optimizer="adam_bf16"))
     assert result.best is not None and result.best.layout.framework != "megatron"

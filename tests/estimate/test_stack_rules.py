@@ -6,8 +6,11 @@ estimator and the search so that no plan names a layout no stack runs:
   FSDP family run ring attention through flash kernels only (DeepSpeed's Ulysses runs any attention, in BF16:
   the deepspeed export's JSON has no FP8, and accelerate, which runs FP8 on DeepSpeed, splits no sequence there);
 - no FSDP-family stack pipelines LoRA/QLoRA, DPO, a PyTorch optimizer or fp16, none tensor-parallelizes a
-  4-bit QLoRA base, and none runs adapters or DPO with tp or cp beside replicated (ZeRO-0) ranks;
-- offloaded checkpoints run data-parallel only, offloaded activations unpipelined;
+  4-bit QLoRA base;
+- tp or cp beside replicated (ZeRO-0) data parallelism runs on torchtitan alone (AdamW or Adam, bf16 or fp8);
+- offloaded checkpoints run data-parallel only (no tp, pp, cp or ep), fully sharded (no HSDP), and not with
+  pure BF16 AdamW on ZeRO-3; offloaded activations unpipelined, experts whole;
+- experts are split over ranks by Megatron, and on FSDP by torchtitan; never on DeepSpeed;
 - DPO is searched on the PyTorch stacks that train it, not on Megatron.
 Stated, each is refused naming the field (a stated value is never swapped for another); searched, it is
 never enumerated."""
@@ -18,6 +21,7 @@ from dataclasses import replace
 
 import pytest
 
+from plan.models.catalog import builtin_catalog
 from plan.models.gpu import GPU
 from plan.models.loading import load_scenario
 from plan.models.model_card import ModelCard
@@ -269,3 +273,62 @@ def test_deepspeed_splits_no_sequence_of_an_fp8_run(llama8b: ModelCard, h100: GP
                 for precision in ("bf16", "fp8")}
     assert searched["bf16"] is not None and searched["bf16"].layout.cp > 1
     assert searched["fp8"] is not None and searched["fp8"].layout.cp == 1
+
+
+def test_experts_are_split_only_on_the_stacks_that_export_a_split() -> None:
+    """Megatron, torchtitan and LLaMA-Factory's Megatron-Bridge split experts over ranks; DeepSpeed does only
+    through DeepSpeed-MoE layers no export writes, and on FSDP only torchtitan does (no DPO, Adam, not fp16).
+    Searched, no other split is enumerated; stated, it is refused naming ep."""
+    catalog = builtin_catalog()
+    mixtral, cluster = catalog.model("mixtral-8x7b"), Cluster.of(catalog.gpu("h100-sxm"), 64)
+    spec = LayoutSpec(seq_len=4096, global_batch=256)
+    megatron = search_layout(mixtral, "pretrain", cluster, replace(spec, framework="megatron")).best
+    assert megatron is not None and megatron.layout.ep > 1  # splitting the experts is what Megatron picks here
+    for framework, method, optimizer in (("deepspeed", "pretrain", "adam"), ("fsdp", "dpo", "adam"),
+                                         ("fsdp", "pretrain", "adafactor")):
+        stated = replace(spec, framework=framework, optimizer=optimizer)
+        found = search_layout(mixtral, method, cluster, stated)
+        laid = [est.layout for est in (found.best, found.closest) if est is not None]
+        assert laid and all(lay.ep == 1 for lay in laid), (framework, method, optimizer)
+        with pytest.raises(ValueError, match=r"^ep: .*no stack runs .* at ep=8"):
+            search_layout(mixtral, method, cluster, replace(stated, ep=8))
+    torchtitan = search_layout(mixtral, "pretrain", cluster, replace(spec, framework="fsdp", ep=8)).best
+    assert torchtitan is not None and torchtitan.layout.ep == 8
+    with pytest.raises(ValueError, match=r"^ep: DeepSpeed splits experts over ranks only through DeepSpeed-MoE"):
+        estimate(mixtral, "pretrain", cluster, replace(megatron.layout, framework="deepspeed", ep=8,
+                                                       virtual_pipeline=1, pp=1, tp=8, dp=8, zero=1))
+
+
+def test_splits_only_torchtitan_runs_need_a_job_torchtitan_trains() -> None:
+    """tp or cp beside replicated (ZeRO-0) data parallelism runs on torchtitan alone (accelerate refuses it),
+    which trains with AdamW or Adam: pure BF16 AdamW there was planned, and no export wrote it."""
+    catalog = builtin_catalog()
+    card, cluster = catalog.model("qwen2.5-7b"), Cluster.of(catalog.gpu("h100-sxm"), 16)
+    spec = LayoutSpec(seq_len=8192, global_batch=16, framework="fsdp", zero=0, tp=2)
+    assert search_layout(card, "full_finetune", cluster, spec).best is not None  # AdamW: torchtitan runs it
+    refused = search_layout(card, "full_finetune", cluster, replace(spec, optimizer="adam_bf16"))
+    assert refused.best is None and any(why.startswith("tensor or context parallelism beside replicated")
+                                        for why in refused.reasons)
+
+
+def test_offloaded_checkpoints_neither_shard_hybrid_nor_keep_pure_bf16_on_zero_3() -> None:
+    """Offloaded checkpoints are LLaMA-Factory's (use_unsloth_gc), whose multi-GPU sharding is DeepSpeed's: no
+    hybrid sharding, and no pure BF16 AdamW at ZeRO-3 (LLaMA-Factory refuses pure_bf16 there)."""
+    catalog = builtin_catalog()
+    card, cluster = catalog.model("qwen2.5-7b"), Cluster.of(catalog.gpu("h100-sxm"), 16)
+    spec = LayoutSpec(seq_len=8192, global_batch=16, recompute="full_offload")
+    free = search_layout(card, "full_finetune", cluster, replace(spec, framework="fsdp")).best
+    assert free is not None and free.layout.shard_group is None
+    hybrid = search_layout(card, "full_finetune", cluster, replace(spec, framework="fsdp", hybrid_shard=True))
+    assert hybrid.best is None and any("no hybrid sharding" in why for why in hybrid.reasons)
+    pure = replace(spec, framework="deepspeed", optimizer="adam_bf16")
+    assert search_layout(card, "full_finetune", cluster, replace(pure, zero=3)).best is None
+    kept = search_layout(card, "full_finetune", cluster, pure).best
+    assert kept is not None and kept.layout.zero in (1, 2)
+    # nor split experts: the Hugging Face path keeps each layer's experts whole
+    moe = catalog.model("qwen3-moe-30b")
+    whole = search_layout(moe, "full_finetune", cluster, replace(spec, framework="fsdp", global_batch=32)).best
+    assert whole is not None and whole.layout.ep == 1
+    with pytest.raises(ValueError, match=r"^recompute: offloaded checkpoints .* no tensor, pipeline, context or "
+                                         r"expert parallelism; the job fixes full_offload with tp=1 pp=1 cp=1 ep=8"):
+        search_layout(moe, "full_finetune", cluster, replace(spec, framework="fsdp", global_batch=32, ep=8))

@@ -62,6 +62,8 @@ def check_identities(stack: str, layout: ExportLayout, files: dict[str, str]) ->
         assert w % (tp * pp * cp) == 0 and w // (tp * pp * cp) == dp
         assert gbs == gb and gbs % (mbs * dp) == 0 and gbs // (mbs * dp) == layout.grad_accum
         assert int(flag(words, "--seq-length")) == layout.seq_len
+        ep = int(flag(words, "--expert-model-parallel-size") or 1)
+        assert ep == layout.ep and dp % ep == 0
         assert int(flag(words, "--num-virtual-stages-per-pipeline-rank") or 1) == layout.vpp
         first = flag(words, "--decoder-first-pipeline-num-layers")
         last = flag(words, "--decoder-last-pipeline-num-layers")
@@ -85,6 +87,7 @@ def check_identities(stack: str, layout: ExportLayout, files: dict[str, str]) ->
         assert degree * par["context_parallel_degree"] * par["tensor_parallel_degree"] \
             * par["pipeline_parallel_degree"] == w
         assert degree == dp and tr["global_batch_size"] == gb and tr["seq_len"] == layout.seq_len
+        assert par.get("expert_parallel_degree", 1) == layout.ep
         assert gb % (tr["local_batch_size"] * degree) == 0
         accum = gb // (tr["local_batch_size"] * degree)
         if layout.pp > 1:
@@ -103,6 +106,7 @@ def check_identities(stack: str, layout: ExportLayout, files: dict[str, str]) ->
         assert cfg.get("lora_rank") == layout.lora_rank
         assert cfg.get("quantization_bit") == layout.quant_bits
         assert (cfg["finetuning_type"] == "lora") == (layout.lora_rank is not None)
+        assert cfg.get("expert_model_parallel_size", 1) == layout.ep
         if "tensor_model_parallel_size" in cfg:
             assert cfg["tensor_model_parallel_size"] * cfg["pipeline_model_parallel_size"] \
                 * cfg["context_parallel_size"] * dp == w

@@ -1,0 +1,70 @@
+"""Expert parallelism exports in the keys of the stacks that split experts (Megatron's
+--expert-model-parallel-size, torchtitan's expert_parallel_degree, LLaMA-Factory's Megatron-Bridge
+expert_model_parallel_size; shared/reference/launch-configs.md), with the experts split over tp as the estimate
+counts them; the stacks whose Hugging Face MoE models keep every expert on every rank refuse it in one line; and a
+Megatron script for an MoE model says the MoE shape it must be given, or pretrain_gpt.py builds a dense model."""
+
+from __future__ import annotations
+
+import pytest
+
+from plan.models.catalog import builtin_catalog
+from plan.models.scenario import Job
+from plan.planner.export import ExportError, build_layout, render_stack
+from tests.export.helpers import check_identities, flag, parse_all
+from tests.export.test_export_golden import _plan
+
+
+def _layout(framework: str = "megatron", ep: int = 8, tp: int = 2):
+    job = Job(id="cpt", model="mixtral-8x7b", method="continued_pretrain", tokens=64 * 4096 * 100, seq_len=4096,
+              global_batch=64)
+    plan = _plan("cpt", 64, 8, tp=tp, dp=64 // tp, zero=1 if framework == "megatron" else 3, recompute="full",
+                 global_batch=64, seq_len=4096, framework=framework, ep=ep)
+    return build_layout(plan, job, builtin_catalog().model("mixtral-8x7b"))
+
+
+def _render(layout, stack):
+    files, notes = render_stack(layout, stack)
+    check_identities(stack, layout, files)
+    return parse_all(files), notes
+
+
+def test_the_layout_carries_the_expert_split_and_the_moe_shape():
+    layout = _layout()
+    assert (layout.ep, layout.experts, layout.moe_top_k) == (8, 8, 2)
+    assert "ep=8" in layout.paragraph()
+    assert "ep=" not in _layout(ep=1).paragraph()
+
+
+def test_megatron_splits_the_experts_and_names_the_moe_shape():
+    parsed, notes = _render(_layout(), "megatron")
+    words = parsed["train.sh"]
+    assert flag(words, "--expert-model-parallel-size") == "8" and flag(words, "--expert-tensor-parallel-size") == "2"
+    assert any("num_moe_experts 8, moe_router_topk 2, moe_ffn_hidden_size 14336" in note for note in notes)
+    # without expert parallelism the MoE shape is still said; a dense model's script says nothing of it
+    parsed, notes = _render(_layout(ep=1), "megatron")
+    assert flag(parsed["train.sh"], "--expert-model-parallel-size") is None
+    assert any("builds a dense model" in note for note in notes)
+
+
+def test_torchtitan_splits_the_experts():
+    parsed, _ = _render(_layout("fsdp"), "torchtitan")
+    par = parsed["job.toml"]["parallelism"]
+    assert par["expert_parallel_degree"] == 8 and par["expert_tensor_parallel_degree"] == 2
+    assert "expert_parallel_degree" not in _render(_layout("fsdp", ep=1), "torchtitan")[0]["job.toml"]["parallelism"]
+
+
+def test_llamafactory_splits_the_experts_on_its_megatron_bridge_backend():
+    layout = _layout()
+    files, _ = render_stack(layout, "llamafactory")
+    cfg = parse_all(files)["train.yaml"]
+    assert cfg["expert_model_parallel_size"] == 8 and "USE_MEGATRON_BRIDGE=1" in files["launch.sh"]
+
+
+@pytest.mark.parametrize("stack", ["deepspeed", "accelerate", "torchrun-fsdp"])
+def test_the_stacks_that_keep_experts_whole_refuse_a_split(stack):
+    framework = "deepspeed" if stack == "deepspeed" else "fsdp"
+    with pytest.raises(ExportError, match=rf"^{stack}: no expert parallelism \(the plan splits each layer's 8 "
+                                          r"experts over ep=8 ranks"):
+        render_stack(_layout(framework), stack)
+    render_stack(_layout(framework, ep=1), stack)  # the same MoE model with whole experts exports
