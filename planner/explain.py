@@ -51,7 +51,8 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
         lines.append(
             f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({where}), {j.framework or 'stack'}: tp={j.tp} pp={j.pp}"
             + (f" vpp={j.virtual_pipeline}" if j.virtual_pipeline > 1 else "") + (f" cp={j.cp}" if j.cp > 1 else "")
-            + f" dp={j.dp} zero={j.zero}" + ("+cpu-offload" if j.state_offload else "")
+            + (f" ep={j.ep}" if j.ep > 1 else "") + f" dp={j.dp} zero={j.zero}"
+            + ("+cpu-offload" if j.state_offload else "")
             + (f" hybrid-sharded over {j.shard_group} per node" if j.shard_group else "")
             + f" recompute={j.recompute_text} mb={j.micro_batch}"
             + (f" optimizer {OPTIMIZER_NAME_OF.get(optimizer, optimizer)}" if optimizer != "adam" else "")

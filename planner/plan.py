@@ -60,6 +60,11 @@ class JobPlan:
         return bool(self.detail.get("layout", {}).get("state_offload", False))
 
     @property
+    def ep(self) -> int:
+        """Expert-parallel ranks each MoE layer's routed experts are split over (1: whole, or a dense model)."""
+        return int(self.detail.get("layout", {}).get("ep") or 1)
+
+    @property
     def shard_group(self) -> int:
         """The ranks of a hybrid-sharded layout's shard group (FSDP's HSDP, `Layout.shard_group`); 0 if not."""
         return int(self.detail.get("layout", {}).get("shard_group") or 0)

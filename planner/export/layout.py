@@ -245,7 +245,7 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         recompute_layers=int(lay["recompute_layers"]) if lay.get("recompute_layers") else None,
         kernels=str(lay.get("kernels", "eager")), state_offload=bool(lay.get("state_offload", False)),
         shard_group=int(lay["shard_group"]) if lay.get("shard_group") else None,
-        ep=int(lay.get("ep") or 1), experts=moe.experts if moe else 0, moe_top_k=moe.top_k if moe else 0,
+        ep=job_plan.ep, experts=moe.experts if moe else 0, moe_top_k=moe.top_k if moe else 0,
         expert_ffn_hidden_size=moe.expert_ffn_hidden_size if moe else 0,
         shared_experts=moe.shared_experts if moe else 0, dense_layers=moe.dense_layers if moe else 0,
         notes=tuple(notes))

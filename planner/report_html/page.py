@@ -84,7 +84,8 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
                 f'<th class="num">start (h)</th><th class="num">end (h)</th><th class="num">cost ({_e(cur)})</th>'
                 '<th class="num">tokens/s</th></tr></thead><tbody>')
     for j in best.jobs:
-        layout = (f"tp={j.tp} pp={j.pp} cp={j.cp} dp={j.dp} ZeRO-{j.zero}, mb={j.micro_batch}, "
+        layout = (f"tp={j.tp} pp={j.pp} cp={j.cp}" + (f" ep={j.ep}" if j.ep > 1 else "")
+                  + f" dp={j.dp} ZeRO-{j.zero}, mb={j.micro_batch}, "
                   f"recompute {j.recompute_text}, {j.framework}")
         body.append(f'<tr data-job="{_e(j.job)}"><td>{_e(j.job)}</td><td>{j.gpus}x {_e(j.gpu)} on '
                     f"{_e(j.platform)} ({_e(j.billing)})</td><td>{_e(layout)}</td><td class='num'>{j.start_h:,.1f}"

@@ -9,8 +9,10 @@ from __future__ import annotations
 import pytest
 
 from plan.models.catalog import builtin_catalog
+from plan.models.loading import load_scenario
 from plan.models.scenario import Job
 from plan.planner.export import ExportError, build_layout, render_stack
+from plan.planner.solve import SolveOptions, solve
 from tests.export.helpers import check_identities, flag, parse_all
 from tests.export.test_export_golden import _plan
 
@@ -68,3 +70,21 @@ def test_the_stacks_that_keep_experts_whole_refuse_a_split(stack):
                                           r"experts over ep=8 ranks"):
         render_stack(_layout(framework), stack)
     render_stack(_layout(framework, ep=1), stack)  # the same MoE model with whole experts exports
+
+
+def test_a_solved_moe_plan_says_its_expert_split_and_exports_it(tmp_path):
+    """End to end: Mixtral continued pre-training on Megatron; the plan line names ep where the experts are split,
+    and the Megatron script carries the same split."""
+    path = tmp_path / "moe.yaml"
+    path.write_text("name: moe\ncurrency: CNY\nbudget: 200万元\ndeadline: 10d\nops_skill: expert\njobs:\n"
+                    "  - {id: cpt, model: mixtral-8x7b, method: continued_pretrain, tokens: 20B, seq_len: 4096, "
+                    "framework: megatron}\n", encoding="utf-8")
+    loaded = load_scenario(path)
+    result = solve(loaded, SolveOptions(time_limit_s=60))
+    split = [(plan, j) for plan in result.plans for j in plan.jobs if j.ep > 1]
+    assert split, "Megatron splits Mixtral's experts on these clusters"
+    for plan, j in split:
+        assert any(f" ep={j.ep} dp={j.dp} " in line for line in plan.explanation)
+        layout = build_layout(j, loaded.scenario.jobs[0], builtin_catalog().model("mixtral-8x7b"))
+        words = parse_all(render_stack(layout, "megatron")[0])["train.sh"]
+        assert flag(words, "--expert-model-parallel-size") == str(j.ep)
