@@ -74,6 +74,7 @@ from plan.planner.estimate.timing import (
 from plan.planner.estimate.topology import GroupLink, group_link, layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
+    DEEPSPEED_OFFLOAD_OPTIMIZERS,
     EXACT_BATCH_FRAMEWORKS,
     EXPERTS_NOT_SPLIT_ON_DEEPSPEED,
     EXPERTS_SPLIT_BY_TORCHTITAN,
@@ -468,6 +469,9 @@ CHECKPOINT_OFFLOAD_DATA_PARALLEL_ONLY = ("offloaded checkpoints run on LLaMA-Fac
 CHECKPOINT_OFFLOAD_FULL_SHARD_ONLY = ("offloaded checkpoints run on LLaMA-Factory's Hugging Face path "
                                       "(use_unsloth_gc), whose multi-GPU sharding goes through DeepSpeed: no "
                                       "hybrid sharding")
+CHECKPOINT_OFFLOAD_STATES_WITH_CPU_ADAM = ("offloaded checkpoints run on LLaMA-Factory's Hugging Face path "
+                                          "(use_unsloth_gc), which offloads model states through DeepSpeed's "
+                                          "ZeRO-Offload, stepped by its CPU Adam only")
 CHECKPOINT_OFFLOAD_NO_PURE_BF16_ZERO3 = ("offloaded checkpoints run on LLaMA-Factory's Hugging Face path "
                                          "(use_unsloth_gc), which refuses pure BF16 AdamW (pure_bf16) with "
                                          "DeepSpeed ZeRO-3")
@@ -549,6 +553,9 @@ def _recompute_gap(recompute: str, method: str, spec: LayoutSpec, framework: str
         return CHECKPOINT_OFFLOAD_FULL_SHARD_ONLY
     if recompute == "full_offload" and spec.optimizer == "adam_bf16" and zero == 3:
         return CHECKPOINT_OFFLOAD_NO_PURE_BF16_ZERO3
+    if (recompute == "full_offload" and spec.state_offload and spec.optimizer not in DEEPSPEED_OFFLOAD_OPTIMIZERS
+            and offloads_states(framework, zero, pair.tp, pair.pp, spec.optimizer)):
+        return CHECKPOINT_OFFLOAD_STATES_WITH_CPU_ADAM
     if recompute != "selective":
         return _offload_gap(recompute, pair.tp, pair.pp, pair.cp, ep)
     unsharded_offload = (bool(spec.state_offload) and pair.dp * pair.cp == 1

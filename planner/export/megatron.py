@@ -14,6 +14,9 @@ from plan.planner.export.launch import torchrun
 from plan.planner.export.layout import ExportError, ExportLayout, no_hybrid_shard
 
 DOC = "Megatron-LM megatron/training/arguments.py, main d98e8a6 (after core_v0.19.0), 2026-08-22"
+MEGATRON_OPTIMIZER_FLAG = {"adam": "adam", "adam_precision_aware": "adam", "sgd": "sgd"}
+"""`--optimizer` for each optimizer the plan may name (launch-configs.md section 2: adam, AdamW-style decoupled
+decay, sgd with momentum, ...); the precision-aware one is Adam with its own flags below."""
 
 
 def check(layout: ExportLayout) -> None:
@@ -34,7 +37,7 @@ def check(layout: ExportLayout) -> None:
     if layout.recompute == "full_offload":
         raise ExportError("megatron: --cpu-offloading cannot be combined with recompute, and the plan recomputes "
                           "every layer from checkpoints kept in host memory; try --to llamafactory (use_unsloth_gc)")
-    if layout.optimizer not in ("adam", "adam_precision_aware"):
+    if layout.optimizer not in MEGATRON_OPTIMIZER_FLAG:
         raise ExportError(f"megatron: optimizer {layout.optimizer} is not a Megatron optimizer (adam, sgd, muon, "
                           "...; 8-bit states only via --use-precision-aware-optimizer)")
     split = split_problem(layout.layers, layout.pp, layout.vpp, "megatron")
@@ -91,7 +94,7 @@ def arguments(layout: ExportLayout) -> list[str]:
         args.append("--bf16")
     if layout.precision == "fp8":
         args.append("--fp8-format hybrid --fp8-recipe delayed")
-    args += ["--optimizer adam", f"--train-iters {layout.train_steps}",
+    args += [f"--optimizer {MEGATRON_OPTIMIZER_FLAG[layout.optimizer]}", f"--train-iters {layout.train_steps}",
              "--data-path $DATA_PATH", "--tokenizer-type HuggingFaceTokenizer",
              f"--tokenizer-model {layout.hf_name}", "--save $CKPT_DIR", "--load $CKPT_DIR"]
     return args

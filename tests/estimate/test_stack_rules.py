@@ -9,7 +9,8 @@ estimator and the search so that no plan names a layout no stack runs:
   4-bit QLoRA base;
 - tp or cp beside replicated (ZeRO-0) data parallelism runs on torchtitan alone (AdamW or Adam, bf16 or fp8);
 - offloaded checkpoints run data-parallel only (no tp, pp, cp or ep), fully sharded (no HSDP), and not with
-  pure BF16 AdamW on ZeRO-3; offloaded activations unpipelined, experts whole;
+  pure BF16 AdamW on ZeRO-3, nor beside offloaded model states with another optimizer than Adam; offloaded
+  activations unpipelined, experts whole;
 - experts are split over ranks by Megatron, and on FSDP by torchtitan; never on DeepSpeed;
 - DPO is searched on the PyTorch stacks that train it, not on Megatron.
 Stated, each is refused naming the field (a stated value is never swapped for another); searched, it is
@@ -332,3 +333,15 @@ def test_offloaded_checkpoints_neither_shard_hybrid_nor_keep_pure_bf16_on_zero_3
     with pytest.raises(ValueError, match=r"^recompute: offloaded checkpoints .* no tensor, pipeline, context or "
                                          r"expert parallelism; the job fixes full_offload with tp=1 pp=1 cp=1 ep=8"):
         search_layout(moe, "full_finetune", cluster, replace(spec, framework="fsdp", global_batch=32, ep=8))
+
+
+def test_offloaded_checkpoints_with_offloaded_states_step_with_cpu_adam_only() -> None:
+    """Offloaded checkpoints beside model states in host memory are LLaMA-Factory's path, whose state offload is
+    DeepSpeed's ZeRO-Offload, stepped by its CPU Adam: with SGD the search offloaded both, and no export ran it."""
+    catalog = builtin_catalog()
+    card, cluster = catalog.model("qwen2.5-7b"), Cluster.of(catalog.gpu("h100-sxm"), 16)
+    spec = LayoutSpec(seq_len=8192, global_batch=16, framework="fsdp", recompute="full_offload", state_offload=True,
+                      zero=3)
+    assert search_layout(card, "lora", cluster, spec).best is not None  # AdamW: DeepSpeed's CPU Adam steps it
+    refused = search_layout(card, "lora", cluster, replace(spec, optimizer="sgd"))
+    assert refused.best is None and any("stepped by its CPU Adam only" in why for why in refused.reasons)

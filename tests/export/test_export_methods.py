@@ -83,6 +83,19 @@ def test_the_precision_aware_optimizer_exports_to_megatron_only():
         assert "\n" not in str(refused.value) and "megatron" in str(refused.value), stack
 
 
+def test_sgd_exports_to_megatron_as_its_sgd():
+    """Megatron runs SGD (`--optimizer sgd`, launch-configs.md section 2), and the planner plans it there: the
+    export refused it as 'not a Megatron optimizer (adam, sgd, ...)'."""
+    job = Job(id="j", model="llama3-8b", method="full_finetune", tokens=32 * 4096 * 100, seq_len=4096,
+              global_batch=32, optimizer="sgd")
+    plan = _plan("j", 8, 1, tp=2, dp=4, zero=1, recompute="full", global_batch=32, seq_len=4096, optimizer="sgd")
+    layout = build_layout(plan, job, builtin_catalog().model("llama3-8b"))
+    files, _ = render_stack(layout, "megatron")
+    words = " ".join(files["train.sh"].split())
+    assert "--optimizer sgd" in words and "--optimizer adam" not in words
+    check_identities("megatron", layout, files)
+
+
 def test_lora_with_block_recomputation_goes_through_megatron_bridge():
     # A Megatron plan that recomputes only some layers of each chunk: LLaMA-Factory's Megatron-Bridge
     # backend runs it (recompute_method block) with the adapters; its Hugging Face path cannot.
