@@ -259,7 +259,8 @@ def estimate_command(
             nothing_fits = True
             result = found.closest
         if result is None:
-            top = "; ".join(f"{r} ({n} layouts)" for r, n in found.reasons.items()) or "no candidates"
+            top = "; ".join(f"{r} ({n} layout{'' if n == 1 else 's'})"
+                            for r, n in found.reasons.items()) or "no candidates"
             fail(f"--gpus: no valid layout for {card.id} on {gpus} x {gpu_card.id}: {top}")
     except ValueError as exc:
         fail(_as_cli_message(str(exc)))
