@@ -3,9 +3,9 @@ or offer no way out, and how many planned jobs no training stack can run.
 
 Scenarios are drawn from a seeded mix of what users write: a model and method (DPO included), tokens and
 sequence length, sometimes an 8-bit or Adafactor optimizer, FP8 or FP16, fused kernels or a chunked or fused
-loss, sometimes a fixed part of the layout (tp, pp, cp, ZeRO, recomputation, micro-batch) or a named stack,
-sometimes a fine-tune after the first job, a budget from 50 CNY to 1M, a deadline from two hours to two weeks, an
-ops skill, spot allowed or not, data from public to regulated, and half the time an owned pool at a
+loss, sometimes a fixed part of the layout (tp, pp, cp, ZeRO, recomputation, micro-batch, expert parallelism) or
+a named stack, sometimes a fine-tune after the first job, a budget from 50 CNY to 1M, a deadline from two hours to
+two weeks, an ops skill, spot allowed or not, data from public to regulated, and half the time an owned pool at a
 site (sometimes with the data kept there).
 Each is solved as `plan solve` does. An infeasible answer must name at least one conflict and at least
 one relaxation; every job of every plan must render on at least one stack `plan export` writes for that
@@ -47,7 +47,8 @@ STACKS_OF_FRAMEWORK = {"megatron": ("megatron", "llamafactory"),
                        "fsdp": ("torchrun-fsdp", "torchtitan", "llamafactory", "accelerate")}
 """The `plan export` stacks that run each framework the planner estimates."""
 
-MODELS = ("qwen2.5-1.5b", "qwen2.5-7b", "llama3.1-8b", "qwen3-8b", "glm-4-9b", "qwen2.5-72b", "llama3.1-70b")
+MODELS = ("qwen2.5-1.5b", "qwen2.5-7b", "llama3.1-8b", "qwen3-8b", "glm-4-9b", "qwen2.5-72b", "llama3.1-70b",
+          "qwen3-moe-30b", "mixtral-8x7b")
 METHODS = ("lora", "qlora", "full_finetune", "continued_pretrain", "dpo", "lora_dpo")
 BUDGETS = ("50", "500", "5000", "5万元", "100万元")
 DEADLINES = ("2h", "6h", "1d", "3d", "14d")
@@ -68,7 +69,8 @@ def scenario(rng: random.Random, index: int) -> dict[str, Any]:
     if rng.random() < 0.25:  # a fixed part of the layout
         fixed = {key: rng.choice(values) for key, values in
                  (("tp", (1, 2, 4)), ("pp", (1, 2, 4)), ("cp", (1, 2)), ("zero", (1, 2, 3)),
-                  ("recompute", ("none", "selective", "full")), ("micro_batch", (1, 2, 4))) if rng.random() < 0.4}
+                  ("recompute", ("none", "selective", "full")), ("micro_batch", (1, 2, 4)), ("ep", (2, 4)))
+                 if rng.random() < 0.4}
         if fixed:
             job["layout"] = fixed
     if rng.random() < 0.15:

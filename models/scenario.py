@@ -209,6 +209,8 @@ class FixedLayout(Strict):
         "offload (every saved activation in host memory)")
     micro_batch: int | None = Field(default=None, gt=0, le=MAX_GLOBAL_BATCH,
                                     description="sequences per micro-batch on each data-parallel replica")
+    ep: int | None = Field(default=None, gt=0, le=MAX_PARALLEL,
+                           description="expert-parallel size (MoE models): ranks each layer's experts are split over")
 
 
 Framework = Literal["megatron", "deepspeed", "fsdp"]

@@ -407,6 +407,7 @@ class CandidateBuilder:
                               zero=fixed.zero if fixed else None, cp=fixed.cp if fixed else None,
                               recompute=fixed.recompute if fixed else None,
                               micro_batch=fixed.micro_batch if fixed else None,
+                              ep=fixed.ep if fixed else None,
                               framework=job.framework, optimizer=OPTIMIZER_ALIASES.get(job.optimizer, job.optimizer),
                               fused_modules=job.kernels == "fused", loss=job.loss,
                               batch_limit=batch_limit,

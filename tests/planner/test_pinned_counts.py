@@ -77,6 +77,15 @@ def test_fixed_recomputation_and_micro_batch_are_honoured(base_scenario, write_s
     assert any(c.layout["micro_batch"] != 2 or c.layout["recompute"] != "full" for c in free.candidates["a"])
 
 
+def test_a_fixed_expert_split_is_honoured_and_refused_on_a_dense_model(base_scenario, write_scenario):
+    moe = _scenario(base_scenario, model="mixtral-8x7b", method="continued_pretrain", layout={"ep": 4})
+    problem = build_problem(load_scenario(write_scenario(moe)))
+    assert problem.candidates["a"] and all(c.layout["ep"] == 4 for c in problem.candidates["a"])
+    dense = build_problem(load_scenario(write_scenario(_scenario(base_scenario, layout={"ep": 4}))))
+    assert not dense.candidates["a"]
+    assert any(r.rule == "layout" and "need an MoE model; this one is dense" in r.reason for r in dense.removed)
+
+
 def test_a_job_fixes_the_recomputation_policies_plan_estimate_takes():
     assert get_args(RecomputePolicy) == RECOMPUTE
 
