@@ -369,7 +369,9 @@ def relaxations(session: Session, conflict: list[str], sets: list[list[str]] | N
         found.append(headroom)
     found.extend(_optimizer_relaxations(session))
     found.extend(_setting_relaxations(session))
-    if not found and sets and len(sets) > 1:  # no change alone is enough: one change per conflict, together
+    # no change alone is enough: one change per conflict, together (within one conflict too, where changing
+    # either rule alone still leaves the other short: data moved to a dearer platform that busts the budget)
+    if not found and sets and (len(sets) > 1 or len(sets[0]) > 1):
         # one kind of change per conflict (the same rule for every job it names), else all of them
         least = [g for s in sets for g in s if g.partition("/")[0] == _least_change(s).partition("/")[0]]
         joint = _joint_relaxation(session, least)

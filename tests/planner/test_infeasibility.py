@@ -369,6 +369,32 @@ def test_two_conflicts_are_both_named_and_relaxed_together(base_scenario, write_
     assert after.plans[0].total_cost == pytest.approx(joint.cost, abs=0.01)
 
 
+def test_a_conflict_whose_rules_each_fall_short_alone_is_relaxed_together(base_scenario, write_scenario):
+    """5,000 CNY for a LoRA-DPO of Qwen3 8B on 20B tokens of regulated data, by a team with no ops skill: one
+    conflict, the budget and the data's sensitivity. Confidential data may run on a platform that costs 5,021
+    CNY, just over the budget, and no budget alone opens a platform to regulated data for this team: neither
+    change alone is enough, and none was offered (explained_answers --seed 84). Both are offered together,
+    priced; applying them gives that plan."""
+    base_scenario.update(owned=[], sites=[], budget="5000", deadline="14d", ops_skill="none",
+                         policy={"allow_spot": False})
+    base_scenario["jobs"] = [{"id": "j", "model": "qwen3-8b", "method": "lora_dpo", "tokens": "20B", "seq_len": 2048,
+                              "data": {"sensitivity": "regulated"}, "kernels": "fused"}]
+    session = _session(write_scenario, base_scenario)
+    result = solve_session(session)
+    assert result.status == "infeasible"
+    assert [c.constraint for c in result.conflicts] == ["budget", "sensitivity/j"]
+    for name in ("budget", "sensitivity/j"):
+        assert not session.run(None, Bounds(lifted=frozenset({name}))).solved
+    (joint,) = [r for r in result.relaxations if r.kind == "joint"]
+    assert "raise the budget to" in joint.detail
+    assert "set jobs[j].data.sensitivity to confidential (now regulated)" in joint.detail
+    base_scenario.update(budget=f"{joint.cost:.2f}")
+    base_scenario["jobs"][0]["data"]["sensitivity"] = "confidential"
+    after = solve_session(_session(write_scenario, base_scenario))
+    assert after.status in ("optimal", "feasible")
+    assert after.plans[0].total_cost == pytest.approx(joint.cost, abs=0.01)
+
+
 @pytest.mark.parametrize("case", [
     # a budget far too small and a team that can run nothing the data may use, with a deadline in between
     {"budget": "50", "deadline": "14d", "ops_skill": "none", "pool": None,
