@@ -1230,6 +1230,12 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         if all(splits):
             field_name = "virtual_pipeline" if (spec.virtual_pipeline or 1) > 1 else "pp"
             raise ValueError(f"{field_name}: " + "; ".join(str(problem) for problem in splits))
+    if spec.recompute_layers and method in QLORA_METHODS and spec.framework in (None, "megatron"):
+        raise ValueError("recompute_layers: block recomputation is Megatron's, and Megatron has no 4-bit QLoRA path; "
+                         "use --recompute full")
+    if spec.optimizer == "adam_precision_aware" and (method in ADAPTER_METHODS or method in DPO_METHODS):
+        raise ValueError(f"optimizer: the precision-aware optimizer is Megatron's, and the one stack written for "
+                         f"{method} on Megatron (LLaMA-Factory's Megatron-Bridge backend) has none; use adamw")
     if spec.tp is not None or spec.pp is not None:  # a stated split that no stack the job may use runs
         split_gap = _every_stack_gap(method, spec, lambda fw: fsdp_stack_gap(
             method, spec.optimizer, spec.precision, spec.tp or 1, spec.pp or 1) if fw == "fsdp" else None)

@@ -35,10 +35,11 @@ def _template(model_id: str) -> str:
 
 
 def uses_bridge(layout: ExportLayout) -> bool:
-    """Pipeline, context or expert parallelism, or Megatron's block recomputation, needs LLaMA-Factory's
-    Megatron-Bridge backend (`recompute_method: block`, `expert_model_parallel_size`; launch-configs.md
-    section 4)."""
-    return layout.pp > 1 or layout.cp > 1 or layout.ep > 1 or bool(layout.recompute_layers)
+    """Pipeline, context or expert parallelism, or Megatron's block or selective recomputation, needs
+    LLaMA-Factory's Megatron-Bridge backend (`recompute_method: block`, `recompute_granularity: selective`,
+    `expert_model_parallel_size`; launch-configs.md section 4)."""
+    return (layout.pp > 1 or layout.cp > 1 or layout.ep > 1 or bool(layout.recompute_layers)
+            or (layout.recompute == "selective" and layout.framework == "megatron"))
 
 
 def uses_deepspeed(layout: ExportLayout) -> bool:

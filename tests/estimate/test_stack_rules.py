@@ -19,6 +19,7 @@ never enumerated."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -345,3 +346,22 @@ def test_offloaded_checkpoints_with_offloaded_states_step_with_cpu_adam_only() -
     assert search_layout(card, "lora", cluster, spec).best is not None  # AdamW: DeepSpeed's CPU Adam steps it
     refused = search_layout(card, "lora", cluster, replace(spec, optimizer="sgd"))
     assert refused.best is None and any("stepped by its CPU Adam only" in why for why in refused.reasons)
+
+
+@pytest.mark.parametrize(("method", "stated", "refused"), [
+    ("qlora", {"recompute_layers": 2}, r"^recompute_layers: block recomputation is Megatron's, and Megatron has no "
+                                       r"4-bit QLoRA path"),
+    ("lora", {"optimizer": "adam_precision_aware"}, r"^optimizer: the precision-aware optimizer is Megatron's, and "
+                                                    r"the one stack written for lora on Megatron"),
+    ("dpo", {"optimizer": "adam_precision_aware"}, r"^optimizer: the precision-aware optimizer is Megatron's"),
+])
+def test_a_megatron_only_field_is_refused_for_a_job_no_megatron_stack_writes(method: str, stated: dict[str, Any],
+                                                                            refused: str) -> None:
+    """Block recomputation and the precision-aware optimizer run on Megatron only; stated for QLoRA (no Megatron
+    path), or the precision-aware optimizer for LoRA or DPO (LLaMA-Factory's Megatron-Bridge backend, the one
+    exported stack that trains them on Megatron, has none), the search planned on Megatron what no export wrote
+    (bench/stack_coverage.py)."""
+    catalog = builtin_catalog()
+    with pytest.raises(ValueError, match=refused):
+        search_layout(catalog.model("qwen2.5-7b"), method, Cluster.of(catalog.gpu("h100-sxm"), 16),
+                      LayoutSpec(seq_len=8192, global_batch=16, **stated))

@@ -122,3 +122,16 @@ def test_a_refusal_names_the_stack_asked_for(stack: str) -> None:
     selective = _plan("pt", 8, 1, zero=3, recompute="selective", framework="fsdp", global_batch=32, seq_len=4096)
     with pytest.raises(ExportError, match=rf"^{stack}: no selective recompute"):
         render_stack(build_layout(selective, job, builtin_catalog().model("llama3-8b")), stack)
+
+
+def test_lora_with_megatrons_selective_recomputation_goes_through_megatron_bridge():
+    """Megatron's selective recomputation (the attention core) has no flag on LLaMA-Factory's Hugging Face path,
+    which checkpoints whole layers: a Megatron LoRA plan that uses it goes to the Megatron-Bridge backend."""
+    job = Job(id="j", model="llama3-8b", method="lora", lora_rank=16, tokens=32 * 4096 * 100, seq_len=4096,
+              global_batch=32)
+    plan = _plan("j", 8, 1, dp=8, zero=1, recompute="selective", global_batch=32, seq_len=4096, framework="megatron")
+    layout = build_layout(plan, job, builtin_catalog().model("llama3-8b"))
+    files, _ = render_stack(layout, "llamafactory")
+    cfg = yaml.safe_load(files["train.yaml"])
+    assert cfg["recompute_granularity"] == "selective" and "USE_MEGATRON_BRIDGE=1" in files["launch.sh"]
+    check_identities("llamafactory", layout, files)
