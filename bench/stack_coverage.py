@@ -6,9 +6,10 @@ Megatron's block recomputation, tp, pp, cp, ZeRO stage, CPU offload, loss, hybri
 stages, micro-batch) for one model on one cluster, searches each as `plan estimate` does, and renders the layout
 found, as a plan carries it (`candidates.layout_detail`, `export.build_layout`), on each stack that runs its
 framework (`STACKS_OF_FRAMEWORK`, explained_answers.py). Prints how many were drawn, how many the search found a
-layout for, and each kind of layout no stack renders, with every stack's refusal. Not drawn: activation offload
-without recomputation (torchtune's policy, which no export writes: the planner takes it only where nothing else
-fits), and LoRA or DPO named on Megatron (Megatron-Bridge/NeMo train them; the exports do not write them).
+layout for, and each kind of layout no stack renders, with every stack's refusal. Activation offload without
+recomputation (torchtune's policy, which no export writes; the search takes it only where nothing else fits) is
+neither drawn nor rendered, only counted; LoRA or DPO named on Megatron is not drawn (Megatron-Bridge/NeMo train
+them; the exports do not write them).
 
 Usage: python bench/stack_coverage.py [--model qwen2.5-7b] [--gpu h100-sxm] [--gpus 16] [--seed 1] [--count 2000]
 """
@@ -106,7 +107,7 @@ def main() -> int:
     catalog = builtin_catalog()
     card, cluster = catalog.model(args.model), Cluster.of(catalog.gpu(args.gpu), args.gpus)
     rng = random.Random(args.seed)
-    searched = laid = 0
+    searched = laid = torchtune_only = 0
     gaps: Counter[str] = Counter()
     examples: dict[str, tuple[str, list[str]]] = {}
     for _ in range(args.count):
@@ -123,13 +124,17 @@ def main() -> int:
         if best is None:
             continue
         laid += 1
+        if best.layout.recompute == "offload":  # torchtune's policy, the search's last resort (module docstring)
+            torchtune_only += 1
+            continue
         refused = refusals(card, method, best)
         if refused:
             kind = f"{method} {best.layout.short()}"
             gaps[kind] += 1
             examples.setdefault(kind, (str(mix), refused))
     print(f"{args.model} on {args.gpus} x {args.gpu}, seed {args.seed}: {searched} mixes of stated fields searched, "
-          f"{laid} with a layout found")
+          f"{laid} with a layout found ({torchtune_only} of them offloading activations where nothing else fits: "
+          "torchtune's policy, not exported)")
     print(f"layouts no stack of their framework renders: {sum(gaps.values())}")
     for kind, n in gaps.most_common():
         stated, why = examples[kind]
