@@ -76,6 +76,10 @@ def check(layout: ExportLayout) -> None:
         raise ExportError(f"llamafactory: no {layout.recompute} recompute on the Hugging Face path "
                           "(only full per-layer gradient checkpointing on or off)")
     if uses_bridge(layout):
+        if _STAGE[layout.method] not in ("pt", "sft"):
+            raise ExportError(f"llamafactory: the Megatron-Bridge backend (needed for pp/cp/ep, block or selective "
+                              f"recomputation) trains stages pt and sft, not {_STAGE[layout.method]} "
+                              f"({layout.method}); plan it without those, or on fsdp or deepspeed")
         if layout.quant_bits:
             raise ExportError("llamafactory: QLoRA with pipeline or context parallelism or block recomputation "
                               "needs the Megatron-Bridge backend, which has no quantization")

@@ -135,3 +135,18 @@ def test_lora_with_megatrons_selective_recomputation_goes_through_megatron_bridg
     cfg = yaml.safe_load(files["train.yaml"])
     assert cfg["recompute_granularity"] == "selective" and "USE_MEGATRON_BRIDGE=1" in files["launch.sh"]
     check_identities("llamafactory", layout, files)
+
+
+def test_dpo_is_not_written_for_llamafactorys_megatron_bridge_backend():
+    """LLaMA-Factory's Megatron-Bridge backend trains stages pt and sft (launch-configs.md section 4): a DPO plan that
+    needs it (pipelined on Megatron, where a job names Megatron for its own DPO) is refused, not written as stage
+    dpo there; without a pipeline the Hugging Face path writes it."""
+    job = Job(id="j", model="llama3-8b", method="dpo", tokens=32 * 4096 * 100, seq_len=4096, global_batch=32)
+    piped = _plan("j", 8, 1, pp=2, dp=4, zero=1, recompute="full", global_batch=32, seq_len=4096,
+                  framework="megatron")
+    with pytest.raises(ExportError, match=r"^llamafactory: the Megatron-Bridge backend .* trains stages pt and sft, "
+                                          r"not dpo"):
+        render_stack(build_layout(piped, job, builtin_catalog().model("llama3-8b")), "llamafactory")
+    flat = _plan("j", 8, 1, dp=8, zero=1, recompute="full", global_batch=32, seq_len=4096, framework="megatron")
+    files, _ = render_stack(build_layout(flat, job, builtin_catalog().model("llama3-8b")), "llamafactory")
+    assert yaml.safe_load(files["train.yaml"])["stage"] == "dpo"
