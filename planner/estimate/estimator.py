@@ -41,6 +41,7 @@ from plan.planner.estimate.types import (
     interleaving_refused,
     megatron_splits_sequence,
     offloads_states,
+    pipeline_fp8_gap,
     ring_attention_gap,
     ulysses_fp8_gap,
     ulysses_head_gap,
@@ -112,6 +113,9 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
     fp8_gap = ulysses_fp8_gap(layout.framework, layout.precision, layout.cp)
     if fp8_gap:
         problems.append(f"cp: {fp8_gap}")
+    pipeline_gap = pipeline_fp8_gap(layout.framework, layout.precision, layout.pp)
+    if pipeline_gap:
+        problems.append(f"pp: {pipeline_gap}")
     if layout.seq_len % layout.cp:
         problems.append(f"cp: {layout.cp} does not divide the sequence length {layout.seq_len}")
     elif layout.framework == "megatron" and not megatron_splits_sequence(layout.seq_len, layout.cp):

@@ -94,6 +94,7 @@ from plan.planner.estimate.types import (
     interleaving_refused,
     megatron_splits_sequence,
     offloads_states,
+    pipeline_fp8_gap,
     ring_attention_gap,
     ulysses_fp8_gap,
     ulysses_head_gap,
@@ -429,7 +430,7 @@ def _unrunnable(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int,
     if framework == "megatron" and not megatron_splits_sequence(spec.seq_len, cp):
         return MEGATRON_CP_SEQUENCE
     split_gap = (ring_attention_gap(framework, cp, spec.flash_attention) or ulysses_head_gap(framework, heads, tp, cp)
-                 or ulysses_fp8_gap(framework, spec.precision, cp))
+                 or ulysses_fp8_gap(framework, spec.precision, cp) or pipeline_fp8_gap(framework, spec.precision, pp))
     if split_gap:
         return split_gap
     if framework != "fsdp":
@@ -1233,6 +1234,11 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
     if spec.recompute_layers and method in QLORA_METHODS and spec.framework in (None, "megatron"):
         raise ValueError("recompute_layers: block recomputation is Megatron's, and Megatron has no 4-bit QLoRA path; "
                          "use --recompute full")
+    if spec.recompute_layers and method in DPO_METHODS and spec.framework is None:
+        # (named, Megatron is kept: the team's own Megatron DPO, as `_megatron_left_out` says)
+        raise ValueError("recompute_layers: block recomputation is Megatron's, and no exported Megatron stack trains "
+                         "DPO (LLaMA-Factory's Megatron-Bridge backend trains pt and sft); use --recompute full, or "
+                         "name framework megatron for your own Megatron DPO")
     if spec.optimizer == "adam_precision_aware" and (method in ADAPTER_METHODS or method in DPO_METHODS):
         raise ValueError(f"optimizer: the precision-aware optimizer is Megatron's, and the one stack written for "
                          f"{method} on Megatron (LLaMA-Factory's Megatron-Bridge backend) has none; use adamw")
@@ -1249,6 +1255,9 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         if experts_gap:
             why, left_out = experts_gap
             raise ValueError(f"ep: {why}; no stack runs {method} at ep={spec.ep}{left_out}")
+    pipeline_gap = pipeline_fp8_gap(spec.framework or "", spec.precision, spec.pp or 1)
+    if pipeline_gap:
+        raise ValueError(f"pp: {pipeline_gap}; use precision bf16, pp 1 or framework megatron")
     if spec.framework == "deepspeed" and (spec.cp or 1) > 1:  # Ulysses: whole heads per rank at some tp
         tps = [spec.tp] if spec.tp else [t for t in _divisors(gpus) if shape.heads % t == 0]
         head_gaps = [ulysses_head_gap("deepspeed", shape.heads, t, spec.cp or 1) for t in tps]

@@ -157,6 +157,17 @@ def ulysses_fp8_gap(framework: str, precision: str, cp: int) -> str | None:
     return ULYSSES_WITHOUT_FP8 if framework == "deepspeed" and precision == "fp8" and cp > 1 else None
 
 
+PIPELINE_WITHOUT_FP8 = ("DeepSpeed's pipeline engine is written by the deepspeed export, whose JSON has no FP8 "
+                        "setting, and accelerate, which runs FP8 on DeepSpeed through Transformer Engine, does not "
+                        "pipeline: no stack plan export writes for runs FP8 with pp > 1 on DeepSpeed")
+"""Why DeepSpeed runs no FP8 under pipeline parallelism here (planner/export/deepspeed.py and accelerate.py)."""
+
+
+def pipeline_fp8_gap(framework: str, precision: str, pp: int) -> str | None:
+    """PIPELINE_WITHOUT_FP8 where DeepSpeed would pipeline an FP8 run, else None."""
+    return PIPELINE_WITHOUT_FP8 if framework == "deepspeed" and precision == "fp8" and pp > 1 else None
+
+
 EXPERTS_NOT_SPLIT_ON_DEEPSPEED = ("DeepSpeed splits experts over ranks only through DeepSpeed-MoE layers in the "
                                   "model's code, which no export writes (Megatron, torchtitan and LLaMA-Factory's "
                                   "Megatron-Bridge backend split them: framework megatron or fsdp)")

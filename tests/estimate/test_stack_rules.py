@@ -1,7 +1,8 @@
 """What the training stacks can run (../shared/reference/launch-configs.md and the exporters), kept by the
 estimator and the search so that no plan names a layout no stack runs:
 - DeepSpeed's pipeline engine runs ZeRO stage 0 or 1 only: `PipelineModule` asserts stage < 2 ("ZeRO-2 and
-  ZeRO-3 are incompatible with pipeline parallelism"); its exporter refuses the rest too;
+  ZeRO-3 are incompatible with pipeline parallelism"); its exporter refuses the rest too; and no FP8 (its JSON
+  has none, and accelerate, which runs FP8 on DeepSpeed, does not pipeline);
 - Megatron's context parallelism cuts each sequence into 2 x cp chunks (`seq % (2 * cp) == 0`), and it and the
   FSDP family run ring attention through flash kernels only (DeepSpeed's Ulysses runs any attention, in BF16:
   the deepspeed export's JSON has no FP8, and accelerate, which runs FP8 on DeepSpeed, splits no sequence there);
@@ -354,14 +355,32 @@ def test_offloaded_checkpoints_with_offloaded_states_step_with_cpu_adam_only() -
     ("lora", {"optimizer": "adam_precision_aware"}, r"^optimizer: the precision-aware optimizer is Megatron's, and "
                                                     r"the one stack written for lora on Megatron"),
     ("dpo", {"optimizer": "adam_precision_aware"}, r"^optimizer: the precision-aware optimizer is Megatron's"),
+    ("lora_dpo", {"recompute_layers": 1}, r"^recompute_layers: block recomputation is Megatron's, and no exported "
+                                          r"Megatron stack trains DPO"),
 ])
 def test_a_megatron_only_field_is_refused_for_a_job_no_megatron_stack_writes(method: str, stated: dict[str, Any],
                                                                             refused: str) -> None:
     """Block recomputation and the precision-aware optimizer run on Megatron only; stated for QLoRA (no Megatron
-    path), or the precision-aware optimizer for LoRA or DPO (LLaMA-Factory's Megatron-Bridge backend, the one
-    exported stack that trains them on Megatron, has none), the search planned on Megatron what no export wrote
-    (bench/stack_coverage.py)."""
+    path), block recomputation for DPO (LLaMA-Factory's Megatron-Bridge backend, which runs it, trains pt and sft;
+    named, Megatron is kept for a team's own DPO), or the precision-aware optimizer for LoRA or DPO (the Bridge
+    backend has none), the search planned on Megatron what no export wrote (bench/stack_coverage.py)."""
     catalog = builtin_catalog()
     with pytest.raises(ValueError, match=refused):
         search_layout(catalog.model("qwen2.5-7b"), method, Cluster.of(catalog.gpu("h100-sxm"), 16),
                       LayoutSpec(seq_len=8192, global_batch=16, **stated))
+
+
+def test_deepspeed_pipelines_no_fp8_run() -> None:
+    """DeepSpeed's pipeline engine is the deepspeed export's, whose JSON has no FP8, and accelerate runs FP8 on
+    DeepSpeed without pipelining: stated, pp is refused naming the field; searched, no FP8 DeepSpeed layout
+    pipelines (bench/stack_coverage.py found a LoRA-DPO of Qwen3 32B there)."""
+    catalog = builtin_catalog()
+    card, cluster = catalog.model("qwen3-32b"), Cluster.of(catalog.gpu("h100-sxm"), 16)
+    spec = LayoutSpec(seq_len=8192, global_batch=16, framework="deepspeed", precision="fp8", zero=0)
+    with pytest.raises(ValueError, match=r"^pp: DeepSpeed's pipeline engine is written by the deepspeed export"):
+        search_layout(card, "full_finetune", cluster, replace(spec, pp=2))
+    piped = search_layout(card, "full_finetune", cluster, replace(spec, precision="bf16", pp=2)).best
+    assert piped is not None and piped.layout.pp == 2  # in BF16 the same pipeline runs
+    found = search_layout(card, "full_finetune", cluster, spec)
+    laid = [est.layout for est in (found.best, found.closest) if est is not None]
+    assert laid and all(lay.pp == 1 for lay in laid)
