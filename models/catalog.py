@@ -124,12 +124,10 @@ def fold_name(name: str) -> str:
     return re.sub(r"[\s_-]+", "-", name.strip().lower())
 
 
-VENDOR_PREFIX = re.compile(r"^(nvidia|huawei|amd)-")
+VENDOR_WORDS = frozenset({"nvidia", "huawei", "amd"})
+VENDOR_PREFIX = re.compile(rf"^({'|'.join(sorted(VENDOR_WORDS))})-")
 """The vendor word nvidia-smi and spec sheets put before a part's name ("NVIDIA A100-SXM4-80GB"): a name not
 known with it is looked up without it."""
-
-
-VENDOR_WORDS = frozenset({"nvidia", "huawei", "amd"})
 
 
 def name_words(name: str) -> frozenset[str]:

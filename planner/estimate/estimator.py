@@ -112,10 +112,10 @@ def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: La
         problems.append(f"cp: {head_gap}")
     fp8_gap = ulysses_fp8_gap(layout.framework, layout.precision, layout.cp)
     if fp8_gap:
-        problems.append(f"cp: {fp8_gap}")
+        problems.append(f"cp: {fp8_gap}; use precision bf16, cp 1 or framework megatron or fsdp")
     pipeline_gap = pipeline_fp8_gap(layout.framework, layout.precision, layout.pp)
     if pipeline_gap:
-        problems.append(f"pp: {pipeline_gap}")
+        problems.append(f"pp: {pipeline_gap}; use precision bf16, pp 1 or framework megatron")
     if layout.seq_len % layout.cp:
         problems.append(f"cp: {layout.cp} does not divide the sequence length {layout.seq_len}")
     elif layout.framework == "megatron" and not megatron_splits_sequence(layout.seq_len, layout.cp):

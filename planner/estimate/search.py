@@ -464,18 +464,16 @@ def fsdp_stack_gap(method: str, optimizer: str, precision: str, tp: int, pp: int
     return None
 
 
-CHECKPOINT_OFFLOAD_DATA_PARALLEL_ONLY = ("offloaded checkpoints run on LLaMA-Factory's Hugging Face path "
-                                         "(use_unsloth_gc), which has no tensor, pipeline, context or expert "
-                                         "parallelism")
-CHECKPOINT_OFFLOAD_FULL_SHARD_ONLY = ("offloaded checkpoints run on LLaMA-Factory's Hugging Face path "
-                                      "(use_unsloth_gc), whose multi-GPU sharding goes through DeepSpeed: no "
-                                      "hybrid sharding")
-CHECKPOINT_OFFLOAD_STATES_WITH_CPU_ADAM = ("offloaded checkpoints run on LLaMA-Factory's Hugging Face path "
-                                          "(use_unsloth_gc), which offloads model states through DeepSpeed's "
-                                          "ZeRO-Offload, stepped by its CPU Adam only")
-CHECKPOINT_OFFLOAD_NO_PURE_BF16_ZERO3 = ("offloaded checkpoints run on LLaMA-Factory's Hugging Face path "
-                                         "(use_unsloth_gc), which refuses pure BF16 AdamW (pure_bf16) with "
-                                         "DeepSpeed ZeRO-3")
+CHECKPOINT_OFFLOAD_STACK = "offloaded checkpoints run on LLaMA-Factory's Hugging Face path (use_unsloth_gc)"
+"""The one stack that offloads checkpoints, which each CHECKPOINT_OFFLOAD_ reason names first."""
+CHECKPOINT_OFFLOAD_DATA_PARALLEL_ONLY = (f"{CHECKPOINT_OFFLOAD_STACK}, which has no tensor, pipeline, context or "
+                                         "expert parallelism")
+CHECKPOINT_OFFLOAD_FULL_SHARD_ONLY = (f"{CHECKPOINT_OFFLOAD_STACK}, whose multi-GPU sharding goes through DeepSpeed: "
+                                      "no hybrid sharding")
+CHECKPOINT_OFFLOAD_STATES_WITH_CPU_ADAM = (f"{CHECKPOINT_OFFLOAD_STACK}, which offloads model states through "
+                                          "DeepSpeed's ZeRO-Offload, stepped by its CPU Adam only")
+CHECKPOINT_OFFLOAD_NO_PURE_BF16_ZERO3 = (f"{CHECKPOINT_OFFLOAD_STACK}, which refuses pure BF16 AdamW (pure_bf16) "
+                                         "with DeepSpeed ZeRO-3")
 
 
 REPLICATED_SPLIT = ("tensor or context parallelism beside replicated (ZeRO-0) data parallelism: accelerate's "
@@ -1255,17 +1253,11 @@ def _check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
         if experts_gap:
             why, left_out = experts_gap
             raise ValueError(f"ep: {why}; no stack runs {method} at ep={spec.ep}{left_out}")
-    pipeline_gap = pipeline_fp8_gap(spec.framework or "", spec.precision, spec.pp or 1)
-    if pipeline_gap:
-        raise ValueError(f"pp: {pipeline_gap}; use precision bf16, pp 1 or framework megatron")
     if spec.framework == "deepspeed" and (spec.cp or 1) > 1:  # Ulysses: whole heads per rank at some tp
         tps = [spec.tp] if spec.tp else [t for t in _divisors(gpus) if shape.heads % t == 0]
         head_gaps = [ulysses_head_gap("deepspeed", shape.heads, t, spec.cp or 1) for t in tps]
         if head_gaps and all(head_gaps):
             raise ValueError(f"cp: {head_gaps[0]}" + ("" if spec.tp else " at any tensor-parallel size"))
-        fp8_gap = ulysses_fp8_gap("deepspeed", spec.precision, spec.cp or 1)
-        if fp8_gap:
-            raise ValueError(f"cp: {fp8_gap}; use precision bf16, cp 1 or framework megatron or fsdp")
     if (spec.cp or 1) > 1 and not spec.flash_attention:
         ring_gap = _every_stack_gap(method, spec, lambda fw: ring_attention_gap(fw, spec.cp or 1, False))
         if ring_gap:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plan.models.methods import ADAPTER_METHODS, DPO_METHODS, FULL_METHODS, METHOD_NOTES, QLORA_METHODS
-from plan.models.model_card import ModelCard
+from plan.models.model_card import ModelCard, MoE
 from plan.models.scenario import Job
 from plan.planner.estimate.types import LOSS_KINDS, OPTIMIZER_NAME_OF
 from plan.planner.plan import JobPlan
@@ -50,7 +50,8 @@ def no_expert_parallel(layout: ExportLayout, stack: str) -> None:
     MoE models that DeepSpeed, accelerate and torchrun run keep each layer's experts whole on every rank
     (sharded by ZeRO/FSDP only; DeepSpeed-MoE needs its own layers in the model code)."""
     if layout.ep > 1:
-        raise ExportError(f"{stack}: no expert parallelism (the plan splits each layer's {layout.experts} experts over "
+        experts = layout.moe.experts if layout.moe else 0
+        raise ExportError(f"{stack}: no expert parallelism (the plan splits each layer's {experts} experts over "
                           f"ep={layout.ep} ranks; a Hugging Face MoE model here keeps them whole on every rank); try "
                           "--to megatron, --to torchtitan or --to llamafactory (Megatron-Bridge)")
 
@@ -106,11 +107,7 @@ class ExportLayout:
     state_offload: bool = False  # ZeRO-3 with parameters, gradients and optimizer states in host memory
     shard_group: int | None = None  # hybrid sharding (HSDP): the data- and context-parallel ranks of a shard group
     ep: int = 1  # expert-parallel ranks each MoE layer's routed experts are split over (drawn from dp)
-    experts: int = 0  # routed experts per MoE layer (0: a dense model)
-    moe_top_k: int = 0
-    expert_ffn_hidden_size: int = 0
-    shared_experts: int = 0
-    dense_layers: int = 0  # the first layers, dense (DeepSeek-V3's 3)
+    moe: MoE | None = None  # the model card's MoE shape (None: a dense model)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -229,7 +226,6 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         notes.append("DPO data are (prompt, chosen, rejected) triples; where the stack runs your script "
                      "(deepspeed, accelerate, torchrun) the script computes the DPO loss against the reference, "
                      "as TRL's DPOTrainer does")
-    moe = card.moe
     layout = ExportLayout(
         job=job_plan.job, model_id=card.id, hf_name=_hf_name(card), method=job.method,
         platform=job_plan.platform, gpu=job_plan.gpu, nodes=nodes, gpus_per_node=gpus_per_node,
@@ -245,10 +241,7 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         recompute_layers=int(lay["recompute_layers"]) if lay.get("recompute_layers") else None,
         kernels=str(lay.get("kernels", "eager")), state_offload=bool(lay.get("state_offload", False)),
         shard_group=int(lay["shard_group"]) if lay.get("shard_group") else None,
-        ep=job_plan.ep, experts=moe.experts if moe else 0, moe_top_k=moe.top_k if moe else 0,
-        expert_ffn_hidden_size=moe.expert_ffn_hidden_size if moe else 0,
-        shared_experts=moe.shared_experts if moe else 0, dense_layers=moe.dense_layers if moe else 0,
-        notes=tuple(notes))
+        ep=job_plan.ep, moe=card.moe, notes=tuple(notes))
     if layout.shard_group and (layout.zero < 2 or layout.shard_group % layout.cp
                                or layout.dp % (layout.shard_group // layout.cp)):
         raise ExportError(f"the plan's hybrid sharding over {layout.shard_group} ranks does not divide its "

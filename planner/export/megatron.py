@@ -8,6 +8,7 @@ shared/reference/launch-configs.md section 2.
 from __future__ import annotations
 
 from plan.models.methods import ADAPTER_METHODS, DPO_METHODS
+from plan.models.model_card import MoE
 from plan.planner.estimate.stages import megatron_split_flags, split_problem
 from plan.planner.estimate.types import MEGATRON_FSDP_SHARDING, interleaving_refused, megatron_splits_sequence
 from plan.planner.export.launch import torchrun
@@ -100,15 +101,15 @@ def arguments(layout: ExportLayout) -> list[str]:
     return args
 
 
-def moe_architecture_note(layout: ExportLayout) -> str:
+def moe_architecture_note(moe: MoE) -> str:
     """The MoE shape the flags above do not carry (launch-configs.md lists the parallel sizes only), in
     Megatron-Core's TransformerConfig field names, from which the checkout's flags are generated."""
-    shared = (f", moe_shared_expert_intermediate_size {layout.shared_experts * layout.expert_ffn_hidden_size}"
-              if layout.shared_experts else "")
-    dense = (f", moe_layer_freq with the first {layout.dense_layers} layers dense (--ffn-hidden-size is theirs)"
-             if layout.dense_layers else "")
-    return (f"MoE model: set Megatron-Core's TransformerConfig num_moe_experts {layout.experts}, moe_router_topk "
-            f"{layout.moe_top_k}, moe_ffn_hidden_size {layout.expert_ffn_hidden_size}{shared}{dense} with the flags "
+    shared = (f", moe_shared_expert_intermediate_size {moe.shared_experts * moe.expert_ffn_hidden_size}"
+              if moe.shared_experts else "")
+    dense = (f", moe_layer_freq with the first {moe.dense_layers} layers dense (--ffn-hidden-size is theirs)"
+             if moe.dense_layers else "")
+    return (f"MoE model: set Megatron-Core's TransformerConfig num_moe_experts {moe.experts}, moe_router_topk "
+            f"{moe.top_k}, moe_ffn_hidden_size {moe.expert_ffn_hidden_size}{shared}{dense} with the flags "
             "your checkout generates from those fields; without them pretrain_gpt.py builds a dense model")
 
 
@@ -126,8 +127,8 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
         lines.append("export CUDA_DEVICE_MAX_CONNECTIONS=1")
     lines.append(torchrun(layout, "pretrain_gpt.py \\\n  " + body))
     notes = []
-    if layout.experts:
-        notes.append(moe_architecture_note(layout))
+    if layout.moe is not None:
+        notes.append(moe_architecture_note(layout.moe))
     if layout.zero >= 2:
         notes.append(f"ZeRO-{layout.zero} maps to Megatron-FSDP ({MEGATRON_FSDP_SHARDING[layout.zero]}); its "
                      "distributed optimizer saves and loads only the fsdp_dtensor checkpoint format "

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from plan.planner.export import ExportLayout
+from plan.planner.export import ExportLayout, render_stack
 
 
 def parse_all(files: dict[str, str]) -> dict[str, Any]:
@@ -135,3 +135,10 @@ def _check_torchrun(words: list[str], layout: ExportLayout) -> None:
         assert int(nnodes) == layout.nodes and int(nproc) == layout.gpus_per_node
     else:
         assert layout.managed and nnodes.startswith("$")
+
+
+def render_checked(layout: ExportLayout, stack: str) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+    """One stack's files for the layout, parsed, with the files and notes, after `check_identities`."""
+    files, notes = render_stack(layout, stack)
+    check_identities(stack, layout, files)
+    return parse_all(files), files, notes

@@ -13,7 +13,7 @@ from plan.models.loading import load_scenario
 from plan.models.scenario import Job
 from plan.planner.export import ExportError, build_layout, render_stack
 from plan.planner.solve import SolveOptions, solve
-from tests.export.helpers import check_identities, flag, parse_all
+from tests.export.helpers import flag, parse_all, render_checked
 from tests.export.test_export_golden import _plan
 
 
@@ -25,35 +25,30 @@ def _layout(framework: str = "megatron", ep: int = 8, tp: int = 2):
     return build_layout(plan, job, builtin_catalog().model("mixtral-8x7b"))
 
 
-def _render(layout, stack):
-    files, notes = render_stack(layout, stack)
-    check_identities(stack, layout, files)
-    return parse_all(files), notes
-
-
 def test_the_layout_carries_the_expert_split_and_the_moe_shape():
     layout = _layout()
-    assert (layout.ep, layout.experts, layout.moe_top_k) == (8, 8, 2)
+    assert layout.moe is not None and (layout.ep, layout.moe.experts, layout.moe.top_k) == (8, 8, 2)
     assert "ep=8" in layout.paragraph()
     assert "ep=" not in _layout(ep=1).paragraph()
 
 
 def test_megatron_splits_the_experts_and_names_the_moe_shape():
-    parsed, notes = _render(_layout(), "megatron")
+    parsed, _, notes = render_checked(_layout(), "megatron")
     words = parsed["train.sh"]
     assert flag(words, "--expert-model-parallel-size") == "8" and flag(words, "--expert-tensor-parallel-size") == "2"
     assert any("num_moe_experts 8, moe_router_topk 2, moe_ffn_hidden_size 14336" in note for note in notes)
     # without expert parallelism the MoE shape is still said; a dense model's script says nothing of it
-    parsed, notes = _render(_layout(ep=1), "megatron")
+    parsed, _, notes = render_checked(_layout(ep=1), "megatron")
     assert flag(parsed["train.sh"], "--expert-model-parallel-size") is None
     assert any("builds a dense model" in note for note in notes)
 
 
 def test_torchtitan_splits_the_experts():
-    parsed, _ = _render(_layout("fsdp"), "torchtitan")
+    parsed, _, _ = render_checked(_layout("fsdp"), "torchtitan")
     par = parsed["job.toml"]["parallelism"]
     assert par["expert_parallel_degree"] == 8 and par["expert_tensor_parallel_degree"] == 2
-    assert "expert_parallel_degree" not in _render(_layout("fsdp", ep=1), "torchtitan")[0]["job.toml"]["parallelism"]
+    whole, _, _ = render_checked(_layout("fsdp", ep=1), "torchtitan")
+    assert "expert_parallel_degree" not in whole["job.toml"]["parallelism"]
 
 
 def test_llamafactory_splits_the_experts_on_its_megatron_bridge_backend():

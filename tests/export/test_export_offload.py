@@ -9,7 +9,7 @@ import pytest
 from plan.models.catalog import builtin_catalog
 from plan.models.scenario import Job
 from plan.planner.export import ExportError, build_layout, render_stack, write_export
-from tests.export.helpers import check_identities, parse_all
+from tests.export.helpers import render_checked
 from tests.export.test_export_golden import _plan
 
 STACKS = ["deepspeed", "megatron", "torchtitan", "llamafactory", "accelerate", "torchrun-fsdp"]
@@ -24,12 +24,6 @@ def _layout(framework: str = "deepspeed", offload: bool = True, gpus: int = 8, *
         lay["state_offload"] = True
     plan = _plan("sft", gpus, 1, dp=gpus, **lay)
     return build_layout(plan, job, builtin_catalog().model("llama3-8b"))
-
-
-def _render(layout, stack):
-    files, notes = render_stack(layout, stack)
-    check_identities(stack, layout, files)
-    return parse_all(files), files, notes
 
 
 def test_the_layout_carries_it_and_the_readme_says_so(tmp_path):
@@ -52,20 +46,20 @@ def test_a_layout_that_cannot_hold_it_is_refused():
 
 @pytest.mark.parametrize("framework", ["deepspeed", "fsdp"])
 def test_deepspeed_offloads_parameters_and_optimizer_to_pinned_cpu(framework):
-    parsed, _, notes = _render(_layout(framework), "deepspeed")
+    parsed, _, notes = render_checked(_layout(framework), "deepspeed")
     zero = parsed["ds_config.json"]["zero_optimization"]
     assert zero == {"stage": 3, "offload_param": PINNED_CPU, "offload_optimizer": PINNED_CPU}
     assert any("DeepSpeedCPUAdam" in note for note in notes)
 
 
 def test_accelerate_fsdp_offloads_params():
-    parsed, _, _ = _render(_layout("fsdp"), "accelerate")
+    parsed, _, _ = render_checked(_layout("fsdp"), "accelerate")
     fsdp = parsed["accelerate_config.yaml"]["fsdp_config"]
     assert fsdp["fsdp_offload_params"] is True and fsdp["fsdp_reshard_after_forward"] is True
 
 
 def test_accelerate_deepspeed_offloads_in_its_json_not_its_yaml():
-    parsed, _, notes = _render(_layout("deepspeed"), "accelerate")
+    parsed, _, notes = render_checked(_layout("deepspeed"), "accelerate")
     cfg = parsed["accelerate_config.yaml"]
     assert cfg["distributed_type"] == "DEEPSPEED"
     # beside deepspeed_config_file accelerate refuses offload_optimizer_device / offload_param_device
@@ -77,13 +71,13 @@ def test_accelerate_deepspeed_offloads_in_its_json_not_its_yaml():
 
 
 def test_torchrun_fsdp_offloads_in_its_config_and_its_fully_shard_call():
-    parsed, files, _ = _render(_layout("fsdp"), "torchrun-fsdp")
+    parsed, files, _ = render_checked(_layout("fsdp"), "torchrun-fsdp")
     assert parsed["accelerate_config.yaml"]["fsdp_config"]["fsdp_offload_params"] is True
     assert "fully_shard with reshard_after_forward=True, offload_policy=CPUOffloadPolicy()" in files["launch.sh"]
 
 
 def test_torchtitan_enables_cpu_offload():
-    parsed, _, _ = _render(_layout("fsdp"), "torchtitan")
+    parsed, _, _ = render_checked(_layout("fsdp"), "torchtitan")
     cfg = parsed["job.toml"]
     assert cfg["training"]["enable_cpu_offload"] is True
     assert cfg["parallelism"]["data_parallel_shard_degree"] == 8
@@ -101,7 +95,7 @@ def test_torchtitan_refuses_offload_on_one_gpu_and_activation_offload_still():
 
 @pytest.mark.parametrize("gpus", [8, 1])
 def test_llamafactory_points_at_a_deepspeed_json_that_offloads(gpus):
-    parsed, _, notes = _render(_layout("fsdp", gpus=gpus), "llamafactory")
+    parsed, _, notes = render_checked(_layout("fsdp", gpus=gpus), "llamafactory")
     assert parsed["train.yaml"]["deepspeed"] == "ds_config.json"
     zero = parsed["ds_config.json"]["zero_optimization"]
     assert zero == {"stage": 3, "offload_param": PINNED_CPU, "offload_optimizer": PINNED_CPU}
@@ -132,7 +126,7 @@ def test_every_stack_exports_or_refuses_in_one_line(framework):
     exported = []
     for stack in STACKS:
         try:
-            _render(layout, stack)
+            render_checked(layout, stack)
         except ExportError as exc:
             assert "\n" not in str(exc) and str(exc).split(":")[0] in STACKS, exc
             continue
@@ -145,27 +139,28 @@ def test_without_it_nothing_is_offloaded(framework):
     layout = _layout(framework, offload=False)
     assert not layout.state_offload
     for stack in ("deepspeed", "llamafactory", "accelerate"):
-        parsed, _, notes = _render(layout, stack)
+        parsed, _, notes = render_checked(layout, stack)
         zero = parsed["ds_config.json"]["zero_optimization"] if "ds_config.json" in parsed else {}
         assert "offload_param" not in zero and "offload_optimizer" not in zero  # DeepSpeed's default: none
         assert not any("CPU memory" in note for note in notes)
     for stack in ("accelerate", "torchrun-fsdp"):
-        parsed, files, _ = _render(layout, stack)
+        parsed, files, _ = render_checked(layout, stack)
         fsdp = parsed["accelerate_config.yaml"].get("fsdp_config")
         assert fsdp is None or fsdp["fsdp_offload_params"] is False
         assert "CPUOffloadPolicy" not in files["launch.sh"]
-    assert "enable_cpu_offload" not in _render(layout, "torchtitan")[0]["job.toml"]["training"]  # default false
-    _render(layout, "megatron")  # ZeRO-3 without offload is Megatron-FSDP, as before
+    assert "enable_cpu_offload" not in render_checked(layout, "torchtitan")[0]["job.toml"]["training"]  # default false
+    render_checked(layout, "megatron")  # ZeRO-3 without offload is Megatron-FSDP, as before
 
 
 def test_offloaded_checkpoints_are_llamafactorys_use_unsloth_gc_and_refused_elsewhere():
     # full recomputation with the checkpoints in host memory: LLaMA-Factory's Hugging Face path has it
     # (use_unsloth_gc); the other stacks say in one line that they do not
     layout = _layout("fsdp", offload=False, recompute="full_offload", gpus=1)
-    parsed, _, _ = _render(layout, "llamafactory")
+    parsed, _, _ = render_checked(layout, "llamafactory")
     train = parsed["train.yaml"]
     assert train["use_unsloth_gc"] is True and train["disable_gradient_checkpointing"] is False
-    assert "use_unsloth_gc" not in _render(_layout("fsdp", offload=False, gpus=1), "llamafactory")[0]["train.yaml"]
+    kept, _, _ = render_checked(_layout("fsdp", offload=False, gpus=1), "llamafactory")
+    assert "use_unsloth_gc" not in kept["train.yaml"]
     for stack in ("deepspeed", "megatron", "torchtitan", "accelerate", "torchrun-fsdp"):
         with pytest.raises(ExportError) as refused:
             render_stack(layout, stack)

@@ -9,7 +9,7 @@ import pytest
 from plan.models.catalog import builtin_catalog
 from plan.models.scenario import Job
 from plan.planner.export import ExportError, build_layout, render_stack, write_export
-from tests.export.helpers import check_identities, parse_all
+from tests.export.helpers import render_checked
 from tests.export.test_export_golden import _plan
 
 
@@ -21,14 +21,8 @@ def _layout(framework: str = "fsdp", zero: int = 2, gpus: int = 8):
     return build_layout(plan, job, builtin_catalog().model("llama3-8b"))
 
 
-def _render(layout, stack):
-    files, notes = render_stack(layout, stack)
-    check_identities(stack, layout, files)
-    return parse_all(files), notes
-
-
 def test_deepspeed_keeps_master_weights_gradients_and_moments_in_bf16():
-    parsed, notes = _render(_layout("deepspeed"), "deepspeed")
+    parsed, _, notes = render_checked(_layout("deepspeed"), "deepspeed")
     assert parsed["ds_config.json"]["bf16"] == {"enabled": True, "bf16_master_weights_and_grads": True,
                                                 "bf16_optimizer_states": True}
     assert any("adamw-bf16" in note and "8 bytes per parameter" in note for note in notes)
@@ -38,11 +32,11 @@ def test_deepspeed_keeps_master_weights_gradients_and_moments_in_bf16():
 
 
 def test_llamafactory_sets_pure_bf16_and_its_deepspeed_json_agrees():
-    parsed, _ = _render(_layout(), "llamafactory")
+    parsed, _, _ = render_checked(_layout(), "llamafactory")
     train = parsed["train.yaml"]
     assert train["pure_bf16"] is True and train["optim"] == "adamw_torch"
     assert parsed["ds_config.json"]["bf16"]["bf16_optimizer_states"] is True
-    single, _ = _render(_layout(zero=0, gpus=1), "llamafactory")
+    single, _, _ = render_checked(_layout(zero=0, gpus=1), "llamafactory")
     assert single["train.yaml"]["pure_bf16"] is True and "ds_config.json" not in single
     with pytest.raises(ExportError) as refused:  # LLaMA-Factory refuses pure_bf16 with ZeRO-3
         render_stack(_layout(zero=3), "llamafactory")
@@ -50,7 +44,7 @@ def test_llamafactory_sets_pure_bf16_and_its_deepspeed_json_agrees():
 
 
 def test_accelerate_runs_the_bf16_weights_without_autocast():
-    parsed, notes = _render(_layout(zero=3), "accelerate")
+    parsed, _, notes = render_checked(_layout(zero=3), "accelerate")
     config = next(v for k, v in parsed.items() if k.endswith(".yaml"))
     assert config["mixed_precision"] == "no"
     assert any("torch_dtype=torch.bfloat16" in note for note in notes)
