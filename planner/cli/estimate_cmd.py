@@ -2,7 +2,8 @@
 
 Fields of the layout that are not given are searched (fastest layout that fits). Bad input prints
 one line on stderr and exits 2; a layout that does not fit is still estimated (exit 0, fits false).
-Fits means the peak is within the card less `--headroom` (default 8%, as the planner's policy).
+Fits means the peak is within the card less `--headroom` (default 8%, as the planner's policy); a peak
+within the card but inside the headroom is told apart (`fits_card` in JSON), as is a layout over the card.
 """
 
 from __future__ import annotations
@@ -295,13 +296,17 @@ def estimate_command(
                      _sharded_states_hint(card, method, cluster, spec), _recompute_hint(card, method, cluster, spec)):
             if hint:
                 notes.insert(0, hint)
+        within_card = ("; it fits the card itself, which a plan does not run so close to (--headroom)"
+                       if result.memory.total_gib <= result.gpu_memory_gib else "")
         notes.insert(0, f"nothing fits: the least-memory layout needs {result.memory.total_gib:.1f} GiB "
-                        f"of {usable:.1f} GiB usable ({result.gpu_memory_gib:g} GiB less {headroom:.0%} headroom)")
+                        f"of {usable:.1f} GiB usable ({result.gpu_memory_gib:g} GiB less {headroom:.0%} headroom)"
+                        f"{within_card}")
     if output is OutputFormat.json:
         data = result.to_dict(token_count)
         data["notes"] = notes
         data["searched"] = list(searched)
         data["memory_headroom"] = headroom
+        data["fits_card"] = result.memory.total_gib <= result.gpu_memory_gib
         data["usable_memory_gib"] = round(usable, 3)
         if plat is not None:
             data["platform"] = plat.id
@@ -313,12 +318,17 @@ def estimate_command(
 def _fits_with(flag: str, card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec,
                **change: Any) -> str | None:
     """"with FLAG it fits: layout at N GiB" where the spec changed so has a layout that fits, else None (a
-    combination the search refuses, such as an optimizer the forced stack cannot run, included)."""
+    combination the search refuses, such as an optimizer the forced stack cannot run, included). A change
+    that drops the headroom asks whether it fits the whole card, and is told as that."""
     try:
         found = search_layout(card, method, cluster, dataclasses.replace(spec, **change)).best
     except ValueError:
         return None
-    return None if found is None else f"with {flag} it fits: {found.layout.short()} at {found.memory.total_gib:.1f} GiB"
+    if found is None:
+        return None
+    card_only = change.get("memory_headroom") == 0 < spec.memory_headroom
+    fits = "fits the card, not its headroom" if card_only else "fits"
+    return f"with {flag} it {fits}: {found.layout.short()} at {found.memory.total_gib:.1f} GiB"
 
 
 def _saver_hint(saver: MemorySaver, card: ModelCard, method: str, cluster: Cluster,
@@ -395,16 +405,18 @@ def _sharded_states_hint(card: ModelCard, method: str, cluster: Cluster, spec: L
     buffers and 16-bit weights), whether Megatron-FSDP sharding the gradients (ZeRO-2), then the weights too
     (ZeRO-3), over the data-parallel ranks would: Llama 3 405B's data parallelism sharded its gradients and
     optimizer states (Llama Team 2024, section 3.3.2). Never searched (no calibration row measures that stack),
-    so offered by name."""
+    so offered by name; where neither fits within the headroom, whether one fits the card itself."""
     if method in QLORA_METHODS or spec.framework not in (None, "megatron") or spec.zero not in (None, 0, 1):
         return None
-    for zero, sharded in ((2, "gradients"), (3, "gradients and weights")):
-        hint = _fits_with(f"--framework megatron --zero {zero} (Megatron-FSDP: {sharded} sharded over the "
-                          "data-parallel ranks; Llama 3 405B's data parallelism sharded its gradients and "
-                          "optimizer states)",
-                          card, method, cluster, spec, framework="megatron", zero=zero)
-        if hint:
-            return hint
+    for headroom in dict.fromkeys((spec.memory_headroom, 0.0)):
+        for zero, sharded in ((2, "gradients"), (3, "gradients and weights")):
+            hint = _fits_with(f"--framework megatron --zero {zero} (Megatron-FSDP: {sharded} sharded over the "
+                              "data-parallel ranks; Llama 3 405B's data parallelism sharded its gradients and "
+                              "optimizer states)",
+                              card, method, cluster, spec, framework="megatron", zero=zero,
+                              memory_headroom=headroom)
+            if hint:
+                return hint
     return None
 
 
@@ -454,7 +466,9 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
                  plat: Platform | None, headroom: float) -> None:
     c = est.cluster
     where = f" on {plat.id}" if plat else ""
-    verdict = "[green]fits[/green]" if est.fits else "[red]does NOT fit[/red]"
+    verdict = ("[green]fits[/green]" if est.fits else
+               f"[yellow]fits the card, not its {headroom:.0%} headroom[/yellow]"
+               if est.memory.total_gib <= est.gpu_memory_gib else "[red]does NOT fit the card[/red]")
     fabric = f"{c.fabric_kind} {c.fabric_gbps_per_gpu:g} Gb/s per GPU"
     console.print(f"[bold]{escape(est.model_id)}[/bold] {est.method} on {c.gpus} x {c.gpu.id}"
                   f" ({c.gpus_per_node} per node, {fabric}){where}: {verdict} "

@@ -109,6 +109,41 @@ def test_a_layout_over_the_card_on_whole_gradient_buffers_names_the_sharding_tha
     fsdp = json.loads(run(*base, "--framework", "fsdp")[1])
     assert not any(n.startswith("with --framework megatron") for n in fsdp["notes"])
 
+LLAMA3_405B_AS_PUBLISHED = ("--model", "llama3.1-405b", "--method", "pretrain", "--gpu", "h100-sxm", "--gpus", "16384",
+                            "--tp", "8", "--pp", "16", "--cp", "1", "--seq-len", "8192", "--global-batch", "2048",
+                            "--recompute", "none")
+
+
+def test_a_layout_within_the_card_but_inside_the_headroom_is_told_apart_from_one_over_the_card() -> None:
+    """Llama 3 405B's layout with its gradients sharded (ZeRO-2) peaks within the 80 GiB card but inside the
+    8% the planner keeps free: not "does NOT fit", which is kept for a layout over the card itself."""
+    sharded = (*LLAMA3_405B_AS_PUBLISHED, "--framework", "megatron", "--zero", "2")
+    data = json.loads(run(*sharded, "--format", "json")[1])
+    total = data["memory_gib"]["total"]
+    assert data["usable_memory_gib"] < total <= data["gpu_memory_gib"]
+    assert data["fits"] is False and data["fits_card"] is True
+    assert "it fits the card itself" in data["notes"][0]
+    assert "fits the card, not its 8% headroom" in run(*sharded)[1]
+    whole = json.loads(run(*sharded, "--headroom", "0", "--format", "json")[1])
+    assert whole["fits"] is True and whole["memory_gib"]["total"] == total
+    over = json.loads(run(*LLAMA3_405B_AS_PUBLISHED, "--format", "json")[1])  # ZeRO-1: whole fp32 gradients
+    assert over["memory_gib"]["total"] > over["gpu_memory_gib"] and over["fits_card"] is False
+    assert "does NOT fit the card" in run(*LLAMA3_405B_AS_PUBLISHED)[1]
+
+
+def test_a_sharding_that_fits_only_the_card_is_named_as_such() -> None:
+    """Interleaved over 8 virtual stages the same layout holds every micro-batch at once: no Megatron-FSDP
+    sharding fits within the headroom, and the one that fits the card is named with what it leaves out."""
+    data = json.loads(run(*LLAMA3_405B_AS_PUBLISHED, "--vpp", "8", "--format", "json")[1])
+    (hint,) = [n for n in data["notes"] if n.startswith("with --framework megatron --zero")]
+    assert "it fits the card, not its headroom" in hint
+    zero = int(hint.split("--zero ")[1].split()[0])
+    named = json.loads(run(*LLAMA3_405B_AS_PUBLISHED, "--vpp", "8", "--framework", "megatron", "--zero", str(zero),
+                           "--format", "json")[1])
+    assert named["fits"] is False and named["fits_card"] is True
+    assert f"at {named['memory_gib']['total']:.1f} GiB" in hint
+
+
 @pytest.mark.parametrize(("args", "expected"), [
     (["--gpu", "h900"], "error: --gpu: unknown GPU 'h900'; did you mean"),
     (["--model", "llama9-8b"], "error: --model: unknown model"),
