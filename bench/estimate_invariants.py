@@ -553,6 +553,11 @@ def self_check(est: Estimate) -> list[str]:
         problems.append(f"mfu {est.mfu:.2f} above the card's peak")
     if est.fits != (est.memory.total_gib <= est.gpu_memory_gib):
         problems.append("fits disagrees with the memory total")
+    m = est.memory
+    if not m.weights_gib + m.gradients_gib + m.optimizer_gib - 1e-9 <= est.memory_floor_gib <= m.total_gib + 1e-9:
+        problems.append(f"memory floor {est.memory_floor_gib:.3g} GiB outside the model states and the total")
+    if est.fits and not est.fits_card:
+        problems.append("fits the card with room but not at its limit")
     lo, hi = est.tokens_per_s_range
     if not lo <= est.tokens_per_s <= hi:
         problems.append(f"tokens/s {est.tokens_per_s:.4g} outside its band ({lo:.4g}, {hi:.4g})")

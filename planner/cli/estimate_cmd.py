@@ -2,8 +2,9 @@
 
 Fields of the layout that are not given are searched (fastest layout that fits). Bad input prints
 one line on stderr and exits 2; a layout that does not fit is still estimated (exit 0, fits false).
-Fits means the peak is within the card less `--headroom` (default 8%, as the planner's policy); a peak
-within the card but inside the headroom is told apart (`fits_card` in JSON), as is a layout over the card.
+Fits means the peak is within the card less `--headroom` (default 8%, as the planner's policy); a layout
+that runs on the card but not within the headroom is told apart (`fits_card` in JSON: its peak with the
+allocator's cache squeezed, `memory_floor_gib`, within the card), as is one over the card.
 """
 
 from __future__ import annotations
@@ -290,6 +291,11 @@ def estimate_command(
         notes.append(offload_hint)
     if found.best is not None:
         notes[:0] = _without_offload_hints(card, method, cluster, spec, found.best)
+    if result.fits_card and result.memory.total_gib > result.gpu_memory_gib:
+        notes.insert(0, f"at the card's limit: the peak PyTorch reserves with room to spare, "
+                        f"{result.memory.total_gib:.1f} GiB, is over the {result.gpu_memory_gib:g} GiB card; its "
+                        "caching allocator frees cached blocks and retries before failing, so the run needs about "
+                        f"{result.memory_floor_gib:.1f} GiB (each retry stalls the GPU: slower; no plan runs there)")
     if nothing_fits:
         for hint in (_cpu_offload_hint(card, method, cluster, spec), *_setting_hints(card, method, cluster, spec),
                      _leaner_optimizer_hint(card, method, cluster, spec),
@@ -297,7 +303,7 @@ def estimate_command(
             if hint:
                 notes.insert(0, hint)
         within_card = ("; it fits the card itself, which a plan does not run so close to (--headroom)"
-                       if result.memory.total_gib <= result.gpu_memory_gib else "")
+                       if result.fits_card else "")
         notes.insert(0, f"nothing fits: the least-memory layout needs {result.memory.total_gib:.1f} GiB "
                         f"of {usable:.1f} GiB usable ({result.gpu_memory_gib:g} GiB less {headroom:.0%} headroom)"
                         f"{within_card}")
@@ -306,7 +312,6 @@ def estimate_command(
         data["notes"] = notes
         data["searched"] = list(searched)
         data["memory_headroom"] = headroom
-        data["fits_card"] = result.memory.total_gib <= result.gpu_memory_gib
         data["usable_memory_gib"] = round(usable, 3)
         if plat is not None:
             data["platform"] = plat.id
@@ -467,8 +472,8 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
     c = est.cluster
     where = f" on {plat.id}" if plat else ""
     verdict = ("[green]fits[/green]" if est.fits else
-               f"[yellow]fits the card, not its {headroom:.0%} headroom[/yellow]"
-               if est.memory.total_gib <= est.gpu_memory_gib else "[red]does NOT fit the card[/red]")
+               f"[yellow]fits the card, not its {headroom:.0%} headroom[/yellow]" if est.fits_card else
+               "[red]does NOT fit the card[/red]")
     fabric = f"{c.fabric_kind} {c.fabric_gbps_per_gpu:g} Gb/s per GPU"
     console.print(f"[bold]{escape(est.model_id)}[/bold] {est.method} on {c.gpus} x {c.gpu.id}"
                   f" ({c.gpus_per_node} per node, {fabric}){where}: {verdict} "

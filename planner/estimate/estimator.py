@@ -252,6 +252,7 @@ def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster
         margin_gib=gpu.memory_gib - mem.breakdown.total_gib, flops_per_token=flops_tok,
         step_time_s=step_s, time=time, tokens_per_s=tokens_per_s, tokens_per_s_per_gpu=per_gpu,
         model_tflops_per_gpu=tflops, mfu=tflops / peak, notes=notes, model=model, uncalibrated=uncalibrated,
+        memory_floor_gib=mem.floor_gib,
     )
 
 

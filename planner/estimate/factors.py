@@ -268,6 +268,16 @@ above the allocated peak in training loops (torchtitan logs both; large compiled
 top of the range). Reasoning, checked against the torchtitan and torchtune memory rows; 0.15 keeps
 every published llm-foundry micro-batch within its card."""
 
+ALLOCATOR_FRAGMENTATION_AT_LIMIT = 0.06
+"""What the caching allocator still holds beyond the allocated peak, on the same changing tensors, when the
+card is full: a failed cudaMalloc makes PyTorch free its unused cached segments and retry before it raises
+out-of-memory (CUDA caching allocator, `release_cached_blocks`), so a run needs less than the reserved peak
+it shows with room to spare. Measured on this project's H200 (bench/data/measured_h200.csv, 2026-11-30):
+H200-13 ran with 139.2 of the card's 139.8 GiB in use at 131.4 GiB allocated, 7.3 GiB above it besides the
+CUDA context, 6% of the 123 GiB allocated beyond its model states; runs with room held 13-33% above their
+allocated peak. Used for whether a layout runs at all (`Estimate.fits_card`), never for what a
+plan may use: a plan keeps its headroom above the reserved peak."""
+
 LOGIT_BYTES_FP32_LOSS = 12.0
 """Bytes per logit element at the loss's peak when the stack upcasts the logits for PyTorch's
 cross-entropy (Hugging Face's ForCausalLMLoss, torchtitan, llm-foundry: `logits.float()`). Forward:

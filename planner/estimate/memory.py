@@ -91,6 +91,7 @@ from dataclasses import dataclass
 from plan.models.methods import reference_weight_copies
 from plan.planner.estimate.factors import (
     ALLOCATOR_FRAGMENTATION,
+    ALLOCATOR_FRAGMENTATION_AT_LIMIT,
     CUDA_CONTEXT_GIB,
     FUSED_LOSS_BYTES_PER_TOKEN,
     GIB,
@@ -160,6 +161,8 @@ class MemoryResult:
     paged_offload_params: float  # optimizer parameters whose states were paged to host memory
     notes: tuple[str, ...]
     peak_stage: tuple[int, int] | None = None  # (rank, layers) of the pipeline stage that peaks; None without pp
+    # the least the run needs, its caching allocator squeezed at the card's limit (ALLOCATOR_FRAGMENTATION_AT_LIMIT)
+    floor_gib: float = 0.0
 
 
 def stage_layers(layers: int, pp: int) -> tuple[int, int, int]:
@@ -406,6 +409,9 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
         other += held_gib
         results.append([weights, grads, optim, act_gib, other, offload, logits_gib, held_gib])
     peak = max(range(len(results)), key=lambda i: sum(results[i][:5]))
+    # what the allocator gives back at the card's limit: its cached share of the changing tensors
+    squeezed = [(ALLOCATOR_FRAGMENTATION - ALLOCATOR_FRAGMENTATION_AT_LIMIT) * (r[3] + r[6]) for r in results]
+    floors = [sum(r[:5]) - cut for r, cut in zip(results, squeezed, strict=True)]
     weights, grads, optim, act_gib, other, offload, loss_gib, allocator_gib = results[peak]
     peak_stage = (0 if peak == 0 else p - 1 if stages[peak][3] else 1, stages[peak][0]) if p > 1 else None
     kept_gib = kept_outputs / GIB if peak_stage and peak_stage[0] == p - 1 else 0.0  # held by the last stage
@@ -460,8 +466,9 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
                          "before its gather, its gradient shard after its reduction, and the optimizer steps on the "
                          "CPU")
     total = weights + grads + optim + act_gib + other
+    floors[peak] = total - squeezed[peak]  # (the paged optimizer's resident states included)
     return MemoryResult(MemoryBreakdown(weights, grads, optim, act_gib, other, total), paged_params,
-                        tuple(notes), peak_stage)
+                        tuple(notes), peak_stage, max(floors))
 
 
 def pipeline_peak_note(layers: int, layout: Layout, peak_stage: tuple[int, int]) -> str:

@@ -569,6 +569,14 @@ class Estimate:
     model: ModelCard | None = field(default=None, repr=False, compare=False)
     # what the time rests on that no calibration row measures (band.uncalibrated_mechanisms): each widens the band
     uncalibrated: tuple[str, ...] = ()
+    # the least the run needs: the peak with PyTorch's allocator cache squeezed, as at the card's limit (memory.py)
+    memory_floor_gib: float = 0.0
+
+    @property
+    def fits_card(self) -> bool:
+        """Whether the layout runs on the card at all: its peak fits with the allocator's cache squeezed (a
+        plan asks more, `fits`: the reserved peak within the card less the headroom)."""
+        return self.memory_floor_gib <= self.gpu_memory_gib
 
     @property
     def tokens_per_s_range(self) -> tuple[float, float]:
@@ -626,6 +634,8 @@ class Estimate:
             "memory_gib": {k: round(v, 3) for k, v in self.memory.to_dict().items()},
             "gpu_memory_gib": self.gpu_memory_gib,
             "fits": self.fits,
+            "fits_card": self.fits_card,
+            "memory_floor_gib": round(self.memory_floor_gib, 3),
             "margin_gib": round(self.margin_gib, 3),
             "flops_per_token": self.flops_per_token,
             "step_time_s": self.step_time_s,

@@ -131,6 +131,17 @@ def test_a_layout_within_the_card_but_inside_the_headroom_is_told_apart_from_one
     assert "does NOT fit the card" in run(*LLAMA3_405B_AS_PUBLISHED)[1]
 
 
+def test_a_layout_over_the_card_as_reserved_with_room_but_running_at_its_limit_says_so() -> None:
+    """Interleaved as Meta ran it, the ZeRO-2 layout's reserved peak is over the card; squeezing the caching
+    allocator it runs there (JSON memory_floor_gib), which the verdict and a note say, and no plan uses."""
+    data = json.loads(run(*LLAMA3_405B_AS_PUBLISHED, "--vpp", "8", "--framework", "megatron", "--zero", "2",
+                          "--format", "json")[1])
+    assert data["memory_gib"]["total"] > data["gpu_memory_gib"] >= data["memory_floor_gib"]
+    assert data["fits_card"] is True and data["fits"] is False
+    (note,) = [n for n in data["notes"] if n.startswith("at the card's limit")]
+    assert f"needs about {data['memory_floor_gib']:.1f} GiB" in note
+
+
 def test_a_sharding_that_fits_only_the_card_is_named_as_such() -> None:
     """Interleaved over 8 virtual stages the same layout holds every micro-batch at once: no Megatron-FSDP
     sharding fits within the headroom, and the one that fits the card is named with what it leaves out."""
