@@ -166,9 +166,12 @@ def estimate_command(
                                                      "(your measured speed)")] = None,
 ) -> None:
     """Estimate memory per GPU, step time, throughput and (with --tokens) hours and GPU-hours."""
-    for option, value in (("--model", model), ("--method", method), ("--gpu", gpu), ("--gpus", gpus)):
+    for option, value, what in (("--model", model, "a catalog model id or name (plan catalog models)"),
+                                ("--method", method, f"one of {', '.join(METHODS)}"),
+                                ("--gpu", gpu, "a catalog GPU id or name (plan catalog gpus)"),
+                                ("--gpus", gpus, "how many GPUs, e.g. --gpus 8")):
         if value is None:
-            fail(f"{option}: required")
+            fail(f"{option}: required: {what}")
     assert model is not None and method is not None and gpu is not None and gpus is not None
     _choice("--method", method, METHODS)
     _choice("--recompute", recompute, RECOMPUTE)

@@ -208,6 +208,19 @@ def test_bad_input_exits_2_with_one_line(args: list[str], expected: str) -> None
     assert "Traceback" not in err + out
 
 
+@pytest.mark.parametrize(("left_out", "expected"), [
+    ("--model", "error: --model: required: a catalog model id or name (plan catalog models)"),
+    ("--method", "error: --method: required: one of pretrain, "),
+    ("--gpu", "error: --gpu: required: a catalog GPU id or name (plan catalog gpus)"),
+    ("--gpus", "error: --gpus: required: how many GPUs, e.g. --gpus 8"),
+])
+def test_a_required_flag_left_out_says_what_it_takes(left_out: str, expected: str) -> None:
+    base = {"--model": "llama3.1-8b", "--method": "pretrain", "--gpu": "h100-sxm", "--gpus": "8"}
+    del base[left_out]
+    code, _, err = run(*[x for pair in base.items() for x in pair])
+    assert code == 2 and err.strip().splitlines() == [err.strip()] and err.startswith(expected), err
+
+
 def test_model_card_file(tmp_path: object) -> None:
     from pathlib import Path
 
