@@ -108,9 +108,16 @@ def moe_architecture_note(moe: MoE) -> str:
               if moe.shared_experts else "")
     dense = (f", moe_layer_freq with the first {moe.dense_layers} layers dense (--ffn-hidden-size is theirs)"
              if moe.dense_layers else "")
-    return (f"MoE model: set Megatron-Core's TransformerConfig num_moe_experts {moe.experts}, moe_router_topk "
-            f"{moe.top_k}, moe_ffn_hidden_size {moe.expert_ffn_hidden_size}{shared}{dense} with the flags "
-            "your checkout generates from those fields; without them pretrain_gpt.py builds a dense model")
+    return (f"MoE model: set MOE_ARGS to the flags your checkout generates from Megatron-Core's TransformerConfig "
+            f"fields num_moe_experts {moe.experts}, moe_router_topk {moe.top_k}, moe_ffn_hidden_size "
+            f"{moe.expert_ffn_hidden_size}{shared}{dense}; train.sh stops without it, since without them "
+            "pretrain_gpt.py builds a dense model")
+
+
+MOE_ARGS_GUARD = (': "${MOE_ARGS:?set MOE_ARGS to the MoE shape flags (see the README notes); '
+                  'without them a dense model trains}"')
+"""An MoE script stops before launch unless the MoE shape's flags are given (launch-configs.md names the parallel
+sizes only): a script that ran without them would train a dense model of the card's shape, silently."""
 
 
 def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
@@ -123,6 +130,9 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
              "# must be added for your model.",
              "set -euo pipefail", ": \"${DATA_PATH:?set DATA_PATH to your Megatron data prefix}\"",
              ": \"${CKPT_DIR:?set CKPT_DIR}\""]
+    if layout.moe is not None:
+        lines.append(MOE_ARGS_GUARD)
+        body += " \\\n  $MOE_ARGS"
     if layout.zero < 2:  # Megatron-FSDP must not run with one connection (launch-configs.md s.2)
         lines.append("export CUDA_DEVICE_MAX_CONNECTIONS=1")
     lines.append(torchrun(layout, "pretrain_gpt.py \\\n  " + body))

@@ -43,6 +43,24 @@ def test_megatron_splits_the_experts_and_names_the_moe_shape():
     assert any("builds a dense model" in note for note in notes)
 
 
+def test_a_megatron_moe_script_stops_unless_given_the_moe_shape():
+    """The MoE shape's flags are the checkout's (launch-configs.md names the parallel sizes only): the script asks
+    for them in MOE_ARGS and stops before launch without them, rather than train a dense model silently."""
+    from plan.planner.export.megatron import MOE_ARGS_GUARD
+
+    files, _ = render_stack(_layout(), "megatron")
+    script = files["train.sh"]
+    guard, launch = script.index(MOE_ARGS_GUARD), script.index("torchrun")
+    assert guard < launch and script.rstrip().endswith("$MOE_ARGS")
+    assert "${MOE_ARGS:?" in MOE_ARGS_GUARD  # bash's set-or-stop expansion
+    dense = Job(id="cpt", model="llama3.1-8b", method="continued_pretrain", tokens=64 * 4096 * 100, seq_len=4096,
+                global_batch=64)
+    plan = _plan("cpt", 8, 8, tp=1, dp=8, zero=1, recompute="full", global_batch=64, seq_len=4096,
+                 framework="megatron")
+    files, _ = render_stack(build_layout(plan, dense, builtin_catalog().model("llama3.1-8b")), "megatron")
+    assert "MOE_ARGS" not in files["train.sh"]
+
+
 def test_torchtitan_splits_the_experts():
     parsed, _, _ = render_checked(_layout("fsdp"), "torchtitan")
     par = parsed["job.toml"]["parallelism"]
