@@ -475,8 +475,9 @@ def _print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None,
     c = est.cluster
     where = f" on {plat.id}" if plat else ""
     verdict = ("[green]fits[/green]" if est.fits else
-               f"[yellow]fits the card, not its {headroom:.0%} headroom[/yellow]" if est.fits_card else
-               "[red]does NOT fit the card[/red]")
+               "[red]does NOT fit the card[/red]" if not est.fits_card else
+               f"[yellow]fits the card, not its {headroom:.0%} headroom[/yellow]"
+               if est.memory.total_gib <= est.gpu_memory_gib else "[yellow]runs only at the card's limit[/yellow]")
     fabric = f"{c.fabric_kind} {c.fabric_gbps_per_gpu:g} Gb/s per GPU"
     console.print(f"[bold]{escape(est.model_id)}[/bold] {est.method} on {c.gpus} x {c.gpu.id}"
                   f" ({c.gpus_per_node} per node, {fabric}){where}: {verdict} "
