@@ -408,10 +408,11 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
                     if is_last else 0.0)
         other += held_gib
         results.append([weights, grads, optim, act_gib, other, offload, logits_gib, held_gib])
-    peak = max(range(len(results)), key=lambda i: sum(results[i][:5]))
+    totals = [sum(r[:5]) for r in results]
+    peak = max(range(len(results)), key=totals.__getitem__)
     # what the allocator gives back at the card's limit: its cached share of the changing tensors
     squeezed = [(ALLOCATOR_FRAGMENTATION - ALLOCATOR_FRAGMENTATION_AT_LIMIT) * (r[3] + r[6]) for r in results]
-    floors = [sum(r[:5]) - cut for r, cut in zip(results, squeezed, strict=True)]
+    floors = [stage_total - cut for stage_total, cut in zip(totals, squeezed, strict=True)]
     weights, grads, optim, act_gib, other, offload, loss_gib, allocator_gib = results[peak]
     peak_stage = (0 if peak == 0 else p - 1 if stages[peak][3] else 1, stages[peak][0]) if p > 1 else None
     kept_gib = kept_outputs / GIB if peak_stage and peak_stage[0] == p - 1 else 0.0  # held by the last stage

@@ -71,12 +71,18 @@ def test_layout_that_does_not_fit_is_still_estimated() -> None:
 
 
 
+LLAMA3_405B_LAYOUT = ("--model", "llama3.1-405b", "--method", "pretrain", "--gpu", "h100-sxm", "--gpus", "16384",
+                      "--tp", "8", "--pp", "16", "--cp", "1", "--seq-len", "8192", "--global-batch", "2048")
+"""Llama 3 405B's published layout (TP 8 x PP 16 at 8k on 80 GB, no context parallelism), recomputation open."""
+LLAMA3_405B_AS_PUBLISHED = (*LLAMA3_405B_LAYOUT, "--recompute", "none")
+"""The same, without activation checkpointing, as the Llama 3 paper trained it (section 3.3.2)."""
+
+
 def test_a_fixed_recomputation_that_fits_nowhere_names_the_one_that_fits() -> None:
     """Llama 3 405B's published layout (TP 8 x PP 16 at 8k on 80 GB, no context parallelism) without
     recomputation is over the card under Megatron's accounting; the estimate says so and which searched
     recomputation fits, and that layout does fit when asked for."""
-    base = ("--model", "llama3.1-405b", "--method", "pretrain", "--gpu", "h100-sxm", "--gpus", "16384",
-            "--tp", "8", "--pp", "16", "--cp", "1", "--seq-len", "8192", "--global-batch", "2048", "--format", "json")
+    base = (*LLAMA3_405B_LAYOUT, "--format", "json")
     code, out, _ = run(*base, "--recompute", "none")
     assert code == 0
     data = json.loads(out)
@@ -93,9 +99,7 @@ def test_a_layout_over_the_card_on_whole_gradient_buffers_names_the_sharding_tha
     """The same published layout kept without recomputation: Megatron's distributed optimizer keeps whole fp32
     gradient buffers; Megatron-FSDP's sharding (never searched) is named where it fits, and the layout it names
     fits when asked for by those flags."""
-    base = ("--model", "llama3.1-405b", "--method", "pretrain", "--gpu", "h100-sxm", "--gpus", "16384",
-            "--tp", "8", "--pp", "16", "--cp", "1", "--seq-len", "8192", "--global-batch", "2048",
-            "--recompute", "none", "--format", "json")
+    base = (*LLAMA3_405B_AS_PUBLISHED, "--format", "json")
     data = json.loads(run(*base)[1])
     assert data["fits"] is False and data["layout"]["zero"] == 1
     (hint,) = [n for n in data["notes"] if n.startswith("with --framework megatron --zero")]
@@ -108,11 +112,6 @@ def test_a_layout_over_the_card_on_whole_gradient_buffers_names_the_sharding_tha
     # a job that fixes its stack to one that cannot shard so is not told
     fsdp = json.loads(run(*base, "--framework", "fsdp")[1])
     assert not any(n.startswith("with --framework megatron") for n in fsdp["notes"])
-
-LLAMA3_405B_AS_PUBLISHED = ("--model", "llama3.1-405b", "--method", "pretrain", "--gpu", "h100-sxm", "--gpus", "16384",
-                            "--tp", "8", "--pp", "16", "--cp", "1", "--seq-len", "8192", "--global-batch", "2048",
-                            "--recompute", "none")
-
 
 def test_a_layout_within_the_card_but_inside_the_headroom_is_told_apart_from_one_over_the_card() -> None:
     """Llama 3 405B's layout with its gradients sharded (ZeRO-2) peaks within the 80 GiB card but inside the

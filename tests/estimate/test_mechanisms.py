@@ -101,22 +101,6 @@ def test_a_run_at_the_card_limit_runs_with_the_allocator_cache_squeezed() -> Non
     assert not ran_out.fits_card and ran_out.memory_floor_gib > 145.7 - 1  # (within this estimate's band)
 
 
-def test_llama3_405b_as_meta_ran_it_runs_at_the_card_limit(h100: GPU) -> None:
-    """TP 8 x PP 16 at 8k without activation checkpointing, interleaved, gradients and optimizer states sharded
-    over the data-parallel ranks (Llama Team 2024, section 3.3.2: "we could pre-train Llama 3 on sequences of
-    8K tokens without activation checkpointing"): the 16M-token batch puts every micro-batch in flight at once,
-    which runs on the 80 GB card only at its limit; with Megatron's whole fp32 gradient buffers it does not."""
-    from plan.models.catalog import builtin_catalog
-
-    card, cluster = builtin_catalog().model("llama3.1-405b"), Cluster.of(h100, 16384)
-    meta = Layout(tp=8, pp=16, dp=128, zero=2, recompute="none", micro_batch=1, global_batch=2048, seq_len=8192,
-                  precision="bf16", lora_rank=None, framework="megatron", sequence_parallel=True, virtual_pipeline=8)
-    sharded = estimate(card, "pretrain", cluster, meta)
-    assert sharded.fits_card and not sharded.fits
-    whole = estimate(card, "pretrain", cluster, replace(meta, zero=1))
-    assert not whole.fits_card
-
-
 def test_uneven_stages_take_the_shortfall_from_the_ends() -> None:
     from plan.planner.estimate.memory import stage_layers
 
