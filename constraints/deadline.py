@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from plan.constraints.groups import Groups
+from plan.constraints.sat import cp_model
 from plan.constraints.variables import Variables
-from plan.planner.cpsat.sat import cp_model
 
 
 def group(job: str) -> str:

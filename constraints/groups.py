@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from plan.planner.cpsat.sat import cp_model
+from plan.constraints.sat import cp_model
 
 
 @dataclass

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from plan.constraints.common import forbid_violations
 from plan.constraints.groups import Groups
+from plan.constraints.sat import cp_model
 from plan.constraints.variables import Variables
 from plan.models.problem import Placement
 from plan.models.scenario import Job, Scenario
-from plan.planner.cpsat.sat import cp_model
 
 ONE_CLICK_FEATURES = ("one_click_env", "checkpoint_resume")
 """What a team with no ops skill needs of where it runs: a one-click environment it can resume from."""

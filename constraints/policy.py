@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from plan.constraints.common import forbid_violations
 from plan.constraints.groups import Groups
+from plan.constraints.sat import cp_model
 from plan.constraints.variables import Variables
 from plan.models.problem import Placement
 from plan.models.scenario import Job, Scenario
-from plan.planner.cpsat.sat import cp_model
 
 
 def check(scenario: Scenario, job: Job, place: Placement, allowed_platforms: set[str] | None,

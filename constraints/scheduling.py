@@ -5,9 +5,9 @@
 from __future__ import annotations
 
 from plan.constraints.groups import Groups
+from plan.constraints.sat import cp_model
 from plan.constraints.variables import ResourceVars, Variables
 from plan.models.problem import Candidate
-from plan.planner.cpsat.sat import cp_model
 
 AFTER = "scheduling.after"
 

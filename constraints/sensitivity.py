@@ -14,11 +14,11 @@ import networkx as nx
 
 from plan.constraints.common import forbid_violations
 from plan.constraints.groups import Groups
+from plan.constraints.sat import cp_model
 from plan.constraints.variables import Variables
 from plan.models.jurisdiction import within
 from plan.models.problem import Placement
 from plan.models.scenario import Job, Scenario, Site
-from plan.planner.cpsat.sat import cp_model
 
 
 @dataclass(frozen=True)

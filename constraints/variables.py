@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from plan.constraints.sat import cp_model
 from plan.models.problem import Candidate, Problem, Resource
-from plan.planner.cpsat.sat import cp_model
 
 
 @dataclass

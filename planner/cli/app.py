@@ -1,6 +1,6 @@
 """The `plan` command line. Each command lives in its own module; this file only wires them.
 
-A command's module (and what it imports: the solver, without pandas (plan.planner.cpsat.sat), and the estimator) is
+A command's module (and what it imports: the solver, without pandas (plan.constraints.sat), and the estimator) is
 imported only when that command runs, so `plan --version` and `plan validate` start in a blink.
 """
 

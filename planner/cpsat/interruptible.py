@@ -13,7 +13,7 @@ import signal
 import threading
 from typing import Any
 
-from plan.planner.cpsat.sat import cp_model
+from plan.constraints.sat import cp_model
 
 POLL_S = 0.05
 

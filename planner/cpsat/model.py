@@ -16,9 +16,9 @@ from plan.constraints import (
     sensitivity,
 )
 from plan.constraints.groups import Groups
+from plan.constraints.sat import cp_model
 from plan.constraints.variables import Variables
 from plan.models.problem import Problem
-from plan.planner.cpsat.sat import cp_model
 
 OBJECTIVES = ("cost", "time", "balanced", "lexicographic")
 RISK_SCALE = 1000  # risk (expected interruptions of the plan) counted in thousandths

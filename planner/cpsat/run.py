@@ -8,12 +8,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from plan.constraints.sat import cp_model
 from plan.models.errors import InputError
 from plan.models.problem import SCALE, Candidate, Problem, Resource
 from plan.models.scenario import SolverSettings
 from plan.planner.cpsat.interruptible import solve_interruptibly
 from plan.planner.cpsat.model import PlanModel
-from plan.planner.cpsat.sat import cp_model
 from plan.planner.plan import JobPlan, Plan, ReservationPlan
 
 

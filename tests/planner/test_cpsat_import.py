@@ -1,4 +1,4 @@
-"""CP-SAT is imported without pandas (plan.planner.cpsat.sat), and the stand-in never leaks."""
+"""CP-SAT is imported without pandas (plan.constraints.sat), and the stand-in never leaks."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 CHECK = """
 import sys
-from plan.planner.cpsat.sat import cp_model
+from plan.constraints.sat import cp_model
 assert "pandas" not in sys.modules, "pandas was loaded or the stand-in leaked"
 m = cp_model.CpModel()
 x = m.new_int_var(0, 10, "x")
@@ -30,7 +30,7 @@ def test_cp_sat_imports_without_pandas_and_solves() -> None:
 
 
 def test_with_pandas_already_loaded_the_ordinary_import_is_used() -> None:
-    code = ("import pandas, sys\nfrom plan.planner.cpsat.sat import cp_model\n"
+    code = ("import pandas, sys\nfrom plan.constraints.sat import cp_model\n"
             "assert cp_model.pd is pandas\nprint('ok')")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
