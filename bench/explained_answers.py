@@ -41,7 +41,8 @@ from plan.planner.estimate.types import OPTIMIZER_ALIASES
 from plan.planner.export import ExportError, build_layout
 from plan.planner.export.writer import render_stack
 from plan.planner.plan import Relaxation
-from plan.planner.solve import SolveOptions, solve
+from plan.planner.session import SolveOptions
+from plan.planner.solve import solve
 
 STACKS_OF_FRAMEWORK = {"megatron": ("megatron", "llamafactory"),
                        "deepspeed": ("deepspeed", "llamafactory", "accelerate"),

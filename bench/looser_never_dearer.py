@@ -37,7 +37,8 @@ from explained_answers import scenario
 from plan.models.errors import InputError
 from plan.models.loading import load_scenario_data
 from plan.planner.plan import SolveResult
-from plan.planner.solve import SolveOptions, solve
+from plan.planner.session import SolveOptions
+from plan.planner.solve import solve
 
 COST_TOLERANCE = 1e-6
 """Relative: the CP-SAT objective is in integer cents, so equal plans cost the same to the cent."""

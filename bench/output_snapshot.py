@@ -3,7 +3,8 @@
 A behaviour-preserving change (a module moved, a type introduced) must leave these files byte
 identical: `plan solve` as JSON and markdown on every shipped scenario and docs example, `plan
 pareto` fronts of three scenarios, `plan explain --why-not` on one option, and the validation
-bench's whole report (every row's estimate). Wall-clock fields (`solve_time_s`) are masked.
+bench's whole report (every row's estimate). Wall-clock fields (`solve_time_s`) are masked, and the
+wall-clock safety net is raised (`--time-limit 3600`) so that a busy machine cannot cut a solve.
 
     python bench/output_snapshot.py /tmp/before
     ... change ...
@@ -24,6 +25,7 @@ PLAN = [sys.executable, "-m", "plan.planner.cli.app"]
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml")) + sorted((ROOT / "docs/examples").glob("*.yaml"))
 PARETO = ["student_no_ops", "medical_hybrid", "grant_qlora_compare"]
 WHY_NOT = ("scenarios/medical_hybrid.yaml", "job=domain-cpt platform=tencent-ti-one gpu=h800 gpus=64 billing=hourly")
+WALL = ["--time-limit", "3600"]
 WALL_CLOCK = re.compile(r'("solve_time_s": )[0-9.]+|(, )[0-9.]+( s\))')
 
 
@@ -31,11 +33,11 @@ def _commands(out: Path) -> dict[str, list[str]]:
     cmds: dict[str, list[str]] = {}
     for path in SCENARIOS:
         rel = str(path.relative_to(ROOT))
-        cmds[f"solve-{path.stem}.json"] = [*PLAN, "--no-cache", "solve", rel, "--format", "json"]
-        cmds[f"solve-{path.stem}.md"] = [*PLAN, "--no-cache", "solve", rel, "--format", "markdown"]
+        cmds[f"solve-{path.stem}.json"] = [*PLAN, "--no-cache", "solve", rel, "--format", "json", *WALL]
+        cmds[f"solve-{path.stem}.md"] = [*PLAN, "--no-cache", "solve", rel, "--format", "markdown", *WALL]
     for stem in PARETO:
         front = out / f"pareto-{stem}.csv"
-        cmds[f"pareto-{stem}.txt"] = [*PLAN, "--no-cache", "pareto", f"scenarios/{stem}.yaml", "--points", "8",
+        cmds[f"pareto-{stem}.txt"] = [*PLAN, "--no-cache", "pareto", f"scenarios/{stem}.yaml", "--points", "8", *WALL,
                                       "-o", str(front), "--quiet"]
     cmds["why-not.txt"] = [*PLAN, "--no-cache", "explain", WHY_NOT[0], "--why-not", WHY_NOT[1]]
     cmds["validate_estimates.txt"] = [sys.executable, "bench/validate_estimates.py"]

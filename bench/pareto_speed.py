@@ -21,7 +21,7 @@ os.environ.setdefault("PLAN_CACHE_DIR", "off")
 
 from plan.models.loading import load_scenario  # noqa: E402
 from plan.planner.pareto import pareto_front  # noqa: E402
-from plan.planner.solve import Session, SolveOptions  # noqa: E402
+from plan.planner.session import Session, SolveOptions  # noqa: E402
 
 
 def _clear_caches() -> None:

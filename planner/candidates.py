@@ -628,7 +628,7 @@ class CandidateBuilder:
             deadline_min={j.id: (SCALE.minutes(d) if (d := scenario.effective_deadline_h(j)) else None)
                           for j in scenario.jobs},
             after={j.id: list(j.after) for j in scenario.jobs}, jobs=[j.id for j in scenario.jobs],
-            candidates=renumbered, resources=resources, groups=self.groups, removed=self.removed,
+            candidates=renumbered, resources=resources, groups=dict(self.groups), removed=list(self.removed),
             value_of_time_per_min=SCALE.money(scenario.value_of_time_per_day / (24 * 60)),
             horizon_min=SCALE.minutes(self.horizon_h), memory_headroom=self.headroom,
             confidence=self.confidence, memory_band_factor=self.memory_band_factor,
@@ -763,7 +763,8 @@ class CandidateBuilder:
 
 # Problems built in this process, by everything but the budget (which only the CP-SAT model reads):
 # a batch sweeping the budget builds the candidates once. Few entries: a batch walks variants in order.
-_BUILT: OrderedDict[tuple[object, ...], tuple[object, Problem]] = OrderedDict()
+# Each keeps the builder that made it, whose estimates the explainers' what-ifs reuse.
+_BUILT: OrderedDict[tuple[object, ...], tuple[object, Problem, CandidateBuilder]] = OrderedDict()
 _BUILT_KEPT = 8
 
 
@@ -786,16 +787,24 @@ def _with_budget(problem: Problem, scenario: Scenario) -> Problem:
 
 
 def build_problem(loaded: LoadedScenario) -> Problem:
+    return build_problem_and_builder(loaded)[0]
+
+
+def build_problem_and_builder(loaded: LoadedScenario) -> tuple[Problem, CandidateBuilder]:
+    """The scenario's problem, and the builder that made it: its estimates (and the calibration it
+    read) answer the explainers' what-ifs without building anything again."""
     key = _reuse_key(loaded)
     if key in _BUILT:
         _BUILT.move_to_end(key)
-        return _with_budget(_BUILT[key][1], loaded.scenario)
+        _, problem, builder = _BUILT[key]
+        return _with_budget(problem, loaded.scenario), builder
+    builder = CandidateBuilder(loaded)
     with collector_paused():  # hundreds of thousands of objects that live on (plan.planner.collector)
         try:
-            problem = CandidateBuilder(loaded).build()
+            problem = builder.build()
         finally:
             estimate_store.flush()  # share this build's new estimates with later runs and batch workers
-    _BUILT[key] = (loaded.catalog, problem)  # the catalog is kept so that its id is not reused
+    _BUILT[key] = (loaded.catalog, problem, builder)  # the catalog is kept so that its id is not reused
     while len(_BUILT) > _BUILT_KEPT:
         _BUILT.popitem(last=False)
-    return _with_budget(problem, loaded.scenario)
+    return _with_budget(problem, loaded.scenario), builder

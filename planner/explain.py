@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast, get_args
+from typing import Any, cast, get_args
 
 from plan.constraints import memory as memory_rule
 from plan.constraints import ops_skill
@@ -31,10 +31,8 @@ from plan.planner.infeasible import (
 from plan.planner.memory_savers import MemorySaver, applies_to_job
 from plan.planner.offload_note import faster_offloaded, fitting_without_offload, offload_note
 from plan.planner.plan import Conflict, JobPlan, Plan, ReservationPlan, Trade
+from plan.planner.session import Session
 from plan.planner.transfer import transfer_line
-
-if TYPE_CHECKING:
-    from plan.planner.solve import Session
 
 
 def money(amount: float, currency: str) -> str:
@@ -183,9 +181,9 @@ def offload_lines(session: Session, outcome: Outcome) -> list[str]:
     (its speed rests on assumed host figures): where a job's GPUs would run it clearly faster offloaded
     (planner/offload_note.py), and where a job was offloaded, the settings an expert tries first that fit the
     same GPUs without it (memory_savers: a fused loss or layers, the least change of optimizer)."""
-    if session.loaded is None:
+    builder = session.builder
+    if session.loaded is None or builder is None:
         return []
-    builder = CandidateBuilder(session.loaded)
     jobs = {j.id: j for j in session.loaded.scenario.jobs}
     lines = []
     for job in session.problem.jobs:
@@ -204,9 +202,9 @@ def hybrid_shard_lines(session: Session, outcome: Outcome) -> list[str]:
     takes it only where it is faster (or where the job states `hybrid_shard: true`, when it may be slower), and
     an expert weighs the gain against the copies."""
     hybrid = [job for job in session.problem.jobs if outcome.chosen[job].layout.get("shard_group")]
-    if session.loaded is None or not hybrid:
+    builder = session.builder
+    if session.loaded is None or builder is None or not hybrid:
         return []
-    builder = CandidateBuilder(session.loaded)
     lines = []
     for job in hybrid:
         chosen = outcome.chosen[job]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from plan.constraints import memory as memory_rule
 from plan.constraints.groups import family
@@ -21,14 +20,12 @@ from plan.constraints.ops_skill import ONE_CLICK_FEATURES
 from plan.models.features import Feature
 from plan.models.problem import SCALE, Candidate, Problem, Removed
 from plan.models.scenario import Scenario
-from plan.planner.candidates import CandidateBuilder, pinned_fields
+from plan.planner.candidates import pinned_fields
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome
 from plan.planner.memory_savers import LEANER_OPTIMIZERS, STACK_SETTINGS, MemorySaver, applies_to_job
 from plan.planner.plan import Conflict, Relaxation, SolveResult
-
-if TYPE_CHECKING:
-    from plan.planner.solve import Session
+from plan.planner.session import Session
 
 CHANGEABLE = ("budget", "deadline", "sensitivity", "residency", "reproducibility", "ops_skill")
 POLICY_FIELDS = {"policy.platforms": ("policy.allow_platforms", "platform"),
@@ -235,7 +232,7 @@ def _pools_too_small(session: Session) -> list[str]:
             key = (r.job, r.platform)
             if key not in largest or r.gpus > largest[key].gpus:
                 largest[key] = r
-    builder = CandidateBuilder(session.loaded) if largest and session.loaded is not None else None
+    builder = session.builder
     lines = []
     for (job, pool), r in sorted(largest.items()):
         short = builder.host_shortfall(job, (pool, r.gpu, r.gpus, "owned")) if builder else None

@@ -23,7 +23,7 @@ from plan.planner.cpsat.run import Outcome, to_plan
 from plan.planner.explain import explain_plan
 from plan.planner.front_pruning import front_problem
 from plan.planner.plan import Plan
-from plan.planner.solve import Session
+from plan.planner.session import Session
 
 MAX_EXACT_POINTS = 200  # a walk longer than this is cut (and says so); use max_points to thin it
 QUICK_POINT_WORK = 0.25

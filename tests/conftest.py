@@ -14,7 +14,7 @@ import yaml
 
 from plan.models.loading import load_scenario
 from plan.planner.candidates import build_problem
-from plan.planner.solve import Session
+from plan.planner.session import Session
 
 # Tests never touch the user's estimate cache: each test session gets its own, fresh folder (also
 # inherited by the CLI subprocesses the tests start).

@@ -17,7 +17,7 @@ from plan.planner import __version__
 from plan.planner.batch.inputs import Input
 from plan.planner.batch.rows import Row
 from plan.planner.batch.sweep import Assignment, Variant, apply
-from plan.planner.solve import SolveOptions
+from plan.planner.session import SolveOptions
 
 HASH_SCHEME = "plan-batch-2"  # bump when what a row means changes without a package version bump
 

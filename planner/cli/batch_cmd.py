@@ -47,7 +47,7 @@ from plan.planner.batch.output_lock import OutputLockError, locked_output
 from plan.planner.batch.runner import Backend
 from plan.planner.cli.common import console, fail, finite
 from plan.planner.cli.solve_cmd import ObjectiveChoice
-from plan.planner.solve import SolveOptions
+from plan.planner.session import SolveOptions
 
 STATUS_STYLE = {"optimal": "green", "feasible": "green", "infeasible": "yellow", "unknown": "yellow",
                 "error": "red"}

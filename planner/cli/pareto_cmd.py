@@ -23,7 +23,7 @@ from plan.planner.cli.common import ExitCode, console, fail, finite, stop_no_sol
 from plan.planner.pareto import ParetoFront, Progress, pareto_front
 from plan.planner.pareto_export import FRONT_SUFFIXES, write_front
 from plan.planner.pareto_plot import PLOT_SUFFIXES, more_line, time_unit, write_plot
-from plan.planner.solve import Session, SolveOptions
+from plan.planner.session import Session, SolveOptions
 
 
 class XAxis(str, Enum):

@@ -63,7 +63,7 @@ def report_command(
     front = None
     if pareto and result.plans:
         from plan.planner.pareto import pareto_front
-        from plan.planner.solve import Session
+        from plan.planner.session import Session
 
         front = pareto_front(Session.from_loaded(loaded))
     write_report(output, result, loaded, front)

@@ -17,7 +17,8 @@ from plan.planner.cli.common import ExitCode, console, fail, finite, print_json,
 from plan.planner.cpsat.model import Bounds
 from plan.planner.explain import parse_why_not, why_not
 from plan.planner.report import render_markdown, render_table
-from plan.planner.solve import Session, SolveOptions, solve
+from plan.planner.session import Session, SolveOptions
+from plan.planner.solve import solve
 
 
 class SolveFormat(str, Enum):

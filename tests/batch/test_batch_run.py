@@ -10,7 +10,7 @@ import yaml
 import plan.planner.batch.local as local_backend
 from plan.planner.batch import Row, build_tasks, expand_grid, expand_paths, run_batch
 from plan.planner.batch.runner import reusable
-from plan.planner.solve import SolveOptions
+from plan.planner.session import SolveOptions
 from tests.batch.conftest import plan_batch, rows_of, timeless
 
 ORDER = ("student", "broken", "tiny", "short_budget")  # not alphabetical: rows must follow the arguments

@@ -12,7 +12,8 @@ from plan.models.catalog import builtin_catalog
 from plan.models.loading import load_scenario
 from plan.models.scenario import Job
 from plan.planner.export import ExportError, build_layout, render_stack
-from plan.planner.solve import SolveOptions, solve
+from plan.planner.session import SolveOptions
+from plan.planner.solve import solve
 from tests.export.helpers import flag, parse_all, render_checked
 from tests.export.test_export_golden import _plan
 

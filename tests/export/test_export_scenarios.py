@@ -7,7 +7,8 @@ import pytest
 
 from plan.models.loading import load_scenario
 from plan.planner.export import STACKS, ExportError, build_layout, render_stack
-from plan.planner.solve import SolveOptions, solve
+from plan.planner.session import SolveOptions
+from plan.planner.solve import solve
 from tests.conftest import SCENARIOS
 from tests.export.helpers import check_identities
 

@@ -120,7 +120,7 @@ def test_a_pool_that_cannot_start_is_said_and_the_batch_runs_in_one_process(tmp_
     from plan.planner.batch import local
     from plan.planner.batch.inputs import Input
     from plan.planner.batch.tasks import build_tasks
-    from plan.planner.solve import SolveOptions
+    from plan.planner.session import SolveOptions
 
     def no_pool(jobs: int) -> None:
         raise OSError(38, "Function not implemented")  # e.g. no POSIX semaphores in a container

@@ -8,7 +8,7 @@ from plan.models.errors import InputError
 from plan.models.jurisdiction import within
 from plan.models.loading import load_scenario
 from plan.models.scenario import DataSpec, Site
-from plan.planner.solve import Session
+from plan.planner.session import Session
 
 
 @pytest.mark.parametrize(("required", "jurisdiction", "regions", "ok"), [

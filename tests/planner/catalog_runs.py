@@ -11,7 +11,8 @@ from plan.models.loading import LoadedScenario, load_scenario
 from plan.models.problem import Problem
 from plan.planner.candidates import build_problem
 from plan.planner.plan import SolveResult
-from plan.planner.solve import SolveOptions, solve
+from plan.planner.session import SolveOptions
+from plan.planner.solve import solve
 
 
 def run_catalog_scenario(base: dict[str, Any], write: Callable[[Any], Path], jobs: list[dict[str, Any]],

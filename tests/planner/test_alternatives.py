@@ -8,7 +8,8 @@ import pytest
 from plan.models.loading import load_scenario
 from plan.planner.cpsat.run import Outcome
 from plan.planner.plan import Plan
-from plan.planner.solve import SolveOptions, solve, solve_session
+from plan.planner.session import SolveOptions
+from plan.planner.solve import solve, solve_session
 from tests.conftest import SCENARIOS
 from tests.planner.builders import Spec, make_problem, session, solve_problem
 

@@ -12,7 +12,8 @@ from plan.models.problem import SCALE
 from plan.planner.candidates import build_problem
 from plan.planner.cli.app import app
 from plan.planner.estimate.band import memory_factor
-from plan.planner.solve import SolveOptions, solve
+from plan.planner.session import SolveOptions
+from plan.planner.solve import solve
 from tests.conftest import SCENARIOS
 
 runner = CliRunner()

@@ -15,7 +15,8 @@ from plan.planner.candidates import build_problem
 from plan.planner.export import ExportError, build_layout
 from plan.planner.export.layout import STACKS
 from plan.planner.export.writer import render_stack
-from plan.planner.solve import SolveOptions, solve
+from plan.planner.session import SolveOptions
+from plan.planner.solve import solve
 
 
 def _duo(base_scenario: dict[str, Any], **job: Any) -> dict[str, Any]:

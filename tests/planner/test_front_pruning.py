@@ -139,19 +139,19 @@ def test_a_reservation_held_alone_counts_its_least_holding_in_the_ceiling():
 
 
 def test_a_solve_presolve_wrongly_finds_infeasible_is_run_again_without_it(monkeypatch):
-    from plan.planner import solve as solve_module
+    from plan.planner import session as session_module
     from plan.planner.cpsat.run import Outcome
 
     problem = make_problem([Spec("a", "x", hours=5, cost=70), Spec("a", "y", hours=9, cost=40)])
     s = session(problem)
     witness = s.run("cost", pareto.Bounds())
-    real, presolves = solve_module.solve_model, []
+    real, presolves = session_module.solve_model, []
 
     def first_says_infeasible(*args, presolve=True, **kwargs):
         presolves.append(presolve)
         return Outcome("infeasible") if presolve else real(*args, presolve=presolve, **kwargs)
 
-    monkeypatch.setattr(solve_module, "solve_model", first_says_infeasible)
+    monkeypatch.setattr(session_module, "solve_model", first_says_infeasible)
     again = s.run("cost", pareto.Bounds(), witness=witness)
     assert presolves == [True, False] and again.status == "optimal" and again.total_cost == witness.total_cost
     assert s.presolve_retries == 1
@@ -165,7 +165,7 @@ def test_frontier_front_is_whole_although_presolve_errs_on_its_narrowed_model():
     from pathlib import Path
 
     from plan.models.loading import load_scenario
-    from plan.planner.solve import Session
+    from plan.planner.session import Session
 
     scenario = Path(__file__).resolve().parents[2] / "scenarios" / "frontier_private_vs_hybrid.yaml"
     front = pareto.pareto_front(Session.from_loaded(load_scenario(scenario)))

@@ -13,7 +13,8 @@ from plan.models.loading import load_scenario
 from plan.planner.candidates import build_problem
 from plan.planner.export import ExportError, build_layout
 from plan.planner.export.writer import render_stack
-from plan.planner.solve import SolveOptions, solve
+from plan.planner.session import SolveOptions
+from plan.planner.solve import solve
 
 
 def _pod(base_scenario: dict[str, Any], gbps: float) -> dict[str, Any]:

@@ -17,7 +17,8 @@ from plan.planner.cpsat.model import Bounds
 from plan.planner.infeasible import can_change
 from plan.planner.report import render_markdown
 from plan.planner.report_html.page import report_html
-from plan.planner.solve import Session, SolveOptions, solve, solve_session
+from plan.planner.session import Session, SolveOptions
+from plan.planner.solve import solve, solve_session
 
 runner = CliRunner()
 EXCLUDED = ("zhixingyun", "autodl", "a800", "h800", "rtx4090", "aliyun", "tencent")

@@ -19,7 +19,8 @@ from plan.models.problem import Problem
 from plan.models.scenario import SolverSettings
 from plan.planner.candidates import build_problem
 from plan.planner.cli.app import app
-from plan.planner.solve import Session, SolveOptions, solve, solve_session
+from plan.planner.session import Session, SolveOptions
+from plan.planner.solve import solve, solve_session
 from tests.conftest import REPO, SCENARIOS
 
 runner = CliRunner()

@@ -21,7 +21,8 @@ from plan.models.units import HOURS_PER_YEAR
 from plan.planner.candidates import build_problem
 from plan.planner.capacity_limits import allowance
 from plan.planner.cli.app import app
-from plan.planner.solve import SolveOptions, solve
+from plan.planner.session import SolveOptions
+from plan.planner.solve import solve
 from tests.conftest import REPO
 
 runner = CliRunner()

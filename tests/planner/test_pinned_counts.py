@@ -12,7 +12,8 @@ from plan.models.scenario import RecomputePolicy
 from plan.planner.candidates import build_problem
 from plan.planner.cli.app import app
 from plan.planner.estimate.types import RECOMPUTE
-from plan.planner.solve import SolveOptions, solve
+from plan.planner.session import SolveOptions
+from plan.planner.solve import solve
 
 runner = CliRunner()
 

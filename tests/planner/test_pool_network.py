@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from plan.models.loading import load_scenario
-from plan.planner.solve import SolveOptions, solve
+from plan.planner.session import SolveOptions
+from plan.planner.solve import solve
 
 
 def _pod(base_scenario: dict[str, Any], deadline: str, fabric: dict[str, Any] | None) -> dict[str, Any]:

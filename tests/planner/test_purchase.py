@@ -9,7 +9,8 @@ import pytest
 from plan.models.loading import load_scenario
 from plan.models.problem import HOURS_PER_MONTH, PurchaseEconomics
 from plan.planner.candidates import build_problem
-from plan.planner.solve import SolveOptions, solve
+from plan.planner.session import SolveOptions
+from plan.planner.solve import solve
 from tests.planner.catalog_runs import run_catalog_scenario
 
 SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "frontier_private_vs_hybrid.yaml"

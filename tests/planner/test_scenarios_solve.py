@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 from plan.constraints.sensitivity import RULES
 from plan.models.loading import load_scenario
 from plan.planner.cli.app import app
-from plan.planner.solve import SolveOptions, solve
+from plan.planner.session import SolveOptions
+from plan.planner.solve import solve
 from tests.conftest import REPO
 
 runner = CliRunner()

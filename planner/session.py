@@ -1,0 +1,207 @@
+"""One scenario's solving session: its problem, its models and one work budget for every re-solve.
+
+The stages above it (solve, explain, pareto) ask the session; none of them builds candidates again:
+the session keeps the builder that made its problem, whose estimates answer the explainers'
+what-ifs (an offloaded or fully sharded layout on the same GPUs)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass, replace
+
+from plan.models.loading import LoadedScenario
+from plan.models.problem import Problem
+from plan.models.scenario import Scenario, SolverSettings
+from plan.planner.build_deadline import build_deadline
+from plan.planner.candidates import CandidateBuilder, build_problem_and_builder
+from plan.planner.cpsat.model import Bounds, PlanModel
+from plan.planner.cpsat.run import Outcome, solve_model
+from plan.planner.overflow_guard import check_magnitudes
+
+TIE_BREAK_WORK = 1.0  # deterministic time for the makespan tie-break among cheapest plans
+EARLIEST_WORK = 0.3  # and for the last one, jobs ending as early as that plan's cost and makespan allow
+
+
+@dataclass
+class SolveOptions:
+    objective: str | None = None
+    top_k: int | None = None
+    gap: float | None = None
+    time_limit_s: float | None = None
+    work_limit: float | None = None
+    workers: int | None = None
+    seed: int | None = None
+
+
+class Session:
+    """One scenario's problem and base model, with one work budget (deterministic time) for every
+    re-solve, and the wall-clock safety net."""
+
+    def __init__(self, problem: Problem, settings: SolverSettings, objective: str,
+                 started: float | None = None, loaded: LoadedScenario | None = None,
+                 builder: CandidateBuilder | None = None) -> None:
+        self.loaded = loaded  # the scenario, when there is one: explanations re-plan variants of it
+        self.builder = builder  # what built the problem, when a scenario did: the what-ifs ask it
+        self.settings = settings
+        self.objective = objective
+        self.started = time.perf_counter() if started is None else started
+        self.problem = problem
+        # Figures the 64-bit model cannot hold are bad input, said in one line.
+        check_magnitudes(problem, str(loaded.path) if loaded else problem.scenario_name)
+        self._model: PlanModel | None = None
+        self._abiding: PlanModel | None = None
+        self._rule_groups = problem.rule_groups()
+        self.deadline = self.started + settings.time_limit_s
+        self.work_left = settings.work_limit
+        self.wall_stopped = False  # some solve was cut by the wall clock: the result may depend on load
+        self.presolve_retries = 0  # solves run again without presolve (see run)
+
+    @classmethod
+    def from_loaded(cls, loaded: LoadedScenario, options: SolveOptions | None = None) -> Session:
+        """Build candidates (estimator calls) and the model; their time counts against the limit."""
+        started = time.perf_counter()
+        options = options or SolveOptions()
+        s = loaded.scenario
+        settings = SolverSettings(
+            time_limit_s=options.time_limit_s or s.solver.time_limit_s,
+            work_limit=options.work_limit or s.solver.work_limit,
+            workers=options.workers or s.solver.workers,
+            seed=s.solver.seed if options.seed is None else options.seed,
+            top_k=options.top_k or s.solver.top_k,
+            gap=s.solver.gap if options.gap is None else options.gap,
+        )
+        with build_deadline(settings.time_limit_s, started):
+            problem, builder = build_problem_and_builder(loaded)
+        return cls(problem, settings, options.objective or s.objective, started, loaded, builder)
+
+    def variant(self, scenario: Scenario) -> Session | None:
+        """A session for a changed copy of this scenario (a relaxation to try), sharing this one's work
+        budget and safety net; None when the session was built from a bare problem."""
+        if self.loaded is None:
+            return None
+        problem, builder = build_problem_and_builder(dataclasses.replace(self.loaded, scenario=scenario))
+        other = Session(problem, self.settings, self.objective, self.started, self.loaded, builder)
+        other.work_left, other.deadline = self.work_left, self.deadline
+        return other
+
+    def spend(self, other: Session) -> None:
+        """Charge a variant's solves to this session's budget."""
+        self.work_left = min(self.work_left, other.work_left)
+        self.wall_stopped |= other.wall_stopped
+
+    @property
+    def model(self) -> PlanModel:
+        """The whole model, rule-breaking candidates included: what explanations of infeasibility
+        (rules as assumptions) and why-not questions (a forced option) solve."""
+        if self._model is None:
+            self._model = PlanModel(self.problem)
+        return self._model
+
+    def holds_every_rule(self, bounds: Bounds) -> bool:
+        """No rule a candidate can break is lifted and no option forced: rule-breaking candidates can
+        never be chosen, so a model of the rule-abiding ones alone has the same optima."""
+        return not bounds.forced and not bounds.lifted & self._rule_groups
+
+    def model_for(self, bounds: Bounds, with_assumptions: bool = False) -> PlanModel:
+        """The model a solve needs: while every rule a candidate can break holds and no option is
+        forced, the rule-abiding candidates alone (the same optima, a smaller model)."""
+        if with_assumptions or not self.holds_every_rule(bounds):
+            return self.model
+        if self._abiding is None:
+            self._abiding = PlanModel(self.problem.rule_abiding())
+        return self._abiding
+
+    def remaining_s(self) -> float:
+        return max(0.05, self.deadline - time.perf_counter())
+
+    def run(self, objective: str | None, bounds: Bounds, hint: Outcome | dict[int, int] | None = None,
+            with_assumptions: bool = False, max_work: float | None = None, probing: int = 0,
+            model: PlanModel | None = None, witness: Outcome | None = None) -> Outcome:
+        """One solve. `hint`: a plan to start from (an outcome, or candidate index -> 0/1); `model`: a
+        narrower model with the same optimum under `bounds` (a Pareto walk's), instead of the session's;
+        `witness`: a plan known to meet `bounds`, so that "infeasible" is impossible. CP-SAT 9.15's presolve
+        was seen to say so anyway (frontier_private_vs_hybrid's front: an exactly-one it emptied); such a
+        solve is run again without presolve, whose answer is then the one kept."""
+        model = model or self.model_for(bounds, with_assumptions)
+        instance = model.instance(objective, bounds, with_assumptions=with_assumptions,
+                                  hint=hint.hint() if isinstance(hint, Outcome) else hint)
+
+        def solved(presolve: bool) -> Outcome:
+            work = self.work_left if max_work is None else min(max_work, self.work_left)
+            outcome = solve_model(model, instance, self.settings, self.remaining_s(), work, probing, presolve=presolve)
+            self.work_left = max(0.0, self.work_left - outcome.work)
+            self.wall_stopped |= outcome.wall_stopped
+            return outcome
+
+        outcome = solved(presolve=True)
+        if outcome.status == "infeasible" and witness is not None and witness.solved:
+            self.presolve_retries += 1
+            outcome = solved(presolve=False)
+        return outcome
+
+    def earliest(self, outcome: Outcome) -> Outcome:
+        """Among plans no worse on cost and makespan, the one whose jobs end earliest in total. Without
+        it a job that does not set the makespan may start late for no reason (frontier_private_vs_hybrid:
+        the 405B run on a rented month started on day 60, not day 5, since its successor waits for
+        bought H200s either way). Only a tie-break, on a short time slice: it never changes the cost,
+        the makespan or their proof."""
+        if not outcome.solved or self.objective == "risk" or self._starts_at_earliest(outcome):
+            return outcome
+        tied = Bounds(max_cost=outcome.total_cost, max_makespan=outcome.makespan_min)
+        return self._second(self.run("earliest", tied, outcome, max_work=EARLIEST_WORK), outcome)
+
+    def _starts_at_earliest(self, outcome: Outcome) -> bool:
+        """Whether every job starts as soon as its option's start-up, its pool's opening and the jobs
+        it follows allow: then no plan of the same options ends its jobs sooner."""
+        problem = self.problem
+        for job, chosen in outcome.chosen.items():
+            earliest = max([problem.earliest_start_min(chosen),
+                            *(outcome.end_min[before] for before in problem.after.get(job, ()))])
+            if outcome.start_min[job] > earliest:
+                return False
+        return True
+
+    def best(self, bounds: Bounds, hint: Outcome | dict[int, int] | None = None,
+             max_work: float | None = None) -> Outcome:
+        """The optimum under `bounds` for the session's objective (two stages where it is lexicographic),
+        each stage stopping at `max_work` when given."""
+        if self.objective == "time":
+            first = self.run("time", bounds, hint, max_work=max_work)
+            if not first.solved:
+                return first
+            second = self.run("cost", replace(bounds, max_makespan=first.makespan_min), first, max_work=max_work)
+            return self._second(second, first)
+        if self.objective == "lexicographic":
+            first = self.run("cost", bounds, hint, max_work=max_work)
+            if not first.solved:
+                return first
+            cap = math.floor(first.total_cost * (1 + self.settings.gap))
+            return self._second(self.run("time", replace(bounds, max_cost=cap), first, max_work=max_work), first)
+        first = self.run(self.objective, bounds, hint, max_work=max_work)
+        if self.objective != "cost" or not first.solved:
+            return first
+        # Among the cheapest plans, the one that finishes first (same cost, jobs not left idle). Only a
+        # tie-break: it gets a short time slice and never changes the cost or its proof.
+        second = self.run("time", replace(bounds, max_cost=first.total_cost), first, max_work=TIE_BREAK_WORK)
+        return self._second(second, first)
+
+    @staticmethod
+    def _second(second: Outcome, first: Outcome) -> Outcome:
+        """The second stage's plan, with the first stage's status, value and bound: that is the
+        objective proven."""
+        if not second.solved:
+            return first
+        second.status, second.objective, second.bound = first.status, first.objective, first.bound
+        return second
+
+    def objective_value(self, outcome: Outcome) -> int:
+        if self.objective == "time":
+            return outcome.makespan_min
+        if self.objective == "balanced":
+            return outcome.total_cost + self.problem.value_of_time_per_min * outcome.makespan_min
+        return outcome.total_cost
+
+    def cap_objective(self) -> str:
+        return {"time": "time", "balanced": "balanced"}.get(self.objective, "cost")
