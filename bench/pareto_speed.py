@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("PLAN_CACHE_DIR", "off")
 
 from plan.models.loading import load_scenario  # noqa: E402
-from plan.planner.pareto import pareto_front  # noqa: E402
+from plan.planner.pareto.front import pareto_front  # noqa: E402
 from plan.planner.session import Session, SolveOptions  # noqa: E402
 
 

@@ -11,8 +11,8 @@ from plan.models.problem import Problem
 from plan.planner.build_deadline import BuildTimeout
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
-from plan.planner.explain import explain_plan, hybrid_shard_lines, offload_lines
-from plan.planner.infeasible import explain_infeasible, pools_without_network
+from plan.planner.explain.infeasible import explain_infeasible, pools_without_network
+from plan.planner.explain.narrate import explain_plan, hybrid_shard_lines, offload_lines
 from plan.planner.plan import Plan, SolveResult
 from plan.planner.session import Session, SolveOptions
 from plan.planner.warm_start import WARM_START_NOTE, greedy_hint

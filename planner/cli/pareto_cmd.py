@@ -20,9 +20,9 @@ from plan.models.limits import MAX_SOLVER_LIMIT
 from plan.models.loading import load_scenario
 from plan.planner.build_deadline import BuildTimeout
 from plan.planner.cli.common import ExitCode, console, fail, finite, stop_no_solution
-from plan.planner.pareto import ParetoFront, Progress, pareto_front
-from plan.planner.pareto_export import FRONT_SUFFIXES, write_front
-from plan.planner.pareto_plot import PLOT_SUFFIXES, more_line, time_unit, write_plot
+from plan.planner.pareto.export import FRONT_SUFFIXES, write_front
+from plan.planner.pareto.front import ParetoFront, Progress, pareto_front, time_unit
+from plan.planner.pareto.plot import PLOT_SUFFIXES, more_line, write_plot
 from plan.planner.session import Session, SolveOptions
 
 

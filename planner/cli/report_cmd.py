@@ -11,7 +11,7 @@ from plan.planner.cli.common import ExitCode, fail
 
 if TYPE_CHECKING:
     from plan.models.loading import LoadedScenario
-    from plan.planner.pareto import ParetoFront
+    from plan.planner.pareto.front import ParetoFront
     from plan.planner.plan import SolveResult
 
 _EXIT = {"optimal": ExitCode.OK, "feasible": ExitCode.OK, "infeasible": ExitCode.INFEASIBLE,
@@ -62,7 +62,7 @@ def report_command(
     result = solve(loaded)
     front = None
     if pareto and result.plans:
-        from plan.planner.pareto import pareto_front
+        from plan.planner.pareto.front import pareto_front
         from plan.planner.session import Session
 
         front = pareto_front(Session.from_loaded(loaded))

@@ -15,7 +15,7 @@ from plan.models.loading import LoadedScenario, load_scenario
 from plan.planner.build_deadline import BuildTimeout
 from plan.planner.cli.common import ExitCode, console, fail, finite, print_json, stop_no_solution
 from plan.planner.cpsat.model import Bounds
-from plan.planner.explain import parse_why_not, why_not
+from plan.planner.explain.why_not import parse_why_not, why_not
 from plan.planner.report import render_markdown, render_table
 from plan.planner.session import Session, SolveOptions
 from plan.planner.solve import solve

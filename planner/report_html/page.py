@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 
 from plan.models.loading import LoadedScenario
-from plan.planner.pareto import ParetoFront
+from plan.planner.pareto.front import ParetoFront
 from plan.planner.plan import SolveResult
 from plan.planner.report_html.charts import cost_svgs, memory_svg
 from plan.planner.report_html.gantt import gantt_svg
@@ -125,7 +125,7 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
 
 def front_svg(front: ParetoFront) -> str:
     """The front's chart from the Pareto page (its SVG only)."""
-    from plan.planner.pareto_html import front_html
+    from plan.planner.pareto.html import front_html
 
     page = front_html(front)
     start, end = page.find("<svg"), page.find("</svg>")

@@ -18,7 +18,7 @@ from plan.models.catalog import builtin_catalog
 from plan.models.errors import InputError
 from plan.models.loading import load_scenario_data
 from plan.models.units import parse_count, parse_duration_h, parse_money, parse_size_gb
-from plan.planner.explain import parse_why_not
+from plan.planner.explain.why_not import parse_why_not
 from tests.hardening.conftest import ALLOWED_EXITS, HOSTILE_BASE, invoke, with_field
 
 FIELDS = ["budget", "deadline", "value_of_time_per_day", "confidence", "currency", "name", "jobs.0.id",

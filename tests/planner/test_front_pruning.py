@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from plan.constraints.reproducibility import FIXED_GPU_TYPE
 from plan.models.problem import SCALE, Problem, Resource
-from plan.planner import pareto
-from plan.planner.front_pruning import front_problem
+from plan.planner.pareto import front as pareto
+from plan.planner.pareto.pruning import front_problem
 from tests.planner.builders import Spec, brute_front, make_problem, session
 from tests.planner.test_brute_force import MONTH, POOL, problems
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from plan.models.loading import load_scenario
 from plan.planner.cli.app import app
 from plan.planner.cpsat.model import Bounds
-from plan.planner.infeasible import can_change
+from plan.planner.explain.conflicts import can_change
 from plan.planner.report import render_markdown
 from plan.planner.report_html.page import report_html
 from plan.planner.session import Session, SolveOptions

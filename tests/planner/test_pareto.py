@@ -15,7 +15,7 @@ from plan.models.problem import SCALE
 from plan.planner.cli.app import app
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome
-from plan.planner.pareto import HARD_POINT_PROBING, QUICK_POINT_WORK, pareto_front
+from plan.planner.pareto.front import HARD_POINT_PROBING, QUICK_POINT_WORK, pareto_front
 from plan.planner.session import Session
 from tests.planner.builders import Spec, brute_front, make_problem, session
 from tests.planner.test_brute_force import MONTH, POOL, problems

@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from plan.planner.pareto import pareto_front
-from plan.planner.pareto_plot import KEY_ROWS, _key_text
+from plan.planner.pareto.front import pareto_front
+from plan.planner.pareto.plot import KEY_ROWS, _key_text
 from tests.planner.builders import session
 from tests.planner.test_pareto import _tiny_single_job
 
@@ -39,7 +39,7 @@ def test_legend_never_covers_a_point(count):
     pytest.importorskip("matplotlib")
     import matplotlib.pyplot as plt
 
-    from plan.planner.pareto_plot import draw_front
+    from plan.planner.pareto.plot import draw_front
 
     front = _many_points(count)
     fig = draw_front(front)

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from plan.planner.atomic_file import write_atomically
-from plan.planner.pareto import ParetoFront
+from plan.planner.pareto.front import ParetoFront
 
 FRONT_SUFFIXES = (".csv", ".json")
 CSV_COLUMNS = ("point", "cost", "currency", "makespan_h", "makespan_days", "risk", "within_budget",

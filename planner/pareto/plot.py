@@ -12,18 +12,14 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from plan.planner.pareto import ParetoFront
+from plan.planner.atomic_file import write_atomically
+from plan.planner.pareto.front import ParetoFront, time_unit
+from plan.planner.pareto.html import front_html
 
 INSTALL_HINT = "plotting PNG/SVG needs matplotlib: pip install 'plan[plot]' (or use a .html plot, which needs nothing)"
 KEY_WRAP = 58
 KEY_ROWS = 40  # lines of key and notes that fit beside the chart at 8 pt
 PLOT_SUFFIXES = (".png", ".svg", ".html")
-
-
-def time_unit(front: ParetoFront) -> tuple[str, float]:
-    """(unit, hours per unit): days unless every plan is done within two days."""
-    longest = max((p.makespan_h for p in front.points), default=0.0)
-    return ("hours", 1.0) if longest < 48 else ("days", 24.0)
 
 
 def render_front(front: ParetoFront, fmt: str) -> bytes:
@@ -176,9 +172,6 @@ def _thousands() -> Any:
 
 def write_plot(front: ParetoFront, path: Path) -> None:
     """By suffix: .png, .svg (matplotlib) or .html (self-contained, interactive)."""
-    from plan.planner.atomic_file import write_atomically
-    from plan.planner.pareto_html import front_html
-
     suffix = path.suffix.lower()
     if suffix == ".html":
         write_atomically(path, front_html(front))

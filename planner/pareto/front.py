@@ -20,8 +20,8 @@ from typing import Any
 from plan.models.problem import SCALE, Problem
 from plan.planner.cpsat.model import RISK_SCALE, Bounds, PlanModel
 from plan.planner.cpsat.run import Outcome, to_plan
-from plan.planner.explain import explain_plan
-from plan.planner.front_pruning import front_problem
+from plan.planner.explain.narrate import explain_plan
+from plan.planner.pareto.pruning import front_problem
 from plan.planner.plan import Plan
 from plan.planner.session import Session
 
@@ -318,3 +318,9 @@ def pareto_front(session: Session, *, max_points: int | None = None, z: str | No
         front.notes.append(f"{walker.unproven} point(s) not proven optimal within the time limit")
     front.solve_time_s = time.perf_counter() - session.started
     return front
+
+
+def time_unit(front: ParetoFront) -> tuple[str, float]:
+    """(unit, hours per unit): days unless every plan is done within two days."""
+    longest = max((p.makespan_h for p in front.points), default=0.0)
+    return ("hours", 1.0) if longest < 48 else ("days", 24.0)

@@ -7,8 +7,7 @@ from __future__ import annotations
 import html
 import math
 
-from plan.planner.pareto import ParetoFront
-from plan.planner.pareto_plot import time_unit
+from plan.planner.pareto.front import ParetoFront, time_unit
 
 WIDTH, HEIGHT = 900, 520
 LEFT, RIGHT, TOP, BOTTOM = 90, 30, 30, 60

@@ -1,323 +1,24 @@
-"""Why a scenario (or a forced option) has no plan: the smallest set of rules a person can change
-that conflict, and the relaxations that help.
-
-Rule groups fall in three kinds. Facts (what hardware can run, owned pools' size and calendar, job
-precedences) are always held. The user's policy lists (platforms, GPUs, spot, job size) define the
-options; conflicts are computed over the options they leave, so a rule about an excluded platform
-never shows, and widening a list is offered as a relaxation. The rest (budget, deadlines, data
-sensitivity and residency, reproducibility, ops skill) are rules a person can change: a conflict
-names only these, minimal (lifting any one of them alone, with the others held, removes it).
-"""
+"""Relaxations of a conflict: for each kind of rule that helps, the least change (a budget, a
+deadline, a level, a platform or GPU to allow, a setting) that gives the scenario a plan."""
 
 from __future__ import annotations
-
-from collections import Counter
-from collections.abc import Sequence
 
 from plan.constraints import memory as memory_rule
 from plan.constraints.groups import family
 from plan.constraints.ops_skill import ONE_CLICK_FEATURES
 from plan.models.features import Feature
-from plan.models.problem import SCALE, Candidate, Problem, Removed
+from plan.models.problem import SCALE, Problem
 from plan.models.scenario import Scenario
-from plan.planner.candidates import pinned_fields
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome
+from plan.planner.explain.conflicts import POLICY_FIELDS, can_change, duration_text, is_policy
 from plan.planner.memory_savers import LEANER_OPTIMIZERS, STACK_SETTINGS, MemorySaver, applies_to_job
-from plan.planner.plan import Conflict, Relaxation, SolveResult
+from plan.planner.plan import Relaxation
 from plan.planner.session import Session
 
-CHANGEABLE = ("budget", "deadline", "sensitivity", "residency", "reproducibility", "ops_skill")
-POLICY_FIELDS = {"policy.platforms": ("policy.allow_platforms", "platform"),
-                 "policy.gpus": ("policy.allow_gpus", "gpu"),
-                 "policy.spot": ("policy.allow_spot", "setting"),
-                 "policy.max_gpus": ("policy.max_gpus_per_job", "GPUs")}
 SENSITIVITY_LEVELS = ("public", "internal", "confidential", "regulated")
 RESIDENCY_LEVELS = ("any", "cn", "on_premises")
 OPS_LEVELS = ("none", "basic", "expert")
-HOURS_STATED_BELOW_H = 48.0  # deadlines under two days are stated in hours
-
-
-def can_change(group: str) -> bool:
-    """Budget, deadlines, data handling, reproducibility and ops skill: rules, not facts."""
-    return group.split("/", 1)[0].split(".", 1)[0] in CHANGEABLE
-
-
-def is_policy(group: str) -> bool:
-    return group.startswith("policy.")
-
-
-def _held_fact(group: str) -> bool:
-    """Owned pools' size, calendar and sharing, and job order: facts worth naming next to a conflict."""
-    return group.startswith(("capacity/", "scheduling/", "scheduling.after"))
-
-
-def duration_text(hours: float) -> tuple[float, str]:
-    """(value, unit): hours under two days, else days; rounded up to a tenth."""
-    if hours < HOURS_STATED_BELOW_H:
-        return _up(hours), "h"
-    return _up(hours / 24), "d"
-
-
-def _up(value: float) -> float:
-    return -(-round(value * 10, 6) // 1) / 10
-
-
-# --- the minimal conflicting set ------------------------------------------------------------------
-
-def find_conflict(session: Session, base: Bounds, among: set[str]) -> list[str]:
-    """A minimal set of groups from `among` that cannot all hold (every other group held), or []
-    when lifting all of `among` still leaves no plan (or the problem is feasible)."""
-    among = among - base.lifted
-    if not among or not session.run(None, _lifted(base, among)).solved:
-        return []
-    outcome = session.run(None, _assume(base, among), with_assumptions=True)
-    if outcome.status != "infeasible":
-        return []
-    by_index = session.model.groups.by_index()
-    core = sorted({by_index[i] for i in outcome.core if i in by_index} & among) or sorted(among)
-    return minimal_conflict(session, base, core, among)
-
-
-def minimal_conflict(session: Session, base: Bounds, core: list[str], among: set[str]) -> list[str]:
-    """Shrink by deletion: drop a group whenever the rest still conflict (one solve per group)."""
-    names = list(core)
-    for name in list(names):
-        trial = [n for n in names if n != name]
-        if session.run(None, _lifted(base, among - set(trial))).status == "infeasible":
-            names = trial
-    return names
-
-
-def _lifted(base: Bounds, groups: set[str]) -> Bounds:
-    return Bounds(lifted=base.lifted | frozenset(groups), forced=base.forced, max_cost=base.max_cost,
-                  max_makespan=base.max_makespan)
-
-
-def _assume(base: Bounds, groups: set[str]) -> Bounds:
-    return Bounds(lifted=base.lifted, forced=base.forced, max_cost=base.max_cost,
-                  max_makespan=base.max_makespan, assume=frozenset(groups))
-
-
-MAX_CONFLICTS = 8
-"""Disjoint conflicts looked for, one after another, when lifting the ones found still leaves no plan."""
-
-
-def conflict_groups(session: Session, base: Bounds) -> list[str]:
-    """The conflict over the options the policy leaves; if those options cannot run the jobs under
-    any rule, the conflict among the policy lists and the rules together. Where lifting it still
-    leaves no plan (a budget too small and data no rented GPU may hold), the next conflict among the
-    remaining rules, and so on: every rule a person must change is named, not only the first."""
-    return [group for found in conflict_sets(session, base) for group in found]
-
-
-def conflict_sets(session: Session, base: Bounds) -> list[list[str]]:
-    """The conflicts of `conflict_groups`, each on its own: at least one rule of each must change."""
-    found = _one_conflict(session, base)
-    sets = [found] if found else []
-    for _ in range(MAX_CONFLICTS - 1):
-        lifted = {g for s in sets for g in s}
-        if not found or session.run(None, _lifted(base, lifted)).solved:
-            break
-        found = _one_conflict(session, _lifted(base, lifted))
-        sets += [found] if found else []
-    return sets
-
-
-def _one_conflict(session: Session, base: Bounds) -> list[str]:
-    names = set(session.model.groups.literals) - base.lifted
-    changeable = {g for g in names if can_change(g)}
-    found = find_conflict(session, base, changeable)
-    if not found:
-        found = find_conflict(session, base, changeable | {g for g in names if is_policy(g)})
-    if not found:  # the facts alone leave no plan (a pool's window too short): name them
-        found = find_conflict(session, base, names)
-    return found
-
-
-def describe(problem: Problem, group: str, options: Sequence[Candidate] = ()) -> str:
-    """The group in words: the reason `options` (a forced option) break it, else reasons taken only
-    from options the scenario's policy leaves."""
-    for c in options:
-        if group in c.violations:
-            return c.violations[group]
-    # the options this rule alone removes come first (an owned pool that only the ops rule keeps out says
-    # more than the clouds that residency removes too), then the most common reasons
-    reasons: Counter[str] = Counter()
-    others: dict[str, int] = {}
-    for c in problem.all_candidates():
-        if group in c.violations and not any(is_policy(g) for g in c.violations):
-            reason = c.violations[group]
-            reasons[reason] += 1
-            others[reason] = min(others.get(reason, len(c.violations)), len(c.violations))
-    if reasons:
-        ranked = sorted(reasons, key=lambda reason: (others[reason], -reasons[reason]))
-        first, second = [*ranked, ""][:2]
-        head, _, tail = second.partition("; ")
-        if tail and first.startswith(head + "; "):  # the same rule for another option: name the option only
-            return f"{first}; {tail}"
-        return "; ".join(ranked[:2])
-    if is_policy(group):  # every option it removes breaks it: say what it does, not one of them
-        example = next((c.violations[group] for c in problem.all_candidates() if group in c.violations), "")
-        field = POLICY_FIELDS.get(group, (group, ""))[0]
-        return (f"what {field} leaves cannot run the jobs under the other rules"
-                + (f" (it excludes, e.g.: {example})" if example else ""))
-    return problem.groups.get(group, group)
-
-
-# --- the whole scenario ---------------------------------------------------------------------------
-
-def explain_infeasible(session: Session, result: SolveResult, empty_jobs: list[str] | None = None) -> None:
-    problem = session.problem
-    if empty_jobs:
-        _explain_empty(session, result, empty_jobs)
-        return
-    sets = conflict_sets(session, Bounds())
-    conflict = [group for found in sets for group in found]
-    for name in conflict:
-        late = _fastest_too_late(problem, name.split("/", 1)[1]) if name.startswith("deadline/") else ""
-        result.conflicts.append(Conflict(name, describe(problem, name) + late))
-    held = sorted(g for g in session.model.groups.literals if _held_fact(g) and g not in conflict)
-    if held:
-        result.notes.append("held as given, not rules to relax: "
-                            + "; ".join(problem.groups.get(g, g) for g in held))
-    result.notes += _pools_too_small(session) + pools_without_network(session) + _windows_too_short(problem)
-    result.relaxations += relaxations(session, conflict, sets)
-
-
-def _fastest_too_late(problem: Problem, job: str) -> str:
-    """Why a deadline binds, from the option of `job` that every per-option rule allows (within the budget
-    where some is) and that could end soonest: when a purchase's delivery, an owned pool's opening or a
-    queue holds it back, or its own run is too long. Empty where no such option exists."""
-    limit = problem.deadline_min.get(job)
-    abiding = [c for c in problem.candidates.get(job, []) if not c.violations]
-    affordable = [c for c in abiding if problem.budget is None or problem.standalone_cost(c) <= problem.budget]
-    abiding = affordable or abiding
-    if limit is None or not abiding:
-        return ""
-
-    c = min(abiding, key=lambda o: (problem.earliest_start_min(o) + o.duration_min, o.index))
-    start_h, run_h, limit_h = (SCALE.to_hours(m) for m in (problem.earliest_start_min(c), c.duration_min, limit))
-    option = f"{c.gpus}x {c.gpu} on {c.platform} ({c.billing})"
-    if start_h > 0 and run_h <= limit_h:
-        return (f"; the soonest the other rules allow, {option}, can start only at {at_time(start_h, limit_h)} "
-                f"({held_back_by(problem, c)}) and ends at {at_time(start_h + run_h, limit_h)}")
-    return (f"; the fastest option the other rules allow, {option}, runs {run_h:,.1f} h and ends at "
-            f"{at_time(start_h + run_h, limit_h)}")
-
-
-def at_time(hours: float, limit_h: float) -> str:
-    """A point in the plan's time, in hours against a deadline under two days, else in days."""
-    return f"hour {hours:,.1f}" if limit_h < HOURS_STATED_BELOW_H else f"day {hours / 24:,.1f}"
-
-
-def held_back_by(problem: Problem, c: Candidate) -> str:
-    """What keeps an option from starting at once (`Problem.earliest_start_min`)."""
-    res = problem.resources.get(c.resource) if c.resource else None
-    kind = res.kind if res is not None else ""
-    return ("delivery after purchase" if kind == "purchase" else "the owned pool opens then" if kind == "owned"
-            else "queue or reservation lead time")
-
-
-def _pools_too_small(session: Session) -> list[str]:
-    """Per job and owned pool where no GPU count holds the job in memory: the closest, the whole pool.
-    The conflict names the rules that keep the job off the rest (data on premises); this says why the
-    pool itself cannot take it, which is what the memory relaxations answer; and where its model states
-    would fit in host memory but for the RAM the pool's servers are taken to have, that too."""
-    problem = session.problem
-    placed = {(c.job, c.platform) for c in problem.all_candidates()}
-    largest: dict[tuple[str, str], Removed] = {}
-    for r in problem.removed:
-        if r.rule == memory_rule.GROUP and r.billing == "owned" and (r.job, r.platform) not in placed:
-            key = (r.job, r.platform)
-            if key not in largest or r.gpus > largest[key].gpus:
-                largest[key] = r
-    builder = session.builder
-    lines = []
-    for (job, pool), r in sorted(largest.items()):
-        short = builder.host_shortfall(job, (pool, r.gpu, r.gpus, "owned")) if builder else None
-        host = (f"; offloaded to host memory it would not fit either: {short} "
-                f"(owned[{pool}].host_memory_gib_per_gpu says what its servers have free)" if short else "")
-        lines.append(f"owned pool {pool} cannot hold {job} in memory at any GPU count: {r.reason}{host}")
-    return lines
-
-
-def pools_without_network(session: Session) -> list[str]:
-    """Per owned pool of several nodes that declares no network between them (its `fabric` left at none):
-    the jobs the planner kept to one of its nodes, and the field that says what joins them."""
-    if session.loaded is None:
-        return []
-    lines = []
-    for pool in session.loaded.scenario.owned:
-        if pool.count <= pool.gpus_per_node or (pool.fabric.kind != "none" and pool.fabric.gbps_per_gpu > 0):
-            continue
-        kept = sorted({r.job for r in session.problem.removed
-                       if r.platform == pool.id and r.billing == "owned" and r.rule == "layout"
-                       and r.gpus > pool.gpus_per_node})
-        if kept:
-            lines.append(f"owned pool {pool.id} has {pool.count // pool.gpus_per_node} nodes of {pool.gpus_per_node} "
-                         f"GPUs but declares no network between them, so {', '.join(kept)} can use one node at most; "
-                         f"owned[{pool.id}].fabric says what joins them (kind infiniband, roce or ethernet, "
-                         "gbps_per_gpu: e.g. 400 for one 400 Gb/s card per GPU)")
-    return lines
-
-
-def _windows_too_short(problem: Problem) -> list[str]:
-    """Per job and owned pool with a closing window: where even the job's fastest option on the pool takes
-    longer than the window is open, by how much (the note next to 'held as given')."""
-    notes = []
-    for key, res in sorted(problem.resources.items()):
-        if res.kind != "owned" or res.available_until_min is None:
-            continue
-        window_h = SCALE.to_hours(res.available_until_min - res.available_from_min)
-        for job in problem.jobs:
-            mine = [c for c in problem.candidates[job] if c.resource == key]
-            if not mine:
-                continue
-            fastest = min(mine, key=lambda c: c.duration_min)
-            need_h = SCALE.to_hours(fastest.duration_min)
-            if need_h > window_h:
-                notes.append(f"owned pool {key} is free for {window_h:,.1f} h (hour "
-                             f"{SCALE.to_hours(res.available_from_min):,.1f} to "
-                             f"{SCALE.to_hours(res.available_until_min):,.1f}); {job} needs at least {need_h:,.1f} h "
-                             f"on it ({fastest.gpus}x {fastest.gpu}): a longer window would let it run there")
-    return notes
-
-
-def _explain_empty(session: Session, result: SolveResult, empty_jobs: list[str]) -> None:
-    problem = session.problem
-    late = [job for job in empty_jobs if any(r.job == job and r.rule == "horizon" for r in problem.removed)]
-    deadline = _deadline_beyond_horizon(session) if late else None
-    for job in empty_jobs:
-        by_rule = Counter((r.rule, r.reason) for r in problem.removed if r.job == job)
-        if job in late and deadline is not None:
-            result.conflicts.append(Conflict(
-                f"deadline/{job}", f"{job}: no option finishes by the deadline; the fastest plan needs "
-                                   f"{deadline.to:g} {deadline.unit}"))
-        elif by_rule:
-            (rule, reason), _ = by_rule.most_common(1)[0]
-            result.conflicts.append(Conflict(f"{rule}/{job}", f"{job}: no option is left; e.g. {reason}"))
-        else:
-            result.conflicts.append(Conflict(f"catalog/{job}", f"{job}: no option in the catalog or owned pools"))
-    if deadline is not None:
-        result.relaxations.append(deadline)
-    found = _headroom_relaxation(session)
-    if found is not None:
-        result.relaxations.append(found)
-    result.relaxations.extend(_optimizer_relaxations(session))
-    result.relaxations.extend(_setting_relaxations(session))
-    for job in empty_jobs:
-        pinned = problem.pinned.get(job)
-        if pinned:
-            fields = "/".join(pinned_fields(session.loaded.scenario.job(job)) if session.loaded
-                              else ["gpus", "min_gpus", "layout"])
-            result.relaxations.append(Relaxation(
-                "rule", f"jobs[{job}].{fields}", "remove", "setting",
-                f"{job} fixes {pinned}; no catalog option runs it that way: let the planner choose"))
-    if not result.relaxations:
-        result.relaxations.append(Relaxation(
-            "rule", "jobs", "smaller model, shorter sequence or QLoRA", "setting",
-            "no GPU count in the catalog holds this job in memory"))
 
 
 def relaxations(session: Session, conflict: list[str], sets: list[list[str]] | None = None) -> list[Relaxation]:
@@ -341,7 +42,7 @@ def relaxations(session: Session, conflict: list[str], sets: list[list[str]] | N
                                     f"extend the deadline to {value:g} {unit} and the rest holds",
                                     SCALE.to_money(out.total_cost)))
         else:  # the fastest plan ends beyond the model's horizon (3x the deadline): ask without one
-            beyond = _deadline_beyond_horizon(session)
+            beyond = deadline_beyond_horizon(session)
             found += [beyond] if beyond is not None else []
     policy = sorted(g for g in names if is_policy(g))
     singles = 0
@@ -361,11 +62,11 @@ def relaxations(session: Session, conflict: list[str], sets: list[list[str]] | N
     if any(group.startswith("ops_skill/") for group in conflict):
         pools = _pool_features_relaxation(session)
         found += [pools] if pools is not None else []
-    headroom = _headroom_relaxation(session)
+    headroom = headroom_relaxation(session)
     if headroom is not None:
         found.append(headroom)
-    found.extend(_optimizer_relaxations(session))
-    found.extend(_setting_relaxations(session))
+    found.extend(optimizer_relaxations(session))
+    found.extend(setting_relaxations(session))
     # no change alone is enough: one change per conflict, together (within one conflict too, where changing
     # either rule alone still leaves the other short: data moved to a dearer platform that busts the budget)
     if not found and sets and (len(sets) > 1 or len(sets[0]) > 1):
@@ -475,7 +176,7 @@ def _joint_relaxation(session: Session, conflict: list[str]) -> Relaxation | Non
     return None
 
 
-def _deadline_beyond_horizon(session: Session) -> Relaxation | None:
+def deadline_beyond_horizon(session: Session) -> Relaxation | None:
     """The deadline that makes the scenario feasible when its fastest plan ends beyond the model's
     horizon (three times the latest deadline, which bounds every schedule): the scenario without
     deadlines, solved for time, the rest held."""
@@ -594,7 +295,7 @@ def _with_level(scenario: Scenario, head: str, job_id: str, level: str) -> Scena
     return scenario.model_copy(update={"jobs": jobs})
 
 
-def _headroom_relaxation(session: Session) -> Relaxation | None:
+def headroom_relaxation(session: Session) -> Relaxation | None:
     """The largest smaller memory headroom (half, then none) that makes the scenario feasible."""
     loaded = session.loaded
     headroom = session.problem.memory_headroom
@@ -624,7 +325,7 @@ def _savers_for(session: Session, savers: tuple[MemorySaver, ...]) -> list[tuple
     return [(saver, names) for saver, names in pairs if names]
 
 
-def _optimizer_relaxations(session: Session) -> list[Relaxation]:
+def optimizer_relaxations(session: Session) -> list[Relaxation]:
     """For each leaner optimizer (`memory_savers.LEANER_OPTIMIZERS`), whether giving it to the jobs it applies
     to among those memory removed options of makes the scenario feasible, and the cheapest plan then. Jobs that
     already name another optimizer, or a stack the optimizer does not run on, are left as they are."""
@@ -640,7 +341,7 @@ def _optimizer_relaxations(session: Session) -> list[Relaxation]:
     return found
 
 
-def _setting_relaxations(session: Session) -> list[Relaxation]:
+def setting_relaxations(session: Session) -> list[Relaxation]:
     """Each of a PyTorch stack's settings (`memory_savers.STACK_SETTINGS`: a fused loss, fused layers) given to
     the jobs memory removed options of, alone, and when none alone is enough, all of them together (as Liger and
     Unsloth run them): the cheapest plan then, where it is feasible."""
