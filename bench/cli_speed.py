@@ -56,7 +56,7 @@ def launcher(tree: Path, tmp: Path) -> tuple[str, str]:
     of links to them stands in for the install, ahead of it on the path. Older commits (the baseline)
     import the folders by their own names."""
     if '"plan.planner" = "planner"' not in (tree / "pyproject.toml").read_text(encoding="utf-8"):
-        return str(tree), "planner.cli.app"  # rename-imports: keep (an older commit's module)
+        return str(tree), "planner.cli.app"
     links = tmp / f"links-{tree.name}"
     (links / "plan").mkdir(parents=True, exist_ok=True)
     for folder in ("models", "constraints", "planner"):

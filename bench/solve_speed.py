@@ -63,11 +63,11 @@ def _measure(path: str, runs: int, check: bool, bare: bool) -> dict[str, Any]:
     def module(name: str) -> Any:
         return importlib.import_module(prefix + name)
 
-    load_scenario = module("models.loading").load_scenario  # rename-imports: keep
-    candidates = module("planner.candidates")  # rename-imports: keep
-    search_module = module("planner.estimate.search")  # rename-imports: keep
-    Bounds = module("planner.cpsat.model").Bounds  # rename-imports: keep
-    solving = module("planner.solve")  # rename-imports: keep
+    load_scenario = module("models.loading").load_scenario
+    candidates = module("planner.candidates")
+    search_module = module("planner.estimate.search")
+    Bounds = module("planner.cpsat.model").Bounds
+    solving = module("planner.solve")
     Session, solve_session = solving.Session, solving.solve_session
     loaded = load_scenario(Path(path))
     builds, bests, totals = [], [], []

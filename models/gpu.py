@@ -9,7 +9,6 @@ from pydantic import Field, model_validator
 from plan.models.base import DateText, Strict
 from plan.models.bounded import Id
 
-Precision = Literal["bf16", "fp16", "fp8"]
 Architecture = Literal["ampere", "ada", "hopper", "blackwell", "rubin", "davinci"]
 
 

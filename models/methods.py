@@ -34,8 +34,6 @@ QLORA_FP8 = ("precision fp8 with qlora: bitsandbytes dequantizes the 4-bit base 
              "no stack runs QLoRA in FP8; use bf16 (or fp16), or lora with fp8")
 """Why a QLoRA job or estimate cannot be FP8 (the scenario's check and the layout search's)."""
 DPO_METHODS = ("dpo", "lora_dpo", "qlora_dpo")
-METHOD_ALIASES = {"sft": "full_finetune"}
-"""Methods that are another method under a different name (the estimate is the same)."""
 
 METHOD_NOTES = {
     "sft": "sft = full fine-tune with packed sequences (samples concatenated up to seq_len, no padding); "
@@ -47,10 +45,6 @@ METHOD_NOTES = {
     "qlora_dpo": "QLoRA-DPO: the reference is the 4-bit base with adapters switched off (no second weight "
                  "copy); one extra forward pass per token (+2N FLOPs) and its dequantization",
 }
-
-
-def is_dpo(method: str) -> bool:
-    return method in DPO_METHODS
 
 
 def reference_weight_copies(method: str) -> int:

@@ -20,7 +20,6 @@ from plan.constraints.sat import cp_model
 from plan.constraints.variables import Variables
 from plan.models.problem import Problem
 
-OBJECTIVES = ("cost", "time", "balanced", "lexicographic")
 RISK_SCALE = 1000  # risk (expected interruptions of the plan) counted in thousandths
 
 
