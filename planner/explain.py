@@ -19,6 +19,13 @@ from plan.planner.candidates import NOT_WEIGHED, CandidateBuilder
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
 from plan.planner.estimate import Estimate
+from plan.planner.estimate.advice import (
+    MemorySaver,
+    applies_to_job,
+    faster_offloaded,
+    fitting_without_offload,
+    offload_note,
+)
 from plan.planner.estimate.types import CAUSAL_MFU_NOTE_GAP, OPTIMIZER_NAME_OF, eager_kernels_on_megatron
 from plan.planner.infeasible import (
     HOURS_STATED_BELOW_H,
@@ -28,8 +35,6 @@ from plan.planner.infeasible import (
     duration_text,
     held_back_by,
 )
-from plan.planner.memory_savers import MemorySaver, applies_to_job
-from plan.planner.offload_note import faster_offloaded, fitting_without_offload, offload_note
 from plan.planner.plan import Conflict, JobPlan, Plan, ReservationPlan, Trade
 from plan.planner.transfer import transfer_line
 

@@ -24,7 +24,7 @@ from plan.models.scenario import Scenario
 from plan.planner.candidates import CandidateBuilder, pinned_fields
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome
-from plan.planner.memory_savers import LEANER_OPTIMIZERS, STACK_SETTINGS, MemorySaver, applies_to_job
+from plan.planner.estimate.advice import LEANER_OPTIMIZERS, STACK_SETTINGS, MemorySaver, applies_to_job
 from plan.planner.plan import Conflict, Relaxation, SolveResult
 
 if TYPE_CHECKING:
