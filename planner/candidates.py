@@ -44,11 +44,11 @@ from plan.planner.capacity_limits import allowance
 from plan.planner.collector import collector_paused
 from plan.planner.estimate import Cluster, Estimate, Layout, LayoutSpec, default_global_batch, search_layout
 from plan.planner.estimate import store as estimate_store
+from plan.planner.estimate.advice import host_shortfall, on_roomy_card
 from plan.planner.estimate.band import hours_quantile, memory_factor, uncalibrated_band_note
 from plan.planner.estimate.factors import efficiency_assumption
 from plan.planner.estimate.flops import shape_of
 from plan.planner.estimate.types import OPTIMIZER_ALIASES, RunEstimate
-from plan.planner.offload_note import host_shortfall, on_roomy_card
 from plan.planner.purchase import BuyOption, buy_options
 from plan.planner.spot_risk import spot_risk
 from plan.planner.transfer import job_transfer
@@ -348,7 +348,7 @@ class CandidateBuilder:
 
     def offloaded_alternative(self, candidate: Candidate) -> Estimate | None:
         """The fastest layout with the model states in host memory on the candidate's own GPUs (same place,
-        count and billing), for the plan's note where it is clearly faster (planner/offload_note.py). None
+        count and billing), for the plan's note where it is clearly faster (planner/estimate/advice.py). None
         where the job states cpu_offload, the candidate offloads already, or nothing offloaded fits."""
         job = self.scenario.job(candidate.job)
         if job.cpu_offload is not None or candidate.layout.get("state_offload"):

@@ -16,14 +16,19 @@ from plan.models.scenario import Job
 from plan.planner.candidates import NOT_WEIGHED, CandidateBuilder
 from plan.planner.cpsat.run import Outcome
 from plan.planner.estimate import Estimate
+from plan.planner.estimate.advice import (
+    MemorySaver,
+    applies_to_job,
+    faster_offloaded,
+    fitting_without_offload,
+    offload_note,
+)
 from plan.planner.estimate.types import CAUSAL_MFU_NOTE_GAP, OPTIMIZER_NAME_OF, eager_kernels_on_megatron
 from plan.planner.explain.conflicts import (
     HOURS_STATED_BELOW_H,
     at_time,
     held_back_by,
 )
-from plan.planner.memory_savers import MemorySaver, applies_to_job
-from plan.planner.offload_note import faster_offloaded, fitting_without_offload, offload_note
 from plan.planner.plan import JobPlan, Plan, ReservationPlan, Trade
 from plan.planner.session import Session
 from plan.planner.transfer import transfer_line
@@ -173,8 +178,8 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
 def offload_lines(session: Session, outcome: Outcome) -> list[str]:
     """Offloading to host memory in a plan's jobs, which the planner uses only where nothing fits without it
     (its speed rests on assumed host figures): where a job's GPUs would run it clearly faster offloaded
-    (planner/offload_note.py), and where a job was offloaded, the settings an expert tries first that fit the
-    same GPUs without it (memory_savers: a fused loss or layers, the least change of optimizer)."""
+    (planner/estimate/advice.py), and where a job was offloaded, the settings an expert tries first that fit the
+    same GPUs without it (advice.py memory savers: a fused loss or layers, the least change of optimizer)."""
     builder = session.builder
     if session.loaded is None or builder is None:
         return []

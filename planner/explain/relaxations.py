@@ -11,8 +11,8 @@ from plan.models.problem import SCALE, Problem
 from plan.models.scenario import Scenario
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome
+from plan.planner.estimate.advice import LEANER_OPTIMIZERS, STACK_SETTINGS, MemorySaver, applies_to_job
 from plan.planner.explain.conflicts import POLICY_FIELDS, can_change, duration_text, is_policy
-from plan.planner.memory_savers import LEANER_OPTIMIZERS, STACK_SETTINGS, MemorySaver, applies_to_job
 from plan.planner.plan import Relaxation
 from plan.planner.session import Session
 
@@ -326,7 +326,7 @@ def _savers_for(session: Session, savers: tuple[MemorySaver, ...]) -> list[tuple
 
 
 def optimizer_relaxations(session: Session) -> list[Relaxation]:
-    """For each leaner optimizer (`memory_savers.LEANER_OPTIMIZERS`), whether giving it to the jobs it applies
+    """For each leaner optimizer (`advice.LEANER_OPTIMIZERS`), whether giving it to the jobs it applies
     to among those memory removed options of makes the scenario feasible, and the cheapest plan then. Jobs that
     already name another optimizer, or a stack the optimizer does not run on, are left as they are."""
     swaps = _savers_for(session, LEANER_OPTIMIZERS)
@@ -342,7 +342,7 @@ def optimizer_relaxations(session: Session) -> list[Relaxation]:
 
 
 def setting_relaxations(session: Session) -> list[Relaxation]:
-    """Each of a PyTorch stack's settings (`memory_savers.STACK_SETTINGS`: a fused loss, fused layers) given to
+    """Each of a PyTorch stack's settings (`advice.STACK_SETTINGS`: a fused loss, fused layers) given to
     the jobs memory removed options of, alone, and when none alone is enough, all of them together (as Liger and
     Unsloth run them): the cheapest plan then, where it is feasible."""
     swaps = _savers_for(session, STACK_SETTINGS)

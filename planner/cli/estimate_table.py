@@ -1,0 +1,131 @@
+"""The `plan estimate` table: a headline with the verdict, the layout, the memory and step-time
+breakdowns, the throughput and run lines, and the notes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from plan.models.platform import Platform
+from plan.planner.cli.common import console
+from plan.planner.estimate import Estimate
+from plan.planner.estimate.types import CAUSAL_MFU_NOTE_GAP, OPTIMIZER_NAME_OF
+from plan.planner.plan import recompute_label
+
+
+def print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None, notes: list[str],
+                plat: Platform | None, headroom: float) -> None:
+    """The estimate as `plan estimate` prints it: `searched` the layout fields the search chose,
+    `tokens` the run's (None: no run line), `plat` the platform named (None: none)."""
+    console.print(_headline(est, plat, headroom))
+    console.print(_layout_table(est, searched))
+    mem = _breakdown(f"memory per GPU (GiB) against {est.gpu_memory_gib:g} GiB",
+                     ("GiB", "% of card"), est.memory.to_dict(), est.gpu_memory_gib, ".2f")
+    mem.add_row(f"margin to usable ({headroom:.0%} headroom)", f"{est.margin_gib:.2f}", "")
+    console.print(mem)
+    console.print(_breakdown(f"step time {est.step_time_s:.3f} s", ("s", "share"),
+                             est.time.to_dict(), est.step_time_s, ".4f"))
+    console.print(_throughput_line(est))
+    if tokens is not None:
+        console.print(_run_line(est, tokens))
+    for note in notes:
+        console.print(escape(f"- {note}"))
+
+
+def _headline(est: Estimate, plat: Platform | None, headroom: float) -> str:
+    """The model, method and cluster, and whether the layout fits (within the headroom, the card
+    only, the card only with the allocator squeezed, or not at all)."""
+    c = est.cluster
+    if est.fits:
+        verdict = "[green]fits[/green]"
+    elif not est.fits_card:
+        verdict = "[red]does NOT fit the card[/red]"
+    elif est.memory.total_gib <= est.gpu_memory_gib:
+        verdict = f"[yellow]fits the card, not its {headroom:.0%} headroom[/yellow]"
+    else:
+        verdict = "[yellow]runs only at the card's limit[/yellow]"
+    where = f" on {plat.id}" if plat else ""
+    fabric = f"{c.fabric_kind} {c.fabric_gbps_per_gpu:g} Gb/s per GPU"
+    return (f"[bold]{escape(est.model_id)}[/bold] {est.method} on {c.gpus} x {c.gpu.id}"
+            f" ({c.gpus_per_node} per node, {fabric}){where}: {verdict} "
+            f"({est.memory.total_gib:.1f} of {est.gpu_memory_gib:g} GiB; "
+            f"{est.gpu_memory_gib * (1 - headroom):.1f} usable with {headroom:.0%} headroom)")
+
+
+def _layout_rows(est: Estimate, searched: tuple[str, ...]) -> list[tuple[str, Any]]:
+    """The layout's fields as the table lists them (the rarer ones only where they are set)."""
+    lay = est.layout
+    recompute = recompute_label(lay.recompute, lay.recompute_layers)
+    rows: list[tuple[str, Any]] = [
+        ("framework", lay.framework), ("tp", lay.tp), ("pp", lay.pp), ("cp", lay.cp),
+        ("dp", lay.dp), ("zero", lay.zero), ("recompute", recompute),
+        ("micro_batch", lay.micro_batch), ("global_batch", lay.global_batch),
+        ("seq_len", lay.seq_len), ("precision", lay.precision),
+        ("sequence_parallel", lay.sequence_parallel), ("virtual_pipeline", lay.virtual_pipeline)]
+    if lay.ep > 1 or "ep" in searched:
+        rows.append(("ep", lay.ep))
+    if lay.capacity_factor != 1.0:
+        rows.append(("capacity_factor", f"{lay.capacity_factor:g}"))
+    rows.append(("attention", "flash" if lay.flash_attention else "eager"))
+    rows.append(("kernels", lay.kernels))
+    rows.append(("loss", lay.loss))
+    # (as --optimizer takes it)
+    rows.append(("optimizer", OPTIMIZER_NAME_OF.get(lay.optimizer, lay.optimizer)))
+    if lay.state_offload:
+        rows.append(("cpu_offload", "on"))
+    if lay.shard_group:
+        rows.append(("hybrid_shard", f"on ({lay.shard_group} per group, {lay.replicas} replicas)"))
+    if lay.lora_rank is not None:
+        rows.append(("lora_rank", lay.lora_rank))
+        rows.append(("lora_targets", lay.lora_targets))
+    return rows
+
+
+def _layout_table(est: Estimate, searched: tuple[str, ...]) -> Table:
+    table = Table(title="layout", title_justify="left")
+    table.add_column("field")
+    table.add_column("value", justify="right")
+    table.add_column("")
+    for name, value in _layout_rows(est, searched):
+        how = "searched" if name in searched else ("derived" if name == "dp" else "")
+        table.add_row(name, str(value), how)
+    return table
+
+
+def _throughput_line(est: Estimate) -> str:
+    lo, hi = est.tokens_per_s_range
+    mem_lo, mem_hi = est.memory_gib_range
+    mfu = f"MFU {est.mfu:.1%}"
+    if est.mfu - est.mfu_causal >= CAUSAL_MFU_NOTE_GAP:
+        mfu += f" ({est.mfu_causal:.1%} counting only the causal half of attention)"
+    band = f"p10-p90 {lo:,.0f}-{hi:,.0f}; {est.tokens_per_s_per_gpu:,.0f} per GPU"
+    return "; ".join((
+        f"throughput: {est.tokens_per_s:,.0f} tokens/s ({band})",
+        f"memory p10-p90 {mem_lo:.1f}-{mem_hi:.1f} GiB",
+        f"{est.model_tflops_per_gpu:.0f} model TFLOP/s per GPU",
+        mfu,
+        f"{est.flops_per_token / 1e9:.1f} GFLOP per token"))
+
+
+def _run_line(est: Estimate, tokens: float) -> str:
+    run = est.run(tokens)
+    low, high = run.hours_range
+    wall = f"{run.hours:,.1f} h wall (p10-p90 {low:,.1f}-{high:,.1f})"
+    overhead = (f"failure overhead {run.failure_overhead_fraction:.1%}, checkpoint every "
+                f"{run.checkpoint_interval_h:.2f} h, "
+                f"~{run.expected_interruptions:.1f} interruptions")
+    return f"run of {tokens:,.3g} tokens: {wall}, {run.gpu_hours:,.0f} GPU-hours ({overhead})"
+
+
+def _breakdown(title: str, columns: tuple[str, str], parts: dict[str, float], whole: float,
+               fmt: str) -> Table:
+    """A table of parts, each with its value and its share of `whole`."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("part")
+    for column in columns:
+        table.add_column(column, justify="right")
+    for name, value in parts.items():
+        table.add_row(name, format(value, fmt), f"{value / whole:.0%}")
+    return table
