@@ -125,7 +125,7 @@ def applied(raw: dict[str, Any], relaxation: Relaxation) -> dict[str, Any] | Non
 
 
 def dropped(job: dict[str, Any], layout: dict[str, Any], framework: str) -> list[str]:
-    """What a planned job's layout (`JobPlan.detail["layout"]`) drops of what its scenario job states."""
+    """What a planned job's layout (`JobPlan.layout.to_dict()`) drops of what its scenario job states."""
     stated = {**job.get("layout", {}), "framework": job.get("framework"), "precision": job.get("precision"),
               "optimizer": OPTIMIZER_ALIASES.get(job.get("optimizer", ""), job.get("optimizer")),
               "loss": job.get("loss") if framework != "megatron" else None}  # (Megatron's loss is refused)
@@ -176,7 +176,7 @@ def main() -> int:
         for plan in result.plans:
             for jp in plan.jobs:
                 planned += 1
-                lost = dropped(next(j for j in raw["jobs"] if j["id"] == jp.job), jp.detail["layout"], jp.framework)
+                lost = dropped(next(j for j in raw["jobs"] if j["id"] == jp.job), jp.layout.to_dict(), jp.framework)
                 if lost:
                     not_kept.append(f"random-{index} plan {plan.rank} {jp.job}: {'; '.join(lost)}: {raw}")
                 usable = usable_gib(jp.gpu_memory_gib, loaded.scenario.policy.memory_headroom,

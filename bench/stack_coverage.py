@@ -4,7 +4,7 @@ framework: what the search may choose and what the exports can write must not dr
 Draws `--count` random mixes of stated fields (method, framework, precision, optimizer, recomputation and
 Megatron's block recomputation, tp, pp, cp, ZeRO stage, CPU offload, loss, hybrid sharding, kernels, virtual
 stages, micro-batch) for one model on one cluster, searches each as `plan estimate` does, and renders the layout
-found, as a plan carries it (`candidates.layout_detail`, `export.build_layout`), on each stack that runs its
+found, as a plan carries it (`JobPlan.layout`, `export.build_layout`), on each stack that runs its
 framework (`STACKS_OF_FRAMEWORK`, explained_answers.py). Prints how many were drawn, how many the search found a
 layout for, and each kind of layout no stack renders, with every stack's refusal. Activation offload without
 recomputation (torchtune's policy, which no export writes; the search takes it only where nothing else fits) is
@@ -31,7 +31,6 @@ from plan.models.catalog import builtin_catalog
 from plan.models.methods import ADAPTER_METHODS, QLORA_METHODS
 from plan.models.model_card import ModelCard
 from plan.models.scenario import Job
-from plan.planner.candidates import layout_detail
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
 from plan.planner.export import ExportError, build_layout, render_stack
 from plan.planner.plan import JobPlan
@@ -70,12 +69,10 @@ def planned(card: ModelCard, method: str, est: Estimate) -> JobPlan:
     """The found layout as a plan of one job carries it."""
     lay = est.layout
     nodes = max(1, lay.gpus // est.cluster.gpus_per_node)
-    return JobPlan(job="j", platform="bench", gpu=est.cluster.gpu.id, gpus=lay.gpus, nodes=nodes, tp=lay.tp,
-                   pp=lay.pp, dp=lay.dp, zero=lay.zero, recompute=lay.recompute, micro_batch=lay.micro_batch,
-                   billing="owned", start_h=0.0, end_h=1.0, cost=0.0, memory_gib_per_gpu=est.memory.total_gib,
-                   gpu_memory_gib=est.gpu_memory_gib, tokens_per_s=est.tokens_per_s, mfu=est.mfu, gpu_hours=1.0,
-                   detail={"layout": layout_detail(lay)}, framework=lay.framework, cp=lay.cp,
-                   virtual_pipeline=lay.virtual_pipeline)
+    return JobPlan(job="j", platform="bench", gpu=est.cluster.gpu.id, gpus=lay.gpus, nodes=nodes,
+                   layout=lay, billing="owned", start_h=0.0, end_h=1.0, cost=0.0,
+                   memory_gib_per_gpu=est.memory.total_gib, gpu_memory_gib=est.gpu_memory_gib,
+                   tokens_per_s=est.tokens_per_s, mfu=est.mfu, gpu_hours=1.0)
 
 
 def refusals(card: ModelCard, method: str, est: Estimate) -> list[str]:

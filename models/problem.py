@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+from plan.models.layout import Layout
+
 
 @dataclass(frozen=True)
 class Scale:
@@ -117,7 +119,7 @@ class Candidate:
     transfer_min: int
     cost: int
     resource: str | None
-    layout: dict[str, object]
+    layout: Layout
     memory_gib_per_gpu: float
     gpu_memory_gib: float
     tokens_per_s: float

@@ -42,7 +42,7 @@ from plan.models.scenario import FixedLayout, Job, OwnedPool, Scenario
 from plan.planner import build_deadline
 from plan.planner.capacity_limits import allowance
 from plan.planner.collector import collector_paused
-from plan.planner.estimate import Cluster, Estimate, Layout, LayoutSpec, default_global_batch, search_layout
+from plan.planner.estimate import Cluster, Estimate, LayoutSpec, default_global_batch, search_layout
 from plan.planner.estimate import store as estimate_store
 from plan.planner.estimate.advice import host_shortfall, on_roomy_card
 from plan.planner.estimate.band import hours_quantile, memory_factor, uncalibrated_band_note
@@ -155,22 +155,6 @@ def _band_offsets_h(run: RunEstimate) -> list[float]:
 
 def _place_key(candidate: Candidate) -> tuple[str, str, int, str]:
     return candidate.platform, candidate.gpu, candidate.gpus, candidate.billing
-
-
-def layout_detail(layout: Layout) -> dict[str, object]:
-    """A layout as a candidate and its plan carry it (`JobPlan.detail["layout"]`, which the exports read)."""
-    return {"tp": layout.tp, "pp": layout.pp, "dp": layout.dp, "zero": layout.zero,
-            "recompute": layout.recompute, "micro_batch": layout.micro_batch,
-            "global_batch": layout.global_batch, "seq_len": layout.seq_len,
-            "precision": layout.precision, "cp": layout.cp, "ep": layout.ep,
-            "virtual_pipeline": layout.virtual_pipeline, "framework": layout.framework,
-            "optimizer": layout.optimizer, "kernels": layout.kernels,
-            **({"recompute_layers": layout.recompute_layers} if layout.recompute_layers is not None else {}),
-            **({"state_offload": True} if layout.state_offload else {}),
-            **({"shard_group": layout.shard_group} if layout.shard_group else {}),
-            **({"loss": layout.loss} if layout.loss != "plain" else {}),
-            **({"lora_targets": layout.lora_targets}
-               if layout.lora_rank is not None and layout.lora_targets != "all" else {})}
 
 
 class CandidateBuilder:
@@ -351,7 +335,7 @@ class CandidateBuilder:
         count and billing), for the plan's note where it is clearly faster (planner/estimate/advice.py). None
         where the job states cpu_offload, the candidate offloads already, or nothing offloaded fits."""
         job = self.scenario.job(candidate.job)
-        if job.cpu_offload is not None or candidate.layout.get("state_offload"):
+        if job.cpu_offload is not None or candidate.layout.state_offload:
             return None
         cluster = self._cluster_of(job, _place_key(candidate))
         return None if cluster is None else self._estimate(self.loaded.models[job.id], job, cluster, True)[0]
@@ -359,7 +343,7 @@ class CandidateBuilder:
     def full_shard_alternative(self, candidate: Candidate) -> Estimate | None:
         """The fastest layout of a hybrid-sharded candidate's job on its own GPUs without hybrid sharding, for the
         plan's line saying what the hybrid shard gains; None where the candidate is not hybrid-sharded."""
-        if not candidate.layout.get("shard_group"):
+        if not candidate.layout.shard_group:
             return None
         job = self.scenario.job(candidate.job)
         cluster = self._cluster_of(job, _place_key(candidate))
@@ -714,7 +698,7 @@ class CandidateBuilder:
             index=index, job=job.id, platform=place.platform, gpu=place.gpu, gpus=place.gpus,
             nodes=place.nodes, billing=place.billing, duration_min=max(1, SCALE.minutes(hours)),
             transfer_min=SCALE.minutes(transfer_h), cost=cost, resource=resource,
-            layout=layout_detail(layout),
+            layout=layout,
             memory_gib_per_gpu=estimate.memory.total_gib, gpu_memory_gib=estimate.gpu_memory_gib,
             tokens_per_s=estimate.tokens_per_s, mfu=estimate.mfu, hours=hours, gpu_hours=run.gpu_hours,
             violations={**self.violations(job, option),

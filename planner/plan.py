@@ -5,34 +5,28 @@ Nothing here knows CP-SAT; `plan.planner.cpsat.extract` is the one place solver 
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-
-def recompute_label(recompute: str, layers: int | None) -> str:
-    """A recomputation policy in words, with the layers per model chunk under Megatron's block method."""
-    return recompute if layers is None else f"{recompute}({layers}/chunk)"
-
-
-def fused_pytorch_kernels(kernels: str, framework: str) -> bool:
-    """Whether a layout runs a PyTorch stack (FSDP, DeepSpeed) on fused or compiled kernels: what a plan's
-    explanation says and its exports switch on. Megatron's layers are always fused: nothing to say there."""
-    return kernels == "fused" and framework != "megatron"
+from plan.models.layout import (
+    Layout,
+    fused_pytorch_kernels,
+    recompute_label,
+)
 
 
 @dataclass(frozen=True)
 class JobPlan:
+    """One job of a plan: where it runs, laid out how (`layout`), when, at what cost and speed.
+    `detail` holds the candidate's estimate and billing figures (`Candidate.detail`)."""
+
     job: str
     platform: str
     gpu: str
     gpus: int
     nodes: int
-    tp: int
-    pp: int
-    dp: int
-    zero: int
-    recompute: str
-    micro_batch: int
+    layout: Layout
     billing: str
     start_h: float
     end_h: float
@@ -45,47 +39,93 @@ class JobPlan:
     reservation: str | None = None
     expected_interruptions: float = 0.0  # failures plus spot preemptions expected during the run
     detail: dict[str, Any] = field(default_factory=dict)
-    framework: str = ""  # the training stack the estimate assumed (megatron, deepspeed, fsdp)
-    cp: int = 1
-    virtual_pipeline: int = 1
+
+    @property
+    def tp(self) -> int:
+        return self.layout.tp
+
+    @property
+    def pp(self) -> int:
+        return self.layout.pp
+
+    @property
+    def dp(self) -> int:
+        return self.layout.dp
+
+    @property
+    def zero(self) -> int:
+        return self.layout.zero
+
+    @property
+    def recompute(self) -> str:
+        return self.layout.recompute
+
+    @property
+    def micro_batch(self) -> int:
+        return self.layout.micro_batch
+
+    @property
+    def framework(self) -> str:
+        """The training stack the estimate assumed (megatron, deepspeed, fsdp)."""
+        return self.layout.framework
+
+    @property
+    def cp(self) -> int:
+        return self.layout.cp
+
+    @property
+    def virtual_pipeline(self) -> int:
+        return self.layout.virtual_pipeline
 
     @property
     def recompute_text(self) -> str:
         """The recomputation policy, with the layers per model chunk where Megatron's block method is used."""
-        return recompute_label(self.recompute, self.detail.get("layout", {}).get("recompute_layers"))
+        return recompute_label(self.recompute, self.layout.recompute_layers)
 
     @property
     def state_offload(self) -> bool:
         """Whether the layout keeps the sharded model states in host memory (ZeRO-3 CPU offload)."""
-        return bool(self.detail.get("layout", {}).get("state_offload", False))
+        return self.layout.state_offload
 
     @property
     def ep(self) -> int:
         """Expert-parallel ranks each MoE layer's routed experts are split over (1: whole, or a dense model)."""
-        return int(self.detail.get("layout", {}).get("ep") or 1)
+        return self.layout.ep
 
     @property
     def shard_group(self) -> int:
         """The ranks of a hybrid-sharded layout's shard group (FSDP's HSDP, `Layout.shard_group`); 0 if not."""
-        return int(self.detail.get("layout", {}).get("shard_group") or 0)
+        return self.layout.shard_group or 0
 
     @property
     def stack(self) -> str:
-        """The training stack the estimate assumed (the layout's, where the plan does not name it)."""
-        return self.framework or str(self.detail.get("layout", {}).get("framework", "deepspeed"))
+        """The training stack the estimate assumed (`Layout.framework`)."""
+        return self.layout.framework
 
     @property
     def assumes_fused_kernels(self) -> bool:
         """Whether the plan assumed fused or compiled kernels on a PyTorch stack (`fused_pytorch_kernels`)."""
-        return fused_pytorch_kernels(str(self.detail.get("layout", {}).get("kernels", "eager")), self.stack)
+        return fused_pytorch_kernels(self.layout.kernels, self.layout.framework)
 
     @property
     def loss(self) -> str:
         """The cross-entropy the plan assumed (`Layout.loss`): plain, or chunked or fused on a PyTorch stack."""
-        return str(self.detail.get("layout", {}).get("loss", "plain"))
+        return self.layout.loss
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The job as `plan solve` writes it: the layout's leading numbers beside the job's, the
+        whole layout as `detail["layout"]` (`Layout.to_dict`)."""
+        lay = self.layout
+        return {"job": self.job, "platform": self.platform, "gpu": self.gpu, "gpus": self.gpus,
+                "nodes": self.nodes, "tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "zero": lay.zero,
+                "recompute": lay.recompute, "micro_batch": lay.micro_batch, "billing": self.billing,
+                "start_h": self.start_h, "end_h": self.end_h, "cost": self.cost,
+                "memory_gib_per_gpu": self.memory_gib_per_gpu,
+                "gpu_memory_gib": self.gpu_memory_gib, "tokens_per_s": self.tokens_per_s,
+                "mfu": self.mfu, "gpu_hours": self.gpu_hours, "reservation": self.reservation,
+                "expected_interruptions": self.expected_interruptions,
+                "detail": {**copy.deepcopy(self.detail), "layout": lay.to_dict()},
+                "framework": lay.framework, "cp": lay.cp, "virtual_pipeline": lay.virtual_pipeline}
 
 
 @dataclass(frozen=True)

@@ -134,19 +134,14 @@ def to_plan(problem: Problem, outcome: Outcome, rank: int) -> Plan:
     jobs = []
     for job in problem.jobs:
         c = outcome.chosen[job]
-        lay = c.layout
         jobs.append(JobPlan(
-            job=job, platform=c.platform, gpu=c.gpu, gpus=c.gpus, nodes=c.nodes, tp=int(lay["tp"]),  # type: ignore[call-overload]
-            pp=int(lay["pp"]), dp=int(lay["dp"]), zero=int(lay["zero"]),  # type: ignore[call-overload]
-            recompute=str(lay["recompute"]), micro_batch=int(lay["micro_batch"]),  # type: ignore[call-overload]
+            job=job, platform=c.platform, gpu=c.gpu, gpus=c.gpus, nodes=c.nodes, layout=c.layout,
             billing=c.billing, start_h=round(SCALE.to_hours(outcome.start_min[job]), 2),
             end_h=round(SCALE.to_hours(outcome.end_min[job]), 2), cost=SCALE.to_money(c.cost),
             memory_gib_per_gpu=round(c.memory_gib_per_gpu, 2), gpu_memory_gib=c.gpu_memory_gib,
             tokens_per_s=round(c.tokens_per_s, 1), mfu=round(c.mfu, 4), gpu_hours=round(c.gpu_hours, 1),
             reservation=c.resource if c.resource and problem.resources[c.resource].kind != "owned" else None,
-            expected_interruptions=round(c.expected_interruptions, 2), detail={**c.detail, "layout": lay},
-            framework=str(lay.get("framework", "")), cp=int(lay.get("cp", 1)),  # type: ignore[call-overload]
-            virtual_pipeline=int(lay.get("virtual_pipeline", 1))))  # type: ignore[call-overload]
+            expected_interruptions=round(c.expected_interruptions, 2), detail=dict(c.detail)))
     reservations = []
     for key, (gpus, periods, start) in sorted(outcome.resource_use.items()):
         res = problem.resources[key]

@@ -35,7 +35,8 @@ MAX_CACHE_MIB = 256
 _FILE_NAME = "estimates.sqlite3"
 # The code a search's answer depends on: the estimator and the models modules it reads (the method
 # vocabulary decides reference copies and passes; platforms only reach it as values in the cluster key).
-_SOURCES = ("planner/estimate", "models/model_card.py", "models/gpu.py", "models/methods.py")
+_SOURCES = ("planner/estimate", "models/layout.py", "models/model_card.py", "models/gpu.py",
+            "models/methods.py")
 
 
 def code_version() -> str:

@@ -4,7 +4,6 @@ scenarios: plan.planner.explain.infeasible; why not X: plan.planner.explain.why_
 from __future__ import annotations
 
 from collections import Counter
-from typing import cast
 
 from plan.constraints import memory as memory_rule
 from plan.constraints import ops_skill
@@ -43,8 +42,8 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
     for j in plan.jobs:
         free = j.gpu_memory_gib - j.memory_gib_per_gpu
         where = "owned" if j.billing == "owned" else j.billing
-        layout = (j.detail or {}).get("layout", {})
-        optimizer = layout.get("optimizer", "adam")  # named as a scenario names it
+        layout = j.layout
+        optimizer = layout.optimizer  # named as a scenario names it
         lines.append(
             f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({where}), {j.framework or 'stack'}: tp={j.tp} pp={j.pp}"
             + (f" vpp={j.virtual_pipeline}" if j.virtual_pipeline > 1 else "") + (f" cp={j.cp}" if j.cp > 1 else "")
@@ -55,7 +54,7 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
             + (f" optimizer {OPTIMIZER_NAME_OF.get(optimizer, optimizer)}" if optimizer != "adam" else "")
             + (" fused kernels" if j.assumes_fused_kernels else "")
             + (f" {j.loss} loss" if j.loss != "plain" else "")
-            + (" LoRA on attention only" if layout.get("lora_targets") == "attention" else "") + "; "
+            + (" LoRA on attention only" if layout.lora_rank and layout.lora_targets == "attention" else "") + "; "
             f"{j.memory_gib_per_gpu:.1f} of {j.gpu_memory_gib:.0f} GiB "
             f"per GPU ({free:.1f} free); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}{_causal(j)}; "
             f"hours {j.start_h:,.1f} -> {j.end_h:,.1f}{_startup(j)}; {_risk(j)}"
@@ -200,14 +199,14 @@ def hybrid_shard_lines(session: Session, outcome: Outcome) -> list[str]:
     nodes), what that gains over the full shard on the same GPUs and what it costs in memory: the search
     takes it only where it is faster (or where the job states `hybrid_shard: true`, when it may be slower), and
     an expert weighs the gain against the copies."""
-    hybrid = [job for job in session.problem.jobs if outcome.chosen[job].layout.get("shard_group")]
+    hybrid = [job for job in session.problem.jobs if outcome.chosen[job].layout.shard_group]
     builder = session.builder
     if session.loaded is None or builder is None or not hybrid:
         return []
     lines = []
     for job in hybrid:
         chosen = outcome.chosen[job]
-        group, dp, cp = (cast(int, chosen.layout[name]) for name in ("shard_group", "dp", "cp"))
+        group, dp, cp = chosen.layout.shard_group or 0, chosen.layout.dp, chosen.layout.cp
         copies = dp * cp // group
         full = builder.full_shard_alternative(chosen)
         if full is None or full.tokens_per_s <= 0:
@@ -230,8 +229,8 @@ def hybrid_shard_lines(session: Session, outcome: Outcome) -> list[str]:
 def _without_offload(builder: CandidateBuilder, job: Job, chosen: Candidate) -> list[str]:
     """For a job the plan offloads (and that asked for no offloading), the memory savers that fit its GPUs
     without it, each with its speed beside the plan's."""
-    if job.cpu_offload is not None or not (chosen.layout.get("state_offload")
-                                           or chosen.layout.get("recompute") in ("offload", "full_offload")):
+    if job.cpu_offload is not None or not (chosen.layout.state_offload
+                                           or chosen.layout.recompute in ("offload", "full_offload")):
         return []
     def fits(saver: MemorySaver) -> Estimate | None:
         return builder.fitting_without_offload(chosen, {saver.field: saver.to})
@@ -372,7 +371,7 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
         by_band = min((item for item in blocked if item[2].startswith(BAND_ONLY)),
                       key=lambda item: (item[0], item[1].index), default=None)
         for cost, c, why in [item for item in (cheapest, by_band if by_band is not cheapest else None) if item]:
-            offloaded = " with its model states offloaded to the CPU" if c.layout.get("state_offload") else ""
+            offloaded = " with its model states offloaded to the CPU" if c.layout.state_offload else ""
             lines.append(f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing}){offloaded} would cost "
                          f"{money(SCALE.to_money(cost), problem.currency)} but is {why}")
     return lines

@@ -10,7 +10,6 @@ gradient accumulation, nodes and GPUs per node) is done once and checked once:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from plan.models.methods import ADAPTER_METHODS, DPO_METHODS, FULL_METHODS, METHOD_NOTES, QLORA_METHODS
 from plan.models.model_card import ModelCard, MoE
@@ -154,6 +153,12 @@ class ExportLayout:
                             f"global batch {self.global_batch}")
         return problems
 
+    @classmethod
+    def from_plan(cls, job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
+        """The export numbers of one planned job, read from its typed `JobPlan.layout`
+        (`build_layout`). Raises ExportError when the plan's numbers do not close."""
+        return build_layout(job_plan, job, card)
+
     def paragraph(self) -> str:
         adapter = ""
         if self.lora_rank:
@@ -188,7 +193,7 @@ def _divisor_at_most(n: int, cap: int) -> int:
 
 def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
     """The export numbers of one planned job. Raises ExportError when the plan's numbers do not close."""
-    lay: dict[str, Any] = dict(job_plan.detail.get("layout", {}))
+    lay = job_plan.layout
     notes: list[str] = []
     nodes = max(1, job_plan.nodes)
     if job_plan.gpus % nodes:
@@ -196,7 +201,7 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
                           "torchrun needs the same processes on every node")
     gpus_per_node = job_plan.gpus // nodes
     dp = job_plan.dp
-    global_batch = int(lay.get("global_batch") or job.global_batch or dp * job_plan.micro_batch)
+    global_batch = int(lay.global_batch or job.global_batch or dp * job_plan.micro_batch)
     if global_batch % dp:
         raise ExportError(f"global batch {global_batch} is not a multiple of dp = {dp}")
     replica = global_batch // dp
@@ -231,16 +236,16 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         platform=job_plan.platform, gpu=job_plan.gpu, nodes=nodes, gpus_per_node=gpus_per_node,
         tp=job_plan.tp, pp=job_plan.pp, cp=job_plan.cp, dp=dp, vpp=job_plan.virtual_pipeline,
         zero=job_plan.zero, micro_batch=micro, grad_accum=replica // micro, global_batch=global_batch,
-        seq_len=int(lay.get("seq_len") or job.seq_len), precision=str(lay.get("precision") or job.precision),
+        seq_len=int(lay.seq_len or job.seq_len), precision=str(lay.precision or job.precision),
         recompute=job_plan.recompute, framework=job_plan.stack,
-        optimizer=str(lay.get("optimizer", "adam")), tokens=float(job.tokens), layers=card.layers,
+        optimizer=lay.optimizer, tokens=float(job.tokens), layers=card.layers,
         hidden_size=card.hidden_size, ffn_hidden_size=card.ffn_hidden_size, num_heads=card.num_heads,
         num_kv_heads=card.num_kv_heads, vocab_size=card.vocab_size, tied_embeddings=card.tied_embeddings,
         ffn_type=card.ffn_type,
-        lora_rank=lora_rank, lora_targets=str(lay.get("lora_targets", "all")), quant_bits=quant_bits,
-        recompute_layers=int(lay["recompute_layers"]) if lay.get("recompute_layers") else None,
-        kernels=str(lay.get("kernels", "eager")), state_offload=bool(lay.get("state_offload", False)),
-        shard_group=int(lay["shard_group"]) if lay.get("shard_group") else None,
+        lora_rank=lora_rank, lora_targets=lay.lora_targets if lay.lora_rank is not None else "all",
+        quant_bits=quant_bits, recompute_layers=lay.recompute_layers or None,
+        kernels=lay.kernels, state_offload=lay.state_offload,
+        shard_group=lay.shard_group or None,
         ep=job_plan.ep, moe=card.moe, notes=tuple(notes))
     if layout.shard_group and (layout.zero < 2 or layout.shard_group % layout.cp
                                or layout.dp % (layout.shard_group // layout.cp)):

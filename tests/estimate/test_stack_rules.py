@@ -80,8 +80,8 @@ def test_a_deepspeed_job_is_planned_with_layouts_deepspeed_runs_and_exports(base
                               "data": {"sensitivity": "public"}}]
     path = write_scenario(base_scenario)
     layouts = [c.layout for c in build_problem(load_scenario(path)).candidates["pt"]]
-    assert layouts and any(lay["pp"] > 1 for lay in layouts)  # pipelining is in play on 64 GPUs
-    assert all(lay["pp"] == 1 or lay["zero"] <= 1 for lay in layouts)
+    assert layouts and any(lay.pp > 1 for lay in layouts)  # pipelining is in play on 64 GPUs
+    assert all(lay.pp == 1 or lay.zero <= 1 for lay in layouts)
     loaded = load_scenario(path)
     result = solve_session(generous_session(path))
     assert result.status == "optimal"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from plan.models.catalog import builtin_catalog
+from plan.models.layout import Layout
 from plan.models.scenario import Job
 from plan.planner.export import build_layout, render_stack
 from plan.planner.plan import JobPlan
@@ -22,13 +23,11 @@ GOLDEN = Path(__file__).parent / "golden"
 
 def _plan(job: str, gpus: int, nodes: int, **layout) -> JobPlan:
     lay = {"tp": 1, "pp": 1, "dp": gpus, "zero": 0, "recompute": "none", "micro_batch": 1, "cp": 1,
-           "virtual_pipeline": 1, "precision": "bf16", "optimizer": "adam", **layout}
-    return JobPlan(job=job, platform="lab-cluster", gpu="h100-sxm", gpus=gpus, nodes=nodes, tp=lay["tp"],
-                   pp=lay["pp"], dp=lay["dp"], zero=lay["zero"], recompute=lay["recompute"],
-                   micro_batch=lay["micro_batch"], billing="owned", start_h=0.0, end_h=10.0, cost=0.0,
-                   memory_gib_per_gpu=60.0, gpu_memory_gib=80.0, tokens_per_s=1.0, mfu=0.4, gpu_hours=1.0,
-                   detail={"layout": lay}, framework=lay.get("framework", "megatron"), cp=lay["cp"],
-                   virtual_pipeline=lay["virtual_pipeline"])
+           "virtual_pipeline": 1, "precision": "bf16", "optimizer": "adam", "framework": "megatron",
+           "sequence_parallel": False, "lora_rank": None, **layout}
+    return JobPlan(job=job, platform="lab-cluster", gpu="h100-sxm", gpus=gpus, nodes=nodes,
+                   layout=Layout(**lay), billing="owned", start_h=0.0, end_h=10.0, cost=0.0,
+                   memory_gib_per_gpu=60.0, gpu_memory_gib=80.0, tokens_per_s=1.0, mfu=0.4, gpu_hours=1.0)
 
 
 # stack -> (job plan, job spec): each the shape of the reference file's skeleton for that stack

@@ -184,7 +184,7 @@ def test_an_eight_bit_optimizer_plans_pytorch_stacks_only(base_scenario, write_s
     base_scenario["jobs"] = [{**base_scenario["jobs"][0], "method": "lora", "optimizer": "paged-adamw-8bit"}]
     layouts = [c.layout for c in build_problem(load_scenario(write_scenario(base_scenario))).candidates["a"]
                if c.layout]
-    assert layouts and all(lay["framework"] != "megatron" and lay["optimizer"] == "paged_adam_8bit"
+    assert layouts and all(lay.framework != "megatron" and lay.optimizer == "paged_adam_8bit"
                            for lay in layouts)
 
 
@@ -198,13 +198,13 @@ def test_precision_aware_optimizer_plans_megatron_layouts_with_its_smaller_state
     assert loaded.scenario.jobs[0].optimizer == "adamw-precision-aware"
     aware = build_problem(loaded).candidates["a"]
     layouts = [c.layout for c in aware if c.layout]
-    assert layouts and all(lay["framework"] == "megatron" and lay["optimizer"] == "adam_precision_aware"
+    assert layouts and all(lay.framework == "megatron" and lay.optimizer == "adam_precision_aware"
                            for lay in layouts)
     # every Megatron layout that fits with mixed-precision Adam fits with smaller states, and the step is
     # no slower, so where plain Adam's best was Megatron's the precision-aware best is at least as fast
     by_option = {(c.platform, c.gpu, c.gpus): c for c in plain if c.layout}
     same = [(by_option[k], c) for c in aware if (k := (c.platform, c.gpu, c.gpus)) in by_option
-            and by_option[k].layout["framework"] == "megatron"]
+            and by_option[k].layout.framework == "megatron"]
     assert same and all(a.detail["step_time_s"] <= p.detail["step_time_s"] for p, a in same)
     # and some option that plain Adam could not use at all (nothing fitted) becomes possible
     assert {(c.platform, c.gpu, c.gpus) for c in aware} - set(by_option)

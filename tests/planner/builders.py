@@ -7,13 +7,14 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from plan.models.layout import Layout
 from plan.models.problem import SCALE, Candidate, Problem, Resource
 from plan.models.scenario import SolverSettings
 from plan.planner.session import Session
 from plan.planner.solve import solve_session
 
-LAYOUT = {"tp": 1, "pp": 1, "dp": 1, "zero": 0, "recompute": "none", "micro_batch": 1, "global_batch": 8,
-          "seq_len": 2048, "precision": "bf16"}
+LAYOUT = Layout(tp=1, pp=1, dp=1, zero=0, recompute="none", micro_batch=1, global_batch=8, seq_len=2048,
+                precision="bf16", sequence_parallel=False, lora_rank=None)
 
 
 @dataclass

@@ -121,7 +121,7 @@ def test_job_framework_and_optimizer_are_the_ones_estimated(base_scenario, write
     base_scenario["jobs"][1].update(framework="fsdp", optimizer="adamw-8bit")
     problem = build_problem(load_scenario(write_scenario(base_scenario)))
     for c in problem.candidates["b"]:
-        assert c.layout["framework"] == "fsdp" and c.layout["optimizer"] == "adam_8bit"
+        assert c.layout.framework == "fsdp" and c.layout.optimizer == "adam_8bit"
 
 
 @pytest.mark.parametrize(("field", "value", "expected"), [

@@ -59,11 +59,11 @@ def test_no_offload_where_the_place_offers_enough_gpus_to_hold_the_states(base_s
     base_scenario["jobs"] = [{"id": "cpt", "model": "qwen2.5-72b", "method": "continued_pretrain",
                               "tokens": "1B", "seq_len": 4096, "global_batch": 512}]
     problem = build_problem(load_scenario(write_scenario(base_scenario)))
-    offloaded = [c for c in problem.all_candidates() if c.layout.get("state_offload")]
+    offloaded = [c for c in problem.all_candidates() if c.layout.state_offload]
     placed = {(c.platform, c.gpu, c.billing) for c in problem.all_candidates()}
     for c in offloaded:  # only where that place fits the job at no count without it
         assert not any(o.platform == c.platform and o.gpu == c.gpu and o.billing == c.billing
-                       and not o.layout.get("state_offload") for o in problem.all_candidates()), c.name
+                       and not o.layout.state_offload for o in problem.all_candidates()), c.name
     assert placed and not any(c.gpu == "h800" for c in offloaded)
 
 
@@ -131,7 +131,7 @@ def test_a_cheaper_option_named_in_an_explanation_says_when_it_offloads():
         job, gpus, gpu, platform, billing, offloaded = found.groups()
         (option,) = [c for c in problem.candidates[job] if (c.gpus, c.gpu, c.platform, c.billing)
                      == (int(gpus), gpu, platform, billing)]
-        assert bool(offloaded) == bool(option.layout.get("state_offload")), line
+        assert bool(offloaded) == bool(option.layout.state_offload), line
 
 
 def _sixteen(base_scenario: dict[str, Any], **job: Any) -> dict[str, Any]:

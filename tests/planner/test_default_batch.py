@@ -33,7 +33,7 @@ def test_the_default_step_holds_at_most_the_jobs_sequences(base_scenario, write_
     result = solve_session(generous_session(write_scenario(_scenario(base_scenario, tokens))))
     assert result.status == "optimal"
     (job,) = result.plans[0].jobs
-    batch = job.detail["layout"]["global_batch"]
+    batch = job.layout.global_batch
     default = default_global_batch("lora", SEQ)
     assert batch <= sequences  # never a step larger than the data
     if sequences < default:  # a small job: one step of (about) all its sequences

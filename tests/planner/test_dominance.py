@@ -7,12 +7,13 @@ from types import SimpleNamespace
 
 from plan.models.problem import Candidate
 from plan.planner.candidates import CandidateBuilder
+from tests.planner.builders import LAYOUT
 
 
 def _option(index: int, gpus: int, cost: int, duration_min: int, startup_min: int = 0) -> Candidate:
     return Candidate(index=index, job="cpt", platform="cloud", gpu="h800", gpus=gpus, nodes=gpus // 8,
                      billing="hourly", duration_min=duration_min, transfer_min=0, cost=cost, resource=None,
-                     layout={}, memory_gib_per_gpu=60.0, gpu_memory_gib=80.0, tokens_per_s=1.0, mfu=0.4,
+                     layout=LAYOUT, memory_gib_per_gpu=60.0, gpu_memory_gib=80.0, tokens_per_s=1.0, mfu=0.4,
                      hours=duration_min / 60, gpu_hours=gpus * duration_min / 60, startup_min=startup_min)
 
 

@@ -57,7 +57,7 @@ def test_every_hybrid_candidate_is_faster_than_the_full_shard_of_its_place(base_
 
     for gbps in (25.0, 400.0):
         problem = build_problem(load_scenario(write_scenario(_pod(base_scenario, gbps))))
-        hybrid = [c for c in problem.all_candidates() if c.layout.get("shard_group") and c.platform == "pod"]
+        hybrid = [c for c in problem.all_candidates() if c.layout.shard_group and c.platform == "pod"]
         for c in hybrid:
             cluster = replace(Cluster.of(builtin_catalog().gpu("h100-sxm"), c.gpus, gpus_per_node=8),
                               fabric_gbps_per_gpu=gbps)

@@ -33,7 +33,7 @@ def _plan(base_scenario, write_scenario, kernels: str):
 def test_fused_kernels_plan_less_memory_or_more_speed(base_scenario, write_scenario):
     _, eager_plan, eager = _plan(base_scenario, write_scenario, "eager")
     _, fused_plan, fused = _plan(base_scenario, write_scenario, "fused")
-    assert eager.detail["layout"]["kernels"] == "eager" and fused.detail["layout"]["kernels"] == "fused"
+    assert eager.layout.kernels == "eager" and fused.layout.kernels == "fused"
     # the same work never takes longer on fused kernels, and the plan never costs more
     assert fused.tokens_per_s >= eager.tokens_per_s * (1 - 1e-9)
     assert fused_plan.total_cost <= eager_plan.total_cost + 0.01

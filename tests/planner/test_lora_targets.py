@@ -66,7 +66,7 @@ def test_a_plan_carries_attention_targets_to_its_exports(base_scenario, write_sc
     result = solve_session(generous_session(path))
     assert result.status == "optimal"
     (job,) = result.plans[0].jobs
-    assert job.detail["layout"]["lora_targets"] == "attention"
+    assert job.layout.to_dict()["lora_targets"] == "attention"
     (line,) = [x for x in result.plans[0].explanation if x.startswith("lora: ")]
     assert "LoRA on attention only" in line
     loaded = load_scenario(path)

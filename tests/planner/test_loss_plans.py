@@ -37,7 +37,7 @@ def test_the_plain_loss_does_not_fit_the_card_and_the_fused_one_does(base_scenar
     assert result.status == "optimal"
     assert result.plans[0].total_cost == pytest.approx(offered.cost, abs=0.01)  # the plan it priced
     (job,) = result.plans[0].jobs
-    assert job.platform == "card" and job.detail["layout"]["loss"] == "fused" and job.loss == "fused"
+    assert job.platform == "card" and job.layout.loss == "fused" and job.loss == "fused"
     assert job.memory_gib_per_gpu <= 0.92 * job.gpu_memory_gib  # the policy's headroom holds
     (line,) = [x for x in result.plans[0].explanation if x.startswith("qlora: ")]
     assert "fused loss" in line
@@ -51,7 +51,7 @@ def test_a_chunked_loss_is_planned_as_stated(base_scenario, write_scenario):
     result = solve_session(generous_session(path))
     assert result.status == "optimal"
     (job,) = result.plans[0].jobs
-    assert job.detail["layout"]["loss"] == "chunked" and job.loss == "chunked"
+    assert job.layout.loss == "chunked" and job.loss == "chunked"
     assert job.memory_gib_per_gpu <= 0.92 * job.gpu_memory_gib
     assert any("chunked loss" in x for x in result.plans[0].explanation)
     loaded = load_scenario(path)
@@ -63,7 +63,7 @@ def test_plans_that_do_not_ask_for_it_do_not_carry_it(base_scenario, write_scena
     base = _card(base_scenario, seq_len=2048)
     result = solve_session(generous_session(write_scenario(base)))
     (job,) = result.plans[0].jobs
-    assert "loss" not in job.detail["layout"] and job.loss == "plain"
+    assert "loss" not in job.layout.to_dict() and job.loss == "plain"
     assert not any(" loss" in x for x in result.plans[0].explanation if x.startswith("qlora: "))
 
 

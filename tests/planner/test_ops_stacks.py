@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from plan.models.layout import Layout
 from plan.models.loading import load_scenario
 from plan.planner.candidates import build_problem
 from plan.planner.solve import solve_session
@@ -22,22 +23,22 @@ def _student(base_scenario: dict[str, Any], ops: str, framework: str | None = No
     return base_scenario
 
 
-def _layouts(path) -> list[dict[str, Any]]:
+def _layouts(path) -> list[Layout]:
     return [c.layout for c in build_problem(load_scenario(path)).candidates["lora"]]
 
 
 def _frameworks(path) -> set[str]:
-    return {lay["framework"] for lay in _layouts(path)}
+    return {lay.framework for lay in _layouts(path)}
 
 
 def test_no_ops_team_gets_pytorch_stacks_only(base_scenario, write_scenario):
     none_path = write_scenario(_student(base_scenario, "none"), "none.yaml")
     layouts = _layouts(none_path)
-    assert layouts and {lay["framework"] for lay in layouts} == {"fsdp"}
+    assert layouts and {lay.framework for lay in layouts} == {"fsdp"}
     # the one-click path (LLaMA-Factory, the Hugging Face Trainer): data parallelism with ZeRO/FSDP
     # sharding and whole-layer gradient checkpointing on or off
-    assert all(lay["tp"] == lay["cp"] == lay["pp"] == 1 for lay in layouts)
-    assert {lay["recompute"] for lay in layouts} <= {"none", "full"}
+    assert all(lay.tp == lay.cp == lay.pp == 1 for lay in layouts)
+    assert {lay.recompute for lay in layouts} <= {"none", "full"}
     result = solve_session(generous_session(none_path))
     assert result.status == "optimal"
     plan = result.plans[0]
@@ -86,10 +87,10 @@ def test_an_optimizer_other_than_adam_keeps_fsdp_layouts_on_the_hugging_face_pat
     base_scenario["jobs"] = [{"id": "ft", "model": "llama3.1-70b", "method": "full_finetune", "tokens": "200M",
                               "seq_len": 8192, "optimizer": "paged-adamw-8bit", "min_gpus": 16, "max_gpus": 16}]
     layouts = [c.layout for c in build_problem(load_scenario(write_scenario(base_scenario))).candidates["ft"]]
-    fsdp = [lay for lay in layouts if lay["framework"] == "fsdp"]
+    fsdp = [lay for lay in layouts if lay.framework == "fsdp"]
     assert fsdp, "the 8-bit optimizer runs on the PyTorch stacks"
-    assert all(lay["pp"] == 1 and lay["recompute"] in ("none", "full", "offload") for lay in fsdp)
+    assert all(lay.pp == 1 and lay.recompute in ("none", "full", "offload") for lay in fsdp)
     # with Adam, the same job is searched on torchtitan's pipelined layouts too (the rule is the optimizer's)
     base_scenario["jobs"][0]["optimizer"] = "adamw"
     adam = [c.layout for c in build_problem(load_scenario(write_scenario(base_scenario, "adam.yaml"))).candidates["ft"]]
-    assert any(lay["framework"] == "fsdp" and (lay["pp"] > 1 or lay["recompute"] == "selective") for lay in adam)
+    assert any(lay.framework == "fsdp" and (lay.pp > 1 or lay.recompute == "selective") for lay in adam)

@@ -48,7 +48,7 @@ def test_fixed_layout_is_honoured(base_scenario, write_scenario):
     problem = build_problem(loaded)
     assert problem.candidates["a"]
     for c in problem.candidates["a"]:
-        assert c.layout["tp"] == 2 and c.layout["zero"] == 1 and c.gpus % 2 == 0
+        assert c.layout.tp == 2 and c.layout.zero == 1 and c.gpus % 2 == 0
 
 
 def test_fixed_layout_the_hardware_cannot_run_is_a_named_removal(base_scenario, write_scenario):
@@ -67,21 +67,21 @@ def test_fixed_recomputation_and_micro_batch_are_honoured(base_scenario, write_s
     problem = build_problem(loaded)
     assert problem.candidates["a"]
     for c in problem.candidates["a"]:
-        assert (c.layout["zero"], c.layout["recompute"], c.layout["micro_batch"]) == (3, "full", 2)
+        assert (c.layout.zero, c.layout.recompute, c.layout.micro_batch) == (3, "full", 2)
     result = solve(loaded, SolveOptions(time_limit_s=30))
-    assert result.plans and all((j.detail["layout"]["recompute"], j.detail["layout"]["micro_batch"]) == ("full", 2)
+    assert result.plans and all((j.layout.recompute, j.layout.micro_batch) == ("full", 2)
                                 for p in result.plans for j in p.jobs)
     assert any("recompute=full micro_batch=2" in line for line in result.plans[0].explanation)
     # left free, the search takes another micro-batch here: the fixed one is not what it would pick anyway
     free = build_problem(load_scenario(write_scenario(_scenario(base_scenario, framework="fsdp", global_batch=64,
                                                                 layout={"zero": 3}))))
-    assert any(c.layout["micro_batch"] != 2 or c.layout["recompute"] != "full" for c in free.candidates["a"])
+    assert any(c.layout.micro_batch != 2 or c.layout.recompute != "full" for c in free.candidates["a"])
 
 
 def test_a_fixed_expert_split_is_honoured_and_refused_on_a_dense_model(base_scenario, write_scenario):
     moe = _scenario(base_scenario, model="mixtral-8x7b", method="continued_pretrain", layout={"ep": 4})
     problem = build_problem(load_scenario(write_scenario(moe)))
-    assert problem.candidates["a"] and all(c.layout["ep"] == 4 for c in problem.candidates["a"])
+    assert problem.candidates["a"] and all(c.layout.ep == 4 for c in problem.candidates["a"])
     dense = build_problem(load_scenario(write_scenario(_scenario(base_scenario, layout={"ep": 4}))))
     assert not dense.candidates["a"]
     assert any(r.rule == "layout" and "need an MoE model; this one is dense" in r.reason for r in dense.removed)

@@ -1,0 +1,88 @@
+"""The house's rules, read from the source (every import, deferred and TYPE_CHECKING ones included):
+one import package `plan` (never a bare `models`), data flowing one way (no import circle), the
+domain below the solver (nothing under models/ or constraints/ imports planner), OR-Tools behind
+constraints/sat.py, and candidates built only by planner/candidates.py."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+
+from tests.conftest import REPO
+
+FOLDERS = {"models": "plan.models", "constraints": "plan.constraints", "planner": "plan.planner"}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for folder, package in FOLDERS.items():
+        for path in sorted((REPO / folder).rglob("*.py")):
+            parts = path.relative_to(REPO / folder).with_suffix("").parts
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            found[".".join((package, *parts))] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imported(module: str, path: Path) -> list[tuple[int, str]]:
+    """(line, dotted name) of every module the file imports, relative imports resolved: a name
+    imported from a module is the module, a submodule imported from a package the submodule."""
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            names += [(node.lineno, f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES
+                       else base) for alias in node.names]
+    return names
+
+
+def _graph() -> nx.DiGraph:
+    graph = nx.DiGraph()
+    for module, path in MODULES.items():
+        graph.add_node(module)
+        for _, name in _imported(module, path):
+            if name in MODULES and name != module:
+                graph.add_edge(module, name)
+    return graph
+
+
+def test_no_code_imports_the_bare_folder_names():
+    bare = [f"{path.relative_to(REPO)}:{line}: {name}"
+            for folder in ("models", "constraints", "planner", "tests", "bench")
+            for path in sorted((REPO / folder).rglob("*.py"))
+            for line, name in _imported("plan.x", path)
+            if name.split(".")[0] in FOLDERS]
+    assert bare == [], "import plan.models... (one import package), not:\n" + "\n".join(bare)
+
+
+def test_no_import_circle():
+    circles = sorted(nx.simple_cycles(_graph()), key=len)
+    assert circles == [], "\n".join(" -> ".join([*c, c[0]]) for c in circles[:10])
+
+
+def test_the_domain_and_the_constraints_never_import_the_planner():
+    upward = [(m, t) for m, t in _graph().edges
+              if m.startswith(("plan.models", "plan.constraints")) and t.startswith("plan.planner")]
+    assert upward == []
+
+
+def test_only_constraints_sat_imports_ortools():
+    importers = sorted({m for m, path in MODULES.items() for _, name in _imported(m, path)
+                        if name.split(".")[0] == "ortools"})
+    assert importers == ["plan.constraints.sat"]
+
+
+def test_candidates_are_built_by_planner_candidates_alone():
+    builders = sorted(m for m, path in MODULES.items()
+                      if "CandidateBuilder(" in path.read_text() and m != "plan.planner.candidates")
+    assert builders == []
