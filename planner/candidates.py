@@ -45,10 +45,11 @@ from plan.planner.collector import collector_paused
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, default_global_batch, search_layout
 from plan.planner.estimate import store as estimate_store
 from plan.planner.estimate.advice import host_shortfall, on_roomy_card
-from plan.planner.estimate.band import hours_quantile, memory_factor, uncalibrated_band_note
+from plan.planner.estimate.band import memory_factor, uncalibrated_band_note
 from plan.planner.estimate.factors import efficiency_assumption
 from plan.planner.estimate.flops import shape_of
-from plan.planner.estimate.types import OPTIMIZER_ALIASES, RunEstimate
+from plan.planner.estimate.reliability import RunEstimate, hours_quantile
+from plan.planner.estimate.types import OPTIMIZER_ALIASES
 from plan.planner.purchase import BuyOption, buy_options
 from plan.planner.spot_risk import spot_risk
 from plan.planner.transfer import job_transfer

@@ -8,6 +8,7 @@ topology graph, pipeline bubbles, Young/Daly checkpointing) plus the few efficie
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.estimator import estimate
 from plan.planner.estimate.flops import ModelShape, shape_of
+from plan.planner.estimate.reliability import RunEstimate
 from plan.planner.estimate.search import SearchResult, default_global_batch, search_layout
 from plan.planner.estimate.types import (
     Estimate,
@@ -15,7 +16,6 @@ from plan.planner.estimate.types import (
     LayoutSpec,
     MemoryBreakdown,
     Method,
-    RunEstimate,
     TimeBreakdown,
 )
 

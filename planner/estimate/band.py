@@ -21,7 +21,7 @@ from plan.models.methods import PRETRAIN_METHODS, QLORA_METHODS
 from plan.planner.estimate.factors import MEASURED_GEMM_ARCHITECTURES
 
 if TYPE_CHECKING:
-    from plan.planner.estimate.types import Layout, RunEstimate
+    from plan.models.layout import Layout
 
 THROUGHPUT_BAND: dict[str, tuple[float, float]] = {
     "megatron": (0.90, 1.07),
@@ -78,13 +78,6 @@ def whole_run_overhead(method: str) -> tuple[float, tuple[float, float]]:
     return 1.0, (1.0, WHOLE_RUN_BAND[1] / WHOLE_RUN_OVERHEAD)
 
 _Z90 = NormalDist().inv_cdf(0.9)
-
-
-def hours_quantile(run: RunEstimate, q: float) -> float:
-    """Wall hours the run finishes within with probability q (log-normal through its p10-p90)."""
-    if run.hours <= 0 or run.hours_range[0] <= 0:
-        return run.hours
-    return run.hours * quantile_factor((run.hours_range[0] / run.hours, run.hours_range[1] / run.hours), q)
 
 
 def band_class(layout: Layout) -> str:

@@ -15,13 +15,51 @@ wall hours = failure-free hours x (1 + f); expected interruptions = lambda x wal
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
-from plan.planner.estimate.band import whole_run_overhead
-from plan.planner.estimate.types import RunEstimate
+from plan.planner.estimate.band import quantile_factor, whole_run_overhead
 
 if TYPE_CHECKING:
-    from plan.planner.estimate.types import Estimate
+    from plan.planner.estimate.cluster import Cluster
+
+
+class SteadyState(Protocol):
+    """What a whole run is computed from: an estimate's steady-state speed on its cluster
+    (`Estimate` is one)."""
+
+    @property
+    def cluster(self) -> Cluster: ...
+    @property
+    def method(self) -> str: ...
+    @property
+    def tokens_per_s(self) -> float: ...
+    @property
+    def tokens_per_s_range(self) -> tuple[float, float]: ...
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """A whole run of `tokens` tokens: wall-clock hours and GPU-hours including failure overhead.
+
+    failure_overhead_fraction: extra wall time over the failure-free time (checkpoint writes, lost
+    work, restarts); hours include the whole-run overhead (band.WHOLE_RUN_OVERHEAD) and hours_range
+    is their p10-p90 (throughput band x whole-run band); checkpoint_interval_h: Young/Daly optimum;
+    expected_interruptions: failures and
+    preemptions expected during the run.
+    """
+
+    tokens: float
+    hours: float
+    gpu_hours: float
+    failure_free_hours: float
+    failure_overhead_fraction: float
+    checkpoint_interval_h: float
+    expected_interruptions: float
+    notes: tuple[str, ...] = ()
+    hours_range: tuple[float, float] = (0.0, 0.0)
+
+
 
 
 def interruption_rate_per_h(gpus: int, nodes: int, gpu_mtbf_h: float, spot_per_node_day: float) -> float:
@@ -43,7 +81,7 @@ def failure_overhead_fraction(checkpoint_write_h: float, restart_h: float, job_m
     return writes + (tau / 2 + restart_h) / job_mtbf_h
 
 
-def run_estimate(est: Estimate, tokens: float) -> RunEstimate:
+def run_estimate(est: SteadyState, tokens: float) -> RunEstimate:
     """Hours and GPU-hours for `tokens` tokens at the estimate's throughput, failures included.
 
     Raises ValueError for a negative token count.
@@ -73,3 +111,10 @@ def run_estimate(est: Estimate, tokens: float) -> RunEstimate:
     return RunEstimate(tokens=tokens, hours=hours, gpu_hours=hours * c.gpus, failure_free_hours=ideal_h,
                        failure_overhead_fraction=f, checkpoint_interval_h=tau,
                        expected_interruptions=rate * hours, notes=tuple(notes), hours_range=hours_band)
+
+
+def hours_quantile(run: RunEstimate, q: float) -> float:
+    """Wall hours the run finishes within with probability q (log-normal through its p10-p90)."""
+    if run.hours <= 0 or run.hours_range[0] <= 0:
+        return run.hours
+    return run.hours * quantile_factor((run.hours_range[0] / run.hours, run.hours_range[1] / run.hours), q)

@@ -20,6 +20,7 @@ from plan.models.methods import (  # noqa: F401  (re-exported: the estimator's m
 )
 from plan.models.scenario import HYBRID_SHARD_FRAMEWORKS, PYTORCH_ONLY_OPTIMIZER_NAMES
 from plan.planner.estimate.band import MEMORY_BAND, memory_factor, throughput_band
+from plan.planner.estimate.reliability import RunEstimate, run_estimate
 
 if TYPE_CHECKING:
     from plan.models.model_card import ModelCard
@@ -344,28 +345,6 @@ class TimeBreakdown:
                 "other": self.other_s, "host": self.host_s}
 
 
-@dataclass(frozen=True)
-class RunEstimate:
-    """A whole run of `tokens` tokens: wall-clock hours and GPU-hours including failure overhead.
-
-    failure_overhead_fraction: extra wall time over the failure-free time (checkpoint writes, lost
-    work, restarts); hours include the whole-run overhead (band.WHOLE_RUN_OVERHEAD) and hours_range
-    is their p10-p90 (throughput band x whole-run band); checkpoint_interval_h: Young/Daly optimum;
-    expected_interruptions: failures and
-    preemptions expected during the run.
-    """
-
-    tokens: float
-    hours: float
-    gpu_hours: float
-    failure_free_hours: float
-    failure_overhead_fraction: float
-    checkpoint_interval_h: float
-    expected_interruptions: float
-    notes: tuple[str, ...] = ()
-    hours_range: tuple[float, float] = (0.0, 0.0)
-
-
 CAUSAL_MFU_NOTE_GAP = 0.05
 """MFU points between the conventional figure and the causal one above which both are shown."""
 
@@ -429,8 +408,6 @@ class Estimate:
 
     def run(self, tokens: float) -> RunEstimate:
         """Hours and GPU-hours to train on `tokens` tokens, failures included (see reliability.py)."""
-        from plan.planner.estimate.reliability import run_estimate
-
         return run_estimate(self, tokens)
 
     def to_dict(self, tokens: float | None = None) -> dict[str, Any]:
