@@ -225,7 +225,7 @@ HYBRID_SHARD_FRAMEWORKS = ("fsdp",)
 """Stacks that shard inside a node and replicate across nodes (HSDP): PyTorch FSDP's HYBRID_SHARD and
 _HYBRID_SHARD_ZERO2, FSDP2 on a 2-D device mesh (torchtitan `data_parallel_replicate_degree` x
 `data_parallel_shard_degree`, accelerate `fsdp_sharding_strategy: HYBRID_SHARD`;
-../shared/reference/launch-configs.md)."""
+docs/sources/launch-configs.md)."""
 
 
 def hybrid_shard_conflict(framework: str | None, zero: int | None, cpu_offload: bool | None,

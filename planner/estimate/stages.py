@@ -7,7 +7,7 @@ worth proposing if a stack can split the model that way:
   (`(L + 2) % pp == 0`, Llama 3 405B's 126 layers over 16 stages); or the middle stages at
   ceil(L / pp) layers and the first and last splitting the rest
   (`--decoder-first/last-pipeline-num-layers`), every stage's layers a multiple of v (megatron-core
-  0.16 transformer_config.py checks exactly that; shared/reference/launch-configs.md section 2);
+  0.16 transformer_config.py checks exactly that; docs/sources/launch-configs.md section 2);
 - DeepSpeed's pipeline engine partitions any layer count (`partition_method`), but has no interleaving;
 - torchtitan (the FSDP-family stack that pipelines): `pipeline_parallel_layers_per_stage` k, with
   the embedding and the output layer counted as one layer each, must give exactly pp x v stages:

@@ -83,16 +83,16 @@ LOSS_KINDS = {
 FRAMEWORK_ZERO = {"megatron": (0, 1, 2, 3), "fsdp": (0, 2, 3), "deepspeed": (0, 1, 2, 3)}
 """ZeRO stages each framework runs (FSDP: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD; Megatron: 1 is the
 distributed optimizer, 2 and 3 Megatron-FSDP's `optim_grads` and `optim_grads_params`, `--use-megatron-fsdp
---data-parallel-sharding-strategy`, ../shared/reference/launch-configs.md section 2)."""
+--data-parallel-sharding-strategy`, docs/sources/launch-configs.md section 2)."""
 EXACT_BATCH_FRAMEWORKS = frozenset({"megatron", "deepspeed"})
 """Stacks whose global batch is micro-batch x accumulation steps x dp exactly (Megatron-LM's
-`gbs % (mbs * dp) == 0`, DeepSpeed's train_batch_size; ../shared/reference/launch-configs.md): no smaller
+`gbs % (mbs * dp) == 0`, DeepSpeed's train_batch_size; docs/sources/launch-configs.md): no smaller
 last micro-batch."""
 
 
 def interleaving_refused(framework: str | None, virtual_pipeline: int, micro_batches: int, pp: int) -> bool:
     """Whether a stack refuses this interleaved schedule: Megatron runs micro-batches in groups of pp (its
-    default --microbatch-group-size-per-virtual-pipeline-stage; ../shared/reference/launch-configs.md), so
+    default --microbatch-group-size-per-virtual-pipeline-stage; docs/sources/launch-configs.md), so
     fewer than pp per step with virtual stages is refused."""
     return framework == "megatron" and virtual_pipeline > 1 and micro_batches < pp
 
@@ -100,7 +100,7 @@ def interleaving_refused(framework: str | None, virtual_pipeline: int, micro_bat
 DEEPSPEED_PIPELINE_ZERO = (0, 1)
 """ZeRO stages DeepSpeed runs under pipeline parallelism: its `PipelineModule` engine asserts stage < 2
 ("ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism", deepspeed/runtime/pipe/engine.py;
-../shared/reference/launch-configs.md section 1)."""
+docs/sources/launch-configs.md section 1)."""
 
 
 def framework_zero(framework: str, pp: int = 1) -> tuple[int, ...]:
@@ -114,7 +114,7 @@ def framework_zero(framework: str, pp: int = 1) -> tuple[int, ...]:
 
 MEGATRON_CP_SEQUENCE = "Megatron's context parallelism needs a sequence length that is a multiple of 2 x cp"
 """Megatron splits each sequence into 2 x cp chunks, two per rank, to balance causal attention
-(`seq % (2 * cp) == 0`, ../shared/reference/launch-configs.md section 2)."""
+(`seq % (2 * cp) == 0`, docs/sources/launch-configs.md section 2)."""
 
 
 def megatron_splits_sequence(seq_len: int, cp: int) -> bool:
@@ -127,7 +127,7 @@ RING_ATTENTION_NEEDS_FLASH = ("context parallelism runs ring attention through f
                               "torchtitan and accelerate through SDPA's flash or efficient backends); only "
                               "DeepSpeed's Ulysses, which splits the heads, runs eager attention with cp > 1")
 """Why Megatron and the FSDP family run no context parallelism with eager attention
-(../shared/reference/launch-configs.md: accelerate's cp is ring attention over SDPA; Megatron-Core's local
+(docs/sources/launch-configs.md: accelerate's cp is ring attention over SDPA; Megatron-Core's local
 DotProductAttention asserts context_parallel_size == 1)."""
 
 

@@ -3,7 +3,7 @@
 Key names: huggingface/accelerate main `16cb6eb` (1.15.0.dev0, latest tag v1.14.0), 2026-07-24:
 `src/accelerate/commands/launch.py`, `src/accelerate/utils/dataclasses.py`, `src/accelerate/parallelism_config.py`,
 `docs/source/usage_guides/fsdp.md`; torchrun flags from PyTorch 2.14.1 `torch/distributed/run.py`; as summarised
-in shared/reference/launch-configs.md sections 5 and 6.
+in docs/sources/launch-configs.md sections 5 and 6.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Key names: DeepSpeed `docs/_pages/config-json.md`, `deepspeed/runtime/config.py`, `deepspeed/launcher/runner.py`
 (deepspeedai/DeepSpeed main `edaa722`, version.txt 0.19.6, 2026-08-22), as summarised in
-shared/reference/launch-configs.md section 1.
+docs/sources/launch-configs.md section 1.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Launch lines: torchrun per node, with the node-level variables of each managed platform.
 
-Source: shared/reference/launch-configs.md sections 6 (torchrun, PyTorch 2.14.1 `torch/distributed/run.py`)
+Source: docs/sources/launch-configs.md sections 6 (torchrun, PyTorch 2.14.1 `torch/distributed/run.py`)
 and 7 (PAI-DLC built-in variables 2026-04-01; TI-ONE 分布式训练使用指引 2025-11-06; ModelArts 训练作业环境变量
 2026-08-04). Managed platforms' WORLD_SIZE and RANK count nodes, so they go to --nnodes / --node_rank.
 """

@@ -2,7 +2,7 @@
 
 Key names: hiyouga/LLaMA-Factory main `ff6d4d1` (0.9.6.dev0, latest tag v0.9.5), 2026-08-18:
 `src/llamafactory/hparams/*.py`, `examples/train_lora/qwen3_lora_sft.yaml`, `examples/train_qlora/`,
-`src/llamafactory/launcher.py`; as summarised in shared/reference/launch-configs.md section 4.
+`src/llamafactory/launcher.py`; as summarised in docs/sources/launch-configs.md section 4.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Flag names: argparse parser built from `megatron/training/arguments.py` (+ TransformerConfig,
 ModelParallelConfig), NVIDIA/Megatron-LM main `d98e8a6` (after core_v0.19.0), 2026-08-22, as summarised in
-shared/reference/launch-configs.md section 2.
+docs/sources/launch-configs.md section 2.
 """
 
 from __future__ import annotations

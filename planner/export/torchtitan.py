@@ -1,7 +1,7 @@
 """torchtitan: a TOML job config (the TOML era, v0.2.2) and its torchrun line.
 
 Key names: torchtitan v0.2.2 (2026-02-20) `torchtitan/config/job_config.py`, `run_train.sh`,
-`multinode_trainer.slurm`, as summarised in shared/reference/launch-configs.md section 3. torchtitan main after
+`multinode_trainer.slurm`, as summarised in docs/sources/launch-configs.md section 3. torchtitan main after
 2026-02-23 configures jobs in Python instead; this file is for v0.2.2.
 """
 

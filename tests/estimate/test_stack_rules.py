@@ -1,4 +1,4 @@
-"""What the training stacks can run (../shared/reference/launch-configs.md and the exporters), kept by the
+"""What the training stacks can run (docs/sources/launch-configs.md and the exporters), kept by the
 estimator and the search so that no plan names a layout no stack runs:
 - DeepSpeed's pipeline engine runs ZeRO stage 0 or 1 only: `PipelineModule` asserts stage < 2 ("ZeRO-2 and
   ZeRO-3 are incompatible with pipeline parallelism"); its exporter refuses the rest too; and no FP8 (its JSON

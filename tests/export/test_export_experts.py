@@ -1,6 +1,6 @@
 """Expert parallelism exports in the keys of the stacks that split experts (Megatron's
 --expert-model-parallel-size, torchtitan's expert_parallel_degree, LLaMA-Factory's Megatron-Bridge
-expert_model_parallel_size; shared/reference/launch-configs.md), with the experts split over tp as the estimate
+expert_model_parallel_size; docs/sources/launch-configs.md), with the experts split over tp as the estimate
 counts them; the stacks whose Hugging Face MoE models keep every expert on every rank refuse it in one line; and a
 Megatron script for an MoE model says the MoE shape it must be given, or pretrain_gpt.py builds a dense model."""
 

@@ -1,5 +1,5 @@
 """Golden exports: one fixed layout per stack, written once and checked by hand against
-shared/reference/launch-configs.md (the running example of its skeletons: 2 nodes x 8 GPUs, tp 2, pp 2,
+docs/sources/launch-configs.md (the running example of its skeletons: 2 nodes x 8 GPUs, tp 2, pp 2,
 vpp 2, dp 4, micro-batch 1, 8 micro-batches, global batch 32, sequence 4096, bf16). Regenerate with
 PLAN_UPDATE_GOLDEN=1 after a deliberate change, and check the diff by hand again.
 """

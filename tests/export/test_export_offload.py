@@ -1,5 +1,5 @@
 """ZeRO-3 with the model states in host memory (`state_offload`) exports in each stack's own keys
-(shared/reference/launch-configs.md), or is refused in one line naming what the stack lacks; a layout
+(docs/sources/launch-configs.md), or is refused in one line naming what the stack lacks; a layout
 without it writes no offload."""
 
 from __future__ import annotations

@@ -33,6 +33,23 @@ def test_catalog_text_cites_no_path_outside_the_repository(name):
     assert not [line for line in text.splitlines() if line.startswith("#") and OUTSIDE.search(line)]
 
 
+# A path beside the repository, as code or docs would cite it.
+OUTSIDE_PATH = re.compile(r"\.\./shared|(?<![\w/])shared/(reference|validation|background)")
+
+
+def test_code_and_docs_cite_no_path_outside_the_repository():
+    """Docstrings and docs cite the public upstream file, or the copy in docs/sources/."""
+    files = [p for folder in ("models", "constraints", "planner", "bench", "tests", "docs")
+             for p in sorted((REPO / folder).rglob("*")) if p.suffix in (".py", ".md")]
+    files += [REPO / "README.md"]
+    bad = [f"{p.relative_to(REPO)}:{i}" for p in files
+           for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1)
+           if OUTSIDE_PATH.search(line) and p != Path(__file__)]
+    assert bad == []
+    cited = {m for p in files for m in re.findall(r"docs/sources/[\w-]+\.\w+", p.read_text(encoding="utf-8"))}
+    assert cited and all((REPO / c).is_file() for c in cited), cited
+
+
 @pytest.mark.parametrize("name", ["throughput_public.csv", "memory_public.csv", "whole_runs.csv"])
 def test_bench_rows_are_in_the_repository_each_with_its_source(name):
     rows = list(csv.DictReader((REPO / "bench" / "data" / name).open(encoding="utf-8", newline="")))
