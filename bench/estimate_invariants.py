@@ -46,7 +46,7 @@ from plan.models.catalog import builtin_catalog
 from plan.models.model_card import ModelCard
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, estimate, search_layout, shape_of
 from plan.planner.estimate.estimator import layout_problems
-from plan.planner.estimate.search import LONG_SEQUENCE, MIN_TOKENS_PER_CP_RANK
+from plan.planner.estimate.search_space import LONG_SEQUENCE, MIN_TOKENS_PER_CP_RANK
 from plan.planner.estimate.types import FRAMEWORK_ZERO, Layout, framework_zero, hybrid_shard_group
 
 MODELS = ("llama3.2-1b", "qwen2.5-7b", "llama3.1-8b", "glm-4-9b", "qwen3-14b", "qwen3-32b", "llama3.1-70b",

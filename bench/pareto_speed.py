@@ -25,12 +25,13 @@ from plan.planner.session import Session, SolveOptions  # noqa: E402
 
 
 def _clear_caches() -> None:
-    from plan.planner.estimate import search as search_module
+    from plan.planner.estimate import search, search_space
 
-    for name in dir(search_module):
-        fn = getattr(search_module, name)
-        if hasattr(fn, "cache_clear"):
-            fn.cache_clear()
+    for search_module in (search, search_space):  # the estimator's caches
+        for name in dir(search_module):
+            fn = getattr(search_module, name)
+            if hasattr(fn, "cache_clear"):
+                fn.cache_clear()
     from plan.planner import candidates
 
     candidates._BUILT.clear()  # and the problems built in this process

@@ -14,6 +14,7 @@ into a temporary git worktree.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -65,17 +66,20 @@ def _measure(path: str, runs: int, check: bool, bare: bool) -> dict[str, Any]:
 
     load_scenario = module("models.loading").load_scenario
     candidates = module("planner.candidates")
-    search_module = module("planner.estimate.search")
+    search_modules = [module("planner.estimate.search")]
+    with contextlib.suppress(ModuleNotFoundError):  # (older trees keep every cache in search.py)
+        search_modules.append(module("planner.estimate.search_space"))
     Bounds = module("planner.cpsat.model").Bounds
     solving = module("planner.solve")
     Session, solve_session = solving.Session, solving.solve_session
     loaded = load_scenario(Path(path))
     builds, bests, totals = [], [], []
     for _ in range(runs):
-        for name in dir(search_module):  # the estimator's caches
-            fn = getattr(search_module, name)
-            if hasattr(fn, "cache_clear"):
-                fn.cache_clear()
+        for search_module in search_modules:  # the estimator's caches
+            for name in dir(search_module):
+                fn = getattr(search_module, name)
+                if hasattr(fn, "cache_clear"):
+                    fn.cache_clear()
         getattr(candidates, "_BUILT", {}).clear()  # and the problems built in this process
         t0 = time.perf_counter()
         problem = candidates.build_problem(loaded)

@@ -157,11 +157,11 @@ def test_selective_recomputation_that_no_stack_runs_is_refused(method: str, fiel
 
 
 def test_selective_recomputation_is_searched_only_where_torchtitan_runs_the_job() -> None:
-    from plan.planner.estimate.search import _recomputes
+    from plan.planner.estimate.stack_rules import recompute_options
 
-    assert "selective" in _recomputes(LayoutSpec(), "fsdp", "pretrain")
-    assert "selective" not in _recomputes(LayoutSpec(), "fsdp", "dpo")
-    assert "selective" not in _recomputes(LayoutSpec(precision="fp16"), "fsdp", "pretrain")
+    assert "selective" in recompute_options(LayoutSpec(), "fsdp", "pretrain")
+    assert "selective" not in recompute_options(LayoutSpec(), "fsdp", "dpo")
+    assert "selective" not in recompute_options(LayoutSpec(precision="fp16"), "fsdp", "pretrain")
     # stated with the model states offloaded, it stays where torchtitan offloads: FSDP2 sharding over several
     # ranks (a 9B pretraining run on 4 x A100-40GB), not on one
     found = _search("glm-4-9b", "pretrain", "a100-40gb", 4, seq_len=2048, global_batch=64, recompute="selective").best

@@ -18,7 +18,7 @@ from plan.planner.estimate.cluster import (
     EFFECTIVE_TRAINING_TIME,
 )
 from plan.planner.estimate.reliability import checkpoint_interval_h, failure_overhead_fraction
-from plan.planner.estimate.search import batch_for_replicas, default_global_batch
+from plan.planner.estimate.search_space import batch_for_replicas, default_global_batch
 
 
 def test_search_returns_fastest_fitting_layout_and_explains(llama70b: ModelCard, h100: GPU) -> None:
@@ -82,17 +82,19 @@ def test_least_memory_layout_is_the_least_of_every_combination(llama70b: ModelCa
                                                                method: str) -> None:
     """Nothing fits: `closest` walks the combinations by their model states and stops early; it must
     still find what computing every combination's memory finds."""
-    from plan.planner.estimate import search
+    from plan.planner.estimate.flops import shape_of
+    from plan.planner.estimate.memory import memory_per_gpu
+    from plan.planner.estimate.search_space import search_space
 
     spec = LayoutSpec()
     cluster = Cluster.of(rtx4090, gpus)
     result = search_layout(llama70b, method, cluster, spec)
     assert result.best is None and result.closest is not None
-    shape = search.shape_of(llama70b)
-    pairs, _, combos, _ = search._search_space(shape, method, cluster, spec, None)
-    every = [search.memory_per_gpu(shape, method, search._make(pairs[i], spec, None, fw, zero, rc, 1, v, ep, hs),
-                                   spec.usable_gib(24.0)).breakdown.total_gib
-             for _, i, ep, fw, zero, hs, rc, v, _ in combos]
+    shape = shape_of(llama70b)
+    space = search_space(shape, method, cluster, spec, None)
+    every = [memory_per_gpu(shape, method, c.layout(space.splits[c.split], spec, None, 1),
+                            spec.usable_gib(24.0)).breakdown.total_gib
+             for c in space.combinations]
     assert len(every) > 3
     assert result.closest.memory.total_gib == pytest.approx(min(every))
 

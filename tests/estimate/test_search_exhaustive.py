@@ -15,7 +15,8 @@ from plan.models.model_card import ModelCard
 from plan.planner.estimate import Cluster, LayoutSpec, search_layout
 from plan.planner.estimate.estimator import estimate
 from plan.planner.estimate.memory import chunk_layers
-from plan.planner.estimate.search import _frameworks, _recomputes, _unrunnable, virtual_stage_candidates
+from plan.planner.estimate.search_space import virtual_stage_candidates
+from plan.planner.estimate.stack_rules import framework_options, recompute_options, split_gap
 from plan.planner.estimate.stages import split_problem
 from plan.planner.estimate.types import EXACT_BATCH_FRAMEWORKS, Layout, offloads_states
 
@@ -41,15 +42,16 @@ def exhaustive_best(card: ModelCard, method: str, cluster: Cluster, spec: Layout
             if GLOBAL_BATCH % dp:
                 continue
             vps = virtual_stage_candidates(card.layers, pp)
-            for (fw, zero), v in itertools.product(_frameworks(method, spec, dp, pp), vps):
-                if _unrunnable(method, spec, fw, tp, pp) or split_problem(card.layers, pp, v, fw):
+            for (fw, zero), v in itertools.product(framework_options(method, spec, dp, pp), vps):
+                if split_gap(method, spec, fw, tp, pp) or split_problem(card.layers, pp, v, fw):
                     continue
                 # FSDP's hybrid sharding: the states sharded over the data-parallel ranks of one node, where the
                 # data-parallel group spans nodes (not with the states on the host)
                 node_ranks = cluster.gpus_per_node // tp
                 hybrid = (fw == "fsdp" and zero >= 2 and not spec.state_offload and cluster.gpus_per_node % tp == 0
                           and 1 < node_ranks < dp and dp % node_ranks == 0)
-                for rc, mb, group in itertools.product(_recomputes(spec, fw, method), range(1, GLOBAL_BATCH // dp + 1),
+                for rc, mb, group in itertools.product(recompute_options(spec, fw, method),
+                                                       range(1, GLOBAL_BATCH // dp + 1),
                                                        (None, node_ranks) if hybrid else (None,)):
                     layout = Layout(tp=tp, pp=pp, dp=dp, zero=zero, recompute=rc, micro_batch=mb,
                                     global_batch=GLOBAL_BATCH, seq_len=spec.seq_len, precision="bf16",

@@ -6,7 +6,7 @@ import pytest
 
 from plan.models.catalog import builtin_catalog
 from plan.planner.estimate import Cluster, LayoutSpec, search_layout
-from plan.planner.estimate.search import virtual_stage_candidates
+from plan.planner.estimate.search_space import virtual_stage_candidates
 from plan.planner.estimate.stages import megatron_split_flags, split_problem, torchtitan_layers_per_stage
 
 CATALOG = builtin_catalog()

@@ -445,7 +445,7 @@ def test_a_last_smaller_micro_batch_hides_only_its_share_of_the_traffic() -> Non
 
 
 def test_micro_batch_candidates_include_the_largest_even_size() -> None:
-    from plan.planner.estimate.search import micro_batch_candidates
+    from plan.planner.estimate.search_space import micro_batch_candidates
 
     assert micro_batch_candidates(16, 3, 1) == (3, 2)  # 3 x 5 + 1, or 2 x 8 with no smaller last one
     assert micro_batch_candidates(30, 10, 1) == (10,)  # 10 divides 30: one size

@@ -15,7 +15,7 @@ import yaml
 
 from plan.planner.batch.output_lock import OutputLockError, locked_output
 from plan.planner.batch.worker_life import parent_alive
-from plan.planner.estimate.search import _divisors
+from plan.planner.estimate.search_space import divisors
 from tests.conftest import REPO
 from tests.hardening.conftest import HOSTILE_BASE, invoke
 from tests.hardening.test_interrupts import PLAN, _slow_scenario
@@ -23,10 +23,10 @@ from tests.hardening.test_interrupts import PLAN, _slow_scenario
 
 def test_divisors_by_factorization_match_the_definition_and_stay_fast() -> None:
     for n in range(1, 400):
-        assert _divisors(n) == tuple(d for d in range(1, n + 1) if n % d == 0)
+        assert divisors(n) == tuple(d for d in range(1, n + 1) if n % d == 0)
     started = time.perf_counter()
-    assert _divisors(999_999_937) == (1, 999_999_937)  # a prime near 1e9: sqrt(n) steps, not n
-    assert len(_divisors(2**20 * 3**5)) == 21 * 6
+    assert divisors(999_999_937) == (1, 999_999_937)  # a prime near 1e9: sqrt(n) steps, not n
+    assert len(divisors(2**20 * 3**5)) == 21 * 6
     assert time.perf_counter() - started < 1.0
 
 

@@ -1,0 +1,259 @@
+"""The stated fields of a layout search that no search can repair: `check_spec` raises ValueError
+naming the field, before any layout is tried.
+
+A stated value is never swapped for another: where every stack the job may use (the stated one,
+else those the search tries, stack_rules.searched_frameworks) has a gap for it, the search refuses
+it with the gap's reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from plan.models.methods import DPO_METHODS, QLORA_FP8
+from plan.planner.estimate.cluster import Cluster
+from plan.planner.estimate.estimator import layout_problems
+from plan.planner.estimate.flops import ModelShape
+from plan.planner.estimate.search_space import batch_for_replicas, divisors
+from plan.planner.estimate.stack_rules import (
+    fsdp_stack_gap,
+    hybrid_shard_gap,
+    megatron_left_out,
+    offload_gap,
+    searched_frameworks,
+    selective_gap,
+    uneven_micro_batch_gap,
+)
+from plan.planner.estimate.stages import split_problem
+from plan.planner.estimate.types import (
+    ADAPTER_METHODS,
+    EXACT_BATCH_FRAMEWORKS,
+    EXPERTS_NOT_SPLIT_ON_DEEPSPEED,
+    EXPERTS_SPLIT_BY_TORCHTITAN,
+    MEGATRON_CP_SEQUENCE,
+    MEGATRON_ONLY_OPTIMIZERS,
+    QLORA_METHODS,
+    Layout,
+    LayoutSpec,
+    expert_parallel_gap,
+    interleaving_refused,
+    ring_attention_gap,
+    ulysses_head_gap,
+)
+
+_Gap = TypeVar("_Gap")
+
+
+def check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
+               lora_rank: int | None) -> None:
+    """Raise ValueError for fixed fields that no search can repair (the first check that fails:
+    the fields' own values, the split and the method, the stacks' gaps, the batch, then the
+    estimator's problems with a probe layout of the stated fields)."""
+    problems = _field_problems(shape, method, cluster, spec)
+    if problems:
+        raise ValueError("; ".join(problems))
+    _check_split_and_method(shape, method, cluster, spec)
+    _check_stack_gaps(shape, method, cluster, spec)
+    _check_batch(cluster, spec)
+    _check_probe(shape, method, cluster, spec, lora_rank)
+
+
+def _every_stack_gap(method: str, spec: LayoutSpec,
+                     gap_of: Callable[[str], _Gap | None]) -> tuple[_Gap, str] | None:
+    """Where every stack the job may use (the stated one, else those searched) has a gap for a
+    stated field: the first stack's, and the clause saying why Megatron was left out (' (...)', or
+    '' with a stated stack or none left out); else None."""
+    stacks = (spec.framework,) if spec.framework else searched_frameworks(method, spec)
+    gaps = [gap_of(fw) for fw in stacks]
+    first = gaps[0]
+    if first is None or not all(gaps):
+        return None
+    left_out = "" if spec.framework else megatron_left_out(method, spec)
+    return first, f" ({left_out})" if left_out else ""
+
+
+def _field_problems(shape: ModelShape, method: str, cluster: Cluster,
+                    spec: LayoutSpec) -> list[str]:
+    """Stated values out of range on their own: a split that does not divide the GPUs, a count
+    below 1, FP8 with QLoRA, block recomputation off Megatron, a hybrid shard no layout runs."""
+    gpus = cluster.gpus
+    tp = spec.tp or 1
+    problems: list[str] = []
+    if spec.tp is not None and (spec.tp < 1 or gpus % spec.tp):
+        problems.append(f"tp: {spec.tp} does not divide the {gpus} GPUs")
+    if spec.pp is not None and (spec.pp < 1 or gpus % (tp * spec.pp)):
+        problems.append(f"pp: tp x pp = {tp} x {spec.pp} does not divide the {gpus} GPUs")
+    for name in ("micro_batch", "global_batch", "virtual_pipeline", "cp", "ep"):
+        value = getattr(spec, name)
+        if value is not None and value < 1:
+            problems.append(f"{name}: must be at least 1, got {value}")
+    if spec.seq_len < 1:
+        problems.append(f"seq_len: must be at least 1, got {spec.seq_len}")
+    if method in QLORA_METHODS and spec.precision == "fp8":
+        problems.append(QLORA_FP8)
+    if spec.recompute_layers is not None and (not 1 <= spec.recompute_layers <= shape.layers
+                                              or spec.recompute not in (None, "full")
+                                              or spec.framework not in (None, "megatron")):
+        problems.append(f"recompute_layers: {spec.recompute_layers} layers per chunk is Megatron's "
+                        f"block recomputation: 1 to the model's {shape.layers} layers, with "
+                        "recompute full and framework megatron")
+    if spec.hybrid_shard:
+        gap = hybrid_shard_gap(spec, cluster)
+        if gap:
+            problems.append(f"hybrid_shard: {gap}")
+    return problems
+
+
+def _check_split_and_method(shape: ModelShape, method: str, cluster: Cluster,
+                            spec: LayoutSpec) -> None:
+    """A stated cp that does not divide the GPUs, stated pipeline stages no stack splits the
+    layers into, and options the method's stacks do not have (block recomputation for QLoRA or
+    searched DPO, the precision-aware optimizer for adapters or DPO)."""
+    gpus, tp, pp = cluster.gpus, spec.tp or 1, spec.pp or 1
+    if spec.cp is not None and (spec.cp < 1 or gpus % (tp * pp * spec.cp)):
+        raise ValueError(f"cp: tp x pp x cp = {tp} x {pp} x {spec.cp} does not divide the {gpus} "
+                         "GPUs")
+    if spec.pp is not None and spec.pp > 1:
+        frameworks = (spec.framework,) if spec.framework else searched_frameworks(method, spec)
+        splits = [split_problem(shape.layers, spec.pp, spec.virtual_pipeline or 1, fw)
+                  for fw in frameworks]
+        if all(splits):
+            field_name = "virtual_pipeline" if (spec.virtual_pipeline or 1) > 1 else "pp"
+            raise ValueError(f"{field_name}: " + "; ".join(str(problem) for problem in splits))
+    if (spec.recompute_layers and method in QLORA_METHODS
+            and spec.framework in (None, "megatron")):
+        raise ValueError("recompute_layers: block recomputation is Megatron's, and Megatron has no "
+                         "4-bit QLoRA path; use --recompute full")
+    if spec.recompute_layers and method in DPO_METHODS and spec.framework is None:
+        # (named, Megatron is kept: the team's own Megatron DPO, as `megatron_left_out` says)
+        raise ValueError("recompute_layers: block recomputation is Megatron's, and no exported "
+                         "Megatron stack trains DPO (LLaMA-Factory's Megatron-Bridge backend "
+                         "trains pt and sft); use --recompute full, or name framework megatron "
+                         "for your own Megatron DPO")
+    if spec.optimizer == "adam_precision_aware" and (method in ADAPTER_METHODS
+                                                     or method in DPO_METHODS):
+        raise ValueError(f"optimizer: the precision-aware optimizer is Megatron's, and the one "
+                         f"stack written for {method} on Megatron (LLaMA-Factory's Megatron-Bridge "
+                         "backend) has none; use adamw")
+
+
+def _check_stack_gaps(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec) -> None:
+    """A stated split, expert parallelism, context parallelism, eager attention or recomputation
+    policy that no stack the job may use runs (stack_rules)."""
+    if spec.tp is not None or spec.pp is not None:  # a stated split no stack the job may use runs
+        split_gap = _every_stack_gap(method, spec, lambda fw: fsdp_stack_gap(
+            method, spec.optimizer, spec.precision, spec.tp or 1, spec.pp or 1)
+            if fw == "fsdp" else None)
+        if split_gap:
+            (field_name, why), left_out = split_gap
+            raise ValueError(f"{field_name}: {why}; no stack runs {method} at "
+                             f"{field_name}={getattr(spec, field_name)}" + left_out)
+    if (spec.ep or 1) > 1 and shape.is_moe and method not in ADAPTER_METHODS:
+        experts_gap = _every_stack_gap(method, spec, lambda fw: expert_parallel_gap(
+            fw, method, spec.optimizer, spec.precision, spec.ep or 1))
+        if experts_gap:
+            why, left_out = experts_gap
+            raise ValueError(f"ep: {why}; no stack runs {method} at ep={spec.ep}{left_out}")
+    if spec.framework == "deepspeed" and (spec.cp or 1) > 1:
+        # (Ulysses: whole heads per rank at some tp)
+        tps = [spec.tp] if spec.tp else [t for t in divisors(cluster.gpus) if shape.heads % t == 0]
+        head_gaps = [ulysses_head_gap("deepspeed", shape.heads, t, spec.cp or 1) for t in tps]
+        if head_gaps and all(head_gaps):
+            raise ValueError(f"cp: {head_gaps[0]}"
+                             + ("" if spec.tp else " at any tensor-parallel size"))
+    if (spec.cp or 1) > 1 and not spec.flash_attention:
+        ring_gap = _every_stack_gap(method, spec,
+                                    lambda fw: ring_attention_gap(fw, spec.cp or 1, False))
+        if ring_gap:
+            why, left_out = ring_gap
+            stacks = spec.framework or f"the stacks searched for {method}"
+            raise ValueError(f"attention: {why}; {stacks} cannot run eager attention at "
+                             f"cp={spec.cp}{left_out}; use flash attention, cp 1 or framework "
+                             "deepspeed")
+    if spec.recompute == "selective":
+        recompute_gap = _every_stack_gap(method, spec, lambda fw: selective_gap(
+            method, spec.optimizer, spec.precision, fw))
+        if recompute_gap:
+            why, left_out = recompute_gap
+            raise ValueError(f"recompute: {why}; no stack runs {method} with selective "
+                             f"recomputation{left_out}; use full or none")
+    if spec.recompute:
+        gap = offload_gap(spec.recompute, spec.tp or 1, spec.pp or 1, spec.cp or 1, spec.ep or 1)
+        if gap:
+            raise ValueError(f"recompute: {gap}; the job fixes {spec.recompute} with "
+                             f"tp={spec.tp or 1} pp={spec.pp or 1} cp={spec.cp or 1}"
+                             + (f" ep={spec.ep}" if (spec.ep or 1) > 1 else ""))
+
+
+def _check_batch(cluster: Cluster, spec: LayoutSpec) -> None:
+    """A stated interleaving Megatron cannot schedule with the stated batch, and a stated
+    micro-batch that divides no replica's share on a stack that needs it to."""
+    gpus, tp, pp, cp = cluster.gpus, spec.tp or 1, spec.pp or 1, spec.cp or 1
+    dp = gpus // (tp * pp * cp)
+    if (spec.framework == "megatron" and (spec.virtual_pipeline or 1) > 1 and spec.tp is not None
+            and spec.pp is not None and spec.global_batch is not None):
+        gb = batch_for_replicas(spec.global_batch, dp)
+        if gb is not None and interleaving_refused("megatron", spec.virtual_pipeline or 1,
+                                                   gb // dp, pp):
+            raise ValueError(f"virtual_pipeline: Megatron's interleaved schedule needs at least "
+                             f"pp = {pp} micro-batches per step; a global batch of {gb} over "
+                             f"dp = {dp} gives at most {gb // dp}")
+    if (spec.micro_batch and spec.framework in EXACT_BATCH_FRAMEWORKS
+            and spec.global_batch is not None):
+        fixed_split = spec.tp is not None and spec.pp is not None
+        dps = (dp,) if fixed_split else divisors(gpus // (tp * pp * cp))
+        shares = {d: gb // d for d in dps
+                  if (gb := batch_for_replicas(spec.global_batch, d)) is not None}
+        if shares and all(uneven_micro_batch_gap(spec, spec.framework, share)
+                          for share in shares.values()):
+            over = ", ".join(f"{share} over dp = {d}" for d, share in shares.items())
+            raise ValueError(f"micro_batch: {spec.framework} needs micro-batch x accumulation "
+                             f"steps = each replica's share of the global batch ({over}), and "
+                             f"{spec.micro_batch} divides none of them")
+
+
+def _check_probe(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
+                 lora_rank: int | None) -> None:
+    """The estimator's problems (`layout_problems`) with a probe layout of the stated fields, less
+    those of fields the search still chooses; and a LoRA rank below 1."""
+    gpus, tp, pp, cp = cluster.gpus, spec.tp or 1, spec.pp or 1, spec.cp or 1
+    dp = gpus // (tp * pp * cp)
+    default_fw = ("fsdp" if method in QLORA_METHODS or (spec.zero or 0) >= 2
+                  else searched_frameworks(method, spec)[0])
+    probe_fw = spec.framework or default_fw
+    # (Megatron's distributed optimizer is zero 1: a Megatron-only optimizer is probed there;
+    # DeepSpeed keeps pure BF16 AdamW's states at ZeRO stage 1-3 only)
+    probe_zero = spec.zero if spec.zero is not None else (
+        1 if (probe_fw == "megatron" and spec.optimizer in MEGATRON_ONLY_OPTIMIZERS)
+        or (probe_fw == "deepspeed" and spec.optimizer == "adam_bf16") else 0)
+    probe = Layout(tp=tp, pp=pp, dp=dp, cp=cp, framework=probe_fw, zero=probe_zero,
+                   recompute=spec.recompute or "none",
+                   micro_batch=spec.micro_batch or 1,
+                   # (pp micro-batches under interleaving, which Megatron needs: the batch is
+                   # checked above)
+                   global_batch=dp * (spec.micro_batch or 1) * (
+                       pp if (spec.virtual_pipeline or 1) > 1 else 1),
+                   seq_len=spec.seq_len, precision=spec.precision, sequence_parallel=False,
+                   lora_rank=lora_rank, optimizer=spec.optimizer, lora_targets=spec.lora_targets,
+                   virtual_pipeline=spec.virtual_pipeline or 1, ep=spec.ep or 1,
+                   capacity_factor=spec.capacity_factor)
+    if method in ADAPTER_METHODS and spec.lora_rank < 1:
+        raise ValueError(f"lora_rank: must be at least 1, got {spec.lora_rank}")
+    # (the probe's dp is the layout's only where tp and pp are given)
+    searched_dp = (f"ep: {probe.ep} does not divide the {dp} data-parallel"
+                   if spec.tp is None or spec.pp is None else "\0")
+    searched = (
+        "global_batch", "tp:" if spec.tp is None else "\0", "pp:" if spec.pp is None else "\0",
+        "virtual_pipeline" if spec.virtual_pipeline is None or (spec.pp is None and gpus > 1)
+        else "\0",
+        searched_dp,
+        # (with the stack searched, one that splits the sequence so runs it)
+        f"cp: {MEGATRON_CP_SEQUENCE}" if spec.framework is None else "\0",
+        # (a stack that splits experts is searched; a stated ep is checked above)
+        "ep: " + EXPERTS_NOT_SPLIT_ON_DEEPSPEED,
+        "ep: " + EXPERTS_SPLIT_BY_TORCHTITAN)
+    fixed_problems = [p for p in layout_problems(shape, method, cluster, probe)
+                      if not p.startswith(searched)]
+    if fixed_problems:
+        raise ValueError("; ".join(fixed_problems))

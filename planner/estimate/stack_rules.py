@@ -1,0 +1,342 @@
+"""What the training stacks run, as the layout search asks it: the frameworks, ZeRO stages, shard
+groups and recomputation policies it tries on a split (the `*_options`), and why no stack runs a
+combination (the `*_gap` rules: the reason as a sentence, or None where some stack runs it).
+
+The search leaves combinations with a gap out of its space and counts them by reason
+(`SearchResult.reasons`); `spec_check` refuses a stated field where every stack the job may use has
+the gap. The rules take plain degrees (`Degrees`: anything with tp, pp, cp and dp), not the
+search's own types.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from plan.models.methods import DPO_METHODS
+from plan.models.scenario import hybrid_shard_conflict
+from plan.planner.estimate.cluster import Cluster
+from plan.planner.estimate.types import (
+    ADAPTER_METHODS,
+    DEEPSPEED_OFFLOAD_OPTIMIZERS,
+    EXACT_BATCH_FRAMEWORKS,
+    FRAMEWORK_ZERO,
+    MEGATRON_CP_SEQUENCE,
+    MEGATRON_ONLY_OPTIMIZERS,
+    OPTIMIZER_NAME_OF,
+    PYTORCH_ONLY_OPTIMIZERS,
+    QLORA_METHODS,
+    LayoutSpec,
+    framework_zero,
+    hybrid_shard_group,
+    megatron_splits_sequence,
+    offloads_states,
+    pipeline_fp8_gap,
+    ring_attention_gap,
+    ulysses_fp8_gap,
+    ulysses_head_gap,
+)
+
+
+class Degrees(Protocol):
+    """The parallel degrees of a split of the GPUs (the search's `Split`)."""
+
+    @property
+    def tp(self) -> int: ...
+
+    @property
+    def pp(self) -> int: ...
+
+    @property
+    def cp(self) -> int: ...
+
+    @property
+    def dp(self) -> int: ...
+
+
+HYBRID_SPLIT_GAP = ("hybrid sharding needs the data-parallel ranks in whole nodes, two or more "
+                    "to a node")
+"""Why a split (tp x pp x cp) leaves a stated hybrid shard nothing to run: its data-parallel ranks
+sit one to a node (pp or tp x cp filling the node), or do not fill whole nodes (12 GPUs in nodes of
+8)."""
+
+
+def hybrid_shard_gap(spec: LayoutSpec, cluster: Cluster) -> str | None:
+    """Why no layout of the spec can shard hybrid (`hybrid_shard_group`), where a stated field rules
+    it out."""
+    conflict = hybrid_shard_conflict(spec.framework, spec.zero, spec.state_offload)
+    if conflict:
+        return conflict
+    if spec.pytorch_stacks_only:
+        return ("a team kept to the one-click path runs LLaMA-Factory, whose sharding goes through "
+                "DeepSpeed, which has no hybrid shard")
+    if cluster.gpus <= cluster.gpus_per_node:
+        return (f"the {cluster.gpus} GPUs fit one node of {cluster.gpus_per_node}: there are no "
+                "nodes to replicate across")
+    if spec.tp and (cluster.gpus_per_node % spec.tp or cluster.gpus_per_node // spec.tp < 2):
+        return (f"tp {spec.tp} leaves fewer than two data-parallel ranks in a node of "
+                f"{cluster.gpus_per_node} to shard over")
+    return None
+
+
+def split_gap(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int, cp: int = 1,
+              heads: int = 0) -> str | None:
+    """Why no stack runs (framework, tp, pp, cp), or None. Megatron splits each sequence into 2 x cp
+    chunks (types.MEGATRON_CP_SEQUENCE); the FSDP family has the gaps of `fsdp_stack_gap`, whether
+    the search or the user put the split there (`check_spec` refuses a stated one that no searched
+    stack runs). A team limited to the PyTorch stacks (no ops skill) runs their plain,
+    data-parallel path (LLaMA-Factory, the Hugging Face Trainer: ZeRO/FSDP sharding); a tensor or
+    context parallelism the user fixed is kept, as DeepSpeed AutoTP and accelerate's parallelism
+    config run it."""
+    if framework == "megatron" and not megatron_splits_sequence(spec.seq_len, cp):
+        return MEGATRON_CP_SEQUENCE
+    gap = (ring_attention_gap(framework, cp, spec.flash_attention)
+           or ulysses_head_gap(framework, heads, tp, cp)
+           or ulysses_fp8_gap(framework, spec.precision, cp)
+           or pipeline_fp8_gap(framework, spec.precision, pp))
+    if gap:
+        return gap
+    if framework != "fsdp":
+        return None
+    if (spec.framework is None and spec.pytorch_stacks_only
+            and ((tp > 1 and spec.tp is None) or (cp > 1 and spec.cp is None))):
+        return "the one-click PyTorch path is data-parallel only"
+    fsdp_gap = fsdp_stack_gap(method, spec.optimizer, spec.precision, tp, pp)
+    return fsdp_gap[1] if fsdp_gap else None
+
+
+def fsdp_stack_gap(method: str, optimizer: str, precision: str, tp: int,
+                   pp: int) -> tuple[str, str] | None:
+    """(field, why) no FSDP-family stack runs this split, or None. The PyTorch stacks that train
+    LoRA and QLoRA (torchtune, PEFT with accelerate, LLaMA-Factory's FSDP path) and DPO (TRL,
+    LLaMA-Factory) have no pipeline parallelism, and torchtitan, which pipelines, has no adapters,
+    no DPO loss and AdamW or Adam only (the other optimizers run on the Hugging Face path, which
+    does not pipeline) in bf16 (its `mixed_precision_param` takes bfloat16 or float32, not fp16);
+    Megatron-Bridge/NeMo pipeline LoRA (framework megatron). A 4-bit QLoRA base is sharded by
+    FSDP/ZeRO-3 only: bitsandbytes' packed 4-bit layers are not sliced by tensor parallelism
+    (LLaMA-Factory's AutoTP path; Megatron has no QLoRA), as the llamafactory export says."""
+    if pp > 1 and optimizer != "adam":
+        return "pp", "the one PyTorch stack that pipelines (torchtitan) runs AdamW or Adam only"
+    if pp > 1 and precision == "fp16":
+        return "pp", "the one PyTorch stack that pipelines (torchtitan) trains in bf16, not fp16"
+    if pp > 1 and method in ADAPTER_METHODS:
+        return "pp", "no FSDP-family stack pipelines LoRA/QLoRA"
+    if pp > 1 and method in DPO_METHODS:
+        return "pp", ("no FSDP-family stack pipelines DPO (torchtitan, the one that pipelines, has "
+                      "no DPO loss)")
+    if tp > 1 and method in QLORA_METHODS:
+        return "tp", "no stack tensor-parallelizes a 4-bit QLoRA base"
+    return None
+
+
+CHECKPOINT_OFFLOAD_STACK = ("offloaded checkpoints run on LLaMA-Factory's Hugging Face path "
+                            "(use_unsloth_gc)")
+"""The one stack that offloads checkpoints, which each CHECKPOINT_OFFLOAD_ reason names first."""
+CHECKPOINT_OFFLOAD_DATA_PARALLEL_ONLY = (f"{CHECKPOINT_OFFLOAD_STACK}, which has no tensor, "
+                                         "pipeline, context or expert parallelism")
+CHECKPOINT_OFFLOAD_FULL_SHARD_ONLY = (f"{CHECKPOINT_OFFLOAD_STACK}, whose multi-GPU sharding goes "
+                                      "through DeepSpeed: no hybrid sharding")
+CHECKPOINT_OFFLOAD_STATES_WITH_CPU_ADAM = (f"{CHECKPOINT_OFFLOAD_STACK}, which offloads model "
+                                           "states through DeepSpeed's ZeRO-Offload, stepped by "
+                                           "its CPU Adam only")
+CHECKPOINT_OFFLOAD_NO_PURE_BF16_ZERO3 = (f"{CHECKPOINT_OFFLOAD_STACK}, which refuses pure BF16 "
+                                         "AdamW (pure_bf16) with DeepSpeed ZeRO-3")
+
+
+REPLICATED_SPLIT = ("tensor or context parallelism beside replicated (ZeRO-0) data parallelism: "
+                    "accelerate's parallelism_config refuses it, and torchtitan, which runs it, "
+                    "has no adapters or DPO and trains with AdamW or Adam in bf16 or fp8 only")
+
+
+def replicated_split_gap(method: str, spec: LayoutSpec, framework: str, zero: int,
+                         split: Degrees) -> str | None:
+    """Why no FSDP-family stack runs tp or cp > 1 over unsharded data-parallel replicas
+    (launch-configs.md, accelerate: tp or cp with dp_replicate > 1 and dp_shard == 1 is refused)
+    where torchtitan cannot run the job either (adapters, DPO, another optimizer than Adam, fp16:
+    `fsdp_stack_gap`), or None."""
+    if (framework == "fsdp" and zero == 0 and split.dp > 1 and (split.tp > 1 or split.cp > 1)
+            and (method in ADAPTER_METHODS or method in DPO_METHODS or spec.optimizer != "adam"
+                 or spec.precision == "fp16")):
+        return REPLICATED_SPLIT
+    return None
+
+
+ACTIVATION_OFFLOAD_NOT_PIPELINED = ("activation offload without recomputation is torchtune's "
+                                    "policy, and torchtune does not pipeline or split experts")
+
+
+def offload_gap(recompute: str, tp: int, pp: int, cp: int, ep: int = 1) -> str | None:
+    """Why no stack runs this recomputation policy on this split, or None: offloaded checkpoints
+    are LLaMA-Factory's Hugging Face path (data parallel only); offloaded activations torchtune's
+    (no pipeline, no expert parallelism)."""
+    if recompute == "full_offload" and (tp > 1 or pp > 1 or cp > 1 or ep > 1):
+        return CHECKPOINT_OFFLOAD_DATA_PARALLEL_ONLY
+    if recompute == "offload" and (pp > 1 or ep > 1):
+        return ACTIVATION_OFFLOAD_NOT_PIPELINED
+    return None
+
+
+OP_LEVEL_CHECKPOINTING = "selective recomputation on FSDP is torchtitan's op-level policy"
+
+
+def selective_gap(method: str, optimizer: str, precision: str, framework: str,
+                  unsharded_state_offload: bool = False) -> str | None:
+    """Why no stack runs selective recomputation of this job on this framework, or None. Megatron's
+    policy (the attention core) runs whatever Megatron trains. DeepSpeed, the Hugging Face Trainer,
+    LLaMA-Factory, TRL and torchtune checkpoint whole layers (their exports refuse "selective");
+    torchtitan, whose op-level policy the FSDP estimate models, has no adapters, no DPO loss, AdamW
+    or Adam only, bf16 only, and offloads the model states only where FSDP2 shards them over more
+    than one rank (launch-configs.md, our exports)."""
+    if framework == "megatron":
+        return None
+    if framework == "deepspeed":
+        return ("DeepSpeed checkpoints whole layers only (activation_checkpointing has no "
+                "selective policy)")
+    if method in ADAPTER_METHODS:
+        return f"{OP_LEVEL_CHECKPOINTING}, and torchtitan has no LoRA/QLoRA"
+    if method in DPO_METHODS:
+        return f"{OP_LEVEL_CHECKPOINTING}, and torchtitan has no DPO loss"
+    if optimizer != "adam":
+        return f"{OP_LEVEL_CHECKPOINTING}, and torchtitan runs AdamW or Adam only"
+    if precision == "fp16":
+        return f"{OP_LEVEL_CHECKPOINTING}, and torchtitan trains in bf16, not fp16"
+    if unsharded_state_offload:
+        return (f"{OP_LEVEL_CHECKPOINTING}, and torchtitan offloads model states only where FSDP2 "
+                "shards them over more than one rank")
+    return None
+
+
+def uneven_micro_batch_gap(spec: LayoutSpec, framework: str, replica_batch: int) -> str | None:
+    """Why a stated micro-batch cannot run on this stack with this replica batch, or None: Megatron
+    and DeepSpeed take no smaller last micro-batch (EXACT_BATCH_FRAMEWORKS)."""
+    if (spec.micro_batch and framework in EXACT_BATCH_FRAMEWORKS
+            and replica_batch % spec.micro_batch):
+        return (f"{framework} needs micro-batch x accumulation steps = each replica's share of the "
+                "global batch")
+    return None
+
+
+def recompute_gap(recompute: str, method: str, spec: LayoutSpec, framework: str, zero: int,
+                  split: Degrees, shard_group: int = 0, ep: int = 1) -> str | None:
+    """Why no stack runs this recomputation policy on this combination, or None (`offload_gap`,
+    `selective_gap`: torchtitan offloads model states only where FSDP2 shards them over several
+    ranks; offloaded checkpoints, LLaMA-Factory's, neither shard hybrid nor run pure BF16 AdamW on
+    ZeRO-3)."""
+    if recompute == "full_offload" and shard_group:
+        return CHECKPOINT_OFFLOAD_FULL_SHARD_ONLY
+    if recompute == "full_offload" and spec.optimizer == "adam_bf16" and zero == 3:
+        return CHECKPOINT_OFFLOAD_NO_PURE_BF16_ZERO3
+    if (recompute == "full_offload" and spec.state_offload
+            and spec.optimizer not in DEEPSPEED_OFFLOAD_OPTIMIZERS
+            and offloads_states(framework, zero, split.tp, split.pp, spec.optimizer)):
+        return CHECKPOINT_OFFLOAD_STATES_WITH_CPU_ADAM
+    if recompute != "selective":
+        return offload_gap(recompute, split.tp, split.pp, split.cp, ep)
+    unsharded_offload = (bool(spec.state_offload) and split.dp * split.cp == 1
+                         and offloads_states(framework, zero, split.tp, split.pp, spec.optimizer))
+    return selective_gap(method, spec.optimizer, spec.precision, framework, unsharded_offload)
+
+
+SEARCHED_ZERO = {"megatron": (1,), "fsdp": (0, 2, 3), "deepspeed": (1, 2, 3)}
+"""ZeRO stages searched per framework over more than one rank. Megatron's 2 and 3 (Megatron-FSDP)
+are estimated where a job states them with framework megatron, never searched: no published run of
+that stack calibrates them, and a row or job that names only a ZeRO stage of 2 or 3 ran FSDP or
+DeepSpeed. Megatron's and DeepSpeed's ZeRO-1 moves what ZeRO-0 moves with less memory, so 0 is not
+searched there; PyTorch has no ZeRO-1, and its replicated data parallelism (DDP, FSDP NO_SHARD)
+gathers nothing, which is what LoRA and QLoRA over several GPUs usually run (their trainable states
+are small)."""
+
+
+def searched_frameworks(method: str, spec: LayoutSpec) -> tuple[str, ...]:
+    """Frameworks searched when none is fixed: Megatron for its own options (block recomputation,
+    the precision-aware optimizer; asked for by name, so kept for a PyTorch-only team too), FSDP for
+    QLoRA, DPO (TRL, LLaMA-Factory's stage dpo, OpenRLHF: no Megatron stack of the reference trains
+    it; Megatron-Bridge and mcore_adapter run pt/sft, launch-configs.md), the PyTorch optimizers, a
+    chunked or fused loss and offloaded checkpoints (a job that names Liger's or Unsloth's loss or
+    checkpointing runs a PyTorch stack) and for a team limited to PyTorch stacks, else both."""
+    if spec.recompute_layers or spec.optimizer in MEGATRON_ONLY_OPTIMIZERS:
+        return ("megatron",)
+    if megatron_left_out(method, spec):
+        return ("fsdp",)
+    return ("megatron", "fsdp")
+
+
+def megatron_left_out(method: str, spec: LayoutSpec) -> str:
+    """Why `searched_frameworks` leaves Megatron out for this job (it searches FSDP alone then), as
+    a clause; '' when Megatron is searched."""
+    if method in QLORA_METHODS:
+        return "Megatron has no 4-bit QLoRA path"
+    if method in DPO_METHODS:
+        return "Megatron-Bridge and mcore_adapter train pt and sft, not DPO"
+    if spec.optimizer in PYTORCH_ONLY_OPTIMIZERS:
+        return f"Megatron has no {OPTIMIZER_NAME_OF[spec.optimizer]}"
+    if spec.loss != "plain":
+        return f"a {spec.loss} loss runs on the PyTorch stacks only"
+    if spec.recompute == "full_offload":
+        return "offloaded checkpoints run on the PyTorch stacks only"
+    if spec.pytorch_stacks_only:
+        return "a team with no ops skill is planned on the PyTorch stacks"
+    return ""
+
+
+def framework_options(method: str, spec: LayoutSpec, shard_ranks: int,
+                      pp: int) -> tuple[tuple[str, int], ...]:
+    """(framework, ZeRO stage) pairs to try with pp pipeline stages. Megatron has no 4-bit QLoRA
+    path; DeepSpeed pipelines only at ZeRO 0 and 1 (types.framework_zero)."""
+    fws = (spec.framework,) if spec.framework else searched_frameworks(method, spec)
+    options: list[tuple[str, int]] = []
+    for fw in fws:
+        if spec.zero is not None:
+            searched_megatron_fsdp = fw == "megatron" and spec.zero >= 2 and spec.framework is None
+            stages: tuple[int, ...] = ((spec.zero,) if spec.zero in FRAMEWORK_ZERO[fw]
+                                       and not searched_megatron_fsdp else ())
+        elif shard_ranks == 1:
+            # (one GPU shards nothing, but ZeRO-3 can still keep its states on the host)
+            stages = tuple(z for z in ((0, 3) if spec.state_offload else (0,))
+                           if z in FRAMEWORK_ZERO[fw])
+        else:
+            stages = SEARCHED_ZERO[fw]
+        options += [(fw, z) for z in stages if z in framework_zero(fw, pp)]
+    return tuple(options)
+
+
+def hybrid_options(options: tuple[tuple[str, int], ...], spec: LayoutSpec, tp: int, cp: int,
+                   shard_ranks: int, gpus_per_node: int) -> tuple[tuple[str, int, int], ...]:
+    """Each (framework, ZeRO stage) with its shard groups: 0 (one group of all ranks), and the
+    node's ranks where the layout can shard hybrid (`hybrid_shard_group`; not with the states
+    offloaded to the host); spec.hybrid_shard True keeps only the hybrid ones (FSDP at ZeRO 2 or 3),
+    False only 0. A team kept to the one-click path (pytorch_stacks_only: LLaMA-Factory's, whose
+    sharding goes through DeepSpeed) has none."""
+    out: list[tuple[str, int, int]] = []
+    for fw, zero in options:
+        group = (0 if spec.hybrid_shard is False or spec.state_offload or spec.pytorch_stacks_only
+                 else hybrid_shard_group(fw, zero, tp, shard_ranks, gpus_per_node, cp=cp))
+        if spec.hybrid_shard:
+            groups: tuple[int, ...] = (group,) if group else ()
+        else:
+            groups = (0, group) if group else (0,)
+        out += [(fw, zero, hs) for hs in groups]
+    return tuple(out)
+
+
+def recompute_options(spec: LayoutSpec, framework: str,
+                      method: str = "pretrain") -> tuple[str, ...]:
+    """Recomputation policies searched: Megatron's none or full (block recomputation chooses how
+    many layers), DeepSpeed's none or full; on FSDP also torchtitan's op-level selective policy
+    where torchtitan runs the job (`selective_gap`: no adapters, no DPO, Adam, bf16; the other
+    PyTorch stacks checkpoint whole layers and their exports refuse it) and activation offload. A
+    team limited to the one-click PyTorch path has the Hugging Face Trainer's whole-layer
+    checkpointing only (and, where nothing else fits, its checkpoints offloaded as LLaMA-Factory's
+    `use_unsloth_gc` does). A layout that offloads its model states to the CPU is searched with
+    whole-layer checkpointing, as DeepSpeed, accelerate and LLaMA-Factory offload (a stated
+    selective policy stays where torchtitan offloads too: FSDP2 sharding over more than one rank,
+    the combinations' filter in `search_space.combinations`)."""
+    if spec.recompute or spec.recompute_layers:
+        return (spec.recompute or "full",)
+    if framework != "fsdp" or spec.state_offload:
+        return ("none", "full")
+    if spec.pytorch_stacks_only:
+        return ("none", "full", *(("full_offload",) if spec.offload else ()))
+    selective = () if selective_gap(method, spec.optimizer, spec.precision, framework) else (
+        "selective",)
+    offload = ("full_offload", "offload") if spec.offload else ()
+    return ("none", *selective, "full", *offload)
