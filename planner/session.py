@@ -17,8 +17,8 @@ from plan.models.scenario import Scenario, SolverSettings
 from plan.planner.build_deadline import build_deadline
 from plan.planner.candidates import CandidateBuilder, build_problem_and_builder
 from plan.planner.cpsat.model import Bounds, PlanModel
+from plan.planner.cpsat.overflow_guard import check_magnitudes
 from plan.planner.cpsat.run import Outcome, solve_model
-from plan.planner.overflow_guard import check_magnitudes
 
 TIE_BREAK_WORK = 1.0  # deterministic time for the makespan tie-break among cheapest plans
 EARLIEST_WORK = 0.3  # and for the last one, jobs ending as early as that plan's cost and makespan allow

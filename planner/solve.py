@@ -11,11 +11,11 @@ from plan.models.problem import Problem
 from plan.planner.build_deadline import BuildTimeout
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
+from plan.planner.cpsat.warm_start import WARM_START_NOTE, greedy_hint
 from plan.planner.explain.infeasible import explain_infeasible, pools_without_network
 from plan.planner.explain.narrate import explain_plan, hybrid_shard_lines, offload_lines
 from plan.planner.plan import Plan, SolveResult
 from plan.planner.session import Session, SolveOptions
-from plan.planner.warm_start import WARM_START_NOTE, greedy_hint
 
 MATERIAL_SHARE = 0.2  # a job with this share of the cost or the time is one whose choice matters
 ALTERNATIVE_WORK = 3.0
@@ -79,7 +79,7 @@ def solve_session(session: Session) -> SolveResult:
 
 def _best(session: Session, result: SolveResult) -> Outcome:
     """The main solve: first on its own for QUICK_BEST_WORK, which proves most scenarios; then, if that
-    did not, again from a greedy plan (planner/warm_start.py), and the answer says so. The plan kept
+    did not, again from a greedy plan (planner/cpsat/warm_start.py), and the answer says so. The plan kept
     then has its jobs end as early as its cost and makespan allow (Session.earliest)."""
     quick = session.best(Bounds(), max_work=QUICK_BEST_WORK)
     if quick.status not in ("feasible", "unknown") or session.work_left <= 0:

@@ -94,7 +94,7 @@ def pareto_command(
             work_limit=work_limit or max(PARETO_WORK, solver.work_limit)))
     except BuildTimeout as exc:
         stop_no_solution(str(exc))
-    except InputError as exc:  # figures the solver cannot hold (plan.planner.overflow_guard)
+    except InputError as exc:  # figures the solver cannot hold (plan.planner.cpsat.overflow_guard)
         fail(exc)
     try:
         with walk_progress(quiet) as on_point:

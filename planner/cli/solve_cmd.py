@@ -110,7 +110,7 @@ def explain_command(
         session = Session.from_loaded(loaded)
     except BuildTimeout as exc:
         stop_no_solution(str(exc))
-    except InputError as exc:  # figures the solver cannot hold (plan.planner.overflow_guard)
+    except InputError as exc:  # figures the solver cannot hold (plan.planner.cpsat.overflow_guard)
         fail(exc)
     catalog = loaded.catalog
     try:

@@ -11,8 +11,8 @@ import pytest
 from plan.planner import solve
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import solve_model
+from plan.planner.cpsat.warm_start import WARM_START_NOTE, greedy_hint
 from plan.planner.solve import solve_session
-from plan.planner.warm_start import WARM_START_NOTE, greedy_hint
 from tests.conftest import SCENARIOS, generous_session
 
 
