@@ -9,7 +9,7 @@ draws the random scenarios of explained_answers.py, solves each and, where it is
 of it, and lists every rise with both scenarios.
 
 One rise is by design and counted apart: offloading to host memory is planned only on a place that holds
-the job at no GPU count without it (its speed rests on assumed host figures; candidates.py
+the job at no GPU count without it (its speed rests on assumed host figures; candidates/estimating.py
 `_offload_allowed`). A looser memory rule (confidence 0.5, no headroom) can make some count fit without
 offloading, and the place's offloaded options, cheaper on fewer GPUs, are then withdrawn: 8 RTX 4090s
 without offloading instead of 2 offloaded.

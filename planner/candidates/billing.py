@@ -1,0 +1,135 @@
+"""What an option costs: a time-billed offer's bill (its rounding priced over the training time's
+band), or the shared resource it draws on (an owned pool, a reservation, a purchase) with the GPU
+counts that resource may be sized to.
+"""
+
+from __future__ import annotations
+
+import math
+
+from plan.models.platform import PERIOD_H, billed_hours
+from plan.models.problem import SCALE, Placement, PurchaseEconomics, Resource
+from plan.models.scenario import Job
+from plan.planner.candidates.options import Options, _Option
+from plan.planner.estimate.reliability import RunEstimate, hours_quantile
+from plan.planner.purchase import BuyOption
+
+BILLING_QUANTILES = tuple((i + 0.5) / 20 for i in range(20))
+"""Where the training time's band is sampled to price rounded billing (every 5th percentile's
+midpoint): the expected unused part of a billed day or hour."""
+
+
+def _band_offsets_h(run: RunEstimate) -> list[float]:
+    """The training time's band around its expected hours, at BILLING_QUANTILES, as offsets that
+    average to zero (so a bill rounded at a fine granularity stays the expected hours' bill)."""
+    if run.hours <= 0:
+        return [0.0]
+    factors = [hours_quantile(run, q) / run.hours for q in BILLING_QUANTILES]
+    mean_factor = sum(factors) / len(factors)
+    return [run.hours * (f / mean_factor - 1) for f in factors]
+
+
+class Billing(Options):
+    """Costs for `CandidateBuilder` (planner/candidates/build.py): shared resources are added to
+    `resources` as candidates ask for them."""
+
+    resources: dict[str, Resource]
+    planning_horizon_h: float
+
+    def _billing(self, job: Job, option: _Option, hours: float,
+                 run: RunEstimate) -> tuple[int, str | None, dict[str, object]]:
+        """(cost in money units for this job alone, shared resource key or None, cost detail).
+
+        A time-billed offer rounds the hours up to its step (a day for a daily offer), so the
+        expected bill is the average bill over the training time's band (`_band_offsets_h` of
+        `run`): a run expected at 23.6 h on a daily offer costs two days whenever it runs past 24 h,
+        and that chance is priced, not ignored."""
+        place = option.place
+        academic = self.scenario.academic
+        if option.pool is not None:
+            cost = option.pool.cost_per_gpu_hour * place.gpus * hours
+            return SCALE.money(cost), option.pool.id, {
+                "rate_per_gpu_hour": option.pool.cost_per_gpu_hour}
+        if option.purchase is not None:
+            return 0, self._purchase_resource(option.purchase, place), {}
+        offer = option.offer
+        assert offer is not None
+        price = self._money(offer.price_per_gpu_period, offer.currency)
+        if academic and offer.academic_discount:
+            price *= 1 - offer.academic_discount
+        if offer.billing in ("monthly", "yearly"):
+            return 0, self._reservation(option, price), {"price_per_gpu_period": price}
+        step_h = PERIOD_H["daily"] if offer.billing == "daily" else offer.granularity_s / 3600
+        min_h = offer.min_periods * step_h
+        runs_h = [max(0.0, hours + d) for d in _band_offsets_h(run)]
+        billed_h = max(hours, sum(billed_hours(h, step_h, min_h) for h in runs_h) / len(runs_h))
+        # the rounding travels with the plan, so its cost band bills p10 and p90 hours the same way
+        return SCALE.money(price / offer.period_h * billed_h * place.gpus), None, {
+            "price_per_gpu_period": price, "billed_hours": billed_h, "billable_hours": hours,
+            "billing_step_h": step_h, "min_billed_hours": min_h,
+            "price_per_gpu_hour": price / offer.period_h}
+
+    def _levels(self, key: str, gpus: int) -> tuple[int, ...]:
+        """GPU counts a shared resource may be sized to: every count a candidate on it asks for."""
+        existing = self.resources.get(key)
+        return tuple(sorted({*(existing.levels if existing else ()), gpus}))
+
+    def _reservation(self, option: _Option, price: float) -> str:
+        offer, place = option.offer, option.place
+        assert offer is not None
+        key = f"{place.platform}:{place.gpu}:{offer.billing}"
+        levels = self._levels(key, place.gpus)
+        period_min = SCALE.minutes(offer.period_h)
+        self.resources[key] = Resource(
+            key=key, kind="reservation", platform=place.platform, gpu=place.gpu,
+            label=f"{offer.billing} reservation of {place.gpu} on {place.platform}", levels=levels,
+            period_min=period_min, price_per_gpu_period=SCALE.money(price),
+            min_periods=offer.min_periods,
+            max_periods=max(offer.min_periods, math.ceil(self.horizon_h / offer.period_h) + 1))
+        return key
+
+    def _economics(self, buy: BuyOption) -> PurchaseEconomics:
+        rent = self._cheapest_rental(buy.gpu)
+        return PurchaseEconomics(
+            capex_per_gpu=buy.capex_per_gpu, running_per_gpu_hour=buy.power_per_gpu_hour,
+            staff_per_hour=buy.staff_per_hour, life_years=buy.life_years,
+            rent_per_gpu_hour=rent[0] if rent else None, rent_label=rent[1] if rent else None)
+
+    def _purchase_resource(self, buy: BuyOption, place: Placement) -> str:
+        """A purchase as a resource: the price (cash, or the value lost within the horizon when
+        amortized) once per GPU bought, then power per GPU and staff per day while held."""
+        key = f"buy:{place.gpu}"
+        levels = self._levels(key, place.gpus)
+        period_h = 24.0  # held by the day once bought and installed
+        basis = self.scenario.budget_basis
+        upfront = buy.upfront_per_gpu(basis, self.planning_horizon_h)
+        currency = self.scenario.currency
+        label = (f"buy {place.gpu} at {buy.capex_per_gpu:,.0f} {currency}/GPU, paid in cash"
+                 if basis == "cash" else
+                 f"buy {place.gpu} at {buy.capex_per_gpu:,.0f} {currency}/GPU, amortized: "
+                 f"{upfront / buy.capex_per_gpu:.1%} of the price falls within the "
+                 f"{self.planning_horizon_h / 24:g}-day horizon, the residual value is credited")
+        self.resources[key] = Resource(
+            key=key, kind="purchase", platform=place.platform, gpu=place.gpu, label=label,
+            levels=levels, period_min=SCALE.minutes(period_h),
+            price_per_gpu_period=SCALE.money(buy.power_per_gpu_hour * period_h),
+            fixed_price_per_period=SCALE.money(buy.staff_per_hour * period_h),
+            upfront_per_gpu=SCALE.money(upfront),
+            available_from_min=SCALE.minutes(buy.lead_time_days * 24),
+            max_periods=math.ceil(self.horizon_h / period_h) + 1, economics=self._economics(buy))
+        return key
+
+    def _cheapest_rental(self, gpu: str) -> tuple[float, str] | None:
+        """(price per GPU-hour, "billing on platform") of the cheapest non-spot offer of `gpu`, the
+        rent a purchase saves; reservations count at full use of their period."""
+        best: tuple[float, str] | None = None
+        for platform in self.catalog.platforms.values():
+            for offer in platform.offers:
+                if offer.gpu != gpu or offer.billing == "spot":
+                    continue
+                price = self._money(offer.price_per_gpu_period, offer.currency) / offer.period_h
+                if self.scenario.academic and offer.academic_discount:
+                    price *= 1 - offer.academic_discount
+                if best is None or price < best[0]:
+                    best = (price, f"{offer.billing} on {platform.id}")
+        return best

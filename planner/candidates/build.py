@@ -1,0 +1,422 @@
+"""The `Problem` of a loaded scenario: every option of every job (options.py), estimated
+(estimating.py), costed (billing.py) and checked against the rules; options that fit in no layout,
+or are dominated, or a purchase that does not pay back, are recorded with the reason. Problems built
+in this process are kept for reuse (`build_problem_and_builder`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict, defaultdict
+
+from plan.constraints import (
+    capacity,
+    compatibility,
+    ops_skill,
+    policy,
+    reproducibility,
+    sensitivity,
+)
+from plan.models.gpu import GPU
+from plan.models.loading import LoadedScenario
+from plan.models.model_card import ModelCard
+from plan.models.problem import SCALE, Candidate, Problem, Removed, Resource, resources_in_use
+from plan.models.scenario import Job, Scenario
+from plan.planner import build_deadline
+from plan.planner.candidates.billing import Billing
+from plan.planner.candidates.estimating import Estimating
+from plan.planner.candidates.options import _Option, pinned_text
+from plan.planner.collector import collector_paused
+from plan.planner.estimate import Estimate
+from plan.planner.estimate import store as estimate_store
+from plan.planner.estimate.band import memory_factor, uncalibrated_band_note
+from plan.planner.estimate.factors import efficiency_assumption
+from plan.planner.estimate.reliability import hours_quantile
+from plan.planner.purchase import buy_options
+from plan.planner.spot_risk import spot_risk
+from plan.planner.transfer import JobTransfer, job_transfer
+
+NO_DEADLINE_HORIZON_H = 2 * 365 * 24.0
+# Stop adding GPUs to an offer when two steps in a row gain less than 5% throughput, or when the
+# job already takes under half an hour and the last step did not cut its GPU-hours (more GPUs make
+# a short job no cheaper, only riskier, unless they scale it better than linearly: the memory they
+# free lets a layout drop its recomputation, 1 H800 at 28 min recomputing, 2 at 12 min without).
+STALL_GAIN = 1.05
+MIN_USEFUL_HOURS = 0.5
+
+
+NOT_WEIGHED = "cannot be weighed against renting"
+"""Why a purchase was dropped when no rental of its GPU exists to compare it with."""
+
+
+def _span(hours: float) -> str:
+    return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} days"
+
+
+def budget_group(scenario: Scenario) -> str:
+    """The budget rule as explanations name it (the scenario has a budget)."""
+    return f"total cost within the budget of {scenario.budget:,.0f} {scenario.currency}"
+
+
+class CandidateBuilder(Estimating, Billing):
+    """Builds the `Problem` for one loaded scenario. One instance per solve; estimates are
+    cached."""
+
+    def __init__(self, loaded: LoadedScenario) -> None:
+        self.loaded = loaded
+        self.scenario = loaded.scenario
+        self.catalog = loaded.catalog
+        self.graph = sensitivity.link_graph(self.scenario, list(self.catalog.platforms))
+        pol = self.scenario.policy
+        self.allowed_platforms = {self.catalog.platform(p).id for p in pol.allow_platforms}
+        self.forbidden_platforms = {self.catalog.platform(p).id for p in pol.forbid_platforms}
+        self.allowed_gpus = {self.catalog.gpu(g).id for g in pol.allow_gpus}
+        self.forbidden_gpus = {self.catalog.gpu(g).id for g in pol.forbid_gpus}
+        self._estimates = {}
+        self.headroom = pol.memory_headroom
+        self.confidence = self.scenario.confidence
+        self._pytorch_stacks_only = ops_skill.pytorch_stacks_only(self.scenario)
+        self.memory_band_factor = memory_factor(self.confidence)
+        self.resources = {}
+        self.removed = []
+        self.groups: dict[str, str] = {}
+        stated = [self.scenario.deadline_h, *(j.deadline_h for j in self.scenario.jobs)]
+        deadlines = [d for d in stated if d]
+        self.horizon_h = 3 * max(deadlines) if deadlines else NO_DEADLINE_HORIZON_H
+        # The horizon over which an amortized purchase loses value: the latest deadline, else the
+        # model's.
+        self.planning_horizon_h = max(deadlines) if deadlines else NO_DEADLINE_HORIZON_H
+        self.buy = buy_options(self.scenario, self.catalog, self._money)
+        # the user's measured speed, if the scenario names one
+        from plan.planner.calibrate.use import load_for
+
+        self.calibration = load_for(loaded)
+
+    # --- rules ---------------------------------------------------------------------------------
+    def violations(self, job: Job, option: _Option) -> dict[str, str]:
+        place = option.place
+        broken: dict[str, str] = {}
+        allowed = self.allowed_platforms or None
+        for found in (
+            sensitivity.check(self.scenario, job, place, self.graph),
+            reproducibility.check(self.scenario, job, place),
+            ops_skill.check(self.scenario, job, place),
+            compatibility.check(self.scenario, job, place),
+            policy.check(self.scenario, job, place, allowed, self.forbidden_platforms,
+                         self.allowed_gpus or None, self.forbidden_gpus),
+            capacity.check(self.scenario, job, place, option.pool.count if option.pool else None),
+        ):
+            broken.update(found)
+        return broken
+
+    # --- assembly ------------------------------------------------------------------------------
+    def build(self) -> Problem:
+        scenario = self.scenario
+        candidates: dict[str, list[Candidate]] = {}
+        index = 0
+        for pool in scenario.owned:
+            until = pool.available_until_h
+            self.resources[pool.id] = Resource(
+                key=pool.id, kind="owned", platform=pool.id, gpu=self.catalog.gpu(pool.gpu).id,
+                label=f"owned pool {pool.id} ({pool.count}x {pool.gpu})", capacity=pool.count,
+                available_from_min=SCALE.minutes(pool.available_from_h),
+                available_until_min=SCALE.minutes(until) if until else None)
+        for done, job in enumerate(scenario.jobs):
+            build_deadline.progress(done, len(scenario.jobs))
+            found, index = self._job_candidates(job, index)
+            candidates[job.id] = self._prune(self._pays_back(job, found))
+        # Examples come first from options the scenario's own policy lists leave (a rule is not
+        # described by a platform the user already excluded).
+        for c in sorted((c for cands in candidates.values() for c in cands),
+                        key=lambda c: any(g.startswith("policy.") for g in c.violations)):
+            for group, reason in c.violations.items():
+                self.groups.setdefault(group, f"{group} rule, e.g. {reason}")
+        # Renumber after pruning so variable indices are dense and stable.
+        renumbered: dict[str, list[Candidate]] = {}
+        index = 0
+        for job_id, cands in candidates.items():
+            renumbered[job_id] = []
+            for c in cands:
+                renumbered[job_id].append(dataclasses.replace(c, index=index))
+                index += 1
+        resources = resources_in_use(renumbered, self.resources)
+        self._describe_groups(resources)
+        return Problem(
+            scenario_name=scenario.name, currency=scenario.currency, objective=scenario.objective,
+            budget=SCALE.money(scenario.budget) if scenario.budget is not None else None,
+            deadline_min={j.id: (SCALE.minutes(d) if (d := scenario.effective_deadline_h(j))
+                                 else None) for j in scenario.jobs},
+            after={j.id: list(j.after) for j in scenario.jobs}, jobs=[j.id for j in scenario.jobs],
+            candidates=renumbered, resources=resources, groups=dict(self.groups),
+            removed=list(self.removed),
+            value_of_time_per_min=SCALE.money(scenario.value_of_time_per_day / (24 * 60)),
+            horizon_min=SCALE.minutes(self.horizon_h), memory_headroom=self.headroom,
+            confidence=self.confidence, memory_band_factor=self.memory_band_factor,
+            pinned={j.id: text for j in scenario.jobs if (text := pinned_text(j))})
+
+    def _job_candidates(self, job: Job, index: int) -> tuple[list[Candidate], int]:
+        """The job's candidates, numbered from `index`, and the next index: each (platform, GPU,
+        billing) at growing GPU counts until more GPUs stop paying."""
+        card = self.loaded.models[job.id]
+        found: list[Candidate] = []
+        groups: dict[tuple[str, str, str], list[_Option]] = defaultdict(list)
+        for option in self._options(job):
+            groups[(option.place.platform, option.place.gpu, option.place.billing)].append(option)
+        for options in groups.values():
+            best_rate, stalled, last_gpu_h = 0.0, 0, None
+            for option in sorted(options, key=lambda o: o.place.gpus):
+                build_deadline.check()  # the time limit covers building too
+                candidate = self._candidate(index, job, card, option)
+                if candidate is None:
+                    continue
+                found.append(candidate)
+                index += 1
+                # More GPUs stop paying once throughput stalls or the job is already short.
+                stalled = stalled + 1 if candidate.tokens_per_s < best_rate * STALL_GAIN else 0
+                best_rate = max(best_rate, candidate.tokens_per_s)
+                gpu_h = candidate.gpu_hours
+                # (unknown before a second count)
+                scaled = last_gpu_h is None or gpu_h < last_gpu_h
+                last_gpu_h = gpu_h
+                if stalled >= 2 or (candidate.hours < MIN_USEFUL_HOURS and not scaled):
+                    break
+        return found, index
+
+    def _describe_groups(self, resources: dict[str, Resource]) -> None:
+        s = self.scenario
+        if s.budget is not None:
+            self.groups["budget"] = budget_group(s)
+        for job in s.jobs:
+            limit = s.effective_deadline_h(job)
+            if limit is not None:
+                # hours under two days
+                within = f"{limit:g} hours" if limit < 48 else f"{limit / 24:g} days"
+                self.groups[f"deadline/{job.id}"] = f"{job.id} ends within {within}"
+        if any(j.after for j in s.jobs):
+            self.groups["scheduling.after"] = "jobs run after the jobs they depend on"
+        if s.policy.reproducibility.fixed_gpu_type:
+            self.groups[reproducibility.FIXED_GPU_TYPE] = "every job on the same GPU type"
+        for key, res in resources.items():
+            if res.kind == "owned":
+                self.groups[f"capacity/{key}"] = f"{res.label}: its GPUs and availability window"
+                self.groups[f"scheduling/{key}"] = f"{res.label}: jobs share its GPUs over time"
+
+    def _fastest(self, job: Job, card: ModelCard, option: _Option,
+                 gpu: GPU) -> tuple[Estimate | None, str, str]:
+        """The option's fastest layout: with CPU offload only as the job states it, or (unstated)
+        where nothing fits without it and the place allows it (`_offload_allowed`)."""
+        cluster = self._cluster(option, gpu)
+        if job.cpu_offload is not None:
+            return self._estimate(card, job, cluster, job.cpu_offload)
+        # without it first: where nothing is offloaded, CPU offload is never searched (nor asked
+        # about)
+        estimate, rule, reason = self._estimate(card, job, cluster, False)
+        # (activation offload: after it)
+        offloaded = estimate is None or estimate.layout.host_activations
+        if offloaded and self._offload_allowed(card, job, option, gpu):
+            estimate, rule, reason = self._estimate(card, job, cluster, None)
+        return estimate, rule, reason
+
+    def _candidate(self, index: int, job: Job, card: ModelCard,
+                   option: _Option) -> Candidate | None:
+        place = option.place
+        gpu = self.catalog.gpus[place.gpu]
+        estimate, rule, reason = self._fastest(job, card, option, gpu)
+        if estimate is None:
+            self.removed.append(Removed(job.id, place.platform, place.gpu, place.gpus,
+                                        place.billing, rule, reason))
+            return None
+        run = estimate.run(job.tokens)
+        move = job_transfer(self.scenario, job, place, self.graph, card, option.cluster_platform,
+                            self._money)
+        transfer_h = move.hours  # data in and the result out (planner/transfer.py)
+        # The schedule (deadlines, reservations) uses the time at the scenario's confidence; the
+        # bill, the expected time.
+        train_q_h = hours_quantile(run, self.confidence)
+        hours = train_q_h + transfer_h
+        # The data goes to the platform's storage before the GPUs are rented and the result leaves
+        # from it after they are released: the schedule holds both, the GPU bill the training
+        billed_h, risk_detail, risk_note = run.hours, {}, None
+        if place.billing == "spot" and option.cluster_platform is not None:
+            risk = spot_risk(option.cluster_platform, place.nodes,
+                             estimate.cluster.spot_preemptions_per_day, run.hours)
+            hours += risk.wait_h
+            billed_h += risk.held_h
+            risk_detail, risk_note = risk.detail(), risk.assumption
+        # no schedule can hold it (the model's end bound)
+        if option.startup_h + hours > self.horizon_h:
+            why = " (3x the latest deadline)" if self.horizon_h < NO_DEADLINE_HORIZON_H else ""
+            self.removed.append(Removed(
+                job.id, place.platform, place.gpu, place.gpus, place.billing, "horizon",
+                f"would end after {_span(option.startup_h + hours)}, beyond the planning horizon "
+                f"of {_span(self.horizon_h)}{why}"))
+            return None
+        cost, resource, cost_detail = self._billing(job, option, billed_h, run)
+        cost += SCALE.money(move.egress_cost)
+        assumptions = self._assumptions(job, card, gpu, option, estimate, move, risk_note)
+        layout = estimate.layout
+        return Candidate(
+            index=index, job=job.id, platform=place.platform, gpu=place.gpu, gpus=place.gpus,
+            nodes=place.nodes, billing=place.billing, duration_min=max(1, SCALE.minutes(hours)),
+            transfer_min=SCALE.minutes(transfer_h), cost=cost, resource=resource,
+            layout=layout,
+            memory_gib_per_gpu=estimate.memory.total_gib, gpu_memory_gib=estimate.gpu_memory_gib,
+            tokens_per_s=estimate.tokens_per_s, mfu=estimate.mfu, hours=hours,
+            gpu_hours=run.gpu_hours,
+            violations={**self.violations(job, option),
+                        **policy.check_interruptions(self.scenario, run.expected_interruptions)},
+            assumptions=tuple(assumptions),
+            expected_interruptions=run.expected_interruptions,
+            startup_min=SCALE.minutes(option.startup_h),
+            detail={"memory_gib": estimate.memory.to_dict(), "time_s": estimate.time.to_dict(),
+                    "step_time_s": estimate.step_time_s,
+                    "failure_overhead": run.failure_overhead_fraction,
+                    "transfer_h": transfer_h, "train_h": run.hours, "startup_h": option.startup_h,
+                    "train_p10_h": run.hours_range[0], "train_p90_h": run.hours_range[1],
+                    "train_at_confidence_h": train_q_h, "confidence": self.confidence,
+                    "framework": layout.framework, "memory_band_factor": self.memory_band_factor,
+                    "mfu_causal": estimate.mfu_causal,
+                    **risk_detail, **cost_detail, **move.detail()},
+        )
+
+    def _assumptions(self, job: Job, card: ModelCard, gpu: GPU, option: _Option,
+                     estimate: Estimate, move: JobTransfer, risk_note: str | None) -> list[str]:
+        """What a candidate's figures assume: the option's, the data transfer's, the spot risk's,
+        the model card's, the GPU's and the estimate's."""
+        place = option.place
+        assumptions = list(option.assumptions) + list(move.notes)
+        if risk_note:
+            assumptions.append(risk_note)
+        if card.assumed:
+            assumptions.append(f"model {card.id}: {card.assumption}")
+        if gpu.assumed or gpu.preliminary:
+            assumptions.append(f"GPU {gpu.id}: {gpu.assumption or 'preliminary figures'}")
+        if gpu.gpus_per_node_assumption and place.node_size_from_gpu and place.gpus > 1:
+            assumptions.append(f"GPU {gpu.id}: {gpu.gpus_per_node_assumption}")
+        assumed_efficiency = efficiency_assumption(gpu.architecture)
+        if assumed_efficiency:
+            assumptions.append(f"GPU {gpu.id}: {assumed_efficiency}")
+        # the wider band can move its scheduled time (confidence) and so the plan
+        if estimate.uncalibrated:
+            assumptions.append(f"{job.id}: {uncalibrated_band_note(estimate.uncalibrated)}")
+        assumptions += [f"{place.platform}: {note}"
+                        for note in getattr(estimate.cluster, "assumptions", ())]
+        # model states offloaded, or paged optimizer states, in host memory: the host memory they
+        # take, the CPU step's assumed speed, their PCIe traffic each step
+        assumptions += [f"{job.id}: {note}" for note in estimate.notes
+                        if note.startswith(("CPU offload", "paged optimizer"))]
+        return assumptions
+
+    def _prune(self, candidates: list[Candidate]) -> list[Candidate]:
+        """Drop candidates another one beats on every count that matters, keeping the reason.
+
+        Within one (platform, GPU, billing, broken rules): a candidate is dominated if another is
+        no dearer, starts no later (its queue or provisioning delay: larger counts of some offers
+        wait days), runs no longer and (on shared capacity) uses no more GPUs, and is better in one
+        of them.
+        """
+        buckets: dict[tuple[object, ...], list[Candidate]] = defaultdict(list)
+        for c in candidates:
+            buckets[(c.platform, c.gpu, c.billing, tuple(sorted(c.violations)))].append(c)
+        kept: list[Candidate] = []
+        for bucket in buckets.values():
+            for c in bucket:
+                shared = c.resource is not None
+                better = next((o for o in bucket if o is not c and o.cost <= c.cost
+                               and o.startup_min <= c.startup_min
+                               and o.duration_min <= c.duration_min
+                               and (not shared or o.gpus <= c.gpus)
+                               and (o.cost, o.startup_min, o.duration_min, o.gpus)
+                               != (c.cost, c.startup_min, c.duration_min, c.gpus)), None)
+                if better is None:
+                    kept.append(c)
+                else:
+                    self.removed.append(Removed(
+                        c.job, c.platform, c.gpu, c.gpus, c.billing, "dominated",
+                        f"{better.gpus}x {better.gpu} on the same offer is as cheap or cheaper "
+                        f"({SCALE.to_money(better.cost):,.0f} vs {SCALE.to_money(c.cost):,.0f}), "
+                        f"starts as soon and runs as fast or faster ({better.hours:,.1f} h vs "
+                        f"{c.hours:,.1f} h)"))
+        return kept
+
+    def _pays_back(self, job: Job, found: list[Candidate]) -> list[Candidate]:
+        """Drop purchases that do not pay back within the hardware's life against renting, where a
+        rental may run the job at all; where the job's rules forbid every rental (data that must
+        stay on premises), buying is the only way and the comparison does not apply."""
+        can_rent = any(c.billing not in ("purchase", "owned") and not c.violations for c in found)
+        if not can_rent:
+            return found
+        kept = []
+        for c in found:
+            econ = (self.resources[c.resource].economics
+                    if c.billing == "purchase" and c.resource else None)
+            if econ is None:
+                kept.append(c)
+                continue
+            months = econ.payback_months(c.gpus)
+            if months is not None and months <= econ.life_years * 12:
+                kept.append(c)
+                continue
+            life = f"{econ.life_years * 12:g}-month life"
+            if econ.rent_per_gpu_hour is None:
+                why = f"buying {c.gpu} {NOT_WEIGHED}: the catalog rents no {c.gpu}"
+            elif months is None:
+                why = (f"buying {c.gpus}x {c.gpu} never pays back against renting "
+                       f"({econ.rent_label}): its power and staff cost more than the rental")
+            else:
+                why = (f"buying {c.gpus}x {c.gpu} pays back only after {months:,.0f} months of "
+                       f"full use against renting ({econ.rent_label}), beyond its {life}")
+            self.removed.append(Removed(job.id, c.platform, c.gpu, c.gpus, "purchase",
+                                        "purchase.payback", why))
+        return kept
+
+
+# Problems built in this process, by everything but the budget (which only the CP-SAT model reads):
+# a batch sweeping the budget builds the candidates once. Few entries: a batch walks variants in
+# order. Each keeps the builder that made it, whose estimates the explainers' what-ifs reuse.
+_BUILT: OrderedDict[tuple[object, ...], tuple[object, Problem, CandidateBuilder]] = OrderedDict()
+_BUILT_KEPT = 8
+
+
+def _reuse_key(loaded: LoadedScenario) -> tuple[object, ...]:
+    s = loaded.scenario
+    return (s.model_dump_json(exclude={"budget"}), s.budget is None, id(loaded.catalog),
+            tuple((job, card.model_dump_json()) for job, card in sorted(loaded.models.items())))
+
+
+def _with_budget(problem: Problem, scenario: Scenario) -> Problem:
+    """A copy (its own containers) carrying this scenario's budget."""
+    groups = dict(problem.groups)
+    if scenario.budget is not None:
+        groups["budget"] = budget_group(scenario)
+    return dataclasses.replace(
+        problem, budget=SCALE.money(scenario.budget) if scenario.budget is not None else None,
+        groups=groups, candidates={job: list(cands) for job, cands in problem.candidates.items()},
+        resources=dict(problem.resources), removed=list(problem.removed),
+        deadline_min=dict(problem.deadline_min),
+        after={job: list(before) for job, before in problem.after.items()})
+
+
+def build_problem(loaded: LoadedScenario) -> Problem:
+    return build_problem_and_builder(loaded)[0]
+
+
+def build_problem_and_builder(loaded: LoadedScenario) -> tuple[Problem, CandidateBuilder]:
+    """The scenario's problem, and the builder that made it: its estimates (and the calibration it
+    read) answer the explainers' what-ifs without building anything again."""
+    key = _reuse_key(loaded)
+    if key in _BUILT:
+        _BUILT.move_to_end(key)
+        _, problem, builder = _BUILT[key]
+        return _with_budget(problem, loaded.scenario), builder
+    builder = CandidateBuilder(loaded)
+    with collector_paused():  # hundreds of thousands of objects that live on (planner/collector.py)
+        try:
+            problem = builder.build()
+        finally:
+            estimate_store.flush()  # share this build's new estimates with later runs and workers
+    # the catalog is kept so that its id is not reused
+    _BUILT[key] = (loaded.catalog, problem, builder)
+    while len(_BUILT) > _BUILT_KEPT:
+        _BUILT.popitem(last=False)
+    return _with_budget(problem, loaded.scenario), builder

@@ -1,0 +1,238 @@
+"""Every place a job may run: every platform offer (GPU x billing mode), every owned pool and
+every purchase option, at every sensible GPU count, as an `_Option` (a placement, what it costs and
+where it comes from) before estimation; and the cluster the estimator sees for one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from plan.models.catalog import Catalog
+from plan.models.features import owned_defaults
+from plan.models.gpu import GPU
+from plan.models.loading import LoadedScenario
+from plan.models.platform import Features, Offer, Platform
+from plan.models.problem import Placement, Removed
+from plan.models.scenario import Job, OwnedPool, Scenario
+from plan.planner.capacity_limits import allowance
+from plan.planner.estimate import Cluster
+from plan.planner.purchase import BuyOption
+
+MAX_GPUS_PER_JOB = 4096
+# Multi-node sizes tried, in nodes. Dense enough that the optimum is rarely between two of them.
+NODE_STEPS = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
+
+
+def gpu_counts(gpus_per_node: int, limit: int) -> list[int]:
+    """1, 2, 4, ... up to one node, then whole nodes, capped at `limit`."""
+    counts = {n for n in (1, 2, 4, 8, 16, 32, 64) if n <= gpus_per_node} | {gpus_per_node}
+    counts |= {gpus_per_node * k for k in NODE_STEPS}
+    return sorted(n for n in counts if n <= limit)
+
+
+def job_counts(job: Job, gpus_per_node: int, limit: int) -> list[int]:
+    """The GPU counts tried for `job` on an offer of at most `limit`: its pinned count (`gpus`), or
+    the usual steps from `min_gpus` up (min_gpus itself included), multiples of a fixed tp x pp
+    only."""
+    if job.gpus is not None:
+        return [job.gpus] if job.gpus <= limit else []
+    counts = set(gpu_counts(gpus_per_node, limit))
+    if job.min_gpus is not None and job.min_gpus <= limit:
+        counts.add(job.min_gpus)
+    return sorted(n for n in counts if job.allows_count(n))
+
+
+def _pinned(job: Job) -> dict[str, str]:
+    """Each field of the job that fixes its count or layout, with what it fixes: gpus, min_gpus,
+    layout (its stated fields, 'tp=2 zero=1'), hybrid_shard (when true)."""
+    pinned = {name: f"{name}={value}"
+              for name, value in (("gpus", job.gpus), ("min_gpus", job.min_gpus))
+              if value is not None}
+    if job.layout is not None:
+        fixed = " ".join(f"{k}={v}" for k, v in job.layout.model_dump().items() if v is not None)
+        if fixed:
+            pinned["layout"] = fixed
+    if job.hybrid_shard:
+        pinned["hybrid_shard"] = "hybrid_shard=true"
+    return pinned
+
+
+def pinned_fields(job: Job) -> list[str]:
+    """The job's fields that fix its count or layout (`_pinned`)."""
+    return list(_pinned(job))
+
+
+def pinned_text(job: Job) -> str:
+    """What the job fixes of count and layout, e.g. 'gpus=8, tp=2 zero=1, hybrid_shard=true' (''
+    when nothing)."""
+    return ", ".join(_pinned(job).values())
+
+
+@dataclass
+class _Option:
+    """A placement plus what it costs and where it comes from, before estimation."""
+
+    place: Placement
+    cluster_platform: Platform | None
+    offer: Offer | None = None
+    pool: OwnedPool | None = None
+    purchase: BuyOption | None = None
+    assumptions: list[str] = field(default_factory=list)
+    # queue/provisioning (or reservation lead time) before the job can start
+    startup_h: float = 0.0
+    largest_gpus: int = 0  # the most GPUs of this GPU the place offers the job (0: unknown)
+
+
+def _features(features: Features) -> frozenset[str]:
+    return frozenset(name for name, value in features.model_dump().items() if value is True)
+
+
+class Options:
+    """The options of a job, for `CandidateBuilder` (planner/candidates/build.py): options a pinned
+    count or a platform's quota rules out are recorded in `removed` as they are met."""
+
+    loaded: LoadedScenario
+    scenario: Scenario
+    catalog: Catalog
+    removed: list[Removed]
+    horizon_h: float
+    buy: list[BuyOption]
+
+    def _money(self, amount: float, currency: str) -> float:
+        return self.catalog.to_currency(amount, currency, self.scenario.currency)
+
+    def _options(self, job: Job) -> list[_Option]:
+        """Every option of the job: cloud offers, then owned pools, then purchases."""
+        return [*self._cloud_options(job), *self._owned_options(job), *self._purchase_options(job)]
+
+    def _cloud_options(self, job: Job) -> list[_Option]:
+        options = []
+        for platform in self.catalog.platforms.values():
+            limits = platform.limits
+            for offer in platform.offers:
+                gpu = self.catalog.gpus[offer.gpu]
+                per_node = offer.gpus_per_node or min(
+                    gpu.gpus_per_node, limits.max_gpus_per_node or gpu.gpus_per_node)
+                limit = min(x for x in (limits.max_gpus_per_job, offer.max_gpus, MAX_GPUS_PER_JOB)
+                            if x is not None)
+                if not limits.multi_node:
+                    limit = min(limit, per_node)
+                allowed = allowance(platform, offer, per_node)
+                if limit > allowed.ceiling:
+                    self.removed.append(Removed(
+                        job.id, platform.id, gpu.id, allowed.ceiling + 1, offer.billing, "capacity",
+                        f"{platform.id} lets one customer have at most {allowed.ceiling} {gpu.id} "
+                        f"({offer.billing}); raise it in an overlay with your quota"))
+                    limit = allowed.ceiling
+                self._note_pinned_above(job, platform.id, gpu.id, offer.billing, limit)
+                counts = list(job_counts(job, per_node, limit))
+                for count in counts:
+                    place = self._placement(
+                        "cloud", platform.id, platform.kind, gpu, count, per_node, offer.billing,
+                        platform.jurisdiction, _features(platform.features),
+                        multi_node=limits.multi_node, max_gpus=limits.max_gpus_per_job,
+                        assumed=offer.assumed, regions=tuple(platform.regions),
+                        node_size_from_gpu=offer.gpus_per_node is None
+                        and per_node == gpu.gpus_per_node)
+                    notes = [f"price of {gpu.id} {offer.billing} on {platform.id}: "
+                             f"{offer.assumption}"] if offer.assumed else []
+                    if allowed.note:
+                        notes.append(allowed.note)
+                    if allowed.needs_reservation(count):
+                        notes.append(f"{count}x {gpu.id} on {platform.id} is above the "
+                                     f"{allowed.max_gpus} one customer gets without a reservation: "
+                                     f"arrange it with the vendor "
+                                     f"({allowed.startup_for(count):g} h lead time)")
+                    options.append(_Option(place, platform, offer=offer, assumptions=notes,
+                                           startup_h=allowed.startup_for(count),
+                                           largest_gpus=max(counts)))
+        return options
+
+    def _owned_options(self, job: Job) -> list[_Option]:
+        options = []
+        for pool in self.scenario.owned:
+            gpu = self.catalog.gpu(pool.gpu)
+            site = next(s for s in self.scenario.sites if s.id == pool.site)
+            self._note_pinned_above(job, pool.id, gpu.id, "owned", pool.count)
+            counts = list(job_counts(job, pool.gpus_per_node, pool.count))
+            for count in counts:
+                place = self._placement("owned", pool.id, "owned", gpu, count, pool.gpus_per_node,
+                                        "owned", site.jurisdiction,
+                                        pool.capabilities(owned_defaults(gpu)), site=pool.site)
+                options.append(_Option(place, None, pool=pool, largest_gpus=max(counts)))
+        return options
+
+    def _purchase_options(self, job: Job) -> list[_Option]:
+        """Buy options the scenario asked for (whole servers); `_pays_back` filters them once the
+        job's rentals are known."""
+        options = []
+        site = job.data.at or (self.scenario.sites[0].id if self.scenario.sites else None)
+        jurisdiction = next((s.jurisdiction for s in self.scenario.sites if s.id == site), "cn")
+        for buy in self.buy:
+            gpu = self.catalog.gpus[buy.gpu]
+            platform_id = f"buy-{gpu.id}"
+            if buy.lead_time_days * 24 >= self.horizon_h:
+                self.removed.append(Removed(job.id, platform_id, gpu.id, 0, "purchase", "horizon",
+                                            f"buying {gpu.id} takes {buy.lead_time_days:g} days to "
+                                            f"arrive, beyond the planning horizon"))
+                continue
+            per_node = buy.gpus_per_node or gpu.gpus_per_node
+            limit = min(MAX_GPUS_PER_JOB, buy.max_gpus or MAX_GPUS_PER_JOB)
+            counts = [n for n in job_counts(job, per_node, limit)
+                      if n >= per_node]  # nobody buys a fraction of a server
+            for count in counts:
+                place = self._placement("purchase", platform_id, "owned", gpu, count, per_node,
+                                        "purchase", jurisdiction, _features(buy.platform.features),
+                                        site=site, assumed=bool(buy.notes),
+                                        node_size_from_gpu=buy.gpus_per_node is None)
+                options.append(_Option(place, buy.platform, purchase=buy,
+                                       assumptions=list(buy.notes), largest_gpus=max(counts)))
+        return options
+
+    def _note_pinned_above(self, job: Job, platform: str, gpu: str, billing: str,
+                           limit: int) -> None:
+        """A pinned count (`gpus: N`) this offer cannot give, kept so that 'why not?' has an
+        answer."""
+        if job.gpus is not None and job.gpus > limit:
+            self.removed.append(Removed(job.id, platform, gpu, job.gpus, billing, "gpus",
+                                        f"{platform} gives at most {limit} {gpu} per job; {job.id} "
+                                        f"pins gpus: {job.gpus}"))
+
+    @staticmethod
+    def _placement(kind: str, platform: str, platform_kind: str, gpu: GPU, gpus: int,
+                   per_node: int, billing: str, jurisdiction: str, features: frozenset[str], *,
+                   site: str | None = None, multi_node: bool = True, max_gpus: int | None = None,
+                   assumed: bool = False, regions: tuple[str, ...] = (),
+                   node_size_from_gpu: bool = False) -> Placement:
+        return Placement(kind=kind, platform=platform, platform_kind=platform_kind, gpu=gpu.id,
+                         gpu_architecture=gpu.architecture,
+                         gpu_has_bf16=gpu.peak_tflops.bf16 is not None,
+                         gpu_has_fp8=gpu.supports_fp8, gpus=gpus, gpus_per_node=per_node,
+                         billing=billing, jurisdiction=jurisdiction, features=features, site=site,
+                         multi_node_allowed=multi_node, max_gpus_per_job=max_gpus,
+                         offer_assumed=assumed, regions=regions,
+                         node_size_from_gpu=node_size_from_gpu)
+
+    def _cluster(self, option: _Option, gpu: GPU) -> Cluster:
+        place = option.place
+        spot = place.billing == "spot"
+        trust = self.scenario.policy.trust_vendor_claims
+        pool = option.pool
+        fabric = (pool.fabric.kind, pool.fabric.gbps_per_gpu) if pool is not None else None
+        cluster = Cluster.of(gpu, place.gpus, option.cluster_platform,
+                             gpus_per_node=place.gpus_per_node, spot=spot,
+                             trust_vendor_claims=trust, fabric=fabric)
+        if pool is not None:
+            cluster = dataclasses.replace(cluster,
+                                          host_memory_gib_per_gpu=pool.host_memory_gib_per_gpu)
+        return cluster
+
+    def _cluster_of(self, job: Job, wanted: tuple[str, str, int, str]) -> Cluster | None:
+        """The cluster of a place (platform, GPU, count, billing), None where it is not offered to
+        the job."""
+        for option in self._options(job):
+            place = option.place
+            if (place.platform, place.gpu, place.gpus, place.billing) == wanted:
+                return self._cluster(option, self.catalog.gpus[place.gpu])
+        return None
