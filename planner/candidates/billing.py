@@ -11,8 +11,8 @@ from plan.models.platform import PERIOD_H, billed_hours
 from plan.models.problem import SCALE, Placement, PurchaseEconomics, Resource
 from plan.models.scenario import Job
 from plan.planner.candidates.options import Options, _Option
+from plan.planner.candidates.purchase import BuyOption
 from plan.planner.estimate.reliability import RunEstimate, hours_quantile
-from plan.planner.purchase import BuyOption
 
 BILLING_QUANTILES = tuple((i + 0.5) / 20 for i in range(20))
 """Where the training time's band is sampled to price rounded billing (every 5th percentile's

@@ -26,15 +26,15 @@ from plan.planner import build_deadline
 from plan.planner.candidates.billing import Billing
 from plan.planner.candidates.estimating import Estimating
 from plan.planner.candidates.options import _Option, pinned_text
+from plan.planner.candidates.purchase import buy_options
+from plan.planner.candidates.spot_risk import spot_risk
+from plan.planner.candidates.transfer import JobTransfer, job_transfer
 from plan.planner.collector import collector_paused
 from plan.planner.estimate import Estimate
 from plan.planner.estimate import store as estimate_store
 from plan.planner.estimate.band import memory_factor, uncalibrated_band_note
 from plan.planner.estimate.factors import efficiency_assumption
 from plan.planner.estimate.reliability import hours_quantile
-from plan.planner.purchase import buy_options
-from plan.planner.spot_risk import spot_risk
-from plan.planner.transfer import JobTransfer, job_transfer
 
 NO_DEADLINE_HORIZON_H = 2 * 365 * 24.0
 # Stop adding GPUs to an offer when two steps in a row gain less than 5% throughput, or when the
@@ -229,7 +229,7 @@ class CandidateBuilder(Estimating, Billing):
         run = estimate.run(job.tokens)
         move = job_transfer(self.scenario, job, place, self.graph, card, option.cluster_platform,
                             self._money)
-        transfer_h = move.hours  # data in and the result out (planner/transfer.py)
+        transfer_h = move.hours  # data in and the result out (planner/candidates/transfer.py)
         # The schedule (deadlines, reservations) uses the time at the scenario's confidence; the
         # bill, the expected time.
         train_q_h = hours_quantile(run, self.confidence)

@@ -15,9 +15,9 @@ from plan.models.loading import LoadedScenario
 from plan.models.platform import Features, Offer, Platform
 from plan.models.problem import Placement, Removed
 from plan.models.scenario import Job, OwnedPool, Scenario
-from plan.planner.capacity_limits import allowance
+from plan.planner.candidates.capacity_limits import allowance
+from plan.planner.candidates.purchase import BuyOption
 from plan.planner.estimate import Cluster
-from plan.planner.purchase import BuyOption
 
 MAX_GPUS_PER_JOB = 4096
 # Multi-node sizes tried, in nodes. Dense enough that the optimum is rarely between two of them.

@@ -13,6 +13,7 @@ from plan.models.platform import billed_hours
 from plan.models.problem import SCALE, Candidate, Problem, PurchaseEconomics, Removed
 from plan.models.scenario import Job
 from plan.planner.candidates import NOT_WEIGHED, CandidateBuilder
+from plan.planner.candidates.transfer import transfer_line
 from plan.planner.cpsat.run import Outcome
 from plan.planner.estimate import Estimate
 from plan.planner.estimate.advice import (
@@ -30,7 +31,6 @@ from plan.planner.explain.conflicts import (
 )
 from plan.planner.plan import JobPlan, Plan, ReservationPlan, Trade
 from plan.planner.session import Session
-from plan.planner.transfer import transfer_line
 
 
 def money(amount: float, currency: str) -> str:

@@ -19,7 +19,7 @@ from plan.models.errors import InputError
 from plan.models.loading import load_scenario, load_scenario_data
 from plan.models.units import HOURS_PER_YEAR
 from plan.planner.candidates import build_problem
-from plan.planner.capacity_limits import allowance
+from plan.planner.candidates.capacity_limits import allowance
 from plan.planner.cli.app import app
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve

@@ -10,9 +10,9 @@ import pytest
 from plan.models.loading import load_scenario, load_scenario_data
 from plan.models.scenario import Job
 from plan.planner.candidates import build_problem
+from plan.planner.candidates.transfer import RESULT_BYTES_PER_PARAM, result_size_gb
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
-from plan.planner.transfer import RESULT_BYTES_PER_PARAM, result_size_gb
 from tests.conftest import REPO
 
 BASE = {
