@@ -1,0 +1,117 @@
+"""The notes `memory_per_gpu` attaches to an estimate, written from a record of its numbers.
+
+The numbers come from the memory terms (memory.py); this module only words them, in the order the
+notes appear: activations in host memory, the loss phase, the outputs torch pipelining keeps, the
+paged optimizer, pure BF16 AdamW, LoRA, CPU offload of the model states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from plan.planner.estimate.factors import LOSS_CHUNK_GRAD_BYTES, LOSS_CHUNKS
+from plan.planner.estimate.model_states import WEIGHT_BYTES
+from plan.planner.estimate.types import Layout
+
+HOST_SHORTFALL_NOTE = "CPU offload: the "
+"""How the note begins where an offloaded layout's model states exceed the host memory per GPU (and
+so stay on the GPU): plan.planner.estimate.advice reads it."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFacts:
+    """What the notes say, in GiB per GPU on the peak stage unless stated."""
+
+    layout: Layout
+    adapters: bool  # LoRA or QLoRA: the base weights are frozen
+    host_cap: float  # host memory per GPU that offloading may fill
+    host_said: str  # "assumed" or "declared": where host_cap comes from
+    offloaded_gib: float | None  # activations an offloading policy sends to the host; None: none
+    loss_gib: float  # the loss phase's logits and buffers (with the kept outputs)
+    kept_gib: float  # the outputs torch pipelining's last stage keeps until the step ends
+    allocator_gib: float  # the upcast logits' block the caching allocator holds at the loss
+    logit_bytes: float  # bytes per logit element at the loss's peak
+    recomputes: bool  # a layer is re-materialised or fetched back (the loss phase is freed first)
+    paged_out_gib: float | None  # 8-bit Adam states paged to host memory; None: no eviction
+    gpu_memory_gib: float  # what the layout may use
+    host_states_gib: float  # the model states CPU offload sends to the host (the largest stage's)
+
+
+def memory_notes(facts: MemoryFacts) -> tuple[str, ...]:
+    """The notes, in the order above."""
+    notes = [_host_activations_note(facts), *_loss_notes(facts), _paged_note(facts)]
+    layout = facts.layout
+    if layout.optimizer == "adam_bf16":
+        notes.append("optimizer adamw-bf16: weights, gradients and AdamW's moments in BF16 with no "
+                     "fp32 master copy (torchtune's default): 8 bytes per trained parameter, not "
+                     "16; updates below BF16's resolution are lost")
+    if facts.adapters:
+        notes.append("LoRA: base weights frozen (no gradients or optimizer states for them)")
+    notes.append(_state_offload_note(facts))
+    return tuple(note for note in notes if note)
+
+
+def _host_activations_note(facts: MemoryFacts) -> str:
+    if facts.offloaded_gib is None:
+        return ""
+    offloaded_gib, host_cap = facts.offloaded_gib, facts.host_cap
+    what = ("checkpointed layer inputs" if facts.layout.recompute == "full_offload"
+            else "saved activations")
+    left = (f"; the other {offloaded_gib - host_cap:.1f} GiB stay on the GPU"
+            if offloaded_gib > host_cap else "")
+    return (f"activations in host memory: {min(offloaded_gib, host_cap):.1f} GiB of {what} per GPU "
+            f"(each server needs that much free RAM per GPU; at most {host_cap:g} GiB per GPU "
+            f"{facts.host_said}{left})")
+
+
+def _loss_notes(facts: MemoryFacts) -> list[str]:
+    layout, loss_gib, kept_gib = facts.layout, facts.loss_gib, facts.kept_gib
+    notes = []
+    if loss_gib - kept_gib >= 0.5:
+        freed = (" (freed before the backward pass reaches the layers: the peak holds the larger "
+                 "of the loss and the layer being recomputed or fetched back, with its gathered "
+                 "weights)" if facts.recomputes else "")
+        holds = ("a chunk of tokens' logits at a time, the gradient of its input"
+                 if layout.loss == "fused"
+                 else f"the logits at {facts.logit_bytes:g} B per element")
+        chunked = WEIGHT_BYTES + LOSS_CHUNK_GRAD_BYTES / LOSS_CHUNKS
+        leaner = ("" if layout.loss == "fused" or layout.framework == "megatron" else
+                  "; a fused linear cross-entropy (--loss fused, a job's loss: fused) never "
+                  "holds the whole logits"
+                  + ("" if layout.loss == "chunked" else
+                     f", a chunked one (--loss chunked) holds {chunked:g} B per "
+                     "element"))
+        allocator = (f" (and {facts.allocator_gib:.1f} GiB more that PyTorch's caching allocator "
+                     "holds beside the upcast logits: an fp32 logit-sized block)"
+                     if facts.allocator_gib >= 0.05 else "")
+        notes.append(f"memory: 'other' includes {loss_gib - kept_gib:.1f} GiB for the "
+                     f"loss{allocator}, {holds} and the output layer's input{freed}{leaner}")
+    if kept_gib >= 0.05:
+        kept = "final hidden states" if layout.loss == "fused" else "logits"
+        notes.append(f"memory: 'other' includes {kept_gib:.1f} GiB of {kept} that torch "
+                     f"pipelining keeps on the last stage, {layout.micro_batches - 1} "
+                     "micro-batches' outputs held for step()'s merged return until the step ends")
+    return notes
+
+
+def _paged_note(facts: MemoryFacts) -> str:
+    if facts.paged_out_gib is None:
+        return ""
+    return (f"paged optimizer: {facts.paged_out_gib:.1f} GiB of 8-bit Adam states live in host "
+            f"memory (keeping them all would pass the {facts.gpu_memory_gib:.1f} GiB this layout "
+            "may use) "
+            "and cross PCIe every step")
+
+
+def _state_offload_note(facts: MemoryFacts) -> str:
+    if not facts.layout.state_offload:
+        return ""
+    host_gib, host_cap, said = facts.host_states_gib, facts.host_cap, facts.host_said
+    if host_gib > host_cap:
+        return (f"{HOST_SHORTFALL_NOTE}{host_gib:.1f} GiB of model states per GPU exceed the "
+                f"{host_cap:g} GiB of host memory per GPU {said} free; they stay on the GPU")
+    return (f"CPU offload: {host_gib:.1f} GiB of sharded parameters, gradients and optimizer "
+            f"states per GPU live in host memory (each server needs that much free RAM per GPU; "
+            "at most "
+            f"{host_cap:g} GiB per GPU {said}); each layer's shard crosses PCIe before its "
+            "gather, its gradient shard after its reduction, and the optimizer steps on the CPU")
