@@ -1,11 +1,10 @@
 """How sure an estimate is: p10-p90 bands for throughput and memory, from the validation residuals.
 
 The bands are the 10th and 90th percentiles of published / predicted over the calibration rows of
-each mechanism class (bench/validate_estimates.py derives and prints them; the numbers below were
-copied from its run of 2026-12-01, after torch pipelining's kept outputs were counted and torchtitan's
-interleaved rows were given its default micro-batch count, on the 67 throughput and 13 memory rows of
-the public set). A quantile q in between follows a log-normal fitted to the two percentiles, so the
-planner can ask for the memory or the time that holds with probability q (`confidence` in a scenario).
+each mechanism class (bench/validate_estimates.py derives and prints them; the numbers below are
+from its run on the 67 throughput and 13 memory rows of the public set). A quantile q in between
+follows a log-normal fitted to the two percentiles, so the planner can ask for the memory or the
+time that holds with probability q (`confidence` in a scenario).
 Where an estimate rests on what those rows do not measure, its throughput band is widened
 (`uncalibrated_mechanisms`).
 """
@@ -55,17 +54,10 @@ WHOLE_RUN_OVERHEAD = 1.27
 stalls, stragglers, batch-size ramps, long-context stages. bench/data/whole_runs.csv holds published
 GPU-hours of whole pre-training runs (Llama 2 7B/13B/70B, Llama 3 8B/70B, Llama 3.1 405B, each with its
 source); `bench/validate_estimates.py` prints, per run, the overhead that run alone would need over our
-steady-state estimate with failures: median 1.23 (2026-11-30, after the default restart and checkpoint
-write were derived from Llama 3's published >90% effective training time, cluster.py; it was 1.19 with
-an assumed 30 min restart and 2 min write, which charged 2,048-GPU runs 7% for failures instead of 3%).
-Llama 2 1.11-1.24, Llama 3 70B 1.46, Llama 3.1 405B 1.13 (2026-12-01, after Megatron's interleaved
-schedule was held to at least pp micro-batches per step, which moved the 7B and 13B layouts to tp 2).
-The 405B run needed 0.86 until the search also tried context parallelism at 8k (as NeMo's published 8k
-runs use it): without it, our memory accounting forced recomputation on Meta's layout and our steady
-state sat 12% under Meta's published 400 TFLOP/s. Llama 3 8B (2.06) is the outlier. 1.21 was the median
-until Ampere's kernel-efficiency factor (factors.py, 2026-12-01) made the Llama 2 runs on A100 faster in
-steady state: they now need 1.16, 1.29 and 1.24, and the median of the six is 1.27; WHOLE_RUN_BAND is
-the range of the other five runs (1.13-1.46)."""
+steady-state estimate with failures (the default restart and checkpoint write derived from Llama 3's
+published >90% effective training time, cluster.py): Llama 2 7B/13B/70B 1.16, 1.29 and 1.24, Llama 3
+70B 1.46, Llama 3.1 405B 1.13, and Llama 3 8B 2.06 the outlier. 1.27 is the median of the six;
+WHOLE_RUN_BAND is the range of the other five runs (1.13-1.46)."""
 
 WHOLE_RUN_BAND: tuple[float, float] = (1.13, 1.46)
 

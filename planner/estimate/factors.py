@@ -65,8 +65,8 @@ recomputed forward, above what 0.86 x 0.76 allows), and Megatron's A100 rows (ME
 (700 W) lowers its clocks further when a step adds HBM and NVLink traffic to its GEMMs, an A100
 (400 W) much less, so the same step software reaches a larger share of MAMF on Ampere. 0.80 is the
 factor that centres the 25 A100 rows (median signed error -0.7%; 0.78: -2.9%, 0.81: +0.5%), set as
-one factor for the architecture on 2026-12-01, not per row; the FSDP family's median |error| went
-9.9% -> 7.4%, the whole runs' (Llama 2 on A100) 9.5% -> 5.3%."""
+one factor for the architecture, not per row (bench/validate_estimates.py reports each family's
+error)."""
 
 
 def training_kernel_efficiency(architecture: str) -> float:
@@ -96,7 +96,7 @@ and cuDNN fused attention reach up to 75% on H100 (same paper). These are best c
 sequences, head dim 128); the backward pass runs slower, so forward+backward in training is set
 lower: 0.55 on A100, 0.23 on H100 with FA2, 0.55 with FA3 (reasoning, then checked against the
 long-sequence llm-foundry and torchtitan rows of the validation set as one factor per kernel class; the
-FA2 Hopper rate was 0.28 until 2026-11-30; the FA3 paper's 35% is FA2's forward best case, its backward
+FA3 paper's 35% is FA2's forward best case, its backward
 runs slower and causal masking's partly-filled tiles lower both; Blackwell and Rubin follow Hopper).
 "fa2" is what PyTorch SDPA and the flash-attn 2 package run (FSDP stacks: torchtitan, llm-foundry,
 torchtune, Hugging Face); "fa3" is Transformer Engine's cuDNN fused attention (Megatron-Core, NeMo)
@@ -170,9 +170,9 @@ Engine's fused kernels (layer norm fused into the next GEMM, fused RoPE, fused b
 softmax and cross-entropy); the PyTorch-module stacks (FSDP with Hugging Face or llm-foundry models,
 DeepSpeed) launch each norm, rotary embedding and activation as several separate kernels that each
 read and write the whole tensor (an eager RMSNorm alone is ~6 kernels). Reasoning, then set as one
-factor per class against the validation rows (2.5 until 2026-11-30; 2.25 when re-set together with the
-Hopper flash-attention rate below: FSDP rows' median |error| 10.3% -> 9.5%, torchtitan's 6.7% -> 4.7%);
-it matters most on Hopper, whose memory bandwidth per FLOP is half of Ampere's."""
+factor per class against the validation rows together with the Hopper flash-attention rate above
+(bench/validate_estimates.py reports each family's error); it matters most on Hopper, whose memory
+bandwidth per FLOP is half of Ampere's."""
 
 ELEMENTWISE_PASSES_PER_FFN = 9.0
 """Memory-bound passes per FFN unit per token per layer (activation function forward + backward)."""

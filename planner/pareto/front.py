@@ -30,10 +30,9 @@ QUICK_POINT_WORK = 0.25
 """Deterministic time for a point's cheapest-plan solve as the single solves are tuned (no probing).
 Most points of a front prove in far less; the few that do not (a time cap that makes the jobs' packing
 on shared GPUs tight) are solved again with CP-SAT's probing, which proves them in a quarter to a
-fifth of the work (lab_six_jobs: the hardest point 21 -> 5 units). Level 2: after the 2026-12-01
-estimator changes, two of lab_six_jobs' points took 8 s and 2 s to prove at level 1 (its walk 13.0 s)
-and well under a second at level 2 (walk 4.5 s); on the earlier candidates level 2 walked it in 4.0 s
-against 5.6 s, and the other shipped scenarios' walks are unchanged (bench/pareto_speed.py)."""
+fifth of the work (lab_six_jobs: the hardest point 21 -> 5 units). Level 2, since two of
+lab_six_jobs' points take seconds to prove at level 1 and well under a second at level 2, while the
+other shipped scenarios' walks are the same at either (bench/pareto_speed.py)."""
 HARD_POINT_PROBING = 2
 
 Progress = Callable[[int, float], None]
