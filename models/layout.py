@@ -5,6 +5,117 @@ carry, and the exports read. `Layout.to_dict()` is the layout as `plan solve` wr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Framework(StrEnum):
+    """The training stack: how data parallelism and recomputation are implemented
+    (`Layout.framework`). `plan.planner.estimate.types.FRAMEWORKS`, a job's `framework`, `plan
+    estimate --framework`."""
+
+    MEGATRON = "megatron"
+    DEEPSPEED = "deepspeed"
+    FSDP = "fsdp"
+
+
+class Optimizer(StrEnum):
+    """The estimator's optimizer ids (`Layout.optimizer`, `plan.planner.estimate.types.OPTIMIZERS`).
+    Users write the names of `OPTIMIZER_NAME_OF` (a job's `optimizer`, `plan estimate --optimizer`)
+    or one of `OPTIMIZER_ALIASES`; `Optimizer.of` reads either."""
+
+    ADAM = "adam"
+    ADAM_8BIT = "adam_8bit"
+    PAGED_ADAM_8BIT = "paged_adam_8bit"
+    ADAFACTOR = "adafactor"
+    SGD = "sgd"
+    ADAM_PRECISION_AWARE = "adam_precision_aware"
+    ADAM_BF16 = "adam_bf16"
+
+    @classmethod
+    def id_of(cls, word: str) -> str:
+        """The optimizer id a written name or alias stands for; any other word unchanged."""
+        return OPTIMIZER_ALIASES.get(word, word)
+
+
+OPTIMIZER_NAME_OF: dict[str, str] = {
+    Optimizer.ADAM.value: "adamw",
+    Optimizer.ADAM_8BIT.value: "adamw-8bit",
+    Optimizer.PAGED_ADAM_8BIT.value: "paged-adamw-8bit",
+    Optimizer.ADAFACTOR.value: "adafactor",
+    Optimizer.SGD.value: "sgd",
+    Optimizer.ADAM_PRECISION_AWARE.value: "adamw-precision-aware",
+    Optimizer.ADAM_BF16.value: "adamw-bf16",
+}
+"""The name a user writes for each optimizer id, in `Optimizer`'s order."""
+OPTIMIZER_ALIASES: dict[str, str] = {
+    "adamw": "adam", "adamw-8bit": "adam_8bit", "adamw_8bit": "adam_8bit",
+    "paged-adamw-8bit": "paged_adam_8bit", "paged_adamw_8bit": "paged_adam_8bit",
+    "adam-8bit": "adam_8bit", "paged-adam-8bit": "paged_adam_8bit",
+    "adamw-precision-aware": "adam_precision_aware",
+    "adamw_precision_aware": "adam_precision_aware",
+    "adam-precision-aware": "adam_precision_aware", "adamw-bf16": "adam_bf16",
+    "adamw_bf16": "adam_bf16", "adam-bf16": "adam_bf16"}
+"""Every other spelling users may write for an optimizer id: the written names of
+`OPTIMIZER_NAME_OF` that differ from their id, and their underscore and `adam` variants."""
+
+
+class Recompute(StrEnum):
+    """Activation policies (`Layout.recompute`): keep all, recompute part (see `Layout.framework`),
+    recompute each layer from its input, the same with those inputs in host memory, or keep all but
+    in host memory (`plan.planner.estimate.types.RECOMPUTE`)."""
+
+    NONE = "none"
+    SELECTIVE = "selective"
+    FULL = "full"
+    FULL_OFFLOAD = "full_offload"
+    OFFLOAD = "offload"
+
+
+class Precision(StrEnum):
+    """The matmul precision of a job (`Layout.precision`)."""
+
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+
+
+class Loss(StrEnum):
+    """How the cross-entropy holds the logits (`Layout.loss`): plain, chunked or fused."""
+
+    PLAIN = "plain"
+    CHUNKED = "chunked"
+    FUSED = "fused"
+
+
+class Kernels(StrEnum):
+    """How a PyTorch stack runs the layers (`Layout.kernels`): eager modules, or fused/compiled
+    ones."""
+
+    EAGER = "eager"
+    FUSED = "fused"
+
+
+class LoraTargets(StrEnum):
+    """The linear layers LoRA adapts (`Layout.lora_targets`): all of each block's, or the
+    attention's q, k, v, o only."""
+
+    ALL = "all"
+    ATTENTION = "attention"
+
+
+class Objective(StrEnum):
+    """What a solve minimises (a scenario's `objective`, `plan solve --objective`)."""
+
+    COST = "cost"
+    TIME = "time"
+    BALANCED = "balanced"
+    LEXICOGRAPHIC = "lexicographic"
+
+
+def words(vocabulary: type[StrEnum]) -> tuple[str, ...]:
+    """A vocabulary's words as plain strings, in its order (what tuples, messages and help list)."""
+    return tuple(member.value for member in vocabulary)
+
 
 HOST_ACTIVATIONS = ("full_offload", "offload")
 """Policies that keep saved activations in host memory: the checkpoints, or everything."""

@@ -8,7 +8,8 @@ validation they are plain floats in the unit their name says (`budget` in `curre
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import (
     AliasChoices,
@@ -26,6 +27,17 @@ from plan.models.bounded import Id, Text
 from plan.models.errors import did_you_mean
 from plan.models.features import FeatureName
 from plan.models.jurisdiction import EXAMPLES, WRITTEN_CODE_PATTERN, check_code, residency_rule
+from plan.models.layout import (
+    OPTIMIZER_NAME_OF,
+    Framework,
+    Kernels,
+    LoraTargets,
+    Loss,
+    Objective,
+    Precision,
+    Recompute,
+    words,
+)
 from plan.models.limits import (
     MAX_DATA_GB,
     MAX_DURATION_H,
@@ -55,7 +67,38 @@ from plan.models.money import active_conversion, converting, to_scenario_currenc
 from plan.models.platform import FabricKind
 from plan.models.units import parse_count, parse_duration_h, parse_seq_len, parse_size_gb
 
-Objective = Literal["cost", "time", "balanced", "lexicographic"]
+
+def one_of(vocabulary: type[StrEnum]) -> Any:
+    """A field type that takes one word of `vocabulary` and keeps it as a plain str: the Literal
+    of its words, so the JSON Schema lists them inline and in order, and pydantic's refusal names
+    them."""
+    return Literal[words(vocabulary)]
+
+
+# The field types of the words in plan.models.layout's vocabularies. A Literal built from a
+# vocabulary is a value to mypy, not a type: it reads them as the str each field holds.
+if TYPE_CHECKING:
+    FrameworkChoice: TypeAlias = str
+    KernelsChoice: TypeAlias = str
+    LossChoice: TypeAlias = str
+    LoraTargetsChoice: TypeAlias = str
+    ObjectiveChoice: TypeAlias = str
+    OptimizerChoice: TypeAlias = str
+    PrecisionChoice: TypeAlias = str
+    RecomputePolicy: TypeAlias = str
+else:
+    FrameworkChoice = one_of(Framework)
+    KernelsChoice = one_of(Kernels)
+    LossChoice = one_of(Loss)
+    LoraTargetsChoice = one_of(LoraTargets)
+    ObjectiveChoice = one_of(Objective)
+    PrecisionChoice = one_of(Precision)
+    RecomputePolicy = one_of(Recompute)
+    """Activation recomputation policies a job may fix (plan.planner.estimate.types.RECOMPUTE, `plan
+    estimate --recompute`)."""
+    OptimizerChoice = Literal[tuple(OPTIMIZER_NAME_OF.values())]
+    """The optimizer names a job may write (`plan.models.layout.OPTIMIZER_NAME_OF`)."""
+
 OpsSkill = Literal["none", "basic", "expert"]
 Sensitivity = Literal["public", "internal", "confidential", "regulated"]
 # any | on_premises | a jurisdiction code (plan.models.jurisdiction: cn, us, eu, sg, ...)
@@ -65,7 +108,6 @@ Residency = Annotated[str, BeforeValidator(residency_rule), WithJsonSchema({
 Jurisdiction = Annotated[str, BeforeValidator(check_code), WithJsonSchema({
     "type": "string", "pattern": WRITTEN_CODE_PATTERN, "description": f"ISO-style code: {EXAMPLES}"})]
 LinkKind = Literal["private_line", "vpn", "internet"]
-PrecisionChoice = Literal["bf16", "fp16", "fp8"]
 BudgetBasis = Literal["cash", "amortized"]
 
 # Allocator spikes and fragmentation the estimator does not see: keep 8% of the card free by default.
@@ -191,9 +233,6 @@ class DataSpec(Strict):
     at: Id | None = Field(default=None, description="the site where the data lives")
 
 
-RecomputePolicy = Literal["none", "selective", "full", "full_offload", "offload"]
-"""Activation recomputation policies a job may fix (plan.planner.estimate.types.RECOMPUTE, `plan estimate
---recompute`)."""
 
 
 class FixedLayout(Strict):
@@ -213,9 +252,6 @@ class FixedLayout(Strict):
                            description="expert-parallel size (MoE models): ranks each layer's experts are split over")
 
 
-Framework = Literal["megatron", "deepspeed", "fsdp"]
-OptimizerChoice = Literal["adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "adamw-precision-aware",
-                          "adamw-bf16"]
 PYTORCH_ONLY_OPTIMIZER_NAMES = ("adamw-8bit", "paged-adamw-8bit", "adafactor", "adamw-bf16")
 """Optimizers Megatron-LM does not run: bitsandbytes' 8-bit AdamW and Adafactor are PyTorch optimizers;
 Megatron-LM's `--optimizer` takes adam or sgd (megatron/training/arguments.py, megatron-core 0.16),
@@ -268,7 +304,7 @@ class Job(Strict):
     global_batch: int | None = Field(default=None, gt=0, le=MAX_GLOBAL_BATCH,
                                      description="sequences per optimizer step")
     lora_rank: int | None = Field(default=None, gt=0, le=MAX_LORA_RANK)
-    lora_targets: Literal["all", "attention"] | None = Field(
+    lora_targets: LoraTargetsChoice | None = Field(
         default=None, description="the linear layers LoRA adapts: all (q, k, v, o and the FFN's, as QLoRA and "
         "LLaMA-Factory do; the default) or attention (q, k, v, o only)")
     precision: PrecisionChoice = "bf16"
@@ -280,17 +316,17 @@ class Job(Strict):
     min_gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS)
     gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS, description="exactly this many GPUs (a reproduction)")
     layout: FixedLayout | None = Field(default=None, description="fixed parallel layout; unset fields are searched")
-    framework: Framework | None = Field(
+    framework: FrameworkChoice | None = Field(
         default=None, description="the training stack (megatron, deepspeed, fsdp); chosen by the planner if unset")
     optimizer: OptimizerChoice = Field(
         default="adamw", description="adamw (16 B/param with mixed precision), or a low-memory one; "
         "adamw-precision-aware is Megatron's (bf16 gradients, fp32 master kept as 16-bit remainders); adamw-bf16 "
         "is pure BF16 training as torchtune runs it (8 B/param, no fp32 master copy)")
-    kernels: Literal["eager", "fused"] = Field(
+    kernels: KernelsChoice = Field(
         default="eager", description="how a PyTorch stack (fsdp, deepspeed) runs the layers: eager as Hugging "
         "Face, torchtune and peft do (more saved activations, kernel launches that small micro-batches wait "
         "for), or fused under torch.compile, Liger or Unsloth; Megatron is always fused")
-    loss: Literal["plain", "chunked", "fused"] = Field(
+    loss: LossChoice = Field(
         default="plain", description="how the cross-entropy holds the logits: plain (the whole fp32 logits of a "
         "micro-batch, gigabytes at 128k-152k-token vocabularies); chunked, the bf16 logits but not their fp32 "
         "copy (flash-attn's cross-entropy, torchtune's compiled chunked loss); or fused, never the whole "
@@ -390,7 +426,7 @@ class Scenario(Strict):
     budget: PositiveMoney | None = None
     deadline_h: PositiveDurationH | None = Field(default=None, validation_alias=AliasChoices("deadline",
                                                                                             "deadline_h"))
-    objective: Objective = "cost"
+    objective: ObjectiveChoice = "cost"
     value_of_time_per_day: Annotated[Money, Field(le=MAX_VALUE_OF_TIME_PER_DAY)] = 0.0
     academic: bool = False
     ops_skill: OpsSkill = "basic"

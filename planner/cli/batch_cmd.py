@@ -26,6 +26,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from plan.models.layout import Objective
 from plan.models.limits import MAX_SOLVER_LIMIT, MAX_WORKERS
 from plan.planner.batch import (
     ResultsFileError,
@@ -46,7 +47,6 @@ from plan.planner.batch.local import run_local
 from plan.planner.batch.output_lock import OutputLockError, locked_output
 from plan.planner.batch.runner import Backend
 from plan.planner.cli.common import console, fail, finite
-from plan.planner.cli.solve_cmd import ObjectiveChoice
 from plan.planner.session import SolveOptions
 
 STATUS_STYLE = {"optimal": "green", "feasible": "green", "infeasible": "yellow", "unknown": "yellow",
@@ -93,7 +93,8 @@ def batch_command(
                                                      "a new local Ray with --jobs CPUs)")] = None,
     sweep: Annotated[list[str] | None, typer.Option(
         "--sweep", help="FIELD=A,B,C or FIELD=START..STOP:STEP, e.g. budget=100k..500k:50k; repeat for a grid")] = None,
-    objective: Annotated[ObjectiveChoice | None, typer.Option(help="override each scenario's objective")] = None,
+    objective: Annotated[Objective | None,
+                         typer.Option(help="override each scenario's objective")] = None,
     time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1,
                                                      help="seconds per scenario (default: each scenario's)")] = None,
     work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, max=MAX_SOLVER_LIMIT, callback=finite,

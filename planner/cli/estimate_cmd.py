@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -24,6 +25,16 @@ import typer
 
 from plan.models.catalog import builtin_catalog, load_model_card
 from plan.models.errors import InputError, UnknownIdError
+from plan.models.layout import (
+    Framework,
+    Kernels,
+    LoraTargets,
+    Loss,
+    Optimizer,
+    Precision,
+    Recompute,
+    words,
+)
 from plan.models.limits import (
     MAX_GLOBAL_BATCH,
     MAX_GPUS,
@@ -56,7 +67,6 @@ from plan.planner.estimate.types import (
     LORA_TARGETS,
     LOSSES,
     METHODS,
-    OPTIMIZER_ALIASES,
     OPTIMIZER_NAMES,
     OPTIMIZERS,
     PRECISIONS,
@@ -66,8 +76,14 @@ from plan.planner.estimate.types import (
 
 # The flags, as typer reads them (help texts as `plan estimate --help` prints them)
 
+
+def _listed(vocabulary: type[StrEnum]) -> str:
+    """A vocabulary's words as a flag's help lists them: "bf16 | fp16 | fp8"."""
+    return " | ".join(words(vocabulary))
+
+
 _RECOMPUTE_HELP = (
-    "none | selective | full | full_offload | offload (selective: Megatron's attention core; "
+    f"{_listed(Recompute)} (selective: Megatron's attention core; "
     "FSDP's op-level policy, as torchtitan. full_offload: full, with the checkpoints in host "
     "memory, Unsloth's gradient checkpointing; offload: no recomputation, every saved activation "
     "in host memory)")
@@ -83,11 +99,11 @@ _ATTENTION_HELP = (
     "flash | eager (eager: the s x s scores stored, as Hugging Face's eager attention; context "
     "parallelism then only on DeepSpeed's Ulysses)")
 _KERNELS_HELP = (
-    "eager | fused: how a PyTorch stack (fsdp, deepspeed) runs the model's layers; eager as "
+    f"{_listed(Kernels)}: how a PyTorch stack (fsdp, deepspeed) runs the model's layers; eager as "
     "Hugging Face, torchtune and peft do, fused under torch.compile, Liger or Unsloth (fewer saved "
     "activations, no host floor); default eager. Megatron is always fused")
 _LOSS_HELP = (
-    "plain | chunked | fused: how the cross-entropy holds the logits; plain, whole in fp32; "
+    f"{_listed(Loss)}: how the cross-entropy holds the logits; plain, whole in fp32; "
     "chunked, the bf16 logits but not their fp32 copy (flash-attn's cross-entropy, torchtune's "
     "compiled chunked loss); fused, never whole (Liger's fused linear cross-entropy, Unsloth's Cut "
     "Cross-Entropy). Chunked and fused are a PyTorch stack's (fsdp, deepspeed), searched on FSDP "
@@ -100,8 +116,8 @@ _HYBRID_SHARD_HELP = (
     "data_parallel_replicate_degree): ZeRO-2/3 states sharded over one node's GPUs and replicated "
     "across nodes (default: searched where the data-parallel group spans nodes)")
 _LORA_TARGETS_HELP = (
-    "all | attention: the linear layers LoRA adapts (default all: q, k, v, o and the FFN's; "
-    "attention: q, k, v, o only)")
+    f"{_listed(LoraTargets)}: the linear layers LoRA adapts (default all: q, k, v, o and the "
+    "FFN's; attention: q, k, v, o only)")
 
 _Model = Annotated[str | None, typer.Option(
     "--model", help="catalog model id/alias, or a model-card YAML file")]
@@ -114,7 +130,7 @@ _Zero = Annotated[int | None, typer.Option(
     "--zero", min=0, max=3, help="ZeRO stage 0-3 (searched if omitted)")]
 _Recompute = Annotated[str | None, typer.Option("--recompute", help=_RECOMPUTE_HELP)]
 _Framework = Annotated[str | None, typer.Option(
-    "--framework", help="megatron | deepspeed | fsdp (searched if omitted)")]
+    "--framework", help=f"{_listed(Framework)} (searched if omitted)")]
 _RecomputeLayers = Annotated[int | None, typer.Option(
     "--recompute-layers", min=1, help=_RECOMPUTE_LAYERS_HELP)]
 _Cp = Annotated[int | None, typer.Option(
@@ -136,7 +152,7 @@ _Optimizer = Annotated[str, typer.Option("--optimizer", help=" | ".join(OPTIMIZE
 _MicroBatch = Annotated[int | None, typer.Option("--micro-batch", help="sequences/micro-batch")]
 _GlobalBatch = Annotated[int | None, typer.Option("--global-batch", help="sequences per step")]
 _SeqLen = Annotated[str, typer.Option("--seq-len", help="tokens per sequence, e.g. 4096 or 4k")]
-_Precision = Annotated[str, typer.Option("--precision", help="bf16 | fp16 | fp8")]
+_Precision = Annotated[str, typer.Option("--precision", help=_listed(Precision))]
 _LoraRank = Annotated[int | None, typer.Option("--lora-rank", help="LoRA rank (default 16)")]
 _LoraTargets = Annotated[str | None, typer.Option("--lora-targets", help=_LORA_TARGETS_HELP)]
 _Tokens = Annotated[str | None, typer.Option("--tokens", help="tokens to train on, e.g. 10B")]
@@ -341,7 +357,7 @@ def _check_words(flags: Flags, method: str) -> None:
     _choice("--sequence-parallel", flags.sequence_parallel, ("on", "off"))
     _choice("--cpu-offload", flags.cpu_offload, ("on", "off"))
     _choice("--hybrid-shard", flags.hybrid_shard, ("on", "off"))
-    if OPTIMIZER_ALIASES.get(flags.optimizer, flags.optimizer) not in OPTIMIZERS:
+    if Optimizer.id_of(flags.optimizer) not in OPTIMIZERS:
         fail(f"--optimizer: {flags.optimizer!r} is not one of {', '.join(OPTIMIZER_NAMES)}")
 
 
@@ -456,7 +472,7 @@ def _spec(flags: Flags, seq_len: int, token_count: float | None) -> LayoutSpec:
         lora_targets=flags.lora_targets or "all", framework=flags.framework, cp=flags.cp,
         virtual_pipeline=flags.vpp, ep=flags.ep, capacity_factor=flags.capacity_factor,
         flash_attention=flags.attention == "flash",
-        optimizer=OPTIMIZER_ALIASES.get(flags.optimizer, flags.optimizer),
+        optimizer=Optimizer.id_of(flags.optimizer),
         fused_modules=flags.kernels == "fused", loss=flags.loss,
         sequence_parallel=_on_off(flags.sequence_parallel), memory_headroom=flags.headroom,
         recompute_layers=flags.recompute_layers, batch_limit=batch_limit,

@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from plan.models.errors import InputError
+from plan.models.layout import Objective
 from plan.models.limits import MAX_GAP, MAX_SOLVER_LIMIT
 from plan.models.loading import LoadedScenario, load_scenario
 from plan.planner.build_deadline import BuildTimeout
@@ -27,13 +28,6 @@ class SolveFormat(str, Enum):
     markdown = "markdown"
 
 
-class ObjectiveChoice(str, Enum):
-    cost = "cost"
-    time = "time"
-    balanced = "balanced"
-    lexicographic = "lexicographic"
-
-
 _EXIT = {"optimal": ExitCode.OK, "feasible": ExitCode.OK, "infeasible": ExitCode.INFEASIBLE,
          "unknown": ExitCode.NO_SOLUTION}
 
@@ -49,7 +43,8 @@ def _load(file: Path, overlay: Path | None, calibration: Path | None = None) -> 
 
 def solve_command(
     file: Annotated[Path, typer.Argument(help="scenario file")],
-    objective: Annotated[ObjectiveChoice | None, typer.Option(help="override the scenario's objective")] = None,
+    objective: Annotated[Objective | None,
+                         typer.Option(help="override the scenario's objective")] = None,
     top: Annotated[int | None, typer.Option("--top", min=1, max=20, help="plans to return")] = None,
     gap: Annotated[float | None, typer.Option(min=0.0, max=MAX_GAP, callback=finite,
                                                            help="alternatives within this fraction")] = None,

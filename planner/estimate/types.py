@@ -7,7 +7,17 @@ from typing import TYPE_CHECKING, Any
 
 from plan.models.layout import (  # noqa: F401  (re-exported: the layout the estimator finds)
     HOST_ACTIVATIONS,
+    OPTIMIZER_ALIASES,
+    OPTIMIZER_NAME_OF,
+    Framework,
+    Kernels,
     Layout,
+    LoraTargets,
+    Loss,
+    Optimizer,
+    Precision,
+    Recompute,
+    words,
 )
 from plan.models.methods import (  # noqa: F401  (re-exported: the estimator's method vocabulary)
     ADAPTER_METHODS,
@@ -26,30 +36,23 @@ if TYPE_CHECKING:
     from plan.models.model_card import ModelCard
     from plan.planner.estimate.cluster import Cluster
 
-RECOMPUTE = ("none", "selective", "full", "full_offload", "offload")
-"""Activation policies: keep all, recompute part (see `Layout.framework`), recompute each layer from
-its input, the same with those inputs in host memory (offloaded checkpoints: Unsloth's gradient
-checkpointing, LLaMA-Factory's `use_unsloth_gc`, torchtune's checkpointing with activation offloading),
-or keep all but in host memory (activation offloading, as torchtune and Megatron offer)."""
+RECOMPUTE = words(Recompute)
+"""Activation policies (`Recompute`): keep all, recompute part (see `Layout.framework`),
+recompute each layer from its input, the same with those inputs in host memory (offloaded
+checkpoints: Unsloth's gradient checkpointing, LLaMA-Factory's `use_unsloth_gc`, torchtune's
+checkpointing with activation offloading), or keep all but in host memory (activation offloading,
+as torchtune and Megatron offer)."""
 CHECKPOINT_OFFLOAD_NOT_ON_MEGATRON = (
     "full_offload (checkpoints in host memory: Unsloth's gradient checkpointing, LLaMA-Factory's "
     "use_unsloth_gc) is a PyTorch stack's; Megatron's activation offloading cannot be combined with "
     "recomputation: use full or offload, or framework fsdp or deepspeed")
 FULL_RECOMPUTE = ("full", "full_offload")
 """Policies that recompute every layer from its checkpointed input."""
-PRECISIONS = ("bf16", "fp16", "fp8")
-OPTIMIZERS = ("adam", "adam_8bit", "paged_adam_8bit", "adafactor", "sgd", "adam_precision_aware", "adam_bf16")
-OPTIMIZER_ALIASES = {"adamw": "adam", "adamw-8bit": "adam_8bit", "adamw_8bit": "adam_8bit",
-                     "paged-adamw-8bit": "paged_adam_8bit", "paged_adamw_8bit": "paged_adam_8bit",
-                     "adam-8bit": "adam_8bit", "paged-adam-8bit": "paged_adam_8bit",
-                     "adamw-precision-aware": "adam_precision_aware", "adamw_precision_aware": "adam_precision_aware",
-                     "adam-precision-aware": "adam_precision_aware", "adamw-bf16": "adam_bf16",
-                     "adamw_bf16": "adam_bf16", "adam-bf16": "adam_bf16"}
-OPTIMIZER_NAMES = ("adamw", "adamw-8bit", "paged-adamw-8bit", "adafactor", "sgd", "adamw-precision-aware",
-                   "adamw-bf16")
-"""The names users write (CLI `--optimizer`, a job's `optimizer`), each an alias of an OPTIMIZERS id."""
-OPTIMIZER_NAME_OF = dict(zip(OPTIMIZERS, OPTIMIZER_NAMES, strict=True))
-"""The name a user writes for each OPTIMIZERS id."""
+PRECISIONS = words(Precision)
+OPTIMIZERS = words(Optimizer)
+OPTIMIZER_NAMES = tuple(OPTIMIZER_NAME_OF.values())
+"""The names users write (CLI `--optimizer`, a job's `optimizer`), each an alias of an OPTIMIZERS id
+(`OPTIMIZER_NAME_OF`, `OPTIMIZER_ALIASES`)."""
 MEGATRON_ONLY_OPTIMIZERS = ("adam_precision_aware",)
 """Optimizers only Megatron's distributed optimizer implements (see `Layout.optimizer`)."""
 PYTORCH_ONLY_OPTIMIZERS = tuple(OPTIMIZER_ALIASES.get(name, name) for name in PYTORCH_ONLY_OPTIMIZER_NAMES)
@@ -57,10 +60,10 @@ PYTORCH_ONLY_OPTIMIZERS = tuple(OPTIMIZER_ALIASES.get(name, name) for name in PY
 client optimizer; pure BF16 AdamW) and Megatron-LM does not: its `--optimizer` takes adam or sgd
 (megatron/training/arguments.py, megatron-core 0.16), plus the precision-aware Adam above, whose master
 weights are fp32 or fp16 (`--main-params-dtype`), never BF16."""
-LORA_TARGETS = ("all", "attention")
-FRAMEWORKS = ("megatron", "deepspeed", "fsdp")
+LORA_TARGETS = words(LoraTargets)
+FRAMEWORKS = words(Framework)
 """How data parallelism and recomputation are implemented (see `Layout`)."""
-KERNELS = ("eager", "fused")
+KERNELS = words(Kernels)
 """How a PyTorch stack runs the layers (`Layout.kernels`): eager modules, or fused/compiled ones."""
 
 
@@ -71,7 +74,7 @@ def eager_kernels_on_megatron(stated: str, keep: str) -> str:
             f"which always runs fused kernels ({keep} keeps to an eager stack)")
 
 
-LOSSES = ("plain", "chunked", "fused")
+LOSSES = words(Loss)
 """How the cross-entropy holds the logits (`Layout.loss`): plain, chunked or fused (PyTorch stacks only)."""
 LOSS_KINDS = {
     "chunked": "a chunked cross-entropy that holds the bf16 logits but never their fp32 copy (flash-attn's "
