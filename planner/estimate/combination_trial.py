@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from plan.planner.estimate.compute import micro_batch_compute, rates
 from plan.planner.estimate.memory import MemoryResult, chunk_layers, memory_per_gpu
 from plan.planner.estimate.pruning import (
     CANNOT_BEAT,
@@ -37,7 +38,7 @@ from plan.planner.estimate.search_space import (
     micro_batch_candidates,
     tries_block,
 )
-from plan.planner.estimate.timing import micro_batch_compute, rates, step_time
+from plan.planner.estimate.timing import step_time
 from plan.planner.estimate.topology import GroupLink, group_link
 from plan.planner.estimate.types import EXACT_BATCH_FRAMEWORKS, Layout, interleaving_refused
 

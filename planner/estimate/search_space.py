@@ -42,6 +42,13 @@ from functools import cached_property, lru_cache
 from typing import Any, NamedTuple
 
 from plan.planner.estimate.cluster import Cluster
+from plan.planner.estimate.compute import (
+    MicroBatchCompute,
+    Rates,
+    micro_batch_compute,
+    rates,
+    recompute_s,
+)
 from plan.planner.estimate.flops import ModelShape
 from plan.planner.estimate.stack_rules import (
     HYBRID_SPLIT_GAP,
@@ -54,15 +61,7 @@ from plan.planner.estimate.stack_rules import (
     uneven_micro_batch_gap,
 )
 from plan.planner.estimate.stages import split_problem
-from plan.planner.estimate.timing import (
-    MicroBatchCompute,
-    Rates,
-    ep_exposed_s,
-    micro_batch_compute,
-    rates,
-    recompute_s,
-    stage_lower_bound_s,
-)
+from plan.planner.estimate.timing import ep_exposed_s, stage_lower_bound_s
 from plan.planner.estimate.topology import GroupLink, group_link, layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,

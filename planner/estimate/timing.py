@@ -1,23 +1,7 @@
 """Step time: compute at an achieved rate, exposed communication, pipeline bubble, recomputation.
 
-Per micro-batch on each pipeline stage (its layers, plus the output layer on the last stage):
-    forward FLOPs F = (2 N_linear + 4 s d_q L_stage) / tp x tokens + 2 V h / tp x tokens
-    backward = 2F for full methods; LoRA/QLoRA: 1x for the frozen linear layers, 2x for attention;
-    DPO variants add one reference forward F (element-wise traffic +1/3)
-    recompute: full adds one forward of the layers (Megatron's block method: of the recomputed share of
-    them); selective the attention core (Megatron) or, for FSDP's op-level policy, the non-saved half of
-    the matmuls and the element-wise kernels
-with tokens = micro_batch x seq_len / cp (context parallelism splits the sequence; each token still
-attends to the whole sequence, so attention FLOPs per GPU fall by cp like the rest).
-Achieved rate = peak(precision) x GEMM_FRACTION_OF_PEAK[arch] x training_kernel_efficiency(arch) x g(w) x
-g(tokens), with g(x) = x / (x + x_half) for the GEMM width w = hidden / tp and the micro-batch's
-tokens per GPU; FP8 applies to the linear layers only (attention stays BF16) and pays its casts
-(FP8_CAST_BYTES_PER_ELEMENT per cast element, inputs and output-gradients of every linear layer,
-and the weights twice per micro-batch, once per step under Megatron: FP8_WEIGHT_CAST_CACHED) as
-memory-bound traffic. Memory-bound kernels (norms,
-activations, residuals) add bytes / (memory bandwidth x efficiency). Flash attention runs at
-ATTENTION_UTILIZATION of the BF16 peak, on the head size its kernel is compiled for (FlashAttention-2
-pads MPT-30B's 112 to 128: FA2_HEAD_DIMS).
+Compute per micro-batch (FLOPs at an achieved rate, memory-bound kernels, recomputation):
+compute.py. Here the communication each layout exposes, and the step.
 
 Tensor parallelism: 4 all-reduces of s b h 16-bit values per layer per micro-batch (2 forward,
 2 backward; 6 with full recompute; Shoeybi et al. 2019), or the same volume as reduce-scatter +
@@ -57,46 +41,33 @@ SHARD_GRAD_OP gathers once per micro-batch forward and reduce-scatters once per 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import NamedTuple
 
 from plan.models.methods import reference_forward_passes
 from plan.planner.estimate.cluster import Cluster
+from plan.planner.estimate.compute import (
+    MicroBatchCompute,
+    Rates,
+    micro_batch_compute,
+    rates,
+    recomputed_share,
+    stage_recompute_s,
+    tokens_per_gpu_micro_batch,
+)
 from plan.planner.estimate.factors import (
-    ADAPTER_BYTES_PER_DIM,
-    ATTENTION_KERNEL_OF_FRAMEWORK,
-    ATTENTION_UTILIZATION,
     COLLECTIVE_BANDWIDTH_EFFICIENCY,
     CPU_OPTIMIZER_BYTES_PER_S,
-    DEFAULT_MEMORY_BANDWIDTH_GB_PER_S,
     DP_OVERLAP_FRACTION,
-    ELEMENTWISE_PASSES_PER_FFN,
-    ELEMENTWISE_PASSES_PER_HIDDEN,
-    ELEMENTWISE_TRAFFIC_OF_FRAMEWORK,
-    FLASH_ATTENTION_BACKWARD_PASSES,
-    FP8_CAST_BYTES_PER_ELEMENT,
-    FP8_GEMM_RELATIVE_EFFICIENCY,
-    FP8_WEIGHT_CAST_CACHED,
-    GEMM_FRACTION_OF_PEAK,
-    GEMM_HALF_TOKENS,
-    GEMM_HALF_WIDTH,
     HOST_SECONDS_PER_LAYER_PASS,
-    LOSS_TRAFFIC_BYTES_PER_LOGIT,
-    MEMORY_BANDWIDTH_EFFICIENCY,
     PCIE_GB_PER_S_PER_DIRECTION,
     QLORA_DEQUANT_BYTES_PER_PARAM,
     TP_COMM_EXPOSED_FRACTION,
-    UNFUSED_SCORE_BYTES,
-    kernel_head_dim,
-    training_kernel_efficiency,
 )
 from plan.planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
 from plan.planner.estimate.memory import (
     ADAM_8BIT_STATE_BYTES,
     grad_buffer_bytes,
-    host_bytes_per_token_layer,
-    recomputed_layers,
-    stage_layers,
 )
 from plan.planner.estimate.topology import GroupLink, hybrid_links
 from plan.planner.estimate.types import (
@@ -115,127 +86,6 @@ master 4+4, gradient 2, weight 2, factored moments ~2; SGD with momentum: master
 gradient 2, weight 2, and 2 of slack for the update; precision-aware Adam: remainder, moments and
 weight 2+8+2 read and written, gradient 2 read; pure BF16 Adam: weight and moments 2+4 read and written,
 gradient 2 read."""
-
-
-@dataclass(frozen=True, slots=True)
-class Rates:
-    """Achieved rates of one GPU for a layout, FLOP/s and bytes/s."""
-
-    linear_flops_per_s: float
-    attention_flops_per_s: float
-    memory_bytes_per_s: float
-
-
-def tokens_per_gpu_micro_batch(layout: Layout) -> float:
-    return layout.micro_batch * layout.seq_len / layout.cp
-
-
-def gemm_efficiency(shape: ModelShape, layout: Layout, architecture: str) -> float:
-    width = shape.hidden / layout.tp
-    tokens = tokens_per_gpu_micro_batch(layout)
-    return (GEMM_FRACTION_OF_PEAK.get(architecture, 0.6) * training_kernel_efficiency(architecture)
-            * width / (width + GEMM_HALF_WIDTH) * tokens / (tokens + GEMM_HALF_TOKENS))
-
-
-def rates(shape: ModelShape, layout: Layout, cluster: Cluster) -> Rates:
-    gpu = cluster.gpu
-    eff = gemm_efficiency(shape, layout, gpu.architecture)
-    peak16 = gpu.peak_tflops.for_precision("bf16") or gpu.peak_tflops.for_precision("fp16") or 0.0
-    if layout.precision == "fp8":
-        peak_lin = (gpu.peak_tflops.for_precision("fp8") or peak16) * FP8_GEMM_RELATIVE_EFFICIENCY
-    else:
-        peak_lin = gpu.peak_tflops.for_precision(layout.precision) or peak16
-    mem_bw = (gpu.memory_bandwidth_gb_per_s or DEFAULT_MEMORY_BANDWIDTH_GB_PER_S) * 1e9
-    # counted (non-causal) attention FLOPs per second: flash attention skips the masked half
-    if layout.flash_attention:
-        name = ATTENTION_KERNEL_OF_FRAMEWORK.get(layout.framework, "fa2")
-        kernel = ATTENTION_UTILIZATION[name]
-        tokens = tokens_per_gpu_micro_batch(layout)
-        padded = shape.head_dim / kernel_head_dim(shape.head_dim, name)  # the kernel computes its own head size
-        attn = (peak16 * 1e12 * kernel.get(gpu.architecture, 0.35) * tokens / (tokens + GEMM_HALF_TOKENS) / 0.5
-                * padded)
-    else:
-        attn = peak16 * 1e12 * eff
-    return Rates(peak_lin * 1e12 * eff, attn, mem_bw * MEMORY_BANDWIDTH_EFFICIENCY)
-
-
-@dataclass(frozen=True, slots=True)
-class MicroBatchCompute:
-    """Seconds of one micro-batch on the slowest pipeline stage, before communication.
-
-    linear_fwd_s / attention_fwd_s / elementwise_s split the work so recomputation policies can
-    charge the part they repeat; `layers` is the stage's layer count. `other_stage`: with pipeline
-    stages of different make-up (the last holds the output layer and the loss, the others more layers), the
-    other one, which `step_time` also times: a stage of more layers issues more kernels and carries more
-    tensor-parallel traffic, so it can be the slower one on a fast GPU."""
-
-    compute_s: float
-    linear_fwd_flops: float
-    attention_fwd_flops: float
-    elementwise_s: float
-    score_fwd_s: float
-    layers: int
-    linear_fwd_s: float = 0.0
-    attention_fwd_s: float = 0.0
-    other_stage: MicroBatchCompute | None = None
-
-
-def _stage_compute(shape: ModelShape, method: str, layout: Layout, r: Rates, layers: int,
-                   with_head: bool) -> MicroBatchCompute:
-    t, s = layout.tp, layout.seq_len
-    tokens = tokens_per_gpu_micro_batch(layout)
-    lin_fwd = 2.0 * shape.linear_computed(layout.capacity_factor) * layers / t * tokens
-    attn_fwd = 4.0 * s * shape.q_dim * layers / t * tokens
-    head_fwd = 2.0 * shape.vocab * shape.hidden / t * tokens if with_head else 0.0
-    lin_bwd_factor = 1.0 if method in ADAPTER_METHODS else 2.0
-    ref = reference_forward_passes(method)  # DPO: the frozen reference's forward pass
-    t_lin = (lin_fwd + head_fwd) * (1 + lin_bwd_factor + ref) / r.linear_flops_per_s
-    attn_bwd = FLASH_ATTENTION_BACKWARD_PASSES if layout.flash_attention else 2.0
-    t_attn = attn_fwd * (1 + attn_bwd + ref) / r.attention_flops_per_s
-    sp_div = t if (layout.sequence_parallel or t == 1) else 1
-    fusion = ELEMENTWISE_TRAFFIC_OF_FRAMEWORK.get(layout.framework, 1.0)
-    elem_bytes = 2.0 * fusion * layers * tokens * (ELEMENTWISE_PASSES_PER_HIDDEN * shape.hidden / sp_div
-                                                   + ELEMENTWISE_PASSES_PER_FFN
-                                                   * shape.ffn_width(layout.capacity_factor) / t)
-    elem_bytes *= 1.0 + ref / 3.0  # the reference forward is a third of forward + backward traffic
-    if layout.precision == "fp8":
-        ffn_mult = 3.0 if shape.gated else 2.0
-        fwd_in = 2.0 * shape.hidden + shape.q_dim + shape.ffn_width_active
-        bwd_out = shape.q_dim + 2 * shape.kv_dim + 2.0 * shape.hidden + (ffn_mult - 1) * shape.ffn_width_active
-        # cast twice per micro-batch (forward copy, transposed copy for the backward); Transformer Engine
-        # under Megatron caches both on a step's first micro-batch (FP8_WEIGHT_CAST_CACHED)
-        casts = 2.0 / layout.micro_batches if layout.framework in FP8_WEIGHT_CAST_CACHED else 2.0
-        weights = casts * shape.layer_linear_active / tokens  # per token
-        elem_bytes += FP8_CAST_BYTES_PER_ELEMENT * layers * tokens * ((fwd_in + bwd_out) / t + weights / t)
-    if method in ADAPTER_METHODS and layout.lora_rank:
-        # each adapter re-reads its layer input and adds into its output, forward and backward; peft's
-        # eager layers also cast the input to fp32 and back (ADAPTER_BYTES_PER_DIM)
-        dims = shape.adapter_attn_dims + (shape.adapter_mlp_dims * max(1, shape.moe_active)
-                                          if layout.lora_targets == "all" else 0)
-        elem_bytes += ADAPTER_BYTES_PER_DIM[layout.kernels] * dims / t * layers * tokens
-        t_lin += 6.0 * layout.lora_rank * dims * layers / t * tokens / r.linear_flops_per_s
-    # the loss: memory-bound passes over the logits, outside the layers that recomputation repeats
-    loss_bytes = (tokens * shape.vocab / t * LOSS_TRAFFIC_BYTES_PER_LOGIT["unfused" if layout.loss == "plain"
-                                                                          else "chunked"] * (1.0 + ref / 3.0)
-                  if with_head else 0.0)
-    score_fwd = 0.0
-    if not layout.flash_attention:
-        score_fwd = UNFUSED_SCORE_BYTES * shape.heads * s / t * layers * tokens / r.memory_bytes_per_s
-    t_elem = elem_bytes / r.memory_bytes_per_s
-    t_loss = loss_bytes / r.memory_bytes_per_s
-    return MicroBatchCompute(t_lin + t_attn + t_elem + t_loss + 3 * score_fwd, lin_fwd, attn_fwd, t_elem, score_fwd,
-                             layers, lin_fwd / r.linear_flops_per_s, attn_fwd / r.attention_flops_per_s)
-
-
-def micro_batch_compute(shape: ModelShape, method: str, layout: Layout, r: Rates) -> MicroBatchCompute:
-    """Forward and backward of one micro-batch on one GPU of the slowest stage (module docstring)."""
-    if layout.pp == 1:
-        return _stage_compute(shape, method, layout, r, shape.layers, True)
-    _, mid, last = stage_layers(shape.layers, layout.pp)
-    inner = _stage_compute(shape, method, layout, r, mid, False)
-    final = _stage_compute(shape, method, layout, r, last, True)
-    slower, other = (final, inner) if final.compute_s >= inner.compute_s else (inner, final)
-    return replace(slower, other_stage=other)
 
 
 def tp_exposed_s(shape: ModelShape, layout: Layout, tp_link: GroupLink, collectives: float,
@@ -322,30 +172,6 @@ def stage_lower_bound_s(shape: ModelShape, layout: Layout, cluster: Cluster, tp_
     return (mb.compute_s + tp_exposed_s(shape, layout, tp_link, 4, mb.layers)) / cluster.speedup
 
 
-def recompute_s(mbc: MicroBatchCompute, r: Rates, recompute: str, framework: str = "megatron") -> float:
-    """Seconds of recomputation per micro-batch: one forward of the layers (full), of the attention
-    core (Megatron selective) or of half the matmuls and the element-wise kernels (FSDP op-level)."""
-    if recompute in FULL_RECOMPUTE:
-        return mbc.linear_fwd_s + mbc.attention_fwd_s + mbc.elementwise_s / 3 + mbc.score_fwd_s
-    if recompute == "selective":
-        if framework == "fsdp":
-            return 0.5 * mbc.linear_fwd_s + mbc.elementwise_s / 3
-        return mbc.attention_fwd_s + mbc.score_fwd_s
-    return 0.0
-
-
-def offload_exposed_s(shape: ModelShape, layout: Layout, mbc: MicroBatchCompute) -> float:
-    """Activation offloading per micro-batch: the saved activations (or, under full_offload, the layers'
-    checkpointed inputs) cross PCIe to the host during the forward pass and back during the backward pass,
-    each overlapped with that pass's compute."""
-    if not layout.host_activations:
-        return 0.0
-    nbytes = host_bytes_per_token_layer(shape, layout) * tokens_per_gpu_micro_batch(layout) * mbc.layers
-    pcie_s = nbytes / (PCIE_GB_PER_S_PER_DIRECTION["pcie"] * 1e9)
-    forward = mbc.linear_fwd_s + mbc.attention_fwd_s
-    return max(0.0, pcie_s - forward) + max(0.0, pcie_s - (mbc.compute_s - forward))
-
-
 def _layered_exposed(layer_s: float, compute_s: float, layers: int, edge_s: float = 0.0,
                      overlapped_s: float = 0.0) -> float:
     """One pass's data-parallel collectives not hidden behind its compute (module docstring): the one
@@ -399,15 +225,21 @@ def sharding_links(cluster: Cluster, layout: Layout, dp_link: GroupLink) -> tupl
     return hybrid_links(cluster, layout.tp, layout.shard_group, layout.replicas)
 
 
-def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupLink, zero: int,
-                 compute_mb: float, recompute_mb: float, replicate_link: GroupLink | None = None) -> float:
-    """Data-parallel traffic per step not hidden behind compute (module docstring). Under hybrid sharding
-    `dp_link` is the shard group's and `replicate_link` the replicas': each gradient shard, once reduced in
-    its node, is all-reduced across them in the same window (FSDP's post-backward)."""
-    p, d = layout.pp, layout.shard_ranks
-    if d <= 1 and not layout.state_offload:
-        return 0.0
-    layers = -(-shape.layers // p)
+class _ShardedParams(NamedTuple):
+    """Per GPU on the stage whose data-parallel tail sets the step: the bytes one layer's gather
+    moves, the parameters outside the layers (`front`, `back`: `_edge_params`), the parameters that
+    get gradients (per layer, front, back) and the bytes of each gradient element reduced."""
+
+    layer_gather_bytes: float
+    front: float
+    back: float
+    layer_trained: float
+    front_trained: float
+    back_trained: float
+    grad_bytes: float
+
+
+def _sharded_params(shape: ModelShape, method: str, layout: Layout, layers: int) -> _ShardedParams:
     t = layout.tp
     per_layer = shape.layer_params_per_gpu(t, layout.ep)
     front, back = _edge_params(shape, layout)
@@ -418,79 +250,126 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
         layer_gather_bytes = per_layer * 2.0
     grad_bytes = grad_buffer_bytes(layout)  # Megatron-LM reduces its fp32 main_grad under bf16
     if method in ADAPTER_METHODS:  # the embedding and the output layer are frozen
-        layer_trained, front_trained, back_trained = trainable_stage_params(shape, method, layout) / layers, 0.0, 0.0
-    else:
-        layer_trained, front_trained, back_trained = per_layer, front, back
+        trained = trainable_stage_params(shape, method, layout) / layers
+        return _ShardedParams(layer_gather_bytes, front, back, trained, 0.0, 0.0, grad_bytes)
+    return _ShardedParams(layer_gather_bytes, front, back, per_layer, front, back, grad_bytes)
 
-    collective = dp_link.reduce_scatter_s  # one collective (an all-gather takes what a reduce-scatter takes)
+
+class _Edged(NamedTuple):
+    """Seconds of a collective for one layer, and for the stage's parameters outside the layers
+    (`front`, `back`: `_edge_params`)."""
+
+    layer: float
+    front: float
+    back: float
+
+    def behind(self, window_s: float, layers: int) -> float:
+        """Exposed in one pass of `window_s` seconds of compute (`_layered_exposed`)."""
+        return _layered_exposed(self.layer, window_s, layers, self.front, self.back)
+
+    def once_per_step(self, pass_s: float, layers: int, layout: Layout) -> float:
+        """Exposed once per step behind the pass of `pass_s` seconds (`_once_per_step`)."""
+        return _once_per_step(self.layer, pass_s, layers, layout, self.front, self.back)
+
+
+def _pass_windows(method: str, layout: Layout, compute_mb: float,
+                  recompute_mb: float) -> tuple[float, float]:
+    """Seconds of a micro-batch's forward pass and of its backward pass (with recomputation): each
+    forward pass (the policy's, and a DPO reference's) and the backward pass hide their own
+    collectives, the windows adding up to the micro-batch's compute, none counted twice."""
+    lin_bwd_factor = 1.0 if method in ADAPTER_METHODS else 2.0
+    forward_mb = compute_mb / (1 + lin_bwd_factor + reference_forward_passes(method))
+    return forward_mb, forward_mb * lin_bwd_factor + recompute_mb
+
+
+def _each_micro_batch(layout: Layout, collective: _Edged, window_s: float, layers: int) -> float:
+    """Exposure summed over the step's micro-batches, each behind its own pass of `window_s` (a
+    full one). A last smaller micro-batch (its share of a full one) has that much less compute to
+    hide its own collectives behind."""
+    last = layout.last_micro_batch_share
+    return ((layout.micro_batches - 1) * collective.behind(window_s, layers)
+            + collective.behind(window_s * last, layers))
+
+
+def _gathered_every_micro_batch(method: str, layout: Layout, params: _ShardedParams,
+                                collective: Callable[[float], float], reduce: _Edged,
+                                windows: tuple[float, float], layers: int, zero: int) -> float:
+    """ZeRO-3, or FSDP's SHARD_GRAD_OP: every micro-batch gathers the layers for its forward pass;
+    SHARD_GRAD_OP reduces once per step, behind the last backward pass, ZeRO-3 gathers each layer
+    again for its backward pass (the root module stays gathered) and reduce-scatters its gradient
+    there; a DPO reference forward gathers every layer once more (its own copy or the base)."""
+    forward_mb, backward_mb = windows
+    gather = _Edged(collective(params.layer_gather_bytes), collective(params.front * 2.0),
+                    collective(params.back * 2.0))
+    if layout.state_offload:  # each shard crosses PCIe before its gather, its gradient shard after
+        pcie = PCIE_GB_PER_S_PER_DIRECTION["pcie"] * 1e9 * layout.shard_ranks
+        gather = _Edged(gather.layer + params.layer_gather_bytes / pcie,
+                        gather.front + params.front * 2.0 / pcie,
+                        gather.back + params.back * 2.0 / pcie)
+        reduce = _Edged(reduce.layer + params.layer_trained * params.grad_bytes / pcie,
+                        reduce.front + params.front_trained * params.grad_bytes / pcie,
+                        reduce.back + params.back_trained * params.grad_bytes / pcie)
+    if zero == 2:
+        last_backward = backward_mb * layout.last_micro_batch_share
+        return (_each_micro_batch(layout, gather, forward_mb, layers)
+                + reduce.behind(last_backward, layers))
+    backward = _Edged(gather.layer + reduce.layer, reduce.front, gather.back + reduce.back)
+    forwards = 1 + reference_forward_passes(method)
+    return (forwards * _each_micro_batch(layout, gather, forward_mb, layers)
+            + _each_micro_batch(layout, backward, backward_mb, layers))
+
+
+def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupLink, zero: int,
+                 compute_mb: float, recompute_mb: float,
+                 replicate_link: GroupLink | None = None) -> float:
+    """Data-parallel traffic per step not hidden behind compute (module docstring). Under hybrid
+    sharding `dp_link` is the shard group's and `replicate_link` the replicas': each gradient shard,
+    once reduced in its node, is all-reduced across them in the same window (FSDP's
+    post-backward)."""
+    if layout.shard_ranks <= 1 and not layout.state_offload:
+        return 0.0
+    layers = -(-shape.layers // layout.pp)
+    params = _sharded_params(shape, method, layout, layers)
+    # one collective (an all-gather takes what a reduce-scatter takes)
+    collective = dp_link.reduce_scatter_s
 
     def reduced(nbytes: float) -> float:
-        across = replicate_link.all_reduce_s(nbytes / layout.state_shards) if replicate_link else 0.0
+        across = (replicate_link.all_reduce_s(nbytes / layout.state_shards) if replicate_link
+                  else 0.0)
         return collective(nbytes) + across
 
-    reduce, front_reduce, back_reduce = (reduced(layer_trained * grad_bytes), reduced(front_trained * grad_bytes),
-                                         reduced(back_trained * grad_bytes))
-    lin_bwd_factor = 1.0 if method in ADAPTER_METHODS else 2.0
-    # each forward pass (the policy's, and a DPO reference's) and the backward pass hide their own
-    # collectives: the windows add up to the micro-batch's compute, none counted twice
-    forward_mb = compute_mb / (1 + lin_bwd_factor + reference_forward_passes(method))
-    backward_mb = forward_mb * lin_bwd_factor + recompute_mb
-    m = layout.micro_batches
-    # A last smaller micro-batch (its share of a full one) has that much less compute to hide its own
-    # collectives behind; it is the one whose backward pass ends the step.
-    last = layout.last_micro_batch_share
-    last_backward = backward_mb * last
-
-    def each_micro_batch(exposed: Callable[[float], float], window_s: float) -> float:
-        """Exposure summed over the step's micro-batches, each behind its own pass of `window_s` (a full one)."""
-        return (m - 1) * exposed(window_s) + exposed(window_s * last)
+    reduce = _Edged(reduced(params.layer_trained * params.grad_bytes),
+                    reduced(params.front_trained * params.grad_bytes),
+                    reduced(params.back_trained * params.grad_bytes))
+    windows = _pass_windows(method, layout, compute_mb, recompute_mb)
+    forward_mb, backward_mb = windows
+    # the last micro-batch's backward pass ends the step
+    last_backward = backward_mb * layout.last_micro_batch_share
 
     def updated_parameters_gathered() -> float:
         """The updated 16-bit parameters' all-gather once per step, behind the next step's first forward
         (the distributed optimizer, ZeRO-1, and Megatron-FSDP's optim_grads)."""
-        return _once_per_step(collective(layer_trained * 2.0), forward_mb, layers, layout,
-                              collective(front_trained * 2.0), collective(back_trained * 2.0))
+        gathered = _Edged(collective(params.layer_trained * 2.0),
+                          collective(params.front_trained * 2.0),
+                          collective(params.back_trained * 2.0))
+        return gathered.once_per_step(forward_mb, layers, layout)
 
-    def reduced_behind(window_s: float) -> float:
-        return _layered_exposed(reduce, window_s, layers, front_reduce, back_reduce)
-
-    if zero == 2 and layout.framework == "deepspeed":
-        # stage 2 reduce-scatters every micro-batch's gradients and, as stage 1 does, all-gathers the
-        # updated 16-bit parameters after the step (deepspeed/runtime/zero/stage_1_and_2.py)
-        return each_micro_batch(reduced_behind, backward_mb) + updated_parameters_gathered()
-    if zero == 2 and layout.framework == "megatron":
-        # Megatron-FSDP optim_grads: the gradient shards are all there is to accumulate into, so every
-        # micro-batch's backward reduce-scatters
-        return each_micro_batch(reduced_behind, backward_mb) + updated_parameters_gathered()
-    if zero >= 2:  # ZeRO-3, or FSDP's SHARD_GRAD_OP: every micro-batch gathers the layers for its forward
-        gather, front_gather, back_gather = (collective(layer_gather_bytes), collective(front * 2.0),
-                                             collective(back * 2.0))
-        if layout.state_offload:  # each shard crosses PCIe before its gather, its gradient shard after its reduction
-            pcie = PCIE_GB_PER_S_PER_DIRECTION["pcie"] * 1e9 * d
-            gather, front_gather, back_gather = (gather + layer_gather_bytes / pcie, front_gather + front * 2.0 / pcie,
-                                                 back_gather + back * 2.0 / pcie)
-            reduce, front_reduce, back_reduce = (reduce + layer_trained * grad_bytes / pcie,
-                                                 front_reduce + front_trained * grad_bytes / pcie,
-                                                 back_reduce + back_trained * grad_bytes / pcie)
-        def gathered_behind(window_s: float) -> float:
-            return _layered_exposed(gather, window_s, layers, front_gather, back_gather)
-
-        if zero == 2:  # (and reduces once per step, behind the last backward pass)
-            return each_micro_batch(gathered_behind, forward_mb) + reduced_behind(last_backward)
-
-        # each layer is gathered again for its backward pass (the root module stays gathered); a DPO
-        # reference forward gathers every layer once more (its own copy or the base)
-        def backward_behind(window_s: float) -> float:
-            return _layered_exposed(gather + reduce, window_s, layers, front_reduce, back_gather + back_reduce)
-
-        return ((1 + reference_forward_passes(method)) * each_micro_batch(gathered_behind, forward_mb)
-                + each_micro_batch(backward_behind, backward_mb))
+    if zero == 2 and layout.framework in ("deepspeed", "megatron"):
+        # DeepSpeed stage 2 reduce-scatters every micro-batch's gradients and, as stage 1 does,
+        # all-gathers the updated 16-bit parameters after the step (deepspeed/runtime/zero/
+        # stage_1_and_2.py); so does Megatron-FSDP optim_grads: the gradient shards are all there is
+        # to accumulate into, so every micro-batch's backward reduce-scatters
+        every = _each_micro_batch(layout, reduce, backward_mb, layers)
+        return every + updated_parameters_gathered()
+    if zero >= 2:
+        return _gathered_every_micro_batch(method, layout, params, collective, reduce, windows,
+                                           layers, zero)
     # Once per step (Megatron, ZeRO-0/1): the reduction behind the last micro-batch's backward pass and
     # (ZeRO-1) the updated parameters' all-gather behind the next step's first forward
     if zero == 1:
-        return (_once_per_step(reduce, last_backward, layers, layout, front_reduce, back_reduce)
-                + updated_parameters_gathered())
-    return _once_per_step(2 * reduce, last_backward, layers, layout, 2 * front_reduce, 2 * back_reduce)  # all-reduce
+        return reduce.once_per_step(last_backward, layers, layout) + updated_parameters_gathered()
+    return _once_per_step(2 * reduce.layer, last_backward, layers, layout,  # an all-reduce
+                          2 * reduce.front, 2 * reduce.back)
 
 
 def _once_per_step(layer_s: float, pass_s: float, layers: int, layout: Layout, edge_s: float,
@@ -509,20 +388,6 @@ def _once_per_step(layer_s: float, pass_s: float, layers: int, layout: Layout, e
     cover = DP_OVERLAP_FRACTION * layout.pp * pass_s * chunk / layers  # one round: pp chunk passes
     return (_layered_exposed(layer_s, pass_s * chunk / layers, chunk, edge_s, overlapped_s)
             + (v - 1) * max(0.0, chunk * layer_s - cover))
-
-
-def recomputed_share(layout: Layout, layers: int) -> float:
-    """The share of the stage's layers re-run forward: all under full recomputation, some under
-    Megatron's block method, none otherwise (selective and offload policies are charged by recompute_s
-    alone)."""
-    return recomputed_layers(layout, layers) / layers
-
-
-def stage_recompute_s(shape: ModelShape, layout: Layout, r: Rates, mbc: MicroBatchCompute) -> float:
-    """Seconds per micro-batch on the slowest stage that recomputation (and activation offloading)
-    adds before communication."""
-    share = recomputed_share(layout, mbc.layers) if layout.recompute in FULL_RECOMPUTE else 1.0
-    return recompute_s(mbc, r, layout.recompute, layout.framework) * share + offload_exposed_s(shape, layout, mbc)
 
 
 def optimizer_and_paging_s(shape: ModelShape, method: str, layout: Layout, r: Rates, paged_offload_params: float,

@@ -75,8 +75,8 @@ def test_fp8_weights_are_cast_once_per_step_under_transformer_engine(llama70b: M
     """Megatron's TE layers cache a step's FP8 weight copies on its first micro-batch; torchao under FSDP
     casts every micro-batch. With 32 micro-batches instead of one, the memory-bound work of each micro-batch
     falls by the weight casts (2 x 4 B per weight, amortized) under Megatron and not at all under FSDP."""
+    from plan.planner.estimate.compute import micro_batch_compute, rates
     from plan.planner.estimate.factors import FP8_CAST_BYTES_PER_ELEMENT
-    from plan.planner.estimate.timing import micro_batch_compute, rates
 
     cluster = Cluster.of(h100, 8)
     shape = shape_of(llama70b)
@@ -301,7 +301,7 @@ def test_attention_backward_is_two_and_a_half_forwards_with_flash(gpt7b: ModelCa
                                                                   backward_passes: float) -> None:
     """Flash attention recomputes the scores in the backward pass (5 matmuls against the forward's 2),
     which is how its published utilization is counted; eager attention stores them (backward 2x)."""
-    from plan.planner.estimate.timing import _stage_compute, rates
+    from plan.planner.estimate.compute import _stage_compute, rates
 
     shape = shape_of(gpt7b)
     layout = make(8, seq_len=16384, flash_attention=flash)
@@ -331,7 +331,7 @@ def test_flash_attention_computes_its_compiled_head_size(gpt7b: ModelCard, h100:
     """FlashAttention-2 runs a head dimension in the smallest compiled kernel that holds it: the
     attention of MPT-30B's 112-wide heads takes as long as 128-wide ones would, at the same counted FLOPs.
     Transformer Engine's attention ("fa3", Megatron) is charged without padding."""
-    from plan.planner.estimate.timing import rates
+    from plan.planner.estimate.compute import rates
 
     heads = 32
     card = gpt7b.model_copy(update={"head_dim": head_dim, "num_heads": heads, "num_kv_heads": heads})
@@ -386,7 +386,7 @@ def test_context_parallel_and_zero_traffic_on_one_link_queue_for_it() -> None:
     ring = group_link(cluster, 8, 1)
     across = group_link(cluster, 2, 8)
     assert not ring.spans_nodes and across.spans_nodes
-    from plan.planner.estimate.timing import micro_batch_compute, rates
+    from plan.planner.estimate.compute import micro_batch_compute, rates
 
     shape = shape_of(card)
     mbc = micro_batch_compute(shape, "pretrain", spread, rates(shape, spread, cluster))
