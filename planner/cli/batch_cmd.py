@@ -46,6 +46,7 @@ from plan.planner.batch import (
 from plan.planner.batch.local import run_local
 from plan.planner.batch.output_lock import OutputLockError, locked_output
 from plan.planner.batch.runner import Backend
+from plan.planner.batch.sweep import Variant
 from plan.planner.cli.common import console, fail, finite
 from plan.planner.session import SolveOptions
 
@@ -120,50 +121,70 @@ def batch_command(
         fail(f"{overlay}: --catalog overlay file not found")
     held = contextlib.ExitStack()  # the results file's lock, released however the command ends
     with held:
-        previous: list[Row] = []
-        if output is not None:
-            if not output.parent.is_dir():
-                fail(f"{output}: folder {output.parent} not found")
-            try:
-                results_format(output)
-                # Before any work: the folder is writable, and no other run writes this file (see output_lock).
-                held.enter_context(locked_output(output))
-                previous = read_rows(output)
-            except (ResultsFileError, OutputLockError) as exc:
-                fail(str(exc))
-        try:
-            variants = expand_grid(parse_sweeps(sweep or []))
-        except SweepError as exc:
-            fail(str(exc))
-        if calibration is not None:
-            from plan.models.errors import InputError
-            from plan.planner.batch.sweep import Assignment, Variant
-            from plan.planner.calibrate import Calibration
-
-            try:
-                Calibration.load(calibration)
-            except InputError as exc:
-                fail(exc)
-            # Every variant gets the file, as if its scenario said `calibration:` (its bytes join the resume hash).
-            setting = Assignment((), "calibration", (), str(calibration.resolve()))
-            variants = [Variant(v.label, (*v.assignments, setting)) for v in variants]
+        previous = _previous_rows(output, held)
+        variants = _variants(sweep, calibration)
         jobs = jobs or os.cpu_count() or 1
-        run: Backend = _ray_backend(jobs, address) if backend is BackendChoice.ray else partial(run_local, jobs=jobs)
+        run: Backend = (_ray_backend(jobs, address) if backend is BackendChoice.ray
+                        else partial(run_local, jobs=jobs))
 
-        # Top-1 only: a row shows the best plan, so alternatives would be solved for nothing. One CP-SAT worker
-        # per scenario unless asked: the batch already keeps every core busy with separate scenarios.
-        options = SolveOptions(objective=objective.value if objective else None, top_k=1, time_limit_s=time_limit,
-                               work_limit=work_limit, workers=workers or 1)
-        items: list[Task | Row] = list(build_tasks(expand_paths(paths), variants, (overlay,) if overlay else (),
-                                                   options))
+        # Top-1 only: a row shows the best plan, so alternatives would be solved for nothing. One
+        # CP-SAT worker per scenario unless asked: the batch already keeps every core busy with
+        # separate scenarios.
+        options = SolveOptions(objective=objective.value if objective else None, top_k=1,
+                               time_limit_s=time_limit, work_limit=work_limit, workers=workers or 1)
+        items: list[Task | Row] = list(build_tasks(expand_paths(paths), variants,
+                                                   (overlay,) if overlay else (), options))
         rows, reused = _solve_with_progress(items, run, output, previous, reuse_unproven)
         _render(rows, console)
-        tally = Tally.of(rows)
-        resumed = f" ({reused} re-used from {output})" if reused else ""
-        console.print(escape(f"{tally.line()}{resumed}" + (f"; wrote {output}" if output else "")))
-        if tally.exit_code() == 2:
-            print("error: no scenario could be read", file=sys.stderr)
-        raise typer.Exit(tally.exit_code())
+        raise typer.Exit(_report(rows, reused, output))
+
+
+def _previous_rows(output: Path | None, held: contextlib.ExitStack) -> list[Row]:
+    """The rows a results file holds already, its lock entered on `held` ([] without a file)."""
+    if output is None:
+        return []
+    if not output.parent.is_dir():
+        fail(f"{output}: folder {output.parent} not found")
+    try:
+        results_format(output)
+        # Before any work: the folder is writable, and no other run writes this file (see
+        # output_lock).
+        held.enter_context(locked_output(output))
+        return read_rows(output)
+    except (ResultsFileError, OutputLockError) as exc:
+        fail(str(exc))
+
+
+def _variants(sweep: list[str] | None, calibration: Path | None) -> list[Variant]:
+    """The sweep's variants of each scenario, each given the calibration overlay if there is one."""
+    try:
+        variants = expand_grid(parse_sweeps(sweep or []))
+    except SweepError as exc:
+        fail(str(exc))
+    if calibration is not None:
+        from plan.models.errors import InputError
+        from plan.planner.batch.sweep import Assignment
+        from plan.planner.calibrate import Calibration
+
+        try:
+            Calibration.load(calibration)
+        except InputError as exc:
+            fail(exc)
+        # Every variant gets the file, as if its scenario said `calibration:` (its bytes join the
+        # resume hash).
+        setting = Assignment((), "calibration", (), str(calibration.resolve()))
+        variants = [Variant(v.label, (*v.assignments, setting)) for v in variants]
+    return variants
+
+
+def _report(rows: list[Row], reused: int, output: Path | None) -> int:
+    """Print the tally (and a line on stderr when nothing could be read); the exit code."""
+    tally = Tally.of(rows)
+    resumed = f" ({reused} re-used from {output})" if reused else ""
+    console.print(escape(f"{tally.line()}{resumed}" + (f"; wrote {output}" if output else "")))
+    if tally.exit_code() == 2:
+        print("error: no scenario could be read", file=sys.stderr)
+    return tally.exit_code()
 
 
 def _solve_with_progress(items: list[Task | Row], run: Backend, output: Path | None,

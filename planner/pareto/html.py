@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import html
 import math
+from dataclasses import dataclass
 
-from plan.planner.pareto.front import ParetoFront, time_unit
+from plan.planner.pareto.front import FrontPoint, ParetoFront, time_unit
 
 WIDTH, HEIGHT = 900, 520
 LEFT, RIGHT, TOP, BOTTOM = 90, 30, 30, 60
@@ -23,59 +24,122 @@ def _ticks(lo: float, hi: float, count: int = 6) -> list[float]:
     return [first + k * step for k in range(int((hi - first) / step) + 1)]
 
 
-def front_html(front: ParetoFront) -> str:
-    unit, per = time_unit(front)
-    pts = sorted(front.points, key=lambda p: p.cost)
-    numbers = {id(p): n for n, p in enumerate(front.points, start=1)}
+@dataclass(frozen=True)
+class _Axes:
+    """The chart's data ranges (from 0 to x_hi and y_hi) and their mapping to SVG coordinates."""
+
+    x_hi: float
+    y_hi: float
+
+    def sx(self, x: float) -> float:
+        return LEFT + x / self.x_hi * (WIDTH - LEFT - RIGHT)
+
+    def sy(self, y: float) -> float:
+        return HEIGHT - BOTTOM - y / self.y_hi * (HEIGHT - TOP - BOTTOM)
+
+
+def _axes(front: ParetoFront, pts: list[FrontPoint], per: float) -> _Axes:
+    """Ranges with room above the dearest and slowest point, the budget and the deadline."""
     xs = [p.cost for p in pts] + ([front.budget] if front.budget else [])
     ys = [p.makespan_h / per for p in pts] + ([front.deadline_h / per] if front.deadline_h else [])
     x_hi = (max(xs) if xs else 1.0) * 1.08 or 1.0
     y_hi = (max(ys) if ys else 1.0) * 1.12 or 1.0
+    return _Axes(x_hi, y_hi)
 
-    def sx(x: float) -> float:
-        return LEFT + x / x_hi * (WIDTH - LEFT - RIGHT)
 
-    def sy(y: float) -> float:
-        return HEIGHT - BOTTOM - y / y_hi * (HEIGHT - TOP - BOTTOM)
-
-    svg: list[str] = [f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" '
-                      f'aria-label="cost and time of each plan on the front">']
-    for t in _ticks(0, x_hi):
-        svg.append(f'<line x1="{sx(t):.1f}" x2="{sx(t):.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}" class="grid"/>'
-                   f'<text x="{sx(t):.1f}" y="{HEIGHT - BOTTOM + 18}" text-anchor="middle">{t:,.0f}</text>')
-    for t in _ticks(0, y_hi):
-        svg.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{sy(t):.1f}" y2="{sy(t):.1f}" class="grid"/>'
+def _grid(ax: _Axes) -> list[str]:
+    """The grid lines and tick labels of both axes."""
+    sx, sy = ax.sx, ax.sy
+    svg: list[str] = []
+    for t in _ticks(0, ax.x_hi):
+        svg.append(f'<line x1="{sx(t):.1f}" x2="{sx(t):.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}" '
+                   'class="grid"/>'
+                   f'<text x="{sx(t):.1f}" y="{HEIGHT - BOTTOM + 18}" text-anchor="middle">'
+                   f'{t:,.0f}</text>')
+    for t in _ticks(0, ax.y_hi):
+        svg.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{sy(t):.1f}" y2="{sy(t):.1f}" '
+                   'class="grid"/>'
                    f'<text x="{LEFT - 8}" y="{sy(t) + 4:.1f}" text-anchor="end">{t:,.1f}</text>')
-    if pts:
-        # Dominated region: everything right of and above the staircase through the front.
-        corners = []
-        for i, p in enumerate(pts):
-            nxt = pts[i + 1].cost if i + 1 < len(pts) else x_hi
-            corners += [(sx(p.cost), sy(p.makespan_h / per)), (sx(nxt), sy(p.makespan_h / per))]
-        poly = [*corners, (sx(x_hi), sy(y_hi)), (sx(pts[0].cost), sy(y_hi))]
-        svg.append('<polygon class="dominated" points="' + " ".join(f"{a:.1f},{b:.1f}" for a, b in poly) + '">'
-                   "<title>dominated: dearer and slower than a plan on the front</title></polygon>")
-        svg.append('<polyline class="stairs" points="' + " ".join(f"{a:.1f},{b:.1f}" for a, b in corners) + '"/>')
+    return svg
+
+
+def _dominated(pts: list[FrontPoint], ax: _Axes, per: float) -> list[str]:
+    """The dominated region: everything right of and above the staircase through the front."""
+    sx, sy = ax.sx, ax.sy
+    corners = []
+    for i, p in enumerate(pts):
+        nxt = pts[i + 1].cost if i + 1 < len(pts) else ax.x_hi
+        corners += [(sx(p.cost), sy(p.makespan_h / per)), (sx(nxt), sy(p.makespan_h / per))]
+    poly = [*corners, (sx(ax.x_hi), sy(ax.y_hi)), (sx(pts[0].cost), sy(ax.y_hi))]
+    return ['<polygon class="dominated" points="' + " ".join(f"{a:.1f},{b:.1f}" for a, b in poly)
+            + '">' "<title>dominated: dearer and slower than a plan on the front</title></polygon>",
+            '<polyline class="stairs" points="' + " ".join(f"{a:.1f},{b:.1f}" for a, b in corners)
+            + '"/>']
+
+
+def _limits(front: ParetoFront, ax: _Axes, unit: str, per: float) -> list[str]:
+    """The budget's vertical line and the deadline's horizontal one, each labelled."""
+    sx, sy = ax.sx, ax.sy
+    svg: list[str] = []
     if front.budget:
-        svg.append(f'<line class="budget" x1="{sx(front.budget):.1f}" x2="{sx(front.budget):.1f}" y1="{TOP}" '
-                   f'y2="{HEIGHT - BOTTOM}"/><text class="budget-label" x="{sx(front.budget) - 4:.1f}" '
-                   f'y="{TOP + 12}" text-anchor="end">budget {front.budget:,.0f} {html.escape(front.currency)}</text>')
+        svg.append(f'<line class="budget" x1="{sx(front.budget):.1f}" x2="{sx(front.budget):.1f}" '
+                   f'y1="{TOP}" y2="{HEIGHT - BOTTOM}"/><text class="budget-label" '
+                   f'x="{sx(front.budget) - 4:.1f}" y="{TOP + 12}" text-anchor="end">budget '
+                   f'{front.budget:,.0f} {html.escape(front.currency)}</text>')
     if front.deadline_h:
         d = front.deadline_h / per
-        svg.append(f'<line class="deadline" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{sy(d):.1f}" y2="{sy(d):.1f}"/>'
-                   f'<text class="deadline-label" x="{LEFT + 6}" y="{sy(d) - 5:.1f}">deadline {d:,.1f} {unit}</text>')
+        svg.append(f'<line class="deadline" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{sy(d):.1f}" '
+                   f'y2="{sy(d):.1f}"/><text class="deadline-label" x="{LEFT + 6}" '
+                   f'y="{sy(d) - 5:.1f}">deadline {d:,.1f} {unit}</text>')
+    return svg
+
+
+def _marks(front: ParetoFront, pts: list[FrontPoint], ax: _Axes, unit: str,
+           per: float) -> list[str]:
+    """Each point as a circle with its number and a tooltip of its plan, cost and time."""
+    sx, sy = ax.sx, ax.sy
+    numbers = {id(p): n for n, p in enumerate(front.points, start=1)}
+    svg: list[str] = []
     for p in pts:
         n = numbers[id(p)]
         cls = "pt" if p.within_budget and p.meets_deadlines else "pt beyond"
         tip = f"{n}. {p.label()}: {p.cost:,.0f} {front.currency}, {p.makespan_h / per:,.1f} {unit}"
-        svg.append(f'<g class="{cls}" data-n="{n}"><circle cx="{sx(p.cost):.1f}" cy="{sy(p.makespan_h / per):.1f}" '
-                   f'r="6"><title>{html.escape(tip)}</title></circle><text x="{sx(p.cost) + 8:.1f}" '
+        svg.append(f'<g class="{cls}" data-n="{n}"><circle cx="{sx(p.cost):.1f}" '
+                   f'cy="{sy(p.makespan_h / per):.1f}" '
+                   f'r="6"><title>{html.escape(tip)}</title></circle>'
+                   f'<text x="{sx(p.cost) + 8:.1f}" '
                    f'y="{sy(p.makespan_h / per) - 7:.1f}">{n}</text></g>')
-    svg.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 15}" text-anchor="middle" class="axis">'
-               f'total cost ({html.escape(front.currency)})</text>'
-               f'<text transform="translate(22,{(TOP + HEIGHT - BOTTOM) / 2}) rotate(-90)" text-anchor="middle" '
-               f'class="axis">time to finish every job ({unit})</text></svg>')
+    return svg
 
+
+def _axis_titles(front: ParetoFront, unit: str) -> str:
+    """The two axes' titles, and the SVG's end."""
+    return (f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 15}" text-anchor="middle" '
+            'class="axis">'
+            f'total cost ({html.escape(front.currency)})</text>'
+            f'<text transform="translate(22,{(TOP + HEIGHT - BOTTOM) / 2}) rotate(-90)" '
+            'text-anchor="middle" '
+            f'class="axis">time to finish every job ({unit})</text></svg>')
+
+
+def _chart(front: ParetoFront, unit: str, per: float) -> list[str]:
+    """The inline SVG chart, in pieces to join."""
+    pts = sorted(front.points, key=lambda p: p.cost)
+    ax = _axes(front, pts, per)
+    svg: list[str] = [f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
+                      'role="img" '
+                      f'aria-label="cost and time of each plan on the front">']
+    svg += _grid(ax)
+    if pts:
+        svg += _dominated(pts, ax, per)
+    svg += _limits(front, ax, unit, per)
+    svg += _marks(front, pts, ax, unit, per)
+    svg.append(_axis_titles(front, unit))
+    return svg
+
+
+def _rows(front: ParetoFront, per: float) -> list[str]:
+    """The table's row of each point, its plan's explanation and assumptions folded inside."""
     rows = []
     for n, p in enumerate(front.points, start=1):
         where = "" if p.within_budget and p.meets_deadlines else " (beyond the budget or deadline)"
@@ -87,6 +151,14 @@ def front_html(front: ParetoFront) -> str:
                     f"<details><summary>why this plan</summary><ul>{detail}</ul>"
                     + (f"<p>assumptions</p><ul>{assumptions}</ul>" if assumptions else "")
                     + "</details></td></tr>")
+    return rows
+
+
+def front_html(front: ParetoFront) -> str:
+    """The whole page: the chart, the front's notes and the table of every point."""
+    unit, per = time_unit(front)
+    svg = _chart(front, unit, per)
+    rows = _rows(front, per)
     risk_head = "<th>risk (expected interruptions)</th>" if front.z == "risk" else ""
     notes = "".join(f"<p class='note'>{html.escape(n)}</p>" for n in front.notes)
     title = html.escape(front.scenario)
