@@ -21,7 +21,7 @@ class Framework(StrEnum):
 class Optimizer(StrEnum):
     """The estimator's optimizer ids (`Layout.optimizer`, `plan.planner.estimate.types.OPTIMIZERS`).
     Users write the names of `OPTIMIZER_NAME_OF` (a job's `optimizer`, `plan estimate --optimizer`)
-    or one of `OPTIMIZER_ALIASES`; `Optimizer.of` reads either."""
+    or one of `OPTIMIZER_ALIASES`; `Optimizer.id_of` reads either."""
 
     ADAM = "adam"
     ADAM_8BIT = "adam_8bit"

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plan.models.errors import InputError
+from plan.models.layout import Optimizer
 from plan.planner.estimate.types import (
     FRAMEWORKS,
     KERNELS,
     LORA_TARGETS,
     LOSSES,
-    OPTIMIZER_ALIASES,
     OPTIMIZER_NAMES,
     OPTIMIZERS,
     RECOMPUTE,
@@ -93,4 +93,4 @@ def setting(key: str, value: str, where: str) -> str:
     """One of SETTING_KEYS checked against what it allows; an optimizer as the estimator's id."""
     if value not in SETTING_KEYS[key] and not (key == "optimizer" and value in OPTIMIZERS):
         raise RunError(f"{where}: layout: {key} must be one of {', '.join(SETTING_KEYS[key])}, got {value!r}")
-    return OPTIMIZER_ALIASES.get(value, value) if key == "optimizer" else value
+    return Optimizer.id_of(value) if key == "optimizer" else value

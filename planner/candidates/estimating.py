@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from plan.constraints import memory as memory_rule
 from plan.models.gpu import GPU
+from plan.models.layout import Optimizer
 from plan.models.model_card import ModelCard
 from plan.models.problem import Candidate
 from plan.models.scenario import FixedLayout, Job
@@ -17,7 +18,6 @@ from plan.planner.candidates.options import Options, _Option
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, default_global_batch, search_layout
 from plan.planner.estimate.advice import host_shortfall, on_roomy_card
 from plan.planner.estimate.flops import shape_of
-from plan.planner.estimate.types import OPTIMIZER_ALIASES
 
 if TYPE_CHECKING:
     from plan.planner.calibrate.overlay import Calibration
@@ -151,7 +151,7 @@ class Estimating(Options):
                           micro_batch=fixed.micro_batch if fixed else None,
                           ep=fixed.ep if fixed else None,
                           framework=job.framework,
-                          optimizer=OPTIMIZER_ALIASES.get(job.optimizer, job.optimizer),
+                          optimizer=Optimizer.id_of(job.optimizer),
                           fused_modules=job.kernels == "fused", loss=job.loss,
                           batch_limit=batch_limit,
                           pytorch_stacks_only=self._pytorch_stacks_only,

@@ -55,7 +55,7 @@ OPTIMIZER_NAMES = tuple(OPTIMIZER_NAME_OF.values())
 (`OPTIMIZER_NAME_OF`, `OPTIMIZER_ALIASES`)."""
 MEGATRON_ONLY_OPTIMIZERS = ("adam_precision_aware",)
 """Optimizers only Megatron's distributed optimizer implements (see `Layout.optimizer`)."""
-PYTORCH_ONLY_OPTIMIZERS = tuple(OPTIMIZER_ALIASES.get(name, name) for name in PYTORCH_ONLY_OPTIMIZER_NAMES)
+PYTORCH_ONLY_OPTIMIZERS = tuple(Optimizer.id_of(name) for name in PYTORCH_ONLY_OPTIMIZER_NAMES)
 """Optimizers the PyTorch stacks run (bitsandbytes' 8-bit AdamW, Adafactor: FSDP, and DeepSpeed as a
 client optimizer; pure BF16 AdamW) and Megatron-LM does not: its `--optimizer` takes adam or sgd
 (megatron/training/arguments.py, megatron-core 0.16), plus the precision-aware Adam above, whose master
