@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from plan.models.stacks import stack_of
+
 
 class Framework(StrEnum):
     """The training stack: how data parallelism and recomputation are implemented
@@ -131,7 +133,7 @@ def fused_pytorch_kernels(kernels: str, framework: str) -> bool:
     """Whether a layout runs a PyTorch stack (FSDP, DeepSpeed) on fused or compiled kernels: what
     a plan's explanation says and its exports switch on. Megatron's layers are always fused:
     nothing to say there."""
-    return kernels == "fused" and framework != "megatron"
+    return kernels == "fused" and not stack_of(framework).fused_layers
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,7 +273,7 @@ class Layout:
         8 ffn bytes per token and layer (the fused 8 h + 4 d_q + 4 d_kv + 6 ffn plus the eager
         terms): Llama 3.2 1B 109.7 kB (formula 108.5), Llama 3.2 3B 131.8 kB (131.1), Llama 3.1 8B
         201.6 kB (200.7), Qwen2.5 1.5B's shape 103.8 kB (103.4)."""
-        return self.framework != "megatron" and not self.fused_modules
+        return not stack_of(self.framework).fused_layers and not self.fused_modules
 
     @property
     def host_activations(self) -> bool:

@@ -65,6 +65,12 @@ from plan.models.limits import (
 from plan.models.methods import ADAPTER_METHODS, QLORA_FP8, QLORA_METHODS, Method
 from plan.models.money import active_conversion, converting, to_scenario_currency
 from plan.models.platform import FabricKind
+from plan.models.stacks import (
+    PYTORCH_ONLY_OPTIMIZER_NAMES,
+    hybrid_shard_conflict,
+    may_run,
+    stated_lacks,
+)
 from plan.models.units import parse_count, parse_duration_h, parse_seq_len, parse_size_gb
 
 
@@ -252,31 +258,6 @@ class FixedLayout(Strict):
                            description="expert-parallel size (MoE models): ranks each layer's experts are split over")
 
 
-PYTORCH_ONLY_OPTIMIZER_NAMES = ("adamw-8bit", "paged-adamw-8bit", "adafactor", "adamw-bf16")
-"""Optimizers Megatron-LM does not run: bitsandbytes' 8-bit AdamW and Adafactor are PyTorch optimizers;
-Megatron-LM's `--optimizer` takes adam or sgd (megatron/training/arguments.py, megatron-core 0.16),
-plus its precision-aware Adam, and keeps fp32 or fp16 master weights, so it has no pure BF16 AdamW."""
-
-HYBRID_SHARD_FRAMEWORKS = ("fsdp",)
-"""Stacks that shard inside a node and replicate across nodes (HSDP): PyTorch FSDP's HYBRID_SHARD and
-_HYBRID_SHARD_ZERO2, FSDP2 on a 2-D device mesh (torchtitan `data_parallel_replicate_degree` x
-`data_parallel_shard_degree`, accelerate `fsdp_sharding_strategy: HYBRID_SHARD`;
-docs/sources/launch-configs.md)."""
-
-
-def hybrid_shard_conflict(framework: str | None, zero: int | None, cpu_offload: bool | None,
-                          zero_field: str = "zero") -> str | None:
-    """Why a stated setting rules hybrid sharding out, or None: the one wording of a job's check and of the
-    layout search's answer to a stated hybrid shard (`zero_field`: where the ZeRO stage was stated)."""
-    if framework not in (None, *HYBRID_SHARD_FRAMEWORKS):
-        return f"hybrid sharding is FSDP's (HSDP); framework {framework} has none"
-    if cpu_offload:
-        return "hybrid sharding keeps the shards on the GPUs; CPU offload moves the full shard to the host"
-    if zero is not None and zero < 2:
-        return f"hybrid sharding shards ZeRO-2/3 states inside a node; {zero_field} is {zero}"
-    return None
-
-
 PURE_BF16_PRECISION = ("adamw-bf16 is pure BF16 training (weights and moments in bf16): use precision bf16, not "
                        "fp16 or fp8 (of the stacks plan export writes for, only DeepSpeed runs FP8 matmuls on pure "
                        "BF16 weights, and only with ZeRO 1-3)")
@@ -353,9 +334,9 @@ class Job(Strict):
             if unmet:
                 raise ValueError("optimizer adamw-precision-aware is Megatron's distributed optimizer: it needs "
                                  + " and ".join(unmet))
-        if self.optimizer in PYTORCH_ONLY_OPTIMIZER_NAMES and self.framework == "megatron":
+        if self.optimizer in PYTORCH_ONLY_OPTIMIZER_NAMES and stated_lacks(self.framework, "pytorch_optimizers"):
             raise ValueError(f"optimizer {not_on_megatron(self.optimizer)}, or leave framework out")
-        if self.loss != "plain" and self.framework == "megatron":
+        if self.loss != "plain" and stated_lacks(self.framework, "leaner_losses"):
             raise ValueError(f"loss {loss_not_on_megatron(self.loss)}")
         conflict = self.hybrid_shard and hybrid_shard_conflict(
             self.framework, self.layout.zero if self.layout else None, self.cpu_offload, "layout.zero")
@@ -387,7 +368,7 @@ class Job(Strict):
         one): another framework, a ZeRO stage other than 1, QLoRA (no Megatron path); empty if none."""
         zero = self.layout.zero if self.layout is not None else None
         return [need for need, met in (
-            (f"framework megatron, not {self.framework}", self.framework in (None, "megatron")),
+            (f"framework megatron, not {self.framework}", may_run(self.framework, "distributed_optimizer")),
             (f"ZeRO stage 1, not layout.zero {zero}", zero in (None, 1)),
             (f"a method other than {self.method}", self.method not in QLORA_METHODS)) if not met]
 

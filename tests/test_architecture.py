@@ -87,3 +87,33 @@ def test_candidates_are_built_by_planner_candidates_alone():
                       if "CandidateBuilder(" in path.read_text()
                       and not m.startswith("plan.planner.candidates"))
     assert builders == []
+
+
+STACK_NAMES = {"megatron", "deepspeed", "fsdp"}
+STACK_RULE_HOMES = ("models/stacks.py", "planner/export/")
+"""Where a framework's name may decide something: its description and the exporters, which write
+each stack's own files."""
+
+
+def _names_a_stack(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant) and node.value in STACK_NAMES:
+        return True
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_names_a_stack(element) for element in node.elts)
+    return isinstance(node, ast.Attribute) and node.attr in {"MEGATRON", "DEEPSPEED", "FSDP"}
+
+
+def test_what_a_stack_runs_is_decided_in_its_description_alone():
+    """No `framework == "megatron"`-style comparison outside models/stacks.py and the exporters:
+    a comparison with a stack's name (or a tuple of them) is a stack rule, and belongs to its
+    `Stack` description (a membership test against the whole vocabulary is not one)."""
+    found = []
+    for path in MODULES.values():
+        where = str(path.relative_to(REPO))
+        if where.startswith(STACK_RULE_HOMES):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare) and any(
+                    _names_a_stack(side) for side in (node.left, *node.comparators)):
+                found.append(f"{where}:{node.lineno}")
+    assert not found, f"stack rules outside models/stacks.py: {found}"

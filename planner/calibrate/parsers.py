@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from plan.models.scenario import loss_not_on_megatron
+from plan.models.stacks import stack_of
 from plan.planner.calibrate.runs import LAYOUT_KEYS, SETTING_KEYS, Run, RunError, parse_layout_text, setting
 from plan.planner.estimate.types import FRAMEWORKS
 
@@ -90,7 +91,7 @@ def run_from_fields(raw: dict[str, Any], where: str, measured: dict[str, float |
     if framework not in FRAMEWORKS:
         raise RunError(f"{where}: framework must be megatron, deepspeed or fsdp (the execution model the run "
                        f"used), got {framework or 'nothing'!r}")
-    if fields.get("loss", "plain") != "plain" and framework == "megatron":
+    if fields.get("loss", "plain") != "plain" and not stack_of(framework).leaner_losses:
         raise RunError(f"{where}: loss {loss_not_on_megatron(str(fields['loss']))}")
     gpus = int(_num(row["gpus"], where, "gpus", whole=True) or 0)
     seq_len = int(_num(row["seq_len"], where, "seq_len", whole=True) or 0)

@@ -50,6 +50,7 @@ from plan.models.scenario import (
     MAX_MEMORY_HEADROOM,
     loss_not_on_megatron,
 )
+from plan.models.stacks import stack_of, stated_lacks
 from plan.models.units import parse_count, parse_seq_len
 from plan.planner.cli.common import OutputFormat, fail, finite, print_json
 from plan.planner.cli.estimate_table import print_table
@@ -352,7 +353,7 @@ def _check_words(flags: Flags, method: str) -> None:
     _choice("--attention", flags.attention, ("flash", "eager"))
     _choice("--kernels", flags.kernels, KERNELS)
     _choice("--loss", flags.loss, LOSSES)
-    if flags.loss != "plain" and flags.framework == "megatron":
+    if flags.loss != "plain" and stated_lacks(flags.framework, "leaner_losses"):
         fail(f"--loss: {loss_not_on_megatron(flags.loss)}")
     _choice("--sequence-parallel", flags.sequence_parallel, ("on", "off"))
     _choice("--cpu-offload", flags.cpu_offload, ("on", "off"))
@@ -530,7 +531,7 @@ def _notes(request: EstimateRequest, best: Estimate | None, result: Estimate,
         notes.insert(0, f"{plat.id} allows at most {most} GPUs per job")
     if request.cpu_offload == "on" and not result.layout.state_offload:
         notes.insert(0, offload_refused(card, method, cluster, spec))
-    if request.kernels == "eager" and result.layout.framework == "megatron":
+    if request.kernels == "eager" and stack_of(result.layout.framework).fused_layers:
         keep = "--framework fsdp or deepspeed"
         notes.insert(0, eager_kernels_on_megatron("--kernels eager", keep))
     # (on the uncalibrated estimate: the offloaded one is not calibrated either)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 
+from plan.models.stacks import stack_of
 from plan.planner.estimate.flops import ModelShape
 from plan.planner.estimate.schedule import held_chunks
 from plan.planner.estimate.types import FULL_RECOMPUTE, Layout
@@ -64,7 +65,8 @@ def activation_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float
     ffn_mult = 3.0 if shape.gated else 2.0
     ffn_width = shape.ffn_width(layout.capacity_factor)  # the routed experts' padded to their capacity
     sp = layout.sequence_parallel or t == 1
-    if layout.recompute == "selective" and layout.framework == "fsdp":
+    stack = stack_of(layout.framework)
+    if layout.recompute == "selective" and stack.selective_recompute == "op_level":
         mm_out = (shape.q_dim + 2 * shape.kv_dim) + h + (ffn_mult - 1) * ffn_width + h
         replicated = float(h)
         split = 0.5 * mm_out + shape.q_dim
@@ -78,12 +80,12 @@ def activation_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float
             if layout.lora_rank is not None:
                 replicated += EAGER_LORA_EXTRA_PER_HIDDEN * h
     elements = (replicated + split) / t if sp else replicated + split / t
-    if sp and t > 1 and layout.framework == "fsdp" and layout.recompute != "selective":
+    if sp and t > 1 and stack.tensor_parallel_gathers_saved and layout.recompute != "selective":
         # DTensor tensor parallelism (torchtitan) all-gathers the sequence-sharded norm outputs before
         # the column-parallel QKV and FFN-in projections, and autograd saves the gathered tensor for their
         # weight gradients; Megatron saves its local shard and re-gathers it in the backward pass.
         elements += 2.0 * h * (1.0 - 1.0 / t)
-    if layout.precision == "fp8" and layout.framework == "megatron" and layout.recompute != "full":
+    if layout.precision == "fp8" and stack.fp8_saves_inputs_in_fp8 and layout.recompute != "full":
         # Transformer Engine keeps the FP8 copy of each linear layer's input for the backward pass:
         # the QKV and FC1 inputs (norm outputs), the attention output and the FC2 input at 1 byte.
         fp8_saved = (2.0 * h / t if sp else 2.0 * h) + (shape.q_dim + ffn_width) / t

@@ -26,6 +26,7 @@ from typing import Any
 from plan.models.methods import ADAPTER_METHODS, QLORA_METHODS
 from plan.models.model_card import ModelCard
 from plan.models.scenario import Job
+from plan.models.stacks import may_run, stated_has, stated_lacks
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.factors import CPU_OPTIMIZER_BYTES_PER_S
 from plan.planner.estimate.memory import HOST_MEMORY_GIB_PER_GPU, HOST_SHORTFALL_NOTE
@@ -51,36 +52,32 @@ class MemorySaver:
         return f"--{self.field.replace('_', '-')} {self.to}"
 
 
-def _pytorch(framework: str | None) -> bool:
-    return framework != "megatron"
-
-
 LEANER_OPTIMIZERS: tuple[MemorySaver, ...] = (
     # full-parameter jobs on Megatron: NeMo's performance recipes run it (its distributed optimizer:
     # ZeRO-1)
     MemorySaver("optimizer", "adamw-precision-aware", (("optimizer", "adam_precision_aware"),),
                 lambda method, framework, precision, zero: method not in ADAPTER_METHODS
-                and framework in (None, "megatron") and zero in (None, 1),
+                and may_run(framework, "distributed_optimizer") and zero in (None, 1),
                 "Megatron's precision-aware optimizer: bf16 gradients, fp32 master weights kept as "
                 "16-bit remainders, 14 bytes per parameter, not 18, as NeMo's performance recipes "
                 "do"),
     # LoRA and QLoRA: the QLoRA recipe's optimizer (Dettmers et al. 2023), on the PyTorch stacks
     MemorySaver("optimizer", "paged-adamw-8bit", (("optimizer", "paged_adam_8bit"),),
                 lambda method, framework, precision, zero: method in ADAPTER_METHODS
-                and _pytorch(framework),
+                and may_run(framework, "pytorch_optimizers"),
                 "paged 8-bit AdamW, bitsandbytes, the QLoRA recipe's optimizer: 2 bytes of state "
                 "per adapter parameter, not 12, paged to host memory when the GPU is full"),
     # full-parameter jobs on the PyTorch stacks: torchtune's default training, then its low-memory
     # recipe
     MemorySaver("optimizer", "adamw-bf16", (("optimizer", "adam_bf16"),),
                 lambda method, framework, precision, zero: method not in ADAPTER_METHODS
-                and _pytorch(framework) and precision == "bf16",
+                and may_run(framework, "pytorch_optimizers") and precision == "bf16",
                 "pure BF16 AdamW, torchtune's default: bf16 weights, gradients and moments, 8 "
                 "bytes per parameter, not 16; no fp32 master copy, so updates below BF16's "
                 "resolution are lost"),
     MemorySaver("optimizer", "paged-adamw-8bit", (("optimizer", "paged_adam_8bit"),),
                 lambda method, framework, precision, zero: method not in ADAPTER_METHODS
-                and _pytorch(framework),
+                and may_run(framework, "pytorch_optimizers"),
                 "paged 8-bit AdamW stepped inside the backward pass on bf16 weights, torchtune's "
                 "low-memory full fine-tune recipe: 2 bytes of optimizer state per parameter, not "
                 "12, one layer of gradients at a time; no fp32 master copy, so the updates are "
@@ -92,12 +89,12 @@ names the first that fits, an infeasible scenario offers each that does."""
 STACK_SETTINGS: tuple[MemorySaver, ...] = (
     # at 128k-152k-token vocabularies a micro-batch's fp32 logits are gigabytes
     MemorySaver("loss", "fused", (("loss", "fused"),),
-                lambda method, framework, precision, zero: _pytorch(framework),
+                lambda method, framework, precision, zero: may_run(framework, "leaner_losses"),
                 "a fused linear cross-entropy that never holds the whole logits: Liger's, or "
                 "Unsloth's Cut Cross-Entropy; a chunked loss as torchtune's drops only their fp32 "
                 "copy"),
     MemorySaver("kernels", "fused", (("fused_modules", True),),
-                lambda method, framework, precision, zero: _pytorch(framework),
+                lambda method, framework, precision, zero: not stated_has(framework, "fused_layers"),
                 "fused or compiled layers: torch.compile, Liger or Unsloth keep 0.7 times the "
                 "eager activations"),
 )
@@ -294,7 +291,7 @@ def _sharded_states_hint(card: ModelCard, method: str, cluster: Cluster,
     parallelism sharded its gradients and optimizer states (Llama Team 2024, section 3.3.2).
     Never searched (no calibration row measures that stack), so offered by name; where neither
     fits within the headroom, whether one fits the card itself."""
-    if (method in QLORA_METHODS or spec.framework not in (None, "megatron")
+    if (method in QLORA_METHODS or stated_lacks(spec.framework, "distributed_optimizer")
             or spec.zero not in (None, 0, 1)):
         return None
     for headroom in dict.fromkeys((spec.memory_headroom, 0.0)):
@@ -334,7 +331,8 @@ def offload_refused(card: ModelCard, method: str, cluster: Cluster, spec: Layout
     DeepSpeed offload them all or none), or the layout the user fixed cannot offload."""
     cannot = ("--cpu-offload on: the layout found cannot offload (it needs ZeRO-3 on FSDP or "
               "DeepSpeed, tp = pp = 1 and an optimizer with a CPU step); estimated without it")
-    if (spec.framework == "megatron" or spec.tp not in (None, 1) or spec.pp not in (None, 1)
+    if (stated_lacks(spec.framework, "state_offload") or spec.tp not in (None, 1)
+            or spec.pp not in (None, 1)
             or spec.zero not in (None, 3)):
         return cannot
     # the offloadable layout on a card that holds anything: what its states need from the host, said

@@ -17,6 +17,7 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 from plan.models.methods import PRETRAIN_METHODS, QLORA_METHODS
+from plan.models.stacks import DEEPSPEED, MEGATRON, stack_of
 from plan.planner.estimate.factors import MEASURED_GEMM_ARCHITECTURES
 
 if TYPE_CHECKING:
@@ -73,11 +74,11 @@ _Z90 = NormalDist().inv_cdf(0.9)
 
 
 def band_class(layout: Layout) -> str:
-    return "megatron" if layout.framework == "megatron" else "fsdp"
+    return stack_of(layout.framework).band_class
 
 
-DEEPSPEED_EXECUTION = "DeepSpeed's execution of ZeRO"
-MEGATRON_FSDP_EXECUTION = "Megatron-FSDP's sharded data parallelism"
+DEEPSPEED_EXECUTION = DEEPSPEED.uncalibrated_execution
+MEGATRON_FSDP_EXECUTION = MEGATRON.uncalibrated_sharding
 MOE_ROUTING = "MoE routing and all-to-all"
 CPU_OFFLOAD_TRAFFIC = "CPU offload traffic"
 QLORA_DEQUANTIZATION = "QLoRA dequantization"
@@ -97,10 +98,11 @@ def uncalibrated_mechanisms(architecture: str, method: str, layout: Layout, moe:
     found = []
     if architecture not in MEASURED_GEMM_ARCHITECTURES:
         found.append(gpu_efficiency(architecture))
-    if layout.framework == "deepspeed":
-        found.append(DEEPSPEED_EXECUTION)
-    if layout.framework == "megatron" and layout.zero >= 2:
-        found.append(MEGATRON_FSDP_EXECUTION)
+    stack = stack_of(layout.framework)
+    if stack.uncalibrated_execution:
+        found.append(stack.uncalibrated_execution)
+    if stack.uncalibrated_sharding and layout.zero >= 2:
+        found.append(stack.uncalibrated_sharding)
     if moe:
         found.append(MOE_ROUTING)
     if layout.state_offload or layout.host_activations:

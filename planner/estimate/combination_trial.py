@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from plan.models.stacks import stack_of
 from plan.planner.estimate.compute import micro_batch_compute, rates
 from plan.planner.estimate.memory import MemoryResult, chunk_layers, memory_per_gpu
 from plan.planner.estimate.pruning import (
@@ -40,7 +41,7 @@ from plan.planner.estimate.search_space import (
 )
 from plan.planner.estimate.timing import step_time
 from plan.planner.estimate.topology import GroupLink, group_link
-from plan.planner.estimate.types import EXACT_BATCH_FRAMEWORKS, Layout, interleaving_refused
+from plan.planner.estimate.types import Layout, interleaving_refused
 
 MAX_REJECTED_KEPT = 24
 """Rejected layouts a result keeps as examples: the first of each kind (`reasons` counts every one
@@ -113,7 +114,7 @@ class Trial:
     @property
     def tries_block(self) -> bool:
         """Whether Megatron's block recomputation is tried on this combination."""
-        return (self.combo.framework == "megatron" and self.combo.recompute == "full"
+        return (stack_of(self.combo.framework).block_recompute and self.combo.recompute == "full"
                 and tries_block(self.inputs.spec))
 
 
@@ -174,7 +175,7 @@ def _sizes(trial: Trial, tally: Tally) -> tuple[tuple[int, ...], set[int], bool]
         tally.reject(lay, f"out of memory: {mem.breakdown.total_gib:.1f} GiB > {inputs.cap:g} GiB",
                      OUT_OF_MEMORY)
         return None
-    exact = combo.framework in EXACT_BATCH_FRAMEWORKS or spec.pytorch_stacks_only
+    exact = stack_of(combo.framework).exact_batch or spec.pytorch_stacks_only
     sizes = micro_batch_candidates(replica, top, split.pp, exact=exact)
     _, (_, largest) = trial.fits(sizes[0])
     if largest.paged_offload_params > 0:
@@ -278,7 +279,7 @@ def _block_recompute(trial: Trial, best: Found, ep_link: GroupLink) -> tuple[Fou
     shape, method, cluster = inputs.shape, inputs.method, inputs.cluster
     layout = best.layout
     chunk = chunk_layers(shape.layers, layout)
-    if layout.framework != "megatron" or layout.recompute != "full" or chunk <= 1:
+    if not stack_of(layout.framework).block_recompute or layout.recompute != "full" or chunk <= 1:
         return best, 0
     tried = 0
 

@@ -13,7 +13,7 @@ Achieved rate = peak(precision) x GEMM_FRACTION_OF_PEAK[arch] x training_kernel_
 g(tokens), with g(x) = x / (x + x_half) for the GEMM width w = hidden / tp and the micro-batch's
 tokens per GPU; FP8 applies to the linear layers only (attention stays BF16) and pays its casts
 (FP8_CAST_BYTES_PER_ELEMENT per cast element, inputs and output-gradients of every linear layer,
-and the weights twice per micro-batch, once per step under Megatron: FP8_WEIGHT_CAST_CACHED) as
+and the weights twice per micro-batch, once per step under Megatron: `Stack.fp8_weight_cast_cached`) as
 memory-bound traffic. Memory-bound kernels (norms,
 activations, residuals) add bytes / (memory bandwidth x efficiency). Flash attention runs at
 ATTENTION_UTILIZATION of the BF16 peak, on the head size its kernel is compiled for (FlashAttention-2
@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from plan.models.methods import reference_forward_passes
+from plan.models.stacks import stack_of
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.factors import (
     ADAPTER_BYTES_PER_DIM,
@@ -37,7 +38,6 @@ from plan.planner.estimate.factors import (
     FLASH_ATTENTION_BACKWARD_PASSES,
     FP8_CAST_BYTES_PER_ELEMENT,
     FP8_GEMM_RELATIVE_EFFICIENCY,
-    FP8_WEIGHT_CAST_CACHED,
     GEMM_FRACTION_OF_PEAK,
     GEMM_HALF_TOKENS,
     GEMM_HALF_WIDTH,
@@ -139,8 +139,9 @@ def _stage_compute(shape: ModelShape, method: str, layout: Layout, r: Rates, lay
         fwd_in = 2.0 * shape.hidden + shape.q_dim + shape.ffn_width_active
         bwd_out = shape.q_dim + 2 * shape.kv_dim + 2.0 * shape.hidden + (ffn_mult - 1) * shape.ffn_width_active
         # cast twice per micro-batch (forward copy, transposed copy for the backward); Transformer Engine
-        # under Megatron caches both on a step's first micro-batch (FP8_WEIGHT_CAST_CACHED)
-        casts = 2.0 / layout.micro_batches if layout.framework in FP8_WEIGHT_CAST_CACHED else 2.0
+        # under Megatron caches both on a step's first micro-batch (`Stack.fp8_weight_cast_cached`)
+        cached = stack_of(layout.framework).fp8_weight_cast_cached
+        casts = 2.0 / layout.micro_batches if cached else 2.0
         weights = casts * shape.layer_linear_active / tokens  # per token
         elem_bytes += FP8_CAST_BYTES_PER_ELEMENT * layers * tokens * ((fwd_in + bwd_out) / t + weights / t)
     if method in ADAPTER_METHODS and layout.lora_rank:
@@ -180,7 +181,7 @@ def recompute_s(mbc: MicroBatchCompute, r: Rates, recompute: str, framework: str
     if recompute in FULL_RECOMPUTE:
         return mbc.linear_fwd_s + mbc.attention_fwd_s + mbc.elementwise_s / 3 + mbc.score_fwd_s
     if recompute == "selective":
-        if framework == "fsdp":
+        if stack_of(framework).selective_recompute == "op_level":
             return 0.5 * mbc.linear_fwd_s + mbc.elementwise_s / 3
         return mbc.attention_fwd_s + mbc.score_fwd_s
     return 0.0

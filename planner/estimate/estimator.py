@@ -7,6 +7,7 @@ import math
 from plan.models.methods import METHOD_NOTES
 from plan.models.model_card import ModelCard
 from plan.models.scenario import PURE_BF16_PRECISION, not_on_megatron
+from plan.models.stacks import SplitFacts, stack_gaps, stack_of
 from plan.planner.estimate.band import uncalibrated_band_note, uncalibrated_mechanisms
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.factors import CPU_OPTIMIZER_BYTES_PER_S, PCIE_GB_PER_S_PER_DIRECTION, efficiency_assumption
@@ -17,8 +18,6 @@ from plan.planner.estimate.topology import GroupLink, hybrid_links, layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     CHECKPOINT_OFFLOAD_NOT_ON_MEGATRON,
-    EXACT_BATCH_FRAMEWORKS,
-    FRAMEWORK_ZERO,
     FRAMEWORKS,
     LORA_TARGETS,
     LOSS_KINDS,
@@ -39,12 +38,7 @@ from plan.planner.estimate.types import (
     framework_zero,
     hybrid_shard_refused,
     interleaving_refused,
-    megatron_splits_sequence,
     offloads_states,
-    pipeline_fp8_gap,
-    ring_attention_gap,
-    ulysses_fp8_gap,
-    ulysses_head_gap,
 )
 
 
@@ -73,6 +67,8 @@ def _field_problems(method: str, layout: Layout) -> list[str]:
     for name in _POSITIVE_FIELDS:
         if getattr(layout, name) < 1:
             problems.append(f"{name}: must be at least 1, got {getattr(layout, name)}")
+    if layout.framework not in FRAMEWORKS:
+        problems.append(f"framework: {layout.framework!r} is not one of {', '.join(FRAMEWORKS)}")
     return problems
 
 
@@ -84,17 +80,14 @@ def _framework_problems(shape: ModelShape, method: str, cluster: Cluster,
     if layout.gpus != cluster.gpus:
         problems.append(f"tp x pp x cp x dp: {layout.tp} x {layout.pp} x {layout.cp} x "
                         f"{layout.dp} = {layout.gpus}, but the cluster has {cluster.gpus} GPUs")
-    if layout.framework not in FRAMEWORKS:
-        problems.append(f"framework: {layout.framework!r} is not one of {', '.join(FRAMEWORKS)}")
-    else:
-        stages = framework_zero(layout.framework, layout.pp)
-        if layout.zero in (0, 1, 2, 3) and layout.zero not in stages:
-            pipelined = (f" under pipeline parallelism (pp={layout.pp}: its pipeline engine "
-                         "refuses ZeRO-2 and ZeRO-3)" if stages != FRAMEWORK_ZERO[layout.framework]
-                         else "")
-            problems.append(f"zero: {layout.framework} runs ZeRO stage "
-                            f"{' or '.join(map(str, stages))}{pipelined}, not {layout.zero}")
-    if method in QLORA_METHODS and layout.framework == "megatron":
+    stack = stack_of(layout.framework)
+    stages = framework_zero(layout.framework, layout.pp)
+    if layout.zero in (0, 1, 2, 3) and layout.zero not in stages:
+        pipelined = (f" under pipeline parallelism (pp={layout.pp}: its pipeline engine "
+                     "refuses ZeRO-2 and ZeRO-3)" if stages != stack.zero_stages else "")
+        problems.append(f"zero: {layout.framework} runs ZeRO stage "
+                        f"{' or '.join(map(str, stages))}{pipelined}, not {layout.zero}")
+    if method in QLORA_METHODS and not stack.qlora:
         problems.append("framework: megatron has no 4-bit QLoRA path; use fsdp or deepspeed")
     return problems
 
@@ -153,21 +146,25 @@ def _model_split_problems(shape: ModelShape, method: str, cluster: Cluster,
     of context and pipeline parallelism), tensor parallelism over the heads, pipeline
     parallelism over the layers."""
     problems: list[str] = []
-    if ring_attention_gap(layout.framework, layout.cp, layout.flash_attention):
+    facts = SplitFacts(tp=layout.tp, pp=layout.pp, cp=layout.cp, heads=shape.heads,
+                       seq_len=layout.seq_len, precision=layout.precision,
+                       flash_attention=layout.flash_attention)
+    gaps = {gap.rule: gap for gap in stack_gaps(layout.framework, facts)}
+    # (each in the words and order the check has always stated them: what to change, last)
+    if "ring_attention" in gaps:
         problems.append(f"attention: {RING_ATTENTION_NEEDS_FLASH}; got {layout.framework} with cp "
                         f"{layout.cp} and eager attention")
-    head_gap = ulysses_head_gap(layout.framework, shape.heads, layout.tp, layout.cp)
-    if head_gap:
-        problems.append(f"cp: {head_gap}")
-    fp8_gap = ulysses_fp8_gap(layout.framework, layout.precision, layout.cp)
-    if fp8_gap:
-        problems.append(f"cp: {fp8_gap}; use precision bf16, cp 1 or framework megatron or fsdp")
-    pipeline_gap = pipeline_fp8_gap(layout.framework, layout.precision, layout.pp)
-    if pipeline_gap:
-        problems.append(f"pp: {pipeline_gap}; use precision bf16, pp 1 or framework megatron")
+    if "ulysses_heads" in gaps:
+        problems.append(f"cp: {gaps['ulysses_heads'].reason}")
+    if "ulysses_fp8" in gaps:
+        problems.append(f"cp: {gaps['ulysses_fp8'].reason}; use precision bf16, cp 1 or framework "
+                        "megatron or fsdp")
+    if "pipeline_fp8" in gaps:
+        problems.append(f"pp: {gaps['pipeline_fp8'].reason}; use precision bf16, pp 1 or "
+                        "framework megatron")
     if layout.seq_len % layout.cp:
         problems.append(f"cp: {layout.cp} does not divide the sequence length {layout.seq_len}")
-    elif layout.framework == "megatron" and not megatron_splits_sequence(layout.seq_len, layout.cp):
+    elif "sequence_split" in gaps:
         problems.append(f"cp: {MEGATRON_CP_SEQUENCE}, not {layout.seq_len}")
 
     if shape.heads % layout.tp:
@@ -191,10 +188,11 @@ def _stage_and_precision_problems(shape: ModelShape, method: str, cluster: Clust
         problems.append(f"zero: must be 0, 1, 2 or 3, got {layout.zero}")
     if layout.recompute not in RECOMPUTE:
         problems.append(f"recompute: {layout.recompute!r} is not one of {', '.join(RECOMPUTE)}")
-    if layout.recompute == "full_offload" and layout.framework == "megatron":
+    stack = stack_of(layout.framework)
+    if layout.recompute == "full_offload" and not stack.checkpoint_offload:
         problems.append(f"recompute: {CHECKPOINT_OFFLOAD_NOT_ON_MEGATRON}")
     if layout.recompute_layers is not None and (layout.recompute != "full"
-                                                or layout.framework != "megatron"
+                                                or not stack.block_recompute
                                                 or layout.recompute_layers < 1):
         problems.append(f"recompute_layers: {layout.recompute_layers} layers per chunk is "
                         "Megatron's block recomputation: it needs recompute 'full', framework "
@@ -212,21 +210,22 @@ def _optimizer_problems(shape: ModelShape, method: str, cluster: Cluster,
                         layout: Layout) -> list[str]:
     """An optimizer the framework, ZeRO stage and precision run."""
     problems: list[str] = []
+    stack = stack_of(layout.framework)
     if layout.optimizer not in OPTIMIZERS:
         problems.append(f"optimizer: {layout.optimizer!r} is not one of {', '.join(OPTIMIZERS)}")
     elif layout.optimizer in MEGATRON_ONLY_OPTIMIZERS and (
-            layout.framework != "megatron" or (layout.zero != 1 and layout.shard_ranks > 1)):
+            not stack.distributed_optimizer or (layout.zero != 1 and layout.shard_ranks > 1)):
         # (the search's probe layout meets this check too: a spec's framework, ZeRO stage or QLoRA,
         # whose default stack is FSDP, is refused here)
         problems.append("optimizer: the precision-aware optimizer is Megatron's distributed "
                         "optimizer: it needs framework megatron with zero 1 (or one data-parallel "
                         f"rank), got {layout.framework} with zero {layout.zero}"
                         + (", and QLoRA has no Megatron path" if method in QLORA_METHODS else ""))
-    if layout.optimizer in PYTORCH_ONLY_OPTIMIZERS and layout.framework == "megatron":
+    if layout.optimizer in PYTORCH_ONLY_OPTIMIZERS and not stack.pytorch_optimizers:
         problems.append(f"optimizer: {not_on_megatron(OPTIMIZER_NAME_OF[layout.optimizer])}")
     if layout.optimizer == "adam_bf16" and layout.precision != "bf16":
         problems.append(f"optimizer: {PURE_BF16_PRECISION}")
-    if layout.optimizer == "adam_bf16" and layout.framework == "deepspeed" and layout.zero == 0:
+    if layout.optimizer == "adam_bf16" and stack.pure_bf16_needs_zero and layout.zero == 0:
         # its bf16_master_weights_and_grads and bf16_optimizer_states are ZeRO stage 1-3 settings
         problems.append("optimizer: adamw-bf16 on DeepSpeed needs ZeRO stage 1-3 "
                         "(bf16_master_weights_and_grads), got zero 0")
@@ -258,7 +257,7 @@ def _batch_problems(shape: ModelShape, method: str, cluster: Cluster,
     if layout.micro_batch > per_replica:
         return [f"micro_batch: {layout.micro_batch} exceeds the {per_replica} "
                 "sequences each data-parallel replica gets per step"]
-    if layout.framework in EXACT_BATCH_FRAMEWORKS and per_replica % layout.micro_batch:
+    if stack_of(layout.framework).exact_batch and per_replica % layout.micro_batch:
         return [f"micro_batch: {layout.framework} needs micro-batch x accumulation steps = the "
                 f"{per_replica} sequences each data-parallel replica gets per step "
                 f"(no smaller last micro-batch), and {layout.micro_batch} does not divide them"]

@@ -144,16 +144,9 @@ FP8_CAST_BYTES_PER_ELEMENT = 4.0
 a scaling pass (amax) that reads the input again unless fused (3 B with delayed or fused scaling,
 5 B with a separate dynamic-scaling pass; Transformer Engine, torchao float8). Charged for every
 linear layer's input (forward), output gradient (backward) and weights (twice per micro-batch, or per step
-where the stack caches them: FP8_WEIGHT_CAST_CACHED). This
+where the stack caches them: `Stack.fp8_weight_cast_cached`). This
 is why FP8 gains little on 1-3B models, whose matmuls are short: llm-foundry's FP8 rows run 1.2-1.4x
 their BF16 counterparts (reasoning; the midpoint 4 B is an assumption)."""
-
-FP8_WEIGHT_CAST_CACHED = frozenset({"megatron"})
-"""Stacks that cast a step's FP8 weights once, on its first micro-batch, and reuse them for the others
-(the weights do not change within a step): Transformer Engine's `is_first_microbatch` caching, which
-Megatron-Core's TE layers set for the step's first micro-batch (megatron/core/extensions/
-transformer_engine.py). torchao's float8 under FSDP casts each time the weights are gathered, every
-micro-batch."""
 
 ELEMENTWISE_PASSES_PER_HIDDEN = 30.0
 """Memory-bound (non-GEMM) traffic per token per layer, in 16-bit elements per hidden unit.

@@ -44,6 +44,7 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from plan.models.stacks import stack_of
 from plan.planner.estimate.activations import (
     EAGER_LORA_EXTRA_PER_HIDDEN,
     EAGER_NORM_EXTRA_PER_HIDDEN,
@@ -182,7 +183,8 @@ def loss_phase_bytes(shape: ModelShape, adapters: bool, layout: Layout, tokens: 
     final norm's output that the output projection saves (Megatron keeps its sequence-parallel
     shard; DTensor and tp = 1 keep it whole)."""
     sp = layout.sequence_parallel or layout.tp == 1
-    head_input_div = layout.tp if sp and layout.framework != "fsdp" else 1
+    whole = stack_of(layout.framework).tensor_parallel_gathers_saved
+    head_input_div = layout.tp if sp and not whole else 1
     return (_loss_bytes(shape, adapters, layout, tokens)
             + tokens * 2.0 * shape.hidden / head_input_div)
 
@@ -204,7 +206,7 @@ def kept_output_bytes(shape: ModelShape, layout: Layout, tokens: float) -> float
     hidden states. Megatron and pp = 1 keep none."""
     output_bytes = (shape.hidden * WEIGHT_BYTES if layout.loss == "fused"
                     else shape.vocab * KEPT_OUTPUT_LOGIT_BYTES)
-    if layout.framework == "fsdp" and layout.pp > 1:
+    if stack_of(layout.framework).pipeline_caches_stage_outputs and layout.pp > 1:
         return max(0, layout.micro_batches - 1) * tokens * output_bytes / layout.tp
     return 0.0
 
@@ -213,7 +215,8 @@ def stage_output_bytes(layout: Layout, checkpoint: float) -> float:
     """torch.distributed.pipelining caches each in-flight micro-batch's stage output for its
     backward (`fwd_cache`): one layer input, `checkpoint` bytes; Megatron frees the output's data
     once sent (`deallocate_output_tensor`)."""
-    return checkpoint if layout.framework == "fsdp" and layout.pp > 1 else 0.0
+    caches = stack_of(layout.framework).pipeline_caches_stage_outputs
+    return checkpoint if caches and layout.pp > 1 else 0.0
 
 
 class _LossPhase(NamedTuple):
@@ -320,7 +323,7 @@ def fsdp_root_gib(layout: Layout, stage: _Stage, per_layer: float) -> float:
     """FSDP keeps the root module's own parameters (embedding, output layer) gathered from forward
     to backward: the root does not reshard after forward (FSDP2 `fully_shard` docs; torchtitan and
     llm-foundry wrap each block, then the root). 0 unless the layers are gathered under FSDP."""
-    if not gathers_layers(layout) or layout.framework != "fsdp":
+    if not gathers_layers(layout) or not stack_of(layout.framework).gathers_root_module:
         return 0.0
     return (stage.params - per_layer * stage.layers) * WEIGHT_BYTES / GIB
 
@@ -541,6 +544,7 @@ def _logit_bytes(layout: Layout) -> float:
     chunk's gradient."""
     if layout.loss == "chunked":
         return WEIGHT_BYTES + LOSS_CHUNK_GRAD_BYTES / LOSS_CHUNKS
-    if layout.framework == "megatron" or (layout.framework == "deepspeed" and layout.tp > 1):
+    logits_16bit = stack_of(layout.framework).loss_logits_16bit
+    if logits_16bit == "always" or (logits_16bit == "with_tp" and layout.tp > 1):
         return LOGIT_BYTES
     return LOGIT_BYTES_VOCAB_PARALLEL_EAGER if layout.tp > 1 else LOGIT_BYTES_FP32_LOSS

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from plan.models.stacks import stack_of
 from plan.planner.estimate.factors import LOSS_CHUNK_GRAD_BYTES, LOSS_CHUNKS
 from plan.planner.estimate.model_states import WEIGHT_BYTES
 from plan.planner.estimate.types import Layout
@@ -75,7 +76,7 @@ def _loss_notes(facts: MemoryFacts) -> list[str]:
                  if layout.loss == "fused"
                  else f"the logits at {facts.logit_bytes:g} B per element")
         chunked = WEIGHT_BYTES + LOSS_CHUNK_GRAD_BYTES / LOSS_CHUNKS
-        leaner = ("" if layout.loss == "fused" or layout.framework == "megatron" else
+        leaner = ("" if layout.loss == "fused" or not stack_of(layout.framework).leaner_losses else
                   "; a fused linear cross-entropy (--loss fused, a job's loss: fused) never "
                   "holds the whole logits"
                   + ("" if layout.loss == "chunked" else

@@ -25,6 +25,7 @@ adapters switched off: no extra weights.
 from __future__ import annotations
 
 from plan.models.methods import reference_weight_copies
+from plan.models.stacks import stack_of
 from plan.planner.estimate.factors import GIB
 from plan.planner.estimate.flops import QLORA_BITS_PER_PARAM, ModelShape
 from plan.planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout
@@ -71,7 +72,7 @@ def grad_buffer_bytes(layout: Layout) -> float:
     optimizer's bf16 ones, 16-bit gradients in the other stacks."""
     if layout.optimizer == "adam_precision_aware":
         return PRECISION_AWARE_GRAD_BYTES
-    if layout.framework == "megatron" and layout.precision != "fp16":
+    if stack_of(layout.framework).fp32_grad_buffer and layout.precision != "fp16":
         return MEGATRON_GRAD_BYTES
     return GRAD_BYTES
 
@@ -128,7 +129,8 @@ def _group_states(shape: ModelShape, method: str, layout: Layout, params_stage: 
         # the gradients are held unsharded until the last micro-batch, in the fp32 reduce dtype of
         # FSDP2's usual mixed-precision policy (torchtitan: reduce_dtype float32). Over one rank there is
         # nothing to shard or defer, and SHARD_GRAD_OP holds what NO_SHARD holds.
-        unsharded = layout.framework == "fsdp" and z == 2 and layout.micro_batches > 1 and d > 1
+        unsharded = (stack_of(layout.framework).defers_stage2_grads and z == 2
+                     and layout.micro_batches > 1 and d > 1)
         if unsharded and layout.optimizer != "adam_bf16":  # (pure BF16 reduces in BF16)
             grad_bytes = FSDP_ACCUMULATED_GRAD_BYTES
         grads = trainable * grad_bytes / (d if z >= 2 and not unsharded else 1)

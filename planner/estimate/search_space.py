@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Any, NamedTuple
 
+from plan.models.stacks import stack_of
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.compute import (
     MicroBatchCompute,
@@ -206,7 +207,7 @@ def tries_block(spec: LayoutSpec) -> bool:
 
 def loss_on(spec: LayoutSpec, framework: str | None) -> str:
     """The spec's loss on a stack: Megatron's (and an unnamed stack's skeleton) is always plain."""
-    return spec.loss if framework not in (None, "megatron") else "plain"
+    return spec.loss if framework is not None and stack_of(framework).leaner_losses else "plain"
 
 
 @dataclass(frozen=True)
@@ -524,7 +525,7 @@ def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
                 # recomputation) redoes at least `recompute_layers` (or 1) layers of each of the v
                 # chunks of the slowest stage
                 block = spec.recompute_layers or (
-                    1 if tries_block(spec) and fw == "megatron" else 0)
+                    1 if tries_block(spec) and stack_of(fw).block_recompute else 0)
                 for v in vs:
                     # (a chunk of one layer has no block method: all of it or none is recomputed)
                     partial = block and rc == "full" and -(-stage // v) > 1

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from plan.models.methods import DPO_METHODS, QLORA_FP8
+from plan.models.stacks import may_run, named_stack, stack_of, stated_lacks
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.estimator import layout_problems
 from plan.planner.estimate.flops import ModelShape
@@ -28,7 +29,6 @@ from plan.planner.estimate.stack_rules import (
 from plan.planner.estimate.stages import split_problem
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
-    EXACT_BATCH_FRAMEWORKS,
     EXPERTS_NOT_SPLIT_ON_DEEPSPEED,
     EXPERTS_SPLIT_BY_TORCHTITAN,
     MEGATRON_CP_SEQUENCE,
@@ -94,7 +94,7 @@ def _field_problems(shape: ModelShape, method: str, cluster: Cluster,
         problems.append(QLORA_FP8)
     if spec.recompute_layers is not None and (not 1 <= spec.recompute_layers <= shape.layers
                                               or spec.recompute not in (None, "full")
-                                              or spec.framework not in (None, "megatron")):
+                                              or stated_lacks(spec.framework, "block_recompute")):
         problems.append(f"recompute_layers: {spec.recompute_layers} layers per chunk is Megatron's "
                         f"block recomputation: 1 to the model's {shape.layers} layers, with "
                         "recompute full and framework megatron")
@@ -122,7 +122,7 @@ def _check_split_and_method(shape: ModelShape, method: str, cluster: Cluster,
             field_name = "virtual_pipeline" if (spec.virtual_pipeline or 1) > 1 else "pp"
             raise ValueError(f"{field_name}: " + "; ".join(str(problem) for problem in splits))
     if (spec.recompute_layers and method in QLORA_METHODS
-            and spec.framework in (None, "megatron")):
+            and may_run(spec.framework, "block_recompute")):
         raise ValueError("recompute_layers: block recomputation is Megatron's, and Megatron has no "
                          "4-bit QLoRA path; use --recompute full")
     if spec.recompute_layers and method in DPO_METHODS and spec.framework is None:
@@ -144,7 +144,7 @@ def _check_stack_gaps(shape: ModelShape, method: str, cluster: Cluster, spec: La
     if spec.tp is not None or spec.pp is not None:  # a stated split no stack the job may use runs
         split_gap = _every_stack_gap(method, spec, lambda fw: fsdp_stack_gap(
             method, spec.optimizer, spec.precision, spec.tp or 1, spec.pp or 1)
-            if fw == "fsdp" else None)
+            if stack_of(fw).recipe_family else None)
         if split_gap:
             (field_name, why), left_out = split_gap
             raise ValueError(f"{field_name}: {why}; no stack runs {method} at "
@@ -155,10 +155,11 @@ def _check_stack_gaps(shape: ModelShape, method: str, cluster: Cluster, spec: La
         if experts_gap:
             why, left_out = experts_gap
             raise ValueError(f"ep: {why}; no stack runs {method} at ep={spec.ep}{left_out}")
-    if spec.framework == "deepspeed" and (spec.cp or 1) > 1:
+    stated = named_stack(spec.framework)
+    if stated is not None and stated.context_parallel == "ulysses" and (spec.cp or 1) > 1:
         # (Ulysses: whole heads per rank at some tp)
         tps = [spec.tp] if spec.tp else [t for t in divisors(cluster.gpus) if shape.heads % t == 0]
-        head_gaps = [ulysses_head_gap("deepspeed", shape.heads, t, spec.cp or 1) for t in tps]
+        head_gaps = [ulysses_head_gap(stated.framework, shape.heads, t, spec.cp or 1) for t in tps]
         if head_gaps and all(head_gaps):
             raise ValueError(f"cp: {head_gaps[0]}"
                              + ("" if spec.tp else " at any tensor-parallel size"))
@@ -191,15 +192,15 @@ def _check_batch(cluster: Cluster, spec: LayoutSpec) -> None:
     micro-batch that divides no replica's share on a stack that needs it to."""
     gpus, tp, pp, cp = cluster.gpus, spec.tp or 1, spec.pp or 1, spec.cp or 1
     dp = gpus // (tp * pp * cp)
-    if (spec.framework == "megatron" and (spec.virtual_pipeline or 1) > 1 and spec.tp is not None
+    if ((spec.virtual_pipeline or 1) > 1 and spec.tp is not None
             and spec.pp is not None and spec.global_batch is not None):
         gb = batch_for_replicas(spec.global_batch, dp)
-        if gb is not None and interleaving_refused("megatron", spec.virtual_pipeline or 1,
+        if gb is not None and interleaving_refused(spec.framework, spec.virtual_pipeline or 1,
                                                    gb // dp, pp):
             raise ValueError(f"virtual_pipeline: Megatron's interleaved schedule needs at least "
                              f"pp = {pp} micro-batches per step; a global batch of {gb} over "
                              f"dp = {dp} gives at most {gb // dp}")
-    if (spec.micro_batch and spec.framework in EXACT_BATCH_FRAMEWORKS
+    if (spec.micro_batch and spec.framework is not None and stack_of(spec.framework).exact_batch
             and spec.global_batch is not None):
         fixed_split = spec.tp is not None and spec.pp is not None
         dps = (dp,) if fixed_split else divisors(gpus // (tp * pp * cp))
@@ -225,8 +226,9 @@ def _check_probe(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
     # (Megatron's distributed optimizer is zero 1: a Megatron-only optimizer is probed there;
     # DeepSpeed keeps pure BF16 AdamW's states at ZeRO stage 1-3 only)
     probe_zero = spec.zero if spec.zero is not None else (
-        1 if (probe_fw == "megatron" and spec.optimizer in MEGATRON_ONLY_OPTIMIZERS)
-        or (probe_fw == "deepspeed" and spec.optimizer == "adam_bf16") else 0)
+        1 if (stack_of(probe_fw).distributed_optimizer
+              and spec.optimizer in MEGATRON_ONLY_OPTIMIZERS)
+        or (stack_of(probe_fw).pure_bf16_needs_zero and spec.optimizer == "adam_bf16") else 0)
     probe = Layout(tp=tp, pp=pp, dp=dp, cp=cp, framework=probe_fw, zero=probe_zero,
                    recompute=spec.recompute or "none",
                    micro_batch=spec.micro_batch or 1,

@@ -13,14 +13,12 @@ from __future__ import annotations
 from typing import Protocol
 
 from plan.models.methods import DPO_METHODS
-from plan.models.scenario import hybrid_shard_conflict
+from plan.models.stacks import SplitFacts, hybrid_shard_conflict, stack_gaps, stack_of
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     DEEPSPEED_OFFLOAD_OPTIMIZERS,
-    EXACT_BATCH_FRAMEWORKS,
     FRAMEWORK_ZERO,
-    MEGATRON_CP_SEQUENCE,
     MEGATRON_ONLY_OPTIMIZERS,
     OPTIMIZER_NAME_OF,
     PYTORCH_ONLY_OPTIMIZERS,
@@ -28,12 +26,7 @@ from plan.planner.estimate.types import (
     LayoutSpec,
     framework_zero,
     hybrid_shard_group,
-    megatron_splits_sequence,
     offloads_states,
-    pipeline_fp8_gap,
-    ring_attention_gap,
-    ulysses_fp8_gap,
-    ulysses_head_gap,
 )
 
 
@@ -87,15 +80,12 @@ def split_gap(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int, c
     data-parallel path (LLaMA-Factory, the Hugging Face Trainer: ZeRO/FSDP sharding); a tensor or
     context parallelism the user fixed is kept, as DeepSpeed AutoTP and accelerate's parallelism
     config run it."""
-    if framework == "megatron" and not megatron_splits_sequence(spec.seq_len, cp):
-        return MEGATRON_CP_SEQUENCE
-    gap = (ring_attention_gap(framework, cp, spec.flash_attention)
-           or ulysses_head_gap(framework, heads, tp, cp)
-           or ulysses_fp8_gap(framework, spec.precision, cp)
-           or pipeline_fp8_gap(framework, spec.precision, pp))
-    if gap:
-        return gap
-    if framework != "fsdp":
+    gaps = stack_gaps(framework, SplitFacts(tp=tp, pp=pp, cp=cp, heads=heads, seq_len=spec.seq_len,
+                                            precision=spec.precision,
+                                            flash_attention=spec.flash_attention))
+    if gaps:
+        return gaps[0].reason
+    if not stack_of(framework).recipe_family:
         return None
     if (spec.framework is None and spec.pytorch_stacks_only
             and ((tp > 1 and spec.tp is None) or (cp > 1 and spec.cp is None))):
@@ -153,7 +143,7 @@ def replicated_split_gap(method: str, spec: LayoutSpec, framework: str, zero: in
     (launch-configs.md, accelerate: tp or cp with dp_replicate > 1 and dp_shard == 1 is refused)
     where torchtitan cannot run the job either (adapters, DPO, another optimizer than Adam, fp16:
     `fsdp_stack_gap`), or None."""
-    if (framework == "fsdp" and zero == 0 and split.dp > 1 and (split.tp > 1 or split.cp > 1)
+    if (stack_of(framework).recipe_family and zero == 0 and split.dp > 1 and (split.tp > 1 or split.cp > 1)
             and (method in ADAPTER_METHODS or method in DPO_METHODS or spec.optimizer != "adam"
                  or spec.precision == "fp16")):
         return REPLICATED_SPLIT
@@ -186,9 +176,10 @@ def selective_gap(method: str, optimizer: str, precision: str, framework: str,
     torchtitan, whose op-level policy the FSDP estimate models, has no adapters, no DPO loss, AdamW
     or Adam only, bf16 only, and offloads the model states only where FSDP2 shards them over more
     than one rank (launch-configs.md, our exports)."""
-    if framework == "megatron":
+    policy = stack_of(framework).selective_recompute
+    if policy == "attention":
         return None
-    if framework == "deepspeed":
+    if policy == "none":
         return ("DeepSpeed checkpoints whole layers only (activation_checkpointing has no "
                 "selective policy)")
     if method in ADAPTER_METHODS:
@@ -208,7 +199,7 @@ def selective_gap(method: str, optimizer: str, precision: str, framework: str,
 def uneven_micro_batch_gap(spec: LayoutSpec, framework: str, replica_batch: int) -> str | None:
     """Why a stated micro-batch cannot run on this stack with this replica batch, or None: Megatron
     and DeepSpeed take no smaller last micro-batch (EXACT_BATCH_FRAMEWORKS)."""
-    if (spec.micro_batch and framework in EXACT_BATCH_FRAMEWORKS
+    if (spec.micro_batch and stack_of(framework).exact_batch
             and replica_batch % spec.micro_batch):
         return (f"{framework} needs micro-batch x accumulation steps = each replica's share of the "
                 "global batch")
@@ -234,16 +225,6 @@ def recompute_gap(recompute: str, method: str, spec: LayoutSpec, framework: str,
     unsharded_offload = (bool(spec.state_offload) and split.dp * split.cp == 1
                          and offloads_states(framework, zero, split.tp, split.pp, spec.optimizer))
     return selective_gap(method, spec.optimizer, spec.precision, framework, unsharded_offload)
-
-
-SEARCHED_ZERO = {"megatron": (1,), "fsdp": (0, 2, 3), "deepspeed": (1, 2, 3)}
-"""ZeRO stages searched per framework over more than one rank. Megatron's 2 and 3 (Megatron-FSDP)
-are estimated where a job states them with framework megatron, never searched: no published run of
-that stack calibrates them, and a row or job that names only a ZeRO stage of 2 or 3 ran FSDP or
-DeepSpeed. Megatron's and DeepSpeed's ZeRO-1 moves what ZeRO-0 moves with less memory, so 0 is not
-searched there; PyTorch has no ZeRO-1, and its replicated data parallelism (DDP, FSDP NO_SHARD)
-gathers nothing, which is what LoRA and QLoRA over several GPUs usually run (their trainable states
-are small)."""
 
 
 def searched_frameworks(method: str, spec: LayoutSpec) -> tuple[str, ...]:
@@ -286,15 +267,17 @@ def framework_options(method: str, spec: LayoutSpec, shard_ranks: int,
     options: list[tuple[str, int]] = []
     for fw in fws:
         if spec.zero is not None:
-            searched_megatron_fsdp = fw == "megatron" and spec.zero >= 2 and spec.framework is None
+            # (a sharding no run calibrates, Megatron-FSDP's, is estimated where it is named only)
+            uncalibrated = (stack_of(fw).uncalibrated_sharding is not None and spec.zero >= 2
+                            and spec.framework is None)
             stages: tuple[int, ...] = ((spec.zero,) if spec.zero in FRAMEWORK_ZERO[fw]
-                                       and not searched_megatron_fsdp else ())
+                                       and not uncalibrated else ())
         elif shard_ranks == 1:
             # (one GPU shards nothing, but ZeRO-3 can still keep its states on the host)
             stages = tuple(z for z in ((0, 3) if spec.state_offload else (0,))
                            if z in FRAMEWORK_ZERO[fw])
         else:
-            stages = SEARCHED_ZERO[fw]
+            stages = stack_of(fw).searched_zero
         options += [(fw, z) for z in stages if z in framework_zero(fw, pp)]
     return tuple(options)
 
@@ -332,7 +315,7 @@ def recompute_options(spec: LayoutSpec, framework: str,
     the combinations' filter in `search_space.combinations`)."""
     if spec.recompute or spec.recompute_layers:
         return (spec.recompute or "full",)
-    if framework != "fsdp" or spec.state_offload:
+    if not stack_of(framework).recipe_family or spec.state_offload:
         return ("none", "full")
     if spec.pytorch_stacks_only:
         return ("none", "full", *(("full_offload",) if spec.offload else ()))

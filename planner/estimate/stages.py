@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from plan.models.stacks import layer_split_gap, stack_of
+
 TORCHTITAN_EDGE_LAYERS = 2
 """torchtitan counts the embedding and the output layer as one layer each when it splits a model into
 stages (`first/last_stage_less_layers`, default 1 each)."""
@@ -73,14 +75,15 @@ def split_problem(layers: int, pp: int, virtual: int, framework: str) -> str | N
     stages each, or None when it can."""
     if pp <= 1:
         return None
-    if framework == "megatron":
+    stack = stack_of(framework)
+    if stack.pipeline_layer_split == "even_chunks":
         if megatron_split_flags(layers, pp, virtual) is None:
             chunks = f" of vpp={virtual} equal chunks" if virtual > 1 else ""
             return (f"Megatron cannot split {layers} layers over pp={pp} stages{chunks}, none longer than "
                     f"{-(-layers // pp)} layers")
         return None
-    if framework == "deepspeed":
-        return "DeepSpeed's pipeline engine has no interleaved stages" if virtual > 1 else None
+    if stack.pipeline_layer_split == "any":
+        return layer_split_gap(framework, virtual)
     if torchtitan_layers_per_stage(layers, pp * virtual) is None:
         return f"torchtitan has no layers-per-stage value that splits {layers} layers into {pp * virtual} stages"
     return None

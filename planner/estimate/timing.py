@@ -45,6 +45,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from plan.models.methods import reference_forward_passes
+from plan.models.stacks import stack_of
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.compute import (
     MicroBatchCompute,
@@ -104,7 +105,7 @@ def cp_exposed_s(shape: ModelShape, layout: Layout, cp_link: GroupLink | None, m
     Ulysses' all-to-alls, `ulysses_s`)."""
     if layout.cp <= 1 or cp_link is None:
         return 0.0
-    if layout.framework == "deepspeed":
+    if stack_of(layout.framework).context_parallel == "ulysses":
         return ulysses_s(shape, layout, cp_link, mbc.layers, recompute_passes)
     chunk = tokens_per_gpu_micro_batch(layout) * 2 * shape.kv_dim / layout.tp * 2.0
     per_layer_fwd = (layout.cp - 1) * cp_link.p2p_s(chunk)
@@ -196,7 +197,7 @@ def _edge_params(shape: ModelShape, layout: Layout) -> tuple[float, float]:
     embed, head = shape.embed_params / layout.tp, shape.head_params / layout.tp
     if layout.pp > 1:
         return embed, 0.0
-    if layout.framework == "fsdp":
+    if stack_of(layout.framework).gathers_root_module:
         return embed + head, 0.0
     return embed, head
 
@@ -354,7 +355,7 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
                           collective(params.back_trained * 2.0))
         return gathered.once_per_step(forward_mb, layers, layout)
 
-    if zero == 2 and layout.framework in ("deepspeed", "megatron"):
+    if zero == 2 and stack_of(layout.framework).stage2_reduces_every_micro_batch:
         # DeepSpeed stage 2 reduce-scatters every micro-batch's gradients and, as stage 1 does,
         # all-gathers the updated 16-bit parameters after the step (deepspeed/runtime/zero/
         # stage_1_and_2.py); so does Megatron-FSDP optim_grads: the gradient shards are all there is

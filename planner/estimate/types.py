@@ -28,7 +28,32 @@ from plan.models.methods import (  # noqa: F401  (re-exported: the estimator's m
     QLORA_METHODS,
     Method,
 )
-from plan.models.scenario import HYBRID_SHARD_FRAMEWORKS, PYTORCH_ONLY_OPTIMIZER_NAMES
+from plan.models.stacks import (  # noqa: F401  (re-exported: what the stacks run)
+    DEEPSPEED_OFFLOAD_OPTIMIZERS,
+    DEEPSPEED_PIPELINE_ZERO,
+    EXACT_BATCH_FRAMEWORKS,
+    EXPERTS_NOT_SPLIT_ON_DEEPSPEED,
+    EXPERTS_SPLIT_BY_TORCHTITAN,
+    FRAMEWORK_ZERO,
+    GPU_ONLY_OPTIMIZERS,
+    MEGATRON_CP_SEQUENCE,
+    MEGATRON_FSDP_SHARDING,
+    PIPELINE_WITHOUT_FP8,
+    PYTORCH_ONLY_OPTIMIZER_NAMES,
+    RING_ATTENTION_NEEDS_FLASH,
+    STATE_OFFLOAD_FRAMEWORKS,
+    ULYSSES_WITHOUT_FP8,
+    expert_parallel_gap,
+    framework_zero,
+    hybrid_shard_refused,
+    interleaving_refused,
+    megatron_splits_sequence,
+    offloads_states,
+    pipeline_fp8_gap,
+    ring_attention_gap,
+    ulysses_fp8_gap,
+    ulysses_head_gap,
+)
 from plan.planner.estimate.band import MEMORY_BAND, memory_factor, throughput_band
 from plan.planner.estimate.reliability import RunEstimate, run_estimate
 
@@ -83,148 +108,6 @@ LOSS_KINDS = {
              "Cross-Entropy)",
 }
 """What each non-plain loss is and which libraries run it, as notes, plans and exports say it."""
-FRAMEWORK_ZERO = {"megatron": (0, 1, 2, 3), "fsdp": (0, 2, 3), "deepspeed": (0, 1, 2, 3)}
-"""ZeRO stages each framework runs (FSDP: NO_SHARD, SHARD_GRAD_OP, FULL_SHARD; Megatron: 1 is the
-distributed optimizer, 2 and 3 Megatron-FSDP's `optim_grads` and `optim_grads_params`, `--use-megatron-fsdp
---data-parallel-sharding-strategy`, docs/sources/launch-configs.md section 2)."""
-EXACT_BATCH_FRAMEWORKS = frozenset({"megatron", "deepspeed"})
-"""Stacks whose global batch is micro-batch x accumulation steps x dp exactly (Megatron-LM's
-`gbs % (mbs * dp) == 0`, DeepSpeed's train_batch_size; docs/sources/launch-configs.md): no smaller
-last micro-batch."""
-
-
-def interleaving_refused(framework: str | None, virtual_pipeline: int, micro_batches: int, pp: int) -> bool:
-    """Whether a stack refuses this interleaved schedule: Megatron runs micro-batches in groups of pp (its
-    default --microbatch-group-size-per-virtual-pipeline-stage; docs/sources/launch-configs.md), so
-    fewer than pp per step with virtual stages is refused."""
-    return framework == "megatron" and virtual_pipeline > 1 and micro_batches < pp
-
-
-DEEPSPEED_PIPELINE_ZERO = (0, 1)
-"""ZeRO stages DeepSpeed runs under pipeline parallelism: its `PipelineModule` engine asserts stage < 2
-("ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism", deepspeed/runtime/pipe/engine.py;
-docs/sources/launch-configs.md section 1)."""
-
-
-def framework_zero(framework: str, pp: int = 1) -> tuple[int, ...]:
-    """ZeRO stages `framework` runs with `pp` pipeline stages (FRAMEWORK_ZERO, less what DeepSpeed's
-    pipeline engine refuses)."""
-    stages = FRAMEWORK_ZERO[framework]
-    if framework == "deepspeed" and pp > 1:
-        return tuple(z for z in stages if z in DEEPSPEED_PIPELINE_ZERO)
-    return stages
-
-
-MEGATRON_CP_SEQUENCE = "Megatron's context parallelism needs a sequence length that is a multiple of 2 x cp"
-"""Megatron splits each sequence into 2 x cp chunks, two per rank, to balance causal attention
-(`seq % (2 * cp) == 0`, docs/sources/launch-configs.md section 2)."""
-
-
-def megatron_splits_sequence(seq_len: int, cp: int) -> bool:
-    """Whether Megatron can split a sequence of `seq_len` tokens over `cp` ranks (MEGATRON_CP_SEQUENCE)."""
-    return cp <= 1 or seq_len % (2 * cp) == 0
-
-
-RING_ATTENTION_NEEDS_FLASH = ("context parallelism runs ring attention through flash kernels (Megatron through "
-                              "Transformer Engine's fused or flash attention, its own attention asserting cp = 1; "
-                              "torchtitan and accelerate through SDPA's flash or efficient backends); only "
-                              "DeepSpeed's Ulysses, which splits the heads, runs eager attention with cp > 1")
-"""Why Megatron and the FSDP family run no context parallelism with eager attention
-(docs/sources/launch-configs.md: accelerate's cp is ring attention over SDPA; Megatron-Core's local
-DotProductAttention asserts context_parallel_size == 1)."""
-
-
-def ring_attention_gap(framework: str, cp: int, flash_attention: bool) -> str | None:
-    """RING_ATTENTION_NEEDS_FLASH where this stack cannot split the sequence with this attention, else None."""
-    return RING_ATTENTION_NEEDS_FLASH if cp > 1 and not flash_attention and framework != "deepspeed" else None
-
-
-def ulysses_head_gap(framework: str, heads: int, tp: int, cp: int) -> str | None:
-    """Why DeepSpeed's Ulysses cannot split these heads over cp ranks, or None: it hands each rank whole
-    heads, so the heads each tensor-parallel rank has must divide by cp (launch-configs.md, DeepSpeed: "heads
-    must divide by it")."""
-    if framework != "deepspeed" or cp <= 1 or heads <= 0 or (heads // max(1, tp)) % cp == 0:
-        return None
-    return (f"DeepSpeed's cp is Ulysses, which hands each rank whole attention heads: the {heads // max(1, tp)} "
-            f"heads per tensor-parallel rank do not divide by cp = {cp}")
-
-
-ULYSSES_WITHOUT_FP8 = ("DeepSpeed's context parallelism (Ulysses, `sequence_parallel_size` in its JSON) is written "
-                       "by the deepspeed export, whose JSON has no FP8 setting, and accelerate, which runs FP8 on "
-                       "DeepSpeed through Transformer Engine, splits no sequence on DeepSpeed (its ring attention "
-                       "needs the FSDP2 plugin): no stack plan export writes for runs FP8 with cp > 1 on DeepSpeed")
-"""Why DeepSpeed runs no FP8 with context parallelism here (planner/export/deepspeed.py and accelerate.py
-refuse each half; LLaMA-Factory splits sequences on its Megatron-Bridge backend, which is Megatron)."""
-
-
-def ulysses_fp8_gap(framework: str, precision: str, cp: int) -> str | None:
-    """ULYSSES_WITHOUT_FP8 where DeepSpeed would split the sequence of an FP8 run, else None."""
-    return ULYSSES_WITHOUT_FP8 if framework == "deepspeed" and precision == "fp8" and cp > 1 else None
-
-
-PIPELINE_WITHOUT_FP8 = ("DeepSpeed's pipeline engine is written by the deepspeed export, whose JSON has no FP8 "
-                        "setting, and accelerate, which runs FP8 on DeepSpeed through Transformer Engine, does not "
-                        "pipeline: no stack plan export writes for runs FP8 with pp > 1 on DeepSpeed")
-"""Why DeepSpeed runs no FP8 under pipeline parallelism here (planner/export/deepspeed.py and accelerate.py)."""
-
-
-def pipeline_fp8_gap(framework: str, precision: str, pp: int) -> str | None:
-    """PIPELINE_WITHOUT_FP8 where DeepSpeed would pipeline an FP8 run, else None."""
-    return PIPELINE_WITHOUT_FP8 if framework == "deepspeed" and precision == "fp8" and pp > 1 else None
-
-
-EXPERTS_NOT_SPLIT_ON_DEEPSPEED = ("DeepSpeed splits experts over ranks only through DeepSpeed-MoE layers in the "
-                                  "model's code, which no export writes (Megatron, torchtitan and LLaMA-Factory's "
-                                  "Megatron-Bridge backend split them: framework megatron or fsdp)")
-EXPERTS_SPLIT_BY_TORCHTITAN = ("of the FSDP-family stacks only torchtitan splits experts over ranks "
-                               "(expert_parallel_degree), and it has no DPO loss and trains with AdamW or Adam in bf16 "
-                               "or fp8")
-
-
-def expert_parallel_gap(framework: str, method: str, optimizer: str, precision: str, ep: int) -> str | None:
-    """Why no stack runs expert parallelism `ep` > 1 on this framework for this job, or None: Megatron splits
-    experts whatever it trains; on DeepSpeed no export does; on FSDP only torchtitan (launch-configs.md:
-    Megatron's --expert-model-parallel-size, torchtitan's expert_parallel_degree, Megatron-Bridge's
-    expert_model_parallel_size; the Hugging Face MoE models keep each layer's experts whole)."""
-    if ep <= 1 or framework == "megatron":
-        return None
-    if framework == "deepspeed":
-        return EXPERTS_NOT_SPLIT_ON_DEEPSPEED
-    if method in DPO_METHODS or optimizer != "adam" or precision == "fp16":
-        return EXPERTS_SPLIT_BY_TORCHTITAN
-    return None
-
-
-MEGATRON_FSDP_SHARDING = {2: "optim_grads", 3: "optim_grads_params"}
-"""Megatron-FSDP's `--data-parallel-sharding-strategy` for each ZeRO stage it runs."""
-
-
-STATE_OFFLOAD_FRAMEWORKS = ("fsdp", "deepspeed")
-
-
-GPU_ONLY_OPTIMIZERS = ("adam_8bit", "paged_adam_8bit")
-"""Optimizers with no CPU step: bitsandbytes' 8-bit AdamW runs CUDA kernels only."""
-
-DEEPSPEED_OFFLOAD_OPTIMIZERS = ("adam",)
-"""The optimizers DeepSpeed's ZeRO-Offload steps on the CPU: its CPU Adam (DeepSpeed refuses another client
-optimizer with offload_optimizer unless zero_force_ds_cpu_optimizer is false, and accelerate swaps a torch
-AdamW for DeepSpeedCPUAdam; deepspeed/runtime/engine.py, accelerate/accelerator.py). FSDP's CPU offload steps
-any torch optimizer on the host's parameters."""
-
-
-def offloads_states(framework: str, zero: int, tp: int, pp: int, optimizer: str = "adam") -> bool:
-    """Whether a layout can keep its model states in host memory (`Layout.state_offload`): ZeRO-3 on FSDP or
-    DeepSpeed, without tensor or pipeline parallelism (what their CPU offload is built and tested for), with
-    an optimizer that can step on the CPU (on DeepSpeed, its CPU Adam)."""
-    return (framework in STATE_OFFLOAD_FRAMEWORKS and zero == 3 and tp == 1 and pp == 1
-            and optimizer not in GPU_ONLY_OPTIMIZERS
-            and (framework != "deepspeed" or optimizer in DEEPSPEED_OFFLOAD_OPTIMIZERS))
-
-
-def hybrid_shard_refused(framework: str, zero: int, state_offload: bool = False, ep: int = 1) -> bool:
-    """Whether a layout of this stack and ZeRO stage cannot shard hybrid at all: another stack than FSDP, ZeRO
-    0/1, CPU offload (FSDP offloads the full shard), expert parallelism."""
-    return framework not in HYBRID_SHARD_FRAMEWORKS or zero < 2 or state_offload or ep > 1
 
 
 def hybrid_shard_group(framework: str, zero: int, tp: int, shard_ranks: int, gpus_per_node: int,

@@ -12,6 +12,7 @@ from plan.models.methods import QLORA_METHODS
 from plan.models.platform import billed_hours
 from plan.models.problem import SCALE, Candidate, Problem, PurchaseEconomics, Removed
 from plan.models.scenario import Job
+from plan.models.stacks import stack_of
 from plan.planner.candidates import NOT_WEIGHED, CandidateBuilder
 from plan.planner.candidates.transfer import transfer_line
 from plan.planner.cpsat.run import Outcome
@@ -264,7 +265,8 @@ def _stated_kernels_lines(session: Session, plan: Plan) -> list[str]:
         return []
     jobs = {job.id: job for job in session.loaded.scenario.jobs}
     return [eager_kernels_on_megatron(f"{j.job} states kernels: eager, which", "framework: fsdp or deepspeed")
-            for j in plan.jobs if j.framework == "megatron" and "kernels" in jobs[j.job].model_fields_set
+            for j in plan.jobs if stack_of(j.framework).fused_layers
+            and "kernels" in jobs[j.job].model_fields_set
             and jobs[j.job].kernels == "eager"]
 
 
