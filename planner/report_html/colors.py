@@ -3,7 +3,7 @@ relative luminance and contrast ratio, https://www.w3.org/TR/WCAG21/#dfn-contras
 
 from __future__ import annotations
 
-DARK_INK, LIGHT_INK = "#1a1a1a", "#ffffff"
+DARK_INK, LIGHT_INK = "#000000", "#ffffff"
 
 
 def luminance(hex_color: str) -> float:

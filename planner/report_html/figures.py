@@ -10,17 +10,22 @@ from plan.planner.pareto.front import ParetoFront, time_unit
 from plan.planner.plan import Plan
 
 
+def table_box(name: str) -> str:
+    """The start of a box that scrolls sideways on a narrow screen; a keyboard can focus it to
+    scroll it, and a screen reader hears its name (axe: scrollable-region-focusable)."""
+    return f'<div class="table-box" tabindex="0" role="region" aria-label="{html.escape(name)}">'
+
+
 def scroll_table(head: Sequence[str], rows: Sequence[Sequence[str]], numeric: frozenset[int],
-                 caption: str = "") -> str:
+                 name: str) -> str:
     """A table in its own scrolling box; cells are already-escaped HTML, `numeric` columns are
     right-aligned."""
     def cells(tag: str, values: Sequence[str]) -> str:
         return "".join(f'<{tag} class="num">{v}</{tag}>' if i in numeric else f"<{tag}>{v}</{tag}>"
                        for i, v in enumerate(values))
 
-    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
     body = "".join(f"<tr>{cells('td', row)}</tr>" for row in rows)
-    return (f'<div class="table-box"><table>{cap}<thead><tr>{cells("th", head)}</tr></thead>'
+    return (f'{table_box(name)}<table><thead><tr>{cells("th", head)}</tr></thead>'
             f"<tbody>{body}</tbody></table></div>")
 
 
@@ -38,7 +43,7 @@ def money(amount: float, currency: str) -> str:
 def cost_table(rows: Sequence[tuple[str, float]], what: str, currency: str) -> str:
     return scroll_table([html.escape(what), f"cost ({html.escape(currency)})"],
                         [[html.escape(name), money(cost, currency)] for name, cost in rows],
-                        frozenset({1}))
+                        frozenset({1}), f"cost by {what}")
 
 
 MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "other")
@@ -52,7 +57,8 @@ def memory_table(plan: Plan) -> str:
                      *(f"{float(parts.get(p, 0.0) or 0.0):,.1f}" for p in MEMORY_PARTS),
                      f"{job.memory_gib_per_gpu:,.1f}", f"{job.gpu_memory_gib:g}"])
     head = ["job", "GPU", *(f"{p} (GiB)" for p in MEMORY_PARTS), "peak (GiB)", "card (GiB)"]
-    return scroll_table(head, rows, frozenset(range(2, 2 + len(MEMORY_PARTS) + 2)))
+    return scroll_table(head, rows, frozenset(range(2, 2 + len(MEMORY_PARTS) + 2)),
+                        "memory per GPU by part")
 
 
 def front_table(front: ParetoFront) -> str:
@@ -62,4 +68,5 @@ def front_table(front: ParetoFront) -> str:
              "yes" if p.within_budget and p.meets_deadlines else "no"]
             for n, p in enumerate(front.points, start=1)]
     return scroll_table(["#", f"cost ({html.escape(front.currency)})", f"time ({unit})", "plan",
-                         "within budget and deadline"], rows, frozenset({0, 1, 2}))
+                         "within budget and deadline"], rows, frozenset({0, 1, 2}),
+                        "plans on the cost / time front")

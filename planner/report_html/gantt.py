@@ -8,14 +8,13 @@ from dataclasses import dataclass, field
 
 from plan.models.scenario import Scenario
 from plan.planner.plan import JobPlan, Plan
-from plan.planner.report_html.bar_labels import CHAR_W_PX, Bar, Label, place_labels
+from plan.planner.report_html.bar_labels import Bar, Label, place_labels, text_width_px
 from plan.planner.report_html.colors import ink_on
 from plan.planner.report_html.occupancy import peak_concurrent_gpus
 
 WIDTH = 1000
 LEFT, RIGHT, TOP = 230, 20, 30
 LANE_TEXT_X = 8
-LANE_CHAR_W_PX = 7.6  # a 12 px bold lane name: over-estimated like bar_labels.CHAR_W_PX
 ROW_H, LANE_PAD = 26, 10
 COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f")
 
@@ -135,8 +134,8 @@ def _lane(lane: Lane, y: int, scale: _Scale) -> list[str]:
     """The lane's box, its name and capacity (cut to the space left of the bars) and held window."""
     lane_h = max(1, len(lane.rows)) * ROW_H
     out = [f'<rect class="lane" x="0" y="{y}" width="{WIDTH}" height="{lane_h + LANE_PAD - 2}"/>',
-           _fitted(lane.label, "lane-label", y + 16, LANE_CHAR_W_PX),
-           _fitted(lane.capacity, "lane-cap", y + 30, CHAR_W_PX)]
+           _fitted(lane.label, "lane-label", y + 16, font_px=12.0, bold=True),
+           _fitted(lane.capacity, "lane-cap", y + 30, font_px=11.0, bold=False)]
     if lane.window:
         x0, x1 = scale.x(lane.window[0]), scale.x(lane.window[1])
         out.append(f'<rect class="held" x="{x0:.1f}" y="{y + 2}" width="{max(1.0, x1 - x0):.1f}" '
@@ -145,11 +144,12 @@ def _lane(lane: Lane, y: int, scale: _Scale) -> list[str]:
     return out
 
 
-def _fitted(text: str, css: str, y: int, char_w_px: float) -> str:
+def _fitted(text: str, css: str, y: int, font_px: float, bold: bool) -> str:
     """A lane's text, shortened with an ellipsis (the whole of it in a tooltip) to stay left of
     the bars."""
-    room = int((LEFT - 2 * LANE_TEXT_X) / char_w_px)
-    short = text if len(text) <= room else text[:room - 1] + "…"
+    short = text
+    while len(short) > 1 and text_width_px(short, font_px, bold) > LEFT - 2 * LANE_TEXT_X:
+        short = short[:-2] + "…"
     return (f'<text class="{css}" x="{LANE_TEXT_X}" y="{y}">{html.escape(short)}'
             f"<title>{html.escape(text)}</title></text>")
 
@@ -182,7 +182,7 @@ def _job(job: JobPlan, top: int, scale: _Scale, color: str, currency: str) -> li
     tip = (f"{job.job}: {job.gpus}x {job.gpu} on {job.platform} ({job.billing}), hours "
            f"{job.start_h:,.1f} to {job.end_h:,.1f}, {job.cost:,.0f} {currency}")
     out.append(f'<rect class="job-bar" data-job="{html.escape(job.job)}" '
-               f'data-start-h="{job.start_h}" data-end-h="{job.end_h}" '
+               f'data-start-h="{job.start_h}" data-end-h="{job.end_h}" data-gpus="{job.gpus}" '
                f'x="{scale.x(job.start_h):.2f}" y="{top}" width="{_width(job, scale):.2f}" '
                f'height="{ROW_H - 6}" fill="{color}"><title>{html.escape(tip)}</title></rect>')
     return out

@@ -11,7 +11,7 @@ from plan.planner.pareto.front import ParetoFront
 from plan.planner.pareto.html import front_svg
 from plan.planner.plan import Plan, SolveResult
 from plan.planner.report_html.charts import billing_lines, cost_svgs, memory_svg
-from plan.planner.report_html.figures import cost_table, figure, front_table, memory_table, money
+from plan.planner.report_html.figures import cost_table, figure, front_table, memory_table, money, table_box
 from plan.planner.report_html.gantt import gantt_chart
 
 CSS = """
@@ -39,7 +39,6 @@ main { overflow-wrap: break-word; }
 svg { display: block; width: 100%; height: auto; } figure { margin: 0 0 8px; }
 figcaption { color: #555; font-size: 13px; margin-top: 4px; } summary { font-size: 13px; cursor: pointer; }
 .table-box { max-width: 100%; overflow-x: auto; } .table-box table { min-width: 36em; }
-caption { text-align: left; }
 .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 6px; border: 1px solid #333; }
 .gantt-key { list-style: none; padding-left: 0; }
 @media (max-width: 600px) { body { margin: 12px auto; padding: 0 8px; } td, th { font-size: 13px; } }
@@ -109,8 +108,9 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
 
 
 def _jobs_section(best: Plan, cur: str) -> list[str]:
-    out = ['<h2>Jobs of the best plan</h2><div class="table-box"><table><thead><tr><th>job</th>'
-           f'<th>where</th><th>layout</th><th class="num">start (h)</th><th class="num">end (h)</th>'
+    out = ["<h2>Jobs of the best plan</h2>",
+           table_box("jobs of the best plan") + "<table><thead><tr><th>job</th><th>where</th>"
+           '<th>layout</th><th class="num">start (h)</th><th class="num">end (h)</th>'
            f'<th class="num">cost ({_e(cur)})</th><th class="num">tokens/s</th></tr></thead><tbody>']
     for j in best.jobs:
         layout = (f"tp={j.tp} pp={j.pp} cp={j.cp}" + (f" ep={j.ep}" if j.ep > 1 else "")
@@ -155,7 +155,7 @@ def _cost_and_memory_sections(best: Plan, cur: str, headroom: float) -> list[str
 
 
 def _alternatives_section(result: SolveResult, cur: str) -> list[str]:
-    out = [f'<h2>Alternatives</h2><div class="table-box"><table><thead><tr><th>#</th>'
+    out = ["<h2>Alternatives</h2>", table_box("alternatives") + "<table><thead><tr><th>#</th>"
            f'<th class="num">cost ({_e(cur)})</th><th class="num">done in</th><th>vs plan 1</th>'
            "<th>plan</th></tr></thead><tbody>"]
     for p in result.plans:
