@@ -79,7 +79,8 @@ def _grid(ax: _Axes) -> list[str]:
     for t in _ticks(ax.y_lo, ax.y_hi):
         svg.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{sy(t):.1f}" y2="{sy(t):.1f}" '
                    'class="grid"/>'
-                   f'<text x="{LEFT - 8}" y="{sy(t) + 4:.1f}" text-anchor="end">{t:,.{y_dec}f}</text>')
+                   f'<text x="{LEFT - 8}" y="{sy(t) + 4:.1f}" text-anchor="end">'
+                   f"{t:,.{y_dec}f}</text>")
     return svg
 
 
@@ -123,8 +124,8 @@ def _limits(front: ParetoFront, ax: _Axes, unit: str, per: float) -> list[str]:
                        f'y2="{sy(d):.1f}"/><text class="deadline-label" x="{LEFT + 6}" '
                        f'y="{sy(d) - 5:.1f}">{text}</text>')
         elif d > ax.y_hi:
-            svg.append(f'<text class="deadline-label edge" x="{LEFT + 6}" y="{TOP - 8}">↑ {text}, '
-                       "above the chart</text>")
+            svg.append(f'<text class="deadline-label edge" x="{LEFT + 6}" y="{TOP - 8}">'
+                       f"↑ {text}, above the chart</text>")
         else:
             svg.append(f'<text class="deadline-label edge" x="{LEFT + 6}" '
                        f'y="{HEIGHT - BOTTOM - 6}">↓ {text}: every plan finishes after it</text>')

@@ -50,14 +50,16 @@ def _bars(rows: list[tuple[str, float]], unit: str, css: str, name: str) -> str:
 def cost_svgs(plan: Plan, currency: str) -> tuple[str, str]:
     by_job = [(j.job, j.cost) for j in plan.jobs]
     return (_bars(by_job, currency, "cost-by-job", f"cost of each job ({currency})"),
-            _bars(billing_lines(plan), currency, "cost-by-line", f"cost by billing line ({currency})"))
+            _bars(billing_lines(plan), currency, "cost-by-line",
+                  f"cost by billing line ({currency})"))
 
 
 def memory_svg(plan: Plan, headroom: float) -> str:
     card = max((j.gpu_memory_gib for j in plan.jobs), default=80.0) or 80.0
     scale = (WIDTH - LABEL_W - 200) / card
     height = 34 * len(plan.jobs) + 40
-    out = [svg_open("memory", height, "estimated memory per GPU of each job, by part, against the card")]
+    out = [svg_open("memory", height,
+                    "estimated memory per GPU of each job, by part, against the card")]
     for i, job in enumerate(plan.jobs):
         y = 8 + i * 34
         parts = job.detail.get("memory_gib", {})

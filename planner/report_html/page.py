@@ -11,7 +11,14 @@ from plan.planner.pareto.front import ParetoFront
 from plan.planner.pareto.html import front_svg
 from plan.planner.plan import Plan, SolveResult
 from plan.planner.report_html.charts import billing_lines, cost_svgs, memory_svg
-from plan.planner.report_html.figures import cost_table, figure, front_table, memory_table, money, table_box
+from plan.planner.report_html.figures import (
+    cost_table,
+    figure,
+    front_table,
+    memory_table,
+    money,
+    table_box,
+)
 from plan.planner.report_html.gantt import gantt_chart
 
 CSS = """
@@ -23,9 +30,11 @@ h1 { font-size: 24px; margin-bottom: 4px; } h2 { font-size: 18px; margin-top: 28
 table { border-collapse: collapse; width: 100%; } td, th { border-bottom: 1px solid #e3e3e3; padding: 4px 8px;
         text-align: left; vertical-align: top; font-size: 14px; } th { background: #fafafa; }
 td.num, th.num { text-align: right; white-space: nowrap; }
-svg text { font-size: 12px; fill: #333; } .tick { fill: #666; } .axis { font-size: 12px; fill: #555; }
+svg text { font-size: 12px; fill: #333; } .tick { fill: #666; }
+.axis { font-size: 12px; fill: #555; }
 .grid { stroke: #eee; } .lane { fill: #fafafa; stroke: #e8e8e8; } .lane-label { font-weight: 600; }
-.lane-cap { fill: #555; font-size: 11px; } .held { fill: #dbe9f6; stroke: #9bbbd9; stroke-dasharray: 4 3; }
+.lane-cap { fill: #555; font-size: 11px; }
+.held { fill: #dbe9f6; stroke: #9bbbd9; stroke-dasharray: 4 3; }
 .wait { fill: #e8e8e8; stroke: #bbb; stroke-dasharray: 2 2; } .job-bar { stroke: #333; stroke-width: 0.5; }
 .bar-label { font-size: 11px; } .cost-bar { fill: #4e79a7; } .card { fill: #f2f2f2; stroke: #999; }
 .headroom { stroke: #d62728; stroke-width: 2; stroke-dasharray: 5 3; }
@@ -35,15 +44,22 @@ svg text { font-size: 12px; fill: #333; } .tick { fill: #666; } .axis { font-siz
 .pt circle { fill: #1f77b4; } .pt.beyond circle { fill: #fff; stroke: #d62728; stroke-width: 2; }
 ul { margin-top: 4px; } li { margin: 2px 0; font-size: 14px; }
 main { overflow-wrap: break-word; }
-/* Narrow screens: charts scale to their box, tables scroll inside theirs, the page never sideways */
+/* Narrow screens: charts scale to their box, tables scroll inside theirs, never the page */
 svg { display: block; width: 100%; height: auto; } figure { margin: 0 0 8px; }
-figcaption { color: #555; font-size: 13px; margin-top: 4px; } summary { font-size: 13px; cursor: pointer; }
+figcaption { color: #555; font-size: 13px; margin-top: 4px; }
+summary { font-size: 13px; cursor: pointer; }
 .table-box { max-width: 100%; overflow-x: auto; } .table-box table { min-width: 36em; }
-.swatch { display: inline-block; width: 10px; height: 10px; margin-right: 6px; border: 1px solid #333; }
+.swatch { display: inline-block; width: 10px; height: 10px; margin-right: 6px;
+          border: 1px solid #333; }
 .gantt-key { list-style: none; padding-left: 0; }
-@media (max-width: 600px) { body { margin: 12px auto; padding: 0 8px; } td, th { font-size: 13px; } }
+@media (max-width: 600px) { body { margin: 12px auto; padding: 0 8px; }
+                            td, th { font-size: 13px; } }
 @media print { body { max-width: none; } }
 """
+
+FRONT_CAPTION = ("Each point is the cheapest plan that finishes by its time; up and right of the "
+                 "line is worse on both (shaded). Axes span the points; a budget or deadline "
+                 "outside them is marked at the edge.")
 
 SCRIPT = """
 // Hovering a Gantt bar highlights the job's rows in the tables (no network, no libraries).
@@ -96,9 +112,7 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
     body += _alternatives_section(result, cur)
     if front is not None:
         body += ["<h2>Cost / time front</h2>",
-                 figure(front_svg(front), "Each point is the cheapest plan that finishes by its time; "
-                        "up and right of the line is worse on both (shaded). Axes span the points; a "
-                        "budget or deadline outside them is marked at the edge.", front_table(front))]
+                 figure(front_svg(front), FRONT_CAPTION, front_table(front))]
     body += ["<h2>Why this plan</h2><ul>"] + [f"<li>{_e(line)}</li>" for line in best.explanation] + ["</ul>"]
     body += ["<h2>Assumptions</h2><ul>"] + [f"<li>{_e(line)}</li>" for line in best.assumptions or
                                              ["none beyond the catalog's sourced figures"]] + ["</ul>"]
@@ -111,7 +125,8 @@ def _jobs_section(best: Plan, cur: str) -> list[str]:
     out = ["<h2>Jobs of the best plan</h2>",
            table_box("jobs of the best plan") + "<table><thead><tr><th>job</th><th>where</th>"
            '<th>layout</th><th class="num">start (h)</th><th class="num">end (h)</th>'
-           f'<th class="num">cost ({_e(cur)})</th><th class="num">tokens/s</th></tr></thead><tbody>']
+           f'<th class="num">cost ({_e(cur)})</th><th class="num">tokens/s</th></tr></thead>'
+           "<tbody>"]
     for j in best.jobs:
         layout = (f"tp={j.tp} pp={j.pp} cp={j.cp}" + (f" ep={j.ep}" if j.ep > 1 else "")
                   + f" dp={j.dp} ZeRO-{j.zero}, mb={j.micro_batch}, "
@@ -132,7 +147,8 @@ def _schedule_section(best: Plan, loaded: LoadedScenario, cur: str) -> list[str]
         items = "".join(f'<li><span class="swatch" style="background:{chart.colors[j.job]}"></span>'
                         f"{_e(j.job)} ({j.gpus}x {_e(j.gpu)}), hours {j.start_h:,.1f} to "
                         f"{j.end_h:,.1f}</li>" for j in chart.unlabelled)
-        key = f'<p class="muted">Bars too short for their name:</p><ul class="gantt-key">{items}</ul>'
+        key = ('<p class="muted">Bars too short for their name:</p>'
+               f'<ul class="gantt-key">{items}</ul>')
     caption = ("One lane per platform and pool; owned pools and reservations show their capacity "
                "(a reservation's held window is the dashed box). The jobs table above gives the "
                "same start and end hours.")
@@ -162,7 +178,8 @@ def _alternatives_section(result: SolveResult, cur: str) -> list[str]:
         trade = _e(p.trade.summary(cur)) if p.trade else "best"
         changes = "".join(f"<li>{_e(c)}</li>" for c in (p.trade.changes if p.trade else ()))
         out.append(f'<tr><td>{p.rank}</td><td class="num">{money(p.total_cost, cur)}</td>'
-                   f'<td class="num">{_days(p.makespan_h)}</td><td>{trade}</td><td>{_e(p.summary())}'
+                   f'<td class="num">{_days(p.makespan_h)}</td><td>{trade}</td>'
+                   f"<td>{_e(p.summary())}"
                    + (f"<ul>{changes}</ul>" if changes else "") + "</td></tr>")
     out.append("</tbody></table></div>")
     return out

@@ -163,7 +163,8 @@ def test_report_has_no_serious_accessibility_finding(issue_pages):
         pytest.skip("no Chromium: install the Debian package `chromium` (apt-get install chromium)")
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     axe = pytest.importorskip("axe_playwright_python.sync_playwright",
-                              reason="axe-playwright-python is not installed (pip install -e '.[test]')")
+                              reason="axe-playwright-python is not installed "
+                              "(pip install -e '.[test]')")
     findings = {}
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
@@ -193,10 +194,12 @@ def test_label_widths_are_measured_high_in_the_browser_font():
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         page = browser.new_page()
-        page.set_content('<svg width="3000" height="40"><text id="t" x="0" y="20" style="font-family: '
-                         'system-ui, -apple-system, sans-serif; font-size: 11px"></text></svg>')
-        drawn = {p: page.evaluate("s => { const t = document.getElementById('t'); t.textContent = s; "
-                                  "return t.getBBox().width; }", p) for p in probes}
+        page.set_content('<svg width="3000" height="40"><text id="t" x="0" y="20" '
+                         'style="font-family: system-ui, -apple-system, sans-serif; '
+                         'font-size: 11px"></text></svg>')
+        measure = ("s => { const t = document.getElementById('t'); t.textContent = s; "
+                   "return t.getBBox().width; }")
+        drawn = {p: page.evaluate(measure, p) for p in probes}
         browser.close()
     for probe, width_px in drawn.items():
         assert 0 < width_px <= text_width_px(probe), (probe, width_px)
