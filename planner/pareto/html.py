@@ -17,49 +17,70 @@ LEFT, RIGHT, TOP, BOTTOM = 90, 30, 30, 60
 def _ticks(lo: float, hi: float, count: int = 6) -> list[float]:
     if hi <= lo:
         return [lo]
+    step = _tick_step(lo, hi, count)
+    first = math.ceil(lo / step) * step
+    return [first + k * step for k in range(int((hi - first) / step + 1e-9) + 1)]
+
+
+def _tick_step(lo: float, hi: float, count: int = 6) -> float:
     raw = (hi - lo) / count
     magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
-    first = math.ceil(lo / step) * step
-    return [first + k * step for k in range(int((hi - first) / step) + 1)]
+    return next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+
+
+def _decimals(lo: float, hi: float, least: int) -> int:
+    """Enough decimals that neighbouring tick labels differ."""
+    return max(least, -math.floor(math.log10(_tick_step(lo, hi)))) if hi > lo else least
 
 
 @dataclass(frozen=True)
 class _Axes:
-    """The chart's data ranges (from 0 to x_hi and y_hi) and their mapping to SVG coordinates."""
+    """The chart's data ranges, fitted to the points, and their mapping to SVG coordinates."""
 
+    x_lo: float
     x_hi: float
+    y_lo: float
     y_hi: float
 
     def sx(self, x: float) -> float:
-        return LEFT + x / self.x_hi * (WIDTH - LEFT - RIGHT)
+        return LEFT + (x - self.x_lo) / (self.x_hi - self.x_lo) * (WIDTH - LEFT - RIGHT)
 
     def sy(self, y: float) -> float:
-        return HEIGHT - BOTTOM - y / self.y_hi * (HEIGHT - TOP - BOTTOM)
+        return HEIGHT - BOTTOM - (y - self.y_lo) / (self.y_hi - self.y_lo) * (HEIGHT - TOP - BOTTOM)
 
 
-def _axes(front: ParetoFront, pts: list[FrontPoint], per: float) -> _Axes:
-    """Ranges with room above the dearest and slowest point, the budget and the deadline."""
-    xs = [p.cost for p in pts] + ([front.budget] if front.budget else [])
-    ys = [p.makespan_h / per for p in pts] + ([front.deadline_h / per] if front.deadline_h else [])
-    x_hi = (max(xs) if xs else 1.0) * 1.08 or 1.0
-    y_hi = (max(ys) if ys else 1.0) * 1.12 or 1.0
-    return _Axes(x_hi, y_hi)
+def fitted_range(values: list[float]) -> tuple[float, float]:
+    """A range around the values with a margin of 8% of their spread (5% of the value when they
+    are all equal), never below zero: the budget and deadline do not stretch it (issue 50)."""
+    if not values:
+        return 0.0, 1.0
+    lo, hi = min(values), max(values)
+    pad = (hi - lo) * 0.08 if hi > lo else max(abs(lo) * 0.05, 1.0)
+    return max(0.0, lo - pad), hi + pad
+
+
+def _axes(pts: list[FrontPoint], per: float) -> _Axes:
+    """Ranges spanning the points; a budget or deadline outside them is marked at the edge."""
+    x_lo, x_hi = fitted_range([p.cost for p in pts])
+    y_lo, y_hi = fitted_range([p.makespan_h / per for p in pts])
+    return _Axes(x_lo, x_hi, y_lo, y_hi)
 
 
 def _grid(ax: _Axes) -> list[str]:
     """The grid lines and tick labels of both axes."""
     sx, sy = ax.sx, ax.sy
+    x_dec, y_dec = _decimals(ax.x_lo, ax.x_hi, 0), _decimals(ax.y_lo, ax.y_hi, 1)
     svg: list[str] = []
-    for t in _ticks(0, ax.x_hi):
+    for t in _ticks(ax.x_lo, ax.x_hi):
         svg.append(f'<line x1="{sx(t):.1f}" x2="{sx(t):.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}" '
                    'class="grid"/>'
                    f'<text x="{sx(t):.1f}" y="{HEIGHT - BOTTOM + 18}" text-anchor="middle">'
-                   f'{t:,.0f}</text>')
-    for t in _ticks(0, ax.y_hi):
+                   f'{t:,.{x_dec}f}</text>')
+    for t in _ticks(ax.y_lo, ax.y_hi):
         svg.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{sy(t):.1f}" y2="{sy(t):.1f}" '
                    'class="grid"/>'
-                   f'<text x="{LEFT - 8}" y="{sy(t) + 4:.1f}" text-anchor="end">{t:,.1f}</text>')
+                   f'<text x="{LEFT - 8}" y="{sy(t) + 4:.1f}" text-anchor="end">'
+                   f"{t:,.{y_dec}f}</text>")
     return svg
 
 
@@ -78,19 +99,36 @@ def _dominated(pts: list[FrontPoint], ax: _Axes, per: float) -> list[str]:
 
 
 def _limits(front: ParetoFront, ax: _Axes, unit: str, per: float) -> list[str]:
-    """The budget's vertical line and the deadline's horizontal one, each labelled."""
+    """The budget's vertical line and the deadline's horizontal one, each labelled, where they
+    fall inside the axes; outside, an arrow at the edge they lie beyond."""
     sx, sy = ax.sx, ax.sy
     svg: list[str] = []
     if front.budget:
-        svg.append(f'<line class="budget" x1="{sx(front.budget):.1f}" x2="{sx(front.budget):.1f}" '
-                   f'y1="{TOP}" y2="{HEIGHT - BOTTOM}"/><text class="budget-label" '
-                   f'x="{sx(front.budget) - 4:.1f}" y="{TOP + 12}" text-anchor="end">budget '
-                   f'{front.budget:,.0f} {html.escape(front.currency)}</text>')
+        text = f"budget {front.budget:,.0f} {html.escape(front.currency)}"
+        if ax.x_lo <= front.budget <= ax.x_hi:
+            svg.append(f'<line class="budget" x1="{sx(front.budget):.1f}" '
+                       f'x2="{sx(front.budget):.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}"/>'
+                       f'<text class="budget-label" x="{sx(front.budget) - 4:.1f}" y="{TOP + 12}" '
+                       f'text-anchor="end">{text}</text>')
+        elif front.budget > ax.x_hi:
+            svg.append(f'<text class="budget-label edge" x="{WIDTH - RIGHT}" y="{TOP + 12}" '
+                       f'text-anchor="end">{text}, right of the chart →</text>')
+        else:
+            svg.append(f'<text class="budget-label edge" x="{LEFT + 4}" y="{TOP + 12}">← {text}: '
+                       "every plan is over it</text>")
     if front.deadline_h:
         d = front.deadline_h / per
-        svg.append(f'<line class="deadline" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{sy(d):.1f}" '
-                   f'y2="{sy(d):.1f}"/><text class="deadline-label" x="{LEFT + 6}" '
-                   f'y="{sy(d) - 5:.1f}">deadline {d:,.1f} {unit}</text>')
+        text = f"deadline {d:,.1f} {unit}"
+        if ax.y_lo <= d <= ax.y_hi:
+            svg.append(f'<line class="deadline" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{sy(d):.1f}" '
+                       f'y2="{sy(d):.1f}"/><text class="deadline-label" x="{LEFT + 6}" '
+                       f'y="{sy(d) - 5:.1f}">{text}</text>')
+        elif d > ax.y_hi:
+            svg.append(f'<text class="deadline-label edge" x="{LEFT + 6}" y="{TOP - 8}">'
+                       f"↑ {text}, above the chart</text>")
+        else:
+            svg.append(f'<text class="deadline-label edge" x="{LEFT + 6}" '
+                       f'y="{HEIGHT - BOTTOM - 6}">↓ {text}: every plan finishes after it</text>')
     return svg
 
 
@@ -125,10 +163,10 @@ def _axis_titles(front: ParetoFront, unit: str) -> str:
 def _chart(front: ParetoFront, unit: str, per: float) -> list[str]:
     """The inline SVG chart, in pieces to join."""
     pts = sorted(front.points, key=lambda p: p.cost)
-    ax = _axes(front, pts, per)
-    svg: list[str] = [f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
-                      'role="img" '
-                      f'aria-label="cost and time of each plan on the front">']
+    ax = _axes(pts, per)
+    svg: list[str] = [f'<svg id="front" viewBox="0 0 {WIDTH} {HEIGHT}" width="100%" role="img" '
+                      'aria-labelledby="front-title"><title id="front-title">cost and time of '
+                      "each plan on the front</title>"]
     svg += _grid(ax)
     if pts:
         svg += _dominated(pts, ax, per)
@@ -152,6 +190,12 @@ def _rows(front: ParetoFront, per: float) -> list[str]:
                     + (f"<p>assumptions</p><ul>{assumptions}</ul>" if assumptions else "")
                     + "</details></td></tr>")
     return rows
+
+
+def front_svg(front: ParetoFront) -> str:
+    """The chart alone (the report puts it in its page)."""
+    unit, per = time_unit(front)
+    return "".join(_chart(front, unit, per))
 
 
 def front_html(front: ParetoFront) -> str:

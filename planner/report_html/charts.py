@@ -24,10 +24,17 @@ def billing_lines(plan: Plan) -> list[tuple[str, float]]:
     return sorted(lines.items(), key=lambda kv: -kv[1])
 
 
-def _bars(rows: list[tuple[str, float]], unit: str, css: str) -> str:
+def svg_open(css: str, height: int, name: str) -> str:
+    """An SVG chart's start: scales to its box (viewBox, width 100%), named for screen readers by
+    its <title> (role img hides the shapes inside, so the page gives each chart a table too)."""
+    return (f'<svg class="{css}" viewBox="0 0 {WIDTH} {height}" width="100%" role="img" '
+            f'aria-labelledby="{css}-title"><title id="{css}-title">{html.escape(name)}</title>')
+
+
+def _bars(rows: list[tuple[str, float]], unit: str, css: str, name: str) -> str:
     top = max((v for _, v in rows), default=0.0) or 1.0
     height = 26 * len(rows) + 10
-    out = [f'<svg class="{css}" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img">']
+    out = [svg_open(css, height, name)]
     for i, (label, value) in enumerate(rows):
         y = 6 + i * 26
         w = max(1.0, value / top * (WIDTH - LABEL_W - 180))
@@ -42,14 +49,17 @@ def _bars(rows: list[tuple[str, float]], unit: str, css: str) -> str:
 
 def cost_svgs(plan: Plan, currency: str) -> tuple[str, str]:
     by_job = [(j.job, j.cost) for j in plan.jobs]
-    return _bars(by_job, currency, "cost-by-job"), _bars(billing_lines(plan), currency, "cost-by-line")
+    return (_bars(by_job, currency, "cost-by-job", f"cost of each job ({currency})"),
+            _bars(billing_lines(plan), currency, "cost-by-line",
+                  f"cost by billing line ({currency})"))
 
 
 def memory_svg(plan: Plan, headroom: float) -> str:
     card = max((j.gpu_memory_gib for j in plan.jobs), default=80.0) or 80.0
     scale = (WIDTH - LABEL_W - 200) / card
     height = 34 * len(plan.jobs) + 40
-    out = [f'<svg class="memory" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img">']
+    out = [svg_open("memory", height,
+                    "estimated memory per GPU of each job, by part, against the card")]
     for i, job in enumerate(plan.jobs):
         y = 8 + i * 34
         parts = job.detail.get("memory_gib", {})

@@ -8,9 +8,13 @@ from dataclasses import dataclass, field
 
 from plan.models.scenario import Scenario
 from plan.planner.plan import JobPlan, Plan
+from plan.planner.report_html.bar_labels import Bar, Label, place_labels, text_width_px
+from plan.planner.report_html.colors import ink_on
+from plan.planner.report_html.occupancy import peak_concurrent_gpus
 
 WIDTH = 1000
 LEFT, RIGHT, TOP = 230, 20, 30
+LANE_TEXT_X = 8
 ROW_H, LANE_PAD = 26, 10
 COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f")
 
@@ -24,9 +28,10 @@ class Lane:
     rows: list[list[JobPlan]] = field(default_factory=list)
 
     def place(self, job: JobPlan) -> None:
-        """Put the job in the first row where it overlaps nothing (jobs sharing a pool in parallel)."""
+        """Put the job in the first row where it and its queue wait overlap nothing (jobs sharing
+        a pool in parallel)."""
         for row in self.rows:
-            if all(job.start_h >= other.end_h or job.end_h <= other.start_h for other in row):
+            if all(_lead_h(job) >= other.end_h or job.end_h <= _lead_h(other) for other in row):
                 row.append(job)
                 return
         self.rows.append([job])
@@ -35,17 +40,17 @@ class Lane:
 def lanes_of(plan: Plan, scenario: Scenario) -> list[Lane]:
     lanes: dict[str, Lane] = {}
     for pool in scenario.owned:
-        lanes[pool.id] = Lane(pool.id, f"{pool.id} (owned)", f"{pool.count}x {pool.gpu}")
+        busy = peak_concurrent_gpus((j.start_h, j.end_h, j.gpus) for j in plan.jobs
+                                    if j.platform == pool.id)
+        lanes[pool.id] = Lane(pool.id, f"{pool.id} (owned)",
+                              f"{pool.count}x {pool.gpu}, up to {busy} in use")
     for res in plan.reservations:
         end = res.start_h + res.periods * res.period_h
         lanes[res.key] = Lane(res.key, f"{res.label} ({res.kind})", f"{res.gpus} GPUs reserved",
                               (res.start_h, end))
-    for pool in scenario.owned:  # how much of each owned pool the plan uses at its busiest
-        busy = max((sum(o.gpus for o in plan.jobs if o.platform == pool.id and o.start_h < j.end_h
-                        and j.start_h < o.end_h) for j in plan.jobs if j.platform == pool.id), default=0)
-        lanes[pool.id].capacity += f", up to {busy} in use"
     for job in plan.jobs:
-        key = job.reservation or (job.platform if job.billing == "owned" else f"{job.platform}/{job.billing}")
+        key = job.reservation or (job.platform if job.billing == "owned"
+                                  else f"{job.platform}/{job.billing}")
         if key not in lanes:
             lanes[key] = Lane(key, f"{job.platform} ({job.billing})", "rented on demand")
         lanes[key].place(job)
@@ -53,63 +58,142 @@ def lanes_of(plan: Plan, scenario: Scenario) -> list[Lane]:
 
 
 def horizon_h(plan: Plan, lanes: list[Lane]) -> float:
-    ends = [plan.makespan_h, *(j.end_h for j in plan.jobs), *(lane.window[1] for lane in lanes if lane.window)]
+    ends = [plan.makespan_h, *(j.end_h for j in plan.jobs),
+            *(lane.window[1] for lane in lanes if lane.window)]
     return max(1.0, max(ends))
 
 
-def gantt_svg(plan: Plan, scenario: Scenario) -> str:
+@dataclass(frozen=True)
+class GanttChart:
+    """The chart's SVG, and the jobs too small for a label on it (the key under it names them)."""
+
+    svg: str
+    unlabelled: list[JobPlan]
+    colors: dict[str, str]
+
+
+@dataclass(frozen=True)
+class _Scale:
+    per_h: float
+    span_h: float
+    height: int
+
+    def x(self, hours: float) -> float:
+        return LEFT + hours * self.per_h
+
+
+def gantt_chart(plan: Plan, scenario: Scenario, currency: str) -> GanttChart:
+    """One lane per pool, one bar per job, each label placed where it overlaps nothing."""
     lanes = lanes_of(plan, scenario)
     span = horizon_h(plan, lanes) * 1.03
-    per_h = (WIDTH - LEFT - RIGHT) / span
-    in_days = span > 72
-    colors = {job.job: COLORS[i % len(COLORS)] for i, job in enumerate(plan.jobs)}
     height = TOP + sum(max(1, len(lane.rows)) * ROW_H + LANE_PAD for lane in lanes) + 30
-    out = [f'<svg id="gantt" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" '
-           f'data-left="{LEFT}" data-px-per-h="{per_h:.6f}" aria-label="jobs over time per platform and pool">']
-    step = _tick_step(span / 24 if in_days else span) * (24 if in_days else 1)
-    t = 0.0
-    while t <= span:
-        x = LEFT + t * per_h
-        label = f"day {t / 24:g}" if in_days else f"{t:g} h"
-        out.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{TOP - 6}" y2="{height - 30}"/>'
-                   f'<text class="tick" x="{x:.1f}" y="{TOP - 10}" text-anchor="middle">{label}</text>')
-        t += step
+    scale = _Scale((WIDTH - LEFT - RIGHT) / span, span, height)
+    colors = {job.job: COLORS[i % len(COLORS)] for i, job in enumerate(plan.jobs)}
+    name = "Gantt chart: when each job runs, one lane per platform and pool"
+    out = [f'<svg id="gantt" viewBox="0 0 {WIDTH} {height}" width="100%" role="img" '
+           f'aria-labelledby="gantt-title" data-left="{LEFT}" data-px-per-h="{scale.per_h:.6f}">'
+           f'<title id="gantt-title">{name}</title>', *_time_grid(scale)]
+    unlabelled: list[JobPlan] = []
     y = TOP
     for lane in lanes:
-        lane_h = max(1, len(lane.rows)) * ROW_H
-        out.append(f'<rect class="lane" x="0" y="{y}" width="{WIDTH}" height="{lane_h + LANE_PAD - 2}"/>'
-                   f'<text class="lane-label" x="8" y="{y + 16}">{html.escape(lane.label)}</text>'
-                   f'<text class="lane-cap" x="8" y="{y + 30}">{html.escape(lane.capacity)}</text>')
-        if lane.window:
-            x0, x1 = LEFT + lane.window[0] * per_h, LEFT + lane.window[1] * per_h
-            out.append(f'<rect class="held" x="{x0:.1f}" y="{y + 2}" width="{max(1.0, x1 - x0):.1f}" '
-                       f'height="{lane_h}"><title>{html.escape(lane.label)}: held hours {lane.window[0]:,.1f} '
-                       f'to {lane.window[1]:,.1f}</title></rect>')
+        out += _lane(lane, y, scale)
+        labels = place_labels([[_bar(job, scale) for job in row] for row in lane.rows],
+                              LEFT, WIDTH - RIGHT)
         for r, row in enumerate(lane.rows):
-            top = y + 4 + r * ROW_H
             for job in row:
-                startup = float(job.detail.get("startup_h", 0.0) or 0.0)
-                if startup > 0:
-                    w0 = max(0.0, job.start_h - startup)
-                    out.append(f'<rect class="wait" x="{LEFT + w0 * per_h:.1f}" y="{top + 4}" '
-                               f'width="{max(1.0, (job.start_h - w0) * per_h):.1f}" height="{ROW_H - 14}">'
-                               f'<title>{html.escape(job.job)}: {startup:,.1f} h queue/provisioning</title></rect>')
-                x0 = LEFT + job.start_h * per_h
-                width = max(2.0, (job.end_h - job.start_h) * per_h)
-                tip = (f"{job.job}: {job.gpus}x {job.gpu} on {job.platform} ({job.billing}), hours "
-                       f"{job.start_h:,.1f} to {job.end_h:,.1f}, {job.cost:,.0f}")
-                out.append(f'<rect class="job-bar" data-job="{html.escape(job.job)}" data-start-h="{job.start_h}" '
-                           f'data-end-h="{job.end_h}" x="{x0:.2f}" y="{top}" width="{width:.2f}" '
-                           f'height="{ROW_H - 6}" fill="{colors[job.job]}"><title>{html.escape(tip)}</title></rect>')
-                text_x = x0 + width + 4 if x0 + width + 160 < WIDTH else x0 - 4
-                anchor = "start" if text_x > x0 else "end"
-                out.append(f'<text class="bar-label" x="{text_x:.1f}" y="{top + 15}" text-anchor="{anchor}">'
-                           f'{html.escape(job.job)} ({job.gpus}x {html.escape(job.gpu)})</text>')
-        y += lane_h + LANE_PAD
-    unit = "days" if in_days else "hours"
-    out.append(f'<text class="axis" x="{(LEFT + WIDTH) / 2}" y="{height - 8}" text-anchor="middle">time from '
-               f'the start of the plan ({unit}); shaded: waiting for a queue or provisioning</text></svg>')
-    return "".join(out)
+                out += _job(job, y + 4 + r * ROW_H, scale, colors[job.job], currency)
+                label = labels.get(job.job)
+                if label is None:
+                    unlabelled.append(job)
+                else:
+                    out.append(_label_text(label, job.job, y + 4 + r * ROW_H, colors[job.job]))
+        y += max(1, len(lane.rows)) * ROW_H + LANE_PAD
+    unit = "days" if span > 72 else "hours"
+    out.append(f'<text class="axis" x="{(LEFT + WIDTH) / 2}" y="{height - 8}" '
+               f'text-anchor="middle">time from the start of the plan ({unit}); shaded: waiting '
+               "for a queue or provisioning</text></svg>")
+    return GanttChart("".join(out), unlabelled, colors)
+
+
+def _time_grid(scale: _Scale) -> list[str]:
+    in_days = scale.span_h > 72
+    step = _tick_step(scale.span_h / 24 if in_days else scale.span_h) * (24 if in_days else 1)
+    out: list[str] = []
+    t = 0.0
+    while t <= scale.span_h:
+        x = scale.x(t)
+        label = f"day {t / 24:g}" if in_days else f"{t:g} h"
+        out.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{TOP - 6}" '
+                   f'y2="{scale.height - 30}"/><text class="tick" x="{x:.1f}" y="{TOP - 10}" '
+                   f'text-anchor="middle">{label}</text>')
+        t += step
+    return out
+
+
+def _lane(lane: Lane, y: int, scale: _Scale) -> list[str]:
+    """The lane's box, its name and capacity (cut to the space left of the bars) and held window."""
+    lane_h = max(1, len(lane.rows)) * ROW_H
+    out = [f'<rect class="lane" x="0" y="{y}" width="{WIDTH}" height="{lane_h + LANE_PAD - 2}"/>',
+           _fitted(lane.label, "lane-label", y + 16, font_px=12.0, bold=True),
+           _fitted(lane.capacity, "lane-cap", y + 30, font_px=11.0, bold=False)]
+    if lane.window:
+        x0, x1 = scale.x(lane.window[0]), scale.x(lane.window[1])
+        out.append(f'<rect class="held" x="{x0:.1f}" y="{y + 2}" width="{max(1.0, x1 - x0):.1f}" '
+                   f'height="{lane_h}"><title>{html.escape(lane.label)}: held hours '
+                   f"{lane.window[0]:,.1f} to {lane.window[1]:,.1f}</title></rect>")
+    return out
+
+
+def _fitted(text: str, css: str, y: int, font_px: float, bold: bool) -> str:
+    """A lane's text, shortened with an ellipsis (the whole of it in a tooltip) to stay left of
+    the bars."""
+    short = text
+    while len(short) > 1 and text_width_px(short, font_px, bold) > LEFT - 2 * LANE_TEXT_X:
+        short = short[:-2] + "…"
+    return (f'<text class="{css}" x="{LANE_TEXT_X}" y="{y}">{html.escape(short)}'
+            f"<title>{html.escape(text)}</title></text>")
+
+
+def _lead_h(job: JobPlan) -> float:
+    """The hour the job's queue or provisioning wait starts (its start when it has none)."""
+    return max(0.0, job.start_h - float(job.detail.get("startup_h", 0.0) or 0.0))
+
+
+def _bar(job: JobPlan, scale: _Scale) -> Bar:
+    x0 = scale.x(job.start_h)
+    return Bar(job.job, (f"{job.job} ({job.gpus}x {job.gpu})", job.job), scale.x(_lead_h(job)),
+               x0, x0 + _width(job, scale), job.gpus * (job.end_h - job.start_h))
+
+
+def _width(job: JobPlan, scale: _Scale) -> float:
+    return max(2.0, (job.end_h - job.start_h) * scale.per_h)
+
+
+def _job(job: JobPlan, top: int, scale: _Scale, color: str, currency: str) -> list[str]:
+    """The job's queue wait (shaded) and its bar, each with a tooltip."""
+    out = []
+    startup = float(job.detail.get("startup_h", 0.0) or 0.0)
+    if startup > 0:
+        w0 = _lead_h(job)
+        out.append(f'<rect class="wait" x="{scale.x(w0):.1f}" y="{top + 4}" '
+                   f'width="{max(1.0, (job.start_h - w0) * scale.per_h):.1f}" '
+                   f'height="{ROW_H - 14}"><title>{html.escape(job.job)}: {startup:,.1f} h '
+                   "queue/provisioning</title></rect>")
+    tip = (f"{job.job}: {job.gpus}x {job.gpu} on {job.platform} ({job.billing}), hours "
+           f"{job.start_h:,.1f} to {job.end_h:,.1f}, {job.cost:,.0f} {currency}")
+    out.append(f'<rect class="job-bar" data-job="{html.escape(job.job)}" '
+               f'data-start-h="{job.start_h}" data-end-h="{job.end_h}" data-gpus="{job.gpus}" '
+               f'x="{scale.x(job.start_h):.2f}" y="{top}" width="{_width(job, scale):.2f}" '
+               f'height="{ROW_H - 6}" fill="{color}"><title>{html.escape(tip)}</title></rect>')
+    return out
+
+
+def _label_text(label: Label, job: str, top: int, color: str) -> str:
+    fill = f' style="fill: {ink_on(color)}"' if label.inside else ""  # beats the page's svg text
+    where = "inside" if label.inside else "beside"
+    return (f'<text class="bar-label" data-job="{html.escape(job)}" data-place="{where}" '
+            f'x="{label.x:.1f}" y="{top + 14}" text-anchor="{label.anchor}"{fill}>'
+            f"{html.escape(label.text)}</text>")
 
 
 def _tick_step(span: float) -> float:

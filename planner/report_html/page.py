@@ -8,9 +8,18 @@ import html
 
 from plan.models.loading import LoadedScenario
 from plan.planner.pareto.front import ParetoFront
-from plan.planner.plan import SolveResult
-from plan.planner.report_html.charts import cost_svgs, memory_svg
-from plan.planner.report_html.gantt import gantt_svg
+from plan.planner.pareto.html import front_svg
+from plan.planner.plan import Plan, SolveResult
+from plan.planner.report_html.charts import billing_lines, cost_svgs, memory_svg
+from plan.planner.report_html.figures import (
+    cost_table,
+    figure,
+    front_table,
+    memory_table,
+    money,
+    table_box,
+)
+from plan.planner.report_html.gantt import gantt_chart
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px auto; color: #222;
@@ -21,9 +30,11 @@ h1 { font-size: 24px; margin-bottom: 4px; } h2 { font-size: 18px; margin-top: 28
 table { border-collapse: collapse; width: 100%; } td, th { border-bottom: 1px solid #e3e3e3; padding: 4px 8px;
         text-align: left; vertical-align: top; font-size: 14px; } th { background: #fafafa; }
 td.num, th.num { text-align: right; white-space: nowrap; }
-svg text { font-size: 12px; fill: #333; } .tick { fill: #777; } .axis { font-size: 12px; fill: #555; }
+svg text { font-size: 12px; fill: #333; } .tick { fill: #666; }
+.axis { font-size: 12px; fill: #555; }
 .grid { stroke: #eee; } .lane { fill: #fafafa; stroke: #e8e8e8; } .lane-label { font-weight: 600; }
-.lane-cap { fill: #777; font-size: 11px; } .held { fill: #dbe9f6; stroke: #9bbbd9; stroke-dasharray: 4 3; }
+.lane-cap { fill: #555; font-size: 11px; }
+.held { fill: #dbe9f6; stroke: #9bbbd9; stroke-dasharray: 4 3; }
 .wait { fill: #e8e8e8; stroke: #bbb; stroke-dasharray: 2 2; } .job-bar { stroke: #333; stroke-width: 0.5; }
 .bar-label { font-size: 11px; } .cost-bar { fill: #4e79a7; } .card { fill: #f2f2f2; stroke: #999; }
 .headroom { stroke: #d62728; stroke-width: 2; stroke-dasharray: 5 3; }
@@ -32,8 +43,23 @@ svg text { font-size: 12px; fill: #333; } .tick { fill: #777; } .axis { font-siz
 .deadline { stroke: #2ca02c; stroke-dasharray: 6 4; } .deadline-label { fill: #2ca02c; }
 .pt circle { fill: #1f77b4; } .pt.beyond circle { fill: #fff; stroke: #d62728; stroke-width: 2; }
 ul { margin-top: 4px; } li { margin: 2px 0; font-size: 14px; }
+main { overflow-wrap: break-word; }
+/* Narrow screens: charts scale to their box, tables scroll inside theirs, never the page */
+svg { display: block; width: 100%; height: auto; } figure { margin: 0 0 8px; }
+figcaption { color: #555; font-size: 13px; margin-top: 4px; }
+summary { font-size: 13px; cursor: pointer; }
+.table-box { max-width: 100%; overflow-x: auto; } .table-box table { min-width: 36em; }
+.swatch { display: inline-block; width: 10px; height: 10px; margin-right: 6px;
+          border: 1px solid #333; }
+.gantt-key { list-style: none; padding-left: 0; }
+@media (max-width: 600px) { body { margin: 12px auto; padding: 0 8px; }
+                            td, th { font-size: 13px; } }
 @media print { body { max-width: none; } }
 """
+
+FRONT_CAPTION = ("Each point is the cheapest plan that finishes by its time; up and right of the "
+                 "line is worse on both (shaded). Axes span the points; a budget or deadline "
+                 "outside them is marked at the edge.")
 
 SCRIPT = """
 // Hovering a Gantt bar highlights the job's rows in the tables (no network, no libraries).
@@ -80,41 +106,13 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
         calibration_line = "; ".join(dict.fromkeys(lines)) or None
     if calibration_line:
         body.append(f'<p class="muted">{_e(calibration_line)}</p>')
-    body.append("<h2>Jobs of the best plan</h2><table><thead><tr><th>job</th><th>where</th><th>layout</th>"
-                f'<th class="num">start (h)</th><th class="num">end (h)</th><th class="num">cost ({_e(cur)})</th>'
-                '<th class="num">tokens/s</th></tr></thead><tbody>')
-    for j in best.jobs:
-        layout = (f"tp={j.tp} pp={j.pp} cp={j.cp}" + (f" ep={j.ep}" if j.ep > 1 else "")
-                  + f" dp={j.dp} ZeRO-{j.zero}, mb={j.micro_batch}, "
-                  f"recompute {j.recompute_text}, {j.framework}")
-        body.append(f'<tr data-job="{_e(j.job)}"><td>{_e(j.job)}</td><td>{j.gpus}x {_e(j.gpu)} on '
-                    f"{_e(j.platform)} ({_e(j.billing)})</td><td>{_e(layout)}</td><td class='num'>{j.start_h:,.1f}"
-                    f"</td><td class='num'>{j.end_h:,.1f}</td><td class='num'>{j.cost:,.0f}</td>"
-                    f"<td class='num'>{j.tokens_per_s:,.0f}</td></tr>")
-    body.append("</tbody></table>")
-    body += ["<h2>Schedule</h2>",
-             '<p class="muted">One lane per platform and pool; owned pools and reservations show their '
-             "capacity (a reservation's held window is the dashed box).</p>", gantt_svg(best, s)]
-    by_job, by_line = cost_svgs(best, cur)
-    body += ["<h2>Cost</h2><h3>by job</h3>", by_job, "<h3>by billing line</h3>", by_line]
-    body += ["<h2>Memory per GPU</h2>",
-             f'<p class="muted">Estimated peak per GPU, by part, against the card; the red dashed line is the '
-             f"limit after the {s.policy.memory_headroom:.0%} headroom the policy keeps free.</p>",
-             memory_svg(best, s.policy.memory_headroom)]
-    body.append(f'<h2>Alternatives</h2><table><thead><tr><th>#</th><th class="num">cost ({_e(cur)})</th>'
-                '<th class="num">done in</th><th>vs plan 1</th><th>plan</th></tr></thead><tbody>')
-    for p in result.plans:
-        trade = _e(p.trade.summary(cur)) if p.trade else "best"
-        changes = "".join(f"<li>{_e(c)}</li>" for c in (p.trade.changes if p.trade else ()))
-        body.append(f'<tr><td>{p.rank}</td><td class="num">{p.total_cost:,.0f}</td><td class="num">'
-                    f"{_days(p.makespan_h)}</td><td>{trade}</td><td>{_e(p.summary())}"
-                    + (f"<ul>{changes}</ul>" if changes else "") + "</td></tr>")
-    body.append("</tbody></table>")
+    body += _jobs_section(best, cur)
+    body += _schedule_section(best, loaded, cur)
+    body += _cost_and_memory_sections(best, cur, s.policy.memory_headroom)
+    body += _alternatives_section(result, cur)
     if front is not None:
-        svg = front_svg(front)
         body += ["<h2>Cost / time front</h2>",
-                 '<p class="muted">Each point is the cheapest plan that finishes by its time; up and right of '
-                 "the line is worse on both (shaded).</p>", svg]
+                 figure(front_svg(front), FRONT_CAPTION, front_table(front))]
     body += ["<h2>Why this plan</h2><ul>"] + [f"<li>{_e(line)}</li>" for line in best.explanation] + ["</ul>"]
     body += ["<h2>Assumptions</h2><ul>"] + [f"<li>{_e(line)}</li>" for line in best.assumptions or
                                              ["none beyond the catalog's sourced figures"]] + ["</ul>"]
@@ -123,15 +121,72 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
     return _wrap(result.scenario, body)
 
 
-def front_svg(front: ParetoFront) -> str:
-    """The front's chart from the Pareto page (its SVG only)."""
-    from plan.planner.pareto.html import front_html
+def _jobs_section(best: Plan, cur: str) -> list[str]:
+    out = ["<h2>Jobs of the best plan</h2>",
+           table_box("jobs of the best plan") + "<table><thead><tr><th>job</th><th>where</th>"
+           '<th>layout</th><th class="num">start (h)</th><th class="num">end (h)</th>'
+           f'<th class="num">cost ({_e(cur)})</th><th class="num">tokens/s</th></tr></thead>'
+           "<tbody>"]
+    for j in best.jobs:
+        layout = (f"tp={j.tp} pp={j.pp} cp={j.cp}" + (f" ep={j.ep}" if j.ep > 1 else "")
+                  + f" dp={j.dp} ZeRO-{j.zero}, mb={j.micro_batch}, "
+                  f"recompute {j.recompute_text}, {j.framework}")
+        out.append(f'<tr data-job="{_e(j.job)}"><td>{_e(j.job)}</td><td>{j.gpus}x {_e(j.gpu)} on '
+                   f"{_e(j.platform)} ({_e(j.billing)})</td><td>{_e(layout)}</td>"
+                   f"<td class='num'>{j.start_h:,.1f}</td><td class='num'>{j.end_h:,.1f}</td>"
+                   f"<td class='num'>{money(j.cost, cur)}</td>"
+                   f"<td class='num'>{j.tokens_per_s:,.0f}</td></tr>")
+    out.append("</tbody></table></div>")
+    return out
 
-    page = front_html(front)
-    start, end = page.find("<svg"), page.find("</svg>")
-    return page[start:end + len("</svg>")] if start >= 0 and end > start else ""
+
+def _schedule_section(best: Plan, loaded: LoadedScenario, cur: str) -> list[str]:
+    chart = gantt_chart(best, loaded.scenario, cur)
+    key = ""
+    if chart.unlabelled:
+        items = "".join(f'<li><span class="swatch" style="background:{chart.colors[j.job]}"></span>'
+                        f"{_e(j.job)} ({j.gpus}x {_e(j.gpu)}), hours {j.start_h:,.1f} to "
+                        f"{j.end_h:,.1f}</li>" for j in chart.unlabelled)
+        key = ('<p class="muted">Bars too short for their name:</p>'
+               f'<ul class="gantt-key">{items}</ul>')
+    caption = ("One lane per platform and pool; owned pools and reservations show their capacity "
+               "(a reservation's held window is the dashed box). The jobs table above gives the "
+               "same start and end hours.")
+    return ["<h2>Schedule</h2>", figure(chart.svg, caption) + key]
+
+
+def _cost_and_memory_sections(best: Plan, cur: str, headroom: float) -> list[str]:
+    by_job, by_line = cost_svgs(best, cur)
+    return ["<h2>Cost</h2><h3>by job</h3>",
+            figure(by_job, f"Cost of each job in {cur}.",
+                   cost_table([(j.job, j.cost) for j in best.jobs], "job", cur)),
+            "<h3>by billing line</h3>",
+            figure(by_line, f"Cost of each billing line in {cur}.",
+                   cost_table(billing_lines(best), "billing line", cur)),
+            "<h2>Memory per GPU</h2>",
+            figure(memory_svg(best, headroom),
+                   "Estimated peak per GPU, by part, against the card; the red dashed line is the "
+                   f"limit after the {headroom:.0%} headroom the policy keeps free.",
+                   memory_table(best))]
+
+
+def _alternatives_section(result: SolveResult, cur: str) -> list[str]:
+    out = ["<h2>Alternatives</h2>", table_box("alternatives") + "<table><thead><tr><th>#</th>"
+           f'<th class="num">cost ({_e(cur)})</th><th class="num">done in</th><th>vs plan 1</th>'
+           "<th>plan</th></tr></thead><tbody>"]
+    for p in result.plans:
+        trade = _e(p.trade.summary(cur)) if p.trade else "best"
+        changes = "".join(f"<li>{_e(c)}</li>" for c in (p.trade.changes if p.trade else ()))
+        out.append(f'<tr><td>{p.rank}</td><td class="num">{money(p.total_cost, cur)}</td>'
+                   f'<td class="num">{_days(p.makespan_h)}</td><td>{trade}</td>'
+                   f"<td>{_e(p.summary())}"
+                   + (f"<ul>{changes}</ul>" if changes else "") + "</td></tr>")
+    out.append("</tbody></table></div>")
+    return out
 
 
 def _wrap(title: str, body: list[str]) -> str:
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}: plan report</title>'
-            f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + f"\n<script>{SCRIPT}</script></body></html>\n")
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<style>{CSS}</style></head><body><main>\n" + "\n".join(body)
+            + f"\n</main><script>{SCRIPT}</script></body></html>\n")

@@ -77,3 +77,129 @@ def test_page_renders_in_chromium_with_one_bar_per_job(medical_page, tmp_path):
         assert box["x"] == pytest.approx(left + job.start_h * per_h, abs=0.6)
         assert box["w"] == pytest.approx(max(2.0, (job.end_h - job.start_h) * per_h), abs=0.6)
     assert shot.stat().st_size > 10_000  # a real rendered page, not a blank one
+
+
+# Pages issue 50 found wrong: lab_six_jobs ("up to 11 in use" on 8 GPUs, the largest job without a
+# label, labels over bars) and grant_qlora_compare (labels over the lane name; its front squeezed
+# into a corner by the budget).
+PAGES = {"lab_six_jobs": [], "grant_qlora_compare": ["--pareto"]}
+WIDTHS_PX = (1280, 390)
+BOXES_JS = """sel => [...document.querySelectorAll(sel)].map(e => {
+  const r = e.getBoundingClientRect();
+  return {job: e.dataset.job || null, place: e.dataset.place || null,
+          size: e.dataset.gpus ? e.dataset.gpus * (e.dataset.endH - e.dataset.startH) : 0,
+          x0: r.left, x1: r.right, y0: r.top, y1: r.bottom};
+})"""
+NAMES_JS = """() => [...document.querySelectorAll('svg[role=img]')].map(s => {
+  const ids = (s.getAttribute('aria-labelledby') || '').split(' ').filter(Boolean);
+  return ids.map(i => document.getElementById(i)?.textContent || '').join(' ')
+         || s.getAttribute('aria-label') || '';
+})"""
+
+
+@pytest.fixture(scope="module")
+def issue_pages(tmp_path_factory):
+    """The pages through the API with a generous time limit: on a loaded machine the CLI's default
+    limit can end a solve before its first plan, and the page would have no chart to check."""
+    from plan.planner.pareto.front import pareto_front
+    from plan.planner.report_html import report_html
+    from plan.planner.session import Session
+
+    folder = tmp_path_factory.mktemp("issue50")
+    for stem, extra in PAGES.items():
+        loaded = load_scenario(REPO / "scenarios" / f"{stem}.yaml")
+        result = solve(loaded, SolveOptions(time_limit_s=300))
+        assert result.plans, result.status
+        front = pareto_front(Session.from_loaded(loaded)) if "--pareto" in extra else None
+        (folder / f"{stem}.html").write_text(report_html(result, loaded, front))
+    return folder
+
+
+def _overlap(a: dict, b: dict, slack_px: float = 0.25) -> bool:
+    return (a["x0"] + slack_px < b["x1"] and b["x0"] + slack_px < a["x1"]
+            and a["y0"] + slack_px < b["y1"] and b["y0"] + slack_px < a["y1"])
+
+
+@pytest.mark.parametrize("width_px", WIDTHS_PX)
+@pytest.mark.parametrize("stem", sorted(PAGES))
+def test_report_fits_the_screen_and_labels_overlap_nothing(issue_pages, stem, width_px):
+    if CHROMIUM is None:
+        pytest.skip("no Chromium: install the Debian package `chromium` (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": width_px, "height": 900})
+        page.goto((issue_pages / f"{stem}.html").as_uri())
+        page.wait_for_load_state("load")
+        scroll_width = page.evaluate("document.documentElement.scrollWidth")
+        labels = page.evaluate(BOXES_JS, "svg#gantt text.bar-label")
+        bars = page.evaluate(BOXES_JS, "svg#gantt rect.job-bar")
+        waits = page.evaluate(BOXES_JS, "svg#gantt rect.wait")
+        lane_names = page.evaluate(BOXES_JS, "svg#gantt .lane-label, svg#gantt .lane-cap")
+        names = page.evaluate(NAMES_JS)
+        mains = page.get_by_role("main").count()
+        lanes_text = " ".join(page.locator("svg#gantt .lane-cap").all_text_contents())
+        browser.close()
+    assert scroll_width <= width_px  # no sideways scroll of the page
+    assert mains == 1 and len(names) >= 4 and all(len(n.strip()) > 10 for n in names), names
+    if stem == "lab_six_jobs":
+        assert "8x a800-80gb, up to 8 in use" in lanes_text
+    own = {b["job"]: b for b in bars}
+    for label in labels:
+        if label["place"] == "inside":
+            bar = own[label["job"]]
+            assert bar["x0"] <= label["x0"] and label["x1"] <= bar["x1"], label
+        others = [b for b in bars if b["job"] != label["job"] or label["place"] != "inside"]
+        for shape in [*others, *waits, *lane_names]:
+            assert not _overlap(label, shape), (label, shape)
+        assert not any(_overlap(label, o) for o in labels if o is not label), label
+    largest = max(bars, key=lambda b: b["size"])["job"]
+    assert largest in {label["job"] for label in labels}  # the biggest job is always named
+
+
+def test_report_has_no_serious_accessibility_finding(issue_pages):
+    """axe-core (shipped inside the axe-playwright-python wheel, so offline) on each page."""
+    if CHROMIUM is None:
+        pytest.skip("no Chromium: install the Debian package `chromium` (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    axe = pytest.importorskip("axe_playwright_python.sync_playwright",
+                              reason="axe-playwright-python is not installed "
+                              "(pip install -e '.[test]')")
+    findings = {}
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        for stem in PAGES:
+            for width_px in WIDTHS_PX:
+                page = browser.new_page(viewport={"width": width_px, "height": 900})
+                page.goto((issue_pages / f"{stem}.html").as_uri())
+                result = axe.Axe().run(page)
+                findings[(stem, width_px)] = [(v["id"], v["impact"], len(v["nodes"]))
+                                              for v in result.response["violations"]]
+                page.close()
+        browser.close()
+    assert all(isinstance(f, list) for f in findings.values()) and len(findings) == 4
+    serious = {k: [f for f in v if f[1] in ("serious", "critical")] for k, v in findings.items()}
+    assert all(not v for v in serious.values()), serious
+
+
+def test_label_widths_are_measured_high_in_the_browser_font():
+    """Labels are placed from widths estimated in Python: each must bound what Chromium draws."""
+    if CHROMIUM is None:
+        pytest.skip("no Chromium: install the Debian package `chromium` (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    from plan.planner.report_html.bar_labels import text_width_px
+
+    probes = ["mmmmwwww", "0123456789", "WWMMOODD", "iiiilll", "abcdefghijklmnopqrstuvwxyz",
+              "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "中文任务", "cpt-qwen14b (8x a800-80gb)"]
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page()
+        page.set_content('<svg width="3000" height="40"><text id="t" x="0" y="20" '
+                         'style="font-family: system-ui, -apple-system, sans-serif; '
+                         'font-size: 11px"></text></svg>')
+        measure = ("s => { const t = document.getElementById('t'); t.textContent = s; "
+                   "return t.getBBox().width; }")
+        drawn = {p: page.evaluate(measure, p) for p in probes}
+        browser.close()
+    for probe, width_px in drawn.items():
+        assert 0 < width_px <= text_width_px(probe), (probe, width_px)

@@ -36,7 +36,7 @@ class _Tags(HTMLParser):
 @pytest.fixture(scope="module")
 def frontier():
     loaded = load_scenario(FRONTIER)
-    return loaded, solve(loaded, SolveOptions(time_limit_s=60))
+    return loaded, solve(loaded, SolveOptions(time_limit_s=300))  # a loaded machine builds slowly
 
 
 def test_gantt_has_one_bar_per_job_and_a_lane_per_pool(frontier):
@@ -71,3 +71,77 @@ def test_solve_writes_the_report_too(tmp_path):
     out = tmp_path / "r.html"
     result = runner.invoke(app, ["solve", str(REPO / "scenarios" / "medical_hybrid.yaml"), "--report", str(out)])
     assert result.exit_code == 0 and out.read_text().startswith("<!doctype html>")
+
+
+class _Charts(HTMLParser):
+    """Each <svg>'s attributes and the text of each element with an id (its <title>s)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.svgs: list[dict[str, str | None]] = []
+        self.texts: dict[str, str] = {}
+        self.mains = 0
+        self.bar_tips: list[str] = []
+        self._open: list[str | None] = []
+        self._in_bar = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.svgs += [a] if tag == "svg" else []
+        self.mains += tag == "main"
+        self._in_bar = self._in_bar or (tag == "rect" and a.get("class") == "job-bar")
+        self._open.append(a.get("id"))
+        if a.get("id"):
+            self.texts[a["id"] or ""] = ""
+
+    def handle_endtag(self, tag):
+        self._open.pop() if self._open else None
+        self._in_bar = self._in_bar and tag != "rect"
+
+    def handle_data(self, data):
+        if self._open and self._open[-1]:
+            self.texts[self._open[-1] or ""] += data
+        if self._in_bar:
+            self.bar_tips.append(data)
+
+
+def test_charts_are_named_scale_to_their_box_and_sit_in_main(frontier):
+    loaded, result = frontier
+    page = report_html(result, loaded)
+    charts = _Charts()
+    charts.feed(page)
+    assert charts.mains == 1
+    assert len(charts.svgs) == 4  # Gantt, cost by job, cost by billing line, memory
+    for svg in charts.svgs:
+        assert svg.get("role") == "img" and svg.get("width") == "100%" and svg.get("viewbox")
+        name = charts.texts.get(svg.get("aria-labelledby") or "", "")
+        assert len(name.strip()) > 10, svg  # an accessible name, not an empty title
+    assert page.count("<figure>") == 4 and page.count("the chart's figures as a table") == 3
+    assert 'name="viewport"' in page and "table-box" in page
+
+
+def test_every_amount_in_a_tooltip_names_its_currency(frontier):
+    loaded, result = frontier
+    charts = _Charts()
+    charts.feed(report_html(result, loaded))
+    assert len(charts.bar_tips) == len(result.plans[0].jobs)
+    assert all(tip.endswith(f" {result.currency}") for tip in charts.bar_tips), charts.bar_tips
+
+
+def test_owned_pool_lanes_show_the_peak_of_gpus_in_use_at_once():
+    """lab_six_jobs showed "8x a800-80gb, up to 11 in use" (issue 50): the peak at one instant,
+    checked against a brute force over time points, never above the pool."""
+    from plan.planner.report_html.gantt import lanes_of
+    from tests.report.test_report_geometry import brute_force_peak
+
+    loaded = load_scenario(REPO / "scenarios" / "lab_six_jobs.yaml")
+    result = solve(loaded, SolveOptions(time_limit_s=300))
+    checked = 0
+    for plan in result.plans:
+        lanes = {lane.key: lane for lane in lanes_of(plan, loaded.scenario)}
+        for pool in loaded.scenario.owned:
+            in_use = int(lanes[pool.id].capacity.rsplit("up to ", 1)[1].split()[0])
+            jobs = [(j.start_h, j.end_h, j.gpus) for j in plan.jobs if j.platform == pool.id]
+            assert in_use == brute_force_peak(jobs) <= pool.count
+            checked += 1
+    assert checked >= 1

@@ -1,0 +1,72 @@
+"""Charts as figures with a caption and their figures as a table (the text alternative a screen
+reader or a phone reads), and tables that scroll inside their own box on a narrow screen."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from plan.planner.pareto.front import ParetoFront, time_unit
+from plan.planner.plan import Plan
+
+
+def table_box(name: str) -> str:
+    """The start of a box that scrolls sideways on a narrow screen; a keyboard can focus it to
+    scroll it, and a screen reader hears its name (axe: scrollable-region-focusable)."""
+    return f'<div class="table-box" tabindex="0" role="region" aria-label="{html.escape(name)}">'
+
+
+def scroll_table(head: Sequence[str], rows: Sequence[Sequence[str]], numeric: frozenset[int],
+                 name: str) -> str:
+    """A table in its own scrolling box; cells are already-escaped HTML, `numeric` columns are
+    right-aligned."""
+    def cells(tag: str, values: Sequence[str]) -> str:
+        return "".join(f'<{tag} class="num">{v}</{tag}>' if i in numeric else f"<{tag}>{v}</{tag}>"
+                       for i, v in enumerate(values))
+
+    body = "".join(f"<tr>{cells('td', row)}</tr>" for row in rows)
+    return (f'{table_box(name)}<table><thead><tr>{cells("th", head)}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>")
+
+
+def figure(svg: str, caption: str, table: str = "") -> str:
+    """The chart, its caption, and (folded) the same figures as a table."""
+    alt = (f"<details><summary>the chart's figures as a table</summary>{table}</details>"
+           if table else "")
+    return f"<figure>{svg}<figcaption>{html.escape(caption)}</figcaption>{alt}</figure>"
+
+
+def money(amount: float, currency: str) -> str:
+    return html.escape(f"{amount:,.0f} {currency}")
+
+
+def cost_table(rows: Sequence[tuple[str, float]], what: str, currency: str) -> str:
+    return scroll_table([html.escape(what), f"cost ({html.escape(currency)})"],
+                        [[html.escape(name), money(cost, currency)] for name, cost in rows],
+                        frozenset({1}), f"cost by {what}")
+
+
+MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "other")
+
+
+def memory_table(plan: Plan) -> str:
+    rows = []
+    for job in plan.jobs:
+        parts = job.detail.get("memory_gib", {})
+        rows.append([html.escape(job.job), html.escape(job.gpu),
+                     *(f"{float(parts.get(p, 0.0) or 0.0):,.1f}" for p in MEMORY_PARTS),
+                     f"{job.memory_gib_per_gpu:,.1f}", f"{job.gpu_memory_gib:g}"])
+    head = ["job", "GPU", *(f"{p} (GiB)" for p in MEMORY_PARTS), "peak (GiB)", "card (GiB)"]
+    return scroll_table(head, rows, frozenset(range(2, 2 + len(MEMORY_PARTS) + 2)),
+                        "memory per GPU by part")
+
+
+def front_table(front: ParetoFront) -> str:
+    unit, per = time_unit(front)
+    rows = [[str(n), money(p.cost, front.currency), f"{p.makespan_h / per:,.2f} {unit}",
+             html.escape(p.label()),
+             "yes" if p.within_budget and p.meets_deadlines else "no"]
+            for n, p in enumerate(front.points, start=1)]
+    return scroll_table(["#", f"cost ({html.escape(front.currency)})", f"time ({unit})", "plan",
+                         "within budget and deadline"], rows, frozenset({0, 1, 2}),
+                        "plans on the cost / time front")
