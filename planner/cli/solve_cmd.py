@@ -69,6 +69,10 @@ def solve_command(
 
         check_report_path(report)
     loaded = _load(file, overlay, calibration)
+    if report is not None:
+        from plan.planner.output_target import scenario_inputs
+
+        check_report_path(report, scenario_inputs(loaded, overlay, calibration))
     options = SolveOptions(objective=objective.value if objective else None, top_k=top, gap=gap,
                            time_limit_s=time_limit, work_limit=work_limit)
     try:
