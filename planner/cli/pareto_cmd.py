@@ -11,7 +11,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, SpinnerColumn, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as RichProgress
 from rich.table import Table
@@ -21,7 +20,7 @@ from plan.models.limits import MAX_SOLVER_LIMIT
 from plan.models.loading import load_scenario
 from plan.planner.atomic_file import WriteFailed
 from plan.planner.build_deadline import BuildTimeout
-from plan.planner.cli.common import ExitCode, console, fail, finite, stop_no_solution
+from plan.planner.cli.common import ExitCode, console, fail, finite, printable, stop_no_solution
 from plan.planner.output_target import OutputRefused, check_output_file, scenario_inputs
 from plan.planner.pareto.export import FRONT_SUFFIXES, write_front
 from plan.planner.pareto.front import ParetoFront, Progress, pareto_front, time_unit
@@ -132,7 +131,7 @@ def _write_outputs(front: ParetoFront, output: Path | None, plot: Path | None) -
             print(f"error: {exc}{kept} (the front is shown above)", file=sys.stderr)
             raise typer.Exit(ExitCode.NO_SOLUTION if written else ExitCode.BAD_INPUT) from None
         written.append(path)
-        console.print(escape(f"wrote {plain(path)}"))
+        console.print(printable(f"wrote {plain(path)}"))
 
 
 @contextmanager
@@ -156,7 +155,7 @@ def walk_progress(quiet: bool) -> Iterator[Progress | None]:
 
 def _print(front: ParetoFront) -> None:
     unit, per = time_unit(front) if front.points else ("days", 24.0)
-    console.print(f"[bold]{escape(front.scenario)}[/bold]: {len(front.points)} points on the cost/time front "
+    console.print(f"[bold]{printable(front.scenario)}[/bold]: {len(front.points)} points on the cost/time front "
                   f"({front.status}, {front.solve_time_s:.2f} s)")
     if front.points:
         table = Table()
@@ -165,9 +164,9 @@ def _print(front: ParetoFront) -> None:
         for n, p in enumerate(front.points[:TABLE_ROWS], start=1):
             mark = "" if p.within_budget and p.meets_deadlines else " (beyond limits)"
             table.add_row(str(n), f"{p.cost:,.0f}", f"{p.makespan_h / per:,.2f}",
-                          *([f"{p.risk:.3f}"] if p.risk is not None else []), escape(p.label() + mark))
+                          *([f"{p.risk:.3f}"] if p.risk is not None else []), printable(p.label() + mark))
         console.print(table)
         if len(front.points) > TABLE_ROWS:
             console.print(more_line(len(front.points) - TABLE_ROWS))
     for note in front.notes:
-        console.print(escape(f"note: {note}"))
+        console.print(printable(f"note: {note}"))

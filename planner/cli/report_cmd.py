@@ -19,7 +19,7 @@ _EXIT = {"optimal": ExitCode.OK, "feasible": ExitCode.OK, "infeasible": ExitCode
          "unknown": ExitCode.NO_SOLUTION}
 
 
-def check_report_path(path: Path, inputs: list[Path] | None = None) -> None:
+def check_report_path(path: Path, inputs: list[Path] | None = None, what: str = "-o") -> None:
     """Refuse a report path that is not .html, or that the writer would refuse (a missing folder, a
     symlink, one of the command's `inputs`): before the solve."""
     from plan.planner.output_target import OutputRefused, check_output_file
@@ -27,7 +27,7 @@ def check_report_path(path: Path, inputs: list[Path] | None = None) -> None:
     if path.suffix.lower() not in (".html", ".htm"):
         fail(f"{plain(path)}: the report is an HTML page; name it .html")
     try:
-        check_output_file(path, inputs or [])
+        check_output_file(path, inputs or [], what)
     except OutputRefused as exc:
         fail(str(exc))
 

@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from plan.models.errors import InputError
 from plan.models.loading import load_scenario
-from plan.planner.cli.common import ExitCode, console, print_json
+from plan.planner.cli.common import ExitCode, console, print_json, printable
 
 
 def validate_command(
@@ -27,7 +26,7 @@ def validate_command(
                 typer.echo(f"error: {line}", err=True)
             continue
         s = loaded.scenario
-        console.print(escape(f"ok: {path}: scenario {s.name!r}, {len(s.jobs)} job(s), {len(s.owned)} owned pool(s)"))
+        console.print(printable(f"ok: {path}: scenario {s.name!r}, {len(s.jobs)} job(s), {len(s.owned)} owned pool(s)"))
     if bad:
         raise typer.Exit(ExitCode.BAD_INPUT)
 
