@@ -1,18 +1,18 @@
-"""The one writer of output files: a crash, Ctrl-C or SIGTERM at any point leaves the old file or the
-new one, never a mix, and never a temporary file behind.
+"""The one writer of output files: a crash, Ctrl-C or SIGTERM at any point leaves the old file or
+the new one, never a mix, and never a temporary file behind.
 
 Each file is written to a temporary file in its own folder, fsynced and renamed over the target. A
 set of files (`write_all`: an export) is all or nothing: every temporary file is written first, and
-only then are they renamed, so a full disk part-way leaves no new file at all. An existing symlink is
-never written through. Every OS error becomes a `WriteFailed` whose message is one line naming the
-path and the cause in words (no space, file too large, read-only, permission, too many open files).
+only then are they renamed, so a full disk part-way leaves no new file at all. An existing
+symlink is never written through. Every OS error becomes a `WriteFailed` whose message is one
+line naming the path and the cause in words (no space, file too large, read-only, permission, too
+many open files).
 Where a command may write at all is `plan.planner.output_target`'s to check, before the work.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import signal
 import tempfile
@@ -23,36 +23,8 @@ from types import FrameType
 from typing import Any
 
 from plan.planner.interrupts import Interrupted
+from plan.planner.os_errors import reason_of
 from plan.planner.plain_text import plain
-
-_REASONS = {
-    errno.ENOSPC: "no space left on the device",
-    errno.EDQUOT: "disk quota exceeded",
-    errno.EFBIG: "file too large (a file-size limit, e.g. `ulimit -f`, or the file system's)",
-    errno.EROFS: "read-only file system",
-    errno.EACCES: "permission denied",
-    errno.EPERM: "operation not permitted",
-    errno.EMFILE: "too many open files (raise `ulimit -n`)",
-    errno.ENFILE: "too many open files in the system",
-    errno.ENOENT: "the folder does not exist",
-    errno.ENOTDIR: "a part of the path is not a folder",
-    errno.EISDIR: "is a folder",
-    errno.ELOOP: "too many levels of symbolic links",
-    errno.ENAMETOOLONG: "file name too long",
-    errno.EIO: "input/output error",
-}
-
-
-# The machine's limits rather than a bug: a command that meets one ends in one line, exit 2.
-SYSTEM_LIMITS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES,
-                           errno.EPERM, errno.EMFILE, errno.ENFILE, errno.EIO})
-
-
-def reason_of(exc: OSError) -> str:
-    """An OS error's cause in words."""
-    if exc.errno in _REASONS:
-        return _REASONS[exc.errno]
-    return exc.strerror or type(exc).__name__
 
 
 class WriteFailed(OSError):
@@ -84,7 +56,8 @@ def write_all(files: Sequence[tuple[Path, str | bytes, int | None]]) -> None:
     """Write every (path, data, mode) or none: all temporary files first, then the renames."""
     for path, _, _ in files:
         if path.is_symlink():
-            raise WriteFailed(path, "is a symbolic link; refusing to write through it (remove it first)")
+            raise WriteFailed(path, "is a symbolic link; refusing to write through it "
+                                    "(remove it first)")
     staged: list[tuple[str, Path]] = []
     with _removed_on_exit(staged):
         for path, data, mode in files:
@@ -106,7 +79,8 @@ def _temporary_copy(path: Path, data: str | bytes, mode: int | None) -> str:
     except OSError as exc:
         raise WriteFailed.from_os_error(path, exc) from None
     try:
-        os.chmod(tmp_name, _mode(path) if mode is None else mode)  # mkstemp's 0600 is not an output's
+        # mkstemp's 0600 is not an output's
+        os.chmod(tmp_name, _mode(path) if mode is None else mode)
         with os.fdopen(fd, "wb") as tmp:
             tmp.write(payload)
             tmp.flush()
@@ -125,7 +99,8 @@ _Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers
 
 class _Terminated(BaseException):
     """SIGTERM arrived while temporary files existed: raised to remove them, then the signal is
-    delivered again to whatever handled it before (by default: the process ends as it would have)."""
+    delivered again to whatever handled it before (by default: the process ends, as it would
+    have)."""
 
 
 @contextlib.contextmanager
@@ -143,7 +118,7 @@ def _removed_on_exit(staged: list[tuple[str, Path]]) -> Iterator[None]:
             signal.signal(signal.SIGTERM, previous)
             previous = None
         if isinstance(exc, _Terminated):
-            signal.raise_signal(signal.SIGTERM)  # by default the process ends here, as it would have
+            signal.raise_signal(signal.SIGTERM)  # by default the process ends here, as usual
             raise Interrupted("terminated while writing; no file was left half-written") from None
         raise
     finally:
@@ -152,8 +127,8 @@ def _removed_on_exit(staged: list[tuple[str, Path]]) -> Iterator[None]:
 
 
 def _catch_sigterm() -> _Handler | None:
-    """Make SIGTERM raise `_Terminated` in this block; the previous handler, or None when signals are
-    not ours to change (not the main thread, or SIGTERM ignored)."""
+    """Make SIGTERM raise `_Terminated` in this block; the previous handler, or None when signals
+    are not ours to change (not the main thread, or SIGTERM ignored)."""
     if threading.current_thread() is not threading.main_thread():
         return None
     previous = signal.getsignal(signal.SIGTERM)

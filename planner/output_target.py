@@ -52,8 +52,8 @@ def component_map(names: Sequence[str]) -> dict[str, str]:
     for name, component in mapped.items():
         other = seen.setdefault(component.lower(), name)  # case-insensitive file systems
         if other != name:
-            raise OutputRefused(f"{plain(other)!r} and {plain(name)!r} would be written to the same "
-                                f"folder {component!r}; rename one")
+            raise OutputRefused(f"{plain(other)!r} and {plain(name)!r} would be written to the "
+                                f"same folder {component!r}; rename one")
     return mapped
 
 
@@ -96,8 +96,8 @@ def check_inside(folder: Path, target: Path) -> None:
     for part in relative.parts:
         walked = walked / part
         if walked.is_symlink():
-            raise OutputRefused(f"-o {plain(folder)}: {plain(walked)} is a symbolic link; refusing to "
-                                "write through it (remove it first)")
+            raise OutputRefused(f"-o {plain(folder)}: {plain(walked)} is a symbolic link; "
+                                "refusing to write through it (remove it first)")
     if not walked.resolve().is_relative_to(root):
         raise OutputRefused(f"-o {plain(folder)}: {plain(target)} lies outside it")
 

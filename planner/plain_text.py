@@ -1,10 +1,10 @@
-"""Text from input shown as plain text: one helper for every place input reaches a terminal or a file.
+"""Text from input shown as plain text: one helper wherever input reaches a terminal or a file.
 
-A scenario's name, a path on the command line, a key in a YAML file or a cell of a run log may carry
-control characters, terminal escape sequences (ESC [ 2 J clears the screen), newlines (a forged second
-line of output) or bidirectional overrides (U+202E shows `txt.exe` as `exe.txt`). Shown through `plain`,
-each such character is written as its Python escape (`\\x1b`, `\\n`, `\\u202e`), so the text reads as
-what it is and cannot act on the terminal, a log or a spreadsheet.
+A scenario's name, a path on the command line, a key in a YAML file or a cell of a run log may
+carry control characters, terminal escape sequences (ESC [ 2 J clears the screen), newlines (a
+forged second line of output) or bidirectional overrides (U+202E shows `txt.exe` as `exe.txt`).
+Shown through `plain`, each such character is written as its Python escape (`\\x1b`, `\\n`,
+`\\u202e`), so the text reads as what it is and cannot act on the terminal, a log or a spreadsheet.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _escaped(match: re.Match[str]) -> str:
 
 
 def plain(text: object) -> str:
-    """`text` (str() of it) with every control, escape, newline and bidi character written escaped."""
+    """`text` (str() of it), every control, escape, newline and bidi character written escaped."""
     shown = str(text)
     return _UNSAFE.sub(_escaped, shown)
 

@@ -11,7 +11,8 @@ from plan.planner.plan import Plan, SolveResult
 
 
 def shown(text: str) -> str:
-    """Input text for the rich console: escapes, newlines and bidi marks written escaped, markup escaped."""
+    """Input text for the rich console: escapes, newlines and bidi marks written escaped, markup
+    escaped."""
     return escape(plain(text))
 
 

@@ -18,6 +18,7 @@ import typer
 from plan.planner import __version__
 from plan.planner.collector import collector_paused
 from plan.planner.interrupts import EXIT_INTERRUPTED, interrupt_behind, interrupted_line
+from plan.planner.os_errors import SYSTEM_LIMITS, reason_of
 from plan.planner.plain_text import plain
 
 # command name -> (module, function); the order is the order of `plan --help`.
@@ -149,16 +150,14 @@ def main() -> None:
 def _fail_on(exc: Exception) -> NoReturn:
     """An exception no command handled: the machine's limits (a full disk, too many open files) are
     one line naming the path, exit 2; anything else is a bug, said in one line, exit 70."""
-    from plan.planner.atomic_file import SYSTEM_LIMITS, reason_of
-
     if os.environ.get("PLAN_DEBUG"):
         raise exc
     if isinstance(exc, OSError) and exc.errno in SYSTEM_LIMITS:
         where = f"{plain(exc.filename)}: " if exc.filename else ""
         print(f"error: {where}{reason_of(exc)}", file=sys.stderr)
         sys.exit(2)
-    print(f"internal error: {type(exc).__name__}: {plain(exc)} (set PLAN_DEBUG=1 for details; please report)",
-          file=sys.stderr)
+    print(f"internal error: {type(exc).__name__}: {plain(exc)} "
+          "(set PLAN_DEBUG=1 for details; please report)", file=sys.stderr)
     sys.exit(70)
 
 

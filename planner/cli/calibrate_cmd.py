@@ -73,7 +73,8 @@ def calibrate_command(
             shown[key].append("/".join(factor.scope))
     for (metric, _), scopes in shown.items():
         if scopes:
-            console.print(printable(f"  the same {metric} factor covers the broader scopes {', '.join(scopes)}"))
+            console.print(printable(f"  the same {metric} factor covers the broader scopes "
+                                    f"{', '.join(scopes)}"))
     for metric, taus in result.level_sd.items():
         levels = ", ".join(f"{name} {'-' if tau is None else f'{tau:.3f}'}"
                            for name, tau in zip(LEVELS, taus, strict=True))

@@ -127,7 +127,8 @@ def _write_outputs(front: ParetoFront, output: Path | None, plot: Path | None) -
         except ImportError as exc:
             fail(str(exc))
         except WriteFailed as exc:
-            kept = f"; kept: {', '.join(plain(p) for p in written)}" if written else "; nothing was written"
+            kept = (f"; kept: {', '.join(plain(p) for p in written)}" if written
+                    else "; nothing was written")
             print(f"error: {exc}{kept} (the front is shown above)", file=sys.stderr)
             raise typer.Exit(ExitCode.NO_SOLUTION if written else ExitCode.BAD_INPUT) from None
         written.append(path)

@@ -26,7 +26,8 @@ def validate_command(
                 typer.echo(f"error: {line}", err=True)
             continue
         s = loaded.scenario
-        console.print(printable(f"ok: {path}: scenario {s.name!r}, {len(s.jobs)} job(s), {len(s.owned)} owned pool(s)"))
+        console.print(printable(f"ok: {path}: scenario {s.name!r}, {len(s.jobs)} job(s), "
+                                f"{len(s.owned)} owned pool(s)"))
     if bad:
         raise typer.Exit(ExitCode.BAD_INPUT)
 

@@ -46,7 +46,8 @@ def readme(stack: str, rendered: list[tuple[ExportLayout, dict[str, str], list[s
                    f"`cd {prefix or '.'}`")
         for i, step in enumerate(node_steps(layout), start=2):
             out.append(f"{i}. {step}: `bash {_LAUNCHER[stack]}`")
-        renamed = [folder_note(layout.job, folders[layout.job])] if folders and prefix != f"{layout.job}/" else []
+        renamed = ([folder_note(layout.job, folders[layout.job])]
+                   if folders and prefix != f"{layout.job}/" else [])
         if layout.notes or notes or renamed:
             out += ["", "Notes:", ""] + [f"- {n}" for n in (*renamed, *layout.notes, *notes)]
         out.append("")
@@ -63,8 +64,8 @@ def folder_note(job: str, folder: str) -> str:
 
 def write_export(out_dir: Path, stack: str, layouts: list[ExportLayout], plan_line: str,
                  assumptions: list[str], inputs: Sequence[Path] = ()) -> list[Path]:
-    """Render every job first (so a refusal writes nothing), check every target (inside `out_dir`, no
-    symlink, none of `inputs`: OutputRefused), then write them all or none (WriteFailed)."""
+    """Render every job first (so a refusal writes nothing), check every target (inside `out_dir`,
+    no symlink, none of `inputs`: OutputRefused), then write them all or none (WriteFailed)."""
     rendered = []
     for layout in layouts:
         try:
@@ -78,7 +79,8 @@ def write_export(out_dir: Path, stack: str, layouts: list[ExportLayout], plan_li
         target = out_dir / folders[layout.job] if folders else out_dir
         planned += [(target / name, text, 0o755 if name.endswith(".sh") else None)
                     for name, text in files.items()]
-    planned.append((out_dir / "README.md", readme(stack, rendered, plan_line, assumptions, folders), None))
+    text = readme(stack, rendered, plan_line, assumptions, folders)
+    planned.append((out_dir / "README.md", text, None))
     _check_targets(out_dir, [path for path, _, _ in planned], inputs)
     made = _make_folders(out_dir, sorted({path.parent for path, _, _ in planned}))
     try:
@@ -102,8 +104,8 @@ def _check_targets(out_dir: Path, paths: list[Path], inputs: Sequence[Path]) -> 
             raise OutputRefused(f"-o {plain(out_dir)}: {plain(path)} is a folder")
         for source in inputs:
             if same_file(path, source):
-                raise OutputRefused(f"-o {plain(out_dir)}: {plain(path)} is one of this command's inputs; "
-                                    "writing it would lose the input: choose another folder")
+                raise OutputRefused(f"-o {plain(out_dir)}: {plain(path)} is one of this command's "
+                                    "inputs; writing it would lose the input: choose another folder")
 
 
 def _make_folders(out_dir: Path, folders: list[Path]) -> list[Path]:

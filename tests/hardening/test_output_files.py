@@ -20,7 +20,12 @@ import yaml
 
 from plan.planner import atomic_file
 from plan.planner.atomic_file import WriteFailed, write_all, write_atomically
-from plan.planner.output_target import OutputRefused, check_output_file, component_map, safe_component
+from plan.planner.output_target import (
+    OutputRefused,
+    check_output_file,
+    component_map,
+    safe_component,
+)
 from plan.planner.plain_text import plain
 from tests.conftest import REPO
 from tests.hardening.conftest import HOSTILE_BASE, invoke
@@ -47,7 +52,8 @@ def _no_temporary_files(root: Path) -> bool:
     return not [p for p in root.rglob("*.tmp")]
 
 
-@pytest.mark.parametrize("name", ["a", "pretrain", "sft-7b", "job_1", "Llama3.1-8B+lora@v2", "x" * 128])
+@pytest.mark.parametrize("name", ["a", "pretrain", "sft-7b", "job_1", "Llama3.1-8B+lora@v2",
+                                  "x" * 128])
 def test_a_safe_id_is_its_own_folder(name: str) -> None:
     assert safe_component(name) == name  # goldens and every export of a normal id stay as they were
 
@@ -55,7 +61,8 @@ def test_a_safe_id_is_its_own_folder(name: str) -> None:
 @pytest.mark.parametrize("name", HOSTILE_IDS)
 def test_an_unsafe_id_becomes_one_safe_component(name: str) -> None:
     component = safe_component(name)
-    assert "/" not in component and not component.startswith(".") and component not in ("", ".", "..")
+    assert "/" not in component and not component.startswith(".")
+    assert component not in ("", ".", "..")
     assert len(component) <= 120 and safe_component(name) == component  # deterministic
     assert safe_component(component) == component
 
@@ -159,7 +166,8 @@ def test_a_symlinked_output_file_is_refused_before_the_work(tmp_path: Path) -> N
     assert victim.read_text(encoding="utf-8") == "precious" and link.is_symlink()
 
 
-def test_a_full_disk_part_way_leaves_no_new_file_and_no_temporary(tmp_path: Path, monkeypatch) -> None:
+def test_a_full_disk_part_way_leaves_no_new_file_and_no_temporary(tmp_path: Path,
+                                                                   monkeypatch) -> None:
     real_fsync = os.fsync
     calls = []
 
@@ -188,7 +196,8 @@ def test_export_on_a_full_disk_is_one_line_and_not_success(tmp_path: Path, monke
     monkeypatch.setattr(atomic_file.os, "fsync", full)
     scenario = _two_jobs(tmp_path, "b")
     out = tmp_path / "out"
-    code, stdout, stderr, escaped = invoke("export", str(scenario), "--to", "deepspeed", "-o", str(out))
+    code, stdout, stderr, escaped = invoke("export", str(scenario), "--to", "deepspeed",
+                                           "-o", str(out))
     assert escaped is None and code == 2
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and "no space left" in lines[0] and "nothing was written" in lines[0]
@@ -242,15 +251,16 @@ def test_a_file_size_limit_is_one_line_and_exit_2(tmp_path: Path, args: list[str
     assert not (tmp_path / "front.csv").exists() and not (tmp_path / "out").exists()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder: EACCES cannot be "
-                                               "provoked this way (the monkeypatched test covers it)")
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder: EACCES "
+                    "cannot be provoked this way (the monkeypatched test covers it)")
 def test_a_read_only_folder_is_one_line_and_exit_2(tmp_path: Path) -> None:
     scenario = _two_jobs(tmp_path, "b")
     folder = tmp_path / "ro"
     folder.mkdir()
     folder.chmod(0o555)
     try:
-        code, _, stderr, escaped = invoke("pareto", str(scenario), "-o", str(folder / "f.csv"), "-q")
+        code, _, stderr, escaped = invoke("pareto", str(scenario), "-o", str(folder / "f.csv"),
+                                          "-q")
     finally:
         folder.chmod(0o755)
     assert escaped is None and code == 2 and "permission denied" in stderr
@@ -299,8 +309,9 @@ def test_file_descriptor_exhaustion_is_not_an_interrupt() -> None:
 
 @pytest.mark.parametrize("text, shown", [
     ("plain text", "plain text"), ("a\x1b[2Jb", "a\\x1b[2Jb"), ("two\nlines", "two\\nlines"),
-    ("txt\u202eexe", "txt\\u202eexe"), ("\u2066iso\u2069", "\\u2066iso\\u2069"), ("del\x7f", "del\\x7f"),
-    ("c1\x9b31m", "c1\\x9b31m"), ("tab\there", "tab\\there"), ("ünïcode 中文", "ünïcode 中文")])
+    ("txt\u202eexe", "txt\\u202eexe"), ("\u2066iso\u2069", "\\u2066iso\\u2069"),
+    ("del\x7f", "del\\x7f"), ("c1\x9b31m", "c1\\x9b31m"), ("tab\there", "tab\\there"),
+    ("ünïcode 中文", "ünïcode 中文")])
 def test_plain_text_escapes_what_acts_on_a_terminal(text: str, shown: str) -> None:
     assert plain(text) == shown
     assert plain(plain(text)) == shown  # escaping is idempotent on its own output
