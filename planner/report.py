@@ -52,7 +52,7 @@ def render_table(result: SolveResult, console: Console) -> None:
 
 def render_markdown(result: SolveResult) -> str:
     cur = result.currency
-    out = [f"# {result.scenario}", "", f"Status: **{result.proof()}** ({result.objective} objective, "
+    out = [f"# {plain(result.scenario)}", "", f"Status: **{result.proof()}** ({result.objective} objective, "
            f"{result.solve_time_s:.2f} s)", ""]
     if result.plans:
         out += [f"| rank | cost ({cur}) | makespan (days) | exp. interruptions | vs plan 1 | plan |",

@@ -56,7 +56,7 @@ def finite(value: float | None) -> float | None:
 
 def stop_no_solution(message: str) -> NoReturn:
     """No answer within the limits (e.g. the time ran out while building candidates): one line, exit 3."""
-    print(f"no solution: {message}", file=sys.stderr)
+    print(f"no solution: {plain(message)}", file=sys.stderr)
     raise typer.Exit(ExitCode.NO_SOLUTION)
 
 

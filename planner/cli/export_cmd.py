@@ -55,7 +55,7 @@ def export_command(
         fail(f"--job: unknown job {job!r}; jobs: {', '.join(jobs)}")
     result = solve(loaded)
     if not result.plans:
-        typer.echo(f"{file}: no plan to export ({result.status})", err=True)
+        typer.echo(f"{plain(file)}: no plan to export ({result.status})", err=True)
         raise typer.Exit(ExitCode.INFEASIBLE if result.status == "infeasible" else ExitCode.NO_SOLUTION)
     if plan_rank > len(result.plans):
         fail(f"--plan: {plan_rank} is beyond the {len(result.plans)} plan(s) found")

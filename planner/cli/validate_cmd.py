@@ -10,6 +10,7 @@ import typer
 from plan.models.errors import InputError
 from plan.models.loading import load_scenario
 from plan.planner.cli.common import ExitCode, console, print_json, printable
+from plan.planner.plain_text import plain
 
 
 def validate_command(
@@ -23,7 +24,7 @@ def validate_command(
         except InputError as exc:
             bad += 1
             for line in exc.problems:
-                typer.echo(f"error: {line}", err=True)
+                typer.echo(f"error: {plain(line)}", err=True)
             continue
         s = loaded.scenario
         console.print(printable(f"ok: {path}: scenario {s.name!r}, {len(s.jobs)} job(s), "
