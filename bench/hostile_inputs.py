@@ -252,7 +252,8 @@ def corpus() -> list[Case]:
 
 
 RUNS_CSV = "model,method,gpu,gpus,layout,seq_len,framework,tokens_per_s\n" + "".join(
-    f"qwen2.5-72b,lora,a800-80gb,4,tp=4 pp=1 dp=1 zero=0 mb=1 gb=128 recompute=none,4096,megatron,{tps}\n"
+    "qwen2.5-72b,lora,a800-80gb,4,tp=4 pp=1 dp=1 zero=0 mb=1 gb=128 recompute=none,4096,"
+    f"megatron,{tps}\n"
     for tps in (900, 950, 1000))
 
 
@@ -267,7 +268,8 @@ def _only_inside(out: str) -> Callable[[Path, str], str | None]:
         stray = [p for p in d.rglob("*") if p.is_file() and not p.is_relative_to(d / out)
                  and p.name not in ("s.yaml", "victim")]
         temporary = [p for p in d.rglob("*.tmp")]
-        return f"written outside -o or left behind: {stray + temporary}" if stray or temporary else None
+        left = stray + temporary
+        return f"written outside -o or left behind: {left}" if left else None
     return check
 
 
@@ -307,8 +309,8 @@ def output_cases() -> list[Case]:
                                 ("c/./d", "accelerate"), ("e/..", "torchrun-fsdp"))]
     scenario = scenario_text({})
     cases += [
-        Case("export: a symlink in the output folder", ["export", "{dir}/s.yaml", "--to", "deepspeed",
-                                                        "-o", "{dir}/out"],
+        Case("export: a symlink in the output folder",
+             ["export", "{dir}/s.yaml", "--to", "deepspeed", "-o", "{dir}/out"],
              {"s.yaml": _two_jobs("b")}, setup=_symlinked_launcher, expect=refused,
              check=_unchanged("victim", "precious\n")),
         Case("export: over its own scenario", ["export", "{dir}/train.yaml", "--to", "llamafactory",
@@ -318,10 +320,12 @@ def output_cases() -> list[Case]:
              {"s.json": scenario}, expect=refused, check=_unchanged("s.json", scenario)),
         Case("report: -o its own scenario", ["report", "{dir}/s.html", "-o", "{dir}/s.html"],
              {"s.html": scenario}, expect=refused, check=_unchanged("s.html", scenario)),
-        Case("solve: --report its own overlay", ["solve", "{dir}/s.yaml", "--catalog", "{dir}/o.html",
-                                                 "--report", "{dir}/o.html"],
-             {"s.yaml": scenario, "o.html": "{}\n"}, expect=refused, check=_unchanged("o.html", "{}\n")),
-        Case("calibrate: -o the run's description", ["calibrate", "{dir}/t.log", "-o", "{dir}/run.yaml"],
+        Case("solve: --report its own overlay",
+             ["solve", "{dir}/s.yaml", "--catalog", "{dir}/o.html", "--report", "{dir}/o.html"],
+             {"s.yaml": scenario, "o.html": "{}\n"}, expect=refused,
+             check=_unchanged("o.html", "{}\n")),
+        Case("calibrate: -o the run's description",
+             ["calibrate", "{dir}/t.log", "-o", "{dir}/run.yaml"],
              {"t.log": "iteration 1\n", "run.yaml": "model: x\n"}, expect=refused,
              check=_unchanged("run.yaml", "model: x\n")),
         Case("pareto: a symlinked -o", ["pareto", "{dir}/s.yaml", "-o", "{dir}/f.csv", "-q"],
@@ -341,8 +345,8 @@ def output_cases() -> list[Case]:
     cases += [
         Case("solve with 6 open files at most", ["solve", "{dir}/s.yaml"], {"s.yaml": scenario},
              expect=frozenset({0, 2}), open_files_limit=6),
-        Case("export with 6 open files at most", ["export", "{dir}/s.yaml", "--to", "deepspeed", "-o",
-                                                  "{dir}/out"],
+        Case("export with 6 open files at most",
+             ["export", "{dir}/s.yaml", "--to", "deepspeed", "-o", "{dir}/out"],
              {"s.yaml": _two_jobs("b")}, expect=frozenset({0, 2}), open_files_limit=6),
         Case("bidi, escapes and newlines in a name", ["solve", "{dir}/s.yaml"],
              {"s.yaml": scenario_text({"name": "evil\u202eTXT\n\u2066forged\u2069 line"})},
@@ -435,8 +439,8 @@ def main() -> int:
     counts = Counter(o.kind for o in outcomes)
     print(f"{len(outcomes)} hostile inputs in {time.perf_counter() - started:.0f} s "
           f"(timeout {opts.timeout:g} s, memory cap {MEMORY_CAP_BYTES / 1024**3:g} GiB)")
-    for kind in ("exit 0", "exit 1", "exit 2", "exit 3", "exit 130", "internal error", "traceback", "hang", "memory",
-                 "unsafe"):
+    for kind in ("exit 0", "exit 1", "exit 2", "exit 3", "exit 130", "internal error", "traceback",
+                 "hang", "memory", "unsafe"):
         print(f"  {kind:15} {counts.get(kind, 0)}")
     for kind in sorted(set(counts) - {"exit 0", "exit 1", "exit 2", "exit 3", "exit 130", "internal error",
                                       "traceback", "hang", "memory", "unsafe"}):

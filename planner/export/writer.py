@@ -104,8 +104,9 @@ def _check_targets(out_dir: Path, paths: list[Path], inputs: Sequence[Path]) -> 
             raise OutputRefused(f"-o {plain(out_dir)}: {plain(path)} is a folder")
         for source in inputs:
             if same_file(path, source):
-                raise OutputRefused(f"-o {plain(out_dir)}: {plain(path)} is one of this command's "
-                                    "inputs; writing it would lose the input: choose another folder")
+                raise OutputRefused(f"-o {plain(out_dir)}: {plain(path)} is one of this "
+                                    "command's inputs; writing it would lose the input: choose "
+                                    "another folder")
 
 
 def _make_folders(out_dir: Path, folders: list[Path]) -> list[Path]:
