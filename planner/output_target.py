@@ -32,11 +32,11 @@ class OutputRefused(ValueError):
     """An output path the command will not write; the message is one line naming it."""
 
 
-def safe_component(name: str) -> str:
-    """`name` itself when it is already one safe path component, else a deterministic safe name:
-    unsafe characters (`/`, `:`) become `_`, a leading dot `_`, and a short hash of the original
-    name keeps two ids apart (`a/../../x` -> `a_.._.._x-<8 hex>`)."""
-    if _SAFE_COMPONENT.match(name):
+def safe_component(name: str, hashed: bool = False) -> str:
+    """`name` itself when it is already one safe path component (and not `hashed`), else a
+    deterministic safe name: unsafe characters (`/`, `:`) become `_`, a leading dot `_`, and a short
+    hash of the original name keeps two ids apart (`a/../../x` -> `a_.._.._x-<8 hex>`)."""
+    if _SAFE_COMPONENT.match(name) and not hashed:
         return name
     cleaned = _UNSAFE_CHAR.sub("_", name)[:100]
     if not cleaned or cleaned[0] == ".":
@@ -46,14 +46,19 @@ def safe_component(name: str) -> str:
 
 
 def component_map(names: Sequence[str]) -> dict[str, str]:
-    """Each name's safe component (`safe_component`); refuses two names that would share one."""
-    mapped = {name: safe_component(name) for name in names}
-    seen: dict[str, str] = {}
-    for name, component in mapped.items():
-        other = seen.setdefault(component.lower(), name)  # case-insensitive file systems
+    """Each name's safe component (`safe_component`), distinct even on a file system that ignores
+    case: a name whose component is taken gets the hashed form. Refuses what still collides."""
+    mapped: dict[str, str] = {}
+    taken: dict[str, str] = {}
+    for name in names:
+        component = safe_component(name)
+        if component.lower() in taken:
+            component = safe_component(name, hashed=True)
+        other = taken.setdefault(component.lower(), name)
         if other != name:
             raise OutputRefused(f"{plain(other)!r} and {plain(name)!r} would be written to the "
                                 f"same folder {component!r}; rename one")
+        mapped[name] = component
     return mapped
 
 
