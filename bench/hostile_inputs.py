@@ -2,7 +2,10 @@
 
 Every case is one `plan` subprocess with a wall-clock timeout and an address-space cap. Outcomes:
 exit 0/1/2/3/130, internal error (exit 70 or the words "internal error"), traceback (any
-"Traceback" on stderr), hang (killed at the timeout), memory (MemoryError, or killed by the cap).
+"Traceback" on stderr), hang (killed at the timeout), memory (MemoryError, or killed by the cap),
+unsafe (the case's own check failed: a file written outside -o, an input overwritten, a temporary
+file left, raw escapes on the terminal). Output cases (issue 52) run under a file-size or
+open-file limit where they say so.
 A case may say which exits it expects (a nonsense number must be refused: {2}); one that ends
 otherwise is listed as unexpected, e.g. nonsense accepted with exit 0.
 
@@ -60,6 +63,10 @@ class Case:
     setup: Callable[[Path], None] | None = None
     expect: frozenset[int] = frozenset({0, 1, 2, 3})
     stdin_sigint_after_s: float | None = None
+    # (case folder, stdout) -> a problem in words, or None: a write outside -o, a lost input, ...
+    check: Callable[[Path, str], str | None] | None = None
+    file_size_limit: int | None = None  # RLIMIT_FSIZE for the process (bytes): EFBIG on a write
+    open_files_limit: int | None = None  # RLIMIT_NOFILE for the process
 
 
 def scenario_text(changes: dict[str, Any]) -> str:
@@ -241,13 +248,119 @@ def corpus() -> list[Case]:
         Case("batch: sweep of 1e9 gpus_per_node", ["batch", "{dir}/s.yaml", "--sweep", "owned.0.gpus_per_node=1e9"],
              {"s.yaml": scenario_text({})}, expect=frozenset({2})),
     ]
+    return cases + output_cases()
+
+
+RUNS_CSV = "model,method,gpu,gpus,layout,seq_len,framework,tokens_per_s\n" + "".join(
+    "qwen2.5-72b,lora,a800-80gb,4,tp=4 pp=1 dp=1 zero=0 mb=1 gb=128 recompute=none,4096,"
+    f"megatron,{tps}\n"
+    for tps in (900, 950, 1000))
+
+
+def _two_jobs(second: str) -> str:
+    base = copy.deepcopy(HOSTILE_BASE)
+    return scenario_text({"jobs": [base["jobs"][0], {**base["jobs"][0], "id": second}]})
+
+
+def _only_inside(out: str) -> Callable[[Path, str], str | None]:
+    """Every file of the case folder lies under `out`, the scenario aside; no temporary file."""
+    def check(d: Path, _stdout: str) -> str | None:
+        stray = [p for p in d.rglob("*") if p.is_file() and not p.is_relative_to(d / out)
+                 and p.name not in ("s.yaml", "victim")]
+        temporary = [p for p in d.rglob("*.tmp")]
+        left = stray + temporary
+        return f"written outside -o or left behind: {left}" if left else None
+    return check
+
+
+def _unchanged(name: str, text: str) -> Callable[[Path, str], str | None]:
+    def check(d: Path, _stdout: str) -> str | None:
+        now = (d / name).read_text(encoding="utf-8") if (d / name).is_file() else None
+        return None if now == text else f"{name} was overwritten"
+    return check
+
+
+def _nothing_written(*names: str) -> Callable[[Path, str], str | None]:
+    def check(d: Path, _stdout: str) -> str | None:
+        left = [n for n in names if (d / n).exists()] + [str(p) for p in d.rglob("*.tmp")]
+        return f"left after a failed write: {left}" if left else None
+    return check
+
+
+def _no_raw_controls(_d: Path, stdout: str) -> str | None:
+    raw = [c for c in "\u202e\u2066\x1b" if c in stdout]
+    return f"raw {raw!r} reached the terminal" if raw else None
+
+
+def _symlinked_launcher(d: Path) -> None:
+    (d / "victim").write_text("precious\n", encoding="utf-8")
+    (d / "out" / "a").mkdir(parents=True)
+    (d / "out" / "a" / "launch.sh").symlink_to(d / "victim")
+
+
+def output_cases() -> list[Case]:
+    """Issue 52, items 1 and 6: paths we write, symlinks, outputs that are inputs, write failures,
+    output text."""
+    refused = frozenset({2})
+    cases = [Case(f"export: job id {job!r} stays inside -o",
+                  ["export", "{dir}/s.yaml", "--to", stack, "-o", "{dir}/out/deep"],
+                  {"s.yaml": _two_jobs(job)}, expect=frozenset({0}), check=_only_inside("out/deep"))
+             for job, stack in (("a/../../x", "deepspeed"), ("b/../../../y", "llamafactory"),
+                                ("c/./d", "accelerate"), ("e/..", "torchrun-fsdp"))]
+    scenario = scenario_text({})
+    cases += [
+        Case("export: a symlink in the output folder",
+             ["export", "{dir}/s.yaml", "--to", "deepspeed", "-o", "{dir}/out"],
+             {"s.yaml": _two_jobs("b")}, setup=_symlinked_launcher, expect=refused,
+             check=_unchanged("victim", "precious\n")),
+        Case("export: over its own scenario", ["export", "{dir}/train.yaml", "--to", "llamafactory",
+                                               "-o", "{dir}"],
+             {"train.yaml": scenario}, expect=refused, check=_unchanged("train.yaml", scenario)),
+        Case("pareto: -o its own scenario", ["pareto", "{dir}/s.json", "-o", "{dir}/s.json", "-q"],
+             {"s.json": scenario}, expect=refused, check=_unchanged("s.json", scenario)),
+        Case("report: -o its own scenario", ["report", "{dir}/s.html", "-o", "{dir}/s.html"],
+             {"s.html": scenario}, expect=refused, check=_unchanged("s.html", scenario)),
+        Case("solve: --report its own overlay",
+             ["solve", "{dir}/s.yaml", "--catalog", "{dir}/o.html", "--report", "{dir}/o.html"],
+             {"s.yaml": scenario, "o.html": "{}\n"}, expect=refused,
+             check=_unchanged("o.html", "{}\n")),
+        Case("calibrate: -o the run's description",
+             ["calibrate", "{dir}/t.log", "-o", "{dir}/run.yaml"],
+             {"t.log": "iteration 1\n", "run.yaml": "model: x\n"}, expect=refused,
+             check=_unchanged("run.yaml", "model: x\n")),
+        Case("pareto: a symlinked -o", ["pareto", "{dir}/s.yaml", "-o", "{dir}/f.csv", "-q"],
+             {"s.yaml": scenario, "victim": "precious\n"},
+             setup=lambda d: (d / "f.csv").symlink_to(d / "victim"), expect=refused,
+             check=_unchanged("victim", "precious\n")),
+    ]
+    for name, args, written in (
+            ("pareto -o", ["pareto", "{dir}/s.yaml", "-o", "{dir}/f.csv", "-q"], "f.csv"),
+            ("pareto --plot", ["pareto", "{dir}/s.yaml", "--plot", "{dir}/f.html", "-q"], "f.html"),
+            ("export", ["export", "{dir}/s.yaml", "--to", "deepspeed", "-o", "{dir}/out"], "out"),
+            ("report", ["report", "{dir}/s.yaml", "-o", "{dir}/r.html"], "r.html"),
+            ("calibrate", ["calibrate", "{dir}/runs.csv", "-o", "{dir}/c.yaml"], "c.yaml")):
+        cases.append(Case(f"{name} under a 300-byte file-size limit", args,
+                          {"s.yaml": _two_jobs("b"), "runs.csv": RUNS_CSV},
+                          expect=refused, file_size_limit=300, check=_nothing_written(written)))
+    cases += [
+        Case("solve with 6 open files at most", ["solve", "{dir}/s.yaml"], {"s.yaml": scenario},
+             expect=frozenset({0, 2}), open_files_limit=6),
+        Case("export with 6 open files at most",
+             ["export", "{dir}/s.yaml", "--to", "deepspeed", "-o", "{dir}/out"],
+             {"s.yaml": _two_jobs("b")}, expect=frozenset({0, 2}), open_files_limit=6),
+        Case("bidi, escapes and newlines in a name", ["solve", "{dir}/s.yaml"],
+             {"s.yaml": scenario_text({"name": "evil\u202eTXT\n\u2066forged\u2069 line"})},
+             expect=frozenset({0}), check=_no_raw_controls),
+        Case("escapes in a path", ["solve", "{dir}/x\x1b[2J\u202e.yaml"], expect=refused,
+             check=lambda d, out: _no_raw_controls(d, out)),
+    ]
     return cases
 
 
 @dataclass
 class Outcome:
     case: Case
-    kind: str  # "exit N", "internal error", "traceback", "hang", "memory"
+    kind: str  # "exit N", "internal error", "traceback", "hang", "memory", "unsafe"
     code: int | None
     seconds: float
     tail: str
@@ -257,10 +370,17 @@ class Outcome:
         return not self.kind.startswith("exit ") or self.code not in self.case.expect
 
 
-def _limit_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP_BYTES, MEMORY_CAP_BYTES))
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    os.setsid()
+def _limits(case: Case) -> Callable[[], None]:
+    """The child's set-up: the memory cap, the case's file-size and open-file limits."""
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP_BYTES, MEMORY_CAP_BYTES))
+        if case.file_size_limit is not None:  # Python ignores SIGXFSZ: a write fails with EFBIG
+            resource.setrlimit(resource.RLIMIT_FSIZE, (case.file_size_limit,) * 2)
+        if case.open_files_limit is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (case.open_files_limit,) * 2)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.setsid()
+    return limit
 
 
 def run_case(case: Case, timeout_s: float) -> Outcome:
@@ -273,10 +393,10 @@ def run_case(case: Case, timeout_s: float) -> Outcome:
         args = [a.replace("{dir}", str(folder)) for a in case.args]
         started = time.perf_counter()
         proc = subprocess.Popen([*PLAN, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                stdin=subprocess.DEVNULL, preexec_fn=_limit_memory,
+                                stdin=subprocess.DEVNULL, preexec_fn=_limits(case),
                                 env={**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT)})
         try:
-            _, err = proc.communicate(timeout=timeout_s)
+            out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -293,6 +413,9 @@ def run_case(case: Case, timeout_s: float) -> Outcome:
             kind = "internal error"
         else:
             kind = f"exit {code}"
+        problem = case.check(folder, out.decode(errors="replace")) if case.check else None
+        if problem is not None:  # a write outside -o, an input lost, raw escapes on the terminal
+            kind, text = "unsafe", f"{problem}; {text}"
         return Outcome(case, kind, code, seconds, " ".join(text.split())[-300:])
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -316,10 +439,11 @@ def main() -> int:
     counts = Counter(o.kind for o in outcomes)
     print(f"{len(outcomes)} hostile inputs in {time.perf_counter() - started:.0f} s "
           f"(timeout {opts.timeout:g} s, memory cap {MEMORY_CAP_BYTES / 1024**3:g} GiB)")
-    for kind in ("exit 0", "exit 1", "exit 2", "exit 3", "exit 130", "internal error", "traceback", "hang", "memory"):
+    for kind in ("exit 0", "exit 1", "exit 2", "exit 3", "exit 130", "internal error", "traceback",
+                 "hang", "memory", "unsafe"):
         print(f"  {kind:15} {counts.get(kind, 0)}")
     for kind in sorted(set(counts) - {"exit 0", "exit 1", "exit 2", "exit 3", "exit 130", "internal error",
-                                      "traceback", "hang", "memory"}):
+                                      "traceback", "hang", "memory", "unsafe"}):
         print(f"  {kind:15} {counts[kind]}")
     slowest = max(outcomes, key=lambda o: o.seconds)
     print(f"  slowest: {slowest.seconds:.1f} s ({slowest.case.name})")
@@ -329,7 +453,7 @@ def main() -> int:
     print(f"unexpected outcomes: {len(unexpected)}")
     for o in unexpected:
         print(f"  - {o.case.name}: {o.kind} (expected exit {sorted(o.case.expect)}): {o.tail[-200:]}")
-    bad = sum(counts.get(k, 0) for k in ("internal error", "traceback", "hang", "memory"))
+    bad = sum(counts.get(k, 0) for k in ("internal error", "traceback", "hang", "memory", "unsafe"))
     return 1 if bad else 0
 
 

@@ -6,7 +6,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from plan.planner.plain_text import plain
 from plan.planner.plan import Plan, SolveResult
+
+
+def shown(text: str) -> str:
+    """Input text for the rich console: escapes, newlines and bidi marks written escaped, markup
+    escaped."""
+    return escape(plain(text))
 
 
 def _interruptions(plan: Plan) -> str:
@@ -16,7 +23,7 @@ def _interruptions(plan: Plan) -> str:
 
 def render_table(result: SolveResult, console: Console) -> None:
     cur = result.currency
-    console.print(f"[bold]{escape(result.scenario)}[/bold]: {result.proof()} ({result.objective} objective, "
+    console.print(f"[bold]{shown(result.scenario)}[/bold]: {result.proof()} ({result.objective} objective, "
                   f"{result.solve_time_s:.2f} s)")
     if result.plans:
         table = Table(title="plans", show_lines=False)
@@ -24,28 +31,28 @@ def render_table(result: SolveResult, console: Console) -> None:
             table.add_column(column, overflow="fold")
         for plan in result.plans:
             table.add_row(str(plan.rank), f"{plan.total_cost:,.0f}", f"{plan.makespan_h / 24:,.2f}",
-                          _interruptions(plan), escape(plan.trade.summary(cur)) if plan.trade else "",
-                          escape(plan.summary()))
+                          _interruptions(plan), shown(plan.trade.summary(cur)) if plan.trade else "",
+                          shown(plan.summary()))
         console.print(table)
         for plan in result.plans:
             console.print(f"\n[bold]plan {plan.rank}[/bold]")
             for line in plan.explanation:
-                console.print(f"  - {escape(line)}")
+                console.print(f"  - {shown(line)}")
             if plan.assumptions:
                 console.print("  assumptions:")
                 for line in plan.assumptions:
-                    console.print(f"    * {escape(line)}")
+                    console.print(f"    * {shown(line)}")
     for conflict in result.conflicts:
-        console.print(escape(f"conflict: {conflict.constraint}: {conflict.detail}"))
+        console.print(shown(f"conflict: {conflict.constraint}: {conflict.detail}"))
     for relax in result.relaxations:
-        console.print(escape(f"relax {relax.kind}: {relax.detail}"))
+        console.print(shown(f"relax {relax.kind}: {relax.detail}"))
     for note in result.notes:
-        console.print(escape(f"note: {note}"))
+        console.print(shown(f"note: {note}"))
 
 
 def render_markdown(result: SolveResult) -> str:
     cur = result.currency
-    out = [f"# {result.scenario}", "", f"Status: **{result.proof()}** ({result.objective} objective, "
+    out = [f"# {plain(result.scenario)}", "", f"Status: **{result.proof()}** ({result.objective} objective, "
            f"{result.solve_time_s:.2f} s)", ""]
     if result.plans:
         out += [f"| rank | cost ({cur}) | makespan (days) | exp. interruptions | vs plan 1 | plan |",

@@ -11,13 +11,15 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
 from plan.planner import __version__
 from plan.planner.collector import collector_paused
 from plan.planner.interrupts import EXIT_INTERRUPTED, interrupt_behind, interrupted_line
+from plan.planner.os_errors import SYSTEM_LIMITS, reason_of
+from plan.planner.plain_text import plain
 
 # command name -> (module, function); the order is the order of `plan --help`.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -124,26 +126,39 @@ def main() -> None:
         sys.exit(2)
     except cli_errors.UsageError as exc:  # a bad option or value: one line, like every other input error
         where = f"{exc.ctx.command_path}: " if exc.ctx else ""
-        print(f"error: {where}{' '.join(exc.format_message().split())}", file=sys.stderr)
+        print(f"error: {plain(where + ' '.join(exc.format_message().split()))}", file=sys.stderr)
         sys.exit(2)
-    except typer.Abort as exc:  # click's answer to Ctrl-C outside a command
-        print(interrupted_line(interrupt_behind(exc) or KeyboardInterrupt()), file=sys.stderr)
+    except typer.Abort as exc:  # click's answer to Ctrl-C, and to an EOFError (not an interrupt)
+        interrupt = interrupt_behind(exc)
+        if interrupt is None and isinstance(exc.__cause__, Exception):
+            _fail_on(exc.__cause__)
+        print(interrupted_line(interrupt or KeyboardInterrupt()), file=sys.stderr)
         sys.exit(EXIT_INTERRUPTED)
     except cli_errors.ClickException as exc:
-        print(f"error: {exc.format_message()}", file=sys.stderr)
+        print(f"error: {plain(exc.format_message())}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt as exc:  # one policy for every command: see plan.planner.interrupts
         print(interrupted_line(exc), file=sys.stderr)
         sys.exit(EXIT_INTERRUPTED)
-    except Exception as exc:  # a bug, not bad input: say so in one line
-        if os.environ.get("PLAN_DEBUG"):
-            raise
-        print(f"internal error: {type(exc).__name__}: {exc} (set PLAN_DEBUG=1 for details; please report)",
-              file=sys.stderr)
-        sys.exit(70)
+    except Exception as exc:
+        _fail_on(exc)
     if code == EXIT_INTERRUPTED and _interrupts:
         print(interrupted_line(_interrupts[-1]), file=sys.stderr)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail_on(exc: Exception) -> NoReturn:
+    """An exception no command handled: the machine's limits (a full disk, too many open files) are
+    one line naming the path, exit 2; anything else is a bug, said in one line, exit 70."""
+    if os.environ.get("PLAN_DEBUG"):
+        raise exc
+    if isinstance(exc, OSError) and exc.errno in SYSTEM_LIMITS:
+        where = f"{plain(exc.filename)}: " if exc.filename else ""
+        print(f"error: {where}{reason_of(exc)}", file=sys.stderr)
+        sys.exit(2)
+    print(f"internal error: {type(exc).__name__}: {plain(exc)} "
+          "(set PLAN_DEBUG=1 for details; please report)", file=sys.stderr)
+    sys.exit(70)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -47,7 +46,7 @@ from plan.planner.batch.local import run_local
 from plan.planner.batch.output_lock import OutputLockError, locked_output
 from plan.planner.batch.runner import Backend
 from plan.planner.batch.sweep import Variant
-from plan.planner.cli.common import console, fail, finite
+from plan.planner.cli.common import console, fail, finite, printable
 from plan.planner.session import SolveOptions
 
 STATUS_STYLE = {"optimal": "green", "feasible": "green", "infeasible": "yellow", "unknown": "yellow",
@@ -76,9 +75,9 @@ def _render(rows: Sequence[Row], out: Console) -> None:
         days = f"{row.makespan_h / 24:,.2f}" if row.makespan_h is not None else ""
         style = STATUS_STYLE.get(row.status, "")
         gap = f"{row.gap:.1%}" if row.gap is not None else ""
-        table.add_row(str(i), escape(row.file), escape(row.variant), f"[{style}]{row.status}[/{style}]", gap, cost,
-                      days,
-                      escape(row.plan or row.error), f"{row.solve_time_s:.2f}")
+        table.add_row(str(i), printable(row.file), printable(row.variant),
+                      f"[{style}]{row.status}[/{style}]", gap, cost, days,
+                      printable(row.plan or row.error), f"{row.solve_time_s:.2f}")
     out.print(table)
 
 
@@ -181,7 +180,7 @@ def _report(rows: list[Row], reused: int, output: Path | None) -> int:
     """Print the tally (and a line on stderr when nothing could be read); the exit code."""
     tally = Tally.of(rows)
     resumed = f" ({reused} re-used from {output})" if reused else ""
-    console.print(escape(f"{tally.line()}{resumed}" + (f"; wrote {output}" if output else "")))
+    console.print(printable(f"{tally.line()}{resumed}" + (f"; wrote {output}" if output else "")))
     if tally.exit_code() == 2:
         print("error: no scenario could be read", file=sys.stderr)
     return tally.exit_code()

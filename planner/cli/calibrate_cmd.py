@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from plan.planner.cli.common import ExitCode, console, fail
+from plan.planner.cli.common import ExitCode, console, fail, printable
+from plan.planner.plain_text import plain
 
 LEVELS = ("*/*/*", "framework", "gpu", "method")  # the pooling levels, broadest first (calibrate.fit)
 
@@ -28,15 +29,19 @@ def calibrate_command(
     """
     from plan.models.catalog import load_catalog
     from plan.models.errors import InputError
-    from plan.planner.atomic_file import write_atomically
+    from plan.planner.atomic_file import WriteFailed, write_atomically
     from plan.planner.calibrate import Calibration, fit
     from plan.planner.calibrate.parsers import read_runs
     from plan.planner.calibrate.predict import observations, predict
+    from plan.planner.output_target import OutputRefused, check_output_file
 
     if output.suffix.lower() not in (".yaml", ".yml"):
-        fail(f"{output}: the calibration overlay is YAML; name it .yaml")
-    if not output.parent.resolve().is_dir():
-        fail(f"{output}: folder {output.parent} does not exist")
+        fail(f"{plain(output)}: the calibration overlay is YAML; name it .yaml")
+    try:  # a run's description (run.yaml beside it) is an input too
+        described = [p.with_name(n) for p in runs for n in (p.name + ".run.yaml", "run.yaml")]
+        check_output_file(output, [*runs, *described, overlay])
+    except OutputRefused as exc:
+        fail(str(exc))
     try:
         catalog = load_catalog((overlay,) if overlay else ())
         measured = read_runs(runs)
@@ -54,7 +59,7 @@ def calibrate_command(
         fail(exc)
     result = fit(obs)
     for line in result.refused:
-        console.print(f"refused: {line}")
+        console.print(printable(f"refused: {line}"))
     if not result.factors:
         fail(f"{', '.join(map(str, runs))}: {len(measured)} run(s): too few to fit any factor (each needs at least 2 "
              "runs: a factor and its spread)")
@@ -63,12 +68,13 @@ def calibrate_command(
         key = (factor.metric, factor.runs)
         if key not in shown:
             shown[key] = []
-            console.print(f"fitted: {factor.describe()}")
+            console.print(printable(f"fitted: {factor.describe()}"))
         else:
             shown[key].append("/".join(factor.scope))
     for (metric, _), scopes in shown.items():
         if scopes:
-            console.print(f"  the same {metric} factor covers the broader scopes {', '.join(scopes)}")
+            console.print(printable(f"  the same {metric} factor covers the broader scopes "
+                                    f"{', '.join(scopes)}"))
     for metric, taus in result.level_sd.items():
         levels = ", ".join(f"{name} {'-' if tau is None else f'{tau:.3f}'}"
                            for name, tau in zip(LEVELS, taus, strict=True))
@@ -77,7 +83,7 @@ def calibrate_command(
     calibration = Calibration(result.factors, records, result.refused)
     try:
         write_atomically(output, calibration.to_yaml())
-    except OSError as exc:
-        fail(f"{output}: cannot write: {exc.strerror or exc}")
-    console.print(f"wrote {output} ({len(measured)} runs)")
+    except OSError as exc:  # the writer's WriteFailed: one line naming the path and the cause
+        fail(str(WriteFailed.from_os_error(output, exc)))
+    console.print(printable(f"wrote {output} ({len(measured)} runs)"))
     raise typer.Exit(ExitCode.OK)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sys
 from enum import Enum, IntEnum
 from typing import Any, NoReturn
@@ -14,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from plan.models.errors import InputError
+from plan.planner.plain_text import plain
 
 
 class ExitCode(IntEnum):
@@ -32,20 +32,18 @@ class OutputFormat(str, Enum):
 console = Console(highlight=False, soft_wrap=False, width=140)
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def printable(text: str) -> str:
-    """User or overlay text made safe for the rich console: markup escaped, control characters shown as '?'."""
-    return escape(_CONTROL.sub("?", text))
+    """User or overlay text made safe for the rich console: markup escaped, control characters,
+    escapes, newlines and bidi overrides written escaped (`plan.planner.plain_text`)."""
+    return escape(plain(text))
 
 
 def fail(problems: InputError | list[str] | str) -> NoReturn:
-    """Print each problem as one line on stderr and exit with code 2 (bad input)."""
+    """Print each problem as one line on stderr (input text in it escaped) and exit with code 2."""
     lines = problems.problems if isinstance(problems, InputError) else (
         [problems] if isinstance(problems, str) else problems)
     for line in lines:
-        print(f"error: {line}", file=sys.stderr)
+        print(f"error: {plain(line)}", file=sys.stderr)
     raise typer.Exit(ExitCode.BAD_INPUT)
 
 
@@ -58,7 +56,7 @@ def finite(value: float | None) -> float | None:
 
 def stop_no_solution(message: str) -> NoReturn:
     """No answer within the limits (e.g. the time ran out while building candidates): one line, exit 3."""
-    print(f"no solution: {message}", file=sys.stderr)
+    print(f"no solution: {plain(message)}", file=sys.stderr)
     raise typer.Exit(ExitCode.NO_SOLUTION)
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.markup import escape
 from rich.table import Table
 
 from plan.models.platform import Platform
-from plan.planner.cli.common import console
+from plan.planner.cli.common import console, printable
 from plan.planner.estimate import Estimate
 from plan.planner.estimate.types import CAUSAL_MFU_NOTE_GAP, OPTIMIZER_NAME_OF
 from plan.planner.plan import recompute_label
@@ -31,7 +30,7 @@ def print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None, 
     if tokens is not None:
         console.print(_run_line(est, tokens))
     for note in notes:
-        console.print(escape(f"- {note}"))
+        console.print(printable(f"- {note}"))
 
 
 def _headline(est: Estimate, plat: Platform | None, headroom: float) -> str:
@@ -48,7 +47,7 @@ def _headline(est: Estimate, plat: Platform | None, headroom: float) -> str:
         verdict = "[yellow]runs only at the card's limit[/yellow]"
     where = f" on {plat.id}" if plat else ""
     fabric = f"{c.fabric_kind} {c.fabric_gbps_per_gpu:g} Gb/s per GPU"
-    return (f"[bold]{escape(est.model_id)}[/bold] {est.method} on {c.gpus} x {c.gpu.id}"
+    return (f"[bold]{printable(est.model_id)}[/bold] {est.method} on {c.gpus} x {c.gpu.id}"
             f" ({c.gpus_per_node} per node, {fabric}){where}: {verdict} "
             f"({est.memory.total_gib:.1f} of {est.gpu_memory_gib:g} GiB; "
             f"{est.gpu_memory_gib * (1 - headroom):.1f} usable with {headroom:.0%} headroom)")

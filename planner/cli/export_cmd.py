@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from plan.planner.cli.common import ExitCode, fail
+from plan.planner.plain_text import plain
 
 
 class Stack(str, Enum):
@@ -37,7 +38,10 @@ def export_command(
     """
     from plan.models.errors import InputError
     from plan.models.loading import load_scenario
+    from plan.planner.atomic_file import WriteFailed
     from plan.planner.export import ExportError, build_layout, write_export
+    from plan.planner.export.writer import folder_note
+    from plan.planner.output_target import OutputRefused, component_map, scenario_inputs
     from plan.planner.solve import solve
 
     try:
@@ -51,7 +55,7 @@ def export_command(
         fail(f"--job: unknown job {job!r}; jobs: {', '.join(jobs)}")
     result = solve(loaded)
     if not result.plans:
-        typer.echo(f"{file}: no plan to export ({result.status})", err=True)
+        typer.echo(f"{plain(file)}: no plan to export ({result.status})", err=True)
         raise typer.Exit(ExitCode.INFEASIBLE if result.status == "infeasible" else ExitCode.NO_SOLUTION)
     if plan_rank > len(result.plans):
         fail(f"--plan: {plan_rank} is beyond the {len(result.plans)} plan(s) found")
@@ -61,10 +65,15 @@ def export_command(
         layouts = [build_layout(jp, jobs[jp.job], loaded.models[jp.job]) for jp in chosen]
         plan_line = (f"Plan {plan.rank} of `{file.name}` ({result.proof()}): {plan.summary()}; total "
                      f"{plan.total_cost:,.0f} {result.currency}, {plan.makespan_h / 24:,.1f} days.")
-        written = write_export(out_dir, to.value, layouts, plan_line, plan.assumptions)
+        written = write_export(out_dir, to.value, layouts, plan_line, plan.assumptions,
+                               scenario_inputs(loaded, overlay, calibration))
     except ExportError as exc:
         fail(f"--to {to.value}: {exc}")
-    except OSError as exc:
-        fail(f"-o {out_dir}: cannot write: {exc.strerror or exc}")
+    except (OutputRefused, WriteFailed) as exc:
+        fail(f"{exc}; nothing was written")
+    if len(layouts) > 1:
+        for job_id, folder in component_map([layout.job for layout in layouts]).items():
+            if folder != job_id:
+                typer.echo(f"note: {folder_note(job_id, folder)}", err=True)
     for path in written:
-        typer.echo(str(path))
+        typer.echo(plain(path))

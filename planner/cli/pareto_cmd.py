@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
@@ -10,7 +11,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, SpinnerColumn, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as RichProgress
 from rich.table import Table
@@ -18,11 +18,14 @@ from rich.table import Table
 from plan.models.errors import InputError
 from plan.models.limits import MAX_SOLVER_LIMIT
 from plan.models.loading import load_scenario
+from plan.planner.atomic_file import WriteFailed
 from plan.planner.build_deadline import BuildTimeout
-from plan.planner.cli.common import ExitCode, console, fail, finite, stop_no_solution
+from plan.planner.cli.common import ExitCode, console, fail, finite, printable, stop_no_solution
+from plan.planner.output_target import OutputRefused, check_output_file, scenario_inputs
 from plan.planner.pareto.export import FRONT_SUFFIXES, write_front
 from plan.planner.pareto.front import ParetoFront, Progress, pareto_front, time_unit
 from plan.planner.pareto.plot import PLOT_SUFFIXES, more_line, write_plot
+from plan.planner.plain_text import plain
 from plan.planner.session import Session, SolveOptions
 
 
@@ -77,15 +80,20 @@ def pareto_command(
     # Checked before the solves, which can take minutes.
     for path, allowed in ((output, FRONT_SUFFIXES), (plot, PLOT_SUFFIXES)):
         if path is not None and path.suffix.lower() not in allowed:
-            fail(f"{path}: unsupported file type; use {', '.join(allowed)}")
-        if path is not None and not path.parent.resolve().is_dir():
-            fail(f"{path}: folder {path.parent} does not exist")
+            fail(f"{plain(path)}: unsupported file type; use {', '.join(allowed)}")
     try:
         from plan.planner.calibrate.use import with_calibration
 
         loaded = with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
     except InputError as exc:
         fail(exc)
+    try:
+        inputs = scenario_inputs(loaded, overlay, calibration)
+        for path, option in ((output, "-o"), (plot, "--plot")):
+            if path is not None:
+                check_output_file(path, inputs, option)
+    except OutputRefused as exc:
+        fail(str(exc))
     # Every point is a full solve: give the whole walk more work and time than one solve by default.
     solver = loaded.scenario.solver
     try:
@@ -102,18 +110,29 @@ def pareto_command(
                                  on_point=on_point)
     except InputError as exc:  # figures the solver cannot hold (see plan.planner.cpsat.run)
         fail(exc)
-    if output is not None:
-        write_front(front, output)
-    if plot is not None:
+    _print(front)
+    _write_outputs(front, output, plot)
+    raise typer.Exit(_EXIT[front.status])
+
+
+def _write_outputs(front: ParetoFront, output: Path | None, plot: Path | None) -> None:
+    """Write the front and the plot; a failure is one line, exit 2 (3 when the other file was
+    written: it is kept, and said so)."""
+    written: list[Path] = []
+    for path, write in ((output, write_front), (plot, write_plot)):
+        if path is None:
+            continue
         try:
-            write_plot(front, plot)
+            write(front, path)
         except ImportError as exc:
             fail(str(exc))
-    _print(front)
-    for path in (output, plot):
-        if path is not None:
-            console.print(escape(f"wrote {path}"))
-    raise typer.Exit(_EXIT[front.status])
+        except WriteFailed as exc:
+            kept = (f"; kept: {', '.join(plain(p) for p in written)}" if written
+                    else "; nothing was written")
+            print(f"error: {exc}{kept} (the front is shown above)", file=sys.stderr)
+            raise typer.Exit(ExitCode.NO_SOLUTION if written else ExitCode.BAD_INPUT) from None
+        written.append(path)
+        console.print(printable(f"wrote {plain(path)}"))
 
 
 @contextmanager
@@ -137,7 +156,7 @@ def walk_progress(quiet: bool) -> Iterator[Progress | None]:
 
 def _print(front: ParetoFront) -> None:
     unit, per = time_unit(front) if front.points else ("days", 24.0)
-    console.print(f"[bold]{escape(front.scenario)}[/bold]: {len(front.points)} points on the cost/time front "
+    console.print(f"[bold]{printable(front.scenario)}[/bold]: {len(front.points)} points on the cost/time front "
                   f"({front.status}, {front.solve_time_s:.2f} s)")
     if front.points:
         table = Table()
@@ -146,9 +165,9 @@ def _print(front: ParetoFront) -> None:
         for n, p in enumerate(front.points[:TABLE_ROWS], start=1):
             mark = "" if p.within_budget and p.meets_deadlines else " (beyond limits)"
             table.add_row(str(n), f"{p.cost:,.0f}", f"{p.makespan_h / per:,.2f}",
-                          *([f"{p.risk:.3f}"] if p.risk is not None else []), escape(p.label() + mark))
+                          *([f"{p.risk:.3f}"] if p.risk is not None else []), printable(p.label() + mark))
         console.print(table)
         if len(front.points) > TABLE_ROWS:
             console.print(more_line(len(front.points) - TABLE_ROWS))
     for note in front.notes:
-        console.print(escape(f"note: {note}"))
+        console.print(printable(f"note: {note}"))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from plan.planner.cli.common import ExitCode, fail
+from plan.planner.plain_text import plain
 
 if TYPE_CHECKING:
     from plan.models.loading import LoadedScenario
@@ -18,21 +19,27 @@ _EXIT = {"optimal": ExitCode.OK, "feasible": ExitCode.OK, "infeasible": ExitCode
          "unknown": ExitCode.NO_SOLUTION}
 
 
-def check_report_path(path: Path) -> None:
+def check_report_path(path: Path, inputs: list[Path] | None = None, what: str = "-o") -> None:
+    """Refuse a report path that is not .html, or that the writer would refuse (a missing folder, a
+    symlink, one of the command's `inputs`): before the solve."""
+    from plan.planner.output_target import OutputRefused, check_output_file
+
     if path.suffix.lower() not in (".html", ".htm"):
-        fail(f"{path}: the report is an HTML page; name it .html")
-    if not path.parent.resolve().is_dir():
-        fail(f"{path}: folder {path.parent} does not exist")
+        fail(f"{plain(path)}: the report is an HTML page; name it .html")
+    try:
+        check_output_file(path, inputs or [], what)
+    except OutputRefused as exc:
+        fail(str(exc))
 
 
 def write_report(path: Path, result: SolveResult, loaded: LoadedScenario, front: ParetoFront | None = None) -> None:
-    from plan.planner.atomic_file import write_atomically
+    from plan.planner.atomic_file import WriteFailed, write_atomically
     from plan.planner.report_html import report_html
 
     try:
         write_atomically(path, report_html(result, loaded, front))
-    except OSError as exc:
-        fail(f"{path}: cannot write: {exc.strerror or exc}")
+    except OSError as exc:  # the writer's WriteFailed: one line naming the path and the cause
+        fail(str(WriteFailed.from_os_error(path, exc)))
 
 
 def report_command(
@@ -50,6 +57,7 @@ def report_command(
     """
     from plan.models.errors import InputError
     from plan.models.loading import load_scenario
+    from plan.planner.output_target import scenario_inputs
     from plan.planner.solve import solve
 
     check_report_path(output)
@@ -59,6 +67,7 @@ def report_command(
         loaded = with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
     except InputError as exc:
         fail(exc)
+    check_report_path(output, scenario_inputs(loaded, overlay, calibration))
     result = solve(loaded)
     front = None
     if pareto and result.plans:
@@ -67,5 +76,5 @@ def report_command(
 
         front = pareto_front(Session.from_loaded(loaded))
     write_report(output, result, loaded, front)
-    typer.echo(f"wrote {output}")
+    typer.echo(f"wrote {plain(output)}")
     raise typer.Exit(_EXIT[result.status])

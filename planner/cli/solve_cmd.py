@@ -7,14 +7,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from plan.models.errors import InputError
 from plan.models.layout import Objective
 from plan.models.limits import MAX_GAP, MAX_SOLVER_LIMIT
 from plan.models.loading import LoadedScenario, load_scenario
 from plan.planner.build_deadline import BuildTimeout
-from plan.planner.cli.common import ExitCode, console, fail, finite, print_json, stop_no_solution
+from plan.planner.cli.common import ExitCode, console, fail, finite, print_json, printable, stop_no_solution
 from plan.planner.cpsat.model import Bounds
 from plan.planner.explain.why_not import parse_why_not, why_not
 from plan.planner.report import render_markdown, render_table
@@ -69,6 +68,10 @@ def solve_command(
 
         check_report_path(report)
     loaded = _load(file, overlay, calibration)
+    if report is not None:
+        from plan.planner.output_target import scenario_inputs
+
+        check_report_path(report, scenario_inputs(loaded, overlay, calibration), "--report")
     options = SolveOptions(objective=objective.value if objective else None, top_k=top, gap=gap,
                            time_limit_s=time_limit, work_limit=work_limit)
     try:
@@ -127,13 +130,13 @@ def explain_command(
     if output is SolveFormat.json:
         print_json(answer.to_dict())
         return
-    console.print(f"why not {escape(why_not_spec)}? -> {answer.status}")
+    console.print(f"why not {printable(why_not_spec)}? -> {answer.status}")
     if answer.status == "feasible" and answer.plan is not None:
         console.print(f"  possible, at {answer.delta_cost:+,.0f} {loaded.scenario.currency} and "
                       f"{answer.delta_makespan_h:+,.1f} h against the best plan")
         for line in answer.plan.explanation:
-            console.print(escape(f"  - {line}"))
+            console.print(printable(f"  - {line}"))
     for conflict in answer.conflicts:
-        console.print(escape(f"  conflicts with {conflict.constraint}: {conflict.detail}"))
+        console.print(printable(f"  conflicts with {conflict.constraint}: {conflict.detail}"))
     for reason in answer.reasons:
-        console.print(escape(f"  - {reason}"))
+        console.print(printable(f"  - {reason}"))

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from plan.models.errors import InputError
 from plan.models.loading import load_scenario
-from plan.planner.cli.common import ExitCode, console, print_json
+from plan.planner.cli.common import ExitCode, console, print_json, printable
+from plan.planner.plain_text import plain
 
 
 def validate_command(
@@ -24,10 +24,11 @@ def validate_command(
         except InputError as exc:
             bad += 1
             for line in exc.problems:
-                typer.echo(f"error: {line}", err=True)
+                typer.echo(f"error: {plain(line)}", err=True)
             continue
         s = loaded.scenario
-        console.print(escape(f"ok: {path}: scenario {s.name!r}, {len(s.jobs)} job(s), {len(s.owned)} owned pool(s)"))
+        console.print(printable(f"ok: {path}: scenario {s.name!r}, {len(s.jobs)} job(s), "
+                                f"{len(s.owned)} owned pool(s)"))
     if bad:
         raise typer.Exit(ExitCode.BAD_INPUT)
 

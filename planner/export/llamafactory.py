@@ -16,6 +16,7 @@ from plan.planner.estimate.stages import split_problem
 from plan.planner.export.deepspeed import check_offload, check_pure_bf16, ds_config
 from plan.planner.export.launch import rendezvous
 from plan.planner.export.layout import ExportError, ExportLayout, no_hybrid_shard, no_megatron_only, pure_bf16_note
+from plan.planner.output_target import safe_component
 
 DOC = "LLaMA-Factory main ff6d4d1 (0.9.6.dev0), src/llamafactory/hparams, 2026-08-18"
 _OPTIM = {"adam": "adamw_torch", "adam_8bit": "adamw_8bit", "paged_adam_8bit": "paged_adamw_8bit",
@@ -113,7 +114,7 @@ def training_yaml(layout: ExportLayout, ds_file: str | None) -> dict[str, Any]:
     cfg.update(dataset="your_dataset", cutoff_len=layout.seq_len,
                per_device_train_batch_size=layout.micro_batch,
                gradient_accumulation_steps=layout.grad_accum, max_steps=layout.train_steps,
-               optim=_OPTIM[layout.optimizer], output_dir=f"saves/{layout.job}")
+               optim=_OPTIM[layout.optimizer], output_dir=f"saves/{safe_component(layout.job)}")
     if _STAGE[layout.method] in ("sft", "dpo"):  # chat data: instructions, or preference pairs
         cfg["template"] = _template(layout.model_id)
     if layout.precision == "fp16":

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Sequence
 from pathlib import Path
 
+from plan.planner.atomic_file import WriteFailed, write_all
 from plan.planner.export import accelerate, deepspeed, llamafactory, megatron, torchtitan
 from plan.planner.export.launch import node_steps
 from plan.planner.export.layout import ExportError, ExportLayout
+from plan.planner.output_target import OutputRefused, check_inside, component_map, same_file
+from plan.planner.plain_text import plain
 
 _LAUNCHER = {"deepspeed": "launch.sh", "megatron": "train.sh", "torchtitan": "launch.sh",
              "llamafactory": "launch.sh", "accelerate": "launch.sh", "torchrun-fsdp": "launch.sh"}
@@ -30,18 +35,21 @@ def render_stack(layout: ExportLayout, stack: str) -> tuple[dict[str, str], list
 
 
 def readme(stack: str, rendered: list[tuple[ExportLayout, dict[str, str], list[str]]], plan_line: str,
-           assumptions: list[str]) -> str:
+           assumptions: list[str], folders: dict[str, str] | None = None) -> str:
+    """`folders`: each job's folder when there are several (its id, or a safe name for it)."""
     out = [f"# Launch configuration: {stack}", "", plan_line, ""]
     for layout, files, notes in rendered:
-        prefix = f"{layout.job}/" if len(rendered) > 1 else ""
+        prefix = f"{folders[layout.job]}/" if folders else ""
         out += [f"## {layout.job}", "", layout.paragraph(), "", "Files: " + ", ".join(
             f"`{prefix}{name}`" for name in files), "", "Commands, in order:", ""]
         out.append(f"1. put your training script (`train.py` where one is named) and data beside these files; "
                    f"`cd {prefix or '.'}`")
         for i, step in enumerate(node_steps(layout), start=2):
             out.append(f"{i}. {step}: `bash {_LAUNCHER[stack]}`")
-        if layout.notes or notes:
-            out += ["", "Notes:", ""] + [f"- {n}" for n in (*layout.notes, *notes)]
+        renamed = ([folder_note(layout.job, folders[layout.job])]
+                   if folders and prefix != f"{layout.job}/" else [])
+        if layout.notes or notes or renamed:
+            out += ["", "Notes:", ""] + [f"- {n}" for n in (*renamed, *layout.notes, *notes)]
         out.append("")
     if assumptions:
         out += ["## Assumptions of the plan", ""] + [f"- {a}" for a in assumptions] + [""]
@@ -50,9 +58,14 @@ def readme(stack: str, rendered: list[tuple[ExportLayout, dict[str, str], list[s
     return "\n".join(out)
 
 
+def folder_note(job: str, folder: str) -> str:
+    return f"job {job!r} is written to folder {folder!r}: its id is not a safe folder name"
+
+
 def write_export(out_dir: Path, stack: str, layouts: list[ExportLayout], plan_line: str,
-                 assumptions: list[str]) -> list[Path]:
-    """Render every job first (so a refusal writes nothing), then write them under `out_dir`."""
+                 assumptions: list[str], inputs: Sequence[Path] = ()) -> list[Path]:
+    """Render every job first (so a refusal writes nothing), check every target (inside `out_dir`,
+    no symlink, none of `inputs`: OutputRefused), then write them all or none (WriteFailed)."""
     rendered = []
     for layout in layouts:
         try:
@@ -60,18 +73,50 @@ def write_export(out_dir: Path, stack: str, layouts: list[ExportLayout], plan_li
         except ExportError as exc:
             raise ExportError(f"job {layout.job}: {exc}") from None
         rendered.append((layout, files, notes))
-    written = []
-    out_dir.mkdir(parents=True, exist_ok=True)
+    folders = component_map([layout.job for layout in layouts]) if len(rendered) > 1 else None
+    planned: list[tuple[Path, str, int | None]] = []
     for layout, files, _ in rendered:
-        target = out_dir / layout.job if len(rendered) > 1 else out_dir
-        target.mkdir(parents=True, exist_ok=True)
-        for name, text in files.items():
-            path = target / name
-            path.write_text(text, encoding="utf-8")
-            if name.endswith(".sh"):
-                path.chmod(0o755)
-            written.append(path)
-    path = out_dir / "README.md"
-    path.write_text(readme(stack, rendered, plan_line, assumptions), encoding="utf-8")
-    written.append(path)
-    return written
+        target = out_dir / folders[layout.job] if folders else out_dir
+        planned += [(target / name, text, 0o755 if name.endswith(".sh") else None)
+                    for name, text in files.items()]
+    text = readme(stack, rendered, plan_line, assumptions, folders)
+    planned.append((out_dir / "README.md", text, None))
+    _check_targets(out_dir, [path for path, _, _ in planned], inputs)
+    made = _make_folders(out_dir, sorted({path.parent for path, _, _ in planned}))
+    try:
+        write_all(planned)
+    except BaseException:
+        for folder in reversed(made):  # only the folders this run made, and only when still empty
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+    return [path for path, _, _ in planned]
+
+
+def _check_targets(out_dir: Path, paths: list[Path], inputs: Sequence[Path]) -> None:
+    if out_dir.is_symlink() and not out_dir.is_dir():
+        raise OutputRefused(f"-o {plain(out_dir)}: is a symbolic link to no folder")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputRefused(f"-o {plain(out_dir)}: exists and is not a folder")
+    for path in paths:
+        check_inside(out_dir, path)
+        if path.is_dir():
+            raise OutputRefused(f"-o {plain(out_dir)}: {plain(path)} is a folder")
+        for source in inputs:
+            if same_file(path, source):
+                raise OutputRefused(f"-o {plain(out_dir)}: {plain(path)} is one of this "
+                                    "command's inputs; writing it would lose the input: choose "
+                                    "another folder")
+
+
+def _make_folders(out_dir: Path, folders: list[Path]) -> list[Path]:
+    """Create `out_dir` and the jobs' folders; the ones this call made, parents first."""
+    made: list[Path] = []
+    for folder in [out_dir, *folders]:
+        missing = [p for p in (folder, *folder.parents) if not p.exists()][::-1]
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise WriteFailed.from_os_error(folder, exc) from None
+        made += [p for p in missing if p not in made]
+    return made

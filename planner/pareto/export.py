@@ -9,6 +9,7 @@ from pathlib import Path
 
 from plan.planner.atomic_file import write_atomically
 from plan.planner.pareto.front import ParetoFront
+from plan.planner.plain_text import plain
 
 FRONT_SUFFIXES = (".csv", ".json")
 CSV_COLUMNS = ("point", "cost", "currency", "makespan_h", "makespan_days", "risk", "within_budget",
@@ -21,7 +22,8 @@ def front_csv(front: ParetoFront) -> str:
     writer.writerow(CSV_COLUMNS)
     for rank, p in enumerate(front.points, start=1):
         writer.writerow([rank, f"{p.cost:.2f}", front.currency, f"{p.makespan_h:.2f}", f"{p.makespan_h / 24:.3f}",
-                         "" if p.risk is None else f"{p.risk:.4f}", p.within_budget, p.meets_deadlines, p.label()])
+                         "" if p.risk is None else f"{p.risk:.4f}", p.within_budget, p.meets_deadlines,
+                         plain(p.label())])
     return out.getvalue()
 
 
