@@ -12,12 +12,12 @@ MAX_PROBLEMS = 20
 class _More(str):
     """The closing "... and K more" line, which keeps K so that capping twice still counts right."""
 
-    count: int
+    hidden: int
 
 
 def _more(count: int) -> _More:
     line = _More(f"... and {count:,} more problems (the first {MAX_PROBLEMS} are shown)")
-    line.count = count
+    line.hidden = count
     return line
 
 
@@ -25,7 +25,7 @@ def capped(problems: list[str], unworded: int = 0) -> list[str]:
     """At most MAX_PROBLEMS lines, then one saying how many more there were (`unworded`: problems
     found but not put into words)."""
     lines = [p for p in problems if not isinstance(p, _More)]
-    more = unworded + sum(p.count for p in problems if isinstance(p, _More))
+    more = unworded + sum(p.hidden for p in problems if isinstance(p, _More))
     more += max(0, len(lines) - MAX_PROBLEMS)
     return [*lines[:MAX_PROBLEMS], _more(more)] if more else lines
 

@@ -93,7 +93,7 @@ def read_bounded(path: Path, *, what: str = "file", limit: int = MAX_FILE_BYTES)
     except OSError as exc:
         raise InputError([f"{label}: cannot read the {what}: {exc.strerror or exc}"]) from None
     if stat.S_ISDIR(info.st_mode):
-        raise InputError([f"{label}: is a folder, expected a YAML {what}"])
+        raise InputError([f"{label}: is a folder, expected a {what}"])
     if not stat.S_ISREG(info.st_mode):
         raise InputError([f"{label}: not a regular file ({_kind(info.st_mode)}); the {what} must be a "
                           "regular file"])

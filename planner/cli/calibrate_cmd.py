@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from plan.planner.cli.common import ExitCode, console, fail
 
 LEVELS = ("*/*/*", "framework", "gpu", "method")  # the pooling levels, broadest first (calibrate.fit)
+
+if TYPE_CHECKING:
+    from plan.models.catalog import Catalog
+    from plan.planner.calibrate import Observation, Run
 
 
 def calibrate_command(
@@ -31,7 +35,6 @@ def calibrate_command(
     from plan.planner.atomic_file import write_atomically
     from plan.planner.calibrate import Calibration, fit
     from plan.planner.calibrate.parsers import read_runs
-    from plan.planner.calibrate.predict import observations, predict
 
     if output.suffix.lower() not in (".yaml", ".yml"):
         fail(f"{output}: the calibration overlay is YAML; name it .yaml")
@@ -40,16 +43,7 @@ def calibrate_command(
     try:
         catalog = load_catalog((overlay,) if overlay else ())
         measured = read_runs(runs)
-        obs, records = [], []
-        for run in measured:
-            est = predict(run, catalog)
-            gpu_id = catalog.gpu(run.gpu).id
-            mine = observations(run, est, gpu_id)
-            obs += mine
-            records.append({"source": run.source, "model": run.model, "method": run.method, "gpu": gpu_id,
-                            "gpus": run.gpus, "framework": est.layout.framework, "layout": est.layout.short(),
-                            **{f"{o.metric}_measured": round(o.measured, 3) for o in mine},
-                            **{f"{o.metric}_predicted": round(o.predicted, 3) for o in mine}})
+        obs, records = _compare(measured, catalog)
     except InputError as exc:
         fail(exc)
     result = fit(obs)
@@ -76,8 +70,37 @@ def calibrate_command(
                       "(- where no scope has runs of its own)")
     calibration = Calibration(result.factors, records, result.refused)
     try:
-        write_atomically(output, calibration.to_yaml())
+        text = calibration.checked_yaml(str(output))  # what --calibration would read: never a refused file
+    except InputError as exc:
+        fail(exc)
+    try:
+        write_atomically(output, text)
     except OSError as exc:
         fail(f"{output}: cannot write: {exc.strerror or exc}")
     console.print(f"wrote {output} ({len(measured)} runs)")
     raise typer.Exit(ExitCode.OK)
+
+
+def _compare(measured: list[Run], catalog: Catalog) -> tuple[list[Observation], list[dict[str, Any]]]:
+    """Each run's measurements against the estimate for its layout, and the record the file keeps of
+    it. InputError naming every run that cannot be compared (the first few, and how many more)."""
+    from plan.models.errors import InputError
+    from plan.planner.calibrate.predict import observations, predict
+
+    obs, records, problems = [], [], []
+    for run in measured:
+        try:
+            est = predict(run, catalog)
+            gpu_id = catalog.gpu(run.gpu).id
+            mine = observations(run, est, gpu_id)
+        except InputError as exc:
+            problems += exc.problems
+            continue
+        obs += mine
+        records.append({"source": run.source, "model": run.model, "method": run.method, "gpu": gpu_id,
+                        "gpus": run.gpus, "framework": est.layout.framework, "layout": est.layout.short(),
+                        **{f"{o.metric}_measured": round(o.measured, 3) for o in mine},
+                        **{f"{o.metric}_predicted": round(o.predicted, 3) for o in mine}})
+    if problems:
+        raise InputError(problems)
+    return obs, records
