@@ -233,18 +233,21 @@ def _repeated_entries(data: Mapping[str, Any], label: str) -> list[str]:
             limits = platform.get("limits")
             if isinstance(limits, Mapping) and isinstance(limits.get("capacity"), list):
                 problems += _repeats(limits["capacity"], f"{where}.limits.capacity", label,
-                                     "GPU and billing", _capacity_key)
+                                     "GPU and billing", _capacity_key, none_is_any=True)
     return problems
 
 
-def _repeats(entries: list[Any], where: str, label: str, what: str, key_of: Any) -> list[str]:
+def _repeats(entries: list[Any], where: str, label: str, what: str, key_of: Any,
+             none_is_any: bool = False) -> list[str]:
+    """`none_is_any`: a missing part of the key means "every" (a capacity limit without `gpu`),
+    not a missing field."""
     first: dict[Any, int] = {}
     problems: list[str] = []
     for i, entry in enumerate(entries):
         if not isinstance(entry, Mapping):
             continue
         key = _hashable(key_of(entry), entry)  # an unusable key is the entry's own: never repeated
-        if key is None or (isinstance(key, tuple) and None in key):
+        if key is None or (isinstance(key, tuple) and None in key and not none_is_any):
             continue  # no id (or GPU, billing): the schema names the missing field
         if key in first:
             parts = key if isinstance(key, tuple) else (key,)
