@@ -213,8 +213,9 @@ def _merge_platform(platforms: Mapping[str, Platform], raw: Any) -> Any:
 
 
 def _repeated_entries(data: Mapping[str, Any], label: str) -> list[str]:
-    """Two entries of one overlay for the same model, GPU or platform, or one platform entry with two
-    offers (or capacity limits) for the same GPU and billing: merged, the last would silently win."""
+    """Two entries of one overlay for the same model, GPU or platform, or one platform entry with
+    two offers (or capacity limits) for the same GPU and billing: merged, the last would silently
+    win."""
     problems: list[str] = []
     for section in ("models", "gpus", "platforms"):
         entries = data.get(section)
@@ -228,8 +229,8 @@ def _repeated_entries(data: Mapping[str, Any], label: str) -> list[str]:
                 continue
             where = f"{section}[{i}]"
             if isinstance(platform.get("offers"), list):
-                problems += _repeats(platform["offers"], f"{where}.offers", label, "GPU and billing",
-                                     _offer_key)
+                problems += _repeats(platform["offers"], f"{where}.offers", label,
+                                     "GPU and billing", _offer_key)
             limits = platform.get("limits")
             if isinstance(limits, Mapping) and isinstance(limits.get("capacity"), list):
                 problems += _repeats(limits["capacity"], f"{where}.limits.capacity", label,
@@ -251,7 +252,8 @@ def _repeats(entries: list[Any], where: str, label: str, what: str, key_of: Any,
             continue  # no id (or GPU, billing): the schema names the missing field
         if key in first:
             parts = key if isinstance(key, tuple) else (key,)
-            shown = " ".join("+".join(map(str, p)) if isinstance(p, tuple) else str(p) for p in parts)
+            shown = " ".join("+".join(map(str, p)) if isinstance(p, tuple) else str(p)
+                             for p in parts)
             problems.append(f"{label}: {where}[{i}]: the same {what} as {where}[{first[key]}] "
                             f"({shown[:80]}); one entry each, or the last would silently win")
         else:

@@ -16,7 +16,8 @@ import yaml
 
 from plan.models.errors import InputError
 
-PARSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when installed: ~10x faster
+# libyaml's parser where PyYAML has it: about 10x faster than the pure-Python one
+PARSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass
@@ -42,9 +43,11 @@ def check_budget(text: str, label: str, *, max_nodes: int, max_depth: int) -> No
         nonlocal expanded
         expanded += size
         if len(stack) + height > max_depth:
-            raise InputError([f"{label}:{_line(mark)} nested deeper than {max_depth} levels; refused"])
+            where = f"{label}:{_line(mark)}"
+            raise InputError([f"{where} nested deeper than {max_depth} levels; refused"])
         if expanded > max_nodes:
-            raise InputError([_too_many(label, mark, max_nodes, used_alias and written <= max_nodes)])
+            by_aliases = used_alias and written <= max_nodes
+            raise InputError([_too_many(label, mark, max_nodes, by_aliases)])
 
     def ended(height: int) -> None:
         if stack:
@@ -60,7 +63,8 @@ def check_budget(text: str, label: str, *, max_nodes: int, max_depth: int) -> No
         elif isinstance(event, yaml.AliasEvent):
             written += 1
             used_alias = True
-            size, height = sizes.get(event.anchor or "", (1, 1))  # an unknown anchor: compose names it
+            # an unknown anchor counts as one value here; composing names it
+            size, height = sizes.get(event.anchor or "", (1, 1))
             add(size, height, event.start_mark)
             ended(height)
         elif isinstance(event, yaml.CollectionStartEvent):

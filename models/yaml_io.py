@@ -181,5 +181,5 @@ def _construct(loader: UniqueKeyLoader, node: yaml.Node, label: str) -> Any:
     try:
         return loader.construct_document(node)
     except IntegerTooLongError as exc:
-        raise InputError([f"{label}: line {exc.line}: {exc}; at most {MAX_INT_DIGITS} digits are read "
-                          "(no quantity in a plan needs more)"]) from None
+        raise InputError([f"{label}: line {exc.line}: {exc}; at most {MAX_INT_DIGITS} digits are "
+                          "read (no quantity in a plan needs more)"]) from None

@@ -168,7 +168,7 @@ def _list_values(spec: str, text: str) -> list[tuple[str, Any]]:
     values: list[tuple[str, Any]] = []
     for item in items:
         try:
-            # "true" -> True, "150000" -> 150000, "21d" -> "21d", as in the file (and with its limits)
+            # "true" -> True, "150000" -> 150000, "21d" -> "21d", as in a file (with its limits)
             value = load_yaml_value(item, f"--sweep {spec[:60]!r}")
         except yaml.YAMLError:
             value = item

@@ -22,7 +22,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")  # no nested repeats: each escape is read o
 MEGATRON_ELAPSED = "elapsed time per iteration (ms):"
 MEGATRON_BATCH = "global batch size:"
 MEGATRON_MEMORY, MEGATRON_RESERVED = "memory (MB)", "max reserved:"
-# After "iteration": the iteration, "/", the total, "|"; 18 digits at most (a whole number, not text).
+# After "iteration": the iteration, "/", the total, "|"; 18 digits at most (a number, not text).
 _ITERATION = re.compile(r"\s+(\d{1,18})\s*/\s*\d+\s*\|")
 _WHOLE = re.compile(r"\s*(\d{1,18})(?!\d)")
 _NUMBER = re.compile(r"\s*(\d[\d.]*)")
@@ -35,7 +35,8 @@ class LogFigures:
     megatron_steps: list[tuple[int, float]] = field(default_factory=list)  # (iteration, ms)
     global_batch: int | None = None  # the last one printed
     reserved_mb: list[float] = field(default_factory=list)
-    titan_steps: list[tuple[int, float, float]] = field(default_factory=list)  # (step, GiB, tokens/s/GPU)
+    # (step, GiB, tokens/s per GPU)
+    titan_steps: list[tuple[int, float, float]] = field(default_factory=list)
     long_lines: int = 0  # lines skipped for their length
 
 
@@ -63,7 +64,8 @@ def _megatron(line: str, where: str, figures: LogFigures) -> None:
     if elapsed >= 0:
         iteration = _iteration_before(line, elapsed)
         if iteration is not None:
-            ms = _positive(line, elapsed + len(MEGATRON_ELAPSED), _NUMBER, where, "elapsed time (ms)")
+            at = elapsed + len(MEGATRON_ELAPSED)
+            ms = _positive(line, at, _NUMBER, where, "elapsed time (ms)")
             if ms is not None:
                 figures.megatron_steps.append((iteration, ms))
     batch = line.find(MEGATRON_BATCH)
@@ -75,7 +77,8 @@ def _megatron(line: str, where: str, figures: LogFigures) -> None:
     if memory >= 0:
         reserved = line.find(MEGATRON_RESERVED, memory)
         if reserved >= 0:
-            mb = _positive(line, reserved + len(MEGATRON_RESERVED), _NUMBER, where, "max reserved (MB)")
+            at = reserved + len(MEGATRON_RESERVED)
+            mb = _positive(line, at, _NUMBER, where, "max reserved (MB)")
             if mb is not None:
                 figures.reserved_mb.append(mb)
 

@@ -43,7 +43,11 @@ class Calibration:
     path: str = ""
 
     def to_yaml(self) -> str:
-        data = {"calibration": {
+        body = yaml.dump(self._data(), Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+        return "# plan calibration overlay\n" + body
+
+    def _data(self) -> dict[str, Any]:
+        return {"calibration": {
             "version": VERSION,
             "note": "written by `plan calibrate`: per scope (gpu/framework/method, * = any, *:full / *:adapter = "
                     "any method of that class), fitted = geometric mean of measured / predicted; factor = fitted "
@@ -54,24 +58,27 @@ class Calibration:
             "refused": self.refused,
             "runs": self.runs,
         }}
-        return "# plan calibration overlay\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
     def checked_yaml(self, label: str) -> str:
-        """to_yaml(), read back here as `--calibration` reads a file: what `plan calibrate` writes is
-        always a file it accepts. CalibrationError (one line) where it would not be."""
+        """to_yaml(), read back here as `--calibration` reads a file: what `plan calibrate`
+        writes is always a file it accepts. CalibrationError (one line) where it would not be."""
         text = self.to_yaml()
         size = len(text.encode("utf-8", "replace"))
         if size > MAX_FILE_BYTES:
-            raise CalibrationError(f"{label}: the calibration would be {size / 1e6:,.1f} MB, more than the "
-                                   f"{MAX_FILE_BYTES / 1e6:g} MB a calibration file may have; calibrate "
-                                   "from fewer runs")
+            raise CalibrationError(f"{label}: the calibration would be {size / 1e6:,.1f} MB, more "
+                                   f"than the {MAX_FILE_BYTES / 1e6:g} MB a calibration file may "
+                                   "have; calibrate from fewer runs")
         try:
             text.encode("utf-8")
-            Calibration.from_data(parse_yaml_text(text, label, what="calibration file"), label)
+            back = parse_yaml_text(text, label, what="calibration file")
+            Calibration.from_data(back, label)
         except (InputError, UnicodeEncodeError) as exc:
             why = exc.problems[0] if isinstance(exc, InputError) else "text that is not UTF-8"
-            raise CalibrationError(f"{label}: not written: read back, the calibration would be refused "
-                                   f"({why})") from None
+            raise CalibrationError(f"{label}: not written: read back, the calibration would be "
+                                   f"refused ({why})") from None
+        if back != self._data():
+            raise CalibrationError(f"{label}: not written: the calibration would not read back as "
+                                   "written (a run name YAML cannot hold?)")
         return text
 
     @classmethod
@@ -110,8 +117,8 @@ class Calibration:
                                        f"({exc})") from None
             low, high = FACTOR_RANGE
             if not low <= factor <= high or not 0 <= log_sd < math.inf:
-                raise CalibrationError(f"{where}.factor: {factor} is outside {low:g}-{high:g} (or log_sd is "
-                                       "not a finite number >= 0)")
+                raise CalibrationError(f"{where}.factor: {factor} is outside {low:g}-{high:g} (or "
+                                       "log_sd is not a finite number >= 0)")
             if fields["metric"] not in ("throughput", "memory"):
                 raise CalibrationError(f"{where}.metric: throughput or memory, got {fields['metric']!r}")
             factors.append(_factor_from(raw, where, fields, factor, log_sd, runs, records))
@@ -137,6 +144,20 @@ class Calibration:
                                    model_tflops_per_gpu=est.model_tflops_per_gpu * k, mfu=est.mfu * k,
                                    notes=[*est.notes, note],
                                    uncalibrated=tuple(m for m in est.uncalibrated if m not in measured))
+
+
+class _Dumper(yaml.SafeDumper):
+    """PyYAML writes a next-line character (U+0085) raw inside a single-quoted scalar, where reading
+    folds it into a space; a string holding a line break other than \\n is written double-quoted,
+    where it is escaped (\\N, \\L, \\P) and reads back as it was."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if any(ch in value for ch in "\x85\u2028\u2029") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
 
 
 def measured_by_runs(factor: Factor, est: Estimate, method: str) -> set[str]:
@@ -183,8 +204,8 @@ def _factor_from(raw: dict[str, Any], where: str, fields: dict[str, str], factor
         raise CalibrationError(f"{where}.weight: {weight} must be within 0-1 (and fitted, toward_factor > 0)")
     numbers = (weight, prior, log_se, *residuals, *(v for v in (fitted, level_sd) if v is not None))
     if not all(math.isfinite(v) for v in numbers):
-        raise CalibrationError(f"{where}: fitted, weight, toward_factor, log_se, level_sd and the median "
-                               "residuals must be finite numbers (not .nan or .inf)")
+        raise CalibrationError(f"{where}: fitted, weight, toward_factor, log_se, level_sd and the "
+                               "median residuals must be finite numbers (not .nan or .inf)")
 
     def listed(key: str, record_key: str) -> tuple[str, ...]:
         if key in raw:
@@ -194,7 +215,8 @@ def _factor_from(raw: dict[str, Any], where: str, fields: dict[str, str], factor
 
     toward = str(raw.get("toward", "none"))
     return Factor(fields["gpu"], fields["framework"], fields["method"], fields["metric"], factor, log_sd, runs,
-                  *residuals, tuple(str(g) for g in raw.get("run_gpus") or []), raw_factor=fitted, weight=weight,
+                  *residuals, tuple(str(g) for g in raw.get("run_gpus") or []),
+                  raw_factor=fitted, weight=weight,
                   prior_factor=prior, prior_scope="" if toward == "none" else toward, log_se=log_se,
                   level_sd=level_sd, run_frameworks=listed("run_frameworks", "framework"),
                   run_methods=listed("run_methods", "method"))

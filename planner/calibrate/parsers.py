@@ -24,7 +24,12 @@ from plan.models.errors import InputError
 from plan.models.scenario import loss_not_on_megatron
 from plan.models.yaml_io import read_yaml
 from plan.planner.calibrate.log_lines import scan_log
-from plan.planner.calibrate.run_text import MAX_LINE_CHARS, load_json, read_run_text, refuse_long_lines
+from plan.planner.calibrate.run_text import (
+    MAX_LINE_CHARS,
+    load_json,
+    read_run_text,
+    refuse_long_lines,
+)
 from plan.planner.calibrate.runs import LAYOUT_KEYS, SETTING_KEYS, Run, RunError, parse_layout_text, setting
 from plan.planner.estimate.types import FRAMEWORKS
 
@@ -56,13 +61,13 @@ def read_runs(paths: list[Path]) -> list[Run]:
             raise RunError(f"{path}: unsupported run file; use .csv, .jsonl, trainer_state.json, or a Megatron-LM "
                            "or torchtitan log (.log, .txt, .out)")
         if len(runs) > MAX_RUNS:
-            raise RunError(f"{path}: more than {MAX_RUNS:,} runs; calibrate from at most {MAX_RUNS:,} (a "
-                           "factor needs tens)")
+            raise RunError(f"{path}: more than {MAX_RUNS:,} runs; calibrate from at most "
+                           f"{MAX_RUNS:,} (a factor needs tens)")
     return runs
 
 
 def _num(value: Any, where: str, field: str, whole: bool = False) -> float | None:
-    """A positive finite number of at most MAX_WHOLE (whole numbers) or MAX_MEASURE; None if empty."""
+    """A positive finite number, at most MAX_WHOLE (whole) or MAX_MEASURE; None if empty."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     text = value if isinstance(value, str) else repr(value)
@@ -77,7 +82,8 @@ def _bounded(number: float, where: str, field: str, whole: bool = False, shown: 
     limit = MAX_WHOLE if whole else MAX_MEASURE
     shown = shown or f"{number:.6g}"
     if not math.isfinite(number) or not 0 < number <= limit:
-        raise RunError(f"{where}: {field} must be a finite number above 0 and at most {limit:g}, got {shown}")
+        raise RunError(f"{where}: {field} must be a finite number above 0 and at most {limit:g}, "
+                       f"got {shown}")
     if whole and number != int(number):
         raise RunError(f"{where}: {field} must be a whole number, got {shown}")
     return number
@@ -122,14 +128,15 @@ def run_from_fields(raw: dict[str, Any], where: str, measured: dict[str, float |
     if tps is None and step is not None:
         if not fields.get("global_batch"):
             raise RunError(f"{where}: step_time_s needs global_batch (sequences per step) to give tokens/s")
-        tps = _bounded(fields["global_batch"] * seq_len / step, where, "tokens/s (global_batch x seq_len / "
-                       "step_time_s)")
+        tps = _bounded(fields["global_batch"] * seq_len / step, where,
+                       "tokens/s (global_batch x seq_len / step_time_s)")
     if tps is None and memory is None:
         raise RunError(f"{where}: no measurement: give tokens_per_s, step_time_s or peak_memory_gib")
     method = str(row["method"])
-    source = where.encode("utf-8", "surrogateescape").decode("utf-8", "replace")  # a non-UTF-8 file name
-    return Run(source=source, model=str(row["model"]), method=method, gpu=str(row["gpu"]), gpus=gpus,
-               seq_len=seq_len, framework=framework, precision=str(row.get("precision") or "bf16"),
+    # a file name that is not UTF-8 is shown with replacement characters, and written so
+    source = where.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return Run(source=source, model=str(row["model"]), method=method, gpu=str(row["gpu"]),
+               gpus=gpus, seq_len=seq_len, framework=framework, precision=str(row.get("precision") or "bf16"),
                tokens_per_s=tps, peak_memory_gib=memory, **fields)
 
 
@@ -142,7 +149,8 @@ def _csv(path: Path) -> list[Run]:
         if header is None:
             raise RunError(f"{path}: no rows (a header line and one row per run)")
         names = _columns(header, path)
-        rows = [(reader.line_num, dict(zip(names, cells, strict=False))) for cells in _rows(reader, path)]
+        rows = [(reader.line_num, dict(zip(names, cells, strict=False)))
+                for cells in _rows(reader, path)]
     except csv.Error as exc:
         raise RunError(f"{path}: line {reader.line_num}: not CSV: {exc}") from None
     if not rows:
@@ -156,8 +164,8 @@ def _columns(header: list[str], path: Path) -> list[str]:
     first: dict[str, int] = {}
     for i, name in enumerate(names):
         if name and name in first:
-            raise RunError(f"{path}: line 1: column {header[i][:40]!r} appears twice (columns {first[name] + 1} "
-                           f"and {i + 1}); give each column once")
+            raise RunError(f"{path}: line 1: column {header[i][:40]!r} appears twice (columns "
+                           f"{first[name] + 1} and {i + 1}); give each column once")
         first.setdefault(name, i)
     return names
 
@@ -165,13 +173,14 @@ def _columns(header: list[str], path: Path) -> list[str]:
 def _rows(reader: Iterable[list[str]], path: Path) -> Iterable[list[str]]:
     for count, cells in enumerate(reader, start=1):
         if count > MAX_RUNS:
-            raise RunError(f"{path}: more than {MAX_RUNS:,} rows; calibrate from at most {MAX_RUNS:,} runs")
+            raise RunError(f"{path}: more than {MAX_RUNS:,} rows; calibrate from at most "
+                           f"{MAX_RUNS:,} runs")
         if any(cell.strip() for cell in cells):
             yield cells
 
 
 def _each(items: list[T], build: Callable[[T], Run]) -> list[Run]:
-    """A run from each item, or every item's problem (RunError: the first few, and how many more)."""
+    """A run from each item, or every item's problem (RunError: the first few, and a count)."""
     runs: list[Run] = []
     problems: list[str] = []
     for item in items:
@@ -189,7 +198,8 @@ def _jsonl(path: Path) -> list[Run]:
     refuse_long_lines(path, text)
     rows = [(i, line) for i, line in enumerate(text.splitlines(), start=1) if line.strip()]
     if len(rows) > MAX_RUNS:
-        raise RunError(f"{path}: more than {MAX_RUNS:,} rows; calibrate from at most {MAX_RUNS:,} runs")
+        raise RunError(f"{path}: more than {MAX_RUNS:,} rows; calibrate from at most "
+                           f"{MAX_RUNS:,} runs")
 
     def run(item: tuple[int, str]) -> Run:
         where = f"{path}:{item[0]}"
@@ -253,7 +263,7 @@ def _log(path: Path) -> Run:
         tps_per_gpu = statistics.median(t[2] for t in kept_t)  # torchtitan logs tokens/s per device
         return run_from_fields(desc, where, {"tokens_per_s": tps_per_gpu * gpus,
                                              "peak_memory_gib": max(t[1] for t in kept_t)})
-    skipped = (f" ({figures.long_lines:,} lines longer than {MAX_LINE_CHARS:,} characters were skipped)"
-               if figures.long_lines else "")
+    skipped = (f" ({figures.long_lines:,} lines longer than {MAX_LINE_CHARS:,} characters were "
+               "skipped)" if figures.long_lines else "")
     raise RunError(f"{path}: no Megatron-LM iteration lines ('elapsed time per iteration (ms)') or torchtitan "
                    f"step lines ('step: ... memory: ...GiB ... tps: ...') found{skipped}")

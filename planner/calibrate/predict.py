@@ -53,6 +53,7 @@ def observations(run: Run, est: Estimate, gpu_id: str) -> list[Observation]:
     for o in out:
         if not (o.predicted > 0 and math.isfinite(o.predicted) and low <= o.ratio <= high):
             unit = "tokens/s of the whole job" if o.metric == "throughput" else "GiB per GPU"
-            raise RunError(f"{run.source}: {o.metric}: measured {o.measured:.4g} is {o.ratio:.3g} x the estimate "
-                           f"{o.predicted:.4g}; a run within {low:g}-{high:g} x can be fitted (is it {unit}?)")
+            raise RunError(f"{run.source}: {o.metric}: measured {o.measured:.4g} is {o.ratio:.3g} "
+                           f"x the estimate {o.predicted:.4g}; a run within {low:g}-{high:g} x can "
+                           f"be fitted (is it {unit}?)")
     return out

@@ -32,12 +32,12 @@ def read_run_text(path: Path, what: str = "run file") -> str:
         return raw.decode("utf-8-sig")  # -sig: a byte-order mark some editors write is not data
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise RunError(f"{path}: line {line}: byte 0x{raw[exc.start]:02x} is not UTF-8 (Latin-1, or "
-                       f"binary?); save the {what} as UTF-8") from None
+        raise RunError(f"{path}: line {line}: byte 0x{raw[exc.start]:02x} is not UTF-8 (Latin-1, "
+                       f"or binary?); save the {what} as UTF-8") from None
 
 
 def long_line(text: str) -> tuple[int, int] | None:
-    """The first line longer than MAX_LINE_CHARS, as (line number, length); None if there is none."""
+    """The first line longer than MAX_LINE_CHARS, as (line number, length); None if none is."""
     for number, line in enumerate(text.splitlines(), start=1):
         if len(line) > MAX_LINE_CHARS:
             return number, len(line)
@@ -83,7 +83,7 @@ def _no_constant(name: str) -> float:
 
 def load_json(text: str, where: str) -> Any:
     """JSON read as untrusted input: a repeated key, NaN or Infinity, a number beyond a double, an
-    integer over MAX_INT_DIGITS digits or nesting deeper than Python's stack is one RunError line."""
+    integer over MAX_INT_DIGITS digits or nesting deeper than Python's stack: one RunError line."""
     try:
         return json.loads(text, object_pairs_hook=_no_repeated_keys, parse_int=_bounded_int,
                           parse_float=_finite_float, parse_constant=_no_constant)

@@ -70,7 +70,8 @@ def calibrate_command(
                       "(- where no scope has runs of its own)")
     calibration = Calibration(result.factors, records, result.refused)
     try:
-        text = calibration.checked_yaml(str(output))  # what --calibration would read: never a refused file
+        # read back as --calibration reads it: a file it would refuse is never written
+        text = calibration.checked_yaml(str(output))
     except InputError as exc:
         fail(exc)
     try:
@@ -81,7 +82,8 @@ def calibrate_command(
     raise typer.Exit(ExitCode.OK)
 
 
-def _compare(measured: list[Run], catalog: Catalog) -> tuple[list[Observation], list[dict[str, Any]]]:
+def _compare(measured: list[Run],
+             catalog: Catalog) -> tuple[list[Observation], list[dict[str, Any]]]:
     """Each run's measurements against the estimate for its layout, and the record the file keeps of
     it. InputError naming every run that cannot be compared (the first few, and how many more)."""
     from plan.models.errors import InputError
@@ -97,8 +99,9 @@ def _compare(measured: list[Run], catalog: Catalog) -> tuple[list[Observation], 
             problems += exc.problems
             continue
         obs += mine
-        records.append({"source": run.source, "model": run.model, "method": run.method, "gpu": gpu_id,
-                        "gpus": run.gpus, "framework": est.layout.framework, "layout": est.layout.short(),
+        records.append({"source": run.source, "model": run.model, "method": run.method,
+                        "gpu": gpu_id, "gpus": run.gpus, "framework": est.layout.framework,
+                        "layout": est.layout.short(),
                         **{f"{o.metric}_measured": round(o.measured, 3) for o in mine},
                         **{f"{o.metric}_predicted": round(o.predicted, 3) for o in mine}})
     if problems:
