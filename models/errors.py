@@ -15,8 +15,10 @@ class _More(str):
     hidden: int
 
 
-def _more(count: int) -> _More:
-    line = _More(f"... and {count:,} more problems (the first {MAX_PROBLEMS} are shown)")
+def _more(count: int, shown: list[str]) -> _More:
+    """The closing line, naming the file the last line shown names ('file: field: what')."""
+    where = shown[-1].split(": ", 1)[0] + ": " if shown and ": " in shown[-1] else ""
+    line = _More(f"{where}... and {count:,} more problems (the first {len(shown)} are shown)")
     line.hidden = count
     return line
 
@@ -27,7 +29,8 @@ def capped(problems: list[str], unworded: int = 0) -> list[str]:
     lines = [p for p in problems if not isinstance(p, _More)]
     more = unworded + sum(p.hidden for p in problems if isinstance(p, _More))
     more += max(0, len(lines) - MAX_PROBLEMS)
-    return [*lines[:MAX_PROBLEMS], _more(more)] if more else lines
+    shown = lines[:MAX_PROBLEMS]
+    return [*shown, _more(more, shown)] if more else lines
 
 
 class InputError(Exception):
