@@ -248,7 +248,10 @@ def corpus() -> list[Case]:
         Case("batch: sweep of 1e9 gpus_per_node", ["batch", "{dir}/s.yaml", "--sweep", "owned.0.gpus_per_node=1e9"],
              {"s.yaml": scenario_text({})}, expect=frozenset({2})),
     ]
-    return cases + output_cases()
+    # 7. Bounded parsing and `plan calibrate`'s inputs (issue 52 items 4 and 5).
+    from bench.hostile_parsing import parsing_cases
+
+    return cases + output_cases() + parsing_cases()
 
 
 RUNS_CSV = "model,method,gpu,gpus,layout,seq_len,framework,tokens_per_s\n" + "".join(

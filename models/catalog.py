@@ -64,6 +64,9 @@ class Catalog:
             raise InputError(
                 [f"{label}: {sorted(unknown)[0]}: unknown section; allowed: {', '.join(_SECTIONS)}"]
             )
+        repeated = _repeated_entries(data, label)
+        if repeated:
+            raise InputError(repeated)
         models = dict(self.models)
         models.update(_index(_parse_list(data.get("models"), ModelCard, label, "models")))
         gpus = dict(self.gpus)
@@ -207,6 +210,55 @@ def _merge_platform(platforms: Mapping[str, Platform], raw: Any) -> Any:
         merged["limits"] = {**base["limits"], **raw_limits,
                             "capacity": list(capacity.values()) if isinstance(raw_capacity, list) else raw_capacity}
     return merged
+
+
+def _repeated_entries(data: Mapping[str, Any], label: str) -> list[str]:
+    """Two entries of one overlay for the same model, GPU or platform, or one platform entry with
+    two offers (or capacity limits) for the same GPU and billing: merged, the last would silently
+    win."""
+    problems: list[str] = []
+    for section in ("models", "gpus", "platforms"):
+        entries = data.get(section)
+        if not isinstance(entries, list):
+            continue  # the schema names a section of the wrong type
+        problems += _repeats(entries, section, label, "id", lambda e: e.get("id"))
+        if section != "platforms":
+            continue
+        for i, platform in enumerate(entries):
+            if not isinstance(platform, Mapping):
+                continue
+            where = f"{section}[{i}]"
+            if isinstance(platform.get("offers"), list):
+                problems += _repeats(platform["offers"], f"{where}.offers", label,
+                                     "GPU and billing", _offer_key)
+            limits = platform.get("limits")
+            if isinstance(limits, Mapping) and isinstance(limits.get("capacity"), list):
+                problems += _repeats(limits["capacity"], f"{where}.limits.capacity", label,
+                                     "GPU and billing", _capacity_key, none_is_any=True)
+    return problems
+
+
+def _repeats(entries: list[Any], where: str, label: str, what: str, key_of: Any,
+             none_is_any: bool = False) -> list[str]:
+    """`none_is_any`: a missing part of the key means "every" (a capacity limit without `gpu`),
+    not a missing field."""
+    first: dict[Any, int] = {}
+    problems: list[str] = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, Mapping):
+            continue
+        key = _hashable(key_of(entry), entry)  # an unusable key is the entry's own: never repeated
+        if key is None or (isinstance(key, tuple) and None in key and not none_is_any):
+            continue  # no id (or GPU, billing): the schema names the missing field
+        if key in first:
+            parts = key if isinstance(key, tuple) else (key,)
+            shown = " ".join("+".join(map(str, p)) if isinstance(p, tuple) else str(p)
+                             for p in parts)
+            problems.append(f"{label}: {where}[{i}]: the same {what} as {where}[{first[key]}] "
+                            f"({shown[:80]}); one entry each, or the last would silently win")
+        else:
+            first[key] = i
+    return problems
 
 
 def _hashable(key: Any, entry: Any) -> Any:

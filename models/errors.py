@@ -5,12 +5,39 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+# Lines one error shows: 50,000 unknown fields are one mistake repeated, not 50,000 lines to read.
+MAX_PROBLEMS = 20
+
+
+class _More(str):
+    """The closing "... and K more" line, which keeps K so that capping twice still counts right."""
+
+    hidden: int
+
+
+def _more(count: int, shown: list[str]) -> _More:
+    """The closing line, naming the file the last line shown names ('file: field: what')."""
+    where = shown[-1].split(": ", 1)[0] + ": " if shown and ": " in shown[-1] else ""
+    line = _More(f"{where}... and {count:,} more problems (the first {len(shown)} are shown)")
+    line.hidden = count
+    return line
+
+
+def capped(problems: list[str], unworded: int = 0) -> list[str]:
+    """At most MAX_PROBLEMS lines, then one saying how many more there were (`unworded`: problems
+    found but not put into words)."""
+    lines = [p for p in problems if not isinstance(p, _More)]
+    more = unworded + sum(p.hidden for p in problems if isinstance(p, _More))
+    more += max(0, len(lines) - MAX_PROBLEMS)
+    shown = lines[:MAX_PROBLEMS]
+    return [*shown, _more(more, shown)] if more else lines
+
 
 class InputError(Exception):
     """Bad user input. `problems` are complete one-line messages: 'file: field: what is wrong'."""
 
     def __init__(self, problems: Iterable[str]) -> None:
-        self.problems = list(problems) or ["invalid input"]
+        self.problems = capped(list(problems)) or ["invalid input"]
         super().__init__("\n".join(self.problems))
 
 
@@ -83,7 +110,8 @@ def validation_problems(exc: object, label: str, prefix: str = "", model: type |
 
     assert isinstance(exc, ValidationError)
     lines: list[str] = []
-    for err in exc.errors(include_url=False):
+    errors = exc.errors(include_url=False)
+    for err in errors[:MAX_PROBLEMS]:  # the rest are counted, not worded (capped below)
         if err["type"] == "scenario_reference":
             lines += [f"{label}: {problem}" for problem in err["ctx"]["problems"]]
             continue
@@ -108,7 +136,7 @@ def validation_problems(exc: object, label: str, prefix: str = "", model: type |
         elif err["type"] == "finite_number":
             message = f"got {_shown(err.get('input'))}; must be a finite number (not .inf or .nan)"
         lines.append(f"{label}: {path or '(top level)'}: {message}")
-    return lines
+    return capped(lines, max(0, len(errors) - MAX_PROBLEMS))
 
 
 _BOUND_WORDS = {"less_than_equal": "at most", "less_than": "below", "greater_than_equal": "at least",

@@ -10,12 +10,19 @@ from typing import Any
 import yaml
 
 from plan.models.errors import InputError
+from plan.models.yaml_budget import check_budget
 
 # Scenario files, model cards and catalog overlays: 5 MB (the largest shipped file is ~40 kB).
 MAX_FILE_BYTES = 5_000_000
-# An alias bomb ("billion laughs") is small on disk and huge once expanded; refuse it before
-# anything walks the expanded tree.
+# What the parser may build, aliases expanded (see yaml_budget); the largest shipped file builds
+# about 6,000 values.
 MAX_EXPANDED_NODES = 200_000
+MAX_DEPTH = 200
+# An integer's characters: Python refuses to convert more than 4,300 digits, and 1e100 is more than
+# any quantity in a plan, so a longer one is refused with its line before int() sees it.
+MAX_INT_DIGITS = 100
+
+_LOADER_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml where installed: ~10x faster
 
 
 class DuplicateKeyError(Exception):
@@ -24,8 +31,15 @@ class DuplicateKeyError(Exception):
         self.key, self.line = key, line
 
 
-class UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a mapping naming one key twice (YAML would silently keep the last)."""
+class IntegerTooLongError(Exception):
+    def __init__(self, length: int, line: int) -> None:
+        super().__init__(f"an integer of {length:,} digits")
+        self.length, self.line = length, line
+
+
+class UniqueKeyLoader(_LOADER_BASE):  # type: ignore[valid-type,misc]
+    """Safe loader that refuses a mapping naming one key twice (YAML would silently keep the last)
+    and an integer too long to convert."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[object] = set()
@@ -42,22 +56,14 @@ class UniqueKeyLoader(yaml.SafeLoader):
                 raise DuplicateKeyError(key, key_node.start_mark.line + 1)
         return super().construct_mapping(node, deep=deep)
 
+    def construct_bounded_int(self, node: yaml.ScalarNode) -> int:
+        text = str(node.value).replace("_", "").lstrip("+-")
+        if len(text) > MAX_INT_DIGITS + 2:  # + 2: a 0x, 0o or 0b prefix
+            raise IntegerTooLongError(len(text), node.start_mark.line + 1)
+        return yaml.SafeLoader.construct_yaml_int(self, node)
 
-def _expanded_size(node: yaml.Node, memo: dict[int, int], depth: int = 0) -> int:
-    key = id(node)
-    if key in memo:
-        return memo[key]
-    if depth > 200:
-        raise InputError(["nesting deeper than 200 levels"])
-    size = 1
-    if isinstance(node, yaml.SequenceNode):
-        size += sum(_expanded_size(child, memo, depth + 1) for child in node.value)
-    elif isinstance(node, yaml.MappingNode):
-        size += sum(
-            _expanded_size(k, memo, depth + 1) + _expanded_size(v, memo, depth + 1) for k, v in node.value
-        )
-    memo[key] = size
-    return size
+
+UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", UniqueKeyLoader.construct_bounded_int)
 
 
 def read_yaml(path: Path, *, what: str = "file") -> Any:
@@ -87,7 +93,7 @@ def read_bounded(path: Path, *, what: str = "file", limit: int = MAX_FILE_BYTES)
     except OSError as exc:
         raise InputError([f"{label}: cannot read the {what}: {exc.strerror or exc}"]) from None
     if stat.S_ISDIR(info.st_mode):
-        raise InputError([f"{label}: is a folder, expected a YAML {what}"])
+        raise InputError([f"{label}: is a folder, expected a {what}"])
     if not stat.S_ISREG(info.st_mode):
         raise InputError([f"{label}: not a regular file ({_kind(info.st_mode)}); the {what} must be a "
                           "regular file"])
@@ -127,18 +133,25 @@ def _kind(mode: int) -> str:
     return "not a plain file"
 
 
+def load_yaml_value(text: str, label: str) -> Any:
+    """One YAML document under the file limits (a command-line value, say): None where it holds no
+    document, InputError for a limit passed, yaml.YAMLError where malformed."""
+    node, loader = _compose(text, label)
+    try:
+        return None if node is None else _construct(loader, node, label)
+    finally:
+        loader.dispose()
+
+
 def parse_yaml_text(text: str, label: str, *, what: str = "file") -> Any:
     if not text.strip():
         raise InputError([f"{label}: empty {what}"])
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        if node is None:
-            raise InputError([f"{label}: empty {what}"])
-        if _expanded_size(node, {}) > MAX_EXPANDED_NODES:
-            raise InputError([f"{label}: YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes; refused"])
-        loader = UniqueKeyLoader(text)
+        node, loader = _compose(text, label)
         try:
-            return loader.get_single_data()
+            if node is None:
+                raise InputError([f"{label}: empty {what}"])
+            return _construct(loader, node, label)
         finally:
             loader.dispose()
     except DuplicateKeyError as exc:
@@ -151,3 +164,22 @@ def parse_yaml_text(text: str, label: str, *, what: str = "file") -> Any:
         raise InputError([f"{label}: malformed YAML: {exc}"]) from None
     except RecursionError:
         raise InputError([f"{label}: YAML nested too deeply"]) from None
+
+
+def _compose(text: str, label: str) -> tuple[yaml.Node | None, UniqueKeyLoader]:
+    """The node tree, once the parse events show it within the limits (InputError otherwise)."""
+    check_budget(text, label, max_nodes=MAX_EXPANDED_NODES, max_depth=MAX_DEPTH)
+    loader = UniqueKeyLoader(text)
+    try:
+        return loader.get_single_node(), loader
+    except BaseException:
+        loader.dispose()
+        raise
+
+
+def _construct(loader: UniqueKeyLoader, node: yaml.Node, label: str) -> Any:
+    try:
+        return loader.construct_document(node)
+    except IntegerTooLongError as exc:
+        raise InputError([f"{label}: line {exc.line}: {exc}; at most {MAX_INT_DIGITS} digits are "
+                          "read (no quantity in a plan needs more)"]) from None

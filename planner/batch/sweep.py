@@ -24,9 +24,10 @@ from typing import Any
 import yaml
 from pydantic import AliasChoices, BaseModel
 
-from plan.models.errors import did_you_mean
+from plan.models.errors import InputError, did_you_mean
 from plan.models.scenario import Scenario
 from plan.models.units import parse_duration_h, parse_money
+from plan.models.yaml_io import load_yaml_value
 
 MAX_VARIANTS = 10_000  # per scenario file; a grid beyond this is almost surely a typo in a step
 
@@ -167,9 +168,12 @@ def _list_values(spec: str, text: str) -> list[tuple[str, Any]]:
     values: list[tuple[str, Any]] = []
     for item in items:
         try:
-            value = yaml.safe_load(item)  # "true" -> True, "150000" -> 150000, "21d" -> "21d", as in the file
+            # "true" -> True, "150000" -> 150000, "21d" -> "21d", as in a file (with its limits)
+            value = load_yaml_value(item, f"--sweep {spec[:60]!r}")
         except yaml.YAMLError:
             value = item
+        except InputError as exc:
+            raise SweepError(exc.problems[0]) from None
         values.append((item, value))
     return values
 

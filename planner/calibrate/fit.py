@@ -40,6 +40,10 @@ from dataclasses import dataclass, field
 from plan.models.methods import ADAPTER_METHODS
 
 MIN_RUNS = 2  # parameters per factor: its level and its spread
+# A factor plans may apply, measured / predicted: further off, the run or its units are wrong
+# (tokens/s of the whole job, GiB per GPU), not the estimate. A run outside it is refused, so every
+# factor fitted, a weighted geometric mean of runs inside it, is inside it too.
+FACTOR_RANGE = (0.05, 20.0)
 Z90 = 1.2816  # standard normal quantile of 0.9: p10-p90 of a log-normal spread
 ANY = "*"
 METRICS = ("throughput", "memory")

@@ -11,6 +11,7 @@ factors were not pooled), with their frameworks read back from the runs they rec
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ import yaml
 
 from plan.models.errors import InputError
 from plan.models.methods import QLORA_METHODS
-from plan.planner.calibrate.fit import Factor, lookup
+from plan.models.yaml_io import MAX_FILE_BYTES, parse_yaml_text, read_yaml
+from plan.planner.calibrate.fit import FACTOR_RANGE, Factor, lookup
 from plan.planner.estimate import Estimate
 from plan.planner.estimate.band import QLORA_DEQUANTIZATION, gpu_efficiency
 
@@ -41,7 +43,11 @@ class Calibration:
     path: str = ""
 
     def to_yaml(self) -> str:
-        data = {"calibration": {
+        body = yaml.dump(self._data(), Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+        return "# plan calibration overlay\n" + body
+
+    def _data(self) -> dict[str, Any]:
+        return {"calibration": {
             "version": VERSION,
             "note": "written by `plan calibrate`: per scope (gpu/framework/method, * = any, *:full / *:adapter = "
                     "any method of that class), fitted = geometric mean of measured / predicted; factor = fitted "
@@ -52,39 +58,71 @@ class Calibration:
             "refused": self.refused,
             "runs": self.runs,
         }}
-        return "# plan calibration overlay\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+    def checked_yaml(self, label: str) -> str:
+        """to_yaml(), read back here as `--calibration` reads a file: what `plan calibrate`
+        writes is always a file it accepts. CalibrationError (one line) where it would not be."""
+        text = self.to_yaml()
+        size = len(text.encode("utf-8", "replace"))
+        if size > MAX_FILE_BYTES:
+            raise CalibrationError(f"{label}: the calibration would be {size / 1e6:,.1f} MB, more "
+                                   f"than the {MAX_FILE_BYTES / 1e6:g} MB a calibration file may "
+                                   "have; calibrate from fewer runs")
+        try:
+            text.encode("utf-8")
+            back = parse_yaml_text(text, label, what="calibration file")
+            Calibration.from_data(back, label)
+        except (InputError, UnicodeEncodeError) as exc:
+            why = exc.problems[0] if isinstance(exc, InputError) else "text that is not UTF-8"
+            raise CalibrationError(f"{label}: not written: read back, the calibration would be "
+                                   f"refused ({why})") from None
+        if back != self._data():
+            raise CalibrationError(f"{label}: not written: the calibration would not read back as "
+                                   "written (a run name YAML cannot hold?)")
+        return text
 
     @classmethod
     def load(cls, path: Path) -> Calibration:
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise CalibrationError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        except yaml.YAMLError as exc:
-            raise CalibrationError(f"{path}: not YAML: {str(exc).splitlines()[0]}") from None
+            data = read_yaml(path, what="calibration file")
+        except InputError as exc:  # the same size, nesting and integer limits as a scenario
+            raise CalibrationError(exc.problems[0]) from None
+        return cls.from_data(data, str(path))
+
+    @classmethod
+    def from_data(cls, data: Any, path: str) -> Calibration:
+        """A calibration from a file's parsed YAML; CalibrationError naming `path` and the field."""
         body = data.get("calibration") if isinstance(data, dict) else None
         if not isinstance(body, dict) or not isinstance(body.get("factors"), list):
             raise CalibrationError(f"{path}: calibration.factors: missing; write the file with `plan calibrate`")
+        for key in ("runs", "refused"):
+            if not isinstance(body.get(key) or [], list):
+                raise CalibrationError(f"{path}: calibration.{key}: must be a list")
         records = [r for r in body.get("runs") or [] if isinstance(r, dict)]
         factors = []
         for i, raw in enumerate(body["factors"]):
             where = f"{path}: calibration.factors[{i}]"
             if not isinstance(raw, dict):
                 raise CalibrationError(f"{where}: must be a mapping")
+            for key in ("runs", "run_gpus", "run_frameworks", "run_methods"):
+                if not isinstance(raw.get(key) or [], list):
+                    raise CalibrationError(f"{where}.{key}: must be a list")
             try:
                 factor = float(raw["factor"])
                 log_sd = float(raw.get("log_sd", 0.0))
-                runs = tuple(str(r) for r in raw.get("runs", []))
+                runs = tuple(str(r) for r in raw.get("runs") or [])
                 fields = {k: str(raw[k]) for k in ("gpu", "framework", "method", "metric")}
             except (KeyError, TypeError, ValueError) as exc:
                 raise CalibrationError(f"{where}: needs gpu, framework, method, metric and a numeric factor "
                                        f"({exc})") from None
-            if not 0.05 <= factor <= 20 or log_sd < 0:
-                raise CalibrationError(f"{where}.factor: {factor} is outside 0.05-20 (or log_sd < 0)")
+            low, high = FACTOR_RANGE
+            if not low <= factor <= high or not 0 <= log_sd < math.inf:
+                raise CalibrationError(f"{where}.factor: {factor} is outside {low:g}-{high:g} (or "
+                                       "log_sd is not a finite number >= 0)")
             if fields["metric"] not in ("throughput", "memory"):
                 raise CalibrationError(f"{where}.metric: throughput or memory, got {fields['metric']!r}")
             factors.append(_factor_from(raw, where, fields, factor, log_sd, runs, records))
-        return cls(factors, records, list(body.get("refused") or []), str(path))
+        return cls(factors, records, [str(r) for r in body.get("refused") or []], path)
 
     def throughput_factor(self, gpu: str, framework: str, method: str) -> Factor | None:
         return lookup(self.factors, "throughput", gpu, framework, method)
@@ -106,6 +144,20 @@ class Calibration:
                                    model_tflops_per_gpu=est.model_tflops_per_gpu * k, mfu=est.mfu * k,
                                    notes=[*est.notes, note],
                                    uncalibrated=tuple(m for m in est.uncalibrated if m not in measured))
+
+
+class _Dumper(yaml.SafeDumper):
+    """PyYAML writes a next-line character (U+0085) raw inside a single-quoted scalar, where reading
+    folds it into a space; a string holding a line break other than \\n is written double-quoted,
+    where it is escaped (\\N, \\L, \\P) and reads back as it was."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if any(ch in value for ch in "\x85\u2028\u2029") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
 
 
 def measured_by_runs(factor: Factor, est: Estimate, method: str) -> set[str]:
@@ -150,6 +202,10 @@ def _factor_from(raw: dict[str, Any], where: str, fields: dict[str, str], factor
                                f"must be numbers ({exc})") from None
     if not 0 <= weight <= 1 or (fitted is not None and fitted <= 0) or prior <= 0:
         raise CalibrationError(f"{where}.weight: {weight} must be within 0-1 (and fitted, toward_factor > 0)")
+    numbers = (weight, prior, log_se, *residuals, *(v for v in (fitted, level_sd) if v is not None))
+    if not all(math.isfinite(v) for v in numbers):
+        raise CalibrationError(f"{where}: fitted, weight, toward_factor, log_se, level_sd and the "
+                               "median residuals must be finite numbers (not .nan or .inf)")
 
     def listed(key: str, record_key: str) -> tuple[str, ...]:
         if key in raw:
@@ -159,7 +215,8 @@ def _factor_from(raw: dict[str, Any], where: str, fields: dict[str, str], factor
 
     toward = str(raw.get("toward", "none"))
     return Factor(fields["gpu"], fields["framework"], fields["method"], fields["metric"], factor, log_sd, runs,
-                  *residuals, tuple(str(g) for g in raw.get("run_gpus", [])), raw_factor=fitted, weight=weight,
+                  *residuals, tuple(str(g) for g in raw.get("run_gpus") or []),
+                  raw_factor=fitted, weight=weight,
                   prior_factor=prior, prior_scope="" if toward == "none" else toward, log_se=log_se,
                   level_sd=level_sd, run_frameworks=listed("run_frameworks", "framework"),
                   run_methods=listed("run_methods", "method"))

@@ -13,29 +13,42 @@ A log's description is the file `<log>.run.yaml`, or `run.yaml` in the same fold
 from __future__ import annotations
 
 import csv
-import json
-import re
+import io
+import math
 import statistics
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-import yaml
-
+from plan.models.errors import InputError
 from plan.models.scenario import loss_not_on_megatron
 from plan.models.stacks import stack_of
+from plan.models.yaml_io import read_yaml
+from plan.planner.calibrate.log_lines import scan_log
+from plan.planner.calibrate.run_text import (
+    MAX_LINE_CHARS,
+    load_json,
+    read_run_text,
+    refuse_long_lines,
+)
 from plan.planner.calibrate.runs import LAYOUT_KEYS, SETTING_KEYS, Run, RunError, parse_layout_text, setting
 from plan.planner.estimate.types import FRAMEWORKS
 
 REQUIRED = ("model", "method", "gpu", "gpus", "seq_len")
 WARMUP_STEPS = 2  # iterations dropped from a log's median: start-up and compilation make them slow
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# assumed: the largest whole number in a run (GPUs, tokens per sequence, sequences per step) is far
+# below 1e9, and no measurement (tokens/s of a whole job, seconds, GiB) reaches 1e12.
+MAX_WHOLE = 1_000_000_000
+MAX_MEASURE = 1e12
+# assumed: a calibration needs tens of runs; 2,000 keep `plan calibrate` to seconds and its file
+# within the 5 MB every YAML input may have.
+MAX_RUNS = 2_000
+T = TypeVar("T")
 
 
 def read_runs(paths: list[Path]) -> list[Run]:
     runs: list[Run] = []
     for path in paths:
-        if not path.is_file():
-            raise RunError(f"{path}: no such file")
         name = path.name.lower()
         if name.endswith(".csv"):
             runs += _csv(path)
@@ -48,25 +61,32 @@ def read_runs(paths: list[Path]) -> list[Run]:
         else:
             raise RunError(f"{path}: unsupported run file; use .csv, .jsonl, trainer_state.json, or a Megatron-LM "
                            "or torchtitan log (.log, .txt, .out)")
+        if len(runs) > MAX_RUNS:
+            raise RunError(f"{path}: more than {MAX_RUNS:,} runs; calibrate from at most "
+                           f"{MAX_RUNS:,} (a factor needs tens)")
     return runs
 
 
-def _text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise RunError(f"{path}: cannot read: {exc.strerror or exc}") from None
-
-
 def _num(value: Any, where: str, field: str, whole: bool = False) -> float | None:
+    """A positive finite number, at most MAX_WHOLE (whole) or MAX_MEASURE; None if empty."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
+    text = value if isinstance(value, str) else repr(value)
     try:
-        number = float(str(value).replace(",", "").strip())
-    except ValueError:
-        raise RunError(f"{where}: {field} must be a number, got {value!r}") from None
-    if number <= 0 or (whole and number != int(number)):
-        raise RunError(f"{where}: {field} must be a positive {'whole ' if whole else ''}number, got {value!r}")
+        number = float(text.replace(",", "").strip())
+    except (ValueError, OverflowError):
+        raise RunError(f"{where}: {field} must be a number, got {text[:40]!r}") from None
+    return _bounded(number, where, field, whole, shown=text[:40])
+
+
+def _bounded(number: float, where: str, field: str, whole: bool = False, shown: str = "") -> float:
+    limit = MAX_WHOLE if whole else MAX_MEASURE
+    shown = shown or f"{number:.6g}"
+    if not math.isfinite(number) or not 0 < number <= limit:
+        raise RunError(f"{where}: {field} must be a finite number above 0 and at most {limit:g}, "
+                       f"got {shown}")
+    if whole and number != int(number):
+        raise RunError(f"{where}: {field} must be a whole number, got {shown}")
     return number
 
 
@@ -99,6 +119,8 @@ def run_from_fields(raw: dict[str, Any], where: str, measured: dict[str, float |
     step = _num(row.get("step_time_s"), where, "step_time_s")
     memory = _num(row.get("peak_memory_gib"), where, "peak_memory_gib")
     if measured:
+        measured = {k: None if v is None else _bounded(v, where, k, whole=k == "global_batch")
+                    for k, v in measured.items()}
         tps = measured.get("tokens_per_s") or tps
         step = measured.get("step_time_s") or step
         memory = measured.get("peak_memory_gib") or memory
@@ -107,45 +129,93 @@ def run_from_fields(raw: dict[str, Any], where: str, measured: dict[str, float |
     if tps is None and step is not None:
         if not fields.get("global_batch"):
             raise RunError(f"{where}: step_time_s needs global_batch (sequences per step) to give tokens/s")
-        tps = fields["global_batch"] * seq_len / step
+        tps = _bounded(fields["global_batch"] * seq_len / step, where,
+                       "tokens/s (global_batch x seq_len / step_time_s)")
     if tps is None and memory is None:
         raise RunError(f"{where}: no measurement: give tokens_per_s, step_time_s or peak_memory_gib")
     method = str(row["method"])
-    return Run(source=where, model=str(row["model"]), method=method, gpu=str(row["gpu"]), gpus=gpus,
-               seq_len=seq_len, framework=framework, precision=str(row.get("precision") or "bf16"),
+    # a file name that is not UTF-8 is shown with replacement characters, and written so
+    source = where.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return Run(source=source, model=str(row["model"]), method=method, gpu=str(row["gpu"]),
+               gpus=gpus, seq_len=seq_len, framework=framework, precision=str(row.get("precision") or "bf16"),
                tokens_per_s=tps, peak_memory_gib=memory, **fields)
 
 
 def _csv(path: Path) -> list[Run]:
-    with path.open(newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
+    text = read_run_text(path)
+    refuse_long_lines(path, text)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise RunError(f"{path}: no rows (a header line and one row per run)")
+        names = _columns(header, path)
+        rows = [(reader.line_num, dict(zip(names, cells, strict=False)))
+                for cells in _rows(reader, path)]
+    except csv.Error as exc:
+        raise RunError(f"{path}: line {reader.line_num}: not CSV: {exc}") from None
     if not rows:
         raise RunError(f"{path}: no rows (a header line and one row per run)")
-    return [run_from_fields(row, f"{path}:{i}") for i, row in enumerate(rows, start=2)]
+    return _each(rows, lambda row: run_from_fields(row[1], f"{path}:{row[0]}"))
+
+
+def _columns(header: list[str], path: Path) -> list[str]:
+    """The header's column names as rows are read (trimmed, lower case), each named once."""
+    names = [h.strip().lower() for h in header]
+    first: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name and name in first:
+            raise RunError(f"{path}: line 1: column {header[i][:40]!r} appears twice (columns "
+                           f"{first[name] + 1} and {i + 1}); give each column once")
+        first.setdefault(name, i)
+    return names
+
+
+def _rows(reader: Iterable[list[str]], path: Path) -> Iterable[list[str]]:
+    for count, cells in enumerate(reader, start=1):
+        if count > MAX_RUNS:
+            raise RunError(f"{path}: more than {MAX_RUNS:,} rows; calibrate from at most "
+                           f"{MAX_RUNS:,} runs")
+        if any(cell.strip() for cell in cells):
+            yield cells
+
+
+def _each(items: list[T], build: Callable[[T], Run]) -> list[Run]:
+    """A run from each item, or every item's problem (RunError: the first few, and a count)."""
+    runs: list[Run] = []
+    problems: list[str] = []
+    for item in items:
+        try:
+            runs.append(build(item))
+        except InputError as exc:
+            problems += exc.problems
+    if problems:
+        raise RunError(problems)
+    return runs
 
 
 def _jsonl(path: Path) -> list[Run]:
-    runs = []
-    for i, line in enumerate(_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise RunError(f"{path}:{i}: not JSON: {exc.msg}") from None
+    text = read_run_text(path)
+    refuse_long_lines(path, text)
+    rows = [(i, line) for i, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if len(rows) > MAX_RUNS:
+        raise RunError(f"{path}: more than {MAX_RUNS:,} rows; calibrate from at most "
+                           f"{MAX_RUNS:,} runs")
+
+    def run(item: tuple[int, str]) -> Run:
+        where = f"{path}:{item[0]}"
+        row = load_json(item[1], where)
         if not isinstance(row, dict):
-            raise RunError(f"{path}:{i}: each line must be a JSON object")
-        runs.append(run_from_fields(row, f"{path}:{i}"))
-    return runs
+            raise RunError(f"{where}: each line must be a JSON object")
+        return run_from_fields(row, where)
+
+    return _each(rows, run)
 
 
 def _description(path: Path) -> dict[str, Any]:
     for candidate in (path.with_name(path.name + ".run.yaml"), path.with_name("run.yaml")):
         if candidate.is_file():
-            try:
-                data = yaml.safe_load(_text(candidate))
-            except yaml.YAMLError as exc:
-                raise RunError(f"{candidate}: not YAML: {str(exc).splitlines()[0]}") from None
+            data = read_yaml(candidate, what="run description")  # the limits every YAML input has
             if not isinstance(data, dict):
                 raise RunError(f"{candidate}: must be a mapping of model, method, gpu, gpus, layout, seq_len, "
                                "framework")
@@ -155,10 +225,7 @@ def _description(path: Path) -> dict[str, Any]:
 
 
 def _trainer_state(path: Path) -> Run:
-    try:
-        state = json.loads(_text(path))
-    except json.JSONDecodeError as exc:
-        raise RunError(f"{path}: not JSON: {exc.msg}") from None
+    state = load_json(read_run_text(path, "trainer_state.json"), str(path))
     history = state.get("log_history") if isinstance(state, dict) else None
     if not isinstance(history, list):
         raise RunError(f"{path}: not a Hugging Face trainer_state.json (no log_history list)")
@@ -170,39 +237,34 @@ def _trainer_state(path: Path) -> Run:
     if samples_per_s is None:
         raise RunError(f"{path}: log_history has no train_samples_per_second (the Trainer writes it at the end "
                        "of training)")
-    measured: dict[str, float | None] = {"tokens_per_s": float(samples_per_s) * seq_len}
+    samples = _num(samples_per_s, where, "train_samples_per_second") or 0.0
+    measured: dict[str, float | None] = {"tokens_per_s": samples * seq_len}
     return run_from_fields(desc, where, measured)
 
 
-MEGATRON_STEP = re.compile(r"iteration\s+(\d+)\s*/\s*\d+\s*\|.*?elapsed time per iteration \(ms\):\s*([\d.]+)")
-MEGATRON_BATCH = re.compile(r"global batch size:\s*(\d+)")
-MEGATRON_MEMORY = re.compile(r"memory \(MB\).*?max reserved:\s*([\d.]+)")
-TITAN_STEP = re.compile(r"step:\s*(\d+).*?memory:\s*([\d.]+)\s*GiB.*?tps:\s*([\d,]+)")
-
-
 def _log(path: Path) -> Run:
-    text = ANSI.sub("", _text(path))
+    figures = scan_log(read_run_text(path, "log"), path)
     desc = _description(path)
     where = str(path)
     gpus = int(_num(desc.get("gpus"), where, "gpus", whole=True) or 0)
     seq_len = int(_num(desc.get("seq_len"), where, "seq_len", whole=True) or 0)
-    steps = [(int(m.group(1)), float(m.group(2))) for m in MEGATRON_STEP.finditer(text)]
+    steps = figures.megatron_steps
     if steps:
         kept = [ms for it, ms in steps if it > WARMUP_STEPS] or [ms for _, ms in steps]
-        batches = MEGATRON_BATCH.findall(text)
-        gb = int(batches[-1]) if batches else None
+        gb = figures.global_batch
         if gb is None:
             raise RunError(f"{path}: Megatron log without 'global batch size' on its iteration lines")
         step_s = statistics.median(kept) / 1000.0
-        memory = [float(m) for m in MEGATRON_MEMORY.findall(text)]
+        memory = figures.reserved_mb
         return run_from_fields(desc, where, {"tokens_per_s": gb * seq_len / step_s, "global_batch": gb,
                                              "peak_memory_gib": max(memory) / 1024.0 if memory else None})
-    titan = [(int(m.group(1)), float(m.group(2)), float(m.group(3).replace(",", "")))
-             for m in TITAN_STEP.finditer(text)]
+    titan = figures.titan_steps
     if titan:
         kept_t = [t for t in titan if t[0] > WARMUP_STEPS] or titan
         tps_per_gpu = statistics.median(t[2] for t in kept_t)  # torchtitan logs tokens/s per device
         return run_from_fields(desc, where, {"tokens_per_s": tps_per_gpu * gpus,
                                              "peak_memory_gib": max(t[1] for t in kept_t)})
+    skipped = (f" ({figures.long_lines:,} lines longer than {MAX_LINE_CHARS:,} characters were "
+               "skipped)" if figures.long_lines else "")
     raise RunError(f"{path}: no Megatron-LM iteration lines ('elapsed time per iteration (ms)') or torchtitan "
-                   "step lines ('step: ... memory: ...GiB ... tps: ...') found")
+                   f"step lines ('step: ... memory: ...GiB ... tps: ...') found{skipped}")

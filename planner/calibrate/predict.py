@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 from plan.models.catalog import Catalog
 from plan.models.errors import UnknownIdError
-from plan.planner.calibrate.fit import Observation
+from plan.planner.calibrate.fit import FACTOR_RANGE, Observation
 from plan.planner.calibrate.runs import Run, RunError
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
 from plan.planner.estimate.types import METHODS
@@ -38,6 +40,8 @@ def predict(run: Run, catalog: Catalog) -> Estimate:
 
 
 def observations(run: Run, est: Estimate, gpu_id: str) -> list[Observation]:
+    """The run's measurements against the estimate; RunError where one is more than FACTOR_RANGE
+    allows from it (a unit slip, or a number that is not a measurement: no factor could hold it)."""
     out = []
     if run.tokens_per_s:
         out.append(Observation(run.source, gpu_id, est.layout.framework, run.method, "throughput",
@@ -45,4 +49,11 @@ def observations(run: Run, est: Estimate, gpu_id: str) -> list[Observation]:
     if run.peak_memory_gib:
         out.append(Observation(run.source, gpu_id, est.layout.framework, run.method, "memory",
                                run.peak_memory_gib, est.memory.total_gib))
+    low, high = FACTOR_RANGE
+    for o in out:
+        if not (o.predicted > 0 and math.isfinite(o.predicted) and low <= o.ratio <= high):
+            unit = "tokens/s of the whole job" if o.metric == "throughput" else "GiB per GPU"
+            raise RunError(f"{run.source}: {o.metric}: measured {o.measured:.4g} is {o.ratio:.3g} "
+                           f"x the estimate {o.predicted:.4g}; a run within {low:g}-{high:g} x can "
+                           f"be fitted (is it {unit}?)")
     return out

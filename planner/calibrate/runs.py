@@ -23,10 +23,11 @@ SETTING_KEYS: dict[str, tuple[str, ...]] = {"recompute": RECOMPUTE, "kernels": K
 
 
 class RunError(InputError):
-    """A run file that cannot be read: the message names the file, the field and what is allowed."""
+    """A run file that cannot be read: each line names the file (and row), the field and what is
+    allowed."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__([message])
+    def __init__(self, message: str | list[str]) -> None:
+        super().__init__([message] if isinstance(message, str) else message)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -11,6 +11,10 @@ from plan.planner.cli.common import ExitCode, console, fail, printable
 from plan.planner.plain_text import plain
 
 LEVELS = ("*/*/*", "framework", "gpu", "method")  # the pooling levels, broadest first (calibrate.fit)
+
+if TYPE_CHECKING:
+    from plan.models.catalog import Catalog
+    from plan.planner.calibrate import Observation, Run
 
 
 def calibrate_command(
@@ -32,7 +36,6 @@ def calibrate_command(
     from plan.planner.atomic_file import WriteFailed, write_atomically
     from plan.planner.calibrate import Calibration, fit
     from plan.planner.calibrate.parsers import read_runs
-    from plan.planner.calibrate.predict import observations, predict
     from plan.planner.output_target import OutputRefused, check_output_file
 
     if output.suffix.lower() not in (".yaml", ".yml"):
@@ -45,16 +48,7 @@ def calibrate_command(
     try:
         catalog = load_catalog((overlay,) if overlay else ())
         measured = read_runs(runs)
-        obs, records = [], []
-        for run in measured:
-            est = predict(run, catalog)
-            gpu_id = catalog.gpu(run.gpu).id
-            mine = observations(run, est, gpu_id)
-            obs += mine
-            records.append({"source": run.source, "model": run.model, "method": run.method, "gpu": gpu_id,
-                            "gpus": run.gpus, "framework": est.layout.framework, "layout": est.layout.short(),
-                            **{f"{o.metric}_measured": round(o.measured, 3) for o in mine},
-                            **{f"{o.metric}_predicted": round(o.predicted, 3) for o in mine}})
+        obs, records = _compare(measured, catalog)
     except InputError as exc:
         fail(exc)
     result = fit(obs)
@@ -82,8 +76,40 @@ def calibrate_command(
                       "(- where no scope has runs of its own)")
     calibration = Calibration(result.factors, records, result.refused)
     try:
-        write_atomically(output, calibration.to_yaml())
+        # read back as --calibration reads it: a file it would refuse is never written
+        text = calibration.checked_yaml(str(output))
+    except InputError as exc:
+        fail(exc)
+    try:
+        write_atomically(output, text)
     except OSError as exc:  # the writer's WriteFailed: one line naming the path and the cause
         fail(str(WriteFailed.from_os_error(output, exc)))
     console.print(printable(f"wrote {output} ({len(measured)} runs)"))
     raise typer.Exit(ExitCode.OK)
+
+
+def _compare(measured: list[Run],
+             catalog: Catalog) -> tuple[list[Observation], list[dict[str, Any]]]:
+    """Each run's measurements against the estimate for its layout, and the record the file keeps of
+    it. InputError naming every run that cannot be compared (the first few, and how many more)."""
+    from plan.models.errors import InputError
+    from plan.planner.calibrate.predict import observations, predict
+
+    obs, records, problems = [], [], []
+    for run in measured:
+        try:
+            est = predict(run, catalog)
+            gpu_id = catalog.gpu(run.gpu).id
+            mine = observations(run, est, gpu_id)
+        except InputError as exc:
+            problems += exc.problems
+            continue
+        obs += mine
+        records.append({"source": run.source, "model": run.model, "method": run.method,
+                        "gpu": gpu_id, "gpus": run.gpus, "framework": est.layout.framework,
+                        "layout": est.layout.short(),
+                        **{f"{o.metric}_measured": round(o.measured, 3) for o in mine},
+                        **{f"{o.metric}_predicted": round(o.predicted, 3) for o in mine}})
+    if problems:
+        raise InputError(problems)
+    return obs, records

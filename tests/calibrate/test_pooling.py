@@ -180,8 +180,10 @@ def test_a_version_1_overlay_loads_and_applies_as_written(tmp_path):
 @pytest.mark.parametrize("field, value", [("weight", 1.5), ("weight", -0.1), ("fitted", 0), ("weight", "high")])
 def test_bad_pooling_fields_are_bad_input(tmp_path, field, value):
     path = tmp_path / "bad.yaml"
+    pooled = {"fitted": 0.8, field: value}  # one key each: a repeated key is refused as such
+    fields = ", ".join(f"{k}: {v}" for k, v in pooled.items())
     path.write_text("calibration: {factors: [{gpu: a800-80gb, framework: megatron, method: lora, metric: "
-                    f"throughput, factor: 0.8, fitted: 0.8, {field}: {value}}}]}}\n")
+                    f"throughput, factor: 0.8, {fields}}}]}}\n")
     with pytest.raises(CalibrationError, match=r"calibration\.factors\[0\]"):
         Calibration.load(path)
 
