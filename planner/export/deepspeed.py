@@ -63,7 +63,7 @@ def autotp_batch_note(layout: ExportLayout) -> str:
     """What DeepSpeed's batch counters read under AutoTP with no mpu: DeepSpeedConfig is built before the
     tensor-parallel groups exist and takes every process as data-parallel (deepspeed/runtime/config.py
     DeepSpeedConfig.__init__ and _set_batch_related_parameters; engine.py global_samples and the throughput
-    timer read train_batch_size()), DeepSpeed 0.19.8 from PyPI, read 2026-12-06."""
+    timer read train_batch_size()), DeepSpeed 0.19.8 from PyPI, read 2026-12-06 (docs/sources/export-consumers.md)."""
     inferred = layout.micro_batch * layout.grad_accum * layout.world_size
     return (f"tp={layout.tp} through AutoTP (tensor_parallel.autotp_size) with no mpu: DeepSpeed counts all "
             f"{layout.world_size} processes as data-parallel and infers train_batch_size = micro-batch "
