@@ -40,7 +40,8 @@ def check(layout: ExportLayout, plugin: str, stack: str = "accelerate") -> None:
                           "per-layer checkpointing on or off)")
     if plugin == "fsdp" and layout.dp_shard == 1 and (layout.tp > 1 or layout.cp > 1) and layout.dp > 1:
         raise ExportError(f"{stack}: tp or cp with replicated (unsharded) data parallelism is refused by "
-                          f"accelerate's parallelism_config; the plan replicates over dp={layout.dp} unsharded")
+                          "accelerate's parallelism_config; the plan replicates over "
+                          f"dp={layout.dp} unsharded")
     if plugin == "deepspeed":
         no_hybrid_shard(layout, stack, " with the DeepSpeed plugin")
     if plugin == "deepspeed" and layout.cp > 1:
@@ -53,10 +54,14 @@ def check(layout: ExportLayout, plugin: str, stack: str = "accelerate") -> None:
 
 
 PURE_TP_NOTE = (
-    "pure tensor parallelism (tp={tp}, one data-parallel rank): written as distributed_type MULTI_GPU with "
-    "parallelism_config tp_size {tp}, no FSDP plugin, because accelerate 1.16 refuses an FSDP2 config with "
-    "nothing to shard (dp_shard and cp both 1: ParallelismConfig._validate_accelerator); the plan's ZeRO-{zero} "
-    "over one data-parallel rank shards nothing; train.py loads the model with tp_plan=\"auto\" (accelerate "
+    "pure tensor parallelism (tp={tp}, one data-parallel rank): written as distributed_type "
+    "MULTI_GPU with "
+    "parallelism_config tp_size {tp}, no FSDP plugin, because accelerate 1.16 refuses an "
+    "FSDP2 config with "
+    "nothing to shard (dp_shard and cp both 1: ParallelismConfig._validate_accelerator); the "
+    "plan's ZeRO-{zero} "
+    "over one data-parallel rank shards nothing; train.py loads the model with "
+    "tp_plan=\"auto\" (accelerate "
     "wraps no DDP when tp is on)")
 """Why a tp-only layout leaves FSDP out (accelerate 1.16.0 parallelism_config.py and accelerator.py, read from
 the PyPI wheel; docs/sources/export-consumers.md)."""

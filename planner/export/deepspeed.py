@@ -66,12 +66,18 @@ def autotp_batch_note(layout: ExportLayout) -> str:
     timer read train_batch_size()), DeepSpeed 0.19.8 from PyPI, read 2026-12-06 (docs/sources/export-consumers.md)."""
     inferred = layout.micro_batch * layout.grad_accum * layout.world_size
     return (f"tp={layout.tp} through AutoTP (tensor_parallel.autotp_size) with no mpu: DeepSpeed counts all "
-            f"{layout.world_size} processes as data-parallel and infers train_batch_size = micro-batch "
-            f"{layout.micro_batch} x accumulation {layout.grad_accum} x {layout.world_size} = {inferred}, "
-            f"{layout.tp}x the plan's {layout.global_batch}; its sample counters (global_samples, the "
-            "throughput timer's samples per second) and any schedule stepped in samples read that number. "
-            f"A step still trains on {layout.global_batch} distinct sequences (the ranks of a tensor-parallel "
-            f"group share their micro-batch); writing train_batch_size {layout.global_batch} would fail "
+            f"{layout.world_size} processes as data-parallel and infers train_batch_size = "
+            "micro-batch "
+            f"{layout.micro_batch} x accumulation {layout.grad_accum} x {layout.world_size} = "
+            f"{inferred}, "
+            f"{layout.tp}x the plan's {layout.global_batch}; its sample counters "
+            "(global_samples, the "
+            "throughput timer's samples per second) and any schedule stepped in samples read "
+            "that number. "
+            f"A step still trains on {layout.global_batch} distinct sequences (the ranks of a "
+            "tensor-parallel "
+            f"group share their micro-batch); writing train_batch_size {layout.global_batch} "
+            "would fail "
             "DeepSpeed's batch assertion, so ds_config.json leaves it out")
 
 

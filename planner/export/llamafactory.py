@@ -28,9 +28,11 @@ BRIDGE_INSTALL = ('unreleased main and megatron-bridge: pip install "llamafactor
 this exporter writes (docs/sources/launch-configs.md section 4); the reference records no megatron-bridge
 version, so none is pinned."""
 BRIDGE_GUARD = ("python -c 'import importlib.metadata as m, sys, megatron.bridge; v = m.version(\"llamafactory\"); "
-                "sys.exit(None if tuple(int(x) for x in v.split(\".\")[:3] if x.isdigit()) > (0, 9, 5) else "
+                "sys.exit(None if tuple(int(x) for x in v.split(\".\")[:3] if x.isdigit()) > "
+                "(0, 9, 5) else "
                 "1)' 2>/dev/null || "
-                "{ echo 'needs LLaMA-Factory main ff6d4d1 with megatron-bridge (see the README)'; exit 2; }")
+                "{ echo 'needs LLaMA-Factory main ff6d4d1 with megatron-bridge (see the "
+                "README)'; exit 2; }")
 _OPTIM = {"adam": "adamw_torch", "adam_8bit": "adamw_8bit", "paged_adam_8bit": "paged_adamw_8bit",
           "adafactor": "adafactor", "sgd": "sgd", "adam_bf16": "adamw_torch"}  # the last with pure_bf16
 _STAGE = {"pretrain": "pt", "continued_pretrain": "pt", "full_finetune": "sft", "sft": "sft", "lora": "sft",
@@ -198,7 +200,8 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
     if uses_bridge(layout):
         script += [f"# Needs {BRIDGE_INSTALL}", "set -euo pipefail", BRIDGE_GUARD]
         notes.append(f"Megatron-Bridge backend (USE_MEGATRON_BRIDGE=1, for pp/cp/ep or Megatron recomputation): "
-                     f"release 0.9.5 rejects its keys; needs {BRIDGE_INSTALL}; launch.sh stops without them")
+                     f"release 0.9.5 rejects its keys; needs {BRIDGE_INSTALL}; launch.sh stops "
+                     "without them")
     else:
         script += [f"# Needs LLaMA-Factory 0.9.5 or later ({RELEASE_INSTALL}): every key checked against "
                    "0.9.5's hparams.", "set -euo pipefail"]

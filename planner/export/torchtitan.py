@@ -21,7 +21,8 @@ VERSION = "0.2.2"
 """The release whose TOML job files this exporter writes: 0.3.0 (the next) reads Python configs chosen by
 --module/--config and refuses a TOML file ("--module is required"); the keys differ before 0.2.2."""
 VERSION_GUARD = (f"python -c 'import importlib.metadata as m, sys; sys.exit(m.version(\"torchtitan\") != "
-                 f"\"{VERSION}\")' 2>/dev/null || {{ echo 'job.toml is for torchtitan {VERSION}: pip install "
+                 f"\"{VERSION}\")' 2>/dev/null || {{ echo 'job.toml is for torchtitan "
+                 f"{VERSION}: pip install "
                  f"torchtitan=={VERSION}'; exit 2; }}")
 
 
@@ -133,9 +134,11 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
     notes.append(f"torchtitan {VERSION} exactly (pip install torchtitan=={VERSION}): the last release that reads "
                  "TOML job files; launch.sh stops on another version. "
                  f"model.name {spec.name} and flavor "
-                 f"{spec.flavor}: torchtitan/models/{spec.name} of that release, the shape of {layout.model_id}")
+                 f"{spec.flavor}: torchtitan/models/{spec.name} of that release, the shape of "
+                 f"{layout.model_id}")
     header = [f"torchtitan job config for {layout.job}. Source: {DOC}.",
-              f"For torchtitan {VERSION} (pip install torchtitan=={VERSION}): later releases read no TOML.",
+              f"For torchtitan {VERSION} (pip install torchtitan=={VERSION}): later releases "
+              "read no TOML.",
               *notes[:-1]]
     toml = dump_toml(sections(layout), header)
     script = ["#!/usr/bin/env bash", f"# torchtitan launch for job {layout.job}. Source: {DOC}, run_train.sh "
