@@ -271,6 +271,7 @@ class CandidateBuilder(Estimating, Billing):
             detail={"memory_gib": estimate.memory.to_dict(), "time_s": estimate.time.to_dict(),
                     "step_time_s": estimate.step_time_s,
                     "failure_overhead": run.failure_overhead_fraction,
+                    "checkpoint_interval_h": run.checkpoint_interval_h,  # Young/Daly: exports' save interval
                     "transfer_h": transfer_h, "train_h": run.hours, "startup_h": option.startup_h,
                     "train_p10_h": run.hours_range[0], "train_p90_h": run.hours_range[1],
                     "train_at_confidence_h": train_q_h, "confidence": self.confidence,

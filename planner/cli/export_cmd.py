@@ -30,6 +30,9 @@ def export_command(
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
     calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan calibrate "
                                                      "(your measured speed)")] = None,
+    target_version: Annotated[str | None, typer.Option(
+        "--target-version", help="release of the stack you will run (llamafactory: e.g. 0.9.5 or main; "
+        "torchtitan: 0.2.2); refused when that release cannot run the export")] = None,
 ) -> None:
     """Write the plan's layout as launch configs for torchrun-fsdp, deepspeed, megatron, torchtitan,
     llamafactory or accelerate, with a README.md of the commands in order.
@@ -40,6 +43,7 @@ def export_command(
     from plan.models.loading import load_scenario
     from plan.planner.atomic_file import WriteFailed
     from plan.planner.export import ExportError, build_layout, write_export
+    from plan.planner.export.versions import bad_target, check_target
     from plan.planner.export.writer import folder_note
     from plan.planner.output_target import OutputRefused, component_map, scenario_inputs
     from plan.planner.solve import solve
@@ -51,6 +55,8 @@ def export_command(
     except InputError as exc:
         fail(exc)
     jobs = {j.id: j for j in loaded.scenario.jobs}
+    if target_version is not None and (why := bad_target(to.value, target_version)):
+        fail(why)
     if job is not None and job not in jobs:
         fail(f"--job: unknown job {job!r}; jobs: {', '.join(jobs)}")
     result = solve(loaded)
@@ -62,7 +68,14 @@ def export_command(
     plan = result.plans[plan_rank - 1]
     chosen = [jp for jp in plan.jobs if job is None or jp.job == job]
     try:
-        layouts = [build_layout(jp, jobs[jp.job], loaded.models[jp.job]) for jp in chosen]
+        layouts = [build_layout(jp, jobs[jp.job], loaded.models[jp.job], loaded.catalog.gpu(jp.gpu))
+                   for jp in chosen]
+        for layout in layouts:
+            try:
+                if target_version is not None:
+                    check_target(layout, to.value, target_version)
+            except ExportError as exc:
+                raise ExportError(f"job {layout.job}: {exc}") from None
         plan_line = (f"Plan {plan.rank} of `{file.name}` ({result.proof()}): {plan.summary()}; total "
                      f"{plan.total_cost:,.0f} {result.currency}, {plan.makespan_h / 24:,.1f} days.")
         written = write_export(out_dir, to.value, layouts, plan_line, plan.assumptions,

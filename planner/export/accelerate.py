@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from plan.planner.export.deepspeed import check_offload, check_pure_bf16, ds_config
+from plan.planner.export.deepspeed import autotp_batch_note, check_offload, check_pure_bf16, ds_config
 from plan.planner.export.launch import rendezvous, torchrun
 from plan.planner.export.layout import (
     ExportError,
@@ -24,7 +24,8 @@ from plan.planner.export.layout import (
     pure_bf16_note,
 )
 
-DOC = "accelerate main 16cb6eb (1.15.0.dev0), src/accelerate/commands/launch.py and utils/dataclasses.py, 2026-07-24"
+DOC = ("accelerate main 16cb6eb (1.15.0.dev0), src/accelerate/commands/launch.py and utils/dataclasses.py, "
+       "2026-07-24; parallelism checks of accelerate 1.16.0")
 
 
 def check(layout: ExportLayout, plugin: str, stack: str = "accelerate") -> None:
@@ -37,9 +38,10 @@ def check(layout: ExportLayout, plugin: str, stack: str = "accelerate") -> None:
     if layout.recompute in ("selective", "offload", "full_offload"):
         raise ExportError(f"{stack}: no {layout.recompute} recompute (fsdp_activation_checkpointing is full "
                           "per-layer checkpointing on or off)")
-    if plugin == "fsdp" and layout.zero == 0 and (layout.tp > 1 or layout.cp > 1) and layout.dp > 1:
+    if plugin == "fsdp" and layout.dp_shard == 1 and (layout.tp > 1 or layout.cp > 1) and layout.dp > 1:
         raise ExportError(f"{stack}: tp or cp with replicated (unsharded) data parallelism is refused by "
-                          "accelerate's parallelism_config; the plan uses ZeRO-0 with dp > 1")
+                          "accelerate's parallelism_config; the plan replicates over "
+                          f"dp={layout.dp} unsharded")
     if plugin == "deepspeed":
         no_hybrid_shard(layout, stack, " with the DeepSpeed plugin")
     if plugin == "deepspeed" and layout.cp > 1:
@@ -49,6 +51,25 @@ def check(layout: ExportLayout, plugin: str, stack: str = "accelerate") -> None:
         check_pure_bf16(layout, "accelerate")
     elif layout.optimizer == "adam_bf16" and layout.precision != "bf16":
         raise ExportError(f"{stack}: pure BF16 AdamW (adamw-bf16) trains in bf16, the plan uses {layout.precision}")
+
+
+PURE_TP_NOTE = (
+    "pure tensor parallelism (tp={tp}, one data-parallel rank): written as distributed_type "
+    "MULTI_GPU with "
+    "parallelism_config tp_size {tp}, no FSDP plugin, because accelerate 1.16 refuses an "
+    "FSDP2 config with "
+    "nothing to shard (dp_shard and cp both 1: ParallelismConfig._validate_accelerator); the "
+    "plan's ZeRO-{zero} "
+    "over one data-parallel rank shards nothing; train.py loads the model with "
+    "tp_plan=\"auto\" (accelerate "
+    "wraps no DDP when tp is on)")
+"""Why a tp-only layout leaves FSDP out (accelerate 1.16.0 parallelism_config.py and accelerator.py, read from
+the PyPI wheel; docs/sources/export-consumers.md)."""
+
+
+def pure_tensor_parallel(layout: ExportLayout, plugin: str) -> bool:
+    """All ranks in one tensor-parallel group (dp 1, cp 1): nothing for FSDP to shard."""
+    return plugin == "fsdp" and layout.tp > 1 and layout.dp == 1 and layout.cp == 1
 
 
 def _plugin(layout: ExportLayout, forced: str | None) -> str:
@@ -62,6 +83,7 @@ def config(layout: ExportLayout, plugin: str) -> tuple[dict[str, Any], list[str]
     nnodes, rank, _, addr, port = rendezvous(layout)
     cfg: dict[str, Any] = {"compute_environment": "LOCAL_MACHINE"}
     simple_ddp = plugin == "fsdp" and layout.zero == 0 and layout.tp == 1 and layout.cp == 1
+    tp_only = pure_tensor_parallel(layout, plugin)
     if plugin == "deepspeed":
         # With deepspeed_config_file the YAML must not also set zero_stage or offload_{optimizer,param}_device
         # (accelerate raises ValueError): the stage and a state offload live in ds_config.json.
@@ -72,7 +94,7 @@ def config(layout: ExportLayout, plugin: str) -> tuple[dict[str, Any], list[str]
             notes.append("model states in CPU memory: ds_config.json sets zero_optimization.offload_param and "
                          "offload_optimizer to cpu (the accelerate YAML may not repeat them beside "
                          "deepspeed_config_file); accelerate swaps a torch AdamW for DeepSpeed's CPU Adam")
-    elif simple_ddp:
+    elif simple_ddp or tp_only:
         cfg["distributed_type"] = "MULTI_GPU" if layout.world_size > 1 else "NO"
     else:
         cfg["distributed_type"] = "FSDP"
@@ -110,6 +132,10 @@ def config(layout: ExportLayout, plugin: str) -> tuple[dict[str, Any], list[str]
                                      "parallelism_config_dp_shard_size": layout.dp_shard,
                                      "parallelism_config_tp_size": layout.tp,
                                      "parallelism_config_cp_size": layout.cp}
+    if tp_only:
+        cfg["parallelism_config"] = {"parallelism_config_dp_replicate_size": 1, "parallelism_config_dp_shard_size": 1,
+                                     "parallelism_config_tp_size": layout.tp, "parallelism_config_cp_size": 1}
+        notes.append(PURE_TP_NOTE.format(tp=layout.tp, zero=layout.zero))
     if layout.nodes > 1 or layout.managed:
         notes.append(f"machine_rank is 0 in the file: each node passes its own with --machine_rank ({rank})")
     del nnodes
@@ -133,6 +159,8 @@ def render(layout: ExportLayout, forced_plugin: str | None = None) -> tuple[dict
     files: dict[str, str] = {}
     if plugin == "deepspeed":
         files["ds_config.json"] = json.dumps(ds_config(layout), indent=2) + "\n"
+        if layout.tp > 1:
+            notes.append(autotp_batch_note(layout))
     files[name] = (f"# accelerate config for job {layout.job}. Source: {DOC}.\n"
                    f"# num_processes counts all machines together ({layout.nodes} x {layout.gpus_per_node}).\n"
                    + yaml.safe_dump(cfg, sort_keys=False))
@@ -146,7 +174,11 @@ def render(layout: ExportLayout, forced_plugin: str | None = None) -> tuple[dict
     raw = torchrun(layout, f"train.py {script_args}")
     lines = ["#!/usr/bin/env bash", f"# Launch for job {layout.job}. Sources: {DOC}; torchrun from PyTorch 2.14.1 "
              "torch/distributed/run.py.", "set -euo pipefail"]
-    if forced_plugin == "fsdp":
+    if forced_plugin == "fsdp" and pure_tensor_parallel(layout, "fsdp"):
+        lines += [f"# torchrun: for a script that applies its own tensor-parallel plan over all {layout.tp} "
+                  "ranks (tp only: one data-parallel rank, no fully_shard)", raw,
+                  "# or, for an accelerate script, the same placement through accelerate:", f"# {accel}"]
+    elif forced_plugin == "fsdp":
         offload = ", offload_policy=CPUOffloadPolicy()" if layout.state_offload else ""
         lines += ["# torchrun: for a script that builds its own FSDP2 mesh (fully_shard with "
                   f"reshard_after_forward={layout.zero == 3}{offload}, dp_shard={layout.dp_shard}, "

@@ -59,6 +59,28 @@ def ds_config(layout: ExportLayout) -> dict[str, Any]:
     return config
 
 
+def autotp_batch_note(layout: ExportLayout) -> str:
+    """What DeepSpeed's batch counters read under AutoTP with no mpu: DeepSpeedConfig is built before the
+    tensor-parallel groups exist and takes every process as data-parallel (deepspeed/runtime/config.py
+    DeepSpeedConfig.__init__ and _set_batch_related_parameters; engine.py global_samples and the throughput
+    timer read train_batch_size()), DeepSpeed 0.19.8 from PyPI, read 2026-12-06 (docs/sources/export-consumers.md)."""
+    inferred = layout.micro_batch * layout.grad_accum * layout.world_size
+    return (f"tp={layout.tp} through AutoTP (tensor_parallel.autotp_size) with no mpu: DeepSpeed counts all "
+            f"{layout.world_size} processes as data-parallel and infers train_batch_size = "
+            "micro-batch "
+            f"{layout.micro_batch} x accumulation {layout.grad_accum} x {layout.world_size} = "
+            f"{inferred}, "
+            f"{layout.tp}x the plan's {layout.global_batch}; its sample counters "
+            "(global_samples, the "
+            "throughput timer's samples per second) and any schedule stepped in samples read "
+            "that number. "
+            f"A step still trains on {layout.global_batch} distinct sequences (the ranks of a "
+            "tensor-parallel "
+            f"group share their micro-batch); writing train_batch_size {layout.global_batch} "
+            "would fail "
+            "DeepSpeed's batch assertion, so ds_config.json leaves it out")
+
+
 def check_offload(layout: ExportLayout, stack: str) -> None:
     """What ZeRO-Offload of the model states (`state_offload`) needs from a DeepSpeed JSON, for every stack that
     writes one: stage 3 (offload_param is stage 3 only), and Adam, as the optimizer steps on the CPU with
@@ -133,8 +155,7 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
     if layout.pp > 1:
         notes.append(f"pp={layout.pp} is set in model code: PipelineModule(layers=..., num_stages={layout.pp})")
     if layout.tp > 1:
-        notes.append(f"tp={layout.tp} through AutoTP (tensor_parallel.autotp_size); train_batch_size is left "
-                     "for DeepSpeed to infer, as it checks it against all processes when no mpu is given")
+        notes.append(autotp_batch_note(layout))
     if layout.cp > 1:
         notes.append(f"cp={layout.cp} maps to DeepSpeed Ulysses sequence_parallel_size (all-to-all over heads), "
                      "not ring attention; the script wires UlyssesSPAttentionHF")

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from plan.models.catalog import builtin_catalog
+from plan.models.errors import UnknownIdError
+from plan.models.gpu import GPU
 from plan.models.methods import ADAPTER_METHODS, DPO_METHODS, FULL_METHODS, METHOD_NOTES, QLORA_METHODS
 from plan.models.model_card import ModelCard, MoE
 from plan.models.scenario import Job
@@ -107,6 +110,9 @@ class ExportLayout:
     shard_group: int | None = None  # hybrid sharding (HSDP): the data- and context-parallel ranks of a shard group
     ep: int = 1  # expert-parallel ranks each MoE layer's routed experts are split over (drawn from dp)
     moe: MoE | None = None  # the model card's MoE shape (None: a dense model)
+    vendor: str = "nvidia"  # the accelerator's maker (GPU.vendor): huawei = Ascend NPUs (CANN, torch_npu)
+    checkpoint_interval_h: float = 0.0  # the plan's Young/Daly checkpoint interval (0: none computed)
+    step_time_s: float = 0.0  # the plan's time per optimizer step (0: unknown)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -131,6 +137,11 @@ class ExportLayout:
         """Optimizer steps to see the job's tokens (rounded up)."""
         per_step = self.global_batch * self.seq_len
         return max(1, -(-int(self.tokens) // per_step))
+
+    @property
+    def on_npu(self) -> bool:
+        """Ascend NPUs: CANN and torch_npu instead of CUDA (MindSpeed-LLM's stack)."""
+        return self.vendor == "huawei"
 
     @property
     def full_params(self) -> bool:
@@ -191,8 +202,19 @@ def _divisor_at_most(n: int, cap: int) -> int:
     return max(d for d in range(1, min(n, cap) + 1) if n % d == 0)
 
 
-def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
-    """The export numbers of one planned job. Raises ExportError when the plan's numbers do not close."""
+def _vendor(gpu_id: str, gpu: GPU | None) -> str:
+    """The accelerator's maker: the given card's, else the built-in catalog's (NVIDIA for a card it lacks)."""
+    if gpu is not None:
+        return gpu.vendor
+    try:
+        return builtin_catalog().gpu(gpu_id).vendor
+    except UnknownIdError:
+        return "nvidia"
+
+
+def build_layout(job_plan: JobPlan, job: Job, card: ModelCard, gpu: GPU | None = None) -> ExportLayout:
+    """The export numbers of one planned job (`gpu`: its card, from the scenario's catalog; the built-in
+    one when None). Raises ExportError when the plan's numbers do not close."""
     lay = job_plan.layout
     notes: list[str] = []
     nodes = max(1, job_plan.nodes)
@@ -246,7 +268,9 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard) -> ExportLayout:
         quant_bits=quant_bits, recompute_layers=lay.recompute_layers or None,
         kernels=lay.kernels, state_offload=lay.state_offload,
         shard_group=lay.shard_group or None,
-        ep=job_plan.ep, moe=card.moe, notes=tuple(notes))
+        ep=job_plan.ep, moe=card.moe, vendor=_vendor(job_plan.gpu, gpu),
+        checkpoint_interval_h=float(job_plan.detail.get("checkpoint_interval_h", 0.0) or 0.0),
+        step_time_s=float(job_plan.detail.get("step_time_s", 0.0) or 0.0), notes=tuple(notes))
     if layout.shard_group and (layout.zero < 2 or layout.shard_group % layout.cp
                                or layout.dp % (layout.shard_group // layout.cp)):
         raise ExportError(f"the plan's hybrid sharding over {layout.shard_group} ranks does not divide its "

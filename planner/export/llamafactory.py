@@ -13,12 +13,27 @@ from typing import Any
 import yaml
 
 from plan.planner.estimate.stages import split_problem
-from plan.planner.export.deepspeed import check_offload, check_pure_bf16, ds_config
+from plan.planner.export.deepspeed import autotp_batch_note, check_offload, check_pure_bf16, ds_config
 from plan.planner.export.launch import rendezvous
 from plan.planner.export.layout import ExportError, ExportLayout, no_hybrid_shard, no_megatron_only, pure_bf16_note
 from plan.planner.output_target import safe_component
 
 DOC = "LLaMA-Factory main ff6d4d1 (0.9.6.dev0), src/llamafactory/hparams, 2026-08-18"
+LAST_CHECKED_RELEASE = (0, 9, 5)
+"""The release whose hparams hold every key of the Hugging Face path (llamafactory 0.9.5 wheel, PyPI, read
+2026-12-06); it has no Megatron-Bridge keys."""
+RELEASE_INSTALL = "pip install llamafactory==0.9.5"
+BRIDGE_INSTALL = ('unreleased main and megatron-bridge: pip install "llamafactory @ '
+                  'git+https://github.com/hiyouga/LLaMA-Factory.git@ff6d4d1" megatron-bridge')
+"""The Megatron-Bridge backend (USE_MEGATRON_BRIDGE=1) is on main only: ff6d4d1 is the commit whose keys
+this exporter writes (docs/sources/launch-configs.md section 4); the reference records no megatron-bridge
+version, so none is pinned."""
+BRIDGE_GUARD = ("python -c 'import importlib.metadata as m, sys, megatron.bridge; v = m.version(\"llamafactory\"); "
+                "sys.exit(None if tuple(int(x) for x in v.split(\".\")[:3] if x.isdigit()) > "
+                "(0, 9, 5) else "
+                "1)' 2>/dev/null || "
+                "{ echo 'needs LLaMA-Factory main ff6d4d1 with megatron-bridge (see the "
+                "README)'; exit 2; }")
 _OPTIM = {"adam": "adamw_torch", "adam_8bit": "adamw_8bit", "paged_adam_8bit": "paged_adamw_8bit",
           "adafactor": "adafactor", "sgd": "sgd", "adam_bf16": "adamw_torch"}  # the last with pure_bf16
 _STAGE = {"pretrain": "pt", "continued_pretrain": "pt", "full_finetune": "sft", "sft": "sft", "lora": "sft",
@@ -161,8 +176,8 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
                          "offload_optimizer to cpu, as LLaMA-Factory's examples/deepspeed/ds_z3_offload_config.json; "
                          "accelerate swaps the AdamW for DeepSpeed's CPU Adam")
         if layout.tp > 1:
-            notes.append(f"tp={layout.tp} goes through DeepSpeed AutoTP (tensor_parallel.autotp_size); "
-                         "DeepSpeed's docs disagree on AutoTP with ZeRO-3 (config page: 0-3, tutorial: 0-2)")
+            notes.append(autotp_batch_note(layout) + "; DeepSpeed's docs disagree on AutoTP with ZeRO-3 "
+                         "(config page: 0-3, tutorial: 0-2)")
     cfg = training_yaml(layout, ds_file)
     if layout.optimizer == "adam_bf16":
         notes.append(pure_bf16_note("pure_bf16 true, no AMP: the weights and AdamW's moments stay bf16"))
@@ -182,7 +197,17 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
         env += [f"NNODES={nnodes}", f"NODE_RANK={rank}", f"NPROC_PER_NODE={nproc}", f"MASTER_ADDR={addr}",
                 f"MASTER_PORT={port}"]
     script = ["#!/usr/bin/env bash", f"# LLaMA-Factory launch for job {layout.job}. Source: {DOC}, "
-              "src/llamafactory/launcher.py.", "set -euo pipefail",
-              " ".join([*env, "llamafactory-cli train train.yaml"])]
+              "src/llamafactory/launcher.py."]
+    if uses_bridge(layout):
+        script += [f"# Needs {BRIDGE_INSTALL}", "set -euo pipefail", BRIDGE_GUARD]
+        notes.append(f"Megatron-Bridge backend (USE_MEGATRON_BRIDGE=1, for pp/cp/ep or Megatron recomputation): "
+                     f"release 0.9.5 rejects its keys; needs {BRIDGE_INSTALL}; launch.sh stops "
+                     "without them")
+    else:
+        script += [f"# Needs LLaMA-Factory 0.9.5 or later ({RELEASE_INSTALL}): every key checked against "
+                   "0.9.5's hparams.", "set -euo pipefail"]
+        notes.append(f"LLaMA-Factory 0.9.5 or later ({RELEASE_INSTALL}): every key of train.yaml is in "
+                     "release 0.9.5's hparams")
+    script.append(" ".join([*env, "llamafactory-cli train train.yaml"]))
     files["launch.sh"] = "\n".join(script) + "\n"
     return files, notes

@@ -11,6 +11,8 @@ from plan.models.methods import ADAPTER_METHODS, DPO_METHODS
 from plan.models.model_card import MoE
 from plan.planner.estimate.stages import megatron_split_flags, split_problem
 from plan.planner.estimate.types import MEGATRON_FSDP_SHARDING, interleaving_refused, megatron_splits_sequence
+from plan.planner.export import mindspeed
+from plan.planner.export.checkpoint import save_interval_steps
 from plan.planner.export.launch import torchrun
 from plan.planner.export.layout import ExportError, ExportLayout, no_hybrid_shard
 
@@ -97,7 +99,8 @@ def arguments(layout: ExportLayout) -> list[str]:
         args.append("--fp8-format hybrid --fp8-recipe delayed")
     args += [f"--optimizer {MEGATRON_OPTIMIZER_FLAG[layout.optimizer]}", f"--train-iters {layout.train_steps}",
              "--data-path $DATA_PATH", "--tokenizer-type HuggingFaceTokenizer",
-             f"--tokenizer-model {layout.hf_name}", "--save $CKPT_DIR", "--load $CKPT_DIR"]
+             f"--tokenizer-model {layout.hf_name}", "--save $CKPT_DIR", "--load $CKPT_DIR",
+             f"--save-interval {save_interval_steps(layout)[0]}"]
     return args
 
 
@@ -121,6 +124,8 @@ sizes only): a script that ran without them would train a dense model of the car
 
 
 def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
+    if layout.on_npu:  # Ascend: MindSpeed-LLM's launch, not CUDA Megatron-LM's
+        return mindspeed.render(layout)
     check(layout)
     args = arguments(layout)
     body = " \\\n  ".join(args)
@@ -136,7 +141,7 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
     if layout.zero < 2:  # Megatron-FSDP must not run with one connection (launch-configs.md s.2)
         lines.append("export CUDA_DEVICE_MAX_CONNECTIONS=1")
     lines.append(torchrun(layout, "pretrain_gpt.py \\\n  " + body))
-    notes = []
+    notes = [save_interval_steps(layout)[1] + " (--save-interval; validate_args requires it with --save)"]
     if layout.moe is not None:
         notes.append(moe_architecture_note(layout.moe))
     if layout.zero >= 2:

@@ -13,9 +13,17 @@ from plan.models.methods import ADAPTER_METHODS, DPO_METHODS
 from plan.planner.estimate.stages import split_problem, torchtitan_layers_per_stage
 from plan.planner.export.launch import torchrun
 from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only
+from plan.planner.export.torchtitan_models import FLAVORS, flavor_of
 from plan.planner.plan import fused_pytorch_kernels
 
 DOC = "torchtitan v0.2.2 (2026-02-20) torchtitan/config/job_config.py"
+VERSION = "0.2.2"
+"""The release whose TOML job files this exporter writes: 0.3.0 (the next) reads Python configs chosen by
+--module/--config and refuses a TOML file ("--module is required"); the keys differ before 0.2.2."""
+VERSION_GUARD = (f"python -c 'import importlib.metadata as m, sys; sys.exit(m.version(\"torchtitan\") != "
+                 f"\"{VERSION}\")' 2>/dev/null || {{ echo 'job.toml is for torchtitan "
+                 f"{VERSION}: pip install "
+                 f"torchtitan=={VERSION}'; exit 2; }}")
 
 
 def _toml_value(value: Any) -> str:
@@ -58,6 +66,10 @@ def check(layout: ExportLayout) -> None:
     split = split_problem(layout.layers, layout.pp, layout.vpp, "fsdp")
     if split:
         raise ExportError(f"torchtitan: {split}")
+    if flavor_of(layout.model_id) is None:
+        names = sorted({f.name for f in FLAVORS.values()})
+        raise ExportError(f"torchtitan: v{VERSION} has no train spec and flavor for {layout.model_id} (its "
+                          f"models here: {', '.join(names)}); without one it trains its debugmodel")
 
 
 def sections(layout: ExportLayout) -> dict[str, dict[str, Any]]:
@@ -93,7 +105,10 @@ def sections(layout: ExportLayout) -> dict[str, dict[str, Any]]:
     checkpoint: dict[str, Any] = {"mode": layout.recompute}
     if layout.recompute == "selective":
         checkpoint["selective_ac_option"] = "op"
-    model: dict[str, Any] = {"name": layout.model_id, "hf_assets_path": f"./assets/hf/{layout.hf_name}"}
+    spec = flavor_of(layout.model_id)
+    assert spec is not None  # check() refuses a model with no flavor
+    model: dict[str, Any] = {"name": spec.name, "flavor": spec.flavor,
+                             "hf_assets_path": f"./assets/hf/{layout.hf_name}"}
     out: dict[str, dict[str, Any]] = {"job": {"description": f"{layout.job} ({layout.method})"}, "model": model,
                                       "training": training, "parallelism": parallel,
                                       "activation_checkpoint": checkpoint, "optimizer": {"name": "AdamW"}}
@@ -114,11 +129,19 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
     if layout.zero == 1:
         notes.append("ZeRO-1 has no FSDP equivalent: exported as FSDP with reshard_after_forward never "
                      "(ZeRO-2-like: gradients sharded too, memory at or below the plan's)")
+    spec = flavor_of(layout.model_id)
+    assert spec is not None
+    notes.append(f"torchtitan {VERSION} exactly (pip install torchtitan=={VERSION}): the last release that reads "
+                 "TOML job files; launch.sh stops on another version. "
+                 f"model.name {spec.name} and flavor "
+                 f"{spec.flavor}: torchtitan/models/{spec.name} of that release, the shape of "
+                 f"{layout.model_id}")
     header = [f"torchtitan job config for {layout.job}. Source: {DOC}.",
-              "model.name must be the torchtitan registry name of this architecture in your checkout.",
-              *notes]
+              f"For torchtitan {VERSION} (pip install torchtitan=={VERSION}): later releases "
+              "read no TOML.",
+              *notes[:-1]]
     toml = dump_toml(sections(layout), header)
     script = ["#!/usr/bin/env bash", f"# torchtitan launch for job {layout.job}. Source: {DOC}, run_train.sh "
-              "and multinode_trainer.slurm.", "set -euo pipefail",
+              "and multinode_trainer.slurm.", "set -euo pipefail", VERSION_GUARD,
               torchrun(layout, "-m torchtitan.train --job.config_file ./job.toml")]
     return {"job.toml": toml, "launch.sh": "\n".join(script) + "\n"}, notes

@@ -19,6 +19,9 @@ _LAUNCHER = {"deepspeed": "launch.sh", "megatron": "train.sh", "torchtitan": "la
 
 def render_stack(layout: ExportLayout, stack: str) -> tuple[dict[str, str], list[str]]:
     """(file name -> text, notes) for one job. Raises ExportError naming what the stack cannot express."""
+    if layout.on_npu and stack != "megatron":
+        raise ExportError(f"{stack}: the job is planned on {layout.gpu} (Ascend NPUs); NPU launches are written "
+                          "for MindSpeed-LLM only: try --to megatron")
     if stack == "deepspeed":
         return deepspeed.render(layout)
     if stack == "megatron":

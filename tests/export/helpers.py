@@ -64,7 +64,11 @@ def check_identities(stack: str, layout: ExportLayout, files: dict[str, str]) ->
         assert int(flag(words, "--seq-length")) == layout.seq_len
         ep = int(flag(words, "--expert-model-parallel-size") or 1)
         assert ep == layout.ep and dp % ep == 0
-        assert int(flag(words, "--num-virtual-stages-per-pipeline-rank") or 1) == layout.vpp
+        per_chunk = flag(words, "--num-layers-per-virtual-pipeline-stage")  # MindSpeed-LLM's spelling of vpp
+        vpp = layout.layers // (pp * int(per_chunk)) if per_chunk else 1
+        assert int(flag(words, "--num-virtual-stages-per-pipeline-rank") or vpp) == layout.vpp
+        # validate_args: --save needs --save-interval, a whole number of steps within the run
+        assert "--save" not in words or 1 <= int(flag(words, "--save-interval")) <= layout.train_steps
         first = flag(words, "--decoder-first-pipeline-num-layers")
         last = flag(words, "--decoder-last-pipeline-num-layers")
         per = -(-layout.layers // pp)
@@ -122,6 +126,8 @@ def check_identities(stack: str, layout: ExportLayout, files: dict[str, str]) ->
         fsdp = cfg.get("fsdp_config")
         if fsdp:
             assert fsdp["fsdp_reshard_after_forward"] == (layout.zero == 3)
+        if cfg["distributed_type"] == "FSDP" and w > 1:  # accelerate 1.16: FSDP2 needs a dimension to shard
+            assert par["parallelism_config_dp_shard_size"] > 1 or par["parallelism_config_cp_size"] > 1
         words = parsed["launch.sh"]
         assert int(flag(words, "--per_device_train_batch_size")) * int(flag(words, "--gradient_accumulation_steps")) \
             * dp == gb
@@ -130,7 +136,8 @@ def check_identities(stack: str, layout: ExportLayout, files: dict[str, str]) ->
 def _check_torchrun(words: list[str], layout: ExportLayout) -> None:
     """torchrun's nnodes and nproc-per-node come from the plan's placement (or the platform's variables)."""
     assert "torchrun" in words
-    nnodes, nproc = flag(words, "--nnodes"), flag(words, "--nproc-per-node")
+    nnodes = flag(words, "--nnodes")
+    nproc = flag(words, "--nproc-per-node") or flag(words, "--nproc_per_node")  # MindSpeed-LLM's spelling
     if re.fullmatch(r"\d+", nnodes or ""):
         assert int(nnodes) == layout.nodes and int(nproc) == layout.gpus_per_node
     else:

@@ -18,12 +18,12 @@ from tests.export.helpers import flag, parse_all, render_checked
 from tests.export.test_export_golden import _plan
 
 
-def _layout(framework: str = "megatron", ep: int = 8, tp: int = 2):
-    job = Job(id="cpt", model="mixtral-8x7b", method="continued_pretrain", tokens=64 * 4096 * 100, seq_len=4096,
+def _layout(framework: str = "megatron", ep: int = 8, tp: int = 2, model: str = "mixtral-8x7b"):
+    job = Job(id="cpt", model=model, method="continued_pretrain", tokens=64 * 4096 * 100, seq_len=4096,
               global_batch=64)
     plan = _plan("cpt", 64, 8, tp=tp, dp=64 // tp, zero=1 if framework == "megatron" else 3, recompute="full",
                  global_batch=64, seq_len=4096, framework=framework, ep=ep)
-    return build_layout(plan, job, builtin_catalog().model("mixtral-8x7b"))
+    return build_layout(plan, job, builtin_catalog().model(model))
 
 
 def test_the_layout_carries_the_expert_split_and_the_moe_shape():
@@ -63,11 +63,16 @@ def test_a_megatron_moe_script_stops_unless_given_the_moe_shape():
 
 
 def test_torchtitan_splits_the_experts():
-    parsed, _, _ = render_checked(_layout("fsdp"), "torchtitan")
+    """On an MoE model torchtitan v0.2.2 has a flavor of (Qwen3 30B-A3B); Mixtral it has none of, and refuses."""
+    parsed, _, _ = render_checked(_layout("fsdp", model="qwen3-30b-a3b"), "torchtitan")
     par = parsed["job.toml"]["parallelism"]
     assert par["expert_parallel_degree"] == 8 and par["expert_tensor_parallel_degree"] == 2
-    whole, _, _ = render_checked(_layout("fsdp", ep=1), "torchtitan")
+    assert parsed["job.toml"]["model"] == {"name": "qwen3", "flavor": "30B-A3B",
+                                           "hf_assets_path": "./assets/hf/Qwen/Qwen3-30B-A3B"}
+    whole, _, _ = render_checked(_layout("fsdp", ep=1, model="qwen3-30b-a3b"), "torchtitan")
     assert "expert_parallel_degree" not in whole["job.toml"]["parallelism"]
+    with pytest.raises(ExportError, match=r"^torchtitan: v0\.2\.2 has no train spec and flavor for mixtral-8x7b"):
+        render_stack(_layout("fsdp"), "torchtitan")
 
 
 def test_llamafactory_splits_the_experts_on_its_megatron_bridge_backend():

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Launch for job sft. Sources: accelerate main 16cb6eb (1.15.0.dev0), src/accelerate/commands/launch.py and utils/dataclasses.py, 2026-07-24; torchrun from PyTorch 2.14.1 torch/distributed/run.py.
+# Launch for job sft. Sources: accelerate main 16cb6eb (1.15.0.dev0), src/accelerate/commands/launch.py and utils/dataclasses.py, 2026-07-24; parallelism checks of accelerate 1.16.0; torchrun from PyTorch 2.14.1 torch/distributed/run.py.
 set -euo pipefail
 accelerate launch --config_file accelerate_config.yaml --num_machines 2 --machine_rank $NODE_RANK --num_processes 16 --main_process_ip $MASTER_ADDR --main_process_port 29500 train.py --per_device_train_batch_size 1 --gradient_accumulation_steps 4 --max_steps 100 --gradient_checkpointing true
 # the same placement with plain torchrun (script reads the config itself):

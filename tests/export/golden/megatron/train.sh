@@ -33,4 +33,5 @@ torchrun --nnodes=2 --node-rank=$NODE_RANK --nproc-per-node=8 --master-addr=$MAS
   --tokenizer-type HuggingFaceTokenizer \
   --tokenizer-model meta-llama/Meta-Llama-3-8B \
   --save $CKPT_DIR \
-  --load $CKPT_DIR
+  --load $CKPT_DIR \
+  --save-interval 100
