@@ -52,7 +52,7 @@ def memory_svg(plan: Plan, headroom: float) -> str:
     out = [f'<svg class="memory" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img">']
     for i, job in enumerate(plan.jobs):
         y = 8 + i * 34
-        parts = job.detail.get("memory_gib", {})
+        parts = job.figures.estimate.memory_gib if job.figures else {}
         out.append(f'<text x="{LABEL_W - 8}" y="{y + 16}" text-anchor="end">{html.escape(job.job)} '
                    f'({html.escape(job.gpu)})</text>'
                    f'<rect class="card" x="{LABEL_W}" y="{y}" width="{job.gpu_memory_gib * scale:.1f}" height="22">'

@@ -88,7 +88,7 @@ def gantt_svg(plan: Plan, scenario: Scenario) -> str:
         for r, row in enumerate(lane.rows):
             top = y + 4 + r * ROW_H
             for job in row:
-                startup = float(job.detail.get("startup_h", 0.0) or 0.0)
+                startup = job.figures.time.startup_h if job.figures else 0.0
                 if startup > 0:
                     w0 = max(0.0, job.start_h - startup)
                     out.append(f'<rect class="wait" x="{LEFT + w0 * per_h:.1f}" y="{top + 4}" '
