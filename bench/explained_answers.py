@@ -180,7 +180,7 @@ def main() -> int:
                 if lost:
                     not_kept.append(f"random-{index} plan {plan.rank} {jp.job}: {'; '.join(lost)}: {raw}")
                 usable = usable_gib(jp.gpu_memory_gib, loaded.scenario.policy.memory_headroom,
-                                    jp.detail["memory_band_factor"])
+                                    jp.figures.estimate.memory_band_factor)
                 if jp.memory_gib_per_gpu > usable + 1e-6:
                     over_memory.append(f"random-{index} plan {plan.rank} {jp.job}: {jp.memory_gib_per_gpu:.1f} GiB "
                                        f"of {usable:.1f} usable on {jp.gpu}: {raw}")

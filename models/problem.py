@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+from plan.models.figures import CandidateFigures
 from plan.models.layout import Layout
 
 
@@ -130,7 +131,7 @@ class Candidate:
     expected_interruptions: float = 0.0  # failures and spot preemptions during the run
     startup_min: int = 0  # queue/provisioning (or reservation lead time) before the job can start
     assumptions: tuple[str, ...] = ()
-    detail: dict[str, object] = field(default_factory=dict)
+    figures: CandidateFigures | None = None  # its estimate, hours and bill, typed
 
     @property
     def name(self) -> str:

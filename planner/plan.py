@@ -5,10 +5,10 @@ Nothing here knows CP-SAT; `plan.planner.cpsat.extract` is the one place solver 
 
 from __future__ import annotations
 
-import copy
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from plan.models.figures import CandidateFigures
 from plan.models.layout import (
     Layout,
     fused_pytorch_kernels,
@@ -19,7 +19,7 @@ from plan.models.layout import (
 @dataclass(frozen=True)
 class JobPlan:
     """One job of a plan: where it runs, laid out how (`layout`), when, at what cost and speed.
-    `detail` holds the candidate's estimate and billing figures (`Candidate.detail`)."""
+    `figures` holds the candidate's estimate, hours and billing figures (`Candidate.figures`)."""
 
     job: str
     platform: str
@@ -38,7 +38,7 @@ class JobPlan:
     gpu_hours: float
     reservation: str | None = None
     expected_interruptions: float = 0.0  # failures plus spot preemptions expected during the run
-    detail: dict[str, Any] = field(default_factory=dict)
+    figures: CandidateFigures | None = None
 
     @property
     def tp(self) -> int:
@@ -124,7 +124,8 @@ class JobPlan:
                 "gpu_memory_gib": self.gpu_memory_gib, "tokens_per_s": self.tokens_per_s,
                 "mfu": self.mfu, "gpu_hours": self.gpu_hours, "reservation": self.reservation,
                 "expected_interruptions": self.expected_interruptions,
-                "detail": {**copy.deepcopy(self.detail), "layout": lay.to_dict()},
+                "detail": {**(self.figures.to_dict() if self.figures else {}),
+                           "layout": lay.to_dict()},
                 "framework": lay.framework, "cp": lay.cp, "virtual_pipeline": lay.virtual_pipeline}
 
 

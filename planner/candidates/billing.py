@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from plan.models.figures import CandidateCost
 from plan.models.platform import PERIOD_H, billed_hours
 from plan.models.problem import SCALE, Placement, PurchaseEconomics, Resource
 from plan.models.scenario import Job
@@ -37,8 +38,8 @@ class Billing(Options):
     planning_horizon_h: float
 
     def _billing(self, job: Job, option: _Option, hours: float,
-                 run: RunEstimate) -> tuple[int, str | None, dict[str, object]]:
-        """(cost in money units for this job alone, shared resource key or None, cost detail).
+                 run: RunEstimate) -> tuple[int, str | None, CandidateCost]:
+        """(cost in money units for this job alone, shared resource key or None, billing figures).
 
         A time-billed offer rounds the hours up to its step (a day for a daily offer), so the
         expected bill is the average bill over the training time's band (`_band_offsets_h` of
@@ -48,26 +49,25 @@ class Billing(Options):
         academic = self.scenario.academic
         if option.pool is not None:
             cost = option.pool.cost_per_gpu_hour * place.gpus * hours
-            return SCALE.money(cost), option.pool.id, {
-                "rate_per_gpu_hour": option.pool.cost_per_gpu_hour}
+            return SCALE.money(cost), option.pool.id, CandidateCost(
+                rate_per_gpu_hour=option.pool.cost_per_gpu_hour)
         if option.purchase is not None:
-            return 0, self._purchase_resource(option.purchase, place), {}
+            return 0, self._purchase_resource(option.purchase, place), CandidateCost()
         offer = option.offer
         assert offer is not None
         price = self._money(offer.price_per_gpu_period, offer.currency)
         if academic and offer.academic_discount:
             price *= 1 - offer.academic_discount
         if offer.billing in ("monthly", "yearly"):
-            return 0, self._reservation(option, price), {"price_per_gpu_period": price}
+            return 0, self._reservation(option, price), CandidateCost(price_per_gpu_period=price)
         step_h = PERIOD_H["daily"] if offer.billing == "daily" else offer.granularity_s / 3600
         min_h = offer.min_periods * step_h
         runs_h = [max(0.0, hours + d) for d in _band_offsets_h(run)]
         billed_h = max(hours, sum(billed_hours(h, step_h, min_h) for h in runs_h) / len(runs_h))
         # the rounding travels with the plan, so its cost band bills p10 and p90 hours the same way
-        return SCALE.money(price / offer.period_h * billed_h * place.gpus), None, {
-            "price_per_gpu_period": price, "billed_hours": billed_h, "billable_hours": hours,
-            "billing_step_h": step_h, "min_billed_hours": min_h,
-            "price_per_gpu_hour": price / offer.period_h}
+        return SCALE.money(price / offer.period_h * billed_h * place.gpus), None, CandidateCost(
+            price_per_gpu_period=price, billed_hours=billed_h, billable_hours=hours,
+            billing_step_h=step_h, min_billed_hours=min_h, price_per_gpu_hour=price / offer.period_h)
 
     def _levels(self, key: str, gpus: int) -> tuple[int, ...]:
         """GPU counts a shared resource may be sized to: every count a candidate on it asks for."""

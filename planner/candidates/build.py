@@ -17,6 +17,7 @@ from plan.constraints import (
     reproducibility,
     sensitivity,
 )
+from plan.models.figures import CandidateFigures, CandidateTime, EstimateFigures
 from plan.models.gpu import GPU
 from plan.models.loading import LoadedScenario
 from plan.models.model_card import ModelCard
@@ -236,13 +237,13 @@ class CandidateBuilder(Estimating, Billing):
         hours = train_q_h + transfer_h
         # The data goes to the platform's storage before the GPUs are rented and the result leaves
         # from it after they are released: the schedule holds both, the GPU bill the training
-        billed_h, risk_detail, risk_note = run.hours, {}, None
+        billed_h, spot, risk_note = run.hours, None, None
         if place.billing == "spot" and option.cluster_platform is not None:
             risk = spot_risk(option.cluster_platform, place.nodes,
                              estimate.cluster.spot_preemptions_per_day, run.hours)
             hours += risk.wait_h
             billed_h += risk.held_h
-            risk_detail, risk_note = risk.detail(), risk.assumption
+            spot, risk_note = risk.figures(), risk.assumption
         # no schedule can hold it (the model's end bound)
         if option.startup_h + hours > self.horizon_h:
             why = " (3x the latest deadline)" if self.horizon_h < NO_DEADLINE_HORIZON_H else ""
@@ -251,7 +252,7 @@ class CandidateBuilder(Estimating, Billing):
                 f"would end after {_span(option.startup_h + hours)}, beyond the planning horizon "
                 f"of {_span(self.horizon_h)}{why}"))
             return None
-        cost, resource, cost_detail = self._billing(job, option, billed_h, run)
+        cost, resource, billing = self._billing(job, option, billed_h, run)
         cost += SCALE.money(move.egress_cost)
         assumptions = self._assumptions(job, card, gpu, option, estimate, move, risk_note)
         layout = estimate.layout
@@ -268,16 +269,21 @@ class CandidateBuilder(Estimating, Billing):
             assumptions=tuple(assumptions),
             expected_interruptions=run.expected_interruptions,
             startup_min=SCALE.minutes(option.startup_h),
-            detail={"memory_gib": estimate.memory.to_dict(), "time_s": estimate.time.to_dict(),
-                    "step_time_s": estimate.step_time_s,
-                    "failure_overhead": run.failure_overhead_fraction,
-                    "checkpoint_interval_h": run.checkpoint_interval_h,  # Young/Daly: exports' save interval
-                    "transfer_h": transfer_h, "train_h": run.hours, "startup_h": option.startup_h,
-                    "train_p10_h": run.hours_range[0], "train_p90_h": run.hours_range[1],
-                    "train_at_confidence_h": train_q_h, "confidence": self.confidence,
-                    "framework": layout.framework, "memory_band_factor": self.memory_band_factor,
-                    "mfu_causal": estimate.mfu_causal,
-                    **risk_detail, **cost_detail, **move.detail()},
+            figures=CandidateFigures(
+                framework=layout.framework,
+                estimate=EstimateFigures(
+                    memory_gib=estimate.memory.to_dict(), time_s=estimate.time.to_dict(),
+                    step_time_s=estimate.step_time_s, memory_band_factor=self.memory_band_factor,
+                    mfu_causal=estimate.mfu_causal),
+                time=CandidateTime(
+                    train_h=run.hours, train_p10_h=run.hours_range[0],
+                    train_p90_h=run.hours_range[1], train_at_confidence_h=train_q_h,
+                    confidence=self.confidence, failure_overhead=run.failure_overhead_fraction,
+                    checkpoint_interval_h=run.checkpoint_interval_h,
+                    startup_h=option.startup_h, transfer_in_h=move.in_h,
+                    transfer_out_h=move.out_h, spot=spot),
+                cost=dataclasses.replace(billing, result_gb=move.out_gb,
+                                         egress_cost=move.egress_cost, result_home=move.home)),
         )
 
     def _assumptions(self, job: Job, card: ModelCard, gpu: GPU, option: _Option,

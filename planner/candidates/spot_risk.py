@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from plan.models.figures import SpotFigures
 from plan.models.platform import Platform
 
 
@@ -26,9 +27,10 @@ class SpotRisk:
     held_h: float  # per GPU, billed on top of the run
     assumption: str
 
-    def detail(self) -> dict[str, float]:
-        return {"spot_preemptions": round(self.preemptions, 2), "spot_capacity_wait_h": round(self.wait_h, 2),
-                "spot_held_h": round(self.held_h, 2)}
+    def figures(self) -> SpotFigures:
+        """The figures a plan shows (to 0.01)."""
+        return SpotFigures(preemptions=round(self.preemptions, 2),
+                           capacity_wait_h=round(self.wait_h, 2), held_h=round(self.held_h, 2))
 
 
 def spot_risk(platform: Platform, nodes: int, preemptions_per_node_day: float, run_hours: float) -> SpotRisk:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from plan.constraints import sensitivity
+from plan.models.figures import CandidateFigures
 from plan.models.methods import ADAPTER_METHODS
 from plan.models.model_card import ModelCard
 from plan.models.platform import Platform
@@ -59,9 +60,6 @@ class JobTransfer:
     def hours(self) -> float:
         return self.in_h + self.out_h
 
-    def detail(self) -> dict[str, object]:
-        return {"transfer_in_h": self.in_h, "transfer_out_h": self.out_h, "result_gb": self.out_gb,
-                "egress_cost": self.egress_cost, "result_home": self.home}
 
 
 def result_size_gb(card: ModelCard, job: Job) -> float:
@@ -114,13 +112,13 @@ def job_transfer(scenario: Scenario, job: Job, place: Placement, graph: nx.Graph
     return JobTransfer(in_h=in_h, out_h=out_h, out_gb=out_gb, egress_cost=fee, home=home, notes=tuple(notes))
 
 
-def transfer_line(detail: dict[str, object], job: str, platform: str, currency: str) -> str | None:
+def transfer_line(figures: CandidateFigures | None, job: str, platform: str,
+                  currency: str) -> str | None:
     """The plan's line on moving data in and the result out, or None when nothing moves."""
-    in_h = float(detail.get("transfer_in_h", 0.0) or 0.0)  # type: ignore[arg-type]
-    out_h = float(detail.get("transfer_out_h", 0.0) or 0.0)  # type: ignore[arg-type]
-    gb = float(detail.get("result_gb", 0.0) or 0.0)  # type: ignore[arg-type]
-    fee = float(detail.get("egress_cost", 0.0) or 0.0)  # type: ignore[arg-type]
-    home = detail.get("result_home")
+    if figures is None:
+        return None
+    in_h, out_h = figures.time.transfer_in_h, figures.time.transfer_out_h
+    gb, fee, home = figures.cost.result_gb, figures.cost.egress_cost, figures.cost.result_home
     if in_h <= 0 and gb <= 0:
         return None
     parts = []

@@ -141,7 +141,7 @@ def to_plan(problem: Problem, outcome: Outcome, rank: int) -> Plan:
             memory_gib_per_gpu=round(c.memory_gib_per_gpu, 2), gpu_memory_gib=c.gpu_memory_gib,
             tokens_per_s=round(c.tokens_per_s, 1), mfu=round(c.mfu, 4), gpu_hours=round(c.gpu_hours, 1),
             reservation=c.resource if c.resource and problem.resources[c.resource].kind != "owned" else None,
-            expected_interruptions=round(c.expected_interruptions, 2), detail=dict(c.detail)))
+            expected_interruptions=round(c.expected_interruptions, 2), figures=c.figures))
     reservations = []
     for key, (gpus, periods, start) in sorted(outcome.resource_use.items()):
         res = problem.resources[key]

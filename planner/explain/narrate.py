@@ -8,6 +8,7 @@ from collections import Counter
 from plan.constraints import memory as memory_rule
 from plan.constraints import ops_skill
 from plan.constraints.groups import family
+from plan.models.figures import CandidateTime, SpotFigures
 from plan.models.methods import QLORA_METHODS
 from plan.models.platform import billed_hours
 from plan.models.problem import SCALE, Candidate, Problem, PurchaseEconomics, Removed
@@ -84,7 +85,7 @@ def _can_rent(problem: Problem, job: str) -> bool:
 
 
 def _startup(j: JobPlan) -> str:
-    startup_h = float(j.detail.get("startup_h", 0.0) or 0.0)
+    startup_h = j.figures.time.startup_h if j.figures else 0.0
     return f" (after {startup_h:,.1f} h of queue/provisioning)" if startup_h else ""
 
 
@@ -92,9 +93,11 @@ def _risk(j: JobPlan) -> str:
     """Expected interruptions, and for spot what they cost in time (lost work, restarts, waiting)."""
     line = f"expected interruptions {j.expected_interruptions:,.1f}"
     if j.billing == "spot":
-        line += (f" (spot preemptions {j.detail.get('spot_preemptions', 0):,.1f}, "
-                 f"{j.detail.get('spot_capacity_wait_h', 0):,.1f} h waiting for capacity; lost work and restarts "
-                 f"add {float(j.detail.get('failure_overhead', 0.0)):.0%} to the run)")
+        time = j.figures.time if j.figures else CandidateTime()
+        spot = time.spot or SpotFigures(0.0, 0.0, 0.0)
+        line += (f" (spot preemptions {spot.preemptions:,.1f}, "
+                 f"{spot.capacity_wait_h:,.1f} h waiting for capacity; lost work and restarts "
+                 f"add {time.failure_overhead:.0%} to the run)")
     return line
 
 
@@ -133,7 +136,7 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
     problem = session.problem
     cur = problem.currency
     lines = _job_line(problem, plan, cur)
-    lines += [line for j in plan.jobs if (line := transfer_line(j.detail, j.job, j.platform, cur))]
+    lines += [line for j in plan.jobs if (line := transfer_line(j.figures, j.job, j.platform, cur))]
     if plan.rank > 1:
         plan.trade = trade(problem, outcome, best)
         beyond = "" if plan.within_gap else f" (beyond the {session.settings.gap:.0%} gap)"
@@ -288,14 +291,14 @@ def _band_lines(problem: Problem, plan: Plan) -> list[str]:
     rate per GPU-hour for them; a reservation or a purchase costs what it costs."""
     lines, low, high = [], plan.total_cost, plan.total_cost
     for j in plan.jobs:
-        d = j.detail
-        expected, at_q = d.get("train_h"), d.get("train_at_confidence_h")
-        if not expected or at_q is None:
+        if j.figures is None or not j.figures.time.train_h:
             continue
-        p10, p90 = d.get("train_p10_h", expected), d.get("train_p90_h", expected)
+        time = j.figures.time
+        expected, at_q = time.train_h, time.train_at_confidence_h
+        p10, p90 = time.train_p10_h, time.train_p90_h
         lines.append(f"time of {j.job}: expected {expected:,.1f} h of training (p10-p90 {p10:,.1f}-{p90:,.1f} h); "
                      f"scheduled at {at_q:,.1f} h, the time it stays within with {problem.confidence:.0%} "
-                     f"confidence ({d.get('framework', 'stack')} execution model)")
+                     f"confidence ({j.figures.framework} execution model)")
         if j.cost and j.billing != "purchase":
             low += _billed_change(j, p10 - expected)
             high += _billed_change(j, p90 - expected)
@@ -309,19 +312,22 @@ def _billed_change(j: JobPlan, extra_h: float) -> float:
     """What the bill of a time-billed job changes by when training takes `extra_h` hours more (less,
     when negative), billed as the offer bills: whole days for a daily offer, its granularity and
     minimum for an hourly one (a job just inside one day costs two if it runs late)."""
-    d = j.detail
-    step_h = d.get("billing_step_h")
-    if not step_h:
-        expected = d.get("train_h") or 1.0
+    figures = j.figures
+    bill = figures.cost if figures else None
+    if (bill is None or not bill.billing_step_h or bill.billable_hours is None
+            or bill.min_billed_hours is None or bill.price_per_gpu_hour is None
+            or bill.billed_hours is None):
+        expected = (figures.time.train_h if figures else 0.0) or 1.0
         return j.cost * extra_h / expected
-    billed_h = billed_hours(max(0.0, d["billable_hours"] + extra_h), step_h, d["min_billed_hours"])
-    return float(d["price_per_gpu_hour"] * j.gpus * (billed_h - d["billed_hours"]))
+    billed_h = billed_hours(max(0.0, bill.billable_hours + extra_h), bill.billing_step_h,
+                            bill.min_billed_hours)
+    return float(bill.price_per_gpu_hour * j.gpus * (billed_h - bill.billed_hours))
 
 
 def _causal(j: JobPlan) -> str:
     """The causal-attention MFU next to the conventional one where long sequences make them differ."""
-    causal = (j.detail or {}).get("mfu_causal")
-    if not isinstance(causal, float) or j.mfu - causal < CAUSAL_MFU_NOTE_GAP:
+    causal = j.figures.estimate.mfu_causal if j.figures else None
+    if causal is None or j.mfu - causal < CAUSAL_MFU_NOTE_GAP:
         return ""
     return f" ({causal:.0%} counting only the causal half of attention that flash attention computes)"
 
@@ -358,9 +364,9 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
                 group, reason = next(iter(sorted(c.violations.items())))
                 blocked.append((cost, c, f"ruled out by {group}: {reason}"))
             elif limit is not None and (start := problem.earliest_start_min(c)) + c.duration_min > limit:
-                at_q, train = c.detail.get("train_at_confidence_h"), c.detail.get("train_h")
-                expected_h = c.hours - at_q + train if isinstance(at_q, float) and isinstance(train, float) \
-                    else c.hours
+                time = c.figures.time if c.figures else None
+                expected_h = (c.hours - time.train_at_confidence_h + time.train_h if time
+                              else c.hours)
                 if start + SCALE.minutes(expected_h) <= limit:
                     blocked.append((cost, c, f"{BAND_ONLY}: it meets "
                                              f"deadline/{job} on its expected time ({expected_h:,.1f} h) but not "

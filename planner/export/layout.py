@@ -215,7 +215,7 @@ def _vendor(gpu_id: str, gpu: GPU | None) -> str:
 def build_layout(job_plan: JobPlan, job: Job, card: ModelCard, gpu: GPU | None = None) -> ExportLayout:
     """The export numbers of one planned job (`gpu`: its card, from the scenario's catalog; the built-in
     one when None). Raises ExportError when the plan's numbers do not close."""
-    lay = job_plan.layout
+    lay, figures = job_plan.layout, job_plan.figures
     notes: list[str] = []
     nodes = max(1, job_plan.nodes)
     if job_plan.gpus % nodes:
@@ -269,8 +269,8 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard, gpu: GPU | None =
         kernels=lay.kernels, state_offload=lay.state_offload,
         shard_group=lay.shard_group or None,
         ep=job_plan.ep, moe=card.moe, vendor=_vendor(job_plan.gpu, gpu),
-        checkpoint_interval_h=float(job_plan.detail.get("checkpoint_interval_h", 0.0) or 0.0),
-        step_time_s=float(job_plan.detail.get("step_time_s", 0.0) or 0.0), notes=tuple(notes))
+        checkpoint_interval_h=figures.time.checkpoint_interval_h if figures else 0.0,
+        step_time_s=figures.estimate.step_time_s if figures else 0.0, notes=tuple(notes))
     if layout.shard_group and (layout.zero < 2 or layout.shard_group % layout.cp
                                or layout.dp % (layout.shard_group // layout.cp)):
         raise ExportError(f"the plan's hybrid sharding over {layout.shard_group} ranks does not divide its "

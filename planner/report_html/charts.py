@@ -62,7 +62,7 @@ def memory_svg(plan: Plan, headroom: float) -> str:
                     "estimated memory per GPU of each job, by part, against the card")]
     for i, job in enumerate(plan.jobs):
         y = 8 + i * 34
-        parts = job.detail.get("memory_gib", {})
+        parts = job.figures.estimate.memory_gib if job.figures else {}
         out.append(f'<text x="{LABEL_W - 8}" y="{y + 16}" text-anchor="end">{html.escape(job.job)} '
                    f'({html.escape(job.gpu)})</text>'
                    f'<rect class="card" x="{LABEL_W}" y="{y}" width="{job.gpu_memory_gib * scale:.1f}" height="22">'

@@ -52,7 +52,7 @@ MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "other")
 def memory_table(plan: Plan) -> str:
     rows = []
     for job in plan.jobs:
-        parts = job.detail.get("memory_gib", {})
+        parts = job.figures.estimate.memory_gib if job.figures else {}
         rows.append([html.escape(job.job), html.escape(job.gpu),
                      *(f"{float(parts.get(p, 0.0) or 0.0):,.1f}" for p in MEMORY_PARTS),
                      f"{job.memory_gib_per_gpu:,.1f}", f"{job.gpu_memory_gib:g}"])

@@ -156,7 +156,7 @@ def _fitted(text: str, css: str, y: int, font_px: float, bold: bool) -> str:
 
 def _lead_h(job: JobPlan) -> float:
     """The hour the job's queue or provisioning wait starts (its start when it has none)."""
-    return max(0.0, job.start_h - float(job.detail.get("startup_h", 0.0) or 0.0))
+    return max(0.0, job.start_h - (job.figures.time.startup_h if job.figures else 0.0))
 
 
 def _bar(job: JobPlan, scale: _Scale) -> Bar:
@@ -172,7 +172,7 @@ def _width(job: JobPlan, scale: _Scale) -> float:
 def _job(job: JobPlan, top: int, scale: _Scale, color: str, currency: str) -> list[str]:
     """The job's queue wait (shaded) and its bar, each with a tooltip."""
     out = []
-    startup = float(job.detail.get("startup_h", 0.0) or 0.0)
+    startup = (job.figures.time.startup_h if job.figures else 0.0)
     if startup > 0:
         w0 = _lead_h(job)
         out.append(f'<rect class="wait" x="{scale.x(w0):.1f}" y="{top + 4}" '

@@ -205,7 +205,7 @@ def test_precision_aware_optimizer_plans_megatron_layouts_with_its_smaller_state
     by_option = {(c.platform, c.gpu, c.gpus): c for c in plain if c.layout}
     same = [(by_option[k], c) for c in aware if (k := (c.platform, c.gpu, c.gpus)) in by_option
             and by_option[k].layout.framework == "megatron"]
-    assert same and all(a.detail["step_time_s"] <= p.detail["step_time_s"] for p, a in same)
+    assert same and all(a.figures.estimate.step_time_s <= p.figures.estimate.step_time_s for p, a in same)
     # and some option that plain Adam could not use at all (nothing fitted) becomes possible
     assert {(c.platform, c.gpu, c.gpus) for c in aware} - set(by_option)
 

@@ -48,7 +48,7 @@ def test_expected_bill_prices_the_chance_of_another_day():
 
 def _bill_at(job, train_h: float) -> float:
     """A time-billed job's cost if training took `train_h` hours, rounded as its offer bills."""
-    d = job.detail
+    d = job.figures.to_dict()
     run_h = max(0.0, d["billable_hours"] + train_h - d["train_h"])
     billed = _rounded(run_h, d["billing_step_h"], d["min_billed_hours"])
     return job.cost + d["price_per_gpu_hour"] * job.gpus * (billed - d["billed_hours"])
@@ -67,7 +67,7 @@ def test_cost_band_bills_p10_and_p90_as_the_offers_do():
                    .split(" to ")]
         low = high = plan.total_cost
         for job in plan.jobs:
-            d = job.detail
+            d = job.figures.to_dict()
             if job.cost and job.billing not in ("owned", "purchase") and "billing_step_h" in d:
                 low += _bill_at(job, d["train_p10_h"]) - job.cost
                 high += _bill_at(job, d["train_p90_h"]) - job.cost

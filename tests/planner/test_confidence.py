@@ -72,10 +72,10 @@ def test_higher_confidence_schedules_longer_but_bills_the_expected_time(base_sce
     assert common
     for name in common:
         a, b = median[name], sure[name]
-        if a.detail["train_h"] != pytest.approx(b.detail["train_h"]):
+        if a.figures.time.train_h != pytest.approx(b.figures.time.train_h):
             continue  # a different layout fits at 0.9 (less memory): not the same estimate
         assert b.duration_min >= a.duration_min
-        assert b.detail["train_at_confidence_h"] > b.detail["train_h"]  # the schedule is padded
+        assert b.figures.time.train_at_confidence_h > b.figures.time.train_h  # the schedule is padded
         if b.billing not in ("owned", "purchase") and b.resource is None:
             assert b.cost == a.cost  # the bill is for the expected hours
 
@@ -90,7 +90,7 @@ def test_plans_meet_deadlines_at_the_quantile_and_budget_on_the_expected_cost(ba
         assert plan.total_cost <= loaded.scenario.budget + 1e-6
         for j in plan.jobs:
             assert j.end_h <= deadline_h + 1e-6
-            assert j.end_h - j.start_h >= j.detail["train_at_confidence_h"] - 0.02
+            assert j.end_h - j.start_h >= j.figures.time.train_at_confidence_h - 0.02
         assert any("with 90% confidence" in line for line in plan.explanation)
         assert any(line.startswith("cost band p10-p90") for line in plan.explanation) or all(
             j.billing in ("owned", "purchase") for j in plan.jobs)
@@ -106,7 +106,7 @@ def test_a_plan_chosen_only_because_of_the_band_says_so(base_scenario, write_sce
     problem = _problem(base_scenario, write_scenario, 0.9)
     cheapest = min((c for c in problem.all_candidates() if not c.violations), key=problem.standalone_cost)
     startup_h = SCALE.to_hours(cheapest.startup_min)
-    expected_h = cheapest.hours - cheapest.detail["train_at_confidence_h"] + cheapest.detail["train_h"]
+    expected_h = cheapest.hours - cheapest.figures.time.train_at_confidence_h + cheapest.figures.time.train_h
     deadline_h = startup_h + (expected_h + cheapest.hours) / 2
     base_scenario["jobs"][0]["deadline"] = f"{deadline_h:.3f}h"
     loaded = load_scenario(write_scenario(base_scenario))

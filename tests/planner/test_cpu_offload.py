@@ -42,7 +42,7 @@ def test_a_pool_too_small_without_it_runs_the_job_with_cpu_offload(base_scenario
     assert "zero=3+cpu-offload" in line
     # an expert's first try instead, a leaner optimizer, fits the two cards without offloading: said
     assert any(x.startswith("ft3b: without offloading, optimizer: ") for x in result.plans[0].explanation)
-    notes = " ".join(result.plans[0].explanation + result.plans[0].assumptions + job.detail.get("notes", []))
+    notes = " ".join(result.plans[0].explanation + result.plans[0].assumptions)
     assert "host memory" in notes
 
 

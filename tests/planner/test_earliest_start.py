@@ -16,7 +16,7 @@ def test_a_job_off_the_critical_path_starts_when_its_gpus_are_ready():
     plan = result.plans[0]
     jobs = {j.job: j for j in plan.jobs}
     cpt, sft = jobs["cpt-405b"], jobs["sensitive-sft"]
-    assert cpt.start_h == cpt.detail["startup_h"] > 0
+    assert cpt.start_h == cpt.figures.time.startup_h > 0
     assert sft.start_h >= cpt.end_h  # the successor still follows it
     # the reservation is held from the job's start, not before it
     (month,) = [r for r in plan.reservations if r.key == cpt.reservation]

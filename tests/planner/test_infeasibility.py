@@ -240,7 +240,7 @@ def test_pure_bf16_adamw_is_offered_to_a_full_fine_tune_as_torchtune_runs_it(bas
     assert after.status in ("optimal", "feasible")
     (job,) = after.plans[0].jobs
     assert job.platform == "lab-a100" and job.memory_gib_per_gpu <= job.gpu_memory_gib
-    assert job.detail is not None and job.layout.optimizer == "adam_bf16"
+    assert job.figures is not None and job.layout.optimizer == "adam_bf16"
     assert after.plans[0].total_cost == pytest.approx(pure.cost, abs=0.01)
 
 

@@ -188,7 +188,7 @@ def test_spot_risk_is_in_duration_and_cost(tmp_path):
         compared += 1
         assert spot.expected_interruptions > hourly.expected_interruptions
         assert spot.hours > hourly.hours  # lost work, restarts and waiting for capacity
-        assert spot.detail["spot_preemptions"] > 0 and spot.detail["spot_capacity_wait_h"] > 0
+        assert spot.figures.time.spot.preemptions > 0 and spot.figures.time.spot.capacity_wait_h > 0
         assert any(note.startswith("spot on aws") for note in spot.assumptions)
     assert compared
 

@@ -44,10 +44,10 @@ def test_result_leaving_a_cloud_pays_its_egress_and_takes_time():
     job = result.plans[0].jobs[0]
     assert job.platform == "tencent-ti-one"
     gb = result_size_gb(loaded.models["ft"], loaded.scenario.jobs[0])
-    assert job.detail["result_gb"] == pytest.approx(gb)
-    assert job.detail["egress_cost"] == pytest.approx(0.8 * gb)  # 0.8 CNY/GB, the catalog's TI-ONE figure
-    assert job.detail["transfer_out_h"] == pytest.approx(gb * 8 / 1.0 / 3600)  # assumed 1 Gb/s internet
-    assert job.cost >= job.detail["egress_cost"]
+    assert job.figures.cost.result_gb == pytest.approx(gb)
+    assert job.figures.cost.egress_cost == pytest.approx(0.8 * gb)  # 0.8 CNY/GB, the catalog's TI-ONE figure
+    assert job.figures.time.transfer_out_h == pytest.approx(gb * 8 / 1.0 / 3600)  # assumed 1 Gb/s internet
+    assert job.cost >= job.figures.cost.egress_cost
     assert any(line.startswith("transfer for ft:") for line in result.plans[0].explanation)
 
 
@@ -57,7 +57,7 @@ def test_no_site_means_nothing_comes_home_and_no_fee():
     raw["jobs"][0]["data"] = {"sensitivity": "public"}
     _, result = _solve(raw)
     job = result.plans[0].jobs[0]
-    assert job.detail.get("egress_cost", 0) == 0 and job.detail.get("transfer_out_h", 0) == 0
+    assert job.figures.cost.egress_cost == 0 and job.figures.time.transfer_out_h == 0
     with_site = _solve(BASE)[1].plans[0]
     assert with_site.total_cost > result.plans[0].total_cost  # the egress fee (and held hours) cost money
     assert with_site.makespan_h >= result.plans[0].makespan_h
@@ -69,7 +69,7 @@ def test_platform_without_egress_figure_is_not_charged_and_says_so():
     _, result = _solve(raw)
     plan = result.plans[0]
     job = plan.jobs[0]
-    assert job.platform == "autodl" and job.detail["egress_cost"] == 0 and job.detail["transfer_out_h"] > 0
+    assert job.platform == "autodl" and job.figures.cost.egress_cost == 0 and job.figures.time.transfer_out_h > 0
     assert any("publishes no egress price" in a for a in plan.assumptions)
 
 
@@ -91,8 +91,8 @@ def test_a_private_line_carries_the_result_without_a_per_gb_fee():
     loaded, result = _solve(raw)
     job = result.plans[0].jobs[0]
     gb = result_size_gb(loaded.models["ft"], loaded.scenario.jobs[0])
-    assert job.platform == "tencent-ti-one" and job.detail["egress_cost"] == 0
-    assert job.detail["transfer_out_h"] == pytest.approx(gb * 8 / 10 / 3600)  # at the line's 10 Gb/s
+    assert job.platform == "tencent-ti-one" and job.figures.cost.egress_cost == 0
+    assert job.figures.time.transfer_out_h == pytest.approx(gb * 8 / 10 / 3600)  # at the line's 10 Gb/s
     assert any("private line" in a for a in result.plans[0].assumptions)
 
 
@@ -113,7 +113,7 @@ def test_data_uploaded_before_the_gpus_are_rented_delays_the_job_but_is_not_bill
     assert hourly
     for key in hourly:
         b, a = before[key], after[key]
-        upload_h = a.detail["transfer_in_h"] - b.detail["transfer_in_h"]
+        upload_h = a.figures.time.transfer_in_h - b.figures.time.transfer_in_h
         assert upload_h == pytest.approx((5000 - 1) * 8 / 0.1 / 3600, rel=1e-6)  # 0.1 Gb/s everywhere
         assert a.cost == b.cost  # the GPUs are not billed for the upload
         assert a.duration_min - b.duration_min == pytest.approx(upload_h * 60, abs=2)
