@@ -18,10 +18,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import csv
+import io
+import json
 import os
 import resource
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -63,8 +67,9 @@ class Case:
     setup: Callable[[Path], None] | None = None
     expect: frozenset[int] = frozenset({0, 1, 2, 3})
     stdin_sigint_after_s: float | None = None
-    # (case folder, stdout) -> a problem in words, or None: a write outside -o, a lost input, ...
-    check: Callable[[Path, str], str | None] | None = None
+    env: dict[str, str] = field(default_factory=dict)  # added to the environment; {dir} is the case's folder
+    # (case folder, stdout, stderr) -> a problem in words, or None: a write outside -o, a lost row, ...
+    check: Callable[[Path, str, str], str | None] | None = None
     file_size_limit: int | None = None  # RLIMIT_FSIZE for the process (bytes): EFBIG on a write
     open_files_limit: int | None = None  # RLIMIT_NOFILE for the process
 
@@ -251,7 +256,7 @@ def corpus() -> list[Case]:
     # 7. Bounded parsing and `plan calibrate`'s inputs (issue 52 items 4 and 5).
     from bench.hostile_parsing import parsing_cases
 
-    return cases + output_cases() + parsing_cases()
+    return cases + output_cases() + parsing_cases() + files_we_keep()
 
 
 RUNS_CSV = "model,method,gpu,gpus,layout,seq_len,framework,tokens_per_s\n" + "".join(
@@ -265,9 +270,9 @@ def _two_jobs(second: str) -> str:
     return scenario_text({"jobs": [base["jobs"][0], {**base["jobs"][0], "id": second}]})
 
 
-def _only_inside(out: str) -> Callable[[Path, str], str | None]:
+def _only_inside(out: str) -> Callable[[Path, str, str], str | None]:
     """Every file of the case folder lies under `out`, the scenario aside; no temporary file."""
-    def check(d: Path, _stdout: str) -> str | None:
+    def check(d: Path, _stdout: str, _stderr: str = "") -> str | None:
         stray = [p for p in d.rglob("*") if p.is_file() and not p.is_relative_to(d / out)
                  and p.name not in ("s.yaml", "victim")]
         temporary = [p for p in d.rglob("*.tmp")]
@@ -276,21 +281,21 @@ def _only_inside(out: str) -> Callable[[Path, str], str | None]:
     return check
 
 
-def _unchanged(name: str, text: str) -> Callable[[Path, str], str | None]:
-    def check(d: Path, _stdout: str) -> str | None:
+def _unchanged(name: str, text: str) -> Callable[[Path, str, str], str | None]:
+    def check(d: Path, _stdout: str, _stderr: str = "") -> str | None:
         now = (d / name).read_text(encoding="utf-8") if (d / name).is_file() else None
         return None if now == text else f"{name} was overwritten"
     return check
 
 
-def _nothing_written(*names: str) -> Callable[[Path, str], str | None]:
-    def check(d: Path, _stdout: str) -> str | None:
+def _nothing_written(*names: str) -> Callable[[Path, str, str], str | None]:
+    def check(d: Path, _stdout: str, _stderr: str = "") -> str | None:
         left = [n for n in names if (d / n).exists()] + [str(p) for p in d.rglob("*.tmp")]
         return f"left after a failed write: {left}" if left else None
     return check
 
 
-def _no_raw_controls(_d: Path, stdout: str) -> str | None:
+def _no_raw_controls(_d: Path, stdout: str, _stderr: str = "") -> str | None:
     raw = [c for c in "\u202e\u2066\x1b" if c in stdout]
     return f"raw {raw!r} reached the terminal" if raw else None
 
@@ -355,9 +360,134 @@ def output_cases() -> list[Case]:
              {"s.yaml": scenario_text({"name": "evil\u202eTXT\n\u2066forged\u2069 line"})},
              expect=frozenset({0}), check=_no_raw_controls),
         Case("escapes in a path", ["solve", "{dir}/x\x1b[2J\u202e.yaml"], expect=refused,
-             check=lambda d, out: _no_raw_controls(d, out)),
+             check=lambda d, out, _err: _no_raw_controls(d, out)),
     ]
     return cases
+
+
+def _cli(folder: Path, *args: str, cache: str = "off") -> str:
+    """`plan ARGS` run by a case's setup; its stdout."""
+    return subprocess.run([*PLAN, *args], cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "PLAN_CACHE_DIR": cache}).stdout
+
+
+def _plan_json(text: str) -> Any:
+    data = json.loads(text)
+    data.pop("solve_time_s", None)
+    return data
+
+
+def _forge_cache(folder: Path) -> None:
+    """A solve fills the cache, then every row is forged with a matching checksum: a 100x faster step
+    (the rates scaled with it, so only the step's parts give it away)."""
+    from plan.planner.estimate.store import _checksum
+
+    (folder / "honest.json").write_text(_cli(folder, "solve", str(folder / "s.yaml"), "--format", "json",
+                                             cache=str(folder / "cache")))
+    with sqlite3.connect(folder / "cache" / "estimates.sqlite3") as db:
+        for key, text in db.execute("SELECT key, value FROM estimates").fetchall():
+            data = json.loads(text)
+            if data["best"] is not None:
+                data["best"]["step_time_s"] /= 100
+                for name in ("tokens_per_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu"):
+                    data["best"][name] *= 100
+            new = json.dumps(data)
+            db.execute("UPDATE estimates SET value = ?, checksum = ? WHERE key = ?", (new, _checksum(key, new), key))
+
+
+def _plant_pickle(folder: Path) -> None:
+    cache = folder / "cache"
+    cache.mkdir(mode=0o700)
+    with sqlite3.connect(cache / "estimates.sqlite3") as db:
+        db.execute("CREATE TABLE results (key TEXT PRIMARY KEY, value BLOB NOT NULL, stored REAL NOT NULL)")
+        payload = b"cos\nsystem\n(S'touch " + str(folder / "pwned").encode() + b"'\ntR."
+        db.execute("INSERT INTO results VALUES ('k', ?, 0)", (payload,))
+
+
+def _shared_cache(folder: Path) -> None:
+    (folder / "shared").mkdir()
+    (folder / "shared").chmod(0o777)
+
+
+FOREIGN_ROW = ("/elsewhere/other.yaml,budget=5,optimal,12.5,CNY,3.0,a: 1x rtx-4090 on autodl,0.2,,"
+               "00000000000000aa,0.0,12.5\n")
+
+
+def _results_with(rows: str) -> Callable[[Path], None]:
+    def setup(folder: Path) -> None:
+        from plan.planner.batch.rows import COLUMNS
+        (folder / "r.csv").write_text(",".join(COLUMNS) + "\n" + rows.replace("{dir}", str(folder)))
+    return setup
+
+
+def _forged_row(folder: Path) -> None:
+    """A row for s.yaml with its true content hash and a NaN cost: it must be solved again."""
+    from plan.planner.batch import Task, build_tasks, expand_paths
+    from plan.planner.batch.sweep import expand_grid, parse_sweeps
+    from plan.planner.session import SolveOptions
+
+    task = next(t for t in build_tasks(expand_paths([str(folder / "s.yaml")]), expand_grid(parse_sweeps([])),
+                                       (), SolveOptions(top_k=1, workers=1)) if isinstance(t, Task))
+    _results_with(f"{folder}/s.yaml,,optimal,nan,CNY,3.0,a: forged,0.2,,{task.hash},0.0,0.0\n")(folder)
+
+
+_HELD_LOCKS: list[int] = []
+
+
+def _locked_through_link(folder: Path) -> None:
+    """r.csv's lock held by this process; the case names r.csv through a symlink."""
+    import fcntl
+
+    (folder / "link.csv").symlink_to(folder / "r.csv")
+    fd = os.open(folder / ".r.csv.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    _HELD_LOCKS.append(fd)
+
+
+def _rows(folder: Path) -> list[dict[str, str]]:
+    csv.field_size_limit(10**9)
+    return list(csv.DictReader(io.StringIO((folder / "r.csv").read_text())))
+
+
+def _kept(text: str) -> Callable[[Path, str, str], str | None]:
+    def check(folder: Path, _out: str, _err: str) -> str | None:
+        return None if text in (folder / "r.csv").read_text() else "an earlier row was lost"
+    return check
+
+
+def files_we_keep() -> list[Case]:
+    """7. The estimate cache and the batch results file (issue 52: items 2 and 3)."""
+    base = {"s.yaml": scenario_text({})}
+    batch = ["batch", "{dir}/s.yaml", "-j", "1", "-o", "{dir}/r.csv"]
+    long_row = "/elsewhere/long.yaml,,error,,,,,0.0," + "x" * 300_000 + ",,,\n"
+    formula = {"s.yaml": scenario_text({"jobs.0.id": "=1+2"})}
+    return [
+        Case("cache: forged rows give the honest plan", ["solve", "{dir}/s.yaml", "--format", "json"], base,
+             setup=_forge_cache, env={"PLAN_CACHE_DIR": "{dir}/cache"}, expect=frozenset({0}),
+             check=lambda d, out, _: None if _plan_json(out) == _plan_json((d / "honest.json").read_text())
+             else "the plan changed"),
+        Case("cache: a planted pickle is never loaded", ["solve", "{dir}/s.yaml"], base, setup=_plant_pickle,
+             env={"PLAN_CACHE_DIR": "{dir}/cache"}, expect=frozenset({0}),
+             check=lambda d, _o, _e: "the pickle ran" if (d / "pwned").exists() else None),
+        Case("cache: a folder others may write", ["solve", "{dir}/s.yaml"], base, setup=_shared_cache,
+             env={"PLAN_CACHE_DIR": "{dir}/shared"}, expect=frozenset({0}),
+             check=lambda d, _o, err: "used" if (d / "shared" / "estimates.sqlite3").exists()
+             or err.count("estimate cache") != 1 else None),
+        Case("batch: a re-run keeps rows of other inputs", batch, base, setup=_results_with(FOREIGN_ROW),
+             expect=frozenset({0}), check=_kept(FOREIGN_ROW.strip())),
+        Case("batch: a forged stored row is solved again", batch, base, setup=_forged_row, expect=frozenset({0}),
+             check=lambda d, _o, err: None if "failed their check" in err and all(
+                 r["total_cost"] not in ("nan", "") for r in _rows(d)) else "the forged row was re-used"),
+        Case("batch: a symlinked -o takes the same lock", [*batch[:-1], "{dir}/link.csv"], base,
+             setup=_locked_through_link, expect=frozenset({2})),
+        Case("batch: a 300 kB cell reads back", batch, base, setup=_results_with(long_row), expect=frozenset({0}),
+             check=lambda d, _o, _e: None if len(_rows(d)) == 2 else "rows lost"),
+        Case("batch: a formula cell is escaped", batch, formula, expect=frozenset({0, 1, 2}),
+             check=lambda d, _o, _e: next((f"cell {c[:20]!r}" for r in _rows(d) for c in r.values()
+                                          if c.startswith(("=", "+", "-", "@"))), None)),
+        Case("batch: 30,000 variants need --max-variants", ["batch", "{dir}/s.yaml", "--sweep", "budget=1..30000:1"],
+             base, expect=frozenset({2})),
+    ]
 
 
 @dataclass
@@ -397,7 +527,8 @@ def run_case(case: Case, timeout_s: float) -> Outcome:
         started = time.perf_counter()
         proc = subprocess.Popen([*PLAN, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 stdin=subprocess.DEVNULL, preexec_fn=_limits(case),
-                                env={**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT)})
+                                env={**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT),
+                                     **{k: v.replace("{dir}", str(folder)) for k, v in case.env.items()}})
         try:
             out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -416,8 +547,8 @@ def run_case(case: Case, timeout_s: float) -> Outcome:
             kind = "internal error"
         else:
             kind = f"exit {code}"
-        problem = case.check(folder, out.decode(errors="replace")) if case.check else None
-        if problem is not None:  # a write outside -o, an input lost, raw escapes on the terminal
+        problem = case.check(folder, out.decode(errors="replace"), text) if case.check else None
+        if problem is not None:  # a write outside -o, an input or a row lost, raw escapes shown
             kind, text = "unsafe", f"{problem}; {text}"
         return Outcome(case, kind, code, seconds, " ".join(text.split())[-300:])
     finally:

@@ -31,6 +31,7 @@ def lock_path(output: Path) -> Path:
 def locked_output(output: Path) -> Iterator[None]:
     """Hold the results file's lock for the block. Raises OutputLockError if the folder is not writable
     or another run holds the lock."""
+    output = output.resolve()  # one lock per file, however it is named (a symlinked -o included)
     path = lock_path(output)
     if output.exists() and not os.access(output, os.W_OK):
         raise OutputLockError(f"{output}: the results file is not writable; choose another -o")

@@ -30,6 +30,10 @@ from plan.models.units import parse_duration_h, parse_money
 from plan.models.yaml_io import load_yaml_value
 
 MAX_VARIANTS = 10_000  # per scenario file; a grid beyond this is almost surely a typo in a step
+MAX_RUN_VARIANTS = 20_000
+"""Rows one `plan batch` run may ask for (scenario files x variants each) unless --max-variants lifts it:
+each row is a solve and a line kept in memory and in the results file, so more is almost surely a
+glob or a grid larger than meant (docs/limits.md)."""
 
 
 class SweepError(ValueError):

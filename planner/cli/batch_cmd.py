@@ -38,14 +38,14 @@ from plan.planner.batch import (
     expand_paths,
     parse_sweeps,
     ray_backend,  # imports Ray itself only when a batch runs on it
-    read_rows,
     results_format,
     run_batch,
 )
 from plan.planner.batch.local import run_local
 from plan.planner.batch.output_lock import OutputLockError, locked_output
+from plan.planner.batch.results_file import StoredRows, read_results
 from plan.planner.batch.runner import Backend
-from plan.planner.batch.sweep import Variant
+from plan.planner.batch.sweep import MAX_RUN_VARIANTS, Variant
 from plan.planner.cli.common import console, fail, finite, printable
 from plan.planner.session import SolveOptions
 
@@ -109,6 +109,9 @@ def batch_command(
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay for every scenario")] = None,
     calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan "
                                                      "calibrate, for every scenario")] = None,
+    max_variants: Annotated[int, typer.Option("--max-variants", min=1, help="most rows (scenario files x "
+                                              "sweep variants) one run may ask for; raise it for a larger "
+                                              "run")] = MAX_RUN_VARIANTS,
 ) -> None:
     """Solve many scenarios (and sweep variants of each): one row each, in input order.
 
@@ -131,17 +134,23 @@ def batch_command(
         # separate scenarios.
         options = SolveOptions(objective=objective.value if objective else None, top_k=1,
                                time_limit_s=time_limit, work_limit=work_limit, workers=workers or 1)
-        items: list[Task | Row] = list(build_tasks(expand_paths(paths), variants,
-                                                   (overlay,) if overlay else (), options))
-        rows, reused = _solve_with_progress(items, run, output, previous, reuse_unproven)
+        inputs = expand_paths(paths)
+        if len(inputs) * len(variants) > max_variants:
+            fail(f"--sweep: {len(inputs)} scenario file(s) x {len(variants)} variant(s) = "
+                 f"{len(inputs) * len(variants)} rows; at most {max_variants} per run (--max-variants N "
+                 f"raises it)")
+        items: list[Task | Row] = list(build_tasks(inputs, variants, (overlay,) if overlay else (), options))
+        target = output.resolve() if output is not None else None  # through a symlink: its file is kept
+        rows, reused = _solve_with_progress(items, run, target, previous, reuse_unproven)
         _render(rows, console)
         raise typer.Exit(_report(rows, reused, output))
 
 
-def _previous_rows(output: Path | None, held: contextlib.ExitStack) -> list[Row]:
-    """The rows a results file holds already, its lock entered on `held` ([] without a file)."""
+def _previous_rows(output: Path | None, held: contextlib.ExitStack) -> StoredRows:
+    """The rows a results file holds already, its lock entered on `held` (none without a file).
+    Stored rows that fail their check are named in one line: they are solved again."""
     if output is None:
-        return []
+        return StoredRows([], [])
     if not output.parent.is_dir():
         fail(f"{output}: folder {output.parent} not found")
     try:
@@ -149,9 +158,15 @@ def _previous_rows(output: Path | None, held: contextlib.ExitStack) -> list[Row]
         # Before any work: the folder is writable, and no other run writes this file (see
         # output_lock).
         held.enter_context(locked_output(output))
-        return read_rows(output)
+        stored = read_results(output)
     except (ResultsFileError, OutputLockError) as exc:
         fail(str(exc))
+    if stored.problems:
+        shown = "; ".join(stored.problems[:3]) + (f"; and {len(stored.problems) - 3} more"
+                                                   if len(stored.problems) > 3 else "")
+        print(f"warning: {output}: {len(stored.problems)} stored row(s) failed their check and are left "
+              f"out, their variants solved again ({shown})", file=sys.stderr)
+    return stored
 
 
 def _variants(sweep: list[str] | None, calibration: Path | None) -> list[Variant]:
@@ -187,7 +202,7 @@ def _report(rows: list[Row], reused: int, output: Path | None) -> int:
 
 
 def _solve_with_progress(items: list[Task | Row], run: Backend, output: Path | None,
-                         previous: list[Row], reuse_unproven: bool) -> tuple[list[Row], int]:
+                         previous: StoredRows, reuse_unproven: bool) -> tuple[list[Row], int]:
     counts: Counter[str] = Counter()
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
@@ -201,8 +216,8 @@ def _solve_with_progress(items: list[Task | Row], run: Backend, output: Path | N
 
     try:
         with progress:
-            outcome = run_batch(items, run, output=output, previous=previous, on_row=on_row,
-                                reuse_unproven=reuse_unproven)
+            outcome = run_batch(items, run, output=output, previous=previous.rows, on_row=on_row,
+                                reuse_unproven=reuse_unproven, rewrite=not previous.clean)
     except ray_backend.RayStartError as exc:
         fail(str(exc))
     return outcome.rows, outcome.reused

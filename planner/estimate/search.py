@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
+import plan.planner.estimate.stored_search as stored_search
 from plan.models.model_card import ModelCard
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.combination_trial import Tally, cached_memory, try_combination
@@ -176,12 +177,26 @@ def _search(key: _Key) -> SearchResult:
     if persistent is None:
         return _searched(key)
     text = _stored_key(key)
-    found = persistent.get(text)
-    if isinstance(found, SearchResult):
-        return replace(found, _model=key.model, _method=key.method, _cluster=key.cluster)
+    found = _from_store(persistent.get(text), key)
+    if found is not None:
+        return found
     result = _searched(key)
-    persistent.put(text, replace(result, _model=None, _cluster=None))
+    persistent.put(text, stored_search.encode(result.best, result.considered, result.rejected,
+                                              result.reasons, result.searched))
     return result
+
+
+def _from_store(data: Any, key: _Key) -> SearchResult | None:
+    """The stored result for the key, or None where there is none or it fails a check (a miss: the
+    search runs again and replaces it)."""
+    if data is None:
+        return None
+    try:
+        parts = stored_search.decode(data, key.model, key.method, key.cluster)
+    except (stored_search.Forged, KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return SearchResult(**parts, spec=key.spec, _model=key.model, _method=key.method,
+                        _cluster=key.cluster)
 
 
 def _inputs(key: _Key) -> SearchInputs:

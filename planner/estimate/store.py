@@ -12,7 +12,13 @@ file, a row from another version) turns the cache off or into a miss: it can mak
 wrong and never fail.
 
 Location: `$PLAN_CACHE_DIR`, else the user's cache folder (platformdirs); `PLAN_CACHE_DIR=off` or
-`plan --no-cache` turns it off. Rows are pickles: only this user's own cache folder is read.
+`plan --no-cache` turns it off.
+
+Rows hold data only: JSON text (no NaN or infinity), stored under the digest of the code version and
+the search's inputs, with a checksum over that digest and the text. A row whose checksum does not
+match (torn, edited, copied under another key) is a miss; the caller checks the values themselves
+(stored_search.py). The folder is made private (0700); a folder or file that another user owns or
+may write is not used, said in one line on stderr: its rows could have been planted.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import json
 import os
-import pickle
 import sqlite3
+import stat
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -63,6 +71,10 @@ def cache_dir() -> Path | None:
     return Path(platformdirs.user_cache_dir("plan", appauthor=False))
 
 
+_TABLE = "estimates"
+_OLD_TABLES = ("results",)  # pickled rows of earlier versions: dropped unread
+
+
 def _opened(db: sqlite3.Connection, attempts: int = 10) -> None:
     """Switch a connection to WAL and create the table. Processes that open a new file at once (batch
     workers on an empty cache) race for both, and SQLite answers some of those races "locked" at once
@@ -74,8 +86,10 @@ def _opened(db: sqlite3.Connection, attempts: int = 10) -> None:
             db.execute("PRAGMA synchronous=NORMAL")
             with db:
                 db.execute("BEGIN IMMEDIATE")
-                db.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value BLOB NOT NULL,"
-                           " stored REAL NOT NULL)")
+                db.execute(f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
+                           " checksum TEXT NOT NULL, stored REAL NOT NULL)")
+                for old in _OLD_TABLES:
+                    db.execute(f"DROP TABLE IF EXISTS {old}")
             return
         except sqlite3.OperationalError:
             if attempt == attempts - 1:
@@ -83,19 +97,55 @@ def _opened(db: sqlite3.Connection, attempts: int = 10) -> None:
             time.sleep(0.02 * (attempt + 1))
 
 
+def unsafe_reason(path: Path) -> str | None:
+    """Why a cache folder or file must not be used (another user owns it or may write it), or None.
+    Reads the entry itself, not what a symlink points at: a link is refused too."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be checked ({exc.strerror or exc})"
+    if stat.S_ISLNK(info.st_mode):
+        return "is a symbolic link"
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return "belongs to another user"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "may be written by other users"
+    return None
+
+
+def _refuse_constant(word: str) -> float:
+    raise ValueError(f"{word} is not a stored figure")
+
+
+def _checksum(digest: str, text: str) -> str:
+    return hashlib.sha256(f"{digest}|{text}".encode()).hexdigest()
+
+
 class EstimateStore:
-    """Get and put pickled results by text key; every error turns into a miss or a no-op."""
+    """Get and put JSON values by text key; every error turns into a miss or a no-op."""
 
     def __init__(self, folder: Path, max_mib: int = MAX_CACHE_MIB) -> None:
         self.path = folder / _FILE_NAME
         self.max_bytes = max_mib * 2**20
         self.version = code_version()
-        self._pending: dict[str, bytes] = {}
+        self._pending: dict[str, str] = {}
         self._db: sqlite3.Connection | None = None
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if unsafe_reason(folder) is None:
+                folder.chmod(0o700)  # a folder made by an earlier version: its rows are nobody else's
+            for place in (folder, self.path):
+                reason = unsafe_reason(place)
+                if reason is not None:
+                    print(f"warning: estimate cache {place} {reason}; not used (it must be this user's "
+                          f"alone: chmod 700 the folder, or set {CACHE_ENV})", file=sys.stderr)
+                    return
             db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
             _opened(db)
+            with contextlib.suppress(OSError):
+                os.chmod(self.path, 0o600)
             self._db = db
             self._trim()
         except (OSError, sqlite3.Error):
@@ -109,36 +159,44 @@ class EstimateStore:
         return hashlib.sha256(f"{self.version}|{key_text}".encode()).hexdigest()
 
     def get(self, key_text: str) -> Any | None:
+        """The value stored under the key, or None: none stored, or a row that is not what was put
+        under this key by this code version (its checksum does not match), or not plain JSON."""
         if self._db is None:
             return None
         digest = self.digest(key_text)
-        if digest in self._pending:
-            return pickle.loads(self._pending[digest])
+        text = self._pending.get(digest)
         try:
-            row = self._db.execute("SELECT value FROM results WHERE key = ?", (digest,)).fetchone()
-            return None if row is None else pickle.loads(row[0])
-        except (sqlite3.Error, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
-            return None  # a torn or foreign row: recompute (the put replaces it)
+            if text is None:
+                row = self._db.execute(f"SELECT value, checksum FROM {_TABLE} WHERE key = ?",
+                                       (digest,)).fetchone()
+                if row is None or not isinstance(row[0], str) or row[1] != _checksum(digest, row[0]):
+                    return None  # none, or torn, edited or moved: recompute (the put replaces it)
+                text = row[0]
+            return json.loads(text, parse_constant=_refuse_constant)
+        except (sqlite3.Error, ValueError, RecursionError):
+            return None
 
     def put(self, key_text: str, value: Any) -> None:
+        """Keep a JSON value (finite numbers only) for the next flush; any other value is not kept."""
         if self._db is None:
             return
         try:
-            self._pending[self.digest(key_text)] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        except (pickle.PicklingError, TypeError, AttributeError):
+            text = json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError, RecursionError):
             return
+        self._pending[self.digest(key_text)] = text
 
     def flush(self) -> None:
         """Write buffered results in one transaction (other writers wait up to 10 s for the lock)."""
         if self._db is None or not self._pending:
             return
         now = time.time()
-        rows = [(key, value, now) for key, value in self._pending.items()]
+        rows = [(key, text, _checksum(key, text), now) for key, text in self._pending.items()]
         self._pending.clear()
         try:
             with self._db:
                 self._db.execute("BEGIN IMMEDIATE")
-                self._db.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?)", rows)
+                self._db.executemany(f"INSERT OR REPLACE INTO {_TABLE} VALUES (?, ?, ?, ?)", rows)
             self._trim()
         except sqlite3.Error:
             return  # the results stay correct in memory; only reuse is lost
@@ -153,8 +211,8 @@ class EstimateStore:
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute(
-                "DELETE FROM results WHERE key IN (SELECT key FROM (SELECT key, SUM(length(value) + length(key))"
-                " OVER (ORDER BY stored DESC, key) AS kept FROM results) WHERE kept > ?)",
+                f"DELETE FROM {_TABLE} WHERE key IN (SELECT key FROM (SELECT key, SUM(length(value) + "
+                "length(key)) OVER (ORDER BY stored DESC, key) AS kept FROM estimates) WHERE kept > ?)",
                 (int(0.75 * self.max_bytes),))
         self._db.execute("VACUUM")
 
