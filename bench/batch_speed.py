@@ -1,15 +1,17 @@
-"""Batch throughput: 100 scenario variants through `plan batch`, locally with 1 and 2 processes and on Ray.
+"""Batch throughput: 100 scenario variants through `plan batch`, locally with 1 and 2 processes and
+on Ray.
 
 The 100 variants are two small shipped scenarios, student_no_ops.yaml (one LoRA job) and
 grant_qlora_compare.yaml (two QLoRA jobs), each swept over 50 budgets (`--sweep budget=10..500:10`);
-the lowest budgets are infeasible, as they would be in a real sweep. Each run is a fresh `plan batch`
-process timed end to end, as a user sees it: interpreter start, imports, process pool or Ray start,
-100 solves (top-1 plan, one CP-SAT worker per scenario), the table. No results file, so nothing is
-re-used between runs.
+the lowest budgets are infeasible, as they would be in a real sweep. Each run is a fresh `plan
+batch` process timed end to end, as a user sees it: interpreter start, imports, process pool or Ray
+start, 100 solves (top-1 plan, one CP-SAT worker per scenario), the table. No results file, so
+nothing is re-used between runs.
 
 Configurations: local --jobs 1 (in-process), local --jobs 2 (process pool), Ray with 2 CPUs started
-by the command (cold: `ray.init` inside the run), and optionally Ray connecting to an already-running
-local Ray instance with 2 CPUs (`ray start --head`; warm). Ray's overhead is against the 2-process pool.
+by the command (cold: `ray.init` inside the run), and optionally Ray connecting to an
+already-running local Ray instance with 2 CPUs (`ray start --head`; warm). Ray's overhead is against
+the 2-process pool.
 
 Usage: python bench/batch_speed.py [--runs 3] [--no-warm-ray]
 """
@@ -26,7 +28,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-SCENARIOS = [ROOT / "scenarios" / "student_no_ops.yaml", ROOT / "scenarios" / "grant_qlora_compare.yaml"]
+SCENARIOS = [
+    ROOT / "scenarios" / "student_no_ops.yaml",
+    ROOT / "scenarios" / "grant_qlora_compare.yaml",
+]
 SWEEP = "budget=10..500:10"  # 50 values per scenario
 VARIANTS = 100
 
@@ -44,13 +49,19 @@ def run_once(extra: list[str]) -> tuple[float, str]:
 
 
 def ray_available() -> bool:
-    return subprocess.run([sys.executable, "-c", "import ray"], capture_output=True, check=False).returncode == 0
+    return (
+        subprocess.run(
+            [sys.executable, "-c", "import ray"], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--no-warm-ray", action="store_true", help="skip Ray on an already-running instance")
+    parser.add_argument("--no-warm-ray", action="store_true", help="skip Ray on an already-running "
+                                                                   "instance")
     args = parser.parse_args()
     configs: list[tuple[str, list[str]]] = [("local, 1 process", ["--jobs", "1"]),
                                             ("local, 2 processes", ["--jobs", "2"])]
@@ -69,16 +80,28 @@ def main() -> None:
     try:
         for name, extra in configs:
             if name == warm:  # started only now, so the runs before it see no running cluster
-                subprocess.run([str(BIN / "ray"), "start", "--head", "--num-cpus", "2", "--include-dashboard",
-                                "false"], capture_output=True, check=True,
-                               env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
+                subprocess.run(
+                    [
+                        str(BIN / "ray"),
+                        "start",
+                        "--head",
+                        "--num-cpus",
+                        "2",
+                        "--include-dashboard",
+                        "false",
+                    ],
+                    capture_output=True,
+                    check=True,
+                    env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"},
+                )
                 warm_ray = True
             walls, summary = [], ""
             for _ in range(args.runs):
                 wall, summary = run_once(extra)
                 walls.append(wall)
             medians[name] = median = statistics.median(walls)
-            print(f"{name:28} {median:9.1f} {min(walls):6.1f}-{max(walls):<6.1f} {VARIANTS / median * 60:9.0f}  "
+            print(f"{name:28} {median:9.1f} {min(walls):6.1f}-{max(walls):<6.1f} "
+                  f"{VARIANTS / median * 60:9.0f}  "
                   f"{summary}", flush=True)
     finally:
         if warm_ray:

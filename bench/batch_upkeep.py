@@ -33,16 +33,29 @@ PLAN = [sys.executable, "-c", "from plan.planner.cli.app import main; main()"]
 
 def _tasks(rows: int) -> list[Task]:
     variants = expand_grid(parse_sweeps([f"budget=1..{rows}:1"]))
-    items = build_tasks(expand_paths([str(SCENARIO)]), variants, (), SolveOptions(top_k=1, workers=1))
+    items = build_tasks(
+        expand_paths([str(SCENARIO)]), variants, (), SolveOptions(top_k=1, workers=1)
+    )
     return [item for item in items if isinstance(item, Task)]
 
 
 def _row(task: Task) -> Row:
     """A plausible optimal row for the task (what a solve of it could have written)."""
     cost = 100.0 + task.index
-    return Row(file=str(task.path), variant=task.variant, status="optimal", total_cost=cost, currency="CNY",
-               makespan_h=12.5, plan=f"job-a: 1x rtx-4090 on autodl, {cost:.0f} CNY", solve_time_s=0.25,
-               error="", hash=task.hash, gap=0.0, bound=cost)
+    return Row(
+        file=str(task.path),
+        variant=task.variant,
+        status="optimal",
+        total_cost=cost,
+        currency="CNY",
+        makespan_h=12.5,
+        plan=f"job-a: 1x rtx-4090 on autodl, {cost:.0f} CNY",
+        solve_time_s=0.25,
+        error="",
+        hash=task.hash,
+        gap=0.0,
+        bound=cost,
+    )
 
 
 def _instant(tasks: Sequence[Task]) -> Iterator[tuple[int, Row]]:

@@ -3,12 +3,13 @@
     .venv/bin/python bench/calibration_lofo.py [--validation-dir DIR]
 
 For each family of rows (Megatron, NeMo, FSDP, torchtitan, ...), the factors are fitted from every
-other family's rows (measured / predicted, the same fit `plan calibrate` runs) and applied to the held-back
-family; the median |error| of the held-back rows is reported before and after (and, for comparison,
-after with each scope's own geometric mean, unpooled: the same scopes and rules, weight 1). The rows and the
-estimator's predictions are those of bench/validate_estimates.py (same unit conversions). Rows that
-validate_estimates.py leaves out of its calibration statistics (implausible figures, the QLoRA upper
-bound, the ZeRO model-state rows, the torchtune speeds from notes) are left out here too.
+other family's rows (measured / predicted, the same fit `plan calibrate` runs) and applied to the
+held-back family; the median |error| of the held-back rows is reported before and after (and, for
+comparison, after with each scope's own geometric mean, unpooled: the same scopes and rules, weight
+1). The rows and the estimator's predictions are those of bench/validate_estimates.py (same unit
+conversions). Rows that validate_estimates.py leaves out of its calibration statistics (implausible
+figures, the QLoRA upper bound, the ZeRO model-state rows, the torchtune speeds from notes) are left
+out here too.
 
 A second table holds back one row at a time instead (factors from every other row, its own family's
 included): the everyday use, where a team's earlier runs of the same stack calibrate the next plan.
@@ -35,14 +36,21 @@ from plan.planner.calibrate import Factor, Observation, fit, lookup
 def observation(row: Row) -> Observation:
     est = row.estimate
     assert est is not None and row.predicted
-    return Observation(row.id, est.cluster.gpu.id, est.layout.framework, est.method, row.kind, row.published,
-                       row.predicted)
+    return Observation(
+        row.id,
+        est.cluster.gpu.id,
+        est.layout.framework,
+        est.method,
+        row.kind,
+        row.published,
+        row.predicted,
+    )
 
 
 @dataclass
 class Errors:
-    """|measured / (predicted x factor) - 1| of held-back rows: without calibration, with the pooled factor
-    (what plans apply), and with the same scope's unpooled geometric mean."""
+    """|measured / (predicted x factor) - 1| of held-back rows: without calibration, with the pooled
+    factor (what plans apply), and with the same scope's unpooled geometric mean."""
 
     before: list[float] = field(default_factory=list)
     after: list[float] = field(default_factory=list)
@@ -79,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     usable = [r for r in _calibration(rows) if not r.bound and not r.id.startswith("ZERO")]
     obs = {r.id: observation(r) for r in usable}
     family = {r.id: r.family for r in usable}
-    print("leave-one-family-out (each family predicted from factors fitted on the other families' rows):")
+    print("leave-one-family-out (each family predicted from factors fitted on the other families' "
+          "rows):")
     print(f"{'':25} {OVER}")
     print(f"{'held back':14} {'metric':10} {HEADER}  scopes used")
     overall = Errors()
@@ -98,8 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{fam:14} {metric:10} {errors.cells()}  {', '.join(sorted(scopes))}")
     print(f"{'all held-back rows':25} {overall.cells()}")
     print()
-    # The everyday use: your own earlier runs of the same stack calibrate the next one. Each row is held
-    # back in turn and the factors are fitted from every other row (its own family's included).
+    # The everyday use: your own earlier runs of the same stack calibrate the next one. Each row is
+    # held back in turn and the factors are fitted from every other row (its own family's included).
     print("leave-one-run-out (each row predicted from factors fitted on all the other rows):")
     print(f"{'':10} {OVER}")
     print(f"{'metric':10} {HEADER}")

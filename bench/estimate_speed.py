@@ -47,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args(argv)
     catalog = builtin_catalog()
-    print(f"{'model':14} {'method':18} {'gpu':10} {'gpus':>5} {'layouts':>7} {'median ms':>9} {'p90 ms':>7} "
-          f"{'cached us':>9}  best")
+    print(f"{'model':14} {'method':18} {'gpu':10} {'gpus':>5} {'layouts':>7} {'median ms':>9} "
+          f"{'p90 ms':>7} {'cached us':>9}  best")
     all_ms: list[float] = []
     for model_id, method, gpu_id, gpus in CASES:
         model, gpu = catalog.model(model_id), catalog.gpu(gpu_id)

@@ -49,11 +49,31 @@ MEMORY_CAP_BYTES = 3 * 1024**3  # per case: enough for any real scenario, far be
 
 HOSTILE_NUMBERS: list[Any] = [".inf", ".nan", -1, 0, 1e17, 1e-30, 2**70, "1e400", "²"]
 NUMBER_FIELDS = [
-    "budget", "deadline", "value_of_time_per_day", "confidence", "jobs.0.tokens", "jobs.0.seq_len",
-    "jobs.0.global_batch", "jobs.0.gpus", "jobs.0.max_gpus", "jobs.0.min_gpus", "jobs.0.lora_rank",
-    "jobs.0.deadline", "jobs.0.data.size", "solver.seed", "solver.work_limit", "solver.time_limit_s",
-    "solver.gap", "solver.top_k", "solver.workers", "policy.memory_headroom", "policy.max_gpus_per_job",
-    "policy.max_expected_interruptions", "owned.0.count", "owned.0.gpus_per_node", "owned.0.cost_per_gpu_hour",
+    "budget",
+    "deadline",
+    "value_of_time_per_day",
+    "confidence",
+    "jobs.0.tokens",
+    "jobs.0.seq_len",
+    "jobs.0.global_batch",
+    "jobs.0.gpus",
+    "jobs.0.max_gpus",
+    "jobs.0.min_gpus",
+    "jobs.0.lora_rank",
+    "jobs.0.deadline",
+    "jobs.0.data.size",
+    "solver.seed",
+    "solver.work_limit",
+    "solver.time_limit_s",
+    "solver.gap",
+    "solver.top_k",
+    "solver.workers",
+    "policy.memory_headroom",
+    "policy.max_gpus_per_job",
+    "policy.max_expected_interruptions",
+    "owned.0.count",
+    "owned.0.gpus_per_node",
+    "owned.0.cost_per_gpu_hour",
 ]
 # Values that are not numbers YAML reads as they look: written into the file as raw text.
 RAW = {".inf", "-.inf", ".nan", "1e400"}
@@ -67,8 +87,10 @@ class Case:
     setup: Callable[[Path], None] | None = None
     expect: frozenset[int] = frozenset({0, 1, 2, 3})
     stdin_sigint_after_s: float | None = None
-    env: dict[str, str] = field(default_factory=dict)  # added to the environment; {dir} is the case's folder
-    # (case folder, stdout, stderr) -> a problem in words, or None: a write outside -o, a lost row, ...
+    # added to the environment; {dir} is the case's folder
+    env: dict[str, str] = field(default_factory=dict)
+    # (case folder, stdout, stderr) -> a problem in words, or None: a write outside -o, a lost row,
+    # ...
     check: Callable[[Path, str, str], str | None] | None = None
     file_size_limit: int | None = None  # RLIMIT_FSIZE for the process (bytes): EFBIG on a write
     open_files_limit: int | None = None  # RLIMIT_NOFILE for the process
@@ -89,7 +111,9 @@ def scenario_text(changes: dict[str, Any]) -> str:
     return text
 
 
-def _solve(changes: dict[str, Any], expect: frozenset[int] = frozenset({0, 1, 2, 3}), name: str = "") -> Case:
+def _solve(
+    changes: dict[str, Any], expect: frozenset[int] = frozenset({0, 1, 2, 3}), name: str = ""
+) -> Case:
     return Case(name or f"solve {changes}", ["solve", "{dir}/s.yaml", "--format", "json"],
                 {"s.yaml": scenario_text(changes)}, expect=expect)
 
@@ -111,32 +135,100 @@ def corpus() -> list[Case]:
             cases.append(_solve({dotted: value}, name=f"number {dotted}={value!r}"))
     # 2. Overflow and nonsense named by the issue, each expected to be refused.
     refused = frozenset({2})
-    for changes in ({"budget": ".inf"}, {"budget": 1e17}, {"budget": 1e308}, {"jobs.0.tokens": ".inf"},
-                    {"deadline": "1e308d"}, {"value_of_time_per_day": 1e308}, {"solver.seed": 2**70},
-                    {"jobs.0.global_batch": 1e9}, {"jobs.0.tokens": 1e-30}, {"jobs.0.data.size": "1e30PB"},
-                    {"owned.0.gpus_per_node": 10**9, "owned.0.count": 10**9}, {"jobs.0.tokens": 10**30},
-                    {"jobs.0.seq_len": 10**7}, {"jobs.0.id": "[/]"}, {"name": "[/bold] x\x1b[31m"},
-                    {"jobs.0.id": "a\x1b[2J"}, {"currency": "ZZZ"}, {"jobs.0.after": ["a"]},
-                    {"jobs.0.model": "../../../../etc/passwd"}, {"jobs.0.model": "/dev/zero.yaml"}):
+    for changes in (
+        {"budget": ".inf"},
+        {"budget": 1e17},
+        {"budget": 1e308},
+        {"jobs.0.tokens": ".inf"},
+        {"deadline": "1e308d"},
+        {"value_of_time_per_day": 1e308},
+        {"solver.seed": 2**70},
+        {"jobs.0.global_batch": 1e9},
+        {"jobs.0.tokens": 1e-30},
+        {"jobs.0.data.size": "1e30PB"},
+        {"owned.0.gpus_per_node": 10**9, "owned.0.count": 10**9},
+        {"jobs.0.tokens": 10**30},
+        {"jobs.0.seq_len": 10**7},
+        {"jobs.0.id": "[/]"},
+        {"name": "[/bold] x\x1b[31m"},
+        {"jobs.0.id": "a\x1b[2J"},
+        {"currency": "ZZZ"},
+        {"jobs.0.after": ["a"]},
+        {"jobs.0.model": "../../../../etc/passwd"},
+        {"jobs.0.model": "/dev/zero.yaml"},
+    ):
         cases.append(_solve(changes, refused, name=f"issue {changes}"))
-    extreme = {"budget": 10**12, "deadline": "3650d", "objective": "balanced", "value_of_time_per_day": 10**9,
-               "owned": [{"id": "p", "site": "lab", "gpu": "h800", "count": 10**6, "gpus_per_node": 8,
-                          "cost_per_gpu_hour": 10**5}],
-               "jobs": [{"id": "a", "model": "llama3.1-8b", "method": "pretrain", "tokens": 10**12, "seq_len": 4096},
-                        {"id": "b", "model": "llama3.1-8b", "method": "lora", "tokens": "10M", "seq_len": 2048,
-                         "max_gpus": 10**6}]}
+    extreme = {
+        "budget": 10**12,
+        "deadline": "3650d",
+        "objective": "balanced",
+        "value_of_time_per_day": 10**9,
+        "owned": [
+            {
+                "id": "p",
+                "site": "lab",
+                "gpu": "h800",
+                "count": 10**6,
+                "gpus_per_node": 8,
+                "cost_per_gpu_hour": 10**5,
+            }
+        ],
+        "jobs": [
+            {
+                "id": "a",
+                "model": "llama3.1-8b",
+                "method": "pretrain",
+                "tokens": 10**12,
+                "seq_len": 4096,
+            },
+            {
+                "id": "b",
+                "model": "llama3.1-8b",
+                "method": "lora",
+                "tokens": "10M",
+                "seq_len": 2048,
+                "max_gpus": 10**6,
+            },
+        ],
+    }
     cases.append(Case("every number at its bound", ["solve", "{dir}/s.yaml"],
                       {"s.yaml": scenario_text(dict(extreme))}, expect=frozenset({0, 1, 3})))
-    rich_rates = ("exchange_rates: {rates: {USD: 1000000}}\nplatforms:\n  - id: zhixingyun-pro\n    offers:\n"
-                  "      - {gpu: h800, billing: monthly, price_per_gpu_period: 72000000, currency: USD, source: x, "
-                  "as_of: 2026-01-01}\n")
-    cases.append(Case("prices and rates at their bounds overflow int64", ["solve", "{dir}/s.yaml", "--catalog",
-                                                                          "{dir}/o.yaml"],
-                      {"s.yaml": scenario_text(dict(extreme)), "o.yaml": rich_rates}, expect=refused))
-    cases.append(Case("300 jobs, 5 s limit", ["solve", "{dir}/s.yaml"], {"s.yaml": scenario_text({
-        "jobs": [{"id": f"j{i}", "model": "llama3-8b", "method": "qlora", "lora_rank": 16, "tokens": "10M",
-                  "seq_len": 2048} for i in range(300)], "solver": {"time_limit_s": 5}})},
-        expect=frozenset({0, 1, 3})))
+    rich_rates = ("exchange_rates: {rates: {USD: 1000000}}\nplatforms:\n  - id: "
+                  "zhixingyun-pro\n    offers:\n      - {gpu: h800, billing: monthly, "
+                  "price_per_gpu_period: 72000000, currency: USD, source: x, as_of: 2026-01-01}\n")
+    cases.append(
+        Case(
+            "prices and rates at their bounds overflow int64",
+            ["solve", "{dir}/s.yaml", "--catalog", "{dir}/o.yaml"],
+            {"s.yaml": scenario_text(dict(extreme)), "o.yaml": rich_rates},
+            expect=refused,
+        )
+    )
+    cases.append(
+        Case(
+            "300 jobs, 5 s limit",
+            ["solve", "{dir}/s.yaml"],
+            {
+                "s.yaml": scenario_text(
+                    {
+                        "jobs": [
+                            {
+                                "id": f"j{i}",
+                                "model": "llama3-8b",
+                                "method": "qlora",
+                                "lora_rank": 16,
+                                "tokens": "10M",
+                                "seq_len": 2048,
+                            }
+                            for i in range(300)
+                        ],
+                        "solver": {"time_limit_s": 5},
+                    }
+                )
+            },
+            expect=frozenset({0, 1, 3}),
+        )
+    )
     # 3. Files that are not scenario files.
     cases += [
         Case("fifo as scenario", ["validate", "{dir}/fifo.yaml"], setup=_fifo, expect=refused),
@@ -147,85 +239,248 @@ def corpus() -> list[Case]:
         Case("missing file", ["solve", "{dir}/nope.yaml"], expect=refused),
         Case("empty file", ["solve", "{dir}/e.yaml"], {"e.yaml": ""}, expect=refused),
         Case("binary file", ["solve", "{dir}/b.yaml"], {"b.yaml": "\x00\x01\x02"}, expect=refused),
-        Case("6 MB file", ["solve", "{dir}/big.yaml"], {"big.yaml": "# x\n" * 1_600_000}, expect=refused),
-        Case("duplicate keys", ["solve", "{dir}/d.yaml"], {"d.yaml": "name: a\nname: b\n" + scenario_text({})},
-             expect=refused),
-        Case("alias bomb", ["solve", "{dir}/a.yaml"], {"a.yaml": "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,"
-                                                                   "*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
-                                                                   "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
-                                                                   "e: [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n"},
-             expect=refused),
-        Case("deep nesting", ["solve", "{dir}/n.yaml"], {"n.yaml": "[" * 5000 + "]" * 5000}, expect=refused),
+        Case(
+            "6 MB file",
+            ["solve", "{dir}/big.yaml"],
+            {"big.yaml": "# x\n" * 1_600_000},
+            expect=refused,
+        ),
+        Case(
+            "duplicate keys",
+            ["solve", "{dir}/d.yaml"],
+            {"d.yaml": "name: a\nname: b\n" + scenario_text({})},
+            expect=refused,
+        ),
+        Case(
+            "alias bomb",
+            ["solve", "{dir}/a.yaml"],
+            {
+                "a.yaml": "a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c "
+                "[*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: "
+                "[*d,*d,*d,*d,*d,*d,*d,*d,*d]\n"
+            },
+            expect=refused,
+        ),
+        Case(
+            "deep nesting",
+            ["solve", "{dir}/n.yaml"],
+            {"n.yaml": "[" * 5000 + "]" * 5000},
+            expect=refused,
+        ),
         Case("not utf-8", ["solve", "{dir}/u.yaml"], {"u.yaml": "name: \udcff"}, expect=refused),
         Case("a list", ["solve", "{dir}/l.yaml"], {"l.yaml": "- 1\n- 2\n"}, expect=refused),
-        Case("fifo as model card", ["solve", "{dir}/s.yaml"], {"s.yaml": scenario_text({"jobs.0.model": "fifo.yaml"})},
-             setup=_fifo, expect=refused),
-        Case("fifo as overlay", ["solve", "{dir}/s.yaml", "--catalog", "{dir}/fifo.yaml"],
-             {"s.yaml": scenario_text({})}, setup=_fifo, expect=refused),
+        Case(
+            "fifo as model card",
+            ["solve", "{dir}/s.yaml"],
+            {"s.yaml": scenario_text({"jobs.0.model": "fifo.yaml"})},
+            setup=_fifo,
+            expect=refused,
+        ),
+        Case(
+            "fifo as overlay",
+            ["solve", "{dir}/s.yaml", "--catalog", "{dir}/fifo.yaml"],
+            {"s.yaml": scenario_text({})},
+            setup=_fifo,
+            expect=refused,
+        ),
     ]
     # 4. Catalog overlays of the wrong type or with nonsense numbers.
-    offer = {"gpu": "rtx4090", "billing": "hourly", "price_per_gpu_period": 1.0, "currency": "CNY", "source": "x",
-             "as_of": "2026-01-01"}
+    offer = {
+        "gpu": "rtx4090",
+        "billing": "hourly",
+        "price_per_gpu_period": 1.0,
+        "currency": "CNY",
+        "source": "x",
+        "as_of": "2026-01-01",
+    }
     overlays: list[Any] = [
-        {"platforms": [{"id": "zhixingyun-pro", "offers": 5}]}, {"platforms": [{"id": ["a", "b"]}]},
-        {"exchange_rates": {"rates": [1, 2]}}, {"exchange_rates": {"rates": {"USD": 0}}},
-        {"exchange_rates": {"rates": {"USD": -7}}}, {"exchange_rates": {"rates": {"USD": "RAWNAN"}}},
-        {"exchange_rates": [1]}, {"platforms": 7}, {"models": [5]}, {"gpus": {"a": 1}},
+        {"platforms": [{"id": "zhixingyun-pro", "offers": 5}]},
+        {"platforms": [{"id": ["a", "b"]}]},
+        {"exchange_rates": {"rates": [1, 2]}},
+        {"exchange_rates": {"rates": {"USD": 0}}},
+        {"exchange_rates": {"rates": {"USD": -7}}},
+        {"exchange_rates": {"rates": {"USD": "RAWNAN"}}},
+        {"exchange_rates": [1]},
+        {"platforms": 7},
+        {"models": [5]},
+        {"gpus": {"a": 1}},
         {"platforms": [{"id": "zhixingyun-pro", "offers": [5, {"gpu": [1]}]}]},
         {"platforms": [{"id": "zhixingyun-pro", "limits": {"capacity": 5}}]},
-        {"platforms": [{"id": "zhixingyun-pro", "offers": [{**offer, "price_per_gpu_period": "RAWINF"}]}]},
-        {"platforms": [{"id": "zhixingyun-pro", "offers": [{**offer, "price_per_gpu_period": 1e300}]}]},
-        {"platforms": [{"id": "zhixingyun-pro", "offers": [{**offer, "price_per_gpu_period": -1}]}]},
+        {
+            "platforms": [
+                {"id": "zhixingyun-pro", "offers": [{**offer, "price_per_gpu_period": "RAWINF"}]}
+            ]
+        },
+        {
+            "platforms": [
+                {"id": "zhixingyun-pro", "offers": [{**offer, "price_per_gpu_period": 1e300}]}
+            ]
+        },
+        {
+            "platforms": [
+                {"id": "zhixingyun-pro", "offers": [{**offer, "price_per_gpu_period": -1}]}
+            ]
+        },
         {"platforms": [{"id": "zhixingyun-pro", "offers": [{**offer, "gpus_per_node": 10**9}]}]},
         {"platforms": [{"id": "zhixingyun-pro", "offers": [{**offer, "currency": "XXX"}]}]},
-        {"models": [{"id": "fake", "params": "70B", "layers": 2, "hidden_size": 64, "ffn_hidden_size": 128,
-                     "num_heads": 4, "num_kv_heads": 4, "vocab_size": 1000, "max_positions": 4096, "source": "x"}]},
-        {"unknown_section": 1}, "just text", [1, 2],
+        {
+            "models": [
+                {
+                    "id": "fake",
+                    "params": "70B",
+                    "layers": 2,
+                    "hidden_size": 64,
+                    "ffn_hidden_size": 128,
+                    "num_heads": 4,
+                    "num_kv_heads": 4,
+                    "vocab_size": 1000,
+                    "max_positions": 4096,
+                    "source": "x",
+                }
+            ]
+        },
+        {"unknown_section": 1},
+        "just text",
+        [1, 2],
     ]
     for i, overlay in enumerate(overlays):
         text = yaml.safe_dump(overlay).replace("RAWNAN", ".nan").replace("RAWINF", ".inf")
-        cases.append(Case(f"overlay {i}: {str(overlay)[:70]}", ["solve", "{dir}/s.yaml", "--catalog", "{dir}/o.yaml"],
-                          {"s.yaml": scenario_text({}), "o.yaml": text}, expect=refused))
+        cases.append(
+            Case(
+                f"overlay {i}: {str(overlay)[:70]}",
+                ["solve", "{dir}/s.yaml", "--catalog", "{dir}/o.yaml"],
+                {"s.yaml": scenario_text({}), "o.yaml": text},
+                expect=refused,
+            )
+        )
     # 5. Command-line arguments.
     est = ["estimate", "--model", "llama3.1-8b", "--method", "lora", "--gpu", "h800"]
-    for extra in (["--gpus", "1000000000"], ["--gpus", "9" * 30], ["--gpus", "8", "--seq-len", "10000000"],
-                  ["--gpus", "8", "--headroom", "nan"], ["--gpus", "8", "--headroom", "inf"],
-                  ["--gpus", "8", "--tokens", "inf"], ["--gpus", "8", "--tokens", "1e-30"],
-                  ["--gpus", "8", "--tp", "0"], ["--gpus", "8", "--tp", "100000"], ["--gpus", "0"],
-                  ["--gpus", "8", "--global-batch", "1000000000"], ["--gpus", "8", "--model", "{dir}/fifo.yaml"]):
-        cases.append(Case(f"estimate {' '.join(extra)}", [*est, *extra], setup=_fifo, expect=refused))
+    for extra in (
+        ["--gpus", "1000000000"],
+        ["--gpus", "9" * 30],
+        ["--gpus", "8", "--seq-len", "10000000"],
+        ["--gpus", "8", "--headroom", "nan"],
+        ["--gpus", "8", "--headroom", "inf"],
+        ["--gpus", "8", "--tokens", "inf"],
+        ["--gpus", "8", "--tokens", "1e-30"],
+        ["--gpus", "8", "--tp", "0"],
+        ["--gpus", "8", "--tp", "100000"],
+        ["--gpus", "0"],
+        ["--gpus", "8", "--global-batch", "1000000000"],
+        ["--gpus", "8", "--model", "{dir}/fifo.yaml"],
+    ):
+        cases.append(
+            Case(f"estimate {' '.join(extra)}", [*est, *extra], setup=_fifo, expect=refused)
+        )
     cases.append(Case("estimate card 70B with a 1M shape",
                       [*est[:1], "--model", "{dir}/c.yaml", *est[3:], "--gpus", "1"],
                       {"c.yaml": yaml.safe_dump(overlays[17]["models"][0])}, expect=refused))
-    for extra in (["--gap", "inf"], ["--gap", "nan"], ["--time-limit", "nan"], ["--time-limit", "1e300"],
-                  ["--work-limit", "inf"], ["--top", "0"], ["--top", "1000"]):
-        cases.append(Case(f"solve {' '.join(extra)}", ["solve", "{dir}/s.yaml", *extra], {"s.yaml": scenario_text({})},
-                          expect=refused))
-    for spec in ("billing=free", "gpus=²", "gpus=0", "gpus=99999999999999999999", "job=[/]", "platform=\x1b[31m",
-                 "nonsense", "gpu=", "job=zzz"):
+    for extra in (
+        ["--gap", "inf"],
+        ["--gap", "nan"],
+        ["--time-limit", "nan"],
+        ["--time-limit", "1e300"],
+        ["--work-limit", "inf"],
+        ["--top", "0"],
+        ["--top", "1000"],
+    ):
+        cases.append(
+            Case(
+                f"solve {' '.join(extra)}",
+                ["solve", "{dir}/s.yaml", *extra],
+                {"s.yaml": scenario_text({})},
+                expect=refused,
+            )
+        )
+    for spec in (
+        "billing=free",
+        "gpus=²",
+        "gpus=0",
+        "gpus=99999999999999999999",
+        "job=[/]",
+        "platform=\x1b[31m",
+        "nonsense",
+        "gpu=",
+        "job=zzz",
+    ):
         cases.append(Case(f"why-not {spec!r}", ["explain", "{dir}/s.yaml", "--why-not", spec],
                           {"s.yaml": scenario_text({})}, expect=refused))
     # 5b. Structures of the wrong shape, and model cards.
-    for changes in ({"jobs": {"a": 1}}, {"jobs": []}, {"jobs": "x"}, {"owned": "x"}, {"owned.0": 5},
-                    {"sites": [{"id": "lab", "links": 5}]}, {"sites": [{"id": "lab", "links": [{"to": [1]}]}]},
-                    {"policy.allow_gpus": [[1]]}, {"policy.allow_platforms": "x"}, {"policy": 5},
-                    {"jobs.0.after": "a"}, {"jobs.0.layout": {"tp": 10**9}}, {"jobs.0.layout": 5},
-                    {"jobs.0": {"id": "a"}}, {"purchase": [{"gpu": "h800", "price_per_gpu": ".inf"}]},
-                    {"purchase": [{"gpu": [1]}]}, {"solver": [1]}, {"catalog": "/dev/zero"}, {"catalog": "."},
-                    {"jobs.0.model": "x" * 5000}, {"name": "x" * 20000}, {"currency": "usd"},
-                    {"jobs.0.method": "dpo"}, {"jobs.0.precision": "fp4"}, {"confidence": 0.99}):
+    for changes in (
+        {"jobs": {"a": 1}},
+        {"jobs": []},
+        {"jobs": "x"},
+        {"owned": "x"},
+        {"owned.0": 5},
+        {"sites": [{"id": "lab", "links": 5}]},
+        {"sites": [{"id": "lab", "links": [{"to": [1]}]}]},
+        {"policy.allow_gpus": [[1]]},
+        {"policy.allow_platforms": "x"},
+        {"policy": 5},
+        {"jobs.0.after": "a"},
+        {"jobs.0.layout": {"tp": 10**9}},
+        {"jobs.0.layout": 5},
+        {"jobs.0": {"id": "a"}},
+        {"purchase": [{"gpu": "h800", "price_per_gpu": ".inf"}]},
+        {"purchase": [{"gpu": [1]}]},
+        {"solver": [1]},
+        {"catalog": "/dev/zero"},
+        {"catalog": "."},
+        {"jobs.0.model": "x" * 5000},
+        {"name": "x" * 20000},
+        {"currency": "usd"},
+        {"jobs.0.method": "dpo"},
+        {"jobs.0.precision": "fp4"},
+        {"confidence": 0.99},
+    ):
         cases.append(_solve(changes, refused, name=f"structure {str(changes)[:70]}"))
-    card = {"id": "c", "params": "8B", "layers": 32, "hidden_size": 4096, "ffn_hidden_size": 14336, "num_heads": 32,
-            "num_kv_heads": 8, "vocab_size": 128256, "max_positions": 8192, "source": "x"}
-    for changes in ({"layers": 10**9}, {"hidden_size": 0}, {"num_kv_heads": 7}, {"params": ".inf"},
-                    {"params": "1e400"}, {"moe": {"experts": 10**9, "top_k": 1, "expert_ffn_hidden_size": 1}},
-                    {"moe": {"experts": 2, "top_k": 3, "expert_ffn_hidden_size": 1}}, {"max_positions": 0},
-                    {"id": "[/]"}, {"head_dim": 10**9}, {"assumed": True}, {"vocab_size": -1}):
-        text = yaml.safe_dump({**card, **changes}).replace("'.inf'", ".inf").replace("'1e400'", "1e400")
-        cases.append(Case(f"card {changes}", [*est[:1], "--model", "{dir}/c.yaml", *est[3:], "--gpus", "8"],
-                          {"c.yaml": text}, expect=refused))
-        cases.append(Case(f"card in a scenario {changes}", ["solve", "{dir}/s.yaml"],
-                          {"c.yaml": text, "s.yaml": scenario_text({"jobs.0.model": "c.yaml"})}, expect=refused))
+    card = {
+        "id": "c",
+        "params": "8B",
+        "layers": 32,
+        "hidden_size": 4096,
+        "ffn_hidden_size": 14336,
+        "num_heads": 32,
+        "num_kv_heads": 8,
+        "vocab_size": 128256,
+        "max_positions": 8192,
+        "source": "x",
+    }
+    for changes in (
+        {"layers": 10**9},
+        {"hidden_size": 0},
+        {"num_kv_heads": 7},
+        {"params": ".inf"},
+        {"params": "1e400"},
+        {"moe": {"experts": 10**9, "top_k": 1, "expert_ffn_hidden_size": 1}},
+        {"moe": {"experts": 2, "top_k": 3, "expert_ffn_hidden_size": 1}},
+        {"max_positions": 0},
+        {"id": "[/]"},
+        {"head_dim": 10**9},
+        {"assumed": True},
+        {"vocab_size": -1},
+    ):
+        text = (
+            yaml.safe_dump({**card, **changes})
+            .replace("'.inf'", ".inf")
+            .replace("'1e400'", "1e400")
+        )
+        cases.append(
+            Case(
+                f"card {changes}",
+                [*est[:1], "--model", "{dir}/c.yaml", *est[3:], "--gpus", "8"],
+                {"c.yaml": text},
+                expect=refused,
+            )
+        )
+        cases.append(
+            Case(
+                f"card in a scenario {changes}",
+                ["solve", "{dir}/s.yaml"],
+                {"c.yaml": text, "s.yaml": scenario_text({"jobs.0.model": "c.yaml"})},
+                expect=refused,
+            )
+        )
     for extra in (["--points", "1"], ["--points", "100000"], ["--z", "cost"], ["-o", "{dir}/f.exe"],
                   ["--plot", "{dir}/no/f.png"], ["--time-limit", "inf"]):
         cases.append(Case(f"pareto {' '.join(extra)}", ["pareto", "{dir}/s.yaml", *extra],
@@ -233,25 +488,74 @@ def corpus() -> list[Case]:
     for extra in (["catalog", "gpus", "--catalog", "{dir}/fifo.yaml"], ["catalog", "nothing"],
                   ["validate", "{dir}/fifo.yaml", "/dev/zero"]):
         cases.append(Case(" ".join(extra), extra, setup=_fifo, expect=refused))
-    for sweep in ("budget=1..1e12:1", "jobs.0.tokens=.inf", "solver.seed=1e30", "nosuch=1,2", "budget=",
-                  "jobs.99.tokens=1", "=5", "budget=5..1:1"):
-        cases.append(Case(f"batch --sweep {sweep}", ["batch", "{dir}/s.yaml", "--sweep", sweep, "-j", "1"],
-                          {"s.yaml": scenario_text({})}, expect=frozenset({1, 2})))
+    for sweep in (
+        "budget=1..1e12:1",
+        "jobs.0.tokens=.inf",
+        "solver.seed=1e30",
+        "nosuch=1,2",
+        "budget=",
+        "jobs.99.tokens=1",
+        "=5",
+        "budget=5..1:1",
+    ):
+        cases.append(
+            Case(
+                f"batch --sweep {sweep}",
+                ["batch", "{dir}/s.yaml", "--sweep", sweep, "-j", "1"],
+                {"s.yaml": scenario_text({})},
+                expect=frozenset({1, 2}),
+            )
+        )
     # 6. Batch faults.
     cases += [
-        Case("batch: loop, fifo and device among inputs", ["batch", "{dir}/l1.yaml", "{dir}/fifo.yaml", "/dev/zero",
-                                                           "{dir}/s.yaml", "-j", "1", "-o", "{dir}/r.csv"],
-             {"s.yaml": scenario_text({})}, setup=lambda d: (_loop(d), _fifo(d)), expect=frozenset({1})),
-        Case("batch: output in a missing folder", ["batch", "{dir}/s.yaml", "-o", "{dir}/no/r.csv"],
-             {"s.yaml": scenario_text({})}, expect=refused),
-        Case("batch: output is a folder", ["batch", "{dir}/s.yaml", "-o", "{dir}/x.csv"],
-             {"s.yaml": scenario_text({})}, setup=lambda d: (d / "x.csv").mkdir(), expect=refused),
-        Case("batch: output is not a results file", ["batch", "{dir}/s.yaml", "-o", "{dir}/x.csv"],
-             {"s.yaml": scenario_text({}), "x.csv": "a,b\n1,2\n"}, expect=refused),
-        Case("batch: bad sweep", ["batch", "{dir}/s.yaml", "--sweep", "budget=inf,nan"],
-             {"s.yaml": scenario_text({})}, expect=frozenset({2})),
-        Case("batch: sweep of 1e9 gpus_per_node", ["batch", "{dir}/s.yaml", "--sweep", "owned.0.gpus_per_node=1e9"],
-             {"s.yaml": scenario_text({})}, expect=frozenset({2})),
+        Case(
+            "batch: loop, fifo and device among inputs",
+            [
+                "batch",
+                "{dir}/l1.yaml",
+                "{dir}/fifo.yaml",
+                "/dev/zero",
+                "{dir}/s.yaml",
+                "-j",
+                "1",
+                "-o",
+                "{dir}/r.csv",
+            ],
+            {"s.yaml": scenario_text({})},
+            setup=lambda d: (_loop(d), _fifo(d)),
+            expect=frozenset({1}),
+        ),
+        Case(
+            "batch: output in a missing folder",
+            ["batch", "{dir}/s.yaml", "-o", "{dir}/no/r.csv"],
+            {"s.yaml": scenario_text({})},
+            expect=refused,
+        ),
+        Case(
+            "batch: output is a folder",
+            ["batch", "{dir}/s.yaml", "-o", "{dir}/x.csv"],
+            {"s.yaml": scenario_text({})},
+            setup=lambda d: (d / "x.csv").mkdir(),
+            expect=refused,
+        ),
+        Case(
+            "batch: output is not a results file",
+            ["batch", "{dir}/s.yaml", "-o", "{dir}/x.csv"],
+            {"s.yaml": scenario_text({}), "x.csv": "a,b\n1,2\n"},
+            expect=refused,
+        ),
+        Case(
+            "batch: bad sweep",
+            ["batch", "{dir}/s.yaml", "--sweep", "budget=inf,nan"],
+            {"s.yaml": scenario_text({})},
+            expect=frozenset({2}),
+        ),
+        Case(
+            "batch: sweep of 1e9 gpus_per_node",
+            ["batch", "{dir}/s.yaml", "--sweep", "owned.0.gpus_per_node=1e9"],
+            {"s.yaml": scenario_text({})},
+            expect=frozenset({2}),
+        ),
     ]
     # 7. Bounded parsing and `plan calibrate`'s inputs (issue 52 items 4 and 5).
     from bench.hostile_parsing import parsing_cases
@@ -260,8 +564,8 @@ def corpus() -> list[Case]:
 
 
 RUNS_CSV = "model,method,gpu,gpus,layout,seq_len,framework,tokens_per_s\n" + "".join(
-    "qwen2.5-72b,lora,a800-80gb,4,tp=4 pp=1 dp=1 zero=0 mb=1 gb=128 recompute=none,4096,"
-    f"megatron,{tps}\n"
+    "qwen2.5-72b,lora,a800-80gb,4,tp=4 pp=1 dp=1 zero=0 mb=1 gb=128 "
+    f"recompute=none,4096,megatron,{tps}\n"
     for tps in (900, 950, 1000))
 
 
@@ -367,8 +671,15 @@ def output_cases() -> list[Case]:
 
 def _cli(folder: Path, *args: str, cache: str = "off") -> str:
     """`plan ARGS` run by a case's setup; its stdout."""
-    return subprocess.run([*PLAN, *args], cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), "PLAN_CACHE_DIR": cache}).stdout
+    return subprocess.run(
+        [*PLAN, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PLAN_CACHE_DIR": cache},
+    ).stdout
 
 
 def _plan_json(text: str) -> Any:
@@ -378,12 +689,15 @@ def _plan_json(text: str) -> Any:
 
 
 def _forge_cache(folder: Path) -> None:
-    """A solve fills the cache, then every row is forged with a matching checksum: a 100x faster step
-    (the rates scaled with it, so only the step's parts give it away)."""
+    """A solve fills the cache, then every row is forged with a matching checksum: a 100x faster
+    step (the rates scaled with it, so only the step's parts give it away)."""
     from plan.planner.estimate.store import _checksum
 
-    (folder / "honest.json").write_text(_cli(folder, "solve", str(folder / "s.yaml"), "--format", "json",
-                                             cache=str(folder / "cache")))
+    (folder / "honest.json").write_text(
+        _cli(
+            folder, "solve", str(folder / "s.yaml"), "--format", "json", cache=str(folder / "cache")
+        )
+    )
     with sqlite3.connect(folder / "cache" / "estimates.sqlite3") as db:
         for key, text in db.execute("SELECT key, value FROM estimates").fetchall():
             data = json.loads(text)
@@ -392,14 +706,18 @@ def _forge_cache(folder: Path) -> None:
                 for name in ("tokens_per_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu"):
                     data["best"][name] *= 100
             new = json.dumps(data)
-            db.execute("UPDATE estimates SET value = ?, checksum = ? WHERE key = ?", (new, _checksum(key, new), key))
+            db.execute(
+                "UPDATE estimates SET value = ?, checksum = ? WHERE key = ?",
+                (new, _checksum(key, new), key),
+            )
 
 
 def _plant_pickle(folder: Path) -> None:
     cache = folder / "cache"
     cache.mkdir(mode=0o700)
     with sqlite3.connect(cache / "estimates.sqlite3") as db:
-        db.execute("CREATE TABLE results (key TEXT PRIMARY KEY, value BLOB NOT NULL, stored REAL NOT NULL)")
+        db.execute("CREATE TABLE results (key TEXT PRIMARY KEY, value BLOB NOT NULL, stored REAL "
+                   "NOT NULL)")
         payload = b"cos\nsystem\n(S'touch " + str(folder / "pwned").encode() + b"'\ntR."
         db.execute("INSERT INTO results VALUES ('k', ?, 0)", (payload,))
 
@@ -426,9 +744,19 @@ def _forged_row(folder: Path) -> None:
     from plan.planner.batch.sweep import expand_grid, parse_sweeps
     from plan.planner.session import SolveOptions
 
-    task = next(t for t in build_tasks(expand_paths([str(folder / "s.yaml")]), expand_grid(parse_sweeps([])),
-                                       (), SolveOptions(top_k=1, workers=1)) if isinstance(t, Task))
-    _results_with(f"{folder}/s.yaml,,optimal,nan,CNY,3.0,a: forged,0.2,,{task.hash},0.0,0.0\n")(folder)
+    task = next(
+        t
+        for t in build_tasks(
+            expand_paths([str(folder / "s.yaml")]),
+            expand_grid(parse_sweeps([])),
+            (),
+            SolveOptions(top_k=1, workers=1),
+        )
+        if isinstance(t, Task)
+    )
+    _results_with(f"{folder}/s.yaml,,optimal,nan,CNY,3.0,a: forged,0.2,,{task.hash},0.0,0.0\n")(
+        folder
+    )
 
 
 _HELD_LOCKS: list[int] = []
@@ -462,31 +790,98 @@ def files_we_keep() -> list[Case]:
     long_row = "/elsewhere/long.yaml,,error,,,,,0.0," + "x" * 300_000 + ",,,\n"
     formula = {"s.yaml": scenario_text({"jobs.0.id": "=1+2"})}
     return [
-        Case("cache: forged rows give the honest plan", ["solve", "{dir}/s.yaml", "--format", "json"], base,
-             setup=_forge_cache, env={"PLAN_CACHE_DIR": "{dir}/cache"}, expect=frozenset({0}),
-             check=lambda d, out, _: None if _plan_json(out) == _plan_json((d / "honest.json").read_text())
-             else "the plan changed"),
-        Case("cache: a planted pickle is never loaded", ["solve", "{dir}/s.yaml"], base, setup=_plant_pickle,
-             env={"PLAN_CACHE_DIR": "{dir}/cache"}, expect=frozenset({0}),
-             check=lambda d, _o, _e: "the pickle ran" if (d / "pwned").exists() else None),
-        Case("cache: a folder others may write", ["solve", "{dir}/s.yaml"], base, setup=_shared_cache,
-             env={"PLAN_CACHE_DIR": "{dir}/shared"}, expect=frozenset({0}),
-             check=lambda d, _o, err: "used" if (d / "shared" / "estimates.sqlite3").exists()
-             or err.count("estimate cache") != 1 else None),
-        Case("batch: a re-run keeps rows of other inputs", batch, base, setup=_results_with(FOREIGN_ROW),
-             expect=frozenset({0}), check=_kept(FOREIGN_ROW.strip())),
-        Case("batch: a forged stored row is solved again", batch, base, setup=_forged_row, expect=frozenset({0}),
-             check=lambda d, _o, err: None if "failed their check" in err and all(
-                 r["total_cost"] not in ("nan", "") for r in _rows(d)) else "the forged row was re-used"),
-        Case("batch: a symlinked -o takes the same lock", [*batch[:-1], "{dir}/link.csv"], base,
-             setup=_locked_through_link, expect=frozenset({2})),
-        Case("batch: a 300 kB cell reads back", batch, base, setup=_results_with(long_row), expect=frozenset({0}),
-             check=lambda d, _o, _e: None if len(_rows(d)) == 2 else "rows lost"),
-        Case("batch: a formula cell is escaped", batch, formula, expect=frozenset({0, 1, 2}),
-             check=lambda d, _o, _e: next((f"cell {c[:20]!r}" for r in _rows(d) for c in r.values()
-                                          if c.startswith(("=", "+", "-", "@"))), None)),
-        Case("batch: 30,000 variants need --max-variants", ["batch", "{dir}/s.yaml", "--sweep", "budget=1..30000:1"],
-             base, expect=frozenset({2})),
+        Case(
+            "cache: forged rows give the honest plan",
+            ["solve", "{dir}/s.yaml", "--format", "json"],
+            base,
+            setup=_forge_cache,
+            env={"PLAN_CACHE_DIR": "{dir}/cache"},
+            expect=frozenset({0}),
+            check=lambda d, out, _: (
+                None
+                if _plan_json(out) == _plan_json((d / "honest.json").read_text())
+                else "the plan changed"
+            ),
+        ),
+        Case(
+            "cache: a planted pickle is never loaded",
+            ["solve", "{dir}/s.yaml"],
+            base,
+            setup=_plant_pickle,
+            env={"PLAN_CACHE_DIR": "{dir}/cache"},
+            expect=frozenset({0}),
+            check=lambda d, _o, _e: "the pickle ran" if (d / "pwned").exists() else None,
+        ),
+        Case(
+            "cache: a folder others may write",
+            ["solve", "{dir}/s.yaml"],
+            base,
+            setup=_shared_cache,
+            env={"PLAN_CACHE_DIR": "{dir}/shared"},
+            expect=frozenset({0}),
+            check=lambda d, _o, err: (
+                "used"
+                if (d / "shared" / "estimates.sqlite3").exists() or err.count("estimate cache") != 1
+                else None
+            ),
+        ),
+        Case(
+            "batch: a re-run keeps rows of other inputs",
+            batch,
+            base,
+            setup=_results_with(FOREIGN_ROW),
+            expect=frozenset({0}),
+            check=_kept(FOREIGN_ROW.strip()),
+        ),
+        Case(
+            "batch: a forged stored row is solved again",
+            batch,
+            base,
+            setup=_forged_row,
+            expect=frozenset({0}),
+            check=lambda d, _o, err: (
+                None
+                if "failed their check" in err
+                and all(r["total_cost"] not in ("nan", "") for r in _rows(d))
+                else "the forged row was re-used"
+            ),
+        ),
+        Case(
+            "batch: a symlinked -o takes the same lock",
+            [*batch[:-1], "{dir}/link.csv"],
+            base,
+            setup=_locked_through_link,
+            expect=frozenset({2}),
+        ),
+        Case(
+            "batch: a 300 kB cell reads back",
+            batch,
+            base,
+            setup=_results_with(long_row),
+            expect=frozenset({0}),
+            check=lambda d, _o, _e: None if len(_rows(d)) == 2 else "rows lost",
+        ),
+        Case(
+            "batch: a formula cell is escaped",
+            batch,
+            formula,
+            expect=frozenset({0, 1, 2}),
+            check=lambda d, _o, _e: next(
+                (
+                    f"cell {c[:20]!r}"
+                    for r in _rows(d)
+                    for c in r.values()
+                    if c.startswith(("=", "+", "-", "@"))
+                ),
+                None,
+            ),
+        ),
+        Case(
+            "batch: 30,000 variants need --max-variants",
+            ["batch", "{dir}/s.yaml", "--sweep", "budget=1..30000:1"],
+            base,
+            expect=frozenset({2}),
+        ),
     ]
 
 
@@ -525,17 +920,33 @@ def run_case(case: Case, timeout_s: float) -> Outcome:
             case.setup(folder)
         args = [a.replace("{dir}", str(folder)) for a in case.args]
         started = time.perf_counter()
-        proc = subprocess.Popen([*PLAN, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                stdin=subprocess.DEVNULL, preexec_fn=_limits(case),
-                                env={**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT),
-                                     **{k: v.replace("{dir}", str(folder)) for k, v in case.env.items()}})
+        proc = subprocess.Popen(
+            [*PLAN, *args],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_limits(case),
+            env={
+                **os.environ,
+                "COLUMNS": "200",
+                "PYTHONPATH": str(ROOT),
+                **{k: v.replace("{dir}", str(folder)) for k, v in case.env.items()},
+            },
+        )
         try:
             out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             _, err = proc.communicate()
-            return Outcome(case, "hang", None, time.perf_counter() - started, err.decode(errors="replace")[-300:])
+            return Outcome(
+                case,
+                "hang",
+                None,
+                time.perf_counter() - started,
+                err.decode(errors="replace")[-300:],
+            )
         seconds = time.perf_counter() - started
         text = err.decode(errors="replace")
         code = proc.returncode
@@ -576,8 +987,21 @@ def main() -> int:
     for kind in ("exit 0", "exit 1", "exit 2", "exit 3", "exit 130", "internal error", "traceback",
                  "hang", "memory", "unsafe"):
         print(f"  {kind:15} {counts.get(kind, 0)}")
-    for kind in sorted(set(counts) - {"exit 0", "exit 1", "exit 2", "exit 3", "exit 130", "internal error",
-                                      "traceback", "hang", "memory", "unsafe"}):
+    for kind in sorted(
+        set(counts)
+        - {
+            "exit 0",
+            "exit 1",
+            "exit 2",
+            "exit 3",
+            "exit 130",
+            "internal error",
+            "traceback",
+            "hang",
+            "memory",
+            "unsafe",
+        }
+    ):
         print(f"  {kind:15} {counts[kind]}")
     slowest = max(outcomes, key=lambda o: o.seconds)
     print(f"  slowest: {slowest.seconds:.1f} s ({slowest.case.name})")
@@ -586,7 +1010,8 @@ def main() -> int:
     unexpected = [o for o in outcomes if o.unexpected]
     print(f"unexpected outcomes: {len(unexpected)}")
     for o in unexpected:
-        print(f"  - {o.case.name}: {o.kind} (expected exit {sorted(o.case.expect)}): {o.tail[-200:]}")
+        print(f"  - {o.case.name}: {o.kind} (expected exit {sorted(o.case.expect)}): "
+              f"{o.tail[-200:]}")
     bad = sum(counts.get(k, 0) for k in ("internal error", "traceback", "hang", "memory", "unsafe"))
     return 1 if bad else 0
 

@@ -17,9 +17,8 @@ from bench.hostile_inputs import PLAN, Case, scenario_text
 REFUSED = frozenset({2})
 DIGITS = "9" * 5000  # past Python's 4,300-digit conversion limit
 DESCRIPTION = (
-    "model: qwen2.5-72b\nmethod: lora\ngpu: a800-80gb\ngpus: 4\nseq_len: 4096\n"
-    "framework: megatron\n"
-    "layout: tp=4 pp=1 dp=1 zero=0 mb=1 gb=128 recompute=none\n"
+    "model: qwen2.5-72b\nmethod: lora\ngpu: a800-80gb\ngpus: 4\nseq_len: 4096\nframework: "
+    "megatron\nlayout: tp=4 pp=1 dp=1 zero=0 mb=1 gb=128 recompute=none\n"
 )
 HEADER = "model,method,gpu,gpus,layout,seq_len,framework,tokens_per_s,peak_memory_gib\n"
 LAYOUTS = (
@@ -28,9 +27,9 @@ LAYOUTS = (
     ("tp=8 pp=1 dp=1 zero=0 mb=1 gb=128 recompute=none", 8),
 )
 MEGATRON = (
-    " [2026-08-01 10:0{i}:00] iteration        {i}/     100 | consumed samples: 128 | "
-    "elapsed time per "
-    "iteration (ms): {ms} | learning rate: 1.0E-05 | global batch size:   128 | lm loss: 2.0 |\n"
+    " [2026-08-01 10:0{i}:00] iteration        {i}/     100 | consumed samples: 128 | elapsed time "
+    "per iteration (ms): {ms} | learning rate: 1.0E-05 | global batch size:   128 | lm loss: 2.0 "
+    "|\n"
 )
 TITAN = "[titan] step: {i}  loss: 9.0  memory: {gib}GiB(78.48%)  tps: {tps}  mfu: 30.00%\n"
 # 9^7 values once expanded, in 7 short lines

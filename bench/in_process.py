@@ -28,7 +28,8 @@ def run_plan(args: list[str]) -> tuple[object, str]:
 
 
 def is_bug(code: object, text: str, answers: tuple[int, ...]) -> bool:
-    """An exit outside `answers`, an escaped exception, or an internal error or traceback printed."""
+    """An exit outside `answers`, an escaped exception, or an internal error or traceback
+    printed."""
     return code not in answers or "internal error" in text or "Traceback" in text
 
 

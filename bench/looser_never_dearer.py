@@ -1,18 +1,18 @@
 """Looser constraints never make the optimal plan dearer: a metamorphic check of the whole planner.
 
-Every plan of a scenario stays allowed when the scenario is loosened (a larger budget, a later deadline,
-a more skilled team, less sensitive data, spot instances allowed, more owned GPUs, a lower confidence
-quantile, no memory headroom), so the cheapest plan's cost can only fall or stay. Where it rises, a
-heuristic (candidate pruning, a bound that reads a constraint, a risk term) has cut off the plan the
-tighter scenario found, and the planner would tell a user that a larger budget costs them more. This
-draws the random scenarios of explained_answers.py, solves each and, where it is optimal, each loosening
-of it, and lists every rise with both scenarios.
+Every plan of a scenario stays allowed when the scenario is loosened (a larger budget, a later
+deadline, a more skilled team, less sensitive data, spot instances allowed, more owned GPUs, a lower
+confidence quantile, no memory headroom), so the cheapest plan's cost can only fall or stay. Where
+it rises, a heuristic (candidate pruning, a bound that reads a constraint, a risk term) has cut off
+the plan the tighter scenario found, and the planner would tell a user that a larger budget costs
+them more. This draws the random scenarios of explained_answers.py, solves each and, where it is
+optimal, each loosening of it, and lists every rise with both scenarios.
 
-One rise is by design and counted apart: offloading to host memory is planned only on a place that holds
-the job at no GPU count without it (its speed rests on assumed host figures; candidates/estimating.py
-`_offload_allowed`). A looser memory rule (confidence 0.5, no headroom) can make some count fit without
-offloading, and the place's offloaded options, cheaper on fewer GPUs, are then withdrawn: 8 RTX 4090s
-without offloading instead of 2 offloaded.
+One rise is by design and counted apart: offloading to host memory is planned only on a place that
+holds the job at no GPU count without it (its speed rests on assumed host figures;
+candidates/estimating.py `_offload_allowed`). A looser memory rule (confidence 0.5, no headroom) can
+make some count fit without offloading, and the place's offloaded options, cheaper on fewer GPUs,
+are then withdrawn: 8 RTX 4090s without offloading instead of 2 offloaded.
 
 Usage: python bench/looser_never_dearer.py [--seed 1] [--count 20]
 Exit 1 if any loosening raised the optimal cost or lost the plan.
@@ -85,7 +85,8 @@ def _spot(raw: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _more_owned(raw: dict[str, Any]) -> dict[str, Any] | None:
-    """Twice the owned pool's GPUs, in more nodes of the same size: every plan on the smaller pool remains."""
+    """Twice the owned pool's GPUs, in more nodes of the same size: every plan on the smaller
+    pool remains."""
     if not raw.get("owned"):
         return None
     changed = copy.deepcopy(raw)
@@ -95,7 +96,8 @@ def _more_owned(raw: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _confidence(raw: dict[str, Any]) -> dict[str, Any] | None:
-    """Memory and deadlines held at the median of the error band, not the default 80th percentile."""
+    """Memory and deadlines held at the median of the error band, not the default 80th
+    percentile."""
     if raw.get("confidence") == 0.5:
         return None
     return {**copy.deepcopy(raw), "confidence": 0.5}
@@ -109,15 +111,22 @@ def _headroom(raw: dict[str, Any]) -> dict[str, Any] | None:
 
 
 LOOSENINGS: tuple[tuple[str, Loosening], ...] = (
-    ("budget 100万元", _budget), ("deadline 14d", _deadline), ("ops_skill expert", _ops),
-    ("data public, no residency", _public), ("spot allowed", _spot), ("owned pool twice as large", _more_owned),
-    ("confidence 0.5", _confidence), ("memory headroom 0", _headroom),
+    ("budget 100万元", _budget),
+    ("deadline 14d", _deadline),
+    ("ops_skill expert", _ops),
+    ("data public, no residency", _public),
+    ("spot allowed", _spot),
+    ("owned pool twice as large", _more_owned),
+    ("confidence 0.5", _confidence),
+    ("memory headroom 0", _headroom),
 )
 
 
 def _offloads(result: SolveResult) -> bool:
     """Whether the top plan keeps some job's model states or activations in host memory."""
-    return any(j.state_offload or j.recompute in ("offload", "full_offload") for j in result.plans[0].jobs)
+    return any(
+        j.state_offload or j.recompute in ("offload", "full_offload") for j in result.plans[0].jobs
+    )
 
 
 def _solve(raw: dict[str, Any], name: str) -> SolveResult | None:
@@ -156,12 +165,18 @@ def main(argv: list[str] | None = None) -> int:
             after = _solve(variant, f"random-{index}-looser")
             checked[name] += 1
             if after is None or not after.plans:
-                lost.append(f"random-{index}: {name} left {after.status if after else 'a refusal'}: {raw}")
+                lost.append(f"random-{index}: {name} left "
+                            f"{after.status if after else 'a refusal'}: {raw}")
                 continue
             new = after.plans[0].total_cost
             if new > cost * (1 + COST_TOLERANCE) + 0.01:
-                line = f"random-{index}: {name}: {cost:,.2f} -> {new:,.2f} {base.currency} ({after.status}): {raw}"
-                (by_offload_policy if _offloads(base) and not _offloads(after) else dearer).append(line)
+                line = (
+                    f"random-{index}: {name}: {cost:,.2f} -> {new:,.2f} {base.currency} "
+                    f"({after.status}): {raw}"
+                )
+                (by_offload_policy if _offloads(base) and not _offloads(after) else dearer).append(
+                    line
+                )
     print(f"{args.count} random scenarios (seed {args.seed}), {optimal} optimal, in "
           f"{time.perf_counter() - started:.0f} s")
     print(f"{'loosening':28s} {'solved':>6s}")
@@ -170,8 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"looser and dearer: {len(dearer)}")
     for line in dearer:
         print("  " + line)
-    print(f"looser and dearer only because the offload policy withdrew offloading (by design, above): "
-          f"{len(by_offload_policy)}")
+    print("looser and dearer only because the offload policy withdrew offloading (by design, "
+          f"above): {len(by_offload_policy)}")
     for line in by_offload_policy:
         print("  " + line)
     print(f"looser and no plan: {len(lost)}")

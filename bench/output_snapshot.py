@@ -22,9 +22,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAN = [sys.executable, "-m", "plan.planner.cli.app"]
-SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml")) + sorted((ROOT / "docs/examples").glob("*.yaml"))
+SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml")) + sorted(
+    (ROOT / "docs/examples").glob("*.yaml")
+)
 PARETO = ["student_no_ops", "medical_hybrid", "grant_qlora_compare"]
-WHY_NOT = ("scenarios/medical_hybrid.yaml", "job=domain-cpt platform=tencent-ti-one gpu=h800 gpus=64 billing=hourly")
+WHY_NOT = ("scenarios/medical_hybrid.yaml", "job=domain-cpt platform=tencent-ti-one gpu=h800 "
+                                            "gpus=64 billing=hourly")
 WALL = ["--time-limit", "3600"]
 WALL_CLOCK = re.compile(r'(?<="solve_time_s": )[0-9.]+|(?<=, )[0-9.]+ s(?=\))')
 """A solve's seconds: JSON's `solve_time_s` and the `(cost objective, 2.80 s)` of the text views."""
@@ -34,12 +37,38 @@ def _commands(out: Path) -> dict[str, list[str]]:
     cmds: dict[str, list[str]] = {}
     for path in SCENARIOS:
         rel = str(path.relative_to(ROOT))
-        cmds[f"solve-{path.stem}.json"] = [*PLAN, "--no-cache", "solve", rel, "--format", "json", *WALL]
-        cmds[f"solve-{path.stem}.md"] = [*PLAN, "--no-cache", "solve", rel, "--format", "markdown", *WALL]
+        cmds[f"solve-{path.stem}.json"] = [
+            *PLAN,
+            "--no-cache",
+            "solve",
+            rel,
+            "--format",
+            "json",
+            *WALL,
+        ]
+        cmds[f"solve-{path.stem}.md"] = [
+            *PLAN,
+            "--no-cache",
+            "solve",
+            rel,
+            "--format",
+            "markdown",
+            *WALL,
+        ]
     for stem in PARETO:
         front = out / f"pareto-{stem}.csv"
-        cmds[f"pareto-{stem}.txt"] = [*PLAN, "--no-cache", "pareto", f"scenarios/{stem}.yaml", "--points", "8", *WALL,
-                                      "-o", str(front), "--quiet"]
+        cmds[f"pareto-{stem}.txt"] = [
+            *PLAN,
+            "--no-cache",
+            "pareto",
+            f"scenarios/{stem}.yaml",
+            "--points",
+            "8",
+            *WALL,
+            "-o",
+            str(front),
+            "--quiet",
+        ]
     cmds["why-not.txt"] = [*PLAN, "--no-cache", "explain", WHY_NOT[0], "--why-not", WHY_NOT[1]]
     cmds["validate_estimates.txt"] = [sys.executable, "bench/validate_estimates.py"]
     return cmds

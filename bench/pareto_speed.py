@@ -45,7 +45,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--points", type=int, default=None)
-    parser.add_argument("--scenarios", nargs="*", default=sorted(str(p) for p in (ROOT / "scenarios").glob("*.yaml")))
+    parser.add_argument(
+        "--scenarios",
+        nargs="*",
+        default=sorted(str(p) for p in (ROOT / "scenarios").glob("*.yaml")),
+    )
     args = parser.parse_args()
     print(f"{'scenario':34} {'jobs':>4} {'points':>6} {'walk s':>12} {'total s':>12}")
     for path in args.scenarios:
@@ -62,7 +66,8 @@ def main() -> None:
             totals.append(t2 - t0)
             count = len(front.points)
         jobs = len(loaded.scenario.jobs)
-        print(f"{Path(path).name:34} {jobs:>4} {count:>6} {_spread(walks):>12} {_spread(totals):>12}")
+        print(f"{Path(path).name:34} {jobs:>4} {count:>6} {_spread(walks):>12} "
+              f"{_spread(totals):>12}")
 
 
 if __name__ == "__main__":

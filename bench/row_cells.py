@@ -1,11 +1,13 @@
-"""How bench/validate_estimates.py reads the cells of a published row, written as sources print them.
+"""How bench/validate_estimates.py reads the cells of a published row, written as sources print
+them.
 
-Numbers with thousands separators or a trailing ".0" ("1,024", "2048.0"), sizes with a suffix ("8k" tokens of
-sequence, a "4M"-token batch: binary, as papers mean them, 8k = 8,192 and 4M = 4,194,304), cells that say
-nothing ("", "-", "n/a", "auto"), a ZeRO stage or FSDP sharding named in words ("ZeRO-3", "3 (FSDP)",
-"FULL_SHARD"), a recomputation policy with its explanation beside it ("selective (attention)") and a metric
-named by its unit ("TFLOPs/GPU", "tokens/s/GPU", "MFU %"). What a cell says that none of these readers knows is
-the row's problem (RowProblem), reported beside the other rows, never the end of the run.
+Numbers with thousands separators or a trailing ".0" ("1,024", "2048.0"), sizes with a suffix ("8k"
+tokens of sequence, a "4M"-token batch: binary, as papers mean them, 8k = 8,192 and 4M = 4,194,304),
+cells that say nothing ("", "-", "n/a", "auto"), a ZeRO stage or FSDP sharding named in words
+("ZeRO-3", "3 (FSDP)", "FULL_SHARD"), a recomputation policy with its explanation beside it
+("selective (attention)") and a metric named by its unit ("TFLOPs/GPU", "tokens/s/GPU", "MFU %").
+What a cell says that none of these readers knows is the row's problem (RowProblem), reported beside
+the other rows, never the end of the run.
 """
 
 from __future__ import annotations
@@ -20,8 +22,26 @@ class RowProblem(Exception):
     statistics, never the end of the whole run (the bench is also run on rows it has not seen)."""
 
 
-UNSTATED = frozenset({"", "-", "--", "\u2013", "\u2014", "?", "n/a", "na", "n.a.", "auto", "searched", "unknown",
-                      "unstated", "not stated", "not given", "blank"})
+UNSTATED = frozenset(
+    {
+        "",
+        "-",
+        "--",
+        "\u2013",
+        "\u2014",
+        "?",
+        "n/a",
+        "na",
+        "n.a.",
+        "auto",
+        "searched",
+        "unknown",
+        "unstated",
+        "not stated",
+        "not given",
+        "blank",
+    }
+)
 """Cell texts that state nothing: the bench searches or derives what such a cell would have said."""
 
 DECIMAL_SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
@@ -45,7 +65,8 @@ def _scaled(text: str | None, column: str, suffixes: dict[str, float]) -> float 
 
 
 def number(text: str | None, column: str = "cell") -> float | None:
-    """A cell's number ("1,024", "2.5e12", "15T" with decimal k/M/B/T), None where it states nothing."""
+    """A cell's number ("1,024", "2.5e12", "15T" with decimal k/M/B/T), None where it states
+    nothing."""
     return _scaled(text, column, DECIMAL_SUFFIX)
 
 
@@ -58,13 +79,15 @@ def _whole(value: float | None, text: str | None, column: str) -> int | None:
 
 
 def count(text: str | None, column: str = "cell") -> int | None:
-    """A cell's whole number (GPUs, layers, a parallel size, a micro-batch), None where it states nothing."""
+    """A cell's whole number (GPUs, layers, a parallel size, a micro-batch), None where it states
+    nothing."""
     return _whole(number(text, column), text, column)
 
 
 def size(text: str | None, column: str = "cell") -> int | None:
-    """A sequence length or a batch in tokens, a k/M/G suffix binary ("8k" = 8,192, "4M" = 4,194,304: papers'
-    "4M-token batch" is 1,024 sequences of 4,096), None where it states nothing."""
+    """A sequence length or a batch in tokens, a k/M/G suffix binary ("8k" = 8,192, "4M" =
+    4,194,304: papers' "4M-token batch" is 1,024 sequences of 4,096), None where it states
+    nothing."""
     return _whole(_scaled(text, column, BINARY_SUFFIX), text, column)
 
 
@@ -77,7 +100,9 @@ def zero_in_words(text: str) -> int | None:
     words = re.sub(r"[\s-]+", "_", text.upper())
 
     def named(*constants: str) -> bool:
-        return any(re.search(rf"(?<![A-Z0-9]){constant}(?![A-Z0-9])", words) for constant in constants)
+        return any(
+            re.search(rf"(?<![A-Z0-9]){constant}(?![A-Z0-9])", words) for constant in constants
+        )
 
     if named("_?HYBRID_SHARD_ZERO2", "SHARD_GRAD_OP"):
         return 2
@@ -86,14 +111,24 @@ def zero_in_words(text: str) -> int | None:
     return 0 if named("NO_SHARD") else None
 
 
-SHARDING_ONLY_WORDS = {"fsdp": 3, "fsdp2": 3, "hsdp": 3, "fully_shard": 3, "ddp": 0, "dp": 0, "none": 0, "no": 0}
-"""A ZeRO cell that names only a way of data parallelism: FSDP's (and HSDP's) default sharding is the full
-shard (FULL_SHARD, ZeRO-3 semantics); DDP and plain data parallelism shard nothing."""
+SHARDING_ONLY_WORDS = {
+    "fsdp": 3,
+    "fsdp2": 3,
+    "hsdp": 3,
+    "fully_shard": 3,
+    "ddp": 0,
+    "dp": 0,
+    "none": 0,
+    "no": 0,
+}
+"""A ZeRO cell that names only a way of data parallelism: FSDP's (and HSDP's) default sharding is
+the full shard (FULL_SHARD, ZeRO-3 semantics); DDP and plain data parallelism shard nothing."""
 
 
 def zero_cell(text: str | None) -> int | None:
-    """The ZeRO stage a row's `zero` cell states: a digit ("3", "3 (FSDP)", "3+offload"), the words of
-    `zero_in_words`, or a way of data parallelism alone (SHARDING_ONLY_WORDS); None where it states nothing."""
+    """The ZeRO stage a row's `zero` cell states: a digit ("3", "3 (FSDP)", "3+offload"), the words
+    of `zero_in_words`, or a way of data parallelism alone (SHARDING_ONLY_WORDS); None where it
+    states nothing."""
     if unstated(text):
         return None
     cell = (text or "").strip()
@@ -106,32 +141,60 @@ def zero_cell(text: str | None) -> int | None:
     word = re.sub(r"[\s-]+", "_", cell.lower())
     if word in SHARDING_ONLY_WORDS:
         return SHARDING_ONLY_WORDS[word]
-    raise RowProblem(f"zero {text!r} is not a ZeRO stage the bench reads (0-3, ZeRO-3, FULL_SHARD, FSDP, DDP)")
+    raise RowProblem(f"zero {text!r} is not a ZeRO stage the bench reads (0-3, ZeRO-3, FULL_SHARD, "
+                     "FSDP, DDP)")
 
 
 def main_words(text: str | None) -> str:
-    """A setting's words without the explanation a source puts beside them: "selective (attention)" and
-    "full, every layer" read as "selective" and "full"."""
+    """A setting's words without the explanation a source puts beside them: "selective (attention)"
+    and "full, every layer" read as "selective" and "full"."""
     head = re.split(r"[(\[,;]|\s+-\s+", text or "", maxsplit=1)[0]
     return " ".join(head.lower().replace("_", " ").replace("-", " ").split())
 
 
-_METRIC_WORDS = {"tok": "tokens", "token": "tokens", "toks": "tokens", "sec": "s", "second": "s", "seconds": "s",
-                 "tflop": "tflops", "seq": "sequences", "sequence": "sequences", "sample": "samples",
-                 "hour": "hours", "hrs": "hours", "hr": "hours", "iter": "iteration", "step": "step"}
+_METRIC_WORDS = {
+    "tok": "tokens",
+    "token": "tokens",
+    "toks": "tokens",
+    "sec": "s",
+    "second": "s",
+    "seconds": "s",
+    "tflop": "tflops",
+    "seq": "sequences",
+    "sequence": "sequences",
+    "sample": "samples",
+    "hour": "hours",
+    "hrs": "hours",
+    "hr": "hours",
+    "iter": "iteration",
+    "step": "step",
+}
 _METRIC_DROP = {"percent", "pct", "bf16", "dense", "avg", "average", "mean"}
 METRIC_SYNONYMS = {
-    "hardware_tflops_per_gpu": "achieved_tflops_per_gpu", "hfu_tflops_per_gpu": "achieved_tflops_per_gpu",
-    "model_tflops": "model_tflops_per_gpu", "tflops": "tflops_per_gpu", "tflops_gpu": "tflops_per_gpu",
-    "tokens_per_s_gpu": "tokens_per_s_per_gpu", "tokens_per_gpu_per_s": "tokens_per_s_per_gpu",
-    "throughput_tokens_per_s_per_gpu": "tokens_per_s_per_gpu", "wps_per_gpu": "tokens_per_s_per_gpu",
-    "tps_per_gpu": "tokens_per_s_per_gpu", "throughput_tokens_per_s": "tokens_per_s",
-    "mfu_model": "mfu", "model_flops_utilization": "mfu", "hardware_flops_utilization": "hfu",
-    "step_time": "step_time_s", "iteration_time": "iteration_time_s", "time_per_step_s": "step_time_s",
-    "time_per_iteration_s": "iteration_time_s", "gpu_hour": "gpu_hours", "total_gpu_hours": "gpu_hours",
+    "hardware_tflops_per_gpu": "achieved_tflops_per_gpu",
+    "hfu_tflops_per_gpu": "achieved_tflops_per_gpu",
+    "model_tflops": "model_tflops_per_gpu",
+    "tflops": "tflops_per_gpu",
+    "tflops_gpu": "tflops_per_gpu",
+    "tokens_per_s_gpu": "tokens_per_s_per_gpu",
+    "tokens_per_gpu_per_s": "tokens_per_s_per_gpu",
+    "throughput_tokens_per_s_per_gpu": "tokens_per_s_per_gpu",
+    "wps_per_gpu": "tokens_per_s_per_gpu",
+    "tps_per_gpu": "tokens_per_s_per_gpu",
+    "throughput_tokens_per_s": "tokens_per_s",
+    "mfu_model": "mfu",
+    "model_flops_utilization": "mfu",
+    "hardware_flops_utilization": "hfu",
+    "step_time": "step_time_s",
+    "iteration_time": "iteration_time_s",
+    "time_per_step_s": "step_time_s",
+    "time_per_iteration_s": "iteration_time_s",
+    "gpu_hour": "gpu_hours",
+    "total_gpu_hours": "gpu_hours",
     "sequences_per_s_per_gpu": "samples_per_s_per_gpu",
 }
-"""Metric names as sources and spreadsheets spell them, after `_metric_key`, in the bench's names."""
+"""Metric names as sources and spreadsheets spell them, after `_metric_key`, in the bench's
+names."""
 
 AMBIGUOUS_METRICS = {"throughput", "speed", "performance", "value", "result", ""}
 """Metric cells that say only that a speed was measured: the row's unit then says which."""
@@ -145,13 +208,17 @@ def _metric_key(text: str) -> str:
 
 
 def metric_name(metric: str, unit: str = "") -> str:
-    """A row's metric in the bench's names (METRIC_SYNONYMS); one that says only "throughput" takes the
-    row's unit's ("tok/s" per GPU, "TFLOP/s" per GPU, "%" as MFU)."""
+    """A row's metric in the bench's names (METRIC_SYNONYMS); one that says only "throughput" takes
+    the row's unit's ("tok/s" per GPU, "TFLOP/s" per GPU, "%" as MFU)."""
     key = _metric_key(metric)
     if key in AMBIGUOUS_METRICS:
         by_unit = _metric_key(unit)
         if by_unit.startswith("tokens_per_s"):
-            key = "tokens_per_s" if "cluster" in by_unit or "total" in by_unit else "tokens_per_s_per_gpu"
+            key = (
+                "tokens_per_s"
+                if "cluster" in by_unit or "total" in by_unit
+                else "tokens_per_s_per_gpu"
+            )
         elif by_unit.startswith("tflops"):
             key = "tflops_per_gpu"
         elif "%" in unit or by_unit == "mfu":
@@ -163,7 +230,8 @@ N = TypeVar("N", int, float)
 
 
 def required(row: Mapping[str, str], column: str, read: Callable[[str | None, str], N | None]) -> N:
-    """A cell the row must state, read by `read` (`number`, `count` or `size`): its value, or the row's problem."""
+    """A cell the row must state, read by `read` (`number`, `count` or `size`): its value, or the
+    row's problem."""
     value = read(row[column], column)
     if value is None:
         raise RowProblem(f"{column} is blank; the bench needs it")

@@ -1,14 +1,14 @@
-"""Time `solve` on every scenario (median and spread of several runs) against a baseline commit measured in
-the same run, and check CP-SAT against a brute-force enumeration of the same candidates where enumeration
-is small enough to finish.
+"""Time `solve` on every scenario (median and spread of several runs) against a baseline commit
+measured in the same run, and check CP-SAT against a brute-force enumeration of the same candidates
+where enumeration is small enough to finish.
 
 Usage: python bench/solve_speed.py [--runs 3] [--scenarios scenarios/*.yaml] [--baseline REF]
-Reports, per scenario: candidates, candidate-building time (estimator, cold: the persistent estimate cache
-is off), CP-SAT time for the best plan, solve time with top-k alternatives and explanations, their sum
-(`total`: what a user waits for beyond start-up), and the baseline's total (on its own copy of the
-scenario, whose schema may be older) with the change. Each tree runs in its own processes, the two
-alternating scenario by scenario so that a busy machine slows both alike; the baseline is checked out
-into a temporary git worktree.
+Reports, per scenario: candidates, candidate-building time (estimator, cold: the persistent estimate
+cache is off), CP-SAT time for the best plan, solve time with top-k alternatives and explanations,
+their sum (`total`: what a user waits for beyond start-up), and the baseline's total (on its own
+copy of the scenario, whose schema may be older) with the change. Each tree runs in its own
+processes, the two alternating scenario by scenario so that a busy machine slows both alike; the
+baseline is checked out into a temporary git worktree.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ DEFAULT_BASELINE = "03bebef"  # main before the plan-semantics work (issue #10)
 
 def _brute_force_cost(problem: Any) -> tuple[int, float] | None:
     """Single job: the cheapest rule-abiding candidate that meets the deadline and budget, by plain
-    enumeration (a reservation or purchase held only for this job costs exactly its standalone cost)."""
+    enumeration (a reservation or purchase held only for this job costs exactly its standalone
+    cost)."""
     started = time.perf_counter()
     (job,) = problem.jobs
     limit = problem.deadline_min[job]
@@ -47,7 +48,11 @@ def _brute_force_cost(problem: Any) -> tuple[int, float] | None:
         end = start + c.duration_min
         if c.violations or (limit is not None and end > limit):
             continue
-        if res is not None and res.available_until_min is not None and end > res.available_until_min:
+        if (
+            res is not None
+            and res.available_until_min is not None
+            and end > res.available_until_min
+        ):
             continue
         cost = problem.standalone_cost(c)
         if problem.budget is None or cost <= problem.budget:
@@ -56,9 +61,9 @@ def _brute_force_cost(problem: Any) -> tuple[int, float] | None:
 
 
 def _measure(path: str, runs: int, check: bool, bare: bool) -> dict[str, Any]:
-    """Worker side: build and solve `path` `runs` times in this process, caches cleared before each run.
-    Imports the tree on the path: the one-package layout (plan.*) or, in older commits (`bare`), the
-    folders by their own names."""
+    """Worker side: build and solve `path` `runs` times in this process, caches cleared before each
+    run. Imports the tree on the path: the one-package layout (plan.*) or, in older commits
+    (`bare`), the folders by their own names."""
     prefix = "" if bare else "plan."
 
     def module(name: str) -> Any:
@@ -97,17 +102,39 @@ def _measure(path: str, runs: int, check: bool, bare: bool) -> dict[str, Any]:
     if check and loaded.scenario.objective == "cost" and len(problem.jobs) == 1:
         bf = _brute_force_cost(problem)
         if bf is not None:
-            verdict = "match" if bf[0] == outcome.total_cost else f"DIFF {bf[0]} vs {outcome.total_cost}"
-    return {"candidates": sum(len(c) for c in problem.candidates.values()), "build": builds, "best": bests,
-            "solve": totals, "sum": [b + t for b, t in zip(builds, totals, strict=True)], "check": verdict}
+            verdict = (
+                "match" if bf[0] == outcome.total_cost else f"DIFF {bf[0]} vs {outcome.total_cost}"
+            )
+    return {
+        "candidates": sum(len(c) for c in problem.candidates.values()),
+        "build": builds,
+        "best": bests,
+        "solve": totals,
+        "sum": [b + t for b, t in zip(builds, totals, strict=True)],
+        "check": verdict,
+    }
 
 
 def _run_worker(tree: Path, tmp: Path, path: str, runs: int, check: bool) -> dict[str, Any]:
     pythonpath, module = launcher(tree, tmp)  # `tree`'s own code, not the installed one
     env = dict(os.environ, PYTHONPATH=pythonpath, PLAN_CACHE_DIR="off")  # the estimator timed cold
     flags = (["--check"] if check else []) + (["--bare"] if not module.startswith("plan.") else [])
-    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", "--runs", str(runs), path,
-                           *flags], cwd=tree, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--worker",
+            "--runs",
+            str(runs),
+            path,
+            *flags,
+        ],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         raise SystemExit(f"{tree}: {path}: exit {done.returncode}\n{done.stderr[-2000:]}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -115,8 +142,8 @@ def _run_worker(tree: Path, tmp: Path, path: str, runs: int, check: bool) -> dic
 
 
 def _in_tree(path: str, tree: Path) -> str | None:
-    """The baseline's own copy of a scenario of this tree (the schema evolves with the code), or None;
-    a scenario from elsewhere is used as given."""
+    """The baseline's own copy of a scenario of this tree (the schema evolves with the code), or
+    None; a scenario from elsewhere is used as given."""
     resolved = Path(path).resolve()
     if not resolved.is_relative_to(ROOT):
         return str(resolved)
@@ -124,13 +151,18 @@ def _in_tree(path: str, tree: Path) -> str | None:
     return str(own) if own.is_file() else None
 
 
-def _round(path: str, tmp: Path, baseline: Path | None, runs: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """This tree's measurement of `path` (with the brute-force check), then the baseline's on its own copy
-    of the scenario (None without a baseline or that copy)."""
+def _round(
+    path: str, tmp: Path, baseline: Path | None, runs: int
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """This tree's measurement of `path` (with the brute-force check), then the baseline's on its
+    own copy of the scenario (None without a baseline or that copy)."""
     now = _run_worker(ROOT, tmp, str(Path(path).resolve()), runs, check=True)
     own = _in_tree(path, baseline) if baseline is not None else None
-    return now, (_run_worker(baseline, tmp, own, runs, check=False) if baseline is not None and own is not None
-                 else None)
+    return now, (
+        _run_worker(baseline, tmp, own, runs, check=False)
+        if baseline is not None and own is not None
+        else None
+    )
 
 
 def _fmt(xs: list[float]) -> str:
@@ -140,8 +172,13 @@ def _fmt(xs: list[float]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--scenarios", nargs="*", default=sorted(str(p) for p in (ROOT / "scenarios").glob("*.yaml")))
-    parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="git ref to compare with ('' to skip)")
+    parser.add_argument(
+        "--scenarios",
+        nargs="*",
+        default=sorted(str(p) for p in (ROOT / "scenarios").glob("*.yaml")),
+    )
+    parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="git ref to compare with ('' "
+                                                                     "to skip)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--check", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)
@@ -154,27 +191,40 @@ def main() -> int:
         tmp = Path(tmp_name)
         baseline = tmp / "baseline"
         if args.baseline:
-            subprocess.run(["git", "worktree", "add", "--detach", str(baseline), args.baseline], cwd=ROOT,
-                           check=True, capture_output=True)
+            subprocess.run(
+                ["git", "worktree", "add", "--detach", str(baseline), args.baseline],
+                cwd=ROOT,
+                check=True,
+                capture_output=True,
+            )
             os.sync()  # the checkout's writes settle before anything is timed
         try:
-            for path in args.scenarios[:1]:  # one untimed round per tree: caches and page cache warm alike
+            # one untimed round per tree: caches and page cache warm alike
+            for path in args.scenarios[:1]:
                 _round(path, tmp, baseline if args.baseline else None, 1)
-            print(f"{'scenario':34} {'cands':>6} {'build s':>12} {'best s':>12} {'top-k+expl s':>12} "
-                  f"{'total s':>12} {'baseline ' + args.baseline:>18} {'change':>7} {'bf check':>10}", flush=True)
+            print(f"{'scenario':34} {'cands':>6} {'build s':>12} {'best s':>12} "
+                  f"{'top-k+expl s':>12} {'total s':>12} {'baseline ' + args.baseline:>18} "
+                  f"{'change':>7} "
+                  f"{'bf check':>10}", flush=True)
             for path in args.scenarios:
                 now, base = _round(path, tmp, baseline if args.baseline else None, args.runs)
                 base_text, change = "", ""
                 if base is not None:
                     base_text = f"{_fmt(base['sum'])} ({base['candidates']})"
-                    change = f"{statistics.median(now['sum']) / statistics.median(base['sum']) - 1:+.0%}"
+                    change = (
+                        f"{statistics.median(now['sum']) / statistics.median(base['sum']) - 1:+.0%}"
+                    )
                 print(f"{Path(path).name:34} {now['candidates']:6d} {_fmt(now['build']):>12} "
                       f"{_fmt(now['best']):>12} {_fmt(now['solve']):>12} {_fmt(now['sum']):>12} "
                       f"{base_text:>18} {change:>7} {now['check']:>10}", flush=True)
         finally:
             if args.baseline:
-                subprocess.run(["git", "worktree", "remove", "--force", str(baseline)], cwd=ROOT, check=False,
-                               capture_output=True)
+                subprocess.run(
+                    ["git", "worktree", "remove", "--force", str(baseline)],
+                    cwd=ROOT,
+                    check=False,
+                    capture_output=True,
+                )
     return 0
 
 

@@ -1,17 +1,20 @@
-"""Every layout the search gives, for any mix of stated fields, runs on a stack `plan export` writes for its
+"""Every layout the search gives, for any mix of stated fields, runs on a stack `plan export` writes
+for its
 framework: what the search may choose and what the exports can write must not drift apart.
 
-Draws `--count` random mixes of stated fields (method, framework, precision, optimizer, recomputation and
-Megatron's block recomputation, tp, pp, cp, ZeRO stage, CPU offload, loss, hybrid sharding, kernels, virtual
-stages, micro-batch) for one model on one cluster, searches each as `plan estimate` does, and renders the layout
-found, as a plan carries it (`JobPlan.layout`, `export.build_layout`), on each stack that runs its
-framework (`STACKS_OF_FRAMEWORK`, explained_answers.py). Prints how many were drawn, how many the search found a
-layout for, and each kind of layout no stack renders, with every stack's refusal. Activation offload without
-recomputation (torchtune's policy, which no export writes; the search takes it only where nothing else fits) is
-neither drawn nor rendered, only counted; LoRA or DPO named on Megatron is not drawn (Megatron-Bridge/NeMo train
-them; the exports do not write them).
+Draws `--count` random mixes of stated fields (method, framework, precision, optimizer,
+recomputation and Megatron's block recomputation, tp, pp, cp, ZeRO stage, CPU offload, loss, hybrid
+sharding, kernels, virtual stages, micro-batch) for one model on one cluster, searches each as `plan
+estimate` does, and renders the layout found, as a plan carries it (`JobPlan.layout`,
+`export.build_layout`), on each stack that runs its framework (`STACKS_OF_FRAMEWORK`,
+explained_answers.py). Prints how many were drawn, how many the search found a layout for, and each
+kind of layout no stack renders, with every stack's refusal. Activation offload without
+recomputation (torchtune's policy, which no export writes; the search takes it only where nothing
+else fits) is neither drawn nor rendered, only counted; LoRA or DPO named on Megatron is not drawn
+(Megatron-Bridge/NeMo train them; the exports do not write them).
 
-Usage: python bench/stack_coverage.py [--model qwen2.5-7b] [--gpu h100-sxm] [--gpus 16] [--seed 1] [--count 2000]
+Usage: python bench/stack_coverage.py [--model qwen2.5-7b] [--gpu h100-sxm] [--gpus 16] [--seed 1]
+[--count 2000]
 """
 
 from __future__ import annotations
@@ -40,17 +43,39 @@ GLOBAL_BATCH = 16
 FIELDS: dict[str, tuple[Any, ...]] = {
     "framework": ("megatron", "deepspeed", "fsdp"),
     "precision": ("fp8", "fp16"),
-    "optimizer": ("adam_8bit", "paged_adam_8bit", "adam_bf16", "adafactor", "sgd", "adam_precision_aware"),
+    "optimizer": (
+        "adam_8bit",
+        "paged_adam_8bit",
+        "adam_bf16",
+        "adafactor",
+        "sgd",
+        "adam_precision_aware",
+    ),
     "recompute": ("none", "selective", "full", "full_offload"),
     "recompute_layers": (1, 2),
-    "tp": (1, 2), "pp": (1, 2), "cp": (1, 2), "zero": (0, 1, 2, 3),
-    "state_offload": (True, False), "loss": ("chunked", "fused"),
-    "hybrid_shard": (True, False), "fused_modules": (True,),
-    "virtual_pipeline": (2,), "micro_batch": (1, 3),
+    "tp": (1, 2),
+    "pp": (1, 2),
+    "cp": (1, 2),
+    "zero": (0, 1, 2, 3),
+    "state_offload": (True, False),
+    "loss": ("chunked", "fused"),
+    "hybrid_shard": (True, False),
+    "fused_modules": (True,),
+    "virtual_pipeline": (2,),
+    "micro_batch": (1, 3),
 }
-"""The fields a mix may state, each stated with probability STATED (else searched, or its default: bf16,
-AdamW, the plain loss, eager kernels), with one of these values."""
-METHODS = ("full_finetune", "continued_pretrain", "pretrain", "lora", "qlora", "dpo", "lora_dpo", "qlora_dpo")
+"""The fields a mix may state, each stated with probability STATED (else searched, or its default:
+bf16, AdamW, the plain loss, eager kernels), with one of these values."""
+METHODS = (
+    "full_finetune",
+    "continued_pretrain",
+    "pretrain",
+    "lora",
+    "qlora",
+    "dpo",
+    "lora_dpo",
+    "qlora_dpo",
+)
 STATED = 0.3
 
 
@@ -58,7 +83,11 @@ def drawn(rng: random.Random) -> tuple[str, dict[str, Any]] | None:
     """A method and a mix of stated fields, or None for a mix not drawn (module docstring)."""
     method = rng.choice(METHODS)
     mix = {name: rng.choice(values) for name, values in FIELDS.items() if rng.random() < STATED}
-    if mix.get("framework") == "megatron" and method not in ("full_finetune", "continued_pretrain", "pretrain"):
+    if mix.get("framework") == "megatron" and method not in (
+        "full_finetune",
+        "continued_pretrain",
+        "pretrain",
+    ):
         return None
     if method in QLORA_METHODS and mix.get("precision") == "fp8":
         return None  # refused on input (no stack runs QLoRA in FP8)
@@ -77,8 +106,15 @@ def planned(card: ModelCard, method: str, est: Estimate) -> JobPlan:
 
 def refusals(card: ModelCard, method: str, est: Estimate) -> list[str]:
     """Every stack's refusal of the layout, or [] where one of them renders it."""
-    job = Job(id="j", model=card.id, method=method, tokens=1e9, seq_len=SEQ_LEN, global_batch=GLOBAL_BATCH,
-              lora_rank=16 if method in ADAPTER_METHODS else None)
+    job = Job(
+        id="j",
+        model=card.id,
+        method=method,
+        tokens=1e9,
+        seq_len=SEQ_LEN,
+        global_batch=GLOBAL_BATCH,
+        lora_rank=16 if method in ADAPTER_METHODS else None,
+    )
     try:
         layout = build_layout(planned(card, method, est), job, card)
     except ExportError as exc:
@@ -114,14 +150,16 @@ def main() -> int:
         method, mix = draw
         searched += 1
         try:
-            best = search_layout(card, method, cluster, LayoutSpec(seq_len=SEQ_LEN, global_batch=GLOBAL_BATCH,
-                                                                   **mix)).best
+            best = search_layout(
+                card, method, cluster, LayoutSpec(seq_len=SEQ_LEN, global_batch=GLOBAL_BATCH, **mix)
+            ).best
         except ValueError:  # a stated mix no stack runs, refused naming the field
             continue
         if best is None:
             continue
         laid += 1
-        if best.layout.recompute == "offload":  # torchtune's policy, the search's last resort (module docstring)
+        # torchtune's policy, the search's last resort (module docstring)
+        if best.layout.recompute == "offload":
             torchtune_only += 1
             continue
         refused = refusals(card, method, best)
@@ -129,9 +167,9 @@ def main() -> int:
             kind = f"{method} {best.layout.short()}"
             gaps[kind] += 1
             examples.setdefault(kind, (str(mix), refused))
-    print(f"{args.model} on {args.gpus} x {args.gpu}, seed {args.seed}: {searched} mixes of stated fields searched, "
-          f"{laid} with a layout found ({torchtune_only} of them offloading activations where nothing else fits: "
-          "torchtune's policy, not exported)")
+    print(f"{args.model} on {args.gpus} x {args.gpu}, seed {args.seed}: {searched} mixes of stated "
+          f"fields searched, {laid} with a layout found ({torchtune_only} of them offloading "
+          "activations where nothing else fits: torchtune's policy, not exported)")
     print(f"layouts no stack of their framework renders: {sum(gaps.values())}")
     for kind, n in gaps.most_common():
         stated, why = examples[kind]

@@ -3,15 +3,17 @@
     .venv/bin/python bench/validate_estimates.py [--validation-dir DIR] [--csv OUT.csv]
 
 It reads every `throughput*.csv`, `memory*.csv` and `whole_runs*.csv` of the folder (the columns of
-bench/data's files). A row it cannot state to the estimator (a model neither in the catalog nor shaped by
-the row's columns, an unknown GPU or metric, an empty cell, a layout that does not divide the GPUs) is
-listed as not estimated, with why, and left out of the statistics; the other rows still run. An exception
-from the estimator itself is listed the same way as a bug, and the bench then exits 1.
+bench/data's files). A row it cannot state to the estimator (a model neither in the catalog nor
+shaped by the row's columns, an unknown GPU or metric, an empty cell, a layout that does not divide
+the GPUs) is listed as not estimated, with why, and left out of the statistics; the other rows still
+run. An exception from the estimator itself is listed the same way as a bug, and the bench then
+exits 1.
 
 Unit conversions (bench/data/README.md):
 - achieved_tflops_per_gpu (Megatron 2021) counts recomputation FLOPs: compared with the predicted
   model FLOP/s plus the recomputed forward FLOP/s ("hardware" FLOPs, Narayanan et al. 2021 eq. 3);
-- mfu (Korthikanti 2022) and model_tflops_per_gpu (Megatron 2024) are model FLOPs against the BF16 peak;
+- mfu (Korthikanti 2022) and model_tflops_per_gpu (Megatron 2024) are model FLOPs against the BF16
+peak;
 - tokens_per_s_per_gpu (NeMo FP8, LLaMA) compared directly;
 - memory rows: GB (10^9) or GiB as printed; ZeRO rows are model states only (weights + gradients
   + optimizer); QLORA-01 is an upper bound ("fits in 48 GB"): its error is how far above it we are;
@@ -21,17 +23,17 @@ Unit conversions (bench/data/README.md):
   calibration statistics: under the settings the rows state (full activation checkpointing) they
   would need 90-100% of the cards' dense BF16 peak, so some setting differs from the row.
 
-What the CSV leaves blank is searched (micro-batch, and the whole layout for the LLaMA row) or set by the
-estimator's default rule (global batch), never fitted per row. A run whose stated layout the estimator
-judges not to fit is listed as such, and its speed is taken on the fastest layout it states, as if memory
-were no limit (it ran). Framework facts that the rows imply are applied as such: no sequence parallelism
-in sources dated before 2022 (it did not exist yet), unfused attention (the s x s scores stored) in
-sources dated before 2023 that name no fused kernel (FUSED_ATTENTION_YEAR), context parallelism
-approximated as data parallelism (same token split), torchtune's chunked loss, pure BF16 AdamW (its
-low-memory 8-bit one where the row leaves the optimizer unstated), CPU offload where the notes say so and
-LoRA rank (8 on one GPU, 16 on several), NeMo's LoRA on attention (rank 32), QLoRA's rank 64 on all
-layers, NeMo's distributed Adam with BF16 gradients and FP32 master weights kept as 16-bit remainders
-(NEMO_OPTIMIZER).
+What the CSV leaves blank is searched (micro-batch, and the whole layout for the LLaMA row) or set
+by the estimator's default rule (global batch), never fitted per row. A run whose stated layout the
+estimator judges not to fit is listed as such, and its speed is taken on the fastest layout it
+states, as if memory were no limit (it ran). Framework facts that the rows imply are applied as
+such: no sequence parallelism in sources dated before 2022 (it did not exist yet), unfused attention
+(the s x s scores stored) in sources dated before 2023 that name no fused kernel
+(FUSED_ATTENTION_YEAR), context parallelism approximated as data parallelism (same token split),
+torchtune's chunked loss, pure BF16 AdamW (its low-memory 8-bit one where the row leaves the
+optimizer unstated), CPU offload where the notes say so and LoRA rank (8 on one GPU, 16 on several),
+NeMo's LoRA on attention (rank 32), QLoRA's rank 64 on all layers, NeMo's distributed Adam with BF16
+gradients and FP32 master weights kept as 16-bit remainders (NEMO_OPTIMIZER).
 """
 
 from __future__ import annotations
@@ -70,7 +72,13 @@ from plan.models.errors import UnknownIdError
 from plan.models.gpu import GPU
 from plan.models.model_card import ModelCard
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, estimate, search_layout, shape_of
-from plan.planner.estimate.band import MEMORY_BAND, THROUGHPUT_BAND, band_class, throughput_band, whole_run_overhead
+from plan.planner.estimate.band import (
+    MEMORY_BAND,
+    THROUGHPUT_BAND,
+    band_class,
+    throughput_band,
+    whole_run_overhead,
+)
 from plan.planner.estimate.cluster import (
     DEFAULT_CHECKPOINT_WRITE_MIN,
     DEFAULT_GPU_MTBF_H,
@@ -101,8 +109,8 @@ class Row:
     implausible: str = ""  # why the source row's own figures cannot all hold (computed, not judged)
     family: str = ""
     estimate: Estimate | None = None
-    # why the row was not estimated (an unknown model or GPU, a missing column, a layout that does not
-    # add up); "bug: ..." when the estimator itself raised, which makes the bench exit 1
+    # why the row was not estimated (an unknown model or GPU, a missing column, a layout that does
+    # not add up); "bug: ..." when the estimator itself raised, which makes the bench exit 1
     problem: str = ""
 
     @property
@@ -122,7 +130,8 @@ def _card(row: dict[str, str], name: str) -> ModelCard:
     except UnknownIdError as unknown:
         shape_columns = ("layers", "hidden", "heads", "vocab", "params_b")
         if not all((row.get(column) or "").strip() for column in shape_columns):
-            raise RowProblem(f"{unknown}; the row does not give the shape ({', '.join(shape_columns)})") from None
+            raise RowProblem(f"{unknown}; the row does not give the shape "
+                             f"({', '.join(shape_columns)})") from None
     hidden = required(row, "hidden", count)
     heads = required(row, "heads", count)
     same = _same_shape(row, hidden, heads)
@@ -130,78 +139,107 @@ def _card(row: dict[str, str], name: str) -> ModelCard:
         return same
     llama = base.lower().startswith("llama")
     ffn = (int(8 * hidden / 3 + 255) // 256) * 256 if llama else 4 * hidden
-    return ModelCard(id=base.lower(), params=required(row, "params_b", number) * 1e9,
-                     layers=required(row, "layers", count),
-                     hidden_size=hidden, ffn_hidden_size=ffn, ffn_type="swiglu" if llama else "gelu",
-                     num_heads=heads, num_kv_heads=heads, vocab_size=required(row, "vocab", count),
-                     max_positions=required(row, "seq_len", size), tied_embeddings=not llama,
-                     source=f"validation row {row['id']}",
-                     params_note="the row's published count; the shape is rebuilt from the row's columns")
+    return ModelCard(
+        id=base.lower(),
+        params=required(row, "params_b", number) * 1e9,
+        layers=required(row, "layers", count),
+        hidden_size=hidden,
+        ffn_hidden_size=ffn,
+        ffn_type="swiglu" if llama else "gelu",
+        num_heads=heads,
+        num_kv_heads=heads,
+        vocab_size=required(row, "vocab", count),
+        max_positions=required(row, "seq_len", size),
+        tied_embeddings=not llama,
+        source=f"validation row {row['id']}",
+        params_note="the row's published count; the shape is rebuilt from the row's columns",
+    )
 
 
 SAME_SHAPE_PARAMS = 0.03
-"""How near a catalog card's parameter count must be to a row's for `_same_shape` to take its architecture."""
+"""How near a catalog card's parameter count must be to a row's for `_same_shape` to take its
+architecture."""
 
 
 def _same_shape(row: dict[str, str], hidden: int, heads: int) -> ModelCard | None:
-    """The catalog card of a row's unnamed architecture: the same layers, hidden size, heads and vocabulary,
-    and a parameter count within SAME_SHAPE_PARAMS of the row's (Llama 3.3 70B has Llama 3.1 70B's shape,
-    Qwen2 72B Qwen2.5 72B's, Vicuna 13B Llama 2 13B's). Its FFN width, KV heads, gating and experts are
-    what the row's columns do not give; rebuilt from the columns, such a model would get multi-head
-    attention and an 8h/3 FFN. None where no card matches."""
+    """The catalog card of a row's unnamed architecture: the same layers, hidden size, heads and
+    vocabulary, and a parameter count within SAME_SHAPE_PARAMS of the row's (Llama 3.3 70B has Llama
+    3.1 70B's shape, Qwen2 72B Qwen2.5 72B's, Vicuna 13B Llama 2 13B's). Its FFN width, KV heads,
+    gating and experts are what the row's columns do not give; rebuilt from the columns, such a
+    model would get multi-head attention and an 8h/3 FFN. None where no card matches."""
     layers, vocab = required(row, "layers", count), required(row, "vocab", count)
     params = required(row, "params_b", number) * 1e9
     for card in builtin_catalog().models.values():
-        if ((card.layers, card.hidden_size, card.num_heads, card.vocab_size) == (layers, hidden, heads, vocab)
-                and abs(card.params / params - 1) <= SAME_SHAPE_PARAMS):
+        if (card.layers, card.hidden_size, card.num_heads, card.vocab_size) == (
+            layers,
+            hidden,
+            heads,
+            vocab,
+        ) and abs(card.params / params - 1) <= SAME_SHAPE_PARAMS:
             return card
     return None
 
 
 UNLIMITED_MEMORY_GIB = 1e6
-"""A card no layout outgrows: where the estimator judges a run's stated layout not to fit, its speed is
-estimated as if memory were no limit (`_run`)."""
+"""A card no layout outgrows: where the estimator judges a run's stated layout not to fit, its speed
+is estimated as if memory were no limit (`_run`)."""
 
 
 def _run(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec, dp: int | None,
          speed: bool = False) -> Estimate:
-    """The estimate of a row's layout: the fastest that fits within what the row states. Where none fits,
-    the least-memory one for a memory row; for a speed (`speed`), the fastest as if memory were no limit,
-    on the row's own cards: the run ran, so whatever memory it needed it had; the verdict "judged not to
-    fit" is reported apart, and a speed taken on the least-memory layout (no interleaving, the most
-    recomputation) would count the memory error twice."""
+    """The estimate of a row's layout: the fastest that fits within what the row states. Where none
+    fits, the least-memory one for a memory row; for a speed (`speed`), the fastest as if memory
+    were no limit, on the row's own cards: the run ran, so whatever memory it needed it had; the
+    verdict "judged not to fit" is reported apart, and a speed taken on the least-memory layout (no
+    interleaving, the most recomputation) would count the memory error twice."""
     result = search_layout(card, method, cluster, spec)
-    est = result.best or (_fastest_ignoring_memory(card, method, cluster, spec) if speed else None) or result.closest
+    est = (
+        result.best
+        or (_fastest_ignoring_memory(card, method, cluster, spec) if speed else None)
+        or result.closest
+    )
     if est is None:
-        reasons = ", ".join(f"{why} ({n})" for why, n in sorted(result.reasons.items())) or "none considered"
+        reasons = (
+            ", ".join(f"{why} ({n})" for why, n in sorted(result.reasons.items()))
+            or "none considered"
+        )
         raise RowProblem(f"no layout the estimator accepts: {reasons}")
     if dp is not None and est.layout.dp != dp:
         raise RowProblem(f"layout search gave dp={est.layout.dp}, the row says {dp}")
     return est
 
 
-def _fastest_ignoring_memory(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> Estimate | None:
-    """The fastest layout within `spec` on cards of unlimited memory, estimated on the real ones (its `fits`
-    then says whether it fits them)."""
-    roomy = replace(cluster, gpu=cluster.gpu.model_copy(update={"memory_gib": UNLIMITED_MEMORY_GIB}))
+def _fastest_ignoring_memory(
+    card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec
+) -> Estimate | None:
+    """The fastest layout within `spec` on cards of unlimited memory, estimated on the real ones
+    (its `fits` then says whether it fits them)."""
+    roomy = replace(
+        cluster, gpu=cluster.gpu.model_copy(update={"memory_gib": UNLIMITED_MEMORY_GIB})
+    )
     found = search_layout(card, method, roomy, spec).best
     return None if found is None else estimate(card, method, cluster, found.layout)
 
 
-def _each_row(path: Path, kind: str, value_column: str, one: Callable[[dict[str, str]], list[Row]]) -> list[Row]:
-    """The rows of one CSV file, each estimated by `one`; one that fails is reported as not estimated
-    (`_attempt`) and the other rows still run."""
+def _each_row(
+    path: Path, kind: str, value_column: str, one: Callable[[dict[str, str]], list[Row]]
+) -> list[Row]:
+    """The rows of one CSV file, each estimated by `one`; one that fails is reported as not
+    estimated (`_attempt`) and the other rows still run."""
     out: list[Row] = []
     with path.open(newline="") as f:
         for row in _with_sources(csv.DictReader(f)):
             done = _attempt(lambda row=row: one(row))  # type: ignore[misc]
-            out.extend([_not_estimated(row, kind, value_column, done)] if isinstance(done, str) else done)
+            out.extend(
+                [_not_estimated(row, kind, value_column, done)] if isinstance(done, str) else done
+            )
     return out
 
 
 def _attempt(work: Callable[[], T]) -> T | str:
     """`work()`, or why it failed: a RowProblem, or an empty, unparsable or missing cell (KeyError,
-    ValueError), is the row's; any other exception is the estimator's, "bug: ..." (the bench then exits 1)."""
+    ValueError), is the row's; any other exception is the estimator's, "bug: ..." (the bench then
+    exits 1)."""
     try:
         return work()
     except RowProblem as problem:
@@ -217,14 +255,23 @@ def _not_estimated(row: dict[str, str], kind: str, value_column: str, why: str) 
         published = number(row.get(value_column), value_column)
     except RowProblem:  # the value itself is what the row cannot state
         published = None
-    return Row(row.get("id") or "?", kind, row.get("metric") or "", published if published is not None else
-               float("nan"), None, row.get("unit") or "", "-", f"not estimated: {why}",
-               family=family(row.get("id") or "", row.get("source") or ""), problem=why)
+    return Row(
+        row.get("id") or "?",
+        kind,
+        row.get("metric") or "",
+        published if published is not None else float("nan"),
+        None,
+        row.get("unit") or "",
+        "-",
+        f"not estimated: {why}",
+        family=family(row.get("id") or "", row.get("source") or ""),
+        problem=why,
+    )
 
 
 def _rows_of(vdir: Path, stem: str, read: Callable[[Path], list[Row]]) -> list[Row]:
-    """Every `<stem>*.csv` of the folder, in name order (throughput_public.csv, and any other file of the
-    same columns)."""
+    """Every `<stem>*.csv` of the folder, in name order (throughput_public.csv, and any other file
+    of the same columns)."""
     return [row for path in sorted(vdir.glob(f"{stem}*.csv")) for row in read(path)]
 
 
@@ -233,14 +280,22 @@ FAMILIES = (("MEG21", "Megatron"), ("MEG24", "Megatron"), ("KOR", "Megatron"), (
             ("ZERO", "ZeRO states"), ("QLORA", "QLoRA"), ("LL1", "whole runs"))
 
 
-SOURCE_FAMILIES = (("llm-foundry", "FSDP"), ("torchtitan", "torchtitan"), ("torchtune", "torchtune"),
-                   ("NeMo", "NeMo"), ("Megatron", "Megatron"), ("Korthikanti", "Megatron"),
-                   ("ZeRO", "ZeRO states"), ("QLoRA", "QLoRA"))
+SOURCE_FAMILIES = (
+    ("llm-foundry", "FSDP"),
+    ("torchtitan", "torchtitan"),
+    ("torchtune", "torchtune"),
+    ("NeMo", "NeMo"),
+    ("Megatron", "Megatron"),
+    ("Korthikanti", "Megatron"),
+    ("ZeRO", "ZeRO states"),
+    ("QLoRA", "QLoRA"),
+)
 """The stack a row ran, from its source text (so rows of other files are read the same way)."""
 
 
 def _with_sources(rows: csv.DictReader[str]) -> list[dict[str, str]]:
-    """Rows with a source of "same" (or "same (...)") given the source of the row they refer back to."""
+    """Rows with a source of "same" (or "same (...)") given the source of the row they refer back
+    to."""
     out, last = [], ""
     for row in rows:
         if (row.get("source") or "").startswith("same"):
@@ -264,8 +319,8 @@ cross-entropy, torchtune a chunked one (8 chunks); both are run as the "chunked"
 
 
 def loss_of(row: dict[str, str], fam: str) -> str:
-    """The loss a row's stack ran: a fused linear cross-entropy where the row names Liger or Unsloth, the
-    chunked one for FUSED_LOSS_FAMILIES, else PyTorch's or Megatron's plain one."""
+    """The loss a row's stack ran: a fused linear cross-entropy where the row names Liger or
+    Unsloth, the chunked one for FUSED_LOSS_FAMILIES, else PyTorch's or Megatron's plain one."""
     text = (row.get("source", "") + row.get("notes", "")).lower()
     if "liger" in text or "unsloth" in text:
         return "fused"
@@ -273,48 +328,68 @@ def loss_of(row: dict[str, str], fam: str) -> str:
 
 
 def compiled(row: dict[str, str]) -> bool:
-    """Rows whose stack ran torch.compile (torchtitan's, the torchtune rows that say so) or Liger's or Unsloth's
-    kernels: fused modules, which save what the fused activation formula counts (memory.py); the others ran
-    eager PyTorch modules."""
+    """Rows whose stack ran torch.compile (torchtitan's, the torchtune rows that say so) or Liger's
+    or Unsloth's
+    kernels: fused modules, which save what the fused activation formula counts (memory.py); the
+    others ran eager PyTorch modules."""
     text = row.get("source", "") + row.get("notes", "")
     return "torch.compile" in text or any(name in text.lower() for name in ("liger", "unsloth"))
 
 
-FRAMEWORK_OF_FAMILY = {"Megatron": "megatron", "NeMo": "megatron", "FSDP": "fsdp", "torchtitan": "fsdp",
-                       "torchtune": "fsdp", "QLoRA": "fsdp"}
-"""The stack each family ran: Megatron-LM/NeMo (distributed optimizer), Composer/torchtitan/torchtune FSDP,
-QLoRA's Hugging Face + peft; rows of other stacks have theirs searched."""
+FRAMEWORK_OF_FAMILY = {
+    "Megatron": "megatron",
+    "NeMo": "megatron",
+    "FSDP": "fsdp",
+    "torchtitan": "fsdp",
+    "torchtune": "fsdp",
+    "QLoRA": "fsdp",
+}
+"""The stack each family ran: Megatron-LM/NeMo (distributed optimizer),
+Composer/torchtitan/torchtune FSDP, QLoRA's Hugging Face + peft; rows of other stacks have theirs
+searched."""
 
-FRAMEWORK_NAMES = (("fsdp", "fsdp"), ("fully sharded", "fsdp"), ("fully_shard", "fsdp"), ("deepspeed", "deepspeed"),
-                   ("megatron", "megatron"), ("nemo", "megatron"))
-"""Stacks a row of no known family may name in its source or notes, in the estimator's framework ids (the
-first named wins: Megatron-DeepSpeed runs DeepSpeed's engine)."""
+FRAMEWORK_NAMES = (
+    ("fsdp", "fsdp"),
+    ("fully sharded", "fsdp"),
+    ("fully_shard", "fsdp"),
+    ("deepspeed", "deepspeed"),
+    ("megatron", "megatron"),
+    ("nemo", "megatron"),
+)
+"""Stacks a row of no known family may name in its source or notes, in the estimator's framework ids
+(the first named wins: Megatron-DeepSpeed runs DeepSpeed's engine)."""
 
 
 def framework_of(row: dict[str, str], fam: str) -> str | None:
-    """The stack a row ran: its family's (FRAMEWORK_OF_FAMILY), else one its text names (its source, notes or
-    ZeRO cell), else None (searched). A stack that cannot run the ZeRO stage the row states is not the row's:
-    the stated stage wins, and the stack is searched among those that run it (FSDP has no ZeRO-1)."""
+    """The stack a row ran: its family's (FRAMEWORK_OF_FAMILY), else one its text names (its source,
+    notes or ZeRO cell), else None (searched). A stack that cannot run the ZeRO stage the row states
+    is not the row's: the stated stage wins, and the stack is searched among those that run it (FSDP
+    has no ZeRO-1)."""
     text = " ".join(row.get(column) or "" for column in ("source", "notes", "zero")).lower()
-    named = FRAMEWORK_OF_FAMILY.get(fam) or next((framework for name, framework in FRAMEWORK_NAMES if name in text),
-                                                 None)
+    named = FRAMEWORK_OF_FAMILY.get(fam) or next(
+        (framework for name, framework in FRAMEWORK_NAMES if name in text), None
+    )
     zero = stated_zero(row)
-    if named is not None and zero is not None and zero not in framework_zero(named, count(row.get("pp"), "pp") or 1):
+    if (
+        named is not None
+        and zero is not None
+        and zero not in framework_zero(named, count(row.get("pp"), "pp") or 1)
+    ):
         return None
     return named
 
 
 def stated_zero(row: dict[str, str]) -> int | None:
-    """The row's ZeRO stage: its `zero` cell, else one its notes state (ZeRO-3, ZeRO stage 2, FSDP's FULL_SHARD
-    or SHARD_GRAD_OP), else None."""
+    """The row's ZeRO stage: its `zero` cell, else one its notes state (ZeRO-3, ZeRO stage 2, FSDP's
+    FULL_SHARD or SHARD_GRAD_OP), else None."""
     cell = zero_cell(row.get("zero"))
     return cell if cell is not None else zero_in_words(row.get("notes") or "")
 
 
 def stated_hybrid_shard(row: dict[str, str], gpus: int, gpus_per_node: int) -> bool:
-    """Whether the row's run sharded hybrid: where its notes or ZeRO cell name FSDP's hybrid sharding
-    (HYBRID_SHARD, HSDP, "hybrid shard") over more than one node. Every stack shards over all ranks unless told
-    otherwise, so a row that does not say so ran the full shard."""
+    """Whether the row's run sharded hybrid: where its notes or ZeRO cell name FSDP's hybrid
+    sharding (HYBRID_SHARD, HSDP, "hybrid shard") over more than one node. Every stack shards over
+    all ranks unless told otherwise, so a row that does not say so ran the full shard."""
     text = (row.get("notes") or "") + " " + (row.get("zero") or "")
     named = re.search(r"hybrid[_ ]shard|\bHSDP\b", text, re.IGNORECASE)
     return bool(named) and gpus > gpus_per_node
@@ -325,16 +400,18 @@ CONTEXT_PARALLEL_WORDS = r"context[-_ ]parallel(?:ism)?(?:[-_ ]size)?|cp"
 
 
 def stated_count(notes: str, name: str) -> int | None:
-    """A count the row's notes give after `name` (a regular expression): "micro batch 4", "global batch 512
-    sequences", "mbs=2"; None where they give none, or give tokens ("global batch 4M tokens", "4,194,304
-    tokens")."""
-    said = re.search(rf"\b(?:{name})\s*[=:]?\s*(\d+)\b(?![.,]\d|\s*(?:[kKMB]\b|tokens))", notes, re.IGNORECASE)
+    """A count the row's notes give after `name` (a regular expression): "micro batch 4", "global
+    batch 512 sequences", "mbs=2"; None where they give none, or give tokens ("global batch 4M
+    tokens", "4,194,304 tokens")."""
+    said = re.search(
+        rf"\b(?:{name})\s*[=:]?\s*(\d+)\b(?![.,]\d|\s*(?:[kKMB]\b|tokens))", notes, re.IGNORECASE
+    )
     return int(said.group(1)) if said else None
 
 
 def stated_accumulation(notes: str) -> int:
-    """Gradient-accumulation steps the row's notes state ("gradient accumulation 16", "grad accum 3",
-    "gradient_accumulation_steps: 4"), else 1."""
+    """Gradient-accumulation steps the row's notes state ("gradient accumulation 16", "grad accum
+    3", "gradient_accumulation_steps: 4"), else 1."""
     return max(1, stated_count(notes, r"grad(?:ient)?[_ ]accum(?:ulation)?(?:[_ ]steps)?") or 1)
 
 
@@ -344,18 +421,20 @@ def stated_lora_rank(notes: str) -> int | None:
 
 
 NEMO_OPTIMIZER = "adam_precision_aware"
-"""NeMo's full-parameter runs: the NeMo 24.07 container (NeMo 2.0.0rc1) gives Apex's distributed Adam
-`store_param_remainders=True` whenever the optimizer is FP32 and the model BF16
-(nemo/collections/nlp/models/language_modeling/megatron_base_model.py, setup_optimization), and NeMo's
-performance configurations reduce gradients in BF16 (NeMo 2.3.0: `grad_reduce_in_fp32 = False` in the
-performance mode of 18 recipes, llama2_7b, llama3_8b, llama3_70b and llama31_70b among them, for
-pre-training and fine-tuning alike). Both together are the estimator's precision-aware optimizer."""
+"""NeMo's full-parameter runs: the NeMo 24.07 container (NeMo 2.0.0rc1) gives Apex's distributed
+Adam `store_param_remainders=True` whenever the optimizer is FP32 and the model BF16
+(nemo/collections/nlp/models/language_modeling/megatron_base_model.py, setup_optimization), and
+NeMo's performance configurations reduce gradients in BF16 (NeMo 2.3.0: `grad_reduce_in_fp32 =
+False` in the performance mode of 18 recipes, llama2_7b, llama3_8b, llama3_70b and llama31_70b among
+them, for pre-training and fine-tuning alike). Both together are the estimator's precision-aware
+optimizer."""
 
 H100_96GB_GIB = 94.0
-"""torchtitan's H100 96 GB (HBM2e, 500 W) parts: usable memory ~94 GiB (assumed from the 96 GB label)."""
+"""torchtitan's H100 96 GB (HBM2e, 500 W) parts: usable memory ~94 GiB (assumed from the 96 GB
+label)."""
 H100_96GB_PEAK = {"bf16": (989 + 835) / 2, "fp16": (989 + 835) / 2, "fp8": (1979 + 1671) / 2}
-"""The same parts' dense peaks: the source says "between SXM and NVL" (989 and 835 TFLOP/s BF16, 1979
-and 1671 FP8, NVIDIA datasheets); the midpoint is taken (computed, not published)."""
+"""The same parts' dense peaks: the source says "between SXM and NVL" (989 and 835 TFLOP/s BF16,
+1979 and 1671 FP8, NVIDIA datasheets); the midpoint is taken (computed, not published)."""
 
 
 def _gpu_of_row(catalog: Catalog, row: dict[str, str]) -> GPU:
@@ -370,15 +449,15 @@ def _gpu_of_row(catalog: Catalog, row: dict[str, str]) -> GPU:
 
 
 UNSTATED_INTERLEAVING = 2
-"""Virtual stages per rank for an interleaved schedule whose count the source does not state: two, the
-smallest interleaving (torchtitan splits the model into two stages per rank by default)."""
+"""Virtual stages per rank for an interleaved schedule whose count the source does not state: two,
+the smallest interleaving (torchtitan splits the model into two stages per rank by default)."""
 
 
 def pipeline_schedule(row: dict[str, str], notes: str) -> int | None:
-    """Virtual stages per rank a row's schedule fixes, or None (searched): UNSTATED_INTERLEAVING where its notes
-    say interleaved without a count; 1 where they name a 1F1B schedule, or where its stack pipelines on
-    DeepSpeed's engine (Megatron-DeepSpeed: BLOOM, MT-NLG), whose schedule has no interleaved stages
-    (deepspeed/runtime/pipe/schedule.py TrainSchedule)."""
+    """Virtual stages per rank a row's schedule fixes, or None (searched): UNSTATED_INTERLEAVING
+    where its notes say interleaved without a count; 1 where they name a 1F1B schedule, or where its
+    stack pipelines on DeepSpeed's engine (Megatron-DeepSpeed: BLOOM, MT-NLG), whose schedule has no
+    interleaved stages (deepspeed/runtime/pipe/schedule.py TrainSchedule)."""
     if "interleaved" in notes:
         return UNSTATED_INTERLEAVING
     if "1F1B schedule" in notes or "deepspeed" in ((row.get("source") or "") + " " + notes).lower():
@@ -387,37 +466,49 @@ def pipeline_schedule(row: dict[str, str], notes: str) -> int | None:
 
 
 def whole_replicas_batch(sequences: int | None, dp: int | None) -> int | None:
-    """A global batch of `sequences` that every one of `dp` replicas can take a whole share of: the nearest
-    multiple of dp (at least dp) where a source's batch is a round figure in tokens ("2M tokens") that dp does
-    not divide; the batch itself otherwise."""
+    """A global batch of `sequences` that every one of `dp` replicas can take a whole share of: the
+    nearest multiple of dp (at least dp) where a source's batch is a round figure in tokens ("2M
+    tokens") that dp does not divide; the batch itself otherwise."""
     if sequences is None or not dp or sequences % dp == 0:
         return sequences
     return max(dp, round(sequences / dp) * dp)
 
 
 def _torchtitan_stages_per_rank(notes: str) -> int:
-    """Pipeline stages per rank of a torchtitan row: UNSTATED_INTERLEAVING when its schedule is interleaved."""
+    """Pipeline stages per rank of a torchtitan row: UNSTATED_INTERLEAVING when its schedule is
+    interleaved."""
     return UNSTATED_INTERLEAVING if "interleaved" in notes else 1
 
 
 def _torchtitan_micro_batch(replica: int, pp: int | None, notes: str) -> int:
-    """torchtitan (Dec 2024) runs the local batch as one micro-batch without pipelining, and splits it
-    into as many micro-batches as pipeline stages with it, all stages counted (its default: pp x the stages
-    per rank of an interleaved schedule; torchtitan/parallelisms/pipelining_utils.py build_pipeline_schedule)."""
-    return max(1, replica // (pp * _torchtitan_stages_per_rank(notes))) if pp and pp > 1 else replica
+    """torchtitan (Dec 2024) runs the local batch as one micro-batch without pipelining, and splits
+    it into as many micro-batches as pipeline stages with it, all stages counted (its default: pp x
+    the stages per rank of an interleaved schedule; torchtitan/parallelisms/pipelining_utils.py
+    build_pipeline_schedule)."""
+    return (
+        max(1, replica // (pp * _torchtitan_stages_per_rank(notes))) if pp and pp > 1 else replica
+    )
 
 
 FUSED_ATTENTION_YEAR = 2023
-"""FlashAttention (Dao et al., arXiv 2205.14135, May 2022) reached the training stacks in 2023: PyTorch 2.0's
-scaled_dot_product_attention (March 2023), Megatron-LM's `--use-flash-attn`. Before, Megatron-LM, Megatron-DeepSpeed
-and their kin stored and re-read the s x s attention scores (the 5as/h term of Korthikanti et al. 2022, whose
-selective recomputation exists to drop it)."""
+"""FlashAttention (Dao et al., arXiv 2205.14135, May 2022) reached the training stacks in 2023:
+PyTorch 2.0's scaled_dot_product_attention (March 2023), Megatron-LM's `--use-flash-attn`. Before,
+Megatron-LM, Megatron-DeepSpeed and their kin stored and re-read the s x s attention scores (the
+5as/h term of Korthikanti et al. 2022, whose selective recomputation exists to drop it)."""
 
-FUSED_ATTENTION_NAMES = ("flashattention", "flash attention", "flash-attn", "xformers", "memory-efficient attention")
-"""A row whose text names one of these ran a fused attention whatever its date (LLaMA used xformers' kernel)."""
+FUSED_ATTENTION_NAMES = (
+    "flashattention",
+    "flash attention",
+    "flash-attn",
+    "xformers",
+    "memory-efficient attention",
+)
+"""A row whose text names one of these ran a fused attention whatever its date (LLaMA used
+xformers' kernel)."""
 
 SEQUENCE_PARALLEL_YEAR = 2022
-"""Sequence parallelism came with Korthikanti et al. 2022 (Megatron-LM); stacks described before had none."""
+"""Sequence parallelism came with Korthikanti et al. 2022 (Megatron-LM); stacks described before
+had none."""
 
 
 def source_year(row: dict[str, str]) -> int | None:
@@ -433,37 +524,53 @@ def before(row: dict[str, str], year: int) -> bool:
 
 
 def fused_attention(row: dict[str, str]) -> bool:
-    """Whether a row's stack ran a fused attention that stores no s x s scores: any row that names one, and
-    every row not dated before FUSED_ATTENTION_YEAR."""
+    """Whether a row's stack ran a fused attention that stores no s x s scores: any row that names
+    one, and every row not dated before FUSED_ATTENTION_YEAR."""
     text = ((row.get("source") or "") + " " + (row.get("notes") or "")).lower()
-    return any(name in text for name in FUSED_ATTENTION_NAMES) or not before(row, FUSED_ATTENTION_YEAR)
+    return any(name in text for name in FUSED_ATTENTION_NAMES) or not before(
+        row, FUSED_ATTENTION_YEAR
+    )
 
 
-RECOMPUTE_WORDS = {"none": ("none", "no", "off", "false", "disabled", "without", "no ac", "no checkpointing"),
-                   "full": ("full", "yes", "on", "true", "ac", "full ac", "activation checkpointing",
-                            "gradient checkpointing", "checkpointing", "block", "uniform"),
-                   "selective": ("selective", "sac", "op", "op level", "selective ac", "selective op", "partial"),
-                   "offload": ("offload", "activation offload"),
-                   "full_offload": ("full offload", "checkpoint offload")}
-"""The words a row's recompute cell may use, by the estimator's policy: AC and gradient checkpointing are
-full recomputation, torchtitan's op-level SAC is the selective policy."""
+RECOMPUTE_WORDS = {
+    "none": ("none", "no", "off", "false", "disabled", "without", "no ac", "no checkpointing"),
+    "full": (
+        "full",
+        "yes",
+        "on",
+        "true",
+        "ac",
+        "full ac",
+        "activation checkpointing",
+        "gradient checkpointing",
+        "checkpointing",
+        "block",
+        "uniform",
+    ),
+    "selective": ("selective", "sac", "op", "op level", "selective ac", "selective op", "partial"),
+    "offload": ("offload", "activation offload"),
+    "full_offload": ("full offload", "checkpoint offload"),
+}
+"""The words a row's recompute cell may use, by the estimator's policy: AC and gradient
+checkpointing are full recomputation, torchtitan's op-level SAC is the selective policy."""
 
 
 def recompute_of(cell: str | None) -> str | None:
-    """The estimator's recompute policy for a row's cell (RECOMPUTE_WORDS); blank is searched. A cell the
-    bench cannot read is the row's problem."""
+    """The estimator's recompute policy for a row's cell (RECOMPUTE_WORDS); blank is searched. A
+    cell the bench cannot read is the row's problem."""
     if unstated(cell):
         return None
     text = main_words(cell)
     found = next((policy for policy, words in RECOMPUTE_WORDS.items() if text in words), None)
     if found is None:
-        raise RowProblem(f"recompute {cell!r} is not a policy the bench reads ({', '.join(RECOMPUTE_WORDS)})")
+        raise RowProblem(f"recompute {cell!r} is not a policy the bench reads "
+                         f"({', '.join(RECOMPUTE_WORDS)})")
     return found
 
 
 def precision_of(cell: str | None) -> str:
-    """The training precision a row's cell names: FP8 (Transformer Engine, torchao), FP16 (mixed or pure),
-    else BF16 (QLoRA's "nf4 + bf16" included)."""
+    """The training precision a row's cell names: FP8 (Transformer Engine, torchao), FP16 (mixed or
+    pure), else BF16 (QLoRA's "nf4 + bf16" included)."""
     text = (cell or "").lower()
     if "fp8" in text or "float8" in text:
         return "fp8"
@@ -480,15 +587,15 @@ def memory_unit_per_gib(unit: str) -> float:
 
 
 WHOLE_RUN_ASSUMED_GPUS = 2048
-"""The GPU count of a whole run's GPU-hours row that does not give one: LLaMA-65B's published 2048 A100s
-(Touvron et al. 2023, section 2.4), as bench/data/whole_runs.csv assumes for the Llama 2 and 3 runs.
-GPU-hours depend on the count only through the layout's efficiency at that scale; wall-clock hours
-would depend on it wholly, so an `hours` row must give it."""
+"""The GPU count of a whole run's GPU-hours row that does not give one: LLaMA-65B's published 2048
+A100s (Touvron et al. 2023, section 2.4), as bench/data/whole_runs.csv assumes for the Llama 2 and 3
+runs. GPU-hours depend on the count only through the layout's efficiency at that scale; wall-clock
+hours would depend on it wholly, so an `hours` row must give it."""
 
 
 def gpus_of(row: dict[str, str]) -> int:
-    """The row's GPU count: its cell; else tp x pp x dp x cp where the row gives tp, pp and dp; else, for a
-    whole run's GPU-hours, WHOLE_RUN_ASSUMED_GPUS."""
+    """The row's GPU count: its cell; else tp x pp x dp x cp where the row gives tp, pp and dp;
+    else, for a whole run's GPU-hours, WHOLE_RUN_ASSUMED_GPUS."""
     cell = count(row.get("num_gpus"), "num_gpus")
     if cell is not None:
         return cell
@@ -497,13 +604,14 @@ def gpus_of(row: dict[str, str]) -> int:
         return tp * pp * dp * (stated_count(row.get("notes") or "", CONTEXT_PARALLEL_WORDS) or 1)
     if row_metric(row) == "gpu_hours":
         return WHOLE_RUN_ASSUMED_GPUS
-    raise RowProblem("num_gpus is blank and the row gives neither tp, pp and dp nor a GPU-hours figure")
+    raise RowProblem("num_gpus is blank and the row gives neither tp, pp and dp nor a GPU-hours "
+                     "figure")
 
 
 def method_of(row: dict[str, str]) -> str:
-    """The training method of a throughput row: its `method` cell where the file has one (MEMORY_METHODS'
-    words), else what its model name's last word or its notes say (QLoRA, or an NF4 precision; LoRA; DPO;
-    SFT or fine-tuning), else pre-training."""
+    """The training method of a throughput row: its `method` cell where the file has one
+    (MEMORY_METHODS' words), else what its model name's last word or its notes say (QLoRA, or an NF4
+    precision; LoRA; DPO; SFT or fine-tuning), else pre-training."""
     cell = (row.get("method") or "").strip().lower()
     if cell:
         if cell not in MEMORY_METHODS:
@@ -533,14 +641,17 @@ EXPERT_PARALLEL_WORDS = r"ep|expert[-_ ]parallel(?:ism)?(?:[-_ ]size)?"
 
 
 def stated_expert_parallel(row: dict[str, str], notes: str) -> int | None:
-    """A MoE row's expert-parallel size: its `ep` cell where its file has one, else its notes' (None: searched)."""
+    """A MoE row's expert-parallel size: its `ep` cell where its file has one, else its notes'
+    (None: searched)."""
     return count(row.get("ep"), "ep") or stated_count(notes, EXPERT_PARALLEL_WORDS)
 
 
-def _context_parallel(notes: str, gpus: int, tp: int | None, pp: int | None, dp: int | None) -> int | None:
-    """The row's context-parallel size: stated in its notes, else what its GPUs leave over tp x pp x dp
-    when all three are given (Llama 3's CP 16 rows), else 1 where the row states tp (the older stacks
-    had none), else searched."""
+def _context_parallel(
+    notes: str, gpus: int, tp: int | None, pp: int | None, dp: int | None
+) -> int | None:
+    """The row's context-parallel size: stated in its notes, else what its GPUs leave over tp x pp x
+    dp when all three are given (Llama 3's CP 16 rows), else 1 where the row states tp (the older
+    stacks had none), else searched."""
     stated = stated_count(notes, CONTEXT_PARALLEL_WORDS)
     if stated:
         return stated
@@ -567,25 +678,39 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
     gbt = size(row["global_batch_tokens"], "global_batch_tokens")
     stated_gb = int(gbt // seq) if gbt else stated_count(notes, r"global[_ ]batch(?:[_ ]size)?")
     gb = whole_replicas_batch(stated_gb, dp)
-    mb = count(row.get("micro_batch"), "micro_batch") or stated_count(notes, r"micro[-_ ]?batch(?:[_ ]size)?|mbs")
+    mb = count(row.get("micro_batch"), "micro_batch") or stated_count(notes, r"micro[-_ "
+                                                                             r"]?batch(?:[_ "
+                                                                             r"]size)?|mbs")
     zero = stated_zero(row)
     if fam == "torchtitan":
         if mb is None and gb and dp:
             mb = _torchtitan_micro_batch(gb // dp, pp, notes)
         if pp and pp > 1 and zero == 3:
-            zero = 2  # torchtitan keeps parameters gathered under pipelining (no reshard after forward)
+            # torchtitan keeps parameters gathered under pipelining (no reshard after forward)
+            zero = 2
     hybrid = stated_hybrid_shard(row, gpus, Cluster.of(gpu, gpus).gpus_per_node)
     spec = LayoutSpec(
-        tp=tp, pp=pp, zero=zero, recompute=recompute_of(row["recompute"]),
-        global_batch=gb, seq_len=seq, micro_batch=mb,
+        tp=tp,
+        pp=pp,
+        zero=zero,
+        recompute=recompute_of(row["recompute"]),
+        global_batch=gb,
+        seq_len=seq,
+        micro_batch=mb,
         precision=precision_of(row["precision"]),
-        lora_rank=stated_lora_rank(notes) or 32, lora_targets="attention" if method == "lora" else "all",
+        lora_rank=stated_lora_rank(notes) or 32,
+        lora_targets="attention" if method == "lora" else "all",
         sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None,
         flash_attention=fused_attention(row),
-        loss=loss_of(row, fam), fused_modules=compiled(row),
+        loss=loss_of(row, fam),
+        fused_modules=compiled(row),
         virtual_pipeline=vpp or pipeline_schedule(row, notes),
-        framework=framework, cp=_context_parallel(notes, gpus, tp, pp, dp), ep=stated_expert_parallel(row, notes),
-        optimizer=NEMO_OPTIMIZER if fam == "NeMo" and method != "lora" and zero in (None, 1) else "adam",
+        framework=framework,
+        cp=_context_parallel(notes, gpus, tp, pp, dp),
+        ep=stated_expert_parallel(row, notes),
+        optimizer=NEMO_OPTIMIZER
+        if fam == "NeMo" and method != "lora" and zero in (None, 1)
+        else "adam",
         hybrid_shard=hybrid,
     )
     est = _run(card, method, Cluster.of(gpu, gpus), spec, dp, speed=True)
@@ -599,8 +724,13 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
     elif metric in ("gpu_hours", "hours"):  # a whole run: the tokens it trained on are in its notes
         pred = getattr(est.run(_run_tokens(notes)), metric)
     else:
-        pred = _metric(est, metric, card, gpu, "fp8" if spec.precision == "fp8" and "fp8 peak" in notes.lower()
-                       else "bf16")
+        pred = _metric(
+            est,
+            metric,
+            card,
+            gpu,
+            "fp8" if spec.precision == "fp8" and "fp8 peak" in notes.lower() else "bf16",
+        )
         if metric in ("mfu", "hfu") and row["unit"].strip() != "%" and value <= 1.0:
             pred /= 100.0  # a utilization given as a fraction
     note = f"{fam}; " + (f"vpp={vpp}; " if vpp else "")
@@ -610,20 +740,33 @@ def _throughput_row(catalog: Catalog, row: dict[str, str]) -> Row:
         note += "estimated OOM"
     elif not est.fits:
         note += "at the card's limit"
-    return Row(row["id"], "throughput", metric, value, pred, row["unit"], est.layout.short(), note, family=fam,
-               estimate=est)
+    return Row(
+        row["id"],
+        "throughput",
+        metric,
+        value,
+        pred,
+        row["unit"],
+        est.layout.short(),
+        note,
+        family=fam,
+        estimate=est,
+    )
 
 
 def _run_tokens(notes: str) -> float:
-    """The tokens of a whole-run row, from its notes ("15T tokens", "300B tokens", "2.0e12 tokens")."""
+    """The tokens of a whole-run row, from its notes ("15T tokens", "300B tokens", "2.0e12
+    tokens")."""
     found = re.search(r"([\d.]+(?:e\d+)?)\s*([TB]?)\s*tokens", notes)
     if not found:
-        raise RowProblem("a GPU-hours or hours row needs its tokens in the notes (e.g. '15T tokens')")
+        raise RowProblem("a GPU-hours or hours row needs its tokens in the notes (e.g. '15T "
+                         "tokens')")
     return float(found.group(1)) * {"T": 1e12, "B": 1e9, "": 1.0}[found.group(2)]
 
 
 def _metric(est: Estimate, metric: str, card: ModelCard, gpu: GPU, peak_of: str = "bf16") -> float:
-    """`metric` of the estimate; utilizations against the `peak_of` dense peak (BF16 unless the row says FP8)."""
+    """`metric` of the estimate; utilizations against the `peak_of` dense peak (BF16 unless the
+    row says FP8)."""
     if metric == "achieved_tflops_per_gpu":
         shape = shape_of(card)
         lin, attn, _ = shape.forward_flops_per_token(est.layout.seq_len)
@@ -633,7 +776,8 @@ def _metric(est: Estimate, metric: str, card: ModelCard, gpu: GPU, peak_of: str 
     if metric == "mfu":
         peak = gpu.peak_tflops.for_precision(peak_of) or 1.0
         return 100.0 * est.model_tflops_per_gpu / peak
-    if metric == "hfu":  # hardware FLOPs: the recomputed forward counted too (Korthikanti et al. 2022)
+    # hardware FLOPs: the recomputed forward counted too (Korthikanti et al. 2022)
+    if metric == "hfu":
         peak = gpu.peak_tflops.for_precision(peak_of) or 1.0
         return 100.0 * _metric(est, "achieved_tflops_per_gpu", card, gpu) / peak
     if metric == "model_tflops_per_gpu":
@@ -648,15 +792,17 @@ def _metric(est: Estimate, metric: str, card: ModelCard, gpu: GPU, peak_of: str 
         return est.tokens_per_s_per_gpu / est.layout.seq_len
     if metric in ("step_time_s", "iteration_time_s"):
         return est.step_time_s
-    raise RowProblem(f"metric {metric!r} is not one the bench converts (achieved_tflops_per_gpu, tflops_per_gpu, "
-                     "mfu, hfu, model_tflops_per_gpu, tokens_per_s_per_gpu, tokens_per_s, samples_per_s, "
-                     "samples_per_s_per_gpu, step_time_s, gpu_hours or hours with the tokens in the notes)")
+    raise RowProblem(f"metric {metric!r} is not one the bench converts (achieved_tflops_per_gpu, "
+                     "tflops_per_gpu, mfu, hfu, model_tflops_per_gpu, tokens_per_s_per_gpu, "
+                     "tokens_per_s, samples_per_s, samples_per_s_per_gpu, step_time_s, gpu_hours "
+                     "or hours with the tokens in the notes)")
 
 
 def row_metric(row: dict[str, str]) -> str:
-    """The row's metric in `_metric`'s names: an unqualified `tflops_per_gpu` counts the recomputed forward
-    where the source is of the years that reported "achieved" FLOP/s (before 2023: Narayanan et al. 2021's
-    formula, used by the Megatron-DeepSpeed runs of 2022) and the run recomputed, model FLOP/s otherwise."""
+    """The row's metric in `_metric`'s names: an unqualified `tflops_per_gpu` counts the recomputed
+    forward where the source is of the years that reported "achieved" FLOP/s (before 2023: Narayanan
+    et al. 2021's formula, used by the Megatron-DeepSpeed runs of 2022) and the run recomputed,
+    model FLOP/s otherwise."""
     metric = metric_name(row.get("metric") or "", row.get("unit") or "")
     if metric == "tflops_per_gpu":
         old = before(row, FUSED_ATTENTION_YEAR) and recompute_of(row.get("recompute")) == "full"
@@ -670,35 +816,107 @@ def _states_gb(est: Estimate) -> float:
 
 
 IMPLAUSIBLE_MFU = 0.85
-"""Above this model-FLOPs utilization a single-GPU fine-tuning speed is not physically credible: the best
-published large-scale runs reach 40-60% MFU (Megatron rows in throughput_public.csv)."""
+"""Above this model-FLOPs utilization a single-GPU fine-tuning speed is not physically credible: the
+best published large-scale runs reach 40-60% MFU (Megatron rows in throughput_public.csv)."""
 
 
-MEMORY_METHODS = {"full": "full_finetune", "full_finetune": "full_finetune", "sft": "full_finetune",
-                  "pretrain": "pretrain", "continued_pretrain": "continued_pretrain", "lora": "lora",
-                  "qlora": "qlora", "dpo": "dpo", "lora_dpo": "lora_dpo", "qlora_dpo": "qlora_dpo"}
+MEMORY_METHODS = {
+    "full": "full_finetune",
+    "full_finetune": "full_finetune",
+    "sft": "full_finetune",
+    "pretrain": "pretrain",
+    "continued_pretrain": "continued_pretrain",
+    "lora": "lora",
+    "qlora": "qlora",
+    "dpo": "dpo",
+    "lora_dpo": "lora_dpo",
+    "qlora_dpo": "qlora_dpo",
+}
 """A row's `method` column, in the estimator's names."""
 
-_LLAMA1 = "LLaMA paper (Touvron et al. 2023) table 2; SwiGLU of 2/3 x 4d rounded up to a multiple of 256"
+_LLAMA1 = (
+    "LLaMA paper (Touvron et al. 2023) table 2; SwiGLU of 2/3 x 4d rounded up to a multiple of 256"
+)
 ROW_SHAPES: dict[str, dict[str, Any]] = {
-    "llama-7b": dict(params=6.7e9, layers=32, hidden_size=4096, ffn_hidden_size=11008, num_heads=32,
-                     num_kv_heads=32, vocab_size=32000, max_positions=2048, ffn_type="swiglu", source=_LLAMA1),
-    "llama-13b": dict(params=13.0e9, layers=40, hidden_size=5120, ffn_hidden_size=13824, num_heads=40,
-                      num_kv_heads=40, vocab_size=32000, max_positions=2048, ffn_type="swiglu", source=_LLAMA1),
-    "llama-33b": dict(params=32.5e9, layers=60, hidden_size=6656, ffn_hidden_size=17920, num_heads=52,
-                      num_kv_heads=52, vocab_size=32000, max_positions=2048, ffn_type="swiglu", source=_LLAMA1),
-    "llama-65b": dict(params=65.2e9, layers=80, hidden_size=8192, ffn_hidden_size=22016, num_heads=64,
-                      num_kv_heads=64, vocab_size=32000, max_positions=2048, ffn_type="swiglu", source=_LLAMA1),
-    "bloom-176b": dict(params=176.2e9, layers=70, hidden_size=14336, ffn_hidden_size=4 * 14336, num_heads=112,
-                       num_kv_heads=112, vocab_size=250680, max_positions=2048, ffn_type="gelu", tied_embeddings=True,
-                       source="BLOOM paper (BigScience Workshop 2022) table 3 (176,247M parameters; FFN 4h, GELU)"),
-    "opt-175b": dict(params=175e9, layers=96, hidden_size=12288, ffn_hidden_size=4 * 12288, num_heads=96,
-                     num_kv_heads=96, vocab_size=50272, max_positions=2048, ffn_type="gelu", tied_embeddings=True,
-                     source="OPT paper (Zhang et al. 2022) table 1 (FFN 4h with ReLU: the two-matrix FFN the card "
-                            "calls gelu); vocabulary of the released OPT configs"),
+    "llama-7b": dict(
+        params=6.7e9,
+        layers=32,
+        hidden_size=4096,
+        ffn_hidden_size=11008,
+        num_heads=32,
+        num_kv_heads=32,
+        vocab_size=32000,
+        max_positions=2048,
+        ffn_type="swiglu",
+        source=_LLAMA1,
+    ),
+    "llama-13b": dict(
+        params=13.0e9,
+        layers=40,
+        hidden_size=5120,
+        ffn_hidden_size=13824,
+        num_heads=40,
+        num_kv_heads=40,
+        vocab_size=32000,
+        max_positions=2048,
+        ffn_type="swiglu",
+        source=_LLAMA1,
+    ),
+    "llama-33b": dict(
+        params=32.5e9,
+        layers=60,
+        hidden_size=6656,
+        ffn_hidden_size=17920,
+        num_heads=52,
+        num_kv_heads=52,
+        vocab_size=32000,
+        max_positions=2048,
+        ffn_type="swiglu",
+        source=_LLAMA1,
+    ),
+    "llama-65b": dict(
+        params=65.2e9,
+        layers=80,
+        hidden_size=8192,
+        ffn_hidden_size=22016,
+        num_heads=64,
+        num_kv_heads=64,
+        vocab_size=32000,
+        max_positions=2048,
+        ffn_type="swiglu",
+        source=_LLAMA1,
+    ),
+    "bloom-176b": dict(
+        params=176.2e9,
+        layers=70,
+        hidden_size=14336,
+        ffn_hidden_size=4 * 14336,
+        num_heads=112,
+        num_kv_heads=112,
+        vocab_size=250680,
+        max_positions=2048,
+        ffn_type="gelu",
+        tied_embeddings=True,
+        source="BLOOM paper (BigScience Workshop 2022) table 3 (176,247M parameters; FFN 4h, GELU)",
+    ),
+    "opt-175b": dict(
+        params=175e9,
+        layers=96,
+        hidden_size=12288,
+        ffn_hidden_size=4 * 12288,
+        num_heads=96,
+        num_kv_heads=96,
+        vocab_size=50272,
+        max_positions=2048,
+        ffn_type="gelu",
+        tied_embeddings=True,
+        source="OPT paper (Zhang et al. 2022) table 1 (FFN 4h with ReLU: the two-matrix FFN the "
+        "card calls gelu); vocabulary of the released OPT configs",
+    ),
 }
-"""Shapes of models that rows name and the catalog lacks (the older open models of published whole runs and memory
-rows), by their names lower-cased with spaces as dashes ("LLaMA 65B" is llama-65b)."""
+"""Shapes of models that rows name and the catalog lacks (the older open models of published whole
+runs and memory rows), by their names lower-cased with spaces as dashes ("LLaMA 65B" is
+llama-65b)."""
 
 
 def row_shape_card(name: str) -> ModelCard | None:
@@ -714,8 +932,8 @@ def memory_rows(path: Path) -> list[Row]:
 
 
 def _row_model_card(row: dict[str, str]) -> ModelCard:
-    """A ROW_SHAPES card (at the row's parameter count where it gives one), else the catalog's or one from the
-    row's shape columns (`_card`)."""
+    """A ROW_SHAPES card (at the row's parameter count where it gives one), else the catalog's or
+    one from the row's shape columns (`_card`)."""
     card = row_shape_card(row["model"])
     if card is None:
         return _card(row, row["model"])
@@ -724,23 +942,24 @@ def _row_model_card(row: dict[str, str]) -> ModelCard:
 
 
 DEFAULT_ZERO_OF_FRAMEWORK = {"fsdp": 3, "megatron": 1}
-"""A multi-GPU memory row's sharding where the row leaves it blank: FSDP's default FULL_SHARD (torchtune,
-torchtitan and llm-foundry reshard after forward unless told not to), Megatron's distributed optimizer
-(NeMo's recipes turn it on); other stacks none."""
+"""A multi-GPU memory row's sharding where the row leaves it blank: FSDP's default FULL_SHARD
+(torchtune, torchtitan and llm-foundry reshard after forward unless told not to), Megatron's
+distributed optimizer (NeMo's recipes turn it on); other stacks none."""
 
 
 def _lora_rank(torchtune: bool, gpus: int) -> int:
-    """The adapter rank of a memory row: torchtune's single-device recipes use rank 8, its distributed ones
-    rank 16 (0.3.1 recipes/configs/llama3_1/8B_lora_single_device.yaml, 70B_lora.yaml, 405B_qlora.yaml);
-    the QLoRA paper rank 64."""
+    """The adapter rank of a memory row: torchtune's single-device recipes use rank 8, its
+    distributed ones rank 16 (0.3.1 recipes/configs/llama3_1/8B_lora_single_device.yaml,
+    70B_lora.yaml, 405B_qlora.yaml); the QLoRA paper rank 64."""
     if torchtune:
         return 8 if gpus == 1 else 16
     return 64
 
 
 def _named_optimizer(stated: str) -> str | None:
-    """A low-memory optimizer the row's optimizer cell names (bitsandbytes' 8-bit AdamW, paged or not,
-    Adafactor, SGD), in the estimator's ids; None for AdamW/Adam and what the cell leaves unstated."""
+    """A low-memory optimizer the row's optimizer cell names (bitsandbytes' 8-bit AdamW, paged or
+    not, Adafactor, SGD), in the estimator's ids; None for AdamW/Adam and what the cell leaves
+    unstated."""
     text = stated.lower().replace("_", " ").replace("-", " ")
     if "8 bit" in text or "8bit" in text:
         return "paged_adam_8bit" if "paged" in text else "adam_8bit"
@@ -748,12 +967,13 @@ def _named_optimizer(stated: str) -> str | None:
 
 
 def _memory_row_optimizer(stated: str, fam: str, state_offload: bool) -> str:
-    """The optimizer a memory row ran. torchtune trains in pure BF16 (dtype bf16, no mixed precision: its AdamW
-    keeps BF16 moments and no fp32 master), and its single-device low-memory recipes, whose optimizer the rows
-    leave unstated, run bitsandbytes' paged 8-bit AdamW inside the backward pass (torchtune 0.3.1
-    recipes/configs/llama3_1/8B_full_single_device.yaml); its CPU-offload recipe steps a fused torch AdamW on
-    the CPU (70B_full.yaml), which an 8-bit GPU optimizer cannot. Other stacks: mixed-precision AdamW, or the
-    low-memory optimizer where the row leaves it unstated."""
+    """The optimizer a memory row ran. torchtune trains in pure BF16 (dtype bf16, no mixed
+    precision: its AdamW keeps BF16 moments and no fp32 master), and its single-device low-memory
+    recipes, whose optimizer the rows leave unstated, run bitsandbytes' paged 8-bit AdamW inside the
+    backward pass (torchtune 0.3.1 recipes/configs/llama3_1/8B_full_single_device.yaml); its
+    CPU-offload recipe steps a fused torch AdamW on the CPU (70B_full.yaml), which an 8-bit GPU
+    optimizer cannot. Other stacks: mixed-precision AdamW, or the low-memory optimizer where the row
+    leaves it unstated."""
     named = _named_optimizer(stated)
     if named:
         return named
@@ -797,34 +1017,47 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
         raise RowProblem(f"tp x pp x cp = {tp * pp * cp} does not divide the row's {gpus} GPUs")
     dp = gpus // (tp * pp * cp)
     mb = count(row["micro_batch"], "micro_batch") or 1
-    # the column is per GPU: each data-parallel rank runs one micro-batch per accumulation step, and as many
-    # steps as the notes state (FSDP SHARD_GRAD_OP holds unsharded gradients across them)
+    # the column is per GPU: each data-parallel rank runs one micro-batch per accumulation step, and
+    # as many steps as the notes state (FSDP SHARD_GRAD_OP holds unsharded gradients across them)
     gb = mb * dp * stated_accumulation(notes)
     framework = framework_of(row, fam)
     zero = stated_zero(row)
-    if zero is None:  # unstated: the stack's default sharding (a memory figure depends on it too much to search)
+    # unstated: the stack's default sharding (a memory figure depends on it too much to search)
+    if zero is None:
         zero = 0 if dp * cp == 1 else DEFAULT_ZERO_OF_FRAMEWORK.get(framework or "", 0)
     vpp: int | None = 1
-    if fam == "torchtitan":  # the column is torchtitan's local batch (per data-parallel rank), split over pp
+    # the column is torchtitan's local batch (per data-parallel rank), split over pp
+    if fam == "torchtitan":
         mb = _torchtitan_micro_batch(mb, pp, notes)
         if pp > 1 and zero == 3:
             zero = 2  # torchtitan keeps parameters gathered under pipelining
         vpp = _torchtitan_stages_per_rank(notes)
-    spec = LayoutSpec(tp=tp, pp=pp, zero=zero, cp=cp,
-                      recompute=recompute_of(row["recompute"]), micro_batch=mb, global_batch=gb,
-                      seq_len=size(row["seq_len"], "seq_len") or 512,
-                      precision="fp8" if precision_of(row["precision"]) == "fp8" else "bf16",
-                      lora_rank=stated_lora_rank(notes) or _lora_rank(torchtune, gpus), optimizer=optimizer,
-                      loss=loss_of(row, fam), fused_modules=compiled(row),
-                      framework=framework, virtual_pipeline=vpp, state_offload=state_offload,
-                      flash_attention=fused_attention(row),
-                      sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None,
-                      hybrid_shard=stated_hybrid_shard(row, gpus, Cluster.of(gpu, gpus).gpus_per_node))
+    spec = LayoutSpec(
+        tp=tp,
+        pp=pp,
+        zero=zero,
+        cp=cp,
+        recompute=recompute_of(row["recompute"]),
+        micro_batch=mb,
+        global_batch=gb,
+        seq_len=size(row["seq_len"], "seq_len") or 512,
+        precision="fp8" if precision_of(row["precision"]) == "fp8" else "bf16",
+        lora_rank=stated_lora_rank(notes) or _lora_rank(torchtune, gpus),
+        optimizer=optimizer,
+        loss=loss_of(row, fam),
+        fused_modules=compiled(row),
+        framework=framework,
+        virtual_pipeline=vpp,
+        state_offload=state_offload,
+        flash_attention=fused_attention(row),
+        sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None,
+        hybrid_shard=stated_hybrid_shard(row, gpus, Cluster.of(gpu, gpus).gpus_per_node),
+    )
     est = _run(card, method, Cluster.of(gpu, gpus), spec, None)
     total_gib = est.memory.total_gib
     if torchtune:
-        # torchtune logs torch.cuda memory stats: the caching allocator's, without the CUDA context or the
-        # buffers NCCL allocates for itself
+        # torchtune logs torch.cuda memory stats: the caching allocator's, without the CUDA context
+        # or the buffers NCCL allocates for itself
         total_gib -= CUDA_CONTEXT_GIB + (NCCL_BUFFERS_GIB if gpus > 1 else 0.0)
     pred = total_gib * memory_unit_per_gib(unit)
     note = "upper bound" if bound else ""
@@ -832,7 +1065,9 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
     implausible = ""
     if tok:
         # Model FLOPs only (no recomputation counted): a floor on the work the stated speed needs.
-        implied_mfu = float(tok.group(1)) * est.flops_per_token / ((gpu.peak_tflops.bf16 or 1.0) * 1e12)
+        implied_mfu = (
+            float(tok.group(1)) * est.flops_per_token / ((gpu.peak_tflops.bf16 or 1.0) * 1e12)
+        )
         note += f"published speed implies MFU {implied_mfu:.0%}"
         if implied_mfu > IMPLAUSIBLE_MFU:
             implausible = (f"its published {tok.group(1)} tok/s needs {implied_mfu:.0%} of the "
@@ -840,9 +1075,19 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
     out = [Row(rid, "memory", "peak memory", published, pred, unit, est.layout.short(), note,
                bound, implausible, family=fam, estimate=est)]
     if tok:
-        out.append(Row(rid + "t", "throughput", "tokens_per_s_per_gpu (notes)", float(tok.group(1)),
-                       est.tokens_per_s_per_gpu, "tok/s", est.layout.short(), "from the row's notes",
-                       implausible=implausible))
+        out.append(
+            Row(
+                rid + "t",
+                "throughput",
+                "tokens_per_s_per_gpu (notes)",
+                float(tok.group(1)),
+                est.tokens_per_s_per_gpu,
+                "tok/s",
+                est.layout.short(),
+                "from the row's notes",
+                implausible=implausible,
+            )
+        )
     return out
 
 
@@ -858,8 +1103,14 @@ def _stats(rows: list[Row]) -> tuple[float, float, Row | None]:
 
 def _calibration(rows: list[Row]) -> list[Row]:
     """Rows that calibrate: the CSV rows (not the torchtune speeds from notes) with an estimate."""
-    return [r for r in rows if r.error is not None and not r.id.endswith("t") and r.estimate is not None
-            and not r.implausible]
+    return [
+        r
+        for r in rows
+        if r.error is not None
+        and not r.id.endswith("t")
+        and r.estimate is not None
+        and not r.implausible
+    ]
 
 
 def _report_families(rows: list[Row]) -> None:
@@ -894,8 +1145,8 @@ def _report_bands(rows: list[Row]) -> None:
     mem = [r.published / r.predicted for r in cal if r.kind == "memory" and r.predicted
            and not r.id.startswith("ZERO") and not r.bound]
     if mem:
-        print(f"  memory              n={len(mem):2}  ({_quantile(mem, 0.1):.2f}, {_quantile(mem, 0.9):.2f})"
-              f"   in band.py: {MEMORY_BAND}")
+        print(f"  memory              n={len(mem):2}  ({_quantile(mem, 0.1):.2f}, "
+              f"{_quantile(mem, 0.9):.2f})   in band.py: {MEMORY_BAND}")
     inside = total = 0
     for r in cal:
         if r.id.startswith("ZERO") or r.bound or not r.predicted:
@@ -904,8 +1155,8 @@ def _report_bands(rows: list[Row]) -> None:
                 if r.kind == "throughput" else MEMORY_BAND)
         total += 1
         inside += band[0] * r.predicted <= r.published <= band[1] * r.predicted
-    print(f"band coverage: {inside}/{total} = {inside / max(1, total):.0%} of published values inside p10-p90 "
-          "(target 70-90%)")
+    print(f"band coverage: {inside}/{total} = {inside / max(1, total):.0%} of published values "
+          "inside p10-p90 (target 70-90%)")
 
 
 LLAMA3_RUN_GPUS = 16_384
@@ -917,7 +1168,8 @@ class WholeRun:
     id: str
     published_gpu_hours: float
     predicted_gpu_hours: float
-    steady_gpu_hours: float  # steady-state steps plus the failure model, before the whole-run overhead
+    # steady-state steps plus the failure model, before the whole-run overhead
+    steady_gpu_hours: float
     layout: str
     note: str
 
@@ -932,9 +1184,9 @@ class WholeRun:
 
 
 def whole_runs(path: Path) -> tuple[list[WholeRun], list[tuple[str, str]]]:
-    """Published GPU-hours of whole pre-training runs against `run_estimate` (steady-state steps at the
-    searched layout, the failure model and the whole-run overhead of planner/estimate/band.py), and the
-    (id, why) of each row that could not be estimated."""
+    """Published GPU-hours of whole pre-training runs against `run_estimate` (steady-state steps at
+    the searched layout, the failure model and the whole-run overhead of planner/estimate/band.py),
+    and the (id, why) of each row that could not be estimated."""
     if not path.is_file():
         return [], []
     catalog = builtin_catalog()
@@ -958,15 +1210,21 @@ def _whole_run(catalog: Catalog, row: dict[str, str]) -> WholeRun:
     seq = required(row, "seq_len", size)
     gbt = size(row["global_batch_tokens"], "global_batch_tokens")
     notes = row.get("notes") or ""
-    # what the row's optional columns or its notes state: the precision (DeepSeek-V3 trained in FP8), context
-    # and expert parallelism
-    spec = LayoutSpec(tp=count(row["tp"], "tp"), pp=count(row["pp"], "pp"), seq_len=seq,
-                      global_batch=int(gbt // seq) if gbt else None, flash_attention=fused_attention(row),
-                      sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None, hybrid_shard=False,
-                      precision=precision_of(row.get("precision") or notes),
-                      virtual_pipeline=pipeline_schedule(row, notes),
-                      cp=count(row.get("cp"), "cp") or stated_count(notes, CONTEXT_PARALLEL_WORDS),
-                      ep=stated_expert_parallel(row, notes))
+    # what the row's optional columns or its notes state: the precision (DeepSeek-V3 trained in
+    # FP8), context and expert parallelism
+    spec = LayoutSpec(
+        tp=count(row["tp"], "tp"),
+        pp=count(row["pp"], "pp"),
+        seq_len=seq,
+        global_batch=int(gbt // seq) if gbt else None,
+        flash_attention=fused_attention(row),
+        sequence_parallel=False if before(row, SEQUENCE_PARALLEL_YEAR) else None,
+        hybrid_shard=False,
+        precision=precision_of(row.get("precision") or notes),
+        virtual_pipeline=pipeline_schedule(row, notes),
+        cp=count(row.get("cp"), "cp") or stated_count(notes, CONTEXT_PARALLEL_WORDS),
+        ep=stated_expert_parallel(row, notes),
+    )
     est = _run(card, "pretrain", cluster, spec, None, speed=True)
     run = est.run(required(row, "tokens", number))
     published = required(row, "gpu_hours", number)
@@ -979,35 +1237,39 @@ def _report_whole_runs(runs: list[WholeRun], failed: list[tuple[str, str]]) -> N
         print(f"{rid:11} not estimated: {why}")
     if not runs:
         return
-    print(f"{'id':11} {'published GPU-h':>16} {'predicted':>12} {'error':>7} {'needed overhead':>16}  layout / note")
+    print(f"{'id':11} {'published GPU-h':>16} {'predicted':>12} {'error':>7} "
+          f"{'needed overhead':>16}  layout / note")
     for r in runs:
-        print(f"{r.id:11} {r.published_gpu_hours:16,.0f} {r.predicted_gpu_hours:12,.0f} {r.error:+7.1%} "
-              f"{r.ratio:16.2f}  {r.layout}; {r.note}")
+        print(f"{r.id:11} {r.published_gpu_hours:16,.0f} {r.predicted_gpu_hours:12,.0f} "
+              f"{r.error:+7.1%} {r.ratio:16.2f}  {r.layout}; {r.note}")
     errs = sorted(abs(r.error) for r in runs)
     ratios = sorted(r.ratio for r in runs)
     overhead, band = whole_run_overhead("pretrain")
-    print(f"whole runs (whole_runs.csv): n={len(runs)}  median |err| {statistics.median(errs):.1%}  "
-          f"worst {max(runs, key=lambda r: abs(r.error)).id}")
-    print(f"  the overhead these runs imply: median {statistics.median(ratios):.2f} (range {ratios[0]:.2f}-"
-          f"{ratios[-1]:.2f}); in band.py: {overhead:g} with p10-p90 {band}")
-    # The failure model's defaults against the one published goodput figure (reference/reliability.md).
+    print(f"whole runs (whole_runs.csv): n={len(runs)}  median |err| "
+          f"{statistics.median(errs):.1%}  worst {max(runs, key=lambda r: abs(r.error)).id}")
+    print(f"  the overhead these runs imply: median {statistics.median(ratios):.2f} (range "
+          f"{ratios[0]:.2f}-{ratios[-1]:.2f}); in band.py: {overhead:g} with p10-p90 {band}")
+    # The failure model's defaults against the one published goodput figure
+    # (reference/reliability.md).
     mtbf_h = DEFAULT_GPU_MTBF_H / LLAMA3_RUN_GPUS
-    f = failure_overhead_fraction(DEFAULT_CHECKPOINT_WRITE_MIN / 60, DEFAULT_RESTART_MIN / 60, mtbf_h)
-    print(f"  failure model at Llama 3's 16,384 GPUs (job MTBF {mtbf_h:.1f} h): effective training time "
-          f"{1 / (1 + f):.1%} (published: >{EFFECTIVE_TRAINING_TIME:.0%})")
+    f = failure_overhead_fraction(
+        DEFAULT_CHECKPOINT_WRITE_MIN / 60, DEFAULT_RESTART_MIN / 60, mtbf_h
+    )
+    print(f"  failure model at Llama 3's 16,384 GPUs (job MTBF {mtbf_h:.1f} h): effective training "
+          f"time {1 / (1 + f):.1%} (published: >{EFFECTIVE_TRAINING_TIME:.0%})")
 
 
 OWN_MEASUREMENTS = DEFAULT_DIR / "measured_h200.csv"
 """This project's own training steps on one H200 (bench/device/README.md): Hugging Face Llama-family
-models run eagerly (FSDP2 on one rank for full fine-tuning, peft LoRA under autocast). Reported apart
-from the published rows; not in the calibration statistics or the bands."""
+models run eagerly (FSDP2 on one rank for full fine-tuning, peft LoRA under autocast). Reported
+apart from the published rows; not in the calibration statistics or the bands."""
 
 
 def own_rows(path: Path) -> tuple[list[Row], list[tuple[str, bool]], list[tuple[str, bool]]]:
     """Throughput and memory rows of the own measurements, each out-of-memory run with whether the
-    estimate also judges it not to fit the card, and each run that ran with whether it is judged to. Memory
-    counts only runs measured in a clean process ("clean"; runs after an out-of-memory error or the
-    saved-activation probes held 2-12 GiB more, README)."""
+    estimate also judges it not to fit the card, and each run that ran with whether it is judged to.
+    Memory counts only runs measured in a clean process ("clean"; runs after an out-of-memory error
+    or the saved-activation probes held 2-12 GiB more, README)."""
     catalog = builtin_catalog()
     rows: list[Row] = []
     ooms: list[tuple[str, bool]] = []
@@ -1015,8 +1277,18 @@ def own_rows(path: Path) -> tuple[list[Row], list[tuple[str, bool]], list[tuple[
     with path.open(newline="") as f:
         for row in csv.DictReader(f):
             mb = int(row["micro_batch"])
-            spec = LayoutSpec(tp=1, pp=1, cp=1, zero=0, recompute=row["recompute"], micro_batch=mb,
-                              global_batch=mb, seq_len=int(row["seq_len"]), lora_rank=16, framework="fsdp")
+            spec = LayoutSpec(
+                tp=1,
+                pp=1,
+                cp=1,
+                zero=0,
+                recompute=row["recompute"],
+                micro_batch=mb,
+                global_batch=mb,
+                seq_len=int(row["seq_len"]),
+                lora_rank=16,
+                framework="fsdp",
+            )
             found = _run(catalog.model(row["model"]), row["method"],
                          Cluster.of(catalog.gpu(row["gpu"]), int(row["num_gpus"])), spec, 1)
             assert found is not None, row["id"]
@@ -1026,13 +1298,35 @@ def own_rows(path: Path) -> tuple[list[Row], list[tuple[str, bool]], list[tuple[
                 ooms.append((row["id"], not est.fits_card))
                 continue
             ran.append((row["id"], est.fits_card))
-            rows.append(Row(row["id"], "throughput", "tokens_per_s", float(row["tokens_per_s"]),
-                            est.tokens_per_s, "tok/s", layout, row["notes"], family="own H200", estimate=est))
+            rows.append(
+                Row(
+                    row["id"],
+                    "throughput",
+                    "tokens_per_s",
+                    float(row["tokens_per_s"]),
+                    est.tokens_per_s,
+                    "tok/s",
+                    layout,
+                    row["notes"],
+                    family="own H200",
+                    estimate=est,
+                )
+            )
             if row["memory"] == "clean":
-                rows.append(Row(row["id"] + "m", "memory", "GPU memory in use at the peak",
-                                float(row["device_used_gib"]), est.memory.total_gib, "GiB", layout,
-                                f"{float(row['peak_allocated_gib']):.1f} GiB allocated", family="own H200",
-                                estimate=est))
+                rows.append(
+                    Row(
+                        row["id"] + "m",
+                        "memory",
+                        "GPU memory in use at the peak",
+                        float(row["device_used_gib"]),
+                        est.memory.total_gib,
+                        "GiB",
+                        layout,
+                        f"{float(row['peak_allocated_gib']):.1f} GiB allocated",
+                        family="own H200",
+                        estimate=est,
+                    )
+                )
     return rows, ooms, ran
 
 
@@ -1047,7 +1341,9 @@ def _print_rows(rows: list[Row]) -> None:
 def _print_stats(label: str, group: list[Row], width: int = 44) -> None:
     med, p90, worst = _stats(group)
     worst_text = f"worst {worst.id} {worst.error:+.1%}" if worst and worst.error is not None else ""
-    print(f"{label:{width}} n={len(group):2}  median |err| {med:6.1%}  p90 {p90:6.1%}  {worst_text}")
+    print(
+        f"{label:{width}} n={len(group):2}  median |err| {med:6.1%}  p90 {p90:6.1%}  {worst_text}"
+    )
 
 
 def _report_own(path: Path) -> None:
@@ -1063,8 +1359,8 @@ def _report_own(path: Path) -> None:
 
 
 def public_rows(vdir: Path) -> list[Row] | None:
-    """Every throughput and memory row of the validation folder with its estimate; None, having said why
-    on stderr, when `vdir` is not a folder (the benches then exit 2)."""
+    """Every throughput and memory row of the validation folder with its estimate; None, having said
+    why on stderr, when `vdir` is not a folder (the benches then exit 2)."""
     if not vdir.is_dir():
         print(f"error: --validation-dir: {vdir} is not a directory", file=sys.stderr)
         return None
@@ -1085,27 +1381,40 @@ def main(argv: list[str] | None = None) -> int:
     _print_rows(rows)
     print()
     groups = {
-        "throughput (throughput*.csv)": [r for r in rows if r.kind == "throughput" and not r.id.endswith("t")],
+        "throughput (throughput*.csv)": [
+            r for r in rows if r.kind == "throughput" and not r.id.endswith("t")
+        ],
         "throughput (+ torchtune tok/s from notes)": [r for r in rows if r.kind == "throughput"],
         "memory (memory*.csv)": [r for r in rows if r.kind == "memory"],
-        "memory, rows with MFU-consistent figures": [r for r in rows if r.kind == "memory" and not r.implausible],
+        "memory, rows with MFU-consistent figures": [
+            r for r in rows if r.kind == "memory" and not r.implausible
+        ],
     }
     for label, group in groups.items():
         _print_stats(label, group)
     for r in rows:
         if r.implausible and r.kind == "memory":
-            print(f"  {r.id}: the source's figures are not consistent with its stated settings: {r.implausible} "
-                  f"(max {IMPLAUSIBLE_MFU:.0%} here), so some unstated setting differs")
+            print(f"  {r.id}: the source's figures are not consistent with its stated settings: "
+                  f"{r.implausible} (max {IMPLAUSIBLE_MFU:.0%} here), so some unstated setting "
+                  "differs")
     print()
-    stated = [r for r in rows if r.estimate is not None and not r.id.endswith("t") and not r.id.startswith("ZERO")
-              and not r.bound]
-    # (runs at all: the peak with the allocator's cache squeezed within the card, Estimate.fits_card)
+    stated = [
+        r
+        for r in rows
+        if r.estimate is not None
+        and not r.id.endswith("t")
+        and not r.id.startswith("ZERO")
+        and not r.bound
+    ]
+    # (runs at all: the peak with the allocator's cache squeezed within the card,
+    # Estimate.fits_card)
     too_big = [r.id for r in stated if not r.estimate.fits_card]  # type: ignore[union-attr]
     print(f"published configurations judged to fit: {len(stated) - len(too_big)}/{len(stated)}"
           + (f" (not: {', '.join(too_big)})" if too_big else ""))
     skipped = [r for r in rows if r.problem]
     if skipped:
-        print(f"rows not estimated: {len(skipped)} ({', '.join(r.id for r in skipped)}; why: in the table above)")
+        print(f"rows not estimated: {len(skipped)} ({', '.join(r.id for r in skipped)}; why: in "
+              "the table above)")
     print()
     _report_families(rows)
     print()
@@ -1124,9 +1433,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.csv:
         with args.csv.open("w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["id", "metric", "published", "predicted", "unit", "error", "layout", "note"])
+            w.writerow(
+                ["id", "metric", "published", "predicted", "unit", "error", "layout", "note"]
+            )
             for r in rows:
-                w.writerow([r.id, r.metric, r.published, r.predicted, r.unit, r.error, r.layout, r.note])
+                w.writerow(
+                    [r.id, r.metric, r.published, r.predicted, r.unit, r.error, r.layout, r.note]
+                )
     bugs = [r.id for r in rows if r.problem.startswith("bug:")]
     bugs += [rid for rid, why in runs_failed if why.startswith("bug:")]
     if bugs:

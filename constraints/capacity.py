@@ -11,10 +11,13 @@ from plan.models.problem import Placement
 from plan.models.scenario import Job, Scenario
 
 
-def check(scenario: Scenario, job: Job, place: Placement, pool_count: int | None = None) -> dict[str, str]:
+def check(
+    scenario: Scenario, job: Job, place: Placement, pool_count: int | None = None
+) -> dict[str, str]:
     group = f"quota/{place.platform}"
     if not place.multi_node_allowed and place.nodes > 1:
-        return {group: f"{place.platform} runs single-node jobs only (at most {place.gpus_per_node} GPUs)"}
+        return {group: f"{place.platform} runs single-node jobs only (at most "
+                       f"{place.gpus_per_node} GPUs)"}
     if place.max_gpus_per_job is not None and place.gpus > place.max_gpus_per_job:
         return {group: f"{place.platform} allows at most {place.max_gpus_per_job} GPUs per job"}
     if pool_count is not None and place.gpus > pool_count:
@@ -28,7 +31,11 @@ def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
     problem = variables.problem
     for job_id, job_vars in variables.jobs.items():
         # A physical delay, not a rule a person can waive: posted without an assumption literal.
-        delays = [(c.startup_min, variables.chosen(c)) for c in problem.candidates[job_id] if c.startup_min]
+        delays = [
+            (c.startup_min, variables.chosen(c))
+            for c in problem.candidates[job_id]
+            if c.startup_min
+        ]
         if delays:
             model.add(job_vars.start >= sum(minutes * x for minutes, x in delays))
     for key, rv in variables.resources.items():

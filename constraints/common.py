@@ -1,4 +1,5 @@
-"""The one way a per-candidate rule is posted: a candidate that breaks group G is off while G holds."""
+"""The one way a per-candidate rule is posted: a candidate that breaks group G is off while G
+holds."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from plan.constraints.sat import cp_model
 from plan.constraints.variables import Variables
 
 
-def forbid_violations(model: cp_model.CpModel, variables: Variables, groups: Groups, family_name: str) -> int:
+def forbid_violations(
+    model: cp_model.CpModel, variables: Variables, groups: Groups, family_name: str
+) -> int:
     """Post x[c] + A[G] <= 1 for every candidate c that violates a group G of `family_name`.
 
     Returns the number of constraints posted (for tests and model statistics).

@@ -22,9 +22,13 @@ def check(scenario: Scenario, job: Job, place: Placement) -> dict[str, str]:
             # A cloud's feature flags describe its CUDA offers; bitsandbytes has no Ascend port.
             return {group: f"bitsandbytes 4-bit (QLoRA) kernels do not run on {place.gpu} (Ascend)"}
         if "qlora_kernels" not in place.features:
-            hint = (" (an owned pool that has them says features: [qlora_kernels])" if place.kind == "owned"
-                    else "")
-            return {group: f"4-bit QLoRA kernels are not available on {place.platform} / {place.gpu}{hint}"}
+            hint = (
+                " (an owned pool that has them says features: [qlora_kernels])"
+                if place.kind == "owned"
+                else ""
+            )
+            return {group: f"4-bit QLoRA kernels are not available on {place.platform} / "
+                           f"{place.gpu}{hint}"}
     return {}
 
 

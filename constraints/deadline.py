@@ -1,4 +1,5 @@
-"""Deadlines: every job ends by its own deadline and the scenario's (hours from the plan's start)."""
+"""Deadlines: every job ends by its own deadline and the scenario's (hours from the plan's
+start)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Memory: only layouts that fit in the card's memory, less the headroom kept free, become candidates.
+"""Memory: only layouts that fit in the card's memory, less the headroom kept free, become
+candidates.
 
 Nothing is posted: a candidate exists only if the estimator found a fitting layout. Options that
 fit in no layout are recorded as removed under this group, so "why not 1x A800?" has an answer.
@@ -10,8 +11,8 @@ GROUP = "memory"
 
 
 def usable_gib(card_gib: float, headroom: float, band_factor: float = 1.0) -> float:
-    """What a layout's estimate may use of a card: (1 - headroom) x its memory, in GiB, divided by the
-    error band's factor at the scenario's confidence (1 for the point estimate)."""
+    """What a layout's estimate may use of a card: (1 - headroom) x its memory, in GiB, divided by
+    the error band's factor at the scenario's confidence (1 for the point estimate)."""
     return card_gib * (1.0 - headroom) / band_factor
 
 

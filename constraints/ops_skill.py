@@ -11,18 +11,20 @@ from plan.models.problem import Placement
 from plan.models.scenario import Job, Scenario
 
 ONE_CLICK_FEATURES = ("one_click_env", "checkpoint_resume")
-"""What a team with no ops skill needs of where it runs: a one-click environment it can resume from."""
+"""What a team with no ops skill needs of where it runs: a one-click environment it can resume
+from."""
 
 
 def pytorch_stacks_only(scenario: Scenario) -> bool:
     """Whether the layout search keeps to the one-click PyTorch path (Hugging Face Transformers with
     PEFT, as LLaMA-Factory runs them: data parallelism with ZeRO/FSDP sharding, whole-layer gradient
-    checkpointing) where a job does not fix its framework or layout. A team with no ops skill works in
-    a platform's one-click image, which carries PyTorch, Transformers and PEFT
-    (background/selection-guide.zh.txt: academic images "预装Hugging Face Transformers、PEFT等科研常用
-    库"); Megatron-LM needs its own build (Transformer Engine, Apex) and a checkpoint conversion, and
-    tensor or context parallelism needs DeepSpeed AutoTP or accelerate's parallelism config. A
-    framework or layout the job fixes is the team's own choice and is kept."""
+    checkpointing) where a job does not fix its framework or layout. A team with no ops skill works
+    in a platform's one-click image, which carries PyTorch, Transformers and PEFT
+    (background/selection-guide.zh.txt: academic images "预装Hugging Face
+    Transformers、PEFT等科研常用 库"); Megatron-LM needs its own build (Transformer Engine, Apex)
+    and a checkpoint conversion, and tensor or context parallelism needs DeepSpeed AutoTP or
+    accelerate's parallelism config. A framework or layout the job fixes is the team's own choice
+    and is kept."""
     return scenario.ops_skill == "none"
 
 
@@ -33,7 +35,8 @@ def check(scenario: Scenario, job: Job, place: Placement) -> dict[str, str]:
     if skill == "none":
         missing = [f for f in ONE_CLICK_FEATURES if f not in place.features]
         if missing:
-            return {group: f"ops skill none needs {' and '.join(missing)}; {place.platform} lacks it"}
+            return {group: f"ops skill none needs {' and '.join(missing)}; {place.platform} lacks "
+                           "it"}
         if place.nodes > 1:
             return {group: f"ops skill none: single node only, this needs {place.nodes} nodes"}
     elif skill == "basic" and place.nodes > 1 and not managed:

@@ -11,8 +11,15 @@ from plan.models.problem import Placement
 from plan.models.scenario import Job, Scenario
 
 
-def check(scenario: Scenario, job: Job, place: Placement, allowed_platforms: set[str] | None,
-          forbidden_platforms: set[str], allowed_gpus: set[str] | None, forbidden_gpus: set[str]) -> dict[str, str]:
+def check(
+    scenario: Scenario,
+    job: Job,
+    place: Placement,
+    allowed_platforms: set[str] | None,
+    forbidden_platforms: set[str],
+    allowed_gpus: set[str] | None,
+    forbidden_gpus: set[str],
+) -> dict[str, str]:
     """Allow-lists are resolved catalog ids (None = all); owned pools are never subject to them.
 
     Every list the placement breaks is named (not only the first), so that lifting one list in an
@@ -27,10 +34,14 @@ def check(scenario: Scenario, job: Job, place: Placement, allowed_platforms: set
     if (allowed_gpus is not None and place.gpu not in allowed_gpus) or place.gpu in forbidden_gpus:
         broken["policy.gpus"] = f"{place.gpu} is not allowed by the scenario's GPU policy"
     if place.billing == "spot" and not policy.allow_spot:
-        broken["policy.spot"] = "spot is opt-in and the scenario does not allow it (policy.allow_spot)"
+        broken["policy.spot"] = (
+            "spot is opt-in and the scenario does not allow it (policy.allow_spot)"
+        )
     limit = min(x for x in (policy.max_gpus_per_job, job.max_gpus, 10**9) if x is not None)
     if place.gpus > limit:
-        broken["policy.max_gpus"] = f"{place.gpus} GPUs exceed the scenario's limit of {limit} per job"
+        broken["policy.max_gpus"] = (
+            f"{place.gpus} GPUs exceed the scenario's limit of {limit} per job"
+        )
     return broken
 
 
@@ -38,11 +49,17 @@ def check_interruptions(scenario: Scenario, expected: float) -> dict[str, str]:
     """The scenario's cap on a job's expected interruptions (failures plus spot preemptions)."""
     cap = scenario.policy.max_expected_interruptions
     if cap is not None and expected > cap:
-        return {"policy.interruptions": f"{expected:,.1f} expected interruptions exceed the scenario's cap of "
-                                        f"{cap:g} per job"}
+        return {"policy.interruptions": f"{expected:,.1f} expected interruptions exceed the "
+                                        f"scenario's cap of {cap:g} per job"}
     return {}
 
 
 def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
-    for name in ("policy.platforms", "policy.gpus", "policy.spot", "policy.max_gpus", "policy.interruptions"):
+    for name in (
+        "policy.platforms",
+        "policy.gpus",
+        "policy.spot",
+        "policy.max_gpus",
+        "policy.interruptions",
+    ):
         forbid_violations(model, variables, groups, name)

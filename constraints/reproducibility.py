@@ -1,4 +1,5 @@
-"""Reproducibility for a paper: one GPU type for every job, exclusive hardware, environment snapshots."""
+"""Reproducibility for a paper: one GPU type for every job, exclusive hardware, environment
+snapshots."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ def check(scenario: Scenario, job: Job, place: Placement) -> dict[str, str]:
     rules = scenario.policy.reproducibility
     broken: dict[str, str] = {}
     if rules.exclusive_hardware and ({"shared_nodes", "community_marketplace"} & place.features):
-        broken["reproducibility.exclusive_hardware"] = f"{place.platform} shares nodes; exclusive hardware required"
+        broken["reproducibility.exclusive_hardware"] = (
+            f"{place.platform} shares nodes; exclusive hardware required"
+        )
     if rules.env_snapshot and "env_snapshot" not in place.features:
         broken["reproducibility.env_snapshot"] = f"{place.platform} offers no environment snapshots"
     return broken

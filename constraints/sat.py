@@ -20,7 +20,8 @@ def _import_cp_model() -> types.ModuleType:
     name = "ortools.sat.python.cp_model"
     if name in sys.modules or "pandas" in sys.modules:
         return importlib.import_module(name)
-    placeholder = types.ModuleType("pandas", "stand-in while OR-Tools' cp_model is imported (plan.constraints.sat)")
+    placeholder = types.ModuleType("pandas", "stand-in while OR-Tools' cp_model is imported "
+                                             "(plan.constraints.sat)")
     placeholder.Index = type("Index", (), {})  # type: ignore[attr-defined]
     placeholder.Series = type("Series", (), {})  # type: ignore[attr-defined]
     sys.modules["pandas"] = placeholder

@@ -18,14 +18,18 @@ def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
     for job, before in problem.after.items():
         for dep in before:
             assert after_literal is not None
-            model.add(variables.jobs[job].start >= variables.jobs[dep].end).only_enforce_if(after_literal)
+            model.add(variables.jobs[job].start >= variables.jobs[dep].end).only_enforce_if(
+                after_literal
+            )
 
     for key in variables.private:
         # Held for one job alone: it only has to exist (a purchase arrives after its lead time).
         res = problem.resources[key]
         for c in problem.all_candidates():
             if c.resource == key and res.available_from_min:
-                model.add(variables.jobs[c.job].start >= res.available_from_min).only_enforce_if(variables.chosen(c))
+                model.add(variables.jobs[c.job].start >= res.available_from_min).only_enforce_if(
+                    variables.chosen(c)
+                )
     for key, rv in variables.resources.items():
         users = [c for c in problem.all_candidates() if c.resource == key]
         if not users:
@@ -56,8 +60,12 @@ def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
                     # ceil(duration / period) periods, and the reservation costs at least that much.
                     least = max(res.min_periods, -(-c.duration_min // res.period_min))
                     model.add(rv.periods >= least).only_enforce_if(chosen)
-                    model.add(variables.resource_cost(rv)
-                              >= (res.price_per_gpu_period * c.gpus + res.fixed_price_per_period) * least * chosen)
+                    model.add(
+                        variables.resource_cost(rv)
+                        >= (res.price_per_gpu_period * c.gpus + res.fixed_price_per_period)
+                        * least
+                        * chosen
+                    )
         if rv.periods is not None:
             # Reserved capacity is bought for the plan; sharing it in time is the point.
             model.add_cumulative(intervals, demands, rv.capacity)
@@ -69,15 +77,17 @@ def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
         else:
             # Cumulative takes no enforcement literal: lifting the group instead lifts the capacity.
             lifted = sum(c.gpus for c in users)
-            model.add_cumulative(intervals, demands, cp_model.LinearExpr.sum([rv.capacity, lifted, -lifted * shared]))
+            model.add_cumulative(
+                intervals, demands, cp_model.LinearExpr.sum([rv.capacity, lifted, -lifted * shared])
+            )
 
 
 def _disjoint_pairs(model: cp_model.CpModel, variables: Variables, rv: ResourceVars,
                     users: list[Candidate]) -> None:
-    """Redundant cut: two jobs whose GPUs together exceed the largest reservation level cannot run at
-    the same time, so the held span covers both durations. The cumulative implies it, but CP-SAT was seen
-    to take seconds to prove it on a two-job case (a reservation that two jobs in a row overrun by an
-    hour); with the cut the LP sees it at once."""
+    """Redundant cut: two jobs whose GPUs together exceed the largest reservation level cannot run
+    at the same time, so the held span covers both durations. The cumulative implies it, but CP-SAT
+    was seen to take seconds to prove it on a two-job case (a reservation that two jobs in a row
+    overrun by an hour); with the cut the LP sees it at once."""
     res = rv.resource
     most = max(res.levels, default=res.capacity or 0)
     if not most or rv.periods is None:
@@ -88,8 +98,14 @@ def _disjoint_pairs(model: cp_model.CpModel, variables: Variables, rv: ResourceV
 
     for i, a in enumerate(users):
         for b in users[i + 1:]:
-            # (only where the pair needs more periods than either alone, which `post` already bounds)
-            if (a.job != b.job and a.gpus + b.gpus > most
-                    and least(a.duration_min + b.duration_min) > max(least(a.duration_min), least(b.duration_min))):
-                model.add(res.period_min * rv.periods >= a.duration_min + b.duration_min).only_enforce_if(
-                    [variables.chosen(a), variables.chosen(b)])
+            # (only where the pair needs more periods than either alone, which `post` already
+            # bounds)
+            if (
+                a.job != b.job
+                and a.gpus + b.gpus > most
+                and least(a.duration_min + b.duration_min)
+                > max(least(a.duration_min), least(b.duration_min))
+            ):
+                model.add(
+                    res.period_min * rv.periods >= a.duration_min + b.duration_min
+                ).only_enforce_if([variables.chosen(a), variables.chosen(b)])

@@ -27,23 +27,50 @@ class SensitivityRule:
     shared_nodes: bool  # may share a physical node with other tenants
     spot: bool  # may run on preemptible capacity (its disks and hosts are recycled)
     needs: tuple[str, ...]  # platform features required on clouds
-    owned_or_certified: bool  # clouds only if dedicated + domestic compliance in the data's jurisdiction
+    # clouds only if dedicated + domestic compliance in the data's jurisdiction
+    owned_or_certified: bool
     links: tuple[str, ...]  # link kinds the data may travel on
     why: str
 
 
 RULES: dict[str, SensitivityRule] = {
-    "public": SensitivityRule(True, True, True, (), False, ("private_line", "vpn", "internet"),
-                              "public data may run anywhere"),
-    "internal": SensitivityRule(False, True, True, (), False, ("private_line", "vpn", "internet"),
-                                "internal data stays off community marketplaces"),
-    "confidential": SensitivityRule(False, False, True, ("dedicated_hardware", "encryption"), False,
-                                    ("private_line", "vpn"),
-                                    "confidential data needs dedicated hardware and encryption"),
-    "regulated": SensitivityRule(False, False, False, ("dedicated_hardware", "domestic_compliance"), True,
-                                 ("private_line",),
-                                 "regulated data stays on owned hardware, or on dedicated certified "
-                                 "hardware in its jurisdiction reached by a private line; never spot or shared"),
+    "public": SensitivityRule(
+        True,
+        True,
+        True,
+        (),
+        False,
+        ("private_line", "vpn", "internet"),
+        "public data may run anywhere",
+    ),
+    "internal": SensitivityRule(
+        False,
+        True,
+        True,
+        (),
+        False,
+        ("private_line", "vpn", "internet"),
+        "internal data stays off community marketplaces",
+    ),
+    "confidential": SensitivityRule(
+        False,
+        False,
+        True,
+        ("dedicated_hardware", "encryption"),
+        False,
+        ("private_line", "vpn"),
+        "confidential data needs dedicated hardware and encryption",
+    ),
+    "regulated": SensitivityRule(
+        False,
+        False,
+        False,
+        ("dedicated_hardware", "domestic_compliance"),
+        True,
+        ("private_line",),
+        "regulated data stays on owned hardware, or on dedicated certified hardware in its "
+        "jurisdiction reached by a private line; never spot or shared",
+    ),
 }
 
 # When a site declares no link to a platform, non-sensitive data is assumed to go over the internet.
@@ -56,14 +83,15 @@ def declared_internet_gbps(site: Site) -> list[float]:
 
 
 def site_internet_gbps(site: Site) -> float:
-    """The speed assumed for a site's undeclared internet links: the fastest internet link it declares
-    (its uplink carries every internet transfer, so no platform is reached faster than the site says its
-    internet runs), else ASSUMED_INTERNET_GBPS."""
+    """The speed assumed for a site's undeclared internet links: the fastest internet link it
+    declares (its uplink carries every internet transfer, so no platform is reached faster than the
+    site says its internet runs), else ASSUMED_INTERNET_GBPS."""
     return max(declared_internet_gbps(site), default=ASSUMED_INTERNET_GBPS)
 
 
 def link_graph(scenario: Scenario, platform_ids: list[str]) -> nx.Graph:
-    """Sites and platforms as nodes; declared links (kind, gbps) and assumed internet links as edges."""
+    """Sites and platforms as nodes; declared links (kind, gbps) and assumed internet links as
+    edges."""
     graph = nx.Graph()
     for pid in platform_ids:
         graph.add_node(pid, kind="platform")
@@ -78,7 +106,9 @@ def link_graph(scenario: Scenario, platform_ids: list[str]) -> nx.Graph:
     return graph
 
 
-def transfer(graph: nx.Graph, source: str, target: str, allowed: tuple[str, ...]) -> tuple[float, bool] | None:
+def transfer(
+    graph: nx.Graph, source: str, target: str, allowed: tuple[str, ...]
+) -> tuple[float, bool] | None:
     """Best bottleneck bandwidth (Gb/s) from source to target using only `allowed` link kinds.
 
     Returns (gbps, assumed) or None when no allowed path exists. Same node: infinite bandwidth.
@@ -91,7 +121,9 @@ def transfer(graph: nx.Graph, source: str, target: str, allowed: tuple[str, ...]
     return memo[key]
 
 
-def _transfer(graph: nx.Graph, source: str, target: str, allowed: tuple[str, ...]) -> tuple[float, bool] | None:
+def _transfer(
+    graph: nx.Graph, source: str, target: str, allowed: tuple[str, ...]
+) -> tuple[float, bool] | None:
     if source == target:
         return float("inf"), False
     usable = nx.subgraph_view(graph, filter_edge=lambda a, b: graph.edges[a, b]["kind"] in allowed)
@@ -115,20 +147,27 @@ def check(scenario: Scenario, job: Job, place: Placement, graph: nx.Graph) -> di
     owned = place.kind in ("owned", "purchase")
     if not owned:
         if "community_marketplace" in place.features and not rule.community_marketplace:
-            broken[group] = f"{data.sensitivity} data may not run on a community marketplace ({place.platform})"
+            broken[group] = (
+                f"{data.sensitivity} data may not run on a community marketplace ({place.platform})"
+            )
         elif "shared_nodes" in place.features and not rule.shared_nodes:
-            broken[group] = f"{data.sensitivity} data may not share nodes with other tenants ({place.platform})"
+            broken[group] = (
+                f"{data.sensitivity} data may not share nodes with other tenants ({place.platform})"
+            )
         elif place.billing == "spot" and not rule.spot:
             broken[group] = f"{data.sensitivity} data may not run on spot capacity"
         else:
             missing = [f for f in rule.needs if f not in place.features]
             if missing:
-                broken[group] = f"{data.sensitivity} data needs {', '.join(missing)}; {place.platform} lacks it"
+                broken[group] = (
+                    f"{data.sensitivity} data needs {', '.join(missing)}; {place.platform} lacks it"
+                )
             elif rule.owned_or_certified and data.at is not None:
                 site_jurisdiction = next(s.jurisdiction for s in scenario.sites if s.id == data.at)
                 if not within(site_jurisdiction, place.jurisdiction, place.regions):
-                    broken[group] = (f"{data.sensitivity} data must stay in jurisdiction {site_jurisdiction}; "
-                                     f"{place.platform} is {place.jurisdiction}")
+                    broken[group] = (f"{data.sensitivity} data must stay in jurisdiction "
+                                     f"{site_jurisdiction}; {place.platform} is "
+                                     f"{place.jurisdiction}")
     if group not in broken and data.at is not None:
         target = place.site if owned and place.site else place.platform
         if target not in graph or transfer(graph, data.at, target, rule.links) is None:
@@ -139,15 +178,22 @@ def check(scenario: Scenario, job: Job, place: Placement, graph: nx.Graph) -> di
         if not within(data.residency, place.jurisdiction, place.regions):
             where = "China" if data.residency == "cn" else f"jurisdiction {data.residency}"
             regions = f" (regions: {', '.join(place.regions)})" if place.regions else ""
-            broken[residency] = f"data must stay in {where}; {place.platform} is in {place.jurisdiction}{regions}"
-    elif data.residency == "on_premises" and (not owned or (data.at is not None and place.site != data.at)):
+            broken[residency] = (
+                f"data must stay in {where}; {place.platform} is in {place.jurisdiction}{regions}"
+            )
+    elif data.residency == "on_premises" and (
+        not owned or (data.at is not None and place.site != data.at)
+    ):
         where = data.at or "the premises"
         broken[residency] = f"data must stay on premises ({where}); {place.platform} is not there"
     return broken
 
 
-def transfer_hours(scenario: Scenario, job: Job, place: Placement, graph: nx.Graph) -> tuple[float, str | None]:
-    """Hours to move the job's data to the placement, and an assumption line if a link was assumed."""
+def transfer_hours(
+    scenario: Scenario, job: Job, place: Placement, graph: nx.Graph
+) -> tuple[float, str | None]:
+    """Hours to move the job's data to the placement, and an assumption line if a link was
+    assumed."""
     data = job.data
     if data.at is None or data.size_gb <= 0:
         return 0.0, None
@@ -158,7 +204,8 @@ def transfer_hours(scenario: Scenario, job: Job, place: Placement, graph: nx.Gra
     gbps, assumed = found
     hours = data.size_gb * 8 / gbps / 3600
     declared = any(declared_internet_gbps(site) for site in scenario.sites if site.id == data.at)
-    note = (f"{job.id}: data moves {data.at} -> {target} over an assumed {gbps:g} Gb/s internet link"
+    note = (f"{job.id}: data moves {data.at} -> {target} over an assumed {gbps:g} Gb/s internet "
+            "link"
             + (f" (the speed {data.at} declares for its internet)" if declared else "")
             if assumed else None)
     return hours, note

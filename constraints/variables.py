@@ -14,7 +14,8 @@ class ResourceVars:
     start: cp_model.IntVar
     periods: cp_model.IntVar | None = None  # reserved resources only
     level: dict[int, cp_model.IntVar] = field(default_factory=dict)  # GPUs reserved -> chosen?
-    level_periods: dict[int, cp_model.IntVar] = field(default_factory=dict)  # periods if level chosen
+    # periods if level chosen
+    level_periods: dict[int, cp_model.IntVar] = field(default_factory=dict)
     capacity: cp_model.LinearExprT = 0
     used: cp_model.IntVar | None = None
 
@@ -57,12 +58,16 @@ class Variables:
         for key, res in problem.resources.items():
             if key in self.private:
                 continue
-            rv = ResourceVars(res, model.new_int_var(res.available_from_min, horizon, f"res_start[{key}]"))
+            rv = ResourceVars(
+                res, model.new_int_var(res.available_from_min, horizon, f"res_start[{key}]")
+            )
             if res.kind != "owned":
                 rv.periods = model.new_int_var(0, res.max_periods, f"res_periods[{key}]")
                 for level in res.levels:
                     chosen = model.new_bool_var(f"res_level[{key}={level}]")
-                    periods = model.new_int_var(0, res.max_periods, f"res_level_periods[{key}={level}]")
+                    periods = model.new_int_var(
+                        0, res.max_periods, f"res_level_periods[{key}={level}]"
+                    )
                     model.add(periods == rv.periods).only_enforce_if(chosen)
                     model.add(periods == 0).only_enforce_if(~chosen)
                     rv.level[level] = chosen
@@ -82,10 +87,15 @@ class Variables:
         self.makespan = model.new_int_var(0, horizon, "makespan")
         model.add_max_equality(self.makespan, [jv.end for jv in self.jobs.values()])
         self.total_cost: cp_model.LinearExprT = cp_model.LinearExpr.sum(
-            [*(jv.cost for jv in self.jobs.values()), *(self.resource_cost(rv) for rv in self.resources.values())])
+            [
+                *(jv.cost for jv in self.jobs.values()),
+                *(self.resource_cost(rv) for rv in self.resources.values()),
+            ]
+        )
 
     def own_cost(self, c: Candidate) -> int:
-        """The candidate's cost to the plan apart from shared resources (which are priced on their own)."""
+        """The candidate's cost to the plan apart from shared resources (which are priced on
+        their own)."""
         return self.problem.own_cost(c, self.private)
 
     @staticmethod
@@ -94,7 +104,11 @@ class Variables:
         if res.kind == "owned" or rv.periods is None:
             return 0
         per_gpu = sum(res.price_per_gpu_period * level * p for level, p in rv.level_periods.items())
-        upfront = sum(res.upfront_per_gpu * level * b for level, b in rv.level.items()) if res.upfront_per_gpu else 0
+        upfront = (
+            sum(res.upfront_per_gpu * level * b for level, b in rv.level.items())
+            if res.upfront_per_gpu
+            else 0
+        )
         return per_gpu + res.fixed_price_per_period * rv.periods + upfront
 
     def chosen(self, candidate: Candidate) -> cp_model.IntVar:

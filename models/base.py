@@ -9,7 +9,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 
 def _date_text(value: object) -> object:
-    # YAML reads 2026-11-20 as a date and 2026 as an int; the catalog keeps dates as the text the source gave.
+    # YAML reads 2026-11-20 as a date and 2026 as an int; the catalog keeps dates as the text the
+    # source gave.
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     return value.isoformat() if isinstance(value, dt.date) else value
@@ -20,4 +21,6 @@ DateText = Annotated[str, BeforeValidator(_date_text), Field(min_length=4)]
 
 class Strict(BaseModel):
     # allow_inf_nan=False: .inf and .nan are refused in every number field, naming the field.
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+    )

@@ -21,7 +21,8 @@ def _id(value: str) -> str:
 
 def _text(value: str) -> str:
     if _CONTROL.search(value):
-        raise ValueError("contains control characters (terminal escapes); only tab and newline are allowed")
+        raise ValueError("contains control characters (terminal escapes); only tab and newline are "
+                         "allowed")
     return value
 
 

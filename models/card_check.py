@@ -26,8 +26,18 @@ class _MoE(Protocol):
     def dense_layers(self) -> int: ...
 
 
-def shape_params(layers: int, hidden: int, ffn: int, gated: bool, heads: int, kv_heads: int, head_dim: int,
-                 vocab: int, tied: bool, moe: _MoE | None) -> float:
+def shape_params(
+    layers: int,
+    hidden: int,
+    ffn: int,
+    gated: bool,
+    heads: int,
+    kv_heads: int,
+    head_dim: int,
+    vocab: int,
+    tied: bool,
+    moe: _MoE | None,
+) -> float:
     """Total parameters from the shape: attention (grouped KV), FFN or experts with router, norms,
     embeddings and the output head (the same counting as plan.planner.estimate.flops)."""
     mult = 3 if gated else 2
@@ -39,8 +49,9 @@ def shape_params(layers: int, hidden: int, ffn: int, gated: bool, heads: int, kv
     else:
         expert = mult * hidden * moe.expert_ffn_hidden_size
         moe_layers = layers - moe.dense_layers
-        body = (moe.dense_layers * (attn + dense_mlp)
-                + moe_layers * (attn + (moe.experts + moe.shared_experts) * expert + hidden * moe.experts))
+        body = moe.dense_layers * (attn + dense_mlp) + moe_layers * (
+            attn + (moe.experts + moe.shared_experts) * expert + hidden * moe.experts
+        )
     norms = 2 * hidden * layers + hidden
     return float(body + norms + vocab * hidden * (1 if tied else 2))
 
@@ -49,6 +60,6 @@ def params_problem(declared: float, implied: float) -> str | None:
     """None when they agree within the tolerance, else the one-line problem."""
     if implied <= 0 or abs(declared - implied) <= PARAMS_TOLERANCE * implied:
         return None
-    return (f"params ({declared:,.4g}) does not match the shape ({implied:,.4g} parameters from layers, "
-            f"hidden_size, ffn_hidden_size, heads, vocab_size) within {PARAMS_TOLERANCE:.0%}; fix the card, "
-            f"or say why in params_note")
+    return (f"params ({declared:,.4g}) does not match the shape ({implied:,.4g} parameters from "
+            "layers, hidden_size, ffn_hidden_size, heads, vocab_size) within "
+            f"{PARAMS_TOLERANCE:.0%}; fix the card, or say why in params_note")

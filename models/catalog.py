@@ -81,8 +81,11 @@ class Catalog:
             if isinstance(raw_rates, Mapping):
                 new_rates = raw_rates.get("rates", {})
                 # A `rates` that is not a mapping is left as written, for validation to name.
-                merged_rates = {**self.exchange_rates.rates, **new_rates} if isinstance(new_rates, Mapping) \
+                merged_rates = (
+                    {**self.exchange_rates.rates, **new_rates}
+                    if isinstance(new_rates, Mapping)
                     else new_rates
+                )
                 raw_rates = {**self.exchange_rates.model_dump(), **raw_rates, "rates": merged_rates}
             rates = _parse_one(raw_rates, ExchangeRates, label, "exchange_rates")
         catalog = Catalog(models, gpus, platforms, rates, (*self.sources, label))
@@ -97,20 +100,28 @@ class Catalog:
                 if offer.gpu not in self.gpus:
                     hint = str(UnknownIdError("GPU", offer.gpu, self._names(self.gpus)))
                     problems.append(f"catalog: platforms.{platform.id}.offers[{i}].gpu: {hint}")
-                if offer.currency not in self.exchange_rates.rates and offer.currency != self.exchange_rates.base:
+                if (
+                    offer.currency not in self.exchange_rates.rates
+                    and offer.currency != self.exchange_rates.base
+                ):
                     problems.append(f"catalog: platforms.{platform.id}.offers[{i}].currency: "
                                     f"no exchange rate for {offer.currency}")
             for i, purchase in enumerate(platform.purchase):
                 if purchase.gpu not in self.gpus:
-                    problems.append(f"catalog: platforms.{platform.id}.purchase[{i}].gpu: unknown GPU "
-                                    f"{purchase.gpu!r}")
-        for kind, table in (("model", self.models), ("GPU", self.gpus), ("platform", self.platforms)):
+                    problems.append(f"catalog: platforms.{platform.id}.purchase[{i}].gpu: unknown "
+                                    f"GPU {purchase.gpu!r}")
+        for kind, table in (
+            ("model", self.models),
+            ("GPU", self.gpus),
+            ("platform", self.platforms),
+        ):
             seen: dict[str, str] = {}
             for item in table.values():
                 for name in (item.id, *item.aliases):
                     key = fold_name(name)
                     if key in seen and seen[key] != item.id:
-                        problems.append(f"catalog: {kind} name {name!r} used by both {seen[key]} and {item.id}")
+                        problems.append(f"catalog: {kind} name {name!r} used by both {seen[key]} "
+                                        f"and {item.id}")
                     seen[key] = item.id
         if problems:
             raise InputError(problems)
@@ -123,19 +134,20 @@ class Catalog:
 @lru_cache(maxsize=4096)
 def fold_name(name: str) -> str:
     """A catalog name as lookups compare it: case and the separator between words ignored, so
-    `h100-80gb`, `H100 80GB` and `h100_80gb` are one name (the catalog refuses two entries that fold alike)."""
+    `h100-80gb`, `H100 80GB` and `h100_80gb` are one name (the catalog refuses two entries that fold
+    alike)."""
     return re.sub(r"[\s_-]+", "-", name.strip().lower())
 
 
 VENDOR_WORDS = frozenset({"nvidia", "huawei", "amd"})
 VENDOR_PREFIX = re.compile(rf"^({'|'.join(sorted(VENDOR_WORDS))})-")
-"""The vendor word nvidia-smi and spec sheets put before a part's name ("NVIDIA A100-SXM4-80GB"): a name not
-known with it is looked up without it."""
+"""The vendor word nvidia-smi and spec sheets put before a part's name ("NVIDIA A100-SXM4-80GB"): a
+name not known with it is looked up without it."""
 
 
 def name_words(name: str) -> frozenset[str]:
-    """A name's words in any order, without a vendor word: "H100 80GB SXM", "SXM H100 80GB" and the card's full
-    name "NVIDIA H100 80GB SXM" are one set."""
+    """A name's words in any order, without a vendor word: "H100 80GB SXM", "SXM H100 80GB" and the
+    card's full name "NVIDIA H100 80GB SXM" are one set."""
     return frozenset(fold_name(name).split("-")) - VENDOR_WORDS
 
 
@@ -149,8 +161,11 @@ def _lookup(kind: str, wanted: str, table: Mapping[str, T]) -> T:
                 return item
     # the same words in another order, or an entry's full name: taken only where one entry has them
     words = name_words(wanted)
-    same = [item for item in table.values()
-            if words in {name_words(n) for n in (item.id, *item.aliases, getattr(item, "name", ""))}]  # type: ignore[attr-defined]
+    same = [
+        item
+        for item in table.values()
+        if words in {name_words(n) for n in (item.id, *item.aliases, getattr(item, "name", ""))}
+    ]  # type: ignore[attr-defined]
     if len(same) == 1:
         return same[0]
     raise UnknownIdError(kind, wanted, Catalog._names(table))
@@ -186,11 +201,15 @@ def _parse_one(raw: Any, schema: type[T], label: str, section: str) -> T:
 
 
 def _merge_platform(platforms: Mapping[str, Platform], raw: Any) -> Any:
-    """Overlay one platform entry: fields replace, offers merge by (gpu, billing), and capacity limits
-    by (gpu, billing modes), so an overlay can raise one quota and keep the rest."""
-    # Anything of the wrong type (an id that is a list, `offers: 5`) is left as written: the schema then
-    # names the field, exactly as for the built-in catalog.
-    if not isinstance(raw, Mapping) or not isinstance(raw.get("id"), str) or raw["id"] not in platforms:
+    """Overlay one platform entry: fields replace, offers merge by (gpu, billing), and capacity
+    limits by (gpu, billing modes), so an overlay can raise one quota and keep the rest."""
+    # Anything of the wrong type (an id that is a list, `offers: 5`) is left as written: the schema
+    # then names the field, exactly as for the built-in catalog.
+    if (
+        not isinstance(raw, Mapping)
+        or not isinstance(raw.get("id"), str)
+        or raw["id"] not in platforms
+    ):
         return raw
     base = platforms[raw["id"]].model_dump()
     merged = {**base, **raw}
@@ -207,8 +226,11 @@ def _merge_platform(platforms: Mapping[str, Platform], raw: Any) -> Any:
         if isinstance(raw_capacity, list):
             for entry in raw_capacity:
                 capacity[_capacity_key(entry)] = entry
-        merged["limits"] = {**base["limits"], **raw_limits,
-                            "capacity": list(capacity.values()) if isinstance(raw_capacity, list) else raw_capacity}
+        merged["limits"] = {
+            **base["limits"],
+            **raw_limits,
+            "capacity": list(capacity.values()) if isinstance(raw_capacity, list) else raw_capacity,
+        }
     return merged
 
 
@@ -265,7 +287,8 @@ def _hashable(key: Any, entry: Any) -> Any:
     try:
         hash(key)
     except TypeError:
-        return id(entry)  # a list where an id belongs: keep the entry, and let validation name the problem
+        # a list where an id belongs: keep the entry, and let validation name the problem
+        return id(entry)
     return key
 
 
@@ -299,19 +322,24 @@ def builtin_catalog() -> Catalog:
     global _BUILTIN
     if _BUILTIN is None:
         def section(file: str, key: str) -> Any:
-            # The shipped files are trusted and well formed: libyaml's loader reads them ten times faster
-            # than the checked reader that user files go through.
+            # The shipped files are trusted and well formed: libyaml's loader reads them ten times
+            # faster than the checked reader that user files go through.
             data = yaml.load(_builtin_text(file), Loader=_FAST_LOADER)
             return data[key] if key else data
 
         catalog = Catalog(
-            models=_index(_parse_list(section("models.yaml", "models"), ModelCard, "built-in", "models")),
+            models=_index(
+                _parse_list(section("models.yaml", "models"), ModelCard, "built-in", "models")
+            ),
             gpus=_index(_parse_list(section("gpus.yaml", "gpus"), GPU, "built-in", "gpus")),
             platforms=_index(
-                _parse_list(section("platforms.yaml", "platforms"), Platform, "built-in", "platforms")
+                _parse_list(
+                    section("platforms.yaml", "platforms"), Platform, "built-in", "platforms"
+                )
             ),
-            exchange_rates=_parse_one(section("exchange_rates.yaml", ""), ExchangeRates, "built-in",
-                                      "exchange_rates"),
+            exchange_rates=_parse_one(
+                section("exchange_rates.yaml", ""), ExchangeRates, "built-in", "exchange_rates"
+            ),
         )
         catalog.check()
         _BUILTIN = catalog

@@ -56,7 +56,9 @@ class UnknownIdError(KeyError):
 
 def did_you_mean(wanted: str, known: Iterable[str], limit: int = 3) -> str:
     candidates = sorted(set(known))
-    close = difflib.get_close_matches(wanted.lower(), [c.lower() for c in candidates], n=limit, cutoff=0.5)
+    close = difflib.get_close_matches(
+        wanted.lower(), [c.lower() for c in candidates], n=limit, cutoff=0.5
+    )
     by_lower = {c.lower(): c for c in candidates}
     if close:
         return "; did you mean " + " or ".join(repr(by_lower[c]) for c in close) + "?"
@@ -70,7 +72,9 @@ def field_names(model: type, loc: tuple[object, ...]) -> list[str]:
 
     current: object = model
     for part in loc:
-        if isinstance(part, int) or not (isinstance(current, type) and issubclass(current, BaseModel)):
+        if isinstance(part, int) or not (
+            isinstance(current, type) and issubclass(current, BaseModel)
+        ):
             continue
         fields = current.model_fields
         found = fields.get(str(part)) or next(
@@ -102,10 +106,13 @@ def _model_in(annotation: object) -> object:
     return None
 
 
-def validation_problems(exc: object, label: str, prefix: str = "", model: type | None = None) -> list[str]:
+def validation_problems(
+    exc: object, label: str, prefix: str = "", model: type | None = None
+) -> list[str]:
     """Turn a pydantic ValidationError into one line per problem: 'file: field.path: message'.
 
-    With `model` (the class validated), an unknown field gets the closest field names of its section."""
+    With `model` (the class validated), an unknown field gets the closest field names of its
+    section."""
     from pydantic import ValidationError
 
     assert isinstance(exc, ValidationError)
@@ -132,19 +139,27 @@ def validation_problems(exc: object, label: str, prefix: str = "", model: type |
             message = f"got {err.get('input')!r}; {message.lower()}"
         elif err["type"] in _BOUND_WORDS:
             bound = next(iter((err.get("ctx") or {}).values()), None)
-            message = f"got {_shown(err.get('input'))}; must be {_BOUND_WORDS[err['type']]} {_shown(bound)}"
+            message = (
+                f"got {_shown(err.get('input'))}; must be {_BOUND_WORDS[err['type']]} "
+                f"{_shown(bound)}"
+            )
         elif err["type"] == "finite_number":
             message = f"got {_shown(err.get('input'))}; must be a finite number (not .inf or .nan)"
         lines.append(f"{label}: {path or '(top level)'}: {message}")
     return capped(lines, max(0, len(errors) - MAX_PROBLEMS))
 
 
-_BOUND_WORDS = {"less_than_equal": "at most", "less_than": "below", "greater_than_equal": "at least",
-                "greater_than": "above"}
+_BOUND_WORDS = {
+    "less_than_equal": "at most",
+    "less_than": "below",
+    "greater_than_equal": "at least",
+    "greater_than": "above",
+}
 
 
 def _shown(value: object) -> str:
-    """A number as people write it (1e+12, not 1000000000000); other values as repr, cut to 60 characters."""
+    """A number as people write it (1e+12, not 1000000000000); other values as repr, cut to 60
+    characters."""
     if isinstance(value, float | int) and not isinstance(value, bool):
         return f"{value:,}" if isinstance(value, int) and abs(value) < 10**7 else f"{value:g}"
     text = repr(value)

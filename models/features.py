@@ -1,8 +1,8 @@
 """Named capabilities of a platform or an owned pool, as an enumerated type, and what owned GPUs can
 do by default.
 
-The names are the fields of `plan.models.platform.Features` (a test keeps the two in step). Scenario files
-name them in `owned[].features` (added to the GPU's defaults) and `owned[].lacks` (removed).
+The names are the fields of `plan.models.platform.Features` (a test keeps the two in step). Scenario
+files name them in `owned[].features` (added to the GPU's defaults) and `owned[].lacks` (removed).
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ class Feature(StrEnum):
 
 # What each name means, for the README and `plan schema` readers.
 MEANING: dict[Feature, str] = {
-    Feature.env_snapshot: "environment snapshots (image of the software stack), for reproducibility",
+    Feature.env_snapshot: (
+        "environment snapshots (image of the software stack), for reproducibility"
+    ),
     Feature.checkpoint_resume: "jobs resume from their last checkpoint after an interruption",
     Feature.one_click_env: "ready-made training environment, no cluster setup",
     Feature.dedicated_hardware: "whole physical machines for one tenant",

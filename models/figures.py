@@ -47,7 +47,8 @@ class CandidateTime:
     confidence: float = 0.5
     failure_overhead: float = 0.0
     checkpoint_interval_h: float = 0.0
-    """Young/Daly's checkpoint interval (planner/estimate/reliability.py): exports' save interval."""
+    """Young/Daly's checkpoint interval (planner/estimate/reliability.py): exports' save
+    interval."""
     startup_h: float = 0.0
     transfer_in_h: float = 0.0
     transfer_out_h: float = 0.0

@@ -25,11 +25,13 @@ class PeakTflops(Strict):
 
 
 class IntraNodeLink(Strict):
-    """GPU-to-GPU link inside a node. `bandwidth_gb_per_s` is per GPU, bidirectional (datasheet style)."""
+    """GPU-to-GPU link inside a node. `bandwidth_gb_per_s` is per GPU, bidirectional (datasheet
+    style)."""
 
     kind: Literal["nvlink", "nvlink_bridge", "pcie", "hccs"]
     bandwidth_gb_per_s: float = Field(gt=0)
-    max_group: int | None = Field(default=None, gt=0, description="GPUs joined by the link (bridge: 2)")
+    max_group: int | None = Field(default=None, gt=0, description="GPUs joined by the link "
+                                                                  "(bridge: 2)")
 
 
 class GPU(Strict):
@@ -38,12 +40,14 @@ class GPU(Strict):
     name: str
     vendor: Literal["nvidia", "huawei", "amd", "other"] = "nvidia"
     architecture: Architecture
-    memory_gib: float = Field(gt=0, description="capacity usable by the framework before its own overhead")
+    memory_gib: float = Field(gt=0, description="capacity usable by the framework before its own "
+                                                "overhead")
     memory_bandwidth_gb_per_s: float | None = Field(default=None, gt=0)
     peak_tflops: PeakTflops
     intra_node_link: IntraNodeLink
     gpus_per_node: int = Field(gt=0, le=1024,
-                               description="typical server (at most plan.models.limits.MAX_GPUS_PER_NODE)")
+                               description="typical server (at most "
+                                           "plan.models.limits.MAX_GPUS_PER_NODE)")
     form_factor: str
     preliminary: bool = False
     source: str = Field(min_length=1)
@@ -51,8 +55,9 @@ class GPU(Strict):
     assumed: bool = False
     assumption: str | None = None
     gpus_per_node_assumption: str | None = Field(
-        default=None, description="why `gpus_per_node` is assumed; said only where a plan or estimate takes "
-                                  "this typical server size (not an owned pool's, an offer's or a quote's own)")
+        default=None, description="why `gpus_per_node` is assumed; said only where a plan or "
+                                  "estimate takes this typical server size (not an owned pool's, "
+                                  "an offer's or a quote's own)")
 
     @model_validator(mode="after")
     def _has_peak(self) -> GPU:

@@ -1,8 +1,9 @@
-"""The scenario file's JSON Schema (Draft 2020-12), accepting what the loader accepts: quantities as a
-number or a patterned string, and every alias a field may be written under (`deadline` or `deadline_h`).
+"""The scenario file's JSON Schema (Draft 2020-12), accepting what the loader accepts: quantities as
+a number or a patterned string, and every alias a field may be written under (`deadline` or
+`deadline_h`).
 
-What a schema cannot see is left to `plan validate`: catalog ids, cross-references between jobs, sites
-and pools, and rules between fields (min_gpus <= max_gpus)."""
+What a schema cannot see is left to `plan validate`: catalog ids, cross-references between jobs,
+sites and pools, and rules between fields (min_gpus <= max_gpus)."""
 
 from __future__ import annotations
 
@@ -52,5 +53,9 @@ def scenario_schema() -> dict[str, Any]:
     for name, definition in schema.get("$defs", {}).items():
         if name in models:
             _add_aliases(definition, models[name])
-    return {"$schema": DRAFT, "title": "plan scenario",
-            "description": "A training situation for `plan solve` (see docs/scenario.md).", **schema}
+    return {
+        "$schema": DRAFT,
+        "title": "plan scenario",
+        "description": "A training situation for `plan solve` (see docs/scenario.md).",
+        **schema,
+    }

@@ -1,9 +1,9 @@
-"""Jurisdictions as ISO-style codes: ISO 3166-1 alpha-2 country codes in lower case (cn, us, sg, de, hk),
-plus `eu` for the European Union, and `global` for a platform whose data centres are in several
+"""Jurisdictions as ISO-style codes: ISO 3166-1 alpha-2 country codes in lower case (cn, us, sg, de,
+hk), plus `eu` for the European Union, and `global` for a platform whose data centres are in several
 countries that its sources do not pin down.
 
-A data residency rule names a code; a place satisfies it when the place's jurisdiction, or one of its
-platform's regions, is that code or (for `eu`) a member state."""
+A data residency rule names a code; a place satisfies it when the place's jurisdiction, or one of
+its platform's regions, is that code or (for `eu`) a member state."""
 
 from __future__ import annotations
 
@@ -11,9 +11,39 @@ import re
 from collections.abc import Iterable
 
 # EU member states, ISO 3166-1 alpha-2 (source: europa.eu, "EU countries",
-# https://european-union.europa.eu/principles-countries-history/eu-countries_en; 27 members since 2020-02-01).
-EU_MEMBERS = frozenset({"at", "be", "bg", "hr", "cy", "cz", "dk", "ee", "fi", "fr", "de", "gr", "hu", "ie", "it",
-                        "lv", "lt", "lu", "mt", "nl", "pl", "pt", "ro", "sk", "si", "es", "se"})
+# https://european-union.europa.eu/principles-countries-history/eu-countries_en; 27 members since
+# 2020-02-01).
+EU_MEMBERS = frozenset(
+    {
+        "at",
+        "be",
+        "bg",
+        "hr",
+        "cy",
+        "cz",
+        "dk",
+        "ee",
+        "fi",
+        "fr",
+        "de",
+        "gr",
+        "hu",
+        "ie",
+        "it",
+        "lv",
+        "lt",
+        "lu",
+        "mt",
+        "nl",
+        "pl",
+        "pt",
+        "ro",
+        "sk",
+        "si",
+        "es",
+        "se",
+    }
+)
 GROUPS = {"eu": EU_MEMBERS}
 GLOBAL = "global"
 CODE_PATTERN = r"^[a-z]{2}$"
@@ -28,12 +58,16 @@ def check_code(value: object, *, allow_global: bool = False) -> object:
         if re.fullmatch(CODE_PATTERN, code) or (allow_global and code == GLOBAL):
             return code
     extra = " or global" if allow_global else ""
-    raise ValueError(f"expected a jurisdiction code (ISO 3166-1 alpha-2 such as {EXAMPLES}{extra}), got {value!r}")
+    raise ValueError("expected a jurisdiction code (ISO 3166-1 alpha-2 such as "
+                     f"{EXAMPLES}{extra}), got {value!r}")
 
 
 def within(required: str, jurisdiction: str, regions: Iterable[str] = ()) -> bool:
-    """Whether a place in `jurisdiction` (or able to run in one of `regions`) satisfies `required`."""
-    return any(code == required or code in GROUPS.get(required, ()) for code in (jurisdiction, *regions))
+    """Whether a place in `jurisdiction` (or able to run in one of `regions`) satisfies
+    `required`."""
+    return any(
+        code == required or code in GROUPS.get(required, ()) for code in (jurisdiction, *regions)
+    )
 
 
 def residency_rule(value: object) -> object:
@@ -43,4 +77,5 @@ def residency_rule(value: object) -> object:
     try:
         return check_code(value)
     except ValueError:
-        raise ValueError(f"expected any, on_premises or a jurisdiction code ({EXAMPLES}), got {value!r}") from None
+        raise ValueError(f"expected any, on_premises or a jurisdiction code ({EXAMPLES}), got "
+                         f"{value!r}") from None

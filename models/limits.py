@@ -5,10 +5,10 @@ and generous enough that no real plan comes near it. They exist so that a typo (
 node, `1e308` of budget) is refused with a clear error naming the field instead of building a
 billion-node graph, looping for minutes or overflowing the solver's 64-bit integers.
 
-Money and the CP-SAT integers: the model counts money in cents (`plan.models.problem.Scale`). With money
-at most MAX_MONEY and a job's bill at most MAX_MONEY (a candidate above it is dropped), the costs of
-MAX_JOBS jobs sum to at most 2e17 cents, under int64's 9.2e18 with a margin for the products the
-solver forms; time is in minutes, at most 3 x MAX_DURATION_H (the horizon) = 1.6e7.
+Money and the CP-SAT integers: the model counts money in cents (`plan.models.problem.Scale`). With
+money at most MAX_MONEY and a job's bill at most MAX_MONEY (a candidate above it is dropped), the
+costs of MAX_JOBS jobs sum to at most 2e17 cents, under int64's 9.2e18 with a margin for the
+products the solver forms; time is in minutes, at most 3 x MAX_DURATION_H (the horizon) = 1.6e7.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ MAX_MONEY = 1e12
 MAX_PRICE_PER_GPU_HOUR = 1e5
 # assumed: 10^9 per GPU bought (with its server share) is 10^4 x today's dearest GPU.
 MAX_PRICE_PER_GPU = 1e9
-# assumed: a day of delay worth 10^9 of the currency; with the horizon's minutes it stays far below int64.
+# assumed: a day of delay worth 10^9 of the currency; with the horizon's minutes it stays far below
+# int64.
 MAX_VALUE_OF_TIME_PER_DAY = 1e9
 # assumed: ten years; no plan runs longer, and three of them (the horizon) stay small in minutes.
 MAX_DURATION_H = 10 * 365 * 24.0
@@ -28,7 +29,8 @@ MAX_DURATION_H = 10 * 365 * 24.0
 MAX_TOKENS = 1e15
 # assumed: 16M tokens per sequence, 16x the longest context the catalog's models support.
 MAX_SEQ_LEN = 2**24
-# assumed: a million sequences per optimizer step, ~250x the largest published global batch (4M tokens).
+# assumed: a million sequences per optimizer step, ~250x the largest published global batch (4M
+# tokens).
 MAX_GLOBAL_BATCH = 1_000_000
 # assumed: the largest GPU domains sold are 576 GPUs (NVL576); 1024 leaves room.
 MAX_GPUS_PER_NODE = 1024

@@ -26,7 +26,8 @@ class LoadedScenario:
     scenario: Scenario
     catalog: Catalog
     models: dict[str, ModelCard]  # by job id
-    money_notes: tuple[str, ...] = ()  # amounts written in another currency, and the rate that converted them
+    # amounts written in another currency, and the rate that converted them
+    money_notes: tuple[str, ...] = ()
 
 
 def is_model_file(ref: str) -> bool:
@@ -66,14 +67,17 @@ def _purchase_problems(scenario: Scenario, catalog: Catalog, label: str) -> list
             problems.append(f"{label}: purchase[{i}].gpu: {exc}")
             continue
         if gpu not in listed:
-            problems.append(f"{label}: purchase[{i}].gpu: the catalog has no purchase entry for {gpu} "
-                            f"(it has: {', '.join(sorted(listed)) or 'none'}); add one in a catalog overlay "
-                            "(power, staff, life) and quote your price here")
+            problems.append(f"{label}: purchase[{i}].gpu: the catalog has no purchase entry for "
+                            f"{gpu} (it has: {', '.join(sorted(listed)) or 'none'}); add one in a "
+                            "catalog overlay (power, staff, life) and quote your price here")
     return problems
 
 
-def load_scenario_data(raw: object, path: Path, extra_overlays: tuple[Path, ...] = ()) -> LoadedScenario:
-    """Validate already-parsed scenario data (e.g. a file's YAML with one field changed) as if read from `path`.
+def load_scenario_data(
+    raw: object, path: Path, extra_overlays: tuple[Path, ...] = ()
+) -> LoadedScenario:
+    """Validate already-parsed scenario data (e.g. a file's YAML with one field changed) as if read
+    from `path`.
 
     Relative references (catalog overlay, model-card files) resolve against `path.parent`, and every
     message names `path`, exactly as `load_scenario` does. Raises InputError listing every problem.
@@ -107,7 +111,10 @@ def load_scenario_data(raw: object, path: Path, extra_overlays: tuple[Path, ...]
     for i, pool in enumerate(scenario.owned):
         _check(problems, label, f"owned[{i}].gpu", lambda g=pool.gpu: catalog.gpu(g))
     policy = scenario.policy
-    for field, ids in (("allow_platforms", policy.allow_platforms), ("forbid_platforms", policy.forbid_platforms)):
+    for field, ids in (
+        ("allow_platforms", policy.allow_platforms),
+        ("forbid_platforms", policy.forbid_platforms),
+    ):
         for j, pid in enumerate(ids):
             _check(problems, label, f"policy.{field}[{j}]", lambda p=pid: catalog.platform(p))
     for field, ids in (("allow_gpus", policy.allow_gpus), ("forbid_gpus", policy.forbid_gpus)):
@@ -118,7 +125,12 @@ def load_scenario_data(raw: object, path: Path, extra_overlays: tuple[Path, ...]
     for i, site in enumerate(scenario.sites):
         for j, link in enumerate(site.links):
             if link.to not in site_ids:
-                _check(problems, label, f"sites[{i}].links[{j}].to", lambda p=link.to: catalog.platform(p))
+                _check(
+                    problems,
+                    label,
+                    f"sites[{i}].links[{j}].to",
+                    lambda p=link.to: catalog.platform(p),
+                )
     rates = catalog.exchange_rates
     if scenario.currency != rates.base and scenario.currency not in rates.rates:
         problems.append(f"{label}: currency: no exchange rate for {scenario.currency!r}; "
@@ -134,7 +146,9 @@ def load_scenario_data(raw: object, path: Path, extra_overlays: tuple[Path, ...]
                           money_notes=tuple(money_notes))
 
 
-def _validate(raw: Mapping[str, Any], label: str, rates: ExchangeRates | None = None) -> tuple[Scenario, list[str]]:
+def _validate(
+    raw: Mapping[str, Any], label: str, rates: ExchangeRates | None = None
+) -> tuple[Scenario, list[str]]:
     """The scenario, and a line per amount converted from the currency it named."""
     try:
         with converting(raw.get("currency", "CNY"), rates) as money:

@@ -34,15 +34,19 @@ class ModelCard(Strict):
     id: Id
     aliases: list[str] = Field(default_factory=list)
     name: str | None = None
-    params: float = Field(gt=0, le=1e14, description="total parameters, count; accepts 8B style strings")
-    active_params: float | None = Field(default=None, gt=0, le=1e14, description="per token, for MoE")
+    params: float = Field(gt=0, le=1e14, description="total parameters, count; accepts 8B style "
+                                                     "strings")
+    active_params: float | None = Field(default=None, gt=0, le=1e14, description="per token, for "
+                                                                                 "MoE")
     layers: int = Field(gt=0, le=10_000)
     hidden_size: int = Field(gt=0, le=1_000_000)
     ffn_hidden_size: int = Field(gt=0, le=10_000_000)
     ffn_type: Literal["swiglu", "gelu"] = "swiglu"
     num_heads: int = Field(gt=0, le=100_000)
     num_kv_heads: int = Field(gt=0, le=100_000)
-    head_dim: int | None = Field(default=None, gt=0, le=100_000, description="defaults to hidden_size / num_heads")
+    head_dim: int | None = Field(default=None, gt=0, le=100_000, description="defaults to "
+                                                                             "hidden_size / "
+                                                                             "num_heads")
     vocab_size: int = Field(gt=0, le=100_000_000)
     max_positions: int = Field(gt=0, le=2**24)
     tied_embeddings: bool = False
@@ -50,9 +54,11 @@ class ModelCard(Strict):
     attention: str | None = Field(default=None, description="free-text note, e.g. MLA")
     source: str = Field(min_length=1)
     assumed: bool = False
-    assumption: str | None = Field(default=None, description="what was assumed and why; required if assumed")
-    params_note: str | None = Field(default=None, description="why params differs from the shape's count by "
-                                                              "more than 10% (a shape the count cannot express)")
+    assumption: str | None = Field(default=None, description="what was assumed and why; required "
+                                                             "if assumed")
+    params_note: str | None = Field(default=None, description="why params differs from the shape's "
+                                                              "count by more than 10% (a shape the "
+                                                              "count cannot express)")
 
     @field_validator("params", "active_params", mode="before")
     @classmethod
@@ -63,16 +69,27 @@ class ModelCard(Strict):
     def _consistent(self) -> ModelCard:
         if self.num_heads % self.num_kv_heads:
             raise ValueError(
-                f"num_heads ({self.num_heads}) must be a multiple of num_kv_heads ({self.num_kv_heads})"
+                f"num_heads ({self.num_heads}) must be a multiple of num_kv_heads "
+                f"({self.num_kv_heads})"
             )
         if self.assumed and not self.assumption:
             raise ValueError("an assumed card must say what was assumed in `assumption`")
         if self.moe and self.moe.dense_layers > self.layers:
-            raise ValueError(f"moe.dense_layers ({self.moe.dense_layers}) exceeds layers ({self.layers})")
+            raise ValueError(f"moe.dense_layers ({self.moe.dense_layers}) exceeds layers "
+                             f"({self.layers})")
         if not self.params_note:
-            implied = shape_params(self.layers, self.hidden_size, self.ffn_hidden_size, self.ffn_type == "swiglu",
-                                   self.num_heads, self.num_kv_heads, self.head_dim_resolved, self.vocab_size,
-                                   self.tied_embeddings, self.moe)
+            implied = shape_params(
+                self.layers,
+                self.hidden_size,
+                self.ffn_hidden_size,
+                self.ffn_type == "swiglu",
+                self.num_heads,
+                self.num_kv_heads,
+                self.head_dim_resolved,
+                self.vocab_size,
+                self.tied_embeddings,
+                self.moe,
+            )
             problem = params_problem(self.params, implied)
             if problem:
                 raise ValueError(problem)

@@ -1,8 +1,9 @@
-"""Money amounts that name their currency (`20k USD`, `¥20,000`, `2万元`), converted into the scenario's
-currency with the catalog's dated exchange rate while a scenario is validated.
+"""Money amounts that name their currency (`20k USD`, `¥20,000`, `2万元`), converted into the
+scenario's currency with the catalog's dated exchange rate while a scenario is validated.
 
-The scenario's `currency` and the rates in force are held in a context variable for the length of one
-validation (`converting`); each conversion is recorded as a line the plan shows among its assumptions.
+The scenario's `currency` and the rates in force are held in a context variable for the length of
+one validation (`converting`); each conversion is recorded as a line the plan shows among its
+assumptions.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def active_conversion() -> Conversion | None:
 
 @contextmanager
 def converting(currency: object, rates: ExchangeRates | None = None) -> Iterator[Conversion]:
-    """Amounts validated inside this block that name another currency are converted to `currency`."""
+    """Amounts validated inside this block that name another currency are converted to
+    `currency`."""
     state = Conversion(currency if isinstance(currency, str) else "CNY", rates or builtin_rates())
     token = _ACTIVE.set(state)
     try:
@@ -69,8 +71,9 @@ def to_scenario_currency(value: object) -> float:
     known = [rates.base, *sorted(rates.rates)]
     if currency not in known or target not in known:
         missing = currency if currency not in known else target
-        raise ValueError(f"no exchange rate for {missing} in the catalog (known: {', '.join(known)}); "
-                         "write the amount in the scenario's currency or add the rate in a catalog overlay")
+        raise ValueError(f"no exchange rate for {missing} in the catalog (known: "
+                         f"{', '.join(known)}); write the amount in the scenario's currency or add "
+                         "the rate in a catalog overlay")
     converted = rates.convert(amount, currency, target)
     note = (f"{value} = {converted:,.0f} {target} at {_rate_text(rates, currency)}"
             + (f", {_rate_text(rates, target)}" if target != rates.base else "")

@@ -1,4 +1,5 @@
-"""Platforms (rental clouds, managed training services, hyperscalers, owned clusters) and their offers."""
+"""Platforms (rental clouds, managed training services, hyperscalers, owned clusters) and their
+offers."""
 
 from __future__ import annotations
 
@@ -39,8 +40,8 @@ PERIOD_H: dict[str, float] = {
 
 
 def billed_hours(run_h: float, step_h: float, min_billed_h: float) -> float:
-    """Hours a time-billed offer charges for a run of `run_h`: whole steps (a day on a daily offer, its
-    granularity on an hourly or spot one), at least its minimum."""
+    """Hours a time-billed offer charges for a run of `run_h`: whole steps (a day on a daily offer,
+    its granularity on an hourly or spot one), at least its minimum."""
     return max(min_billed_h, math.ceil(run_h / step_h - 1e-9) * step_h)
 
 
@@ -54,9 +55,11 @@ class Features(Strict):
     domestic_compliance: bool = False
     managed_ops: bool = False
     team_collaboration: bool = False
-    community_marketplace: bool = Field(default=False, description="hosts of unknown identity rent out cards")
+    community_marketplace: bool = Field(default=False, description="hosts of unknown identity rent "
+                                                                   "out cards")
     shared_nodes: bool = Field(default=False, description="several tenants on one physical node")
-    qlora_kernels: bool = Field(default=True, description="the stack runs 4-bit (bitsandbytes) kernels")
+    qlora_kernels: bool = Field(default=True, description="the stack runs 4-bit (bitsandbytes) "
+                                                          "kernels")
 
 
 class Fabric(Strict):
@@ -95,13 +98,15 @@ class CapacityLimit(Strict):
         if self.assumed and not self.assumption:
             raise ValueError("an assumed capacity limit must state its rule in `assumption`")
         if self.reservation_max_gpus is not None and self.reservation_max_gpus < self.max_gpus:
-            raise ValueError(f"reservation_max_gpus ({self.reservation_max_gpus}) is below max_gpus "
-                             f"({self.max_gpus}); a reservation never gets less")
+            raise ValueError(f"reservation_max_gpus ({self.reservation_max_gpus}) is below "
+                             f"max_gpus ({self.max_gpus}); a reservation never gets less")
         return self
 
     def specificity(self, gpu: str, billing: str) -> int | None:
         """How closely this entry matches (gpu, billing): None if not at all, higher is closer."""
-        if (self.gpu is not None and self.gpu != gpu) or (self.billing and billing not in self.billing):
+        if (self.gpu is not None and self.gpu != gpu) or (
+            self.billing and billing not in self.billing
+        ):
             return None
         return 2 * (self.gpu is not None) + bool(self.billing)
 
@@ -113,7 +118,8 @@ class Limits(Strict):
     capacity: list[CapacityLimit] = Field(default_factory=list)
 
     def capacity_for(self, gpu: str, billing: str) -> CapacityLimit | None:
-        """The most specific capacity entry for (gpu, billing), or None when the catalog has none."""
+        """The most specific capacity entry for (gpu, billing), or None when the catalog has
+        none."""
         scored = [(score, entry) for entry in self.capacity
                   if (score := entry.specificity(gpu, billing)) is not None]
         return max(scored, key=lambda item: item[0])[1] if scored else None
@@ -155,7 +161,8 @@ class VendorClaim(Strict):
     """A speed or reliability claim a vendor makes without a published measurement (opt-in only)."""
 
     kind: Literal["speedup", "fault_rate"]
-    factor: float = Field(gt=0, description="speedup: multiplier on throughput; fault_rate: fraction")
+    factor: float = Field(gt=0, description="speedup: multiplier on throughput; fault_rate: "
+                                            "fraction")
     source: str
     note: str | None = None
 
@@ -170,13 +177,17 @@ class Offer(Strict):
     gpu: Id
     billing: BillingMode
     price_per_gpu_period: float = Field(ge=0, le=MAX_PRICE_PER_GPU_HOUR * 365 * 24,
-                                        description="bounded by plan.models.limits (per hour, times a year's hours)")
+                                        description="bounded by plan.models.limits (per hour, "
+                                                    "times a year's hours)")
     currency: str = Field(min_length=3, max_length=3)
     granularity_s: int = Field(default=3600, gt=0, le=365 * 24 * 3600,
                                description="hourly/spot: billed in steps of this")
     min_periods: int = Field(default=1, ge=1, le=10_000)
-    academic_discount: float = Field(default=0.0, ge=0, lt=1, description="fraction off when academic")
-    max_gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS, description="quota for this offer")
+    academic_discount: float = Field(default=0.0, ge=0, lt=1, description="fraction off when "
+                                                                          "academic")
+    max_gpus: int | None = Field(
+        default=None, gt=0, le=MAX_GPUS, description="quota for this offer"
+    )
     gpus_per_node: int | None = Field(default=None, gt=0, le=MAX_GPUS_PER_NODE,
                                       description="overrides the GPU's typical node")
     source: str = Field(min_length=1)
@@ -187,7 +198,8 @@ class Offer(Strict):
     @model_validator(mode="after")
     def _assumption_stated(self) -> Offer:
         if self.assumed and not self.assumption:
-            raise ValueError(f"offer {self.gpu}/{self.billing}: an assumed price must state its rule")
+            raise ValueError(f"offer {self.gpu}/{self.billing}: an assumed price must state its "
+                             "rule")
         return self
 
     @property
@@ -203,9 +215,11 @@ class Purchase(Strict):
     capex_per_gpu: float = Field(gt=0, le=MAX_PRICE_PER_GPU)
     currency: str = Field(min_length=3, max_length=3)
     life_years: float = Field(gt=0, le=MAX_LIFE_YEARS)
-    power_kw_per_gpu: float = Field(ge=0, le=1000, description="including the server's share and cooling")
+    power_kw_per_gpu: float = Field(ge=0, le=1000, description="including the server's share and "
+                                                               "cooling")
     electricity_per_kwh: float = Field(ge=0, le=MAX_PRICE_PER_GPU_HOUR)
-    ops_staff_per_year: float = Field(ge=0, le=MAX_MONEY, description="cost of the staff that run the cluster")
+    ops_staff_per_year: float = Field(ge=0, le=MAX_MONEY, description="cost of the staff that run "
+                                                                      "the cluster")
     lead_time_days: float = Field(default=0, ge=0, le=MAX_LEAD_TIME_DAYS)
     gpus_per_node: int | None = Field(default=None, gt=0, le=MAX_GPUS_PER_NODE)
     source: str
@@ -217,9 +231,9 @@ class Purchase(Strict):
 PlatformJurisdiction = Annotated[str, BeforeValidator(partial(check_code, allow_global=True))]
 RegionCode = Annotated[str, BeforeValidator(check_code)]
 class Egress(Strict):
-    """What the platform charges for data leaving it (to the internet, another cloud or the user's site),
-    per GB (10^9 bytes) in `currency`; the first `free_gb_per_month` each month are free. Data coming
-    in is free on every platform in the catalog's sources."""
+    """What the platform charges for data leaving it (to the internet, another cloud or the user's
+    site), per GB (10^9 bytes) in `currency`; the first `free_gb_per_month` each month are free.
+    Data coming in is free on every platform in the catalog's sources."""
 
     price_per_gb: float = Field(ge=0)
     currency: str = Field(min_length=3, max_length=3)
@@ -241,19 +255,23 @@ class Platform(Strict):
     aliases: list[str] = Field(default_factory=list)
     name: str
     kind: PlatformKind
-    jurisdiction: PlatformJurisdiction = Field(description="where it is run from: cn, us, sg, ..., or global")
+    jurisdiction: PlatformJurisdiction = Field(description="where it is run from: cn, us, sg, ..., "
+                                                           "or global")
     regions: list[RegionCode] = Field(
-        default_factory=list, description="other jurisdictions it has regions in (a job may run there)")
+        default_factory=list, description="other jurisdictions it has regions in (a job may run "
+                                          "there)")
     regions_source: str | None = None
     features: Features = Field(default_factory=Features)
     fabric: Fabric
     limits: Limits = Field(default_factory=Limits)
     reliability: Reliability | None = None
-    spot: SpotMarket | None = Field(default=None, description="set only where the platform sells spot")
+    spot: SpotMarket | None = Field(default=None, description="set only where the platform sells "
+                                                              "spot")
     offers: list[Offer] = Field(default_factory=list)
     purchase: list[Purchase] = Field(default_factory=list)
     vendor_claims: list[VendorClaim] = Field(default_factory=list)
-    egress: Egress | None = Field(default=None, description="data-out price; None where no figure is known")
+    egress: Egress | None = Field(default=None, description="data-out price; None where no figure "
+                                                            "is known")
     source: str = Field(min_length=1)
     notes: str | None = None
 
@@ -263,11 +281,13 @@ class Platform(Strict):
         for offer in self.offers:
             key = (offer.gpu, offer.billing)
             if key in seen:
-                raise ValueError(f"platform {self.id}: two offers for {offer.gpu} billed {offer.billing}")
+                raise ValueError(f"platform {self.id}: two offers for {offer.gpu} billed "
+                                 f"{offer.billing}")
             seen.add(key)
             if offer.billing == "spot" and self.spot is None:
-                raise ValueError(f"platform {self.id}: a spot offer for {offer.gpu}, but the platform declares "
-                                 "no spot market (add `spot:` with the source that says it sells spot)")
+                raise ValueError(f"platform {self.id}: a spot offer for {offer.gpu}, but the "
+                                 "platform declares no spot market (add `spot:` with the source "
+                                 "that says it sells spot)")
         return self
 
 
@@ -284,7 +304,9 @@ class ExchangeRates(Strict):
             if cur == self.base:
                 return 1.0
             if cur not in self.rates:
-                raise KeyError(f"no exchange rate for {cur}; known: {', '.join(sorted(self.rates))}")
+                raise KeyError(
+                    f"no exchange rate for {cur}; known: {', '.join(sorted(self.rates))}"
+                )
             return self.rates[cur]
 
         return amount * to_base(from_currency) / to_base(to_currency)

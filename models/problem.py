@@ -1,7 +1,7 @@
 """The solver-facing problem, as plain domain data: candidates per job and the resources they share.
 
-Built by `plan.planner.candidates` from a scenario and the estimators; read by `constraints/` to post
-the CP-SAT model. Integer scaling lives in `Scale`, the one place it is written down.
+Built by `plan.planner.candidates` from a scenario and the estimators; read by `constraints/` to
+post the CP-SAT model. Integer scaling lives in `Scale`, the one place it is written down.
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ SCALE = Scale()
 
 @dataclass(frozen=True)
 class PurchaseEconomics:
-    """What buying GPUs costs and saves, in the scenario's currency, for the payback period: the money
-    paid up front, the running costs, and the cheapest non-spot rental of the same GPU it replaces."""
+    """What buying GPUs costs and saves, in the scenario's currency, for the payback period: the
+    money paid up front, the running costs, and the cheapest non-spot rental of the same GPU it
+    replaces."""
 
     capex_per_gpu: float
     running_per_gpu_hour: float  # power
@@ -54,10 +55,13 @@ class PurchaseEconomics:
     rent_label: str | None = None
 
     def payback_months(self, gpus: int) -> float | None:
-        """Months of full use until the purchase has saved its price against renting; None if never."""
+        """Months of full use until the purchase has saved its price against renting; None if
+        never."""
         if self.rent_per_gpu_hour is None:
             return None
-        saving_per_hour = (self.rent_per_gpu_hour - self.running_per_gpu_hour) * gpus - self.staff_per_hour
+        saving_per_hour = (
+            self.rent_per_gpu_hour - self.running_per_gpu_hour
+        ) * gpus - self.staff_per_hour
         if saving_per_hour <= 0:
             return None
         return self.capex_per_gpu * gpus / saving_per_hour / HOURS_PER_MONTH
@@ -71,9 +75,9 @@ class Resource:
     """Something jobs share over time: an owned pool, a monthly/yearly reservation or a purchase.
 
     Capacity is fixed (owned) or chosen from `levels` (a reservation or purchase of that many GPUs).
-    Reserved resources are held from their start for whole periods; `price_per_gpu_period` is per GPU
-    per period and `fixed_price_per_period` covers costs that do not scale with GPUs (ops staff);
-    `upfront_per_gpu` is paid once per GPU (a purchase).
+    Reserved resources are held from their start for whole periods; `price_per_gpu_period` is per
+    GPU per period and `fixed_price_per_period` covers costs that do not scale with GPUs (ops
+    staff); `upfront_per_gpu` is paid once per GPU (a purchase).
     """
 
     key: str  # stable id used in variable names and explanations
@@ -86,7 +90,8 @@ class Resource:
     period_min: int = 0
     price_per_gpu_period: int = 0  # money units
     fixed_price_per_period: int = 0  # money units
-    upfront_per_gpu: int = 0  # money units, once per GPU (a purchase's price, or its amortized share)
+    # money units, once per GPU (a purchase's price, or its amortized share)
+    upfront_per_gpu: int = 0
     min_periods: int = 1
     available_from_min: int = 0
     available_until_min: int | None = None
@@ -94,7 +99,8 @@ class Resource:
     economics: PurchaseEconomics | None = None  # purchases only
 
     def held_alone(self, gpus: int, duration_min: int) -> tuple[int, int]:
-        """(periods, cost in money units) of this reservation or purchase sized and held for one job."""
+        """(periods, cost in money units) of this reservation or purchase sized and held for one
+        job."""
         periods = max(self.min_periods, -(-duration_min // self.period_min))
         return periods, ((self.price_per_gpu_period * gpus + self.fixed_price_per_period) * periods
                          + self.upfront_per_gpu * gpus)
@@ -139,8 +145,8 @@ class Candidate:
 
     @property
     def decision(self) -> tuple[str, str, str]:
-        """The choices that make two plans genuinely different (for alternatives): where, on what GPU
-        and billed how. The GPU count alone is a tuning of the same choice."""
+        """The choices that make two plans genuinely different (for alternatives): where, on what
+        GPU and billed how. The GPU count alone is a tuning of the same choice."""
         return (self.platform, self.gpu, self.billing)
 
 
@@ -157,7 +163,9 @@ class Removed:
     reason: str
 
 
-def resources_in_use(candidates: dict[str, list[Candidate]], resources: dict[str, Resource]) -> dict[str, Resource]:
+def resources_in_use(
+    candidates: dict[str, list[Candidate]], resources: dict[str, Resource]
+) -> dict[str, Resource]:
     """The resources some candidate uses, and every owned pool (it stands whether used or not)."""
     used = {c.resource for cs in candidates.values() for c in cs if c.resource}
     return {k: r for k, r in resources.items() if k in used or r.kind == "owned"}
@@ -181,7 +189,8 @@ class Problem:
     memory_headroom: float = 0.0  # fraction of each card every candidate's layout leaves free
     confidence: float = 0.5  # quantile of the estimator's band that memory and the schedule hold at
     memory_band_factor: float = 1.0  # the memory band's factor at that quantile
-    pinned: dict[str, str] = field(default_factory=dict)  # job -> what the scenario fixed ("gpus=8, tp=2")
+    # job -> what the scenario fixed ("gpus=8, tp=2")
+    pinned: dict[str, str] = field(default_factory=dict)
     scale: Scale = SCALE
 
     def all_candidates(self) -> list[Candidate]:
@@ -192,11 +201,15 @@ class Problem:
         return frozenset(group for c in self.all_candidates() for group in c.violations)
 
     def rule_abiding(self) -> Problem:
-        """This problem with only the candidates that break no rule, keeping their indices: while every
-        rule holds, the others can never be chosen, and a model without them presolves and searches
-        faster."""
-        candidates = {job: [c for c in cs if not c.violations] for job, cs in self.candidates.items()}
-        return replace(self, candidates=candidates, resources=resources_in_use(candidates, self.resources))
+        """This problem with only the candidates that break no rule, keeping their indices: while
+        every rule holds, the others can never be chosen, and a model without them presolves and
+        searches faster."""
+        candidates = {
+            job: [c for c in cs if not c.violations] for job, cs in self.candidates.items()
+        }
+        return replace(
+            self, candidates=candidates, resources=resources_in_use(candidates, self.resources)
+        )
 
     def private_resources(self) -> set[str]:
         """Reservations and purchases that only one job's candidates use: sharing them in time is
@@ -205,21 +218,28 @@ class Problem:
         for c in self.all_candidates():
             if c.resource is not None:
                 users.setdefault(c.resource, set()).add(c.job)
-        return {key for key, jobs in users.items() if len(jobs) == 1 and self.resources[key].kind != "owned"}
+        return {
+            key
+            for key, jobs in users.items()
+            if len(jobs) == 1 and self.resources[key].kind != "owned"
+        }
 
     def own_cost(self, c: Candidate, private: set[str]) -> int:
-        """What the model charges the job for the candidate apart from a shared resource's bill: on a
-        reservation or purchase only its job uses (`private`), holding it alone; otherwise its own cost."""
+        """What the model charges the job for the candidate apart from a shared resource's bill: on
+        a reservation or purchase only its job uses (`private`), holding it alone; otherwise its own
+        cost."""
         return self.standalone_cost(c) if c.resource in private else c.cost
 
     def earliest_start_min(self, c: Candidate) -> int:
-        """The soonest the candidate can start, on its own: after its queue or reservation lead time and
-        once its resource is available (an owned pool's window opening, a purchase's delivery)."""
+        """The soonest the candidate can start, on its own: after its queue or reservation lead time
+        and once its resource is available (an owned pool's window opening, a purchase's
+        delivery)."""
         res = self.resources.get(c.resource) if c.resource else None
         return max(c.startup_min, res.available_from_min if res else 0)
 
     def standalone_cost(self, c: Candidate) -> int:
-        """What the candidate costs on its own (a reservation or purchase sized and held just for it)."""
+        """What the candidate costs on its own (a reservation or purchase sized and held just for
+        it)."""
         if c.resource is None or self.resources[c.resource].kind == "owned":
             return c.cost
         return self.resources[c.resource].held_alone(c.gpus, c.duration_min)[1]
@@ -250,7 +270,8 @@ class Placement:
     max_gpus_per_job: int | None = None
     offer_assumed: bool = False
     regions: tuple[str, ...] = ()  # other jurisdictions the platform can run the job in
-    node_size_from_gpu: bool = False  # gpus_per_node is the GPU's typical server, not the offer's or pool's
+    # gpus_per_node is the GPU's typical server, not the offer's or pool's
+    node_size_from_gpu: bool = False
 
     @property
     def nodes(self) -> int:

@@ -363,10 +363,10 @@ def sequence_split_gap(framework: str, seq_len: int, cp: int) -> str | None:
 
 
 RING_ATTENTION_NEEDS_FLASH = (
-    "context parallelism runs ring attention through flash kernels (Megatron through "
-    "Transformer Engine's fused or flash attention, its own attention asserting cp = 1; "
-    "torchtitan and accelerate through SDPA's flash or efficient backends); only "
-    "DeepSpeed's Ulysses, which splits the heads, runs eager attention with cp > 1"
+    "context parallelism runs ring attention through flash kernels (Megatron through Transformer "
+    "Engine's fused or flash attention, its own attention asserting cp = 1; torchtitan and "
+    "accelerate through SDPA's flash or efficient backends); only DeepSpeed's Ulysses, which "
+    "splits the heads, runs eager attention with cp > 1"
 )
 """Why Megatron and the FSDP family run no context parallelism with eager attention
 (launch-configs.md: accelerate's cp is ring attention over SDPA; Megatron-Core's local
@@ -391,14 +391,14 @@ def ulysses_head_gap(framework: str, heads: int, tp: int, cp: int) -> str | None
     ):
         return None
     return (
-        f"DeepSpeed's cp is Ulysses, which hands each rank whole attention heads: the "
+        "DeepSpeed's cp is Ulysses, which hands each rank whole attention heads: the "
         f"{heads // max(1, tp)} heads per tensor-parallel rank do not divide by cp = {cp}"
     )
 
 
 ULYSSES_WITHOUT_FP8 = (
-    "DeepSpeed's context parallelism (Ulysses, `sequence_parallel_size` in its JSON) is written "
-    "by the deepspeed export, whose JSON has no FP8 setting, and accelerate, which runs FP8 on "
+    "DeepSpeed's context parallelism (Ulysses, `sequence_parallel_size` in its JSON) is written by "
+    "the deepspeed export, whose JSON has no FP8 setting, and accelerate, which runs FP8 on "
     "DeepSpeed through Transformer Engine, splits no sequence on DeepSpeed (its ring attention "
     "needs the FSDP2 plugin): no stack plan export writes for runs FP8 with cp > 1 on DeepSpeed"
 )
@@ -428,14 +428,13 @@ def pipeline_fp8_gap(framework: str, precision: str, pp: int) -> str | None:
 
 
 EXPERTS_NOT_SPLIT_ON_DEEPSPEED = (
-    "DeepSpeed splits experts over ranks only through DeepSpeed-MoE layers in the "
-    "model's code, which no export writes (Megatron, torchtitan and LLaMA-Factory's "
-    "Megatron-Bridge backend split them: framework megatron or fsdp)"
+    "DeepSpeed splits experts over ranks only through DeepSpeed-MoE layers in the model's code, "
+    "which no export writes (Megatron, torchtitan and LLaMA-Factory's Megatron-Bridge backend "
+    "split them: framework megatron or fsdp)"
 )
 EXPERTS_SPLIT_BY_TORCHTITAN = (
-    "of the FSDP-family stacks only torchtitan splits experts over ranks "
-    "(expert_parallel_degree), and it has no DPO loss and trains with AdamW or Adam in bf16 "
-    "or fp8"
+    "of the FSDP-family stacks only torchtitan splits experts over ranks (expert_parallel_degree), "
+    "and it has no DPO loss and trains with AdamW or Adam in bf16 or fp8"
 )
 
 
@@ -490,8 +489,8 @@ def hybrid_shard_conflict(
         return f"hybrid sharding is FSDP's (HSDP); framework {framework} has none"
     if cpu_offload:
         return (
-            "hybrid sharding keeps the shards on the GPUs; CPU offload moves the full shard "
-            "to the host"
+            "hybrid sharding keeps the shards on the GPUs; CPU offload moves the full shard to the "
+            "host"
         )
     if zero is not None and zero < 2:
         return f"hybrid sharding shards ZeRO-2/3 states inside a node; {zero_field} is {zero}"

@@ -14,14 +14,51 @@ HOURS_PER_MONTH = 30 * 24.0  # billing month: 30 days, the rental-cloud conventi
 HOURS_PER_YEAR = 365 * 24.0
 
 _NUMBER = r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-_MONEY_SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "万": 1e4, "w": 1e4, "W": 1e4, "亿": 1e8,
-                 "千": 1e3}
-# Currency marks people write around an amount; each names an ISO 4217 code. `¥`/`￥` and `元` are read
-# as Chinese yuan (the catalog's base currency), not Japanese yen.
-_CURRENCY_PREFIX = {"US$": "USD", "$": "USD", "¥": "CNY", "￥": "CNY", "€": "EUR", "£": "GBP", "RMB": "CNY"}
-_CURRENCY_WORD = {"元": "CNY", "人民币": "CNY", "块": "CNY", "美元": "USD", "RMB": "CNY", "rmb": "CNY",
-                  "yuan": "CNY", "dollars": "USD"}
-_COUNT_SUFFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "m": 1e6, "B": 1e9, "b": 1e9, "G": 1e9, "T": 1e12, "t": 1e12}
+_MONEY_SUFFIX = {
+    "": 1.0,
+    "k": 1e3,
+    "K": 1e3,
+    "m": 1e6,
+    "M": 1e6,
+    "万": 1e4,
+    "w": 1e4,
+    "W": 1e4,
+    "亿": 1e8,
+    "千": 1e3,
+}
+# Currency marks people write around an amount; each names an ISO 4217 code. `¥`/`￥` and `元` are
+# read as Chinese yuan (the catalog's base currency), not Japanese yen.
+_CURRENCY_PREFIX = {
+    "US$": "USD",
+    "$": "USD",
+    "¥": "CNY",
+    "￥": "CNY",
+    "€": "EUR",
+    "£": "GBP",
+    "RMB": "CNY",
+}
+_CURRENCY_WORD = {
+    "元": "CNY",
+    "人民币": "CNY",
+    "块": "CNY",
+    "美元": "USD",
+    "RMB": "CNY",
+    "rmb": "CNY",
+    "yuan": "CNY",
+    "dollars": "USD",
+}
+_COUNT_SUFFIX = {
+    "": 1.0,
+    "K": 1e3,
+    "k": 1e3,
+    "M": 1e6,
+    "m": 1e6,
+    "B": 1e9,
+    "b": 1e9,
+    "G": 1e9,
+    "T": 1e12,
+    "t": 1e12,
+}
 _DURATION_UNITS_H: dict[float, tuple[str, ...]] = {
     1 / 60: ("min", "mins", "minute", "minutes", "分钟"),
     1.0: ("h", "hr", "hrs", "hour", "hours", "小时"),
@@ -29,8 +66,18 @@ _DURATION_UNITS_H: dict[float, tuple[str, ...]] = {
     7 * HOURS_PER_DAY: ("w", "wk", "wks", "week", "weeks", "周"),
 }
 _DURATION_SUFFIX_H = {name: hours for hours, names in _DURATION_UNITS_H.items() for name in names}
-_SIZE_SUFFIX_GB = {"B": 1e-9, "KB": 1e-6, "MB": 1e-3, "GB": 1.0, "TB": 1e3, "PB": 1e6,
-                   "KiB": 1024 / 1e9, "MiB": 1024**2 / 1e9, "GiB": 1024**3 / 1e9, "TiB": 1024**4 / 1e9}
+_SIZE_SUFFIX_GB = {
+    "B": 1e-9,
+    "KB": 1e-6,
+    "MB": 1e-3,
+    "GB": 1.0,
+    "TB": 1e3,
+    "PB": 1e6,
+    "KiB": 1024 / 1e9,
+    "MiB": 1024**2 / 1e9,
+    "GiB": 1024**3 / 1e9,
+    "TiB": 1024**4 / 1e9,
+}
 
 
 def _split(value: object, what: str, allowed: str) -> tuple[float, str]:
@@ -38,7 +85,11 @@ def _split(value: object, what: str, allowed: str) -> tuple[float, str]:
         raise ValueError(f"expected {what} ({allowed}), got {value!r}")
     if isinstance(value, int | float):
         # (an int too large for a float is infinite to us; a float, NaN included, is itself)
-        return _finite(float(value) if isinstance(value, float) or abs(value) < 1e308 else math.inf, what, allowed), ""
+        return _finite(
+            float(value) if isinstance(value, float) or abs(value) < 1e308 else math.inf,
+            what,
+            allowed,
+        ), ""
     if not isinstance(value, str):
         raise ValueError(f"expected {what} ({allowed}), got {type(value).__name__}")
     text = value.strip().replace(",", "").replace("_", "")
@@ -56,8 +107,8 @@ def _finite(number: float, what: str, allowed: str) -> float:
     return number
 
 
-_MONEY_ALLOWED = ("a number, optionally with k, M, 万 or 亿 and a currency (¥, $, 元, USD, CNY, ...), "
-                  "e.g. 400k, 40万, 2万元, ¥20,000 or 20k USD")
+_MONEY_ALLOWED = ("a number, optionally with k, M, 万 or 亿 and a currency (¥, $, 元, USD, CNY, "
+                  "...), e.g. 400k, 40万, 2万元, ¥20,000 or 20k USD")
 
 
 def parse_money(value: object) -> float:
@@ -66,7 +117,8 @@ def parse_money(value: object) -> float:
     An amount that names a currency is refused here; `parse_money_amount` reads it."""
     amount, currency = parse_money_amount(value)
     if currency is not None:
-        raise ValueError(f"{value!r} names a currency ({currency}); give the amount in the scenario's currency")
+        raise ValueError(f"{value!r} names a currency ({currency}); give the amount in the "
+                         "scenario's currency")
     return amount
 
 
@@ -82,12 +134,16 @@ def parse_money_amount(value: object) -> tuple[float, str | None]:
         if text.startswith(mark):
             currency, text = code, text[len(mark):].strip()
             break
-    match = re.fullmatch(r"(.*?[0-9.])\s*([kKmMwW万亿千]?)\s*([A-Za-z\u4e00-\u9fff]*)", text.replace(",", ""))
+    match = re.fullmatch(
+        r"(.*?[0-9.])\s*([kKmMwW万亿千]?)\s*([A-Za-z\u4e00-\u9fff]*)", text.replace(",", "")
+    )
     if not match:
         raise ValueError(f"expected an amount of money ({_MONEY_ALLOWED}), got {value!r}")
     number_text, multiplier, word = match.groups()
     if word:
-        word_code: str | None = _CURRENCY_WORD.get(word) or (word if re.fullmatch(r"[A-Z]{3}", word) else None)
+        word_code: str | None = _CURRENCY_WORD.get(word) or (
+            word if re.fullmatch(r"[A-Z]{3}", word) else None
+        )
         if word_code is None:
             raise ValueError(f"unknown suffix {word!r} in {value!r}; allowed: {_MONEY_ALLOWED}")
         if currency is not None and word_code != currency:
@@ -96,7 +152,9 @@ def parse_money_amount(value: object) -> tuple[float, str | None]:
     number, rest = _split(number_text, "an amount of money", _MONEY_ALLOWED)
     if rest:
         raise ValueError(f"unknown suffix {rest!r} in {value!r}; allowed: {_MONEY_ALLOWED}")
-    return _finite(number * _MONEY_SUFFIX[multiplier], "an amount of money", _MONEY_ALLOWED), currency
+    return _finite(
+        number * _MONEY_SUFFIX[multiplier], "an amount of money", _MONEY_ALLOWED
+    ), currency
 
 
 def parse_count(value: object) -> float:

@@ -1,5 +1,6 @@
-"""JSON Schema fragments for the quantities of `plan.models.units`: a number, or a string whose pattern is
-built from the same suffix tables the parsers use, so an editor accepts what the loader accepts.
+"""JSON Schema fragments for the quantities of `plan.models.units`: a number, or a string whose
+pattern is built from the same suffix tables the parsers use, so an editor accepts what the loader
+accepts.
 
 Patterns use only the regex syntax JSON Schema (ECMA-262) and Python share."""
 
@@ -41,8 +42,13 @@ def quantity(pattern: str, example: str, description: str, *, number: bool = Tru
 
 
 def money(positive: bool) -> dict[str, Any]:
-    return quantity(MONEY_PATTERN, "400k", "amount of money: 400000, 400k, 40万, 2万元, ¥20,000 or 20k USD "
-                    "(another currency converts at the catalog's dated rate)", exclusive_minimum=positive)
+    return quantity(
+        MONEY_PATTERN,
+        "400k",
+        "amount of money: 400000, 400k, 40万, 2万元, ¥20,000 or 20k USD (another currency converts "
+        "at the catalog's dated rate)",
+        exclusive_minimum=positive,
+    )
 
 
 def count() -> dict[str, Any]:
@@ -50,13 +56,18 @@ def count() -> dict[str, Any]:
 
 
 def duration(positive: bool) -> dict[str, Any]:
-    return quantity(DURATION_PATTERN, "30d", "a duration with its unit: 30d, 12h, 2w, 2 weeks, 90min",
+    return quantity(DURATION_PATTERN, "30d", "a duration with its unit: 30d, 12h, 2w, 2 weeks, "
+                                             "90min",
                     number=False, exclusive_minimum=positive)
 
 
 def size() -> dict[str, Any]:
-    return quantity(SIZE_PATTERN, "50GB", "a data size with its unit: 50GB, 1.5TB, 500MiB", number=False)
+    return quantity(
+        SIZE_PATTERN, "50GB", "a data size with its unit: 50GB, 1.5TB, 500MiB", number=False
+    )
 
 
 def seq_len() -> dict[str, Any]:
-    return quantity(SEQ_LEN_PATTERN, "4k", "tokens per sequence: 4096 or 4k (k = 1024)", integer=True)
+    return quantity(
+        SEQ_LEN_PATTERN, "4k", "tokens per sequence: 4096 or 4k (k = 1024)", integer=True
+    )

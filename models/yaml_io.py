@@ -95,11 +95,11 @@ def read_bounded(path: Path, *, what: str = "file", limit: int = MAX_FILE_BYTES)
     if stat.S_ISDIR(info.st_mode):
         raise InputError([f"{label}: is a folder, expected a {what}"])
     if not stat.S_ISREG(info.st_mode):
-        raise InputError([f"{label}: not a regular file ({_kind(info.st_mode)}); the {what} must be a "
-                          "regular file"])
+        raise InputError([f"{label}: not a regular file ({_kind(info.st_mode)}); the {what} must "
+                          "be a regular file"])
     if info.st_size > limit:
-        raise InputError([f"{label}: {info.st_size / 1e6:,.1f} MB, larger than the {limit / 1e6:g} MB "
-                          f"allowed for a {what}"])
+        raise InputError([f"{label}: {info.st_size / 1e6:,.1f} MB, larger than the {limit / 1e6:g} "
+                          f"MB allowed for a {what}"])
     try:
         # O_NONBLOCK: if the path became a FIFO since the stat, the open does not wait for a writer.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -116,7 +116,8 @@ def read_bounded(path: Path, *, what: str = "file", limit: int = MAX_FILE_BYTES)
                 break
             size += len(chunk)
             if size > limit:
-                raise InputError([f"{label}: larger than the {limit / 1e6:g} MB allowed for a {what}"])
+                raise InputError([f"{label}: larger than the {limit / 1e6:g} MB allowed for a "
+                                  f"{what}"])
             chunks.append(chunk)
     except OSError as exc:
         raise InputError([f"{label}: cannot read the {what}: {exc.strerror or exc}"]) from None
@@ -155,7 +156,8 @@ def parse_yaml_text(text: str, label: str, *, what: str = "file") -> Any:
         finally:
             loader.dispose()
     except DuplicateKeyError as exc:
-        raise InputError([f"{label}: line {exc.line}: duplicate key {exc.key!r}; each key may appear once"]) from None
+        raise InputError([f"{label}: line {exc.line}: duplicate key {exc.key!r}; each key may "
+                          "appear once"]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""

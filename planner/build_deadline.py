@@ -1,8 +1,9 @@
 """The time limit covers candidate building too: a cooperative deadline the candidate loop checks.
 
 `Session.from_loaded` opens a `build_deadline(limit_s)`; `check()` (called once per option tried in
-`plan.planner.candidates`) raises BuildTimeout once it has passed, saying how far building got. Outside
-a deadline `check()` does nothing, so tests and tools that build problems directly are unaffected.
+`plan.planner.candidates`) raises BuildTimeout once it has passed, saying how far building got.
+Outside a deadline `check()` does nothing, so tests and tools that build problems directly are
+unaffected.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ class BuildTimeout(Exception):
     def __init__(self, limit_s: float, jobs_done: int, jobs_total: int) -> None:
         self.limit_s, self.jobs_done, self.jobs_total = limit_s, jobs_done, jobs_total
         super().__init__(f"the time limit ({limit_s:g} s) ran out while building candidate plans: "
-                         f"{jobs_done} of {jobs_total} jobs built, nothing solved; raise solver.time_limit_s "
-                         f"(or --time-limit), or plan fewer jobs at once")
+                         f"{jobs_done} of {jobs_total} jobs built, nothing solved; raise "
+                         "solver.time_limit_s (or --time-limit), or plan fewer jobs at once")
 
 
 @dataclass

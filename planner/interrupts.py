@@ -53,7 +53,8 @@ def ignore_sigint() -> None:
 
 
 def interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
-    """The KeyboardInterrupt an exit was raised for (typer answers Ctrl-C with a bare exit 130), if any."""
+    """The KeyboardInterrupt an exit was raised for (typer answers Ctrl-C with a bare exit 130),
+    if any."""
     seen: set[int] = set()
     link: BaseException | None = exc
     while link is not None and id(link) not in seen:

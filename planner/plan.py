@@ -79,7 +79,8 @@ class JobPlan:
 
     @property
     def recompute_text(self) -> str:
-        """The recomputation policy, with the layers per model chunk where Megatron's block method is used."""
+        """The recomputation policy, with the layers per model chunk where Megatron's block
+        method is used."""
         return recompute_label(self.recompute, self.layout.recompute_layers)
 
     @property
@@ -89,12 +90,14 @@ class JobPlan:
 
     @property
     def ep(self) -> int:
-        """Expert-parallel ranks each MoE layer's routed experts are split over (1: whole, or a dense model)."""
+        """Expert-parallel ranks each MoE layer's routed experts are split over (1: whole, or a
+        dense model)."""
         return self.layout.ep
 
     @property
     def shard_group(self) -> int:
-        """The ranks of a hybrid-sharded layout's shard group (FSDP's HSDP, `Layout.shard_group`); 0 if not."""
+        """The ranks of a hybrid-sharded layout's shard group (FSDP's HSDP,
+        `Layout.shard_group`); 0 if not."""
         return self.layout.shard_group or 0
 
     @property
@@ -104,12 +107,14 @@ class JobPlan:
 
     @property
     def assumes_fused_kernels(self) -> bool:
-        """Whether the plan assumed fused or compiled kernels on a PyTorch stack (`fused_pytorch_kernels`)."""
+        """Whether the plan assumed fused or compiled kernels on a PyTorch stack
+        (`fused_pytorch_kernels`)."""
         return fused_pytorch_kernels(self.layout.kernels, self.layout.framework)
 
     @property
     def loss(self) -> str:
-        """The cross-entropy the plan assumed (`Layout.loss`): plain, or chunked or fused on a PyTorch stack."""
+        """The cross-entropy the plan assumed (`Layout.loss`): plain, or chunked or fused on a
+        PyTorch stack."""
         return self.layout.loss
 
     def to_dict(self) -> dict[str, Any]:
@@ -138,7 +143,8 @@ class ReservationPlan:
     periods: int
     period_h: float
     start_h: float
-    cost: float  # everything the plan pays for it: price (purchases: cash or amortized share) and running
+    # everything the plan pays for it: price (purchases: cash or amortized share) and running
+    cost: float
     upfront_cost: float = 0.0  # purchases: the part of `cost` paid once for the hardware
     payback_months: float | None = None  # purchases: months of full use until buying beat renting
 
@@ -148,11 +154,13 @@ class ReservationPlan:
 
 @dataclass(frozen=True)
 class Trade:
-    """An alternative against the best plan: its extra cost and time, and the decisions it changes."""
+    """An alternative against the best plan: its extra cost and time, and the decisions it
+    changes."""
 
     delta_cost: float  # currency; positive = dearer than plan 1
     delta_makespan_h: float  # positive = finishes later than plan 1
-    changes: tuple[str, ...]  # "domain-cpt: 16x a800-80gb on hospital-a800 (owned) -> 32x h800 on ..."
+    # "domain-cpt: 16x a800-80gb on hospital-a800 (owned) -> 32x h800 on ..."
+    changes: tuple[str, ...]
 
     def summary(self, currency: str) -> str:
         return f"{self.delta_cost:+,.0f} {currency}, {self.delta_makespan_h:+,.1f} h"
@@ -180,12 +188,18 @@ class Plan:
         return sum(j.expected_interruptions for j in self.jobs)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rank": self.rank, "total_cost": round(self.total_cost, 2), "makespan_h": round(self.makespan_h, 2),
-                "optimal": self.optimal, "within_gap": self.within_gap,
-                "trade": asdict(self.trade) if self.trade else None,
-                "jobs": [j.to_dict() for j in self.jobs],
-                "reservations": [r.to_dict() for r in self.reservations],
-                "explanation": self.explanation, "assumptions": self.assumptions}
+        return {
+            "rank": self.rank,
+            "total_cost": round(self.total_cost, 2),
+            "makespan_h": round(self.makespan_h, 2),
+            "optimal": self.optimal,
+            "within_gap": self.within_gap,
+            "trade": asdict(self.trade) if self.trade else None,
+            "jobs": [j.to_dict() for j in self.jobs],
+            "reservations": [r.to_dict() for r in self.reservations],
+            "explanation": self.explanation,
+            "assumptions": self.assumptions,
+        }
 
 
 @dataclass(frozen=True)
@@ -200,14 +214,18 @@ class Relaxation:
 
     `to` is a number for budget (currency), deadline (hours under two days, else days) and headroom
     (fraction of the card); a name for policy lists (the platform or GPU to allow) and a value for
-    rules (the sensitivity level, `false` for a reproducibility rule). `cost` is the cheapest plan then.
+    rules (the sensitivity level, `false` for a reproducibility rule). `cost` is the cheapest plan
+    then.
     """
 
-    # budget | deadline | headroom | optimizer | loss | kernels | policy | sensitivity | rule | joint (several at once)
+    # budget | deadline | headroom | optimizer | loss | kernels | policy | sensitivity | rule |
+    # joint (several at once)
     kind: str
-    field: str  # the scenario field to change, e.g. "budget", "policy.allow_gpus", "jobs[sft].data.sensitivity"
+    # the scenario field to change, e.g. "budget", "policy.allow_gpus", "jobs[sft].data.sensitivity"
+    field: str
     to: float | str
-    unit: str  # CNY (the currency) | h | d | fraction of card | platform | gpu | GPUs | level | setting
+    # CNY (the currency) | h | d | fraction of card | platform | gpu | GPUs | level | setting
+    unit: str
     detail: str
     cost: float | None = None
 

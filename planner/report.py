@@ -17,22 +17,35 @@ def shown(text: str) -> str:
 
 
 def _interruptions(plan: Plan) -> str:
-    """Failures plus spot preemptions expected during the plan; each job's own figure is on its line."""
+    """Failures plus spot preemptions expected during the plan; each job's own figure is on its
+    line."""
     return f"{plan.expected_interruptions:,.1f}"
 
 
 def render_table(result: SolveResult, console: Console) -> None:
     cur = result.currency
-    console.print(f"[bold]{shown(result.scenario)}[/bold]: {result.proof()} ({result.objective} objective, "
-                  f"{result.solve_time_s:.2f} s)")
+    console.print(f"[bold]{shown(result.scenario)}[/bold]: {result.proof()} ({result.objective} "
+                  f"objective, {result.solve_time_s:.2f} s)")
     if result.plans:
         table = Table(title="plans", show_lines=False)
-        for column in ("rank", f"cost ({cur})", "makespan (days)", "exp. interruptions", "vs plan 1", "plan"):
+        for column in (
+            "rank",
+            f"cost ({cur})",
+            "makespan (days)",
+            "exp. interruptions",
+            "vs plan 1",
+            "plan",
+        ):
             table.add_column(column, overflow="fold")
         for plan in result.plans:
-            table.add_row(str(plan.rank), f"{plan.total_cost:,.0f}", f"{plan.makespan_h / 24:,.2f}",
-                          _interruptions(plan), shown(plan.trade.summary(cur)) if plan.trade else "",
-                          shown(plan.summary()))
+            table.add_row(
+                str(plan.rank),
+                f"{plan.total_cost:,.0f}",
+                f"{plan.makespan_h / 24:,.2f}",
+                _interruptions(plan),
+                shown(plan.trade.summary(cur)) if plan.trade else "",
+                shown(plan.summary()),
+            )
         console.print(table)
         for plan in result.plans:
             console.print(f"\n[bold]plan {plan.rank}[/bold]")
@@ -52,21 +65,31 @@ def render_table(result: SolveResult, console: Console) -> None:
 
 def render_markdown(result: SolveResult) -> str:
     cur = result.currency
-    out = [f"# {plain(result.scenario)}", "", f"Status: **{result.proof()}** ({result.objective} objective, "
+    out = [f"# {plain(result.scenario)}", "", f"Status: **{result.proof()}** ({result.objective} "
+                                              "objective, "
            f"{result.solve_time_s:.2f} s)", ""]
     if result.plans:
-        out += [f"| rank | cost ({cur}) | makespan (days) | exp. interruptions | vs plan 1 | plan |",
-                "|---|---|---|---|---|---|"]
-        out += [f"| {p.rank} | {p.total_cost:,.0f} | {p.makespan_h / 24:,.2f} | {_interruptions(p)} | "
-                f"{p.trade.summary(cur) if p.trade else ''} | {p.summary()} |" for p in result.plans]
+        out += [
+            f"| rank | cost ({cur}) | makespan (days) | exp. interruptions | vs plan 1 | plan |",
+            "|---|---|---|---|---|---|",
+        ]
+        out += [
+            f"| {p.rank} | {p.total_cost:,.0f} | {p.makespan_h / 24:,.2f} | {_interruptions(p)} | "
+            f"{p.trade.summary(cur) if p.trade else ''} | {p.summary()} |"
+            for p in result.plans
+        ]
         for plan in result.plans:
             out += ["", f"## Plan {plan.rank}", ""] + [f"- {line}" for line in plan.explanation]
             if plan.assumptions:
                 out += ["", "Assumptions:", ""] + [f"- {line}" for line in plan.assumptions]
     if result.conflicts:
-        out += ["", "## Conflicts", ""] + [f"- `{c.constraint}`: {c.detail}" for c in result.conflicts]
+        out += ["", "## Conflicts", ""] + [
+            f"- `{c.constraint}`: {c.detail}" for c in result.conflicts
+        ]
     if result.relaxations:
-        out += ["", "## Smallest relaxations", ""] + [f"- {r.kind}: {r.detail}" for r in result.relaxations]
+        out += ["", "## Smallest relaxations", ""] + [
+            f"- {r.kind}: {r.detail}" for r in result.relaxations
+        ]
     if result.notes:
         out += ["", "## Notes", ""] + [f"- {n}" for n in result.notes]
     return "\n".join(out) + "\n"

@@ -21,7 +21,8 @@ from plan.planner.cpsat.overflow_guard import check_magnitudes
 from plan.planner.cpsat.run import Outcome, solve_model
 
 TIE_BREAK_WORK = 1.0  # deterministic time for the makespan tie-break among cheapest plans
-EARLIEST_WORK = 0.3  # and for the last one, jobs ending as early as that plan's cost and makespan allow
+# and for the last one, jobs ending as early as that plan's cost and makespan allow
+EARLIEST_WORK = 0.3
 
 
 @dataclass
@@ -55,7 +56,8 @@ class Session:
         self._rule_groups = problem.rule_groups()
         self.deadline = self.started + settings.time_limit_s
         self.work_left = settings.work_limit
-        self.wall_stopped = False  # some solve was cut by the wall clock: the result may depend on load
+        # some solve was cut by the wall clock: the result may depend on load
+        self.wall_stopped = False
         self.presolve_retries = 0  # solves run again without presolve (see run)
 
     @classmethod
@@ -77,11 +79,13 @@ class Session:
         return cls(problem, settings, options.objective or s.objective, started, loaded, builder)
 
     def variant(self, scenario: Scenario) -> Session | None:
-        """A session for a changed copy of this scenario (a relaxation to try), sharing this one's work
-        budget and safety net; None when the session was built from a bare problem."""
+        """A session for a changed copy of this scenario (a relaxation to try), sharing this one's
+        work budget and safety net; None when the session was built from a bare problem."""
         if self.loaded is None:
             return None
-        problem, builder = build_problem_and_builder(dataclasses.replace(self.loaded, scenario=scenario))
+        problem, builder = build_problem_and_builder(
+            dataclasses.replace(self.loaded, scenario=scenario)
+        )
         other = Session(problem, self.settings, self.objective, self.started, self.loaded, builder)
         other.work_left, other.deadline = self.work_left, self.deadline
         return other
@@ -100,8 +104,8 @@ class Session:
         return self._model
 
     def holds_every_rule(self, bounds: Bounds) -> bool:
-        """No rule a candidate can break is lifted and no option forced: rule-breaking candidates can
-        never be chosen, so a model of the rule-abiding ones alone has the same optima."""
+        """No rule a candidate can break is lifted and no option forced: rule-breaking candidates
+        can never be chosen, so a model of the rule-abiding ones alone has the same optima."""
         return not bounds.forced and not bounds.lifted & self._rule_groups
 
     def model_for(self, bounds: Bounds, with_assumptions: bool = False) -> PlanModel:
@@ -116,21 +120,32 @@ class Session:
     def remaining_s(self) -> float:
         return max(0.05, self.deadline - time.perf_counter())
 
-    def run(self, objective: str | None, bounds: Bounds, hint: Outcome | dict[int, int] | None = None,
-            with_assumptions: bool = False, max_work: float | None = None, probing: int = 0,
-            model: PlanModel | None = None, witness: Outcome | None = None) -> Outcome:
-        """One solve. `hint`: a plan to start from (an outcome, or candidate index -> 0/1); `model`: a
-        narrower model with the same optimum under `bounds` (a Pareto walk's), instead of the session's;
-        `witness`: a plan known to meet `bounds`, so that "infeasible" is impossible. CP-SAT 9.15's presolve
-        was seen to say so anyway (frontier_private_vs_hybrid's front: an exactly-one it emptied); such a
-        solve is run again without presolve, whose answer is then the one kept."""
+    def run(
+        self,
+        objective: str | None,
+        bounds: Bounds,
+        hint: Outcome | dict[int, int] | None = None,
+        with_assumptions: bool = False,
+        max_work: float | None = None,
+        probing: int = 0,
+        model: PlanModel | None = None,
+        witness: Outcome | None = None,
+    ) -> Outcome:
+        """One solve. `hint`: a plan to start from (an outcome, or candidate index -> 0/1); `model`:
+        a narrower model with the same optimum under `bounds` (a Pareto walk's), instead of the
+        session's; `witness`: a plan known to meet `bounds`, so that "infeasible" is impossible.
+        CP-SAT 9.15's presolve was seen to say so anyway (frontier_private_vs_hybrid's front: an
+        exactly-one it emptied); such a solve is run again without presolve, whose answer is then
+        the one kept."""
         model = model or self.model_for(bounds, with_assumptions)
         instance = model.instance(objective, bounds, with_assumptions=with_assumptions,
                                   hint=hint.hint() if isinstance(hint, Outcome) else hint)
 
         def solved(presolve: bool) -> Outcome:
             work = self.work_left if max_work is None else min(max_work, self.work_left)
-            outcome = solve_model(model, instance, self.settings, self.remaining_s(), work, probing, presolve=presolve)
+            outcome = solve_model(
+                model, instance, self.settings, self.remaining_s(), work, probing, presolve=presolve
+            )
             self.work_left = max(0.0, self.work_left - outcome.work)
             self.wall_stopped |= outcome.wall_stopped
             return outcome
@@ -142,19 +157,19 @@ class Session:
         return outcome
 
     def earliest(self, outcome: Outcome) -> Outcome:
-        """Among plans no worse on cost and makespan, the one whose jobs end earliest in total. Without
-        it a job that does not set the makespan may start late for no reason (frontier_private_vs_hybrid:
-        the 405B run on a rented month started on day 60, not day 5, since its successor waits for
-        bought H200s either way). Only a tie-break, on a short time slice: it never changes the cost,
-        the makespan or their proof."""
+        """Among plans no worse on cost and makespan, the one whose jobs end earliest in total.
+        Without it a job that does not set the makespan may start late for no reason
+        (frontier_private_vs_hybrid: the 405B run on a rented month started on day 60, not day 5,
+        since its successor waits for bought H200s either way). Only a tie-break, on a short time
+        slice: it never changes the cost, the makespan or their proof."""
         if not outcome.solved or self.objective == "risk" or self._starts_at_earliest(outcome):
             return outcome
         tied = Bounds(max_cost=outcome.total_cost, max_makespan=outcome.makespan_min)
         return self._second(self.run("earliest", tied, outcome, max_work=EARLIEST_WORK), outcome)
 
     def _starts_at_earliest(self, outcome: Outcome) -> bool:
-        """Whether every job starts as soon as its option's start-up, its pool's opening and the jobs
-        it follows allow: then no plan of the same options ends its jobs sooner."""
+        """Whether every job starts as soon as its option's start-up, its pool's opening and the
+        jobs it follows allow: then no plan of the same options ends its jobs sooner."""
         problem = self.problem
         for job, chosen in outcome.chosen.items():
             earliest = max([problem.earliest_start_min(chosen),
@@ -165,26 +180,32 @@ class Session:
 
     def best(self, bounds: Bounds, hint: Outcome | dict[int, int] | None = None,
              max_work: float | None = None) -> Outcome:
-        """The optimum under `bounds` for the session's objective (two stages where it is lexicographic),
-        each stage stopping at `max_work` when given."""
+        """The optimum under `bounds` for the session's objective (two stages where it is
+        lexicographic), each stage stopping at `max_work` when given."""
         if self.objective == "time":
             first = self.run("time", bounds, hint, max_work=max_work)
             if not first.solved:
                 return first
-            second = self.run("cost", replace(bounds, max_makespan=first.makespan_min), first, max_work=max_work)
+            second = self.run(
+                "cost", replace(bounds, max_makespan=first.makespan_min), first, max_work=max_work
+            )
             return self._second(second, first)
         if self.objective == "lexicographic":
             first = self.run("cost", bounds, hint, max_work=max_work)
             if not first.solved:
                 return first
             cap = math.floor(first.total_cost * (1 + self.settings.gap))
-            return self._second(self.run("time", replace(bounds, max_cost=cap), first, max_work=max_work), first)
+            return self._second(
+                self.run("time", replace(bounds, max_cost=cap), first, max_work=max_work), first
+            )
         first = self.run(self.objective, bounds, hint, max_work=max_work)
         if self.objective != "cost" or not first.solved:
             return first
-        # Among the cheapest plans, the one that finishes first (same cost, jobs not left idle). Only a
-        # tie-break: it gets a short time slice and never changes the cost or its proof.
-        second = self.run("time", replace(bounds, max_cost=first.total_cost), first, max_work=TIE_BREAK_WORK)
+        # Among the cheapest plans, the one that finishes first (same cost, jobs not left idle).
+        # Only a tie-break: it gets a short time slice and never changes the cost or its proof.
+        second = self.run(
+            "time", replace(bounds, max_cost=first.total_cost), first, max_work=TIE_BREAK_WORK
+        )
         return self._second(second, first)
 
     @staticmethod

@@ -1,4 +1,5 @@
-"""Solve a scenario: optimal plan, near-optimal alternatives, explanations; one time budget for all."""
+"""Solve a scenario: optimal plan, near-optimal alternatives, explanations; one time budget for
+all."""
 
 from __future__ import annotations
 
@@ -19,18 +20,19 @@ from plan.planner.session import Session, SolveOptions
 
 MATERIAL_SHARE = 0.2  # a job with this share of the cost or the time is one whose choice matters
 ALTERNATIVE_WORK = 3.0
-"""Deterministic time for each alternative's solve: an alternative is shown once found and checked to
-be a real trade; proving it the nearest one must not take the whole budget on a large scenario (the
-shipped scenarios prove each in under a quarter of a unit)."""
+"""Deterministic time for each alternative's solve: an alternative is shown once found and checked
+to be a real trade; proving it the nearest one must not take the whole budget on a large scenario
+(the shipped scenarios prove each in under a quarter of a unit)."""
 QUICK_BEST_WORK = 0.25
-"""Deterministic time the main solve first gets on its own. Every shipped scenario proves its optimum in
-a sixth of it; many jobs on one shared pool do not, and are solved again from a greedy plan, which
-they need (64 generated jobs: 19.7 work units from nothing, 0.25 + 5.3 this way), while a greedy start
-slows the small ones (lab_six_jobs: 0.04 -> 0.07 units)."""
+"""Deterministic time the main solve first gets on its own. Every shipped scenario proves its
+optimum in a sixth of it; many jobs on one shared pool do not, and are solved again from a greedy
+plan, which they need (64 generated jobs: 19.7 work units from nothing, 0.25 + 5.3 this way), while
+a greedy start slows the small ones (lab_six_jobs: 0.04 -> 0.07 units)."""
 
 
 def solve(loaded: LoadedScenario, options: SolveOptions | None = None) -> SolveResult:
-    """Best plan and up to top_k - 1 alternatives that differ in platform, GPU type or count per job.
+    """Best plan and up to top_k - 1 alternatives that differ in platform, GPU type or count per
+    job.
 
     When the time limit runs out while candidates are still being built, the result is "unknown"
     (exit 3) with a note saying how far building got."""
@@ -39,15 +41,26 @@ def solve(loaded: LoadedScenario, options: SolveOptions | None = None) -> SolveR
         session = Session.from_loaded(loaded, options)
     except BuildTimeout as exc:
         s = loaded.scenario
-        return SolveResult(scenario=s.name, status="unknown", objective=(options and options.objective) or s.objective,
-                           currency=s.currency, solve_time_s=time.perf_counter() - started, notes=[str(exc)])
+        return SolveResult(
+            scenario=s.name,
+            status="unknown",
+            objective=(options and options.objective) or s.objective,
+            currency=s.currency,
+            solve_time_s=time.perf_counter() - started,
+            notes=[str(exc)],
+        )
     return solve_session(session)
 
 
 def solve_session(session: Session) -> SolveResult:
     problem = session.problem
-    result = SolveResult(scenario=problem.scenario_name, status="unknown", objective=session.objective,
-                         currency=problem.currency, solve_time_s=0.0)
+    result = SolveResult(
+        scenario=problem.scenario_name,
+        status="unknown",
+        objective=session.objective,
+        currency=problem.currency,
+        solve_time_s=0.0,
+    )
     empty = [job for job in problem.jobs if not problem.candidates[job]]
     if empty:
         explain_infeasible(session, result, empty_jobs=empty)
@@ -68,7 +81,8 @@ def solve_session(session: Session) -> SolveResult:
             plan.within_gap = False
         for plan, outcome in zip(plans, outcomes, strict=True):
             explain_plan(session, plan, outcome, best)
-        plans[0].explanation += offload_lines(session, best)  # (one more search per job: the top plan only)
+        # (one more search per job: the top plan only)
+        plans[0].explanation += offload_lines(session, best)
         plans[0].explanation += hybrid_shard_lines(session, best)  # (and per hybrid-sharded job)
         result.notes += pools_without_network(session)
         result.plans = plans
@@ -78,9 +92,10 @@ def solve_session(session: Session) -> SolveResult:
 
 
 def _best(session: Session, result: SolveResult) -> Outcome:
-    """The main solve: first on its own for QUICK_BEST_WORK, which proves most scenarios; then, if that
-    did not, again from a greedy plan (planner/cpsat/warm_start.py), and the answer says so. The plan kept
-    then has its jobs end as early as its cost and makespan allow (Session.earliest)."""
+    """The main solve: first on its own for QUICK_BEST_WORK, which proves most scenarios; then, if
+    that did not, again from a greedy plan (planner/cpsat/warm_start.py), and the answer says so.
+    The plan kept then has its jobs end as early as its cost and makespan allow
+    (Session.earliest)."""
     quick = session.best(Bounds(), max_work=QUICK_BEST_WORK)
     if quick.status not in ("feasible", "unknown") or session.work_left <= 0:
         return session.earliest(quick)
@@ -94,7 +109,9 @@ def _best(session: Session, result: SolveResult) -> Outcome:
     return session.earliest(warm)
 
 
-def _alternatives(session: Session, best: Outcome, result: SolveResult) -> tuple[list[Outcome], int]:
+def _alternatives(
+    session: Session, best: Outcome, result: SolveResult
+) -> tuple[list[Outcome], int]:
     """Up to top_k - 1 plans within the gap, each changing the platform, GPU type or billing of a
     material job against every plan before it, and each cheaper or faster than every plan before it:
     a real trade, not the same plan on another vendor at a higher price. When fewer exist within the
@@ -109,15 +126,19 @@ def _alternatives(session: Session, best: Outcome, result: SolveResult) -> tuple
     while len(found) < settings.top_k - 1:
         last = found[-1] if found else best
         nogoods.append(tuple((job, last.chosen[job].decision) for job in material))
-        bounds = Bounds(nogoods=tuple(nogoods), max_objective=(session.cap_objective(), cap) if within_gap else None,
-                        undominated=tuple((o.total_cost, o.makespan_min) for o in [best, *found]))
+        bounds = Bounds(
+            nogoods=tuple(nogoods),
+            max_objective=(session.cap_objective(), cap) if within_gap else None,
+            undominated=tuple((o.total_cost, o.makespan_min) for o in [best, *found]),
+        )
         alt = session.best(bounds, hint=last, max_work=ALTERNATIVE_WORK)
         if alt.status == "feasible":
             unproven += 1
-        if alt.status == "unknown":  # ran out of its slice: nothing is known about plans beyond it either
+        # ran out of its slice: nothing is known about plans beyond it either
+        if alt.status == "unknown":
             within = "the time limit" if alt.wall_stopped else f"{ALTERNATIVE_WORK:g} work units"
-            result.notes.append(f"alternatives: {'no further one' if found else 'none'} found within "
-                                f"{within} (not proven that none exists)")
+            result.notes.append(f"alternatives: {'no further one' if found else 'none'} found "
+                                f"within {within} (not proven that none exists)")
             break
         if not alt.solved:
             if not within_gap:
@@ -128,16 +149,18 @@ def _alternatives(session: Session, best: Outcome, result: SolveResult) -> tuple
         found.append(alt)
         if not within_gap:
             beyond = True
-            break  # one plan beyond the gap, the nearest, is enough to show what a real change costs
+            # one plan beyond the gap, the nearest, is enough to show what a real change costs
+            break
     inside = len(found) - beyond
     if unproven:
-        result.notes.append(f"alternatives: {unproven} shown as found within {ALTERNATIVE_WORK:g} work units "
-                            f"each, real trades but not proven the nearest ones")
+        result.notes.append(f"alternatives: {unproven} shown as found within {ALTERNATIVE_WORK:g} "
+                            f"work units each, real trades but not proven the nearest ones")
     if len(found) < settings.top_k - 1 or beyond:
         result.notes.append(
-            f"alternatives: {inside} within {settings.gap:.0%} of the best are cheaper or faster than the plans "
-            f"above them and change the platform, GPU type or billing of {', '.join(material)} (the jobs "
-            f"carrying {MATERIAL_SHARE:.0%} or more of the cost or time)"
+            f"alternatives: {inside} within {settings.gap:.0%} of the best are cheaper or faster "
+            "than the plans above them and change the platform, GPU type or billing of "
+            f"{', '.join(material)} (the jobs carrying {MATERIAL_SHARE:.0%} or more of the cost or "
+            "time)"
             + ("; the last plan shown is the nearest such change beyond the gap" if beyond else ""))
     return found, inside
 
@@ -155,7 +178,8 @@ def material_jobs(problem: Problem, best: Outcome) -> list[str]:
 
 
 def _record_proof(session: Session, result: SolveResult, best: Outcome) -> None:
-    """The best plan's objective bound and gap, in the objective's unit, and what stopped the search."""
+    """The best plan's objective bound and gap, in the objective's unit, and what stopped the
+    search."""
     scale = session.problem.scale
     to_unit: Callable[[float], float]
     if session.objective == "time":
@@ -165,13 +189,18 @@ def _record_proof(session: Session, result: SolveResult, best: Outcome) -> None:
     value = best.objective if best.objective is not None else 0.0
     bound = best.bound if best.bound is not None else value
     result.bound = round(to_unit(bound), 2)
-    result.gap = 0.0 if best.status == "optimal" else round(max(0.0, value - bound) / max(abs(value), 1e-9), 4)
+    result.gap = (
+        0.0
+        if best.status == "optimal"
+        else round(max(0.0, value - bound) / max(abs(value), 1e-9), 4)
+    )
     settings = session.settings
     if session.wall_stopped:
-        result.notes.append(f"the wall-clock safety net ({settings.time_limit_s:g} s) stopped a solve before its "
-                            f"work limit; this answer may depend on the machine's load: raise "
-                            f"solver.time_limit_s")
+        result.notes.append(f"the wall-clock safety net ({settings.time_limit_s:g} s) stopped a "
+                            "solve before its work limit; this answer may depend on the machine's "
+                            "load: raise solver.time_limit_s")
     elif best.status == "feasible":
-        result.notes.append(f"not proven optimal within the work limit ({settings.work_limit:g} units): the best "
-                            f"possible is {result.bound:,.2f} {result.bound_unit}, gap {result.gap:.1%}; "
-                            f"raise solver.work_limit (or --work-limit) to close it")
+        result.notes.append(f"not proven optimal within the work limit ({settings.work_limit:g} "
+                            f"units): the best possible is {result.bound:,.2f} "
+                            f"{result.bound_unit}, gap {result.gap:.1%}; raise solver.work_limit "
+                            "(or --work-limit) to close it")

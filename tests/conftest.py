@@ -1,4 +1,5 @@
-"""Shared fixtures: a minimal valid scenario, written to a temporary file through the public loader."""
+"""Shared fixtures: a minimal valid scenario, written to a temporary file through the public
+loader."""
 
 from __future__ import annotations
 
@@ -40,8 +41,8 @@ BASE_SCENARIO: dict[str, Any] = {
 
 
 def generous_session(path: Path) -> Session:
-    """A session on a scenario file with limits no test reaches (600 s, 1000 work units): what a test
-    compares is then the proven answer, never a cut-off one."""
+    """A session on a scenario file with limits no test reaches (600 s, 1000 work units): what a
+    test compares is then the proven answer, never a cut-off one."""
     loaded = load_scenario(path)
     settings = loaded.scenario.solver.model_copy(update={"time_limit_s": 600, "work_limit": 1000})
     return Session(build_problem(loaded), settings, loaded.scenario.objective, loaded=loaded)

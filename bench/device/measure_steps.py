@@ -3,24 +3,27 @@
 Run on a machine with a CUDA GPU, PyTorch, transformers and peft (the session's lent H200 was one):
 
     OUT=results/ python bench/device/measure_steps.py            # the full set, about three minutes
-    OUT=/tmp/x python bench/device/measure_steps.py --smoke      # tiny shapes on the CPU: checks the script
+    OUT=/tmp/x python bench/device/measure_steps.py --smoke      # tiny shapes on the CPU: checks
+    the script
 
 It writes one JSON line per measurement to $OUT/results.jsonl (and prints it), by kind:
 - "gemm": a bf16 matrix product's TFLOP/s (the ceiling GEMM_FRACTION_OF_PEAK stands for);
 - "sdpa": PyTorch scaled-dot-product attention, causal, forward + backward, per backend, in TFLOP/s
   counted as the estimator counts them (3.5 forwards of 2*b*h*s^2*d, the masked half skipped);
 - "train": a training step of a Llama-architecture model built from a catalog card's shape (random
-  weights, random tokens; Hugging Face transformers' modelling code with SDPA attention, the stack most
-  fine-tuning users run): full fine-tuning under FSDP2 on one rank (bf16 compute, fp32 master weights,
-  gradients and AdamW moments: the estimator's mixed-precision accounting), or LoRA through peft on a
-  bf16 base. It records the steady step time, the peak memory PyTorch allocated and reserved, and,
-  where asked, the GPU time per kernel class (GEMM, attention, optimizer, other) from the profiler;
+  weights, random tokens; Hugging Face transformers' modelling code with SDPA attention, the stack
+  most fine-tuning users run): full fine-tuning under FSDP2 on one rank (bf16 compute, fp32 master
+  weights, gradients and AdamW moments: the estimator's mixed-precision accounting), or LoRA through
+  peft on a bf16 base. It records the steady step time, the peak memory PyTorch allocated and
+  reserved, and, where asked, the GPU time per kernel class (GEMM, attention, optimizer, other) from
+  the profiler;
 - "saved": the bytes autograd keeps per token and layer, and the loss phase's bytes per logit;
 - "anatomy": the allocations alive at a step's memory peak, by the code that made them;
 - "compiled": the layers eager and under torch.compile, their saved bytes and step time.
 
-bench/data/measured_h200.csv holds the training steps of session 12's runs (bench/device/runs/), which
-bench/validate_estimates.py sets beside the estimator's answers; README.md says what they showed.
+bench/data/measured_h200.csv holds the training steps of session 12's runs (bench/device/runs/),
+which bench/validate_estimates.py sets beside the estimator's answers; README.md says what they
+showed.
 """
 
 from __future__ import annotations
@@ -68,12 +71,25 @@ def hf_config(c: dict[str, Any], smoke: bool) -> Any:
     from transformers import LlamaConfig
 
     heads, hidden = c["num_heads"], c["hidden_size"]
-    shape = dict(hidden_size=hidden, intermediate_size=c["ffn_hidden_size"], num_hidden_layers=c["layers"],
-                 num_attention_heads=heads, num_key_value_heads=c.get("num_kv_heads", heads),
-                 head_dim=c.get("head_dim", hidden // heads), vocab_size=c["vocab_size"])
+    shape = dict(
+        hidden_size=hidden,
+        intermediate_size=c["ffn_hidden_size"],
+        num_hidden_layers=c["layers"],
+        num_attention_heads=heads,
+        num_key_value_heads=c.get("num_kv_heads", heads),
+        head_dim=c.get("head_dim", hidden // heads),
+        vocab_size=c["vocab_size"],
+    )
     if smoke:
-        shape.update(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
-                     num_key_value_heads=2, head_dim=32, vocab_size=1000)
+        shape.update(
+            hidden_size=128,
+            intermediate_size=256,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=32,
+            vocab_size=1000,
+        )
     return LlamaConfig(**shape, tie_word_embeddings=bool(c.get("tied_embeddings", False)),
                        max_position_embeddings=32768, rope_theta=500000.0, use_cache=False,
                        attn_implementation="sdpa")
@@ -117,10 +133,11 @@ def with_lora(model: Any, rank: int = 16) -> Any:
 
 
 def measure(rec: Recorder, device: str, probe: Any, **kw: Any) -> None:
-    """Run one probe, which fills its record; note its error if it fails, emit the record, and free what
-    it held before the next one. Only once the probe's frame is gone is that garbage, some of it in
-    reference cycles (modules and hooks, a caught exception's traceback): collecting inside the probe
-    left 2-12 GiB allocated into the next runs of session 12's first processes (README)."""
+    """Run one probe, which fills its record; note its error if it fails, emit the record, and free
+    what it held before the next one. Only once the probe's frame is gone is that garbage, some of
+    it in reference cycles (modules and hooks, a caught exception's traceback): collecting inside
+    the probe left 2-12 GiB allocated into the next runs of session 12's first processes
+    (README)."""
     record: dict[str, Any] = {"kind": probe.__name__}
     try:
         probe(record, device, **kw)
@@ -148,16 +165,35 @@ def bench_gemm(rec: Recorder, device: str, smoke: bool) -> None:
         b = torch.randn(k, n, device=device, dtype=torch.bfloat16)
         times = timed(lambda a=a, b=b: a @ b, device, 3, 10)
         t = statistics.median(times)
-        rec.emit({"kind": "gemm", "m": m, "n": n, "k": k, "median_s": t, "tflops": 2 * m * n * k / t / 1e12})
+        rec.emit(
+            {
+                "kind": "gemm",
+                "m": m,
+                "n": n,
+                "k": k,
+                "median_s": t,
+                "tflops": 2 * m * n * k / t / 1e12,
+            }
+        )
         del a, b
 
 
 def bench_sdpa(rec: Recorder, device: str, smoke: bool) -> None:
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    backends = {"default": None, "flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
-                "efficient": SDPBackend.EFFICIENT_ATTENTION}
-    cases = [(8, 32, 2048, 128), (4, 32, 4096, 128), (2, 32, 8192, 128), (8, 32, 2048, 64), (1, 32, 16384, 128)]
+    backends = {
+        "default": None,
+        "flash": SDPBackend.FLASH_ATTENTION,
+        "cudnn": SDPBackend.CUDNN_ATTENTION,
+        "efficient": SDPBackend.EFFICIENT_ATTENTION,
+    }
+    cases = [
+        (8, 32, 2048, 128),
+        (4, 32, 4096, 128),
+        (2, 32, 8192, 128),
+        (8, 32, 2048, 64),
+        (1, 32, 16384, 128),
+    ]
     if smoke:
         cases = [(1, 2, 64, 32)]
         backends = {"default": None}
@@ -166,7 +202,8 @@ def bench_sdpa(rec: Recorder, device: str, smoke: bool) -> None:
                    for _ in range(3))
         grad = torch.randn(b, h, s, d, device=device, dtype=torch.bfloat16)
         for name, backend in backends.items():
-            def ctx(backend: Any = backend) -> Any:  # a fresh one per call: generator contexts are single-use
+            # a fresh one per call: generator contexts are single-use
+            def ctx(backend: Any = backend) -> Any:
                 return sdpa_kernel(backend) if backend is not None else contextlib.nullcontext()
 
             def fwd_bwd(ctx: Any = ctx, qkv: tuple[Any, ...] = (q, k, v), grad: Any = grad) -> None:
@@ -186,9 +223,20 @@ def bench_sdpa(rec: Recorder, device: str, smoke: bool) -> None:
                           "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
                 continue
             fwd_flops = 2.0 * b * h * s * s * d  # 4bhs^2d with the causal half skipped
-            rec.emit({"kind": "sdpa", "backend": name, "b": b, "h": h, "s": s, "d": d,
-                      "fwd_bwd_s": t_fb, "fwd_s": t_f, "fwd_bwd_tflops": 3.5 * fwd_flops / t_fb / 1e12,
-                      "fwd_tflops": fwd_flops / t_f / 1e12})
+            rec.emit(
+                {
+                    "kind": "sdpa",
+                    "backend": name,
+                    "b": b,
+                    "h": h,
+                    "s": s,
+                    "d": d,
+                    "fwd_bwd_s": t_fb,
+                    "fwd_s": t_f,
+                    "fwd_bwd_tflops": 3.5 * fwd_flops / t_fb / 1e12,
+                    "fwd_tflops": fwd_flops / t_f / 1e12,
+                }
+            )
         del q, k, v, grad
 
 
@@ -213,25 +261,50 @@ def kernel_classes(trace_path: Path) -> dict[str, Any]:
     for e in events:
         if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "dur" in e:
             by_name[e["name"]] = by_name.get(e["name"], 0.0) + float(e["dur"]) * 1e-6
-    rules = [("attention", r"flash|fmha|sdpa|attention|attn"), ("optimizer", r"adam|multi_tensor|foreach"),
-             ("gemm", r"gemm|nvjet|cutlass|xmma|cublas|sm90_|wgmma|ampere_|sm80_"),
-             ("loss", r"softmax|nll|cross_entropy|log_softmax")]
+    rules = [
+        ("attention", r"flash|fmha|sdpa|attention|attn"),
+        ("optimizer", r"adam|multi_tensor|foreach"),
+        ("gemm", r"gemm|nvjet|cutlass|xmma|cublas|sm90_|wgmma|ampere_|sm80_"),
+        ("loss", r"softmax|nll|cross_entropy|log_softmax"),
+    ]
     classes: dict[str, float] = {}
     for name, secs in by_name.items():
         cls = next((c for c, pattern in rules if re.search(pattern, name, re.IGNORECASE)), "other")
         classes[cls] = classes.get(cls, 0.0) + secs
     top = sorted(by_name.items(), key=lambda kv: -kv[1])[:40]
-    return {"class_s": classes, "busy_s": sum(by_name.values()), "kernels": sum(
-        1 for e in events if e.get("cat") == "kernel"), "top_kernels": [[n[:160], round(s, 6)] for n, s in top]}
+    return {
+        "class_s": classes,
+        "busy_s": sum(by_name.values()),
+        "kernels": sum(1 for e in events if e.get("cat") == "kernel"),
+        "top_kernels": [[n[:160], round(s, 6)] for n, s in top],
+    }
 
 
-def train(record: dict[str, Any], device: str, *, smoke: bool, model_id: str, method: str, seq: int, mb: int,
-          recompute: bool, steps: int = 5, lora_rank: int = 16, profile: bool = False) -> None:
+def train(
+    record: dict[str, Any],
+    device: str,
+    *,
+    smoke: bool,
+    model_id: str,
+    method: str,
+    seq: int,
+    mb: int,
+    recompute: bool,
+    steps: int = 5,
+    lora_rank: int = 16,
+    profile: bool = False,
+) -> None:
     """A training step: its steady time, peak memory and, where asked, GPU time per kernel class."""
     from transformers import LlamaForCausalLM
 
-    record.update(model=model_id, method=method, seq_len=seq, micro_batch=mb,
-                  recompute="full" if recompute else "none", lora_rank=lora_rank if method == "lora" else None)
+    record.update(
+        model=model_id,
+        method=method,
+        seq_len=seq,
+        micro_batch=mb,
+        recompute="full" if recompute else "none",
+        lora_rank=lora_rank if method == "lora" else None,
+    )
     cfg = hf_config(card(model_id), smoke)
     torch.manual_seed(0)
     if method == "full":
@@ -239,7 +312,9 @@ def train(record: dict[str, Any], device: str, *, smoke: bool, model_id: str, me
         with torch.device(device):
             model = LlamaForCausalLM(cfg)
         if recompute:
-            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            model.gradient_checkpointing_enable(
+                gradient_checkpointing_kwargs={"use_reentrant": False}
+            )
         if init_dist(device):
             from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
@@ -254,10 +329,14 @@ def train(record: dict[str, Any], device: str, *, smoke: bool, model_id: str, me
             def autocast() -> Any:
                 return torch.autocast(device, dtype=torch.bfloat16)
     else:
-        record["stack"] = "peft LoRA (all linear layers) on a bf16 base, fp32 adapters, bf16 autocast, AdamW"
+        record["stack"] = (
+            "peft LoRA (all linear layers) on a bf16 base, fp32 adapters, bf16 autocast, AdamW"
+        )
         base = bf16_model(cfg, device)
         if recompute:
-            base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            base.gradient_checkpointing_enable(
+                gradient_checkpointing_kwargs={"use_reentrant": False}
+            )
             base.enable_input_require_grads()
         model = with_lora(base, lora_rank)
 
@@ -291,7 +370,9 @@ def train(record: dict[str, Any], device: str, *, smoke: bool, model_id: str, me
     if history:
         groups, largest, peak, _, _ = live_at_peak(torch.cuda.memory._snapshot())
         torch.cuda.memory._record_memory_history(enabled=None)
-        record.update(history_groups=groups, history_largest_gib=largest, history_peak_gib=peak / GIB)
+        record.update(
+            history_groups=groups, history_largest_gib=largest, history_peak_gib=peak / GIB
+        )
     t = statistics.median(times)
     record.update(step_s=t, step_s_all=[round(x, 5) for x in times], tokens_per_s=mb * seq / t)
     if device == "cuda":
@@ -313,14 +394,30 @@ def train(record: dict[str, Any], device: str, *, smoke: bool, model_id: str, me
             record["profile"] = kernel_classes(path)
 
 
-def saved(record: dict[str, Any], device: str, *, smoke: bool, model_id: str, method: str, tokens: int,
-          seq: int) -> None:
-    """What autograd keeps: the decoder's saved activations per token and layer, then the loss phase's
-    bytes per logit element at the end of the forward pass and at the backward pass's peak."""
+def saved(
+    record: dict[str, Any],
+    device: str,
+    *,
+    smoke: bool,
+    model_id: str,
+    method: str,
+    tokens: int,
+    seq: int,
+) -> None:
+    """What autograd keeps: the decoder's saved activations per token and layer, then the loss
+    phase's bytes per logit element at the end of the forward pass and at the backward pass's
+    peak."""
     cfg = hf_config(card(model_id), smoke)
     mb = max(1, tokens // seq)
-    record.update(model=model_id, method=method, tokens=mb * seq, seq_len=seq, layers=cfg.num_hidden_layers,
-                  hidden=cfg.hidden_size, vocab=cfg.vocab_size)
+    record.update(
+        model=model_id,
+        method=method,
+        tokens=mb * seq,
+        seq_len=seq,
+        layers=cfg.num_hidden_layers,
+        hidden=cfg.hidden_size,
+        vocab=cfg.vocab_size,
+    )
     model = bf16_model(cfg, device)
     if method == "lora":
         model = with_lora(model)
@@ -367,12 +464,15 @@ def saved(record: dict[str, Any], device: str, *, smoke: bool, model_id: str, me
 
 
 def _frame(f: dict[str, Any]) -> str:
-    return f"{'/'.join(str(f.get('filename', '?')).split('/')[-2:])}:{f.get('line')} {f.get('name')}"
+    return (
+        f"{'/'.join(str(f.get('filename', '?')).split('/')[-2:])}:{f.get('line')} {f.get('name')}"
+    )
 
 
 def live_at_peak(snap: dict[str, Any]) -> tuple[list[Any], list[float], int, int, int]:
-    """From a CUDA memory-history snapshot: the allocations alive at the recorded peak, grouped by the
-    Python frames that made them (none: the autograd engine's backward thread), and the largest ones."""
+    """From a CUDA memory-history snapshot: the allocations alive at the recorded peak, grouped by
+    the Python frames that made them (none: the autograd engine's backward thread), and the largest
+    ones."""
     trace = snap["device_traces"][0]
     live: dict[int, int] = {}
     total = peak = peak_at = 0
@@ -398,19 +498,38 @@ def live_at_peak(snap: dict[str, Any]) -> tuple[list[Any], list[float], int, int
         g = groups.setdefault(key, [0.0, 0])
         g[0] += e["size"]
         g[1] += 1
-    top = [[k[:300], round(v[0] / GIB, 3), v[1]] for k, v in sorted(groups.items(), key=lambda kv: -kv[1][0])[:14]]
+    top = [
+        [k[:300], round(v[0] / GIB, 3), v[1]]
+        for k, v in sorted(groups.items(), key=lambda kv: -kv[1][0])[:14]
+    ]
     largest = sorted((round(e["size"] / GIB, 4) for e in alive.values()), reverse=True)[:12]
     return top, largest, peak, peak_at, len(trace)
 
 
-def anatomy(record: dict[str, Any], device: str, *, smoke: bool, model_id: str, method: str, tokens: int,
-            seq: int, recompute: bool) -> None:
+def anatomy(
+    record: dict[str, Any],
+    device: str,
+    *,
+    smoke: bool,
+    model_id: str,
+    method: str,
+    tokens: int,
+    seq: int,
+    recompute: bool,
+) -> None:
     """Which allocations are alive at the peak of one forward + backward (CUDA memory history): the
     live bytes at the peak grouped by the Python frames that allocated them."""
     cfg = hf_config(card(model_id), smoke)
     mb = max(1, tokens // seq)
-    record.update(model=model_id, method=method, tokens=mb * seq, seq_len=seq,
-                  recompute="full" if recompute else "none", vocab=cfg.vocab_size, layers=cfg.num_hidden_layers)
+    record.update(
+        model=model_id,
+        method=method,
+        tokens=mb * seq,
+        seq_len=seq,
+        recompute="full" if recompute else "none",
+        vocab=cfg.vocab_size,
+        layers=cfg.num_hidden_layers,
+    )
     if device != "cuda":
         raise RuntimeError("needs CUDA memory history")
     model = bf16_model(cfg, device)
@@ -468,10 +587,18 @@ HOLDOUT_RUNS: list[tuple[str, str, int, int, bool, bool]] = [
 ]
 
 
-def compiled(record: dict[str, Any], device: str, *, smoke: bool, model_id: str, tokens: int, seq: int,
-             compile_layers: bool) -> None:
-    """The decoder eager, or with each layer under torch.compile: saved bytes per token and layer after
-    the forward pass, and the forward + backward time of the whole model with its loss."""
+def compiled(
+    record: dict[str, Any],
+    device: str,
+    *,
+    smoke: bool,
+    model_id: str,
+    tokens: int,
+    seq: int,
+    compile_layers: bool,
+) -> None:
+    """The decoder eager, or with each layer under torch.compile: saved bytes per token and layer
+    after the forward pass, and the forward + backward time of the whole model with its loss."""
     cfg = hf_config(card(model_id), smoke)
     mb = max(1, tokens // seq)
     record.update(model=model_id, compiled=compile_layers, tokens=mb * seq, seq_len=seq,
@@ -502,7 +629,10 @@ def compiled(record: dict[str, Any], device: str, *, smoke: bool, model_id: str,
 
 
 # (model, tokens, seq_len), each eager and compiled
-COMPILED_RUNS: list[tuple[str, int, int]] = [("llama3.2-1b", 8192, 2048), ("llama3.1-8b", 4096, 4096)]
+COMPILED_RUNS: list[tuple[str, int, int]] = [
+    ("llama3.2-1b", 8192, 2048),
+    ("llama3.1-8b", 4096, 4096),
+]
 # (model, method, tokens, seq_len)
 SAVED_RUNS: list[tuple[str, str, int, int]] = [
     ("llama3.2-1b", "full", 8192, 2048),
@@ -538,16 +668,22 @@ OVERHEAD_RUNS: list[tuple[str, str, int, int, bool, bool]] = [
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU, to check the script")
-    parser.add_argument("--only", action="append",
-                        choices=["gemm", "sdpa", "train", "saved", "overhead", "anatomy", "holdout", "compiled"])
+    parser.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU, to check the "
+                                                             "script")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=["gemm", "sdpa", "train", "saved", "overhead", "anatomy", "holdout", "compiled"],
+    )
     args = parser.parse_args()
     device = "cpu" if args.smoke or not torch.cuda.is_available() else "cuda"
     rec = Recorder(Path(os.environ.get("OUT", "bench/device/out")))
     env: dict[str, Any] = {"kind": "env", "torch": torch.__version__, "device": device}
     if device == "cuda":
         props = torch.cuda.get_device_properties(0)
-        env.update(gpu=props.name, memory_gib=props.total_memory / GIB, sms=props.multi_processor_count)
+        env.update(
+            gpu=props.name, memory_gib=props.total_memory / GIB, sms=props.multi_processor_count
+        )
     for pkg in ("transformers", "peft"):
         with contextlib.suppress(Exception):
             env[pkg] = __import__(pkg).__version__
@@ -560,25 +696,67 @@ def main() -> int:
 
     if "saved" in only:
         for model_id, method, tokens, seq in SAVED_RUNS:
-            measure(rec, device, saved, smoke=small, model_id=model_id, method=method, **scaled(seq, tokens))
+            measure(
+                rec,
+                device,
+                saved,
+                smoke=small,
+                model_id=model_id,
+                method=method,
+                **scaled(seq, tokens),
+            )
     if "gemm" in only:
         bench_gemm(rec, device, small)
     if "sdpa" in only:
         bench_sdpa(rec, device, small)
-    runs = [r for name, rs in (("train", TRAIN_RUNS), ("holdout", HOLDOUT_RUNS), ("overhead", OVERHEAD_RUNS))
-            if name in only for r in rs]
+    runs = [
+        r
+        for name, rs in (
+            ("train", TRAIN_RUNS),
+            ("holdout", HOLDOUT_RUNS),
+            ("overhead", OVERHEAD_RUNS),
+        )
+        if name in only
+        for r in rs
+    ]
     for model_id, method, seq, mb, recompute, profile in runs:
-        measure(rec, device, train, smoke=small, model_id=model_id, method=method, seq=64 if small else seq,
-                mb=min(mb, 2) if small else mb, recompute=recompute, steps=2 if small else 5, profile=profile)
+        measure(
+            rec,
+            device,
+            train,
+            smoke=small,
+            model_id=model_id,
+            method=method,
+            seq=64 if small else seq,
+            mb=min(mb, 2) if small else mb,
+            recompute=recompute,
+            steps=2 if small else 5,
+            profile=profile,
+        )
     if "anatomy" in only:
         for model_id, method, tokens, seq, recompute in ANATOMY_RUNS:
-            measure(rec, device, anatomy, smoke=small, model_id=model_id, method=method, recompute=recompute,
-                    **scaled(seq, tokens))
+            measure(
+                rec,
+                device,
+                anatomy,
+                smoke=small,
+                model_id=model_id,
+                method=method,
+                recompute=recompute,
+                **scaled(seq, tokens),
+            )
     if "compiled" in only:
         for model_id, tokens, seq in COMPILED_RUNS:
             for compile_layers in (False, True):
-                measure(rec, device, compiled, smoke=small, model_id=model_id, compile_layers=compile_layers,
-                        **scaled(seq, tokens))
+                measure(
+                    rec,
+                    device,
+                    compiled,
+                    smoke=small,
+                    model_id=model_id,
+                    compile_layers=compile_layers,
+                    **scaled(seq, tokens),
+                )
     return 0
 
 

@@ -15,7 +15,23 @@ from plan.planner.batch.tasks import Task, build_tasks, content_hash
 from plan.planner.batch.work import run_task
 
 __all__ = [
-    "COLUMNS", "BatchOutcome", "Input", "ResultsFileError", "Row", "SweepError", "Tally", "Task", "Variant",
-    "build_tasks", "content_hash", "expand_grid", "expand_paths", "parse_sweeps", "read_rows", "results_format",
-    "run_batch", "run_task", "write_rows",
+    "COLUMNS",
+    "BatchOutcome",
+    "Input",
+    "ResultsFileError",
+    "Row",
+    "SweepError",
+    "Tally",
+    "Task",
+    "Variant",
+    "build_tasks",
+    "content_hash",
+    "expand_grid",
+    "expand_paths",
+    "parse_sweeps",
+    "read_rows",
+    "results_format",
+    "run_batch",
+    "run_task",
+    "write_rows",
 ]

@@ -29,11 +29,12 @@ def _folder(folder: Path) -> list[Input]:
 
 
 def expand_paths(args: Sequence[str]) -> list[Input]:
-    """Files as given; folders as their *.yaml/*.yml files (not recursive) sorted by name; glob patterns
-    as their matches, sorted. Arguments keep their order and a file named twice is planned once.
+    """Files as given; folders as their *.yaml/*.yml files (not recursive) sorted by name; glob
+    patterns as their matches, sorted. Arguments keep their order and a file named twice is planned
+    once.
 
-    A pattern or folder with no scenario files becomes an Input with a problem, so it shows as a row; a
-    file that does not exist is kept, and the loader reports it like any unreadable scenario.
+    A pattern or folder with no scenario files becomes an Input with a problem, so it shows as a
+    row; a file that does not exist is kept, and the loader reports it like any unreadable scenario.
     """
     found: list[Input] = []
     for arg in args:
@@ -52,7 +53,8 @@ def expand_paths(args: Sequence[str]) -> list[Input]:
     for item in found:
         try:
             key = item.path.resolve()
-        except (OSError, RuntimeError):  # a symlink loop: kept, and the loader reports it as that file's error
+        # a symlink loop: kept, and the loader reports it as that file's error
+        except (OSError, RuntimeError):
             key = item.path.absolute()
         if key not in seen:
             seen.add(key)

@@ -17,10 +17,20 @@ from plan.planner.batch.worker_life import init_worker
 def failed_row(task: Task, exc: BaseException, where: str) -> Row:
     """The row of a task whose worker died (killed, out of memory): run_task itself never raises."""
     detail = " ".join(str(exc).split())
-    detail = detail if len(detail) <= 200 else detail[:200] + " ..."  # Ray's messages carry whole tracebacks
-    return Row(file=str(task.path), variant=task.variant, status="error", total_cost=None, currency="",
-               makespan_h=None, plan="", solve_time_s=0.0, hash=task.hash,
-               error=f"{INTERNAL_ERROR}{where} failed: {type(exc).__name__}: {detail}")
+    # Ray's messages carry whole tracebacks
+    detail = detail if len(detail) <= 200 else detail[:200] + " ..."
+    return Row(
+        file=str(task.path),
+        variant=task.variant,
+        status="error",
+        total_cost=None,
+        currency="",
+        makespan_h=None,
+        plan="",
+        solve_time_s=0.0,
+        hash=task.hash,
+        error=f"{INTERNAL_ERROR}{where} failed: {type(exc).__name__}: {detail}",
+    )
 
 
 def _serial(tasks: Sequence[Task]) -> Iterator[tuple[int, Row]]:
@@ -47,13 +57,14 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
 
 
 def run_local(tasks: Sequence[Task], jobs: int) -> Iterator[tuple[int, Row]]:
-    """Yield (task.index, row) as tasks finish. `jobs` processes; with one, everything runs in this process.
+    """Yield (task.index, row) as tasks finish. `jobs` processes; with one, everything runs in this
+    process.
 
     Workers come from a forkserver that has already imported the planner: each is a cheap fork of a
-    clean process (no threads of ours copied), and the planner's imports are paid once, not per worker.
-    Workers ignore Ctrl-C and exit when this process dies; on Ctrl-C here they are ended at once.
-    A pool that cannot start (no semaphores, no /dev/shm, a process limit) is said in one line, and
-    the tasks run one at a time in this process instead.
+    clean process (no threads of ours copied), and the planner's imports are paid once, not per
+    worker. Workers ignore Ctrl-C and exit when this process dies; on Ctrl-C here they are ended at
+    once. A pool that cannot start (no semaphores, no /dev/shm, a process limit) is said in one
+    line, and the tasks run one at a time in this process instead.
     """
     if jobs <= 1 or len(tasks) <= 1:
         yield from _serial(tasks)

@@ -1,6 +1,8 @@
-"""The Ray backend: the same work function as Ray tasks, on a running cluster or a local Ray instance.
+"""The Ray backend: the same work function as Ray tasks, on a running cluster or a local Ray
+instance.
 
-Ray is an optional extra (`pip install 'plan[ray]'`); it is imported here only, when this backend runs.
+Ray is an optional extra (`pip install 'plan[ray]'`); it is imported here only, when this backend
+runs.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from plan.planner.batch.rows import Row
 from plan.planner.batch.tasks import Task
 from plan.planner.batch.work import run_task
 
-INSTALL_HINT = "--backend ray needs Ray, which is not installed; install it with: pip install 'plan[ray]' " \
-               "(in a checkout: pip install -e '.[ray]')"
+INSTALL_HINT = (
+    "--backend ray needs Ray, which is not installed; install it with: pip install 'plan[ray]' (in "
+    "a checkout: pip install -e '.[ray]')"
+)
 
 
 class RayMissingError(RuntimeError):
@@ -44,30 +48,39 @@ def _check_reachable(address: str) -> None:
     try:
         socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
     except OSError as exc:
-        raise RayStartError(f"--backend ray: nothing answers at {address!r} ({exc.strerror or exc}); is the "
+        raise RayStartError(f"--backend ray: nothing answers at {address!r} "
+                            f"({exc.strerror or exc}); is the "
                             "Ray head running (ray start --head)?") from None
 
 
 def _init(ray: Any, jobs: int, address: str | None) -> bool:
-    """Connect to `address`, or start a local instance with `jobs` CPUs. True if we started it (and stop it)."""
+    """Connect to `address`, or start a local instance with `jobs` CPUs. True if we started it
+    (and stop it)."""
     if ray.is_initialized():
-        return False  # the caller's instance (a test fixture, a notebook): use it and leave it running
+        # the caller's instance (a test fixture, a notebook): use it and leave it running
+        return False
     options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
     if address:
         _check_reachable(address)
     try:
         if address:
             ray.init(address=address, **options)
-        else:  # "local": always a new instance of our own, even if a `ray start` cluster runs on this machine
+        # "local": always a new instance of our own, even if a `ray start` cluster runs on this
+        # machine
+        else:
             ray.init(address="local", num_cpus=jobs, include_dashboard=False, **options)
     except Exception as exc:
         what = f"reach Ray at {address!r}" if address else "start a local Ray instance"
         detail = " ".join(str(exc).split())[:300]
-        raise RayStartError(f"--backend ray: could not {what}: {type(exc).__name__}: {detail}") from None
+        raise RayStartError(
+            f"--backend ray: could not {what}: {type(exc).__name__}: {detail}"
+        ) from None
     return True
 
 
-def run_ray(tasks: Sequence[Task], jobs: int, address: str | None = None) -> Iterator[tuple[int, Row]]:
+def run_ray(
+    tasks: Sequence[Task], jobs: int, address: str | None = None
+) -> Iterator[tuple[int, Row]]:
     """Yield (task.index, row) as Ray tasks finish; each task asks for one CPU.
 
     On a remote cluster (`address`), every node needs this package and its dependencies installed.
@@ -89,7 +102,8 @@ def run_ray(tasks: Sequence[Task], jobs: int, address: str | None = None) -> Ite
                     task = refs[ref]
                     try:
                         row = ray.get(ref)
-                    except Exception as exc:  # the worker died or Ray lost the task: a row, not the end
+                    # the worker died or Ray lost the task: a row, not the end
+                    except Exception as exc:
                         row = failed_row(task, exc, "Ray task")
                     yield task.index, row
         finally:

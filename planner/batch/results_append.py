@@ -1,4 +1,5 @@
-"""Keeping a results file current while a batch runs: each finished row appended, never the whole file.
+"""Keeping a results file current while a batch runs: each finished row appended, never the whole
+file.
 
 A row is one write and a flush to the operating system as it finishes; the file is fsynced at most
 every FSYNC_EVERY_S seconds and when the run ends, however it ends (a crash of the machine loses at
@@ -84,8 +85,8 @@ class ResultsAppender:
             self._file = None
 
     def finish(self, final: list[Row]) -> None:
-        """Close, and write the file whole once if its rows on disk are not `final` (out of order, or
-        rows this run replaced)."""
+        """Close, and write the file whole once if its rows on disk are not `final` (out of order,
+        or rows this run replaced)."""
         self.close()
         if self.on_disk != final:
             write_atomically(self.path, render(final, self.format))

@@ -39,8 +39,8 @@ def results_format(path: Path) -> str:
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
-"""First characters a spreadsheet may run as a formula (OWASP's CSV injection list), and the quote that
-escapes them: such a CSV text cell is written with a leading "'" and read back without it."""
+"""First characters a spreadsheet may run as a formula (OWASP's CSV injection list), and the quote
+that escapes them: such a CSV text cell is written with a leading "'" and read back without it."""
 
 
 def _cell(value: object) -> object:
@@ -95,7 +95,8 @@ def read_rows(path: Path) -> list[Row]:
 
 
 def read_results(path: Path) -> StoredRows:
-    """The rows of an earlier run, each checked (row_check.py): one that fails is left out and named.
+    """The rows of an earlier run, each checked (row_check.py): one that fails is left out and
+    named.
 
     Raises ResultsFileError when the file exists but is not a `plan batch` results file (another
     header, or no line of it a row), so the caller never overwrites someone's unrelated file.
@@ -123,7 +124,8 @@ def read_results(path: Path) -> StoredRows:
         else:
             problems.append(f"row {number}: {problem}")
     if fmt == "jsonl" and not rows and problems and not text.startswith('{"file": '):
-        raise _foreign(path, ValueError(problems[0]))  # not one line of it is a row: someone else's file
+        # not one line of it is a row: someone else's file
+        raise _foreign(path, ValueError(problems[0]))
     return StoredRows(rows, problems)
 
 
@@ -137,12 +139,14 @@ def _torn(text: str) -> tuple[str, list[str]]:
     while writing its last row)."""
     if not text or text.endswith("\n"):
         return text, []
-    return text[:text.rfind("\n") + 1], ["the last line is incomplete (a run ended while writing it)"]
+    return text[:text.rfind("\n") + 1], ["the last line is incomplete (a run ended while writing "
+                                         "it)"]
 
 
 def _csv_records(text: str) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
     whole, problems = _torn(text)
-    csv.field_size_limit(MAX_RESULTS_BYTES)  # a long cell we wrote must read back (Python's default: 128 KiB)
+    # a long cell we wrote must read back (Python's default: 128 KiB)
+    csv.field_size_limit(MAX_RESULTS_BYTES)
     if not whole and text and not ",".join(COLUMNS).startswith(text):
         raise ValueError("no header line")  # a torn header is ours; any other single line is not
     reader = csv.DictReader(io.StringIO(whole), restkey="(extra cells)")

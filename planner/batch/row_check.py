@@ -31,7 +31,13 @@ def row_problem(row: Row) -> str | None:
     if not (_HASH.fullmatch(row.hash) or (row.status == "error" and not row.hash)):
         return f"hash {row.hash[:40]!r} is not a content hash"
     if row.status in SOLVED:
-        if row.total_cost is None or not row.makespan_h or not row.plan or not row.currency or row.error:
+        if (
+            row.total_cost is None
+            or not row.makespan_h
+            or not row.plan
+            or not row.currency
+            or row.error
+        ):
             return f"a {row.status} row without its cost, time, currency or plan"
     elif row.status == "error":
         if not row.error or row.total_cost is not None or row.plan:

@@ -9,15 +9,17 @@ from typing import Any
 STATUSES = ("optimal", "feasible", "infeasible", "unknown", "error")
 SOLVED = ("optimal", "feasible")
 PROVEN = ("optimal", "infeasible")
-INTERNAL_ERROR = "internal error: "  # prefix of an error row's message when the fault is ours, not the input's
+# prefix of an error row's message when the fault is ours, not the input's
+INTERNAL_ERROR = "internal error: "
 
 
 @dataclass(frozen=True)
 class Row:
-    """What `plan batch` reports for one scenario variant. Money is in `currency`, times in hours/seconds.
+    """What `plan batch` reports for one scenario variant. Money is in `currency`, times in
+    hours/seconds.
 
-    `hash` identifies the inputs that produced the row (see plan.planner.batch.tasks.content_hash); a re-run
-    with the same output file re-uses rows whose hash still matches.
+    `hash` identifies the inputs that produced the row (see plan.planner.batch.tasks.content_hash);
+    a re-run with the same output file re-uses rows whose hash still matches.
     """
 
     file: str
@@ -38,7 +40,8 @@ class Row:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Row:
-        """A row read back from a results file (CSV gives strings). Raises ValueError if it is not one."""
+        """A row read back from a results file (CSV gives strings). Raises ValueError if it is
+        not one."""
         names = [f.name for f in fields(cls)]
         if set(data) not in (set(names), set(LEGACY_COLUMNS)):
             raise ValueError(f"expected columns {', '.join(names)}")
@@ -50,15 +53,24 @@ class Row:
         status = str(data["status"])
         if status not in STATUSES:
             raise ValueError(f"unknown status {status!r}")
-        return cls(file=str(data["file"]), variant=str(data["variant"] or ""), status=status,
-                   gap=number("gap") if "gap" in data else None, bound=number("bound") if "bound" in data else None,
-                   total_cost=number("total_cost"), currency=str(data["currency"] or ""),
-                   makespan_h=number("makespan_h"), plan=str(data["plan"] or ""),
-                   solve_time_s=number("solve_time_s") or 0.0, error=str(data["error"] or ""),
-                   hash=str(data["hash"]))
+        return cls(
+            file=str(data["file"]),
+            variant=str(data["variant"] or ""),
+            status=status,
+            gap=number("gap") if "gap" in data else None,
+            bound=number("bound") if "bound" in data else None,
+            total_cost=number("total_cost"),
+            currency=str(data["currency"] or ""),
+            makespan_h=number("makespan_h"),
+            plan=str(data["plan"] or ""),
+            solve_time_s=number("solve_time_s") or 0.0,
+            error=str(data["error"] or ""),
+            hash=str(data["hash"]),
+        )
 
     def without_time(self) -> Row:
-        """The row with its solve time zeroed: what must not depend on the backend or the job count."""
+        """The row with its solve time zeroed: what must not depend on the backend or the job
+        count."""
         return replace(self, solve_time_s=0.0)
 
     @property
@@ -72,7 +84,8 @@ class Row:
 
 
 COLUMNS = tuple(f.name for f in fields(Row))
-# Files written before rows carried gap and bound: still read (for resume), their rows count as unproven.
+# Files written before rows carried gap and bound: still read (for resume), their rows count as
+# unproven.
 LEGACY_COLUMNS = tuple(c for c in COLUMNS if c not in ("gap", "bound"))
 
 
@@ -86,7 +99,9 @@ class Tally:
 
     @classmethod
     def of(cls, rows: Iterable[Row]) -> Tally:
-        counts = dict.fromkeys(("solved", "infeasible", "unknown", "bad_input", "internal_error"), 0)
+        counts = dict.fromkeys(
+            ("solved", "infeasible", "unknown", "bad_input", "internal_error"), 0
+        )
         for row in rows:
             if row.status in SOLVED:
                 counts["solved"] += 1

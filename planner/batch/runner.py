@@ -24,10 +24,13 @@ class BatchOutcome:
     reused: int  # rows taken from the earlier run's results file
 
 
-def reusable(previous: Sequence[Row], reuse_unproven: bool = False) -> dict[tuple[str, str, str], Row]:
+def reusable(
+    previous: Sequence[Row], reuse_unproven: bool = False
+) -> dict[tuple[str, str, str], Row]:
     """Earlier rows by (file, variant, hash). Error rows are not re-used: loading is cheap, and an
     internal error may have been transient. Rows not proven (feasible, unknown: the search stopped
-    first) are solved again unless `reuse_unproven`: a busy machine must not leave a poor row cached."""
+    first) are solved again unless `reuse_unproven`: a busy machine must not leave a poor row
+    cached."""
     return {(r.file, r.variant, r.hash): r for r in previous
             if r.status != "error" and (r.proven or reuse_unproven)}
 
@@ -49,7 +52,8 @@ def run_batch(items: Sequence[Task | Row], backend: Backend, output: Path | None
     todo: list[Task] = []
     position: dict[int, int] = {}  # task.index -> place in `items`
     reused = 0
-    standing: list[Row] = []  # rows that stand for an input naming no scenario: new, written at once
+    # rows that stand for an input naming no scenario: new, written at once
+    standing: list[Row] = []
     for place, item in enumerate(items):
         if isinstance(item, Row):
             row, was_reused = item, False
@@ -85,9 +89,13 @@ def run_batch(items: Sequence[Task | Row], backend: Backend, output: Path | None
         if appender is not None:
             appender.close()
         kept = len(finished())
-        where = f"written to {output}; run the same command again to resume" if output is not None else \
-            "not written (no -o file)"
-        raise Interrupted(f"{kept} of {len(items)} rows had finished and were {where}; rows still solving "
+        where = (
+            f"written to {output}; run the same command again to resume"
+            if output is not None
+            else "not written (no -o file)"
+        )
+        raise Interrupted(f"{kept} of {len(items)} rows had finished and were {where}; rows still "
+                          "solving "
                           f"were dropped") from None
     except BaseException:
         if appender is not None:

@@ -1,13 +1,15 @@
-"""`--sweep FIELD=VALUES`: parse the spec, expand several sweeps as a grid, set a value in raw scenario data.
+"""`--sweep FIELD=VALUES`: parse the spec, expand several sweeps as a grid, set a value in raw
+scenario data.
 
 A sweep sets a scalar field of the scenario file before validation, so a swept value passes through
-the same loader and gives the same one-line error as a value written in the file. Sweepable fields are
-the scenario's top-level scalars (budget, deadline, value_of_time_per_day, objective, ...) and the
-scalars of its nested sections (`policy.allow_spot`, `solver.time_limit_s`); list entries (jobs, sites,
-owned pools) are not. VALUES is a comma list (`14d,21d,30d`, each item read as a YAML scalar, as in the
-file) or an inclusive range `START..STOP:STEP` read by the field's own parser: durations for duration
-fields (`deadline=14d..42d:7d`, as `parse_duration_h` accepts), amounts for the other numeric fields
-(`budget=100k..500k:50k`, as `parse_money` accepts; plain numbers too, `solver.gap=0..0.2:0.05`).
+the same loader and gives the same one-line error as a value written in the file. Sweepable fields
+are the scenario's top-level scalars (budget, deadline, value_of_time_per_day, objective, ...) and
+the scalars of its nested sections (`policy.allow_spot`, `solver.time_limit_s`); list entries (jobs,
+sites, owned pools) are not. VALUES is a comma list (`14d,21d,30d`, each item read as a YAML scalar,
+as in the file) or an inclusive range `START..STOP:STEP` read by the field's own parser: durations
+for duration fields (`deadline=14d..42d:7d`, as `parse_duration_h` accepts), amounts for the other
+numeric fields (`budget=100k..500k:50k`, as `parse_money` accepts; plain numbers too,
+`solver.gap=0..0.2:0.05`).
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ from plan.models.yaml_io import load_yaml_value
 
 MAX_VARIANTS = 10_000  # per scenario file; a grid beyond this is almost surely a typo in a step
 MAX_RUN_VARIANTS = 20_000
-"""Rows one `plan batch` run may ask for (scenario files x variants each) unless --max-variants lifts it:
-each row is a solve and a line kept in memory and in the results file, so more is almost surely a
-glob or a grid larger than meant (docs/limits.md)."""
+"""Rows one `plan batch` run may ask for (scenario files x variants each) unless --max-variants
+lifts it: each row is a solve and a line kept in memory and in the results file, so more is almost
+surely a glob or a grid larger than meant (docs/limits.md)."""
 
 
 class SweepError(ValueError):
@@ -51,7 +53,8 @@ class Target:
 
 @dataclass(frozen=True)
 class Assignment:
-    """Set `key` in the mapping at `section` to `value`, after removing the field's other spellings."""
+    """Set `key` in the mapping at `section` to `value`, after removing the field's other
+    spellings."""
 
     section: tuple[str, ...]
     key: str
@@ -74,7 +77,9 @@ class Variant:
 
 def _spellings(name: str, info: Any) -> tuple[str, ...]:
     alias = info.validation_alias
-    choices = [c for c in alias.choices if isinstance(c, str)] if isinstance(alias, AliasChoices) else []
+    choices = (
+        [c for c in alias.choices if isinstance(c, str)] if isinstance(alias, AliasChoices) else []
+    )
     return (*choices, *([name] if name not in choices else []))
 
 
@@ -98,7 +103,9 @@ def _leaves(annotation: Any) -> Iterator[tuple[Any, tuple[Any, ...]]]:
 
 def _kind(info: Any) -> str:
     leaves = list(_leaves(info.annotation))
-    validators = {getattr(m, "func", None) for _, metadata in leaves for m in (*metadata, *info.metadata)}
+    validators = {
+        getattr(m, "func", None) for _, metadata in leaves for m in (*metadata, *info.metadata)
+    }
     if parse_duration_h in validators:
         return "duration"
     return "number" if any(base in (int, float) for base, _ in leaves) else "other"
@@ -109,8 +116,11 @@ def _is_scalar(annotation: Any) -> bool:
     return not origins & {list, dict, tuple, set} and _model_of(annotation) is None
 
 
-def sweepable_fields(model: type[BaseModel] = Scenario, section: tuple[str, ...] = ()) -> dict[str, Target]:
-    """Every scalar field reachable through nested sections, by each of its spellings ('policy.allow_spot')."""
+def sweepable_fields(
+    model: type[BaseModel] = Scenario, section: tuple[str, ...] = ()
+) -> dict[str, Target]:
+    """Every scalar field reachable through nested sections, by each of its spellings
+    ('policy.allow_spot')."""
     found: dict[str, Target] = {}
     for name, info in model.model_fields.items():
         spellings = _spellings(name, info)
@@ -133,15 +143,23 @@ def _range_values(spec: str, field: str, target: Target, text: str) -> list[tupl
     span, sep, step_text = text.partition(":")
     ends = span.split("..")
     if not sep or len(ends) != 2 or not all(p.strip() for p in (*ends, step_text)):
-        raise SweepError(f"--sweep {spec!r}: a range is START..STOP:STEP, e.g. budget=100k..500k:50k")
+        raise SweepError(f"--sweep {spec!r}: a range is START..STOP:STEP, e.g. "
+                         "budget=100k..500k:50k")
     parts = [ends[0].strip(), ends[1].strip(), step_text.strip()]
     if target.kind == "other":
-        raise SweepError(f"--sweep {spec!r}: {field!r} is not a number; give a list of values, e.g. {field}=A,B")
-    parse, example = (parse_duration_h, "14d..42d:7d") if target.kind == "duration" else (parse_money, "100k..500k:50k")
+        raise SweepError(f"--sweep {spec!r}: {field!r} is not a number; give a list of values, "
+                         f"e.g. {field}=A,B")
+    parse, example = (
+        (parse_duration_h, "14d..42d:7d")
+        if target.kind == "duration"
+        else (parse_money, "100k..500k:50k")
+    )
     try:
         start, stop, step = (parse(p) for p in parts)
     except ValueError as exc:
-        raise SweepError(f"--sweep {spec!r}: {exc} (a range of {field} reads like {example})") from None
+        raise SweepError(
+            f"--sweep {spec!r}: {exc} (a range of {field} reads like {example})"
+        ) from None
     unit_h, suffix = 0.0, ""
     if target.kind == "duration":  # labels keep the unit START was written in: 14d, 21d, 28d
         suffix = re.sub(r"^[-+0-9.eE_,\s]*", "", parts[0])
@@ -193,7 +211,8 @@ def parse_sweep(spec: str) -> Sweep:
     if field not in fields:
         top = sorted(k for k, t in fields.items() if not t.section and k == t.spellings[0])
         raise SweepError(f"--sweep {spec!r}: unknown or unsweepable field {field!r}"
-                         f"{did_you_mean(field, fields)} (sweepable: {', '.join(top)}, policy.*, solver.*)")
+                         f"{did_you_mean(field, fields)} (sweepable: {', '.join(top)}, policy.*, "
+                         "solver.*)")
     target = fields[field]
     values = _range_values(spec, field, target, text) if ".." in text else _list_values(spec, text)
     return Sweep(field=field, target=target, values=tuple(values))
@@ -205,11 +224,13 @@ def parse_sweeps(specs: Sequence[str]) -> list[Sweep]:
     seen: dict[Target, str] = {}
     for sweep in sweeps:
         if sweep.target in seen:
-            raise SweepError(f"--sweep {sweep.field!r}: the field is already swept by --sweep {seen[sweep.target]!r}")
+            raise SweepError(f"--sweep {sweep.field!r}: the field is already swept by --sweep "
+                             f"{seen[sweep.target]!r}")
         seen[sweep.target] = sweep.field
     total = math.prod(len(s.values) for s in sweeps)
     if total > MAX_VARIANTS:
-        raise SweepError(f"--sweep: the grid has {total} variants per scenario; at most {MAX_VARIANTS}")
+        raise SweepError(f"--sweep: the grid has {total} variants per scenario; at most "
+                         f"{MAX_VARIANTS}")
     return sweeps
 
 
@@ -220,18 +241,23 @@ def expand_grid(sweeps: Sequence[Sweep]) -> list[Variant]:
     variants: list[Variant] = []
     for combo in itertools.product(*(s.values for s in sweeps)):
         label = " ".join(f"{s.field}={text}" for s, (text, _) in zip(sweeps, combo, strict=True))
-        assignments = tuple(_assignment(s, value) for s, (_, value) in zip(sweeps, combo, strict=True))
+        assignments = tuple(
+            _assignment(s, value) for s, (_, value) in zip(sweeps, combo, strict=True)
+        )
         variants.append(Variant(label, assignments))
     return variants
 
 
 def _assignment(sweep: Sweep, value: Any) -> Assignment:
     key = sweep.field.rsplit(".", 1)[-1]
-    return Assignment(sweep.target.section, key, tuple(s for s in sweep.target.spellings if s != key), value)
+    return Assignment(
+        sweep.target.section, key, tuple(s for s in sweep.target.spellings if s != key), value
+    )
 
 
 def apply(raw: Any, assignments: Sequence[Assignment]) -> Iterator[str]:
-    """Set each assignment in `raw` (a parsed scenario mapping) in place; yield a problem for each that cannot be set.
+    """Set each assignment in `raw` (a parsed scenario mapping) in place; yield a problem for each
+    that cannot be set.
 
     A non-mapping `raw` is left alone: the loader reports it with its usual message.
     """
@@ -244,7 +270,10 @@ def apply(raw: Any, assignments: Sequence[Assignment]) -> Iterator[str]:
             if inner is None:
                 inner = mapping[key] = {}
             if not isinstance(inner, dict):
-                yield f"{'.'.join(a.section[: depth + 1])}: expected a mapping to set --sweep {a.key!r} in"
+                yield (
+                    f"{'.'.join(a.section[: depth + 1])}: expected a mapping to set --sweep "
+                    f"{a.key!r} in"
+                )
                 break
             mapping = inner
         else:

@@ -24,7 +24,8 @@ HASH_SCHEME = "plan-batch-2"  # bump when what a row means changes without a pac
 
 @dataclass(frozen=True)
 class Task:
-    """One scenario variant to solve; picklable, so the same value goes to a process pool or to Ray."""
+    """One scenario variant to solve; picklable, so the same value goes to a process pool or to
+    Ray."""
 
     index: int  # position in the batch: rows are reported in this order, whatever finishes first
     path: Path
@@ -36,15 +37,18 @@ class Task:
 
 
 def _file_bytes(path: Path) -> bytes:
-    """The file's bytes (regular files within the size cap only: a FIFO or a device is never read)."""
+    """The file's bytes (regular files within the size cap only: a FIFO or a device is never
+    read)."""
     try:
         return read_bounded(path)
-    except (InputError, OSError) as exc:  # the worker reports the file's problem; the hash only needs to be stable
+    # the worker reports the file's problem; the hash only needs to be stable
+    except (InputError, OSError) as exc:
         return f"<unreadable: {type(exc).__name__}: {exc}>".encode()
 
 
 def _referenced_files(raw: Any, base_dir: Path) -> list[Path]:
-    """Files the scenario data points at (its catalog overlay, model-card files): their bytes change the result."""
+    """Files the scenario data points at (its catalog overlay, model-card files): their bytes
+    change the result."""
     if not isinstance(raw, dict):
         return []
     refs: list[str] = [raw[k] for k in ("catalog", "calibration") if isinstance(raw.get(k), str)]
@@ -53,33 +57,55 @@ def _referenced_files(raw: Any, base_dir: Path) -> list[Path]:
         model = job.get("model") if isinstance(job, dict) else None
         if isinstance(model, str) and is_model_file(model):
             refs.append(model)
-    return [Path(r) if Path(r).is_absolute() else base_dir / r for r in refs]  # as the loader resolves them
+    # as the loader resolves them
+    return [Path(r) if Path(r).is_absolute() else base_dir / r for r in refs]
 
 
-def content_hash(scenario_bytes: bytes, variant: str, referenced: Sequence[Path], overlays: Sequence[Path],
-                 options: SolveOptions) -> str:
+def content_hash(
+    scenario_bytes: bytes,
+    variant: str,
+    referenced: Sequence[Path],
+    overlays: Sequence[Path],
+    options: SolveOptions,
+) -> str:
     """SHA-256 (first 16 hex digits) of everything a row depends on: the scenario file's bytes, the
-    variant, the bytes of the files it references and of the --catalog overlays, the solve options and
-    the package version (which covers the built-in catalog and the solver code)."""
+    variant, the bytes of the files it references and of the --catalog overlays, the solve options
+    and the package version (which covers the built-in catalog and the solver code)."""
     digest = hashlib.sha256()
-    parts: list[bytes] = [HASH_SCHEME.encode(), __version__.encode(), scenario_bytes, variant.encode(),
-                          json.dumps(dataclasses.asdict(options), sort_keys=True).encode()]
+    parts: list[bytes] = [
+        HASH_SCHEME.encode(),
+        __version__.encode(),
+        scenario_bytes,
+        variant.encode(),
+        json.dumps(dataclasses.asdict(options), sort_keys=True).encode(),
+    ]
     for path in (*referenced, *overlays):
         parts += [str(path).encode(), _file_bytes(path)]
-    for part in parts:  # length-prefixed, so no two different inputs run together into the same stream
+    # length-prefixed, so no two different inputs run together into the same stream
+    for part in parts:
         digest.update(len(part).to_bytes(8, "big") + part)
     return digest.hexdigest()[:16]
 
 
 def input_error_row(item: Input, index_hash: str = "") -> Row:
-    return Row(file=str(item.path), variant="", status="error", total_cost=None, currency="", makespan_h=None,
-               plan="", solve_time_s=0.0, error=item.problem or "", hash=index_hash)
+    return Row(
+        file=str(item.path),
+        variant="",
+        status="error",
+        total_cost=None,
+        currency="",
+        makespan_h=None,
+        plan="",
+        solve_time_s=0.0,
+        error=item.problem or "",
+        hash=index_hash,
+    )
 
 
 def build_tasks(inputs: Sequence[Input], variants: Sequence[Variant], overlays: tuple[Path, ...],
                 options: SolveOptions) -> Iterator[Task | Row]:
-    """A Task per (file, variant) in input order (a file's variants together, in grid order); an Input
-    that named no file gives its error Row directly, in its place."""
+    """A Task per (file, variant) in input order (a file's variants together, in grid order); an
+    Input that named no file gives its error Row directly, in its place."""
     index = 0
     for item in inputs:
         if item.problem is not None:
@@ -93,15 +119,22 @@ def build_tasks(inputs: Sequence[Input], variants: Sequence[Variant], overlays: 
             raw = None  # the worker reports it; the hash is over the bytes anyway
         for variant in variants:
             refs = _referenced_files(_with(raw, variant.assignments), item.path.parent)
-            yield Task(index=index, path=item.path, variant=variant.label, assignments=variant.assignments,
-                       overlays=overlays, options=options,
-                       hash=content_hash(data, variant.label, refs, overlays, options))
+            yield Task(
+                index=index,
+                path=item.path,
+                variant=variant.label,
+                assignments=variant.assignments,
+                overlays=overlays,
+                options=options,
+                hash=content_hash(data, variant.label, refs, overlays, options),
+            )
             index += 1
 
 
 def _with(raw: Any, assignments: tuple[Assignment, ...]) -> Any:
     if not assignments or not isinstance(raw, dict):
         return raw
-    copy = json.loads(json.dumps(raw, default=str))  # a deep copy; only reference fields are read from it
+    # a deep copy; only reference fields are read from it
+    copy = json.loads(json.dumps(raw, default=str))
     list(apply(copy, assignments))
     return copy

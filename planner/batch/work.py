@@ -34,10 +34,21 @@ def _one_line(text: str) -> str:
 
 
 def run_task(task: Task) -> Row:
-    """Load (with the variant's values set) and solve one scenario; bad input and bugs become error rows."""
+    """Load (with the variant's values set) and solve one scenario; bad input and bugs become
+    error rows."""
     started = time.perf_counter()
-    row = Row(file=str(task.path), variant=task.variant, status="error", total_cost=None, currency="",
-              makespan_h=None, plan="", solve_time_s=0.0, error="", hash=task.hash)
+    row = Row(
+        file=str(task.path),
+        variant=task.variant,
+        status="error",
+        total_cost=None,
+        currency="",
+        makespan_h=None,
+        plan="",
+        solve_time_s=0.0,
+        error="",
+        hash=task.hash,
+    )
     try:
         loaded = _load(task)
         row = replace(row, currency=loaded.scenario.currency)
@@ -48,9 +59,17 @@ def run_task(task: Task) -> Row:
         error = f"{INTERNAL_ERROR}{type(exc).__name__}: {exc}"
     else:
         best = result.plans[0] if result.plans else None
-        return replace(row, status=result.status, gap=result.gap, bound=result.bound, currency=result.currency,
-                       total_cost=round(best.total_cost, 2) if best else None,
-                       makespan_h=round(best.makespan_h, 2) if best else None,
-                       plan=best.summary() if best else "",
-                       solve_time_s=round(time.perf_counter() - started, 3))
-    return replace(row, error=_one_line(error), solve_time_s=round(time.perf_counter() - started, 3))
+        return replace(
+            row,
+            status=result.status,
+            gap=result.gap,
+            bound=result.bound,
+            currency=result.currency,
+            total_cost=round(best.total_cost, 2) if best else None,
+            makespan_h=round(best.makespan_h, 2) if best else None,
+            plan=best.summary() if best else "",
+            solve_time_s=round(time.perf_counter() - started, 3),
+        )
+    return replace(
+        row, error=_one_line(error), solve_time_s=round(time.perf_counter() - started, 3)
+    )

@@ -1,5 +1,6 @@
 """The life of a batch worker process: it ignores Ctrl-C (the parent alone decides what an interrupt
-keeps) and it exits when the parent process dies, so a killed `plan batch` leaves no idle workers."""
+keeps) and it exits when the parent process dies, so a killed `plan batch` leaves no idle
+workers."""
 
 from __future__ import annotations
 

@@ -1,33 +1,38 @@
-"""Fitting efficiency factors from measured runs: measured / predicted, per (GPU, framework, method).
+"""Fitting efficiency factors from measured runs: measured / predicted, per (GPU, framework,
+method).
 
-Each run gives a log ratio y = log(measured / predicted). Scopes are fitted at four levels, most specific
-first: (gpu, framework, method), (gpu, framework, any), (any, framework, any), (any, any, any); a plan uses
-the most specific one fitted (see `lookup` for the two rules on what a scope may be applied to). For the
-memory metric "any method" means any method of the same class (`*:full`: pretrain, fine-tune, SFT, DPO;
-`*:adapter`: LoRA, QLoRA and their DPO forms): the two classes hold different things in memory (optimizer
-states of every weight against frozen, maybe 4-bit, base weights), so one's factor says nothing of the other.
+Each run gives a log ratio y = log(measured / predicted). Scopes are fitted at four levels, most
+specific
+first: (gpu, framework, method), (gpu, framework, any), (any, framework, any), (any, any, any); a
+plan uses the most specific one fitted (see `lookup` for the two rules on what a scope may be
+applied to). For the memory metric "any method" means any method of the same class (`*:full`:
+pretrain, fine-tune, SFT, DPO; `*:adapter`: LoRA, QLoRA and their DPO forms): the two classes hold
+different things in memory (optimizer states of every weight against frozen, maybe 4-bit, base
+weights), so one's factor says nothing of the other.
 
 A scope's factor has two parameters, its level and its spread, so a scope needs at least two runs
-(MIN_RUNS) and is refused below that. Its level is estimated by partial pooling (empirical Bayes, fitted
-top-down; Efron & Morris 1975, Gelman & Hill 2007 ch. 12):
+(MIN_RUNS) and is refused below that. Its level is estimated by partial pooling (empirical Bayes,
+fitted top-down; Efron & Morris 1975, Gelman & Hill 2007 ch. 12):
 
     mu_S = mu_P + w_S (ybar_S - mu_P),   w_S = tau_l^2 / (tau_l^2 + se_S^2),   factor = exp(mu_S)
 
 - ybar_S: the mean log ratio of the scope's n runs (the geometric mean, as fitted before pooling).
-- mu_P: the pooled log factor of the parent scope (one level broader); at the top, 0 (no correction).
-- se_S^2 = s~^2 / n, the squared standard error of ybar_S. s~^2 = ((n - 1) s^2 + s0^2) / n is the scope's own
-  log variance moderated by the pooled within-scope variance s0^2 of the most specific scopes, counted
-  as one degree of freedom (Smyth 2004's moderated variance, prior df 1): two runs that agree by chance
-  do not claim a near-zero error.
+- mu_P: the pooled log factor of the parent scope (one level broader); at the top, 0 (no
+correction).
+- se_S^2 = s~^2 / n, the squared standard error of ybar_S. s~^2 = ((n - 1) s^2 + s0^2) / n is the
+scope's own
+  log variance moderated by the pooled within-scope variance s0^2 of the most specific scopes,
+  counted as one degree of freedom (Smyth 2004's moderated variance, prior df 1): two runs that
+  agree by chance do not claim a near-zero error.
 - tau_l^2: the variance of true scope levels about their parent at level l, by the method of moments
-  over the level's scopes that hold runs their parent's other children do not: d = ybar_S - ybar_P, with
-  f = n_S / n_P of the parent's runs in S, has E[d^2] ~ (1 - f)^2 tau^2 + (1 - f) se^2. At the top there
-  is one scope, compared with 0: tau_0^2 = max(0, ybar^2 - se^2) (the maximum-likelihood estimate from one
-  group): an overall bias no larger than its own noise is not applied.
+  over the level's scopes that hold runs their parent's other children do not: d = ybar_S - ybar_P,
+  with f = n_S / n_P of the parent's runs in S, has E[d^2] ~ (1 - f)^2 tau^2 + (1 - f) se^2. At the
+  top there is one scope, compared with 0: tau_0^2 = max(0, ybar^2 - se^2) (the maximum-likelihood
+  estimate from one group): an overall bias no larger than its own noise is not applied.
 
-A scope whose runs are exactly its parent's has no information of its own and takes its parent's factor.
-The weight is in [0, 1]: 1 keeps the scope's own geometric mean, 0 takes the parent's factor; it falls
-as the runs scatter and rises with their number.
+A scope whose runs are exactly its parent's has no information of its own and takes its parent's
+factor. The weight is in [0, 1]: 1 keeps the scope's own geometric mean, 0 takes the parent's
+factor; it falls as the runs scatter and rises with their number.
 """
 
 from __future__ import annotations
@@ -47,7 +52,8 @@ FACTOR_RANGE = (0.05, 20.0)
 Z90 = 1.2816  # standard normal quantile of 0.9: p10-p90 of a log-normal spread
 ANY = "*"
 METRICS = ("throughput", "memory")
-SPREAD_PRIOR_DF = 1  # degrees of freedom the pooled within-scope spread counts for in a scope's own spread
+# degrees of freedom the pooled within-scope spread counts for in a scope's own spread
+SPREAD_PRIOR_DF = 1
 
 Scope = tuple[str, str, str]
 
@@ -71,9 +77,11 @@ class Observation:
 
 @dataclass(frozen=True)
 class Factor:
-    """A fitted scope: `factor` is what plans apply (after pooling), `fitted` the runs' own geometric mean.
+    """A fitted scope: `factor` is what plans apply (after pooling), `fitted` the runs' own
+    geometric mean.
 
-    Files written before pooling carry no pooling fields: their factor is applied as written (weight 1)."""
+    Files written before pooling carry no pooling fields: their factor is applied as written (weight
+    1)."""
 
     gpu: str
     framework: str
@@ -87,10 +95,12 @@ class Factor:
     run_gpus: tuple[str, ...] = ()  # the GPUs the runs were on
     raw_factor: float | None = None  # geometric mean of the runs' ratios, before pooling
     weight: float = 1.0  # partial-pooling weight w of the runs' own mean, in [0, 1]
-    prior_factor: float = 1.0  # what the runs' mean was pooled toward: the parent's factor, or 1 (none)
+    # what the runs' mean was pooled toward: the parent's factor, or 1 (none)
+    prior_factor: float = 1.0
     prior_scope: str = ""  # that parent scope, "" for no correction
     log_se: float = 0.0  # standard error of the runs' mean log ratio
-    level_sd: float | None = None  # tau: sd of true scope levels about their parent at this scope's level
+    # tau: sd of true scope levels about their parent at this scope's level
+    level_sd: float | None = None
     run_frameworks: tuple[str, ...] = ()  # the frameworks the runs used ("" unknown: an older file)
     run_methods: tuple[str, ...] = ()
 
@@ -105,22 +115,27 @@ class Factor:
 
     @property
     def band(self) -> tuple[float, float]:
-        """p10-p90 of the ratio a new run on this scope would show (the runs' spread about the factor)."""
+        """p10-p90 of the ratio a new run on this scope would show (the runs' spread about the
+        factor)."""
         return self.factor * math.exp(-Z90 * self.log_sd), self.factor * math.exp(Z90 * self.log_sd)
 
     def pooling(self) -> str:
-        """How far the runs' mean was pulled toward the parent scope, in words ("" for an older file)."""
+        """How far the runs' mean was pulled toward the parent scope, in words ("" for an older
+        file)."""
         if self.raw_factor is None:
             return ""
-        toward = f"{self.prior_scope} x{self.prior_factor:.3f}" if self.prior_scope else "no correction"
+        toward = (
+            f"{self.prior_scope} x{self.prior_factor:.3f}" if self.prior_scope else "no correction"
+        )
         return f"fitted x{self.raw_factor:.3f}, weight {self.weight:.2f} toward {toward}"
 
     def describe(self) -> str:
         scope = "/".join(self.scope)
         pooled = self.pooling()
         return (f"{self.metric} x{self.factor:.3f} on {scope} from {len(self.runs)} runs "
-                f"({pooled + '; ' if pooled else ''}p10-p90 x{self.band[0]:.2f}-x{self.band[1]:.2f}; "
-                f"median residual {self.median_residual_before:.1%} before, {self.median_residual_after:.1%} "
+                f"({pooled + '; ' if pooled else ''}p10-p90 "
+                f"x{self.band[0]:.2f}-x{self.band[1]:.2f}; median residual "
+                f"{self.median_residual_before:.1%} before, {self.median_residual_after:.1%} "
                 f"after)")
 
 
@@ -128,7 +143,8 @@ class Factor:
 class Fit:
     factors: list[Factor] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # exact groups with too few runs
-    level_sd: dict[str, tuple[float | None, ...]] = field(default_factory=dict)  # metric -> tau per level
+    # metric -> tau per level
+    level_sd: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
 
 
 def method_class(method: str) -> str:
@@ -136,7 +152,8 @@ def method_class(method: str) -> str:
 
 
 def any_method(metric: str, method: str) -> str:
-    """The method wildcard of a metric: any method for throughput, any of the same class for memory."""
+    """The method wildcard of a metric: any method for throughput, any of the same class for
+    memory."""
     return ANY if metric == "throughput" else f"{ANY}:{method_class(method)}"
 
 
@@ -144,10 +161,17 @@ def is_wildcard(part: str) -> bool:
     return part.startswith(ANY)
 
 
-def scopes_of(gpu: str, framework: str, method: str, metric: str = "throughput") -> tuple[Scope, ...]:
+def scopes_of(
+    gpu: str, framework: str, method: str, metric: str = "throughput"
+) -> tuple[Scope, ...]:
     """Most specific first; each scope's parent is the next."""
     anym = any_method(metric, method)
-    return ((gpu, framework, method), (gpu, framework, anym), (ANY, framework, anym), (ANY, ANY, anym))
+    return (
+        (gpu, framework, method),
+        (gpu, framework, anym),
+        (ANY, framework, anym),
+        (ANY, ANY, anym),
+    )
 
 
 @dataclass(frozen=True)
@@ -174,8 +198,8 @@ class _Group:
 
 
 def _pooled_within_variance(groups: dict[Scope, _Group]) -> float:
-    """s0^2: the pooled variance of log ratios within the most specific scopes that have two runs or more;
-    where none has, the variance about each top scope's mean."""
+    """s0^2: the pooled variance of log ratios within the most specific scopes that have two runs or
+    more; where none has, the variance about each top scope's mean."""
     for level in (3, 0):
         members = [g for g in groups.values() if g.level == level and g.n > 1]
         dof = sum(g.n - 1 for g in members)
@@ -184,9 +208,11 @@ def _pooled_within_variance(groups: dict[Scope, _Group]) -> float:
     return 0.0
 
 
-def _level_variance(level: int, fitted: dict[Scope, _Group], se2: dict[Scope, float]) -> float | None:
-    """tau_l^2 by the method of moments (see the module docstring); None where no scope at the level holds
-    runs of its own (every one equals its parent, so the level adds nothing)."""
+def _level_variance(
+    level: int, fitted: dict[Scope, _Group], se2: dict[Scope, float]
+) -> float | None:
+    """tau_l^2 by the method of moments (see the module docstring); None where no scope at the level
+    holds runs of its own (every one equals its parent, so the level adds nothing)."""
     num = den = 0.0
     found = False
     for scope, g in fitted.items():
@@ -205,7 +231,9 @@ def _level_variance(level: int, fitted: dict[Scope, _Group], se2: dict[Scope, fl
     return max(0.0, num / den) if found else None
 
 
-def _factors(metric: str, fitted: dict[Scope, _Group], s0_sq: float) -> tuple[list[Factor], tuple[float | None, ...]]:
+def _factors(
+    metric: str, fitted: dict[Scope, _Group], s0_sq: float
+) -> tuple[list[Factor], tuple[float | None, ...]]:
     se2 = {s: ((g.n - 1) * g.sd ** 2 + SPREAD_PRIOR_DF * s0_sq) / (g.n - 1 + SPREAD_PRIOR_DF) / g.n
            for s, g in fitted.items()}
     taus = tuple(_level_variance(level, fitted, se2) for level in range(4))
@@ -216,9 +244,14 @@ def _factors(metric: str, fitted: dict[Scope, _Group], s0_sq: float) -> tuple[li
                 continue
             parent = out[g.parent] if g.parent else None
             k_raw = math.exp(g.mean)
-            if parent is not None and len(parent.runs) == g.n:  # the parent's very runs: nothing of its own
-                mu, w, prior, prior_scope = math.log(parent.factor), parent.weight, parent.prior_factor, \
-                    parent.prior_scope
+            # the parent's very runs: nothing of its own
+            if parent is not None and len(parent.runs) == g.n:
+                mu, w, prior, prior_scope = (
+                    math.log(parent.factor),
+                    parent.weight,
+                    parent.prior_factor,
+                    parent.prior_scope,
+                )
                 tau, se = parent.level_sd, parent.log_se
             else:
                 tau2 = taus[level] or 0.0
@@ -230,15 +263,27 @@ def _factors(metric: str, fitted: dict[Scope, _Group], s0_sq: float) -> tuple[li
                 tau, se = math.sqrt(tau2), math.sqrt(se2[scope])
             k = math.exp(mu)
             out[scope] = Factor(
-                *scope, metric=metric, factor=k, log_sd=g.sd, runs=tuple(o.source for o in g.obs),
+                *scope,
+                metric=metric,
+                factor=k,
+                log_sd=g.sd,
+                runs=tuple(o.source for o in g.obs),
                 median_residual_before=statistics.median(abs(o.ratio - 1) for o in g.obs),
                 median_residual_after=statistics.median(abs(o.ratio / k - 1) for o in g.obs),
-                run_gpus=tuple(sorted({o.gpu for o in g.obs})), raw_factor=k_raw, weight=w, prior_factor=prior,
-                prior_scope=prior_scope, log_se=se, level_sd=tau,
+                run_gpus=tuple(sorted({o.gpu for o in g.obs})),
+                raw_factor=k_raw,
+                weight=w,
+                prior_factor=prior,
+                prior_scope=prior_scope,
+                log_se=se,
+                level_sd=tau,
                 run_frameworks=tuple(sorted({o.framework for o in g.obs})),
-                run_methods=tuple(sorted({o.method for o in g.obs})))
+                run_methods=tuple(sorted({o.method for o in g.obs})),
+            )
     most_specific_first = sorted(out, key=lambda s: -fitted[s].level)
-    return [out[s] for s in most_specific_first], tuple(None if t is None else math.sqrt(t) for t in taus)
+    return [out[s] for s in most_specific_first], tuple(
+        None if t is None else math.sqrt(t) for t in taus
+    )
 
 
 def fit(observations: Iterable[Observation], min_runs: int = MIN_RUNS) -> Fit:
@@ -270,17 +315,20 @@ def fit(observations: Iterable[Observation], min_runs: int = MIN_RUNS) -> Fit:
 
 
 def applies(factor: Factor, framework: str) -> bool:
-    """Whether a factor may be applied to a plan on `framework`. The (any, any, any) level stands for every
-    framework only when its runs span two or more; fitted on one framework's runs it is that framework's
-    factor, and says nothing of another's (an older file that does not list its frameworks is trusted)."""
+    """Whether a factor may be applied to a plan on `framework`. The (any, any, any) level stands
+    for every framework only when its runs span two or more; fitted on one framework's runs it is
+    that framework's factor, and says nothing of another's (an older file that does not list its
+    frameworks is trusted)."""
     if factor.framework != ANY or not factor.run_frameworks or framework in factor.run_frameworks:
         return True
     return len(factor.run_frameworks) >= 2
 
 
-def lookup(factors: Iterable[Factor], metric: str, gpu: str, framework: str, method: str) -> Factor | None:
-    """The most specific fitted scope that covers the plan and may be applied to it (`applies`); None if none.
-    For memory, a method wildcard covers only its own class (full or adapter)."""
+def lookup(
+    factors: Iterable[Factor], metric: str, gpu: str, framework: str, method: str
+) -> Factor | None:
+    """The most specific fitted scope that covers the plan and may be applied to it (`applies`);
+    None if none. For memory, a method wildcard covers only its own class (full or adapter)."""
     by_scope = {f.scope: f for f in factors if f.metric == metric}
     return next((by_scope[s] for s in scopes_of(gpu, framework, method, metric)
                  if s in by_scope and applies(by_scope[s], framework)), None)

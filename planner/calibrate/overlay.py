@@ -1,11 +1,13 @@
-"""The calibration overlay file: fitted factors, the runs they came from, and applying them to estimates.
+"""The calibration overlay file: fitted factors, the runs they came from, and applying them to
+estimates.
 
-Only the throughput factor changes plans (speed, hence hours and cost); the memory factor is fitted and
-reported, not applied, because the layout search has already judged memory with its own band and headroom.
+Only the throughput factor changes plans (speed, hence hours and cost); the memory factor is fitted
+and reported, not applied, because the layout search has already judged memory with its own band and
+headroom.
 
-Version 2 adds each factor's partial pooling (`fitted`, `weight`, `toward`, `toward_factor`, `log_se`,
-`level_sd`) and the frameworks and methods of its runs; version 1 files load and apply as written (their
-factors were not pooled), with their frameworks read back from the runs they record.
+Version 2 adds each factor's partial pooling (`fitted`, `weight`, `toward`, `toward_factor`,
+`log_se`, `level_sd`) and the frameworks and methods of its runs; version 1 files load and apply as
+written (their factors were not pooled), with their frameworks read back from the runs they record.
 """
 
 from __future__ import annotations
@@ -49,11 +51,12 @@ class Calibration:
     def _data(self) -> dict[str, Any]:
         return {"calibration": {
             "version": VERSION,
-            "note": "written by `plan calibrate`: per scope (gpu/framework/method, * = any, *:full / *:adapter = "
-                    "any method of that class), fitted = geometric mean of measured / predicted; factor = fitted "
-                    "pooled toward the broader scope's factor (1 at the top) with weight tau^2 / (tau^2 + "
-                    "log_se^2), tau = level_sd; plans use the most specific scope fitted, and the */*/* scope "
-                    "only for a framework its runs used unless they span two or more",
+            "note": "written by `plan calibrate`: per scope (gpu/framework/method, * = any, *:full "
+                    "/ *:adapter = any method of that class), fitted = geometric mean of measured "
+                    "/ predicted; factor = fitted pooled toward the broader scope's factor (1 at "
+                    "the top) with weight tau^2 / (tau^2 + log_se^2), tau = level_sd; plans use "
+                    "the most specific scope fitted, and the */*/* scope only for a framework its "
+                    "runs used unless they span two or more",
             "factors": [_factor_fields(f) for f in self.factors],
             "refused": self.refused,
             "runs": self.runs,
@@ -94,7 +97,8 @@ class Calibration:
         """A calibration from a file's parsed YAML; CalibrationError naming `path` and the field."""
         body = data.get("calibration") if isinstance(data, dict) else None
         if not isinstance(body, dict) or not isinstance(body.get("factors"), list):
-            raise CalibrationError(f"{path}: calibration.factors: missing; write the file with `plan calibrate`")
+            raise CalibrationError(f"{path}: calibration.factors: missing; write the file with "
+                                   "`plan calibrate`")
         for key in ("runs", "refused"):
             if not isinstance(body.get(key) or [], list):
                 raise CalibrationError(f"{path}: calibration.{key}: must be a list")
@@ -113,14 +117,16 @@ class Calibration:
                 runs = tuple(str(r) for r in raw.get("runs") or [])
                 fields = {k: str(raw[k]) for k in ("gpu", "framework", "method", "metric")}
             except (KeyError, TypeError, ValueError) as exc:
-                raise CalibrationError(f"{where}: needs gpu, framework, method, metric and a numeric factor "
+                raise CalibrationError(f"{where}: needs gpu, framework, method, metric and a "
+                                       "numeric factor "
                                        f"({exc})") from None
             low, high = FACTOR_RANGE
             if not low <= factor <= high or not 0 <= log_sd < math.inf:
                 raise CalibrationError(f"{where}.factor: {factor} is outside {low:g}-{high:g} (or "
                                        "log_sd is not a finite number >= 0)")
             if fields["metric"] not in ("throughput", "memory"):
-                raise CalibrationError(f"{where}.metric: throughput or memory, got {fields['metric']!r}")
+                raise CalibrationError(f"{where}.metric: throughput or memory, got "
+                                       f"{fields['metric']!r}")
             factors.append(_factor_from(raw, where, fields, factor, log_sd, runs, records))
         return cls(factors, records, [str(r) for r in body.get("refused") or []], path)
 
@@ -128,8 +134,8 @@ class Calibration:
         return lookup(self.factors, "throughput", gpu, framework, method)
 
     def apply(self, est: Estimate, method: str) -> Estimate:
-        """The estimate with its speed scaled by the matching throughput factor (unchanged if none); the
-        cluster's assumptions say so, which puts the line in every plan that uses it."""
+        """The estimate with its speed scaled by the matching throughput factor (unchanged if none);
+        the cluster's assumptions say so, which puts the line in every plan that uses it."""
         factor = self.throughput_factor(est.cluster.gpu.id, est.layout.framework, method)
         if factor is None:
             return est
@@ -139,11 +145,18 @@ class Calibration:
         note = calibration_note(factor, est.cluster.gpu.id)
         cluster = dataclasses.replace(est.cluster, assumptions=(*est.cluster.assumptions, note))
         measured = measured_by_runs(factor, est, method)
-        return dataclasses.replace(est, cluster=cluster, time=time, step_time_s=est.step_time_s / k,
-                                   tokens_per_s=est.tokens_per_s * k, tokens_per_s_per_gpu=est.tokens_per_s_per_gpu * k,
-                                   model_tflops_per_gpu=est.model_tflops_per_gpu * k, mfu=est.mfu * k,
-                                   notes=[*est.notes, note],
-                                   uncalibrated=tuple(m for m in est.uncalibrated if m not in measured))
+        return dataclasses.replace(
+            est,
+            cluster=cluster,
+            time=time,
+            step_time_s=est.step_time_s / k,
+            tokens_per_s=est.tokens_per_s * k,
+            tokens_per_s_per_gpu=est.tokens_per_s_per_gpu * k,
+            model_tflops_per_gpu=est.model_tflops_per_gpu * k,
+            mfu=est.mfu * k,
+            notes=[*est.notes, note],
+            uncalibrated=tuple(m for m in est.uncalibrated if m not in measured),
+        )
 
 
 class _Dumper(yaml.SafeDumper):
@@ -161,9 +174,9 @@ _Dumper.add_representer(str, _represent_str)
 
 
 def measured_by_runs(factor: Factor, est: Estimate, method: str) -> set[str]:
-    """Which of the estimate's uncalibrated mechanisms (band.uncalibrated_mechanisms) the factor's own runs
-    measured, so its band no longer widens for them: the GPU's efficiency where they ran on this GPU, and
-    QLoRA's dequantization where they also ran QLoRA on it."""
+    """Which of the estimate's uncalibrated mechanisms (band.uncalibrated_mechanisms) the factor's
+    own runs measured, so its band no longer widens for them: the GPU's efficiency where they ran on
+    this GPU, and QLoRA's dequantization where they also ran QLoRA on it."""
     if est.cluster.gpu.id not in factor.run_gpus:
         return set()
     measured = {gpu_efficiency(est.cluster.gpu.architecture)}
@@ -173,21 +186,42 @@ def measured_by_runs(factor: Factor, est: Estimate, method: str) -> set[str]:
 
 
 def _factor_fields(f: Factor) -> dict[str, Any]:
-    return {"gpu": f.gpu, "framework": f.framework, "method": f.method, "metric": f.metric,
-            "factor": round(f.factor, 4), "fitted": round(f.fitted, 4), "weight": round(f.weight, 4),
-            "toward": f.prior_scope or "none", "toward_factor": round(f.prior_factor, 4),
-            "log_se": round(f.log_se, 4), "level_sd": None if f.level_sd is None else round(f.level_sd, 4),
-            "log_sd": round(f.log_sd, 4), "p10": round(f.band[0], 4), "p90": round(f.band[1], 4),
-            "median_residual_before": round(f.median_residual_before, 4),
-            "median_residual_after": round(f.median_residual_after, 4),
-            "run_gpus": list(f.run_gpus), "run_frameworks": list(f.run_frameworks),
-            "run_methods": list(f.run_methods), "runs": list(f.runs)}
+    return {
+        "gpu": f.gpu,
+        "framework": f.framework,
+        "method": f.method,
+        "metric": f.metric,
+        "factor": round(f.factor, 4),
+        "fitted": round(f.fitted, 4),
+        "weight": round(f.weight, 4),
+        "toward": f.prior_scope or "none",
+        "toward_factor": round(f.prior_factor, 4),
+        "log_se": round(f.log_se, 4),
+        "level_sd": None if f.level_sd is None else round(f.level_sd, 4),
+        "log_sd": round(f.log_sd, 4),
+        "p10": round(f.band[0], 4),
+        "p90": round(f.band[1], 4),
+        "median_residual_before": round(f.median_residual_before, 4),
+        "median_residual_after": round(f.median_residual_after, 4),
+        "run_gpus": list(f.run_gpus),
+        "run_frameworks": list(f.run_frameworks),
+        "run_methods": list(f.run_methods),
+        "runs": list(f.runs),
+    }
 
 
-def _factor_from(raw: dict[str, Any], where: str, fields: dict[str, str], factor: float, log_sd: float,
-                 runs: tuple[str, ...], records: list[dict[str, Any]]) -> Factor:
-    """A factor from its file entry; a version 1 entry (no pooling fields) is applied as written, and its
-    runs' frameworks and methods are read back from the run records, so the scope rules still hold."""
+def _factor_from(
+    raw: dict[str, Any],
+    where: str,
+    fields: dict[str, str],
+    factor: float,
+    log_sd: float,
+    runs: tuple[str, ...],
+    records: list[dict[str, Any]],
+) -> Factor:
+    """A factor from its file entry; a version 1 entry (no pooling fields) is applied as written,
+    and its runs' frameworks and methods are read back from the run records, so the scope rules
+    still hold."""
     by_source = {str(r.get("source")): r for r in records}
     try:
         pooled = "fitted" in raw
@@ -196,12 +230,17 @@ def _factor_from(raw: dict[str, Any], where: str, fields: dict[str, str], factor
         log_se = float(raw.get("log_se", 0.0))
         level_sd = None if raw.get("level_sd") is None else float(raw["level_sd"])
         fitted = float(raw["fitted"]) if pooled else None
-        residuals = float(raw.get("median_residual_before", 0.0)), float(raw.get("median_residual_after", 0.0))
+        residuals = (
+            float(raw.get("median_residual_before", 0.0)),
+            float(raw.get("median_residual_after", 0.0)),
+        )
     except (TypeError, ValueError) as exc:
-        raise CalibrationError(f"{where}: fitted, weight, toward_factor, log_se, level_sd and the median residuals "
+        raise CalibrationError(f"{where}: fitted, weight, toward_factor, log_se, level_sd and the "
+                               "median residuals "
                                f"must be numbers ({exc})") from None
     if not 0 <= weight <= 1 or (fitted is not None and fitted <= 0) or prior <= 0:
-        raise CalibrationError(f"{where}.weight: {weight} must be within 0-1 (and fitted, toward_factor > 0)")
+        raise CalibrationError(f"{where}.weight: {weight} must be within 0-1 (and fitted, "
+                               "toward_factor > 0)")
     numbers = (weight, prior, log_se, *residuals, *(v for v in (fitted, level_sd) if v is not None))
     if not all(math.isfinite(v) for v in numbers):
         raise CalibrationError(f"{where}: fitted, weight, toward_factor, log_se, level_sd and the "
@@ -211,15 +250,32 @@ def _factor_from(raw: dict[str, Any], where: str, fields: dict[str, str], factor
         if key in raw:
             return tuple(str(v) for v in raw.get(key) or [])
         found = [by_source[r].get(record_key) for r in runs if r in by_source]
-        return tuple(sorted({str(v) for v in found})) if runs and len(found) == len(runs) and all(found) else ()
+        return (
+            tuple(sorted({str(v) for v in found}))
+            if runs and len(found) == len(runs) and all(found)
+            else ()
+        )
 
     toward = str(raw.get("toward", "none"))
-    return Factor(fields["gpu"], fields["framework"], fields["method"], fields["metric"], factor, log_sd, runs,
-                  *residuals, tuple(str(g) for g in raw.get("run_gpus") or []),
-                  raw_factor=fitted, weight=weight,
-                  prior_factor=prior, prior_scope="" if toward == "none" else toward, log_se=log_se,
-                  level_sd=level_sd, run_frameworks=listed("run_frameworks", "framework"),
-                  run_methods=listed("run_methods", "method"))
+    return Factor(
+        fields["gpu"],
+        fields["framework"],
+        fields["method"],
+        fields["metric"],
+        factor,
+        log_sd,
+        runs,
+        *residuals,
+        tuple(str(g) for g in raw.get("run_gpus") or []),
+        raw_factor=fitted,
+        weight=weight,
+        prior_factor=prior,
+        prior_scope="" if toward == "none" else toward,
+        log_se=log_se,
+        level_sd=level_sd,
+        run_frameworks=listed("run_frameworks", "framework"),
+        run_methods=listed("run_methods", "method"),
+    )
 
 
 def calibration_note(factor: Factor, gpu: str) -> str:
@@ -227,5 +283,6 @@ def calibration_note(factor: Factor, gpu: str) -> str:
     on = "your " + ", ".join(f"{g}s" for g in gpus) if gpus else "your GPUs"
     scope = "/".join(s for s in (factor.framework, factor.method) if not s.startswith("*"))
     pooled = f" ({factor.pooling()})" if factor.raw_factor is not None else ""
-    return (f"calibrated from {len(factor.runs)} runs on {on}{f' ({scope})' if scope else ''} (median residual "
-            f"{factor.median_residual_after:.0%}): throughput x{factor.factor:.2f}{pooled} applied to {gpu}")
+    return (f"calibrated from {len(factor.runs)} runs on {on}{f' ({scope})' if scope else ''} "
+            f"(median residual {factor.median_residual_after:.0%}): throughput "
+            f"x{factor.factor:.2f}{pooled} applied to {gpu}")

@@ -4,7 +4,8 @@
   tokens_per_s or step_time_s (with global_batch), peak_memory_gib.
 - A Hugging Face Trainer `trainer_state.json` with the run's description beside it (`run.yaml`):
   throughput from `train_samples_per_second` (or log_history) x seq_len.
-- Megatron-LM logs ("elapsed time per iteration (ms)", "global batch size", "max reserved" memory) and
+- Megatron-LM logs ("elapsed time per iteration (ms)", "global batch size", "max reserved" memory)
+and
   torchtitan logs ("tps" per GPU, "memory: ...GiB"), each with `run.yaml` beside it.
 
 A log's description is the file `<log>.run.yaml`, or `run.yaml` in the same folder.
@@ -31,7 +32,14 @@ from plan.planner.calibrate.run_text import (
     read_run_text,
     refuse_long_lines,
 )
-from plan.planner.calibrate.runs import LAYOUT_KEYS, SETTING_KEYS, Run, RunError, parse_layout_text, setting
+from plan.planner.calibrate.runs import (
+    LAYOUT_KEYS,
+    SETTING_KEYS,
+    Run,
+    RunError,
+    parse_layout_text,
+    setting,
+)
 from plan.planner.estimate.types import FRAMEWORKS
 
 REQUIRED = ("model", "method", "gpu", "gpus", "seq_len")
@@ -59,8 +67,8 @@ def read_runs(paths: list[Path]) -> list[Run]:
         elif name.endswith((".log", ".txt", ".out")):
             runs.append(_log(path))
         else:
-            raise RunError(f"{path}: unsupported run file; use .csv, .jsonl, trainer_state.json, or a Megatron-LM "
-                           "or torchtitan log (.log, .txt, .out)")
+            raise RunError(f"{path}: unsupported run file; use .csv, .jsonl, trainer_state.json, "
+                           "or a Megatron-LM or torchtitan log (.log, .txt, .out)")
         if len(runs) > MAX_RUNS:
             raise RunError(f"{path}: more than {MAX_RUNS:,} runs; calibrate from at most "
                            f"{MAX_RUNS:,} (a factor needs tens)")
@@ -90,7 +98,9 @@ def _bounded(number: float, where: str, field: str, whole: bool = False, shown: 
     return number
 
 
-def run_from_fields(raw: dict[str, Any], where: str, measured: dict[str, float | None] | None = None) -> Run:
+def run_from_fields(
+    raw: dict[str, Any], where: str, measured: dict[str, float | None] | None = None
+) -> Run:
     """One run from a row or description; `measured` overrides the row's own measurements (logs)."""
     row = {k.strip().lower(): v for k, v in raw.items() if k is not None}
     missing = [k for k in REQUIRED if row.get(k) in (None, "")]
@@ -109,8 +119,8 @@ def run_from_fields(raw: dict[str, Any], where: str, measured: dict[str, float |
     framework = str(row.get("framework") or fields.pop("framework", "") or "")
     fields.pop("framework", None)
     if framework not in FRAMEWORKS:
-        raise RunError(f"{where}: framework must be megatron, deepspeed or fsdp (the execution model the run "
-                       f"used), got {framework or 'nothing'!r}")
+        raise RunError(f"{where}: framework must be megatron, deepspeed or fsdp (the execution "
+                       f"model the run used), got {framework or 'nothing'!r}")
     if fields.get("loss", "plain") != "plain" and not stack_of(framework).leaner_losses:
         raise RunError(f"{where}: loss {loss_not_on_megatron(str(fields['loss']))}")
     gpus = int(_num(row["gpus"], where, "gpus", whole=True) or 0)
@@ -128,17 +138,30 @@ def run_from_fields(raw: dict[str, Any], where: str, measured: dict[str, float |
             fields["global_batch"] = int(measured["global_batch"] or 0)
     if tps is None and step is not None:
         if not fields.get("global_batch"):
-            raise RunError(f"{where}: step_time_s needs global_batch (sequences per step) to give tokens/s")
+            raise RunError(f"{where}: step_time_s needs global_batch (sequences per step) to give "
+                           "tokens/s")
         tps = _bounded(fields["global_batch"] * seq_len / step, where,
                        "tokens/s (global_batch x seq_len / step_time_s)")
     if tps is None and memory is None:
-        raise RunError(f"{where}: no measurement: give tokens_per_s, step_time_s or peak_memory_gib")
+        raise RunError(
+            f"{where}: no measurement: give tokens_per_s, step_time_s or peak_memory_gib"
+        )
     method = str(row["method"])
     # a file name that is not UTF-8 is shown with replacement characters, and written so
     source = where.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    return Run(source=source, model=str(row["model"]), method=method, gpu=str(row["gpu"]),
-               gpus=gpus, seq_len=seq_len, framework=framework, precision=str(row.get("precision") or "bf16"),
-               tokens_per_s=tps, peak_memory_gib=memory, **fields)
+    return Run(
+        source=source,
+        model=str(row["model"]),
+        method=method,
+        gpu=str(row["gpu"]),
+        gpus=gpus,
+        seq_len=seq_len,
+        framework=framework,
+        precision=str(row.get("precision") or "bf16"),
+        tokens_per_s=tps,
+        peak_memory_gib=memory,
+        **fields,
+    )
 
 
 def _csv(path: Path) -> list[Run]:
@@ -217,11 +240,11 @@ def _description(path: Path) -> dict[str, Any]:
         if candidate.is_file():
             data = read_yaml(candidate, what="run description")  # the limits every YAML input has
             if not isinstance(data, dict):
-                raise RunError(f"{candidate}: must be a mapping of model, method, gpu, gpus, layout, seq_len, "
-                               "framework")
+                raise RunError(f"{candidate}: must be a mapping of model, method, gpu, gpus, "
+                               "layout, seq_len, framework")
             return data
-    raise RunError(f"{path}: needs the run's description beside it ({path.name}.run.yaml or run.yaml: model, "
-                   "method, gpu, gpus, layout, seq_len, framework)")
+    raise RunError(f"{path}: needs the run's description beside it ({path.name}.run.yaml or "
+                   "run.yaml: model, method, gpu, gpus, layout, seq_len, framework)")
 
 
 def _trainer_state(path: Path) -> Run:
@@ -235,8 +258,8 @@ def _trainer_state(path: Path) -> Run:
     samples_per_s = next((e["train_samples_per_second"] for e in reversed(history)
                           if isinstance(e, dict) and e.get("train_samples_per_second")), None)
     if samples_per_s is None:
-        raise RunError(f"{path}: log_history has no train_samples_per_second (the Trainer writes it at the end "
-                       "of training)")
+        raise RunError(f"{path}: log_history has no train_samples_per_second (the Trainer writes "
+                       "it at the end of training)")
     samples = _num(samples_per_s, where, "train_samples_per_second") or 0.0
     measured: dict[str, float | None] = {"tokens_per_s": samples * seq_len}
     return run_from_fields(desc, where, measured)
@@ -253,11 +276,19 @@ def _log(path: Path) -> Run:
         kept = [ms for it, ms in steps if it > WARMUP_STEPS] or [ms for _, ms in steps]
         gb = figures.global_batch
         if gb is None:
-            raise RunError(f"{path}: Megatron log without 'global batch size' on its iteration lines")
+            raise RunError(f"{path}: Megatron log without 'global batch size' on its iteration "
+                           "lines")
         step_s = statistics.median(kept) / 1000.0
         memory = figures.reserved_mb
-        return run_from_fields(desc, where, {"tokens_per_s": gb * seq_len / step_s, "global_batch": gb,
-                                             "peak_memory_gib": max(memory) / 1024.0 if memory else None})
+        return run_from_fields(
+            desc,
+            where,
+            {
+                "tokens_per_s": gb * seq_len / step_s,
+                "global_batch": gb,
+                "peak_memory_gib": max(memory) / 1024.0 if memory else None,
+            },
+        )
     titan = figures.titan_steps
     if titan:
         kept_t = [t for t in titan if t[0] > WARMUP_STEPS] or titan
@@ -266,5 +297,6 @@ def _log(path: Path) -> Run:
                                              "peak_memory_gib": max(t[1] for t in kept_t)})
     skipped = (f" ({figures.long_lines:,} lines longer than {MAX_LINE_CHARS:,} characters were "
                "skipped)" if figures.long_lines else "")
-    raise RunError(f"{path}: no Megatron-LM iteration lines ('elapsed time per iteration (ms)') or torchtitan "
+    raise RunError(f"{path}: no Megatron-LM iteration lines ('elapsed time per iteration (ms)') or "
+                   "torchtitan "
                    f"step lines ('step: ... memory: ...GiB ... tps: ...') found{skipped}")

@@ -19,14 +19,28 @@ def predict(run: Run, catalog: Catalog) -> Estimate:
     except (UnknownIdError, KeyError) as exc:
         raise RunError(f"{run.source}: {exc}") from None
     if run.method not in METHODS:
-        raise RunError(f"{run.source}: method must be one of {', '.join(METHODS)}, got {run.method!r}")
+        raise RunError(f"{run.source}: method must be one of {', '.join(METHODS)}, got "
+                       f"{run.method!r}")
     try:
         cluster = Cluster.of(gpu, run.gpus, gpus_per_node=run.gpus_per_node)
-        spec = LayoutSpec(tp=run.tp, pp=run.pp, zero=run.zero, recompute=run.recompute, micro_batch=run.micro_batch,
-                          global_batch=run.global_batch, seq_len=run.seq_len, precision=run.precision,
-                          lora_rank=run.lora_rank or 16, framework=run.framework, cp=run.cp,
-                          virtual_pipeline=run.virtual_pipeline, fused_modules=run.kernels == "fused",
-                          loss=run.loss, optimizer=run.optimizer, lora_targets=run.lora_targets)
+        spec = LayoutSpec(
+            tp=run.tp,
+            pp=run.pp,
+            zero=run.zero,
+            recompute=run.recompute,
+            micro_batch=run.micro_batch,
+            global_batch=run.global_batch,
+            seq_len=run.seq_len,
+            precision=run.precision,
+            lora_rank=run.lora_rank or 16,
+            framework=run.framework,
+            cp=run.cp,
+            virtual_pipeline=run.virtual_pipeline,
+            fused_modules=run.kernels == "fused",
+            loss=run.loss,
+            optimizer=run.optimizer,
+            lora_targets=run.lora_targets,
+        )
         result = search_layout(card, run.method, cluster, spec)
     except ValueError as exc:
         raise RunError(f"{run.source}: the estimator cannot run this layout: {exc}") from None
@@ -34,8 +48,8 @@ def predict(run: Run, catalog: Catalog) -> Estimate:
     if est is None:
         raise RunError(f"{run.source}: the estimator finds no layout for this run")
     if run.dp is not None and est.layout.dp != run.dp:
-        raise RunError(f"{run.source}: layout: dp={run.dp} does not match tp x pp x cp x dp = {run.gpus} GPUs "
-                       f"(the estimator gets dp={est.layout.dp})")
+        raise RunError(f"{run.source}: layout: dp={run.dp} does not match tp x pp x cp x dp = "
+                       f"{run.gpus} GPUs (the estimator gets dp={est.layout.dp})")
     return est
 
 

@@ -17,9 +17,15 @@ from plan.planner.estimate.types import (
 )
 
 LAYOUT_KEYS = ("tp", "pp", "dp", "cp", "zero", "micro_batch", "global_batch", "virtual_pipeline")
-SETTING_KEYS: dict[str, tuple[str, ...]] = {"recompute": RECOMPUTE, "kernels": KERNELS, "loss": LOSSES,
-                                            "optimizer": OPTIMIZER_NAMES, "lora_targets": LORA_TARGETS}
-"""How the run trained, as a scenario's job and `plan estimate` name it (its prediction runs the same)."""
+SETTING_KEYS: dict[str, tuple[str, ...]] = {
+    "recompute": RECOMPUTE,
+    "kernels": KERNELS,
+    "loss": LOSSES,
+    "optimizer": OPTIMIZER_NAMES,
+    "lora_targets": LORA_TARGETS,
+}
+"""How the run trained, as a scenario's job and `plan estimate` name it (its prediction runs the
+same)."""
 
 
 class RunError(InputError):
@@ -48,7 +54,8 @@ class Run:
     global_batch: int | None = None
     virtual_pipeline: int | None = None
     recompute: str | None = None
-    kernels: str = "eager"  # how a PyTorch stack ran the layers (eager, or fused: torch.compile, Liger, Unsloth)
+    # how a PyTorch stack ran the layers (eager, or fused: torch.compile, Liger, Unsloth)
+    kernels: str = "eager"
     loss: str = "plain"  # plain, chunked or fused cross-entropy
     optimizer: str = "adam"  # the estimator's id (OPTIMIZERS)
     lora_targets: str = "all"  # LoRA on all linear layers, or on attention only
@@ -64,7 +71,8 @@ class Run:
 
 
 def parse_layout_text(text: str, where: str) -> dict[str, object]:
-    """'tp=2 pp=1 dp=4 zero=1 mb=2 recompute=selective' (the planner's own layout words) as fields."""
+    """'tp=2 pp=1 dp=4 zero=1 mb=2 recompute=selective' (the planner's own layout words) as
+    fields."""
     out: dict[str, object] = {}
     alias = {"mb": "micro_batch", "gb": "global_batch", "vpp": "virtual_pipeline"}
     for word in text.replace(",", " ").split():
@@ -72,7 +80,8 @@ def parse_layout_text(text: str, where: str) -> dict[str, object]:
             if word in FRAMEWORKS:
                 out["framework"] = word
                 continue
-            raise RunError(f"{where}: layout: {word!r} is not key=value (e.g. tp=2 pp=1 dp=4 zero=1 mb=1)")
+            raise RunError(f"{where}: layout: {word!r} is not key=value (e.g. tp=2 pp=1 dp=4 "
+                           "zero=1 mb=1)")
         key, value = word.split("=", 1)
         key = alias.get(key, key)
         if key in SETTING_KEYS:
@@ -83,15 +92,19 @@ def parse_layout_text(text: str, where: str) -> dict[str, object]:
             try:
                 out[key] = int(value)
             except ValueError:
-                raise RunError(f"{where}: layout: {key} must be a whole number, got {value!r}") from None
+                raise RunError(
+                    f"{where}: layout: {key} must be a whole number, got {value!r}"
+                ) from None
         else:
-            raise RunError(f"{where}: layout: unknown key {key!r}; allowed: {', '.join(LAYOUT_KEYS)}, "
-                           f"{', '.join(SETTING_KEYS)}, framework (mb, gb, vpp as short forms)")
+            raise RunError(f"{where}: layout: unknown key {key!r}; allowed: "
+                           f"{', '.join(LAYOUT_KEYS)}, {', '.join(SETTING_KEYS)}, framework (mb, "
+                           "gb, vpp as short forms)")
     return out
 
 
 def setting(key: str, value: str, where: str) -> str:
     """One of SETTING_KEYS checked against what it allows; an optimizer as the estimator's id."""
     if value not in SETTING_KEYS[key] and not (key == "optimizer" and value in OPTIMIZERS):
-        raise RunError(f"{where}: layout: {key} must be one of {', '.join(SETTING_KEYS[key])}, got {value!r}")
+        raise RunError(f"{where}: layout: {key} must be one of {', '.join(SETTING_KEYS[key])}, got "
+                       f"{value!r}")
     return Optimizer.id_of(value) if key == "optimizer" else value

@@ -1,5 +1,6 @@
-"""Which calibration a scenario uses: `--calibration FILE` on the command line, else `calibration:` in the
-scenario (a path relative to the scenario file). Checked once up front, so a bad file is bad input."""
+"""Which calibration a scenario uses: `--calibration FILE` on the command line, else `calibration:`
+in the scenario (a path relative to the scenario file). Checked once up front, so a bad file is bad
+input."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def calibration_path(loaded: LoadedScenario) -> Path | None:
 
 
 def load_for(loaded: LoadedScenario) -> Calibration | None:
-    """The scenario's calibration (raises CalibrationError naming the file and field when it is bad)."""
+    """The scenario's calibration (raises CalibrationError naming the file and field when it is
+    bad)."""
     path = calibration_path(loaded)
     return Calibration.load(path) if path is not None else None
 
@@ -34,6 +36,7 @@ def with_calibration(loaded: LoadedScenario, option: Path | None) -> LoadedScena
     if path is not None:
         if not path.is_file():
             where = "--calibration" if option is not None else f"{loaded.path}: calibration"
-            raise CalibrationError(f"{where}: {path} not found (write it with `plan calibrate RUNS -o FILE`)")
+            raise CalibrationError(f"{where}: {path} not found (write it with `plan calibrate RUNS "
+                                   "-o FILE`)")
         Calibration.load(path)
     return loaded

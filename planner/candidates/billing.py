@@ -65,9 +65,18 @@ class Billing(Options):
         runs_h = [max(0.0, hours + d) for d in _band_offsets_h(run)]
         billed_h = max(hours, sum(billed_hours(h, step_h, min_h) for h in runs_h) / len(runs_h))
         # the rounding travels with the plan, so its cost band bills p10 and p90 hours the same way
-        return SCALE.money(price / offer.period_h * billed_h * place.gpus), None, CandidateCost(
-            price_per_gpu_period=price, billed_hours=billed_h, billable_hours=hours,
-            billing_step_h=step_h, min_billed_hours=min_h, price_per_gpu_hour=price / offer.period_h)
+        return (
+            SCALE.money(price / offer.period_h * billed_h * place.gpus),
+            None,
+            CandidateCost(
+                price_per_gpu_period=price,
+                billed_hours=billed_h,
+                billable_hours=hours,
+                billing_step_h=step_h,
+                min_billed_hours=min_h,
+                price_per_gpu_hour=price / offer.period_h,
+            ),
+        )
 
     def _levels(self, key: str, gpus: int) -> tuple[int, ...]:
         """GPU counts a shared resource may be sized to: every count a candidate on it asks for."""

@@ -1,8 +1,8 @@
 """How many GPUs of an offer one customer can get, and how long until a job can start on them.
 
 Reads the platform's `limits.capacity` entries (most specific wins). Above `max_gpus` an allocation
-needs a reservation with the vendor, up to `reservation_max_gpus`, and waits its lead time. Where the
-catalog has no entry, one node is assumed (and every plan that relies on it says so).
+needs a reservation with the vendor, up to `reservation_max_gpus`, and waits its lead time. Where
+the catalog has no entry, one node is assumed (and every plan that relies on it says so).
 """
 
 from __future__ import annotations
@@ -36,12 +36,21 @@ def allowance(platform: Platform, offer: Offer, gpus_per_node: int) -> Allowance
     entry = platform.limits.capacity_for(offer.gpu, offer.billing)
     if entry is None:
         return Allowance(gpus_per_node, None, 0.0, 0.0,
-                         f"no capacity figure for {offer.gpu} ({offer.billing}) on {platform.id}: assumed one "
-                         f"node ({gpus_per_node} GPUs) per customer and no start-up delay")
+                         f"no capacity figure for {offer.gpu} ({offer.billing}) on {platform.id}: "
+                         f"assumed one node ({gpus_per_node} GPUs) per customer and no start-up "
+                         "delay")
     note = None
     if entry.assumed:
-        note = (f"capacity of {offer.gpu} ({offer.billing}) on {platform.id}: {entry.max_gpus} GPUs"
-                + (f", {entry.reservation_max_gpus} with a reservation" if entry.reservation_max_gpus else "")
-                + f", start-up {entry.startup_h:g} h: {entry.assumption}")
-    reserve_h = entry.reservation_startup_h if entry.reservation_startup_h is not None else entry.startup_h
+        note = (
+            f"capacity of {offer.gpu} ({offer.billing}) on {platform.id}: {entry.max_gpus} GPUs"
+            + (
+                f", {entry.reservation_max_gpus} with a reservation"
+                if entry.reservation_max_gpus
+                else ""
+            )
+            + f", start-up {entry.startup_h:g} h: {entry.assumption}"
+        )
+    reserve_h = (
+        entry.reservation_startup_h if entry.reservation_startup_h is not None else entry.startup_h
+    )
     return Allowance(entry.max_gpus, entry.reservation_max_gpus, entry.startup_h, reserve_h, note)

@@ -142,8 +142,8 @@ class Options:
                     if allowed.needs_reservation(count):
                         notes.append(f"{count}x {gpu.id} on {platform.id} is above the "
                                      f"{allowed.max_gpus} one customer gets without a reservation: "
-                                     f"arrange it with the vendor "
-                                     f"({allowed.startup_for(count):g} h lead time)")
+                                     f"arrange it with the vendor ({allowed.startup_for(count):g} "
+                                     "h lead time)")
                     options.append(_Option(place, platform, offer=offer, assumptions=notes,
                                            startup_h=allowed.startup_for(count),
                                            largest_gpus=max(counts)))
@@ -175,7 +175,7 @@ class Options:
             if buy.lead_time_days * 24 >= self.horizon_h:
                 self.removed.append(Removed(job.id, platform_id, gpu.id, 0, "purchase", "horizon",
                                             f"buying {gpu.id} takes {buy.lead_time_days:g} days to "
-                                            f"arrive, beyond the planning horizon"))
+                                            "arrive, beyond the planning horizon"))
                 continue
             per_node = buy.gpus_per_node or gpu.gpus_per_node
             limit = min(MAX_GPUS_PER_JOB, buy.max_gpus or MAX_GPUS_PER_JOB)

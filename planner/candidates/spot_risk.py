@@ -33,7 +33,9 @@ class SpotRisk:
                            capacity_wait_h=round(self.wait_h, 2), held_h=round(self.held_h, 2))
 
 
-def spot_risk(platform: Platform, nodes: int, preemptions_per_node_day: float, run_hours: float) -> SpotRisk:
+def spot_risk(
+    platform: Platform, nodes: int, preemptions_per_node_day: float, run_hours: float
+) -> SpotRisk:
     """Raises ValueError when the platform sells no spot (the catalog forbids such offers)."""
     market = platform.spot
     if market is None:
@@ -43,6 +45,6 @@ def spot_risk(platform: Platform, nodes: int, preemptions_per_node_day: float, r
     held_h = wait_h * (nodes - 1) / nodes
     rule = market.assumption if market.assumed and market.assumption else market.source
     note = (f"spot on {platform.id}: {preemptions_per_node_day:g} preemption(s) per node per day "
-            f"(no platform publishes a rate); {market.capacity_return_h:g} h to get capacity back after each: "
-            f"{rule}")
+            f"(no platform publishes a rate); {market.capacity_return_h:g} h to get capacity back "
+            f"after each: {rule}")
     return SpotRisk(preemptions, wait_h, held_h, note)

@@ -1,11 +1,12 @@
-"""Moving data in and results out: the hours and the egress fees a job pays where they cross a boundary.
+"""Moving data in and results out: the hours and the egress fees a job pays where they cross a
+boundary.
 
 In: the job's training data (`data.size`) travels from the site where it lives (`data.at`) to the
 placement over the best link its sensitivity allows (plan.constraints.sensitivity), at that link's
 bottleneck bandwidth. Inbound traffic is free on every platform in the catalog's sources, so data in
-costs time, not a fee. It goes to the platform's storage (object storage or a shared disk) before the
-GPUs are rented, as users upload a dataset first: the job starts that much later, and its GPU bill
-covers the training only. Storage fees are not in the catalog and not charged.
+costs time, not a fee. It goes to the platform's storage (object storage or a shared disk) before
+the GPUs are rented, as users upload a dataset first: the job starts that much later, and its GPU
+bill covers the training only. Storage fees are not in the catalog and not charged.
 
 Out: the trained result comes home. Home is the data's site (`data.at`), else the scenario's first
 site; a scenario without sites keeps its results where they were trained. The result is the trained
@@ -41,7 +42,8 @@ from plan.models.scenario import Job, Scenario
 from plan.planner.estimate.flops import shape_of
 
 UPLOAD_SAID_FROM_H = 1.0
-"""Uploads from this long on are said not to be billed as GPU time (shorter ones go without saying)."""
+"""Uploads from this long on are said not to be billed as GPU time (shorter ones go without
+saying)."""
 
 RESULT_BYTES_PER_PARAM = 2.0
 """The trained model (or adapters) saved in bf16/fp16, as Hugging Face safetensors exports are."""
@@ -86,30 +88,36 @@ def job_transfer(scenario: Scenario, job: Job, place: Placement, graph: nx.Graph
     if home is None or where == home:
         return JobTransfer(in_h=in_h, home=home, notes=tuple(notes))
     allowed = sensitivity.RULES[job.data.sensitivity].links
-    private = sensitivity.transfer(graph, where, home, ("private_line",)) if "private_line" in allowed else None
+    private = (
+        sensitivity.transfer(graph, where, home, ("private_line",))
+        if "private_line" in allowed
+        else None
+    )
     found = private or sensitivity.transfer(graph, where, home, allowed)
     out_gb = result_size_gb(card, job)
     out_h = 0.0
     if found is not None and found[0] != float("inf"):
         out_h = out_gb * 8 / found[0] / 3600
         if found[1] and not in_note:
-            notes.append(f"{job.id}: the result moves {where} -> {home} over an assumed {found[0]:g} Gb/s "
-                         "internet link")
+            notes.append(f"{job.id}: the result moves {where} -> {home} over an assumed "
+                         f"{found[0]:g} Gb/s internet link")
     fee = 0.0
     if private is not None:
-        notes.append(f"{job.id}: the result comes home over the private line {where} -> {home}: no per-GB "
-                     "egress (a private line is paid for by the line, not by the traffic)")
+        notes.append(f"{job.id}: the result comes home over the private line {where} -> {home}: no "
+                     "per-GB egress (a private line is paid for by the line, not by the traffic)")
     elif not owned and platform is not None:
         if platform.egress is None:
-            notes.append(f"{job.id}: {platform.id} publishes no egress price in the catalog; bringing the "
-                         f"{out_gb:,.1f} GB result home is not charged in this plan")
+            notes.append(f"{job.id}: {platform.id} publishes no egress price in the catalog; "
+                         f"bringing the {out_gb:,.1f} GB result home is not charged in this plan")
         else:
             egress = platform.egress
             fee = money(egress.price_per_gb, egress.currency) * out_gb
             if egress.assumed:
-                notes.append(f"{job.id}: egress {egress.price_per_gb:g} {egress.currency}/GB on {platform.id} "
-                             f"({egress.assumption})")
-    return JobTransfer(in_h=in_h, out_h=out_h, out_gb=out_gb, egress_cost=fee, home=home, notes=tuple(notes))
+                notes.append(f"{job.id}: egress {egress.price_per_gb:g} {egress.currency}/GB on "
+                             f"{platform.id} ({egress.assumption})")
+    return JobTransfer(
+        in_h=in_h, out_h=out_h, out_gb=out_gb, egress_cost=fee, home=home, notes=tuple(notes)
+    )
 
 
 def transfer_line(figures: CandidateFigures | None, job: str, platform: str,
@@ -125,8 +133,12 @@ def transfer_line(figures: CandidateFigures | None, job: str, platform: str,
     if in_h > 0:
         parts.append(f"data in {in_h:,.2f} h")
     if gb > 0:
-        parts.append(f"result ({gb:,.1f} GB) {platform} -> {home} {out_h:,.2f} h, egress {fee:,.0f} {currency}")
-    said = " (in the job's hours and cost" + ("; the data is uploaded to storage before the GPUs are rented, "
-                                              "so they are not billed for it)" if in_h >= UPLOAD_SAID_FROM_H
-                                              else ")")
+        parts.append(f"result ({gb:,.1f} GB) {platform} -> {home} {out_h:,.2f} h, egress "
+                     f"{fee:,.0f} {currency}")
+    said = " (in the job's hours and cost" + (
+        "; the data is uploaded to storage before the GPUs are rented, so they are not billed for "
+        "it)"
+        if in_h >= UPLOAD_SAID_FROM_H
+        else ")"
+    )
     return f"transfer for {job}: " + "; ".join(parts) + said

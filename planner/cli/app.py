@@ -1,7 +1,8 @@
 """The `plan` command line. Each command lives in its own module; this file only wires them.
 
-A command's module (and what it imports: the solver, without pandas (plan.constraints.sat), and the estimator) is
-imported only when that command runs, so `plan --version` and `plan validate` start in a blink.
+A command's module (and what it imports: the solver, without pandas (plan.constraints.sat), and the
+estimator) is imported only when that command runs, so `plan --version` and `plan validate` start in
+a blink.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def _no_cache(value: bool) -> None:
         os.environ["PLAN_CACHE_DIR"] = "off"
 
 
-_interrupts: list[KeyboardInterrupt] = []  # the Ctrl-C a command ended on (typer turns it into a bare 130)
+# the Ctrl-C a command ended on (typer turns it into a bare 130)
+_interrupts: list[KeyboardInterrupt] = []
 
 
 def _noting_interrupts(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -71,8 +73,9 @@ def build_app(names: Sequence[str] | None = None) -> typer.Typer:
     """The app with the named commands (all of them when None)."""
     cli = typer.Typer(
         name="plan",
-        help="Plan LLM training compute: GPU, count, layout, platform and billing, under your constraints. "
-             "Scenario, model-card and overlay formats: docs/README.md (and `plan schema`).",
+        help="Plan LLM training compute: GPU, count, layout, platform and billing, under your "
+             "constraints. Scenario, model-card and overlay formats: docs/README.md (and `plan "
+             "schema`).",
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
@@ -83,9 +86,15 @@ def build_app(names: Sequence[str] | None = None) -> typer.Typer:
 
     @cli.callback()
     def _root(
-        version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                              help="print the version and exit")] = False,
-        no_cache: Annotated[bool, typer.Option("--no-cache", callback=_no_cache, help=CACHE_HELP)] = False,
+        version: Annotated[
+            bool,
+            typer.Option(
+                "--version", callback=_version, is_eager=True, help="print the version and exit"
+            ),
+        ] = False,
+        no_cache: Annotated[
+            bool, typer.Option("--no-cache", callback=_no_cache, help=CACHE_HELP)
+        ] = False,
     ) -> None:
         """Plan LLM training compute."""
 
@@ -118,13 +127,15 @@ def main() -> None:
         from click import exceptions as cli_errors  # type: ignore[no-redef]
 
     try:
-        with collector_paused():  # the command's modules: many objects, all kept (plan.planner.collector)
+        # the command's modules: many objects, all kept (plan.planner.collector)
+        with collector_paused():
             cli = build_app(commands_needed(sys.argv[1:]))
         command = typer.main.get_command(cli)
         code = command.main(args=sys.argv[1:], prog_name="plan", standalone_mode=False)
     except cli_errors.NoArgsIsHelpError:  # bare `plan`: typer has printed the help
         sys.exit(2)
-    except cli_errors.UsageError as exc:  # a bad option or value: one line, like every other input error
+    # a bad option or value: one line, like every other input error
+    except cli_errors.UsageError as exc:
         where = f"{exc.ctx.command_path}: " if exc.ctx else ""
         print(f"error: {plain(where + ' '.join(exc.format_message().split()))}", file=sys.stderr)
         sys.exit(2)

@@ -49,8 +49,13 @@ from plan.planner.batch.sweep import MAX_RUN_VARIANTS, Variant
 from plan.planner.cli.common import console, fail, finite, printable
 from plan.planner.session import SolveOptions
 
-STATUS_STYLE = {"optimal": "green", "feasible": "green", "infeasible": "yellow", "unknown": "yellow",
-                "error": "red"}
+STATUS_STYLE = {
+    "optimal": "green",
+    "feasible": "green",
+    "infeasible": "yellow",
+    "unknown": "yellow",
+    "error": "red",
+}
 
 
 class BackendChoice(str, Enum):
@@ -66,9 +71,17 @@ def _ray_backend(jobs: int, address: str | None) -> Backend:
 
 def _render(rows: Sequence[Row], out: Console) -> None:
     table = Table(title=f"plan batch: {len(rows)} rows", show_lines=False)
-    for column, justify in (("#", "right"), ("file", "left"), ("variant", "left"), ("status", "left"),
-                            ("gap", "right"), ("cost", "right"), ("days", "right"), ("plan / error", "left"),
-                            ("s", "right")):
+    for column, justify in (
+        ("#", "right"),
+        ("file", "left"),
+        ("variant", "left"),
+        ("status", "left"),
+        ("gap", "right"),
+        ("cost", "right"),
+        ("days", "right"),
+        ("plan / error", "left"),
+        ("s", "right"),
+    ):
         table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for i, row in enumerate(rows, 1):
         cost = f"{row.total_cost:,.0f} {row.currency}" if row.total_cost is not None else ""
@@ -82,40 +95,104 @@ def _render(rows: Sequence[Row], out: Console) -> None:
 
 
 def batch_command(
-    paths: Annotated[list[str], typer.Argument(help="scenario files, folders (their *.yaml/*.yml) or glob patterns")],
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="results.csv or results.jsonl; "
-                                                "re-running with the same file skips rows already solved")] = None,
-    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, max=1024,
-                                             help="scenarios solved at once (default: CPU "
-                                             "count; on a Ray cluster given by --address, its size)")] = None,
+    paths: Annotated[
+        list[str],
+        typer.Argument(help="scenario files, folders (their *.yaml/*.yml) or glob patterns"),
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="results.csv or results.jsonl; re-running with the same file skips rows already "
+            "solved",
+        ),
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            max=1024,
+            help="scenarios solved at once (default: CPU count; on a Ray cluster given by "
+            "--address, its size)",
+        ),
+    ] = None,
     backend: Annotated[BackendChoice, typer.Option(help="where to solve")] = BackendChoice.local,
-    address: Annotated[str | None, typer.Option(help="Ray cluster address, e.g. auto or ray://head:10001 (default: "
-                                                     "a new local Ray with --jobs CPUs)")] = None,
-    sweep: Annotated[list[str] | None, typer.Option(
-        "--sweep", help="FIELD=A,B,C or FIELD=START..STOP:STEP, e.g. budget=100k..500k:50k; repeat for a grid")] = None,
-    objective: Annotated[Objective | None,
-                         typer.Option(help="override each scenario's objective")] = None,
-    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1,
-                                                     help="seconds per scenario (default: each scenario's)")] = None,
-    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, max=MAX_SOLVER_LIMIT, callback=finite,
-                                                     help="deterministic time per "
-                                                     "scenario (default: each scenario's)")] = None,
-    reuse_unproven: Annotated[bool, typer.Option("--reuse-unproven", help="on resume, also re-use rows not proven "
-                                                 "optimal (feasible, no solution in time); by default they are "
-                                                 "solved again")] = False,
-    workers: Annotated[int | None, typer.Option(min=1, max=MAX_WORKERS,
-                                                help="CP-SAT workers per scenario (default 1: the "
-                                                "parallelism is across scenarios)")] = None,
-    overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay for every scenario")] = None,
-    calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan "
-                                                     "calibrate, for every scenario")] = None,
-    max_variants: Annotated[int, typer.Option("--max-variants", min=1, help="most rows (scenario files x "
-                                              "sweep variants) one run may ask for; raise it for a larger "
-                                              "run")] = MAX_RUN_VARIANTS,
+    address: Annotated[
+        str | None,
+        typer.Option(
+            help="Ray cluster address, e.g. auto or ray://head:10001 (default: a new local Ray "
+            "with --jobs CPUs)"
+        ),
+    ] = None,
+    sweep: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--sweep",
+            help="FIELD=A,B,C or FIELD=START..STOP:STEP, e.g. budget=100k..500k:50k; repeat for a "
+            "grid",
+        ),
+    ] = None,
+    objective: Annotated[
+        Objective | None, typer.Option(help="override each scenario's objective")
+    ] = None,
+    time_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--time-limit", min=0.1, help="seconds per scenario (default: each scenario's)"
+        ),
+    ] = None,
+    work_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--work-limit",
+            min=0.01,
+            max=MAX_SOLVER_LIMIT,
+            callback=finite,
+            help="deterministic time per scenario (default: each scenario's)",
+        ),
+    ] = None,
+    reuse_unproven: Annotated[
+        bool,
+        typer.Option(
+            "--reuse-unproven",
+            help="on resume, also re-use rows not proven optimal (feasible, no solution in time); "
+            "by default they are solved again",
+        ),
+    ] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=MAX_WORKERS,
+            help="CP-SAT workers per scenario (default 1: the parallelism is across scenarios)",
+        ),
+    ] = None,
+    overlay: Annotated[
+        Path | None, typer.Option("--catalog", help="catalog overlay for every scenario")
+    ] = None,
+    calibration: Annotated[
+        Path | None,
+        typer.Option(
+            "--calibration", help="calibration overlay from plan calibrate, for every scenario"
+        ),
+    ] = None,
+    max_variants: Annotated[
+        int,
+        typer.Option(
+            "--max-variants",
+            min=1,
+            help="most rows (scenario files x sweep variants) one run may ask for; raise it for a "
+            "larger run",
+        ),
+    ] = MAX_RUN_VARIANTS,
 ) -> None:
     """Solve many scenarios (and sweep variants of each): one row each, in input order.
 
-    Exit codes: 0 all solved, 1 some infeasible, without a solution in time or bad, 2 nothing could be read.
+    Exit codes: 0 all solved, 1 some infeasible, without a solution in time or bad, 2 nothing could
+    be read.
     """
     if address and backend is not BackendChoice.ray:
         fail("--address is for --backend ray")
@@ -137,10 +214,13 @@ def batch_command(
         inputs = expand_paths(paths)
         if len(inputs) * len(variants) > max_variants:
             fail(f"--sweep: {len(inputs)} scenario file(s) x {len(variants)} variant(s) = "
-                 f"{len(inputs) * len(variants)} rows; at most {max_variants} per run (--max-variants N "
-                 f"raises it)")
-        items: list[Task | Row] = list(build_tasks(inputs, variants, (overlay,) if overlay else (), options))
-        target = output.resolve() if output is not None else None  # through a symlink: its file is kept
+                 f"{len(inputs) * len(variants)} rows; at most {max_variants} per run "
+                 "(--max-variants N raises it)")
+        items: list[Task | Row] = list(
+            build_tasks(inputs, variants, (overlay,) if overlay else (), options)
+        )
+        # through a symlink: its file is kept
+        target = output.resolve() if output is not None else None
         rows, reused = _solve_with_progress(items, run, target, previous, reuse_unproven)
         _render(rows, console)
         raise typer.Exit(_report(rows, reused, output))
@@ -164,7 +244,8 @@ def _previous_rows(output: Path | None, held: contextlib.ExitStack) -> StoredRow
     if stored.problems:
         shown = "; ".join(stored.problems[:3]) + (f"; and {len(stored.problems) - 3} more"
                                                    if len(stored.problems) > 3 else "")
-        print(f"warning: {output}: {len(stored.problems)} stored row(s) failed their check and are left "
+        print(f"warning: {output}: {len(stored.problems)} stored row(s) failed their check and are "
+              "left "
               f"out, their variants solved again ({shown})", file=sys.stderr)
     return stored
 
@@ -204,15 +285,26 @@ def _report(rows: list[Row], reused: int, output: Path | None) -> int:
 def _solve_with_progress(items: list[Task | Row], run: Backend, output: Path | None,
                          previous: StoredRows, reuse_unproven: bool) -> tuple[list[Row], int]:
     counts: Counter[str] = Counter()
-    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                        console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty())
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        disable=not sys.stderr.isatty(),
+    )
     bar = progress.add_task("solving", total=len(items))
 
     def on_row(_: int, row: Row, reused: bool) -> None:
         counts["solved" if row.status in ("optimal", "feasible") else row.status] += 1
         counts["re-used"] += reused
-        progress.update(bar, advance=1, description=", ".join(f"{n} {what}" for what, n in counts.items() if n))
+        progress.update(
+            bar, advance=1, description=", ".join(f"{n} {what}" for what, n in counts.items() if n)
+        )
 
     try:
         with progress:

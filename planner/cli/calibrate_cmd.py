@@ -10,7 +10,8 @@ import typer
 from plan.planner.cli.common import ExitCode, console, fail, printable
 from plan.planner.plain_text import plain
 
-LEVELS = ("*/*/*", "framework", "gpu", "method")  # the pooling levels, broadest first (calibrate.fit)
+# the pooling levels, broadest first (calibrate.fit)
+LEVELS = ("*/*/*", "framework", "gpu", "method")
 
 if TYPE_CHECKING:
     from plan.models.catalog import Catalog
@@ -18,18 +19,28 @@ if TYPE_CHECKING:
 
 
 def calibrate_command(
-    runs: Annotated[list[Path], typer.Argument(help="measured runs: .csv, .jsonl, trainer_state.json, or Megatron-LM "
-                                                   "/ torchtitan logs (each with run.yaml beside it)")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="the calibration overlay to write (.yaml)")],
-    overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (models, GPUs)")] = None,
+    runs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="measured runs: .csv, .jsonl, trainer_state.json, or Megatron-LM / torchtitan "
+            "logs (each with run.yaml beside it)"
+        ),
+    ],
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="the calibration overlay to write (.yaml)")
+    ],
+    overlay: Annotated[
+        Path | None, typer.Option("--catalog", help="catalog overlay (models, GPUs)")
+    ] = None,
 ) -> None:
-    """Fit throughput and memory factors (measured / predicted) per GPU, framework and method from your runs,
-    with their spread, and write an overlay that `--calibration` (or `calibration:` in a scenario) applies.
+    """Fit throughput and memory factors (measured / predicted) per GPU, framework and method from
+    your runs, with their spread, and write an overlay that `--calibration` (or `calibration:` in a
+    scenario) applies.
 
-    A factor has two parameters (level and spread): a group with fewer than two runs is refused. Each factor
-    is pooled toward its broader scope's (the broadest toward no correction) by how far its runs' mean could
-    be off by chance against how far scopes differ; the weight is shown and written.
-    Exit codes: 0 written, 2 bad input or nothing could be fitted.
+    A factor has two parameters (level and spread): a group with fewer than two runs is refused.
+    Each factor is pooled toward its broader scope's (the broadest toward no correction) by how far
+    its runs' mean could be off by chance against how far scopes differ; the weight is shown and
+    written. Exit codes: 0 written, 2 bad input or nothing could be fitted.
     """
     from plan.models.catalog import load_catalog
     from plan.models.errors import InputError
@@ -55,10 +66,11 @@ def calibrate_command(
     for line in result.refused:
         console.print(printable(f"refused: {line}"))
     if not result.factors:
-        fail(f"{', '.join(map(str, runs))}: {len(measured)} run(s): too few to fit any factor (each needs at least 2 "
-             "runs: a factor and its spread)")
+        fail(f"{', '.join(map(str, runs))}: {len(measured)} run(s): too few to fit any factor "
+             "(each needs at least 2 runs: a factor and its spread)")
     shown: dict[tuple[str, tuple[str, ...]], list[str]] = {}
-    for factor in result.factors:  # a broader scope over the same runs is the same factor: shown once
+    # a broader scope over the same runs is the same factor: shown once
+    for factor in result.factors:
         key = (factor.metric, factor.runs)
         if key not in shown:
             shown[key] = []
@@ -72,8 +84,8 @@ def calibrate_command(
     for metric, taus in result.level_sd.items():
         levels = ", ".join(f"{name} {'-' if tau is None else f'{tau:.3f}'}"
                            for name, tau in zip(LEVELS, taus, strict=True))
-        console.print(f"pooling ({metric}): sd of true log factors about the broader scope, by level: {levels} "
-                      "(- where no scope has runs of its own)")
+        console.print(f"pooling ({metric}): sd of true log factors about the broader scope, by "
+                      f"level: {levels} (- where no scope has runs of its own)")
     calibration = Calibration(result.factors, records, result.refused)
     try:
         # read back as --calibration reads it: a file it would refuse is never written

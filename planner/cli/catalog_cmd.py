@@ -1,4 +1,5 @@
-"""`plan catalog models|gpus|platforms|offers|purchases|limits`: what the catalog knows, with sources."""
+"""`plan catalog models|gpus|platforms|offers|purchases|limits`: what the catalog knows, with
+sources."""
 
 from __future__ import annotations
 
@@ -31,9 +32,16 @@ def _rows(catalog: Catalog, section: Section) -> list[dict[str, Any]]:
         return [{k: v for k, v in p.model_dump(exclude_none=True).items() if k != "offers"}
                 | {"offers": len(p.offers)} for p in catalog.platforms.values()]
     if section is Section.purchases:
-        return [{"platform": p.id, **b.model_dump(exclude_none=True),
-                 "server_price": b.capex_per_gpu * (b.gpus_per_node or catalog.gpus[b.gpu].gpus_per_node)}
-                for p in catalog.platforms.values() for b in p.purchase]
+        return [
+            {
+                "platform": p.id,
+                **b.model_dump(exclude_none=True),
+                "server_price": b.capex_per_gpu
+                * (b.gpus_per_node or catalog.gpus[b.gpu].gpus_per_node),
+            }
+            for p in catalog.platforms.values()
+            for b in p.purchase
+        ]
     if section is Section.limits:
         return [{"platform": p.id, "gpu": c.gpu or "any", "billing": ", ".join(c.billing) or "any",
                  **c.model_dump(exclude_none=True, exclude={"gpu", "billing"})}
@@ -44,11 +52,16 @@ def _rows(catalog: Catalog, section: Section) -> list[dict[str, Any]]:
 
 def catalog_command(
     section: Annotated[Section, typer.Argument(help="what to list")],
-    output: Annotated[OutputFormat, typer.Option("--format", help="table or json")] = OutputFormat.table,
+    output: Annotated[
+        OutputFormat, typer.Option("--format", help="table or json")
+    ] = OutputFormat.table,
     overlay: Annotated[list[Path] | None, typer.Option("--catalog", help="overlay file(s)")] = None,
-    sources: Annotated[bool, typer.Option("--sources", help="add each entry's source to the table")] = False,
+    sources: Annotated[
+        bool, typer.Option("--sources", help="add each entry's source to the table")
+    ] = False,
 ) -> None:
-    """List the catalog's models, GPUs, platforms, offers, purchase prices or capacity limits, each with its source."""
+    """List the catalog's models, GPUs, platforms, offers, purchase prices or capacity limits,
+    each with its source."""
     try:
         catalog = load_catalog(overlay or [])
     except InputError as exc:

@@ -1,6 +1,7 @@
 """The `plan catalog` tables: short columns that fit an 80-150 column terminal, one line a row.
 
-Provenance (each entry's source text) is long; it shows with `--sources`, and in full with `--format json`."""
+Provenance (each entry's source text) is long; it shows with `--sources`, and in full with `--format
+json`."""
 
 from __future__ import annotations
 
@@ -66,24 +67,65 @@ def _price(row: dict[str, Any]) -> str:
 
 
 COLUMNS: dict[str, list[tuple[str, Cell]]] = {
-    "models": [("id", _get("id")), ("params", _params), ("layers", _get("layers")),
-               ("hidden", _get("hidden_size")), ("heads", _get("num_heads")), ("kv", _get("num_kv_heads")),
-               ("vocab", _get("vocab_size")), ("max pos", _get("max_positions")), ("flag", _flag)],
-    "gpus": [("id", _get("id")), ("GiB", _get("memory_gib")),
-             ("bf16 TF", _get("peak_tflops", "bf16")), ("fp8 TF", _get("peak_tflops", "fp8")),
-             ("link", _link), ("/node", _get("gpus_per_node")), ("flag", _flag)],
-    "platforms": [("id", _get("id")), ("kind", _get("kind")), ("jurisdiction", _where), ("fabric", _fabric),
-                  ("offers", _get("offers")), ("flag", _flag)],
-    "offers": [("platform", _get("platform")), ("gpu", _get("gpu")), ("billing", _get("billing")),
-               ("price/GPU/period", _price), ("cur", _get("currency")), ("as_of", _get("as_of")),
-               ("flag", _flag)],
-    "purchases": [("platform", _get("platform")), ("gpu", _get("gpu")), ("per GPU", _money("capex_per_gpu")),
-                  ("server", _money("server_price")), ("cur", _get("currency")), ("life y", _get("life_years")),
-                  ("lead d", _get("lead_time_days")), ("as_of", _get("as_of")), ("flag", _flag)],
-    "limits": [("platform", _get("platform")), ("gpu", _get("gpu")), ("billing", _get("billing")),
-               ("max", _get("max_gpus")), ("reserved max", _get("reservation_max_gpus")),
-               ("start h", _get("startup_h")), ("reserved start h", _get("reservation_startup_h")),
-               ("as_of", _get("as_of")), ("flag", _flag)],
+    "models": [
+        ("id", _get("id")),
+        ("params", _params),
+        ("layers", _get("layers")),
+        ("hidden", _get("hidden_size")),
+        ("heads", _get("num_heads")),
+        ("kv", _get("num_kv_heads")),
+        ("vocab", _get("vocab_size")),
+        ("max pos", _get("max_positions")),
+        ("flag", _flag),
+    ],
+    "gpus": [
+        ("id", _get("id")),
+        ("GiB", _get("memory_gib")),
+        ("bf16 TF", _get("peak_tflops", "bf16")),
+        ("fp8 TF", _get("peak_tflops", "fp8")),
+        ("link", _link),
+        ("/node", _get("gpus_per_node")),
+        ("flag", _flag),
+    ],
+    "platforms": [
+        ("id", _get("id")),
+        ("kind", _get("kind")),
+        ("jurisdiction", _where),
+        ("fabric", _fabric),
+        ("offers", _get("offers")),
+        ("flag", _flag),
+    ],
+    "offers": [
+        ("platform", _get("platform")),
+        ("gpu", _get("gpu")),
+        ("billing", _get("billing")),
+        ("price/GPU/period", _price),
+        ("cur", _get("currency")),
+        ("as_of", _get("as_of")),
+        ("flag", _flag),
+    ],
+    "purchases": [
+        ("platform", _get("platform")),
+        ("gpu", _get("gpu")),
+        ("per GPU", _money("capex_per_gpu")),
+        ("server", _money("server_price")),
+        ("cur", _get("currency")),
+        ("life y", _get("life_years")),
+        ("lead d", _get("lead_time_days")),
+        ("as_of", _get("as_of")),
+        ("flag", _flag),
+    ],
+    "limits": [
+        ("platform", _get("platform")),
+        ("gpu", _get("gpu")),
+        ("billing", _get("billing")),
+        ("max", _get("max_gpus")),
+        ("reserved max", _get("reservation_max_gpus")),
+        ("start h", _get("startup_h")),
+        ("reserved start h", _get("reservation_startup_h")),
+        ("as_of", _get("as_of")),
+        ("flag", _flag),
+    ],
 }
 
 
@@ -117,5 +159,6 @@ def print_catalog_table(section: str, rows: list[dict[str, Any]], *, sources: bo
     for row in rows:  # overlay text is the user's: markup escaped, control characters shown as '?'
         cells = [printable(_text(cell(row))) for _, cell in columns]
         table.add_row(*cells, *([printable(_text(row.get("source")))] if sources else []))
-    # The terminal's own width (COLUMNS when set; 80 when not a terminal), not the plan tables' fixed 140.
+    # The terminal's own width (COLUMNS when set; 80 when not a terminal), not the plan tables'
+    # fixed 140.
     Console(highlight=False, soft_wrap=False).print(table)

@@ -48,14 +48,16 @@ def fail(problems: InputError | list[str] | str) -> NoReturn:
 
 
 def finite(value: float | None) -> float | None:
-    """Typer callback for float options: .inf and nan slip through click's ranges; refuse them here."""
+    """Typer callback for float options: .inf and nan slip through click's ranges; refuse them
+    here."""
     if value is not None and not math.isfinite(value):
         raise typer.BadParameter(f"{value} is not a finite number")
     return value
 
 
 def stop_no_solution(message: str) -> NoReturn:
-    """No answer within the limits (e.g. the time ran out while building candidates): one line, exit 3."""
+    """No answer within the limits (e.g. the time ran out while building candidates): one line,
+    exit 3."""
     print(f"no solution: {plain(message)}", file=sys.stderr)
     raise typer.Exit(ExitCode.NO_SOLUTION)
 

@@ -84,10 +84,9 @@ def _listed(vocabulary: type[StrEnum]) -> str:
 
 
 _RECOMPUTE_HELP = (
-    f"{_listed(Recompute)} (selective: Megatron's attention core; "
-    "FSDP's op-level policy, as torchtitan. full_offload: full, with the checkpoints in host "
-    "memory, Unsloth's gradient checkpointing; offload: no recomputation, every saved activation "
-    "in host memory)")
+    f"{_listed(Recompute)} (selective: Megatron's attention core; FSDP's op-level policy, as "
+    "torchtitan. full_offload: full, with the checkpoints in host memory, Unsloth's gradient "
+    "checkpointing; offload: no recomputation, every saved activation in host memory)")
 _RECOMPUTE_LAYERS_HELP = (
     "Megatron block recomputation: layers recomputed per model chunk (implies --recompute full; "
     "chosen when needed if omitted)")
@@ -101,12 +100,12 @@ _ATTENTION_HELP = (
     "parallelism then only on DeepSpeed's Ulysses)")
 _KERNELS_HELP = (
     f"{_listed(Kernels)}: how a PyTorch stack (fsdp, deepspeed) runs the model's layers; eager as "
-    "Hugging Face, torchtune and peft do, fused under torch.compile, Liger or Unsloth (fewer saved "
-    "activations, no host floor); default eager. Megatron is always fused")
+    "Hugging Face, torchtune and peft do, fused under torch.compile, Liger or Unsloth (fewer "
+    "saved activations, no host floor); default eager. Megatron is always fused")
 _LOSS_HELP = (
-    f"{_listed(Loss)}: how the cross-entropy holds the logits; plain, whole in fp32; "
-    "chunked, the bf16 logits but not their fp32 copy (flash-attn's cross-entropy, torchtune's "
-    "compiled chunked loss); fused, never whole (Liger's fused linear cross-entropy, Unsloth's Cut "
+    f"{_listed(Loss)}: how the cross-entropy holds the logits; plain, whole in fp32; chunked, the "
+    "bf16 logits but not their fp32 copy (flash-attn's cross-entropy, torchtune's compiled "
+    "chunked loss); fused, never whole (Liger's fused linear cross-entropy, Unsloth's Cut "
     "Cross-Entropy). Chunked and fused are a PyTorch stack's (fsdp, deepspeed), searched on FSDP "
     "when --framework is left out: Megatron's is always plain")
 _CPU_OFFLOAD_HELP = (
@@ -560,8 +559,8 @@ def _nothing_fits(est: Estimate, usable: float, headroom: float) -> str:
     within_card = ("; it fits the card itself, which a plan does not run so close to (--headroom)"
                    if est.fits_card else "")
     return (f"nothing fits: the least-memory layout needs {est.memory.total_gib:.1f} GiB of "
-            f"{usable:.1f} GiB usable ({est.gpu_memory_gib:g} GiB less {headroom:.0%} headroom)"
-            f"{within_card}")
+            f"{usable:.1f} GiB usable ({est.gpu_memory_gib:g} GiB less {headroom:.0%} "
+            f"headroom){within_card}")
 
 
 # Print: JSON (the table: estimate_table.py)

@@ -113,8 +113,8 @@ def _run_line(est: Estimate, tokens: float) -> str:
     low, high = run.hours_range
     wall = f"{run.hours:,.1f} h wall (p10-p90 {low:,.1f}-{high:,.1f})"
     overhead = (f"failure overhead {run.failure_overhead_fraction:.1%}, checkpoint every "
-                f"{run.checkpoint_interval_h:.2f} h, "
-                f"~{run.expected_interruptions:.1f} interruptions")
+                f"{run.checkpoint_interval_h:.2f} h, ~{run.expected_interruptions:.1f} "
+                "interruptions")
     return f"run of {tokens:,.3g} tokens: {wall}, {run.gpu_hours:,.0f} GPU-hours ({overhead})"
 
 

@@ -26,18 +26,32 @@ def export_command(
     to: Annotated[Stack, typer.Option("--to", help="training stack to write configs for")],
     out_dir: Annotated[Path, typer.Option("-o", "--out", help="folder to write into")],
     plan_rank: Annotated[int, typer.Option("--plan", min=1, help="which plan (1 = best)")] = 1,
-    job: Annotated[str | None, typer.Option("--job", help="one job id (default: every job of the plan)")] = None,
-    overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
-    calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan calibrate "
-                                                     "(your measured speed)")] = None,
-    target_version: Annotated[str | None, typer.Option(
-        "--target-version", help="release of the stack you will run (llamafactory: e.g. 0.9.5 or main; "
-        "torchtitan: 0.2.2); refused when that release cannot run the export")] = None,
+    job: Annotated[
+        str | None, typer.Option("--job", help="one job id (default: every job of the plan)")
+    ] = None,
+    overlay: Annotated[
+        Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")
+    ] = None,
+    calibration: Annotated[
+        Path | None,
+        typer.Option(
+            "--calibration", help="calibration overlay from plan calibrate (your measured speed)"
+        ),
+    ] = None,
+    target_version: Annotated[
+        str | None,
+        typer.Option(
+            "--target-version",
+            help="release of the stack you will run (llamafactory: e.g. 0.9.5 or main; torchtitan: "
+            "0.2.2); refused when that release cannot run the export",
+        ),
+    ] = None,
 ) -> None:
     """Write the plan's layout as launch configs for torchrun-fsdp, deepspeed, megatron, torchtitan,
     llamafactory or accelerate, with a README.md of the commands in order.
 
-    Exit codes: 0 written, 1 infeasible, 2 bad input or a layout the stack cannot express, 3 no solution.
+    Exit codes: 0 written, 1 infeasible, 2 bad input or a layout the stack cannot express, 3 no
+    solution.
     """
     from plan.models.errors import InputError
     from plan.models.loading import load_scenario
@@ -62,7 +76,9 @@ def export_command(
     result = solve(loaded)
     if not result.plans:
         typer.echo(f"{plain(file)}: no plan to export ({result.status})", err=True)
-        raise typer.Exit(ExitCode.INFEASIBLE if result.status == "infeasible" else ExitCode.NO_SOLUTION)
+        raise typer.Exit(
+            ExitCode.INFEASIBLE if result.status == "infeasible" else ExitCode.NO_SOLUTION
+        )
     if plan_rank > len(result.plans):
         fail(f"--plan: {plan_rank} is beyond the {len(result.plans)} plan(s) found")
     plan = result.plans[plan_rank - 1]
@@ -76,8 +92,9 @@ def export_command(
                     check_target(layout, to.value, target_version)
             except ExportError as exc:
                 raise ExportError(f"job {layout.job}: {exc}") from None
-        plan_line = (f"Plan {plan.rank} of `{file.name}` ({result.proof()}): {plan.summary()}; total "
-                     f"{plan.total_cost:,.0f} {result.currency}, {plan.makespan_h / 24:,.1f} days.")
+        plan_line = (f"Plan {plan.rank} of `{file.name}` ({result.proof()}): {plan.summary()}; "
+                     f"total {plan.total_cost:,.0f} {result.currency}, {plan.makespan_h / 24:,.1f} "
+                     "days.")
         written = write_export(out_dir, to.value, layouts, plan_line, plan.assumptions,
                                scenario_inputs(loaded, overlay, calibration))
     except ExportError as exc:

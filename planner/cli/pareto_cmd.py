@@ -11,7 +11,13 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, SpinnerColumn, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    SpinnerColumn,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.progress import Progress as RichProgress
 from rich.table import Table
 
@@ -54,24 +60,61 @@ def pareto_command(
     file: Annotated[Path, typer.Argument(help="scenario file")],
     x: Annotated[XAxis, typer.Option("--x", help="horizontal axis")] = XAxis.cost,
     y: Annotated[YAxis, typer.Option("--y", help="vertical axis (time = makespan)")] = YAxis.time,
-    z: Annotated[ZAxis | None, typer.Option("--z", help="third axis: risk = expected interruptions")] = None,
-    points: Annotated[int | None, typer.Option("--points", min=2, max=500,
-                                               help="at most this many points, evenly spread in time "
-                                                    "(default: every point of the exact front)")] = None,
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="front.csv or front.json")] = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="front.png, front.svg or front.html")] = None,
-    relax_limits: Annotated[bool, typer.Option("--relax-limits", help="lift the budget and deadlines to show "
-                                                                     "what lies beyond them")] = False,
-    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, max=MAX_SOLVER_LIMIT, callback=finite,
-                                                     help="wall-clock safety net, seconds, "
-                                                     "all solves")] = None,
-    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, max=MAX_SOLVER_LIMIT, callback=finite,
-                                                     help="deterministic time, all "
-                                                     "solves (the stop that does not depend on load)")] = None,
-    overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
+    z: Annotated[
+        ZAxis | None, typer.Option("--z", help="third axis: risk = expected interruptions")
+    ] = None,
+    points: Annotated[
+        int | None,
+        typer.Option(
+            "--points",
+            min=2,
+            max=500,
+            help="at most this many points, evenly spread in time (default: every point of the "
+            "exact front)",
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="front.csv or front.json")
+    ] = None,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="front.png, front.svg or front.html")
+    ] = None,
+    relax_limits: Annotated[
+        bool,
+        typer.Option(
+            "--relax-limits", help="lift the budget and deadlines to show what lies beyond them"
+        ),
+    ] = False,
+    time_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--time-limit",
+            min=0.1,
+            max=MAX_SOLVER_LIMIT,
+            callback=finite,
+            help="wall-clock safety net, seconds, all solves",
+        ),
+    ] = None,
+    work_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--work-limit",
+            min=0.01,
+            max=MAX_SOLVER_LIMIT,
+            callback=finite,
+            help="deterministic time, all solves (the stop that does not depend on load)",
+        ),
+    ] = None,
+    overlay: Annotated[
+        Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar on stderr")] = False,
-    calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan calibrate "
-                                                     "(your measured speed)")] = None,
+    calibration: Annotated[
+        Path | None,
+        typer.Option(
+            "--calibration", help="calibration overlay from plan calibrate (your measured speed)"
+        ),
+    ] = None,
 ) -> None:
     """The exact cost/time Pareto front: for each finishing time, the cheapest plan.
 
@@ -106,8 +149,13 @@ def pareto_command(
         fail(exc)
     try:
         with walk_progress(quiet) as on_point:
-            front = pareto_front(session, max_points=points, z=z.value if z else None, relax_limits=relax_limits,
-                                 on_point=on_point)
+            front = pareto_front(
+                session,
+                max_points=points,
+                z=z.value if z else None,
+                relax_limits=relax_limits,
+                on_point=on_point,
+            )
     except InputError as exc:  # figures the solver cannot hold (see plan.planner.cpsat.run)
         fail(exc)
     _print(front)
@@ -143,8 +191,15 @@ def walk_progress(quiet: bool) -> Iterator[Progress | None]:
     if quiet or not err.is_terminal:
         yield None
         return
-    bar = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
-                       TimeElapsedColumn(), console=err, transient=True)
+    bar = RichProgress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
     task = bar.add_task("walking the front", total=1.0)
 
     def on_point(found: int, share: float) -> None:
@@ -156,16 +211,27 @@ def walk_progress(quiet: bool) -> Iterator[Progress | None]:
 
 def _print(front: ParetoFront) -> None:
     unit, per = time_unit(front) if front.points else ("days", 24.0)
-    console.print(f"[bold]{printable(front.scenario)}[/bold]: {len(front.points)} points on the cost/time front "
-                  f"({front.status}, {front.solve_time_s:.2f} s)")
+    console.print(f"[bold]{printable(front.scenario)}[/bold]: {len(front.points)} points on the "
+                  f"cost/time front ({front.status}, {front.solve_time_s:.2f} s)")
     if front.points:
         table = Table()
-        for column in ("#", f"cost ({front.currency})", f"time ({unit})", *(["risk"] if front.z else []), "plan"):
+        for column in (
+            "#",
+            f"cost ({front.currency})",
+            f"time ({unit})",
+            *(["risk"] if front.z else []),
+            "plan",
+        ):
             table.add_column(column, overflow="fold")
         for n, p in enumerate(front.points[:TABLE_ROWS], start=1):
             mark = "" if p.within_budget and p.meets_deadlines else " (beyond limits)"
-            table.add_row(str(n), f"{p.cost:,.0f}", f"{p.makespan_h / per:,.2f}",
-                          *([f"{p.risk:.3f}"] if p.risk is not None else []), printable(p.label() + mark))
+            table.add_row(
+                str(n),
+                f"{p.cost:,.0f}",
+                f"{p.makespan_h / per:,.2f}",
+                *([f"{p.risk:.3f}"] if p.risk is not None else []),
+                printable(p.label() + mark),
+            )
         console.print(table)
         if len(front.points) > TABLE_ROWS:
             console.print(more_line(len(front.points) - TABLE_ROWS))

@@ -32,7 +32,9 @@ def check_report_path(path: Path, inputs: list[Path] | None = None, what: str = 
         fail(str(exc))
 
 
-def write_report(path: Path, result: SolveResult, loaded: LoadedScenario, front: ParetoFront | None = None) -> None:
+def write_report(
+    path: Path, result: SolveResult, loaded: LoadedScenario, front: ParetoFront | None = None
+) -> None:
     from plan.planner.atomic_file import WriteFailed, write_atomically
     from plan.planner.report_html import report_html
 
@@ -45,13 +47,22 @@ def write_report(path: Path, result: SolveResult, loaded: LoadedScenario, front:
 def report_command(
     file: Annotated[Path, typer.Argument(help="scenario file")],
     output: Annotated[Path, typer.Option("-o", "--output", help="the HTML page to write")],
-    pareto: Annotated[bool, typer.Option("--pareto", help="add the cost/time front (a solve per point)")] = False,
-    overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
-    calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan calibrate "
-                                                     "(your measured speed)")] = None,
+    pareto: Annotated[
+        bool, typer.Option("--pareto", help="add the cost/time front (a solve per point)")
+    ] = False,
+    overlay: Annotated[
+        Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")
+    ] = None,
+    calibration: Annotated[
+        Path | None,
+        typer.Option(
+            "--calibration", help="calibration overlay from plan calibrate (your measured speed)"
+        ),
+    ] = None,
 ) -> None:
-    """Write one self-contained HTML page: the best plan, alternatives, a Gantt chart per platform and pool,
-    cost by job and billing line, memory per GPU against the card, the assumptions (and the Pareto front).
+    """Write one self-contained HTML page: the best plan, alternatives, a Gantt chart per platform
+    and pool, cost by job and billing line, memory per GPU against the card, the assumptions (and
+    the Pareto front).
 
     Exit codes: 0 written, 1 infeasible (the page says why), 2 bad input, 3 no solution in time.
     """

@@ -13,7 +13,15 @@ from plan.models.layout import Objective
 from plan.models.limits import MAX_GAP, MAX_SOLVER_LIMIT
 from plan.models.loading import LoadedScenario, load_scenario
 from plan.planner.build_deadline import BuildTimeout
-from plan.planner.cli.common import ExitCode, console, fail, finite, print_json, printable, stop_no_solution
+from plan.planner.cli.common import (
+    ExitCode,
+    console,
+    fail,
+    finite,
+    print_json,
+    printable,
+    stop_no_solution,
+)
 from plan.planner.cpsat.model import Bounds
 from plan.planner.explain.why_not import parse_why_not, why_not
 from plan.planner.report import render_markdown, render_table
@@ -42,22 +50,49 @@ def _load(file: Path, overlay: Path | None, calibration: Path | None = None) -> 
 
 def solve_command(
     file: Annotated[Path, typer.Argument(help="scenario file")],
-    objective: Annotated[Objective | None,
-                         typer.Option(help="override the scenario's objective")] = None,
+    objective: Annotated[
+        Objective | None, typer.Option(help="override the scenario's objective")
+    ] = None,
     top: Annotated[int | None, typer.Option("--top", min=1, max=20, help="plans to return")] = None,
-    gap: Annotated[float | None, typer.Option(min=0.0, max=MAX_GAP, callback=finite,
-                                                           help="alternatives within this fraction")] = None,
-    time_limit: Annotated[float | None, typer.Option("--time-limit", min=0.1, max=MAX_SOLVER_LIMIT, callback=finite,
-                                                     help="wall-clock safety net, seconds, "
-                                                     "all solves")] = None,
-    work_limit: Annotated[float | None, typer.Option("--work-limit", min=0.01, max=MAX_SOLVER_LIMIT, callback=finite,
-                                                     help="deterministic time, all solves "
-                                                     "(the stop that does not depend on load)")] = None,
+    gap: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0, max=MAX_GAP, callback=finite, help="alternatives within this fraction"
+        ),
+    ] = None,
+    time_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--time-limit",
+            min=0.1,
+            max=MAX_SOLVER_LIMIT,
+            callback=finite,
+            help="wall-clock safety net, seconds, all solves",
+        ),
+    ] = None,
+    work_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--work-limit",
+            min=0.01,
+            max=MAX_SOLVER_LIMIT,
+            callback=finite,
+            help="deterministic time, all solves (the stop that does not depend on load)",
+        ),
+    ] = None,
     output: Annotated[SolveFormat, typer.Option("--format")] = SolveFormat.table,
-    overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")] = None,
-    report: Annotated[Path | None, typer.Option("--report", help="also write a self-contained HTML report")] = None,
-    calibration: Annotated[Path | None, typer.Option("--calibration", help="calibration overlay from plan calibrate "
-                                                     "(your measured speed)")] = None,
+    overlay: Annotated[
+        Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")
+    ] = None,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="also write a self-contained HTML report")
+    ] = None,
+    calibration: Annotated[
+        Path | None,
+        typer.Option(
+            "--calibration", help="calibration overlay from plan calibrate (your measured speed)"
+        ),
+    ] = None,
 ) -> None:
     """Find the optimal plan and near-optimal alternatives, with explanations.
 
@@ -93,7 +128,8 @@ def solve_command(
 
 def explain_command(
     file: Annotated[Path, typer.Argument(help="scenario file")],
-    why_not_spec: Annotated[str, typer.Option("--why-not", help='e.g. "job=sft platform=aliyun-pai gpu=h800 '
+    why_not_spec: Annotated[str, typer.Option("--why-not", help='e.g. "job=sft platform=aliyun-pai '
+                                                                'gpu=h800 '
                                                                 'gpus=16 billing=hourly"')],
     output: Annotated[SolveFormat, typer.Option("--format")] = SolveFormat.table,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay")] = None,
@@ -119,7 +155,9 @@ def explain_command(
     except KeyError as exc:
         fail(f"--why-not: {exc}")
     if "job" in spec and spec["job"] not in session.problem.jobs:
-        fail(f"--why-not: job: unknown job {spec['job']!r}; jobs: {', '.join(session.problem.jobs)}")
+        fail(
+            f"--why-not: job: unknown job {spec['job']!r}; jobs: {', '.join(session.problem.jobs)}"
+        )
     try:
         best = session.best(Bounds())
     except InputError as exc:

@@ -19,7 +19,8 @@ POLL_S = 0.05
 
 
 def solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel) -> Any:
-    """`solver.solve(model)`, raising KeyboardInterrupt (never a status) if Ctrl-C came during it."""
+    """`solver.solve(model)`, raising KeyboardInterrupt (never a status) if Ctrl-C came during
+    it."""
     solver.parameters.catch_sigint_signal = False
     if threading.current_thread() is not threading.main_thread():
         return solver.solve(model)  # signals reach only the main thread; nothing to watch for here
@@ -27,8 +28,8 @@ def solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel) -> A
     finished = threading.Event()
 
     def target() -> None:
-        # Ctrl-C must reach the main thread, never this one or the solver's own threads (they inherit
-        # this mask): a signal landing in CP-SAT's C++ threads aborts the process.
+        # Ctrl-C must reach the main thread, never this one or the solver's own threads (they
+        # inherit this mask): a signal landing in CP-SAT's C++ threads aborts the process.
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             outcome["status"] = solver.solve(model)
@@ -39,8 +40,8 @@ def solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel) -> A
 
     thread = threading.Thread(target=target, name="cp-sat", daemon=True)
     thread.start()
-    # Wait on an Event, not on Thread.join: a join cut by KeyboardInterrupt marks a running thread as
-    # stopped (CPython), and the interpreter would then exit under the solver's feet.
+    # Wait on an Event, not on Thread.join: a join cut by KeyboardInterrupt marks a running thread
+    # as stopped (CPython), and the interpreter would then exit under the solver's feet.
     try:
         while not finished.wait(POLL_S):
             pass
@@ -54,7 +55,8 @@ def solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel) -> A
 
 
 def _stop_and_wait(solver: cp_model.CpSolver, finished: threading.Event) -> None:
-    """Stop the search and wait until the solver thread is done; a second Ctrl-C does not cut the wait."""
+    """Stop the search and wait until the solver thread is done; a second Ctrl-C does not cut the
+    wait."""
     while True:
         solver.stop_search()
         try:

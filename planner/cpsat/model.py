@@ -49,7 +49,8 @@ class Bounds:
     nogoods: tuple[tuple[tuple[str, tuple[str, str, str]], ...], ...] = ()
     # (cost, makespan) of previous plans: a new plan must beat each on one of them (a real trade).
     undominated: tuple[tuple[int, int], ...] = ()
-    assume: frozenset[str] | None = None  # with assumptions: only these groups (None: all); the rest held
+    # with assumptions: only these groups (None: all); the rest held
+    assume: frozenset[str] | None = None
 
 
 class PlanModel:
@@ -67,10 +68,13 @@ class PlanModel:
         if objective == "time":
             return v.makespan
         if objective == "balanced":
-            return cp_model.LinearExpr.sum([v.total_cost, self.problem.value_of_time_per_min * v.makespan])
+            return cp_model.LinearExpr.sum(
+                [v.total_cost, self.problem.value_of_time_per_min * v.makespan]
+            )
         if objective == "risk":
             return self.risk_expr()
-        if objective == "earliest":  # the tie-break after the others: every job ends as early as it can
+        # the tie-break after the others: every job ends as early as it can
+        if objective == "earliest":
             return cp_model.LinearExpr.sum([jv.end for jv in v.jobs.values()])
         return v.total_cost  # cost and the first stage of lexicographic
 
@@ -81,10 +85,10 @@ class PlanModel:
                                         for c in self.problem.all_candidates()])
 
     def _pool_energy(self, model: cp_model.CpModel, max_makespan: int, held: set[str]) -> None:
-        """The GPU-minutes of the jobs on an owned pool fit in its GPUs times the minutes between its
-        opening and the makespan cap: redundant with its cumulative, but the LP sees it (a packing bound
-        for a tight cap's cheapest plan: lab_six_jobs' nine hardest front points 22.6 -> 13.6 s alone,
-        7.4 -> 5.8 s beside the walk's cost floor)."""
+        """The GPU-minutes of the jobs on an owned pool fit in its GPUs times the minutes between
+        its opening and the makespan cap: redundant with its cumulative, but the LP sees it (a
+        packing bound for a tight cap's cheapest plan: lab_six_jobs' nine hardest front points 22.6
+        -> 13.6 s alone, 7.4 -> 5.8 s beside the walk's cost floor)."""
         v = self.variables
         for key, rv in v.resources.items():
             res = rv.resource
@@ -92,15 +96,25 @@ class PlanModel:
                 continue
             users = [c for c in self.problem.all_candidates() if c.resource == key]
             window = max(0, max_makespan - res.available_from_min)
-            model.add(sum(c.gpus * c.duration_min * v.x[c.index] for c in users) <= (res.capacity or 0) * window)
+            model.add(
+                sum(c.gpus * c.duration_min * v.x[c.index] for c in users)
+                <= (res.capacity or 0) * window
+            )
 
     def instance(self, objective: str | None, bounds: Bounds, *, with_assumptions: bool = False,
                  hint: dict[int, int] | None = None) -> cp_model.CpModel:
-        """A clone with the active groups enforced (fixed, or as assumptions) and the bounds added."""
+        """A clone with the active groups enforced (fixed, or as assumptions) and the bounds
+        added."""
         model = self.model.clone()
         v = self.variables
-        active = {name: lit for name, lit in self.groups.literals.items() if name not in bounds.lifted}
-        assumed = {name for name in active if with_assumptions and (bounds.assume is None or name in bounds.assume)}
+        active = {
+            name: lit for name, lit in self.groups.literals.items() if name not in bounds.lifted
+        }
+        assumed = {
+            name
+            for name in active
+            if with_assumptions and (bounds.assume is None or name in bounds.assume)
+        }
         if assumed:
             model.add_assumptions([active[name] for name in sorted(assumed)])
         for name, lit in active.items():
@@ -133,6 +147,7 @@ class PlanModel:
             model.minimize(self.objective_expr(objective))
         if hint:
             for index, value in hint.items():
-                if index in v.x:  # (a plan from the whole model may use a candidate this one leaves out)
+                # (a plan from the whole model may use a candidate this one leaves out)
+                if index in v.x:
                     model.add_hint(v.x[index], value)
         return model

@@ -1,4 +1,5 @@
-"""Running CP-SAT and reading its answer: statuses mapped explicitly, values turned into domain plans.
+"""Running CP-SAT and reading its answer: statuses mapped explicitly, values turned into domain
+plans.
 
 This is the one place solver values become domain objects (`Plan`), and `CpSolver` stays here.
 """
@@ -28,14 +29,16 @@ class Outcome:
     chosen: dict[str, Candidate] = field(default_factory=dict)
     start_min: dict[str, int] = field(default_factory=dict)
     end_min: dict[str, int] = field(default_factory=dict)
-    resource_use: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # key -> (gpus, periods, start)
+    # key -> (gpus, periods, start)
+    resource_use: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     total_cost: int = 0
     makespan_min: int = 0
     core: list[int] = field(default_factory=list)  # assumption literal indices (infeasible runs)
     wall_s: float = 0.0
     bound: float | None = None  # CP-SAT's best objective bound, in the objective's model units
     work: float = 0.0  # deterministic time this solve used
-    wall_stopped: bool = False  # the wall-clock safety net, not the work limit, ended an unproven solve
+    # the wall-clock safety net, not the work limit, ended an unproven solve
+    wall_stopped: bool = False
 
     @property
     def solved(self) -> bool:
@@ -56,8 +59,14 @@ _STATUS = {
 MIN_WORK = 0.01  # deterministic time: every solve gets at least this much, even on an spent budget
 
 
-def configure(solver: cp_model.CpSolver, settings: SolverSettings, time_limit_s: float, work_limit: float,
-              probing: int = 0, presolve: bool = True) -> None:
+def configure(
+    solver: cp_model.CpSolver,
+    settings: SolverSettings,
+    time_limit_s: float,
+    work_limit: float,
+    probing: int = 0,
+    presolve: bool = True,
+) -> None:
     """Parameters that make a solve repeatable whatever the machine's load: the deterministic work
     limit is the stop, the wall clock only a safety net, and the search itself is deterministic (one
     thread, or CP-SAT's interleaved portfolio, whose result does not depend on the worker count)."""
@@ -69,16 +78,24 @@ def configure(solver: cp_model.CpSolver, settings: SolverSettings, time_limit_s:
     params.random_seed = settings.seed
     params.relative_gap_limit = 0.0
     params.catch_sigint_signal = False  # Ctrl-C is ours: see plan.planner.cpsat.interruptible
-    # Tuned on the shipped scenarios (one thread): the LP relaxation of the choice-and-cost rows prunes
-    # well, while probing costs more than it finds. 2-7x less work than the defaults on every one.
-    # (A solve that needs a long proof may ask for probing: see the Pareto walk.)
+    # Tuned on the shipped scenarios (one thread): the LP relaxation of the choice-and-cost rows
+    # prunes well, while probing costs more than it finds. 2-7x less work than the defaults on every
+    # one. (A solve that needs a long proof may ask for probing: see the Pareto walk.)
     params.linearization_level = 2
     params.cp_model_probing_level = probing
-    params.cp_model_presolve = presolve  # off only to re-check a solve its presolve got wrong (Session.run)
+    # off only to re-check a solve its presolve got wrong (Session.run)
+    params.cp_model_presolve = presolve
 
 
-def solve_model(plan_model: PlanModel, model: cp_model.CpModel, settings: SolverSettings,
-                time_limit_s: float, work_limit: float, probing: int = 0, presolve: bool = True) -> Outcome:
+def solve_model(
+    plan_model: PlanModel,
+    model: cp_model.CpModel,
+    settings: SolverSettings,
+    time_limit_s: float,
+    work_limit: float,
+    probing: int = 0,
+    presolve: bool = True,
+) -> Outcome:
     solver = cp_model.CpSolver()
     configure(solver, settings, time_limit_s, work_limit, probing, presolve)
     started = time.perf_counter()
@@ -86,16 +103,23 @@ def solve_model(plan_model: PlanModel, model: cp_model.CpModel, settings: Solver
     wall = time.perf_counter() - started
     if status == cp_model.MODEL_INVALID:
         invalid = model.validate()
-        if "overflow" in invalid:  # money or time figures the 64-bit model cannot hold: the input's, not a bug
-            raise InputError([f"scenario {plan_model.problem.scenario_name!r}: the money and time figures are too "
-                              f"large for the solver's 64-bit integers (prices, exchange rates, budget or "
-                              f"value_of_time_per_day near their bounds; see docs/limits.md); lower them"])
+        # money or time figures the 64-bit model cannot hold: the input's, not a bug
+        if "overflow" in invalid:
+            raise InputError([f"scenario {plan_model.problem.scenario_name!r}: the money and time "
+                              "figures are too large for the solver's 64-bit integers (prices, "
+                              "exchange rates, budget or value_of_time_per_day near their bounds; "
+                              "see docs/limits.md); lower them"])
         raise ModelInvalidError(invalid)
     name = _STATUS[status]
     work = solver.deterministic_time
-    outcome = Outcome(name, wall_s=wall, work=work,
-                      wall_stopped=name in ("feasible", "unknown") and work < solver.parameters.max_deterministic_time
-                      and wall >= solver.parameters.max_time_in_seconds * 0.95)
+    outcome = Outcome(
+        name,
+        wall_s=wall,
+        work=work,
+        wall_stopped=name in ("feasible", "unknown")
+        and work < solver.parameters.max_deterministic_time
+        and wall >= solver.parameters.max_time_in_seconds * 0.95,
+    )
     if name == "infeasible":
         try:
             outcome.core = list(solver.sufficient_assumptions_for_infeasibility())
@@ -134,28 +158,61 @@ def to_plan(problem: Problem, outcome: Outcome, rank: int) -> Plan:
     jobs = []
     for job in problem.jobs:
         c = outcome.chosen[job]
-        jobs.append(JobPlan(
-            job=job, platform=c.platform, gpu=c.gpu, gpus=c.gpus, nodes=c.nodes, layout=c.layout,
-            billing=c.billing, start_h=round(SCALE.to_hours(outcome.start_min[job]), 2),
-            end_h=round(SCALE.to_hours(outcome.end_min[job]), 2), cost=SCALE.to_money(c.cost),
-            memory_gib_per_gpu=round(c.memory_gib_per_gpu, 2), gpu_memory_gib=c.gpu_memory_gib,
-            tokens_per_s=round(c.tokens_per_s, 1), mfu=round(c.mfu, 4), gpu_hours=round(c.gpu_hours, 1),
-            reservation=c.resource if c.resource and problem.resources[c.resource].kind != "owned" else None,
-            expected_interruptions=round(c.expected_interruptions, 2), figures=c.figures))
+        jobs.append(
+            JobPlan(
+                job=job,
+                platform=c.platform,
+                gpu=c.gpu,
+                gpus=c.gpus,
+                nodes=c.nodes,
+                layout=c.layout,
+                billing=c.billing,
+                start_h=round(SCALE.to_hours(outcome.start_min[job]), 2),
+                end_h=round(SCALE.to_hours(outcome.end_min[job]), 2),
+                cost=SCALE.to_money(c.cost),
+                memory_gib_per_gpu=round(c.memory_gib_per_gpu, 2),
+                gpu_memory_gib=c.gpu_memory_gib,
+                tokens_per_s=round(c.tokens_per_s, 1),
+                mfu=round(c.mfu, 4),
+                gpu_hours=round(c.gpu_hours, 1),
+                reservation=c.resource
+                if c.resource and problem.resources[c.resource].kind != "owned"
+                else None,
+                expected_interruptions=round(c.expected_interruptions, 2),
+                figures=c.figures,
+            )
+        )
     reservations = []
     for key, (gpus, periods, start) in sorted(outcome.resource_use.items()):
         res = problem.resources[key]
         upfront = res.upfront_per_gpu * gpus
-        cost = SCALE.to_money(res.price_per_gpu_period * gpus * periods + res.fixed_price_per_period * periods
-                              + upfront)
-        reservations.append(ReservationPlan(key=key, label=res.label, kind=res.kind, gpus=gpus, periods=periods,
-                                            period_h=SCALE.to_hours(res.period_min),
-                                            start_h=SCALE.to_hours(start), cost=cost,
-                                            upfront_cost=SCALE.to_money(upfront),
-                                            payback_months=_payback(res, gpus)))
-    return Plan(rank=rank, total_cost=SCALE.to_money(outcome.total_cost),
-                makespan_h=round(SCALE.to_hours(outcome.makespan_min), 2), jobs=jobs, reservations=reservations,
-                optimal=outcome.status == "optimal")
+        cost = SCALE.to_money(
+            res.price_per_gpu_period * gpus * periods
+            + res.fixed_price_per_period * periods
+            + upfront
+        )
+        reservations.append(
+            ReservationPlan(
+                key=key,
+                label=res.label,
+                kind=res.kind,
+                gpus=gpus,
+                periods=periods,
+                period_h=SCALE.to_hours(res.period_min),
+                start_h=SCALE.to_hours(start),
+                cost=cost,
+                upfront_cost=SCALE.to_money(upfront),
+                payback_months=_payback(res, gpus),
+            )
+        )
+    return Plan(
+        rank=rank,
+        total_cost=SCALE.to_money(outcome.total_cost),
+        makespan_h=round(SCALE.to_hours(outcome.makespan_min), 2),
+        jobs=jobs,
+        reservations=reservations,
+        optimal=outcome.status == "optimal",
+    )
 
 
 def _payback(res: Resource, gpus: int) -> float | None:

@@ -1,12 +1,12 @@
 """A greedy plan to start the main solve from: each job's best rule-abiding option on its own.
 
-It ignores what jobs share (an owned pool's GPUs, a reservation, the budget), so it may not be a plan
-at all; CP-SAT takes it as a hint, repairs what it breaks and proves the optimum from there. Every
-choice is hinted (the chosen option 1, the job's others 0): with many jobs on one cheap pool, finding
-a schedule that packs them is the hard part of the search, and the whole hint cut it to a quarter
-(64 generated jobs: 19.7 -> 5.3 work units; 32 jobs: 2.8 -> 1.3), where hinting the chosen options
-alone gave 7.7 and 3.6. A small scenario solves faster without it, so the main solve uses it only
-when a first solve on its own does not prove the optimum (planner/solve.py, QUICK_BEST_WORK).
+It ignores what jobs share (an owned pool's GPUs, a reservation, the budget), so it may not be a
+plan at all; CP-SAT takes it as a hint, repairs what it breaks and proves the optimum from there.
+Every choice is hinted (the chosen option 1, the job's others 0): with many jobs on one cheap pool,
+finding a schedule that packs them is the hard part of the search, and the whole hint cut it to a
+quarter (64 generated jobs: 19.7 -> 5.3 work units; 32 jobs: 2.8 -> 1.3), where hinting the chosen
+options alone gave 7.7 and 3.6. A small scenario solves faster without it, so the main solve uses it
+only when a first solve on its own does not prove the optimum (planner/solve.py, QUICK_BEST_WORK).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 from plan.models.problem import Candidate, Problem
 
-WARM_START_NOTE = ("search: not proven in a first short solve, so CP-SAT started again from a greedy plan (each "
-                   "job's best rule-abiding option on its own, shared GPUs and the budget ignored) and repaired "
-                   "and improved it from there")
+WARM_START_NOTE = ("search: not proven in a first short solve, so CP-SAT started again from a "
+                   "greedy plan (each job's best rule-abiding option on its own, shared GPUs and "
+                   "the budget ignored) and repaired and improved it from there")
 
 
 def greedy_hint(problem: Problem, objective: str) -> dict[int, int]:
@@ -42,4 +42,5 @@ def _key(problem: Problem, objective: str) -> Callable[[Candidate], tuple[int, i
     if objective == "balanced":
         per_min = problem.value_of_time_per_min
         return lambda c: (problem.standalone_cost(c) + per_min * c.duration_min, c.duration_min)
-    return lambda c: (problem.standalone_cost(c), c.duration_min)  # cost, lexicographic (cost first)
+    # cost, lexicographic (cost first)
+    return lambda c: (problem.standalone_cost(c), c.duration_min)

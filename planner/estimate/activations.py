@@ -11,26 +11,28 @@ Tensor parallelism with sequence parallelism divides all of it by tp; without se
 the 4h norm/input terms stay replicated (Korthikanti's 10 + 24/t). Context parallelism divides the
 tokens by cp. Recomputation policies:
 - full: each layer keeps its 2h-byte input, plus one layer re-materialised at a time;
-- full_offload: the same with those inputs in host memory (Unsloth's gradient checkpointing copies each
+- full_offload: the same with those inputs in host memory (Unsloth's gradient checkpointing copies
+each
   to the CPU after its layer's forward and back before its recomputation); two are in flight;
 - offload: everything is kept, in host memory; two layers' worth stay on the GPU in flight;
 - selective, Megatron/DeepSpeed: the attention core is recomputed (with FlashAttention this stores
   what "none" stores; without it the s x s scores are dropped);
 - selective, FSDP (torchtitan's op-level SAC): the layer input, the attention output and every
-  other matmul output are kept, the rest (norms, activation functions, the other matmuls) recomputed.
+  other matmul output are kept, the rest (norms, activation functions, the other matmuls)
+  recomputed.
 Eager modules (the PyTorch stacks running Hugging Face, torchtune or peft code op by op, without
 torch.compile or fused kernels such as Liger; `Layout.fused_modules` False) save more in the
 Llama-family layer (RMSNorm, SwiGLU, SDPA: the gated-FFN models), in 16-bit elements per token: each
 RMSNorm's fp32 input upcast and normalised output (3h more per layer), the SwiGLU's gate and up
 outputs and their product separately (ffn more), and the attention output's contiguous (b, s, h, d)
 copy that the output projection saves (d_q more); peft's LoRA layers add about 2h
-(EAGER_LORA_EXTRA_PER_HIDDEN). Measured on an H200 (`Layout.eager_modules`): 14h + 6d_q + 4d_kv + 8ffn
-bytes for a Llama layer, 1.4x the fused one.
-LayerNorm/GELU models (MPT under llm-foundry, GPT) run one `F.layer_norm` kernel, an unfused GELU that
-saves what the fused formula counts, and flash-attn's (b, s, h, d) output that the projection reuses.
-FP8 weight copies are transient per layer and torchao float8 (FSDP stacks) keeps saved activations in
-BF16, so FP8 never adds memory over the same BF16 layout; Transformer Engine (Megatron, NeMo) saves
-the FP8 copy of each linear layer's input, which halves those four tensors.
+(EAGER_LORA_EXTRA_PER_HIDDEN). Measured on an H200 (`Layout.eager_modules`): 14h + 6d_q + 4d_kv +
+8ffn bytes for a Llama layer, 1.4x the fused one. LayerNorm/GELU models (MPT under llm-foundry, GPT)
+run one `F.layer_norm` kernel, an unfused GELU that saves what the fused formula counts, and
+flash-attn's (b, s, h, d) output that the projection reuses. FP8 weight copies are transient per
+layer and torchao float8 (FSDP stacks) keeps saved activations in BF16, so FP8 never adds memory
+over the same BF16 layout; Transformer Engine (Megatron, NeMo) saves the FP8 copy of each linear
+layer's input, which halves those four tensors.
 """
 
 from __future__ import annotations
@@ -44,15 +46,15 @@ from plan.planner.estimate.types import FULL_RECOMPUTE, Layout
 
 
 def checkpoint_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float:
-    """A layer's 16-bit input per token on one GPU (what full recomputation keeps, and a stage's output):
-    sharded over tp under sequence parallelism, whole without it."""
+    """A layer's 16-bit input per token on one GPU (what full recomputation keeps, and a stage's
+    output): sharded over tp under sequence parallelism, whole without it."""
     sp = layout.sequence_parallel or layout.tp == 1
     return 2.0 * shape.hidden / (layout.tp if sp else 1)
 
 
 def host_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float:
-    """What an offloading policy (`Layout.host_activations`) sends to host memory per token and layer: each
-    layer's checkpointed input (full_offload) or everything it saves (offload)."""
+    """What an offloading policy (`Layout.host_activations`) sends to host memory per token and
+    layer: each layer's checkpointed input (full_offload) or everything it saves (offload)."""
     if layout.recompute == "full_offload":
         return checkpoint_bytes_per_token_layer(shape, layout)
     return activation_bytes_per_token_layer(shape, layout)
@@ -63,7 +65,8 @@ def activation_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float
     (module docstring; FSDP's "selective" is the op-level policy)."""
     h, t = shape.hidden, layout.tp
     ffn_mult = 3.0 if shape.gated else 2.0
-    ffn_width = shape.ffn_width(layout.capacity_factor)  # the routed experts' padded to their capacity
+    # the routed experts' padded to their capacity
+    ffn_width = shape.ffn_width(layout.capacity_factor)
     sp = layout.sequence_parallel or t == 1
     stack = stack_of(layout.framework)
     if layout.recompute == "selective" and stack.selective_recompute == "op_level":
@@ -81,9 +84,10 @@ def activation_bytes_per_token_layer(shape: ModelShape, layout: Layout) -> float
                 replicated += EAGER_LORA_EXTRA_PER_HIDDEN * h
     elements = (replicated + split) / t if sp else replicated + split / t
     if sp and t > 1 and stack.tensor_parallel_gathers_saved and layout.recompute != "selective":
-        # DTensor tensor parallelism (torchtitan) all-gathers the sequence-sharded norm outputs before
-        # the column-parallel QKV and FFN-in projections, and autograd saves the gathered tensor for their
-        # weight gradients; Megatron saves its local shard and re-gathers it in the backward pass.
+        # DTensor tensor parallelism (torchtitan) all-gathers the sequence-sharded norm outputs
+        # before the column-parallel QKV and FFN-in projections, and autograd saves the gathered
+        # tensor for their weight gradients; Megatron saves its local shard and re-gathers it in the
+        # backward pass.
         elements += 2.0 * h * (1.0 - 1.0 / t)
     if layout.precision == "fp8" and stack.fp8_saves_inputs_in_fp8 and layout.recompute != "full":
         # Transformer Engine keeps the FP8 copy of each linear layer's input for the backward pass:
@@ -118,7 +122,8 @@ def chunk_layers(layers: int, layout: Layout) -> int:
 
 def recomputed_layers(layout: Layout, stage_layers: int) -> int:
     """Layers of a stage whose activations are recomputed: all of them under full recomputation, or
-    `recompute_layers` of each of the stage's `virtual_pipeline` chunks under Megatron's block method."""
+    `recompute_layers` of each of the stage's `virtual_pipeline` chunks under Megatron's block
+    method."""
     if layout.recompute not in FULL_RECOMPUTE:
         return 0
     if layout.recompute_layers is None:
@@ -127,10 +132,13 @@ def recomputed_layers(layout: Layout, stage_layers: int) -> int:
 
 
 def in_flight_micro_batches(layout: Layout, rank: int = 0) -> float:
-    """Micro-batches' worth of activations pipeline stage `rank` holds at its peak: its warm-up forwards
-    and the one before its first backward, never more than the step has (Megatron-LM schedules.py:
-    2(p - rank - 1) + (v - 1) p warm-up chunks when interleaved, p - rank - 1 micro-batches with 1F1B,
-    capped at m v)."""
+    """Micro-batches' worth of activations pipeline stage `rank` holds at its peak: its warm-up
+    forwards and the one before its first backward, never more than the step has (Megatron-LM
+    schedules.py: 2(p - rank - 1) + (v - 1) p warm-up chunks when interleaved, p - rank - 1
+    micro-batches with 1F1B, capped at m v)."""
     if layout.pp == 1:
         return 1.0
-    return held_chunks(layout.pp, layout.virtual_pipeline, layout.micro_batches, rank) / layout.virtual_pipeline
+    return (
+        held_chunks(layout.pp, layout.virtual_pipeline, layout.micro_batches, rank)
+        / layout.virtual_pipeline
+    )

@@ -88,15 +88,22 @@ names the first that fits, an infeasible scenario offers each that does."""
 
 STACK_SETTINGS: tuple[MemorySaver, ...] = (
     # at 128k-152k-token vocabularies a micro-batch's fp32 logits are gigabytes
-    MemorySaver("loss", "fused", (("loss", "fused"),),
-                lambda method, framework, precision, zero: may_run(framework, "leaner_losses"),
-                "a fused linear cross-entropy that never holds the whole logits: Liger's, or "
-                "Unsloth's Cut Cross-Entropy; a chunked loss as torchtune's drops only their fp32 "
-                "copy"),
-    MemorySaver("kernels", "fused", (("fused_modules", True),),
-                lambda method, framework, precision, zero: not stated_has(framework, "fused_layers"),
-                "fused or compiled layers: torch.compile, Liger or Unsloth keep 0.7 times the "
-                "eager activations"),
+    MemorySaver(
+        "loss",
+        "fused",
+        (("loss", "fused"),),
+        lambda method, framework, precision, zero: may_run(framework, "leaner_losses"),
+        "a fused linear cross-entropy that never holds the whole logits: Liger's, or Unsloth's Cut "
+        "Cross-Entropy; a chunked loss as torchtune's drops only their fp32 copy",
+    ),
+    MemorySaver(
+        "kernels",
+        "fused",
+        (("fused_modules", True),),
+        lambda method, framework, precision, zero: not stated_has(framework, "fused_layers"),
+        "fused or compiled layers: torch.compile, Liger or Unsloth keep 0.7 times the eager "
+        "activations",
+    ),
 )
 """How a PyTorch stack runs the job: each alone, and where neither alone fits both together, as
 Liger and Unsloth run them."""

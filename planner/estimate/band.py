@@ -28,44 +28,48 @@ THROUGHPUT_BAND: dict[str, tuple[float, float]] = {
     "fsdp": (0.85, 1.13),
 }
 """(p10, p90) of published / predicted tokens per second, by the stack's class: Megatron-LM and NeMo
-rows (MEG21, MEG24, KOR, NEMO), FSDP-style rows (llm-foundry, torchtitan); DeepSpeed is in the
-FSDP class (same sharded data parallelism), widened since no row measures it (uncalibrated_mechanisms)."""
+rows (MEG21, MEG24, KOR, NEMO), FSDP-style rows (llm-foundry, torchtitan); DeepSpeed is in the FSDP
+class (same sharded data parallelism), widened since no row measures it
+(uncalibrated_mechanisms)."""
 
 MEMORY_BAND: tuple[float, float] = (0.91, 1.14)
 """(p10, p90) of published / predicted peak memory over the measured rows (torchtune, torchtitan,
 QLoRA; the ZeRO rows are exact state counts and excluded; re-derived after torch pipelining's kept
-outputs were counted, 2026-12-01, (0.91, 1.17) before). Above 1: torchtitan logs the allocator's reserved
-peak and its 1F1B run sits 13% above the estimate; below 1: torchtune's LoRA/QLoRA figures sit 7-18% under
-it. Not lowered to the (0.89, 1.13) that torchtune's three 8-GPU rows (bench/data/memory_torchtune.csv)
-give the derivation: those rows sit under the estimate, and a band narrowed by over-estimates would let
-every plan run closer to its card on the strength of three rows, one of them (405B QLoRA) read at its
-recipe's batch size because the table's stated one cannot hold its figure."""
+outputs were counted, 2026-12-01, (0.91, 1.17) before). Above 1: torchtitan logs the allocator's
+reserved peak and its 1F1B run sits 13% above the estimate; below 1: torchtune's LoRA/QLoRA figures
+sit 7-18% under it. Not lowered to the (0.89, 1.13) that torchtune's three 8-GPU rows
+(bench/data/memory_torchtune.csv) give the derivation: those rows sit under the estimate, and a band
+narrowed by over-estimates would let every plan run closer to its card on the strength of three
+rows, one of them (405B QLoRA) read at its recipe's batch size because the table's stated one cannot
+hold its figure."""
 
 UNCALIBRATED_SPREAD = 1.2
-"""The p90 / median ratio of the extra throughput error an estimate carries for each mechanism it rests on
-that no calibration row measures (`uncalibrated_mechanisms`): the band of its class is widened by it, the
-errors taken as independent (log-normal, spreads added in quadrature). Assumed, from the two times the
-estimator met a mechanism before any row measured it: the A100 families, timed with Hopper's kernel factor
-before Ampere had its own, sat at a median of -10.5% and down to -17% (factors.py,
-TRAINING_KERNEL_EFFICIENCY_OF_ARCHITECTURE); DeepSeek-V3's whole run, the one MoE figure checked, came out
-+23% in GPU-hours. +-20% at p10-p90 spans both. Every estimate that uses it says so."""
+"""The p90 / median ratio of the extra throughput error an estimate carries for each mechanism it
+rests on that no calibration row measures (`uncalibrated_mechanisms`): the band of its class is
+widened by it, the errors taken as independent (log-normal, spreads added in quadrature). Assumed,
+from the two times the estimator met a mechanism before any row measured it: the A100 families,
+timed with Hopper's kernel factor before Ampere had its own, sat at a median of -10.5% and down to
+-17% (factors.py, TRAINING_KERNEL_EFFICIENCY_OF_ARCHITECTURE); DeepSeek-V3's whole run, the one MoE
+figure checked, came out +23% in GPU-hours. +-20% at p10-p90 spans both. Every estimate that uses it
+says so."""
 
 WHOLE_RUN_OVERHEAD = 1.27
 """Whole runs take longer than steady-state steps plus the failure model: warm-up, evaluation, data
 stalls, stragglers, batch-size ramps, long-context stages. bench/data/whole_runs.csv holds published
-GPU-hours of whole pre-training runs (Llama 2 7B/13B/70B, Llama 3 8B/70B, Llama 3.1 405B, each with its
-source); `bench/validate_estimates.py` prints, per run, the overhead that run alone would need over our
-steady-state estimate with failures (the default restart and checkpoint write derived from Llama 3's
-published >90% effective training time, cluster.py): Llama 2 7B/13B/70B 1.16, 1.29 and 1.24, Llama 3
-70B 1.46, Llama 3.1 405B 1.13, and Llama 3 8B 2.06 the outlier. 1.27 is the median of the six;
-WHOLE_RUN_BAND is the range of the other five runs (1.13-1.46)."""
+GPU-hours of whole pre-training runs (Llama 2 7B/13B/70B, Llama 3 8B/70B, Llama 3.1 405B, each with
+its source); `bench/validate_estimates.py` prints, per run, the overhead that run alone would need
+over our steady-state estimate with failures (the default restart and checkpoint write derived from
+Llama 3's published >90% effective training time, cluster.py): Llama 2 7B/13B/70B 1.16, 1.29 and
+1.24, Llama 3 70B 1.46, Llama 3.1 405B 1.13, and Llama 3 8B 2.06 the outlier. 1.27 is the median of
+the six; WHOLE_RUN_BAND is the range of the other five runs (1.13-1.46)."""
 
 WHOLE_RUN_BAND: tuple[float, float] = (1.13, 1.46)
 
 
 def whole_run_overhead(method: str) -> tuple[float, tuple[float, float]]:
-    """(point, p10-p90) multiplier on steady-state hours. The evidence is whole pre-training runs; for
-    fine-tuning none is published, so the point is 1 and the upper side keeps the same spread."""
+    """(point, p10-p90) multiplier on steady-state hours. The evidence is whole pre-training runs;
+    for fine-tuning none is published, so the point is 1 and the upper side keeps the same
+    spread."""
     if method in PRETRAIN_METHODS:
         return WHOLE_RUN_OVERHEAD, WHOLE_RUN_BAND
     return 1.0, (1.0, WHOLE_RUN_BAND[1] / WHOLE_RUN_OVERHEAD)
@@ -89,12 +93,14 @@ def gpu_efficiency(architecture: str) -> str:
     return f"{architecture} GPUs' compute efficiency"
 
 
-def uncalibrated_mechanisms(architecture: str, method: str, layout: Layout, moe: bool) -> tuple[str, ...]:
+def uncalibrated_mechanisms(
+    architecture: str, method: str, layout: Layout, moe: bool
+) -> tuple[str, ...]:
     """What an estimate's time rests on that no row of bench/data measures: a GPU architecture whose
     efficiency factors are assumed (factors.MEASURED_GEMM_ARCHITECTURES), DeepSpeed (timed as FSDP's
-    sharded data parallelism, with no row of its own), MoE routing and all-to-all, CPU offload's host
-    traffic, QLoRA's dequantization (its published speeds are not consistent with their stated settings;
-    bench/validate_estimates.py)."""
+    sharded data parallelism, with no row of its own), MoE routing and all-to-all, CPU offload's
+    host traffic, QLoRA's dequantization (its published speeds are not consistent with their stated
+    settings; bench/validate_estimates.py)."""
     found = []
     if architecture not in MEASURED_GEMM_ARCHITECTURES:
         found.append(gpu_efficiency(architecture))
@@ -114,18 +120,20 @@ def uncalibrated_mechanisms(architecture: str, method: str, layout: Layout, moe:
 
 def uncalibrated_band_note(uncalibrated: tuple[str, ...]) -> str:
     """The line an estimate (and a plan, as an assumption) carries when its band was widened."""
-    return (f"throughput band widened: no calibration row measures {', '.join(uncalibrated)}; each adds an "
+    return (f"throughput band widened: no calibration row measures {', '.join(uncalibrated)}; each "
+            "adds an "
             f"assumed +-{UNCALIBRATED_SPREAD - 1:.0%} at p10-p90 (band.UNCALIBRATED_SPREAD)")
 
 
 def throughput_band(layout: Layout, uncalibrated: tuple[str, ...] = ()) -> tuple[float, float]:
-    """(p10, p90) of true / estimated throughput: the class's band, widened by UNCALIBRATED_SPREAD for each
-    uncalibrated mechanism."""
+    """(p10, p90) of true / estimated throughput: the class's band, widened by UNCALIBRATED_SPREAD
+    for each uncalibrated mechanism."""
     return widened(THROUGHPUT_BAND[band_class(layout)], len(uncalibrated))
 
 
 def _log_centre_and_half(band: tuple[float, float]) -> tuple[float, float]:
-    """A p10-p90 band in log space: its centre (the log-normal's median) and half its width (z90 sigma)."""
+    """A p10-p90 band in log space: its centre (the log-normal's median) and half its width (z90
+    sigma)."""
     lo, hi = math.log(band[0]), math.log(band[1])
     return (lo + hi) / 2, (hi - lo) / 2
 
@@ -150,7 +158,8 @@ def quantile_factor(band: tuple[float, float], q: float) -> float:
 
 @lru_cache(maxsize=256)
 def _z(q: float) -> float:
-    """The standard normal's q-quantile (a few quantiles are asked for thousands of times per solve)."""
+    """The standard normal's q-quantile (a few quantiles are asked for thousands of times per
+    solve)."""
     return NormalDist().inv_cdf(min(max(q, 1e-6), 1 - 1e-6))
 
 

@@ -10,7 +10,11 @@ from plan.models.scenario import PURE_BF16_PRECISION, not_on_megatron
 from plan.models.stacks import SplitFacts, stack_gaps, stack_of
 from plan.planner.estimate.band import uncalibrated_band_note, uncalibrated_mechanisms
 from plan.planner.estimate.cluster import Cluster
-from plan.planner.estimate.factors import CPU_OPTIMIZER_BYTES_PER_S, PCIE_GB_PER_S_PER_DIRECTION, efficiency_assumption
+from plan.planner.estimate.factors import (
+    CPU_OPTIMIZER_BYTES_PER_S,
+    PCIE_GB_PER_S_PER_DIRECTION,
+    efficiency_assumption,
+)
 from plan.planner.estimate.flops import ModelShape, shape_of
 from plan.planner.estimate.memory import chunk_layers, memory_per_gpu, pipeline_peak_note
 from plan.planner.estimate.timing import step_time
@@ -104,8 +108,8 @@ def _expert_problems(shape: ModelShape, method: str, cluster: Cluster,
         problems.append(f"capacity_factor: {cf:g} pads routed experts; this model is dense")
     elif shape.is_moe and cf > most_cf:
         problems.append(f"capacity_factor: at most {most_cf:g} (the {shape.moe_experts} experts "
-                        f"over top-{shape.moe_top_k} routing: every token fits every expert), "
-                        f"got {cf:g}")
+                        f"over top-{shape.moe_top_k} routing: every token fits every expert), got "
+                        f"{cf:g}")
     if layout.ep > 1 and not shape.is_moe:
         problems.append(f"ep: {layout.ep} expert-parallel ranks need an MoE model; this one is "
                         "dense")
@@ -135,7 +139,7 @@ def _hybrid_shard_problems(shape: ModelShape, method: str, cluster: Cluster,
     if (not 1 < layout.shard_group < layout.shard_ranks or layout.shard_ranks % layout.shard_group
             or layout.shard_group % layout.cp):
         return [f"shard_group: {layout.shard_group} must divide the {layout.shard_ranks} data- and "
-                f"context-parallel ranks, more than one and fewer than all of them, and hold whole "
+                "context-parallel ranks, more than one and fewer than all of them, and hold whole "
                 f"context-parallel groups of {layout.cp}"]
     return []
 
@@ -259,8 +263,8 @@ def _batch_problems(shape: ModelShape, method: str, cluster: Cluster,
                 "sequences each data-parallel replica gets per step"]
     if stack_of(layout.framework).exact_batch and per_replica % layout.micro_batch:
         return [f"micro_batch: {layout.framework} needs micro-batch x accumulation steps = the "
-                f"{per_replica} sequences each data-parallel replica gets per step "
-                f"(no smaller last micro-batch), and {layout.micro_batch} does not divide them"]
+                f"{per_replica} sequences each data-parallel replica gets per step (no smaller "
+                f"last micro-batch), and {layout.micro_batch} does not divide them"]
     return []
 
 
@@ -273,9 +277,9 @@ def _offload_and_schedule_problems(shape: ModelShape, method: str, cluster: Clus
                                                     layout.pp, layout.optimizer):
         problems.append("state_offload: CPU offload of the model states is ZeRO-3's on FSDP or "
                         "DeepSpeed without tensor or pipeline parallelism, with an optimizer that "
-                        "steps on the CPU (not 8-bit AdamW; on DeepSpeed, AdamW, which its CPU Adam "
-                        f"runs); got {layout.framework} zero {layout.zero} tp {layout.tp} pp {layout.pp} "
-                        f"optimizer {layout.optimizer}")
+                        "steps on the CPU (not 8-bit AdamW; on DeepSpeed, AdamW, which its CPU "
+                        f"Adam runs); got {layout.framework} zero {layout.zero} tp {layout.tp} pp "
+                        f"{layout.pp} optimizer {layout.optimizer}")
     if layout.virtual_pipeline > 1 and layout.pp == 1:
         problems.append("virtual_pipeline: interleaving needs pp > 1")
     elif interleaving_refused(layout.framework, layout.virtual_pipeline, layout.micro_batches,
@@ -299,8 +303,8 @@ def estimate(model: ModelCard, method: str, cluster: Cluster, layout: Layout) ->
     """Memory per GPU, step time, throughput and MFU of one layout.
 
     Raises ValueError, its message naming the field, for a layout that cannot run (tp x pp x dp not
-    the GPU count, tp not dividing the heads, fp8 on a GPU without an fp8 peak, lora_rank with a full
-    method, ...). A layout that runs out of memory is still estimated (fits=False).
+    the GPU count, tp not dividing the heads, fp8 on a GPU without an fp8 peak, lora_rank with a
+    full method, ...). A layout that runs out of memory is still estimated (fits=False).
     """
     shape = shape_of(model)
     problems = layout_problems(shape, method, cluster, layout)
@@ -315,15 +319,27 @@ HOST_BOUND_SHARE = 0.1
 
 def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, layout: Layout,
               with_notes: bool = True, paging_limit_gib: float | None = None) -> Estimate:
-    """`paging_limit_gib`: the memory above which a paged optimizer's states go to the host (the card's,
-    unless a search kept headroom and the band's margin free: then the limit it timed the layout at)."""
+    """`paging_limit_gib`: the memory above which a paged optimizer's states go to the host (the
+    card's, unless a search kept headroom and the band's margin free: then the limit it timed the
+    layout at)."""
     gpu = cluster.gpu
     limit = gpu.memory_gib if paging_limit_gib is None else paging_limit_gib
     mem = memory_per_gpu(shape, method, layout, limit, cluster.host_memory_gib_per_gpu)
-    tp_link, cp_link, dp_link, pp_link, ep_link = layout_links(cluster, layout.tp, layout.pp, layout.cp,
-                                                                layout.dp, layout.ep)
-    time = step_time(shape, method, layout, cluster, tp_link, dp_link, pp_link, mem.paged_offload_params,
-                     cp_link, ep_link)
+    tp_link, cp_link, dp_link, pp_link, ep_link = layout_links(
+        cluster, layout.tp, layout.pp, layout.cp, layout.dp, layout.ep
+    )
+    time = step_time(
+        shape,
+        method,
+        layout,
+        cluster,
+        tp_link,
+        dp_link,
+        pp_link,
+        mem.paged_offload_params,
+        cp_link,
+        ep_link,
+    )
     step_s = time.total_s
     tokens_per_step = layout.global_batch * layout.seq_len
     tokens_per_s = tokens_per_step / step_s
@@ -334,20 +350,40 @@ def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster
     uncalibrated = uncalibrated_mechanisms(gpu.architecture, method, layout, shape.is_moe)
     notes: list[str] = []
     if with_notes:
-        pipeline = () if mem.peak_stage is None else (pipeline_peak_note(shape.layers, layout, mem.peak_stage),)
-        notes = _notes(model, shape, method, cluster, layout, tp_link, dp_link, ep_link, mem.notes + pipeline)
+        pipeline = (
+            ()
+            if mem.peak_stage is None
+            else (pipeline_peak_note(shape.layers, layout, mem.peak_stage),)
+        )
+        notes = _notes(
+            model, shape, method, cluster, layout, tp_link, dp_link, ep_link, mem.notes + pipeline
+        )
         if uncalibrated:
             notes.append(uncalibrated_band_note(uncalibrated))
         if time.host_s > HOST_BOUND_SHARE * step_s:
-            notes.append(f"host-bound: {time.host_s / step_s:.0%} of the step waits for the CPU to launch the "
-                         "eager stack's kernels (small micro-batches); a larger micro-batch or fused kernels "
-                         "(--kernels fused, a job's kernels: fused) would use the GPU better")
+            notes.append(f"host-bound: {time.host_s / step_s:.0%} of the step waits for the CPU to "
+                         "launch the eager stack's kernels (small micro-batches); a larger "
+                         "micro-batch or fused kernels (--kernels fused, a job's kernels: fused) "
+                         "would use the GPU better")
     return Estimate(
-        model_id=model.id, method=method, cluster=cluster, layout=layout, memory=mem.breakdown,
-        gpu_memory_gib=gpu.memory_gib, fits=mem.breakdown.total_gib <= gpu.memory_gib,
-        margin_gib=gpu.memory_gib - mem.breakdown.total_gib, flops_per_token=flops_tok,
-        step_time_s=step_s, time=time, tokens_per_s=tokens_per_s, tokens_per_s_per_gpu=per_gpu,
-        model_tflops_per_gpu=tflops, mfu=tflops / peak, notes=notes, model=model, uncalibrated=uncalibrated,
+        model_id=model.id,
+        method=method,
+        cluster=cluster,
+        layout=layout,
+        memory=mem.breakdown,
+        gpu_memory_gib=gpu.memory_gib,
+        fits=mem.breakdown.total_gib <= gpu.memory_gib,
+        margin_gib=gpu.memory_gib - mem.breakdown.total_gib,
+        flops_per_token=flops_tok,
+        step_time_s=step_s,
+        time=time,
+        tokens_per_s=tokens_per_s,
+        tokens_per_s_per_gpu=per_gpu,
+        model_tflops_per_gpu=tflops,
+        mfu=tflops / peak,
+        notes=notes,
+        model=model,
+        uncalibrated=uncalibrated,
         memory_floor_gib=mem.floor_gib,
     )
 
@@ -360,7 +396,8 @@ def _megatron_execution(layout: Layout) -> str:
                     else "updated parameters gathered once per step")
         return (f"Megatron-FSDP ({MEGATRON_FSDP_SHARDING[layout.zero]}): sharded {grads} gradients "
                 f"reduce-scattered every micro-batch, {gathers}")
-    buffers = ("precision-aware: bf16 gradient buffers, fp32 master weights as bf16 weights + 16-bit remainders"
+    buffers = ("precision-aware: bf16 gradient buffers, fp32 master weights as bf16 weights + "
+               "16-bit remainders"
                if layout.optimizer == "adam_precision_aware" else f"{grads} gradient buffers")
     return f"distributed optimizer, {buffers}, gradients reduced once per step"
 
@@ -410,10 +447,10 @@ def _moe_notes(model: ModelCard, layout: Layout, ep_link: object) -> list[str]:
     if layout.ep > 1 and isinstance(ep_link, GroupLink) and ep_link.spans_nodes:
         notes.append(f"MoE: ep={layout.ep} spans nodes: its all-to-alls are costed as Megatron's "
                      "default dispatcher sends them (a copy per routed expert, 16-bit, none "
-                     "hidden); DeepSeek-V3's run sent each token once per node to at most 4 "
-                     "nodes, in FP8 for the dispatch, and hid the all-to-alls behind compute "
-                     "(DeepEP, DualPipe; DeepSeek-V3 technical report, sections 3.2-3.3): not "
-                     "modelled, so such a stack runs faster than estimated")
+                     "hidden); DeepSeek-V3's run sent each token once per node to at most 4 nodes, "
+                     "in FP8 for the dispatch, and hid the all-to-alls behind compute (DeepEP, "
+                     "DualPipe; DeepSeek-V3 technical report, sections 3.2-3.3): not modelled, so "
+                     "such a stack runs faster than estimated")
     if model.attention:
         notes.append("attention approximated by the generic multi-head shape: "
                      f"{model.attention[:80]}...")
@@ -456,9 +493,9 @@ def _link_notes(cluster: Cluster, layout: Layout, tp_link: object, dp_link: obje
                                                   layout.replicas)
         notes.append(f"hybrid sharding (HSDP): states sharded over the {layout.shard_group} "
                      f"data-parallel ranks of each node ({shard_link.bottleneck} "
-                     f"{shard_link.bandwidth_gb_per_s:g} GB/s), kept in {layout.replicas} "
-                     "copies; the layers are gathered and their gradients reduce-scattered "
-                     "inside the node, each gradient shard all-reduced across the nodes "
+                     f"{shard_link.bandwidth_gb_per_s:g} GB/s), kept in {layout.replicas} copies; "
+                     "the layers are gathered and their gradients reduce-scattered inside the "
+                     "node, each gradient shard all-reduced across the nodes "
                      f"({replicate_link.bottleneck} {replicate_link.bandwidth_gb_per_s:g} GB/s)")
     notes.append(f"framework {layout.framework}: " + {
         "megatron": _megatron_execution(layout),
@@ -476,8 +513,8 @@ def _stack_notes(model: ModelCard, shape: ModelShape, layout: Layout) -> list[st
     if layout.eager_modules:
         notes.append("kernels eager: the layers run as PyTorch modules op by op (Hugging Face, "
                      "torchtune, peft): their saved activations, peft's casts and the host's "
-                     "kernel launches as measured on an H200 (bench/device/README.md); "
-                     "--kernels fused for torch.compile, Liger or Unsloth")
+                     "kernel launches as measured on an H200 (bench/device/README.md); --kernels "
+                     "fused for torch.compile, Liger or Unsloth")
     if layout.loss != "plain":
         notes.append(f"loss {layout.loss}: {LOSS_KINDS[layout.loss]}; the run must use one")
     if layout.tp > shape.kv_heads:
@@ -522,7 +559,7 @@ def _recompute_and_offload_notes(shape: ModelShape, layout: Layout) -> list[str]
     if layout.state_offload:
         notes.append(f"CPU offload (ZeRO-3 {layout.framework}): chosen only where nothing fits "
                      "without it; the optimizer step on the CPU is timed at an assumed "
-                     f"{CPU_OPTIMIZER_BYTES_PER_S / 1e9:g} GB/s of host memory traffic per GPU "
-                     f"(no measurement), PCIe at {PCIE_GB_PER_S_PER_DIRECTION['pcie']:g} GB/s per "
+                     f"{CPU_OPTIMIZER_BYTES_PER_S / 1e9:g} GB/s of host memory traffic per GPU (no "
+                     f"measurement), PCIe at {PCIE_GB_PER_S_PER_DIRECTION['pcie']:g} GB/s per "
                      "direction per GPU")
     return notes

@@ -24,7 +24,8 @@ from plan.models.methods import ADAPTER_METHODS, reference_forward_passes
 from plan.models.model_card import ModelCard
 
 QLORA_BITS_PER_PARAM = 4.0 + 0.127
-"""NF4 weights plus double-quantized block constants: 0.127 bits/param (Dettmers et al. 2023, sec. 3)."""
+"""NF4 weights plus double-quantized block constants: 0.127 bits/param (Dettmers et al. 2023,
+sec. 3)."""
 
 
 @dataclass(frozen=True)
@@ -52,26 +53,31 @@ class ModelShape:
     adapter_attn_dims: int       # sum of (in + out) over q, k, v, o
     adapter_mlp_dims: int        # sum of (in + out) over one FFN's linear layers
     ffn_width_active: float      # FFN units active per token per layer (for elementwise traffic)
-    layer_expert_params: float = 0.0  # average routed-expert parameters per layer (MoE; sharded by ep)
-    moe_layers: int = 0               # layers with routed experts (each runs the all-to-all exchanges)
+    # average routed-expert parameters per layer (MoE; sharded by ep)
+    layer_expert_params: float = 0.0
+    # layers with routed experts (each runs the all-to-all exchanges)
+    moe_layers: int = 0
     moe_top_k: int = 0                # routed experts per token
-    layer_routed_active: float = 0.0  # average routed-expert linear parameters a token runs through per layer
+    # average routed-expert linear parameters a token runs through per layer
+    layer_routed_active: float = 0.0
     ffn_width_routed: float = 0.0     # the routed experts' share of ffn_width_active
 
     def linear_computed(self, capacity_factor: float = 1.0) -> float:
-        """Linear parameters per layer each token's work runs through: the active ones, the routed experts'
-        padded to `capacity_factor` x an even split (`Layout.capacity_factor`)."""
+        """Linear parameters per layer each token's work runs through: the active ones, the routed
+        experts' padded to `capacity_factor` x an even split (`Layout.capacity_factor`)."""
         return self.layer_linear_active + (capacity_factor - 1.0) * self.layer_routed_active
 
     def ffn_width(self, capacity_factor: float = 1.0) -> float:
-        """FFN units computed and stored per token and layer: the active ones, the routed experts' padded to
-        capacity as `linear_computed`."""
+        """FFN units computed and stored per token and layer: the active ones, the routed experts'
+        padded to capacity as `linear_computed`."""
         return self.ffn_width_active + (capacity_factor - 1.0) * self.ffn_width_routed
 
     def layer_params_per_gpu(self, tp: int, ep: int) -> float:
         """One layer's parameters on one GPU: tensor parallelism splits them, expert parallelism the
         routed experts."""
-        return (self.layer_params - self.layer_expert_params) / tp + self.layer_expert_params / tp / ep
+        return (
+            self.layer_params - self.layer_expert_params
+        ) / tp + self.layer_expert_params / tp / ep
 
     @property
     def q_dim(self) -> int:
@@ -86,7 +92,8 @@ class ModelShape:
         return self.moe_experts > 0
 
     def adapter_params(self, rank: int, targets: str = "all", active_only: bool = False) -> float:
-        """LoRA adapter parameters, whole model: rank x (in + out) for each targeted linear layer."""
+        """LoRA adapter parameters, whole model: rank x (in + out) for each targeted linear
+        layer."""
         per_layer = self.adapter_attn_dims
         if targets == "all":
             copies = self.moe_active if active_only else max(1, self.moe_experts)
@@ -101,7 +108,8 @@ class ModelShape:
         lin = 2.0 * self.layer_linear_active * self.layers
         attn = 4.0 * seq_len * self.q_dim * self.layers
         head = 2.0 * self.vocab * self.hidden
-        reference = reference_forward_passes(method) * (lin + attn + head)  # DPO: frozen reference forward
+        # DPO: frozen reference forward
+        reference = reference_forward_passes(method) * (lin + attn + head)
         if method in ADAPTER_METHODS:
             adapters = self.adapter_params(lora_rank or 0, lora_targets, active_only=True)
             return 2.0 * (lin + head) + 3.0 * attn + 6.0 * adapters + reference
@@ -109,18 +117,39 @@ class ModelShape:
 
     def forward_flops_per_token(self, seq_len: int) -> tuple[float, float, float]:
         """(linear, attention core, output head) forward FLOPs per token, whole model."""
-        return (2.0 * self.layer_linear_active * self.layers, 4.0 * seq_len * self.q_dim * self.layers,
-                2.0 * self.vocab * self.hidden)
+        return (
+            2.0 * self.layer_linear_active * self.layers,
+            4.0 * seq_len * self.q_dim * self.layers,
+            2.0 * self.vocab * self.hidden,
+        )
 
 
 def model_key(card: ModelCard) -> tuple[object, ...]:
     """Hashable identity of the parts of a card the estimators read."""
     moe = card.moe
-    return (card.id, card.params, card.active_params, card.layers, card.hidden_size, card.ffn_hidden_size,
-            card.ffn_type, card.num_heads, card.num_kv_heads, card.head_dim_resolved, card.vocab_size,
-            card.tied_embeddings,
-            None if moe is None else (moe.experts, moe.top_k, moe.expert_ffn_hidden_size,
-                                      moe.shared_experts, moe.dense_layers))
+    return (
+        card.id,
+        card.params,
+        card.active_params,
+        card.layers,
+        card.hidden_size,
+        card.ffn_hidden_size,
+        card.ffn_type,
+        card.num_heads,
+        card.num_kv_heads,
+        card.head_dim_resolved,
+        card.vocab_size,
+        card.tied_embeddings,
+        None
+        if moe is None
+        else (
+            moe.experts,
+            moe.top_k,
+            moe.expert_ffn_hidden_size,
+            moe.shared_experts,
+            moe.dense_layers,
+        ),
+    )
 
 
 def shape_of(card: ModelCard) -> ModelShape:
@@ -162,7 +191,8 @@ def _shape(key: tuple[object, ...]) -> ModelShape:
         routed_width = moe_layers * top_k * e_ffn / layers
         mlp_dims = (2 if gated else 1) * (h + e_ffn) + (h + e_ffn)
     computed_layers = layers * (lin_total + norms)
-    target_layers = max(params - embed - head, 0.1 * computed_layers)  # final norm folded into layers
+    # final norm folded into layers
+    target_layers = max(params - embed - head, 0.1 * computed_layers)
     scale = target_layers / computed_layers
     layer_params = (lin_total + norms) * scale
     lin_total_scaled = lin_total * scale
@@ -172,12 +202,30 @@ def _shape(key: tuple[object, ...]) -> ModelShape:
     else:
         lin_active_scaled = lin_active * scale
     return ModelShape(
-        model_id=str(mid), layers=layers, hidden=h, ffn=ffn, gated=gated, heads=heads, kv_heads=kv,
-        head_dim=hd, vocab=vocab, tied=bool(tied), total_params=params, layer_params=layer_params,
-        layer_linear_active=lin_active_scaled, layer_linear_total=lin_total_scaled, embed_params=embed,
-        head_params=head, moe_experts=int(experts), moe_active=int(top_k) + int(shared),
-        adapter_attn_dims=(h + q_dim) + 2 * (h + kv_dim) + (q_dim + h), adapter_mlp_dims=mlp_dims,
-        ffn_width_active=ffn_active, layer_expert_params=routed * scale,
-        moe_layers=int(layers - dense_layers) if moe is not None else 0, moe_top_k=int(top_k),
-        layer_routed_active=routed_active * lin_active_scaled / lin_active, ffn_width_routed=routed_width,
+        model_id=str(mid),
+        layers=layers,
+        hidden=h,
+        ffn=ffn,
+        gated=gated,
+        heads=heads,
+        kv_heads=kv,
+        head_dim=hd,
+        vocab=vocab,
+        tied=bool(tied),
+        total_params=params,
+        layer_params=layer_params,
+        layer_linear_active=lin_active_scaled,
+        layer_linear_total=lin_total_scaled,
+        embed_params=embed,
+        head_params=head,
+        moe_experts=int(experts),
+        moe_active=int(top_k) + int(shared),
+        adapter_attn_dims=(h + q_dim) + 2 * (h + kv_dim) + (q_dim + h),
+        adapter_mlp_dims=mlp_dims,
+        ffn_width_active=ffn_active,
+        layer_expert_params=routed * scale,
+        moe_layers=int(layers - dense_layers) if moe is not None else 0,
+        moe_top_k=int(top_k),
+        layer_routed_active=routed_active * lin_active_scaled / lin_active,
+        ffn_width_routed=routed_width,
     )

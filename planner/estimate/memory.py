@@ -100,9 +100,9 @@ __all__ = [  # (what other modules import from here, activations.py's and model_
 ]
 
 HOST_MEMORY_GIB_PER_GPU = 128.0
-"""Host memory per GPU that activation offloading may fill: a DGX A100 has 1 TB for 8 GPUs, a DGX H100
-2 TB (NVIDIA datasheets); rental and consumer nodes often less. 128 GiB per GPU is assumed; what the
-host cannot take stays on the GPU."""
+"""Host memory per GPU that activation offloading may fill: a DGX A100 has 1 TB for 8 GPUs, a DGX
+H100 2 TB (NVIDIA datasheets); rental and consumer nodes often less. 128 GiB per GPU is assumed;
+what the host cannot take stays on the GPU."""
 
 OFFLOAD_RESIDENT_LAYERS = 2
 """Layers of activations on the GPU under activation offloading: the one computing and the one being
@@ -114,8 +114,10 @@ class MemoryResult:
     breakdown: MemoryBreakdown
     paged_offload_params: float  # optimizer parameters whose states were paged to host memory
     notes: tuple[str, ...]
-    peak_stage: tuple[int, int] | None = None  # (rank, layers) of the pipeline stage that peaks; None without pp
-    # the least the run needs, its caching allocator squeezed at the card's limit (ALLOCATOR_FRAGMENTATION_AT_LIMIT)
+    # (rank, layers) of the pipeline stage that peaks; None without pp
+    peak_stage: tuple[int, int] | None = None
+    # the least the run needs, its caching allocator squeezed at the card's limit
+    # (ALLOCATOR_FRAGMENTATION_AT_LIMIT)
     floor_gib: float = 0.0
 
 
@@ -476,29 +478,32 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
 
 
 def pipeline_peak_note(layers: int, layout: Layout, peak_stage: tuple[int, int]) -> str:
-    """Which pipeline stage peaks (`MemoryResult.peak_stage`) and how many micro-batches' activations its
-    schedule holds there."""
+    """Which pipeline stage peaks (`MemoryResult.peak_stage`) and how many micro-batches'
+    activations its schedule holds there."""
     p, v = layout.pp, layout.virtual_pipeline
     rank, peak_layers = peak_stage
     edge = "first" if rank == 0 else "last" if rank == p - 1 else "middle"
     chunks = stage_chunk_layers(peak_layers, stage_layers(layers, p)[1], v, edge)
     held_layers = held_peak(chunks, p, layout.micro_batches, rank)
     schedule = f"interleaved 1F1B, {v} chunks per stage" if v > 1 else "1F1B"
-    return (f"pipeline ({schedule}, {layout.micro_batches} micro-batches per step): stage {rank + 1} of {p} "
-            f"peaks, {peak_layers} of the {layers} layers, holding the activations of "
-            f"{held_layers / peak_layers:.3g} micro-batches at once")
+    return (f"pipeline ({schedule}, {layout.micro_batches} micro-batches per step): stage "
+            f"{rank + 1} of {p} peaks, {peak_layers} of the {layers} layers, holding the "
+            f"activations of {held_layers / peak_layers:.3g} micro-batches at once")
 
 
 
 def states_floor_gib(shape: ModelShape, method: str, layout: Layout) -> float:
     """A lower bound on `memory_per_gpu(...).breakdown.total_gib` from the model states alone: the
-    first stage's weights, gradients and resident optimizer states (every stage's peak holds at least
-    its own). Neither recomputation nor virtual stages change it; the micro-batch size only through
-    the number of micro-batches (FSDP SHARD_GRAD_OP's unsharded accumulation)."""
+    first stage's weights, gradients and resident optimizer states (every stage's peak holds at
+    least its own). Neither recomputation nor virtual stages change it; the micro-batch size only
+    through the number of micro-batches (FSDP SHARD_GRAD_OP's unsharded accumulation)."""
     if layout.state_offload:  # (the states may all be on the host)
         return 0.0
     first_layers = stage_layers(shape.layers, layout.pp)[0]
-    params = shape.layer_params_per_gpu(layout.tp, layout.ep) * first_layers + shape.embed_params / layout.tp
+    params = (
+        shape.layer_params_per_gpu(layout.tp, layout.ep) * first_layers
+        + shape.embed_params / layout.tp
+    )
     if layout.pp == 1:
         params += shape.head_params / layout.tp
     weights, grads, optim, _ = stage_states(shape, method, layout, params, first_layers)
@@ -506,42 +511,44 @@ def states_floor_gib(shape: ModelShape, method: str, layout: Layout) -> float:
 
 
 def _loss_bytes(shape: ModelShape, adapters: bool, layout: Layout, tokens: float) -> float:
-    """What the cross-entropy holds at its peak for one micro-batch of `tokens` tokens, beyond the output
-    layer's input: the logits at `_logit_bytes`, or a fused linear cross-entropy's buffers.
+    """What the cross-entropy holds at its peak for one micro-batch of `tokens` tokens, beyond the
+    output layer's input: the logits at `_logit_bytes`, or a fused linear cross-entropy's buffers.
 
     A fused linear cross-entropy (`loss` "fused"; Liger-Kernel's src/liger_kernel/ops/
-    fused_linear_cross_entropy.py `fused_linear_cross_entropy_forward`, read, not measured) runs the whole
-    loss in the forward pass: it allocates the gradient of its input (tokens x hidden, 16-bit), an fp32 loss
-    per token and, where the output layer is trained, the gradient of its weight (vocab x hidden, 16-bit),
-    then takes chunks of `fused_loss_chunk_rows` tokens, computes their logits (16-bit), writes the
-    cross-entropy's gradient over them in place and adds its products into the two gradients. Only one
-    chunk's logits exist at a time. Apple's Cut Cross-Entropy (Unsloth) holds less: no chunk of logits
-    outside on-chip memory; Liger's figure is the one counted."""
+    fused_linear_cross_entropy.py `fused_linear_cross_entropy_forward`, read, not measured) runs the
+    whole loss in the forward pass: it allocates the gradient of its input (tokens x hidden,
+    16-bit), an fp32 loss per token and, where the output layer is trained, the gradient of its
+    weight (vocab x hidden, 16-bit), then takes chunks of `fused_loss_chunk_rows` tokens, computes
+    their logits (16-bit), writes the cross-entropy's gradient over them in place and adds its
+    products into the two gradients. Only one chunk's logits exist at a time. Apple's Cut
+    Cross-Entropy (Unsloth) holds less: no chunk of logits outside on-chip memory; Liger's figure is
+    the one counted."""
     if layout.loss != "fused":
         return tokens * shape.vocab / layout.tp * _logit_bytes(layout)
     rows = min(tokens, fused_loss_chunk_rows(tokens, shape.vocab, shape.hidden))
     held = (rows * shape.vocab / layout.tp * WEIGHT_BYTES  # one chunk's logits, then their gradient
             + tokens * shape.hidden * WEIGHT_BYTES  # the gradient of the output layer's input
             + tokens * FUSED_LOSS_BYTES_PER_TOKEN)
-    if not adapters:  # the output layer's weight gradient, computed in the forward pass (tied: the embedding's)
+    # the output layer's weight gradient, computed in the forward pass (tied: the embedding's)
+    if not adapters:
         held += (shape.embed_params if shape.tied else shape.head_params) / layout.tp * WEIGHT_BYTES
     return held
 
 
 def fused_loss_chunk_rows(tokens: float, vocab: int, hidden: int) -> int:
-    """Tokens per chunk of Liger's fused linear cross-entropy: the power of two at or above
-    tokens / ceil(vocab / hidden), so that a chunk's logits are about as large as the hidden states of the
+    """Tokens per chunk of Liger's fused linear cross-entropy: the power of two at or above tokens /
+    ceil(vocab / hidden), so that a chunk's logits are about as large as the hidden states of the
     whole micro-batch (`fused_linear_cross_entropy_forward`: inc_factor, chunk_size)."""
     per_chunk = math.ceil(tokens / math.ceil(vocab / hidden))
     return 1 << max(0, math.ceil(math.log2(max(1, per_chunk))))
 
 
 def _logit_bytes(layout: Layout) -> float:
-    """Bytes per logit element at the loss's peak (factors.py): Megatron's fused vocab-parallel cross
-    entropy (Megatron, and Megatron-DeepSpeed under tp > 1), PyTorch's eager `loss_parallel` under
-    FSDP with tp > 1, PyTorch's cross-entropy on upcast logits otherwise (Hugging Face models under
-    DeepSpeed or FSDP, torchtitan); a fused or compiled chunked loss keeps the bf16 logits and one
-    chunk's gradient."""
+    """Bytes per logit element at the loss's peak (factors.py): Megatron's fused vocab-parallel
+    cross entropy (Megatron, and Megatron-DeepSpeed under tp > 1), PyTorch's eager `loss_parallel`
+    under FSDP with tp > 1, PyTorch's cross-entropy on upcast logits otherwise (Hugging Face models
+    under DeepSpeed or FSDP, torchtitan); a fused or compiled chunked loss keeps the bf16 logits and
+    one chunk's gradient."""
     if layout.loss == "chunked":
         return WEIGHT_BYTES + LOSS_CHUNK_GRAD_BYTES / LOSS_CHUNKS
     logits_16bit = stack_of(layout.framework).loss_logits_16bit

@@ -77,11 +77,10 @@ def _loss_notes(facts: MemoryFacts) -> list[str]:
                  else f"the logits at {facts.logit_bytes:g} B per element")
         chunked = WEIGHT_BYTES + LOSS_CHUNK_GRAD_BYTES / LOSS_CHUNKS
         leaner = ("" if layout.loss == "fused" or not stack_of(layout.framework).leaner_losses else
-                  "; a fused linear cross-entropy (--loss fused, a job's loss: fused) never "
-                  "holds the whole logits"
+                  "; a fused linear cross-entropy (--loss fused, a job's loss: fused) never holds "
+                  "the whole logits"
                   + ("" if layout.loss == "chunked" else
-                     f", a chunked one (--loss chunked) holds {chunked:g} B per "
-                     "element"))
+                     f", a chunked one (--loss chunked) holds {chunked:g} B per element"))
         allocator = (f" (and {facts.allocator_gib:.1f} GiB more that PyTorch's caching allocator "
                      "holds beside the upcast logits: an fp32 logit-sized block)"
                      if facts.allocator_gib >= 0.05 else "")
@@ -100,8 +99,7 @@ def _paged_note(facts: MemoryFacts) -> str:
         return ""
     return (f"paged optimizer: {facts.paged_out_gib:.1f} GiB of 8-bit Adam states live in host "
             f"memory (keeping them all would pass the {facts.gpu_memory_gib:.1f} GiB this layout "
-            "may use) "
-            "and cross PCIe every step")
+            "may use) and cross PCIe every step")
 
 
 def _state_offload_note(facts: MemoryFacts) -> str:
@@ -112,7 +110,6 @@ def _state_offload_note(facts: MemoryFacts) -> str:
         return (f"{HOST_SHORTFALL_NOTE}{host_gib:.1f} GiB of model states per GPU exceed the "
                 f"{host_cap:g} GiB of host memory per GPU {said} free; they stay on the GPU")
     return (f"CPU offload: {host_gib:.1f} GiB of sharded parameters, gradients and optimizer "
-            f"states per GPU live in host memory (each server needs that much free RAM per GPU; "
-            "at most "
-            f"{host_cap:g} GiB per GPU {said}); each layer's shard crosses PCIe before its "
+            "states per GPU live in host memory (each server needs that much free RAM per GPU; at "
+            f"most {host_cap:g} GiB per GPU {said}); each layer's shard crosses PCIe before its "
             "gather, its gradient shard after its reduction, and the optimizer steps on the CPU")

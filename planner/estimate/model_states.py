@@ -10,10 +10,10 @@ dp x cp). Megatron-LM accumulates gradients in fp32 (`main_grad`), so it keeps 4
 Tensor and pipeline parallelism split the parameters first.
 
 LoRA (Hu et al. 2021): frozen 16-bit base, adapters rank x (in + out) per targeted linear layer with
-their own gradients and optimizer states. QLoRA (Dettmers et al. 2023): base linear weights in NF4 with
-double quantization, 4.127 bits/param; embeddings, output layer and norms stay 16-bit; each linear
-layer is dequantized to a transient 16-bit copy for its matmul. Sharded (FSDP/ZeRO-3) QLoRA gathers
-the 4-bit layers, so its prefetch buffers are 4-bit too (Answer.AI FSDP+QLoRA, 2024).
+their own gradients and optimizer states. QLoRA (Dettmers et al. 2023): base linear weights in NF4
+with double quantization, 4.127 bits/param; embeddings, output layer and norms stay 16-bit; each
+linear layer is dequantized to a transient 16-bit copy for its matmul. Sharded (FSDP/ZeRO-3) QLoRA
+gathers the 4-bit layers, so its prefetch buffers are 4-bit too (Answer.AI FSDP+QLoRA, 2024).
 
 DPO (models/methods.py): full DPO holds a frozen 16-bit reference copy of the weights next to the
 policy (2 B/param, sharded like the weights under ZeRO-3, no gradients or optimizer states); its
@@ -37,39 +37,44 @@ GRAD_BYTES = 2.0
 MEGATRON_GRAD_BYTES = 4.0
 """Megatron-LM's fp32 `main_grad` buffers (accumulate-allreduce-grads-in-fp32, its default)."""
 FSDP_ACCUMULATED_GRAD_BYTES = 4.0
-"""Unsharded gradients FSDP accumulates across micro-batches without syncing, in its fp32 reduce dtype."""
+"""Unsharded gradients FSDP accumulates across micro-batches without syncing, in its fp32 reduce
+dtype."""
 PRECISION_AWARE_GRAD_BYTES = 2.0
 """BF16 `main_grad` buffers of the precision-aware optimizer (Megatron-Core 0.16 OptimizerConfig
 `main_grads_dtype`; NeMo's `grad_reduce_in_fp32=False`, set by the performance mode of its Llama
 recipes, NeMo 2.3.0 nemo/collections/llm/recipes/llama3_70b.py and 17 others)."""
 OPTIMIZER_STATE_BYTES = {
     "adam": 12.0,            # fp32 master weights, momentum, variance (Rajbhandari et al. 2020)
-    "adam_8bit": 2.0,        # bitsandbytes 8-bit momentum + variance, no fp32 master (Dettmers et al. 2022)
+    # bitsandbytes 8-bit momentum + variance, no fp32 master (Dettmers et al. 2022)
+    "adam_8bit": 2.0,
     "paged_adam_8bit": 2.0,  # the same in CUDA unified memory
     "adafactor": 4.0,        # fp32 master copy; factored second moments ~0 (Shazeer & Stern 2018)
     "sgd": 8.0,              # fp32 master copy + momentum
-    # the FP32 master as the BF16 weight plus a 16-bit remainder, and fp32 moments: Megatron-Core 0.16
-    # OptimizerConfig.store_param_remainders ("store the 16-bit FP32 parameter remainders ... excluding
-    # the 16 bits shared with the BF16 parameters"); NeMo 2.0.0rc1 (24.07) megatron_base_model.py sets
-    # the same in Apex's distributed Adam when the optimizer is FP32 and the model BF16
+    # the FP32 master as the BF16 weight plus a 16-bit remainder, and fp32 moments: Megatron-Core
+    # 0.16 OptimizerConfig.store_param_remainders ("store the 16-bit FP32 parameter remainders ...
+    # excluding the 16 bits shared with the BF16 parameters"); NeMo 2.0.0rc1 (24.07)
+    # megatron_base_model.py sets the same in Apex's distributed Adam when the optimizer is FP32 and
+    # the model BF16
     "adam_precision_aware": 10.0,
-    # pure BF16 training: AdamW's two moments in the parameters' dtype (torch.optim.AdamW allocates them with
-    # zeros_like(param)) and the update applied to the BF16 weights, no fp32 master; torchtune's recipes
-    # (dtype: bf16, no mixed precision; 0.3.1 recipes/full_finetune_distributed.py), LLaMA-Factory's
-    # pure_bf16, DeepSpeed's bf16_master_weights_and_grads + bf16_optimizer_states
+    # pure BF16 training: AdamW's two moments in the parameters' dtype (torch.optim.AdamW allocates
+    # them with zeros_like(param)) and the update applied to the BF16 weights, no fp32 master;
+    # torchtune's recipes (dtype: bf16, no mixed precision; 0.3.1
+    # recipes/full_finetune_distributed.py), LLaMA-Factory's pure_bf16, DeepSpeed's
+    # bf16_master_weights_and_grads + bf16_optimizer_states
     "adam_bf16": 4.0,
 }
 """Optimizer bytes per trainable parameter."""
 ADAM_8BIT_STATE_BYTES = OPTIMIZER_STATE_BYTES["adam_8bit"]
 FUSED_STEP_OPTIMIZERS = ("adam_8bit", "paged_adam_8bit")
-"""Optimizers run inside the backward pass (torchtune's low-memory recipe): one layer of gradients."""
+"""Optimizers run inside the backward pass (torchtune's low-memory recipe): one layer of
+gradients."""
 
 
 def grad_buffer_bytes(layout: Layout) -> float:
-    """Bytes per parameter of the gradient buffers a stack accumulates into and reduces: Megatron-LM's
-    fp32 `main_grad` under bf16 and FP8 (megatron/training/arguments.py turns
-    accumulate_allreduce_grads_in_fp32 on for bf16; fp16 runs keep fp16 buffers), the precision-aware
-    optimizer's bf16 ones, 16-bit gradients in the other stacks."""
+    """Bytes per parameter of the gradient buffers a stack accumulates into and reduces:
+    Megatron-LM's fp32 `main_grad` under bf16 and FP8 (megatron/training/arguments.py turns
+    accumulate_allreduce_grads_in_fp32 on for bf16; fp16 runs keep fp16 buffers), the
+    precision-aware optimizer's bf16 ones, 16-bit gradients in the other stacks."""
     if layout.optimizer == "adam_precision_aware":
         return PRECISION_AWARE_GRAD_BYTES
     if stack_of(layout.framework).fp32_grad_buffer and layout.precision != "fp16":
@@ -80,23 +85,50 @@ def grad_buffer_bytes(layout: Layout) -> float:
 def stage_states(shape: ModelShape, method: str, layout: Layout, params_stage: float,
             layers_stage: int) -> tuple[float, float, float, float]:
     """(weights, gradients, optimizer, pageable optimizer) GiB for one stage's parameters. Routed
-    experts split over ep ranks are sharded by ZeRO over the remaining dp x cp / ep ranks; under hybrid
-    sharding everything over the shard group (`Layout.state_shards`)."""
+    experts split over ep ranks are sharded by ZeRO over the remaining dp x cp / ep ranks; under
+    hybrid sharding everything over the shard group (`Layout.state_shards`)."""
     if layout.ep > 1 and method not in ADAPTER_METHODS:
         experts = shape.layer_expert_params / layout.tp / layout.ep * layers_stage
-        dense = _group_states(shape, method, layout, params_stage - experts, layers_stage, layout.state_shards,
-                              (shape.layer_params - shape.layer_expert_params) / layout.tp)
-        routed = _group_states(shape, method, layout, experts, layers_stage,
-                               max(1, layout.state_shards // layout.ep), experts / max(1, layers_stage))
-        return (dense[0] + routed[0], dense[1] + routed[1], dense[2] + routed[2], dense[3] + routed[3])
+        dense = _group_states(
+            shape,
+            method,
+            layout,
+            params_stage - experts,
+            layers_stage,
+            layout.state_shards,
+            (shape.layer_params - shape.layer_expert_params) / layout.tp,
+        )
+        routed = _group_states(
+            shape,
+            method,
+            layout,
+            experts,
+            layers_stage,
+            max(1, layout.state_shards // layout.ep),
+            experts / max(1, layers_stage),
+        )
+        return (
+            dense[0] + routed[0],
+            dense[1] + routed[1],
+            dense[2] + routed[2],
+            dense[3] + routed[3],
+        )
     return _group_states(shape, method, layout, params_stage, layers_stage, layout.state_shards,
                          shape.layer_params / layout.tp)
 
 
-def _group_states(shape: ModelShape, method: str, layout: Layout, params_stage: float,
-                  layers_stage: int, d: int, layer_params: float) -> tuple[float, float, float, float]:
-    """`stage_states` for one group of parameters sharded over `d` ranks; `layer_params`: one layer's of them on
-    this GPU (what an optimizer stepped inside the backward pass holds gradients for)."""
+def _group_states(
+    shape: ModelShape,
+    method: str,
+    layout: Layout,
+    params_stage: float,
+    layers_stage: int,
+    d: int,
+    layer_params: float,
+) -> tuple[float, float, float, float]:
+    """`stage_states` for one group of parameters sharded over `d` ranks; `layer_params`: one
+    layer's of them on this GPU (what an optimizer stepped inside the backward pass holds gradients
+    for)."""
     t, z = layout.tp, layout.zero
     if method in ADAPTER_METHODS:
         if method in QLORA_METHODS:
@@ -110,14 +142,17 @@ def _group_states(shape: ModelShape, method: str, layout: Layout, params_stage: 
     else:
         trainable = params_stage
         weights = trainable * WEIGHT_BYTES / (d if z == 3 else 1)
-        # full DPO: a frozen 16-bit reference copy, sharded like the weights (no gradients or states)
-        weights += reference_weight_copies(method) * params_stage * WEIGHT_BYTES / (d if z == 3 else 1)
+        # full DPO: a frozen 16-bit reference copy, sharded like the weights (no gradients or
+        # states)
+        weights += (
+            reference_weight_copies(method) * params_stage * WEIGHT_BYTES / (d if z == 3 else 1)
+        )
     state_bytes = OPTIMIZER_STATE_BYTES.get(layout.optimizer, OPTIMIZER_STATE_BYTES["adam"])
     pageable = 0.0
     if layout.optimizer in FUSED_STEP_OPTIMIZERS:
-        # The step runs inside the backward pass, so only about one layer's gradients exist at a time
-        # (one layer's adapters under LoRA).
-        # (under ZeRO-2/3 each layer's gradients are reduce-scattered before its step: its shard is held)
+        # The step runs inside the backward pass, so only about one layer's gradients exist at a
+        # time (one layer's adapters under LoRA). (under ZeRO-2/3 each layer's gradients are
+        # reduce-scattered before its step: its shard is held)
         one_layer = trainable / max(1, layers_stage) if method in ADAPTER_METHODS else layer_params
         grads = min(trainable, one_layer) * GRAD_BYTES / (d if z >= 2 else 1)
         optim = trainable * state_bytes / (d if z >= 1 else 1)
@@ -127,8 +162,8 @@ def _group_states(shape: ModelShape, method: str, layout: Layout, params_stage: 
         grad_bytes = grad_buffer_bytes(layout)
         # FSDP SHARD_GRAD_OP reduce-scatters once per step (no_sync), so with gradient accumulation
         # the gradients are held unsharded until the last micro-batch, in the fp32 reduce dtype of
-        # FSDP2's usual mixed-precision policy (torchtitan: reduce_dtype float32). Over one rank there is
-        # nothing to shard or defer, and SHARD_GRAD_OP holds what NO_SHARD holds.
+        # FSDP2's usual mixed-precision policy (torchtitan: reduce_dtype float32). Over one rank
+        # there is nothing to shard or defer, and SHARD_GRAD_OP holds what NO_SHARD holds.
         unsharded = (stack_of(layout.framework).defers_stage2_grads and z == 2
                      and layout.micro_batches > 1 and d > 1)
         if unsharded and layout.optimizer != "adam_bf16":  # (pure BF16 reduces in BF16)

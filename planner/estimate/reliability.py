@@ -1,10 +1,10 @@
 """Whole-run duration with failures: interruptions, Young/Daly checkpointing, restarts, preemption.
 
-Interruption rate of the job (per hour): lambda = gpus / gpu_mtbf_h + nodes x spot_preemptions_per_day / 24
-(a spot rate is per node-instance and per day); the job's MTBF is M = 1 / lambda.
-Checkpoint interval (Young 1974; Daly 2006 first-order correction): tau = sqrt(2 delta M) - delta,
-delta the time to write one checkpoint.
-Overhead on failure-free time (the first-order model of Young 1974 and Daly 2006):
+Interruption rate of the job (per hour): lambda = gpus / gpu_mtbf_h + nodes x
+spot_preemptions_per_day / 24 (a spot rate is per node-instance and per day); the job's MTBF is M =
+1 / lambda. Checkpoint interval (Young 1974; Daly 2006 first-order correction): tau = sqrt(2 delta
+M) - delta, delta the time to write one checkpoint. Overhead on failure-free time (the first-order
+model of Young 1974 and Daly 2006):
     f = delta / tau + (tau / 2 + restart) / M
 i.e. checkpoint writes, half an interval of lost work per interruption, and the restart itself.
 Failure-free hours = tokens / steady-state throughput x the whole-run overhead of pre-training runs
@@ -62,7 +62,9 @@ class RunEstimate:
 
 
 
-def interruption_rate_per_h(gpus: int, nodes: int, gpu_mtbf_h: float, spot_per_node_day: float) -> float:
+def interruption_rate_per_h(
+    gpus: int, nodes: int, gpu_mtbf_h: float, spot_per_node_day: float
+) -> float:
     return gpus / gpu_mtbf_h + nodes * spot_per_node_day / 24.0
 
 
@@ -75,7 +77,9 @@ def checkpoint_interval_h(checkpoint_write_h: float, job_mtbf_h: float) -> float
     return math.sqrt(2 * checkpoint_write_h * job_mtbf_h) - checkpoint_write_h
 
 
-def failure_overhead_fraction(checkpoint_write_h: float, restart_h: float, job_mtbf_h: float) -> float:
+def failure_overhead_fraction(
+    checkpoint_write_h: float, restart_h: float, job_mtbf_h: float
+) -> float:
     tau = checkpoint_interval_h(checkpoint_write_h, job_mtbf_h)
     writes = checkpoint_write_h / tau if tau > 0 else 0.0
     return writes + (tau / 2 + restart_h) / job_mtbf_h
@@ -102,19 +106,33 @@ def run_estimate(est: SteadyState, tokens: float) -> RunEstimate:
     if c.spot_preemptions_per_day:
         notes.append(f"spot: {c.spot_preemptions_per_day:g} preemptions per node per day")
     if f > 0.5:
-        notes.append("failure overhead above 50%: checkpoint faster or use fewer, more reliable GPUs")
+        notes.append("failure overhead above 50%: checkpoint faster or use fewer, more reliable "
+                     "GPUs")
     if overhead != 1.0:
-        notes.append(f"whole-run overhead x{overhead:g} over steady-state steps (warm-up, evaluation, "
-                     "stalls; published pre-training runs vs step estimates)")
+        notes.append(f"whole-run overhead x{overhead:g} over steady-state steps (warm-up, "
+                     "evaluation, stalls; published pre-training runs vs step estimates)")
     t_lo, t_hi = est.tokens_per_s_range
-    hours_band = (tokens / t_hi / 3600.0 * band[0] * (1 + f), tokens / t_lo / 3600.0 * band[1] * (1 + f))
-    return RunEstimate(tokens=tokens, hours=hours, gpu_hours=hours * c.gpus, failure_free_hours=ideal_h,
-                       failure_overhead_fraction=f, checkpoint_interval_h=tau,
-                       expected_interruptions=rate * hours, notes=tuple(notes), hours_range=hours_band)
+    hours_band = (
+        tokens / t_hi / 3600.0 * band[0] * (1 + f),
+        tokens / t_lo / 3600.0 * band[1] * (1 + f),
+    )
+    return RunEstimate(
+        tokens=tokens,
+        hours=hours,
+        gpu_hours=hours * c.gpus,
+        failure_free_hours=ideal_h,
+        failure_overhead_fraction=f,
+        checkpoint_interval_h=tau,
+        expected_interruptions=rate * hours,
+        notes=tuple(notes),
+        hours_range=hours_band,
+    )
 
 
 def hours_quantile(run: RunEstimate, q: float) -> float:
     """Wall hours the run finishes within with probability q (log-normal through its p10-p90)."""
     if run.hours <= 0 or run.hours_range[0] <= 0:
         return run.hours
-    return run.hours * quantile_factor((run.hours_range[0] / run.hours, run.hours_range[1] / run.hours), q)
+    return run.hours * quantile_factor(
+        (run.hours_range[0] / run.hours, run.hours_range[1] / run.hours), q
+    )

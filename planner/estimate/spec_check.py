@@ -129,8 +129,8 @@ def _check_split_and_method(shape: ModelShape, method: str, cluster: Cluster,
         # (named, Megatron is kept: the team's own Megatron DPO, as `megatron_left_out` says)
         raise ValueError("recompute_layers: block recomputation is Megatron's, and no exported "
                          "Megatron stack trains DPO (LLaMA-Factory's Megatron-Bridge backend "
-                         "trains pt and sft); use --recompute full, or name framework megatron "
-                         "for your own Megatron DPO")
+                         "trains pt and sft); use --recompute full, or name framework megatron for "
+                         "your own Megatron DPO")
     if spec.optimizer == "adam_precision_aware" and (method in ADAPTER_METHODS
                                                      or method in DPO_METHODS):
         raise ValueError(f"optimizer: the precision-aware optimizer is Megatron's, and the one "
@@ -198,8 +198,8 @@ def _check_batch(cluster: Cluster, spec: LayoutSpec) -> None:
         if gb is not None and interleaving_refused(spec.framework, spec.virtual_pipeline or 1,
                                                    gb // dp, pp):
             raise ValueError(f"virtual_pipeline: Megatron's interleaved schedule needs at least "
-                             f"pp = {pp} micro-batches per step; a global batch of {gb} over "
-                             f"dp = {dp} gives at most {gb // dp}")
+                             f"pp = {pp} micro-batches per step; a global batch of {gb} over dp = "
+                             f"{dp} gives at most {gb // dp}")
     if (spec.micro_batch and spec.framework is not None and stack_of(spec.framework).exact_batch
             and spec.global_batch is not None):
         fixed_split = spec.tp is not None and spec.pp is not None

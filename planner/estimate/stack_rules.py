@@ -143,9 +143,18 @@ def replicated_split_gap(method: str, spec: LayoutSpec, framework: str, zero: in
     (launch-configs.md, accelerate: tp or cp with dp_replicate > 1 and dp_shard == 1 is refused)
     where torchtitan cannot run the job either (adapters, DPO, another optimizer than Adam, fp16:
     `fsdp_stack_gap`), or None."""
-    if (stack_of(framework).recipe_family and zero == 0 and split.dp > 1 and (split.tp > 1 or split.cp > 1)
-            and (method in ADAPTER_METHODS or method in DPO_METHODS or spec.optimizer != "adam"
-                 or spec.precision == "fp16")):
+    if (
+        stack_of(framework).recipe_family
+        and zero == 0
+        and split.dp > 1
+        and (split.tp > 1 or split.cp > 1)
+        and (
+            method in ADAPTER_METHODS
+            or method in DPO_METHODS
+            or spec.optimizer != "adam"
+            or spec.precision == "fp16"
+        )
+    ):
         return REPLICATED_SPLIT
     return None
 

@@ -1,4 +1,5 @@
-"""Which pipeline splits the training stacks can run: layers over pp stages of v virtual stages each.
+"""Which pipeline splits the training stacks can run: layers over pp stages of v virtual stages
+each.
 
 The estimate charges the slowest stage ceil(L / pp) layers (memory.stage_layers); a layout is only
 worth proposing if a stack can split the model that way:
@@ -8,7 +9,8 @@ worth proposing if a stack can split the model that way:
   ceil(L / pp) layers and the first and last splitting the rest
   (`--decoder-first/last-pipeline-num-layers`), every stage's layers a multiple of v (megatron-core
   0.16 transformer_config.py checks exactly that; docs/sources/launch-configs.md section 2);
-- DeepSpeed's pipeline engine partitions any layer count (`partition_method`), but has no interleaving;
+- DeepSpeed's pipeline engine partitions any layer count (`partition_method`), but has no
+interleaving;
 - torchtitan (the FSDP-family stack that pipelines): `pipeline_parallel_layers_per_stage` k, with
   the embedding and the output layer counted as one layer each, must give exactly pp x v stages:
   ceil((L + 2) / k) = pp x v.
@@ -21,15 +23,16 @@ from functools import lru_cache
 from plan.models.stacks import layer_split_gap, stack_of
 
 TORCHTITAN_EDGE_LAYERS = 2
-"""torchtitan counts the embedding and the output layer as one layer each when it splits a model into
-stages (`first/last_stage_less_layers`, default 1 each)."""
+"""torchtitan counts the embedding and the output layer as one layer each when it splits a model
+into stages (`first/last_stage_less_layers`, default 1 each)."""
 
 
 def megatron_uneven_stages(layers: int, pp: int, virtual: int = 1) -> tuple[int, int] | None:
-    """(first, last) stage layers when pp does not divide the layers: the middle stages hold
-    ceil(L / pp) (the estimate's slowest stage), the first and last split the rest, each at most that
-    and, when interleaved, each a multiple of the virtual stages (as the middle one must be); the first
-    takes the smaller share (it holds the most micro-batches in flight). None when no split exists."""
+    """(first, last) stage layers when pp does not divide the layers: the middle stages hold ceil(L
+    / pp) (the estimate's slowest stage), the first and last split the rest, each at most that and,
+    when interleaved, each a multiple of the virtual stages (as the middle one must be); the first
+    takes the smaller share (it holds the most micro-batches in flight). None when no split
+    exists."""
     per = -(-layers // pp)
     if per % virtual:
         return None
@@ -43,11 +46,13 @@ def megatron_uneven_stages(layers: int, pp: int, virtual: int = 1) -> tuple[int,
 
 
 def megatron_split_flags(layers: int, pp: int, virtual: int = 1) -> tuple[str, ...] | None:
-    """The pretrain_gpt.py flags that split `layers` over pp stages of `virtual` equal chunks with no
-    stage longer than ceil(L / pp) (what the estimate charges), or None when Megatron cannot:
+    """The pretrain_gpt.py flags that split `layers` over pp stages of `virtual` equal chunks with
+    no stage longer than ceil(L / pp) (what the estimate charges), or None when Megatron cannot:
     - even stages: no flag;
-    - the embedding and the loss counted as one layer each (Llama 3 405B's split: 126 + 2 layers over
-      16 stages of 8), `--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split`;
+    - the embedding and the loss counted as one layer each (Llama 3 405B's split: 126 + 2 layers
+    over
+      16 stages of 8), `--account-for-embedding-in-pipeline-split
+      --account-for-loss-in-pipeline-split`;
     - shorter first and last stages, `--decoder-first/last-pipeline-num-layers` (multiples of v)."""
     if layers % pp == 0:
         return () if (layers // pp) % virtual == 0 else None
@@ -56,7 +61,8 @@ def megatron_split_flags(layers: int, pp: int, virtual: int = 1) -> tuple[str, .
     split = megatron_uneven_stages(layers, pp, virtual)
     if split is None:
         return None
-    return (f"--decoder-first-pipeline-num-layers {split[0]}", f"--decoder-last-pipeline-num-layers {split[1]}")
+    return (f"--decoder-first-pipeline-num-layers {split[0]}", "--decoder-last-pipeline-num-layers "
+                                                               f"{split[1]}")
 
 
 @lru_cache(maxsize=4096)
@@ -79,11 +85,14 @@ def split_problem(layers: int, pp: int, virtual: int, framework: str) -> str | N
     if stack.pipeline_layer_split == "even_chunks":
         if megatron_split_flags(layers, pp, virtual) is None:
             chunks = f" of vpp={virtual} equal chunks" if virtual > 1 else ""
-            return (f"Megatron cannot split {layers} layers over pp={pp} stages{chunks}, none longer than "
-                    f"{-(-layers // pp)} layers")
+            return (f"Megatron cannot split {layers} layers over pp={pp} stages{chunks}, none "
+                    f"longer than {-(-layers // pp)} layers")
         return None
     if stack.pipeline_layer_split == "any":
         return layer_split_gap(framework, virtual)
     if torchtitan_layers_per_stage(layers, pp * virtual) is None:
-        return f"torchtitan has no layers-per-stage value that splits {layers} layers into {pp * virtual} stages"
+        return (
+            f"torchtitan has no layers-per-stage value that splits {layers} layers into "
+            f"{pp * virtual} stages"
+        )
     return None

@@ -1,15 +1,16 @@
 """A persistent cache of layout-search results, shared by every process and run on this machine.
 
-A search's answer depends only on the estimator's code, the model's shape, the method, the cluster and
-the layout constraints, so it is stored under a digest of exactly those (the code by the hash of its
-source files, the GPU by its whole catalog entry) and reused by later solves, Pareto walks and batch
+A search's answer depends only on the estimator's code, the model's shape, the method, the cluster
+and the layout constraints, so it is stored under a digest of exactly those (the code by the hash of
+its source files, the GPU by its whole catalog entry) and reused by later solves, Pareto walks and
+batch
 variants: scenarios that differ only in budget or deadline share every estimate.
 
 SQLite in WAL mode lets batch workers read and write it concurrently. New results are buffered and
 written in one transaction by `flush()` (at the end of candidate building, and at exit). The file is
 kept under `MAX_CACHE_MIB` by dropping the oldest rows. Any failure (an unwritable folder, a corrupt
-file, a row from another version) turns the cache off or into a miss: it can make a run faster, never
-wrong and never fail.
+file, a row from another version) turns the cache off or into a miss: it can make a run faster,
+never wrong and never fail.
 
 Location: `$PLAN_CACHE_DIR`, else the user's cache folder (platformdirs); `PLAN_CACHE_DIR=off` or
 `plan --no-cache` turns it off.
@@ -38,11 +39,13 @@ from typing import Any
 CACHE_ENV = "PLAN_CACHE_DIR"
 OFF_VALUES = frozenset({"", "0", "off", "none", "false"})
 MAX_CACHE_MIB = 256
-"""Size above which the oldest rows are dropped, down to three quarters of it (checked at open and flush)."""
+"""Size above which the oldest rows are dropped, down to three quarters of it (checked at open
+and flush)."""
 
 _FILE_NAME = "estimates.sqlite3"
 # The code a search's answer depends on: the estimator and the models modules it reads (the method
-# vocabulary decides reference copies and passes; platforms only reach it as values in the cluster key).
+# vocabulary decides reference copies and passes; platforms only reach it as values in the cluster
+# key).
 _SOURCES = ("planner/estimate", "models/layout.py", "models/model_card.py", "models/gpu.py",
             "models/methods.py")
 
@@ -76,18 +79,19 @@ _OLD_TABLES = ("results",)  # pickled rows of earlier versions: dropped unread
 
 
 def _opened(db: sqlite3.Connection, attempts: int = 10) -> None:
-    """Switch a connection to WAL and create the table. Processes that open a new file at once (batch
-    workers on an empty cache) race for both, and SQLite answers some of those races "locked" at once
-    instead of waiting (a write upgrade from a stale read): each is retried, with the table created
-    under a write lock taken first (which does wait), so no opener ends up with its cache off."""
+    """Switch a connection to WAL and create the table. Processes that open a new file at once
+    (batch workers on an empty cache) race for both, and SQLite answers some of those races "locked"
+    at once instead of waiting (a write upgrade from a stale read): each is retried, with the table
+    created under a write lock taken first (which does wait), so no opener ends up with its cache
+    off."""
     for attempt in range(attempts):
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             with db:
                 db.execute("BEGIN IMMEDIATE")
-                db.execute(f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL,"
-                           " checksum TEXT NOT NULL, stored REAL NOT NULL)")
+                db.execute(f"CREATE TABLE IF NOT EXISTS {_TABLE} (key TEXT PRIMARY KEY, value TEXT "
+                           "NOT NULL, checksum TEXT NOT NULL, stored REAL NOT NULL)")
                 for old in _OLD_TABLES:
                     db.execute(f"DROP TABLE IF EXISTS {old}")
             return
@@ -135,11 +139,13 @@ class EstimateStore:
         try:
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             if unsafe_reason(folder) is None:
-                folder.chmod(0o700)  # a folder made by an earlier version: its rows are nobody else's
+                # a folder made by an earlier version: its rows are nobody else's
+                folder.chmod(0o700)
             for place in (folder, self.path):
                 reason = unsafe_reason(place)
                 if reason is not None:
-                    print(f"warning: estimate cache {place} {reason}; not used (it must be this user's "
+                    print(f"warning: estimate cache {place} {reason}; not used (it must be this "
+                          "user's "
                           f"alone: chmod 700 the folder, or set {CACHE_ENV})", file=sys.stderr)
                     return
             db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
@@ -169,7 +175,11 @@ class EstimateStore:
             if text is None:
                 row = self._db.execute(f"SELECT value, checksum FROM {_TABLE} WHERE key = ?",
                                        (digest,)).fetchone()
-                if row is None or not isinstance(row[0], str) or row[1] != _checksum(digest, row[0]):
+                if (
+                    row is None
+                    or not isinstance(row[0], str)
+                    or row[1] != _checksum(digest, row[0])
+                ):
                     return None  # none, or torn, edited or moved: recompute (the put replaces it)
                 text = row[0]
             return json.loads(text, parse_constant=_refuse_constant)
@@ -177,7 +187,8 @@ class EstimateStore:
             return None
 
     def put(self, key_text: str, value: Any) -> None:
-        """Keep a JSON value (finite numbers only) for the next flush; any other value is not kept."""
+        """Keep a JSON value (finite numbers only) for the next flush; any other value is not
+        kept."""
         if self._db is None:
             return
         try:
@@ -187,7 +198,8 @@ class EstimateStore:
         self._pending[self.digest(key_text)] = text
 
     def flush(self) -> None:
-        """Write buffered results in one transaction (other writers wait up to 10 s for the lock)."""
+        """Write buffered results in one transaction (other writers wait up to 10 s for the
+        lock)."""
         if self._db is None or not self._pending:
             return
         now = time.time()
@@ -211,8 +223,9 @@ class EstimateStore:
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute(
-                f"DELETE FROM {_TABLE} WHERE key IN (SELECT key FROM (SELECT key, SUM(length(value) + "
-                "length(key)) OVER (ORDER BY stored DESC, key) AS kept FROM estimates) WHERE kept > ?)",
+                f"DELETE FROM {_TABLE} WHERE key IN (SELECT key FROM (SELECT key, "
+                "SUM(length(value) + length(key)) OVER (ORDER BY stored DESC, key) AS kept FROM "
+                "estimates) WHERE kept > ?)",
                 (int(0.75 * self.max_bytes),))
         self._db.execute("VACUUM")
 

@@ -47,7 +47,17 @@ _TIME_FIELDS = tuple(f.name for f in fields(TimeBreakdown))
 _WORDS = {"recompute": RECOMPUTE, "precision": PRECISIONS, "optimizer": OPTIMIZERS, "loss": LOSSES,
           "lora_targets": LORA_TARGETS, "framework": FRAMEWORKS}
 _FLAGS = ("sequence_parallel", "flash_attention", "fused_modules", "state_offload")
-_COUNTS = ("tp", "pp", "dp", "micro_batch", "global_batch", "seq_len", "virtual_pipeline", "cp", "ep")
+_COUNTS = (
+    "tp",
+    "pp",
+    "dp",
+    "micro_batch",
+    "global_batch",
+    "seq_len",
+    "virtual_pipeline",
+    "cp",
+    "ep",
+)
 _OPTIONAL_COUNTS = ("lora_rank", "recompute_layers", "shard_group")
 _FIGURES = ("gpu_memory_gib", "margin_gib", "flops_per_token", "step_time_s", "tokens_per_s",
             "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu", "memory_floor_gib")
@@ -66,8 +76,10 @@ def _field_check(name: str) -> Callable[[Any], bool]:
     if name == "zero":
         return lambda v: type(v) is int and 0 <= v <= 3
     if name == "capacity_factor":
-        return lambda v: type(v) in (int, float) and 0 < v <= MAX_FIGURE  # NaN fails every comparison
-    raise AssertionError(f"Layout.{name} has no check here: add one")  # a new field must not go unchecked
+        # NaN fails every comparison
+        return lambda v: type(v) in (int, float) and 0 < v <= MAX_FIGURE
+    # a new field must not go unchecked
+    raise AssertionError(f"Layout.{name} has no check here: add one")
 
 
 _LAYOUT_CHECKS = tuple((index, _field_check(name)) for index, name in enumerate(_LAYOUT_FIELDS))
@@ -79,10 +91,16 @@ class Forged(ValueError):
 
 def encode(best: Estimate | None, considered: int, rejected: tuple[tuple[Layout, str], ...],
            reasons: dict[str, int], searched: tuple[str, ...]) -> dict[str, Any]:
-    """A search's result as JSON-ready data (its model, cluster and spec left out: they are its key)."""
-    return {"format": FORMAT, "considered": considered, "reasons": [[k, n] for k, n in reasons.items()],
-            "searched": list(searched), "rejected": [[_layout_row(lay), why] for lay, why in rejected],
-            "best": None if best is None else _estimate_row(best)}
+    """A search's result as JSON-ready data (its model, cluster and spec left out: they are its
+    key)."""
+    return {
+        "format": FORMAT,
+        "considered": considered,
+        "reasons": [[k, n] for k, n in reasons.items()],
+        "searched": list(searched),
+        "rejected": [[_layout_row(lay), why] for lay, why in rejected],
+        "best": None if best is None else _estimate_row(best),
+    }
 
 
 def decode(data: Any, model: ModelCard, method: str, cluster: Cluster) -> dict[str, Any]:
@@ -112,10 +130,16 @@ def _layout_row(layout: Layout) -> list[Any]:
 
 def _estimate_row(est: Estimate) -> dict[str, Any]:
     row: dict[str, Any] = {name: getattr(est, name) for name in _FIGURES}
-    row.update(model_id=est.model_id, method=est.method, fits=est.fits, layout=_layout_row(est.layout),
-               memory=[getattr(est.memory, n) for n in _MEMORY_FIELDS],
-               time=[getattr(est.time, n) for n in _TIME_FIELDS], notes=list(est.notes),
-               uncalibrated=list(est.uncalibrated))
+    row.update(
+        model_id=est.model_id,
+        method=est.method,
+        fits=est.fits,
+        layout=_layout_row(est.layout),
+        memory=[getattr(est.memory, n) for n in _MEMORY_FIELDS],
+        time=[getattr(est.time, n) for n in _TIME_FIELDS],
+        notes=list(est.notes),
+        uncalibrated=list(est.uncalibrated),
+    )
     return row
 
 
@@ -142,24 +166,44 @@ def _estimate(row: Any, model: ModelCard, method: str, cluster: Cluster) -> Esti
         _check(value > 0 or name == "margin_gib" or (name == "memory_floor_gib" and value == 0),
                f"best.{name}")
     memory, time = row["memory"], row["time"]
-    for what, values, size in (("memory", memory, len(_MEMORY_FIELDS)), ("time", time, len(_TIME_FIELDS))):
-        _check(type(values) is list and len(values) == size
-               and all(type(x) in (int, float) and 0 <= x <= MAX_FIGURE for x in values), f"best.{what}")
-    est = Estimate(model_id=row["model_id"], method=row["method"], cluster=cluster,
-                   layout=_layout(row["layout"]), memory=MemoryBreakdown(*memory), time=TimeBreakdown(*time),
-                   gpu_memory_gib=row["gpu_memory_gib"], fits=row["fits"], margin_gib=row["margin_gib"],
-                   flops_per_token=row["flops_per_token"], step_time_s=row["step_time_s"],
-                   tokens_per_s=row["tokens_per_s"], tokens_per_s_per_gpu=row["tokens_per_s_per_gpu"],
-                   model_tflops_per_gpu=row["model_tflops_per_gpu"], mfu=row["mfu"],
-                   notes=_words(row["notes"], "best.notes"), model=model,
-                   uncalibrated=tuple(_words(row["uncalibrated"], "best.uncalibrated")),
-                   memory_floor_gib=row["memory_floor_gib"])
+    for what, values, size in (
+        ("memory", memory, len(_MEMORY_FIELDS)),
+        ("time", time, len(_TIME_FIELDS)),
+    ):
+        _check(
+            type(values) is list
+            and len(values) == size
+            and all(type(x) in (int, float) and 0 <= x <= MAX_FIGURE for x in values),
+            f"best.{what}",
+        )
+    est = Estimate(
+        model_id=row["model_id"],
+        method=row["method"],
+        cluster=cluster,
+        layout=_layout(row["layout"]),
+        memory=MemoryBreakdown(*memory),
+        time=TimeBreakdown(*time),
+        gpu_memory_gib=row["gpu_memory_gib"],
+        fits=row["fits"],
+        margin_gib=row["margin_gib"],
+        flops_per_token=row["flops_per_token"],
+        step_time_s=row["step_time_s"],
+        tokens_per_s=row["tokens_per_s"],
+        tokens_per_s_per_gpu=row["tokens_per_s_per_gpu"],
+        model_tflops_per_gpu=row["model_tflops_per_gpu"],
+        mfu=row["mfu"],
+        notes=_words(row["notes"], "best.notes"),
+        model=model,
+        uncalibrated=tuple(_words(row["uncalibrated"], "best.uncalibrated")),
+        memory_floor_gib=row["memory_floor_gib"],
+    )
     _consistent(est, model, method, cluster)
     return est
 
 
 def _consistent(est: Estimate, model: ModelCard, method: str, cluster: Cluster) -> None:
-    """The figures the estimator derives from one another agree, as it derives them (estimator.py)."""
+    """The figures the estimator derives from one another agree, as it derives them
+    (estimator.py)."""
     lay, total = est.layout, est.memory.total_gib
     _check(est.model_id == model.id and est.method == method, "best: another model or method")
     _check(lay.gpus == cluster.gpus, "best.layout: another GPU count")
@@ -169,13 +213,16 @@ def _consistent(est: Estimate, model: ModelCard, method: str, cluster: Cluster) 
     peak = cluster.gpu.peak_tflops.for_precision(lay.precision) or 1.0
     per_gpu = est.tokens_per_s / cluster.gpus
     for name, stored, derived in (
-            ("step_time_s", est.step_time_s, est.time.total_s),
-            ("tokens_per_s", est.tokens_per_s, lay.global_batch * lay.seq_len / est.step_time_s),
-            ("tokens_per_s_per_gpu", est.tokens_per_s_per_gpu, per_gpu),
-            ("model_tflops_per_gpu", est.model_tflops_per_gpu, est.flops_per_token * per_gpu / 1e12),
-            ("mfu", est.mfu, est.model_tflops_per_gpu / peak),
-            ("margin_gib", est.margin_gib, est.gpu_memory_gib - total)):
-        _check(math.isclose(stored, derived, rel_tol=RELATIVE_TOLERANCE, abs_tol=1e-12), f"best.{name}")
+        ("step_time_s", est.step_time_s, est.time.total_s),
+        ("tokens_per_s", est.tokens_per_s, lay.global_batch * lay.seq_len / est.step_time_s),
+        ("tokens_per_s_per_gpu", est.tokens_per_s_per_gpu, per_gpu),
+        ("model_tflops_per_gpu", est.model_tflops_per_gpu, est.flops_per_token * per_gpu / 1e12),
+        ("mfu", est.mfu, est.model_tflops_per_gpu / peak),
+        ("margin_gib", est.margin_gib, est.gpu_memory_gib - total),
+    ):
+        _check(
+            math.isclose(stored, derived, rel_tol=RELATIVE_TOLERANCE, abs_tol=1e-12), f"best.{name}"
+        )
 
 
 def _words(values: Any, what: str) -> list[str]:

@@ -3,17 +3,17 @@
 Compute per micro-batch (FLOPs at an achieved rate, memory-bound kernels, recomputation):
 compute.py. Here the communication each layout exposes, and the step.
 
-Tensor parallelism: 4 all-reduces of s b h 16-bit values per layer per micro-batch (2 forward,
-2 backward; 6 with full recompute; Shoeybi et al. 2019), or the same volume as reduce-scatter +
-all-gather with sequence parallelism (Korthikanti et al. 2022), of which TP_COMM_EXPOSED_FRACTION
-is exposed. Context parallelism: ring attention passes K/V chunks (cp - 1) times per layer forward
-and twice that backward, overlapped with the attention kernels; only the excess is exposed. DeepSpeed's
-cp is Ulysses instead: all-to-alls that trade the sequence split for a head split around each attention
-(q, k, v in, the output back), on the critical path.
-Pipeline (Narayanan et al. 2021): bubble (p-1)/v micro-batch times of the slowest stage, plus point-to-point
-transfers; each stage hides its own data-parallel traffic behind its own passes, and the step is the
-slowest stage's. A last smaller micro-batch computes its share of a full one, hides that share of its
-collectives' time, and launches as many kernels.
+Tensor parallelism: 4 all-reduces of s b h 16-bit values per layer per micro-batch (2 forward, 2
+backward; 6 with full recompute; Shoeybi et al. 2019), or the same volume as reduce-scatter +
+all-gather with sequence parallelism (Korthikanti et al. 2022), of which TP_COMM_EXPOSED_FRACTION is
+exposed. Context parallelism: ring attention passes K/V chunks (cp - 1) times per layer forward and
+twice that backward, overlapped with the attention kernels; only the excess is exposed. DeepSpeed's
+cp is Ulysses instead: all-to-alls that trade the sequence split for a head split around each
+attention (q, k, v in, the output back), on the critical path. Pipeline (Narayanan et al. 2021):
+bubble (p-1)/v micro-batch times of the slowest stage, plus point-to-point transfers; each stage
+hides its own data-parallel traffic behind its own passes, and the step is the slowest stage's. A
+last smaller micro-batch computes its share of a full one, hides that share of its collectives'
+time, and launches as many kernels.
 
 Data parallelism, layer by layer: a collective for layer i is prefetched/launched while layer i-1
 (or i+1 in the backward pass) computes, so per pass only the first collective and whatever each
@@ -21,19 +21,20 @@ later one takes beyond its layer's compute are exposed:
     exposed(c, f, L) = c + (L - 1) x max(0, c - DP_OVERLAP_FRACTION x f)
 for per-layer collective time c (one layer's bytes, plus the ring's latency, which every collective
 pays: at thousands of ranks it outweighs the bytes of a layer) and per-layer compute f. On the stage
-that holds the embedding (the first, whose backward pass ends the step), the collective nothing hides
-is the embedding's own bucket, gathered first and its gradient ready last (a whole parameter is one
-bucket; FSDP gathers and reduces its root module, embedding and output layer, as one unit):
-    exposed = c_embedding + L x max(0, c - DP_OVERLAP_FRACTION x f) + max(0, c_head - DP_OVERLAP_FRACTION x f)
-with an untied output layer's collective behind the layers; at 128k-token vocabularies the embedding is
-four to five layers of a 1-3B model. Which
-collectives run when depends on the framework: Megatron (ZeRO 0/1) reduces gradients once per step
-behind the last micro-batch's backward and (ZeRO-1) all-gathers parameters behind the next forward
-(buckets of max(40M, 1M x dp) parameters, megatron-core 0.16 distributed_data_parallel.py: about a layer
-at scale), in its fp32 `main_grad` under bf16; with interleaved stages only the chunk that ends the step
-lacks cover (`_once_per_step`); DeepSpeed ZeRO-2 and Megatron-FSDP `optim_grads` reduce-scatter gradients
-every micro-batch, and both gather the updated parameters once per step, as ZeRO-1 does;
-ZeRO-3 (DeepSpeed, FSDP FULL_SHARD, Megatron-FSDP `optim_grads_params`) gathers each layer before its
+that holds the embedding (the first, whose backward pass ends the step), the collective nothing
+hides is the embedding's own bucket, gathered first and its gradient ready last (a whole parameter
+is one bucket; FSDP gathers and reduces its root module, embedding and output layer, as one unit):
+    exposed = c_embedding + L x max(0, c - DP_OVERLAP_FRACTION x f) + max(0, c_head -
+    DP_OVERLAP_FRACTION x f)
+with an untied output layer's collective behind the layers; at 128k-token vocabularies the embedding
+is four to five layers of a 1-3B model. Which collectives run when depends on the framework:
+Megatron (ZeRO 0/1) reduces gradients once per step behind the last micro-batch's backward and
+(ZeRO-1) all-gathers parameters behind the next forward (buckets of max(40M, 1M x dp) parameters,
+megatron-core 0.16 distributed_data_parallel.py: about a layer at scale), in its fp32 `main_grad`
+under bf16; with interleaved stages only the chunk that ends the step lacks cover
+(`_once_per_step`); DeepSpeed ZeRO-2 and Megatron-FSDP `optim_grads` reduce-scatter gradients every
+micro-batch, and both gather the updated parameters once per step, as ZeRO-1 does; ZeRO-3
+(DeepSpeed, FSDP FULL_SHARD, Megatron-FSDP `optim_grads_params`) gathers each layer before its
 forward and again before its backward and reduce-scatters its gradient, every micro-batch; FSDP
 SHARD_GRAD_OP gathers once per micro-batch forward and reduce-scatters once per step.
 """
@@ -79,14 +80,21 @@ from plan.planner.estimate.types import (
     TimeBreakdown,
 )
 
-OPTIMIZER_STEP_BYTES_PER_PARAM = {"adam": 28.0, "adam_8bit": 10.0, "paged_adam_8bit": 10.0,
-                                  "adafactor": 14.0, "sgd": 22.0, "adam_precision_aware": 26.0, "adam_bf16": 14.0}
-"""Bytes streamed per parameter by the optimizer step: Adam reads fp32 master/m/v (12) + gradient (2),
-writes them (12) + the 16-bit weight (2); 8-bit Adam: states 2+2, weight 2+2, gradient 2; Adafactor:
-master 4+4, gradient 2, weight 2, factored moments ~2; SGD with momentum: master and momentum 8+8,
-gradient 2, weight 2, and 2 of slack for the update; precision-aware Adam: remainder, moments and
-weight 2+8+2 read and written, gradient 2 read; pure BF16 Adam: weight and moments 2+4 read and written,
-gradient 2 read."""
+OPTIMIZER_STEP_BYTES_PER_PARAM = {
+    "adam": 28.0,
+    "adam_8bit": 10.0,
+    "paged_adam_8bit": 10.0,
+    "adafactor": 14.0,
+    "sgd": 22.0,
+    "adam_precision_aware": 26.0,
+    "adam_bf16": 14.0,
+}
+"""Bytes streamed per parameter by the optimizer step: Adam reads fp32 master/m/v (12) + gradient
+(2), writes them (12) + the 16-bit weight (2); 8-bit Adam: states 2+2, weight 2+2, gradient 2;
+Adafactor: master 4+4, gradient 2, weight 2, factored moments ~2; SGD with momentum: master and
+momentum 8+8, gradient 2, weight 2, and 2 of slack for the update; precision-aware Adam: remainder,
+moments and weight 2+8+2 read and written, gradient 2 read; pure BF16 Adam: weight and moments 2+4
+read and written, gradient 2 read."""
 
 
 def tp_exposed_s(shape: ModelShape, layout: Layout, tp_link: GroupLink, collectives: float,
@@ -99,8 +107,13 @@ def tp_exposed_s(shape: ModelShape, layout: Layout, tp_link: GroupLink, collecti
     return TP_COMM_EXPOSED_FRACTION * collectives * n * tp_link.all_reduce_s(ar_bytes)
 
 
-def cp_exposed_s(shape: ModelShape, layout: Layout, cp_link: GroupLink | None, mbc: MicroBatchCompute,
-                 recompute_passes: float) -> float:
+def cp_exposed_s(
+    shape: ModelShape,
+    layout: Layout,
+    cp_link: GroupLink | None,
+    mbc: MicroBatchCompute,
+    recompute_passes: float,
+) -> float:
     """Ring-attention K/V traffic per micro-batch beyond what the attention kernels hide (DeepSpeed:
     Ulysses' all-to-alls, `ulysses_s`)."""
     if layout.cp <= 1 or cp_link is None:
@@ -110,19 +123,22 @@ def cp_exposed_s(shape: ModelShape, layout: Layout, cp_link: GroupLink | None, m
     chunk = tokens_per_gpu_micro_batch(layout) * 2 * shape.kv_dim / layout.tp * 2.0
     per_layer_fwd = (layout.cp - 1) * cp_link.p2p_s(chunk)
     attn_layer_fwd = mbc.attention_fwd_s / mbc.layers
-    passes = (1 + recompute_passes, 2)  # forward (and recomputed forwards), backward (K/V and their grads)
+    # forward (and recomputed forwards), backward (K/V and their grads)
+    passes = (1 + recompute_passes, 2)
     exposed = (passes[0] * max(0.0, per_layer_fwd - attn_layer_fwd)
                + max(0.0, passes[1] * per_layer_fwd - 2 * attn_layer_fwd))
     return exposed * mbc.layers
 
 
-def ulysses_s(shape: ModelShape, layout: Layout, cp_link: GroupLink, layers: int, recompute_passes: float) -> float:
-    """DeepSpeed Ulysses (its `sequence_parallel_size`, the cp it runs; launch-configs.md) per micro-batch:
-    around each attention an all-to-all turns the local sequence's q, k and v into the whole sequence's
-    share of the heads, and another turns the output back; the backward pass runs the same four on the
-    gradients, and each recomputed forward its two again. Each sends (cp - 1) / cp of the rank's 16-bit q,
-    k, v and output; where the KV heads are fewer than cp, each is sent to cp / kv_heads ranks (ALST
-    replicates them). Not overlapped with compute."""
+def ulysses_s(
+    shape: ModelShape, layout: Layout, cp_link: GroupLink, layers: int, recompute_passes: float
+) -> float:
+    """DeepSpeed Ulysses (its `sequence_parallel_size`, the cp it runs; launch-configs.md) per
+    micro-batch: around each attention an all-to-all turns the local sequence's q, k and v into the
+    whole sequence's share of the heads, and another turns the output back; the backward pass runs
+    the same four on the gradients, and each recomputed forward its two again. Each sends (cp - 1) /
+    cp of the rank's 16-bit q, k, v and output; where the KV heads are fewer than cp, each is sent
+    to cp / kv_heads ranks (ALST replicates them). Not overlapped with compute."""
     kv_copies = max(1.0, layout.cp / max(1, shape.kv_heads))
     per_token = (2 * shape.q_dim + 2 * shape.kv_dim * kv_copies) / layout.tp * 2.0
     nbytes = tokens_per_gpu_micro_batch(layout) * per_token
@@ -130,8 +146,8 @@ def ulysses_s(shape: ModelShape, layout: Layout, cp_link: GroupLink, layers: int
 
 
 def all_to_all_s(link: GroupLink, nbytes: float, size: int) -> float:
-    """An all-to-all of `nbytes` per rank over `size` ranks: (size - 1) / size of it leaves the rank; across
-    nodes only what goes to other nodes, each GPU's share through its own NIC."""
+    """An all-to-all of `nbytes` per rank over `size` ranks: (size - 1) / size of it leaves the
+    rank; across nodes only what goes to other nodes, each GPU's share through its own NIC."""
     remote = nbytes * (size - 1) / size
     if not link.spans_nodes:
         return link.p2p_s(remote)
@@ -144,10 +160,10 @@ def all_to_all_s(link: GroupLink, nbytes: float, size: int) -> float:
 def ep_exposed_s(shape: ModelShape, layout: Layout, ep_link: GroupLink | None, layers: int,
                  recompute_passes: float) -> float:
     """All-to-all dispatch and combine per micro-batch on one GPU: 2 per MoE layer forward (and per
-    recomputed forward), 2 backward; each sends top_k x hidden 16-bit values per token, (ep - 1)/ep of
-    them to other ranks, padded to the experts' capacity (`Layout.capacity_factor`: GShard-style runs use
-    1.25-2.0 and move that much more). Across nodes each GPU's share leaves through its own NIC. Not overlapped
-    (DeepSeek-V3's DualPipe hides it; Megatron's default schedule does not)."""
+    recomputed forward), 2 backward; each sends top_k x hidden 16-bit values per token, (ep - 1)/ep
+    of them to other ranks, padded to the experts' capacity (`Layout.capacity_factor`: GShard-style
+    runs use 1.25-2.0 and move that much more). Across nodes each GPU's share leaves through its own
+    NIC. Not overlapped (DeepSeek-V3's DualPipe hides it; Megatron's default schedule does not)."""
     if layout.ep <= 1 or ep_link is None or not shape.moe_layers:
         return 0.0
     moe_layers = layers * shape.moe_layers / shape.layers
@@ -157,8 +173,8 @@ def ep_exposed_s(shape: ModelShape, layout: Layout, ep_link: GroupLink | None, l
 
 
 def p2p_s(shape: ModelShape, layout: Layout, pp_link: GroupLink) -> float:
-    """Pipeline point-to-point seconds per micro-batch per virtual stage (forward and backward): each
-    tensor-parallel rank sends its 1/tp slice (Narayanan et al. 2021, scatter/gather)."""
+    """Pipeline point-to-point seconds per micro-batch per virtual stage (forward and backward):
+    each tensor-parallel rank sends its 1/tp slice (Narayanan et al. 2021, scatter/gather)."""
     if layout.pp <= 1:
         return 0.0
     return 2 * pp_link.p2p_s(tokens_per_gpu_micro_batch(layout) * shape.hidden * 2.0 / layout.tp)
@@ -166,19 +182,21 @@ def p2p_s(shape: ModelShape, layout: Layout, pp_link: GroupLink) -> float:
 
 def stage_lower_bound_s(shape: ModelShape, layout: Layout, cluster: Cluster, tp_link: GroupLink,
                         mb: MicroBatchCompute) -> float:
-    """Seconds per micro-batch on the slowest stage that no layout with this tp, pp, cp and micro-batch
-    can beat, whatever its ZeRO stage and recomputation: compute and tensor-parallel traffic without
-    recomputation. A step takes at least (micro-batch equivalents + (pp - 1) / v) times this, plus
-    the non-negative data-parallel, pipeline-transfer and optimizer terms of `step_time`."""
+    """Seconds per micro-batch on the slowest stage that no layout with this tp, pp, cp and
+    micro-batch can beat, whatever its ZeRO stage and recomputation: compute and tensor-parallel
+    traffic without recomputation. A step takes at least (micro-batch equivalents + (pp - 1) / v)
+    times this, plus the non-negative data-parallel, pipeline-transfer and optimizer terms of
+    `step_time`."""
     return (mb.compute_s + tp_exposed_s(shape, layout, tp_link, 4, mb.layers)) / cluster.speedup
 
 
 def _layered_exposed(layer_s: float, compute_s: float, layers: int, edge_s: float = 0.0,
                      overlapped_s: float = 0.0) -> float:
-    """One pass's data-parallel collectives not hidden behind its compute (module docstring): the one
-    nothing hides, plus what each of the others takes beyond a layer's compute. Nothing hides the
-    embedding's bucket (`edge_s`: gathered first, its gradient ready last) where the stage holds one,
-    else the first layer's; `overlapped_s` is the output layer's, which runs behind the layers."""
+    """One pass's data-parallel collectives not hidden behind its compute (module docstring): the
+    one nothing hides, plus what each of the others takes beyond a layer's compute. Nothing hides
+    the embedding's bucket (`edge_s`: gathered first, its gradient ready last) where the stage holds
+    one, else the first layer's; `overlapped_s` is the output layer's, which runs behind the
+    layers."""
     hide = DP_OVERLAP_FRACTION * compute_s / max(1, layers)
     behind = max(0.0, overlapped_s - hide)
     if edge_s > 0:
@@ -189,11 +207,13 @@ def _layered_exposed(layer_s: float, compute_s: float, layers: int, edge_s: floa
 
 
 def _edge_params(shape: ModelShape, layout: Layout) -> tuple[float, float]:
-    """(front, back) parameters per GPU outside the layers, on the stage whose data-parallel tail sets the
-    step: the first (in a pipeline it runs the step's last backward pass). Front: what the forward gathers
-    first and the backward finishes last, the input embedding (tied or not); FSDP with one stage gathers
-    and reduces the whole root module (embedding, final norm, output layer) as one unit. Back: the
-    output layer, gathered last and reduced first, behind the layers (one stage only)."""
+    """(front, back) parameters per GPU outside the layers, on the stage whose data-parallel tail
+    sets the
+    step: the first (in a pipeline it runs the step's last backward pass). Front: what the forward
+    gathers first and the backward finishes last, the input embedding (tied or not); FSDP with one
+    stage gathers and reduces the whole root module (embedding, final norm, output layer) as one
+    unit. Back: the output layer, gathered last and reduced first, behind the layers (one stage
+    only)."""
     embed, head = shape.embed_params / layout.tp, shape.head_params / layout.tp
     if layout.pp > 1:
         return embed, 0.0
@@ -211,16 +231,21 @@ def stage_params_per_gpu(shape: ModelShape, layout: Layout) -> float:
 
 
 def trainable_stage_params(shape: ModelShape, method: str, layout: Layout) -> float:
-    """Of those, the parameters that get gradients and optimizer states: the adapters' under LoRA and
-    QLoRA, all of them otherwise."""
+    """Of those, the parameters that get gradients and optimizer states: the adapters' under LoRA
+    and QLoRA, all of them otherwise."""
     if method in ADAPTER_METHODS:
-        return shape.adapter_params(layout.lora_rank or 0, layout.lora_targets) / layout.pp / layout.tp
+        return (
+            shape.adapter_params(layout.lora_rank or 0, layout.lora_targets) / layout.pp / layout.tp
+        )
     return stage_params_per_gpu(shape, layout)
 
 
-def sharding_links(cluster: Cluster, layout: Layout, dp_link: GroupLink) -> tuple[GroupLink, GroupLink | None]:
-    """The links a layout's ZeRO/FSDP collectives run on (`dp_exposed_s`): the data-parallel group's, or under
-    hybrid sharding the shard group's and the replicas' (topology.hybrid_links)."""
+def sharding_links(
+    cluster: Cluster, layout: Layout, dp_link: GroupLink
+) -> tuple[GroupLink, GroupLink | None]:
+    """The links a layout's ZeRO/FSDP collectives run on (`dp_exposed_s`): the data-parallel
+    group's, or under hybrid sharding the shard group's and the replicas'
+    (topology.hybrid_links)."""
     if not layout.shard_group:
         return dp_link, None
     return hybrid_links(cluster, layout.tp, layout.shard_group, layout.replicas)
@@ -348,8 +373,8 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     last_backward = backward_mb * layout.last_micro_batch_share
 
     def updated_parameters_gathered() -> float:
-        """The updated 16-bit parameters' all-gather once per step, behind the next step's first forward
-        (the distributed optimizer, ZeRO-1, and Megatron-FSDP's optim_grads)."""
+        """The updated 16-bit parameters' all-gather once per step, behind the next step's first
+        forward (the distributed optimizer, ZeRO-1, and Megatron-FSDP's optim_grads)."""
         gathered = _Edged(collective(params.layer_trained * 2.0),
                           collective(params.front_trained * 2.0),
                           collective(params.back_trained * 2.0))
@@ -365,8 +390,8 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     if zero >= 2:
         return _gathered_every_micro_batch(method, layout, params, collective, reduce, windows,
                                            layers, zero)
-    # Once per step (Megatron, ZeRO-0/1): the reduction behind the last micro-batch's backward pass and
-    # (ZeRO-1) the updated parameters' all-gather behind the next step's first forward
+    # Once per step (Megatron, ZeRO-0/1): the reduction behind the last micro-batch's backward pass
+    # and (ZeRO-1) the updated parameters' all-gather behind the next step's first forward
     if zero == 1:
         return reduce.once_per_step(last_backward, layers, layout) + updated_parameters_gathered()
     return _once_per_step(2 * reduce.layer, last_backward, layers, layout,  # an all-reduce
@@ -375,13 +400,13 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
 
 def _once_per_step(layer_s: float, pass_s: float, layers: int, layout: Layout, edge_s: float,
                    overlapped_s: float) -> float:
-    """A once-per-step collective's exposed part (`_layered_exposed`). With interleaved stages a stage's
-    layers form v chunks, and only the chunk that finishes the step (the first: its backward pass ends the
-    step, its forward starts the next) lacks cover: each other chunk's final gradients are ready, and its
-    parameters wanted, at least one round through the pp stages away from the step's end or start, with
-    the stage's other chunks computing meanwhile (Narayanan et al. 2021 schedule; megatron-core reduces
-    each chunk's buckets as soon as they are ready, `overlap_grad_reduce`, and gathers them chunk by chunk,
-    `overlap_param_gather`)."""
+    """A once-per-step collective's exposed part (`_layered_exposed`). With interleaved stages a
+    stage's layers form v chunks, and only the chunk that finishes the step (the first: its backward
+    pass ends the step, its forward starts the next) lacks cover: each other chunk's final gradients
+    are ready, and its parameters wanted, at least one round through the pp stages away from the
+    step's end or start, with the stage's other chunks computing meanwhile (Narayanan et al. 2021
+    schedule; megatron-core reduces each chunk's buckets as soon as they are ready,
+    `overlap_grad_reduce`, and gathers them chunk by chunk, `overlap_param_gather`)."""
     v = layout.virtual_pipeline
     if v <= 1 or layout.pp <= 1:
         return _layered_exposed(layer_s, pass_s, layers, edge_s, overlapped_s)
@@ -391,57 +416,92 @@ def _once_per_step(layer_s: float, pass_s: float, layers: int, layout: Layout, e
             + (v - 1) * max(0.0, chunk * layer_s - cover))
 
 
-def optimizer_and_paging_s(shape: ModelShape, method: str, layout: Layout, r: Rates, paged_offload_params: float,
-                           layers: int) -> float:
-    """Seconds per step (before the cluster's speed-up) of the optimizer step, paged optimizer states
-    and QLoRA dequantization."""
+def optimizer_and_paging_s(
+    shape: ModelShape,
+    method: str,
+    layout: Layout,
+    r: Rates,
+    paged_offload_params: float,
+    layers: int,
+) -> float:
+    """Seconds per step (before the cluster's speed-up) of the optimizer step, paged optimizer
+    states and QLoRA dequantization."""
     t = layout.tp
     opt_params = trainable_stage_params(shape, method, layout)
     if layout.zero >= 1:
         opt_params /= layout.state_shards
     step_bytes_per_s = CPU_OPTIMIZER_BYTES_PER_S if layout.state_offload else r.memory_bytes_per_s
-    other = opt_params * OPTIMIZER_STEP_BYTES_PER_PARAM.get(layout.optimizer, 28.0) / step_bytes_per_s
+    other = (
+        opt_params * OPTIMIZER_STEP_BYTES_PER_PARAM.get(layout.optimizer, 28.0) / step_bytes_per_s
+    )
     if paged_offload_params > 0:
         pcie = PCIE_GB_PER_S_PER_DIRECTION["pcie"] * 1e9
         other += paged_offload_params * 2 * ADAM_8BIT_STATE_BYTES / pcie
     if method in QLORA_METHODS:
         passes = (3 if layout.recompute in FULL_RECOMPUTE else 2) + reference_forward_passes(method)
         linear = shape.layer_linear_total * layers / t
-        other += layout.micro_batches * passes * linear * QLORA_DEQUANT_BYTES_PER_PARAM / r.memory_bytes_per_s
+        other += (
+            layout.micro_batches
+            * passes
+            * linear
+            * QLORA_DEQUANT_BYTES_PER_PARAM
+            / r.memory_bytes_per_s
+        )
     return other
 
 
 def host_issue_s(method: str, layout: Layout, layers: int) -> float:
-    """Seconds the host needs to issue one micro-batch's kernels on a stage of `layers` layers in an eager
-    PyTorch stack (HOST_SECONDS_PER_LAYER_PASS); 0 for fused and compiled stacks. The GPU time of a
-    micro-batch cannot be shorter."""
+    """Seconds the host needs to issue one micro-batch's kernels on a stage of `layers` layers in an
+    eager PyTorch stack (HOST_SECONDS_PER_LAYER_PASS); 0 for fused and compiled stacks. The GPU time
+    of a micro-batch cannot be shorter."""
     if not layout.eager_modules:
         return 0.0
-    passes = 3.0 + (1.0 if layout.recompute in FULL_RECOMPUTE else 0.0) + reference_forward_passes(method)
+    passes = (
+        3.0
+        + (1.0 if layout.recompute in FULL_RECOMPUTE else 0.0)
+        + reference_forward_passes(method)
+    )
     per_pass = HOST_SECONDS_PER_LAYER_PASS["adapter" if method in ADAPTER_METHODS else "full"]
     return passes * per_pass * layers
 
 
-def shared_link_excess_s(shape: ModelShape, method: str, layout: Layout, cp_link: GroupLink | None,
-                         shard_link: GroupLink, mbc: MicroBatchCompute, recompute_passes: float, compute_s: float,
-                         exposed_s: float) -> float:
-    """Seconds a step's context-parallel K/V traffic and its ZeRO/FSDP collectives wait for each other where they
-    share links (both inside a node, or both across nodes): each is hidden behind the same compute, each
-    counted as if it had the link alone, but the link carries their sum, of which compute hides at most the
-    step's compute. The excess of that bound over the two exposures counted apart (0 where they run on
-    different links or one is absent); without it a faster GPU could come out slower, its shorter compute
-    exposing each twice."""
-    if layout.cp <= 1 or cp_link is None or layout.shard_ranks <= 1 or cp_link.spans_nodes != shard_link.spans_nodes:
+def shared_link_excess_s(
+    shape: ModelShape,
+    method: str,
+    layout: Layout,
+    cp_link: GroupLink | None,
+    shard_link: GroupLink,
+    mbc: MicroBatchCompute,
+    recompute_passes: float,
+    compute_s: float,
+    exposed_s: float,
+) -> float:
+    """Seconds a step's context-parallel K/V traffic and its ZeRO/FSDP collectives wait for each
+    other where they share links (both inside a node, or both across nodes): each is hidden behind
+    the same compute, each counted as if it had the link alone, but the link carries their sum, of
+    which compute hides at most the step's compute. The excess of that bound over the two exposures
+    counted apart (0 where they run on different links or one is absent); without it a faster GPU
+    could come out slower, its shorter compute exposing each twice."""
+    if (
+        layout.cp <= 1
+        or cp_link is None
+        or layout.shard_ranks <= 1
+        or cp_link.spans_nodes != shard_link.spans_nodes
+    ):
         return 0.0
-    idle = replace(mbc, attention_fwd_s=0.0)  # the traffic with nothing to hide behind: the links' busy time
-    cp_busy = layout.micro_batch_equivalents * cp_exposed_s(shape, layout, cp_link, idle, recompute_passes)
+    # the traffic with nothing to hide behind: the links' busy time
+    idle = replace(mbc, attention_fwd_s=0.0)
+    cp_busy = layout.micro_batch_equivalents * cp_exposed_s(
+        shape, layout, cp_link, idle, recompute_passes
+    )
     dp_busy = dp_exposed_s(shape, method, layout, shard_link, layout.zero, 0.0, 0.0)
     return max(0.0, cp_busy + dp_busy - compute_s - exposed_s)
 
 
 class _StageMicroBatch(NamedTuple):
     """One stage's micro-batch: its compute, the share of its layers recomputed, and seconds of
-    recomputation, tensor-, context- and expert-parallel traffic exposed, and of the host's kernel issue."""
+    recomputation, tensor-, context- and expert-parallel traffic exposed, and of the host's kernel
+    issue."""
 
     compute: MicroBatchCompute
     redone: float
@@ -456,10 +516,11 @@ class _StageMicroBatch(NamedTuple):
         return self.compute.compute_s + self.recompute_s + self.tp_s + self.cp_s + self.ep_s
 
     def host_excess_s(self, share: float = 1.0) -> float:
-        """What the host needs beyond the GPU's work for a micro-batch of `share` of the full size: the host
-        issues kernels while the GPU computes and while it waits on a collective, so a host-bound micro-batch
-        takes the longer of the two (its critical path), not their sum. Counted against the recomputation
-        too, more GPU work never shortens a step; a smaller micro-batch launches as many kernels."""
+        """What the host needs beyond the GPU's work for a micro-batch of `share` of the full size:
+        the host issues kernels while the GPU computes and while it waits on a collective, so a
+        host-bound micro-batch takes the longer of the two (its critical path), not their sum.
+        Counted against the recomputation too, more GPU work never shortens a step; a smaller
+        micro-batch launches as many kernels."""
         return max(0.0, self.host_issue_s - self.gpu_s * share)
 
     @property
@@ -467,8 +528,16 @@ class _StageMicroBatch(NamedTuple):
         return self.gpu_s + self.host_excess_s()
 
 
-def _stage_micro_batch(shape: ModelShape, method: str, layout: Layout, r: Rates, mbc: MicroBatchCompute,
-                       tp_link: GroupLink, cp_link: GroupLink | None, ep_link: GroupLink | None) -> _StageMicroBatch:
+def _stage_micro_batch(
+    shape: ModelShape,
+    method: str,
+    layout: Layout,
+    r: Rates,
+    mbc: MicroBatchCompute,
+    tp_link: GroupLink,
+    cp_link: GroupLink | None,
+    ep_link: GroupLink | None,
+) -> _StageMicroBatch:
     layers = mbc.layers
     redone = recomputed_share(layout, layers)
     return _StageMicroBatch(mbc, redone, stage_recompute_s(shape, layout, r, mbc),
@@ -482,8 +551,8 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
               dp_link: GroupLink, pp_link: GroupLink, paged_offload_params: float,
               cp_link: GroupLink | None = None, ep_link: GroupLink | None = None,
               compute: tuple[Rates, MicroBatchCompute] | None = None) -> TimeBreakdown:
-    """Seconds per optimizer step, broken down (see module docstring). `compute` passes the rates and
-    micro-batch compute already known for this layout's framework and micro-batch."""
+    """Seconds per optimizer step, broken down (see module docstring). `compute` passes the rates
+    and micro-batch compute already known for this layout's framework and micro-batch."""
     p, z, v = layout.pp, layout.zero, layout.virtual_pipeline
     m = layout.micro_batches
     work = layout.micro_batch_equivalents
@@ -494,8 +563,8 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
         r, mbc = compute
     stages = [_stage_micro_batch(shape, method, layout, r, stage, tp_link, cp_link, ep_link)
               for stage in (mbc, mbc.other_stage) if stage is not None]
-    # the slowest stage by its whole micro-batch (compute, recomputation, exposed traffic, the host) paces the
-    # pipeline's fill and drain
+    # the slowest stage by its whole micro-batch (compute, recomputation, exposed traffic, the host)
+    # paces the pipeline's fill and drain
     bubble = (p - 1) / v * max(stage.total_s for stage in stages) if p > 1 else 0.0
     p2p = m * v * p2p_s(shape, layout, pp_link)
     shard_link, replicate_link = sharding_links(cluster, layout, dp_link)
@@ -503,20 +572,33 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
     speed = cluster.speedup
 
     def stage_step(stage: _StageMicroBatch) -> TimeBreakdown:
-        """The step as this stage runs it: its micro-batches, its data-parallel traffic hidden behind its own
-        passes, and the bubble."""
+        """The step as this stage runs it: its micro-batches, its data-parallel traffic hidden
+        behind its own passes, and the bubble."""
         compute_mb, recompute_mb, cp_mb = stage.compute.compute_s, stage.recompute_s, stage.cp_s
-        # Context-parallel traffic stretches the passes the gathers and reductions hide behind: counted against
-        # the compute alone, a faster card would expose each twice and could come out slower. Where the two
-        # share a link, the link's busy time bounds the step (shared_link_excess_s).
-        dp_exposed = dp_exposed_s(shape, method, layout, shard_link, z, compute_mb + cp_mb, recompute_mb,
-                                  replicate_link)
-        dp_exposed += shared_link_excess_s(shape, method, layout, cp_link, shard_link, stage.compute, stage.redone,
-                                           work * (compute_mb + recompute_mb), work * cp_mb + dp_exposed)
+        # Context-parallel traffic stretches the passes the gathers and reductions hide behind:
+        # counted against the compute alone, a faster card would expose each twice and could come
+        # out slower. Where the two share a link, the link's busy time bounds the step
+        # (shared_link_excess_s).
+        dp_exposed = dp_exposed_s(
+            shape, method, layout, shard_link, z, compute_mb + cp_mb, recompute_mb, replicate_link
+        )
+        dp_exposed += shared_link_excess_s(
+            shape,
+            method,
+            layout,
+            cp_link,
+            shard_link,
+            stage.compute,
+            stage.redone,
+            work * (compute_mb + recompute_mb),
+            work * cp_mb + dp_exposed,
+        )
         # ... and data-parallel waits the step exposes overlap the host's issuing in the same way
         host = (m - 1) * stage.host_excess_s() + stage.host_excess_s(last)
         host_step = max(0.0, host - dp_exposed)
-        other = optimizer_and_paging_s(shape, method, layout, r, paged_offload_params, stage.compute.layers)
+        other = optimizer_and_paging_s(
+            shape, method, layout, r, paged_offload_params, stage.compute.layers
+        )
         return TimeBreakdown(
             compute_s=work * compute_mb / speed,
             tp_comm_s=work * stage.tp_s / speed,
@@ -529,6 +611,7 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
             host_s=host_step / speed,
         )
 
-    # Each stage hides its own layers' data-parallel traffic behind its own passes: the step is the slowest's
-    # (chosen by the micro-batch alone, a stage with less compute to hide behind could be passed over)
+    # Each stage hides its own layers' data-parallel traffic behind its own passes: the step is the
+    # slowest's (chosen by the micro-batch alone, a stage with less compute to hide behind could be
+    # passed over)
     return max((stage_step(stage) for stage in stages), key=lambda step: step.total_s)

@@ -5,8 +5,8 @@ bridges between GPU pairs plus the PCIe host, or PCIe only; between nodes each G
 the fabric. Edge capacity is GB/s in one direction (datasheet NVLink figures are bidirectional, so
 halved; fabric Gb/s divided by 8). A parallel group's bandwidth is the bottleneck edge on the ring
 paths between consecutive members (ranks placed Megatron-style: tp fastest, then dp, then pp), the
-slowest group of its kind counted (groups of 3 on 8-GPU nodes: ranks 6-8 straddle two), so a
-group that crosses nodes gets the fabric's bandwidth, not NVLink's: per node, the NICs of the group's
+slowest group of its kind counted (groups of 3 on 8-GPU nodes: ranks 6-8 straddle two), so a group
+that crosses nodes gets the fabric's bandwidth, not NVLink's: per node, the NICs of the group's
 members in that node together (NCCL spreads its rings over all of them; the catalog's fabric figure
 is per GPU, i.e. one 400 Gb/s card per GPU on rail-optimised H100 nodes), capped by the links inside
 the node.
@@ -14,11 +14,12 @@ the node.
 Collective times (ring algorithms, Patarasuk & Yuan 2009; NCCL):
     all-reduce      2 (n-1)/n x bytes / bw  + 2 x ring latency
     reduce-scatter  (n-1)/n x bytes / bw    + ring latency      (all-gather the same)
-with bw the group's bottleneck bandwidth x COLLECTIVE_BANDWIDTH_EFFICIENCY. The ring latency is NCCL's own
-model (src/graph/tuning.cc; factors.COLLECTIVE_LATENCY_S): a base per collective plus, along the n - 1
-steps of a pass, nodes - 1 network hops and the rest NVLink or PCIe hops. NCCL pipelines its rings, so
-the hops add up instead of each step waiting for the slowest link. Every collective pays it: a
-layer-by-layer schedule pays it once per layer, which at thousands of ranks outweighs a layer's bytes.
+with bw the group's bottleneck bandwidth x COLLECTIVE_BANDWIDTH_EFFICIENCY. The ring latency is
+NCCL's own model (src/graph/tuning.cc; factors.COLLECTIVE_LATENCY_S): a base per collective plus,
+along the n - 1 steps of a pass, nodes - 1 network hops and the rest NVLink or PCIe hops. NCCL
+pipelines its rings, so the hops add up instead of each step waiting for the slowest link. Every
+collective pays it: a layer-by-layer schedule pays it once per layer, which at thousands of ranks
+outweighs a layer's bytes.
 """
 
 from __future__ import annotations
@@ -42,13 +43,15 @@ PCIE_HOST_GB_PER_S = PCIE_GB_PER_S_PER_DIRECTION["pcie"]
 
 @dataclass(frozen=True, slots=True)
 class GroupLink:
-    """A parallel group's ring: bottleneck bandwidth (GB/s, one direction) and whether it spans nodes."""
+    """A parallel group's ring: bottleneck bandwidth (GB/s, one direction) and whether it spans
+    nodes."""
 
     size: int
     bandwidth_gb_per_s: float
     spans_nodes: bool
     bottleneck: str  # "nvlink", "pcie", "fabric", "self"
-    nics_per_node: int = 0  # NICs (one per member in the node) the group's inter-node traffic spreads over
+    # NICs (one per member in the node) the group's inter-node traffic spreads over
+    nics_per_node: int = 0
     intra_link: str = "nvlink"  # "nvlink" or "pcie": the kind of the hops inside a node
     # one pass of a ring collective, `ring_latency(...)` of the fields above: stored, since every
     # collective the search times reads it
@@ -56,13 +59,14 @@ class GroupLink:
 
     @property
     def latency_s(self) -> float:
-        """Latency of one hop on the slowest kind of link the group uses (point-to-point transfers)."""
+        """Latency of one hop on the slowest kind of link the group uses (point-to-point
+        transfers)."""
         return COLLECTIVE_LATENCY_S["inter" if self.spans_nodes else self.intra_link]
 
     @staticmethod
     def ring_latency(size: int, spans_nodes: bool, nics_per_node: int, intra_link: str) -> float:
-        """Latency of one pass of a ring collective (reduce-scatter or all-gather): NCCL's base plus its
-        n - 1 hops, nodes - 1 of them between nodes (module docstring)."""
+        """Latency of one pass of a ring collective (reduce-scatter or all-gather): NCCL's base plus
+        its n - 1 hops, nodes - 1 of them between nodes (module docstring)."""
         if size <= 1:
             return 0.0
         nodes = -(-size // nics_per_node) if spans_nodes and nics_per_node else 1
@@ -119,7 +123,12 @@ def _graph(key: tuple[object, ...]) -> nx.Graph:
                 g.add_edge(gpu, f"switch{k}.{i // domain}", capacity=link_bw / 2, kind="nvlink")
             elif kind == "nvlink_bridge" and i % 2 == 1:
                 g.add_edge((k, i - 1), gpu, capacity=link_bw / 2, kind="nvlink")
-            if multi and isinstance(fabric_gbps, float) and fabric_gbps > 0 and fabric_kind != "none":
+            if (
+                multi
+                and isinstance(fabric_gbps, float)
+                and fabric_gbps > 0
+                and fabric_kind != "none"
+            ):
                 g.add_edge(gpu, "fabric", capacity=fabric_gbps / 8, kind="fabric")
     return g
 
@@ -135,7 +144,9 @@ def _pair_bottleneck(g: nx.Graph, a: tuple[int, int], b: tuple[int, int]) -> tup
 
 
 @lru_cache(maxsize=8192)
-def _pair_type_bottleneck(key: tuple[object, ...], a: int, b: int, same_node: bool) -> tuple[float, str]:
+def _pair_type_bottleneck(
+    key: tuple[object, ...], a: int, b: int, same_node: bool
+) -> tuple[float, str]:
     """Bottleneck between GPU `a` of node 0 and GPU `b` of node 0 (same_node) or node 1."""
     g = _graph(key)
     # Inside a node, traffic stays on NVLink/PCIe; it does not hairpin through the fabric switch.
@@ -145,34 +156,46 @@ def _pair_type_bottleneck(key: tuple[object, ...], a: int, b: int, same_node: bo
 
 def group_link(cluster: Cluster, size: int, stride: int) -> GroupLink:
     """The slowest of the layout's rings of this kind: every group of `size` ranks `stride` apart
-    (members base, base + stride, ...; the groups' bases are the ranks r with (r // stride) % size == 0).
-    Groups differ where they sit across a node boundary: with 8 GPUs per node, tensor-parallel groups
-    of 3 are ranks 0-2, 3-5 and 6-8, and the third crosses the network."""
-    blocks = max(1, cluster.gpus // (stride * size))  # (the pattern repeats every gpus_per_node blocks)
+    (members base, base + stride, ...; the groups' bases are the ranks r with (r // stride) % size
+    == 0). Groups differ where they sit across a node boundary: with 8 GPUs per node,
+    tensor-parallel groups of 3 are ranks 0-2, 3-5 and 6-8, and the third crosses the network."""
+    # (the pattern repeats every gpus_per_node blocks)
+    blocks = max(1, cluster.gpus // (stride * size))
     return _group_link(_link_key(cluster), size, stride, min(blocks, cluster.gpus_per_node))
 
 
 def layout_links(cluster: Cluster, tp: int, pp: int, cp: int, dp: int, ep: int = 1
                  ) -> tuple[GroupLink, GroupLink, GroupLink, GroupLink, GroupLink]:
-    """The links of a layout's (tp, cp, dp, pp, ep) groups. Ranks are numbered tensor-parallel fastest,
-    then context-parallel, data-parallel and pipeline; ZeRO shards over dp x cp, experts over dp ranks."""
-    return (group_link(cluster, tp, 1), group_link(cluster, cp, tp), group_link(cluster, dp * cp, tp),
-            group_link(cluster, min(pp, 2), tp * cp * dp), group_link(cluster, ep, tp * cp))
+    """The links of a layout's (tp, cp, dp, pp, ep) groups. Ranks are numbered tensor-parallel
+    fastest, then context-parallel, data-parallel and pipeline; ZeRO shards over dp x cp, experts
+    over dp ranks."""
+    return (
+        group_link(cluster, tp, 1),
+        group_link(cluster, cp, tp),
+        group_link(cluster, dp * cp, tp),
+        group_link(cluster, min(pp, 2), tp * cp * dp),
+        group_link(cluster, ep, tp * cp),
+    )
 
 
-def hybrid_links(cluster: Cluster, tp: int, shard_group: int, replicas: int) -> tuple[GroupLink, GroupLink]:
-    """The links of a hybrid-sharded layout's data-parallel groups (`Layout.shard_group`): the shard group, its
-    ranks consecutive after tensor parallelism (one node's), and the replica group, one rank of each shard
-    group (one per node)."""
+def hybrid_links(
+    cluster: Cluster, tp: int, shard_group: int, replicas: int
+) -> tuple[GroupLink, GroupLink]:
+    """The links of a hybrid-sharded layout's data-parallel groups (`Layout.shard_group`): the shard
+    group, its ranks consecutive after tensor parallelism (one node's), and the replica group, one
+    rank of each shard group (one per node)."""
     return group_link(cluster, shard_group, tp), group_link(cluster, replicas, tp * shard_group)
 
 
 def _group_bases(per_node: int, size: int, stride: int, blocks: int) -> tuple[int, ...]:
-    """The positions inside a node (rank mod per_node) at which the groups start, over the first `blocks`
-    blocks of stride x size ranks. Where the stride and the block both tile the node (or the node tiles
-    them), every group is a copy of the first one, on the same kind of links: only rank 0 is looked at."""
+    """The positions inside a node (rank mod per_node) at which the groups start, over the first
+    `blocks` blocks of stride x size ranks. Where the stride and the block both tile the node (or
+    the node tiles them), every group is a copy of the first one, on the same kind of links: only
+    rank 0 is looked at."""
     block = stride * size
-    if (per_node % stride == 0 or stride % per_node == 0) and (per_node % block == 0 or block % per_node == 0):
+    if (per_node % stride == 0 or stride % per_node == 0) and (
+        per_node % block == 0 or block % per_node == 0
+    ):
         return (0,)
     return tuple(sorted({(j * stride * size + i) % per_node
                          for j in range(blocks) for i in range(min(stride, per_node))}))
@@ -184,11 +207,16 @@ def _group_link(key: tuple[object, ...], size: int, stride: int, blocks: int) ->
         return GroupLink(size, float("inf"), False, "self")
     per_node = key[3]
     assert isinstance(per_node, int)
-    links = [_ring_from(key, per_node, size, stride, base) for base in _group_bases(per_node, size, stride, blocks)]
+    links = [
+        _ring_from(key, per_node, size, stride, base)
+        for base in _group_bases(per_node, size, stride, blocks)
+    ]
     return min(links, key=lambda link: (link.bandwidth_gb_per_s, -link.ring_latency_s))
 
 
-def _ring_from(key: tuple[object, ...], per_node: int, size: int, stride: int, base: int) -> GroupLink:
+def _ring_from(
+    key: tuple[object, ...], per_node: int, size: int, stride: int, base: int
+) -> GroupLink:
     """The ring over positions base, base + stride, ... (size members), base inside node 0."""
     # Neighbours (k, k+1) repeat their (local index, local index, same node) pattern every
     # per_node / gcd(stride, per_node) steps, so one period and the wrap-around pair cover the ring.
@@ -197,9 +225,10 @@ def _ring_from(key: tuple[object, ...], per_node: int, size: int, stride: int, b
     pairs.append((base + (size - 1) * stride, base))
     pair_types = {(a % per_node, b % per_node, a // per_node == b // per_node) for a, b in pairs}
     spans = any(not same for _, _, same in pair_types)
-    # NCCL runs one ring per channel and spreads the channels over every NIC of the node (rail-optimised
-    # nodes have one NIC per GPU), so a group crosses nodes at the NICs of its members there: the node
-    # holding the fewest of them bounds it (a group that straddles a node boundary has few on one side).
+    # NCCL runs one ring per channel and spreads the channels over every NIC of the node
+    # (rail-optimised nodes have one NIC per GPU), so a group crosses nodes at the NICs of its
+    # members there: the node holding the fewest of them bounds it (a group that straddles a node
+    # boundary has few on one side).
     nics = _fewest_members_per_node(per_node, size, stride, base) if spans else 0
     best_bw, best_kind = float("inf"), "self"
     for ia, ib, same in pair_types:
@@ -211,12 +240,20 @@ def _ring_from(key: tuple[object, ...], per_node: int, size: int, stride: int, b
         if bw < best_bw:
             best_bw, best_kind = bw, kind
     intra = "nvlink" if key[0] in ("nvlink", "hccs") else "pcie"
-    return GroupLink(size, best_bw, spans, best_kind, nics, intra, GroupLink.ring_latency(size, spans, nics, intra))
+    return GroupLink(
+        size,
+        best_bw,
+        spans,
+        best_kind,
+        nics,
+        intra,
+        GroupLink.ring_latency(size, spans, nics, intra),
+    )
 
 
 def _fewest_members_per_node(per_node: int, size: int, stride: int, base: int) -> int:
-    """The fewest members of the group on any node it touches: the first and the last node may hold a
-    part, the nodes between them at least per_node // stride."""
+    """The fewest members of the group on any node it touches: the first and the last node may hold
+    a part, the nodes between them at least per_node // stride."""
     if stride >= per_node:
         return 1
     last = base + (size - 1) * stride

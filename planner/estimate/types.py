@@ -69,8 +69,8 @@ checkpointing with activation offloading), or keep all but in host memory (activ
 as torchtune and Megatron offer)."""
 CHECKPOINT_OFFLOAD_NOT_ON_MEGATRON = (
     "full_offload (checkpoints in host memory: Unsloth's gradient checkpointing, LLaMA-Factory's "
-    "use_unsloth_gc) is a PyTorch stack's; Megatron's activation offloading cannot be combined with "
-    "recomputation: use full or offload, or framework fsdp or deepspeed")
+    "use_unsloth_gc) is a PyTorch stack's; Megatron's activation offloading cannot be combined "
+    "with recomputation: use full or offload, or framework fsdp or deepspeed")
 FULL_RECOMPUTE = ("full", "full_offload")
 """Policies that recompute every layer from its checkpointed input."""
 PRECISIONS = words(Precision)
@@ -83,8 +83,8 @@ MEGATRON_ONLY_OPTIMIZERS = ("adam_precision_aware",)
 PYTORCH_ONLY_OPTIMIZERS = tuple(Optimizer.id_of(name) for name in PYTORCH_ONLY_OPTIMIZER_NAMES)
 """Optimizers the PyTorch stacks run (bitsandbytes' 8-bit AdamW, Adafactor: FSDP, and DeepSpeed as a
 client optimizer; pure BF16 AdamW) and Megatron-LM does not: its `--optimizer` takes adam or sgd
-(megatron/training/arguments.py, megatron-core 0.16), plus the precision-aware Adam above, whose master
-weights are fp32 or fp16 (`--main-params-dtype`), never BF16."""
+(megatron/training/arguments.py, megatron-core 0.16), plus the precision-aware Adam above, whose
+master weights are fp32 or fp16 (`--main-params-dtype`), never BF16."""
 LORA_TARGETS = words(LoraTargets)
 FRAMEWORKS = words(Framework)
 """How data parallelism and recomputation are implemented (see `Layout`)."""
@@ -93,31 +93,39 @@ KERNELS = words(Kernels)
 
 
 def eager_kernels_on_megatron(stated: str, keep: str) -> str:
-    """What a stated eager `kernels` answered with a Megatron layout is told (`plan estimate` and a plan alike):
-    `stated` names the setting as the user wrote it, `keep` the one that keeps to an eager stack."""
-    return (f"{stated} says how a PyTorch stack (fsdp, deepspeed) runs its layers; the layout chosen is Megatron's, "
-            f"which always runs fused kernels ({keep} keeps to an eager stack)")
+    """What a stated eager `kernels` answered with a Megatron layout is told (`plan estimate` and a
+    plan alike): `stated` names the setting as the user wrote it, `keep` the one that keeps to an
+    eager stack."""
+    return (f"{stated} says how a PyTorch stack (fsdp, deepspeed) runs its layers; the layout "
+            f"chosen is Megatron's, which always runs fused kernels ({keep} keeps to an eager "
+            "stack)")
 
 
 LOSSES = words(Loss)
-"""How the cross-entropy holds the logits (`Layout.loss`): plain, chunked or fused (PyTorch stacks only)."""
+"""How the cross-entropy holds the logits (`Layout.loss`): plain, chunked or fused (PyTorch
+stacks only)."""
 LOSS_KINDS = {
-    "chunked": "a chunked cross-entropy that holds the bf16 logits but never their fp32 copy (flash-attn's "
-               "cross-entropy, torchtune's compiled chunked loss)",
-    "fused": "a fused linear cross-entropy that never holds the whole logits (Liger's, Unsloth's Cut "
-             "Cross-Entropy)",
+    "chunked": "a chunked cross-entropy that holds the bf16 logits but never their fp32 copy "
+               "(flash-attn's cross-entropy, torchtune's compiled chunked loss)",
+    "fused": "a fused linear cross-entropy that never holds the whole logits (Liger's, Unsloth's "
+             "Cut Cross-Entropy)",
 }
 """What each non-plain loss is and which libraries run it, as notes, plans and exports say it."""
 
 
 def hybrid_shard_group(framework: str, zero: int, tp: int, shard_ranks: int, gpus_per_node: int,
                        state_offload: bool = False, ep: int = 1, cp: int = 1) -> int:
-    """The shard group of a hybrid-sharded layout (`Layout.shard_group`): the data- and context-parallel ranks
-    of one node (ranks run tensor-parallel fastest, so a node holds gpus_per_node / tp of them), where their
-    group spans several nodes; 0 where the layout cannot shard so: another stack, ZeRO 0/1, a group inside
-    one node, a context-parallel group that does not fit whole in a node (FSDP shards over dp_shard x cp),
-    CPU offload (FSDP offloads the full shard), expert parallelism."""
-    if hybrid_shard_refused(framework, zero, state_offload, ep) or tp > gpus_per_node or gpus_per_node % tp:
+    """The shard group of a hybrid-sharded layout (`Layout.shard_group`): the data- and
+    context-parallel ranks of one node (ranks run tensor-parallel fastest, so a node holds
+    gpus_per_node / tp of them), where their group spans several nodes; 0 where the layout cannot
+    shard so: another stack, ZeRO 0/1, a group inside one node, a context-parallel group that does
+    not fit whole in a node (FSDP shards over dp_shard x cp), CPU offload (FSDP offloads the full
+    shard), expert parallelism."""
+    if (
+        hybrid_shard_refused(framework, zero, state_offload, ep)
+        or tp > gpus_per_node
+        or gpus_per_node % tp
+    ):
         return 0
     group = gpus_per_node // tp
     return group if 1 < group < shard_ranks and shard_ranks % group == 0 and group % cp == 0 else 0
@@ -145,27 +153,33 @@ class LayoutSpec:
     flash_attention: bool = True
     framework: str | None = None
     # the search kept to the one-click PyTorch path (a team with no ops skill: Hugging Face/PEFT as
-    # LLaMA-Factory runs them): FSDP, data-parallel, whole-layer checkpointing; what the user fixes is kept
+    # LLaMA-Factory runs them): FSDP, data-parallel, whole-layer checkpointing; what the user fixes
+    # is kept
     pytorch_stacks_only: bool = False
     # activation offload searched (search_layout turns it on only where nothing else fits)
     offload: bool = True
-    # ZeRO-3 CPU offload of the model states (`Layout.state_offload`): None searched where nothing fits
-    # without it, True forced on every ZeRO-3 layout it applies to, False never
+    # ZeRO-3 CPU offload of the model states (`Layout.state_offload`): None searched where nothing
+    # fits without it, True forced on every ZeRO-3 layout it applies to, False never
     state_offload: bool | None = None
-    # FSDP hybrid sharding (`Layout.shard_group`): None searched where it applies, True only hybrid-sharded
-    # layouts (FSDP at ZeRO 2 or 3), False never
+    # FSDP hybrid sharding (`Layout.shard_group`): None searched where it applies, True only
+    # hybrid-sharded layouts (FSDP at ZeRO 2 or 3), False never
     hybrid_shard: bool | None = None
     cp: int | None = None
     ep: int | None = None
-    capacity_factor: float = 1.0  # MoE routed experts' padded capacity (Layout's); stated, never searched
-    recompute_layers: int | None = None  # Megatron block recomputation, layers per model chunk (Layout's)
-    # The most sequences the default global batch may hold: the job's whole data (a step cannot train on more
-    # than the job has, as a stated global_batch may not). None: no limit (no token count given)
+    # MoE routed experts' padded capacity (Layout's); stated, never searched
+    capacity_factor: float = 1.0
+    # Megatron block recomputation, layers per model chunk (Layout's)
+    recompute_layers: int | None = None
+    # The most sequences the default global batch may hold: the job's whole data (a step cannot
+    # train on more than the job has, as a stated global_batch may not). None: no limit (no token
+    # count given)
     batch_limit: int | None = None
-    # Fraction of the card kept free (allocator spikes, fragmentation the model misses); a layout fits
-    # only if its peak <= (1 - memory_headroom) x the card. 0 here; the planner passes the policy's.
+    # Fraction of the card kept free (allocator spikes, fragmentation the model misses); a layout
+    # fits only if its peak <= (1 - memory_headroom) x the card. 0 here; the planner passes the
+    # policy's.
     memory_headroom: float = 0.0
-    # None: fit the point estimate; q: fit the memory the estimate's band puts at quantile q (band.py)
+    # None: fit the point estimate; q: fit the memory the estimate's band puts at quantile q
+    # (band.py)
     memory_confidence: float | None = None
 
     def usable_gib(self, card_gib: float) -> float:
@@ -175,8 +189,18 @@ class LayoutSpec:
         return usable / memory_factor(self.memory_confidence) if self.memory_confidence else usable
 
     def searched_fields(self) -> tuple[str, ...]:
-        names = ("tp", "pp", "cp", "zero", "recompute", "micro_batch", "virtual_pipeline", "framework")
-        fixed = {"recompute", "framework"} if self.recompute_layers else set()  # block recomputation: Megatron's
+        names = (
+            "tp",
+            "pp",
+            "cp",
+            "zero",
+            "recompute",
+            "micro_batch",
+            "virtual_pipeline",
+            "framework",
+        )
+        # block recomputation: Megatron's
+        fixed = {"recompute", "framework"} if self.recompute_layers else set()
         return tuple(n for n in names if getattr(self, n) is None and n not in fixed)
 
 
@@ -203,10 +227,11 @@ class TimeBreakdown:
 
     compute_s: model FLOPs (and memory-bound kernels) at the achieved rate; recompute_s: the extra
     forward passes of activation recomputation (and PCIe transfers activation offloading could not
-    hide); tp_comm_s / cp_comm_s / dp_comm_s: exposed tensor-,
-    context- and data-parallel communication; pp_bubble_s: pipeline fill/drain plus point-to-point transfers;
+    hide); tp_comm_s / cp_comm_s / dp_comm_s: exposed tensor-, context- and data-parallel
+    communication; pp_bubble_s: pipeline fill/drain plus point-to-point transfers;
     other_s: optimizer step, QLoRA dequantization, optimizer paging over PCIe; host_s: what the host
-    needs beyond the GPU's time to issue an eager stack's kernels (small micro-batches of small models).
+    needs beyond the GPU's time to issue an eager stack's kernels (small micro-batches of small
+    models).
     """
 
     compute_s: float
@@ -221,8 +246,17 @@ class TimeBreakdown:
 
     @property
     def total_s(self) -> float:
-        return (self.compute_s + self.tp_comm_s + self.cp_comm_s + self.ep_comm_s + self.dp_comm_s + self.pp_bubble_s
-                + self.recompute_s + self.other_s + self.host_s)
+        return (
+            self.compute_s
+            + self.tp_comm_s
+            + self.cp_comm_s
+            + self.ep_comm_s
+            + self.dp_comm_s
+            + self.pp_bubble_s
+            + self.recompute_s
+            + self.other_s
+            + self.host_s
+        )
 
     def to_dict(self) -> dict[str, float]:
         return {"compute": self.compute_s, "recompute": self.recompute_s, "tp_comm": self.tp_comm_s,
@@ -256,15 +290,17 @@ class Estimate:
     mfu: float
     notes: list[str] = field(default_factory=list)
     model: ModelCard | None = field(default=None, repr=False, compare=False)
-    # what the time rests on that no calibration row measures (band.uncalibrated_mechanisms): each widens the band
+    # what the time rests on that no calibration row measures (band.uncalibrated_mechanisms): each
+    # widens the band
     uncalibrated: tuple[str, ...] = ()
-    # the least the run needs: the peak with PyTorch's allocator cache squeezed, as at the card's limit (memory.py)
+    # the least the run needs: the peak with PyTorch's allocator cache squeezed, as at the card's
+    # limit (memory.py)
     memory_floor_gib: float = 0.0
 
     @property
     def fits_card(self) -> bool:
-        """Whether the layout runs on the card at all: its peak fits with the allocator's cache squeezed (a
-        plan asks more, `fits`: the reserved peak within the card less the headroom)."""
+        """Whether the layout runs on the card at all: its peak fits with the allocator's cache
+        squeezed (a plan asks more, `fits`: the reserved peak within the card less the headroom)."""
         return self.memory_floor_gib <= self.gpu_memory_gib
 
     @property
@@ -280,9 +316,10 @@ class Estimate:
 
     @property
     def mfu_causal(self) -> float:
-        """MFU with the attention core counted as flash attention runs it under a causal mask: half of
-        the 4 s d FLOPs per token and layer that `mfu` counts (the Megatron/PaLM convention, which the
-        published rows use). The two differ by the attention's share, large at long sequences."""
+        """MFU with the attention core counted as flash attention runs it under a causal mask: half
+        of the 4 s d FLOPs per token and layer that `mfu` counts (the Megatron/PaLM convention,
+        which the published rows use). The two differ by the attention's share, large at long
+        sequences."""
         if self.model is None or not self.flops_per_token:
             return self.mfu
         from plan.models.methods import reference_forward_passes
@@ -293,11 +330,13 @@ class Estimate:
         return self.mfu * (1.0 - 0.5 * counted / self.flops_per_token)
 
     def run(self, tokens: float) -> RunEstimate:
-        """Hours and GPU-hours to train on `tokens` tokens, failures included (see reliability.py)."""
+        """Hours and GPU-hours to train on `tokens` tokens, failures included (see
+        reliability.py)."""
         return run_estimate(self, tokens)
 
     def to_dict(self, tokens: float | None = None) -> dict[str, Any]:
-        """The JSON object of `plan estimate --format json` (hours/gpu_hours when tokens is given)."""
+        """The JSON object of `plan estimate --format json` (hours/gpu_hours when tokens is
+        given)."""
         lay = self.layout
         out: dict[str, Any] = {
             "model": self.model_id,
@@ -306,16 +345,37 @@ class Estimate:
             "gpus": self.cluster.gpus,
             "gpus_per_node": self.cluster.gpus_per_node,
             "layout": {
-                "tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "zero": lay.zero, "recompute": lay.recompute,
-                "micro_batch": lay.micro_batch, "global_batch": lay.global_batch, "seq_len": lay.seq_len,
-                "precision": lay.precision, "sequence_parallel": lay.sequence_parallel,
-                "lora_rank": lay.lora_rank, **({"lora_targets": lay.lora_targets} if lay.lora_rank is not None else {}),
+                "tp": lay.tp,
+                "pp": lay.pp,
+                "dp": lay.dp,
+                "zero": lay.zero,
+                "recompute": lay.recompute,
+                "micro_batch": lay.micro_batch,
+                "global_batch": lay.global_batch,
+                "seq_len": lay.seq_len,
+                "precision": lay.precision,
+                "sequence_parallel": lay.sequence_parallel,
+                "lora_rank": lay.lora_rank,
+                **({"lora_targets": lay.lora_targets} if lay.lora_rank is not None else {}),
                 "optimizer": lay.optimizer,
-                "virtual_pipeline": lay.virtual_pipeline, "framework": lay.framework, "cp": lay.cp, "ep": lay.ep,
-                "flash_attention": lay.flash_attention, "kernels": lay.kernels, "loss": lay.loss,
-                **({"recompute_layers": lay.recompute_layers} if lay.recompute_layers is not None else {}),
+                "virtual_pipeline": lay.virtual_pipeline,
+                "framework": lay.framework,
+                "cp": lay.cp,
+                "ep": lay.ep,
+                "flash_attention": lay.flash_attention,
+                "kernels": lay.kernels,
+                "loss": lay.loss,
+                **(
+                    {"recompute_layers": lay.recompute_layers}
+                    if lay.recompute_layers is not None
+                    else {}
+                ),
                 **({"state_offload": True} if lay.state_offload else {}),
-                **({"shard_group": lay.shard_group, "replicas": lay.replicas} if lay.shard_group else {}),
+                **(
+                    {"shard_group": lay.shard_group, "replicas": lay.replicas}
+                    if lay.shard_group
+                    else {}
+                ),
                 **({"capacity_factor": lay.capacity_factor} if lay.capacity_factor != 1.0 else {}),
             },
             "memory_gib": {k: round(v, 3) for k, v in self.memory.to_dict().items()},

@@ -36,7 +36,8 @@ def is_policy(group: str) -> bool:
 
 
 def held_fact(group: str) -> bool:
-    """Owned pools' size, calendar and sharing, and job order: facts worth naming next to a conflict."""
+    """Owned pools' size, calendar and sharing, and job order: facts worth naming next to a
+    conflict."""
     return group.startswith(("capacity/", "scheduling/", "scheduling.after"))
 
 
@@ -78,8 +79,12 @@ def minimal_conflict(session: Session, base: Bounds, core: list[str], among: set
 
 
 def _lifted(base: Bounds, groups: set[str]) -> Bounds:
-    return Bounds(lifted=base.lifted | frozenset(groups), forced=base.forced, max_cost=base.max_cost,
-                  max_makespan=base.max_makespan)
+    return Bounds(
+        lifted=base.lifted | frozenset(groups),
+        forced=base.forced,
+        max_cost=base.max_cost,
+        max_makespan=base.max_makespan,
+    )
 
 
 def _assume(base: Bounds, groups: set[str]) -> Bounds:
@@ -88,7 +93,8 @@ def _assume(base: Bounds, groups: set[str]) -> Bounds:
 
 
 MAX_CONFLICTS = 8
-"""Disjoint conflicts looked for, one after another, when lifting the ones found still leaves no plan."""
+"""Disjoint conflicts looked for, one after another, when lifting the ones found still leaves no
+plan."""
 
 
 def conflict_groups(session: Session, base: Bounds) -> list[str]:
@@ -100,7 +106,8 @@ def conflict_groups(session: Session, base: Bounds) -> list[str]:
 
 
 def conflict_sets(session: Session, base: Bounds) -> list[list[str]]:
-    """The conflicts of `conflict_groups`, each on its own: at least one rule of each must change."""
+    """The conflicts of `conflict_groups`, each on its own: at least one rule of each must
+    change."""
     found = _one_conflict(session, base)
     sets = [found] if found else []
     for _ in range(MAX_CONFLICTS - 1):
@@ -129,8 +136,8 @@ def describe(problem: Problem, group: str, options: Sequence[Candidate] = ()) ->
     for c in options:
         if group in c.violations:
             return c.violations[group]
-    # the options this rule alone removes come first (an owned pool that only the ops rule keeps out says
-    # more than the clouds that residency removes too), then the most common reasons
+    # the options this rule alone removes come first (an owned pool that only the ops rule keeps out
+    # says more than the clouds that residency removes too), then the most common reasons
     reasons: Counter[str] = Counter()
     others: dict[str, int] = {}
     for c in problem.all_candidates():
@@ -142,11 +149,14 @@ def describe(problem: Problem, group: str, options: Sequence[Candidate] = ()) ->
         ranked = sorted(reasons, key=lambda reason: (others[reason], -reasons[reason]))
         first, second = [*ranked, ""][:2]
         head, _, tail = second.partition("; ")
-        if tail and first.startswith(head + "; "):  # the same rule for another option: name the option only
+        # the same rule for another option: name the option only
+        if tail and first.startswith(head + "; "):
             return f"{first}; {tail}"
         return "; ".join(ranked[:2])
     if is_policy(group):  # every option it removes breaks it: say what it does, not one of them
-        example = next((c.violations[group] for c in problem.all_candidates() if group in c.violations), "")
+        example = next(
+            (c.violations[group] for c in problem.all_candidates() if group in c.violations), ""
+        )
         field = POLICY_FIELDS.get(group, (group, ""))[0]
         return (f"what {field} leaves cannot run the jobs under the other rules"
                 + (f" (it excludes, e.g.: {example})" if example else ""))
@@ -162,5 +172,10 @@ def held_back_by(problem: Problem, c: Candidate) -> str:
     """What keeps an option from starting at once (`Problem.earliest_start_min`)."""
     res = problem.resources.get(c.resource) if c.resource else None
     kind = res.kind if res is not None else ""
-    return ("delivery after purchase" if kind == "purchase" else "the owned pool opens then" if kind == "owned"
-            else "queue or reservation lead time")
+    return (
+        "delivery after purchase"
+        if kind == "purchase"
+        else "the owned pool opens then"
+        if kind == "owned"
+        else "queue or reservation lead time"
+    )

@@ -22,7 +22,9 @@ from plan.planner.session import Session
 
 # --- the whole scenario ---------------------------------------------------------------------------
 
-def explain_infeasible(session: Session, result: SolveResult, empty_jobs: list[str] | None = None) -> None:
+def explain_infeasible(
+    session: Session, result: SolveResult, empty_jobs: list[str] | None = None
+) -> None:
     problem = session.problem
     if empty_jobs:
         _explain_empty(session, result, empty_jobs)
@@ -30,47 +32,64 @@ def explain_infeasible(session: Session, result: SolveResult, empty_jobs: list[s
     sets = conflict_sets(session, Bounds())
     conflict = [group for found in sets for group in found]
     for name in conflict:
-        late = _fastest_too_late(problem, name.split("/", 1)[1]) if name.startswith("deadline/") else ""
+        late = (
+            _fastest_too_late(problem, name.split("/", 1)[1])
+            if name.startswith("deadline/")
+            else ""
+        )
         result.conflicts.append(Conflict(name, describe(problem, name) + late))
     held = sorted(g for g in session.model.groups.literals if held_fact(g) and g not in conflict)
     if held:
         result.notes.append("held as given, not rules to relax: "
                             + "; ".join(problem.groups.get(g, g) for g in held))
-    result.notes += _pools_too_small(session) + pools_without_network(session) + _windows_too_short(problem)
+    result.notes += (
+        _pools_too_small(session) + pools_without_network(session) + _windows_too_short(problem)
+    )
     result.relaxations += relaxations(session, conflict, sets)
 
 
 def _fastest_too_late(problem: Problem, job: str) -> str:
-    """Why a deadline binds, from the option of `job` that every per-option rule allows (within the budget
-    where some is) and that could end soonest: when a purchase's delivery, an owned pool's opening or a
-    queue holds it back, or its own run is too long. Empty where no such option exists."""
+    """Why a deadline binds, from the option of `job` that every per-option rule allows (within the
+    budget where some is) and that could end soonest: when a purchase's delivery, an owned pool's
+    opening or a queue holds it back, or its own run is too long. Empty where no such option
+    exists."""
     limit = problem.deadline_min.get(job)
     abiding = [c for c in problem.candidates.get(job, []) if not c.violations]
-    affordable = [c for c in abiding if problem.budget is None or problem.standalone_cost(c) <= problem.budget]
+    affordable = [
+        c for c in abiding if problem.budget is None or problem.standalone_cost(c) <= problem.budget
+    ]
     abiding = affordable or abiding
     if limit is None or not abiding:
         return ""
 
     c = min(abiding, key=lambda o: (problem.earliest_start_min(o) + o.duration_min, o.index))
-    start_h, run_h, limit_h = (SCALE.to_hours(m) for m in (problem.earliest_start_min(c), c.duration_min, limit))
+    start_h, run_h, limit_h = (
+        SCALE.to_hours(m) for m in (problem.earliest_start_min(c), c.duration_min, limit)
+    )
     option = f"{c.gpus}x {c.gpu} on {c.platform} ({c.billing})"
     if start_h > 0 and run_h <= limit_h:
-        return (f"; the soonest the other rules allow, {option}, can start only at {at_time(start_h, limit_h)} "
-                f"({held_back_by(problem, c)}) and ends at {at_time(start_h + run_h, limit_h)}")
-    return (f"; the fastest option the other rules allow, {option}, runs {run_h:,.1f} h and ends at "
-            f"{at_time(start_h + run_h, limit_h)}")
+        return (f"; the soonest the other rules allow, {option}, can start only at "
+                f"{at_time(start_h, limit_h)} ({held_back_by(problem, c)}) and ends at "
+                f"{at_time(start_h + run_h, limit_h)}")
+    return (f"; the fastest option the other rules allow, {option}, runs {run_h:,.1f} h and ends "
+            f"at {at_time(start_h + run_h, limit_h)}")
 
 
 def _pools_too_small(session: Session) -> list[str]:
-    """Per job and owned pool where no GPU count holds the job in memory: the closest, the whole pool.
-    The conflict names the rules that keep the job off the rest (data on premises); this says why the
-    pool itself cannot take it, which is what the memory relaxations answer; and where its model states
-    would fit in host memory but for the RAM the pool's servers are taken to have, that too."""
+    """Per job and owned pool where no GPU count holds the job in memory: the closest, the whole
+    pool. The conflict names the rules that keep the job off the rest (data on premises); this says
+    why the pool itself cannot take it, which is what the memory relaxations answer; and where its
+    model states would fit in host memory but for the RAM the pool's servers are taken to have, that
+    too."""
     problem = session.problem
     placed = {(c.job, c.platform) for c in problem.all_candidates()}
     largest: dict[tuple[str, str], Removed] = {}
     for r in problem.removed:
-        if r.rule == memory_rule.GROUP and r.billing == "owned" and (r.job, r.platform) not in placed:
+        if (
+            r.rule == memory_rule.GROUP
+            and r.billing == "owned"
+            and (r.job, r.platform) not in placed
+        ):
             key = (r.job, r.platform)
             if key not in largest or r.gpus > largest[key].gpus:
                 largest[key] = r
@@ -78,35 +97,44 @@ def _pools_too_small(session: Session) -> list[str]:
     lines = []
     for (job, pool), r in sorted(largest.items()):
         short = builder.host_shortfall(job, (pool, r.gpu, r.gpus, "owned")) if builder else None
-        host = (f"; offloaded to host memory it would not fit either: {short} "
-                f"(owned[{pool}].host_memory_gib_per_gpu says what its servers have free)" if short else "")
-        lines.append(f"owned pool {pool} cannot hold {job} in memory at any GPU count: {r.reason}{host}")
+        host = (
+            f"; offloaded to host memory it would not fit either: {short} "
+            f"(owned[{pool}].host_memory_gib_per_gpu says what its servers have free)"
+            if short
+            else ""
+        )
+        lines.append(f"owned pool {pool} cannot hold {job} in memory at any GPU count: "
+                     f"{r.reason}{host}")
     return lines
 
 
 def pools_without_network(session: Session) -> list[str]:
-    """Per owned pool of several nodes that declares no network between them (its `fabric` left at none):
-    the jobs the planner kept to one of its nodes, and the field that says what joins them."""
+    """Per owned pool of several nodes that declares no network between them (its `fabric` left at
+    none): the jobs the planner kept to one of its nodes, and the field that says what joins
+    them."""
     if session.loaded is None:
         return []
     lines = []
     for pool in session.loaded.scenario.owned:
-        if pool.count <= pool.gpus_per_node or (pool.fabric.kind != "none" and pool.fabric.gbps_per_gpu > 0):
+        if pool.count <= pool.gpus_per_node or (
+            pool.fabric.kind != "none" and pool.fabric.gbps_per_gpu > 0
+        ):
             continue
         kept = sorted({r.job for r in session.problem.removed
                        if r.platform == pool.id and r.billing == "owned" and r.rule == "layout"
                        and r.gpus > pool.gpus_per_node})
         if kept:
-            lines.append(f"owned pool {pool.id} has {pool.count // pool.gpus_per_node} nodes of {pool.gpus_per_node} "
-                         f"GPUs but declares no network between them, so {', '.join(kept)} can use one node at most; "
-                         f"owned[{pool.id}].fabric says what joins them (kind infiniband, roce or ethernet, "
-                         "gbps_per_gpu: e.g. 400 for one 400 Gb/s card per GPU)")
+            lines.append(f"owned pool {pool.id} has {pool.count // pool.gpus_per_node} nodes of "
+                         f"{pool.gpus_per_node} GPUs but declares no network between them, so "
+                         f"{', '.join(kept)} can use one node at most; owned[{pool.id}].fabric "
+                         "says what joins them (kind infiniband, roce or ethernet, gbps_per_gpu: "
+                         "e.g. 400 for one 400 Gb/s card per GPU)")
     return lines
 
 
 def _windows_too_short(problem: Problem) -> list[str]:
-    """Per job and owned pool with a closing window: where even the job's fastest option on the pool takes
-    longer than the window is open, by how much (the note next to 'held as given')."""
+    """Per job and owned pool with a closing window: where even the job's fastest option on the pool
+    takes longer than the window is open, by how much (the note next to 'held as given')."""
     notes = []
     for key, res in sorted(problem.resources.items()):
         if res.kind != "owned" or res.available_until_min is None:
@@ -121,26 +149,33 @@ def _windows_too_short(problem: Problem) -> list[str]:
             if need_h > window_h:
                 notes.append(f"owned pool {key} is free for {window_h:,.1f} h (hour "
                              f"{SCALE.to_hours(res.available_from_min):,.1f} to "
-                             f"{SCALE.to_hours(res.available_until_min):,.1f}); {job} needs at least {need_h:,.1f} h "
-                             f"on it ({fastest.gpus}x {fastest.gpu}): a longer window would let it run there")
+                             f"{SCALE.to_hours(res.available_until_min):,.1f}); {job} needs at "
+                             f"least {need_h:,.1f} h on it ({fastest.gpus}x {fastest.gpu}): a "
+                             "longer window would let it run there")
     return notes
 
 
 def _explain_empty(session: Session, result: SolveResult, empty_jobs: list[str]) -> None:
     problem = session.problem
-    late = [job for job in empty_jobs if any(r.job == job and r.rule == "horizon" for r in problem.removed)]
+    late = [
+        job
+        for job in empty_jobs
+        if any(r.job == job and r.rule == "horizon" for r in problem.removed)
+    ]
     deadline = deadline_beyond_horizon(session) if late else None
     for job in empty_jobs:
         by_rule = Counter((r.rule, r.reason) for r in problem.removed if r.job == job)
         if job in late and deadline is not None:
             result.conflicts.append(Conflict(
-                f"deadline/{job}", f"{job}: no option finishes by the deadline; the fastest plan needs "
-                                   f"{deadline.to:g} {deadline.unit}"))
+                f"deadline/{job}", f"{job}: no option finishes by the deadline; the fastest plan "
+                                   f"needs {deadline.to:g} {deadline.unit}"))
         elif by_rule:
             (rule, reason), _ = by_rule.most_common(1)[0]
-            result.conflicts.append(Conflict(f"{rule}/{job}", f"{job}: no option is left; e.g. {reason}"))
+            result.conflicts.append(Conflict(f"{rule}/{job}", f"{job}: no option is left; e.g. "
+                                                              f"{reason}"))
         else:
-            result.conflicts.append(Conflict(f"catalog/{job}", f"{job}: no option in the catalog or owned pools"))
+            result.conflicts.append(Conflict(f"catalog/{job}", f"{job}: no option in the catalog "
+                                                               "or owned pools"))
     if deadline is not None:
         result.relaxations.append(deadline)
     found = headroom_relaxation(session)
@@ -153,9 +188,16 @@ def _explain_empty(session: Session, result: SolveResult, empty_jobs: list[str])
         if pinned:
             fields = "/".join(pinned_fields(session.loaded.scenario.job(job)) if session.loaded
                               else ["gpus", "min_gpus", "layout"])
-            result.relaxations.append(Relaxation(
-                "rule", f"jobs[{job}].{fields}", "remove", "setting",
-                f"{job} fixes {pinned}; no catalog option runs it that way: let the planner choose"))
+            result.relaxations.append(
+                Relaxation(
+                    "rule",
+                    f"jobs[{job}].{fields}",
+                    "remove",
+                    "setting",
+                    f"{job} fixes {pinned}; no catalog option runs it that way: let the planner "
+                    "choose",
+                )
+            )
     if not result.relaxations:
         result.relaxations.append(Relaxation(
             "rule", "jobs", "smaller model, shorter sequence or QLoRA", "setting",

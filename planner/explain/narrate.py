@@ -25,7 +25,11 @@ from plan.planner.estimate.advice import (
     fitting_without_offload,
     offload_note,
 )
-from plan.planner.estimate.types import CAUSAL_MFU_NOTE_GAP, OPTIMIZER_NAME_OF, eager_kernels_on_megatron
+from plan.planner.estimate.types import (
+    CAUSAL_MFU_NOTE_GAP,
+    OPTIMIZER_NAME_OF,
+    eager_kernels_on_megatron,
+)
 from plan.planner.explain.conflicts import (
     HOURS_STATED_BELOW_H,
     at_time,
@@ -47,26 +51,55 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
         layout = j.layout
         optimizer = layout.optimizer  # named as a scenario names it
         lines.append(
-            f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({where}), {j.framework or 'stack'}: tp={j.tp} pp={j.pp}"
-            + (f" vpp={j.virtual_pipeline}" if j.virtual_pipeline > 1 else "") + (f" cp={j.cp}" if j.cp > 1 else "")
-            + (f" ep={j.ep}" if j.ep > 1 else "") + f" dp={j.dp} zero={j.zero}"
+            f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({where}), {j.framework or 'stack'}: "
+            f"tp={j.tp} pp={j.pp}"
+            + (f" vpp={j.virtual_pipeline}" if j.virtual_pipeline > 1 else "")
+            + (f" cp={j.cp}" if j.cp > 1 else "")
+            + (f" ep={j.ep}" if j.ep > 1 else "")
+            + f" dp={j.dp} zero={j.zero}"
             + ("+cpu-offload" if j.state_offload else "")
             + (f" hybrid-sharded over {j.shard_group} per node" if j.shard_group else "")
             + f" recompute={j.recompute_text} mb={j.micro_batch}"
-            + (f" optimizer {OPTIMIZER_NAME_OF.get(optimizer, optimizer)}" if optimizer != "adam" else "")
+            + (
+                f" optimizer {OPTIMIZER_NAME_OF.get(optimizer, optimizer)}"
+                if optimizer != "adam"
+                else ""
+            )
             + (" fused kernels" if j.assumes_fused_kernels else "")
             + (f" {j.loss} loss" if j.loss != "plain" else "")
-            + (" LoRA on attention only" if layout.lora_rank and layout.lora_targets == "attention" else "") + "; "
-            f"{j.memory_gib_per_gpu:.1f} of {j.gpu_memory_gib:.0f} GiB "
-            f"per GPU ({free:.1f} free); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}{_causal(j)}; "
-            f"hours {j.start_h:,.1f} -> {j.end_h:,.1f}{_startup(j)}; {_risk(j)}"
-            + (f"; fixed by the scenario: {problem.pinned[j.job]}" if j.job in problem.pinned else "")
-            + (f"; {money(j.cost, currency)}" if j.cost else f"; billed on {j.reservation}" if j.reservation else ""))
+            + (
+                " LoRA on attention only"
+                if layout.lora_rank and layout.lora_targets == "attention"
+                else ""
+            )
+            + f"; {j.memory_gib_per_gpu:.1f} of {j.gpu_memory_gib:.0f} GiB per GPU ({free:.1f} "
+            f"free); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}{_causal(j)}; hours "
+            f"{j.start_h:,.1f} -> {j.end_h:,.1f}{_startup(j)}; {_risk(j)}"
+            + (
+                f"; fixed by the scenario: {problem.pinned[j.job]}"
+                if j.job in problem.pinned
+                else ""
+            )
+            + (
+                f"; {money(j.cost, currency)}"
+                if j.cost
+                else f"; billed on {j.reservation}"
+                if j.reservation
+                else ""
+            )
+        )
     for r in plan.reservations:
-        unit = {24.0: "days", 720.0: "months", 8760.0: "years"}.get(r.period_h, f"x {r.period_h:g} h")
+        unit = {24.0: "days", 720.0: "months", 8760.0: "years"}.get(r.period_h, f"x {r.period_h:g} "
+                                                                                "h")
         held = f"held {r.periods} {unit}" if r.kind == "purchase" else f"for {r.periods} {unit}"
-        split = (f" ({money(r.upfront_cost, currency)} for the hardware, "
-                 f"{money(r.cost - r.upfront_cost, currency)} power and staff)") if r.upfront_cost else ""
+        split = (
+            (
+                f" ({money(r.upfront_cost, currency)} for the hardware, "
+                f"{money(r.cost - r.upfront_cost, currency)} power and staff)"
+            )
+            if r.upfront_cost
+            else ""
+        )
         lines.append(f"{r.label}: {r.gpus} GPUs {held} from hour {r.start_h:,.1f}: "
                      f"{money(r.cost, currency)}{split}")
         econ = problem.resources[r.key].economics
@@ -74,14 +107,16 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
             line = _payback_line(r, econ, currency)
             users = [j.job for j in plan.jobs if j.reservation == r.key]
             if users and not any(_can_rent(problem, job) for job in users):
-                line += (f"; no rental may run {', '.join(users)} under its rules, so buying is the only way "
-                         "and the payback test does not apply")
+                line += (f"; no rental may run {', '.join(users)} under its rules, so buying is "
+                         "the only way and the payback test does not apply")
             lines.append(line)
     return lines
 
 
 def _can_rent(problem: Problem, job: str) -> bool:
-    return any(c.billing not in ("purchase", "owned") and not c.violations for c in problem.candidates[job])
+    return any(
+        c.billing not in ("purchase", "owned") and not c.violations for c in problem.candidates[job]
+    )
 
 
 def _startup(j: JobPlan) -> str:
@@ -90,14 +125,15 @@ def _startup(j: JobPlan) -> str:
 
 
 def _risk(j: JobPlan) -> str:
-    """Expected interruptions, and for spot what they cost in time (lost work, restarts, waiting)."""
+    """Expected interruptions, and for spot what they cost in time (lost work, restarts,
+    waiting)."""
     line = f"expected interruptions {j.expected_interruptions:,.1f}"
     if j.billing == "spot":
         time = j.figures.time if j.figures else CandidateTime()
         spot = time.spot or SpotFigures(0.0, 0.0, 0.0)
         line += (f" (spot preemptions {spot.preemptions:,.1f}, "
-                 f"{spot.capacity_wait_h:,.1f} h waiting for capacity; lost work and restarts "
-                 f"add {time.failure_overhead:.0%} to the run)")
+                 f"{spot.capacity_wait_h:,.1f} h waiting for capacity; lost work and restarts add "
+                 f"{time.failure_overhead:.0%} to the run)")
     return line
 
 
@@ -109,21 +145,23 @@ def trade(problem: Problem, outcome: Outcome, best: Outcome) -> Trade:
         if (a.decision, a.gpus) == (b.decision, b.gpus):
             continue
         cost = SCALE.to_money(problem.standalone_cost(a) - problem.standalone_cost(b))
-        changes.append(f"{job}: {b.gpus}x {b.gpu} on {b.platform} ({b.billing}) -> {a.gpus}x {a.gpu} on "
-                       f"{a.platform} ({a.billing}), {cost:+,.0f} {problem.currency} and "
-                       f"{a.hours - b.hours:+,.1f} h for this job alone")
-    return Trade(delta_cost=round(SCALE.to_money(outcome.total_cost - best.total_cost), 2),
-                 delta_makespan_h=round(SCALE.to_hours(outcome.makespan_min - best.makespan_min), 2),
-                 changes=tuple(changes))
+        changes.append(f"{job}: {b.gpus}x {b.gpu} on {b.platform} ({b.billing}) -> {a.gpus}x "
+                       f"{a.gpu} on {a.platform} ({a.billing}), {cost:+,.0f} {problem.currency} "
+                       f"and {a.hours - b.hours:+,.1f} h for this job alone")
+    return Trade(
+        delta_cost=round(SCALE.to_money(outcome.total_cost - best.total_cost), 2),
+        delta_makespan_h=round(SCALE.to_hours(outcome.makespan_min - best.makespan_min), 2),
+        changes=tuple(changes),
+    )
 
 
 def _payback_line(r: ReservationPlan, econ: PurchaseEconomics, currency: str) -> str:
     upfront = f"buying {r.gpus} GPUs costs {money(econ.capex_per_gpu * r.gpus, currency)} up front"
     if econ.rent_per_gpu_hour is None:
         return f"{upfront}; the catalog rents no such GPU to compare with, so no payback period"
-    against = (f"against renting at {econ.rent_per_gpu_hour:,.2f} {currency}/GPU-h ({econ.rent_label}), "
-               f"power {econ.running_per_gpu_hour:,.2f}/GPU-h and staff {money(econ.staff_per_hour * 8760, currency)}"
-               "/year")
+    against = (f"against renting at {econ.rent_per_gpu_hour:,.2f} {currency}/GPU-h "
+               f"({econ.rent_label}), power {econ.running_per_gpu_hour:,.2f}/GPU-h and staff "
+               f"{money(econ.staff_per_hour * 8760, currency)}/year")
     if r.payback_months is None:
         return f"{upfront}; it never pays back {against}"
     life = econ.life_years * 12
@@ -140,13 +178,16 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
     if plan.rank > 1:
         plan.trade = trade(problem, outcome, best)
         beyond = "" if plan.within_gap else f" (beyond the {session.settings.gap:.0%} gap)"
-        lines.append(f"trades against plan 1{beyond}: {plan.trade.summary(cur)}; " + "; ".join(plan.trade.changes))
+        lines.append(
+            f"trades against plan 1{beyond}: {plan.trade.summary(cur)}; "
+            + "; ".join(plan.trade.changes)
+        )
     if problem.budget is not None:
         budget = SCALE.to_money(problem.budget)
         used = plan.total_cost / budget
         binding = " (binding)" if used > 0.98 else ""
-        lines.append(f"budget {money(budget, cur)}: uses {money(plan.total_cost, cur)} ({used:.0%}), "
-                     f"slack {money(budget - plan.total_cost, cur)}{binding}")
+        lines.append(f"budget {money(budget, cur)}: uses {money(plan.total_cost, cur)} "
+                     f"({used:.0%}), slack {money(budget - plan.total_cost, cur)}{binding}")
     for j in plan.jobs:
         limit = problem.deadline_min[j.job]
         if limit is not None:
@@ -168,7 +209,9 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
     removed = Counter(family(g) for c in problem.all_candidates() for g in c.violations)
     removed.update(r.rule for r in problem.removed)
     if removed:
-        lines.append("options removed: " + ", ".join(f"{name} {n}" for name, n in removed.most_common()))
+        lines.append(
+            "options removed: " + ", ".join(f"{name} {n}" for name, n in removed.most_common())
+        )
     plan.explanation = lines
     assumptions: list[str] = list(session.loaded.money_notes) if session.loaded is not None else []
     for job in problem.jobs:
@@ -179,10 +222,11 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
 
 
 def offload_lines(session: Session, outcome: Outcome) -> list[str]:
-    """Offloading to host memory in a plan's jobs, which the planner uses only where nothing fits without it
-    (its speed rests on assumed host figures): where a job's GPUs would run it clearly faster offloaded
-    (planner/estimate/advice.py), and where a job was offloaded, the settings an expert tries first that fit the
-    same GPUs without it (advice.py memory savers: a fused loss or layers, the least change of optimizer)."""
+    """Offloading to host memory in a plan's jobs, which the planner uses only where nothing fits
+    without it (its speed rests on assumed host figures): where a job's GPUs would run it clearly
+    faster offloaded (planner/estimate/advice.py), and where a job was offloaded, the settings an
+    expert tries first that fit the same GPUs without it (advice.py memory savers: a fused loss or
+    layers, the least change of optimizer)."""
     builder = session.builder
     if session.loaded is None or builder is None:
         return []
@@ -199,10 +243,10 @@ def offload_lines(session: Session, outcome: Outcome) -> list[str]:
 
 
 def hybrid_shard_lines(session: Session, outcome: Outcome) -> list[str]:
-    """For each job the plan shards hybrid (FSDP's HSDP: the states over one node's GPUs, replicated across
-    nodes), what that gains over the full shard on the same GPUs and what it costs in memory: the search
-    takes it only where it is faster (or where the job states `hybrid_shard: true`, when it may be slower), and
-    an expert weighs the gain against the copies."""
+    """For each job the plan shards hybrid (FSDP's HSDP: the states over one node's GPUs, replicated
+    across nodes), what that gains over the full shard on the same GPUs and what it costs in memory:
+    the search takes it only where it is faster (or where the job states `hybrid_shard: true`, when
+    it may be slower), and an expert weighs the gain against the copies."""
     hybrid = [job for job in session.problem.jobs if outcome.chosen[job].layout.shard_group]
     builder = session.builder
     if session.loaded is None or builder is None or not hybrid:
@@ -217,32 +261,42 @@ def hybrid_shard_lines(session: Session, outcome: Outcome) -> list[str]:
             continue
         cluster = full.cluster
         gain = chosen.tokens_per_s / full.tokens_per_s - 1
-        pace = (f"{gain:.0%} faster than" if gain >= 0.005 else f"{-gain:.0%} slower than" if gain <= -0.005
-                else "as fast as")
+        pace = (
+            f"{gain:.0%} faster than"
+            if gain >= 0.005
+            else f"{-gain:.0%} slower than"
+            if gain <= -0.005
+            else "as fast as"
+        )
         stated = bool(session.loaded.scenario.job(job).hybrid_shard)
         lines.append(
-            f"{job}: hybrid sharding (HSDP: the states sharded over the {group} data-parallel ranks of each node "
-            f"and kept in {copies} copies{'; the job states hybrid_shard: true' if stated else ''}) is estimated "
-            f"{pace} the full shard on these GPUs ({full.tokens_per_s:,.0f} tokens/s with {full.layout.short()}), for "
-            f"{chosen.memory_gib_per_gpu - full.memory.total_gib:+.1f} GiB per GPU: the layers are gathered inside a "
-            f"node and only each gradient shard crosses the {cluster.fabric_gbps_per_gpu:g} Gb/s per GPU "
-            f"{cluster.fabric_kind} between nodes")
+            f"{job}: hybrid sharding (HSDP: the states sharded over the {group} data-parallel "
+            f"ranks of each node and kept in {copies} "
+            f"copies{'; the job states hybrid_shard: true' if stated else ''}) is estimated {pace} "
+            f"the full shard on these GPUs ({full.tokens_per_s:,.0f} tokens/s with "
+            f"{full.layout.short()}), for {chosen.memory_gib_per_gpu - full.memory.total_gib:+.1f} "
+            "GiB per GPU: the layers are gathered inside a node and only each gradient shard "
+            f"crosses the {cluster.fabric_gbps_per_gpu:g} Gb/s per GPU {cluster.fabric_kind} "
+            "between nodes")
     return lines
 
 
 def _without_offload(builder: CandidateBuilder, job: Job, chosen: Candidate) -> list[str]:
-    """For a job the plan offloads (and that asked for no offloading), the memory savers that fit its GPUs
-    without it, each with its speed beside the plan's."""
-    if job.cpu_offload is not None or not (chosen.layout.state_offload
-                                           or chosen.layout.recompute in ("offload", "full_offload")):
+    """For a job the plan offloads (and that asked for no offloading), the memory savers that fit
+    its GPUs without it, each with its speed beside the plan's."""
+    if job.cpu_offload is not None or not (
+        chosen.layout.state_offload or chosen.layout.recompute in ("offload", "full_offload")
+    ):
         return []
     def fits(saver: MemorySaver) -> Estimate | None:
         return builder.fitting_without_offload(chosen, {saver.field: saver.to})
 
-    return [f"{job.id}: without offloading, {saver.field}: {saver.to} ({saver.why}) fits the same "
-            f"{chosen.gpus}x {chosen.gpu}: {found.layout.short()} at {found.memory.total_gib:.1f} GiB, "
-            f"{found.tokens_per_s:,.0f} tokens/s against the plan's {chosen.tokens_per_s:,.0f}"
-            for saver, found in fitting_without_offload(lambda saver: applies_to_job(saver, job), fits)]
+    return [
+        f"{job.id}: without offloading, {saver.field}: {saver.to} ({saver.why}) fits the same "
+        f"{chosen.gpus}x {chosen.gpu}: {found.layout.short()} at {found.memory.total_gib:.1f} GiB, "
+        f"{found.tokens_per_s:,.0f} tokens/s against the plan's {chosen.tokens_per_s:,.0f}"
+        for saver, found in fitting_without_offload(lambda saver: applies_to_job(saver, job), fits)
+    ]
 
 
 def _stack_rule_line(session: Session, plan: Plan) -> list[str]:
@@ -255,19 +309,21 @@ def _stack_rule_line(session: Session, plan: Plan) -> list[str]:
     searched = [j.job for j in plan.jobs if j.job in searched_ids]
     if not searched:
         return []
-    return [f"stack of {', '.join(searched)}: ops skill none, so planned on the platform's one-click PyTorch "
-            "path (Hugging Face Transformers with PEFT, as LLaMA-Factory runs them: data parallelism with "
-            "ZeRO/FSDP sharding, whole-layer gradient checkpointing); Megatron-LM needs its own build and a "
-            "checkpoint conversion (a job's framework or layout field chooses otherwise)"]
+    return [f"stack of {', '.join(searched)}: ops skill none, so planned on the platform's "
+            "one-click PyTorch path (Hugging Face Transformers with PEFT, as LLaMA-Factory runs "
+            "them: data parallelism with ZeRO/FSDP sharding, whole-layer gradient checkpointing); "
+            "Megatron-LM needs its own build and a checkpoint conversion (a job's framework or "
+            "layout field chooses otherwise)"]
 
 
 def _stated_kernels_lines(session: Session, plan: Plan) -> list[str]:
-    """For a job that states `kernels: eager` and is planned on Megatron (always fused): the field did not
-    apply, and how to keep the job on an eager stack."""
+    """For a job that states `kernels: eager` and is planned on Megatron (always fused): the field
+    did not apply, and how to keep the job on an eager stack."""
     if session.loaded is None:
         return []
     jobs = {job.id: job for job in session.loaded.scenario.jobs}
-    return [eager_kernels_on_megatron(f"{j.job} states kernels: eager, which", "framework: fsdp or deepspeed")
+    return [eager_kernels_on_megatron(f"{j.job} states kernels: eager, which", "framework: fsdp or "
+                                                                               "deepspeed")
             for j in plan.jobs if stack_of(j.framework).fused_layers
             and "kernels" in jobs[j.job].model_fields_set
             and jobs[j.job].kernels == "eager"]
@@ -278,17 +334,19 @@ def _headroom_line(problem: Problem, plan: Plan) -> str:
     tight = max(plan.jobs, key=lambda j: j.memory_gib_per_gpu / j.gpu_memory_gib)
     factor = problem.memory_band_factor
     usable = memory_rule.usable_gib(tight.gpu_memory_gib, problem.memory_headroom, factor)
-    band = (f" at the {problem.confidence:.0%} quantile of the estimator's error band (estimate x {factor:.2f})"
+    band = (f" at the {problem.confidence:.0%} quantile of the estimator's error band (estimate x "
+            f"{factor:.2f})"
             if factor != 1.0 else "")
-    return (f"memory headroom {problem.memory_headroom:.0%} (policy.memory_headroom): every layout peaks{band} "
-            f"at most at {1 - problem.memory_headroom:.0%} of its card; tightest is {tight.job} at "
-            f"{tight.memory_gib_per_gpu:.1f} of {usable:.1f} GiB its estimate may use on {tight.gpu}")
+    return (f"memory headroom {problem.memory_headroom:.0%} (policy.memory_headroom): every layout "
+            f"peaks{band} at most at {1 - problem.memory_headroom:.0%} of its card; tightest is "
+            f"{tight.job} at {tight.memory_gib_per_gpu:.1f} of {usable:.1f} GiB its estimate may "
+            f"use on {tight.gpu}")
 
 
 def _band_lines(problem: Problem, plan: Plan) -> list[str]:
     """How sure the times are (the schedule holds at the scenario's confidence) and the cost band
-    that follows: time-billed offers bill the p10 and p90 times as they bill, an owned pool charges its
-    rate per GPU-hour for them; a reservation or a purchase costs what it costs."""
+    that follows: time-billed offers bill the p10 and p90 times as they bill, an owned pool charges
+    its rate per GPU-hour for them; a reservation or a purchase costs what it costs."""
     lines, low, high = [], plan.total_cost, plan.total_cost
     for j in plan.jobs:
         if j.figures is None or not j.figures.time.train_h:
@@ -296,15 +354,17 @@ def _band_lines(problem: Problem, plan: Plan) -> list[str]:
         time = j.figures.time
         expected, at_q = time.train_h, time.train_at_confidence_h
         p10, p90 = time.train_p10_h, time.train_p90_h
-        lines.append(f"time of {j.job}: expected {expected:,.1f} h of training (p10-p90 {p10:,.1f}-{p90:,.1f} h); "
-                     f"scheduled at {at_q:,.1f} h, the time it stays within with {problem.confidence:.0%} "
-                     f"confidence ({j.figures.framework} execution model)")
+        lines.append(f"time of {j.job}: expected {expected:,.1f} h of training (p10-p90 "
+                     f"{p10:,.1f}-{p90:,.1f} h); scheduled at {at_q:,.1f} h, the time it stays "
+                     f"within with {problem.confidence:.0%} confidence ({j.figures.framework} "
+                     "execution model)")
         if j.cost and j.billing != "purchase":
             low += _billed_change(j, p10 - expected)
             high += _billed_change(j, p90 - expected)
     if high > low:
-        lines.append(f"cost band p10-p90: {money(low, problem.currency)} to {money(high, problem.currency)} "
-                     f"(the budget is checked on the expected {money(plan.total_cost, problem.currency)})")
+        lines.append(f"cost band p10-p90: {money(low, problem.currency)} to "
+                     f"{money(high, problem.currency)} (the budget is checked on the expected "
+                     f"{money(plan.total_cost, problem.currency)})")
     return lines
 
 
@@ -325,11 +385,14 @@ def _billed_change(j: JobPlan, extra_h: float) -> float:
 
 
 def _causal(j: JobPlan) -> str:
-    """The causal-attention MFU next to the conventional one where long sequences make them differ."""
+    """The causal-attention MFU next to the conventional one where long sequences make them
+    differ."""
     causal = j.figures.estimate.mfu_causal if j.figures else None
     if causal is None or j.mfu - causal < CAUSAL_MFU_NOTE_GAP:
         return ""
-    return f" ({causal:.0%} counting only the causal half of attention that flash attention computes)"
+    return (
+        f" ({causal:.0%} counting only the causal half of attention that flash attention computes)"
+    )
 
 
 def _too_late(problem: Problem, job: str, c: Candidate, limit_min: int) -> str:
@@ -339,17 +402,18 @@ def _too_late(problem: Problem, job: str, c: Candidate, limit_min: int) -> str:
     end_h = start_h + SCALE.to_hours(c.duration_min)
     if start_h > 0 and SCALE.to_hours(c.duration_min) <= limit_h:
         return (f"too late for deadline/{job}: it can start only at {at_time(start_h, limit_h)} "
-                f"({held_back_by(problem, c)}) and ends at {at_time(end_h, limit_h)}, after the deadline at "
-                f"{at_time(limit_h, limit_h)}")
-    return (f"too slow for deadline/{job}: it ends at {at_time(end_h, limit_h)}, after the deadline at "
-            f"{at_time(limit_h, limit_h)}")
+                f"({held_back_by(problem, c)}) and ends at {at_time(end_h, limit_h)}, after the "
+                f"deadline at {at_time(limit_h, limit_h)}")
+    return (f"too slow for deadline/{job}: it ends at {at_time(end_h, limit_h)}, after the "
+            f"deadline at {at_time(limit_h, limit_h)}")
 
 
 BAND_ONLY = "set aside only because of the estimator's band"
 
 
 def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
-    """Per job, the cheapest option cheaper than the chosen one, and the rule or limit that blocks it."""
+    """Per job, the cheapest option cheaper than the chosen one, and the rule or limit that
+    blocks it."""
     lines = []
     for job in problem.jobs:
         chosen = outcome.chosen[job]
@@ -363,36 +427,46 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
             if c.violations:
                 group, reason = next(iter(sorted(c.violations.items())))
                 blocked.append((cost, c, f"ruled out by {group}: {reason}"))
-            elif limit is not None and (start := problem.earliest_start_min(c)) + c.duration_min > limit:
+            elif (
+                limit is not None
+                and (start := problem.earliest_start_min(c)) + c.duration_min > limit
+            ):
                 time = c.figures.time if c.figures else None
                 expected_h = (c.hours - time.train_at_confidence_h + time.train_h if time
                               else c.hours)
                 if start + SCALE.minutes(expected_h) <= limit:
                     blocked.append((cost, c, f"{BAND_ONLY}: it meets "
-                                             f"deadline/{job} on its expected time ({expected_h:,.1f} h) but not "
-                                             f"with {problem.confidence:.0%} confidence ({c.hours:,.1f} h)"))
+                                             f"deadline/{job} on its expected time "
+                                             f"({expected_h:,.1f} h) but not with "
+                                             f"{problem.confidence:.0%} confidence ({c.hours:,.1f} "
+                                             "h)"))
                 else:
                     blocked.append((cost, c, _too_late(problem, job, c, limit)))
-        # the cheapest blocked option, and the cheapest one the band alone set aside where that is another:
-        # a plan chosen over a cheaper one only because of the band always says so
+        # the cheapest blocked option, and the cheapest one the band alone set aside where that is
+        # another: a plan chosen over a cheaper one only because of the band always says so
         cheapest = min(blocked, key=lambda item: (item[0], item[1].index), default=None)
         by_band = min((item for item in blocked if item[2].startswith(BAND_ONLY)),
                       key=lambda item: (item[0], item[1].index), default=None)
-        for cost, c, why in [item for item in (cheapest, by_band if by_band is not cheapest else None) if item]:
-            offloaded = " with its model states offloaded to the CPU" if c.layout.state_offload else ""
-            lines.append(f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing}){offloaded} would cost "
-                         f"{money(SCALE.to_money(cost), problem.currency)} but is {why}")
+        for cost, c, why in [
+            item for item in (cheapest, by_band if by_band is not cheapest else None) if item
+        ]:
+            offloaded = (
+                " with its model states offloaded to the CPU" if c.layout.state_offload else ""
+            )
+            lines.append(f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing}){offloaded} would "
+                         f"cost {money(SCALE.to_money(cost), problem.currency)} but is {why}")
     return lines
 
 
 def _purchases_not_paying_back(problem: Problem, plan: Plan) -> list[str]:
-    """Per GPU the scenario could buy but no candidate does: why buying was never on the table.
-    The largest count tried is reported: fixed staff costs make it the one closest to paying back."""
+    """Per GPU the scenario could buy but no candidate does: why buying was never on the table. The
+    largest count tried is reported: fixed staff costs make it the one closest to paying back."""
     offered = {c.gpu for c in problem.all_candidates() if c.billing == "purchase"}
     best: dict[str, Removed] = {}
     for r in problem.removed:
         if r.rule == "purchase.payback" and r.gpu not in offered:
             best[r.gpu] = r  # removals are recorded by growing count
     return [f"not bought: {r.reason}" if NOT_WEIGHED in r.reason else
-            f"not bought: {r.gpu} pays back within its life at no GPU count; the closest, the most GPUs tried "
+            f"not bought: {r.gpu} pays back within its life at no GPU count; the closest, the most "
+            "GPUs tried "
             f"(staff spread thinnest): {r.reason}" for r in best.values()]

@@ -11,7 +11,12 @@ from plan.models.problem import SCALE, Problem
 from plan.models.scenario import Scenario
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome
-from plan.planner.estimate.advice import LEANER_OPTIMIZERS, STACK_SETTINGS, MemorySaver, applies_to_job
+from plan.planner.estimate.advice import (
+    LEANER_OPTIMIZERS,
+    STACK_SETTINGS,
+    MemorySaver,
+    applies_to_job,
+)
 from plan.planner.explain.conflicts import POLICY_FIELDS, can_change, duration_text, is_policy
 from plan.planner.plan import Relaxation
 from plan.planner.session import Session
@@ -21,7 +26,9 @@ RESIDENCY_LEVELS = ("any", "cn", "on_premises")
 OPS_LEVELS = ("none", "basic", "expert")
 
 
-def relaxations(session: Session, conflict: list[str], sets: list[list[str]] | None = None) -> list[Relaxation]:
+def relaxations(
+    session: Session, conflict: list[str], sets: list[list[str]] | None = None
+) -> list[Relaxation]:
     """Each kind of change that alone makes the scenario feasible, with the cheapest plan then."""
     problem = session.problem
     cur = problem.currency
@@ -31,8 +38,16 @@ def relaxations(session: Session, conflict: list[str], sets: list[list[str]] | N
         out = session.run("cost", Bounds(lifted=frozenset({"budget"})))
         if out.solved:
             cost = SCALE.to_money(out.total_cost)
-            found.append(Relaxation("budget", "budget", round(cost, 2), cur,
-                                    f"raise the budget to {cost:,.0f} {cur} and the rest holds", cost))
+            found.append(
+                Relaxation(
+                    "budget",
+                    "budget",
+                    round(cost, 2),
+                    cur,
+                    f"raise the budget to {cost:,.0f} {cur} and the rest holds",
+                    cost,
+                )
+            )
     deadlines = frozenset(g for g in names if family(g) == "deadline")
     if deadlines:
         out = session.run("time", Bounds(lifted=deadlines))
@@ -67,21 +82,32 @@ def relaxations(session: Session, conflict: list[str], sets: list[list[str]] | N
         found.append(headroom)
     found.extend(optimizer_relaxations(session))
     found.extend(setting_relaxations(session))
-    # no change alone is enough: one change per conflict, together (within one conflict too, where changing
-    # either rule alone still leaves the other short: data moved to a dearer platform that busts the budget)
+    # no change alone is enough: one change per conflict, together (within one conflict too, where
+    # changing either rule alone still leaves the other short: data moved to a dearer platform that
+    # busts the budget)
     if not found and sets and (len(sets) > 1 or len(sets[0]) > 1):
         # one kind of change per conflict (the same rule for every job it names), else all of them
-        least = [g for s in sets for g in s if g.partition("/")[0] == _least_change(s).partition("/")[0]]
+        least = [
+            g for s in sets for g in s if g.partition("/")[0] == _least_change(s).partition("/")[0]
+        ]
         joint = _joint_relaxation(session, least)
         everything = [g for s in sets for g in s]
         if joint is None and set(everything) != set(least):
             joint = _joint_relaxation(session, everything)
-        # widening the conflicts' rules can expose another (a job's residency widened meets its sensitivity
-        # rule): then every rule of the jobs they name, of the kinds they name, together
+        # widening the conflicts' rules can expose another (a job's residency widened meets its
+        # sensitivity rule): then every rule of the jobs they name, of the kinds they name, together
         jobs = {g.partition("/")[2] for g in everything}
         kinds = {g.partition("/")[0] for g in everything}
-        wider = sorted(set(everything) | {g for g in names if can_change(g) and g.partition("/")[2] in jobs
-                                          and g.partition("/")[0] in kinds | set(LEVEL_RULES)})
+        wider = sorted(
+            set(everything)
+            | {
+                g
+                for g in names
+                if can_change(g)
+                and g.partition("/")[2] in jobs
+                and g.partition("/")[0] in kinds | set(LEVEL_RULES)
+            }
+        )
         if joint is None and set(wider) != set(everything):
             joint = _joint_relaxation(session, wider)
         found += [joint] if joint is not None else []
@@ -89,9 +115,9 @@ def relaxations(session: Session, conflict: list[str], sets: list[list[str]] | N
 
 
 def _least_change(conflict: list[str]) -> str:
-    """The rule of a conflict to change when changes must be combined: money before a level rule before
-    a policy list, and the deadline last (a deadline relaxed with others hands the choice to the fastest
-    plan, whatever it costs)."""
+    """The rule of a conflict to change when changes must be combined: money before a level rule
+    before a policy list, and the deadline last (a deadline relaxed with others hands the choice to
+    the fastest plan, whatever it costs)."""
     def order(group: str) -> int:
         if group == "budget":
             return 0
@@ -128,10 +154,10 @@ def _level_steps(scenario: Scenario, group: str) -> tuple[str, list[str]]:
 
 
 def _joint_relaxation(session: Session, conflict: list[str]) -> Relaxation | None:
-    """Where no single change makes the scenario feasible, the changes the conflicts ask for, together:
-    no budget or deadline (the plan then says what it costs and takes: the fastest plan where a deadline
-    is in the conflict, the cheapest otherwise), the level rules stepped together one level at a time
-    (least first), policy lists and reproducibility rules dropped."""
+    """Where no single change makes the scenario feasible, the changes the conflicts ask for,
+    together: no budget or deadline (the plan then says what it costs and takes: the fastest plan
+    where a deadline is in the conflict, the cheapest otherwise), the level rules stepped together
+    one level at a time (least first), policy lists and reproducibility rules dropped."""
     loaded = session.loaded
     if loaded is None:
         return None
@@ -152,8 +178,8 @@ def _joint_relaxation(session: Session, conflict: list[str]) -> Relaxation | Non
         for group, level in chosen.items():
             head, _, job_id = group.partition("/")
             scenario = _with_level(scenario, head, job_id, level)
-        # with a deadline in the conflict, the fastest plan (as the deadline relaxation alone asks), else
-        # the cheapest, which without a deadline may take years
+        # with a deadline in the conflict, the fastest plan (as the deadline relaxation alone asks),
+        # else the cheapest, which without a deadline may take years
         out = _solve_variant(session, scenario, "time" if late else "cost", Bounds(lifted=lifted))
         if out is None or not out.solved:
             continue
@@ -191,7 +217,8 @@ def deadline_beyond_horizon(session: Session) -> Relaxation | None:
         return None
     value, unit = duration_text(SCALE.to_hours(out.makespan_min))
     return Relaxation("deadline", "deadline", value, unit,
-                      f"extend the deadline to {value:g} {unit} and the rest holds (the fastest plan)",
+                      f"extend the deadline to {value:g} {unit} and the rest holds (the fastest "
+                      "plan)",
                       SCALE.to_money(out.total_cost))
 
 
@@ -217,8 +244,14 @@ def _policy_relaxation(problem: Problem, groups: list[str], out: Outcome) -> Rel
         units.append(unit)
     to: float | str = (float(values[0]) if units == ["GPUs"] else "; ".join(values))
     words = " and ".join(f"{v} ({f})" for f, v in zip(fields, values, strict=True))
-    return Relaxation("policy", " + ".join(fields), to, " + ".join(units),
-                      f"allow {words}: the cheapest plan then costs {cost:,.0f} {problem.currency}", cost)
+    return Relaxation(
+        "policy",
+        " + ".join(fields),
+        to,
+        " + ".join(units),
+        f"allow {words}: the cheapest plan then costs {cost:,.0f} {problem.currency}",
+        cost,
+    )
 
 
 def _rule_relaxation(session: Session, group: str) -> Relaxation | None:
@@ -232,9 +265,15 @@ def _rule_relaxation(session: Session, group: str) -> Relaxation | None:
         if out.solved:
             cost = SCALE.to_money(out.total_cost)
             field = "ops_skill" if head == "ops_skill" else f"jobs[{job}].data.{head}"
-            return Relaxation("sensitivity" if head != "ops_skill" else "rule", field, "lifted", "setting",
-                              f"lift {group}: the cheapest plan then costs {cost:,.0f} "
-                              f"{session.problem.currency}", cost)
+            return Relaxation(
+                "sensitivity" if head != "ops_skill" else "rule",
+                field,
+                "lifted",
+                "setting",
+                f"lift {group}: the cheapest plan then costs {cost:,.0f} "
+                f"{session.problem.currency}",
+                cost,
+            )
     if head.startswith("reproducibility."):
         out = session.run("cost", Bounds(lifted=frozenset({group})))
         if out.solved:
@@ -245,8 +284,11 @@ def _rule_relaxation(session: Session, group: str) -> Relaxation | None:
     return None
 
 
-def _level_relaxation(session: Session, scenario: Scenario, head: str, job_id: str) -> Relaxation | None:
-    """Sensitivity and residency one step down at a time, ops skill one step up, until a plan exists."""
+def _level_relaxation(
+    session: Session, scenario: Scenario, head: str, job_id: str
+) -> Relaxation | None:
+    """Sensitivity and residency one step down at a time, ops skill one step up, until a plan
+    exists."""
     current, steps = _level_steps(scenario, f"{head}/{job_id}")
     field = _level_field(f"{head}/{job_id}")
     for level in steps:
@@ -255,26 +297,34 @@ def _level_relaxation(session: Session, scenario: Scenario, head: str, job_id: s
             cost = SCALE.to_money(out.total_cost)
             kind = "sensitivity" if head in ("sensitivity", "residency") else "rule"
             return Relaxation(kind, field, level, "level",
-                              f"set {field} to {level} (now {current}): the cheapest plan then costs "
+                              f"set {field} to {level} (now {current}): the cheapest plan then "
+                              "costs "
                               f"{cost:,.0f} {session.problem.currency}", cost)
     return None
 
 
 def _pool_features_relaxation(session: Session) -> Relaxation | None:
-    """For a team with no ops skill: whether its owned pools, declared to run a one-click environment
-    with checkpoint resume (what the rule asks of a platform), make the scenario feasible. A pool with
-    LLaMA-Factory's web UI or a vendor's image installed has them; the scenario cannot know."""
+    """For a team with no ops skill: whether its owned pools, declared to run a one-click
+    environment with checkpoint resume (what the rule asks of a platform), make the scenario
+    feasible. A pool with LLaMA-Factory's web UI or a vendor's image installed has them; the
+    scenario cannot know."""
     loaded = session.loaded
     if loaded is None or loaded.scenario.ops_skill != "none":
         return None
     wanted = {Feature(f) for f in ONE_CLICK_FEATURES}
     # a feature the pool `lacks` on purpose stays lacking
-    lacking = [p for p in loaded.scenario.owned if not wanted <= set(p.features) and not wanted & set(p.lacks)]
+    lacking = [
+        p
+        for p in loaded.scenario.owned
+        if not wanted <= set(p.features) and not wanted & set(p.lacks)
+    ]
     if not lacking:
         return None
     names = {p.id for p in lacking}
-    owned = [p.model_copy(update={"features": sorted(set(p.features) | wanted)}) if p.id in names else p
-             for p in loaded.scenario.owned]
+    owned = [
+        p.model_copy(update={"features": sorted(set(p.features) | wanted)}) if p.id in names else p
+        for p in loaded.scenario.owned
+    ]
     out = _solve_variant(session, loaded.scenario.model_copy(update={"owned": owned}))
     if out is None or not out.solved:
         return None
@@ -282,16 +332,21 @@ def _pool_features_relaxation(session: Session) -> Relaxation | None:
     cost = SCALE.to_money(out.total_cost)
     fields = " and ".join(f"owned[{pool}].features" for pool in used)
     return Relaxation("rule", fields, ", ".join(ONE_CLICK_FEATURES), "setting",
-                      f"if {', '.join(used)} runs a one-click environment with checkpoint resume (a vendor "
-                      f"image, LLaMA-Factory's web UI), say so: {fields}: [{', '.join(ONE_CLICK_FEATURES)}]; "
+                      f"if {', '.join(used)} runs a one-click environment with checkpoint resume "
+                      f"(a vendor image, LLaMA-Factory's web UI), say so: {fields}: "
+                      f"[{', '.join(ONE_CLICK_FEATURES)}]; "
                       f"the cheapest plan then costs {cost:,.0f} {session.problem.currency}", cost)
 
 
 def _with_level(scenario: Scenario, head: str, job_id: str, level: str) -> Scenario:
     if head == "ops_skill":
         return scenario.model_copy(update={"ops_skill": level})
-    jobs = [j.model_copy(update={"data": j.data.model_copy(update={head: level})}) if j.id == job_id else j
-            for j in scenario.jobs]
+    jobs = [
+        j.model_copy(update={"data": j.data.model_copy(update={head: level})})
+        if j.id == job_id
+        else j
+        for j in scenario.jobs
+    ]
     return scenario.model_copy(update={"jobs": jobs})
 
 
@@ -299,7 +354,11 @@ def headroom_relaxation(session: Session) -> Relaxation | None:
     """The largest smaller memory headroom (half, then none) that makes the scenario feasible."""
     loaded = session.loaded
     headroom = session.problem.memory_headroom
-    if loaded is None or headroom <= 0 or not any(r.rule == memory_rule.GROUP for r in session.problem.removed):
+    if (
+        loaded is None
+        or headroom <= 0
+        or not any(r.rule == memory_rule.GROUP for r in session.problem.removed)
+    ):
         return None
     best: Relaxation | None = None
     for value in (0.0, round(headroom / 2, 3)):
@@ -309,31 +368,47 @@ def headroom_relaxation(session: Session) -> Relaxation | None:
             break
         cost = SCALE.to_money(out.total_cost)
         best = Relaxation("headroom", "policy.memory_headroom", value, "fraction of card",
-                          f"keep {value:.0%} of each card free instead of {headroom:.0%}: the cheapest plan then "
-                          f"costs {cost:,.0f} {session.problem.currency} (less margin for memory spikes)", cost)
+                          f"keep {value:.0%} of each card free instead of {headroom:.0%}: the "
+                          f"cheapest plan then costs {cost:,.0f} {session.problem.currency} (less "
+                          "margin for memory "
+                          "spikes)", cost)
     return best
 
 
-def _savers_for(session: Session, savers: tuple[MemorySaver, ...]) -> list[tuple[MemorySaver, list[str]]]:
-    """Each saver with the jobs memory removed options of that it applies to (those it applies to none left out)."""
+def _savers_for(
+    session: Session, savers: tuple[MemorySaver, ...]
+) -> list[tuple[MemorySaver, list[str]]]:
+    """Each saver with the jobs memory removed options of that it applies to (those it applies to
+    none left out)."""
     loaded = session.loaded
     memory_jobs = {r.job for r in session.problem.removed if r.rule == memory_rule.GROUP}
     if loaded is None or not memory_jobs:
         return []
-    pairs = [(saver, sorted(j.id for j in loaded.scenario.jobs if j.id in memory_jobs and applies_to_job(saver, j)))
-             for saver in savers]
+    pairs = [
+        (
+            saver,
+            sorted(
+                j.id
+                for j in loaded.scenario.jobs
+                if j.id in memory_jobs and applies_to_job(saver, j)
+            ),
+        )
+        for saver in savers
+    ]
     return [(saver, names) for saver, names in pairs if names]
 
 
 def optimizer_relaxations(session: Session) -> list[Relaxation]:
-    """For each leaner optimizer (`advice.LEANER_OPTIMIZERS`), whether giving it to the jobs it applies
-    to among those memory removed options of makes the scenario feasible, and the cheapest plan then. Jobs that
-    already name another optimizer, or a stack the optimizer does not run on, are left as they are."""
+    """For each leaner optimizer (`advice.LEANER_OPTIMIZERS`), whether giving it to the jobs it
+    applies to among those memory removed options of makes the scenario feasible, and the cheapest
+    plan then. Jobs that already name another optimizer, or a stack the optimizer does not run on,
+    are left as they are."""
     swaps = _savers_for(session, LEANER_OPTIMIZERS)
     found = [r for r in (_saver_relaxation(session, [pair]) for pair in swaps) if r is not None]
     if not found and len(swaps) > 1:  # each alone leaves another job without options: all together
         together: list[tuple[MemorySaver, list[str]]] = []
-        for swap, names in swaps:  # one optimizer per job: the first swap listed for it (the least change)
+        # one optimizer per job: the first swap listed for it (the least change)
+        for swap, names in swaps:
             if not {n for _, taken in together for n in taken} & set(names):
                 together.append((swap, names))
         relaxed = _saver_relaxation(session, together) if len(together) > 1 else None
@@ -342,9 +417,9 @@ def optimizer_relaxations(session: Session) -> list[Relaxation]:
 
 
 def setting_relaxations(session: Session) -> list[Relaxation]:
-    """Each of a PyTorch stack's settings (`advice.STACK_SETTINGS`: a fused loss, fused layers) given to
-    the jobs memory removed options of, alone, and when none alone is enough, all of them together (as Liger and
-    Unsloth run them): the cheapest plan then, where it is feasible."""
+    """Each of a PyTorch stack's settings (`advice.STACK_SETTINGS`: a fused loss, fused layers)
+    given to the jobs memory removed options of, alone, and when none alone is enough, all of them
+    together (as Liger and Unsloth run them): the cheapest plan then, where it is feasible."""
     swaps = _savers_for(session, STACK_SETTINGS)
     found = [r for r in (_saver_relaxation(session, [pair]) for pair in swaps) if r is not None]
     if not found and len(swaps) > 1:
@@ -353,22 +428,33 @@ def setting_relaxations(session: Session) -> list[Relaxation]:
     return found
 
 
-def _saver_relaxation(session: Session, swaps: list[tuple[MemorySaver, list[str]]]) -> Relaxation | None:
-    """The scenario with each swap's setting given to its jobs: its cheapest plan as a relaxation, or None when
-    it is still infeasible."""
+def _saver_relaxation(
+    session: Session, swaps: list[tuple[MemorySaver, list[str]]]
+) -> Relaxation | None:
+    """The scenario with each swap's setting given to its jobs: its cheapest plan as a relaxation,
+    or None when it is still infeasible."""
     loaded = session.loaded
     assert loaded is not None
     changes: dict[str, dict[str, str]] = {}
     for swap, names in swaps:
         for name in names:
             changes.setdefault(name, {})[swap.field] = swap.to
-    variant = loaded.scenario.model_copy(update={"jobs": [
-        j.model_copy(update=changes[j.id]) if j.id in changes else j for j in loaded.scenario.jobs]})
+    variant = loaded.scenario.model_copy(
+        update={
+            "jobs": [
+                j.model_copy(update=changes[j.id]) if j.id in changes else j
+                for j in loaded.scenario.jobs
+            ]
+        }
+    )
     out = _solve_variant(session, variant)
     if out is None or not out.solved:
         return None
     cost = SCALE.to_money(out.total_cost)
-    fields = [f"jobs[{', '.join(names)}].{swap.field}" + (" (each)" if len(names) > 1 else "") for swap, names in swaps]
+    fields = [
+        f"jobs[{', '.join(names)}].{swap.field}" + (" (each)" if len(names) > 1 else "")
+        for swap, names in swaps
+    ]
     what = [f"{', '.join(names)} with {swap.why}" for swap, names in swaps]
     kinds = {swap.field for swap, _ in swaps}
     return Relaxation(kinds.pop() if len(kinds) == 1 else "joint", "; ".join(fields),
@@ -379,8 +465,8 @@ def _saver_relaxation(session: Session, swaps: list[tuple[MemorySaver, list[str]
 
 def _solve_variant(session: Session, scenario: Scenario, objective: str = "cost",
                    bounds: Bounds | None = None) -> Outcome | None:
-    """A changed copy of the scenario solved for `objective` on this session's budget; None for a bare
-    problem, infeasible where a job is left no option."""
+    """A changed copy of the scenario solved for `objective` on this session's budget; None for a
+    bare problem, infeasible where a job is left no option."""
     other = session.variant(scenario)
     if other is None:
         return None

@@ -20,7 +20,8 @@ from plan.planner.explain.narrate import explain_plan, money
 from plan.planner.plan import Conflict, Plan
 from plan.planner.session import Session
 
-# --- why not X? -------------------------------------------------------------------------------------
+# --- why not X?
+# -------------------------------------------------------------------------------------
 
 @dataclass
 class WhyNot:
@@ -32,26 +33,33 @@ class WhyNot:
     reasons: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "delta_cost": self.delta_cost, "delta_makespan_h": self.delta_makespan_h,
-                "plan": self.plan.to_dict() if self.plan else None,
-                "conflicts": [{"constraint": c.constraint, "detail": c.detail} for c in self.conflicts],
-                "reasons": self.reasons}
+        return {
+            "status": self.status,
+            "delta_cost": self.delta_cost,
+            "delta_makespan_h": self.delta_makespan_h,
+            "plan": self.plan.to_dict() if self.plan else None,
+            "conflicts": [{"constraint": c.constraint, "detail": c.detail} for c in self.conflicts],
+            "reasons": self.reasons,
+        }
 
 
 WHY_NOT_KEYS = ("job", "platform", "gpu", "gpus", "billing")
 
 
-# Billing modes a candidate can have: the catalog's (plan.models.platform.BillingMode), owned and purchase.
+# Billing modes a candidate can have: the catalog's (plan.models.platform.BillingMode), owned and
+# purchase.
 WHY_NOT_BILLING = (*get_args(BillingMode), "owned", "purchase")
 
 
 def parse_why_not(text: str) -> dict[str, str]:
-    """'job=ID platform=P gpu=G gpus=N billing=B' (any subset). Raises ValueError naming what is allowed."""
+    """'job=ID platform=P gpu=G gpus=N billing=B' (any subset). Raises ValueError naming what is
+    allowed."""
     spec: dict[str, str] = {}
     for part in text.replace(",", " ").split():
         key, sep, value = part.partition("=")
         if not sep or key not in WHY_NOT_KEYS or not value:
-            raise ValueError(f"expected key=value pairs with keys {', '.join(WHY_NOT_KEYS)}, got {part!r}")
+            raise ValueError(f"expected key=value pairs with keys {', '.join(WHY_NOT_KEYS)}, got "
+                             f"{part!r}")
         spec[key] = value
     if not spec:
         raise ValueError(f"give at least one of {', '.join(WHY_NOT_KEYS)}")
@@ -65,15 +73,17 @@ def parse_why_not(text: str) -> dict[str, str]:
     return spec
 
 
-def _matches(spec: dict[str, str], job: str, platform: str, gpu: str, gpus: int, billing: str) -> bool:
+def _matches(
+    spec: dict[str, str], job: str, platform: str, gpu: str, gpus: int, billing: str
+) -> bool:
     return all([spec.get("job", job) == job, spec.get("platform", platform) == platform,
                 spec.get("gpu", gpu) == gpu, int(spec.get("gpus", gpus)) == gpus,
                 spec.get("billing", billing) == billing])
 
 
 def why_not(session: Session, spec: dict[str, str], best: Outcome | None) -> WhyNot:
-    """Force the option `spec` names. With a best plan (`best`), its extra cost and time, or the rules
-    it breaks; on an infeasible scenario (`best` None), what the option itself breaks."""
+    """Force the option `spec` names. With a best plan (`best`), its extra cost and time, or the
+    rules it breaks; on an infeasible scenario (`best` None), what the option itself breaks."""
     problem = session.problem
     jobs = [spec["job"]] if "job" in spec else problem.jobs
     forced = []
@@ -87,14 +97,17 @@ def why_not(session: Session, spec: dict[str, str], best: Outcome | None) -> Why
             if removed:
                 answer.reasons += sorted({f"{job}: {r.rule}: {r.reason}" for r in removed})[:5]
             else:
-                answer.reasons.append(f"{job}: no such option in the catalog or the scenario's owned pools")
+                answer.reasons.append(f"{job}: no such option in the catalog or the scenario's "
+                                      "owned pools")
                 if job in problem.pinned:
                     answer.reasons.append(f"{job}: the scenario fixes {problem.pinned[job]}")
             continue
         forced.append(matching)
     if len(forced) < len(jobs):
         if "job" not in spec and forced:
-            answer.reasons.append("the option exists for some jobs only; forcing it where it exists")
+            answer.reasons.append(
+                "the option exists for some jobs only; forcing it where it exists"
+            )
         else:
             return answer
     bounds = Bounds(forced=tuple(forced))
@@ -109,16 +122,21 @@ def why_not(session: Session, spec: dict[str, str], best: Outcome | None) -> Why
     answer.status = "infeasible"
     by_index = {c.index: c for c in problem.all_candidates()}
     # Each forced option at its most favourable: fewest broken rules, then cheapest.
-    options = [min((by_index[i] for i in indices), key=lambda c: (len(c.violations), problem.standalone_cost(c)))
-               for indices in forced]
+    options = [
+        min(
+            (by_index[i] for i in indices),
+            key=lambda c: (len(c.violations), problem.standalone_cost(c)),
+        )
+        for indices in forced
+    ]
     for name in conflict_groups(session, bounds):
         answer.conflicts.append(Conflict(name, describe(problem, name, options)))
     for c in options:
         answer.reasons += [f"{c.job}: {g}: {r}" for g, r in sorted(c.violations.items())]
         answer.reasons += _limits_broken(problem, c)
     if best is None:
-        answer.reasons.append("the scenario has no plan with any option; `plan solve` names its conflicts "
-                              "and relaxations")
+        answer.reasons.append("the scenario has no plan with any option; `plan solve` names its "
+                              "conflicts and relaxations")
     return answer
 
 
@@ -127,11 +145,13 @@ def _limits_broken(problem: Problem, c: Candidate) -> list[str]:
     found = []
     cost = problem.standalone_cost(c)
     if problem.budget is not None and cost > problem.budget:
-        found.append(f"{c.job}: budget: costs {money(SCALE.to_money(cost), problem.currency)} alone, above the "
-                     f"budget of {money(SCALE.to_money(problem.budget), problem.currency)}")
+        found.append(f"{c.job}: budget: costs {money(SCALE.to_money(cost), problem.currency)} "
+                     "alone, above the budget of "
+                     f"{money(SCALE.to_money(problem.budget), problem.currency)}")
     limit = problem.deadline_min[c.job]
     if limit is not None and c.duration_min > limit:
         took, unit = duration_text(c.hours)
         allowed, allowed_unit = duration_text(SCALE.to_hours(limit))
-        found.append(f"deadline/{c.job}: takes {took:g} {unit}, beyond the deadline of {allowed:g} {allowed_unit}")
+        found.append(f"deadline/{c.job}: takes {took:g} {unit}, beyond the deadline of {allowed:g} "
+                     f"{allowed_unit}")
     return found

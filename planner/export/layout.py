@@ -1,7 +1,7 @@
 """One planned job's layout as the numbers every launch config needs, with the identities they obey.
 
-Each stack's exporter reads an `ExportLayout`, never the plan directly, so the arithmetic (world size,
-gradient accumulation, nodes and GPUs per node) is done once and checked once:
+Each stack's exporter reads an `ExportLayout`, never the plan directly, so the arithmetic (world
+size, gradient accumulation, nodes and GPUs per node) is done once and checked once:
 
 - tp x pp x cp x dp = world size = nodes x GPUs per node;
 - micro-batch x gradient-accumulation x dp = global batch (sequences).
@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from plan.models.catalog import builtin_catalog
 from plan.models.errors import UnknownIdError
 from plan.models.gpu import GPU
-from plan.models.methods import ADAPTER_METHODS, DPO_METHODS, FULL_METHODS, METHOD_NOTES, QLORA_METHODS
+from plan.models.methods import (
+    ADAPTER_METHODS,
+    DPO_METHODS,
+    FULL_METHODS,
+    METHOD_NOTES,
+    QLORA_METHODS,
+)
 from plan.models.model_card import ModelCard, MoE
 from plan.models.scenario import Job
 from plan.planner.estimate.types import LOSS_KINDS, OPTIMIZER_NAME_OF
@@ -30,42 +36,48 @@ class ExportError(Exception):
 
 
 def pure_bf16_note(how: str) -> str:
-    """The note an export of pure BF16 AdamW (`adam_bf16`) carries: how its stack spells it, and the cost."""
-    return (f"optimizer adamw-bf16 (pure BF16): {how}; with no fp32 master copy, updates below BF16's resolution "
-            "are lost (the plan counts 8 bytes per parameter, not 16)")
+    """The note an export of pure BF16 AdamW (`adam_bf16`) carries: how its stack spells it, and
+    the cost."""
+    return (f"optimizer adamw-bf16 (pure BF16): {how}; with no fp32 master copy, updates below "
+            "BF16's resolution are lost (the plan counts 8 bytes per parameter, not 16)")
 
 
 def no_megatron_only(layout: ExportLayout, stack: str, where: str = "") -> None:
-    """What only Megatron runs: block recomputation (the other stacks checkpoint every layer or none)
-    and the precision-aware distributed optimizer. `where` names the stack's path that lacks them."""
+    """What only Megatron runs: block recomputation (the other stacks checkpoint every layer or
+    none) and the precision-aware distributed optimizer. `where` names the stack's path that lacks
+    them."""
     if layout.recompute_layers:
-        raise ExportError(f"{stack}: no block recomputation{where} (the plan recomputes {layout.recompute_layers} "
-                          "layers per model chunk and keeps the rest, Megatron's --recompute-method block); "
-                          "try --to megatron")
+        raise ExportError(f"{stack}: no block recomputation{where} (the plan recomputes "
+                          f"{layout.recompute_layers} layers per model chunk and keeps the rest, "
+                          "Megatron's --recompute-method block); try --to megatron")
     if layout.optimizer == "adam_precision_aware":
-        raise ExportError(f"{stack}: no precision-aware optimizer{where} (bf16 gradients, fp32 master weights as "
-                          "16-bit remainders: Megatron's --use-precision-aware-optimizer); try --to megatron")
+        raise ExportError(f"{stack}: no precision-aware optimizer{where} (bf16 gradients, fp32 "
+                          "master weights as 16-bit remainders: Megatron's "
+                          "--use-precision-aware-optimizer); try --to megatron")
 
 
 def no_expert_parallel(layout: ExportLayout, stack: str) -> None:
-    """Expert parallelism is Megatron's, torchtitan's and LLaMA-Factory's Megatron-Bridge backend's: the Hugging Face
-    MoE models that DeepSpeed, accelerate and torchrun run keep each layer's experts whole on every rank
-    (sharded by ZeRO/FSDP only; DeepSpeed-MoE needs its own layers in the model code)."""
+    """Expert parallelism is Megatron's, torchtitan's and LLaMA-Factory's Megatron-Bridge backend's:
+    the Hugging Face MoE models that DeepSpeed, accelerate and torchrun run keep each layer's
+    experts whole on every rank (sharded by ZeRO/FSDP only; DeepSpeed-MoE needs its own layers in
+    the model code)."""
     if layout.ep > 1:
         experts = layout.moe.experts if layout.moe else 0
-        raise ExportError(f"{stack}: no expert parallelism (the plan splits each layer's {experts} experts over "
-                          f"ep={layout.ep} ranks; a Hugging Face MoE model here keeps them whole on every rank); try "
-                          "--to megatron, --to torchtitan or --to llamafactory (Megatron-Bridge)")
+        raise ExportError(f"{stack}: no expert parallelism (the plan splits each layer's {experts} "
+                          f"experts over ep={layout.ep} ranks; a Hugging Face MoE model here keeps "
+                          "them whole on every rank); try --to megatron, --to torchtitan or --to "
+                          "llamafactory (Megatron-Bridge)")
 
 
 def no_hybrid_shard(layout: ExportLayout, stack: str, where: str = "") -> None:
-    """Hybrid sharding (HSDP) is FSDP's: DeepSpeed's ZeRO++ hpZ (zero_hpz_partition_size) shards only a
-    secondary copy of the parameters inside a node, and Megatron-LM's HSDP is Megatron-FSDP's outer
-    data-parallel group, neither the plan's layout."""
+    """Hybrid sharding (HSDP) is FSDP's: DeepSpeed's ZeRO++ hpZ (zero_hpz_partition_size) shards
+    only a secondary copy of the parameters inside a node, and Megatron-LM's HSDP is Megatron-FSDP's
+    outer data-parallel group, neither the plan's layout."""
     if layout.shard_group:
-        raise ExportError(f"{stack}: no hybrid sharding{where} (the plan shards the model states over the "
-                          f"{layout.shard_group} data-parallel ranks of each node and keeps {layout.dp_replicate} "
-                          "copies of them, FSDP's HSDP); try --to torchtitan, --to accelerate or --to torchrun-fsdp")
+        raise ExportError(f"{stack}: no hybrid sharding{where} (the plan shards the model states "
+                          f"over the {layout.shard_group} data-parallel ranks of each node and "
+                          f"keeps {layout.dp_replicate} copies of them, FSDP's HSDP); try --to "
+                          "torchtitan, --to accelerate or --to torchrun-fsdp")
 
 
 @dataclass(frozen=True)
@@ -104,21 +116,28 @@ class ExportLayout:
     lora_rank: int | None = None
     lora_targets: str = "all"
     quant_bits: int | None = None  # 4 for QLoRA
-    recompute_layers: int | None = None  # Megatron's block method: layers per model chunk recomputed
-    kernels: str = "eager"  # the plan's assumption for a PyTorch stack: eager modules, or fused/compiled
-    state_offload: bool = False  # ZeRO-3 with parameters, gradients and optimizer states in host memory
-    shard_group: int | None = None  # hybrid sharding (HSDP): the data- and context-parallel ranks of a shard group
-    ep: int = 1  # expert-parallel ranks each MoE layer's routed experts are split over (drawn from dp)
+    # Megatron's block method: layers per model chunk recomputed
+    recompute_layers: int | None = None
+    # the plan's assumption for a PyTorch stack: eager modules, or fused/compiled
+    kernels: str = "eager"
+    # ZeRO-3 with parameters, gradients and optimizer states in host memory
+    state_offload: bool = False
+    # hybrid sharding (HSDP): the data- and context-parallel ranks of a shard group
+    shard_group: int | None = None
+    # expert-parallel ranks each MoE layer's routed experts are split over (drawn from dp)
+    ep: int = 1
     moe: MoE | None = None  # the model card's MoE shape (None: a dense model)
-    vendor: str = "nvidia"  # the accelerator's maker (GPU.vendor): huawei = Ascend NPUs (CANN, torch_npu)
-    checkpoint_interval_h: float = 0.0  # the plan's Young/Daly checkpoint interval (0: none computed)
+    # the accelerator's maker (GPU.vendor): huawei = Ascend NPUs (CANN, torch_npu)
+    vendor: str = "nvidia"
+    # the plan's Young/Daly checkpoint interval (0: none computed)
+    checkpoint_interval_h: float = 0.0
     step_time_s: float = 0.0  # the plan's time per optimizer step (0: unknown)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def dp_shard(self) -> int:
-        """Data-parallel ranks the states are sharded over (FSDP's shard dimension; cp ranks apart): one under
-        ZeRO-0, the shard group's under hybrid sharding, else all."""
+        """Data-parallel ranks the states are sharded over (FSDP's shard dimension; cp ranks apart):
+        one under ZeRO-0, the shard group's under hybrid sharding, else all."""
         if self.zero == 0:
             return 1
         return self.shard_group // self.cp if self.shard_group else self.dp
@@ -160,8 +179,9 @@ class ExportLayout:
         if self.dp % self.ep:
             problems.append(f"ep = {self.ep} does not divide dp = {self.dp}")
         if self.micro_batch * self.grad_accum * self.dp != self.global_batch:
-            problems.append(f"micro_batch x grad_accum x dp = {self.micro_batch * self.grad_accum * self.dp}, "
-                            f"global batch {self.global_batch}")
+            problems.append("micro_batch x grad_accum x dp = "
+                            f"{self.micro_batch * self.grad_accum * self.dp}, global batch "
+                            f"{self.global_batch}")
         return problems
 
     @classmethod
@@ -178,17 +198,19 @@ class ExportLayout:
                 adapter += f" over a {self.quant_bits}-bit (NF4) base"
         offload = (" with parameters, gradients and optimizer states offloaded to CPU memory"
                    if self.state_offload else "")
-        sharding = (f", hybrid-sharded (HSDP: sharded over {self.dp_shard} data-parallel ranks per node, "
+        sharding = (f", hybrid-sharded (HSDP: sharded over {self.dp_shard} data-parallel ranks per "
+                    "node, "
                     f"replicated {self.dp_replicate} times)" if self.shard_group else "")
-        return (f"Job `{self.job}`: {self.method} of {self.hf_name} on {self.world_size}x {self.gpu} "
-                f"({self.nodes} node(s) x {self.gpus_per_node} GPUs) on {self.platform}; "
-                f"tp={self.tp} pp={self.pp} cp={self.cp}{f' ep={self.ep}' if self.ep > 1 else ''} dp={self.dp} "
-                f"vpp={self.vpp}, ZeRO stage {self.zero}"
-                f"{offload}{sharding} ({self.framework} execution model), micro-batch {self.micro_batch} x gradient "
-                f"accumulation {self.grad_accum} x dp {self.dp} = global batch {self.global_batch} sequences of "
+        return (f"Job `{self.job}`: {self.method} of {self.hf_name} on {self.world_size}x "
+                f"{self.gpu} ({self.nodes} node(s) x {self.gpus_per_node} GPUs) on "
+                f"{self.platform}; tp={self.tp} pp={self.pp} "
+                f"cp={self.cp}{f' ep={self.ep}' if self.ep > 1 else ''} dp={self.dp} "
+                f"vpp={self.vpp}, ZeRO stage {self.zero}{offload}{sharding} ({self.framework} "
+                f"execution model), micro-batch {self.micro_batch} x gradient accumulation "
+                f"{self.grad_accum} x dp {self.dp} = global batch {self.global_batch} sequences of "
                 f"{self.seq_len} tokens, {self.precision}, recompute {self.recompute}, optimizer "
-                f"{OPTIMIZER_NAME_OF.get(self.optimizer, self.optimizer)}{adapter}; about {self.train_steps} optimizer "
-                f"steps for {self.tokens:,.0f} tokens.")
+                f"{OPTIMIZER_NAME_OF.get(self.optimizer, self.optimizer)}{adapter}; about "
+                f"{self.train_steps} optimizer steps for {self.tokens:,.0f} tokens.")
 
 
 def _hf_name(card: ModelCard) -> str:
@@ -203,7 +225,8 @@ def _divisor_at_most(n: int, cap: int) -> int:
 
 
 def _vendor(gpu_id: str, gpu: GPU | None) -> str:
-    """The accelerator's maker: the given card's, else the built-in catalog's (NVIDIA for a card it lacks)."""
+    """The accelerator's maker: the given card's, else the built-in catalog's (NVIDIA for a card
+    it lacks)."""
     if gpu is not None:
         return gpu.vendor
     try:
@@ -212,9 +235,11 @@ def _vendor(gpu_id: str, gpu: GPU | None) -> str:
         return "nvidia"
 
 
-def build_layout(job_plan: JobPlan, job: Job, card: ModelCard, gpu: GPU | None = None) -> ExportLayout:
-    """The export numbers of one planned job (`gpu`: its card, from the scenario's catalog; the built-in
-    one when None). Raises ExportError when the plan's numbers do not close."""
+def build_layout(
+    job_plan: JobPlan, job: Job, card: ModelCard, gpu: GPU | None = None
+) -> ExportLayout:
+    """The export numbers of one planned job (`gpu`: its card, from the scenario's catalog; the
+    built-in one when None). Raises ExportError when the plan's numbers do not close."""
     lay, figures = job_plan.layout, job_plan.figures
     notes: list[str] = []
     nodes = max(1, job_plan.nodes)
@@ -230,56 +255,87 @@ def build_layout(job_plan: JobPlan, job: Job, card: ModelCard, gpu: GPU | None =
     micro = job_plan.micro_batch
     if replica % micro:
         fitted = _divisor_at_most(replica, micro)
-        notes.append(f"micro-batch {micro} does not divide the {replica} sequences per data-parallel "
-                     f"replica, which every stack here requires; exported as {fitted} (the largest divisor "
-                     "below it: memory per GPU at or below the plan's)")
+        notes.append(f"micro-batch {micro} does not divide the {replica} sequences per "
+                     "data-parallel replica, which every stack here requires; exported as "
+                     f"{fitted} (the largest divisor below it: memory per GPU at or below the "
+                     "plan's)")
         micro = fitted
     quant_bits = 4 if job.method in QLORA_METHODS else None
     lora_rank = job.lora_rank if job.method in ADAPTER_METHODS else None
     if job.method in ADAPTER_METHODS and lora_rank is None:
         lora_rank = 16
-        notes.append("lora_rank not set in the scenario; exported as 16 (assumed: the planner's estimate default)")
+        notes.append("lora_rank not set in the scenario; exported as 16 (assumed: the planner's "
+                     "estimate default)")
     if lora_rank:
         notes.append(LORA_ALPHA_RULE)
     if job.method in METHOD_NOTES:
         notes.append(METHOD_NOTES[job.method])
     if job_plan.assumes_fused_kernels:
-        notes.append("the plan assumed fused kernels (torch.compile, Liger or Unsloth: fewer saved activations "
-                     "than eager modules): torchtitan's config turns compile on; elsewhere enable them, or re-plan "
-                     "the job with kernels: eager")
+        notes.append("the plan assumed fused kernels (torch.compile, Liger or Unsloth: fewer saved "
+                     "activations than eager modules): torchtitan's config turns compile on; "
+                     "elsewhere enable them, or re-plan the job with kernels: eager")
     if job_plan.loss != "plain":
-        notes.append(f"the plan assumed {LOSS_KINDS[job_plan.loss]}: run one, or re-plan the job with loss: plain")
+        notes.append(f"the plan assumed {LOSS_KINDS[job_plan.loss]}: run one, or re-plan the job "
+                     "with loss: plain")
     if job.method in DPO_METHODS:
-        notes.append("DPO data are (prompt, chosen, rejected) triples; where the stack runs your script "
-                     "(deepspeed, accelerate, torchrun) the script computes the DPO loss against the reference, "
-                     "as TRL's DPOTrainer does")
+        notes.append("DPO data are (prompt, chosen, rejected) triples; where the stack runs your "
+                     "script (deepspeed, accelerate, torchrun) the script computes the DPO loss "
+                     "against the reference, as TRL's DPOTrainer does")
     layout = ExportLayout(
-        job=job_plan.job, model_id=card.id, hf_name=_hf_name(card), method=job.method,
-        platform=job_plan.platform, gpu=job_plan.gpu, nodes=nodes, gpus_per_node=gpus_per_node,
-        tp=job_plan.tp, pp=job_plan.pp, cp=job_plan.cp, dp=dp, vpp=job_plan.virtual_pipeline,
-        zero=job_plan.zero, micro_batch=micro, grad_accum=replica // micro, global_batch=global_batch,
-        seq_len=int(lay.seq_len or job.seq_len), precision=str(lay.precision or job.precision),
-        recompute=job_plan.recompute, framework=job_plan.stack,
-        optimizer=lay.optimizer, tokens=float(job.tokens), layers=card.layers,
-        hidden_size=card.hidden_size, ffn_hidden_size=card.ffn_hidden_size, num_heads=card.num_heads,
-        num_kv_heads=card.num_kv_heads, vocab_size=card.vocab_size, tied_embeddings=card.tied_embeddings,
+        job=job_plan.job,
+        model_id=card.id,
+        hf_name=_hf_name(card),
+        method=job.method,
+        platform=job_plan.platform,
+        gpu=job_plan.gpu,
+        nodes=nodes,
+        gpus_per_node=gpus_per_node,
+        tp=job_plan.tp,
+        pp=job_plan.pp,
+        cp=job_plan.cp,
+        dp=dp,
+        vpp=job_plan.virtual_pipeline,
+        zero=job_plan.zero,
+        micro_batch=micro,
+        grad_accum=replica // micro,
+        global_batch=global_batch,
+        seq_len=int(lay.seq_len or job.seq_len),
+        precision=str(lay.precision or job.precision),
+        recompute=job_plan.recompute,
+        framework=job_plan.stack,
+        optimizer=lay.optimizer,
+        tokens=float(job.tokens),
+        layers=card.layers,
+        hidden_size=card.hidden_size,
+        ffn_hidden_size=card.ffn_hidden_size,
+        num_heads=card.num_heads,
+        num_kv_heads=card.num_kv_heads,
+        vocab_size=card.vocab_size,
+        tied_embeddings=card.tied_embeddings,
         ffn_type=card.ffn_type,
-        lora_rank=lora_rank, lora_targets=lay.lora_targets if lay.lora_rank is not None else "all",
-        quant_bits=quant_bits, recompute_layers=lay.recompute_layers or None,
-        kernels=lay.kernels, state_offload=lay.state_offload,
+        lora_rank=lora_rank,
+        lora_targets=lay.lora_targets if lay.lora_rank is not None else "all",
+        quant_bits=quant_bits,
+        recompute_layers=lay.recompute_layers or None,
+        kernels=lay.kernels,
+        state_offload=lay.state_offload,
         shard_group=lay.shard_group or None,
-        ep=job_plan.ep, moe=card.moe, vendor=_vendor(job_plan.gpu, gpu),
+        ep=job_plan.ep,
+        moe=card.moe,
+        vendor=_vendor(job_plan.gpu, gpu),
         checkpoint_interval_h=figures.time.checkpoint_interval_h if figures else 0.0,
-        step_time_s=figures.estimate.step_time_s if figures else 0.0, notes=tuple(notes))
+        step_time_s=figures.estimate.step_time_s if figures else 0.0,
+        notes=tuple(notes),
+    )
     if layout.shard_group and (layout.zero < 2 or layout.shard_group % layout.cp
                                or layout.dp % (layout.shard_group // layout.cp)):
-        raise ExportError(f"the plan's hybrid sharding over {layout.shard_group} ranks does not divide its "
-                          f"dp={layout.dp} x cp={layout.cp} at ZeRO-{layout.zero}")
+        raise ExportError(f"the plan's hybrid sharding over {layout.shard_group} ranks does not "
+                          f"divide its dp={layout.dp} x cp={layout.cp} at ZeRO-{layout.zero}")
     if layout.state_offload and (layout.zero != 3 or layout.tp != 1 or layout.pp != 1
                                  or layout.framework not in ("fsdp", "deepspeed")):
-        raise ExportError("the plan offloads model states to CPU memory, which needs ZeRO-3 under FSDP or DeepSpeed "
-                          f"with tp = pp = 1; its layout has zero={layout.zero}, tp={layout.tp}, pp={layout.pp}, "
-                          f"framework {layout.framework}")
+        raise ExportError("the plan offloads model states to CPU memory, which needs ZeRO-3 under "
+                          f"FSDP or DeepSpeed with tp = pp = 1; its layout has zero={layout.zero}, "
+                          f"tp={layout.tp}, pp={layout.pp}, framework {layout.framework}")
     problems = layout.identities()
     if problems:
         raise ExportError("the plan's layout does not close: " + "; ".join(problems))

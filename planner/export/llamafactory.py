@@ -1,4 +1,5 @@
-"""LLaMA-Factory: a training YAML for `llamafactory-cli train`, with its DeepSpeed JSON where multi-GPU.
+"""LLaMA-Factory: a training YAML for `llamafactory-cli train`, with its DeepSpeed JSON where
+multi-GPU.
 
 Key names: hiyouga/LLaMA-Factory main `ff6d4d1` (0.9.6.dev0, latest tag v0.9.5), 2026-08-18:
 `src/llamafactory/hparams/*.py`, `examples/train_lora/qwen3_lora_sft.yaml`, `examples/train_qlora/`,
@@ -13,34 +14,59 @@ from typing import Any
 import yaml
 
 from plan.planner.estimate.stages import split_problem
-from plan.planner.export.deepspeed import autotp_batch_note, check_offload, check_pure_bf16, ds_config
+from plan.planner.export.deepspeed import (
+    autotp_batch_note,
+    check_offload,
+    check_pure_bf16,
+    ds_config,
+)
 from plan.planner.export.launch import rendezvous
-from plan.planner.export.layout import ExportError, ExportLayout, no_hybrid_shard, no_megatron_only, pure_bf16_note
+from plan.planner.export.layout import (
+    ExportError,
+    ExportLayout,
+    no_hybrid_shard,
+    no_megatron_only,
+    pure_bf16_note,
+)
 from plan.planner.output_target import safe_component
 
 DOC = "LLaMA-Factory main ff6d4d1 (0.9.6.dev0), src/llamafactory/hparams, 2026-08-18"
 LAST_CHECKED_RELEASE = (0, 9, 5)
-"""The release whose hparams hold every key of the Hugging Face path (llamafactory 0.9.5 wheel, PyPI, read
-2026-12-06); it has no Megatron-Bridge keys."""
+"""The release whose hparams hold every key of the Hugging Face path (llamafactory 0.9.5 wheel,
+PyPI, read 2026-12-06); it has no Megatron-Bridge keys."""
 RELEASE_INSTALL = "pip install llamafactory==0.9.5"
 BRIDGE_INSTALL = ('unreleased main and megatron-bridge: pip install "llamafactory @ '
                   'git+https://github.com/hiyouga/LLaMA-Factory.git@ff6d4d1" megatron-bridge')
-"""The Megatron-Bridge backend (USE_MEGATRON_BRIDGE=1) is on main only: ff6d4d1 is the commit whose keys
-this exporter writes (docs/sources/launch-configs.md section 4); the reference records no megatron-bridge
-version, so none is pinned."""
-BRIDGE_GUARD = ("python -c 'import importlib.metadata as m, sys, megatron.bridge; v = m.version(\"llamafactory\"); "
-                "sys.exit(None if tuple(int(x) for x in v.split(\".\")[:3] if x.isdigit()) > "
-                "(0, 9, 5) else "
-                "1)' 2>/dev/null || "
-                "{ echo 'needs LLaMA-Factory main ff6d4d1 with megatron-bridge (see the "
-                "README)'; exit 2; }")
+"""The Megatron-Bridge backend (USE_MEGATRON_BRIDGE=1) is on main only: ff6d4d1 is the commit whose
+keys this exporter writes (docs/sources/launch-configs.md section 4); the reference records no
+megatron-bridge version, so none is pinned."""
+BRIDGE_GUARD = ("python -c 'import importlib.metadata as m, sys, megatron.bridge; v = "
+                "m.version(\"llamafactory\"); sys.exit(None if tuple(int(x) for x in "
+                "v.split(\".\")[:3] if x.isdigit()) > (0, 9, 5) else 1)' 2>/dev/null || { echo "
+                "'needs LLaMA-Factory main ff6d4d1 with megatron-bridge (see the README)'; exit 2; "
+                "}")
 _OPTIM = {"adam": "adamw_torch", "adam_8bit": "adamw_8bit", "paged_adam_8bit": "paged_adamw_8bit",
-          "adafactor": "adafactor", "sgd": "sgd", "adam_bf16": "adamw_torch"}  # the last with pure_bf16
-_STAGE = {"pretrain": "pt", "continued_pretrain": "pt", "full_finetune": "sft", "sft": "sft", "lora": "sft",
-          "qlora": "sft", "dpo": "dpo", "lora_dpo": "dpo", "qlora_dpo": "dpo"}
-# Chat templates LLaMA-Factory names (src/llamafactory/data/template.py) for families the catalog carries;
-# others get `default` and a comment to change it.
-_TEMPLATES = (("qwen3", "qwen3_nothink"), ("qwen", "qwen"), ("llama-3", "llama3"), ("llama3", "llama3"))
+          # the last with pure_bf16
+          "adafactor": "adafactor", "sgd": "sgd", "adam_bf16": "adamw_torch"}
+_STAGE = {
+    "pretrain": "pt",
+    "continued_pretrain": "pt",
+    "full_finetune": "sft",
+    "sft": "sft",
+    "lora": "sft",
+    "qlora": "sft",
+    "dpo": "dpo",
+    "lora_dpo": "dpo",
+    "qlora_dpo": "dpo",
+}
+# Chat templates LLaMA-Factory names (src/llamafactory/data/template.py) for families the catalog
+# carries; others get `default` and a comment to change it.
+_TEMPLATES = (
+    ("qwen3", "qwen3_nothink"),
+    ("qwen", "qwen"),
+    ("llama-3", "llama3"),
+    ("llama3", "llama3"),
+)
 
 
 def _template(model_id: str) -> str:
@@ -51,40 +77,44 @@ def _template(model_id: str) -> str:
 
 
 def uses_bridge(layout: ExportLayout) -> bool:
-    """Pipeline, context or expert parallelism, or Megatron's block or selective recomputation, needs
-    LLaMA-Factory's Megatron-Bridge backend (`recompute_method: block`, `recompute_granularity: selective`,
-    `expert_model_parallel_size`; launch-configs.md section 4)."""
+    """Pipeline, context or expert parallelism, or Megatron's block or selective recomputation,
+    needs LLaMA-Factory's Megatron-Bridge backend (`recompute_method: block`,
+    `recompute_granularity: selective`, `expert_model_parallel_size`; launch-configs.md section
+    4)."""
     return (layout.pp > 1 or layout.cp > 1 or layout.ep > 1 or bool(layout.recompute_layers)
             or (layout.recompute == "selective" and layout.framework == "megatron"))
 
 
 def uses_deepspeed(layout: ExportLayout) -> bool:
-    """The Hugging Face path's multi-GPU sharding, tensor parallelism (AutoTP) and ZeRO-Offload of the model
-    states (also on one GPU) go through a DeepSpeed JSON (the `deepspeed` key)."""
+    """The Hugging Face path's multi-GPU sharding, tensor parallelism (AutoTP) and ZeRO-Offload of
+    the model states (also on one GPU) go through a DeepSpeed JSON (the `deepspeed` key)."""
     if uses_bridge(layout):
         return False
     return (layout.world_size > 1 and (layout.zero > 0 or layout.tp > 1)) or layout.state_offload
 
 
 def check(layout: ExportLayout) -> None:
-    no_hybrid_shard(layout, "llamafactory", " (its multi-GPU sharding goes through DeepSpeed or Megatron-Bridge)")
+    no_hybrid_shard(layout, "llamafactory", " (its multi-GPU sharding goes through DeepSpeed or "
+                                            "Megatron-Bridge)")
     if not uses_bridge(layout):
         no_megatron_only(layout, "llamafactory", " on the Hugging Face path")
     if layout.state_offload and uses_bridge(layout):
-        raise ExportError("llamafactory: no CPU offload of the model states in the Megatron-Bridge backend "
-                          "(needed for pp/cp/block recomputation)")
+        raise ExportError("llamafactory: no CPU offload of the model states in the Megatron-Bridge "
+                          "backend (needed for pp/cp/block recomputation)")
     if uses_deepspeed(layout):
         check_offload(layout, "llamafactory")
         check_pure_bf16(layout, "llamafactory")
     if layout.optimizer == "adam_bf16":
         if uses_bridge(layout):
-            raise ExportError("llamafactory: no pure BF16 AdamW (pure_bf16) in the Megatron-Bridge backend, needed for "
-                              "pp/cp/block recomputation (Megatron keeps fp32 or fp16 master weights)")
+            raise ExportError("llamafactory: no pure BF16 AdamW (pure_bf16) in the Megatron-Bridge "
+                              "backend, needed for pp/cp/block recomputation (Megatron keeps fp32 "
+                              "or fp16 master weights)")
         if uses_deepspeed(layout) and layout.zero == 3:
-            raise ExportError("llamafactory: pure_bf16 is refused with DeepSpeed ZeRO-3; try --to accelerate or "
-                              "--to deepspeed")
+            raise ExportError("llamafactory: pure_bf16 is refused with DeepSpeed ZeRO-3; try --to "
+                              "accelerate or --to deepspeed")
         if layout.precision != "bf16":
-            raise ExportError(f"llamafactory: pure_bf16 (adamw-bf16) trains in bf16, the plan uses {layout.precision}")
+            raise ExportError("llamafactory: pure_bf16 (adamw-bf16) trains in bf16, the plan uses "
+                              f"{layout.precision}")
     if layout.optimizer not in _OPTIM:
         raise ExportError(f"llamafactory: no {layout.optimizer} optimizer (optim takes "
                           f"{', '.join(sorted(set(_OPTIM.values())))}); try --to megatron")
@@ -93,23 +123,28 @@ def check(layout: ExportLayout) -> None:
                           "(only full per-layer gradient checkpointing on or off)")
     if uses_bridge(layout):
         if _STAGE[layout.method] not in ("pt", "sft"):
-            raise ExportError(f"llamafactory: the Megatron-Bridge backend (needed for pp/cp/ep, block or selective "
-                              f"recomputation) trains stages pt and sft, not {_STAGE[layout.method]} "
-                              f"({layout.method}); plan it without those, or on fsdp or deepspeed")
+            raise ExportError("llamafactory: the Megatron-Bridge backend (needed for pp/cp/ep, "
+                              "block or selective recomputation) trains stages pt and sft, not "
+                              f"{_STAGE[layout.method]} ({layout.method}); plan it without those, "
+                              "or on fsdp or deepspeed")
         if layout.quant_bits:
-            raise ExportError("llamafactory: QLoRA with pipeline or context parallelism or block recomputation "
-                              "needs the Megatron-Bridge backend, which has no quantization")
+            raise ExportError("llamafactory: QLoRA with pipeline or context parallelism or block "
+                              "recomputation needs the Megatron-Bridge backend, which has no "
+                              "quantization")
         if layout.zero > 1:
-            raise ExportError(f"llamafactory: the Megatron-Bridge backend (needed for pp/cp/block recomputation) "
-                              f"shards optimizer state only (ZeRO-1), the plan uses ZeRO-{layout.zero}")
+            raise ExportError("llamafactory: the Megatron-Bridge backend (needed for pp/cp/block "
+                              "recomputation) shards optimizer state only (ZeRO-1), the plan uses "
+                              f"ZeRO-{layout.zero}")
         if layout.recompute in ("offload", "full_offload"):
-            raise ExportError("llamafactory: no activation or checkpoint offloading in the Megatron-Bridge backend")
+            raise ExportError("llamafactory: no activation or checkpoint offloading in the "
+                              "Megatron-Bridge backend")
         split = split_problem(layout.layers, layout.pp, layout.vpp, "megatron")
         if split:
-            raise ExportError(f"llamafactory: the Megatron-Bridge backend (needed for pp/cp/block recomputation): "
-                              f"{split}")
+            raise ExportError("llamafactory: the Megatron-Bridge backend (needed for pp/cp/block "
+                              f"recomputation): {split}")
     if layout.quant_bits and layout.tp > 1:
-        raise ExportError("llamafactory: QLoRA with tensor parallelism is not supported (AutoTP over a 4-bit base)")
+        raise ExportError("llamafactory: QLoRA with tensor parallelism is not supported (AutoTP "
+                          "over a 4-bit base)")
     if layout.quant_bits and layout.precision == "fp8":
         raise ExportError("llamafactory: fp8 is refused with quantization_bit")
 
@@ -117,13 +152,20 @@ def check(layout: ExportLayout) -> None:
 def training_yaml(layout: ExportLayout, ds_file: str | None) -> dict[str, Any]:
     cfg: dict[str, Any] = {"model_name_or_path": layout.hf_name}
     if layout.quant_bits:
-        cfg.update(quantization_bit=layout.quant_bits, quantization_method="bnb", quantization_type="nf4",
-                   double_quantization=True)
+        cfg.update(
+            quantization_bit=layout.quant_bits,
+            quantization_method="bnb",
+            quantization_type="nf4",
+            double_quantization=True,
+        )
     cfg.update(stage=_STAGE[layout.method], do_train=True,
                finetuning_type="lora" if layout.lora_rank else "full")
     if layout.lora_rank:
-        cfg.update(lora_rank=layout.lora_rank, lora_alpha=2 * layout.lora_rank,
-                   lora_target="all" if layout.lora_targets == "all" else "q_proj,k_proj,v_proj,o_proj")
+        cfg.update(
+            lora_rank=layout.lora_rank,
+            lora_alpha=2 * layout.lora_rank,
+            lora_target="all" if layout.lora_targets == "all" else "q_proj,k_proj,v_proj,o_proj",
+        )
     if ds_file:
         cfg["deepspeed"] = ds_file
     cfg.update(dataset="your_dataset", cutoff_len=layout.seq_len,
@@ -151,11 +193,15 @@ def training_yaml(layout: ExportLayout, ds_file: str | None) -> dict[str, Any]:
         if layout.recompute in ("selective", "full"):
             cfg["recompute_granularity"] = layout.recompute
         if layout.recompute == "full":
-            block = layout.recompute_layers  # Megatron's block method: only that many layers per chunk
-            cfg.update(recompute_method="block" if block else "uniform", recompute_num_layers=block or 1)
+            # Megatron's block method: only that many layers per chunk
+            block = layout.recompute_layers
+            cfg.update(
+                recompute_method="block" if block else "uniform", recompute_num_layers=block or 1
+            )
     else:
         cfg["disable_gradient_checkpointing"] = layout.recompute == "none"
-        if layout.recompute == "full_offload":  # the checkpoints in host memory (Unsloth's gradient checkpointing)
+        # the checkpoints in host memory (Unsloth's gradient checkpointing)
+        if layout.recompute == "full_offload":
             cfg["use_unsloth_gc"] = True
     return cfg
 
@@ -169,21 +215,25 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
         ds_file = "ds_config.json"
         files[ds_file] = json.dumps(ds_config(layout), indent=2) + "\n"
         if layout.framework == "fsdp":
-            notes.append(f"the plan assumed FSDP; LLaMA-Factory's documented multi-GPU path is DeepSpeed, exported "
-                         f"as the same sharding (ZeRO-{layout.zero})")
+            notes.append("the plan assumed FSDP; LLaMA-Factory's documented multi-GPU path is "
+                         f"DeepSpeed, exported as the same sharding (ZeRO-{layout.zero})")
         if layout.state_offload:
-            notes.append("model states in CPU memory: ds_config.json sets zero_optimization.offload_param and "
-                         "offload_optimizer to cpu, as LLaMA-Factory's examples/deepspeed/ds_z3_offload_config.json; "
-                         "accelerate swaps the AdamW for DeepSpeed's CPU Adam")
+            notes.append("model states in CPU memory: ds_config.json sets "
+                         "zero_optimization.offload_param and offload_optimizer to cpu, as "
+                         "LLaMA-Factory's examples/deepspeed/ds_z3_offload_config.json; accelerate "
+                         "swaps the AdamW for DeepSpeed's CPU Adam")
         if layout.tp > 1:
-            notes.append(autotp_batch_note(layout) + "; DeepSpeed's docs disagree on AutoTP with ZeRO-3 "
+            notes.append(autotp_batch_note(layout) + "; DeepSpeed's docs disagree on AutoTP with "
+                                                     "ZeRO-3 "
                          "(config page: 0-3, tutorial: 0-2)")
     cfg = training_yaml(layout, ds_file)
     if layout.optimizer == "adam_bf16":
-        notes.append(pure_bf16_note("pure_bf16 true, no AMP: the weights and AdamW's moments stay bf16"))
+        notes.append(pure_bf16_note("pure_bf16 true, no AMP: the weights and AdamW's moments stay "
+                                    "bf16"))
     if cfg.get("template") == "default":
-        notes.append(f"template: no LLaMA-Factory chat template is mapped for {layout.model_id} here; `default` "
-                     "is written: set your model's template (src/llamafactory/data/template.py)")
+        notes.append(f"template: no LLaMA-Factory chat template is mapped for {layout.model_id} "
+                     "here; `default` is written: set your model's template "
+                     "(src/llamafactory/data/template.py)")
     header = [f"# LLaMA-Factory training config for {layout.job}. Source: {DOC}.",
               "# Set `dataset` to your entry in data/dataset_info.json."]
     files["train.yaml"] = "\n".join(header) + "\n" + yaml.safe_dump(cfg, sort_keys=False)
@@ -194,20 +244,26 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
     if layout.world_size > 1 or ds_file:
         env.append("FORCE_TORCHRUN=1")
     if layout.nodes > 1 or layout.managed:
-        env += [f"NNODES={nnodes}", f"NODE_RANK={rank}", f"NPROC_PER_NODE={nproc}", f"MASTER_ADDR={addr}",
-                f"MASTER_PORT={port}"]
+        env += [
+            f"NNODES={nnodes}",
+            f"NODE_RANK={rank}",
+            f"NPROC_PER_NODE={nproc}",
+            f"MASTER_ADDR={addr}",
+            f"MASTER_PORT={port}",
+        ]
     script = ["#!/usr/bin/env bash", f"# LLaMA-Factory launch for job {layout.job}. Source: {DOC}, "
               "src/llamafactory/launcher.py."]
     if uses_bridge(layout):
         script += [f"# Needs {BRIDGE_INSTALL}", "set -euo pipefail", BRIDGE_GUARD]
-        notes.append(f"Megatron-Bridge backend (USE_MEGATRON_BRIDGE=1, for pp/cp/ep or Megatron recomputation): "
-                     f"release 0.9.5 rejects its keys; needs {BRIDGE_INSTALL}; launch.sh stops "
-                     "without them")
+        notes.append("Megatron-Bridge backend (USE_MEGATRON_BRIDGE=1, for pp/cp/ep or Megatron "
+                     f"recomputation): release 0.9.5 rejects its keys; needs {BRIDGE_INSTALL}; "
+                     "launch.sh stops without them")
     else:
-        script += [f"# Needs LLaMA-Factory 0.9.5 or later ({RELEASE_INSTALL}): every key checked against "
+        script += [f"# Needs LLaMA-Factory 0.9.5 or later ({RELEASE_INSTALL}): every key checked "
+                   "against "
                    "0.9.5's hparams.", "set -euo pipefail"]
-        notes.append(f"LLaMA-Factory 0.9.5 or later ({RELEASE_INSTALL}): every key of train.yaml is in "
-                     "release 0.9.5's hparams")
+        notes.append(f"LLaMA-Factory 0.9.5 or later ({RELEASE_INSTALL}): every key of train.yaml "
+                     "is in release 0.9.5's hparams")
     script.append(" ".join([*env, "llamafactory-cli train train.yaml"]))
     files["launch.sh"] = "\n".join(script) + "\n"
     return files, notes

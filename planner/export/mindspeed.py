@@ -6,7 +6,8 @@ not run there. Flags, entry points, environment variables and the install line: 
 v26.1.0 (commit 2b7130c, 2026-08-04), its example scripts `examples/mcore/<model>/*_ptd.sh`,
 `docs/zh/pytorch/training/install_guide.md` and
 `docs/zh/pytorch/features/mcore/environment_variable.md`, as copied into
-docs/sources/mindspeed-llm.md. Megatron flags it inherits (core_v0.12.1) as in docs/sources/launch-configs.md section 2.
+docs/sources/mindspeed-llm.md. Megatron flags it inherits (core_v0.12.1) as in
+docs/sources/launch-configs.md section 2.
 """
 
 from __future__ import annotations
@@ -66,8 +67,8 @@ def check(layout: ExportLayout) -> None:
         )
     if layout.zero > 1:
         raise ExportError(
-            f"{stack}: shards optimizer states only (--use-distributed-optimizer, ZeRO-1); "
-            f"the plan uses ZeRO-{layout.zero}"
+            f"{stack}: shards optimizer states only (--use-distributed-optimizer, ZeRO-1); the "
+            f"plan uses ZeRO-{layout.zero}"
         )
     if layout.state_offload or layout.recompute in ("offload", "full_offload"):
         raise ExportError(f"{stack}: no host-memory offload of this plan's kind in the flags read")
@@ -82,8 +83,8 @@ def check(layout: ExportLayout) -> None:
         )
     if interleaving_refused("megatron", layout.vpp, layout.grad_accum, layout.pp):
         raise ExportError(
-            f"{stack}: the interleaved schedule needs at least pp={layout.pp} micro-batches "
-            f"per step, the plan has {layout.grad_accum}"
+            f"{stack}: the interleaved schedule needs at least pp={layout.pp} micro-batches per "
+            f"step, the plan has {layout.grad_accum}"
         )
     if not megatron_splits_sequence(layout.seq_len, layout.cp):
         raise ExportError(f"{stack}: sequence length {layout.seq_len} is not a multiple of 2 x cp")
@@ -175,9 +176,9 @@ def script(layout: ExportLayout) -> str:
         "set -euo pipefail",
         ': "${DATA_PATH:?set DATA_PATH to your preprocessed data prefix}"',
         ': "${CKPT_DIR:?set CKPT_DIR}"',
-        ': "${MODEL_ARGS:?set MODEL_ARGS to the model and tokenizer flags of the '
-        'MindSpeed-LLM example '
-        'script for this model (examples/mcore/<model>/): --spec, --tokenizer-*, norm, rotary}"',
+        ': "${MODEL_ARGS:?set MODEL_ARGS to the model and tokenizer flags of the MindSpeed-LLM '
+        'example script for this model (examples/mcore/<model>/): --spec, --tokenizer-*, norm, '
+        'rotary}"',
     ]
     if entry == "posttrain_gpt.py":
         lines.append(
@@ -195,8 +196,7 @@ def script(layout: ExportLayout) -> str:
     lines += [f"export {name}={value}" for name, value in NPU_ENV.items()]
     lines.append(
         f"torchrun --nproc_per_node {nproc} --nnodes {nnodes} --node_rank {rank} --master_addr "
-        f"{addr} "
-        f"--master_port {port} {entry} \\\n  {body}"
+        f"{addr} --master_port {port} {entry} \\\n  {body}"
     )
     return "\n".join(lines) + "\n"
 
@@ -229,14 +229,12 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
         f"Ascend NPUs: MindSpeed-LLM's launch ({DOC}); install: {INSTALL}",
         saving,
         "MindSpeed-LLM's example scripts also export CUDA_DEVICE_MAX_CONNECTIONS=1 (its "
-        "environment "
-        "variable doc: hardware queues); train.sh leaves every CUDA-named setting out",
+        "environment variable doc: hardware queues); train.sh leaves every CUDA-named setting out",
     ]
     if layout.lora_rank:
         notes.append(
-            f"LoRA rank {layout.lora_rank} (--lora-r); alpha ({2 * layout.lora_rank} in the "
-            "plan) and "
-            "target modules: take the flags of your model's tune_*_lora_ptd.sh example into "
+            f"LoRA rank {layout.lora_rank} (--lora-r); alpha ({2 * layout.lora_rank} in the plan) "
+            "and target modules: take the flags of your model's tune_*_lora_ptd.sh example into "
             "MODEL_ARGS"
         )
     if layout.method == "continued_pretrain":

@@ -1,8 +1,8 @@
 """torchtitan: a TOML job config (the TOML era, v0.2.2) and its torchrun line.
 
 Key names: torchtitan v0.2.2 (2026-02-20) `torchtitan/config/job_config.py`, `run_train.sh`,
-`multinode_trainer.slurm`, as summarised in docs/sources/launch-configs.md section 3. torchtitan main after
-2026-02-23 configures jobs in Python instead; this file is for v0.2.2.
+`multinode_trainer.slurm`, as summarised in docs/sources/launch-configs.md section 3. torchtitan
+main after 2026-02-23 configures jobs in Python instead; this file is for v0.2.2.
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ from plan.planner.plan import fused_pytorch_kernels
 
 DOC = "torchtitan v0.2.2 (2026-02-20) torchtitan/config/job_config.py"
 VERSION = "0.2.2"
-"""The release whose TOML job files this exporter writes: 0.3.0 (the next) reads Python configs chosen by
---module/--config and refuses a TOML file ("--module is required"); the keys differ before 0.2.2."""
-VERSION_GUARD = (f"python -c 'import importlib.metadata as m, sys; sys.exit(m.version(\"torchtitan\") != "
-                 f"\"{VERSION}\")' 2>/dev/null || {{ echo 'job.toml is for torchtitan "
-                 f"{VERSION}: pip install "
-                 f"torchtitan=={VERSION}'; exit 2; }}")
+"""The release whose TOML job files this exporter writes: 0.3.0 (the next) reads Python configs
+chosen by --module/--config and refuses a TOML file ("--module is required"); the keys differ before
+0.2.2."""
+VERSION_GUARD = ("python -c 'import importlib.metadata as m, sys; "
+                 f"sys.exit(m.version(\"torchtitan\") != \"{VERSION}\")' 2>/dev/null || {{ echo "
+                 f"'job.toml is for torchtitan {VERSION}: pip install torchtitan=={VERSION}'; exit "
+                 f"2; }}")
 
 
 def _toml_value(value: Any) -> str:
@@ -46,30 +47,33 @@ def dump_toml(sections: dict[str, dict[str, Any]], header: list[str]) -> str:
 def check(layout: ExportLayout) -> None:
     no_megatron_only(layout, "torchtitan")
     if layout.method in DPO_METHODS:
-        raise ExportError(f"torchtitan: no DPO loss or frozen reference model ({layout.method}); try --to "
-                          "llamafactory (stage dpo)")
+        raise ExportError(f"torchtitan: no DPO loss or frozen reference model ({layout.method}); "
+                          "try --to llamafactory (stage dpo)")
     if layout.method in ADAPTER_METHODS:
-        raise ExportError(f"torchtitan: v0.2.2 has no LoRA/QLoRA ({layout.method}); try --to llamafactory")
+        raise ExportError(f"torchtitan: v0.2.2 has no LoRA/QLoRA ({layout.method}); try --to "
+                          "llamafactory")
     if layout.recompute in ("offload", "full_offload"):
-        raise ExportError("torchtitan: no activation or checkpoint offloading (enable_cpu_offload moves "
-                          "parameters, gradients and optimizer state, not activations)")
+        raise ExportError("torchtitan: no activation or checkpoint offloading (enable_cpu_offload "
+                          "moves parameters, gradients and optimizer state, not activations)")
     if layout.state_offload and layout.dp == 1 and layout.cp == 1:
-        # v0.2.2 parallelize: FSDP2 (and with it CPUOffloadPolicy) is applied only when dp_shard > 1 or cp > 1
-        raise ExportError("torchtitan: enable_cpu_offload goes through FSDP2, which v0.2.2 applies only when "
-                          "data_parallel_shard_degree or context_parallel_degree > 1; the plan offloads model "
-                          "states on one GPU (try --to deepspeed)")
+        # v0.2.2 parallelize: FSDP2 (and with it CPUOffloadPolicy) is applied only when dp_shard > 1
+        # or cp > 1
+        raise ExportError("torchtitan: enable_cpu_offload goes through FSDP2, which v0.2.2 applies "
+                          "only when data_parallel_shard_degree or context_parallel_degree > 1; "
+                          "the plan offloads model states on one GPU (try --to deepspeed)")
     if layout.precision == "fp16":
         raise ExportError("torchtitan: mixed_precision_param takes bfloat16 or float32, not fp16")
     if layout.optimizer not in ("adam",):
-        raise ExportError(f"torchtitan: optimizer {layout.optimizer} is not exported (AdamW or Adam with FSDP2's mixed "
-                          "precision only)")
+        raise ExportError(f"torchtitan: optimizer {layout.optimizer} is not exported (AdamW or "
+                          "Adam with FSDP2's mixed precision only)")
     split = split_problem(layout.layers, layout.pp, layout.vpp, "fsdp")
     if split:
         raise ExportError(f"torchtitan: {split}")
     if flavor_of(layout.model_id) is None:
         names = sorted({f.name for f in FLAVORS.values()})
-        raise ExportError(f"torchtitan: v{VERSION} has no train spec and flavor for {layout.model_id} (its "
-                          f"models here: {', '.join(names)}); without one it trains its debugmodel")
+        raise ExportError(f"torchtitan: v{VERSION} has no train spec and flavor for "
+                          f"{layout.model_id} (its models here: {', '.join(names)}); without one "
+                          "it trains its debugmodel")
 
 
 def sections(layout: ExportLayout) -> dict[str, dict[str, Any]]:
@@ -86,22 +90,27 @@ def sections(layout: ExportLayout) -> dict[str, dict[str, Any]]:
     training["mixed_precision_param"] = "bfloat16"
     training["mixed_precision_reduce"] = "float32"
     training["steps"] = layout.train_steps
-    if layout.state_offload:  # FSDP2 CPUOffloadPolicy: parameters, gradients and optimizer state in host memory
+    # FSDP2 CPUOffloadPolicy: parameters, gradients and optimizer state in host memory
+    if layout.state_offload:
         training["enable_cpu_offload"] = True
-    parallel["data_parallel_replicate_degree"] = layout.dp_replicate  # > 1 with a shard degree > 1: HSDP
+    # > 1 with a shard degree > 1: HSDP
+    parallel["data_parallel_replicate_degree"] = layout.dp_replicate
     parallel["data_parallel_shard_degree"] = layout.dp_shard
     if layout.zero > 0:
         parallel["fsdp_reshard_after_forward"] = "always" if layout.zero == 3 else "never"
     parallel["tensor_parallel_degree"] = layout.tp
     parallel["context_parallel_degree"] = layout.cp
     parallel["pipeline_parallel_degree"] = layout.pp
-    if layout.ep > 1:  # experts split over tp too, as the estimate counts them (ETP must be tp or 1)
+    # experts split over tp too, as the estimate counts them (ETP must be tp or 1)
+    if layout.ep > 1:
         parallel["expert_parallel_degree"] = layout.ep
         parallel["expert_tensor_parallel_degree"] = layout.tp
     if layout.pp > 1:
         parallel["pipeline_parallel_schedule"] = "Interleaved1F1B" if layout.vpp > 1 else "1F1B"
         stages = layout.pp * layout.vpp
-        parallel["pipeline_parallel_layers_per_stage"] = torchtitan_layers_per_stage(layout.layers, stages)
+        parallel["pipeline_parallel_layers_per_stage"] = torchtitan_layers_per_stage(
+            layout.layers, stages
+        )
     checkpoint: dict[str, Any] = {"mode": layout.recompute}
     if layout.recompute == "selective":
         checkpoint["selective_ac_option"] = "op"
@@ -109,9 +118,14 @@ def sections(layout: ExportLayout) -> dict[str, dict[str, Any]]:
     assert spec is not None  # check() refuses a model with no flavor
     model: dict[str, Any] = {"name": spec.name, "flavor": spec.flavor,
                              "hf_assets_path": f"./assets/hf/{layout.hf_name}"}
-    out: dict[str, dict[str, Any]] = {"job": {"description": f"{layout.job} ({layout.method})"}, "model": model,
-                                      "training": training, "parallelism": parallel,
-                                      "activation_checkpoint": checkpoint, "optimizer": {"name": "AdamW"}}
+    out: dict[str, dict[str, Any]] = {
+        "job": {"description": f"{layout.job} ({layout.method})"},
+        "model": model,
+        "training": training,
+        "parallelism": parallel,
+        "activation_checkpoint": checkpoint,
+        "optimizer": {"name": "AdamW"},
+    }
     if fused_pytorch_kernels(layout.kernels, layout.framework):
         out["compile"] = {"enable": True}  # the plan's fused kernels: torch.compile
     if layout.precision == "fp8":
@@ -124,24 +138,24 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
     check(layout)
     notes = []
     if layout.state_offload:
-        notes.append("model states in CPU memory: [training] enable_cpu_offload = true (FSDP2 offload of "
-                     "parameters, gradients and optimizer state)")
+        notes.append("model states in CPU memory: [training] enable_cpu_offload = true (FSDP2 "
+                     "offload of parameters, gradients and optimizer state)")
     if layout.zero == 1:
-        notes.append("ZeRO-1 has no FSDP equivalent: exported as FSDP with reshard_after_forward never "
-                     "(ZeRO-2-like: gradients sharded too, memory at or below the plan's)")
+        notes.append("ZeRO-1 has no FSDP equivalent: exported as FSDP with reshard_after_forward "
+                     "never (ZeRO-2-like: gradients sharded too, memory at or below the plan's)")
     spec = flavor_of(layout.model_id)
     assert spec is not None
-    notes.append(f"torchtitan {VERSION} exactly (pip install torchtitan=={VERSION}): the last release that reads "
-                 "TOML job files; launch.sh stops on another version. "
-                 f"model.name {spec.name} and flavor "
-                 f"{spec.flavor}: torchtitan/models/{spec.name} of that release, the shape of "
-                 f"{layout.model_id}")
+    notes.append(f"torchtitan {VERSION} exactly (pip install torchtitan=={VERSION}): the last "
+                 "release that reads TOML job files; launch.sh stops on another version. "
+                 f"model.name {spec.name} and flavor {spec.flavor}: torchtitan/models/{spec.name} "
+                 f"of that release, the shape of {layout.model_id}")
     header = [f"torchtitan job config for {layout.job}. Source: {DOC}.",
-              f"For torchtitan {VERSION} (pip install torchtitan=={VERSION}): later releases "
-              "read no TOML.",
+              f"For torchtitan {VERSION} (pip install torchtitan=={VERSION}): later releases read "
+              "no TOML.",
               *notes[:-1]]
     toml = dump_toml(sections(layout), header)
-    script = ["#!/usr/bin/env bash", f"# torchtitan launch for job {layout.job}. Source: {DOC}, run_train.sh "
+    script = ["#!/usr/bin/env bash", f"# torchtitan launch for job {layout.job}. Source: {DOC}, "
+                                     "run_train.sh "
               "and multinode_trainer.slurm.", "set -euo pipefail", VERSION_GUARD,
               torchrun(layout, "-m torchtitan.train --job.config_file ./job.toml")]
     return {"job.toml": toml, "launch.sh": "\n".join(script) + "\n"}, notes

@@ -38,9 +38,8 @@ def bad_target(stack: str, target: str) -> str | None:
     usable."""
     if stack not in VERSIONED_STACKS:
         return (
-            f"--target-version applies to {' and '.join(VERSIONED_STACKS)} only (the stacks "
-            "whose file "
-            f"formats change between releases here), not {stack}"
+            f"--target-version applies to {' and '.join(VERSIONED_STACKS)} only (the stacks whose "
+            f"file formats change between releases here), not {stack}"
         )
     if target != "main" and parse_version(target) is None:
         return f"--target-version: {target!r} is not a release number (e.g. 0.9.5) or main"
@@ -52,19 +51,19 @@ def check_target(layout: ExportLayout, stack: str, target: str) -> None:
     version = parse_version(target)
     if stack == "torchtitan" and target != TORCHTITAN_VERSION:
         raise ExportError(
-            f"torchtitan: job.toml is torchtitan {TORCHTITAN_VERSION}'s TOML job format; "
-            f"{target} is not that release (0.3.0 and later read Python configs, --module)"
+            f"torchtitan: job.toml is torchtitan {TORCHTITAN_VERSION}'s TOML job format; {target} "
+            "is not that release (0.3.0 and later read Python configs, --module)"
         )
     if stack != "llamafactory" or target == "main" or version is None:
         return
     if uses_bridge(layout) and version[:3] <= LAST_CHECKED_RELEASE:
         raise ExportError(
             f"llamafactory: release {target} has no Megatron-Bridge keys, which this job needs "
-            f"(pipeline, context or expert parallelism, or Megatron recomputation); install "
+            "(pipeline, context or expert parallelism, or Megatron recomputation); install "
             f"{BRIDGE_INSTALL}"
         )
     if version[:3] < LAST_CHECKED_RELEASE:
         raise ExportError(
-            f"llamafactory: the export's keys are checked against release "
+            "llamafactory: the export's keys are checked against release "
             f"{'.'.join(map(str, LAST_CHECKED_RELEASE))} and main, not {target}"
         )

@@ -18,10 +18,11 @@ _LAUNCHER = {"deepspeed": "launch.sh", "megatron": "train.sh", "torchtitan": "la
 
 
 def render_stack(layout: ExportLayout, stack: str) -> tuple[dict[str, str], list[str]]:
-    """(file name -> text, notes) for one job. Raises ExportError naming what the stack cannot express."""
+    """(file name -> text, notes) for one job. Raises ExportError naming what the stack cannot
+    express."""
     if layout.on_npu and stack != "megatron":
-        raise ExportError(f"{stack}: the job is planned on {layout.gpu} (Ascend NPUs); NPU launches are written "
-                          "for MindSpeed-LLM only: try --to megatron")
+        raise ExportError(f"{stack}: the job is planned on {layout.gpu} (Ascend NPUs); NPU "
+                          "launches are written for MindSpeed-LLM only: try --to megatron")
     if stack == "deepspeed":
         return deepspeed.render(layout)
     if stack == "megatron":
@@ -37,16 +38,21 @@ def render_stack(layout: ExportLayout, stack: str) -> tuple[dict[str, str], list
     raise ExportError(f"unknown stack {stack!r}")
 
 
-def readme(stack: str, rendered: list[tuple[ExportLayout, dict[str, str], list[str]]], plan_line: str,
-           assumptions: list[str], folders: dict[str, str] | None = None) -> str:
+def readme(
+    stack: str,
+    rendered: list[tuple[ExportLayout, dict[str, str], list[str]]],
+    plan_line: str,
+    assumptions: list[str],
+    folders: dict[str, str] | None = None,
+) -> str:
     """`folders`: each job's folder when there are several (its id, or a safe name for it)."""
     out = [f"# Launch configuration: {stack}", "", plan_line, ""]
     for layout, files, notes in rendered:
         prefix = f"{folders[layout.job]}/" if folders else ""
         out += [f"## {layout.job}", "", layout.paragraph(), "", "Files: " + ", ".join(
             f"`{prefix}{name}`" for name in files), "", "Commands, in order:", ""]
-        out.append(f"1. put your training script (`train.py` where one is named) and data beside these files; "
-                   f"`cd {prefix or '.'}`")
+        out.append("1. put your training script (`train.py` where one is named) and data beside "
+                   f"these files; `cd {prefix or '.'}`")
         for i, step in enumerate(node_steps(layout), start=2):
             out.append(f"{i}. {step}: `bash {_LAUNCHER[stack]}`")
         renamed = ([folder_note(layout.job, folders[layout.job])]
@@ -56,7 +62,8 @@ def readme(stack: str, rendered: list[tuple[ExportLayout, dict[str, str], list[s
         out.append("")
     if assumptions:
         out += ["## Assumptions of the plan", ""] + [f"- {a}" for a in assumptions] + [""]
-    out += ["Checked identities: tp x pp x cp x dp = world size; micro-batch x gradient accumulation x dp = "
+    out += ["Checked identities: tp x pp x cp x dp = world size; micro-batch x gradient "
+            "accumulation x dp = "
             "global batch.", ""]
     return "\n".join(out)
 

@@ -21,9 +21,19 @@ def front_csv(front: ParetoFront) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for rank, p in enumerate(front.points, start=1):
-        writer.writerow([rank, f"{p.cost:.2f}", front.currency, f"{p.makespan_h:.2f}", f"{p.makespan_h / 24:.3f}",
-                         "" if p.risk is None else f"{p.risk:.4f}", p.within_budget, p.meets_deadlines,
-                         plain(p.label())])
+        writer.writerow(
+            [
+                rank,
+                f"{p.cost:.2f}",
+                front.currency,
+                f"{p.makespan_h:.2f}",
+                f"{p.makespan_h / 24:.3f}",
+                "" if p.risk is None else f"{p.risk:.4f}",
+                p.within_budget,
+                p.meets_deadlines,
+                plain(p.label()),
+            ]
+        )
     return out.getvalue()
 
 

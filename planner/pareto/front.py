@@ -3,8 +3,8 @@
 Minimize cost subject to makespan <= T (then, at that cost, minimize makespan, so each point is
 non-dominated); tighten T to one minute below the point found; repeat until T drops below the
 fastest plan's makespan. Every solve works on a clone of the one base model (the time stage is
-hinted with the cost stage's plan). With a risk axis (expected interruptions) the same is done under a grid of risk caps
-and the union is filtered to its non-dominated points.
+hinted with the cost stage's plan). With a risk axis (expected interruptions) the same is done under
+a grid of risk caps and the union is filtered to its non-dominated points.
 
 `max_points` thins the front: instead of walking every point, T takes evenly spaced values between
 the fastest and the cheapest plans' makespans; each point found is still exactly optimal for its T.
@@ -28,15 +28,16 @@ from plan.planner.session import Session
 MAX_EXACT_POINTS = 200  # a walk longer than this is cut (and says so); use max_points to thin it
 QUICK_POINT_WORK = 0.25
 """Deterministic time for a point's cheapest-plan solve as the single solves are tuned (no probing).
-Most points of a front prove in far less; the few that do not (a time cap that makes the jobs' packing
-on shared GPUs tight) are solved again with CP-SAT's probing, which proves them in a quarter to a
-fifth of the work (lab_six_jobs: the hardest point 21 -> 5 units). Level 2, since two of
+Most points of a front prove in far less; the few that do not (a time cap that makes the jobs'
+packing on shared GPUs tight) are solved again with CP-SAT's probing, which proves them in a quarter
+to a fifth of the work (lab_six_jobs: the hardest point 21 -> 5 units). Level 2, since two of
 lab_six_jobs' points take seconds to prove at level 1 and well under a second at level 2, while the
 other shipped scenarios' walks are the same at either (bench/pareto_speed.py)."""
 HARD_POINT_PROBING = 2
 
 Progress = Callable[[int, float], None]
-"""Called after each point: (points found so far, share of the cheapest-to-fastest span walked, 0-1)."""
+"""Called after each point: (points found so far, share of the cheapest-to-fastest span walked,
+0-1)."""
 
 
 @dataclass
@@ -49,7 +50,8 @@ class FrontPoint:
     meets_deadlines: bool = True
 
     def label(self) -> str:
-        """The plan in words, e.g. "8x a800-80gb, zhixingyun-pro, monthly" (per job when several)."""
+        """The plan in words, e.g. "8x a800-80gb, zhixingyun-pro, monthly" (per job when
+        several)."""
         jobs = self.plan.jobs
         if len(jobs) == 1:
             j = jobs[0]
@@ -57,11 +59,18 @@ class FrontPoint:
         return "; ".join(f"{j.job}: {j.gpus}x {j.gpu} {j.platform} {j.billing}" for j in jobs)
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"cost": round(self.cost, 2), "makespan_h": round(self.makespan_h, 2)}
+        data: dict[str, Any] = {
+            "cost": round(self.cost, 2),
+            "makespan_h": round(self.makespan_h, 2),
+        }
         if self.risk is not None:
             data["risk"] = round(self.risk, 4)
-        data.update(label=self.label(), within_budget=self.within_budget, meets_deadlines=self.meets_deadlines,
-                    plan=self.plan.to_dict())
+        data.update(
+            label=self.label(),
+            within_budget=self.within_budget,
+            meets_deadlines=self.meets_deadlines,
+            plan=self.plan.to_dict(),
+        )
         return data
 
 
@@ -84,9 +93,16 @@ class ParetoFront:
         data: dict[str, Any] = {"scenario": self.scenario, "x": self.x, "y": self.y}
         if self.z:
             data["z"] = self.z
-        data.update(status=self.status, currency=self.currency, budget=self.budget, deadline_h=self.deadline_h,
-                    relaxed_limits=self.relaxed_limits, solve_time_s=round(self.solve_time_s, 3),
-                    points=[p.to_dict() for p in self.points], notes=self.notes)
+        data.update(
+            status=self.status,
+            currency=self.currency,
+            budget=self.budget,
+            deadline_h=self.deadline_h,
+            relaxed_limits=self.relaxed_limits,
+            solve_time_s=round(self.solve_time_s, 3),
+            points=[p.to_dict() for p in self.points],
+            notes=self.notes,
+        )
         return data
 
 
@@ -97,8 +113,14 @@ def risk_of(outcome: Outcome) -> float:
 class _Walker:
     """Lexicographic solves under caps, counting what it could not prove."""
 
-    def __init__(self, session: Session, base: Bounds, with_risk: bool, on_point: Progress | None = None,
-                 walks: int = 1) -> None:
+    def __init__(
+        self,
+        session: Session,
+        base: Bounds,
+        with_risk: bool,
+        on_point: Progress | None = None,
+        walks: int = 1,
+    ) -> None:
         self.session = session
         self.base = base
         self.with_risk = with_risk
@@ -115,28 +137,43 @@ class _Walker:
 
     def point(self, bounds: Bounds, hint: Outcome | None = None, model: PlanModel | None = None,
               witness: Outcome | None = None) -> Outcome:
-        """Min cost, then min makespan at that cost (then min risk at both, with a risk axis). `hint`
-        starts the cost stage: only a plan that meets `bounds`. The walk passes none, since the previous
-        point breaks the tightened time cap, and repairing it cost CP-SAT three times the work of a fresh
-        search (lab_six_jobs' exact front: 56 -> 19 units). `model`: the walk's narrowed model;
-        `witness`: a plan known to meet `bounds` (each stage's plan is the next stage's)."""
+        """Min cost, then min makespan at that cost (then min risk at both, with a risk axis).
+        `hint` starts the cost stage: only a plan that meets `bounds`. The walk passes none, since
+        the previous point breaks the tightened time cap, and repairing it cost CP-SAT three times
+        the work of a fresh search (lab_six_jobs' exact front: 56 -> 19 units). `model`: the walk's
+        narrowed model; `witness`: a plan known to meet `bounds` (each stage's plan is the next
+        stage's)."""
         s = self.session
         first = s.run("cost", bounds, hint, max_work=QUICK_POINT_WORK, model=model, witness=witness)
         if first.status in ("feasible", "unknown") and s.work_left > 0:
-            again = s.run("cost", bounds, hint, probing=HARD_POINT_PROBING, model=model, witness=witness)
+            again = s.run(
+                "cost", bounds, hint, probing=HARD_POINT_PROBING, model=model, witness=witness
+            )
             if again.solved or not first.solved:  # (a spent budget keeps the quick plan)
                 first = again
         self.proven = first.status == "optimal"
         if not first.solved:
             return first
         best = first
-        second = s.run("time", replace(bounds, max_cost=first.total_cost, min_cost=None), first, model=model,
-                       witness=first)
+        second = s.run(
+            "time",
+            replace(bounds, max_cost=first.total_cost, min_cost=None),
+            first,
+            model=model,
+            witness=first,
+        )
         if second.solved:
             best = second
         if self.with_risk:
-            third = s.run("risk", replace(bounds, max_cost=best.total_cost, max_makespan=best.makespan_min,
-                                          min_cost=None), best, model=model, witness=best)
+            third = s.run(
+                "risk",
+                replace(
+                    bounds, max_cost=best.total_cost, max_makespan=best.makespan_min, min_cost=None
+                ),
+                best,
+                model=model,
+                witness=best,
+            )
             if third.solved:
                 best = third
         if any(o.status != "optimal" for o in (first, second)):
@@ -149,7 +186,8 @@ class _Walker:
         first = s.run("time", bounds)
         if not first.solved:
             return first
-        return self.point(replace(bounds, max_makespan=first.makespan_min), first, witness=first)  # it meets the cap
+        # it meets the cap
+        return self.point(replace(bounds, max_makespan=first.makespan_min), first, witness=first)
 
     def walk(self, bounds: Bounds, max_points: int | None, notes: list[str]) -> list[Outcome]:
         """The 2-D front (cost, makespan) under `bounds`, cheapest first."""
@@ -172,17 +210,28 @@ class _Walker:
         # (The walk holds every rule; with one lifted, it keeps the whole model.)
         model = None
         if self.session.holds_every_rule(bounds):
-            model = PlanModel(front_problem(self.session.problem, max_cost=fastest.total_cost,
-                                            max_makespan=cheapest.makespan_min - 1, with_risk=self.with_risk))
-        # A later point costs more than a proven one (it ends sooner, and the earlier one was the fastest
-        # at its cost): a lower bound for each next solve, which cuts the proof of the tight ones.
+            model = PlanModel(
+                front_problem(
+                    self.session.problem,
+                    max_cost=fastest.total_cost,
+                    max_makespan=cheapest.makespan_min - 1,
+                    with_risk=self.with_risk,
+                )
+            )
+        # A later point costs more than a proven one (it ends sooner, and the earlier one was the
+        # fastest at its cost): a lower bound for each next solve, which cuts the proof of the tight
+        # ones.
         floor = cheapest.total_cost + 1 if cheapest_proven else None
 
         def solve(cap: int) -> Outcome:
             nonlocal floor
-            # (the fastest plan meets every cap and costs more than any floor: infeasible cannot be right)
-            nxt = self.point(replace(bounds, max_makespan=cap, min_cost=floor, pool_energy=True), model=model,
-                             witness=fastest)
+            # (the fastest plan meets every cap and costs more than any floor: infeasible cannot be
+            # right)
+            nxt = self.point(
+                replace(bounds, max_makespan=cap, min_cost=floor, pool_energy=True),
+                model=model,
+                witness=fastest,
+            )
             if nxt.solved:
                 floor = nxt.total_cost + 1 if self.proven else None
             return nxt
@@ -202,7 +251,8 @@ class _Walker:
                     break
                 advance(nxt)
                 if len(found) >= MAX_EXACT_POINTS - 1:
-                    notes.append(f"front cut at {MAX_EXACT_POINTS} points; use --points to thin it instead")
+                    notes.append(f"front cut at {MAX_EXACT_POINTS} points; use --points to thin it "
+                                 "instead")
                     break
                 cap = nxt.makespan_min - 1
         else:
@@ -214,30 +264,41 @@ class _Walker:
                 nxt = solve(cap)
                 if nxt.solved:
                     advance(nxt)
-        if (found[-1].total_cost, found[-1].makespan_min) != (fastest.total_cost, fastest.makespan_min):
+        if (found[-1].total_cost, found[-1].makespan_min) != (
+            fastest.total_cost,
+            fastest.makespan_min,
+        ):
             found.append(fastest)
         return found
 
 
 def _limits_lifted(problem: Problem) -> frozenset[str]:
-    return frozenset(name for name in problem.groups if name == "budget" or name.startswith("deadline/"))
+    return frozenset(
+        name for name in problem.groups if name == "budget" or name.startswith("deadline/")
+    )
 
 
 def _non_dominated(outcomes: list[Outcome], with_risk: bool) -> list[Outcome]:
     def key(o: Outcome) -> tuple[float, ...]:
-        return (o.total_cost, o.makespan_min, risk_of(o)) if with_risk else (o.total_cost, o.makespan_min)
+        return (
+            (o.total_cost, o.makespan_min, risk_of(o))
+            if with_risk
+            else (o.total_cost, o.makespan_min)
+        )
 
     unique = {key(o): o for o in outcomes}
     kept = []
     for k, o in unique.items():
-        if not any(other != k and all(a <= b for a, b in zip(other, k, strict=True)) for other in unique):
+        if not any(
+            other != k and all(a <= b for a, b in zip(other, k, strict=True)) for other in unique
+        ):
             kept.append(o)
     return kept
 
 
 def _thin(outcomes: list[Outcome], keep: int) -> list[Outcome]:
-    """At most `keep` outcomes: the cheapest and the fastest (and the least risky when there is room),
-    then others evenly spaced in finishing time."""
+    """At most `keep` outcomes: the cheapest and the fastest (and the least risky when there is
+    room), then others evenly spaced in finishing time."""
     ordered = sorted(outcomes, key=lambda o: (o.makespan_min, o.total_cost, risk_of(o)))
     ends = [min(ordered, key=lambda o: (o.total_cost, o.makespan_min)), ordered[0],
             min(ordered, key=lambda o: (risk_of(o), o.total_cost, o.makespan_min))]
@@ -263,12 +324,21 @@ def pareto_front(session: Session, *, max_points: int | None = None, z: str | No
     problem = session.problem
     deadlines = [d for d in problem.deadline_min.values() if d is not None]
     front = ParetoFront(
-        scenario=problem.scenario_name, currency=problem.currency, x="cost", y="time", z=z, status="optimal",
+        scenario=problem.scenario_name,
+        currency=problem.currency,
+        x="cost",
+        y="time",
+        z=z,
+        status="optimal",
         budget=SCALE.to_money(problem.budget) if problem.budget is not None else None,
-        deadline_h=SCALE.to_hours(max(deadlines)) if deadlines else None, relaxed_limits=relax_limits)
+        deadline_h=SCALE.to_hours(max(deadlines)) if deadlines else None,
+        relaxed_limits=relax_limits,
+    )
     base = Bounds(lifted=_limits_lifted(problem) if relax_limits else frozenset())
     levels = max(2, min(6, max_points or 6))
-    walker = _Walker(session, base, with_risk=z == "risk", on_point=on_point, walks=levels if z == "risk" else 1)
+    walker = _Walker(
+        session, base, with_risk=z == "risk", on_point=on_point, walks=levels if z == "risk" else 1
+    )
     outcomes = walker.walk(base, max_points, front.notes)
     if outcomes and z == "risk":
         # Risk caps from the least risky plan up to the riskiest plan on the 2-D front.
@@ -282,20 +352,24 @@ def pareto_front(session: Session, *, max_points: int | None = None, z: str | No
                     outcomes += walker.walk(replace(base, max_risk=cap), max_points, front.notes)
     # A front never lists a dominated point. The 2-D walk can still return one: on
     # frontier_private_vs_hybrid, CP-SAT 9.15's presolve made a solve on the narrowed model answer
-    # "optimal" with a pricier plan at the fastest plan's own finish (without presolve the walk finds
-    # none; presolve stays on, since without it the generated 32-job scenario takes twice as long).
+    # "optimal" with a pricier plan at the fastest plan's own finish (without presolve the walk
+    # finds none; presolve stays on, since without it the generated 32-job scenario takes twice as
+    # long).
     outcomes = _non_dominated(outcomes, with_risk=z == "risk")
     if z == "risk" and max_points is not None and len(outcomes) > max_points:
-        front.notes.append(f"{len(outcomes)} non-dominated points found; {max_points} kept (--points): "
-                           "the cheapest, the fastest, the least risky and others spread in time")
+        front.notes.append(f"{len(outcomes)} non-dominated points found; {max_points} kept "
+                           "(--points): the cheapest, the fastest, the least risky and others "
+                           "spread in time")
         outcomes = _thin(outcomes, max_points)
     if on_point is not None:
         on_point(walker.found, 1.0)  # risk caps above every point are skipped: the walk ends here
     if not outcomes:
         probe = session.run("cost", base)
         front.status = probe.status
-        front.notes.append("no plan satisfies the scenario; run `plan solve` for the conflicting constraints"
-                           if probe.status == "infeasible" else "no plan found within the time limit")
+        front.notes.append("no plan satisfies the scenario; run `plan solve` for the conflicting "
+                           "constraints"
+                           if probe.status == "infeasible" else "no plan found within the time "
+                                                                "limit")
         front.solve_time_s = time.perf_counter() - session.started
         return front
     outcomes.sort(key=lambda o: (o.makespan_min, o.total_cost, risk_of(o)))
@@ -310,8 +384,9 @@ def pareto_front(session: Session, *, max_points: int | None = None, z: str | No
             meets_deadlines=all(limit is None or outcome.end_min[job] <= limit
                                 for job, limit in problem.deadline_min.items())))
     if session.presolve_retries:
-        front.notes.append(f"{session.presolve_retries} solve(s) that CP-SAT's presolve wrongly found infeasible (a "
-                           "plan meeting them was known) were solved again without presolve")
+        front.notes.append(f"{session.presolve_retries} solve(s) that CP-SAT's presolve wrongly "
+                           "found infeasible (a plan meeting them was known) were solved again "
+                           "without presolve")
     if walker.unproven:
         front.status = "feasible"
         front.notes.append(f"{walker.unproven} point(s) not proven optimal within the time limit")

@@ -73,13 +73,11 @@ def _grid(ax: _Axes) -> list[str]:
     svg: list[str] = []
     for t in _ticks(ax.x_lo, ax.x_hi):
         svg.append(f'<line x1="{sx(t):.1f}" x2="{sx(t):.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}" '
-                   'class="grid"/>'
-                   f'<text x="{sx(t):.1f}" y="{HEIGHT - BOTTOM + 18}" text-anchor="middle">'
-                   f'{t:,.{x_dec}f}</text>')
+                   f'class="grid"/><text x="{sx(t):.1f}" y="{HEIGHT - BOTTOM + 18}" '
+                   f'text-anchor="middle">{t:,.{x_dec}f}</text>')
     for t in _ticks(ax.y_lo, ax.y_hi):
         svg.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{sy(t):.1f}" y2="{sy(t):.1f}" '
-                   'class="grid"/>'
-                   f'<text x="{LEFT - 8}" y="{sy(t) + 4:.1f}" text-anchor="end">'
+                   f'class="grid"/><text x="{LEFT - 8}" y="{sy(t) + 4:.1f}" text-anchor="end">'
                    f"{t:,.{y_dec}f}</text>")
     return svg
 
@@ -107,8 +105,8 @@ def _limits(front: ParetoFront, ax: _Axes, unit: str, per: float) -> list[str]:
         text = f"budget {front.budget:,.0f} {html.escape(front.currency)}"
         if ax.x_lo <= front.budget <= ax.x_hi:
             svg.append(f'<line class="budget" x1="{sx(front.budget):.1f}" '
-                       f'x2="{sx(front.budget):.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}"/>'
-                       f'<text class="budget-label" x="{sx(front.budget) - 4:.1f}" y="{TOP + 12}" '
+                       f'x2="{sx(front.budget):.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}"/><text '
+                       f'class="budget-label" x="{sx(front.budget) - 4:.1f}" y="{TOP + 12}" '
                        f'text-anchor="end">{text}</text>')
         elif front.budget > ax.x_hi:
             svg.append(f'<text class="budget-label edge" x="{WIDTH - RIGHT}" y="{TOP + 12}" '
@@ -144,20 +142,17 @@ def _marks(front: ParetoFront, pts: list[FrontPoint], ax: _Axes, unit: str,
         tip = f"{n}. {p.label()}: {p.cost:,.0f} {front.currency}, {p.makespan_h / per:,.1f} {unit}"
         svg.append(f'<g class="{cls}" data-n="{n}"><circle cx="{sx(p.cost):.1f}" '
                    f'cy="{sy(p.makespan_h / per):.1f}" '
-                   f'r="6"><title>{html.escape(tip)}</title></circle>'
-                   f'<text x="{sx(p.cost) + 8:.1f}" '
-                   f'y="{sy(p.makespan_h / per) - 7:.1f}">{n}</text></g>')
+                   f'r="6"><title>{html.escape(tip)}</title></circle><text '
+                   f'x="{sx(p.cost) + 8:.1f}" y="{sy(p.makespan_h / per) - 7:.1f}">{n}</text></g>')
     return svg
 
 
 def _axis_titles(front: ParetoFront, unit: str) -> str:
     """The two axes' titles, and the SVG's end."""
     return (f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 15}" text-anchor="middle" '
-            'class="axis">'
-            f'total cost ({html.escape(front.currency)})</text>'
-            f'<text transform="translate(22,{(TOP + HEIGHT - BOTTOM) / 2}) rotate(-90)" '
-            'text-anchor="middle" '
-            f'class="axis">time to finish every job ({unit})</text></svg>')
+            f'class="axis">total cost ({html.escape(front.currency)})</text><text '
+            f'transform="translate(22,{(TOP + HEIGHT - BOTTOM) / 2}) rotate(-90)" '
+            f'text-anchor="middle" class="axis">time to finish every job ({unit})</text></svg>')
 
 
 def _chart(front: ParetoFront, unit: str, per: float) -> list[str]:
@@ -211,28 +206,34 @@ def front_html(front: ParetoFront) -> str:
 <style>
 body {{ font-family: system-ui, sans-serif; margin: 24px; color: #222; max-width: 1100px; }}
 svg text {{ font-size: 12px; fill: #333; }} .axis {{ font-size: 13px; }}
-.grid {{ stroke: #eee; }} .dominated {{ fill: #d9d9d9; opacity: 0.6; }} .stairs {{ fill: none; stroke: #888; }}
+.grid {{ stroke: #eee; }} .dominated {{ fill: #d9d9d9; opacity: 0.6; }}
+.stairs {{ fill: none; stroke: #888; }}
 .budget {{ stroke: #d62728; stroke-dasharray: 6 4; }} .budget-label {{ fill: #d62728; }}
 .deadline {{ stroke: #2ca02c; stroke-dasharray: 6 4; }} .deadline-label {{ fill: #2ca02c; }}
-.pt circle {{ fill: #1f77b4; cursor: pointer; }} .pt.beyond circle {{ fill: #fff; stroke: #d62728; stroke-width: 2; }}
+.pt circle {{ fill: #1f77b4; cursor: pointer; }}
+.pt.beyond circle {{ fill: #fff; stroke: #d62728; stroke-width: 2; }}
 .pt.on circle {{ fill: #ff7f0e; }} tr.on {{ background: #fff3e0; }}
-table {{ border-collapse: collapse; width: 100%; margin-top: 16px; }} td, th {{ border-bottom: 1px solid #ddd;
-padding: 4px 8px; text-align: left; vertical-align: top; font-size: 14px; }} .note {{ color: #666; }}
+table {{ border-collapse: collapse; width: 100%; margin-top: 16px; }}
+td, th {{ border-bottom: 1px solid #ddd; padding: 4px 8px; text-align: left; vertical-align: top;
+  font-size: 14px; }} .note {{ color: #666; }}
 </style></head><body>
 <h1>{title}: what each budget buys in time to finish</h1>
-<p>Each point is the cheapest plan that finishes by its time; anything up and to the right of the line is worse
-on both counts (shaded). Hover a point to see its plan, click it to open its details below.</p>
-{''.join(svg)}
+<p>Each point is the cheapest plan that finishes by its time; anything up and to the right of the
+line is worse on both counts (shaded). Hover a point to see its plan, click it to open its details
+below.</p>
+{"".join(svg)}
 {notes}
-<table><thead><tr><th>#</th><th>cost ({html.escape(front.currency)})</th><th>time ({unit})</th>{risk_head}
-<th>plan</th></tr></thead><tbody>{''.join(rows)}</tbody></table>
+<table><thead><tr><th>#</th><th>cost ({html.escape(front.currency)})</th>
+<th>time ({unit})</th>{risk_head}
+<th>plan</th></tr></thead><tbody>{"".join(rows)}</tbody></table>
 <script>
 for (const g of document.querySelectorAll('g.pt')) {{
   g.addEventListener('click', () => {{
     document.querySelectorAll('.on').forEach(e => e.classList.remove('on'));
     const row = document.getElementById('row' + g.dataset.n);
     g.classList.add('on'); row.classList.add('on');
-    row.querySelector('details').open = true; row.scrollIntoView({{behavior: 'smooth', block: 'center'}});
+    row.querySelector('details').open = true;
+    row.scrollIntoView({{behavior: 'smooth', block: 'center'}});
   }});
 }}
 </script></body></html>

@@ -1,4 +1,5 @@
-"""Drawing a cost/time Pareto front with matplotlib (PNG or SVG), for someone who never used the tool.
+"""Drawing a cost/time Pareto front with matplotlib (PNG or SVG), for someone who never used the
+tool.
 
 Each point is numbered on the chart and spelled out in a key beside it ("8x a800-80gb,
 zhixingyun-pro, monthly: 12,345 CNY, 3.2 days"); the budget and deadline are dashed lines; the
@@ -17,7 +18,10 @@ from plan.planner.atomic_file import write_atomically
 from plan.planner.pareto.front import FrontPoint, ParetoFront, time_unit
 from plan.planner.pareto.html import front_html
 
-INSTALL_HINT = "plotting PNG/SVG needs matplotlib: pip install 'plan[plot]' (or use a .html plot, which needs nothing)"
+INSTALL_HINT = (
+    "plotting PNG/SVG needs matplotlib: pip install 'plan[plot]' (or use a .html plot, which needs "
+    "nothing)"
+)
 KEY_WRAP = 58
 KEY_ROWS = 40  # lines of key and notes that fit beside the chart at 8 pt
 PLOT_SUFFIXES = (".png", ".svg", ".html")
@@ -35,8 +39,8 @@ def render_front(front: ParetoFront, fmt: str) -> bytes:
 
 
 def draw_front(front: ParetoFront) -> Any:
-    """The matplotlib figure: the front on the left (legend below it, never over a point), the key of
-    plans on the right. Raises ImportError (with INSTALL_HINT) without matplotlib."""
+    """The matplotlib figure: the front on the left (legend below it, never over a point), the key
+    of plans on the right. Raises ImportError (with INSTALL_HINT) without matplotlib."""
     plt = _pyplot()
     unit, per = time_unit(front)
     fig, (ax, key_ax) = plt.subplots(1, 2, figsize=(15, 7.5),

@@ -1,4 +1,5 @@
-"""Cost by job and by billing line, and memory per GPU as stacked bars against the card, as inline SVG."""
+"""Cost by job and by billing line, and memory per GPU as stacked bars against the card, as
+inline SVG."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ PARTS = (("weights", "#4e79a7"), ("gradients", "#f28e2b"), ("optimizer", "#59a14
 
 
 def billing_lines(plan: Plan) -> list[tuple[str, float]]:
-    """(line, cost): each job's own compute by billing kind and platform, then each reservation/purchase."""
+    """(line, cost): each job's own compute by billing kind and platform, then each
+    reservation/purchase."""
     lines: dict[str, float] = defaultdict(float)
     for job in plan.jobs:
         if job.cost:
@@ -41,8 +43,9 @@ def _bars(rows: list[tuple[str, float]], unit: str, css: str, name: str) -> str:
         short = label if len(label) <= 34 else label[:32] + "…"
         out.append(f'<text x="{LABEL_W - 8}" y="{y + 14}" text-anchor="end">{html.escape(short)}'
                    f"<title>{html.escape(label)}</title></text>"
-                   f'<rect class="cost-bar" x="{LABEL_W}" y="{y}" width="{w:.1f}" height="18"/>'
-                   f'<text x="{LABEL_W + w + 6:.1f}" y="{y + 14}">{value:,.0f} {html.escape(unit)}</text>')
+                   f'<rect class="cost-bar" x="{LABEL_W}" y="{y}" width="{w:.1f}" '
+                   f'height="18"/><text x="{LABEL_W + w + 6:.1f}" y="{y + 14}">{value:,.0f} '
+                   f'{html.escape(unit)}</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -64,23 +67,23 @@ def memory_svg(plan: Plan, headroom: float) -> str:
         y = 8 + i * 34
         parts = job.figures.estimate.memory_gib if job.figures else {}
         out.append(f'<text x="{LABEL_W - 8}" y="{y + 16}" text-anchor="end">{html.escape(job.job)} '
-                   f'({html.escape(job.gpu)})</text>'
-                   f'<rect class="card" x="{LABEL_W}" y="{y}" width="{job.gpu_memory_gib * scale:.1f}" height="22">'
-                   f'<title>{job.gpu_memory_gib:g} GiB card</title></rect>')
+                   f'({html.escape(job.gpu)})</text><rect class="card" x="{LABEL_W}" y="{y}" '
+                   f'width="{job.gpu_memory_gib * scale:.1f}" '
+                   f'height="22"><title>{job.gpu_memory_gib:g} GiB card</title></rect>')
         x = float(LABEL_W)
         for name, color in PARTS:
             gib = float(parts.get(name, 0.0) or 0.0)
             if gib <= 0:
                 continue
-            out.append(f'<rect class="mem-part" x="{x:.1f}" y="{y + 3}" width="{gib * scale:.1f}" height="16" '
-                       f'fill="{color}"><title>{name}: {gib:,.1f} GiB</title></rect>')
+            out.append(f'<rect class="mem-part" x="{x:.1f}" y="{y + 3}" width="{gib * scale:.1f}" '
+                       f'height="16" fill="{color}"><title>{name}: {gib:,.1f} GiB</title></rect>')
             x += gib * scale
         limit = job.gpu_memory_gib * (1 - headroom)
         lx = LABEL_W + limit * scale
         out.append(f'<line class="headroom" x1="{lx:.1f}" x2="{lx:.1f}" y1="{y - 3}" y2="{y + 25}">'
-                   f'<title>{headroom:.0%} headroom kept free: layouts may use {limit:,.1f} GiB</title></line>'
-                   f'<text x="{LABEL_W + job.gpu_memory_gib * scale + 8:.1f}" y="{y + 16}">'
-                   f'{job.memory_gib_per_gpu:,.1f} of {job.gpu_memory_gib:g} GiB '
+                   f'<title>{headroom:.0%} headroom kept free: layouts may use {limit:,.1f} '
+                   f'GiB</title></line><text x="{LABEL_W + job.gpu_memory_gib * scale + 8:.1f}" '
+                   f'y="{y + 16}">{job.memory_gib_per_gpu:,.1f} of {job.gpu_memory_gib:g} GiB '
                    f'({job.gpu_memory_gib - job.memory_gib_per_gpu:,.1f} free)</text>')
     legend_y = height - 14
     x = LABEL_W
@@ -88,6 +91,6 @@ def memory_svg(plan: Plan, headroom: float) -> str:
         out.append(f'<rect x="{x}" y="{legend_y - 10}" width="12" height="12" fill="{color}"/>'
                    f'<text x="{x + 16}" y="{legend_y}">{name}</text>')
         x += 110
-    out.append(f'<line class="headroom" x1="{x}" x2="{x}" y1="{legend_y - 12}" y2="{legend_y + 2}"/>'
-               f'<text x="{x + 6}" y="{legend_y}">headroom limit</text></svg>')
+    out.append(f'<line class="headroom" x1="{x}" x2="{x}" y1="{legend_y - 12}" '
+               f'y2="{legend_y + 2}"/><text x="{x + 6}" y="{legend_y}">headroom limit</text></svg>')
     return "".join(out)

@@ -1,5 +1,6 @@
-"""The Gantt chart of a plan as inline SVG: one lane per platform and pool (owned pools and reservations
-with their capacity), one bar per job at its start and end hour, queue/provisioning waits shaded."""
+"""The Gantt chart of a plan as inline SVG: one lane per platform and pool (owned pools and
+reservations with their capacity), one bar per job at its start and end hour, queue/provisioning
+waits shaded."""
 
 from __future__ import annotations
 
@@ -16,7 +17,17 @@ WIDTH = 1000
 LEFT, RIGHT, TOP = 230, 20, 30
 LANE_TEXT_X = 8
 ROW_H, LANE_PAD = 26, 10
-COLORS = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f")
+COLORS = (
+    "#4e79a7",
+    "#f28e2b",
+    "#59a14f",
+    "#e15759",
+    "#76b7b2",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+)
 
 
 @dataclass

@@ -1,6 +1,6 @@
-"""The report page: one self-contained HTML file (inline CSS, SVG and a few lines of script; nothing is
-fetched), with the best plan, the alternatives, a Gantt chart, cost and memory charts, the Pareto front
-when asked, and the assumptions."""
+"""The report page: one self-contained HTML file (inline CSS, SVG and a few lines of script; nothing
+is fetched), with the best plan, the alternatives, a Gantt chart, cost and memory charts, the Pareto
+front when asked, and the assumptions."""
 
 from __future__ import annotations
 
@@ -22,20 +22,24 @@ from plan.planner.report_html.figures import (
 from plan.planner.report_html.gantt import gantt_chart
 
 CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px auto; color: #222;
-       max-width: 1040px; padding: 0 12px; }
-h1 { font-size: 24px; margin-bottom: 4px; } h2 { font-size: 18px; margin-top: 28px; border-bottom: 1px solid #ddd; }
-.headline { font-size: 17px; background: #f4f8fb; border-left: 4px solid #4e79a7; padding: 10px 14px; }
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 24px auto;
+       color: #222; max-width: 1040px; padding: 0 12px; }
+h1 { font-size: 24px; margin-bottom: 4px; }
+h2 { font-size: 18px; margin-top: 28px; border-bottom: 1px solid #ddd; }
+.headline { font-size: 17px; background: #f4f8fb; border-left: 4px solid #4e79a7;
+            padding: 10px 14px; }
 .muted { color: #666; font-size: 13px; }
-table { border-collapse: collapse; width: 100%; } td, th { border-bottom: 1px solid #e3e3e3; padding: 4px 8px;
-        text-align: left; vertical-align: top; font-size: 14px; } th { background: #fafafa; }
+table { border-collapse: collapse; width: 100%; }
+td, th { border-bottom: 1px solid #e3e3e3; padding: 4px 8px; text-align: left; vertical-align: top;
+         font-size: 14px; } th { background: #fafafa; }
 td.num, th.num { text-align: right; white-space: nowrap; }
 svg text { font-size: 12px; fill: #333; } .tick { fill: #666; }
 .axis { font-size: 12px; fill: #555; }
 .grid { stroke: #eee; } .lane { fill: #fafafa; stroke: #e8e8e8; } .lane-label { font-weight: 600; }
 .lane-cap { fill: #555; font-size: 11px; }
 .held { fill: #dbe9f6; stroke: #9bbbd9; stroke-dasharray: 4 3; }
-.wait { fill: #e8e8e8; stroke: #bbb; stroke-dasharray: 2 2; } .job-bar { stroke: #333; stroke-width: 0.5; }
+.wait { fill: #e8e8e8; stroke: #bbb; stroke-dasharray: 2 2; }
+.job-bar { stroke: #333; stroke-width: 0.5; }
 .bar-label { font-size: 11px; } .cost-bar { fill: #4e79a7; } .card { fill: #f2f2f2; stroke: #999; }
 .headroom { stroke: #d62728; stroke-width: 2; stroke-dasharray: 5 3; }
 .dominated { fill: #d9d9d9; opacity: 0.6; } .stairs { fill: none; stroke: #888; }
@@ -65,7 +69,8 @@ SCRIPT = """
 // Hovering a Gantt bar highlights the job's rows in the tables (no network, no libraries).
 for (const bar of document.querySelectorAll('.job-bar')) {
   bar.addEventListener('mouseenter', () => {
-    document.querySelectorAll('tr[data-job="' + bar.dataset.job + '"]').forEach(r => r.style.background = '#fff3e0');
+    document.querySelectorAll('tr[data-job="' + bar.dataset.job + '"]')
+      .forEach(r => r.style.background = '#fff3e0');
   });
   bar.addEventListener('mouseleave', () => {
     document.querySelectorAll('tr[data-job]').forEach(r => r.style.background = '');
@@ -87,9 +92,10 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
     s = loaded.scenario
     cur = result.currency
     body: list[str] = [f"<h1>{_e(result.scenario)}: training compute plan</h1>",
-                       f'<p class="muted">{_e(result.proof())}, {_e(result.objective)} objective, solved in '
-                       f"{result.solve_time_s:.1f} s by the plan CLI. Every number below is an estimate with "
-                       "the assumptions listed at the end.</p>"]
+                       f'<p class="muted">{_e(result.proof())}, {_e(result.objective)} objective, '
+                       'solved in '
+                       f"{result.solve_time_s:.1f} s by the plan CLI. Every number below is an "
+                       "estimate with the assumptions listed at the end.</p>"]
     if not result.plans:
         body.append(f'<p class="headline">No plan: {_e(result.status)}.</p>')
         body += [f"<p>{_e(c.constraint)}: {_e(c.detail)}</p>" for c in result.conflicts]
@@ -99,7 +105,8 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
     best = result.plans[0]
     budget = f" of the {s.budget:,.0f} {_e(cur)} budget" if s.budget else ""
     deadline = f" (deadline {_days(s.deadline_h)})" if s.deadline_h else ""
-    body.append(f'<p class="headline"><b>Best plan:</b> {best.total_cost:,.0f} {_e(cur)}{budget}, every job done '
+    body.append(f'<p class="headline"><b>Best plan:</b> {best.total_cost:,.0f} {_e(cur)}{budget}, '
+                'every job done '
                 f"in {_days(best.makespan_h)}{deadline}. {_e(best.summary())}.</p>")
     if calibration_line is None:  # a plan that used the team's own runs says so up front
         lines = [a.split(": ", 1)[-1] for a in best.assumptions if "calibrated from" in a]
@@ -113,9 +120,19 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
     if front is not None:
         body += ["<h2>Cost / time front</h2>",
                  figure(front_svg(front), FRONT_CAPTION, front_table(front))]
-    body += ["<h2>Why this plan</h2><ul>"] + [f"<li>{_e(line)}</li>" for line in best.explanation] + ["</ul>"]
-    body += ["<h2>Assumptions</h2><ul>"] + [f"<li>{_e(line)}</li>" for line in best.assumptions or
-                                             ["none beyond the catalog's sourced figures"]] + ["</ul>"]
+    body += (
+        ["<h2>Why this plan</h2><ul>"]
+        + [f"<li>{_e(line)}</li>" for line in best.explanation]
+        + ["</ul>"]
+    )
+    body += (
+        ["<h2>Assumptions</h2><ul>"]
+        + [
+            f"<li>{_e(line)}</li>"
+            for line in best.assumptions or ["none beyond the catalog's sourced figures"]
+        ]
+        + ["</ul>"]
+    )
     if result.notes:
         body += ["<h2>Notes</h2><ul>"] + [f"<li>{_e(n)}</li>" for n in result.notes] + ["</ul>"]
     return _wrap(result.scenario, body)
@@ -124,18 +141,18 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
 def _jobs_section(best: Plan, cur: str) -> list[str]:
     out = ["<h2>Jobs of the best plan</h2>",
            table_box("jobs of the best plan") + "<table><thead><tr><th>job</th><th>where</th>"
-           '<th>layout</th><th class="num">start (h)</th><th class="num">end (h)</th>'
-           f'<th class="num">cost ({_e(cur)})</th><th class="num">tokens/s</th></tr></thead>'
+           '<th>layout</th><th class="num">start (h)</th><th class="num">end (h)</th><th '
+           f'class="num">cost ({_e(cur)})</th><th class="num">tokens/s</th></tr></thead>'
            "<tbody>"]
     for j in best.jobs:
         layout = (f"tp={j.tp} pp={j.pp} cp={j.cp}" + (f" ep={j.ep}" if j.ep > 1 else "")
-                  + f" dp={j.dp} ZeRO-{j.zero}, mb={j.micro_batch}, "
-                  f"recompute {j.recompute_text}, {j.framework}")
+                  + f" dp={j.dp} ZeRO-{j.zero}, mb={j.micro_batch}, recompute {j.recompute_text}, "
+                  f"{j.framework}")
         out.append(f'<tr data-job="{_e(j.job)}"><td>{_e(j.job)}</td><td>{j.gpus}x {_e(j.gpu)} on '
-                   f"{_e(j.platform)} ({_e(j.billing)})</td><td>{_e(layout)}</td>"
-                   f"<td class='num'>{j.start_h:,.1f}</td><td class='num'>{j.end_h:,.1f}</td>"
-                   f"<td class='num'>{money(j.cost, cur)}</td>"
-                   f"<td class='num'>{j.tokens_per_s:,.0f}</td></tr>")
+                   f"{_e(j.platform)} ({_e(j.billing)})</td><td>{_e(layout)}</td><td "
+                   f"class='num'>{j.start_h:,.1f}</td><td class='num'>{j.end_h:,.1f}</td><td "
+                   f"class='num'>{money(j.cost, cur)}</td><td "
+                   f"class='num'>{j.tokens_per_s:,.0f}</td></tr>")
     out.append("</tbody></table></div>")
     return out
 
@@ -186,7 +203,8 @@ def _alternatives_section(result: SolveResult, cur: str) -> list[str]:
 
 
 def _wrap(title: str, body: list[str]) -> str:
-    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}: plan report</title>'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}: '
+            'plan report</title><meta name="viewport" content="width=device-width, '
+            'initial-scale=1">'
             f"<style>{CSS}</style></head><body><main>\n" + "\n".join(body)
             + f"\n</main><script>{SCRIPT}</script></body></html>\n")

@@ -1,4 +1,5 @@
-"""`plan batch` end to end on a small batch: rows, statuses, exit codes, sweeps, resume, determinism."""
+"""`plan batch` end to end on a small batch: rows, statuses, exit codes, sweeps, resume,
+determinism."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from plan.planner.batch.runner import reusable
 from plan.planner.session import SolveOptions
 from tests.batch.conftest import plan_batch, rows_of, timeless
 
-ORDER = ("student", "broken", "tiny", "short_budget")  # not alphabetical: rows must follow the arguments
+# not alphabetical: rows must follow the arguments
+ORDER = ("student", "broken", "tiny", "short_budget")
 
 
 @pytest.fixture
 def counted_solves(monkeypatch):
-    """Count the scenarios actually solved (with --jobs 1 the work function runs in this process)."""
+    """Count the scenarios actually solved (with --jobs 1 the work function runs in this
+    process)."""
     calls: list[str] = []
     real = local_backend.run_task
 
@@ -41,7 +44,10 @@ def test_small_batch_rows_in_input_order_with_statuses_and_errors(batch_files, t
     assert student.plan.startswith("qwen14b-lora: ") and student.currency == "CNY"
     assert 0 < tiny.total_cost < student.total_cost and tiny.makespan_h > 0
     assert tiny.plan.count(";") == 1 and tiny.plan.startswith("a: ")  # both jobs, in one line
-    assert broken.error.startswith(f"{batch_files['broken']}: line ") and "malformed YAML" in broken.error
+    assert (
+        broken.error.startswith(f"{batch_files['broken']}: line ")
+        and "malformed YAML" in broken.error
+    )
     assert "\n" not in broken.error and broken.total_cost is None and not broken.plan
     assert short.total_cost is None and not short.error
     assert all(not r.error for r in rows if r.status != "error")
@@ -61,7 +67,9 @@ def test_jsonl_output_and_folder_argument(batch_files, tmp_path):
 
 def test_swept_budget_is_applied(student_file, tmp_path):
     out = tmp_path / "sweep.csv"
-    result = plan_batch(str(student_file), "--sweep", "budget=90,360", "-o", str(out), "--jobs", "1")
+    result = plan_batch(
+        str(student_file), "--sweep", "budget=90,360", "-o", str(out), "--jobs", "1"
+    )
     rows = rows_of(out)
     assert [r.variant for r in rows] == ["budget=90", "budget=360"]
     assert [r.status for r in rows] == ["infeasible", "optimal"]  # the plan costs ~159
@@ -72,17 +80,28 @@ def test_swept_budget_is_applied(student_file, tmp_path):
 
 
 def test_sweep_grid_with_deadline(grant_file, tmp_path):
-    # what each deadline costs without a budget, then a budget between the two: the grid combines both
+    # what each deadline costs without a budget, then a budget between the two: the grid combines
+    # both
     alone = tmp_path / "alone.csv"
     plan_batch(str(grant_file), "--sweep", "deadline=2h,7d", "-o", str(alone), "--jobs", "1")
     cost = {r.variant: r.total_cost for r in rows_of(alone)}
     assert cost["deadline=7d"] < cost["deadline=2h"]  # a 2-hour deadline needs more GPUs at once
     budget = round((cost["deadline=7d"] + cost["deadline=2h"]) / 2)
     out = tmp_path / "grid.csv"
-    plan_batch(str(grant_file), "--sweep", f"budget={budget},100k", "--sweep", "deadline=2h,7d", "-o", str(out),
-               "--jobs", "1")
+    plan_batch(
+        str(grant_file),
+        "--sweep",
+        f"budget={budget},100k",
+        "--sweep",
+        "deadline=2h,7d",
+        "-o",
+        str(out),
+        "--jobs",
+        "1",
+    )
     rows = rows_of(out)
-    assert [r.variant for r in rows] == [f"budget={budget} deadline=2h", f"budget={budget} deadline=7d",
+    assert [r.variant for r in rows] == [f"budget={budget} deadline=2h", f"budget={budget} "
+                                                                         "deadline=7d",
                                          "budget=100k deadline=2h", "budget=100k deadline=7d"]
     by_variant = {r.variant: r for r in rows}
     assert by_variant[f"budget={budget} deadline=7d"].status == "optimal"
@@ -97,14 +116,16 @@ def test_bad_sweep_field_is_one_line_exit_2(student_file):
     result = plan_batch(str(student_file), "--sweep", "budgt=1k,2k")
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines() == [
-        "error: --sweep 'budgt=1k,2k': unknown or unsweepable field 'budgt'; did you mean 'budget' or 'budget_basis'? "
-        "(sweepable: "
+        "error: --sweep 'budgt=1k,2k': unknown or unsweepable field 'budgt'; did you mean 'budget' "
+        "or 'budget_basis'? (sweepable: "
         + result.stderr.split("(sweepable: ", 1)[1].strip()]
 
 
 def test_bad_swept_value_is_a_row_with_the_loaders_message(student_file, tmp_path):
     out = tmp_path / "r.csv"
-    result = plan_batch(str(student_file), "--sweep", "budget=-5,200", "-o", str(out), "--jobs", "1")
+    result = plan_batch(
+        str(student_file), "--sweep", "budget=-5,200", "-o", str(out), "--jobs", "1"
+    )
     bad, good = rows_of(out)
     assert bad.status == "error" and bad.error.startswith(f"{student_file}: budget: got ")
     assert bad.error.endswith("must be above 0")
@@ -116,11 +137,17 @@ def test_nothing_readable_is_exit_2(tmp_path):
     (tmp_path / "junk.yaml").write_text("just a string\n")
     result = plan_batch(str(tmp_path / "junk.yaml"), str(tmp_path / "missing.yaml"), "--jobs", "1")
     assert result.exit_code == 2
-    assert "0 solved, 2 bad input" in result.stdout and "error: no scenario could be read" in result.stderr
+    assert (
+        "0 solved, 2 bad input" in result.stdout
+        and "error: no scenario could be read" in result.stderr
+    )
 
 
 def test_output_argument_checks(student_file, tmp_path):
-    assert "use a .csv or .jsonl file" in plan_batch(str(student_file), "-o", str(tmp_path / "r.xlsx")).stderr
+    assert (
+        "use a .csv or .jsonl file"
+        in plan_batch(str(student_file), "-o", str(tmp_path / "r.xlsx")).stderr
+    )
     foreign = tmp_path / "mine.csv"
     foreign.write_text("name,score\nalice,3\n")
     result = plan_batch(str(student_file), "-o", str(foreign))
@@ -130,7 +157,15 @@ def test_output_argument_checks(student_file, tmp_path):
 
 def test_resume_skips_rows_with_the_same_hash(batch_files, tmp_path, counted_solves):
     out = tmp_path / "results.csv"
-    args = [*(str(batch_files[n]) for n in ORDER), "--sweep", "budget=2,100", "-o", str(out), "--jobs", "1"]
+    args = [
+        *(str(batch_files[n]) for n in ORDER),
+        "--sweep",
+        "budget=2,100",
+        "-o",
+        str(out),
+        "--jobs",
+        "1",
+    ]
     plan_batch(*args)
     first = rows_of(out)
     assert len(counted_solves) == 8 and len(first) == 8
@@ -141,7 +176,8 @@ def test_resume_skips_rows_with_the_same_hash(batch_files, tmp_path, counted_sol
     assert timeless(rows) == timeless(first)
     # solved and infeasible rows are identical, times included: re-used, not re-solved
     assert [r for r in rows if r.status != "error"] == [r for r in first if r.status != "error"]
-    assert sorted(counted_solves) == ["broken.yaml budget=100", "broken.yaml budget=2"]  # error rows re-run
+    # error rows re-run
+    assert sorted(counted_solves) == ["broken.yaml budget=100", "broken.yaml budget=2"]
     assert "(6 re-used from" in again.stdout
 
     counted_solves.clear()
@@ -158,7 +194,11 @@ def test_resume_skips_rows_with_the_same_hash(batch_files, tmp_path, counted_sol
 def test_interrupted_batch_keeps_finished_rows_and_resumes(batch_files, tmp_path):
     out = tmp_path / "results.jsonl"
     options = SolveOptions(top_k=1, workers=1)
-    items = list(build_tasks(expand_paths([str(batch_files[n]) for n in ORDER]), expand_grid([]), (), options))
+    items = list(
+        build_tasks(
+            expand_paths([str(batch_files[n]) for n in ORDER]), expand_grid([]), (), options
+        )
+    )
 
     def interrupted(tasks):
         for n, task in enumerate(tasks):
@@ -215,9 +255,20 @@ def test_yaml_of_the_fixture_is_what_the_docstring_says(batch_files):
 def test_rows_carry_gap_and_bound(batch_files, tmp_path):
     for suffix in ("csv", "jsonl"):
         out = tmp_path / f"r.{suffix}"
-        plan_batch(str(batch_files["tiny"]), str(batch_files["short_budget"]), "-o", str(out), "--jobs", "1")
+        plan_batch(
+            str(batch_files["tiny"]),
+            str(batch_files["short_budget"]),
+            "-o",
+            str(out),
+            "--jobs",
+            "1",
+        )
         tiny, short = rows_of(out)
-        assert tiny.status == "optimal" and tiny.gap == 0.0 and tiny.bound == pytest.approx(tiny.total_cost)
+        assert (
+            tiny.status == "optimal"
+            and tiny.gap == 0.0
+            and tiny.bound == pytest.approx(tiny.total_cost)
+        )
         assert short.status == "infeasible" and short.gap is None and short.bound is None
     header = (tmp_path / "r.csv").read_text().splitlines()[0].split(",")
     assert {"status", "gap", "bound"} <= set(header)
@@ -225,7 +276,14 @@ def test_rows_carry_gap_and_bound(batch_files, tmp_path):
 
 def test_resume_solves_unproven_rows_again_unless_told(batch_files, tmp_path, counted_solves):
     out = tmp_path / "results.csv"
-    args = [str(batch_files["tiny"]), str(batch_files["short_budget"]), "-o", str(out), "--jobs", "1"]
+    args = [
+        str(batch_files["tiny"]),
+        str(batch_files["short_budget"]),
+        "-o",
+        str(out),
+        "--jobs",
+        "1",
+    ]
     plan_batch(*args)
     proven = rows_of(out)
     # As if a busy machine had stopped the first row early: feasible, with a gap.
@@ -237,7 +295,9 @@ def test_resume_solves_unproven_rows_again_unless_told(batch_files, tmp_path, co
     counted_solves.clear()
     plan_batch(*args)
     assert counted_solves == ["tiny.yaml"]  # the infeasible row is proven: re-used
-    assert rows_of(out)[0].status == "optimal" and rows_of(out)[0].total_cost == proven[0].total_cost
+    assert (
+        rows_of(out)[0].status == "optimal" and rows_of(out)[0].total_cost == proven[0].total_cost
+    )
 
     write_rows(out, [replace(proven[0], status="feasible", gap=0.5, total_cost=9999.0), proven[1]])
     counted_solves.clear()
@@ -245,7 +305,9 @@ def test_resume_solves_unproven_rows_again_unless_told(batch_files, tmp_path, co
     assert counted_solves == [] and rows_of(out)[0].total_cost == 9999.0
 
 
-def test_results_file_from_before_gap_and_bound_still_resumes(batch_files, tmp_path, counted_solves):
+def test_results_file_from_before_gap_and_bound_still_resumes(
+    batch_files, tmp_path, counted_solves
+):
     from plan.planner.batch.rows import LEGACY_COLUMNS
 
     out = tmp_path / "old.csv"

@@ -14,7 +14,9 @@ from tests.conftest import REPO
 
 def test_cli_does_not_import_ray():
     code = "import sys, plan.planner.cli.app, plan.planner.batch; print('ray' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True
+    )
     assert done.stdout.strip() == "False"
 
 

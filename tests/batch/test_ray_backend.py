@@ -30,8 +30,8 @@ def test_ray_rows_equal_local_rows(local_ray, batch_files, tmp_path):
     plan_batch(*args, "--backend", "local", "-o", str(on_pool))
     ray_rows = rows_of(on_ray)
     assert len(ray_rows) == 8 and timeless(ray_rows) == timeless(rows_of(on_pool))
-    # optimal at budget=360 for each readable scenario (the sweep overrides short_budget's 1 CNY); at
-    # budget=2 only where the plan costs that little; never above the swept budget
+    # optimal at budget=360 for each readable scenario (the sweep overrides short_budget's 1 CNY);
+    # at budget=2 only where the plan costs that little; never above the swept budget
     assert [r.status for r in ray_rows if r.variant == "budget=360"].count("optimal") == 3
     for r in ray_rows:
         assert r.status != "optimal" or r.total_cost <= float(r.variant.split("=")[1])

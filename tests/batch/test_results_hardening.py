@@ -35,20 +35,36 @@ def counted_solves(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def _row(i: int, **changes: object) -> Row:
-    base = Row(file=f"s{i}.yaml", variant=f"budget={i}", status="optimal", total_cost=10.0 + i, currency="CNY",
-               makespan_h=5.0, plan="a: 1x rtx-4090 on autodl", solve_time_s=0.1, error="", hash=f"{i:016x}",
-               gap=0.0, bound=10.0 + i)
+    base = Row(
+        file=f"s{i}.yaml",
+        variant=f"budget={i}",
+        status="optimal",
+        total_cost=10.0 + i,
+        currency="CNY",
+        makespan_h=5.0,
+        plan="a: 1x rtx-4090 on autodl",
+        solve_time_s=0.1,
+        error="",
+        hash=f"{i:016x}",
+        gap=0.0,
+        bound=10.0 + i,
+    )
     return replace(base, **changes)  # type: ignore[arg-type]
 
 
-def test_a_rerun_with_other_inputs_keeps_the_earlier_rows(batch_files: dict[str, Path], tmp_path: Path) -> None:
+def test_a_rerun_with_other_inputs_keeps_the_earlier_rows(
+    batch_files: dict[str, Path], tmp_path: Path
+) -> None:
     out = tmp_path / "results.csv"
     assert plan_batch(str(batch_files["student"]), "-o", str(out), "--jobs", "1").exit_code == 0
     first = rows_of(out)
     assert plan_batch(str(batch_files["tiny"]), "-o", str(out), "--jobs", "1").exit_code == 0
     rows = rows_of(out)
-    assert rows[:1] == first and [r.file for r in rows] == [str(batch_files[n]) for n in ("student", "tiny")]
-    # the same file with other contents is other inputs too: its earlier row stays beside the new one
+    assert rows[:1] == first and [r.file for r in rows] == [
+        str(batch_files[n]) for n in ("student", "tiny")
+    ]
+    # the same file with other contents is other inputs too: its earlier row stays beside the new
+    # one
     batch_files["student"].write_text(batch_files["student"].read_text() + "\n# edited\n")
     assert plan_batch(str(batch_files["student"]), "-o", str(out), "--jobs", "1").exit_code == 0
     after = rows_of(out)
@@ -58,8 +74,13 @@ def test_a_rerun_with_other_inputs_keeps_the_earlier_rows(batch_files: dict[str,
 @pytest.mark.parametrize(("column", "forged"), [("total_cost", "nan"), ("total_cost", "-5"),
                                                 ("makespan_h", "inf"), ("status", "optimal-ish"),
                                                 ("gap", "0.5"), ("plan", "")])
-def test_a_forged_stored_row_is_solved_again_and_said(batch_files: dict[str, Path], tmp_path: Path,
-                                                      counted_solves: list[str], column: str, forged: str) -> None:
+def test_a_forged_stored_row_is_solved_again_and_said(
+    batch_files: dict[str, Path],
+    tmp_path: Path,
+    counted_solves: list[str],
+    column: str,
+    forged: str,
+) -> None:
     out = tmp_path / "results.csv"
     assert plan_batch(str(batch_files["student"]), "-o", str(out), "--jobs", "1").exit_code == 0
     honest = rows_of(out)
@@ -87,7 +108,9 @@ def test_a_torn_last_line_is_dropped_and_solved_again(tmp_path: Path) -> None:
     assert stored.rows == [_row(1), _row(2)] and "incomplete" in stored.problems[0]
 
 
-def test_a_symlinked_output_takes_the_same_lock(batch_files: dict[str, Path], tmp_path: Path) -> None:
+def test_a_symlinked_output_takes_the_same_lock(
+    batch_files: dict[str, Path], tmp_path: Path
+) -> None:
     out = tmp_path / "results.csv"
     link = tmp_path / "other-name.csv"
     link.symlink_to(out)
@@ -123,16 +146,32 @@ def test_formula_cells_are_escaped_and_read_back(tmp_path: Path) -> None:
 
 def _instant(tasks: Sequence[Task]) -> Iterator[tuple[int, Row]]:
     for task in tasks:
-        yield task.index, _row(task.index, file=str(task.path), variant=task.variant, hash=task.hash)
+        yield (
+            task.index,
+            _row(task.index, file=str(task.path), variant=task.variant, hash=task.hash),
+        )
 
 
 def _tasks(n: int, tmp_path: Path) -> list[Task]:
     from plan.planner.session import SolveOptions
-    return [Task(index=i, path=tmp_path / "s.yaml", variant=f"budget={i}", assignments=(), overlays=(),
-                 options=SolveOptions(), hash=f"{i:016x}") for i in range(n)]
+
+    return [
+        Task(
+            index=i,
+            path=tmp_path / "s.yaml",
+            variant=f"budget={i}",
+            assignments=(),
+            overlays=(),
+            options=SolveOptions(),
+            hash=f"{i:016x}",
+        )
+        for i in range(n)
+    ]
 
 
-def test_rows_are_appended_not_the_file_rewritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rows_are_appended_not_the_file_rewritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "results.csv"
     rewrites: list[int] = []
     real = append_module.write_atomically
@@ -153,8 +192,20 @@ def test_rows_are_appended_not_the_file_rewritten(tmp_path: Path, monkeypatch: p
     assert resumed.reused == 300 and len(rewrites) == 1, "a finished file is not written again"
 
 
-def test_max_variants_bounds_one_run(batch_files: dict[str, Path], counted_solves: list[str]) -> None:
-    result = plan_batch(str(batch_files["student"]), str(batch_files["tiny"]), "--sweep", "budget=1..30:1",
-                        "--max-variants", "50")
-    assert result.exit_code == 2 and "60 rows; at most 50" in result.stderr and "--max-variants" in result.stderr
+def test_max_variants_bounds_one_run(
+    batch_files: dict[str, Path], counted_solves: list[str]
+) -> None:
+    result = plan_batch(
+        str(batch_files["student"]),
+        str(batch_files["tiny"]),
+        "--sweep",
+        "budget=1..30:1",
+        "--max-variants",
+        "50",
+    )
+    assert (
+        result.exit_code == 2
+        and "60 rows; at most 50" in result.stderr
+        and "--max-variants" in result.stderr
+    )
     assert counted_solves == [] and "Traceback" not in result.output

@@ -6,7 +6,14 @@ import pytest
 
 from plan.models.errors import InputError
 from plan.models.loading import load_scenario_data
-from plan.planner.batch.sweep import MAX_VARIANTS, SweepError, apply, expand_grid, parse_sweep, parse_sweeps
+from plan.planner.batch.sweep import (
+    MAX_VARIANTS,
+    SweepError,
+    apply,
+    expand_grid,
+    parse_sweep,
+    parse_sweeps,
+)
 from tests.conftest import BASE_SCENARIO
 
 
@@ -104,6 +111,7 @@ def test_a_bad_swept_value_gives_the_loaders_one_line_error(tmp_path):
     list(apply(raw, variant.assignments))
     with pytest.raises(InputError) as err:
         load_scenario_data(raw, path)
-    assert err.value.problems == [f"{path}: budget: expected an amount of money (a number, optionally with k, M, "
-                                  f"万 or 亿 and a currency (¥, $, 元, USD, CNY, ...), e.g. 400k, 40万, 2万元, "
-                                  f"¥20,000 or 20k USD), got 'lots'"]
+    assert err.value.problems == [f"{path}: budget: expected an amount of money (a number, "
+                                  "optionally with k, M, 万 or 亿 and a currency (¥, $, 元, USD, "
+                                  "CNY, ...), e.g. 400k, 40万, 2万元, ¥20,000 or 20k USD), got "
+                                  "'lots'"]

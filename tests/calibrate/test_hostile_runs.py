@@ -203,8 +203,8 @@ def test_scan_log_reads_back_the_figures_written_whatever_surrounds_them(
     text = ""
     for it, ms, batch, filler, color, gap in lines:
         text += (
-            f"{filler}{color}iteration{gap}{it}/{gap}100 |{filler}elapsed time per iteration (ms):"
-            f"{gap}{ms!r} |{color}global batch size:{gap}{batch} |{filler}\n"
+            f"{filler}{color}iteration{gap}{it}/{gap}100 |{filler}elapsed time per iteration "
+            f"(ms):{gap}{ms!r} |{color}global batch size:{gap}{batch} |{filler}\n"
         )
     figures = scan_log(text, Path("t.log"))
     assert figures.megatron_steps == [(it, ms) for it, ms, *_ in lines]

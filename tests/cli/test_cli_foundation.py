@@ -30,7 +30,8 @@ def test_validate_bad_file_exit_2_one_line(base_scenario, write_scenario):
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith(f"error: {path}: jobs[0].model: unknown model 'qwen2.5-72'; did you mean")
+    assert lines[0].startswith(f"error: {path}: jobs[0].model: unknown model 'qwen2.5-72'; did you "
+                               "mean")
     assert "Traceback" not in result.output
 
 

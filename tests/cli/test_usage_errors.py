@@ -14,21 +14,44 @@ STUDENT = str(REPO / "scenarios" / "student_no_ops.yaml")
 
 
 def _plan(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "plan.planner.cli.app", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=120, env=dict(os.environ, COLUMNS="80"))
+    return subprocess.run(
+        [sys.executable, "-m", "plan.planner.cli.app", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, COLUMNS="80"),
+    )
 
 
-@pytest.mark.parametrize(("args", "words"), [
-    (["solve", STUDENT, "--gap", "inf"], ["--gap"]),
-    (["solve", STUDENT, "--top", "0"], ["--top"]),
-    (["solve", STUDENT, "--bogus"], ["--bogus"]),
-    (["sovle", STUDENT], ["sovle", "solve"]),
-    (["solve"], ["file"]),
-    (["catalog"], ["section", "models", "gpus"]),
-    (["pareto", STUDENT, "--points", "1"], ["--points"]),
-    (["estimate", "--model", "mixtral-8x7b", "--method", "pretrain", "--gpu", "h100-sxm", "--gpus", "8",
-      "--capacity-factor", "nan"], ["--capacity-factor"]),
-])
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["solve", STUDENT, "--gap", "inf"], ["--gap"]),
+        (["solve", STUDENT, "--top", "0"], ["--top"]),
+        (["solve", STUDENT, "--bogus"], ["--bogus"]),
+        (["sovle", STUDENT], ["sovle", "solve"]),
+        (["solve"], ["file"]),
+        (["catalog"], ["section", "models", "gpus"]),
+        (["pareto", STUDENT, "--points", "1"], ["--points"]),
+        (
+            [
+                "estimate",
+                "--model",
+                "mixtral-8x7b",
+                "--method",
+                "pretrain",
+                "--gpu",
+                "h100-sxm",
+                "--gpus",
+                "8",
+                "--capacity-factor",
+                "nan",
+            ],
+            ["--capacity-factor"],
+        ),
+    ],
+)
 def test_a_bad_option_is_one_line_naming_it(args: list[str], words: list[str]) -> None:
     done = _plan(*args)
     lines = [line for line in done.stderr.splitlines() if line.strip()]

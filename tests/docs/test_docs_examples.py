@@ -1,6 +1,7 @@
-"""Every YAML example in docs/ is executed (issue 13 item 1): scenarios load and validate against the JSON
-Schema, fragments load when added to the smallest scenario, model cards and overlays parse. Every
-scenario field is documented, and the docs' own example scenarios under docs/examples/ load too."""
+"""Every YAML example in docs/ is executed (issue 13 item 1): scenarios load and validate against
+the JSON Schema, fragments load when added to the smallest scenario, model cards and overlays parse.
+Every scenario field is documented, and the docs' own example scenarios under docs/examples/ load
+too."""
 
 from __future__ import annotations
 
@@ -23,8 +24,10 @@ REPO = Path(__file__).resolve().parents[2]
 DOCS = sorted((REPO / "docs").glob("*.md"))
 EXAMPLES = sorted((REPO / "docs" / "examples").glob("*.yaml"))
 VALIDATOR = jsonschema.Draft202012Validator(scenario_schema())
-SMALLEST: dict[str, Any] = {"name": "docs-fragment",
-                            "jobs": [{"id": "a", "model": "llama3-8b", "method": "lora", "tokens": "10M"}]}
+SMALLEST: dict[str, Any] = {
+    "name": "docs-fragment",
+    "jobs": [{"id": "a", "model": "llama3-8b", "method": "lora", "tokens": "10M"}],
+}
 BLOCK = re.compile(r"```yaml\n(.*?)```", re.S)
 MARKER = re.compile(r"#\s*(scenario|fragment|model card|overlay)(?::\s*(\S+))?\s*$")
 
@@ -43,8 +46,11 @@ def _blocks(doc: Path) -> list[tuple[str, str | None, str]]:
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     merged = copy.deepcopy(base)
     for key, value in extra.items():
-        merged[key] = _merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key),
-                                                                                          dict) else value
+        merged[key] = (
+            _merge(merged[key], value)
+            if isinstance(value, dict) and isinstance(merged.get(key), dict)
+            else value
+        )
     return merged
 
 
@@ -61,7 +67,8 @@ def test_docs_have_examples():
 @pytest.mark.parametrize(("doc", "index"), CASES, ids=[f"{d.name}#{i}" for d, i in CASES])
 def test_docs_example(doc, index, tmp_path):
     blocks = _blocks(doc)
-    # Files named in the same page (cards, overlays) are there for its scenarios, as in a user's folder.
+    # Files named in the same page (cards, overlays) are there for its scenarios, as in a user's
+    # folder.
     for _kind, name, text in blocks:
         if name:
             (tmp_path / name).write_text(text, encoding="utf-8")
@@ -76,8 +83,10 @@ def test_docs_example(doc, index, tmp_path):
     else:
         scenario = data if kind == "scenario" else _merge(SMALLEST, data)
         path = tmp_path / f"example-{index}.yaml"
-        path.write_text(text if kind == "scenario" else yaml.safe_dump(scenario, allow_unicode=True),
-                        encoding="utf-8")
+        path.write_text(
+            text if kind == "scenario" else yaml.safe_dump(scenario, allow_unicode=True),
+            encoding="utf-8",
+        )
         loaded = load_scenario(path)
         assert loaded.scenario.jobs
         assert [e.message for e in VALIDATOR.iter_errors(scenario)] == []
@@ -99,8 +108,12 @@ def _all_field_names() -> set[str]:
 
 
 def test_every_scenario_field_is_documented():
-    text = re.sub(r"```.*?```", "", (REPO / "docs" / "scenario.md").read_text(encoding="utf-8"), flags=re.S)
-    in_code = {word for span in re.findall(r"`([^`]+)`", text) for word in re.findall(r"[A-Za-z_]+", span)}
+    text = re.sub(
+        r"```.*?```", "", (REPO / "docs" / "scenario.md").read_text(encoding="utf-8"), flags=re.S
+    )
+    in_code = {
+        word for span in re.findall(r"`([^`]+)`", text) for word in re.findall(r"[A-Za-z_]+", span)
+    }
     assert sorted(_all_field_names() - in_code) == []
 
 
@@ -108,7 +121,9 @@ def test_every_scenario_field_is_documented():
 def test_docs_example_scenarios_load_and_validate(path):
     loaded = load_scenario(path)
     assert loaded.scenario.jobs
-    assert [e.message for e in VALIDATOR.iter_errors(yaml.safe_load(path.read_text(encoding="utf-8")))] == []
+    assert [
+        e.message for e in VALIDATOR.iter_errors(yaml.safe_load(path.read_text(encoding="utf-8")))
+    ] == []
 
 
 def test_readme_links_the_docs():

@@ -1,5 +1,5 @@
-"""The cluster the layout search sees: reliability and (on one node) the fabric between nodes play no
-part, and the candidate builder keys its searches by that view without building it."""
+"""The cluster the layout search sees: reliability and (on one node) the fabric between nodes play
+no part, and the candidate builder keys its searches by that view without building it."""
 
 from __future__ import annotations
 
@@ -19,11 +19,20 @@ def test_the_search_key_is_the_key_of_the_cluster_the_search_sees(gpus, spot):
             cluster = Cluster.of(CATALOG.gpus[gpu_id], gpus, platform, spot=spot)
             seen = cluster.for_layout_search()
             assert cluster.layout_search_key() == seen.key()
-            assert (seen.gpu_mtbf_h, seen.restart_min, seen.checkpoint_write_min, seen.spot_preemptions_per_day,
-                    seen.assumptions) == (1.0, 0.0, 0.0, 0.0, ())
+            assert (
+                seen.gpu_mtbf_h,
+                seen.restart_min,
+                seen.checkpoint_write_min,
+                seen.spot_preemptions_per_day,
+                seen.assumptions,
+            ) == (1.0, 0.0, 0.0, 0.0, ())
             one_node = gpus <= cluster.gpus_per_node
             assert (seen.fabric_kind == "none") == (one_node or cluster.fabric_kind == "none")
-            assert seen.gpus == cluster.gpus and seen.gpu is cluster.gpu and seen.speedup == cluster.speedup
+            assert (
+                seen.gpus == cluster.gpus
+                and seen.gpu is cluster.gpu
+                and seen.speedup == cluster.speedup
+            )
 
 
 def test_the_typical_node_size_is_an_assumption_only_where_it_is_used() -> None:

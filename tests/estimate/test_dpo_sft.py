@@ -12,11 +12,30 @@ from plan.planner.estimate.factors import GIB
 from plan.planner.estimate.flops import shape_of
 
 
-def layout(gpus: int, *, tp: int = 1, zero: int = 0, recompute: str = "full", rank: int | None = None,
-           framework: str = "deepspeed") -> Layout:
+def layout(
+    gpus: int,
+    *,
+    tp: int = 1,
+    zero: int = 0,
+    recompute: str = "full",
+    rank: int | None = None,
+    framework: str = "deepspeed",
+) -> Layout:
     dp = gpus // tp
-    return Layout(tp=tp, pp=1, dp=dp, zero=zero, recompute=recompute, micro_batch=1, global_batch=dp * 4,
-                  seq_len=2048, precision="bf16", sequence_parallel=tp > 1, lora_rank=rank, framework=framework)
+    return Layout(
+        tp=tp,
+        pp=1,
+        dp=dp,
+        zero=zero,
+        recompute=recompute,
+        micro_batch=1,
+        global_batch=dp * 4,
+        seq_len=2048,
+        precision="bf16",
+        sequence_parallel=tp > 1,
+        lora_rank=rank,
+        framework=framework,
+    )
 
 
 def test_method_vocabulary_is_consistent() -> None:
@@ -52,8 +71,9 @@ def test_lora_dpo_reuses_the_base_as_reference(llama8b: ModelCard, a100: GPU, ba
 
 
 def test_dpo_flops_are_policy_training_plus_reference_forward(llama8b: ModelCard) -> None:
-    """Per token: the policy's forward and backward on chosen and rejected answers (6N-class) plus one
-    reference forward (2N-class): 4/3 of SFT for full DPO; LoRA-DPO adds the same forward to ~4N."""
+    """Per token: the policy's forward and backward on chosen and rejected answers (6N-class) plus
+    one reference forward (2N-class): 4/3 of SFT for full DPO; LoRA-DPO adds the same forward to
+    ~4N."""
     shape = shape_of(llama8b)
     s = 2048
     lin, attn, head = shape.forward_flops_per_token(s)

@@ -14,8 +14,18 @@ from plan.planner.estimate import Cluster, Layout, estimate
 from plan.planner.estimate.factors import GIB
 
 
-def layout(gpus: int, *, tp: int = 1, pp: int = 1, zero: int = 0, recompute: str = "none", mb: int = 1,
-           seq: int = 2048, rank: int | None = None, precision: str = "bf16") -> Layout:
+def layout(
+    gpus: int,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    zero: int = 0,
+    recompute: str = "none",
+    mb: int = 1,
+    seq: int = 2048,
+    rank: int | None = None,
+    precision: str = "bf16",
+) -> Layout:
     dp = gpus // (tp * pp)
     return Layout(tp=tp, pp=pp, dp=dp, zero=zero, recompute=recompute, micro_batch=mb,
                   global_batch=dp * mb * 4,
@@ -33,16 +43,25 @@ def test_mixed_precision_adam_is_16_bytes_per_parameter(gpt7b: ModelCard, a100: 
 
 
 @pytest.mark.parametrize("gpus", [1, 64])
-def test_precision_aware_adam_keeps_bf16_gradients_and_16_bit_master_remainders(gpt7b: ModelCard, a100: GPU,
-                                                                                gpus: int) -> None:
-    # bf16 weights 2 + bf16 main grads 2, then remainders 2 + fp32 moments 8 sharded by the distributed
-    # optimizer: 14 bytes/param on one GPU against mixed-precision Adam's 16 (18 with Megatron's fp32 grads)
-    lay = replace(layout(gpus, zero=1 if gpus > 1 else 0), framework="megatron", optimizer="adam_precision_aware")
+def test_precision_aware_adam_keeps_bf16_gradients_and_16_bit_master_remainders(
+    gpt7b: ModelCard, a100: GPU, gpus: int
+) -> None:
+    # bf16 weights 2 + bf16 main grads 2, then remainders 2 + fp32 moments 8 sharded by the
+    # distributed
+    # optimizer: 14 bytes/param on one GPU against mixed-precision Adam's 16 (18 with Megatron's
+    # fp32 grads)
+    lay = replace(
+        layout(gpus, zero=1 if gpus > 1 else 0),
+        framework="megatron",
+        optimizer="adam_precision_aware",
+    )
     est = estimate(gpt7b, "pretrain", Cluster.of(a100, gpus), lay)
     m = est.memory
     assert (m.weights_gib + m.gradients_gib) * GIB == pytest.approx(7.5e9 * 4, rel=1e-9)
     assert m.optimizer_gib * GIB == pytest.approx(7.5e9 * 10 / gpus, rel=1e-9)
-    plain = estimate(gpt7b, "pretrain", Cluster.of(a100, gpus), replace(lay, optimizer="adam")).memory
+    plain = estimate(
+        gpt7b, "pretrain", Cluster.of(a100, gpus), replace(lay, optimizer="adam")
+    ).memory
     assert plain.total_gib - m.total_gib == pytest.approx(7.5e9 * (2 + 2 / gpus) / GIB, rel=1e-9)
     assert any("16-bit remainders" in note for note in est.notes)
 
@@ -54,7 +73,9 @@ def test_precision_aware_adam_is_refused_outside_megatron(gpt7b: ModelCard, a100
 
 
 @pytest.mark.parametrize(("zero", "published_gb"), [(0, 120.0), (1, 31.4), (2, 16.6), (3, 1.9)])
-def test_zero_paper_7_5b_on_64_gpus(gpt7b: ModelCard, a100: GPU, zero: int, published_gb: float) -> None:
+def test_zero_paper_7_5b_on_64_gpus(
+    gpt7b: ModelCard, a100: GPU, zero: int, published_gb: float
+) -> None:
     # Rajbhandari et al. 2020, figure 1: (2 + 2 + 12) psi with stages sharding 12, 2 and 2 over 64
     expected = {0: 120.0, 1: 30 + 90 / 64, 2: 15 + 105 / 64, 3: 120 / 64}[zero]
     got = states_gb(gpt7b, a100, 64, zero)
@@ -69,15 +90,27 @@ def test_zero3_memory_per_gpu_falls_with_more_gpus(gpus: int) -> None:
               peak_tflops=PeakTflops(bf16=312.0),
               intra_node_link=IntraNodeLink(kind="nvlink", bandwidth_gb_per_s=600.0),
               gpus_per_node=8, form_factor="SXM", source="test")
-    model = ModelCard(id="m", params=13e9, layers=40, hidden_size=5120, ffn_hidden_size=13824, num_heads=40,
-                      num_kv_heads=40, vocab_size=32000, max_positions=4096, source="test")
+    model = ModelCard(
+        id="m",
+        params=13e9,
+        layers=40,
+        hidden_size=5120,
+        ffn_hidden_size=13824,
+        num_heads=40,
+        num_kv_heads=40,
+        vocab_size=32000,
+        max_positions=4096,
+        source="test",
+    )
     small = estimate(model, "pretrain", Cluster.of(gpu, gpus), layout(gpus, zero=3))
     large = estimate(model, "pretrain", Cluster.of(gpu, 2 * gpus), layout(2 * gpus, zero=3))
     assert large.memory.total_gib < small.memory.total_gib
     assert large.memory.weights_gib == pytest.approx(small.memory.weights_gib / 2)
 
 
-def test_recompute_lowers_activation_memory_and_raises_step_time(llama8b: ModelCard, a100: GPU) -> None:
+def test_recompute_lowers_activation_memory_and_raises_step_time(
+    llama8b: ModelCard, a100: GPU
+) -> None:
     cluster = Cluster.of(a100, 8)
     none = estimate(llama8b, "pretrain", cluster, layout(8, zero=1, recompute="none"))
     full = estimate(llama8b, "pretrain", cluster, layout(8, zero=1, recompute="full"))
@@ -119,18 +152,35 @@ def test_activations_match_korthikanti_for_gpt_without_dropout(gpt7b: ModelCard,
 
 
 @settings(max_examples=200, deadline=None)
-@given(model=st.sampled_from(["llama8b", "llama70b", "gpt7b"]),
-       method=st.sampled_from(["pretrain", "full_finetune", "lora", "qlora", "dpo"]),
-       tp=st.sampled_from([1, 2, 4, 8]), pp=st.sampled_from([1, 2, 4, 8]), zero=st.integers(0, 3),
-       recompute=st.sampled_from(["none", "selective", "full", "offload"]), mb=st.integers(1, 8),
-       micro_batches=st.integers(1, 8), framework=st.sampled_from(["megatron", "deepspeed", "fsdp"]),
-       virtual=st.sampled_from([1, 2]),
-       optimizer=st.sampled_from(["adam", "adam_8bit", "paged_adam_8bit", "adafactor", "sgd",
-                                  "adam_precision_aware"]))
-def test_the_model_states_floor_never_exceeds_the_peak(request: pytest.FixtureRequest, model: str, method: str,
-                                                       tp: int, pp: int, zero: int, recompute: str, mb: int,
-                                                       micro_batches: int, framework: str, virtual: int,
-                                                       optimizer: str) -> None:
+@given(
+    model=st.sampled_from(["llama8b", "llama70b", "gpt7b"]),
+    method=st.sampled_from(["pretrain", "full_finetune", "lora", "qlora", "dpo"]),
+    tp=st.sampled_from([1, 2, 4, 8]),
+    pp=st.sampled_from([1, 2, 4, 8]),
+    zero=st.integers(0, 3),
+    recompute=st.sampled_from(["none", "selective", "full", "offload"]),
+    mb=st.integers(1, 8),
+    micro_batches=st.integers(1, 8),
+    framework=st.sampled_from(["megatron", "deepspeed", "fsdp"]),
+    virtual=st.sampled_from([1, 2]),
+    optimizer=st.sampled_from(
+        ["adam", "adam_8bit", "paged_adam_8bit", "adafactor", "sgd", "adam_precision_aware"]
+    ),
+)
+def test_the_model_states_floor_never_exceeds_the_peak(
+    request: pytest.FixtureRequest,
+    model: str,
+    method: str,
+    tp: int,
+    pp: int,
+    zero: int,
+    recompute: str,
+    mb: int,
+    micro_batches: int,
+    framework: str,
+    virtual: int,
+    optimizer: str,
+) -> None:
     """The search rejects a combination whose states alone overflow the card without computing its
     memory: that is exact only if the states floor is a lower bound on the peak, on every stage."""
     from plan.planner.estimate.flops import shape_of
@@ -138,10 +188,22 @@ def test_the_model_states_floor_never_exceeds_the_peak(request: pytest.FixtureRe
 
     card: ModelCard = request.getfixturevalue(model)
     dp = 2
-    lay = Layout(tp=tp, pp=pp, dp=dp, zero=zero, recompute=recompute, micro_batch=mb,
-                 global_batch=dp * mb * micro_batches, seq_len=2048, precision="bf16",
-                 sequence_parallel=tp > 1, lora_rank=16 if method in ("lora", "qlora") else None,
-                 optimizer=optimizer, framework=framework, virtual_pipeline=virtual if pp > 1 else 1)
+    lay = Layout(
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        zero=zero,
+        recompute=recompute,
+        micro_batch=mb,
+        global_batch=dp * mb * micro_batches,
+        seq_len=2048,
+        precision="bf16",
+        sequence_parallel=tp > 1,
+        lora_rank=16 if method in ("lora", "qlora") else None,
+        optimizer=optimizer,
+        framework=framework,
+        virtual_pipeline=virtual if pp > 1 else 1,
+    )
     shape = shape_of(card)
     peak = memory_per_gpu(shape, method, lay, 80.0).breakdown.total_gib
     assert 0 < states_floor_gib(shape, method, lay) <= peak

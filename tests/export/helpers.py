@@ -24,7 +24,8 @@ def parse_all(files: dict[str, str]) -> dict[str, Any]:
         elif name.endswith(".toml"):
             parsed[name] = tomllib.loads(text)
         elif name.endswith(".sh"):
-            assert text.startswith("#!/usr/bin/env bash\n# ")  # a comment citing the source comes first
+            # a comment citing the source comes first
+            assert text.startswith("#!/usr/bin/env bash\n# ")
             parsed[name] = shlex.split(text.replace("\\\n", " "), comments=True)
         else:
             raise AssertionError(f"unexpected file {name}")
@@ -56,7 +57,10 @@ def check_identities(stack: str, layout: ExportLayout, files: dict[str, str]) ->
         assert ("bf16" in ds) != ("fp16" in ds)
     if stack == "megatron":
         words = parsed["train.sh"]
-        tp, pp = int(flag(words, "--tensor-model-parallel-size")), int(flag(words, "--pipeline-model-parallel-size"))
+        tp, pp = (
+            int(flag(words, "--tensor-model-parallel-size")),
+            int(flag(words, "--pipeline-model-parallel-size")),
+        )
         cp = int(flag(words, "--context-parallel-size"))
         mbs, gbs = int(flag(words, "--micro-batch-size")), int(flag(words, "--global-batch-size"))
         assert w % (tp * pp * cp) == 0 and w // (tp * pp * cp) == dp
@@ -64,25 +68,36 @@ def check_identities(stack: str, layout: ExportLayout, files: dict[str, str]) ->
         assert int(flag(words, "--seq-length")) == layout.seq_len
         ep = int(flag(words, "--expert-model-parallel-size") or 1)
         assert ep == layout.ep and dp % ep == 0
-        per_chunk = flag(words, "--num-layers-per-virtual-pipeline-stage")  # MindSpeed-LLM's spelling of vpp
+        # MindSpeed-LLM's spelling of vpp
+        per_chunk = flag(words, "--num-layers-per-virtual-pipeline-stage")
         vpp = layout.layers // (pp * int(per_chunk)) if per_chunk else 1
         assert int(flag(words, "--num-virtual-stages-per-pipeline-rank") or vpp) == layout.vpp
         # validate_args: --save needs --save-interval, a whole number of steps within the run
-        assert "--save" not in words or 1 <= int(flag(words, "--save-interval")) <= layout.train_steps
+        assert (
+            "--save" not in words or 1 <= int(flag(words, "--save-interval")) <= layout.train_steps
+        )
         first = flag(words, "--decoder-first-pipeline-num-layers")
         last = flag(words, "--decoder-last-pipeline-num-layers")
         per = -(-layout.layers // pp)
         if "--account-for-embedding-in-pipeline-split" in words:
-            # the embedding and the loss count as a layer each: (L + 2) / pp slots per stage, v equal chunks
+            # the embedding and the loss count as a layer each: (L + 2) / pp slots per stage, v
+            # equal chunks
             assert "--account-for-loss-in-pipeline-split" in words and first is None
             assert (layout.layers + 2) % pp == 0 and (layout.layers + 2) // pp == per
             assert per % layout.vpp == 0
         elif first is None:
             assert layout.layers % pp == 0 and (layout.layers // pp) % layout.vpp == 0
-        else:  # uneven: the middle stages hold ceil(L/pp), the planner's memory estimate; none holds more
-            assert int(first) + int(last) + per * (pp - 2) == layout.layers and 1 <= int(first) <= per
+        # uneven: the middle stages hold ceil(L/pp), the planner's memory estimate; none holds more
+        else:
+            assert (
+                int(first) + int(last) + per * (pp - 2) == layout.layers and 1 <= int(first) <= per
+            )
             assert 1 <= int(last) <= per
-            assert int(first) % layout.vpp == 0 and int(last) % layout.vpp == 0 and per % layout.vpp == 0
+            assert (
+                int(first) % layout.vpp == 0
+                and int(last) % layout.vpp == 0
+                and per % layout.vpp == 0
+            )
         _check_torchrun(words, layout)
     if stack == "torchtitan":
         cfg = parsed["job.toml"]
@@ -121,31 +136,47 @@ def check_identities(stack: str, layout: ExportLayout, files: dict[str, str]) ->
         assert cfg["num_processes"] == w and cfg["num_machines"] == layout.nodes
         par = cfg.get("parallelism_config")
         if par:
-            assert par["parallelism_config_dp_replicate_size"] * par["parallelism_config_dp_shard_size"] == dp
+            assert (
+                par["parallelism_config_dp_replicate_size"]
+                * par["parallelism_config_dp_shard_size"]
+                == dp
+            )
             assert par["parallelism_config_tp_size"] * par["parallelism_config_cp_size"] * dp == w
         fsdp = cfg.get("fsdp_config")
         if fsdp:
             assert fsdp["fsdp_reshard_after_forward"] == (layout.zero == 3)
-        if cfg["distributed_type"] == "FSDP" and w > 1:  # accelerate 1.16: FSDP2 needs a dimension to shard
-            assert par["parallelism_config_dp_shard_size"] > 1 or par["parallelism_config_cp_size"] > 1
+        # accelerate 1.16: FSDP2 needs a dimension to shard
+        if cfg["distributed_type"] == "FSDP" and w > 1:
+            assert (
+                par["parallelism_config_dp_shard_size"] > 1 or par["parallelism_config_cp_size"] > 1
+            )
         words = parsed["launch.sh"]
-        assert int(flag(words, "--per_device_train_batch_size")) * int(flag(words, "--gradient_accumulation_steps")) \
-            * dp == gb
+        assert (
+            int(flag(words, "--per_device_train_batch_size"))
+            * int(flag(words, "--gradient_accumulation_steps"))
+            * dp
+            == gb
+        )
 
 
 def _check_torchrun(words: list[str], layout: ExportLayout) -> None:
-    """torchrun's nnodes and nproc-per-node come from the plan's placement (or the platform's variables)."""
+    """torchrun's nnodes and nproc-per-node come from the plan's placement (or the platform's
+    variables)."""
     assert "torchrun" in words
     nnodes = flag(words, "--nnodes")
-    nproc = flag(words, "--nproc-per-node") or flag(words, "--nproc_per_node")  # MindSpeed-LLM's spelling
+    # MindSpeed-LLM's spelling
+    nproc = flag(words, "--nproc-per-node") or flag(words, "--nproc_per_node")
     if re.fullmatch(r"\d+", nnodes or ""):
         assert int(nnodes) == layout.nodes and int(nproc) == layout.gpus_per_node
     else:
         assert layout.managed and nnodes.startswith("$")
 
 
-def render_checked(layout: ExportLayout, stack: str) -> tuple[dict[str, Any], dict[str, str], list[str]]:
-    """One stack's files for the layout, parsed, with the files and notes, after `check_identities`."""
+def render_checked(
+    layout: ExportLayout, stack: str
+) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+    """One stack's files for the layout, parsed, with the files and notes, after
+    `check_identities`."""
     files, notes = render_stack(layout, stack)
     check_identities(stack, layout, files)
     return parse_all(files), files, notes

@@ -105,8 +105,7 @@ def test_cuda_only_or_unsourced_settings_are_refused_in_one_line(change, why):
 def test_qlora_on_an_npu_is_refused_as_cuda_only():
     with pytest.raises(
         ExportError,
-        match=r"^megatron: MindSpeed-LLM on Ascend: a 4-bit NF4 base \(bitsandbytes\) "
-        r"is CUDA-only",
+        match=r"^megatron: MindSpeed-LLM on Ascend: a 4-bit NF4 base \(bitsandbytes\) is CUDA-only",
     ):
         render_stack(_npu("qlora"), "megatron")
 

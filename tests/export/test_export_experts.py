@@ -1,8 +1,9 @@
 """Expert parallelism exports in the keys of the stacks that split experts (Megatron's
 --expert-model-parallel-size, torchtitan's expert_parallel_degree, LLaMA-Factory's Megatron-Bridge
-expert_model_parallel_size; docs/sources/launch-configs.md), with the experts split over tp as the estimate
-counts them; the stacks whose Hugging Face MoE models keep every expert on every rank refuse it in one line; and a
-Megatron script for an MoE model says the MoE shape it must be given, or pretrain_gpt.py builds a dense model."""
+expert_model_parallel_size; docs/sources/launch-configs.md), with the experts split over tp as the
+estimate counts them; the stacks whose Hugging Face MoE models keep every expert on every rank
+refuse it in one line; and a Megatron script for an MoE model says the MoE shape it must be given,
+or pretrain_gpt.py builds a dense model."""
 
 from __future__ import annotations
 
@@ -19,10 +20,27 @@ from tests.export.test_export_golden import _plan
 
 
 def _layout(framework: str = "megatron", ep: int = 8, tp: int = 2, model: str = "mixtral-8x7b"):
-    job = Job(id="cpt", model=model, method="continued_pretrain", tokens=64 * 4096 * 100, seq_len=4096,
-              global_batch=64)
-    plan = _plan("cpt", 64, 8, tp=tp, dp=64 // tp, zero=1 if framework == "megatron" else 3, recompute="full",
-                 global_batch=64, seq_len=4096, framework=framework, ep=ep)
+    job = Job(
+        id="cpt",
+        model=model,
+        method="continued_pretrain",
+        tokens=64 * 4096 * 100,
+        seq_len=4096,
+        global_batch=64,
+    )
+    plan = _plan(
+        "cpt",
+        64,
+        8,
+        tp=tp,
+        dp=64 // tp,
+        zero=1 if framework == "megatron" else 3,
+        recompute="full",
+        global_batch=64,
+        seq_len=4096,
+        framework=framework,
+        ep=ep,
+    )
     return build_layout(plan, job, builtin_catalog().model(model))
 
 
@@ -36,17 +54,24 @@ def test_the_layout_carries_the_expert_split_and_the_moe_shape():
 def test_megatron_splits_the_experts_and_names_the_moe_shape():
     parsed, _, notes = render_checked(_layout(), "megatron")
     words = parsed["train.sh"]
-    assert flag(words, "--expert-model-parallel-size") == "8" and flag(words, "--expert-tensor-parallel-size") == "2"
-    assert any("num_moe_experts 8, moe_router_topk 2, moe_ffn_hidden_size 14336" in note for note in notes)
-    # without expert parallelism the MoE shape is still said; a dense model's script says nothing of it
+    assert (
+        flag(words, "--expert-model-parallel-size") == "8"
+        and flag(words, "--expert-tensor-parallel-size") == "2"
+    )
+    assert any(
+        "num_moe_experts 8, moe_router_topk 2, moe_ffn_hidden_size 14336" in note for note in notes
+    )
+    # without expert parallelism the MoE shape is still said; a dense model's script says nothing of
+    # it
     parsed, _, notes = render_checked(_layout(ep=1), "megatron")
     assert flag(parsed["train.sh"], "--expert-model-parallel-size") is None
     assert any("builds a dense model" in note for note in notes)
 
 
 def test_a_megatron_moe_script_stops_unless_given_the_moe_shape():
-    """The MoE shape's flags are the checkout's (launch-configs.md names the parallel sizes only): the script asks
-    for them in MOE_ARGS and stops before launch without them, rather than train a dense model silently."""
+    """The MoE shape's flags are the checkout's (launch-configs.md names the parallel sizes only):
+    the script asks for them in MOE_ARGS and stops before launch without them, rather than train a
+    dense model silently."""
     from plan.planner.export.megatron import MOE_ARGS_GUARD
 
     files, _ = render_stack(_layout(), "megatron")
@@ -54,16 +79,25 @@ def test_a_megatron_moe_script_stops_unless_given_the_moe_shape():
     guard, launch = script.index(MOE_ARGS_GUARD), script.index("torchrun")
     assert guard < launch and script.rstrip().endswith("$MOE_ARGS")
     assert "${MOE_ARGS:?" in MOE_ARGS_GUARD  # bash's set-or-stop expansion
-    dense = Job(id="cpt", model="llama3.1-8b", method="continued_pretrain", tokens=64 * 4096 * 100, seq_len=4096,
-                global_batch=64)
+    dense = Job(
+        id="cpt",
+        model="llama3.1-8b",
+        method="continued_pretrain",
+        tokens=64 * 4096 * 100,
+        seq_len=4096,
+        global_batch=64,
+    )
     plan = _plan("cpt", 8, 8, tp=1, dp=8, zero=1, recompute="full", global_batch=64, seq_len=4096,
                  framework="megatron")
-    files, _ = render_stack(build_layout(plan, dense, builtin_catalog().model("llama3.1-8b")), "megatron")
+    files, _ = render_stack(
+        build_layout(plan, dense, builtin_catalog().model("llama3.1-8b")), "megatron"
+    )
     assert "MOE_ARGS" not in files["train.sh"]
 
 
 def test_torchtitan_splits_the_experts():
-    """On an MoE model torchtitan v0.2.2 has a flavor of (Qwen3 30B-A3B); Mixtral it has none of, and refuses."""
+    """On an MoE model torchtitan v0.2.2 has a flavor of (Qwen3 30B-A3B); Mixtral it has none of,
+    and refuses."""
     parsed, _, _ = render_checked(_layout("fsdp", model="qwen3-30b-a3b"), "torchtitan")
     par = parsed["job.toml"]["parallelism"]
     assert par["expert_parallel_degree"] == 8 and par["expert_tensor_parallel_degree"] == 2
@@ -71,7 +105,8 @@ def test_torchtitan_splits_the_experts():
                                            "hf_assets_path": "./assets/hf/Qwen/Qwen3-30B-A3B"}
     whole, _, _ = render_checked(_layout("fsdp", ep=1, model="qwen3-30b-a3b"), "torchtitan")
     assert "expert_parallel_degree" not in whole["job.toml"]["parallelism"]
-    with pytest.raises(ExportError, match=r"^torchtitan: v0\.2\.2 has no train spec and flavor for mixtral-8x7b"):
+    with pytest.raises(ExportError, match=r"^torchtitan: v0\.2\.2 has no train spec and flavor for "
+                                          r"mixtral-8x7b"):
         render_stack(_layout("fsdp"), "torchtitan")
 
 
@@ -85,18 +120,20 @@ def test_llamafactory_splits_the_experts_on_its_megatron_bridge_backend():
 @pytest.mark.parametrize("stack", ["deepspeed", "accelerate", "torchrun-fsdp"])
 def test_the_stacks_that_keep_experts_whole_refuse_a_split(stack):
     framework = "deepspeed" if stack == "deepspeed" else "fsdp"
-    with pytest.raises(ExportError, match=rf"^{stack}: no expert parallelism \(the plan splits each layer's 8 "
+    with pytest.raises(ExportError, match=rf"^{stack}: no expert parallelism \(the plan splits "
+                                          r"each layer's 8 "
                                           r"experts over ep=8 ranks"):
         render_stack(_layout(framework), stack)
     render_stack(_layout(framework, ep=1), stack)  # the same MoE model with whole experts exports
 
 
 def test_a_solved_moe_plan_says_its_expert_split_and_exports_it(tmp_path):
-    """End to end: Mixtral continued pre-training on Megatron; the plan line names ep where the experts are split,
-    and the Megatron script carries the same split."""
+    """End to end: Mixtral continued pre-training on Megatron; the plan line names ep where the
+    experts are split, and the Megatron script carries the same split."""
     path = tmp_path / "moe.yaml"
-    path.write_text("name: moe\ncurrency: CNY\nbudget: 200万元\ndeadline: 10d\nops_skill: expert\njobs:\n"
-                    "  - {id: cpt, model: mixtral-8x7b, method: continued_pretrain, tokens: 20B, seq_len: 4096, "
+    path.write_text("name: moe\ncurrency: CNY\nbudget: 200万元\ndeadline: 10d\nops_skill: "
+                    "expert\njobs:\n  - {id: cpt, model: mixtral-8x7b, method: continued_pretrain, "
+                    "tokens: 20B, seq_len: 4096, "
                     "framework: megatron}\n", encoding="utf-8")
     loaded = load_scenario(path)
     result = solve(loaded, SolveOptions(time_limit_s=60))

@@ -17,9 +17,22 @@ PINNED_CPU = {"device": "cpu", "pin_memory": True}
 
 
 def _layout(framework: str = "deepspeed", offload: bool = True, gpus: int = 8, **extra):
-    job = Job(id="sft", model="llama3-8b", method="full_finetune", tokens=32 * 4096 * 100, seq_len=4096,
-              global_batch=32)
-    lay = {"zero": 3, "recompute": "full", "global_batch": 32, "seq_len": 4096, "framework": framework, **extra}
+    job = Job(
+        id="sft",
+        model="llama3-8b",
+        method="full_finetune",
+        tokens=32 * 4096 * 100,
+        seq_len=4096,
+        global_batch=32,
+    )
+    lay = {
+        "zero": 3,
+        "recompute": "full",
+        "global_batch": 32,
+        "seq_len": 4096,
+        "framework": framework,
+        **extra,
+    }
     if offload:
         lay["state_offload"] = True
     plan = _plan("sft", gpus, 1, dp=gpus, **lay)
@@ -36,8 +49,14 @@ def test_the_layout_carries_it_and_the_readme_says_so(tmp_path):
 
 
 def test_a_layout_that_cannot_hold_it_is_refused():
-    job = Job(id="sft", model="llama3-8b", method="full_finetune", tokens=32 * 4096 * 100, seq_len=4096,
-              global_batch=32)
+    job = Job(
+        id="sft",
+        model="llama3-8b",
+        method="full_finetune",
+        tokens=32 * 4096 * 100,
+        seq_len=4096,
+        global_batch=32,
+    )
     plan = _plan("sft", 8, 1, dp=8, zero=2, global_batch=32, seq_len=4096, framework="deepspeed",
                  state_offload=True)
     with pytest.raises(ExportError, match=r"CPU memory.*ZeRO-3"):
@@ -62,7 +81,8 @@ def test_accelerate_deepspeed_offloads_in_its_json_not_its_yaml():
     parsed, _, notes = render_checked(_layout("deepspeed"), "accelerate")
     cfg = parsed["accelerate_config.yaml"]
     assert cfg["distributed_type"] == "DEEPSPEED"
-    # beside deepspeed_config_file accelerate refuses offload_optimizer_device / offload_param_device
+    # beside deepspeed_config_file accelerate refuses offload_optimizer_device /
+    # offload_param_device
     assert cfg["deepspeed_config"] == {"deepspeed_config_file": "ds_config.json",
                                        "deepspeed_multinode_launcher": "standard"}
     zero = parsed["ds_config.json"]["zero_optimization"]
@@ -73,7 +93,10 @@ def test_accelerate_deepspeed_offloads_in_its_json_not_its_yaml():
 def test_torchrun_fsdp_offloads_in_its_config_and_its_fully_shard_call():
     parsed, files, _ = render_checked(_layout("fsdp"), "torchrun-fsdp")
     assert parsed["accelerate_config.yaml"]["fsdp_config"]["fsdp_offload_params"] is True
-    assert "fully_shard with reshard_after_forward=True, offload_policy=CPUOffloadPolicy()" in files["launch.sh"]
+    assert (
+        "fully_shard with reshard_after_forward=True, offload_policy=CPUOffloadPolicy()"
+        in files["launch.sh"]
+    )
 
 
 def test_torchtitan_enables_cpu_offload():
@@ -99,7 +122,8 @@ def test_llamafactory_points_at_a_deepspeed_json_that_offloads(gpus):
     assert parsed["train.yaml"]["deepspeed"] == "ds_config.json"
     zero = parsed["ds_config.json"]["zero_optimization"]
     assert zero == {"stage": 3, "offload_param": PINNED_CPU, "offload_optimizer": PINNED_CPU}
-    assert "FORCE_TORCHRUN=1" in parsed["launch.sh"]  # a deepspeed: run must be launched distributed
+    # a deepspeed: run must be launched distributed
+    assert "FORCE_TORCHRUN=1" in parsed["launch.sh"]
     assert any("ds_z3_offload_config.json" in note for note in notes)
 
 
@@ -107,7 +131,8 @@ def test_megatron_refuses_it_in_one_line():
     with pytest.raises(ExportError) as refused:
         render_stack(_layout("fsdp"), "megatron")
     message = str(refused.value)
-    assert "\n" not in message and message.startswith("megatron: no CPU offload of parameters and gradients")
+    assert "\n" not in message and message.startswith("megatron: no CPU offload of parameters and "
+                                                      "gradients")
     assert "--optimizer-cpu-offload" in message
 
 
@@ -117,7 +142,8 @@ def test_deepspeed_paths_refuse_an_optimizer_without_a_cpu_step(stack):
     with pytest.raises(ExportError) as refused:
         render_stack(layout, stack)
     message = str(refused.value)
-    assert "\n" not in message and message.startswith(f"{stack}: no CPU step for the adam_8bit optimizer")
+    assert "\n" not in message and message.startswith(f"{stack}: no CPU step for the adam_8bit "
+                                                      "optimizer")
 
 
 @pytest.mark.parametrize("framework", ["deepspeed", "fsdp"])
@@ -141,20 +167,23 @@ def test_without_it_nothing_is_offloaded(framework):
     for stack in ("deepspeed", "llamafactory", "accelerate"):
         parsed, _, notes = render_checked(layout, stack)
         zero = parsed["ds_config.json"]["zero_optimization"] if "ds_config.json" in parsed else {}
-        assert "offload_param" not in zero and "offload_optimizer" not in zero  # DeepSpeed's default: none
+        # DeepSpeed's default: none
+        assert "offload_param" not in zero and "offload_optimizer" not in zero
         assert not any("CPU memory" in note for note in notes)
     for stack in ("accelerate", "torchrun-fsdp"):
         parsed, files, _ = render_checked(layout, stack)
         fsdp = parsed["accelerate_config.yaml"].get("fsdp_config")
         assert fsdp is None or fsdp["fsdp_offload_params"] is False
         assert "CPUOffloadPolicy" not in files["launch.sh"]
-    assert "enable_cpu_offload" not in render_checked(layout, "torchtitan")[0]["job.toml"]["training"]  # default false
+    assert (
+        "enable_cpu_offload" not in render_checked(layout, "torchtitan")[0]["job.toml"]["training"]
+    )  # default false
     render_checked(layout, "megatron")  # ZeRO-3 without offload is Megatron-FSDP, as before
 
 
 def test_offloaded_checkpoints_are_llamafactorys_use_unsloth_gc_and_refused_elsewhere():
-    # full recomputation with the checkpoints in host memory: LLaMA-Factory's Hugging Face path has it
-    # (use_unsloth_gc); the other stacks say in one line that they do not
+    # full recomputation with the checkpoints in host memory: LLaMA-Factory's Hugging Face path has
+    # it (use_unsloth_gc); the other stacks say in one line that they do not
     layout = _layout("fsdp", offload=False, recompute="full_offload", gpus=1)
     parsed, _, _ = render_checked(layout, "llamafactory")
     train = parsed["train.yaml"]

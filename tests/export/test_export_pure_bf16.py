@@ -1,6 +1,6 @@
-"""A plan with pure BF16 AdamW (`adamw-bf16`) exports as each stack spells it: DeepSpeed's bf16 master weights
-and optimizer states (ZeRO 1-3 only), LLaMA-Factory's pure_bf16 (not with ZeRO-3), accelerate without
-autocast; torchtitan and Megatron refuse it in one line."""
+"""A plan with pure BF16 AdamW (`adamw-bf16`) exports as each stack spells it: DeepSpeed's bf16
+master weights and optimizer states (ZeRO 1-3 only), LLaMA-Factory's pure_bf16 (not with ZeRO-3),
+accelerate without autocast; torchtitan and Megatron refuse it in one line."""
 
 from __future__ import annotations
 
@@ -14,8 +14,15 @@ from tests.export.test_export_golden import _plan
 
 
 def _layout(framework: str = "fsdp", zero: int = 2, gpus: int = 8):
-    job = Job(id="j", model="llama3-8b", method="full_finetune", tokens=32 * 4096 * 100, seq_len=4096,
-              global_batch=32, optimizer="adamw-bf16")
+    job = Job(
+        id="j",
+        model="llama3-8b",
+        method="full_finetune",
+        tokens=32 * 4096 * 100,
+        seq_len=4096,
+        global_batch=32,
+        optimizer="adamw-bf16",
+    )
     plan = _plan("j", gpus, 1, dp=gpus, zero=zero, recompute="full", global_batch=32, seq_len=4096,
                  framework=framework, optimizer="adam_bf16")
     return build_layout(plan, job, builtin_catalog().model("llama3-8b"))
@@ -23,8 +30,11 @@ def _layout(framework: str = "fsdp", zero: int = 2, gpus: int = 8):
 
 def test_deepspeed_keeps_master_weights_gradients_and_moments_in_bf16():
     parsed, _, notes = render_checked(_layout("deepspeed"), "deepspeed")
-    assert parsed["ds_config.json"]["bf16"] == {"enabled": True, "bf16_master_weights_and_grads": True,
-                                                "bf16_optimizer_states": True}
+    assert parsed["ds_config.json"]["bf16"] == {
+        "enabled": True,
+        "bf16_master_weights_and_grads": True,
+        "bf16_optimizer_states": True,
+    }
     assert any("adamw-bf16" in note and "8 bytes per parameter" in note for note in notes)
     with pytest.raises(ExportError) as refused:  # DeepSpeed takes the two flags with ZeRO 1-3 only
         render_stack(_layout("deepspeed", zero=0), "deepspeed")

@@ -1,5 +1,5 @@
-"""Every plan of every shipped scenario: each stack either exports files that parse and keep the layout
-identities, or refuses with one reason naming the stack and the capability it lacks."""
+"""Every plan of every shipped scenario: each stack either exports files that parse and keep the
+layout identities, or refuses with one reason naming the stack and the capability it lacks."""
 
 from __future__ import annotations
 
@@ -33,13 +33,18 @@ def test_every_plan_exports_consistently_or_names_what_is_missing(solved):
                 except ExportError as exc:
                     message = str(exc)
                     reasons.append(message)
-                    assert "\n" not in message and message.split(":")[0] in (stack, "accelerate", "torchrun-fsdp")
+                    assert "\n" not in message and message.split(":")[0] in (
+                        stack,
+                        "accelerate",
+                        "torchrun-fsdp",
+                    )
                     continue
                 exported += 1
                 check_identities(stack, layout, files)
                 assert all(isinstance(n, str) and n for n in notes)
-            # Every job exports to some stack, except one that keeps activations in host memory without
-            # recomputing them (torchtune's policy): none of the six stacks has it, and each says so.
+            # Every job exports to some stack, except one that keeps activations in host memory
+            # without recomputing them (torchtune's policy): none of the six stacks has it, and each
+            # says so.
             if layout.recompute != "offload":
                 assert exported >= 1, f"{jp.job} of plan {plan.rank} exports to no stack: {reasons}"
             elif exported == 0:

@@ -23,9 +23,14 @@ def with_field(dotted: str, value: Any) -> dict[str, Any]:
 
 
 def invoke(*args: str) -> tuple[int, str, str, BaseException | None]:
-    """`plan ARGS` in this process: exit code, stdout, stderr and any exception that escaped typer."""
+    """`plan ARGS` in this process: exit code, stdout, stderr and any exception that escaped
+    typer."""
     result = CliRunner().invoke(app, list(args))
-    escaped = result.exception if result.exception and not isinstance(result.exception, SystemExit) else None
+    escaped = (
+        result.exception
+        if result.exception and not isinstance(result.exception, SystemExit)
+        else None
+    )
     return result.exit_code, result.stdout, result.stderr, escaped
 
 

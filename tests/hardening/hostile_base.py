@@ -1,5 +1,5 @@
-"""The scenario every hostile case changes one field of: shared by the hardening tests and the slower
-`bench/hostile_inputs.py` corpus, so both probe the same valid starting point."""
+"""The scenario every hostile case changes one field of: shared by the hardening tests and the
+slower `bench/hostile_inputs.py` corpus, so both probe the same valid starting point."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ HOSTILE_BASE: dict[str, Any] = {
 
 
 def set_field(data: dict[str, Any], dotted: str, value: Any) -> None:
-    """Set `jobs.0.tokens`-style paths in place (digits index lists; missing mappings are created)."""
+    """Set `jobs.0.tokens`-style paths in place (digits index lists; missing mappings are
+    created)."""
     parts = dotted.split(".")
     node: Any = data
     for part in parts[:-1]:

@@ -71,11 +71,10 @@ def test_a_file_under_the_byte_cap_that_builds_too_much_is_refused_fast_and_smal
     path = tmp_path / "list.yaml"
     path.write_text("- 1\n" * 1_200_000, encoding="utf-8")
     probe = (
-        "import resource, sys\nfrom pathlib import Path\n"
-        "from plan.models.errors import InputError\n"
-        "from plan.models.yaml_io import read_yaml\ntry:\n    read_yaml(Path(sys.argv[1]))\n"
-        "except InputError as exc:\n    print(exc.problems[0])\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+        "import resource, sys\nfrom pathlib import Path\nfrom plan.models.errors import "
+        "InputError\nfrom plan.models.yaml_io import read_yaml\ntry:\n    "
+        "read_yaml(Path(sys.argv[1]))\nexcept InputError as exc:\n    "
+        "print(exc.problems[0])\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
     )
     started = time.perf_counter()
     done = subprocess.run(
@@ -179,8 +178,8 @@ def test_capping_twice_counts_every_problem_once(first: int, second: int) -> Non
 
 
 OFFER = (
-    "{gpu: rtx4090, billing: hourly, price_per_gpu_period: %s, currency: CNY, source: q, "
-    "as_of: 2026-11-20}"
+    "{gpu: rtx4090, billing: hourly, price_per_gpu_period: %s, currency: CNY, source: q, as_of: "
+    "2026-11-20}"
 )
 MODEL = (
     "{id: m1, params: %s, layers: 32, hidden_size: 4096, ffn_hidden_size: 14336, num_heads: 32, "
@@ -202,9 +201,8 @@ MODEL = (
             "platforms[0].offers[1]",
         ),
         (
-            "platforms:\n  - id: zhixingyun\n    limits:\n      capacity:\n"
-            "        - {gpu: rtx4090, max_gpus: 8}\n"
-            "        - {gpu: rtx4090, max_gpus: 16}\n",
+            "platforms:\n  - id: zhixingyun\n    limits:\n      capacity:\n        - {gpu: "
+            "rtx4090, max_gpus: 8}\n        - {gpu: rtx4090, max_gpus: 16}\n",
             "capacity[0]",
             "capacity[1]",
         ),

@@ -45,14 +45,17 @@ def _stored(folder: Path) -> list[tuple[str, str]]:
 
 
 def _rewrite(folder: Path, change: Callable[[dict[str, Any]], None], keep_checksum: bool) -> None:
-    """Edit every stored row; with `keep_checksum` the checksum is made to match (a careful forger)."""
+    """Edit every stored row; with `keep_checksum` the checksum is made to match (a careful
+    forger)."""
     with sqlite3.connect(folder / "estimates.sqlite3") as db:
         for key, text in db.execute("SELECT key, value FROM estimates").fetchall():
             data = json.loads(text)
             change(data)
             new = json.dumps(data)
             checksum = estimate_store._checksum(key, new) if keep_checksum else "0" * 64
-            db.execute("UPDATE estimates SET value = ?, checksum = ? WHERE key = ?", (new, checksum, key))
+            db.execute(
+                "UPDATE estimates SET value = ?, checksum = ? WHERE key = ?", (new, checksum, key)
+            )
 
 
 def _scale_best(factor: float, field: str) -> Callable[[dict[str, Any]], None]:
@@ -82,9 +85,17 @@ def _time_and_throughput_together(data: dict[str, Any]) -> None:
             best[name] *= 100
 
 
-@pytest.mark.parametrize("change", [_scale_best(0.01, "tokens_per_s"), _scale_best(100, "step_time_s"),
-                                    _nan_memory, _another_layout_word, _time_and_throughput_together],
-                         ids=["throughput", "step-time", "nan-memory", "layout-word", "consistent-rates"])
+@pytest.mark.parametrize(
+    "change",
+    [
+        _scale_best(0.01, "tokens_per_s"),
+        _scale_best(100, "step_time_s"),
+        _nan_memory,
+        _another_layout_word,
+        _time_and_throughput_together,
+    ],
+    ids=["throughput", "step-time", "nan-memory", "layout-word", "consistent-rates"],
+)
 @pytest.mark.parametrize("keep_checksum", [False, True], ids=["edited", "forged"])
 def test_a_tampered_row_is_recomputed_and_the_answer_unchanged(
         cache: Path, change: Callable[[dict[str, Any]], None], keep_checksum: bool) -> None:
@@ -100,28 +111,40 @@ def test_a_tampered_row_is_recomputed_and_the_answer_unchanged(
 
 def _search_on(gpus: int) -> search.SearchResult:
     catalog = builtin_catalog()
-    return search_layout(catalog.model("llama3-8b"), "lora", Cluster.of(catalog.gpu("h100-sxm"), gpus),
-                         LayoutSpec(seq_len=2048))
+    return search_layout(
+        catalog.model("llama3-8b"),
+        "lora",
+        Cluster.of(catalog.gpu("h100-sxm"), gpus),
+        LayoutSpec(seq_len=2048),
+    )
 
 
 @pytest.mark.parametrize("keep_checksum", [False, True], ids=["copied", "forged"])
-def test_rows_are_plain_json_and_a_row_under_another_key_is_a_miss(cache: Path, keep_checksum: bool) -> None:
+def test_rows_are_plain_json_and_a_row_under_another_key_is_a_miss(
+    cache: Path, keep_checksum: bool
+) -> None:
     honest = {gpus: _search_on(gpus) for gpus in (2, 8)}
     estimate_store.flush()
     rows = _stored(cache)
     assert len(rows) >= 2 and all(isinstance(json.loads(text), dict) for _, text in rows)
-    with sqlite3.connect(cache / "estimates.sqlite3") as db:  # each row's value moved to every other key
+    # each row's value moved to every other key
+    with sqlite3.connect(cache / "estimates.sqlite3") as db:
         for key, _ in rows:
             for other_key, text in rows:
                 if other_key != key:
                     checksum = estimate_store._checksum(key, text) if keep_checksum else "0" * 64
-                    db.execute("UPDATE estimates SET value = ?, checksum = ? WHERE key = ?", (text, checksum, key))
+                    db.execute(
+                        "UPDATE estimates SET value = ?, checksum = ? WHERE key = ?",
+                        (text, checksum, key),
+                    )
                     break
     search._search.cache_clear()
     assert {gpus: _search_on(gpus) for gpus in (2, 8)} == honest
 
 
-def test_a_pickle_from_an_earlier_version_is_never_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_pickle_from_an_earlier_version_is_never_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "cache"
     folder.mkdir(mode=0o700)
     marker = tmp_path / "ran"
@@ -131,14 +154,16 @@ def test_a_pickle_from_an_earlier_version_is_never_loaded(tmp_path: Path, monkey
             return (os.system, (f"touch {marker}",))
 
     with sqlite3.connect(folder / "estimates.sqlite3") as db:
-        db.execute("CREATE TABLE results (key TEXT PRIMARY KEY, value BLOB NOT NULL, stored REAL NOT NULL)")
+        db.execute("CREATE TABLE results (key TEXT PRIMARY KEY, value BLOB NOT NULL, stored REAL "
+                   "NOT NULL)")
         db.execute("INSERT INTO results VALUES (?, ?, 0)", ("k", pickle.dumps(Boom())))
     monkeypatch.setenv(estimate_store.CACHE_ENV, str(folder))
     search._search.cache_clear()
     assert _search().best is not None
     assert not marker.exists()
     with sqlite3.connect(folder / "estimates.sqlite3") as db:
-        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = "
+                                                 "'table'")}
     assert "results" not in tables, "the old pickles were dropped"
     search._search.cache_clear()
 
@@ -157,8 +182,14 @@ def test_a_folder_others_may_write_is_not_used_with_one_line(tmp_path: Path, mod
     folder.mkdir()
     folder.chmod(mode)
     env = dict(os.environ, PLAN_CACHE_DIR=str(folder))
-    done = subprocess.run([sys.executable, "-m", "plan.planner.cli.app", "solve", str(STUDENT)], cwd=REPO,
-                          env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "plan.planner.cli.app", "solve", str(STUDENT)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     warnings = [line for line in done.stderr.splitlines() if "estimate cache" in line]
     assert len(warnings) == 1 and "other users" in warnings[0] and str(folder) in warnings[0]
@@ -167,7 +198,9 @@ def test_a_folder_others_may_write_is_not_used_with_one_line(tmp_path: Path, mod
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
-def test_a_symlinked_cache_file_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_symlinked_cache_file_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "cache"
     folder.mkdir(mode=0o700)
     (folder / "estimates.sqlite3").symlink_to(tmp_path / "elsewhere.sqlite3")
@@ -188,8 +221,15 @@ def test_values_that_are_not_plain_finite_json_are_not_kept(tmp_path: Path) -> N
 
 
 def _solve_json(env: dict[str, str]) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "plan.planner.cli.app", "solve", str(STUDENT), "--format", "json"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "plan.planner.cli.app", "solve", str(STUDENT), "--format", "json"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     data = json.loads(done.stdout)
     data.pop("solve_time_s", None)
     return dict(data)

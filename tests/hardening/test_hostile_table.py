@@ -43,8 +43,9 @@ def _scenario_text(dotted: str, raw: str) -> str:
 
 
 @pytest.mark.parametrize(("dotted", "raw", "words"), NUMBERS)
-def test_nonsense_numbers_and_text_are_refused_naming_the_field(tmp_path: Path, dotted: str, raw: str,
-                                                                 words: str) -> None:
+def test_nonsense_numbers_and_text_are_refused_naming_the_field(
+    tmp_path: Path, dotted: str, raw: str, words: str
+) -> None:
     path = tmp_path / "s.yaml"
     path.write_text(_scenario_text(dotted, raw), encoding="utf-8")
     code, out, err, escaped = invoke("solve", str(path))
@@ -62,19 +63,24 @@ OVERLAYS: list[tuple[str, str]] = [
     ("exchange_rates: {rates: {USD: -7}}", "exchange_rates.rates.USD"),
     ("exchange_rates: {rates: {USD: .nan}}", "exchange_rates.rates.USD"),
     ("platforms: [{id: zhixingyun-pro, limits: {capacity: 5}}]", "limits.capacity"),
-    ("platforms: [{id: zhixingyun-pro, offers: [{gpu: rtx4090, billing: hourly, price_per_gpu_period: .inf, "
+    ("platforms: [{id: zhixingyun-pro, offers: [{gpu: rtx4090, billing: hourly, "
+     "price_per_gpu_period: .inf, "
      "currency: CNY, source: x, as_of: 2026-01-01}]}]", "price_per_gpu_period"),
 ]
 
 
 @pytest.mark.parametrize(("overlay", "field"), OVERLAYS)
-def test_bad_overlays_name_the_overlay_file_and_field(tmp_path: Path, overlay: str, field: str) -> None:
+def test_bad_overlays_name_the_overlay_file_and_field(
+    tmp_path: Path, overlay: str, field: str
+) -> None:
     scenario = tmp_path / "s.yaml"
     scenario.write_text(yaml.safe_dump(HOSTILE_BASE), encoding="utf-8")
     (tmp_path / "o.yaml").write_text(overlay, encoding="utf-8")
     code, _, err, escaped = invoke("solve", str(scenario), "--catalog", str(tmp_path / "o.yaml"))
     assert escaped is None and code == 2, (err, escaped)
-    assert all(line.startswith(f"error: {tmp_path / 'o.yaml'}: ") for line in err.strip().splitlines()), err
+    assert all(
+        line.startswith(f"error: {tmp_path / 'o.yaml'}: ") for line in err.strip().splitlines()
+    ), err
     assert field in err
 
 
@@ -91,7 +97,8 @@ def test_only_regular_files_are_read(tmp_path: Path, name: str) -> None:
         path = tmp_path
     else:
         path = Path(name)
-    code, _, err, escaped = invoke("validate", str(path))  # a FIFO read would block this test forever
+    # a FIFO read would block this test forever
+    code, _, err, escaped = invoke("validate", str(path))
     assert escaped is None and code == 2
     assert err.strip().startswith(f"error: {path}: ") and len(err.strip().splitlines()) == 1
 
@@ -111,17 +118,44 @@ def test_duplicate_keys_are_an_error(tmp_path: Path) -> None:
 
 
 def test_a_card_whose_params_do_not_match_its_shape_is_refused(tmp_path: Path) -> None:
-    card: dict[str, Any] = {"id": "fake", "params": "70B", "layers": 2, "hidden_size": 64, "ffn_hidden_size": 128,
-                            "num_heads": 4, "num_kv_heads": 4, "vocab_size": 1000, "max_positions": 4096,
-                            "source": "test"}
+    card: dict[str, Any] = {
+        "id": "fake",
+        "params": "70B",
+        "layers": 2,
+        "hidden_size": 64,
+        "ffn_hidden_size": 128,
+        "num_heads": 4,
+        "num_kv_heads": 4,
+        "vocab_size": 1000,
+        "max_positions": 4096,
+        "source": "test",
+    }
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(card), encoding="utf-8")
-    code, _, err, _ = invoke("estimate", "--model", str(tmp_path / "c.yaml"), "--method", "lora", "--gpu", "h800",
-                             "--gpus", "1")
+    code, _, err, _ = invoke(
+        "estimate",
+        "--model",
+        str(tmp_path / "c.yaml"),
+        "--method",
+        "lora",
+        "--gpu",
+        "h800",
+        "--gpus",
+        "1",
+    )
     assert code == 2 and "does not match the shape" in err
     card["params_note"] = "test card: the count is deliberately not the shape's"
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(card), encoding="utf-8")
-    code, _, _, escaped = invoke("estimate", "--model", str(tmp_path / "c.yaml"), "--method", "lora", "--gpu", "h800",
-                                 "--gpus", "1")
+    code, _, _, escaped = invoke(
+        "estimate",
+        "--model",
+        str(tmp_path / "c.yaml"),
+        "--method",
+        "lora",
+        "--gpu",
+        "h800",
+        "--gpus",
+        "1",
+    )
     assert escaped is None and code == 0
 
 
@@ -133,7 +167,9 @@ def test_a_card_whose_params_do_not_match_its_shape_is_refused(tmp_path: Path) -
     (["--gpus", "8", "--tp", "100000"], "--tp:"),
 ])
 def test_estimate_applies_the_same_checks_as_solve(args: list[str], words: str) -> None:
-    code, _, err, escaped = invoke("estimate", "--model", "llama3.1-8b", "--method", "lora", "--gpu", "h800", *args)
+    code, _, err, escaped = invoke(
+        "estimate", "--model", "llama3.1-8b", "--method", "lora", "--gpu", "h800", *args
+    )
     assert escaped is None and code == 2
     assert err.strip().startswith(f"error: {words}") and len(err.strip().splitlines()) == 1, err
 
@@ -167,13 +203,26 @@ def test_markup_in_a_scenario_name_prints_as_text(tmp_path: Path) -> None:
 
 
 def test_figures_that_would_overflow_the_solver_are_bad_input(tmp_path: Path) -> None:
-    scenario = {**HOSTILE_BASE, "objective": "balanced", "value_of_time_per_day": 10**9, "deadline": "3650d",
-                "jobs": [{"id": "a", "model": "llama3.1-8b", "method": "lora", "tokens": "10M", "seq_len": 2048}]}
+    scenario = {
+        **HOSTILE_BASE,
+        "objective": "balanced",
+        "value_of_time_per_day": 10**9,
+        "deadline": "3650d",
+        "jobs": [
+            {"id": "a", "model": "llama3.1-8b", "method": "lora", "tokens": "10M", "seq_len": 2048}
+        ],
+    }
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(scenario), encoding="utf-8")
     (tmp_path / "o.yaml").write_text(
-        "exchange_rates: {rates: {USD: 1000000}}\nplatforms:\n  - id: zhixingyun-pro\n    offers:\n"
-        "      - {gpu: h800, billing: monthly, price_per_gpu_period: 72000000, currency: USD, source: x, "
+        "exchange_rates: {rates: {USD: 1000000}}\nplatforms:\n  - id: zhixingyun-pro\n    "
+        "offers:\n      - {gpu: h800, billing: monthly, price_per_gpu_period: 72000000, currency: "
+        "USD, source: x, "
         "as_of: 2026-01-01}\n", encoding="utf-8")
-    code, _, err, escaped = invoke("solve", str(tmp_path / "s.yaml"), "--catalog", str(tmp_path / "o.yaml"))
+    code, _, err, escaped = invoke(
+        "solve", str(tmp_path / "s.yaml"), "--catalog", str(tmp_path / "o.yaml")
+    )
     assert escaped is None and code == 2, err
-    assert err.startswith(f"error: {tmp_path / 's.yaml'}: the money figures are too large") and err.count("\n") == 1
+    assert (
+        err.startswith(f"error: {tmp_path / 's.yaml'}: the money figures are too large")
+        and err.count("\n") == 1
+    )

@@ -42,8 +42,11 @@ def test_the_time_limit_covers_candidate_building(tmp_path: Path) -> None:
 
 def test_a_second_writer_of_the_same_results_file_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "r.csv"
-    with locked_output(out), pytest.raises(OutputLockError, match="another `plan batch` is writing"), \
-            locked_output(out):
+    with (
+        locked_output(out),
+        pytest.raises(OutputLockError, match="another `plan batch` is writing"),
+        locked_output(out),
+    ):
         pass
     with locked_output(out):  # released when the first run ends
         pass
@@ -75,8 +78,13 @@ def _descendants(pid: int) -> set[int]:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:
     slow = [_slow_scenario(tmp_path / f"s{i}.yaml") for i in range(2)]
-    proc = subprocess.Popen([*PLAN, "batch", *map(str, slow), "-j", "2"], cwd=REPO, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO)})
+    proc = subprocess.Popen(
+        [*PLAN, "batch", *map(str, slow), "-j", "2"],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     ends = time.monotonic() + 60
     while len(workers := _descendants(proc.pid)) < 3:  # the forkserver and two workers
         assert time.monotonic() < ends and proc.poll() is None
@@ -89,14 +97,19 @@ def test_workers_exit_when_the_parent_is_killed(tmp_path: Path) -> None:
         time.sleep(0.2)
 
 
-@pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs /proc, a folder nobody can write")
+@pytest.mark.skipif(
+    not Path("/proc/self").exists(), reason="needs /proc, a folder nobody can write"
+)
 def test_an_unwritable_results_folder_is_refused_before_any_work(tmp_path: Path) -> None:
     scenario = tmp_path / "s.yaml"
     scenario.write_text(yaml.safe_dump(HOSTILE_BASE), encoding="utf-8")
     started = time.perf_counter()
     code, out, err, escaped = invoke("batch", str(scenario), "-o", "/proc/rows.csv")
     assert escaped is None and code == 2 and out == ""
-    assert err.startswith("error: /proc/rows.csv: cannot write in /proc") and time.perf_counter() - started < 5
+    assert (
+        err.startswith("error: /proc/rows.csv: cannot write in /proc")
+        and time.perf_counter() - started < 5
+    )
 
 
 def test_an_unreadable_input_is_its_own_error_row(tmp_path: Path) -> None:
@@ -108,15 +121,18 @@ def test_an_unreadable_input_is_its_own_error_row(tmp_path: Path) -> None:
     fifo = tmp_path / "f.yaml"
     os.mkfifo(fifo)
     out = tmp_path / "rows.jsonl"
-    code, _, _, escaped = invoke("batch", str(loop), str(fifo), str(good), "-j", "1", "-o", str(out))
+    code, _, _, escaped = invoke(
+        "batch", str(loop), str(fifo), str(good), "-j", "1", "-o", str(out)
+    )
     assert escaped is None and code == 1
     rows = [yaml.safe_load(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [r["status"] for r in rows] == ["error", "error", "optimal"]
     assert "symbolic links" in rows[0]["error"] and "FIFO" in rows[1]["error"]
 
 
-def test_a_pool_that_cannot_start_is_said_and_the_batch_runs_in_one_process(tmp_path: Path, monkeypatch,
-                                                                              capsys) -> None:
+def test_a_pool_that_cannot_start_is_said_and_the_batch_runs_in_one_process(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
     from plan.planner.batch import local
     from plan.planner.batch.inputs import Input
     from plan.planner.batch.tasks import build_tasks
@@ -130,7 +146,10 @@ def test_a_pool_that_cannot_start_is_said_and_the_batch_runs_in_one_process(tmp_
     for name in ("a.yaml", "b.yaml"):
         paths.append(tmp_path / name)
         paths[-1].write_text(yaml.safe_dump({**HOSTILE_BASE, "name": name}), encoding="utf-8")
-    tasks = [t for t in build_tasks([Input(p) for p in paths], [_no_variant()], (), SolveOptions(top_k=1))]
+    tasks = [
+        t
+        for t in build_tasks([Input(p) for p in paths], [_no_variant()], (), SolveOptions(top_k=1))
+    ]
     rows = dict(local.run_local(tasks, jobs=2))  # type: ignore[arg-type]
     assert sorted(r.status for r in rows.values()) == ["optimal", "optimal"]
     assert "could not start 2 worker processes" in capsys.readouterr().err

@@ -217,14 +217,11 @@ def test_ctrl_c_inside_a_write_leaves_no_temporary_file(tmp_path: Path, monkeypa
 
 def test_sigterm_inside_a_write_leaves_no_temporary_file(tmp_path: Path) -> None:
     script = (  # SIGTERM lands while the temporary file is open; the process ends by it, as usual
-        "import os, signal, sys\n"
-        "from pathlib import Path\n"
-        "from plan.planner import atomic_file\n"
-        "def fsync(fd):\n"
-        "    os.kill(os.getpid(), signal.SIGTERM)\n"
-        "atomic_file.os.fsync = fsync\n"
-        "atomic_file.write_atomically(Path(sys.argv[1]) / 'r.csv', 'x' * 100000)\n"
-        "print('not reached')\n")
+        "import os, signal, sys\nfrom pathlib import Path\nfrom plan.planner import "
+        "atomic_file\ndef fsync(fd):\n    os.kill(os.getpid(), "
+        "signal.SIGTERM)\natomic_file.os.fsync = "
+        "fsync\natomic_file.write_atomically(Path(sys.argv[1]) / 'r.csv', 'x' * "
+        "100000)\nprint('not reached')\n")
     proc = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True,
                           text=True, timeout=60, cwd=REPO)
     assert proc.returncode == -signal.SIGTERM and "not reached" not in proc.stdout
@@ -287,12 +284,9 @@ def test_os_errors_become_one_line_naming_the_path(tmp_path: Path, monkeypatch, 
 def _main_ending_in(raised: str) -> subprocess.CompletedProcess[str]:
     """`plan validate` whose command raises `raised` (Python source), as the user sees it."""
     script = ("import sys\n"
-              "from plan.planner.cli import app\n"
-              "def broken():\n"
-              f"    raise {raised}\n"
-              "app.COMMANDS['validate'] = ('__main__', 'broken')\n"
-              "sys.argv = ['plan', 'validate']\n"
-              "app.main()\n")
+              "from plan.planner.cli import app\ndef broken():\n    raise "
+              f"{raised}\napp.COMMANDS['validate'] = ('__main__', 'broken')\nsys.argv = ['plan', "
+              "'validate']\napp.main()\n")
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120, cwd=REPO)
 

@@ -1,4 +1,5 @@
-"""Issue 13 item 6 catalog additions: specialist Chinese rental clouds, Volcano Engine, egress, purchases."""
+"""Issue 13 item 6 catalog additions: specialist Chinese rental clouds, Volcano Engine, egress,
+purchases."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ def catalog():
 
 
 def test_new_platforms_have_sourced_assumed_offers(catalog):
-    """Their prices come from third parties (vendor pages are console-only): every one is `assumed`, names
-    its source and date, and cites nothing outside the repository."""
+    """Their prices come from third parties (vendor pages are console-only): every one is `assumed`,
+    names its source and date, and cites nothing outside the repository."""
     for pid in NEW_PLATFORMS:
         platform = catalog.platform(pid)
         assert platform.jurisdiction == "cn" and platform.offers, pid
@@ -38,11 +39,13 @@ def test_chinese_names_resolve(catalog):
 
 
 def test_rental_clouds_claim_no_security_features(catalog):
-    """No source gives AutoDL-class clouds or Volcano Engine dedicated hardware, encryption or compliance,
-    so sensitive data can never be placed there by default."""
+    """No source gives AutoDL-class clouds or Volcano Engine dedicated hardware, encryption or
+    compliance, so sensitive data can never be placed there by default."""
     for pid in NEW_PLATFORMS:
         f = catalog.platform(pid).features
-        assert not (f.dedicated_hardware or f.encryption or f.domestic_compliance or f.private_line), pid
+        assert not (
+            f.dedicated_hardware or f.encryption or f.domestic_compliance or f.private_line
+        ), pid
 
 
 def test_autodl_bills_per_second_and_is_single_host(catalog):
@@ -68,9 +71,13 @@ def test_purchase_prices_per_gpu(catalog):
     by_gpu = {p.gpu: p for p in private.purchase}
     assert {"a800-80gb", "h800", "a100-80gb", "h200", "h100-sxm", "h20"} <= set(by_gpu)
     for option in private.purchase:
-        assert option.source and DATE.match(option.as_of) and (not option.assumed or option.assumption)
+        assert (
+            option.source and DATE.match(option.as_of) and (not option.assumed or option.assumption)
+        )
         # a per-GPU price with its share of the server: between 50k and 500k CNY for these cards
         if option.gpu != "rubin-nvl72":
-            assert 50_000 < catalog.to_currency(option.capex_per_gpu, option.currency, "CNY") < 500_000
+            assert (
+                50_000 < catalog.to_currency(option.capex_per_gpu, option.currency, "CNY") < 500_000
+            )
     # the H20 is the cut-down export part: cheaper than the H200 it is priced against
     assert by_gpu["h20"].capex_per_gpu < by_gpu["h200"].capex_per_gpu

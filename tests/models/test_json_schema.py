@@ -49,7 +49,9 @@ def test_base_scenario_validates():
 SCHEMA_LEVEL = [case for case in INVALID if not any(word in case[2] for word in SEMANTIC)]
 
 
-@pytest.mark.parametrize(("path", "value", "expected"), SCHEMA_LEVEL, ids=[c[2][:40] for c in SCHEMA_LEVEL])
+@pytest.mark.parametrize(
+    ("path", "value", "expected"), SCHEMA_LEVEL, ids=[c[2][:40] for c in SCHEMA_LEVEL]
+)
 def test_schema_rejects_the_bad_input_table(base_scenario, path, value, expected):
     assert not VALIDATOR.is_valid(_mutate(base_scenario, path, value))
 
@@ -74,22 +76,70 @@ def _loader_accepts(parse, value) -> bool:
 
 # Both ways: each string is accepted by the loader exactly when the schema's pattern matches it.
 WRITTEN = {
-    "money": (units.parse_money_amount, units_schema.MONEY_PATTERN,
-              ["400k", "40万", "2万元", "¥20,000", "20k USD", "$1.2M", "1,500", "3.5k", "lots", "5x", "20k usd",
-               "-5k", "k20", "2万万", "€10k"]),
-    "count": (units.parse_count, units_schema.COUNT_PATTERN,
-              ["2B", "200M", "1.5T", "10k", "2e9", "2Q", "B2", "-1B", "two"]),
-    "duration": (units.parse_duration_h, units_schema.DURATION_PATTERN,
-                 ["30d", "12h", "2w", "2 weeks", "1 week", "90min", "10天", "30", "soon", "2 fortnights", "d30"]),
-    "size": (units.parse_size_gb, units_schema.SIZE_PATTERN,
-             ["50GB", "1.5TB", "500MiB", "50", "50 gigs", "GB50"]),
-    "seq_len": (units.parse_seq_len, units_schema.SEQ_LEN_PATTERN, ["4k", "32K", "4096", "4M", "lots", "k4"]),
-    "jurisdiction": (lambda v: 1 if check_code(v) else 0, WRITTEN_CODE_PATTERN,
-                     ["cn", "US", " sg ", "eu", "usa", "c", "global", "c1"]),
+    "money": (
+        units.parse_money_amount,
+        units_schema.MONEY_PATTERN,
+        [
+            "400k",
+            "40万",
+            "2万元",
+            "¥20,000",
+            "20k USD",
+            "$1.2M",
+            "1,500",
+            "3.5k",
+            "lots",
+            "5x",
+            "20k usd",
+            "-5k",
+            "k20",
+            "2万万",
+            "€10k",
+        ],
+    ),
+    "count": (
+        units.parse_count,
+        units_schema.COUNT_PATTERN,
+        ["2B", "200M", "1.5T", "10k", "2e9", "2Q", "B2", "-1B", "two"],
+    ),
+    "duration": (
+        units.parse_duration_h,
+        units_schema.DURATION_PATTERN,
+        [
+            "30d",
+            "12h",
+            "2w",
+            "2 weeks",
+            "1 week",
+            "90min",
+            "10天",
+            "30",
+            "soon",
+            "2 fortnights",
+            "d30",
+        ],
+    ),
+    "size": (
+        units.parse_size_gb,
+        units_schema.SIZE_PATTERN,
+        ["50GB", "1.5TB", "500MiB", "50", "50 gigs", "GB50"],
+    ),
+    "seq_len": (
+        units.parse_seq_len,
+        units_schema.SEQ_LEN_PATTERN,
+        ["4k", "32K", "4096", "4M", "lots", "k4"],
+    ),
+    "jurisdiction": (
+        lambda v: 1 if check_code(v) else 0,
+        WRITTEN_CODE_PATTERN,
+        ["cn", "US", " sg ", "eu", "usa", "c", "global", "c1"],
+    ),
 }
 
 
-@pytest.mark.parametrize(("kind", "text"), [(k, t) for k, (_, _, texts) in WRITTEN.items() for t in texts])
+@pytest.mark.parametrize(
+    ("kind", "text"), [(k, t) for k, (_, _, texts) in WRITTEN.items() for t in texts]
+)
 def test_patterns_match_what_the_loader_reads(kind, text):
     parse, pattern, _ = WRITTEN[kind]
 

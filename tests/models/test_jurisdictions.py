@@ -11,10 +11,19 @@ from plan.models.scenario import DataSpec, Site
 from plan.planner.session import Session
 
 
-@pytest.mark.parametrize(("required", "jurisdiction", "regions", "ok"), [
-    ("cn", "cn", (), True), ("cn", "us", (), False), ("us", "us", (), True), ("eu", "de", (), True),
-    ("eu", "us", (), False), ("sg", "cn", ("sg",), True), ("de", "eu", (), False), ("us", "global", (), False),
-])
+@pytest.mark.parametrize(
+    ("required", "jurisdiction", "regions", "ok"),
+    [
+        ("cn", "cn", (), True),
+        ("cn", "us", (), False),
+        ("us", "us", (), True),
+        ("eu", "de", (), True),
+        ("eu", "us", (), False),
+        ("sg", "cn", ("sg",), True),
+        ("de", "eu", (), False),
+        ("us", "global", (), False),
+    ],
+)
 def test_within(required, jurisdiction, regions, ok):
     assert within(required, jurisdiction, regions) is ok
 
@@ -47,7 +56,11 @@ def test_residency_keeps_only_places_in_that_jurisdiction(write_scenario, reside
         platform = loaded.catalog.platforms[candidate.platform]
         assert within(residency, platform.jurisdiction, platform.regions)
     platforms = {c.platform for c in allowed}
-    expected = {p.id for p in loaded.catalog.platforms.values() if within(residency, p.jurisdiction, p.regions)}
+    expected = {
+        p.id
+        for p in loaded.catalog.platforms.values()
+        if within(residency, p.jurisdiction, p.regions)
+    }
     assert platforms <= expected
     if residency == "sg":
         assert platforms == {"tencent-ti-one"}  # Chinese, with a Singapore region
@@ -55,8 +68,22 @@ def test_residency_keeps_only_places_in_that_jurisdiction(write_scenario, reside
 
 def test_unknown_residency_in_a_file_is_one_line(write_scenario):
     with pytest.raises(InputError) as info:
-        load_scenario(write_scenario({"name": "r", "jobs": [{"id": "a", "model": "llama3-8b", "method": "lora",
-                                                              "tokens": "1M", "data": {"residency": "China"}}]}))
+        load_scenario(
+            write_scenario(
+                {
+                    "name": "r",
+                    "jobs": [
+                        {
+                            "id": "a",
+                            "model": "llama3-8b",
+                            "method": "lora",
+                            "tokens": "1M",
+                            "data": {"residency": "China"},
+                        }
+                    ],
+                }
+            )
+        )
     assert len(info.value.problems) == 1 and "jobs[0].data.residency" in info.value.problems[0]
 
 

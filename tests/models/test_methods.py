@@ -12,7 +12,9 @@ from plan.models.loading import load_scenario
 from plan.planner.cli.app import app
 
 
-@pytest.mark.parametrize(("method", "rank"), [("sft", None), ("dpo", None), ("lora_dpo", 16), ("qlora_dpo", 64)])
+@pytest.mark.parametrize(
+    ("method", "rank"), [("sft", None), ("dpo", None), ("lora_dpo", 16), ("qlora_dpo", 64)]
+)
 def test_scenario_jobs_accept_the_new_methods(base_scenario, write_scenario, method, rank):
     job = base_scenario["jobs"][1]
     job["method"] = method
@@ -32,8 +34,24 @@ def test_full_dpo_refuses_a_lora_rank_in_one_line(base_scenario, write_scenario)
 
 
 def test_plan_estimate_runs_dpo_and_names_the_reference():
-    result = CliRunner().invoke(app, ["estimate", "--model", "qwen3-8b", "--method", "dpo", "--gpu", "a800-80gb",
-                                      "--gpus", "8", "--seq-len", "2048", "--format", "json"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "estimate",
+            "--model",
+            "qwen3-8b",
+            "--method",
+            "dpo",
+            "--gpu",
+            "a800-80gb",
+            "--gpus",
+            "8",
+            "--seq-len",
+            "2048",
+            "--format",
+            "json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     best = data.get("best", data)

@@ -1,4 +1,5 @@
-"""Every YAML example in docs/methods-catalog-transfer.md is valid: scenarios load, overlays apply."""
+"""Every YAML example in docs/methods-catalog-transfer.md is valid: scenarios load, overlays
+apply."""
 
 from __future__ import annotations
 
@@ -34,5 +35,9 @@ def test_doc_example_is_valid(block):
                 assert platform.egress is not None
                 assert platform.egress.price_per_gb == raw["egress"]["price_per_gb"]
             for offer in raw.get("offers", []):
-                match = [o for o in platform.offers if (o.gpu, o.billing) == (offer["gpu"], offer["billing"])]
+                match = [
+                    o
+                    for o in platform.offers
+                    if (o.gpu, o.billing) == (offer["gpu"], offer["billing"])
+                ]
                 assert match and match[0].price_per_gpu_period == offer["price_per_gpu_period"]

@@ -48,17 +48,22 @@ def test_owned_ascend_pool_needs_qlora_stated(base_scenario, write_scenario):
     ascend = {"count": 8, "gpus_per_node": 8}
     unstated = _qlora_on_pool(base_scenario, write_scenario, "ascend-910b", **ascend)
     assert unstated and all("compatibility/a" in c.violations for c in unstated)
-    stated = _qlora_on_pool(base_scenario, write_scenario, "ascend-910b", features=["qlora_kernels"], **ascend)
+    stated = _qlora_on_pool(
+        base_scenario, write_scenario, "ascend-910b", features=["qlora_kernels"], **ascend
+    )
     assert stated and all("compatibility/a" not in c.violations for c in stated)
 
 
 @pytest.mark.parametrize(("field", "value", "expected"), [
-    ("features", ["qlora_kernel"], "owned[0].features[0]: unknown feature 'qlora_kernel'; did you mean "
-                                   "'qlora_kernels'?"),
-    ("lacks", ["env_snap"], "owned[0].lacks[0]: unknown feature 'env_snap'; did you mean 'env_snapshot'?"),
+    ("features", ["qlora_kernel"], "owned[0].features[0]: unknown feature 'qlora_kernel'; did you "
+                                   "mean 'qlora_kernels'?"),
+    ("lacks", ["env_snap"], "owned[0].lacks[0]: unknown feature 'env_snap'; did you mean "
+                            "'env_snapshot'?"),
     ("lacks", ["env_snapshot"], "owned[0]: env_snapshot is both in features and in lacks"),
 ])
-def test_bad_feature_names_exit_2_with_one_line(base_scenario, write_scenario, field, value, expected):
+def test_bad_feature_names_exit_2_with_one_line(
+    base_scenario, write_scenario, field, value, expected
+):
     base_scenario["owned"][0]["features"] = ["env_snapshot"]
     base_scenario["owned"][0][field] = value
     path = write_scenario(base_scenario)

@@ -1,4 +1,5 @@
-"""Valid and invalid scenarios through the public loader: one line per problem, naming file and field."""
+"""Valid and invalid scenarios through the public loader: one line per problem, naming file and
+field."""
 
 from __future__ import annotations
 
@@ -38,8 +39,9 @@ def test_alias_resolves_to_catalog_id(base_scenario, write_scenario):
 
 def test_model_card_file(base_scenario, write_scenario, tmp_path):
     (tmp_path / "my-model.yaml").write_text(
-        "id: my-7b\nparams: 7B\nlayers: 32\nhidden_size: 4096\nffn_hidden_size: 11008\nnum_heads: 32\n"
-        "num_kv_heads: 32\nvocab_size: 32000\nmax_positions: 4096\nsource: our own config.json\n")
+        "id: my-7b\nparams: 7B\nlayers: 32\nhidden_size: 4096\nffn_hidden_size: 11008\nnum_heads: "
+        "32\nnum_kv_heads: 32\nvocab_size: 32000\nmax_positions: 4096\nsource: our own "
+        "config.json\n")
     base_scenario["jobs"][0]["model"] = "./my-model.yaml"
     loaded = load_scenario(write_scenario(base_scenario))
     assert loaded.models["a"].id == "my-7b" and loaded.models["a"].params == 7e9
@@ -64,7 +66,8 @@ INVALID = [
     (("budget",), "lots", "budget: expected an amount of money"),
     (("deadline",), "soon", "deadline: expected a duration"),
     (("deadline",), 30, "deadline: a duration needs a unit"),
-    (("jobs", 0, "model"), "llama3-8bb", "jobs[0].model: unknown model 'llama3-8bb'; did you mean 'llama3-8b'"),
+    (("jobs", 0, "model"), "llama3-8bb", "jobs[0].model: unknown model 'llama3-8bb'; did you mean "
+                                         "'llama3-8b'"),
     (("owned", 0, "gpu"), "a900", "owned[0].gpu: unknown GPU 'a900'; did you mean"),
     (("jobs", 0, "methd"), "lora", "jobs[0].methd: unknown field"),
     (("jobs", 0, "method"), "ppo", "jobs[0].method: got 'ppo'"),
@@ -75,7 +78,8 @@ INVALID = [
     (("jobs", 1, "lora_rank"), 0, "jobs[1].lora_rank"),
     (("jobs", 0, "tokens"), "-1B", "jobs[0].tokens"),
     (("jobs", 0, "seq_len"), 0, "jobs[0].seq_len"),
-    (("policy",), {"forbid_platforms": ["alyun-pia"]}, "policy.forbid_platforms[0]: unknown platform 'alyun-pia'"),
+    (("policy",), {"forbid_platforms": ["alyun-pia"]}, "policy.forbid_platforms[0]: unknown "
+                                                       "platform 'alyun-pia'"),
     (("objective",), "fastest", "objective: got 'fastest'"),
     (("jobs",), [], "jobs"),
     (("name",), _DELETE, "name: Field required"),
@@ -84,7 +88,9 @@ INVALID = [
 ]
 
 
-@pytest.mark.parametrize(("path", "value", "expected"), INVALID, ids=[str(case[2])[:40] for case in INVALID])
+@pytest.mark.parametrize(
+    ("path", "value", "expected"), INVALID, ids=[str(case[2])[:40] for case in INVALID]
+)
 def test_invalid_scenarios(base_scenario, write_scenario, path, value, expected):
     file = write_scenario(_mutate(base_scenario, path, value))
     with pytest.raises(InputError) as err:
@@ -140,9 +146,9 @@ def test_alias_bomb_refused_quickly(tmp_path):
 
 def test_overlay_overrides_a_price(base_scenario, write_scenario, tmp_path):
     (tmp_path / "quotes.yaml").write_text(
-        "platforms:\n  - id: zhixingyun\n    offers:\n"
-        "      - {gpu: rtx4090, billing: hourly, price_per_gpu_period: 0.99, currency: CNY,\n"
-        "         source: our quote, as_of: 2026-11-20}\n")
+        "platforms:\n  - id: zhixingyun\n    offers:\n      - {gpu: rtx4090, billing: hourly, "
+        "price_per_gpu_period: 0.99, currency: CNY,\n         source: our quote, as_of: "
+        "2026-11-20}\n")
     base_scenario["catalog"] = "quotes.yaml"
     loaded = load_scenario(write_scenario(base_scenario))
     offers = {(o.gpu, o.billing): o for o in loaded.catalog.platform("zhixingyun").offers}
@@ -171,27 +177,39 @@ def test_precision_aware_optimizer_is_megatrons(base_scenario, write_scenario, f
 
 @pytest.mark.parametrize("optimizer", ["adamw-8bit", "paged-adamw-8bit", "adafactor", "adamw-bf16"])
 def test_pytorch_optimizers_are_not_megatrons(base_scenario, write_scenario, optimizer):
-    base_scenario["jobs"][0].update({"optimizer": optimizer, "framework": "megatron", "method": "lora"})
+    base_scenario["jobs"][0].update(
+        {"optimizer": optimizer, "framework": "megatron", "method": "lora"}
+    )
     with pytest.raises(InputError) as err:
         load_scenario(write_scenario(base_scenario))
-    assert any(f"optimizer {optimizer} is a PyTorch optimizer" in line and "Megatron-LM does not run" in line
+    assert any(f"optimizer {optimizer} is a PyTorch optimizer" in line and "Megatron-LM does not "
+                                                                           "run" in line
                for line in err.value.problems), err.value.problems
 
 
 def test_an_eight_bit_optimizer_plans_pytorch_stacks_only(base_scenario, write_scenario):
     from plan.planner.candidates import build_problem
 
-    base_scenario["jobs"] = [{**base_scenario["jobs"][0], "method": "lora", "optimizer": "paged-adamw-8bit"}]
-    layouts = [c.layout for c in build_problem(load_scenario(write_scenario(base_scenario))).candidates["a"]
-               if c.layout]
+    base_scenario["jobs"] = [
+        {**base_scenario["jobs"][0], "method": "lora", "optimizer": "paged-adamw-8bit"}
+    ]
+    layouts = [
+        c.layout
+        for c in build_problem(load_scenario(write_scenario(base_scenario))).candidates["a"]
+        if c.layout
+    ]
     assert layouts and all(lay.framework != "megatron" and lay.optimizer == "paged_adam_8bit"
                            for lay in layouts)
 
 
-def test_precision_aware_optimizer_plans_megatron_layouts_with_its_smaller_states(base_scenario, write_scenario):
+def test_precision_aware_optimizer_plans_megatron_layouts_with_its_smaller_states(
+    base_scenario, write_scenario
+):
     from plan.planner.candidates import build_problem
 
-    base_scenario["jobs"] = [{**base_scenario["jobs"][0], "method": "full_finetune", "lora_rank": None}]
+    base_scenario["jobs"] = [
+        {**base_scenario["jobs"][0], "method": "full_finetune", "lora_rank": None}
+    ]
     plain = build_problem(load_scenario(write_scenario(base_scenario))).candidates["a"]
     base_scenario["jobs"][0]["optimizer"] = "adamw-precision-aware"
     loaded = load_scenario(write_scenario(base_scenario))
@@ -200,12 +218,15 @@ def test_precision_aware_optimizer_plans_megatron_layouts_with_its_smaller_state
     layouts = [c.layout for c in aware if c.layout]
     assert layouts and all(lay.framework == "megatron" and lay.optimizer == "adam_precision_aware"
                            for lay in layouts)
-    # every Megatron layout that fits with mixed-precision Adam fits with smaller states, and the step is
-    # no slower, so where plain Adam's best was Megatron's the precision-aware best is at least as fast
+    # every Megatron layout that fits with mixed-precision Adam fits with smaller states, and the
+    # step is no slower, so where plain Adam's best was Megatron's the precision-aware best is at
+    # least as fast
     by_option = {(c.platform, c.gpu, c.gpus): c for c in plain if c.layout}
     same = [(by_option[k], c) for c in aware if (k := (c.platform, c.gpu, c.gpus)) in by_option
             and by_option[k].layout.framework == "megatron"]
-    assert same and all(a.figures.estimate.step_time_s <= p.figures.estimate.step_time_s for p, a in same)
+    assert same and all(
+        a.figures.estimate.step_time_s <= p.figures.estimate.step_time_s for p, a in same
+    )
     # and some option that plain Adam could not use at all (nothing fitted) becomes possible
     assert {(c.platform, c.gpu, c.gpus) for c in aware} - set(by_option)
 
@@ -222,21 +243,25 @@ def test_the_scenario_and_the_cli_name_the_same_optimizers():
 
 @pytest.mark.parametrize("method", ["qlora", "qlora_dpo"])
 def test_qlora_in_fp8_is_refused_with_why(base_scenario, write_scenario, method):
-    # bitsandbytes dequantizes the 4-bit base to 16-bit for its matmuls: there is no FP8 QLoRA to plan
+    # bitsandbytes dequantizes the 4-bit base to 16-bit for its matmuls: there is no FP8 QLoRA to
+    # plan
     base_scenario["jobs"][0].update({"method": method, "precision": "fp8"})
     with pytest.raises(InputError) as err:
         load_scenario(write_scenario(base_scenario))
-    assert any("precision fp8 with qlora" in line and "jobs[0]" in line for line in err.value.problems), \
-        err.value.problems
+    assert any(
+        "precision fp8 with qlora" in line and "jobs[0]" in line for line in err.value.problems
+    ), err.value.problems
     base_scenario["jobs"][0].update({"method": "lora"})  # LoRA in FP8 is a plan
     load_scenario(write_scenario(base_scenario))
 
 
 @pytest.mark.parametrize("precision", ["fp16", "fp8"])
 def test_pure_bf16_adamw_refuses_fp16_and_fp8_training(base_scenario, write_scenario, precision):
-    # fp8 too: of the stacks plan export writes for, only DeepSpeed (ZeRO 1-3) runs FP8 matmuls on pure BF16
-    # weights, so a one-GPU plan would be one no stack runs
-    base_scenario["jobs"][0].update({"optimizer": "adamw-bf16", "precision": precision, "method": "lora"})
+    # fp8 too: of the stacks plan export writes for, only DeepSpeed (ZeRO 1-3) runs FP8 matmuls on
+    # pure BF16 weights, so a one-GPU plan would be one no stack runs
+    base_scenario["jobs"][0].update(
+        {"optimizer": "adamw-bf16", "precision": precision, "method": "lora"}
+    )
     with pytest.raises(InputError) as err:
         load_scenario(write_scenario(base_scenario))
     assert any("adamw-bf16 is pure BF16 training" in line and "not fp16 or fp8" in line

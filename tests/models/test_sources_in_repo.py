@@ -1,5 +1,6 @@
-"""Provenance a fresh clone can follow (issue 13 item 5): catalog sources cite public originals, never a
-path outside the repository, and the rows the benches read live in bench/data with their sources."""
+"""Provenance a fresh clone can follow (issue 13 item 5): catalog sources cite public originals,
+never a path outside the repository, and the rows the benches read live in bench/data with their
+sources."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 # Files beside the repository (../shared/...) that a fresh clone does not have.
-OUTSIDE = re.compile(r"\.\./|shared/(reference|validation|background)|\b(platforms|reliability|prices-2026"
-                     r"|launch-configs)\.md\b|\b(models-2026|reference/gpus|reference/models)\.yaml")
+OUTSIDE = re.compile(
+    r"\.\./|shared/(reference|validation|background)|\b(platforms|reliability|prices-2026"
+    r"|launch-configs)\.md\b|\b(models-2026|reference/gpus|reference/models)\.yaml"
+)
 
 
 def _strings(node, path="") -> list[tuple[str, str]]:
@@ -28,7 +31,11 @@ def _strings(node, path="") -> list[tuple[str, str]]:
 def test_catalog_text_cites_no_path_outside_the_repository(name):
     path = REPO / "models" / "data" / f"{name}.yaml"
     text = path.read_text(encoding="utf-8")
-    bad = [(where, value[:80]) for where, value in _strings(yaml.safe_load(text)) if OUTSIDE.search(value)]
+    bad = [
+        (where, value[:80])
+        for where, value in _strings(yaml.safe_load(text))
+        if OUTSIDE.search(value)
+    ]
     assert bad == []
     assert not [line for line in text.splitlines() if line.startswith("#") and OUTSIDE.search(line)]
 
@@ -46,7 +53,11 @@ def test_code_and_docs_cite_no_path_outside_the_repository():
            for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1)
            if OUTSIDE_PATH.search(line) and p != Path(__file__)]
     assert bad == []
-    cited = {m for p in files for m in re.findall(r"docs/sources/[\w-]+\.\w+", p.read_text(encoding="utf-8"))}
+    cited = {
+        m
+        for p in files
+        for m in re.findall(r"docs/sources/[\w-]+\.\w+", p.read_text(encoding="utf-8"))
+    }
     assert cited and all((REPO / c).is_file() for c in cited), cited
 
 
@@ -65,7 +76,9 @@ def test_the_benchmark_reads_its_rows_from_the_repository():
     import importlib.util
     import sys
 
-    spec = importlib.util.spec_from_file_location("validate_estimates", REPO / "bench" / "validate_estimates.py")
+    spec = importlib.util.spec_from_file_location(
+        "validate_estimates", REPO / "bench" / "validate_estimates.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
@@ -84,13 +97,22 @@ def test_the_validation_benchmark_runs_and_predicts_every_row(tmp_path):
     import sys
 
     out_csv = tmp_path / "rows.csv"
-    done = subprocess.run([sys.executable, str(REPO / "bench" / "validate_estimates.py"), "--csv", str(out_csv)],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "validate_estimates.py"), "--csv", str(out_csv)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "band coverage" in done.stdout
     assert "whole runs (whole_runs.csv): n=" in done.stdout  # every whole run found a layout
     rows = list(_csv.DictReader(out_csv.open(encoding="utf-8")))
-    published = sum(1 for name in ("throughput_public.csv", "memory_public.csv")
-                    for _ in _csv.DictReader((REPO / "bench" / "data" / name).open(encoding="utf-8")))
+    published = sum(
+        1
+        for name in ("throughput_public.csv", "memory_public.csv")
+        for _ in _csv.DictReader((REPO / "bench" / "data" / name).open(encoding="utf-8"))
+    )
     assert len(rows) >= published
-    assert all(row["predicted"] not in ("", "None") for row in rows), [r["id"] for r in rows if not r["predicted"]]
+    assert all(row["predicted"] not in ("", "None") for row in rows), [
+        r["id"] for r in rows if not r["predicted"]
+    ]

@@ -18,21 +18,35 @@ def test_count(text, expected):
     assert parse_count(text) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize(("text", "expected"), [("30d", 720.0), ("12h", 12.0), ("2w", 336.0), ("90min", 1.5)])
+@pytest.mark.parametrize(
+    ("text", "expected"), [("30d", 720.0), ("12h", 12.0), ("2w", 336.0), ("90min", 1.5)]
+)
 def test_duration(text, expected):
     assert parse_duration_h(text) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize(("text", "expected"), [("50GB", 50.0), ("1.5TB", 1500.0), ("1GiB", 1.073741824)])
+@pytest.mark.parametrize(
+    ("text", "expected"), [("50GB", 50.0), ("1.5TB", 1500.0), ("1GiB", 1.073741824)]
+)
 def test_size(text, expected):
     assert parse_size_gb(text) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize(("parser", "bad"), [
-    (parse_money, "lots"), (parse_money, "5x"), (parse_money, True), (parse_money, [1]),
-    (parse_count, "2Q"), (parse_duration_h, 30), (parse_duration_h, "30 fortnights"), (parse_duration_h, "soon"),
-    (parse_size_gb, "50"), (parse_size_gb, 50),
-])
+@pytest.mark.parametrize(
+    ("parser", "bad"),
+    [
+        (parse_money, "lots"),
+        (parse_money, "5x"),
+        (parse_money, True),
+        (parse_money, [1]),
+        (parse_count, "2Q"),
+        (parse_duration_h, 30),
+        (parse_duration_h, "30 fortnights"),
+        (parse_duration_h, "soon"),
+        (parse_size_gb, "50"),
+        (parse_size_gb, 50),
+    ],
+)
 def test_rejects_with_allowed_forms(parser, bad):
     with pytest.raises(ValueError, match=r"e\.g\."):
         parser(bad)

@@ -13,11 +13,21 @@ from plan.models.errors import InputError
 from plan.models.loading import load_scenario
 from tests.conftest import BASE_SCENARIO
 
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12), st.floats(allow_nan=True),
-                    st.text(max_size=12), st.sampled_from(["400k", "30d", "2B", "-1", "万", "1e400", "nan"]))
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                       st.dictionaries(st.text(max_size=8), inner, max_size=4)),
-                      max_leaves=12)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=True),
+    st.text(max_size=12),
+    st.sampled_from(["400k", "30d", "2B", "-1", "万", "1e400", "nan"]),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
 
 
 def _load_text(text: str) -> None:

@@ -13,8 +13,19 @@ from plan.models.scenario import SolverSettings
 from plan.planner.session import Session
 from plan.planner.solve import solve_session
 
-LAYOUT = Layout(tp=1, pp=1, dp=1, zero=0, recompute="none", micro_batch=1, global_batch=8, seq_len=2048,
-                precision="bf16", sequence_parallel=False, lora_rank=None)
+LAYOUT = Layout(
+    tp=1,
+    pp=1,
+    dp=1,
+    zero=0,
+    recompute="none",
+    micro_batch=1,
+    global_batch=8,
+    seq_len=2048,
+    precision="bf16",
+    sequence_parallel=False,
+    lora_rank=None,
+)
 
 
 @dataclass
@@ -32,21 +43,46 @@ class Spec:
     violations: dict[str, str] = field(default_factory=dict)
 
 
-def make_problem(specs: list[Spec], *, jobs: list[str] | None = None, budget: float | None = None,
-                 deadlines_h: dict[str, float] | None = None, after: dict[str, list[str]] | None = None,
-                 resources: list[Resource] | None = None, groups: dict[str, str] | None = None,
-                 objective: str = "cost", horizon_h: float = 1000.0) -> Problem:
+def make_problem(
+    specs: list[Spec],
+    *,
+    jobs: list[str] | None = None,
+    budget: float | None = None,
+    deadlines_h: dict[str, float] | None = None,
+    after: dict[str, list[str]] | None = None,
+    resources: list[Resource] | None = None,
+    groups: dict[str, str] | None = None,
+    objective: str = "cost",
+    horizon_h: float = 1000.0,
+) -> Problem:
     jobs = jobs or sorted({s.job for s in specs})
     candidates: dict[str, list[Candidate]] = {j: [] for j in jobs}
     index = 0
     for job in jobs:
         for s in (s for s in specs if s.job == job):
-            candidates[job].append(Candidate(
-                index=index, job=job, platform=s.platform, gpu=s.gpu, gpus=s.gpus, nodes=1, billing=s.billing,
-                duration_min=SCALE.minutes(s.hours), transfer_min=0, cost=SCALE.money(s.cost),
-                resource=s.resource, layout=LAYOUT, memory_gib_per_gpu=50.0, gpu_memory_gib=80.0,
-                tokens_per_s=1000.0, mfu=0.4, hours=s.hours, gpu_hours=s.hours * s.gpus,
-                violations=dict(s.violations)))
+            candidates[job].append(
+                Candidate(
+                    index=index,
+                    job=job,
+                    platform=s.platform,
+                    gpu=s.gpu,
+                    gpus=s.gpus,
+                    nodes=1,
+                    billing=s.billing,
+                    duration_min=SCALE.minutes(s.hours),
+                    transfer_min=0,
+                    cost=SCALE.money(s.cost),
+                    resource=s.resource,
+                    layout=LAYOUT,
+                    memory_gib_per_gpu=50.0,
+                    gpu_memory_gib=80.0,
+                    tokens_per_s=1000.0,
+                    mfu=0.4,
+                    hours=s.hours,
+                    gpu_hours=s.hours * s.gpus,
+                    violations=dict(s.violations),
+                )
+            )
             index += 1
     all_groups = dict(groups or {})
     for s in specs:
@@ -54,7 +90,10 @@ def make_problem(specs: list[Spec], *, jobs: list[str] | None = None, budget: fl
             all_groups.setdefault(g, reason)
     if budget is not None:
         all_groups["budget"] = "budget"
-    deadline_min = {j: (SCALE.minutes(deadlines_h[j]) if deadlines_h and j in deadlines_h else None) for j in jobs}
+    deadline_min = {
+        j: (SCALE.minutes(deadlines_h[j]) if deadlines_h and j in deadlines_h else None)
+        for j in jobs
+    }
     for j, limit in deadline_min.items():
         if limit is not None:
             all_groups[f"deadline/{j}"] = f"{j} deadline"
@@ -66,28 +105,41 @@ def make_problem(specs: list[Spec], *, jobs: list[str] | None = None, budget: fl
         if r.kind == "owned":
             all_groups.setdefault(f"capacity/{r.key}", "capacity")
             all_groups.setdefault(f"scheduling/{r.key}", "sharing")
-    return Problem(scenario_name="tiny", currency="CNY", objective=objective,
-                   budget=SCALE.money(budget) if budget is not None else None, deadline_min=deadline_min,
-                   after={j: after.get(j, []) for j in jobs}, jobs=jobs, candidates=candidates, resources=res,
-                   groups=all_groups, removed=[], horizon_min=SCALE.minutes(horizon_h))
+    return Problem(
+        scenario_name="tiny",
+        currency="CNY",
+        objective=objective,
+        budget=SCALE.money(budget) if budget is not None else None,
+        deadline_min=deadline_min,
+        after={j: after.get(j, []) for j in jobs},
+        jobs=jobs,
+        candidates=candidates,
+        resources=res,
+        groups=all_groups,
+        removed=[],
+        horizon_min=SCALE.minutes(horizon_h),
+    )
 
 
 def session(problem: Problem, objective: str = "cost", top_k: int = 1, gap: float = 0.1) -> Session:
-    return Session(problem, SolverSettings(time_limit_s=5, workers=1, seed=0, top_k=top_k, gap=gap), objective)
+    return Session(
+        problem, SolverSettings(time_limit_s=5, workers=1, seed=0, top_k=top_k, gap=gap), objective
+    )
 
 
 def solve_problem(problem: Problem, objective: str = "cost", top_k: int = 1, gap: float = 0.1):
     return solve_session(session(problem, objective, top_k, gap))
 
 
-# --- brute force: plain Python over every combination and every job order -----------------------------
+# --- brute force: plain Python over every combination and every job order
+# -----------------------------
 
 def _schedules(problem: Problem, combo: dict[str, Candidate], order: tuple[str, ...],
                levels: dict[str, int]) -> Iterator[dict[str, tuple[int, int]]]:
     """Serial schedule generation: each job in `order` at its earliest feasible start or, on a
     reservation, at any later event where it fits: another job's end, or a start that makes the held
-    span a whole number of periods with a job already placed (holding a reservation for whole periods
-    makes such starts cheaper: two short jobs in one period)."""
+    span a whole number of periods with a job already placed (holding a reservation for whole
+    periods makes such starts cheaper: two short jobs in one period)."""
 
     def place(k: int, placed: dict[str, tuple[int, int]]) -> Iterator[dict[str, tuple[int, int]]]:
         if k == len(order):
@@ -107,15 +159,23 @@ def _schedules(problem: Problem, combo: dict[str, Candidate], order: tuple[str, 
                 return
             mates = [(s, e) for j, (s, e) in placed.items() if combo[j].resource == c.resource]
             times = {earliest} | {e for _s, e in mates}
-            if res.kind != "owned":  # align the held span to whole periods with a job already placed
+            # align the held span to whole periods with a job already placed
+            if res.kind != "owned":
                 for s, e in mates:
                     for n in range(1, res.max_periods + 1):
                         times |= {s + n * res.period_min - c.duration_min, e - n * res.period_min}
             events = sorted(t for t in times if t >= earliest)
-            starts = [t for t in events
-                      if sum(combo[j].gpus for j, (s, e) in placed.items()
-                             if combo[j].resource == c.resource and s < t + c.duration_min and e > t)
-                      + c.gpus <= cap]
+            starts = [
+                t
+                for t in events
+                if sum(
+                    combo[j].gpus
+                    for j, (s, e) in placed.items()
+                    if combo[j].resource == c.resource and s < t + c.duration_min and e > t
+                )
+                + c.gpus
+                <= cap
+            ]
             if res.kind == "owned":
                 starts = starts[:1]  # owned GPUs cost by the hour used: earliest is never worse
         for t in starts:
@@ -127,7 +187,8 @@ def _schedules(problem: Problem, combo: dict[str, Candidate], order: tuple[str, 
 
 
 def feasible_outcomes(problem: Problem):
-    """Every (cost, makespan) reachable by a rule-abiding combination, reservation size and job order."""
+    """Every (cost, makespan) reachable by a rule-abiding combination, reservation size and job
+    order."""
     reserved = [r for r in problem.resources.values() if r.kind != "owned"]
     for combo_tuple in itertools.product(*(problem.candidates[j] for j in problem.jobs)):
         combo = dict(zip(problem.jobs, combo_tuple, strict=True))
@@ -140,8 +201,13 @@ def feasible_outcomes(problem: Problem):
                     yield from _outcome(problem, combo, levels, reserved, times)
 
 
-def _outcome(problem: Problem, combo: dict[str, Candidate], levels: dict[str, int], reserved: list[Resource],
-             times: dict[str, tuple[int, int]]) -> Iterator[tuple[int, int]]:
+def _outcome(
+    problem: Problem,
+    combo: dict[str, Candidate],
+    levels: dict[str, int],
+    reserved: list[Resource],
+    times: dict[str, tuple[int, int]],
+) -> Iterator[tuple[int, int]]:
     """(cost, makespan) of one schedule, if it keeps the deadlines, availability and budget."""
     for job, (_s, e) in times.items():
         limit = problem.deadline_min[job]
@@ -164,10 +230,13 @@ def _outcome(problem: Problem, combo: dict[str, Candidate], levels: dict[str, in
 
 
 def brute_force(problem: Problem, objective: str = "cost") -> tuple[int, int] | None:
-    """(best objective value, its makespan) over all feasible combinations, or None if infeasible."""
+    """(best objective value, its makespan) over all feasible combinations, or None if
+    infeasible."""
     best: tuple[int, int] | None = None
     for cost, makespan in feasible_outcomes(problem):
-        value = {"cost": cost, "time": makespan}.get(objective, cost + problem.value_of_time_per_min * makespan)
+        value = {"cost": cost, "time": makespan}.get(
+            objective, cost + problem.value_of_time_per_min * makespan
+        )
         if best is None or value < best[0]:
             best = (value, makespan)
     return best

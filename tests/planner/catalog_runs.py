@@ -1,5 +1,5 @@
-"""Scenarios run against the built-in catalog: the base scenario with given fields and jobs, its problem
-(the candidates and what was removed) and its solve."""
+"""Scenarios run against the built-in catalog: the base scenario with given fields and jobs, its
+problem (the candidates and what was removed) and its solve."""
 
 from __future__ import annotations
 
@@ -15,9 +15,16 @@ from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
 
 
-def run_catalog_scenario(base: dict[str, Any], write: Callable[[Any], Path], jobs: list[dict[str, Any]],
-                         *, top_k: int = 1, **fields: Any) -> tuple[LoadedScenario, Problem, SolveResult]:
-    """`base` (no owned pools or sites unless given) with `fields` and `jobs`: loaded, built and solved."""
+def run_catalog_scenario(
+    base: dict[str, Any],
+    write: Callable[[Any], Path],
+    jobs: list[dict[str, Any]],
+    *,
+    top_k: int = 1,
+    **fields: Any,
+) -> tuple[LoadedScenario, Problem, SolveResult]:
+    """`base` (no owned pools or sites unless given) with `fields` and `jobs`: loaded, built and
+    solved."""
     base.update({"owned": [], "sites": [], **fields})
     base["jobs"] = jobs
     loaded = load_scenario(write(base))

@@ -22,22 +22,35 @@ def _decision(plan: Plan, job: str) -> tuple[str, str, str]:
 
 
 def _material(plan: Plan) -> set[str]:
-    """Jobs of plan 1 with SHARE or more of its time (or of its own job costs): read off the plan."""
+    """Jobs of plan 1 with SHARE or more of its time (or of its own job costs): read off the
+    plan."""
     total = sum(j.cost for j in plan.jobs)
-    return {j.job for j in plan.jobs
-            if j.end_h - j.start_h >= SHARE * plan.makespan_h or (total > 0 and j.cost >= SHARE * total)}
+    return {
+        j.job
+        for j in plan.jobs
+        if j.end_h - j.start_h >= SHARE * plan.makespan_h or (total > 0 and j.cost >= SHARE * total)
+    }
 
 
 def test_a_small_jobs_count_is_not_an_alternative():
-    specs = [Spec("big", "p1", cost=1000, hours=10), Spec("big", "p1", gpus=16, cost=1010, hours=5),
-             Spec("big", "p2", cost=1050, hours=8),
-             Spec("small", "p1", gpus=1, cost=10, hours=1), Spec("small", "p1", gpus=2, cost=11, hours=0.5)]
+    specs = [
+        Spec("big", "p1", cost=1000, hours=10),
+        Spec("big", "p1", gpus=16, cost=1010, hours=5),
+        Spec("big", "p2", cost=1050, hours=8),
+        Spec("small", "p1", gpus=1, cost=10, hours=1),
+        Spec("small", "p1", gpus=2, cost=11, hours=0.5),
+    ]
     result = solve_problem(make_problem(specs), top_k=3, gap=0.1)
     assert [p.total_cost for p in result.plans] == [1010, 1060]  # no third real change exists
     second = result.plans[1]
     assert _decision(second, "big") == ("p2", "a800-80gb", "hourly")
-    assert second.trade is not None and second.trade.delta_cost == 50 and second.trade.delta_makespan_h == -2
-    assert len(second.trade.changes) == 1 and second.trade.changes[0].startswith("big: 8x a800-80gb on p1")
+    assert (
+        second.trade is not None
+        and second.trade.delta_cost == 50
+        and second.trade.delta_makespan_h == -2
+    )
+    assert len(second.trade.changes) == 1 and second.trade.changes[0].startswith("big: 8x "
+                                                                                 "a800-80gb on p1")
     assert any("alternatives: 1 within 10%" in note for note in result.notes)
 
 
@@ -60,16 +73,23 @@ def test_every_alternative_changes_a_material_decision_and_trades(path):
     material = _material(best)
     for rank, plan in enumerate(result.plans[1:], start=1):
         for earlier in result.plans[:rank]:
-            assert any(_decision(plan, job) != _decision(earlier, job) for job in material), (plan.rank, earlier.rank)
+            assert any(_decision(plan, job) != _decision(earlier, job) for job in material), (
+                plan.rank,
+                earlier.rank,
+            )
         assert plan.trade is not None and plan.trade.changes
         assert plan.trade.delta_cost == pytest.approx(plan.total_cost - best.total_cost, abs=0.02)
-        assert plan.trade.delta_makespan_h == pytest.approx(plan.makespan_h - best.makespan_h, abs=0.02)
+        assert plan.trade.delta_makespan_h == pytest.approx(
+            plan.makespan_h - best.makespan_h, abs=0.02
+        )
         assert any(line.startswith("trades against plan 1") for line in plan.explanation)
         for earlier in result.plans[:rank]:  # cheaper or faster than every plan above it
             assert plan.total_cost < earlier.total_cost or plan.makespan_h < earlier.makespan_h
 
 
-@pytest.mark.parametrize("wall_stopped, said", [(True, "within the time limit"), (False, "within 3 work units")])
+@pytest.mark.parametrize("wall_stopped, said", [(True, "within the time limit"), (False, "within 3 "
+                                                                                         "work "
+                                                                                         "units")])
 def test_an_alternative_search_that_runs_out_says_what_stopped_it(wall_stopped, said):
     specs = [Spec("big", "p1", cost=1000, hours=10), Spec("big", "p2", cost=1050, hours=8)]
     s = session(make_problem(specs), "cost", 3, 0.1)

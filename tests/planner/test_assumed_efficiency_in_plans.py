@@ -1,5 +1,5 @@
-"""A GPU whose efficiency factors are assumed (no published measurement) never decides a plan silently:
-every candidate on it carries the assumption, and so does every plan that uses one."""
+"""A GPU whose efficiency factors are assumed (no published measurement) never decides a plan
+silently: every candidate on it carries the assumption, and so does every plan that uses one."""
 
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ def test_candidates_on_assumed_architectures_say_so() -> None:
         for c in candidates:
             arch = catalog.gpu(c.gpu).architecture
             says = any("compute efficiency of" in note for note in c.assumptions)
-            # its wider throughput band moves the time scheduled at the scenario's confidence: said too
-            band = any(f"{c.job}: throughput band widened" in note and f"{arch} GPUs' compute efficiency" in note
+            # its wider throughput band moves the time scheduled at the scenario's confidence: said
+            # too
+            band = any(f"{c.job}: throughput band widened" in note and f"{arch} GPUs' compute "
+                                                                       "efficiency" in note
                        for note in c.assumptions)
             if arch in MEASURED_GEMM_ARCHITECTURES:
                 assert not says and not band, (c.gpu, c.assumptions)

@@ -1,5 +1,6 @@
-"""Rounded billing is priced as a bill: the expected cost of a time-billed option includes the chance
-that its run spills into one more day (or hour), and the plan's cost band bills p10 and p90 the same way."""
+"""Rounded billing is priced as a bill: the expected cost of a time-billed option includes the
+chance that its run spills into one more day (or hour), and the plan's cost band bills p10 and p90
+the same way."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def test_expected_bill_prices_the_chance_of_another_day():
         # twice the p10 and p90 distances lie beyond the lowest and highest quantiles sampled
         low = billable + 2 * (d["train_p10_h"] - d["train_h"])
         high = billable + 2 * (d["train_p90_h"] - d["train_h"])
-        # the bill lies between the rounding of a fast run and of a very slow one, never below the hours
+        # the bill lies between the rounding of a fast run and of a very slow one, never below the
+        # hours
         assert billable - 1e-9 <= billed
         assert _rounded(low, step_h, d["min_billed_hours"]) - 1e-9 <= billed
         assert billed <= _rounded(high, step_h, d["min_billed_hours"]) + 1e-9
@@ -38,9 +40,11 @@ def test_expected_bill_prices_the_chance_of_another_day():
         assert c.cost >= SCALE.money(d["price_per_gpu_hour"] * c.gpus * billed) - 1
         p90 = billable + d["train_p90_h"] - d["train_h"]
         at_expected = _rounded(billable, step_h, d["min_billed_hours"])
-        if step_h == 24 and _rounded(low, step_h, d["min_billed_hours"]) == at_expected < _rounded(p90, 24, 0):
-            # even a fast run bills the days the expected one does, and p90 runs past them: the chance
-            # of one more day is in the expected bill
+        if step_h == 24 and _rounded(low, step_h, d["min_billed_hours"]) == at_expected < _rounded(
+            p90, 24, 0
+        ):
+            # even a fast run bills the days the expected one does, and p90 runs past them: the
+            # chance of one more day is in the expected bill
             assert billed > at_expected + 1e-6
             spilling += 1
     assert spilling > 0  # the scenario has daily offers whose run may spill into a second day
@@ -63,8 +67,10 @@ def test_cost_band_bills_p10_and_p90_as_the_offers_do():
         if not bands:  # nothing billed by time in this plan
             continue
         (band,) = bands
-        printed = [float(x.replace(",", "").replace(" CNY", "")) for x in band.split(": ", 1)[1].split(" (")[0]
-                   .split(" to ")]
+        printed = [
+            float(x.replace(",", "").replace(" CNY", ""))
+            for x in band.split(": ", 1)[1].split(" (")[0].split(" to ")
+        ]
         low = high = plan.total_cost
         for job in plan.jobs:
             d = job.figures.to_dict()
@@ -72,7 +78,8 @@ def test_cost_band_bills_p10_and_p90_as_the_offers_do():
                 low += _bill_at(job, d["train_p10_h"]) - job.cost
                 high += _bill_at(job, d["train_p90_h"]) - job.cost
                 checked += 1
-            elif job.cost and job.billing == "owned":  # the pool's rate per GPU-hour, for the hours it runs
+            # the pool's rate per GPU-hour, for the hours it runs
+            elif job.cost and job.billing == "owned":
                 low += job.cost * (d["train_p10_h"] / d["train_h"] - 1)
                 high += job.cost * (d["train_p90_h"] / d["train_h"] - 1)
         assert printed[0] == round(low) and printed[1] == round(high)

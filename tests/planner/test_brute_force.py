@@ -1,4 +1,5 @@
-"""CP-SAT against an independent brute force on small random problems (shared pools, reservations)."""
+"""CP-SAT against an independent brute force on small random problems (shared pools,
+reservations)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,17 @@ from plan.models.problem import SCALE, Resource
 from tests.planner.builders import Spec, brute_force, make_problem, solve_problem
 
 POOL = Resource(key="lab", kind="owned", platform="lab", gpu="a800-80gb", label="lab", capacity=8)
-MONTH = Resource(key="p:h800:monthly", kind="reservation", platform="p", gpu="h800", label="monthly",
-                 levels=(4, 8), period_min=SCALE.minutes(100), price_per_gpu_period=SCALE.money(20), max_periods=20)
+MONTH = Resource(
+    key="p:h800:monthly",
+    kind="reservation",
+    platform="p",
+    gpu="h800",
+    label="monthly",
+    levels=(4, 8),
+    period_min=SCALE.minutes(100),
+    price_per_gpu_period=SCALE.money(20),
+    max_periods=20,
+)
 
 
 @st.composite
@@ -23,11 +33,18 @@ def problems(draw):
             hours = draw(st.integers(1, 120))
             gpus = draw(st.sampled_from([4, 8]))
             violated = draw(st.booleans()) and draw(st.booleans())
-            specs.append(Spec(job, {"hourly": "cloud", "owned": "lab", "monthly": "p"}[kind], gpus=gpus,
-                              billing=kind, hours=hours,
-                              cost=0 if kind == "monthly" else draw(st.integers(1, 500)),
-                              resource={"owned": "lab", "monthly": MONTH.key}.get(kind),
-                              violations={f"sensitivity/{job}": "rule"} if violated else {}))
+            specs.append(
+                Spec(
+                    job,
+                    {"hourly": "cloud", "owned": "lab", "monthly": "p"}[kind],
+                    gpus=gpus,
+                    billing=kind,
+                    hours=hours,
+                    cost=0 if kind == "monthly" else draw(st.integers(1, 500)),
+                    resource={"owned": "lab", "monthly": MONTH.key}.get(kind),
+                    violations={f"sensitivity/{job}": "rule"} if violated else {},
+                )
+            )
     after = {"b": ["a"]} if "b" in jobs and draw(st.booleans()) else {}
     deadline = draw(st.one_of(st.none(), st.integers(20, 300)))
     budget = draw(st.one_of(st.none(), st.integers(50, 1500)))

@@ -24,7 +24,9 @@ print("ok")
 
 
 def test_cp_sat_imports_without_pandas_and_solves() -> None:
-    done = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", CHECK], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "ok"
 

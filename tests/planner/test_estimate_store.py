@@ -1,5 +1,5 @@
-"""The persistent estimate cache: reused across runs and processes, never changes an answer, never fails
-a run, stays bounded; and the commands that need no solver do not import it."""
+"""The persistent estimate cache: reused across runs and processes, never changes an answer, never
+fails a run, stays bounded; and the commands that need no solver do not import it."""
 
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     folder = tmp_path / "cache"
     monkeypatch.setenv(estimate_store.CACHE_ENV, str(folder))
     search._search.cache_clear()
-    candidates._BUILT.clear()  # each build below must go to the estimator, not reuse a built problem
+    # each build below must go to the estimator, not reuse a built problem
+    candidates._BUILT.clear()
     yield folder
     search._search.cache_clear()
 
@@ -58,7 +59,9 @@ def _count_searches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
-def test_a_second_process_reuses_every_search(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_second_process_reuses_every_search(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     calls = _count_searches(monkeypatch)
     first = build_problem(load_scenario(MEDICAL))
     computed = calls[0]
@@ -68,8 +71,11 @@ def test_a_second_process_reuses_every_search(cache_dir: Path, monkeypatch: pyte
     again = build_problem(load_scenario(MEDICAL))
     assert calls[0] == computed, "every search of the second build came from the store"
     def summary(problem: Problem) -> list[tuple[object, ...]]:
-        return [(c.platform, c.gpu, c.gpus, c.billing, c.hours, c.cost, c.memory_gib_per_gpu, c.layout)
-                for job in problem.jobs for c in problem.candidates[job]]
+        return [
+            (c.platform, c.gpu, c.gpus, c.billing, c.hours, c.cost, c.memory_gib_per_gpu, c.layout)
+            for job in problem.jobs
+            for c in problem.candidates[job]
+        ]
 
     assert summary(again) == summary(first)
 
@@ -86,10 +92,14 @@ def test_variants_differing_in_budget_or_deadline_share_every_estimate(
     assert computed > 0 and calls[0] == computed
 
 
-def test_a_changed_gpu_entry_is_a_different_key(cache_dir: Path, h100: GPU, llama8b: ModelCard) -> None:
+def test_a_changed_gpu_entry_is_a_different_key(
+    cache_dir: Path, h100: GPU, llama8b: ModelCard
+) -> None:
     card_spec = LayoutSpec(seq_len=2048)
     card = llama8b
-    slower = h100.model_copy(update={"memory_bandwidth_gb_per_s": h100.memory_bandwidth_gb_per_s / 2})
+    slower = h100.model_copy(
+        update={"memory_bandwidth_gb_per_s": h100.memory_bandwidth_gb_per_s / 2}
+    )
     fast = search_layout(card, "lora", Cluster.of(h100, 8), card_spec).best
     search._search.cache_clear()
     slow = search_layout(card, "lora", Cluster.of(slower, 8), card_spec).best
@@ -97,8 +107,9 @@ def test_a_changed_gpu_entry_is_a_different_key(cache_dir: Path, h100: GPU, llam
     assert slow.step_time_s >= fast.step_time_s
 
 
-def test_a_corrupt_or_unwritable_cache_never_fails_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         h100: GPU, llama8b: ModelCard) -> None:
+def test_a_corrupt_or_unwritable_cache_never_fails_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, h100: GPU, llama8b: ModelCard
+) -> None:
     card = llama8b
     folder = tmp_path / "cache"
     folder.mkdir()
@@ -123,8 +134,9 @@ def test_off_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_store_stays_under_its_size_bound(tmp_path: Path) -> None:
     store = estimate_store.EstimateStore(tmp_path, max_mib=1)
-    # 20 rows of 30 kB fit in the three quarters of a MiB a trim keeps, so the whole newest batch stays
-    # (with 40 kB one row of it went, which one by the order of the key digests, that is, by the code's hash)
+    # 20 rows of 30 kB fit in the three quarters of a MiB a trim keeps, so the whole newest batch
+    # stays (with 40 kB one row of it went, which one by the order of the key digests, that is, by
+    # the code's hash)
     blob = os.urandom(15_000).hex()  # 30 kB of text: the store keeps JSON values
     for batch in range(5):
         for i in range(20):
@@ -139,22 +151,29 @@ def test_the_store_stays_under_its_size_bound(tmp_path: Path) -> None:
 
 def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     script = (
-        "import sys; from pathlib import Path; from plan.planner.estimate.store import EstimateStore\n"
-        "s = EstimateStore(Path(sys.argv[1])); w = sys.argv[2]\n"
-        "for i in range(200):\n"
-        "    s.put(f'{w}-{i}', i)\n"
-        "    if i % 10 == 9: s.flush()\n"
-        "s.close()\n"
+        "import sys; from pathlib import Path; from plan.planner.estimate.store import "
+        "EstimateStore\ns = EstimateStore(Path(sys.argv[1])); w = sys.argv[2]\nfor i in "
+        "range(200):\n    s.put(f'{w}-{i}', i)\n    if i % 10 == 9: s.flush()\ns.close()\n"
     )
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path), f"w{n}"], cwd=REPO) for n in range(3)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(tmp_path), f"w{n}"], cwd=REPO)
+        for n in range(3)
+    ]
     assert all(p.wait(timeout=120) == 0 for p in procs)
     store = estimate_store.EstimateStore(tmp_path)
     assert all(store.get(f"w{n}-{i}") == i for n in range(3) for i in range(200))
 
 
 def _solve_json(env: dict[str, str]) -> dict[str, object]:
-    out = subprocess.run([sys.executable, "-m", "plan.planner.cli.app", "solve", str(MEDICAL), "--format", "json"],
-                         cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "plan.planner.cli.app", "solve", str(MEDICAL), "--format", "json"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
     data = json.loads(out)
     data.pop("solve_time_s", None)
     return data
@@ -171,10 +190,11 @@ def test_same_plan_with_the_cache_off_cold_and_warm(tmp_path: Path) -> None:
 @pytest.mark.parametrize("args", [["--version"], ["validate", str(MEDICAL)], ["schema"]])
 def test_light_commands_import_neither_the_solver_nor_pandas(args: list[str]) -> None:
     probe = ("import sys, runpy\n"
-             f"sys.argv = ['plan', *{args!r}]\n"
-             "from plan.planner.cli.app import main\n"
-             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-             "heavy = [m for m in ('ortools', 'pandas', 'networkx', 'plan.planner.solve') if m in sys.modules]\n"
-             "print('HEAVY', heavy, file=sys.stderr)\n")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
+             f"sys.argv = ['plan', *{args!r}]\nfrom plan.planner.cli.app import main\ntry:\n    "
+             "main()\nexcept SystemExit:\n    pass\nheavy = [m for m in ('ortools', 'pandas', "
+             "'networkx', 'plan.planner.solve') if m in sys.modules]\nprint('HEAVY', heavy, "
+             "file=sys.stderr)\n")
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
     assert "HEAVY []" in done.stderr, done.stderr[-500:]

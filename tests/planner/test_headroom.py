@@ -1,4 +1,5 @@
-"""Memory headroom: every candidate (so every chosen plan) peaks within (1 - headroom) x its card."""
+"""Memory headroom: every candidate (so every chosen plan) peaks within (1 - headroom) x its
+card."""
 
 from __future__ import annotations
 
@@ -45,7 +46,11 @@ def test_more_headroom_never_adds_options(base_scenario, write_scenario):
     def out_of_memory(headroom: float) -> set[tuple[str, str, str, int, str]]:
         base_scenario["policy"] = {"memory_headroom": headroom}
         problem = build_problem(load_scenario(write_scenario(base_scenario)))
-        return {(r.job, r.platform, r.gpu, r.gpus, r.billing) for r in problem.removed if r.rule == "memory"}
+        return {
+            (r.job, r.platform, r.gpu, r.gpus, r.billing)
+            for r in problem.removed
+            if r.rule == "memory"
+        }
 
     loose, tight = out_of_memory(0.0), out_of_memory(0.3)
     assert loose < tight  # strictly more removed: some layouts only fit without the headroom
@@ -58,9 +63,29 @@ def test_headroom_out_of_range_is_bad_input(base_scenario, write_scenario):
 
 
 def _estimate(*extra: str) -> dict:
-    result = runner.invoke(app, ["estimate", "--model", "llama3-8b", "--method", "lora", "--gpu", "rtx4090",
-                                 "--gpus", "1", "--seq-len", "4096", "--micro-batch", "1", "--cpu-offload", "off",
-                                 "--format", "json", *extra])
+    result = runner.invoke(
+        app,
+        [
+            "estimate",
+            "--model",
+            "llama3-8b",
+            "--method",
+            "lora",
+            "--gpu",
+            "rtx4090",
+            "--gpus",
+            "1",
+            "--seq-len",
+            "4096",
+            "--micro-batch",
+            "1",
+            "--cpu-offload",
+            "off",
+            "--format",
+            "json",
+            *extra,
+        ],
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -79,8 +104,22 @@ def test_estimate_reports_fits_against_the_headroom():
 
 
 def test_estimate_headroom_bad_value_is_one_line():
-    result = runner.invoke(app, ["estimate", "--model", "llama3-8b", "--method", "lora", "--gpu", "rtx4090",
-                                 "--gpus", "1", "--headroom", "0.9"])
+    result = runner.invoke(
+        app,
+        [
+            "estimate",
+            "--model",
+            "llama3-8b",
+            "--method",
+            "lora",
+            "--gpu",
+            "rtx4090",
+            "--gpus",
+            "1",
+            "--headroom",
+            "0.9",
+        ],
+    )
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines() == [
         "error: --headroom: a fraction of the card from 0 to 0.5, got 0.9"]

@@ -12,13 +12,36 @@ from tests.conftest import generous_session
 
 
 def _lab(base_scenario: dict[str, Any], kernels: str) -> dict[str, Any]:
-    """One Llama 3.1 8B full fine-tune on the lab's own four A800s under FSDP, nothing else to choose."""
-    base_scenario.update(budget="100k", deadline="30d", ops_skill="expert",
-                         owned=[{"id": "lab-a800", "site": "lab", "gpu": "a800-80gb", "count": 4, "gpus_per_node": 4,
-                                 "cost_per_gpu_hour": 1}])
-    base_scenario["jobs"] = [{"id": "ft", "model": "llama3.1-8b", "method": "full_finetune", "tokens": "20M",
-                              "seq_len": 4096, "global_batch": 64, "framework": "fsdp", "kernels": kernels,
-                              "data": {"sensitivity": "public", "at": "lab"}}]
+    """One Llama 3.1 8B full fine-tune on the lab's own four A800s under FSDP, nothing else to
+    choose."""
+    base_scenario.update(
+        budget="100k",
+        deadline="30d",
+        ops_skill="expert",
+        owned=[
+            {
+                "id": "lab-a800",
+                "site": "lab",
+                "gpu": "a800-80gb",
+                "count": 4,
+                "gpus_per_node": 4,
+                "cost_per_gpu_hour": 1,
+            }
+        ],
+    )
+    base_scenario["jobs"] = [
+        {
+            "id": "ft",
+            "model": "llama3.1-8b",
+            "method": "full_finetune",
+            "tokens": "20M",
+            "seq_len": 4096,
+            "global_batch": 64,
+            "framework": "fsdp",
+            "kernels": kernels,
+            "data": {"sensitivity": "public", "at": "lab"},
+        }
+    ]
     return base_scenario
 
 
@@ -44,7 +67,9 @@ def test_fused_kernels_plan_less_memory_or_more_speed(base_scenario, write_scena
     assert not any("fused kernels" in x for x in eager_plan.explanation)
 
 
-def test_fused_kernels_export_compile_to_torchtitan_and_a_note_elsewhere(base_scenario, write_scenario):
+def test_fused_kernels_export_compile_to_torchtitan_and_a_note_elsewhere(
+    base_scenario, write_scenario
+):
     path, _, job = _plan(base_scenario, write_scenario, "fused")
     loaded = load_scenario(path)
     layout = build_layout(job, loaded.scenario.jobs[0], loaded.models["ft"])

@@ -24,7 +24,8 @@ from plan.planner.solve import solve, solve_session
 from tests.conftest import REPO, SCENARIOS
 
 runner = CliRunner()
-LAB = REPO / "scenarios" / "lab_six_jobs.yaml"  # six jobs, ties among alternatives: the hardest to repeat
+# six jobs, ties among alternatives: the hardest to repeat
+LAB = REPO / "scenarios" / "lab_six_jobs.yaml"
 FRONTIER = REPO / "scenarios" / "frontier_private_vs_hybrid.yaml"
 BUSY_LOOP = "while True: pass"
 
@@ -67,9 +68,13 @@ def _stopped_early() -> tuple[Problem, SolverSettings, str]:
         problem = build_problem(loaded)
         # (the window between no plan and a proof can be narrow: limits 10% apart)
         for work in (0.005 * 1.1**k for k in range(50)):
-            settings = loaded.scenario.solver.model_copy(update={"work_limit": work, "time_limit_s": 600,
-                                                                 "top_k": 1})
-            if solve_session(Session(problem, settings, loaded.scenario.objective)).status == "feasible":
+            settings = loaded.scenario.solver.model_copy(
+                update={"work_limit": work, "time_limit_s": 600, "top_k": 1}
+            )
+            if (
+                solve_session(Session(problem, settings, loaded.scenario.objective)).status
+                == "feasible"
+            ):
                 return problem, settings, loaded.scenario.objective
     raise AssertionError("no shipped scenario stops before its proof at small work limits")
 
@@ -97,6 +102,9 @@ def test_json_and_table_carry_status_gap_and_bound():
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["status"] == "optimal" and data["gap"] == 0.0
-    assert data["bound"] == pytest.approx(data["plans"][0]["total_cost"], abs=0.01) and data["bound_unit"] == "CNY"
+    assert (
+        data["bound"] == pytest.approx(data["plans"][0]["total_cost"], abs=0.01)
+        and data["bound_unit"] == "CNY"
+    )
     table = runner.invoke(app, ["solve", str(LAB), "--top", "1"])
     assert f"optimal, gap 0.0%, bound {data['bound']:,.2f} CNY" in table.stdout

@@ -1,7 +1,7 @@
-"""A job's `loss` in plans: a lab's one 24 GB card runs Qwen3 8B QLoRA at 8k tokens only when the stack never
-holds the whole logits (a fused linear cross-entropy: Liger, Unsloth) or their fp32 copy (a chunked one:
-torchtune); the plan says it assumed that and every export repeats it. Megatron has neither, so asking for
-one there is bad input."""
+"""A job's `loss` in plans: a lab's one 24 GB card runs Qwen3 8B QLoRA at 8k tokens only when the
+stack never holds the whole logits (a fused linear cross-entropy: Liger, Unsloth) or their fp32 copy
+(a chunked one: torchtune); the plan says it assumed that and every export repeats it. Megatron has
+neither, so asking for one there is bad input."""
 
 from __future__ import annotations
 
@@ -17,13 +17,37 @@ from tests.conftest import generous_session
 
 
 def _card(base_scenario: dict[str, Any], **job: Any) -> dict[str, Any]:
-    base_scenario.update(budget="5000", deadline="30d", ops_skill="expert", academic=False, policy={},
-                         sites=[{"id": "site", "jurisdiction": "cn"}],
-                         owned=[{"id": "card", "site": "site", "gpu": "rtx4090", "count": 1, "gpus_per_node": 1,
-                                 "cost_per_gpu_hour": 0.3}])
-    base_scenario["jobs"] = [{"id": "qlora", "model": "qwen3-8b", "method": "qlora", "tokens": "5M",
-                              "seq_len": 8192, "global_batch": 16, "cpu_offload": False, **job,
-                              "data": {"sensitivity": "regulated", "residency": "on_premises", "at": "site"}}]
+    base_scenario.update(
+        budget="5000",
+        deadline="30d",
+        ops_skill="expert",
+        academic=False,
+        policy={},
+        sites=[{"id": "site", "jurisdiction": "cn"}],
+        owned=[
+            {
+                "id": "card",
+                "site": "site",
+                "gpu": "rtx4090",
+                "count": 1,
+                "gpus_per_node": 1,
+                "cost_per_gpu_hour": 0.3,
+            }
+        ],
+    )
+    base_scenario["jobs"] = [
+        {
+            "id": "qlora",
+            "model": "qwen3-8b",
+            "method": "qlora",
+            "tokens": "5M",
+            "seq_len": 8192,
+            "global_batch": 16,
+            "cpu_offload": False,
+            **job,
+            "data": {"sensitivity": "regulated", "residency": "on_premises", "at": "site"},
+        }
+    ]
     return base_scenario
 
 
@@ -77,8 +101,9 @@ def test_a_pytorch_loss_on_megatron_is_bad_input(base_scenario, write_scenario, 
 
 
 def test_where_neither_alone_fits_both_settings_are_offered_together(base_scenario, write_scenario):
-    # Llama 3.1 8B LoRA at 16k tokens on the one card: the fused loss alone and fused layers alone leave it
-    # over what the policy lets the card hold, both together (as Liger and Unsloth run them) fit
+    # Llama 3.1 8B LoRA at 16k tokens on the one card: the fused loss alone and fused layers alone
+    # leave it over what the policy lets the card hold, both together (as Liger and Unsloth run
+    # them) fit
     job = {"model": "llama3.1-8b", "method": "lora", "seq_len": 16384, "tokens": "20M"}
     result = solve_session(generous_session(write_scenario(_card(base_scenario, **job))))
     assert result.status == "infeasible"
@@ -87,6 +112,8 @@ def test_where_neither_alone_fits_both_settings_are_offered_together(base_scenar
     assert both.kind == "joint" and both.to == "fused, fused"
     fixed = solve_session(generous_session(write_scenario(_card(base_scenario, **job, loss="fused",
                                                                 kernels="fused"))))
-    assert fixed.status == "optimal" and fixed.plans[0].total_cost == pytest.approx(both.cost, abs=0.01)
+    assert fixed.status == "optimal" and fixed.plans[0].total_cost == pytest.approx(
+        both.cost, abs=0.01
+    )
     (planned,) = fixed.plans[0].jobs
     assert planned.memory_gib_per_gpu <= 0.92 * planned.gpu_memory_gib

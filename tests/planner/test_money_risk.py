@@ -29,18 +29,34 @@ runner = CliRunner()
 
 # A regulated fine-tune that must stay in the lab: with nothing owned, buying is the only way.
 ON_PREM: dict[str, Any] = {
-    "name": "buy-or-nothing", "budget": "10M", "deadline": "120d", "ops_skill": "expert",
+    "name": "buy-or-nothing",
+    "budget": "10M",
+    "deadline": "120d",
+    "ops_skill": "expert",
     "sites": [{"id": "lab", "jurisdiction": "cn"}],
     "policy": {"consider_purchase": True},
-    "jobs": [{"id": "sft", "model": "llama3-8b", "method": "lora", "tokens": "100M", "seq_len": 2048,
-              "data": {"sensitivity": "regulated", "residency": "on_premises", "at": "lab"}}],
+    "jobs": [
+        {
+            "id": "sft",
+            "model": "llama3-8b",
+            "method": "lora",
+            "tokens": "100M",
+            "seq_len": 2048,
+            "data": {"sensitivity": "regulated", "residency": "on_premises", "at": "lab"},
+        }
+    ],
     "solver": {"time_limit_s": 20, "workers": 2, "seed": 0, "top_k": 3},
 }
 # Public data on one cloud that sells spot.
 CLOUD: dict[str, Any] = {
-    "name": "spot-or-not", "budget": "50k", "deadline": "10d", "ops_skill": "expert",
+    "name": "spot-or-not",
+    "budget": "50k",
+    "deadline": "10d",
+    "ops_skill": "expert",
     "policy": {"allow_platforms": ["aws"]},
-    "jobs": [{"id": "ft", "model": "llama3-8b", "method": "lora", "tokens": "300M", "seq_len": 2048}],
+    "jobs": [
+        {"id": "ft", "model": "llama3-8b", "method": "lora", "tokens": "300M", "seq_len": 2048}
+    ],
     "solver": {"time_limit_s": 20, "workers": 2, "seed": 0, "top_k": 3},
 }
 
@@ -57,13 +73,15 @@ def _load(data: dict[str, Any], tmp_path: Path, **changes: Any):
 
 
 def _buy_prices(loaded) -> dict[str, float]:
-    """Price per GPU of every purchase option, in the scenario's currency, straight from the catalog."""
+    """Price per GPU of every purchase option, in the scenario's currency, straight from the
+    catalog."""
     cat, cur = loaded.catalog, loaded.scenario.currency
     return {f"buy:{b.gpu}": cat.to_currency(b.capex_per_gpu, b.currency, cur)
             for p in cat.platforms.values() for b in p.purchase}
 
 
-# --- 1. purchases against the cash budget ------------------------------------------------------------
+# --- 1. purchases against the cash budget
+# ------------------------------------------------------------
 
 def test_a_purchase_counts_at_full_price_within_the_cash_budget(tmp_path):
     loaded = _load(ON_PREM, tmp_path)
@@ -133,7 +151,9 @@ def test_catalog_purchase_prices_sit_in_the_market_range():
     catalog = load_catalog()
     for platform in catalog.platforms.values():
         for b in platform.purchase:
-            per_server = catalog.to_currency(b.capex_per_gpu, b.currency, "CNY") * (b.gpus_per_node or 8)
+            per_server = catalog.to_currency(b.capex_per_gpu, b.currency, "CNY") * (
+                b.gpus_per_node or 8
+            )
             assert b.source and b.as_of and (b.assumption or not b.assumed)
             if b.gpu == "h800":
                 assert 2e6 <= per_server <= 4e6
@@ -149,7 +169,8 @@ def test_catalog_purchases_command_lists_them():
     assert all(r["source"] and r["server_price"] >= r["capex_per_gpu"] for r in rows)
 
 
-# --- 2. spot as an opt-in risk ---------------------------------------------------------------------
+# --- 2. spot as an opt-in risk
+# ---------------------------------------------------------------------
 
 def test_spot_offers_only_where_the_platform_sells_spot():
     catalog = load_catalog()
@@ -207,7 +228,8 @@ def test_expected_interruptions_are_capped_and_shown(tmp_path, write_scenario):
     assert "expected interruptions" in table.stdout
 
 
-# --- 3. capacity and start-up delay ----------------------------------------------------------------
+# --- 3. capacity and start-up delay
+# ----------------------------------------------------------------
 
 def _allowances(loaded):
     cat = loaded.catalog
@@ -215,8 +237,9 @@ def _allowances(loaded):
     for platform in cat.platforms.values():
         for offer in platform.offers:
             gpu = cat.gpus[offer.gpu]
-            per_node = offer.gpus_per_node or min(gpu.gpus_per_node,
-                                                  platform.limits.max_gpus_per_node or gpu.gpus_per_node)
+            per_node = offer.gpus_per_node or min(
+                gpu.gpus_per_node, platform.limits.max_gpus_per_node or gpu.gpus_per_node
+            )
             found[(platform.id, offer.gpu, offer.billing)] = allowance(platform, offer, per_node)
     return found
 
@@ -239,18 +262,42 @@ def test_every_allocation_within_its_platform_limits():
 
 def test_an_overlay_raises_a_quota(tmp_path):
     overlay = tmp_path / "quota.yaml"
-    overlay.write_text(yaml.safe_dump({"platforms": [{"id": "lambda", "limits": {"capacity": [
-        {"max_gpus": 2048, "startup_h": 2, "source": "our account manager's quote", "as_of": "2026-11-28"}]}}]}),
-        encoding="utf-8")
+    overlay.write_text(
+        yaml.safe_dump(
+            {
+                "platforms": [
+                    {
+                        "id": "lambda",
+                        "limits": {
+                            "capacity": [
+                                {
+                                    "max_gpus": 2048,
+                                    "startup_h": 2,
+                                    "source": "our account manager's quote",
+                                    "as_of": "2026-11-28",
+                                }
+                            ]
+                        },
+                    }
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
     scenario = REPO / "scenarios" / "pretrain_70b_scale.yaml"
-    before = max(c.gpus for c in build_problem(load_scenario(scenario)).all_candidates() if c.platform == "lambda")
+    before = max(
+        c.gpus
+        for c in build_problem(load_scenario(scenario)).all_candidates()
+        if c.platform == "lambda"
+    )
     raised = build_problem(load_scenario(scenario, (overlay,)))
     after = max(c.gpus for c in raised.all_candidates() if c.platform == "lambda")
     assert before <= 512 < after
     assert all(c.startup_min == 120 for c in raised.all_candidates() if c.platform == "lambda")
 
 
-# --- bad input: one line naming file, field and what is allowed, exit 2 -------------------------------
+# --- bad input: one line naming file, field and what is allowed, exit 2
+# -------------------------------
 
 @pytest.mark.parametrize(("change", "expected"), [
     ({"budget_basis": "accrual"}, "budget_basis"),
@@ -278,13 +325,20 @@ def test_bad_capacity_entry_is_named():
 
 
 def test_built_in_capacity_spot_and_purchase_figures_cite_public_sources():
-    """Every offer is covered by a capacity entry (no silent fallback in the shipped catalog), and the
-    money/risk/capacity figures name a public source, not a file outside the repository."""
+    """Every offer is covered by a capacity entry (no silent fallback in the shipped catalog), and
+    the money/risk/capacity figures name a public source, not a file outside the repository."""
     catalog = load_catalog()
     for platform in catalog.platforms.values():
         for offer in platform.offers:
-            assert platform.limits.capacity_for(offer.gpu, offer.billing) is not None, (platform.id, offer.gpu)
-        sourced = [*platform.limits.capacity, *platform.purchase, *([platform.spot] if platform.spot else [])]
+            assert platform.limits.capacity_for(offer.gpu, offer.billing) is not None, (
+                platform.id,
+                offer.gpu,
+            )
+        sourced = [
+            *platform.limits.capacity,
+            *platform.purchase,
+            *([platform.spot] if platform.spot else []),
+        ]
         for entry in sourced:
             assert entry.source and "shared/" not in entry.source, (platform.id, entry.source)
             assert entry.as_of and (entry.assumption or not entry.assumed)

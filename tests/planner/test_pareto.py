@@ -1,4 +1,5 @@
-"""The cost/time front: exact against brute force, non-dominated, endpoints equal the single solves."""
+"""The cost/time front: exact against brute force, non-dominated, endpoints equal the single
+solves."""
 
 from __future__ import annotations
 
@@ -68,9 +69,21 @@ def test_points_solved_again_with_probing_give_the_same_front(problem):
 
 
 def _tiny_single_job():
-    specs = [Spec("a", "p1", gpus=g, hours=h, cost=c) for g, h, c in
-             [(1, 80, 100), (2, 41, 104), (4, 21, 110), (8, 11, 130), (16, 6, 170), (16, 7, 200), (32, 4, 260)]]
-    specs.append(Spec("a", "p2", gpus=8, hours=9, cost=120, violations={"sensitivity/a": "not allowed"}))
+    specs = [
+        Spec("a", "p1", gpus=g, hours=h, cost=c)
+        for g, h, c in [
+            (1, 80, 100),
+            (2, 41, 104),
+            (4, 21, 110),
+            (8, 11, 130),
+            (16, 6, 170),
+            (16, 7, 200),
+            (32, 4, 260),
+        ]
+    ]
+    specs.append(
+        Spec("a", "p2", gpus=8, hours=9, cost=120, violations={"sensitivity/a": "not allowed"})
+    )
     return make_problem(specs, budget=250, deadlines_h={"a": 60})
 
 
@@ -99,7 +112,9 @@ def test_thinned_front_is_a_subset_with_both_ends():
 @pytest.mark.parametrize("z", [None, "risk"])
 def test_progress_reports_every_point_and_ends_at_the_whole_span(z):
     heard: list[tuple[int, float]] = []
-    front = pareto_front(session(_tiny_single_job()), z=z, on_point=lambda n, share: heard.append((n, share)))
+    front = pareto_front(
+        session(_tiny_single_job()), z=z, on_point=lambda n, share: heard.append((n, share))
+    )
     counts, shares = [n for n, _ in heard], [share for _, share in heard]
     assert counts == sorted(counts) and shares == sorted(shares), "progress never goes back"
     assert shares[0] >= 0.0 and shares[-1] == 1.0
@@ -131,7 +146,9 @@ def test_scenario_front_endpoints_equal_min_time_and_min_cost_solves():
     front = pareto_front(sess)
     assert len(front.points) >= 2
     for p in front.points:
-        assert not any(_dominated((p.cost, p.makespan_h), (o.cost, o.makespan_h)) for o in front.points)
+        assert not any(
+            _dominated((p.cost, p.makespan_h), (o.cost, o.makespan_h)) for o in front.points
+        )
     fastest = Session(sess.problem, sess.settings, "time").best(Bounds())
     cheapest = Session(sess.problem, sess.settings, "cost").best(Bounds())
     first, last = front.points[0], front.points[-1]
@@ -145,14 +162,22 @@ def test_scenario_front_endpoints_equal_min_time_and_min_cost_solves():
         assert budget is None or p.cost <= budget + 1e-6
         for job in p.plan.jobs:
             assert job.memory_gib_per_gpu <= job.gpu_memory_gib
-            limit = loaded.scenario.effective_deadline_h(next(j for j in loaded.scenario.jobs if j.id == job.job))
+            limit = loaded.scenario.effective_deadline_h(
+                next(j for j in loaded.scenario.jobs if j.id == job.job)
+            )
             assert limit is None or job.end_h <= limit + 0.02
 
 
 def test_cli_exports_json_csv_html(tmp_path):
     scenario = SCENARIOS / "grant_qlora_compare.yaml"
-    out_json, out_csv, out_html = tmp_path / "front.json", tmp_path / "front.csv", tmp_path / "front.html"
-    result = runner.invoke(app, ["pareto", str(scenario), "-o", str(out_json), "--plot", str(out_html)])
+    out_json, out_csv, out_html = (
+        tmp_path / "front.json",
+        tmp_path / "front.csv",
+        tmp_path / "front.html",
+    )
+    result = runner.invoke(
+        app, ["pareto", str(scenario), "-o", str(out_json), "--plot", str(out_html)]
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(out_json.read_text())
     assert data["scenario"] == "grant-qlora-compare" and data["x"] == "cost" and data["y"] == "time"
@@ -160,10 +185,14 @@ def test_cli_exports_json_csv_html(tmp_path):
     assert spans == sorted(spans) and len(spans) >= 2
     for point in data["points"]:
         assert {"cost", "makespan_h", "plan"} <= set(point)
-        assert {"rank", "total_cost", "makespan_h", "jobs", "explanation", "assumptions"} <= set(point["plan"])
+        assert {"rank", "total_cost", "makespan_h", "jobs", "explanation", "assumptions"} <= set(
+            point["plan"]
+        )
         assert point["plan"]["total_cost"] == point["cost"]
     page = out_html.read_text()
-    assert page.count("<circle") == len(data["points"]) and "src=" not in page and "http" not in page
+    assert (
+        page.count("<circle") == len(data["points"]) and "src=" not in page and "http" not in page
+    )
     result = runner.invoke(app, ["pareto", str(scenario), "-o", str(out_csv), "--points", "3"])
     assert result.exit_code == 0, result.output
     rows = out_csv.read_text().splitlines()
@@ -173,7 +202,9 @@ def test_cli_exports_json_csv_html(tmp_path):
 def test_cli_png_plot(tmp_path):
     pytest.importorskip("matplotlib")
     target = tmp_path / "front.png"
-    result = runner.invoke(app, ["pareto", str(SCENARIOS / "student_no_ops.yaml"), "--plot", str(target)])
+    result = runner.invoke(
+        app, ["pareto", str(SCENARIOS / "student_no_ops.yaml"), "--plot", str(target)]
+    )
     assert result.exit_code == 0, result.output
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -202,7 +233,10 @@ def test_pool_and_reservation_problem_front():
 @pytest.mark.parametrize("points", [2, 3, 4])
 def test_risk_front_honours_points(points):
     problem = _tiny_single_job()
-    risky = {c.index: (0.5 * c.gpus if c.gpus in (8, 16) else 0.1 * c.gpus / 4) for c in problem.candidates["a"]}
+    risky = {
+        c.index: (0.5 * c.gpus if c.gpus in (8, 16) else 0.1 * c.gpus / 4)
+        for c in problem.candidates["a"]
+    }
     problem.candidates["a"] = [dataclasses.replace(c, expected_interruptions=risky[c.index])
                                for c in problem.candidates["a"]]
     full = pareto_front(session(problem), z="risk")
@@ -216,10 +250,10 @@ def test_risk_front_honours_points(points):
 
 
 def test_two_jobs_that_overrun_one_reservation_period_together_are_proven_at_once():
-    """Found by the property tests: a 4-GPU job (36 h) and an 8-GPU job (65 h) on a reservation of 4 or 8
-    GPUs held in 100 h periods cannot share one period (12 GPUs at once, or 101 h in a row), so the second
-    job rents (81) beside 4 GPUs for one period (80). CP-SAT took over 5 s to prove it through the
-    cumulative alone; the pair cut of constraints/scheduling.py gives it at once."""
+    """Found by the property tests: a 4-GPU job (36 h) and an 8-GPU job (65 h) on a reservation of 4
+    or 8 GPUs held in 100 h periods cannot share one period (12 GPUs at once, or 101 h in a row), so
+    the second job rents (81) beside 4 GPUs for one period (80). CP-SAT took over 5 s to prove it
+    through the cumulative alone; the pair cut of constraints/scheduling.py gives it at once."""
     specs = [Spec("a", "p", gpus=4, billing="monthly", hours=36, cost=0, resource=MONTH.key),
              Spec("b", "p", gpus=8, billing="monthly", hours=65, cost=0, resource=MONTH.key),
              Spec("b", "cloud", gpus=4, billing="hourly", hours=1, cost=81)]

@@ -1,5 +1,5 @@
-"""A front with many points stays readable (issue 13 item 7): the key and the terminal list stop with
-"and N more in the JSON", and the chart's legend never covers a point."""
+"""A front with many points stays readable (issue 13 item 7): the key and the terminal list stop
+with "and N more in the JSON", and the chart's legend never covers a point."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ from tests.planner.test_pareto import _tiny_single_job
 def _many_points(count: int):
     front = pareto_front(session(_tiny_single_job()))
     base = front.points
-    points = [dataclasses.replace(base[i % len(base)], cost=100.0 + 7 * i, makespan_h=200.0 - 2.5 * i)
-              for i in range(count)]
+    points = [
+        dataclasses.replace(base[i % len(base)], cost=100.0 + 7 * i, makespan_h=200.0 - 2.5 * i)
+        for i in range(count)
+    ]
     return dataclasses.replace(front, points=points, notes=[*front.notes, "a note"])
 
 

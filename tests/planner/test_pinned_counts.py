@@ -23,8 +23,16 @@ def _scenario(base_scenario, **job_fields):
     base_scenario["sites"] = []
     base_scenario["budget"] = "1M"
     base_scenario["ops_skill"] = "expert"
-    base_scenario["jobs"] = [{"id": "a", "model": "llama3-8b", "method": "full_finetune", "tokens": "200M",
-                              "seq_len": 2048, **job_fields}]
+    base_scenario["jobs"] = [
+        {
+            "id": "a",
+            "model": "llama3-8b",
+            "method": "full_finetune",
+            "tokens": "200M",
+            "seq_len": 2048,
+            **job_fields,
+        }
+    ]
     return base_scenario
 
 
@@ -52,7 +60,8 @@ def test_fixed_layout_is_honoured(base_scenario, write_scenario):
 
 
 def test_fixed_layout_the_hardware_cannot_run_is_a_named_removal(base_scenario, write_scenario):
-    # Counts that are multiples of 3 exist (24, 48, ...), but tp=3 does not divide llama3-8b's 32 heads.
+    # Counts that are multiples of 3 exist (24, 48, ...), but tp=3 does not divide llama3-8b's 32
+    # heads.
     loaded = load_scenario(write_scenario(_scenario(base_scenario, layout={"tp": 3})))
     problem = build_problem(loaded)
     assert not problem.candidates["a"]
@@ -60,10 +69,12 @@ def test_fixed_layout_the_hardware_cannot_run_is_a_named_removal(base_scenario, 
 
 
 def test_fixed_recomputation_and_micro_batch_are_honoured(base_scenario, write_scenario):
-    """A reproduction fixes the paper's recomputation and micro-batch too: every candidate and plan keeps them,
-    and the plan says the scenario fixed them."""
+    """A reproduction fixes the paper's recomputation and micro-batch too: every candidate and plan
+    keeps them, and the plan says the scenario fixed them."""
     layout = {"zero": 3, "recompute": "full", "micro_batch": 2}
-    loaded = load_scenario(write_scenario(_scenario(base_scenario, framework="fsdp", global_batch=64, layout=layout)))
+    loaded = load_scenario(
+        write_scenario(_scenario(base_scenario, framework="fsdp", global_batch=64, layout=layout))
+    )
     problem = build_problem(loaded)
     assert problem.candidates["a"]
     for c in problem.candidates["a"]:
@@ -72,19 +83,34 @@ def test_fixed_recomputation_and_micro_batch_are_honoured(base_scenario, write_s
     assert result.plans and all((j.layout.recompute, j.layout.micro_batch) == ("full", 2)
                                 for p in result.plans for j in p.jobs)
     assert any("recompute=full micro_batch=2" in line for line in result.plans[0].explanation)
-    # left free, the search takes another micro-batch here: the fixed one is not what it would pick anyway
-    free = build_problem(load_scenario(write_scenario(_scenario(base_scenario, framework="fsdp", global_batch=64,
-                                                                layout={"zero": 3}))))
-    assert any(c.layout.micro_batch != 2 or c.layout.recompute != "full" for c in free.candidates["a"])
+    # left free, the search takes another micro-batch here: the fixed one is not what it would pick
+    # anyway
+    free = build_problem(
+        load_scenario(
+            write_scenario(
+                _scenario(base_scenario, framework="fsdp", global_batch=64, layout={"zero": 3})
+            )
+        )
+    )
+    assert any(
+        c.layout.micro_batch != 2 or c.layout.recompute != "full" for c in free.candidates["a"]
+    )
 
 
-def test_a_fixed_expert_split_is_honoured_and_refused_on_a_dense_model(base_scenario, write_scenario):
-    moe = _scenario(base_scenario, model="mixtral-8x7b", method="continued_pretrain", layout={"ep": 4})
+def test_a_fixed_expert_split_is_honoured_and_refused_on_a_dense_model(
+    base_scenario, write_scenario
+):
+    moe = _scenario(
+        base_scenario, model="mixtral-8x7b", method="continued_pretrain", layout={"ep": 4}
+    )
     problem = build_problem(load_scenario(write_scenario(moe)))
     assert problem.candidates["a"] and all(c.layout.ep == 4 for c in problem.candidates["a"])
     dense = build_problem(load_scenario(write_scenario(_scenario(base_scenario, layout={"ep": 4}))))
     assert not dense.candidates["a"]
-    assert any(r.rule == "layout" and "need an MoE model; this one is dense" in r.reason for r in dense.removed)
+    assert any(
+        r.rule == "layout" and "need an MoE model; this one is dense" in r.reason
+        for r in dense.removed
+    )
 
 
 def test_a_job_fixes_the_recomputation_policies_plan_estimate_takes():

@@ -14,7 +14,9 @@ from tests.conftest import REPO
 
 
 def _variant(tmp_path: Path, name: str, **changes: object) -> Path:
-    data = yaml.safe_load((REPO / "scenarios" / "grant_qlora_compare.yaml").read_text(encoding="utf-8"))
+    data = yaml.safe_load(
+        (REPO / "scenarios" / "grant_qlora_compare.yaml").read_text(encoding="utf-8")
+    )
     data.update(changes)
     path = tmp_path / name
     path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
@@ -31,7 +33,8 @@ def test_a_budget_variant_reuses_the_build_and_equals_a_fresh_one(tmp_path: Path
     fresh = build_problem(load_scenario(_variant(tmp_path, "c.yaml", budget="120")))
     assert dataclasses.asdict(reused) == dataclasses.asdict(fresh)
     assert reused.budget != first.budget and reused.groups["budget"] != first.groups["budget"]
-    reused.candidates[reused.jobs[0]].clear()  # a caller's change to its copy never reaches the next one
+    # a caller's change to its copy never reaches the next one
+    reused.candidates[reused.jobs[0]].clear()
     again = build_problem(load_scenario(_variant(tmp_path, "d.yaml", budget="120")))
     assert dataclasses.asdict(again) == dataclasses.asdict(fresh)
 

@@ -32,8 +32,12 @@ def test_purchase_in_plan_reports_payback_against_cheapest_rental():
     res = problem.resources["buy:a800-80gb"]
     assert res.economics is not None
     catalog = loaded.catalog
-    rents = [catalog.to_currency(o.price_per_gpu_period, o.currency, "CNY") / o.period_h
-             for p in catalog.platforms.values() for o in p.offers if o.gpu == "a800-80gb" and o.billing != "spot"]
+    rents = [
+        catalog.to_currency(o.price_per_gpu_period, o.currency, "CNY") / o.period_h
+        for p in catalog.platforms.values()
+        for o in p.offers
+        if o.gpu == "a800-80gb" and o.billing != "spot"
+    ]
     assert res.economics.rent_per_gpu_hour == pytest.approx(min(rents))
 
     result = solve(loaded, SolveOptions(top_k=1, time_limit_s=60))
@@ -45,12 +49,19 @@ def test_purchase_in_plan_reports_payback_against_cheapest_rental():
     for r in bought:
         econ = problem.resources[r.key].economics
         assert econ is not None
-        if econ.rent_per_gpu_hour is None:  # no rental of this GPU to compare with: no payback period
+        # no rental of this GPU to compare with: no payback period
+        if econ.rent_per_gpu_hour is None:
             expected = None
         else:
-            saving = (econ.rent_per_gpu_hour - econ.running_per_gpu_hour) * r.gpus - econ.staff_per_hour
-            expected = econ.capex_per_gpu * r.gpus / saving / HOURS_PER_MONTH if saving > 0 else None
-        assert r.payback_months == (pytest.approx(expected, abs=0.05) if expected is not None else None)
+            saving = (
+                econ.rent_per_gpu_hour - econ.running_per_gpu_hour
+            ) * r.gpus - econ.staff_per_hour
+            expected = (
+                econ.capex_per_gpu * r.gpus / saving / HOURS_PER_MONTH if saving > 0 else None
+            )
+        assert r.payback_months == (
+            pytest.approx(expected, abs=0.05) if expected is not None else None
+        )
         users = [j for j in plan.jobs if j.reservation == r.key]
         assert {j.job for j in users} == {"sensitive-sft"}  # the rentable pre-training job rents
         exported = {x["key"]: x for x in result.to_dict()["plans"][0]["reservations"]}
@@ -60,20 +71,46 @@ def test_purchase_in_plan_reports_payback_against_cheapest_rental():
 
 def test_purchases_left_out_say_why_for_every_count(base_scenario, write_scenario):
     """A university weighs buying against renting for six months of pre-training. Where no GPU count
-    pays back within the hardware's life, the plan says so with the closest count (the most GPUs, staff
-    spread thinnest), not as if that count had been the proposal; a GPU nobody rents cannot be weighed."""
+    pays back within the hardware's life, the plan says so with the closest count (the most GPUs,
+    staff spread thinnest), not as if that count had been the proposal; a GPU nobody rents cannot be
+    weighed."""
     loaded, problem, result = run_catalog_scenario(
-        base_scenario, write_scenario, [{"id": "pt7b", "model": "qwen2.5-7b", "method": "pretrain", "tokens": "1T",
-                                         "seq_len": 4096}],
-        budget="300万元", deadline="180d", ops_skill="expert", academic=True, policy={"consider_purchase": True})
+        base_scenario,
+        write_scenario,
+        [
+            {
+                "id": "pt7b",
+                "model": "qwen2.5-7b",
+                "method": "pretrain",
+                "tokens": "1T",
+                "seq_len": 4096,
+            }
+        ],
+        budget="300万元",
+        deadline="180d",
+        ops_skill="expert",
+        academic=True,
+        policy={"consider_purchase": True},
+    )
     lines = [x for x in result.plans[0].explanation if x.startswith("not bought: ")]
     assert lines
     for line in lines:
-        gpu = next(r.gpu for r in problem.removed if r.rule == "purchase.payback" and f" {r.gpu} " in f"{line} ")
+        gpu = next(
+            r.gpu
+            for r in problem.removed
+            if r.rule == "purchase.payback" and f" {r.gpu} " in f"{line} "
+        )
         econ = problem.resources.get(f"buy:{gpu}")
-        rented = any(o.gpu == gpu and o.billing != "spot" for p in loaded.catalog.platforms.values() for o in p.offers)
+        rented = any(
+            o.gpu == gpu and o.billing != "spot"
+            for p in loaded.catalog.platforms.values()
+            for o in p.offers
+        )
         if not rented:
-            assert line == f"not bought: buying {gpu} cannot be weighed against renting: the catalog rents no {gpu}"
+            assert line == (
+                f"not bought: buying {gpu} cannot be weighed against renting: the catalog rents no "
+                f"{gpu}"
+            )
             continue
         assert line.startswith(f"not bought: {gpu} pays back within its life at no GPU count")
         most = max(r.gpus for r in problem.removed if r.rule == "purchase.payback" and r.gpu == gpu)

@@ -1,5 +1,5 @@
-"""While every rule holds, solves run on the rule-abiding candidates alone; the answer must be the one
-the whole model gives, and the whole model must still serve what needs the rule-breakers."""
+"""While every rule holds, solves run on the rule-abiding candidates alone; the answer must be the
+one the whole model gives, and the whole model must still serve what needs the rule-breakers."""
 
 from __future__ import annotations
 
@@ -26,8 +26,12 @@ def test_the_rule_abiding_model_has_the_whole_models_optimum(path: Path):
     assert abiding is not session.model
     assert all(not c.violations for c in abiding.problem.all_candidates())
     for objective in ("cost", "time"):
-        small = solve_model(abiding, abiding.instance(objective, Bounds()), session.settings, 600, 1000)
-        whole = solve_model(session.model, session.model.instance(objective, Bounds()), session.settings, 600, 1000)
+        small = solve_model(
+            abiding, abiding.instance(objective, Bounds()), session.settings, 600, 1000
+        )
+        whole = solve_model(
+            session.model, session.model.instance(objective, Bounds()), session.settings, 600, 1000
+        )
         assert small.status == whole.status == "optimal"
         assert small.objective == whole.objective
         # the chosen candidates are the problem's own (same indices), valid in the whole model
@@ -42,7 +46,9 @@ def test_solves_that_lift_a_rule_force_an_option_or_ask_for_a_core_use_the_whole
     assert session.model_for(Bounds(forced=((breaker.index,),))) is session.model
     assert session.model_for(Bounds(), with_assumptions=True) is session.model
     # lifting only the budget or the deadlines (Pareto beyond the limits) keeps the small model
-    limits = frozenset(g for g in session.problem.groups if g == "budget" or g.startswith("deadline/"))
+    limits = frozenset(
+        g for g in session.problem.groups if g == "budget" or g.startswith("deadline/")
+    )
     assert session.model_for(Bounds(lifted=limits)) is not session.model
 
 

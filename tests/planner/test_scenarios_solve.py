@@ -17,8 +17,27 @@ from tests.conftest import REPO
 
 runner = CliRunner()
 MEDICAL = REPO / "scenarios" / "medical_hybrid.yaml"
-JOB_KEYS = {"job", "platform", "gpu", "gpus", "nodes", "tp", "pp", "dp", "zero", "recompute", "micro_batch",
-            "billing", "start_h", "end_h", "cost", "memory_gib_per_gpu", "gpu_memory_gib", "tokens_per_s", "mfu"}
+JOB_KEYS = {
+    "job",
+    "platform",
+    "gpu",
+    "gpus",
+    "nodes",
+    "tp",
+    "pp",
+    "dp",
+    "zero",
+    "recompute",
+    "micro_batch",
+    "billing",
+    "start_h",
+    "end_h",
+    "cost",
+    "memory_gib_per_gpu",
+    "gpu_memory_gib",
+    "tokens_per_s",
+    "mfu",
+}
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +63,11 @@ def test_medical_plans_respect_every_rule(medical):
             for dep in s.job(j.job).after:
                 assert j.start_h >= jobs[dep].end_h - 1e-6
         sft = jobs["clinical-sft"]  # regulated, on premises: only the hospital's own A800s
-        assert sft.platform in owned and owned[sft.platform].site == "hospital-dc" and sft.billing == "owned"
+        assert (
+            sft.platform in owned
+            and owned[sft.platform].site == "hospital-dc"
+            and sft.billing == "owned"
+        )
         # Owned pool capacity: jobs on it never overlap beyond its 16 GPUs.
         on_pool = [j for j in plan.jobs if j.platform == "hospital-a800"]
         for a in on_pool:
@@ -80,7 +103,8 @@ def test_solve_json_has_documented_keys_and_is_deterministic():
 
 def test_why_not_names_the_sensitivity_rule():
     result = runner.invoke(app, ["explain", str(MEDICAL), "--why-not",
-                                 "job=clinical-sft platform=zhixingyun gpu=a800-80gb gpus=8 billing=hourly",
+                                 "job=clinical-sft platform=zhixingyun gpu=a800-80gb gpus=8 "
+                                 "billing=hourly",
                                  "--format", "json"])
     assert result.exit_code == 0, result.output
     answer = json.loads(result.stdout)
@@ -106,6 +130,10 @@ def test_solve_bad_input_exit_2(tmp_path: Path):
     path = tmp_path / "bad.yaml"
     path.write_text("name: x\njobs: [{id: a, model: llama9-8b, method: lora, tokens: 1M}]\n")
     result = runner.invoke(app, ["solve", str(path)])
-    assert result.exit_code == 2 and "did you mean" in result.stderr and "Traceback" not in result.output
+    assert (
+        result.exit_code == 2
+        and "did you mean" in result.stderr
+        and "Traceback" not in result.output
+    )
     bad_spec = runner.invoke(app, ["explain", str(MEDICAL), "--why-not", "gpu"])
     assert bad_spec.exit_code == 2 and "--why-not" in bad_spec.stderr

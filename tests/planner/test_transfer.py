@@ -45,8 +45,10 @@ def test_result_leaving_a_cloud_pays_its_egress_and_takes_time():
     assert job.platform == "tencent-ti-one"
     gb = result_size_gb(loaded.models["ft"], loaded.scenario.jobs[0])
     assert job.figures.cost.result_gb == pytest.approx(gb)
-    assert job.figures.cost.egress_cost == pytest.approx(0.8 * gb)  # 0.8 CNY/GB, the catalog's TI-ONE figure
-    assert job.figures.time.transfer_out_h == pytest.approx(gb * 8 / 1.0 / 3600)  # assumed 1 Gb/s internet
+    # 0.8 CNY/GB, the catalog's TI-ONE figure
+    assert job.figures.cost.egress_cost == pytest.approx(0.8 * gb)
+    # assumed 1 Gb/s internet
+    assert job.figures.time.transfer_out_h == pytest.approx(gb * 8 / 1.0 / 3600)
     assert job.cost >= job.figures.cost.egress_cost
     assert any(line.startswith("transfer for ft:") for line in result.plans[0].explanation)
 
@@ -59,7 +61,8 @@ def test_no_site_means_nothing_comes_home_and_no_fee():
     job = result.plans[0].jobs[0]
     assert job.figures.cost.egress_cost == 0 and job.figures.time.transfer_out_h == 0
     with_site = _solve(BASE)[1].plans[0]
-    assert with_site.total_cost > result.plans[0].total_cost  # the egress fee (and held hours) cost money
+    # the egress fee (and held hours) cost money
+    assert with_site.total_cost > result.plans[0].total_cost
     assert with_site.makespan_h >= result.plans[0].makespan_h
 
 
@@ -69,19 +72,27 @@ def test_platform_without_egress_figure_is_not_charged_and_says_so():
     _, result = _solve(raw)
     plan = result.plans[0]
     job = plan.jobs[0]
-    assert job.platform == "autodl" and job.figures.cost.egress_cost == 0 and job.figures.time.transfer_out_h > 0
+    assert (
+        job.platform == "autodl"
+        and job.figures.cost.egress_cost == 0
+        and job.figures.time.transfer_out_h > 0
+    )
     assert any("publishes no egress price" in a for a in plan.assumptions)
 
 
 def test_patient_data_never_lands_on_rental_clouds():
-    """The hospital's regulated LoRA job: every candidate on the new rental clouds and Volcano Engine
-    breaks a sensitivity or residency rule, so no plan can put it there however cheap they are."""
+    """The hospital's regulated LoRA job: every candidate on the new rental clouds and Volcano
+    Engine breaks a sensitivity or residency rule, so no plan can put it there however cheap they
+    are."""
     problem = build_problem(load_scenario(REPO / "scenarios" / "medical_hybrid.yaml"))
     new = {"autodl", "gpushare", "matpool", "volcengine-ml"}
     for c in problem.candidates["clinical-sft"]:
         if c.platform in new:
-            assert any(g.startswith(("sensitivity/", "residency/")) for g in c.violations), c.platform
-    assert any(c.platform in new for c in problem.candidates["domain-cpt"])  # public data may go there
+            assert any(g.startswith(("sensitivity/", "residency/")) for g in c.violations), (
+                c.platform
+            )
+    # public data may go there
+    assert any(c.platform in new for c in problem.candidates["domain-cpt"])
 
 
 def test_a_private_line_carries_the_result_without_a_per_gb_fee():
@@ -92,28 +103,35 @@ def test_a_private_line_carries_the_result_without_a_per_gb_fee():
     job = result.plans[0].jobs[0]
     gb = result_size_gb(loaded.models["ft"], loaded.scenario.jobs[0])
     assert job.platform == "tencent-ti-one" and job.figures.cost.egress_cost == 0
-    assert job.figures.time.transfer_out_h == pytest.approx(gb * 8 / 10 / 3600)  # at the line's 10 Gb/s
+    # at the line's 10 Gb/s
+    assert job.figures.time.transfer_out_h == pytest.approx(gb * 8 / 10 / 3600)
     assert any("private line" in a for a in result.plans[0].assumptions)
 
 
 def test_data_uploaded_before_the_gpus_are_rented_delays_the_job_but_is_not_billed():
-    """5 TB behind the lab's 100 Mb/s internet: the upload takes 111 h before training can start. Users
-    upload a dataset to the platform's storage first, so the job ends that much later but its GPU bill is
-    the training's: each option costs what it costs with the data already there. Platforms the lab
-    declares no link to are reached no faster than the internet speed it declares."""
+    """5 TB behind the lab's 100 Mb/s internet: the upload takes 111 h before training can start.
+    Users upload a dataset to the platform's storage first, so the job ends that much later but its
+    GPU bill is the training's: each option costs what it costs with the data already there.
+    Platforms the lab declares no link to are reached no faster than the internet speed it
+    declares."""
     small, large = copy.deepcopy(BASE), copy.deepcopy(BASE)
     for raw, size in ((small, "1GB"), (large, "5TB")):
         raw["sites"] = [{"id": "lab", "jurisdiction": "cn",
                          "links": [{"to": "aliyun-pai", "kind": "internet", "gbps": 0.1}]}]
         raw["policy"] = {}
         raw["jobs"][0]["data"]["size"] = size
-    problems = [build_problem(load_scenario_data(raw, Path("upload.yaml"))) for raw in (small, large)]
-    before, after = ({(c.platform, c.gpu, c.gpus, c.billing): c for c in p.candidates["ft"]} for p in problems)
+    problems = [
+        build_problem(load_scenario_data(raw, Path("upload.yaml"))) for raw in (small, large)
+    ]
+    before, after = (
+        {(c.platform, c.gpu, c.gpus, c.billing): c for c in p.candidates["ft"]} for p in problems
+    )
     hourly = [k for k in before.keys() & after.keys() if k[3] == "hourly"]
     assert hourly
     for key in hourly:
         b, a = before[key], after[key]
         upload_h = a.figures.time.transfer_in_h - b.figures.time.transfer_in_h
-        assert upload_h == pytest.approx((5000 - 1) * 8 / 0.1 / 3600, rel=1e-6)  # 0.1 Gb/s everywhere
+        # 0.1 Gb/s everywhere
+        assert upload_h == pytest.approx((5000 - 1) * 8 / 0.1 / 3600, rel=1e-6)
         assert a.cost == b.cost  # the GPUs are not billed for the upload
         assert a.duration_min - b.duration_min == pytest.approx(upload_h * 60, abs=2)

@@ -33,11 +33,15 @@ def test_the_greedy_plan_picks_each_jobs_best_rule_abiding_option_in_time(path: 
             (pick,) = picked
             assert not pick.violations
             limit = problem.deadline_min[job]
-            in_time = [c for c in abiding if limit is None or c.startup_min + c.duration_min <= limit]
+            in_time = [
+                c for c in abiding if limit is None or c.startup_min + c.duration_min <= limit
+            ]
             pool = in_time or abiding
             assert pick in pool
             if objective == "cost":
-                assert problem.standalone_cost(pick) == min(problem.standalone_cost(c) for c in pool)
+                assert problem.standalone_cost(pick) == min(
+                    problem.standalone_cost(c) for c in pool
+                )
             else:
                 assert pick.duration_min == min(c.duration_min for c in pool)
 
@@ -48,8 +52,13 @@ def test_starting_from_the_greedy_plan_keeps_the_optimum(path: Path):
     model = session.model_for(Bounds())
     for objective in ("cost", "time"):
         plain = solve_model(model, model.instance(objective, Bounds()), session.settings, 600, 1000)
-        hinted = solve_model(model, model.instance(objective, Bounds(), hint=greedy_hint(session.problem, objective)),
-                             session.settings, 600, 1000)
+        hinted = solve_model(
+            model,
+            model.instance(objective, Bounds(), hint=greedy_hint(session.problem, objective)),
+            session.settings,
+            600,
+            1000,
+        )
         assert plain.status == hinted.status
         assert plain.objective == hinted.objective
 
@@ -58,7 +67,8 @@ def test_a_solve_not_proven_quickly_starts_again_from_the_greedy_plan_and_says_s
     lab = next(p for p in SCENARIOS if p.stem == "lab_six_jobs")
     proven = solve_session(generous_session(lab))  # proven within the first short solve: no restart
     assert proven.status == "optimal" and WARM_START_NOTE not in proven.notes
-    # a first solve too short to prove anything: the answer comes from the greedy start, same optimum
+    # a first solve too short to prove anything: the answer comes from the greedy start, same
+    # optimum
     monkeypatch.setattr(solve, "QUICK_BEST_WORK", 0.0)
     restarted = solve_session(generous_session(lab))
     assert WARM_START_NOTE in restarted.notes

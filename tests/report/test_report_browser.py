@@ -1,6 +1,7 @@
-"""The HTML report in a real browser: headless Chromium (the Debian package) driven by Playwright's Python
-API. The page renders with no console errors and no network request, the Gantt chart has one bar per job
-at the right offsets, and a screenshot is produced. Skips, saying why, where Chromium or Playwright is absent.
+"""The HTML report in a real browser: headless Chromium (the Debian package) driven by Playwright's
+Python API. The page renders with no console errors and no network request, the Gantt chart has one
+bar per job at the right offsets, and a screenshot is produced. Skips, saying why, where Chromium or
+Playwright is absent.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from tests.conftest import REPO
 MEDICAL = REPO / "scenarios" / "medical_hybrid.yaml"
 CHROMIUM = next((p for p in (os.environ.get("PLAN_CHROMIUM"), shutil.which("chromium"),
                              shutil.which("chromium-browser")) if p), None)
-SCREENSHOT_DIR = os.environ.get("PLAN_REPORT_SCREENSHOT_DIR")  # keep the screenshot for a person to look at
+# keep the screenshot for a person to look at
+SCREENSHOT_DIR = os.environ.get("PLAN_REPORT_SCREENSHOT_DIR")
 
 
 @pytest.fixture(scope="module")
@@ -35,13 +37,18 @@ def medical_page(tmp_path_factory):
 
 def test_page_is_self_contained(medical_page):
     text = medical_page[0].read_text()
-    assert "http://" not in text and "https://" not in text and "src=" not in text and "<link" not in text
+    assert (
+        "http://" not in text
+        and "https://" not in text
+        and "src=" not in text
+        and "<link" not in text
+    )
 
 
 def test_page_renders_in_chromium_with_one_bar_per_job(medical_page, tmp_path):
     if CHROMIUM is None:
-        pytest.skip("no Chromium: install the Debian package `chromium` (apt-get install chromium) to run the "
-                    "browser check")
+        pytest.skip("no Chromium: install the Debian package `chromium` (apt-get install chromium) "
+                    "to run the browser check")
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed "
                                    "(pip install -e '.[report]')")
     page_file, plan = medical_page
@@ -52,7 +59,9 @@ def test_page_renders_in_chromium_with_one_bar_per_job(medical_page, tmp_path):
         page = browser.new_page(viewport={"width": 1100, "height": 900})
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.on("request", lambda r: requests.append(r.url) if not r.url.startswith("file:") else None)
+        page.on(
+            "request", lambda r: requests.append(r.url) if not r.url.startswith("file:") else None
+        )
         page.goto(page_file.as_uri())
         page.wait_for_load_state("load")
         gantt = page.locator("svg#gantt")
@@ -163,8 +172,8 @@ def test_report_has_no_serious_accessibility_finding(issue_pages):
         pytest.skip("no Chromium: install the Debian package `chromium` (apt-get install chromium)")
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     axe = pytest.importorskip("axe_playwright_python.sync_playwright",
-                              reason="axe-playwright-python is not installed "
-                              "(pip install -e '.[test]')")
+                              reason="axe-playwright-python is not installed (pip install -e "
+                              "'.[test]')")
     findings = {}
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
@@ -195,8 +204,8 @@ def test_label_widths_are_measured_high_in_the_browser_font():
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         page = browser.new_page()
         page.set_content('<svg width="3000" height="40"><text id="t" x="0" y="20" '
-                         'style="font-family: system-ui, -apple-system, sans-serif; '
-                         'font-size: 11px"></text></svg>')
+                         'style="font-family: system-ui, -apple-system, sans-serif; font-size: '
+                         '11px"></text></svg>')
         measure = ("s => { const t = document.getElementById('t'); t.textContent = s; "
                    "return t.getBBox().width; }")
         drawn = {p: page.evaluate(measure, p) for p in probes}

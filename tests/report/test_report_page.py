@@ -1,4 +1,5 @@
-"""The report page without a browser: structure, lanes with capacity, one bar per job, CLI errors."""
+"""The report page without a browser: structure, lanes with capacity, one bar per job, CLI
+errors."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from plan.planner.solve import solve
 from tests.conftest import REPO
 
 runner = CliRunner()
-FRONTIER = REPO / "scenarios" / "frontier_private_vs_hybrid.yaml"  # its best plan buys GPUs: a held lane
+# its best plan buys GPUs: a held lane
+FRONTIER = REPO / "scenarios" / "frontier_private_vs_hybrid.yaml"
 
 
 class _Tags(HTMLParser):
@@ -57,7 +59,9 @@ def test_gantt_has_one_bar_per_job_and_a_lane_per_pool(frontier):
 def test_billing_lines_add_up_to_the_plan_cost(frontier):
     _, result = frontier
     for plan in result.plans:
-        assert sum(cost for _, cost in billing_lines(plan)) == pytest.approx(plan.total_cost, abs=1.0)
+        assert sum(cost for _, cost in billing_lines(plan)) == pytest.approx(
+            plan.total_cost, abs=1.0
+        )
 
 
 def test_report_path_must_be_html(tmp_path):
@@ -69,7 +73,9 @@ def test_report_path_must_be_html(tmp_path):
 
 def test_solve_writes_the_report_too(tmp_path):
     out = tmp_path / "r.html"
-    result = runner.invoke(app, ["solve", str(REPO / "scenarios" / "medical_hybrid.yaml"), "--report", str(out)])
+    result = runner.invoke(
+        app, ["solve", str(REPO / "scenarios" / "medical_hybrid.yaml"), "--report", str(out)]
+    )
     assert result.exit_code == 0 and out.read_text().startswith("<!doctype html>")
 
 
