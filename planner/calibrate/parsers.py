@@ -199,6 +199,11 @@ def _rows(reader: Iterable[list[str]], path: Path) -> Iterable[list[str]]:
         if count > MAX_RUNS:
             raise RunError(f"{path}: more than {MAX_RUNS:,} rows; calibrate from at most "
                            f"{MAX_RUNS:,} runs")
+        # (the csv module's own field cap is process-wide, and batch raises it: a cell spanning
+        # many lines of a quoted field is refused here whatever that cap is)
+        longest = max((len(cell) for cell in cells), default=0)
+        if longest > MAX_LINE_CHARS:
+            raise csv.Error(f"a field of {longest:,} characters (at most {MAX_LINE_CHARS:,})")
         if any(cell.strip() for cell in cells):
             yield cells
 
