@@ -164,8 +164,8 @@ def _lookup(kind: str, wanted: str, table: Mapping[str, T]) -> T:
     same = [
         item
         for item in table.values()
-        if words in {name_words(n) for n in (item.id, *item.aliases, getattr(item, "name", ""))}
-    ]  # type: ignore[attr-defined]
+        if words in {name_words(n) for n in (item.id, *item.aliases, getattr(item, "name", ""))}  # type: ignore[attr-defined]
+    ]
     if len(same) == 1:
         return same[0]
     raise UnknownIdError(kind, wanted, Catalog._names(table))

@@ -66,9 +66,12 @@ from plan.models.methods import ADAPTER_METHODS, QLORA_FP8, QLORA_METHODS, Metho
 from plan.models.money import active_conversion, converting, to_scenario_currency
 from plan.models.platform import FabricKind
 from plan.models.stacks import (
+    PURE_BF16_PRECISION,
     PYTORCH_ONLY_OPTIMIZER_NAMES,
     hybrid_shard_conflict,
+    loss_not_on_megatron,
     may_run,
+    not_on_megatron,
     stated_lacks,
 )
 from plan.models.units import parse_count, parse_duration_h, parse_seq_len, parse_size_gb
@@ -299,26 +302,6 @@ class FixedLayout(Strict):
     ep: int | None = Field(default=None, gt=0, le=MAX_PARALLEL,
                            description="expert-parallel size (MoE models): ranks each layer's "
                                        "experts are split over")
-
-
-PURE_BF16_PRECISION = ("adamw-bf16 is pure BF16 training (weights and moments in bf16): use "
-                       "precision bf16, not fp16 or fp8 (of the stacks plan export writes for, "
-                       "only DeepSpeed runs FP8 matmuls on pure BF16 weights, and only with ZeRO "
-                       "1-3)")
-
-
-def loss_not_on_megatron(loss: str) -> str:
-    """Why a chunked or fused loss cannot be planned on Megatron (scenarios and estimates)."""
-    return (f"{loss} is a PyTorch stack's loss (fsdp, deepspeed); Megatron's vocab-parallel "
-            "cross-entropy holds the whole logits: use loss plain, or framework fsdp or deepspeed")
-
-
-def not_on_megatron(optimizer: str) -> str:
-    """Why a PYTORCH_ONLY_OPTIMIZER_NAMES optimizer cannot be planned on Megatron (scenarios and
-    estimates)."""
-    return (f"{optimizer} is a PyTorch optimizer (bitsandbytes, Adafactor, pure BF16 AdamW) that "
-            "Megatron-LM does not run (its optimizers are adamw, sgd and adamw-precision-aware): "
-            "use framework fsdp or deepspeed")
 
 
 class Job(Strict):

@@ -544,3 +544,23 @@ def stack_gaps(framework: str, facts: SplitFacts) -> tuple[Gap, ...]:
         ("pipeline_fp8", "pp", pipeline_fp8_gap(framework, facts.precision, facts.pp)),
     )
     return tuple(Gap(rule, field, reason) for rule, field, reason in found if reason)
+
+
+PURE_BF16_PRECISION = ("adamw-bf16 is pure BF16 training (weights and moments in bf16): use "
+                       "precision bf16, not fp16 or fp8 (of the stacks plan export writes for, "
+                       "only DeepSpeed runs FP8 matmuls on pure BF16 weights, and only with ZeRO "
+                       "1-3)")
+
+
+def loss_not_on_megatron(loss: str) -> str:
+    """Why a chunked or fused loss cannot be planned on Megatron (scenarios and estimates)."""
+    return (f"{loss} is a PyTorch stack's loss (fsdp, deepspeed); Megatron's vocab-parallel "
+            "cross-entropy holds the whole logits: use loss plain, or framework fsdp or deepspeed")
+
+
+def not_on_megatron(optimizer: str) -> str:
+    """Why a PYTORCH_ONLY_OPTIMIZER_NAMES optimizer cannot be planned on Megatron (scenarios and
+    estimates)."""
+    return (f"{optimizer} is a PyTorch optimizer (bitsandbytes, Adafactor, pure BF16 AdamW) that "
+            "Megatron-LM does not run (its optimizers are adamw, sgd and adamw-precision-aware): "
+            "use framework fsdp or deepspeed")

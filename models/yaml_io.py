@@ -54,7 +54,8 @@ class UniqueKeyLoader(_LOADER_BASE):  # type: ignore[valid-type,misc]
                 continue  # an unhashable key: the base loader reports it
             if duplicate:
                 raise DuplicateKeyError(key, key_node.start_mark.line + 1)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
     def construct_bounded_int(self, node: yaml.ScalarNode) -> int:
         text = str(node.value).replace("_", "").lstrip("+-")

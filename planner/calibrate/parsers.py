@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from plan.models.errors import InputError
-from plan.models.scenario import loss_not_on_megatron
-from plan.models.stacks import stack_of
+from plan.models.stacks import loss_not_on_megatron, stack_of
 from plan.models.yaml_io import read_yaml
 from plan.planner.calibrate.log_lines import scan_log
 from plan.planner.calibrate.run_text import (

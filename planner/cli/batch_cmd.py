@@ -94,100 +94,112 @@ def _render(rows: Sequence[Row], out: Console) -> None:
     out.print(table)
 
 
+# The command's arguments and options, each with its help text.
+PathsArg = Annotated[
+    list[str],
+    typer.Argument(help="scenario files, folders (their *.yaml/*.yml) or glob patterns"),
+]
+OutputArg = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="results.csv or results.jsonl; re-running with the same file skips rows already "
+        "solved",
+    ),
+]
+JobsArg = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=1,
+        max=1024,
+        help="scenarios solved at once (default: CPU count; on a Ray cluster given by "
+        "--address, its size)",
+    ),
+]
+BackendArg = Annotated[BackendChoice, typer.Option(help="where to solve")]
+AddressArg = Annotated[
+    str | None,
+    typer.Option(
+        help="Ray cluster address, e.g. auto or ray://head:10001 (default: a new local Ray "
+        "with --jobs CPUs)"
+    ),
+]
+SweepArg = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--sweep",
+        help="FIELD=A,B,C or FIELD=START..STOP:STEP, e.g. budget=100k..500k:50k; repeat for a grid",
+    ),
+]
+ObjectiveArg = Annotated[Objective | None, typer.Option(help="override each scenario's objective")]
+TimeLimitArg = Annotated[
+    float | None,
+    typer.Option("--time-limit", min=0.1, help="seconds per scenario (default: each scenario's)"),
+]
+WorkLimitArg = Annotated[
+    float | None,
+    typer.Option(
+        "--work-limit",
+        min=0.01,
+        max=MAX_SOLVER_LIMIT,
+        callback=finite,
+        help="deterministic time per scenario (default: each scenario's)",
+    ),
+]
+ReuseUnprovenArg = Annotated[
+    bool,
+    typer.Option(
+        "--reuse-unproven",
+        help="on resume, also re-use rows not proven optimal (feasible, no solution in time); "
+        "by default they are solved again",
+    ),
+]
+WorkersArg = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        max=MAX_WORKERS,
+        help="CP-SAT workers per scenario (default 1: the parallelism is across scenarios)",
+    ),
+]
+OverlayArg = Annotated[
+    Path | None, typer.Option("--catalog", help="catalog overlay for every scenario")
+]
+CalibrationArg = Annotated[
+    Path | None,
+    typer.Option(
+        "--calibration", help="calibration overlay from plan calibrate, for every scenario"
+    ),
+]
+MaxVariantsArg = Annotated[
+    int,
+    typer.Option(
+        "--max-variants",
+        min=1,
+        help="most rows (scenario files x sweep variants) one run may ask for; raise it for a "
+        "larger run",
+    ),
+]
+
+
 def batch_command(
-    paths: Annotated[
-        list[str],
-        typer.Argument(help="scenario files, folders (their *.yaml/*.yml) or glob patterns"),
-    ],
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="results.csv or results.jsonl; re-running with the same file skips rows already "
-            "solved",
-        ),
-    ] = None,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=1,
-            max=1024,
-            help="scenarios solved at once (default: CPU count; on a Ray cluster given by "
-            "--address, its size)",
-        ),
-    ] = None,
-    backend: Annotated[BackendChoice, typer.Option(help="where to solve")] = BackendChoice.local,
-    address: Annotated[
-        str | None,
-        typer.Option(
-            help="Ray cluster address, e.g. auto or ray://head:10001 (default: a new local Ray "
-            "with --jobs CPUs)"
-        ),
-    ] = None,
-    sweep: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--sweep",
-            help="FIELD=A,B,C or FIELD=START..STOP:STEP, e.g. budget=100k..500k:50k; repeat for a "
-            "grid",
-        ),
-    ] = None,
-    objective: Annotated[
-        Objective | None, typer.Option(help="override each scenario's objective")
-    ] = None,
-    time_limit: Annotated[
-        float | None,
-        typer.Option(
-            "--time-limit", min=0.1, help="seconds per scenario (default: each scenario's)"
-        ),
-    ] = None,
-    work_limit: Annotated[
-        float | None,
-        typer.Option(
-            "--work-limit",
-            min=0.01,
-            max=MAX_SOLVER_LIMIT,
-            callback=finite,
-            help="deterministic time per scenario (default: each scenario's)",
-        ),
-    ] = None,
-    reuse_unproven: Annotated[
-        bool,
-        typer.Option(
-            "--reuse-unproven",
-            help="on resume, also re-use rows not proven optimal (feasible, no solution in time); "
-            "by default they are solved again",
-        ),
-    ] = False,
-    workers: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            max=MAX_WORKERS,
-            help="CP-SAT workers per scenario (default 1: the parallelism is across scenarios)",
-        ),
-    ] = None,
-    overlay: Annotated[
-        Path | None, typer.Option("--catalog", help="catalog overlay for every scenario")
-    ] = None,
-    calibration: Annotated[
-        Path | None,
-        typer.Option(
-            "--calibration", help="calibration overlay from plan calibrate, for every scenario"
-        ),
-    ] = None,
-    max_variants: Annotated[
-        int,
-        typer.Option(
-            "--max-variants",
-            min=1,
-            help="most rows (scenario files x sweep variants) one run may ask for; raise it for a "
-            "larger run",
-        ),
-    ] = MAX_RUN_VARIANTS,
+    paths: PathsArg,
+    output: OutputArg = None,
+    jobs: JobsArg = None,
+    backend: BackendArg = BackendChoice.local,
+    address: AddressArg = None,
+    sweep: SweepArg = None,
+    objective: ObjectiveArg = None,
+    time_limit: TimeLimitArg = None,
+    work_limit: WorkLimitArg = None,
+    reuse_unproven: ReuseUnprovenArg = False,
+    workers: WorkersArg = None,
+    overlay: OverlayArg = None,
+    calibration: CalibrationArg = None,
+    max_variants: MaxVariantsArg = MAX_RUN_VARIANTS,
 ) -> None:
     """Solve many scenarios (and sweep variants of each): one row each, in input order.
 

@@ -45,12 +45,8 @@ from plan.models.limits import (
 )
 from plan.models.model_card import ModelCard
 from plan.models.platform import Platform
-from plan.models.scenario import (
-    DEFAULT_MEMORY_HEADROOM,
-    MAX_MEMORY_HEADROOM,
-    loss_not_on_megatron,
-)
-from plan.models.stacks import stack_of, stated_lacks
+from plan.models.scenario import DEFAULT_MEMORY_HEADROOM, MAX_MEMORY_HEADROOM
+from plan.models.stacks import loss_not_on_megatron, stack_of, stated_lacks
 from plan.models.units import parse_count, parse_seq_len
 from plan.planner.cli.common import OutputFormat, fail, finite, print_json
 from plan.planner.cli.estimate_table import print_table

@@ -21,31 +21,40 @@ class Stack(str, Enum):
     accelerate = "accelerate"
 
 
+# The command's arguments and options, each with its help text.
+FileArg = Annotated[Path, typer.Argument(help="scenario file")]
+ToArg = Annotated[Stack, typer.Option("--to", help="training stack to write configs for")]
+OutDirArg = Annotated[Path, typer.Option("-o", "--out", help="folder to write into")]
+PlanRankArg = Annotated[int, typer.Option("--plan", min=1, help="which plan (1 = best)")]
+JobArg = Annotated[
+    str | None, typer.Option("--job", help="one job id (default: every job of the plan)")
+]
+OverlayArg = Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")]
+CalibrationArg = Annotated[
+    Path | None,
+    typer.Option(
+        "--calibration", help="calibration overlay from plan calibrate (your measured speed)"
+    ),
+]
+TargetVersionArg = Annotated[
+    str | None,
+    typer.Option(
+        "--target-version",
+        help="release of the stack you will run (llamafactory: e.g. 0.9.5 or main; torchtitan: "
+        "0.2.2); refused when that release cannot run the export",
+    ),
+]
+
+
 def export_command(
-    file: Annotated[Path, typer.Argument(help="scenario file")],
-    to: Annotated[Stack, typer.Option("--to", help="training stack to write configs for")],
-    out_dir: Annotated[Path, typer.Option("-o", "--out", help="folder to write into")],
-    plan_rank: Annotated[int, typer.Option("--plan", min=1, help="which plan (1 = best)")] = 1,
-    job: Annotated[
-        str | None, typer.Option("--job", help="one job id (default: every job of the plan)")
-    ] = None,
-    overlay: Annotated[
-        Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")
-    ] = None,
-    calibration: Annotated[
-        Path | None,
-        typer.Option(
-            "--calibration", help="calibration overlay from plan calibrate (your measured speed)"
-        ),
-    ] = None,
-    target_version: Annotated[
-        str | None,
-        typer.Option(
-            "--target-version",
-            help="release of the stack you will run (llamafactory: e.g. 0.9.5 or main; torchtitan: "
-            "0.2.2); refused when that release cannot run the export",
-        ),
-    ] = None,
+    file: FileArg,
+    to: ToArg,
+    out_dir: OutDirArg,
+    plan_rank: PlanRankArg = 1,
+    job: JobArg = None,
+    overlay: OverlayArg = None,
+    calibration: CalibrationArg = None,
+    target_version: TargetVersionArg = None,
 ) -> None:
     """Write the plan's layout as launch configs for torchrun-fsdp, deepspeed, megatron, torchtitan,
     llamafactory or accelerate, with a README.md of the commands in order.

@@ -56,65 +56,75 @@ _EXIT = {"optimal": ExitCode.OK, "feasible": ExitCode.OK, "infeasible": ExitCode
          "unknown": ExitCode.NO_SOLUTION}
 
 
+# The command's arguments and options, each with its help text.
+FileArg = Annotated[Path, typer.Argument(help="scenario file")]
+XArg = Annotated[XAxis, typer.Option("--x", help="horizontal axis")]
+YArg = Annotated[YAxis, typer.Option("--y", help="vertical axis (time = makespan)")]
+ZArg = Annotated[
+    ZAxis | None, typer.Option("--z", help="third axis: risk = expected interruptions")
+]
+PointsArg = Annotated[
+    int | None,
+    typer.Option(
+        "--points",
+        min=2,
+        max=500,
+        help="at most this many points, evenly spread in time (default: every point of the "
+        "exact front)",
+    ),
+]
+OutputArg = Annotated[Path | None, typer.Option("-o", "--output", help="front.csv or front.json")]
+PlotArg = Annotated[Path | None, typer.Option("--plot", help="front.png, front.svg or front.html")]
+RelaxLimitsArg = Annotated[
+    bool,
+    typer.Option(
+        "--relax-limits", help="lift the budget and deadlines to show what lies beyond them"
+    ),
+]
+TimeLimitArg = Annotated[
+    float | None,
+    typer.Option(
+        "--time-limit",
+        min=0.1,
+        max=MAX_SOLVER_LIMIT,
+        callback=finite,
+        help="wall-clock safety net, seconds, all solves",
+    ),
+]
+WorkLimitArg = Annotated[
+    float | None,
+    typer.Option(
+        "--work-limit",
+        min=0.01,
+        max=MAX_SOLVER_LIMIT,
+        callback=finite,
+        help="deterministic time, all solves (the stop that does not depend on load)",
+    ),
+]
+OverlayArg = Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")]
+QuietArg = Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar on stderr")]
+CalibrationArg = Annotated[
+    Path | None,
+    typer.Option(
+        "--calibration", help="calibration overlay from plan calibrate (your measured speed)"
+    ),
+]
+
+
 def pareto_command(
-    file: Annotated[Path, typer.Argument(help="scenario file")],
-    x: Annotated[XAxis, typer.Option("--x", help="horizontal axis")] = XAxis.cost,
-    y: Annotated[YAxis, typer.Option("--y", help="vertical axis (time = makespan)")] = YAxis.time,
-    z: Annotated[
-        ZAxis | None, typer.Option("--z", help="third axis: risk = expected interruptions")
-    ] = None,
-    points: Annotated[
-        int | None,
-        typer.Option(
-            "--points",
-            min=2,
-            max=500,
-            help="at most this many points, evenly spread in time (default: every point of the "
-            "exact front)",
-        ),
-    ] = None,
-    output: Annotated[
-        Path | None, typer.Option("-o", "--output", help="front.csv or front.json")
-    ] = None,
-    plot: Annotated[
-        Path | None, typer.Option("--plot", help="front.png, front.svg or front.html")
-    ] = None,
-    relax_limits: Annotated[
-        bool,
-        typer.Option(
-            "--relax-limits", help="lift the budget and deadlines to show what lies beyond them"
-        ),
-    ] = False,
-    time_limit: Annotated[
-        float | None,
-        typer.Option(
-            "--time-limit",
-            min=0.1,
-            max=MAX_SOLVER_LIMIT,
-            callback=finite,
-            help="wall-clock safety net, seconds, all solves",
-        ),
-    ] = None,
-    work_limit: Annotated[
-        float | None,
-        typer.Option(
-            "--work-limit",
-            min=0.01,
-            max=MAX_SOLVER_LIMIT,
-            callback=finite,
-            help="deterministic time, all solves (the stop that does not depend on load)",
-        ),
-    ] = None,
-    overlay: Annotated[
-        Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar on stderr")] = False,
-    calibration: Annotated[
-        Path | None,
-        typer.Option(
-            "--calibration", help="calibration overlay from plan calibrate (your measured speed)"
-        ),
-    ] = None,
+    file: FileArg,
+    x: XArg = XAxis.cost,
+    y: YArg = YAxis.time,
+    z: ZArg = None,
+    points: PointsArg = None,
+    output: OutputArg = None,
+    plot: PlotArg = None,
+    relax_limits: RelaxLimitsArg = False,
+    time_limit: TimeLimitArg = None,
+    work_limit: WorkLimitArg = None,
+    overlay: OverlayArg = None,
+    quiet: QuietArg = False,
+    calibration: CalibrationArg = None,
 ) -> None:
     """The exact cost/time Pareto front: for each finishing time, the cheapest plan.
 

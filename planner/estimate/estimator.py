@@ -6,8 +6,13 @@ import math
 
 from plan.models.methods import METHOD_NOTES
 from plan.models.model_card import ModelCard
-from plan.models.scenario import PURE_BF16_PRECISION, not_on_megatron
-from plan.models.stacks import SplitFacts, stack_gaps, stack_of
+from plan.models.stacks import (
+    PURE_BF16_PRECISION,
+    SplitFacts,
+    not_on_megatron,
+    stack_gaps,
+    stack_of,
+)
 from plan.planner.estimate.band import uncalibrated_band_note, uncalibrated_mechanisms
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.factors import (

@@ -21,10 +21,10 @@ from plan.planner.estimate.search_space import (
     Split,
     SplitLinks,
 )
+from plan.planner.estimate.split_comm import p2p_s
 from plan.planner.estimate.timing import (
     dp_exposed_s,
     optimizer_and_paging_s,
-    p2p_s,
     sharding_links,
     stage_recompute_s,
 )

@@ -51,6 +51,7 @@ from plan.planner.estimate.compute import (
     recompute_s,
 )
 from plan.planner.estimate.flops import ModelShape
+from plan.planner.estimate.split_comm import ep_exposed_s
 from plan.planner.estimate.stack_rules import (
     HYBRID_SPLIT_GAP,
     framework_options,
@@ -62,7 +63,7 @@ from plan.planner.estimate.stack_rules import (
     uneven_micro_batch_gap,
 )
 from plan.planner.estimate.stages import split_problem
-from plan.planner.estimate.timing import ep_exposed_s, stage_lower_bound_s
+from plan.planner.estimate.timing import stage_lower_bound_s
 from plan.planner.estimate.topology import GroupLink, group_link, layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
@@ -99,7 +100,7 @@ context parallelism 2 at 8,192 tokens (validation rows NEMO-11, Llama 3 8B on 8 
 Llama 3 70B at tp 4 x pp 4), where it splits the activations that would otherwise need
 recomputation and gives each replica more micro-batches to fill the pipeline. The ring may cross
 nodes, as Llama 3's 131k-token stage ran it (tp 8 x cp 16; Llama Team 2024, Table 4): its link is
-costed (timing.cp_exposed_s)."""
+costed (split_comm.cp_exposed_s)."""
 MIN_TOKENS_PER_CP_RANK = 4096
 """The searched context parallelism leaves each rank at least this many tokens of the sequence, as
 every published layout in bench/data does (NEMO-11/12: 8,192 / 2; TTT-P02/P03: 65,536 / 2 and

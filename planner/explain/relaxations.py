@@ -86,32 +86,41 @@ def relaxations(
     # changing either rule alone still leaves the other short: data moved to a dearer platform that
     # busts the budget)
     if not found and sets and (len(sets) > 1 or len(sets[0]) > 1):
-        # one kind of change per conflict (the same rule for every job it names), else all of them
-        least = [
-            g for s in sets for g in s if g.partition("/")[0] == _least_change(s).partition("/")[0]
-        ]
-        joint = _joint_relaxation(session, least)
-        everything = [g for s in sets for g in s]
-        if joint is None and set(everything) != set(least):
-            joint = _joint_relaxation(session, everything)
-        # widening the conflicts' rules can expose another (a job's residency widened meets its
-        # sensitivity rule): then every rule of the jobs they name, of the kinds they name, together
-        jobs = {g.partition("/")[2] for g in everything}
-        kinds = {g.partition("/")[0] for g in everything}
-        wider = sorted(
-            set(everything)
-            | {
-                g
-                for g in names
-                if can_change(g)
-                and g.partition("/")[2] in jobs
-                and g.partition("/")[0] in kinds | set(LEVEL_RULES)
-            }
-        )
-        if joint is None and set(wider) != set(everything):
-            joint = _joint_relaxation(session, wider)
+        joint = _joint_for_conflicts(session, sets, names)
         found += [joint] if joint is not None else []
     return found
+
+
+def _joint_for_conflicts(
+    session: Session, sets: list[list[str]], names: set[str]
+) -> Relaxation | None:
+    """One change per conflict, together: the least kind of change of each conflict, else all of
+    their rules, else every rule of the jobs and kinds they name."""
+    # one kind of change per conflict (the same rule for every job it names), else all of them
+    least = [
+        g for s in sets for g in s if g.partition("/")[0] == _least_change(s).partition("/")[0]
+    ]
+    joint = _joint_relaxation(session, least)
+    everything = [g for s in sets for g in s]
+    if joint is None and set(everything) != set(least):
+        joint = _joint_relaxation(session, everything)
+    # widening the conflicts' rules can expose another (a job's residency widened meets its
+    # sensitivity rule): then every rule of the jobs they name, of the kinds they name, together
+    jobs = {g.partition("/")[2] for g in everything}
+    kinds = {g.partition("/")[0] for g in everything}
+    wider = sorted(
+        set(everything)
+        | {
+            g
+            for g in names
+            if can_change(g)
+            and g.partition("/")[2] in jobs
+            and g.partition("/")[0] in kinds | set(LEVEL_RULES)
+        }
+    )
+    if joint is None and set(wider) != set(everything):
+        joint = _joint_relaxation(session, wider)
+    return joint
 
 
 def _least_change(conflict: list[str]) -> str:

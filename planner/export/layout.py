@@ -260,27 +260,8 @@ def build_layout(
                      f"{fitted} (the largest divisor below it: memory per GPU at or below the "
                      "plan's)")
         micro = fitted
-    quant_bits = 4 if job.method in QLORA_METHODS else None
-    lora_rank = job.lora_rank if job.method in ADAPTER_METHODS else None
-    if job.method in ADAPTER_METHODS and lora_rank is None:
-        lora_rank = 16
-        notes.append("lora_rank not set in the scenario; exported as 16 (assumed: the planner's "
-                     "estimate default)")
-    if lora_rank:
-        notes.append(LORA_ALPHA_RULE)
-    if job.method in METHOD_NOTES:
-        notes.append(METHOD_NOTES[job.method])
-    if job_plan.assumes_fused_kernels:
-        notes.append("the plan assumed fused kernels (torch.compile, Liger or Unsloth: fewer saved "
-                     "activations than eager modules): torchtitan's config turns compile on; "
-                     "elsewhere enable them, or re-plan the job with kernels: eager")
-    if job_plan.loss != "plain":
-        notes.append(f"the plan assumed {LOSS_KINDS[job_plan.loss]}: run one, or re-plan the job "
-                     "with loss: plain")
-    if job.method in DPO_METHODS:
-        notes.append("DPO data are (prompt, chosen, rejected) triples; where the stack runs your "
-                     "script (deepspeed, accelerate, torchrun) the script computes the DPO loss "
-                     "against the reference, as TRL's DPOTrainer does")
+    quant_bits, lora_rank, method_notes = _method_settings(job_plan, job)
+    notes += method_notes
     layout = ExportLayout(
         job=job_plan.job,
         model_id=card.id,
@@ -327,6 +308,41 @@ def build_layout(
         step_time_s=figures.estimate.step_time_s if figures else 0.0,
         notes=tuple(notes),
     )
+    _check_closes(layout)
+    return layout
+
+
+def _method_settings(job_plan: JobPlan, job: Job) -> tuple[int | None, int | None, list[str]]:
+    """(quantization bits, LoRA rank, notes) of the job's method and the plan's assumptions: the
+    rank defaulted where the scenario sets none, and what the stack must run as the plan assumed
+    (fused kernels, a leaner loss, the DPO loss)."""
+    found: list[str] = []
+    quant_bits = 4 if job.method in QLORA_METHODS else None
+    lora_rank = job.lora_rank if job.method in ADAPTER_METHODS else None
+    if job.method in ADAPTER_METHODS and lora_rank is None:
+        lora_rank = 16
+        found.append("lora_rank not set in the scenario; exported as 16 (assumed: the planner's "
+                     "estimate default)")
+    if lora_rank:
+        found.append(LORA_ALPHA_RULE)
+    if job.method in METHOD_NOTES:
+        found.append(METHOD_NOTES[job.method])
+    if job_plan.assumes_fused_kernels:
+        found.append("the plan assumed fused kernels (torch.compile, Liger or Unsloth: fewer saved "
+                     "activations than eager modules): torchtitan's config turns compile on; "
+                     "elsewhere enable them, or re-plan the job with kernels: eager")
+    if job_plan.loss != "plain":
+        found.append(f"the plan assumed {LOSS_KINDS[job_plan.loss]}: run one, or re-plan the job "
+                     "with loss: plain")
+    if job.method in DPO_METHODS:
+        found.append("DPO data are (prompt, chosen, rejected) triples; where the stack runs your "
+                     "script (deepspeed, accelerate, torchrun) the script computes the DPO loss "
+                     "against the reference, as TRL's DPOTrainer does")
+    return quant_bits, lora_rank, found
+
+
+def _check_closes(layout: ExportLayout) -> None:
+    """ExportError where the layout's hybrid shard, offload or sizes do not close."""
     if layout.shard_group and (layout.zero < 2 or layout.shard_group % layout.cp
                                or layout.dp % (layout.shard_group // layout.cp)):
         raise ExportError(f"the plan's hybrid sharding over {layout.shard_group} ranks does not "
@@ -339,4 +355,3 @@ def build_layout(
     problems = layout.identities()
     if problems:
         raise ExportError("the plan's layout does not close: " + "; ".join(problems))
-    return layout
