@@ -454,8 +454,9 @@ class SolverSettings(Strict):
 
     work_limit: float = Field(default=30.0, gt=0, le=MAX_SOLVER_LIMIT,
                               description="deterministic time units, all solves together")
-    time_limit_s: float = Field(default=60.0, gt=0, le=MAX_SOLVER_LIMIT,
-                                description="wall-clock safety net, seconds")
+    time_limit_s: float = Field(default=600.0, gt=0, le=MAX_SOLVER_LIMIT,
+                                description="wall-clock safety net, seconds: an answer it cuts "
+                                "says status cut (exit 3)")
     workers: int = Field(default=1, ge=1, le=MAX_WORKERS,
                          description="1: one search thread; more: CP-SAT's interleaved (still "
                                      "deterministic) portfolio")

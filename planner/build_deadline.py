@@ -20,7 +20,7 @@ class BuildTimeout(Exception):
 
     def __init__(self, limit_s: float, jobs_done: int, jobs_total: int) -> None:
         self.limit_s, self.jobs_done, self.jobs_total = limit_s, jobs_done, jobs_total
-        super().__init__(f"the time limit ({limit_s:g} s) ran out while building candidate plans: "
+        super().__init__(f"the wall-clock safety net ({limit_s:g} s) cut candidate building: "
                          f"{jobs_done} of {jobs_total} jobs built, nothing solved; raise "
                          "solver.time_limit_s (or --time-limit), or plan fewer jobs at once")
 

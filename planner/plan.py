@@ -233,7 +233,7 @@ class Relaxation:
 @dataclass
 class SolveResult:
     scenario: str
-    status: str  # optimal | feasible | infeasible | unknown
+    status: str  # optimal | feasible | infeasible | unknown | cut (the wall-clock safety net fired)
     objective: str
     currency: str
     solve_time_s: float

@@ -43,7 +43,7 @@ def solve(loaded: LoadedScenario, options: SolveOptions | None = None) -> SolveR
         s = loaded.scenario
         return SolveResult(
             scenario=s.name,
-            status="unknown",
+            status="cut",
             objective=(options and options.objective) or s.objective,
             currency=s.currency,
             solve_time_s=time.perf_counter() - started,
@@ -87,8 +87,18 @@ def solve_session(session: Session) -> SolveResult:
         result.notes += pools_without_network(session)
         result.plans = plans
         _record_proof(session, result, best)
+    if session.wall_stopped:  # load decided part of this answer: it is never labelled optimal
+        result.status = "cut"
+        if not result.plans:
+            result.notes.append(cut_note(session.settings.time_limit_s))
     result.solve_time_s = time.perf_counter() - session.started
     return result
+
+
+def cut_note(limit_s: float) -> str:
+    """What a user is told when the wall-clock safety net stopped a solve."""
+    return (f"the wall-clock safety net ({limit_s:g} s) stopped a solve before its work limit; "
+            "this answer may depend on the machine's load: raise solver.time_limit_s")
 
 
 def _best(session: Session, result: SolveResult) -> Outcome:
@@ -196,9 +206,7 @@ def _record_proof(session: Session, result: SolveResult, best: Outcome) -> None:
     )
     settings = session.settings
     if session.wall_stopped:
-        result.notes.append(f"the wall-clock safety net ({settings.time_limit_s:g} s) stopped a "
-                            "solve before its work limit; this answer may depend on the machine's "
-                            "load: raise solver.time_limit_s")
+        result.notes.append(cut_note(settings.time_limit_s))
     elif best.status == "feasible":
         result.notes.append(f"not proven optimal within the work limit ({settings.work_limit:g} "
                             f"units): the best possible is {result.bound:,.2f} "

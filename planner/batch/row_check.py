@@ -42,6 +42,9 @@ def row_problem(row: Row) -> str | None:
     elif row.status == "error":
         if not row.error or row.total_cost is not None or row.plan:
             return "an error row without its error, or with a plan"
+    elif row.status == "cut":  # the safety net cut it: with the plan found by then, or none
+        if row.error or (row.plan and row.total_cost is None):
+            return "a cut row with an error, or a plan without its cost"
     elif row.total_cost is not None or row.makespan_h is not None or row.plan or row.error:
         return f"an {row.status} row with a plan or an error"
     return None

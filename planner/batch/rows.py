@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-STATUSES = ("optimal", "feasible", "infeasible", "unknown", "error")
+STATUSES = ("optimal", "feasible", "infeasible", "unknown", "cut", "error")
 SOLVED = ("optimal", "feasible")
 PROVEN = ("optimal", "infeasible")
 # prefix of an error row's message when the fault is ours, not the input's
@@ -24,7 +24,7 @@ class Row:
 
     file: str
     variant: str
-    status: str  # optimal | feasible | infeasible | unknown | error
+    status: str  # optimal | feasible | infeasible | unknown | cut (wall clock) | error
     total_cost: float | None
     currency: str
     makespan_h: float | None
@@ -107,8 +107,8 @@ class Tally:
                 counts["solved"] += 1
             elif row.status == "error":
                 counts["bad_input" if row.bad_input else "internal_error"] += 1
-            else:
-                counts[row.status] += 1
+            else:  # (a cut row counts with those not solved within the limits)
+                counts["unknown" if row.status == "cut" else row.status] += 1
         return cls(**counts)
 
     @property

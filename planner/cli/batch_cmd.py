@@ -54,6 +54,7 @@ STATUS_STYLE = {
     "feasible": "green",
     "infeasible": "yellow",
     "unknown": "yellow",
+    "cut": "yellow",
     "error": "red",
 }
 

@@ -39,7 +39,7 @@ class XAxis(str, Enum):
     cost = "cost"
 
 
-PARETO_TIME_S = 120.0  # default wall-clock safety net for a whole front
+PARETO_TIME_S = 1200.0  # default wall-clock safety net for a whole front (work decides first)
 PARETO_WORK = 240.0  # default deterministic time for a whole front
 TABLE_ROWS = 25  # points listed in the terminal; the rest are counted ("and N more in the JSON")
 
@@ -53,7 +53,7 @@ class ZAxis(str, Enum):
 
 
 _EXIT = {"optimal": ExitCode.OK, "feasible": ExitCode.OK, "infeasible": ExitCode.INFEASIBLE,
-         "unknown": ExitCode.NO_SOLUTION}
+         "unknown": ExitCode.NO_SOLUTION, "cut": ExitCode.NO_SOLUTION}
 
 
 # The command's arguments and options, each with its help text.
@@ -128,7 +128,8 @@ def pareto_command(
 ) -> None:
     """The exact cost/time Pareto front: for each finishing time, the cheapest plan.
 
-    Exit codes: 0 front found, 1 infeasible, 2 bad input, 3 no plan within the time limit.
+    Exit codes: 0 the whole front found, 1 infeasible, 2 bad input, 3 no plan within the limits or
+    a front the limits cut short (`complete: false`: the points found are shown).
     """
     # Checked before the solves, which can take minutes.
     for path, allowed in ((output, FRONT_SUFFIXES), (plot, PLOT_SUFFIXES)):
@@ -170,7 +171,8 @@ def pareto_command(
         fail(exc)
     _print(front)
     _write_outputs(front, output, plot)
-    raise typer.Exit(_EXIT[front.status])
+    incomplete = front.status in ("optimal", "feasible") and not front.complete
+    raise typer.Exit(ExitCode.NO_SOLUTION if incomplete else _EXIT[front.status])
 
 
 def _write_outputs(front: ParetoFront, output: Path | None, plot: Path | None) -> None:
@@ -222,7 +224,8 @@ def walk_progress(quiet: bool) -> Iterator[Progress | None]:
 def _print(front: ParetoFront) -> None:
     unit, per = time_unit(front) if front.points else ("days", 24.0)
     console.print(f"[bold]{printable(front.scenario)}[/bold]: {len(front.points)} points on the "
-                  f"cost/time front ({front.status}, {front.solve_time_s:.2f} s)")
+                  f"cost/time front ({front.status}{'' if front.complete else ', incomplete'}, "
+                  f"{front.solve_time_s:.2f} s)")
     if front.points:
         table = Table()
         for column in (

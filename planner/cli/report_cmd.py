@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from plan.planner.plan import SolveResult
 
 _EXIT = {"optimal": ExitCode.OK, "feasible": ExitCode.OK, "infeasible": ExitCode.INFEASIBLE,
-         "unknown": ExitCode.NO_SOLUTION}
+         "unknown": ExitCode.NO_SOLUTION, "cut": ExitCode.NO_SOLUTION}
 
 
 def check_report_path(path: Path, inputs: list[Path] | None = None, what: str = "-o") -> None:
@@ -64,7 +64,8 @@ def report_command(
     and pool, cost by job and billing line, memory per GPU against the card, the assumptions (and
     the Pareto front).
 
-    Exit codes: 0 written, 1 infeasible (the page says why), 2 bad input, 3 no solution in time.
+    Exit codes: 0 written, 1 infeasible (the page says why), 2 bad input, 3 no solution within the
+    limits, or an answer the wall-clock safety net cut.
     """
     from plan.models.errors import InputError
     from plan.models.loading import load_scenario

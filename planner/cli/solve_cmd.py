@@ -36,7 +36,7 @@ class SolveFormat(str, Enum):
 
 
 _EXIT = {"optimal": ExitCode.OK, "feasible": ExitCode.OK, "infeasible": ExitCode.INFEASIBLE,
-         "unknown": ExitCode.NO_SOLUTION}
+         "unknown": ExitCode.NO_SOLUTION, "cut": ExitCode.NO_SOLUTION}
 
 
 def _load(file: Path, overlay: Path | None, calibration: Path | None = None) -> LoadedScenario:
@@ -96,7 +96,8 @@ def solve_command(
 ) -> None:
     """Find the optimal plan and near-optimal alternatives, with explanations.
 
-    Exit codes: 0 solved, 1 infeasible (with explanation), 2 bad input, 3 no solution in time.
+    Exit codes: 0 solved, 1 infeasible (with explanation), 2 bad input, 3 no solution within the
+    work limit, or an answer the wall-clock safety net cut (status cut).
     """
     if report is not None:
         from plan.planner.cli.report_cmd import check_report_path

@@ -81,8 +81,9 @@ class ParetoFront:
     x: str
     y: str
     z: str | None
-    status: str  # optimal (every point proven) | feasible | infeasible | unknown
+    status: str  # optimal (every point proven) | feasible | infeasible | unknown | cut (wall clock)
     points: list[FrontPoint] = field(default_factory=list)
+    complete: bool = True  # every point the walk looked for was found (no limit cut it short)
     budget: float | None = None
     deadline_h: float | None = None  # the latest job deadline, for the plot's line
     relaxed_limits: bool = False
@@ -95,6 +96,7 @@ class ParetoFront:
             data["z"] = self.z
         data.update(
             status=self.status,
+            complete=self.complete,
             currency=self.currency,
             budget=self.budget,
             deadline_h=self.deadline_h,
@@ -125,6 +127,7 @@ class _Walker:
         self.base = base
         self.with_risk = with_risk
         self.unproven = 0
+        self.missed = 0  # points looked for and not found within the limits
         self.on_point = on_point
         self.walks = walks  # walks to make in all (one per risk cap): the progress shares them out
         self.walked = 0
@@ -202,6 +205,7 @@ class _Walker:
         if not cheapest.solved:
             return []
         fastest = self.fastest(bounds)
+        self.missed += not fastest.solved
         if not fastest.solved or fastest.makespan_min >= cheapest.makespan_min:
             return [cheapest]
         found = [cheapest]
@@ -247,10 +251,12 @@ class _Walker:
             cap = cheapest.makespan_min - 1
             while cap > fastest.makespan_min:
                 nxt = solve(cap)
-                if not nxt.solved:
+                if not nxt.solved:  # (infeasible cannot be: the fastest plan meets every cap)
+                    self.missed += 1
                     break
                 advance(nxt)
                 if len(found) >= MAX_EXACT_POINTS - 1:
+                    self.missed += 1
                     notes.append(f"front cut at {MAX_EXACT_POINTS} points; use --points to thin it "
                                  "instead")
                     break
@@ -264,6 +270,8 @@ class _Walker:
                 nxt = solve(cap)
                 if nxt.solved:
                     advance(nxt)
+                else:
+                    self.missed += 1
         if (found[-1].total_cost, found[-1].makespan_min) != (
             fastest.total_cost,
             fastest.makespan_min,
@@ -366,10 +374,12 @@ def pareto_front(session: Session, *, max_points: int | None = None, z: str | No
     if not outcomes:
         probe = session.run("cost", base)
         front.status = probe.status
+        front.complete = probe.status == "infeasible"
         front.notes.append("no plan satisfies the scenario; run `plan solve` for the conflicting "
                            "constraints"
-                           if probe.status == "infeasible" else "no plan found within the time "
+                           if probe.status == "infeasible" else "no plan found within the work "
                                                                 "limit")
+        _mark_cut(front, session)
         front.solve_time_s = time.perf_counter() - session.started
         return front
     outcomes.sort(key=lambda o: (o.makespan_min, o.total_cost, risk_of(o)))
@@ -389,9 +399,23 @@ def pareto_front(session: Session, *, max_points: int | None = None, z: str | No
                            "without presolve")
     if walker.unproven:
         front.status = "feasible"
-        front.notes.append(f"{walker.unproven} point(s) not proven optimal within the time limit")
+        front.notes.append(f"{walker.unproven} point(s) not proven optimal within the work limit")
+    if walker.missed:
+        front.complete = False
+        front.notes.append(f"{walker.missed} point(s) looked for and not found within the limits: "
+                           "the front is incomplete; raise --work-limit")
+    _mark_cut(front, session)
     front.solve_time_s = time.perf_counter() - session.started
     return front
+
+
+def _mark_cut(front: ParetoFront, session: Session) -> None:
+    """A front the wall-clock safety net cut is never labelled optimal or complete."""
+    if session.wall_stopped:
+        front.status, front.complete = "cut", False
+        front.notes.append(f"the wall-clock safety net ({session.settings.time_limit_s:g} s) "
+                           "stopped a solve before its work limit: this front may depend on the "
+                           "machine's load; raise --time-limit")
 
 
 def time_unit(front: ParetoFront) -> tuple[str, float]:
