@@ -23,7 +23,7 @@ def test_expected_bill_prices_the_chance_of_another_day():
     problem = build_problem(load_scenario(MEDICAL))
     spilling = 0
     for c in problem.all_candidates():
-        d = c.detail
+        d = c.figures.to_dict()
         step_h = d.get("billing_step_h")
         if not step_h:
             continue
