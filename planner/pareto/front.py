@@ -393,6 +393,13 @@ def pareto_front(session: Session, *, max_points: int | None = None, z: str | No
             within_budget=problem.budget is None or outcome.total_cost <= problem.budget,
             meets_deadlines=all(limit is None or outcome.end_min[job] <= limit
                                 for job, limit in problem.deadline_min.items())))
+    _say_how_sure(front, session, walker)
+    front.solve_time_s = time.perf_counter() - session.started
+    return front
+
+
+def _say_how_sure(front: ParetoFront, session: Session, walker: _Walker) -> None:
+    """Solves run again without presolve, points not proven, points missed, and the safety net."""
     if session.presolve_retries:
         front.notes.append(f"{session.presolve_retries} solve(s) that CP-SAT's presolve wrongly "
                            "found infeasible (a plan meeting them was known) were solved again "
@@ -405,8 +412,6 @@ def pareto_front(session: Session, *, max_points: int | None = None, z: str | No
         front.notes.append(f"{walker.missed} point(s) looked for and not found within the limits: "
                            "the front is incomplete; raise --work-limit")
     _mark_cut(front, session)
-    front.solve_time_s = time.perf_counter() - session.started
-    return front
 
 
 def _mark_cut(front: ParetoFront, session: Session) -> None:
