@@ -74,7 +74,7 @@ def cache_dir() -> Path | None:
     return Path(platformdirs.user_cache_dir("plan", appauthor=False))
 
 
-_TABLE = "estimates"
+_TABLE = "estimates"  # (spelled out in each query: SQL text is never built from values)
 _OLD_TABLES = ("results",)  # pickled rows of earlier versions: dropped unread
 
 
@@ -173,7 +173,7 @@ class EstimateStore:
         text = self._pending.get(digest)
         try:
             if text is None:
-                row = self._db.execute(f"SELECT value, checksum FROM {_TABLE} WHERE key = ?",
+                row = self._db.execute("SELECT value, checksum FROM estimates WHERE key = ?",
                                        (digest,)).fetchone()
                 if (
                     row is None
@@ -208,7 +208,7 @@ class EstimateStore:
         try:
             with self._db:
                 self._db.execute("BEGIN IMMEDIATE")
-                self._db.executemany(f"INSERT OR REPLACE INTO {_TABLE} VALUES (?, ?, ?, ?)", rows)
+                self._db.executemany("INSERT OR REPLACE INTO estimates VALUES (?, ?, ?, ?)", rows)
             self._trim()
         except sqlite3.Error:
             return  # the results stay correct in memory; only reuse is lost
@@ -223,7 +223,7 @@ class EstimateStore:
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute(
-                f"DELETE FROM {_TABLE} WHERE key IN (SELECT key FROM (SELECT key, "
+                "DELETE FROM estimates WHERE key IN (SELECT key FROM (SELECT key, "
                 "SUM(length(value) + length(key)) OVER (ORDER BY stored DESC, key) AS kept FROM "
                 "estimates) WHERE kept > ?)",
                 (int(0.75 * self.max_bytes),))
