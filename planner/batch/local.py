@@ -45,6 +45,28 @@ def _start_pool(jobs: int) -> ProcessPoolExecutor:
                                initargs=(os.getpid(),))
 
 
+FILES_PER_WORKER = 8
+"""Open files a pool worker costs this process and the forkserver (its pipes, sentinels and the
+forkserver's own), with FILES_FOR_POOL for the pool itself and the results file: below that the
+forkserver's children die while starting and print their tracebacks, which no caller can catch."""
+FILES_FOR_POOL = 32
+
+
+def _too_few_files(workers: int) -> str:
+    """Why a pool of `workers` would run out of file descriptors (RLIMIT_NOFILE), or ''."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):  # no such limit on this system
+        return ""
+    need = FILES_FOR_POOL + FILES_PER_WORKER * workers
+    if soft == resource.RLIM_INFINITY or soft >= need:
+        return ""
+    return (f"the open-file limit ({soft}, ulimit -n) is below the {need} that {workers} worker "
+            "processes need")
+
+
 def _stop_workers(pool: ProcessPoolExecutor) -> None:
     """End the workers now (Ctrl-C): what they were solving is dropped, not waited for."""
     processes = dict(getattr(pool, "_processes", None) or {})
@@ -67,6 +89,11 @@ def run_local(tasks: Sequence[Task], jobs: int) -> Iterator[tuple[int, Row]]:
     line, and the tasks run one at a time in this process instead.
     """
     if jobs <= 1 or len(tasks) <= 1:
+        yield from _serial(tasks)
+        return
+    short = _too_few_files(min(jobs, len(tasks)))
+    if short:
+        print(f"warning: {short}; solving one at a time in this process", file=sys.stderr)
         yield from _serial(tasks)
         return
     try:

@@ -209,3 +209,26 @@ def test_max_variants_bounds_one_run(
         and "--max-variants" in result.stderr
     )
     assert counted_solves == [] and "Traceback" not in result.output
+
+
+def test_a_pool_the_open_file_limit_cannot_hold_is_not_started(tmp_path: Path) -> None:
+    """Under `ulimit -n 20` a forkserver pool's children die while starting and print tracebacks
+    no caller can catch: the batch says so in one line and solves one at a time instead."""
+    import resource
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    def low_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (20, 20))
+
+    out = tmp_path / "r.csv"
+    scenarios = [str(REPO / "scenarios" / name) for name in ("student_no_ops.yaml",
+                                                             "grant_qlora_compare.yaml")]
+    done = subprocess.run([sys.executable, "-m", "plan.planner.cli.app", "--no-cache", "batch",
+                           *scenarios, "-j", "4", "-o", str(out)], capture_output=True, text=True,
+                          preexec_fn=low_limit, timeout=600)
+    assert "Traceback" not in done.stderr and done.returncode == 0, done.stderr[-500:]
+    assert "open-file limit (20" in done.stderr
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 3  # header and both rows
