@@ -33,3 +33,10 @@ def plain(text: object) -> str:
 def has_unsafe(text: str) -> bool:
     """Whether `plain` would change `text`."""
     return _UNSAFE.search(text) is not None
+
+
+def html_text(text: object) -> str:
+    """`text` for an HTML page: `plain`, then HTML-escaped (quotes too, for attributes)."""
+    import html
+
+    return html.escape(plain(text))

@@ -4,11 +4,11 @@ from anywhere, so the file opens offline and can be mailed to a PI."""
 
 from __future__ import annotations
 
-import html
 import math
 from dataclasses import dataclass
 
 from plan.planner.pareto.front import FrontPoint, ParetoFront, time_unit
+from plan.planner.plain_text import html_text
 
 WIDTH, HEIGHT = 900, 520
 LEFT, RIGHT, TOP, BOTTOM = 90, 30, 30, 60
@@ -102,7 +102,7 @@ def _limits(front: ParetoFront, ax: _Axes, unit: str, per: float) -> list[str]:
     sx, sy = ax.sx, ax.sy
     svg: list[str] = []
     if front.budget:
-        text = f"budget {front.budget:,.0f} {html.escape(front.currency)}"
+        text = f"budget {front.budget:,.0f} {html_text(front.currency)}"
         if ax.x_lo <= front.budget <= ax.x_hi:
             svg.append(f'<line class="budget" x1="{sx(front.budget):.1f}" '
                        f'x2="{sx(front.budget):.1f}" y1="{TOP}" y2="{HEIGHT - BOTTOM}"/><text '
@@ -142,7 +142,7 @@ def _marks(front: ParetoFront, pts: list[FrontPoint], ax: _Axes, unit: str,
         tip = f"{n}. {p.label()}: {p.cost:,.0f} {front.currency}, {p.makespan_h / per:,.1f} {unit}"
         svg.append(f'<g class="{cls}" data-n="{n}"><circle cx="{sx(p.cost):.1f}" '
                    f'cy="{sy(p.makespan_h / per):.1f}" '
-                   f'r="6"><title>{html.escape(tip)}</title></circle><text '
+                   f'r="6"><title>{html_text(tip)}</title></circle><text '
                    f'x="{sx(p.cost) + 8:.1f}" y="{sy(p.makespan_h / per) - 7:.1f}">{n}</text></g>')
     return svg
 
@@ -150,7 +150,7 @@ def _marks(front: ParetoFront, pts: list[FrontPoint], ax: _Axes, unit: str,
 def _axis_titles(front: ParetoFront, unit: str) -> str:
     """The two axes' titles, and the SVG's end."""
     return (f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 15}" text-anchor="middle" '
-            f'class="axis">total cost ({html.escape(front.currency)})</text><text '
+            f'class="axis">total cost ({html_text(front.currency)})</text><text '
             f'transform="translate(22,{(TOP + HEIGHT - BOTTOM) / 2}) rotate(-90)" '
             f'text-anchor="middle" class="axis">time to finish every job ({unit})</text></svg>')
 
@@ -176,11 +176,11 @@ def _rows(front: ParetoFront, per: float) -> list[str]:
     rows = []
     for n, p in enumerate(front.points, start=1):
         where = "" if p.within_budget and p.meets_deadlines else " (beyond the budget or deadline)"
-        detail = "".join(f"<li>{html.escape(line)}</li>" for line in p.plan.explanation)
-        assumptions = "".join(f"<li>{html.escape(line)}</li>" for line in p.plan.assumptions)
+        detail = "".join(f"<li>{html_text(line)}</li>" for line in p.plan.explanation)
+        assumptions = "".join(f"<li>{html_text(line)}</li>" for line in p.plan.assumptions)
         risk = f"<td>{p.risk:.3f}</td>" if p.risk is not None else ""
         rows.append(f'<tr id="row{n}" data-n="{n}"><td>{n}</td><td>{p.cost:,.0f}</td>'
-                    f"<td>{p.makespan_h / per:,.2f}</td>{risk}<td>{html.escape(p.label())}{where}"
+                    f"<td>{p.makespan_h / per:,.2f}</td>{risk}<td>{html_text(p.label())}{where}"
                     f"<details><summary>why this plan</summary><ul>{detail}</ul>"
                     + (f"<p>assumptions</p><ul>{assumptions}</ul>" if assumptions else "")
                     + "</details></td></tr>")
@@ -199,8 +199,8 @@ def front_html(front: ParetoFront) -> str:
     svg = _chart(front, unit, per)
     rows = _rows(front, per)
     risk_head = "<th>risk (expected interruptions)</th>" if front.z == "risk" else ""
-    notes = "".join(f"<p class='note'>{html.escape(n)}</p>" for n in front.notes)
-    title = html.escape(front.scenario)
+    notes = "".join(f"<p class='note'>{html_text(n)}</p>" for n in front.notes)
+    title = html_text(front.scenario)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}: cost / time front</title>
 <style>
@@ -223,7 +223,7 @@ line is worse on both counts (shaded). Hover a point to see its plan, click it t
 below.</p>
 {"".join(svg)}
 {notes}
-<table><thead><tr><th>#</th><th>cost ({html.escape(front.currency)})</th>
+<table><thead><tr><th>#</th><th>cost ({html_text(front.currency)})</th>
 <th>time ({unit})</th>{risk_head}
 <th>plan</th></tr></thead><tbody>{"".join(rows)}</tbody></table>
 <script>

@@ -3,9 +3,9 @@ inline SVG."""
 
 from __future__ import annotations
 
-import html
 from collections import defaultdict
 
+from plan.planner.plain_text import html_text
 from plan.planner.plan import Plan
 
 WIDTH = 1000
@@ -30,7 +30,7 @@ def svg_open(css: str, height: int, name: str) -> str:
     """An SVG chart's start: scales to its box (viewBox, width 100%), named for screen readers by
     its <title> (role img hides the shapes inside, so the page gives each chart a table too)."""
     return (f'<svg class="{css}" viewBox="0 0 {WIDTH} {height}" width="100%" role="img" '
-            f'aria-labelledby="{css}-title"><title id="{css}-title">{html.escape(name)}</title>')
+            f'aria-labelledby="{css}-title"><title id="{css}-title">{html_text(name)}</title>')
 
 
 def _bars(rows: list[tuple[str, float]], unit: str, css: str, name: str) -> str:
@@ -41,11 +41,11 @@ def _bars(rows: list[tuple[str, float]], unit: str, css: str, name: str) -> str:
         y = 6 + i * 26
         w = max(1.0, value / top * (WIDTH - LABEL_W - 180))
         short = label if len(label) <= 34 else label[:32] + "…"
-        out.append(f'<text x="{LABEL_W - 8}" y="{y + 14}" text-anchor="end">{html.escape(short)}'
-                   f"<title>{html.escape(label)}</title></text>"
+        out.append(f'<text x="{LABEL_W - 8}" y="{y + 14}" text-anchor="end">{html_text(short)}'
+                   f"<title>{html_text(label)}</title></text>"
                    f'<rect class="cost-bar" x="{LABEL_W}" y="{y}" width="{w:.1f}" '
                    f'height="18"/><text x="{LABEL_W + w + 6:.1f}" y="{y + 14}">{value:,.0f} '
-                   f'{html.escape(unit)}</text>')
+                   f'{html_text(unit)}</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -66,8 +66,8 @@ def memory_svg(plan: Plan, headroom: float) -> str:
     for i, job in enumerate(plan.jobs):
         y = 8 + i * 34
         parts = job.figures.estimate.memory_gib if job.figures else {}
-        out.append(f'<text x="{LABEL_W - 8}" y="{y + 16}" text-anchor="end">{html.escape(job.job)} '
-                   f'({html.escape(job.gpu)})</text><rect class="card" x="{LABEL_W}" y="{y}" '
+        out.append(f'<text x="{LABEL_W - 8}" y="{y + 16}" text-anchor="end">{html_text(job.job)} '
+                   f'({html_text(job.gpu)})</text><rect class="card" x="{LABEL_W}" y="{y}" '
                    f'width="{job.gpu_memory_gib * scale:.1f}" '
                    f'height="22"><title>{job.gpu_memory_gib:g} GiB card</title></rect>')
         x = float(LABEL_W)

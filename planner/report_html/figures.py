@@ -3,17 +3,17 @@ reader or a phone reads), and tables that scroll inside their own box on a narro
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 from plan.planner.pareto.front import ParetoFront, time_unit
+from plan.planner.plain_text import html_text
 from plan.planner.plan import Plan
 
 
 def table_box(name: str) -> str:
     """The start of a box that scrolls sideways on a narrow screen; a keyboard can focus it to
     scroll it, and a screen reader hears its name (axe: scrollable-region-focusable)."""
-    return f'<div class="table-box" tabindex="0" role="region" aria-label="{html.escape(name)}">'
+    return f'<div class="table-box" tabindex="0" role="region" aria-label="{html_text(name)}">'
 
 
 def scroll_table(head: Sequence[str], rows: Sequence[Sequence[str]], numeric: frozenset[int],
@@ -33,16 +33,16 @@ def figure(svg: str, caption: str, table: str = "") -> str:
     """The chart, its caption, and (folded) the same figures as a table."""
     alt = (f"<details><summary>the chart's figures as a table</summary>{table}</details>"
            if table else "")
-    return f"<figure>{svg}<figcaption>{html.escape(caption)}</figcaption>{alt}</figure>"
+    return f"<figure>{svg}<figcaption>{html_text(caption)}</figcaption>{alt}</figure>"
 
 
 def money(amount: float, currency: str) -> str:
-    return html.escape(f"{amount:,.0f} {currency}")
+    return html_text(f"{amount:,.0f} {currency}")
 
 
 def cost_table(rows: Sequence[tuple[str, float]], what: str, currency: str) -> str:
-    return scroll_table([html.escape(what), f"cost ({html.escape(currency)})"],
-                        [[html.escape(name), money(cost, currency)] for name, cost in rows],
+    return scroll_table([html_text(what), f"cost ({html_text(currency)})"],
+                        [[html_text(name), money(cost, currency)] for name, cost in rows],
                         frozenset({1}), f"cost by {what}")
 
 
@@ -53,7 +53,7 @@ def memory_table(plan: Plan) -> str:
     rows = []
     for job in plan.jobs:
         parts = job.figures.estimate.memory_gib if job.figures else {}
-        rows.append([html.escape(job.job), html.escape(job.gpu),
+        rows.append([html_text(job.job), html_text(job.gpu),
                      *(f"{float(parts.get(p, 0.0) or 0.0):,.1f}" for p in MEMORY_PARTS),
                      f"{job.memory_gib_per_gpu:,.1f}", f"{job.gpu_memory_gib:g}"])
     head = ["job", "GPU", *(f"{p} (GiB)" for p in MEMORY_PARTS), "peak (GiB)", "card (GiB)"]
@@ -64,9 +64,9 @@ def memory_table(plan: Plan) -> str:
 def front_table(front: ParetoFront) -> str:
     unit, per = time_unit(front)
     rows = [[str(n), money(p.cost, front.currency), f"{p.makespan_h / per:,.2f} {unit}",
-             html.escape(p.label()),
+             html_text(p.label()),
              "yes" if p.within_budget and p.meets_deadlines else "no"]
             for n, p in enumerate(front.points, start=1)]
-    return scroll_table(["#", f"cost ({html.escape(front.currency)})", f"time ({unit})", "plan",
+    return scroll_table(["#", f"cost ({html_text(front.currency)})", f"time ({unit})", "plan",
                          "within budget and deadline"], rows, frozenset({0, 1, 2}),
                         "plans on the cost / time front")

@@ -4,10 +4,10 @@ waits shaded."""
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 
 from plan.models.scenario import Scenario
+from plan.planner.plain_text import html_text
 from plan.planner.plan import JobPlan, Plan
 from plan.planner.report_html.bar_labels import Bar, Label, place_labels, text_width_px
 from plan.planner.report_html.colors import ink_on
@@ -150,7 +150,7 @@ def _lane(lane: Lane, y: int, scale: _Scale) -> list[str]:
     if lane.window:
         x0, x1 = scale.x(lane.window[0]), scale.x(lane.window[1])
         out.append(f'<rect class="held" x="{x0:.1f}" y="{y + 2}" width="{max(1.0, x1 - x0):.1f}" '
-                   f'height="{lane_h}"><title>{html.escape(lane.label)}: held hours '
+                   f'height="{lane_h}"><title>{html_text(lane.label)}: held hours '
                    f"{lane.window[0]:,.1f} to {lane.window[1]:,.1f}</title></rect>")
     return out
 
@@ -161,8 +161,8 @@ def _fitted(text: str, css: str, y: int, font_px: float, bold: bool) -> str:
     short = text
     while len(short) > 1 and text_width_px(short, font_px, bold) > LEFT - 2 * LANE_TEXT_X:
         short = short[:-2] + "…"
-    return (f'<text class="{css}" x="{LANE_TEXT_X}" y="{y}">{html.escape(short)}'
-            f"<title>{html.escape(text)}</title></text>")
+    return (f'<text class="{css}" x="{LANE_TEXT_X}" y="{y}">{html_text(short)}'
+            f"<title>{html_text(text)}</title></text>")
 
 
 def _lead_h(job: JobPlan) -> float:
@@ -188,23 +188,23 @@ def _job(job: JobPlan, top: int, scale: _Scale, color: str, currency: str) -> li
         w0 = _lead_h(job)
         out.append(f'<rect class="wait" x="{scale.x(w0):.1f}" y="{top + 4}" '
                    f'width="{max(1.0, (job.start_h - w0) * scale.per_h):.1f}" '
-                   f'height="{ROW_H - 14}"><title>{html.escape(job.job)}: {startup:,.1f} h '
+                   f'height="{ROW_H - 14}"><title>{html_text(job.job)}: {startup:,.1f} h '
                    "queue/provisioning</title></rect>")
     tip = (f"{job.job}: {job.gpus}x {job.gpu} on {job.platform} ({job.billing}), hours "
            f"{job.start_h:,.1f} to {job.end_h:,.1f}, {job.cost:,.0f} {currency}")
-    out.append(f'<rect class="job-bar" data-job="{html.escape(job.job)}" '
+    out.append(f'<rect class="job-bar" data-job="{html_text(job.job)}" '
                f'data-start-h="{job.start_h}" data-end-h="{job.end_h}" data-gpus="{job.gpus}" '
                f'x="{scale.x(job.start_h):.2f}" y="{top}" width="{_width(job, scale):.2f}" '
-               f'height="{ROW_H - 6}" fill="{color}"><title>{html.escape(tip)}</title></rect>')
+               f'height="{ROW_H - 6}" fill="{color}"><title>{html_text(tip)}</title></rect>')
     return out
 
 
 def _label_text(label: Label, job: str, top: int, color: str) -> str:
     fill = f' style="fill: {ink_on(color)}"' if label.inside else ""  # beats the page's svg text
     where = "inside" if label.inside else "beside"
-    return (f'<text class="bar-label" data-job="{html.escape(job)}" data-place="{where}" '
+    return (f'<text class="bar-label" data-job="{html_text(job)}" data-place="{where}" '
             f'x="{label.x:.1f}" y="{top + 14}" text-anchor="{label.anchor}"{fill}>'
-            f"{html.escape(label.text)}</text>")
+            f"{html_text(label.text)}</text>")
 
 
 def _tick_step(span: float) -> float:

@@ -4,11 +4,10 @@ front when asked, and the assumptions."""
 
 from __future__ import annotations
 
-import html
-
 from plan.models.loading import LoadedScenario
 from plan.planner.pareto.front import ParetoFront
 from plan.planner.pareto.html import front_svg
+from plan.planner.plain_text import html_text
 from plan.planner.plan import Plan, SolveResult
 from plan.planner.report_html.charts import billing_lines, cost_svgs, memory_svg
 from plan.planner.report_html.figures import (
@@ -80,7 +79,7 @@ for (const bar of document.querySelectorAll('.job-bar')) {
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text))
+    return html_text(str(text))
 
 
 def _days(hours: float) -> str:

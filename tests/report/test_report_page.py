@@ -151,3 +151,20 @@ def test_owned_pool_lanes_show_the_peak_of_gpus_in_use_at_once():
             assert in_use == brute_force_peak(jobs) <= pool.count
             checked += 1
     assert checked >= 1
+
+
+def test_input_text_on_the_page_is_plain_text(tmp_path):
+    """A scenario name carrying a bidi override (a name may hold one; control characters are refused
+    on input) reaches the page escaped, as in the terminal and the CSV, never raw: it cannot
+    reorder what a PI reads."""
+    import yaml
+
+    data = yaml.safe_load((REPO / "scenarios/student_no_ops.yaml").read_text(encoding="utf-8"))
+    data["name"] = "lab\u202eTXT.exe <b>"
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    out = tmp_path / "r.html"
+    assert runner.invoke(app, ["report", str(scenario), "-o", str(out)]).exit_code == 0
+    page = out.read_text(encoding="utf-8")
+    assert "\u202e" not in page and "TXT.exe <b>" not in page
+    assert "lab\\u202eTXT.exe &lt;b&gt;" in page
