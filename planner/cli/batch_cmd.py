@@ -26,7 +26,7 @@ from rich.progress import (
 from rich.table import Table
 
 from plan.models.layout import Objective
-from plan.models.limits import MAX_SOLVER_LIMIT, MAX_WORKERS
+from plan.models.limits import MAX_WORKERS
 from plan.planner.batch import (
     ResultsFileError,
     Row,
@@ -46,7 +46,13 @@ from plan.planner.batch.output_lock import OutputLockError, locked_output
 from plan.planner.batch.results_file import StoredRows, read_results
 from plan.planner.batch.runner import Backend
 from plan.planner.batch.sweep import MAX_RUN_VARIANTS, Variant
-from plan.planner.cli.common import console, fail, finite, printable
+from plan.planner.cli.common import (
+    console,
+    fail,
+    printable,
+    time_limit_option,
+    work_limit_option,
+)
 from plan.planner.session import SolveOptions
 
 STATUS_STYLE = {
@@ -136,20 +142,8 @@ SweepArg = Annotated[
     ),
 ]
 ObjectiveArg = Annotated[Objective | None, typer.Option(help="override each scenario's objective")]
-TimeLimitArg = Annotated[
-    float | None,
-    typer.Option("--time-limit", min=0.1, help="seconds per scenario (default: each scenario's)"),
-]
-WorkLimitArg = Annotated[
-    float | None,
-    typer.Option(
-        "--work-limit",
-        min=0.01,
-        max=MAX_SOLVER_LIMIT,
-        callback=finite,
-        help="deterministic time per scenario (default: each scenario's)",
-    ),
-]
+TimeLimitArg = Annotated[float | None, time_limit_option("per scenario (default: each's own)")]
+WorkLimitArg = Annotated[float | None, work_limit_option("per scenario (default: each's own)")]
 ReuseUnprovenArg = Annotated[
     bool,
     typer.Option(

@@ -64,3 +64,19 @@ def stop_no_solution(message: str) -> NoReturn:
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def time_limit_option(scope: str) -> Any:
+    """The `--time-limit` option (the wall-clock safety net) of a command, `scope` its help."""
+    from plan.models.limits import MAX_SOLVER_LIMIT
+
+    return typer.Option("--time-limit", min=0.1, max=MAX_SOLVER_LIMIT, callback=finite,
+                        help=f"wall-clock safety net, seconds, {scope}")
+
+
+def work_limit_option(scope: str) -> Any:
+    """The `--work-limit` option (CP-SAT's deterministic time) of a command, `scope` its help."""
+    from plan.models.limits import MAX_SOLVER_LIMIT
+
+    return typer.Option("--work-limit", min=0.01, max=MAX_SOLVER_LIMIT, callback=finite,
+                        help=f"deterministic time, {scope} (the stop that does not depend on load)")

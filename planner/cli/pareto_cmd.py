@@ -22,11 +22,18 @@ from rich.progress import Progress as RichProgress
 from rich.table import Table
 
 from plan.models.errors import InputError
-from plan.models.limits import MAX_SOLVER_LIMIT
 from plan.models.loading import load_scenario
 from plan.planner.atomic_file import WriteFailed
 from plan.planner.build_deadline import BuildTimeout
-from plan.planner.cli.common import ExitCode, console, fail, finite, printable, stop_no_solution
+from plan.planner.cli.common import (
+    ExitCode,
+    console,
+    fail,
+    printable,
+    stop_no_solution,
+    time_limit_option,
+    work_limit_option,
+)
 from plan.planner.output_target import OutputRefused, check_output_file, scenario_inputs
 from plan.planner.pareto.export import FRONT_SUFFIXES, write_front
 from plan.planner.pareto.front import ParetoFront, Progress, pareto_front, time_unit
@@ -81,26 +88,8 @@ RelaxLimitsArg = Annotated[
         "--relax-limits", help="lift the budget and deadlines to show what lies beyond them"
     ),
 ]
-TimeLimitArg = Annotated[
-    float | None,
-    typer.Option(
-        "--time-limit",
-        min=0.1,
-        max=MAX_SOLVER_LIMIT,
-        callback=finite,
-        help="wall-clock safety net, seconds, all solves",
-    ),
-]
-WorkLimitArg = Annotated[
-    float | None,
-    typer.Option(
-        "--work-limit",
-        min=0.01,
-        max=MAX_SOLVER_LIMIT,
-        callback=finite,
-        help="deterministic time, all solves (the stop that does not depend on load)",
-    ),
-]
+TimeLimitArg = Annotated[float | None, time_limit_option("all solves")]
+WorkLimitArg = Annotated[float | None, work_limit_option("all solves")]
 OverlayArg = Annotated[Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")]
 QuietArg = Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar on stderr")]
 CalibrationArg = Annotated[

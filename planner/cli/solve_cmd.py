@@ -10,7 +10,7 @@ import typer
 
 from plan.models.errors import InputError
 from plan.models.layout import Objective
-from plan.models.limits import MAX_GAP, MAX_SOLVER_LIMIT
+from plan.models.limits import MAX_GAP
 from plan.models.loading import LoadedScenario, load_scenario
 from plan.planner.build_deadline import BuildTimeout
 from plan.planner.cli.common import (
@@ -21,6 +21,8 @@ from plan.planner.cli.common import (
     print_json,
     printable,
     stop_no_solution,
+    time_limit_option,
+    work_limit_option,
 )
 from plan.planner.cpsat.model import Bounds
 from plan.planner.explain.why_not import parse_why_not, why_not
@@ -60,26 +62,8 @@ def solve_command(
             min=0.0, max=MAX_GAP, callback=finite, help="alternatives within this fraction"
         ),
     ] = None,
-    time_limit: Annotated[
-        float | None,
-        typer.Option(
-            "--time-limit",
-            min=0.1,
-            max=MAX_SOLVER_LIMIT,
-            callback=finite,
-            help="wall-clock safety net, seconds, all solves",
-        ),
-    ] = None,
-    work_limit: Annotated[
-        float | None,
-        typer.Option(
-            "--work-limit",
-            min=0.01,
-            max=MAX_SOLVER_LIMIT,
-            callback=finite,
-            help="deterministic time, all solves (the stop that does not depend on load)",
-        ),
-    ] = None,
+    time_limit: Annotated[float | None, time_limit_option("all solves")] = None,
+    work_limit: Annotated[float | None, work_limit_option("all solves")] = None,
     output: Annotated[SolveFormat, typer.Option("--format")] = SolveFormat.table,
     overlay: Annotated[
         Path | None, typer.Option("--catalog", help="catalog overlay (your quotes)")
