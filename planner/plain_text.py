@@ -40,3 +40,14 @@ def html_text(text: object) -> str:
     import html
 
     return html.escape(plain(text))
+
+
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def json_text(text: str) -> str:
+    """JSON text with every character `plain` would escape written as a JSON escape (`\\u202e`):
+    the same value to any JSON reader, and inert on a terminal; other non-ASCII (Chinese names)
+    stays as written."""
+    # (json.dumps escapes C0 controls inside strings itself: a raw newline is the layout's)
+    return _UNSAFE_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", text)

@@ -20,6 +20,7 @@ from plan.models.yaml_io import read_bounded
 from plan.planner.atomic_file import write_atomically
 from plan.planner.batch.row_check import row_problem
 from plan.planner.batch.rows import COLUMNS, LEGACY_COLUMNS, Row
+from plan.planner.plain_text import json_text
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
 MAX_RESULTS_BYTES = 1_000_000_000  # a results file read back for resume: about 2 million rows
@@ -66,7 +67,7 @@ def render(rows: Iterable[Row], fmt: str, header: bool = True) -> str:
             writer.writerow({k: _cell(v) for k, v in row.to_dict().items()})
     else:
         for row in rows:
-            buffer.write(json.dumps(row.to_dict(), ensure_ascii=False) + "\n")
+            buffer.write(json_text(json.dumps(row.to_dict(), ensure_ascii=False)) + "\n")
     return buffer.getvalue()
 
 

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from plan.models.errors import InputError
-from plan.planner.plain_text import plain
+from plan.planner.plain_text import json_text, plain
 
 
 class ExitCode(IntEnum):
@@ -63,7 +63,8 @@ def stop_no_solution(message: str) -> NoReturn:
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write(json_text(text) + "\n")
 
 
 def time_limit_option(scope: str) -> Any:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from plan.planner.atomic_file import write_atomically
 from plan.planner.pareto.front import ParetoFront
-from plan.planner.plain_text import plain
+from plan.planner.plain_text import json_text, plain
 
 FRONT_SUFFIXES = (".csv", ".json")
 CSV_COLUMNS = ("point", "cost", "currency", "makespan_h", "makespan_days", "risk", "within_budget",
@@ -38,7 +38,7 @@ def front_csv(front: ParetoFront) -> str:
 
 
 def front_json(front: ParetoFront) -> str:
-    return json.dumps(front.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    return json_text(json.dumps(front.to_dict(), indent=2, ensure_ascii=False)) + "\n"
 
 
 def write_front(front: ParetoFront, path: Path) -> None:

@@ -323,3 +323,24 @@ def test_input_text_reaches_the_terminal_escaped(tmp_path: Path) -> None:
     bad_path = tmp_path / "x\x1b[2Jy\nz.yaml"
     code, _, stderr, _ = invoke("solve", str(bad_path))
     assert code == 2 and "\x1b" not in stderr and len(stderr.strip().splitlines()) == 1
+
+
+def test_json_answers_keep_bidi_marks_as_escapes(tmp_path: Path) -> None:
+    """`--format json` writes a bidi override from input as the JSON escape \\u202e: the same
+    value to a JSON reader, inert on a terminal; Chinese stays as written."""
+    import json
+
+    import yaml
+    from typer.testing import CliRunner
+
+    from plan.planner.cli.app import app
+    from tests.conftest import REPO
+
+    data = yaml.safe_load((REPO / "scenarios/student_no_ops.yaml").read_text(encoding="utf-8"))
+    data["name"] = "实验室\u202eTXT.exe"
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    result = CliRunner().invoke(app, ["solve", str(scenario), "--format", "json"])
+    assert result.exit_code == 0 and "\u202e" not in result.stdout
+    assert "实验室\\u202eTXT.exe" in result.stdout
+    assert json.loads(result.stdout)["scenario"] == "实验室\u202eTXT.exe"
