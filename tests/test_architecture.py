@@ -117,3 +117,23 @@ def test_what_a_stack_runs_is_decided_in_its_description_alone():
                     _names_a_stack(side) for side in (node.left, *node.comparators)):
                 found.append(f"{where}:{node.lineno}")
     assert not found, f"stack rules outside models/stacks.py: {found}"
+
+
+MAX_FILE_LINES = 600
+MAX_FUNCTION_LINES = 80
+
+
+def test_modules_and_functions_stay_small():
+    """No module of the package over 600 lines, no function over 80 (bench and tests aside)."""
+    long_files, long_functions = [], []
+    for path in MODULES.values():
+        text = path.read_text(encoding="utf-8")
+        where = str(path.relative_to(REPO))
+        if text.count("\n") > MAX_FILE_LINES:
+            long_files.append(f"{where}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    long_functions.append(f"{where}:{node.lineno} {node.name}: {length} lines")
+    assert not long_files and not long_functions, long_files + long_functions
