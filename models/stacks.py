@@ -310,10 +310,8 @@ def frameworks_with(capability: str) -> tuple[str, ...]:
 
 
 HYBRID_SHARD_FRAMEWORKS = frameworks_with("hybrid_shard")
-STATE_OFFLOAD_FRAMEWORKS = frameworks_with("state_offload")
 EXACT_BATCH_FRAMEWORKS = frozenset(frameworks_with("exact_batch"))
 FRAMEWORK_ZERO = {f: s.zero_stages for f, s in STACKS.items()}
-DEEPSPEED_PIPELINE_ZERO = DEEPSPEED.pipeline_zero_stages
 DEEPSPEED_OFFLOAD_OPTIMIZERS = DEEPSPEED.offload_optimizers or ()
 MEGATRON_FSDP_SHARDING = {2: "optim_grads", 3: "optim_grads_params"}
 """Megatron-FSDP's `--data-parallel-sharding-strategy` for each ZeRO stage it runs."""
