@@ -12,7 +12,6 @@ lab's front, once on a quiet machine and once beside N busy processes (pure-Pyth
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import re
 import subprocess
@@ -24,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PLAN = [sys.executable, "-m", "plan.planner.cli.app", "--no-cache"]
 WALL_CLOCK = re.compile(r'"solve_time_s": [0-9.eE+-]+')
+STATUS = re.compile(r'^  "status": "(\w+)"', re.M)
 
 
 def _spin() -> None:
@@ -72,7 +72,8 @@ def main() -> int:
         (code_q, text_q, s_q), (code_b, text_b, s_b) = quiet[name], busy[name]
         same = code_q == code_b and text_q == text_b
         differ += not same
-        status = json.loads(text_q).get("status", "?") if text_q.strip().startswith("{") else "?"
+        found = STATUS.search(text_q)
+        status = found.group(1) if found else "?"
         print(f"  {'identical' if same else 'DIFFERENT':9}  {name:34} exit {code_q}/{code_b}  "
               f"status {status:8} {s_q:6.1f} s / {s_b:6.1f} s")
     print(f"{differ} of {len(cases)} answers changed with the load")
