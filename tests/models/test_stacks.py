@@ -71,3 +71,37 @@ def test_the_gap_rules_hold_their_stacks_facts():
     assert ulysses_head_gap("deepspeed", 12, 1, 8) and not ulysses_head_gap("deepspeed", 32, 1, 8)
     assert ulysses_fp8_gap("deepspeed", "fp8", 2) and not ulysses_fp8_gap("megatron", "fp8", 2)
     assert pipeline_fp8_gap("deepspeed", "fp8", 2) and not pipeline_fp8_gap("fsdp", "fp8", 2)
+
+
+def _has_type(value, annotation) -> bool:
+    """Whether `value` fits a Stack field's annotation (bool, int, str, Literal, tuples, None)."""
+    import types
+    import typing
+
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Literal:
+        return value in args
+    if origin in (typing.Union, types.UnionType):
+        return any(_has_type(value, arg) for arg in args)
+    if origin is tuple:
+        return isinstance(value, tuple) and all(_has_type(v, args[0]) for v in value)
+    if annotation is type(None):
+        return value is None
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, annotation)
+
+
+def test_every_fact_of_every_stack_has_its_fields_type():
+    """The facts are written as a table (one row per field, side by side): each value must still
+    be what the field declares, as the keyword form would have had mypy check."""
+    import dataclasses
+    import typing
+
+    from plan.models.stacks import Stack
+
+    hints = typing.get_type_hints(Stack)
+    for stack in STACKS.values():
+        for field in dataclasses.fields(Stack):
+            value = getattr(stack, field.name)
+            assert _has_type(value, hints[field.name]), (stack.framework, field.name, value)
