@@ -276,7 +276,7 @@ MEGATRON_CP_SEQUENCE = (
 
 def megatron_splits_sequence(seq_len: int, cp: int) -> bool:
     """Whether Megatron can split a sequence of `seq_len` tokens over `cp` ranks."""
-    return cp <= 1 or seq_len % (MEGATRON.sequence_chunks_per_cp_rank * cp) == 0
+    return sequence_split_gap("megatron", seq_len, cp) is None
 
 
 def sequence_split_gap(framework: str, seq_len: int, cp: int) -> str | None:

@@ -9,11 +9,13 @@ Shown through `plain`, each such character is written as its Python escape (`\\x
 
 from __future__ import annotations
 
+import html
 import re
 
 # C0 and C1 controls and DEL (tab and newline included: one message is one line), the bidirectional
 # marks, embeddings, overrides and isolates (Unicode TR9), and the line and paragraph separators.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+_MARKS = "\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
+_UNSAFE = re.compile(f"[\x00-\x1f{_MARKS}]")
 
 
 def _escaped(match: re.Match[str]) -> str:
@@ -37,12 +39,10 @@ def has_unsafe(text: str) -> bool:
 
 def html_text(text: object) -> str:
     """`text` for an HTML page: `plain`, then HTML-escaped (quotes too, for attributes)."""
-    import html
-
     return html.escape(plain(text))
 
 
-_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+_UNSAFE_IN_JSON = re.compile(f"[{_MARKS}]")
 
 
 def json_text(text: str) -> str:

@@ -117,6 +117,13 @@ class Session:
             self._abiding = PlanModel(self.problem.rule_abiding())
         return self._abiding
 
+    def cut_note(self, answer: str, knob: str) -> str:
+        """What a user is told when the wall-clock safety net stopped a solve of this session:
+        `answer` names what may depend on load, `knob` the limit to raise."""
+        return (f"the wall-clock safety net ({self.settings.time_limit_s:g} s) stopped a solve "
+                f"before its work limit; this {answer} may depend on the machine's load: raise "
+                f"{knob}")
+
     def remaining_s(self) -> float:
         return max(0.05, self.deadline - time.perf_counter())
 

@@ -90,16 +90,9 @@ def solve_session(session: Session) -> SolveResult:
     if session.wall_stopped:  # load decided part of this answer: it is never labelled optimal
         result.status = "cut"
         if not result.plans:
-            result.notes.append(cut_note(session.settings.time_limit_s))
+            result.notes.append(session.cut_note("answer", "solver.time_limit_s"))
     result.solve_time_s = time.perf_counter() - session.started
     return result
-
-
-def cut_note(limit_s: float) -> str:
-    """What a user is told when the wall-clock safety net stopped a solve."""
-    return (f"the wall-clock safety net ({limit_s:g} s) stopped a solve before its work limit; "
-            "this answer may depend on the machine's load: raise solver.time_limit_s")
-
 
 def _best(session: Session, result: SolveResult) -> Outcome:
     """The main solve: first on its own for QUICK_BEST_WORK, which proves most scenarios; then, if
@@ -206,7 +199,7 @@ def _record_proof(session: Session, result: SolveResult, best: Outcome) -> None:
     )
     settings = session.settings
     if session.wall_stopped:
-        result.notes.append(cut_note(settings.time_limit_s))
+        result.notes.append(session.cut_note("answer", "solver.time_limit_s"))
     elif best.status == "feasible":
         result.notes.append(f"not proven optimal within the work limit ({settings.work_limit:g} "
                             f"units): the best possible is {result.bound:,.2f} "

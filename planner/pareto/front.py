@@ -418,9 +418,7 @@ def _mark_cut(front: ParetoFront, session: Session) -> None:
     """A front the wall-clock safety net cut is never labelled optimal or complete."""
     if session.wall_stopped:
         front.status, front.complete = "cut", False
-        front.notes.append(f"the wall-clock safety net ({session.settings.time_limit_s:g} s) "
-                           "stopped a solve before its work limit: this front may depend on the "
-                           "machine's load; raise --time-limit")
+        front.notes.append(session.cut_note("front", "--time-limit"))
 
 
 def time_unit(front: ParetoFront) -> tuple[str, float]:
