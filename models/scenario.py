@@ -8,168 +8,52 @@ validation they are plain floats in the unit their name says (`budget` in `curre
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
+from typing import Annotated, Any
 
 from pydantic import (
     AliasChoices,
-    BeforeValidator,
     Field,
     ModelWrapValidatorHandler,
-    WithJsonSchema,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
-from plan.models import units_schema
 from plan.models.base import Strict
 from plan.models.bounded import Id, Text
 from plan.models.errors import did_you_mean
 from plan.models.features import FeatureName
-from plan.models.jurisdiction import EXAMPLES, WRITTEN_CODE_PATTERN, check_code, residency_rule
-from plan.models.layout import (
-    OPTIMIZER_NAME_OF,
-    Framework,
-    Kernels,
-    LoraTargets,
-    Loss,
-    Objective,
-    Precision,
-    Recompute,
-    words,
+from plan.models.fields import (
+    DEFAULT_MEMORY_HEADROOM,
+    MAX_MEMORY_HEADROOM,
+    BudgetBasis,
+    DurationH,
+    Jurisdiction,
+    LinkKind,
+    Money,
+    ObjectiveChoice,
+    OpsSkill,
+    PositiveDurationH,
+    PositiveMoney,
 )
+from plan.models.job import Job
 from plan.models.limits import (
-    MAX_DATA_GB,
-    MAX_DURATION_H,
     MAX_GAP,
     MAX_GBPS,
-    MAX_GLOBAL_BATCH,
     MAX_GPUS,
     MAX_GPUS_PER_NODE,
     MAX_INTERRUPTIONS,
     MAX_JOBS,
     MAX_LEAD_TIME_DAYS,
     MAX_LIFE_YEARS,
-    MAX_LORA_RANK,
-    MAX_MONEY,
-    MAX_PARALLEL,
     MAX_PRICE_PER_GPU,
     MAX_PRICE_PER_GPU_HOUR,
     MAX_SEED,
-    MAX_SEQ_LEN,
     MAX_SOLVER_LIMIT,
-    MAX_TOKENS,
     MAX_VALUE_OF_TIME_PER_DAY,
     MAX_WORKERS,
 )
-from plan.models.methods import ADAPTER_METHODS, QLORA_FP8, QLORA_METHODS, Method
-from plan.models.money import active_conversion, converting, to_scenario_currency
+from plan.models.money import active_conversion, converting
 from plan.models.platform import FabricKind
-from plan.models.stacks import (
-    PURE_BF16_PRECISION,
-    PYTORCH_ONLY_OPTIMIZER_NAMES,
-    hybrid_shard_conflict,
-    loss_not_on_megatron,
-    may_run,
-    not_on_megatron,
-    stated_lacks,
-)
-from plan.models.units import parse_count, parse_duration_h, parse_seq_len, parse_size_gb
-
-
-def one_of(vocabulary: type[StrEnum]) -> Any:
-    """A field type that takes one word of `vocabulary` and keeps it as a plain str: the Literal
-    of its words, so the JSON Schema lists them inline and in order, and pydantic's refusal names
-    them."""
-    return Literal[words(vocabulary)]
-
-
-# The field types of the words in plan.models.layout's vocabularies. A Literal built from a
-# vocabulary is a value to mypy, not a type: it reads them as the str each field holds.
-if TYPE_CHECKING:
-    FrameworkChoice: TypeAlias = str
-    KernelsChoice: TypeAlias = str
-    LossChoice: TypeAlias = str
-    LoraTargetsChoice: TypeAlias = str
-    ObjectiveChoice: TypeAlias = str
-    OptimizerChoice: TypeAlias = str
-    PrecisionChoice: TypeAlias = str
-    RecomputePolicy: TypeAlias = str
-else:
-    FrameworkChoice = one_of(Framework)
-    KernelsChoice = one_of(Kernels)
-    LossChoice = one_of(Loss)
-    LoraTargetsChoice = one_of(LoraTargets)
-    ObjectiveChoice = one_of(Objective)
-    PrecisionChoice = one_of(Precision)
-    RecomputePolicy = one_of(Recompute)
-    """Activation recomputation policies a job may fix (plan.planner.estimate.types.RECOMPUTE, `plan
-    estimate --recompute`)."""
-    OptimizerChoice = Literal[tuple(OPTIMIZER_NAME_OF.values())]
-    """The optimizer names a job may write (`plan.models.layout.OPTIMIZER_NAME_OF`)."""
-
-OpsSkill = Literal["none", "basic", "expert"]
-Sensitivity = Literal["public", "internal", "confidential", "regulated"]
-# any | on_premises | a jurisdiction code (plan.models.jurisdiction: cn, us, eu, sg, ...)
-Residency = Annotated[
-    str,
-    BeforeValidator(residency_rule),
-    WithJsonSchema(
-        {
-            "anyOf": [
-                {"enum": ["any", "on_premises"]},
-                {"type": "string", "pattern": WRITTEN_CODE_PATTERN},
-            ],
-            "description": "any, on_premises, or a jurisdiction code the data must stay in "
-                           f"({EXAMPLES})",
-        }
-    ),
-]
-Jurisdiction = Annotated[
-    str,
-    BeforeValidator(check_code),
-    WithJsonSchema(
-        {
-            "type": "string",
-            "pattern": WRITTEN_CODE_PATTERN,
-            "description": f"ISO-style code: {EXAMPLES}",
-        }
-    ),
-]
-LinkKind = Literal["private_line", "vpn", "internet"]
-BudgetBasis = Literal["cash", "amortized"]
-
-# Allocator spikes and fragmentation the estimator does not see: keep 8% of the card free by
-# default.
-DEFAULT_MEMORY_HEADROOM = 0.08
-MAX_MEMORY_HEADROOM = 0.5
-
-# Each quantity's JSON Schema is a number or a patterned string (plan.models.units_schema), as the
-# loader reads it.
-# Bounds: plan.models.limits (each assumed, with its rule); .inf and .nan are refused everywhere
-# (plan.models.base).
-Money = Annotated[float, BeforeValidator(to_scenario_currency), Field(ge=0, le=MAX_MONEY),
-                  WithJsonSchema(units_schema.money(positive=False))]
-PositiveMoney = Annotated[float, BeforeValidator(to_scenario_currency), Field(gt=0, le=MAX_MONEY),
-                          WithJsonSchema(units_schema.money(positive=True))]
-DurationH = Annotated[float, BeforeValidator(parse_duration_h), Field(ge=0, le=MAX_DURATION_H),
-                      WithJsonSchema(units_schema.duration(positive=False))]
-PositiveDurationH = Annotated[
-    float,
-    BeforeValidator(parse_duration_h),
-    Field(gt=0, le=MAX_DURATION_H),
-    WithJsonSchema(units_schema.duration(positive=True)),
-]
-Count = Annotated[
-    float,
-    BeforeValidator(parse_count),
-    Field(ge=1, le=MAX_TOKENS),
-    WithJsonSchema(units_schema.count()),
-]
-SeqLen = Annotated[int, BeforeValidator(parse_seq_len), Field(gt=0, le=MAX_SEQ_LEN),
-                   WithJsonSchema(units_schema.seq_len())]
-SizeGB = Annotated[float, BeforeValidator(parse_size_gb), Field(ge=0, le=MAX_DATA_GB),
-                   WithJsonSchema(units_schema.size())]
 
 
 class Link(Strict):
@@ -272,179 +156,6 @@ class PurchaseQuote(Strict):
     max_gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS, description="the most the team "
                                                                               "would buy")
     source: Text | None = Field(default=None, description="where the quote comes from")
-
-
-class DataSpec(Strict):
-    sensitivity: Sensitivity = "public"
-    residency: Residency = "any"
-    size_gb: SizeGB = Field(default=0.0, validation_alias=AliasChoices("size", "size_gb"))
-    at: Id | None = Field(default=None, description="the site where the data lives")
-
-
-
-
-class FixedLayout(Strict):
-    """Parts of the parallel layout a job fixes (a paper's exact setup); the rest is searched."""
-
-    tp: int | None = Field(default=None, gt=0, le=MAX_PARALLEL, description="tensor-parallel size")
-    pp: int | None = Field(default=None, gt=0, le=MAX_PARALLEL, description="pipeline stages")
-    zero: int | None = Field(default=None, ge=0, le=3, description="ZeRO stage 0-3")
-    cp: int | None = Field(default=None, gt=0, le=MAX_PARALLEL, description="context-parallel size "
-                                                                            "(long sequences)")
-    recompute: RecomputePolicy | None = Field(
-        default=None, description="activation recomputation: none, selective (Megatron's attention "
-                                  "core; torchtitan's "
-        "op-level policy on FSDP), full (every layer's input kept), full_offload (those inputs in "
-        "host memory) or offload (every saved activation in host memory)")
-    micro_batch: int | None = Field(default=None, gt=0, le=MAX_GLOBAL_BATCH,
-                                    description="sequences per micro-batch on each data-parallel "
-                                                "replica")
-    ep: int | None = Field(default=None, gt=0, le=MAX_PARALLEL,
-                           description="expert-parallel size (MoE models): ranks each layer's "
-                                       "experts are split over")
-
-
-class Job(Strict):
-    id: Id
-    model: Text = Field(min_length=1, max_length=4096,
-                        description="catalog id or alias, or a path to a model-card YAML")
-    method: Method
-    tokens: Count
-    seq_len: SeqLen = Field(default=4096, description="tokens per sequence; 4k = 4096")
-    global_batch: int | None = Field(default=None, gt=0, le=MAX_GLOBAL_BATCH,
-                                     description="sequences per optimizer step")
-    lora_rank: int | None = Field(default=None, gt=0, le=MAX_LORA_RANK)
-    lora_targets: LoraTargetsChoice | None = Field(
-        default=None, description="the linear layers LoRA adapts: all (q, k, v, o and the FFN's, "
-                                  "as QLoRA and "
-        "LLaMA-Factory do; the default) or attention (q, k, v, o only)")
-    precision: PrecisionChoice = "bf16"
-    after: list[Id] = Field(default_factory=list)
-    deadline_h: PositiveDurationH | None = Field(
-        default=None, validation_alias=AliasChoices("deadline", "deadline_h")
-    )
-    data: DataSpec = Field(default_factory=DataSpec)
-    max_gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS)
-    min_gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS)
-    gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS, description="exactly this many GPUs "
-                                                                          "(a reproduction)")
-    layout: FixedLayout | None = Field(default=None, description="fixed parallel layout; unset "
-                                                                 "fields are searched")
-    framework: FrameworkChoice | None = Field(
-        default=None, description="the training stack (megatron, deepspeed, fsdp); chosen by the "
-                                  "planner if unset")
-    optimizer: OptimizerChoice = Field(
-        default="adamw", description="adamw (16 B/param with mixed precision), or a low-memory "
-                                     "one; "
-        "adamw-precision-aware is Megatron's (bf16 gradients, fp32 master kept as 16-bit "
-        "remainders); adamw-bf16 is pure BF16 training as torchtune runs it (8 B/param, no fp32 "
-        "master copy)")
-    kernels: KernelsChoice = Field(
-        default="eager", description="how a PyTorch stack (fsdp, deepspeed) runs the layers: eager "
-                                     "as Hugging "
-        "Face, torchtune and peft do (more saved activations, kernel launches that small "
-        "micro-batches wait for), or fused under torch.compile, Liger or Unsloth; Megatron is "
-        "always fused")
-    loss: LossChoice = Field(
-        default="plain", description="how the cross-entropy holds the logits: plain (the whole "
-                                     "fp32 logits of a "
-        "micro-batch, gigabytes at 128k-152k-token vocabularies); chunked, the bf16 logits but not "
-        "their fp32 copy (flash-attn's cross-entropy, torchtune's compiled chunked loss); or "
-        "fused, never the whole logits (Liger's fused linear cross-entropy, Unsloth's Cut "
-        "Cross-Entropy). Chunked and fused are a PyTorch stack's (fsdp, deepspeed; planned on FSDP "
-        "when framework is unset): Megatron's is always plain")
-    cpu_offload: bool | None = Field(
-        default=None, description="ZeRO-3 CPU offload of the parameters, gradients and optimizer "
-                                  "states "
-        "(FSDP or DeepSpeed): unset, the planner uses it only where the job fits its hardware no "
-        "other way; false, never (a host short of free memory); true, on every layout that can run "
-        "it")
-    hybrid_shard: bool | None = Field(
-        default=None, description="FSDP hybrid sharding (HSDP): the ZeRO-2/3 states sharded over "
-                                  "one node's GPUs "
-        "and replicated across nodes. Unset, the planner uses it where it is faster than the full "
-        "shard (a slow network between nodes); false, never (a stack or launcher without it); "
-        "true, on every layout, which then runs on FSDP across nodes only")
-
-    @model_validator(mode="after")
-    def _method_options(self) -> Job:
-        if self.lora_rank is not None and self.method not in ADAPTER_METHODS:
-            raise ValueError("lora_rank is only for lora or qlora (or lora_dpo, qlora_dpo), not "
-                             f"{self.method}")
-        if self.lora_targets is not None and self.method not in ADAPTER_METHODS:
-            raise ValueError("lora_targets is only for lora or qlora (or lora_dpo, qlora_dpo), "
-                             f"not {self.method}")
-        if self.optimizer == "adamw-precision-aware":
-            unmet = self.unmet_for_megatron_optimizer()
-            if unmet:
-                raise ValueError("optimizer adamw-precision-aware is Megatron's distributed "
-                                 "optimizer: it needs "
-                                 + " and ".join(unmet))
-        if self.optimizer in PYTORCH_ONLY_OPTIMIZER_NAMES and stated_lacks(
-            self.framework, "pytorch_optimizers"
-        ):
-            raise ValueError(f"optimizer {not_on_megatron(self.optimizer)}, or leave framework out")
-        if self.loss != "plain" and stated_lacks(self.framework, "leaner_losses"):
-            raise ValueError(f"loss {loss_not_on_megatron(self.loss)}")
-        conflict = self.hybrid_shard and hybrid_shard_conflict(
-            self.framework,
-            self.layout.zero if self.layout else None,
-            self.cpu_offload,
-            "layout.zero",
-        )
-        if conflict:
-            raise ValueError(f"hybrid_shard: {conflict}: leave hybrid_shard out or change that")
-        if self.optimizer == "adamw-bf16" and self.precision != "bf16":
-            raise ValueError(f"optimizer {PURE_BF16_PRECISION}")
-        if self.method in QLORA_METHODS and self.precision == "fp8":
-            raise ValueError(QLORA_FP8)
-        if self.tokens < self.seq_len:
-            raise ValueError(f"tokens ({self.tokens:,.0f}) is less than one sequence of seq_len "
-                             f"({self.seq_len})")
-        if self.global_batch is not None and self.global_batch * self.seq_len > self.tokens:
-            raise ValueError("one optimizer step (global_batch x seq_len = "
-                             f"{self.global_batch * self.seq_len:,} tokens) is more than the job's "
-                             f"tokens ({self.tokens:,.0f})")
-        low, high = self.gpus or self.min_gpus, self.gpus or self.max_gpus
-        if self.min_gpus is not None and self.gpus is not None and self.gpus < self.min_gpus:
-            raise ValueError(f"gpus ({self.gpus}) is below min_gpus ({self.min_gpus})")
-        if low is not None and self.max_gpus is not None and low > self.max_gpus:
-            raise ValueError(f"{'gpus' if self.gpus else 'min_gpus'} ({low}) is above max_gpus "
-                             f"({self.max_gpus})")
-        if self.layout is not None and high is not None:
-            group = (self.layout.tp or 1) * (self.layout.pp or 1)
-            if group > high or (self.gpus is not None and self.gpus % group):
-                raise ValueError(f"layout: tp x pp = {group} does not divide "
-                                 f"{'gpus' if self.gpus else 'max_gpus'} ({high})")
-        return self
-
-    def unmet_for_megatron_optimizer(self) -> list[str]:
-        """What this job's own fields rule out for Megatron's distributed optimizer (the
-        precision-aware one): another framework, a ZeRO stage other than 1, QLoRA (no Megatron
-        path); empty if none."""
-        zero = self.layout.zero if self.layout is not None else None
-        return [
-            need
-            for need, met in (
-                (
-                    f"framework megatron, not {self.framework}",
-                    may_run(self.framework, "distributed_optimizer"),
-                ),
-                (f"ZeRO stage 1, not layout.zero {zero}", zero in (None, 1)),
-                (f"a method other than {self.method}", self.method not in QLORA_METHODS),
-            )
-            if not met
-        ]
-
-    def allows_count(self, gpus: int) -> bool:
-        """Whether the job's own count fields (gpus, min_gpus) and fixed layout admit `gpus`
-        GPUs."""
-        if self.gpus is not None and gpus != self.gpus:
-            return False
-        if self.min_gpus is not None and gpus < self.min_gpus:
-            return False
-        group = (self.layout.tp or 1) * (self.layout.pp or 1) if self.layout else 1
-        return gpus % group == 0
 
 
 class SolverSettings(Strict):

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from plan.constraints import memory as memory_rule
 from plan.models.gpu import GPU
+from plan.models.job import FixedLayout, Job
 from plan.models.layout import Optimizer
 from plan.models.model_card import ModelCard
 from plan.models.problem import Candidate
-from plan.models.scenario import FixedLayout, Job
 from plan.planner.candidates.options import Options, _Option
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, default_global_batch, search_layout
 from plan.planner.estimate.advice import host_shortfall, on_roomy_card

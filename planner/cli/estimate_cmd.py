@@ -25,6 +25,7 @@ import typer
 
 from plan.models.catalog import builtin_catalog, load_model_card
 from plan.models.errors import InputError, UnknownIdError
+from plan.models.fields import DEFAULT_MEMORY_HEADROOM, MAX_MEMORY_HEADROOM
 from plan.models.layout import (
     Framework,
     Kernels,
@@ -45,7 +46,6 @@ from plan.models.limits import (
 )
 from plan.models.model_card import ModelCard
 from plan.models.platform import Platform
-from plan.models.scenario import DEFAULT_MEMORY_HEADROOM, MAX_MEMORY_HEADROOM
 from plan.models.stacks import loss_not_on_megatron, stack_of, stated_lacks
 from plan.models.units import parse_count, parse_seq_len
 from plan.planner.cli.common import OutputFormat, fail, finite, print_json

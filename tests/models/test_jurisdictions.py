@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from plan.models.errors import InputError
+from plan.models.job import DataSpec
 from plan.models.jurisdiction import within
 from plan.models.loading import load_scenario
-from plan.models.scenario import DataSpec, Site
+from plan.models.scenario import Site
 from plan.planner.session import Session
 
 

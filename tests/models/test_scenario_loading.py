@@ -234,7 +234,7 @@ def test_precision_aware_optimizer_plans_megatron_layouts_with_its_smaller_state
 def test_the_scenario_and_the_cli_name_the_same_optimizers():
     from typing import get_args
 
-    from plan.models.scenario import OptimizerChoice
+    from plan.models.fields import OptimizerChoice
     from plan.planner.estimate.types import OPTIMIZER_ALIASES, OPTIMIZER_NAMES, OPTIMIZERS
 
     assert set(get_args(OptimizerChoice)) == set(OPTIMIZER_NAMES)

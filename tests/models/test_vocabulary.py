@@ -8,6 +8,16 @@ from typing import get_args
 import pytest
 from pydantic import ValidationError
 
+from plan.models.fields import (
+    FrameworkChoice,
+    KernelsChoice,
+    LoraTargetsChoice,
+    LossChoice,
+    ObjectiveChoice,
+    OptimizerChoice,
+    PrecisionChoice,
+    RecomputePolicy,
+)
 from plan.models.layout import (
     OPTIMIZER_ALIASES,
     OPTIMIZER_NAME_OF,
@@ -21,17 +31,7 @@ from plan.models.layout import (
     Recompute,
     words,
 )
-from plan.models.scenario import (
-    FrameworkChoice,
-    KernelsChoice,
-    LoraTargetsChoice,
-    LossChoice,
-    ObjectiveChoice,
-    OptimizerChoice,
-    PrecisionChoice,
-    RecomputePolicy,
-    Scenario,
-)
+from plan.models.scenario import Scenario
 from plan.planner.estimate import types
 
 

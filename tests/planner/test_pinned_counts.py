@@ -7,8 +7,8 @@ from typing import get_args
 import pytest
 from typer.testing import CliRunner
 
+from plan.models.fields import RecomputePolicy
 from plan.models.loading import load_scenario
-from plan.models.scenario import RecomputePolicy
 from plan.planner.candidates import build_problem
 from plan.planner.cli.app import app
 from plan.planner.estimate.types import RECOMPUTE
