@@ -43,7 +43,9 @@ class Variables:
         self.private = problem.private_resources()
         for job in problem.jobs:
             candidates = problem.candidates[job]
-            start = model.new_int_var(0, horizon, f"start[{job}]")
+            # Not before the job's release: its data does not exist earlier (a fact, not a rule).
+            release = min(problem.release_min.get(job, 0), horizon)
+            start = model.new_int_var(release, horizon, f"start[{job}]")
             end = model.new_int_var(0, horizon, f"end[{job}]")
             durations = [c.duration_min for c in candidates] or [0]
             # An IntVar, not the raw sum: interval sizes must be affine.

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 from pydantic import (
     AliasChoices,
+    BeforeValidator,
     Field,
+    WithJsonSchema,
     model_validator,
 )
 
 from plan.models.base import Strict
 from plan.models.bounded import Id, Text
+from plan.models.calendar import Step, parse_step
 from plan.models.fields import (
     Count,
+    DurationH,
     FrameworkChoice,
     KernelsChoice,
     LoraTargetsChoice,
@@ -28,6 +34,7 @@ from plan.models.fields import (
 from plan.models.limits import (
     MAX_GLOBAL_BATCH,
     MAX_GPUS,
+    MAX_JOBS,
     MAX_LORA_RANK,
     MAX_PARALLEL,
 )
@@ -73,6 +80,22 @@ class FixedLayout(Strict):
                                        "experts are split over")
 
 
+JobBilling = Literal["hourly", "daily", "monthly", "yearly", "spot", "owned", "purchase"]
+
+
+class Repeat(Strict):
+    """A job run again and again: `count` instances, `every` apart (a calendar month, quarter or
+    year when the scenario has a start date; else a duration)."""
+
+    every: Annotated[
+        Step,
+        BeforeValidator(parse_step),
+        WithJsonSchema({"type": "string", "description": "1 month, quarter, year, or a duration "
+                                                         "such as 30d"}),
+    ]
+    count: int = Field(ge=1, le=MAX_JOBS)
+
+
 class Job(Strict):
     id: Id
     model: Text = Field(min_length=1, max_length=4096,
@@ -90,8 +113,21 @@ class Job(Strict):
     precision: PrecisionChoice = "bf16"
     after: list[Id] = Field(default_factory=list)
     deadline_h: PositiveDurationH | None = Field(
-        default=None, validation_alias=AliasChoices("deadline", "deadline_h")
-    )
+        default=None, validation_alias=AliasChoices("deadline", "deadline_h"),
+        description="hours from the plan's start (with the scenario's start: a date, the end of "
+                    "that day); for a recurring job, after each release")
+    release_h: DurationH = Field(
+        default=0.0, validation_alias=AliasChoices("release", "release_h"),
+        description="the earliest start, as an offset (30d) or, with the scenario's start, a date")
+    repeat: Repeat | None = Field(
+        default=None, description="recurring work: {every: 1 month, count: 12} expands into "
+                                  "instances ID-01..ID-12, instance k released (k-1) steps after "
+                                  "the first")
+    billing: list[JobBilling] | None = Field(
+        default=None, description="the billing modes this job may use (hourly, daily, monthly, "
+                                  "yearly, spot, owned, purchase); unset, all")
+    series: Id | None = Field(
+        default=None, description="set on a recurring job's instances: the job they repeat")
     data: DataSpec = Field(default_factory=DataSpec)
     max_gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS)
     min_gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS)

@@ -6,6 +6,7 @@ post the CP-SAT model. Integer scaling lives in `Scale`, the one place it is wri
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from dataclasses import dataclass, field, replace
 
@@ -171,6 +172,17 @@ def resources_in_use(
     return {k: r for k, r in resources.items() if k in used or r.kind == "owned"}
 
 
+@dataclass(frozen=True)
+class BudgetPeriod:
+    """Money a calendar period may spend (`budget: {per: ...}` or a list): [from_min, to_min) from
+    the plan's start, `amount` in money units."""
+
+    label: str
+    from_min: int
+    to_min: int
+    amount: int
+
+
 @dataclass
 class Problem:
     scenario_name: str
@@ -191,6 +203,10 @@ class Problem:
     memory_band_factor: float = 1.0  # the memory band's factor at that quantile
     # job -> what the scenario fixed ("gpus=8, tp=2")
     pinned: dict[str, str] = field(default_factory=dict)
+    release_min: dict[str, int] = field(default_factory=dict)  # job -> earliest start (its data)
+    budget_periods: tuple[BudgetPeriod, ...] = ()
+    start_date: dt.date | None = None  # the plan's first day, where the scenario states it
+    fiscal_year_start: tuple[int, int] = (1, 1)  # (month, day)
     scale: Scale = SCALE
 
     def all_candidates(self) -> list[Candidate]:
@@ -231,11 +247,12 @@ class Problem:
         return self.standalone_cost(c) if c.resource in private else c.cost
 
     def earliest_start_min(self, c: Candidate) -> int:
-        """The soonest the candidate can start, on its own: after its queue or reservation lead time
-        and once its resource is available (an owned pool's window opening, a purchase's
-        delivery)."""
+        """The soonest the candidate can start, on its own: after its queue or reservation lead
+        time, once its resource is available (an owned pool's window opening, a purchase's
+        delivery) and not before its job's release."""
         res = self.resources.get(c.resource) if c.resource else None
-        return max(c.startup_min, res.available_from_min if res else 0)
+        return max(c.startup_min, res.available_from_min if res else 0,
+                   self.release_min.get(c.job, 0))
 
     def standalone_cost(self, c: Candidate) -> int:
         """What the candidate costs on its own (a reservation or purchase sized and held just for

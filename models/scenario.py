@@ -7,19 +7,23 @@ validation they are plain floats in the unit their name says (`budget` in `curre
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import (
     AliasChoices,
+    BeforeValidator,
     Field,
     ModelWrapValidatorHandler,
+    WithJsonSchema,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
 from plan.models.base import Strict
 from plan.models.bounded import Id, Text
+from plan.models.calendar import parse_fiscal_start
 from plan.models.errors import did_you_mean
 from plan.models.features import FeatureName
 from plan.models.fields import (
@@ -54,6 +58,12 @@ from plan.models.limits import (
 )
 from plan.models.money import active_conversion, converting
 from plan.models.platform import FabricKind
+from plan.models.timeline import (
+    BudgetByPeriod,
+    expand_repeats,
+    move_budget_forms,
+    written_dates_to_hours,
+)
 
 
 class Link(Strict):
@@ -187,9 +197,18 @@ class Scenario(Strict):
                                     "relative to this file): your measured speed per "
                                     "GPU/framework/method")
     budget: PositiveMoney | None = None
+    budget_by_period: BudgetByPeriod | None = Field(
+        default=None, description="written as budget: {per: month|quarter|year, amount: ...} or "
+                                  "budget: [{period: 2027, amount: ...}]; needs start")
     deadline_h: PositiveDurationH | None = Field(
         default=None, validation_alias=AliasChoices("deadline", "deadline_h")
     )
+    start: dt.date | None = Field(default=None, description="the plan's first day (2027-01-01): "
+                                  "dates allowed for releases and deadlines, shown in answers")
+    fiscal_year_start: Annotated[tuple[int, int], BeforeValidator(parse_fiscal_start),
+                                 WithJsonSchema({"type": "string", "pattern": r"^\d{2}-\d{2}$"})
+                                 ] = Field(default=(1, 1), description="MM-DD a fiscal year "
+                                                                       "begins, e.g. 04-01")
     objective: ObjectiveChoice = "cost"
     value_of_time_per_day: Annotated[Money, Field(le=MAX_VALUE_OF_TIME_PER_DAY)] = 0.0
     academic: bool = False
@@ -214,10 +233,27 @@ class Scenario(Strict):
     @classmethod
     def _in_currency(cls, data: Any, handler: ModelWrapValidatorHandler[Scenario]) -> Scenario:
         # Amounts that name a currency (`20k USD`) convert into this scenario's `currency`.
-        if active_conversion() is not None or not isinstance(data, Mapping):
+        if not isinstance(data, Mapping):
             return handler(data)
-        with converting(data.get("currency", "CNY")):
-            return handler(data)
+        data = dict(data)
+        move_budget_forms(data)
+        problems = written_dates_to_hours(data)
+        if problems:
+            raise PydanticCustomError("scenario_reference", "{summary}",
+                                      {"summary": "; ".join(problems), "problems": problems})
+        if active_conversion() is not None:
+            scenario = handler(data)
+        else:
+            with converting(data.get("currency", "CNY")):
+                scenario = handler(data)
+        jobs, problems = expand_repeats(scenario.jobs, scenario.start)
+        if len(jobs) > MAX_JOBS:
+            problems.append(f"jobs: {len(jobs)} jobs once recurring jobs are expanded; at most "
+                            f"{MAX_JOBS}")
+        if problems:
+            raise PydanticCustomError("scenario_reference", "{summary}",
+                                      {"summary": "; ".join(problems), "problems": problems})
+        return scenario if jobs is scenario.jobs else scenario.model_copy(update={"jobs": jobs})
 
     @model_validator(mode="after")
     def _references(self) -> Scenario:
@@ -263,6 +299,11 @@ class Scenario(Strict):
             if cycle:
                 problems.append("jobs.after: cycle " + " -> ".join(cycle) + "; `after` must not "
                                                                             "loop")
+        if self.budget_by_period is not None:
+            problems += self.budget_by_period.problems()
+            if self.start is None:
+                problems.append("budget: a budget per period needs the scenario's start date "
+                                "(start: 2027-01-01)")
         if self.objective == "balanced" and self.value_of_time_per_day <= 0:
             problems.append("value_of_time_per_day: objective balanced needs a value > 0")
         return problems

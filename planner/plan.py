@@ -14,6 +14,7 @@ from plan.models.layout import (
     fused_pytorch_kernels,
     recompute_label,
 )
+from plan.planner.cash_flow import CashFlow
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class JobPlan:
     reservation: str | None = None
     expected_interruptions: float = 0.0  # failures plus spot preemptions expected during the run
     figures: CandidateFigures | None = None
+    dates: tuple[str, str] | None = None  # (start, end) as dates, where the plan has a start date
 
     @property
     def tp(self) -> int:
@@ -131,7 +133,8 @@ class JobPlan:
                 "expected_interruptions": self.expected_interruptions,
                 "detail": {**(self.figures.to_dict() if self.figures else {}),
                            "layout": lay.to_dict()},
-                "framework": lay.framework, "cp": lay.cp, "virtual_pipeline": lay.virtual_pipeline}
+                "framework": lay.framework, "cp": lay.cp, "virtual_pipeline": lay.virtual_pipeline,
+                **({"start_date": self.dates[0], "end_date": self.dates[1]} if self.dates else {})}
 
 
 @dataclass(frozen=True)
@@ -178,6 +181,7 @@ class Plan:
     optimal: bool = True
     trade: Trade | None = None  # alternatives: what this plan trades against plan 1
     within_gap: bool = True  # False: the nearest genuinely different plan, shown beyond the gap
+    cash_flow: CashFlow | None = None  # when its money leaves, by period (planner/cash_flow.py)
 
     def summary(self) -> str:
         parts = [f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({j.billing})" for j in self.jobs]
@@ -199,6 +203,7 @@ class Plan:
             "reservations": [r.to_dict() for r in self.reservations],
             "explanation": self.explanation,
             "assumptions": self.assumptions,
+            "cash_flow": self.cash_flow.to_dict() if self.cash_flow else None,
         }
 
 

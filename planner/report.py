@@ -8,6 +8,7 @@ from rich.table import Table
 
 from plan.planner.plain_text import plain
 from plan.planner.plan import Plan, SolveResult
+from plan.planner.report_cash import cash_flow_lines, cash_flow_markdown
 
 
 def shown(text: str) -> str:
@@ -55,6 +56,9 @@ def render_table(result: SolveResult, console: Console) -> None:
                 console.print("  assumptions:")
                 for line in plan.assumptions:
                     console.print(f"    * {shown(line)}")
+            if plan.rank == 1 and plan.cash_flow is not None:
+                for line in cash_flow_lines(plan.cash_flow, cur):
+                    console.print(f"  {escape(line)}")
     for conflict in result.conflicts:
         console.print(shown(f"conflict: {conflict.constraint}: {conflict.detail}"))
     for relax in result.relaxations:
@@ -82,6 +86,8 @@ def render_markdown(result: SolveResult) -> str:
             out += ["", f"## Plan {plan.rank}", ""] + [f"- {line}" for line in plan.explanation]
             if plan.assumptions:
                 out += ["", "Assumptions:", ""] + [f"- {line}" for line in plan.assumptions]
+            if plan.rank == 1 and plan.cash_flow is not None:
+                out += cash_flow_markdown(plan.cash_flow, cur)
     if result.conflicts:
         out += ["", "## Conflicts", ""] + [
             f"- `{c.constraint}`: {c.detail}" for c in result.conflicts

@@ -30,6 +30,7 @@ from plan.planner.candidates.options import _Option, pinned_text
 from plan.planner.candidates.purchase import buy_options
 from plan.planner.candidates.spot_risk import spot_risk
 from plan.planner.candidates.transfer import JobTransfer, job_transfer
+from plan.planner.candidates.windows import budget_periods, held_alone_twins, instance_shape
 from plan.planner.collector import collector_paused
 from plan.planner.estimate import Estimate
 from plan.planner.estimate import store as estimate_store
@@ -83,7 +84,16 @@ class CandidateBuilder(Estimating, Billing):
         self.groups: dict[str, str] = {}
         stated = [self.scenario.deadline_h, *(j.deadline_h for j in self.scenario.jobs)]
         deadlines = [d for d in stated if d]
-        self.horizon_h = 3 * max(deadlines) if deadlines else NO_DEADLINE_HORIZON_H
+        # Room for a deadline's relaxation: three times each job's window from its release.
+        windows = [j.release_h + 3 * (d - j.release_h) for j in self.scenario.jobs
+                   if (d := self.scenario.effective_deadline_h(j)) and d > j.release_h]
+        latest_release = max(j.release_h for j in self.scenario.jobs)
+        if not deadlines:
+            self.horizon_h = latest_release + NO_DEADLINE_HORIZON_H
+        elif latest_release and windows:
+            self.horizon_h = max(windows)
+        else:
+            self.horizon_h = 3 * max(deadlines)
         # The horizon over which an amortized purchase loses value: the latest deadline, else the
         # model's.
         self.planning_horizon_h = max(deadlines) if deadlines else NO_DEADLINE_HORIZON_H
@@ -122,10 +132,18 @@ class CandidateBuilder(Estimating, Billing):
                 label=f"owned pool {pool.id} ({pool.count}x {pool.gpu})", capacity=pool.count,
                 available_from_min=SCALE.minutes(pool.available_from_h),
                 available_until_min=SCALE.minutes(until) if until else None)
+        built: dict[str, str] = {}  # a series' instance, less its calendar -> its first
         for done, job in enumerate(scenario.jobs):
             build_deadline.progress(done, len(scenario.jobs))
+            same = built.get(instance_shape(job))
+            if same is not None:
+                candidates[job.id] = self._instance_copy(job, candidates[same])
+                continue
             found, index = self._job_candidates(job, index)
             candidates[job.id] = self._prune(self._pays_back(job, found))
+            if job.series is not None:
+                built[instance_shape(job)] = job.id
+        candidates = held_alone_twins(candidates, self.resources)
         # Examples come first from options the scenario's own policy lists leave (a rule is not
         # described by a platform the user already excluded).
         for c in sorted((c for cands in candidates.values() for c in cands),
@@ -153,7 +171,19 @@ class CandidateBuilder(Estimating, Billing):
             value_of_time_per_min=SCALE.money(scenario.value_of_time_per_day / (24 * 60)),
             horizon_min=SCALE.minutes(self.horizon_h), memory_headroom=self.headroom,
             confidence=self.confidence, memory_band_factor=self.memory_band_factor,
-            pinned={j.id: text for j in scenario.jobs if (text := pinned_text(j))})
+            pinned={j.id: text for j in scenario.jobs if (text := pinned_text(j))},
+            release_min={j.id: SCALE.minutes(j.release_h) for j in scenario.jobs if j.release_h},
+            budget_periods=budget_periods(scenario, self.horizon_h), start_date=scenario.start,
+            fiscal_year_start=scenario.fiscal_year_start)
+
+    def _instance_copy(self, job: Job, first: list[Candidate]) -> list[Candidate]:
+        """Another instance of a recurring job: the first instance's candidates (the same work on
+        the same options; only its calendar differs) and the reasons options were dropped."""
+        source = first[0].job if first else None
+        self.removed.extend(dataclasses.replace(r, job=job.id) for r in list(self.removed)
+                            if r.job == source)
+        late = [c for c in first if job.release_h + c.startup_min / 60 + c.hours > self.horizon_h]
+        return [dataclasses.replace(c, job=job.id) for c in first if c not in late]
 
     def _job_candidates(self, job: Job, index: int) -> tuple[list[Candidate], int]:
         """The job's candidates, numbered from `index`, and the next index: each (platform, GPU,
@@ -245,11 +275,15 @@ class CandidateBuilder(Estimating, Billing):
             billed_h += risk.held_h
             spot, risk_note = risk.figures(), risk.assumption
         # no schedule can hold it (the model's end bound)
-        if option.startup_h + hours > self.horizon_h:
-            why = " (3x the latest deadline)" if self.horizon_h < NO_DEADLINE_HORIZON_H else ""
+        if max(option.startup_h, job.release_h) + hours > self.horizon_h:
+            why = ("" if self.horizon_h >= NO_DEADLINE_HORIZON_H
+                   else " (3x each job's window from its release)"
+                   if any(j.release_h for j in self.scenario.jobs)
+                   else " (3x the latest deadline)")
             self.removed.append(Removed(
                 job.id, place.platform, place.gpu, place.gpus, place.billing, "horizon",
-                f"would end after {_span(option.startup_h + hours)}, beyond the planning horizon "
+                f"would end after {_span(max(option.startup_h, job.release_h) + hours)}, beyond "
+                "the planning horizon "
                 f"of {_span(self.horizon_h)}{why}"))
             return None
         cost, resource, billing = self._billing(job, option, billed_h, run)

@@ -103,8 +103,20 @@ class Options:
         return self.catalog.to_currency(amount, currency, self.scenario.currency)
 
     def _options(self, job: Job) -> list[_Option]:
-        """Every option of the job: cloud offers, then owned pools, then purchases."""
-        return [*self._cloud_options(job), *self._owned_options(job), *self._purchase_options(job)]
+        """Every option of the job: cloud offers, then owned pools, then purchases (those its
+        `billing:` list allows)."""
+        options = [*self._cloud_options(job), *self._owned_options(job),
+                   *self._purchase_options(job)]
+        if job.billing is None:
+            return options
+        allowed = set(job.billing)
+        left_out = sorted({(o.place.platform, o.place.gpu, o.place.billing) for o in options
+                           if o.place.billing not in allowed})
+        for platform, gpu, billing in left_out:
+            self.removed.append(Removed(job.id, platform, gpu, 0, billing, "billing",
+                                        f"{job.id} may bill only {', '.join(job.billing)} "
+                                        "(its billing: list)"))
+        return [o for o in options if o.place.billing in allowed]
 
     def _cloud_options(self, job: Job) -> list[_Option]:
         options = []

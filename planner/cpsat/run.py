@@ -13,6 +13,7 @@ from plan.constraints.sat import cp_model
 from plan.models.errors import InputError
 from plan.models.problem import SCALE, Candidate, Problem, Resource
 from plan.models.scenario import SolverSettings
+from plan.planner.cash_flow import cash_flow, when
 from plan.planner.cpsat.interruptible import solve_interruptibly
 from plan.planner.cpsat.model import PlanModel
 from plan.planner.plan import JobPlan, Plan, ReservationPlan
@@ -180,6 +181,7 @@ def to_plan(problem: Problem, outcome: Outcome, rank: int) -> Plan:
                 else None,
                 expected_interruptions=round(c.expected_interruptions, 2),
                 figures=c.figures,
+                dates=_dates(problem, outcome.start_min[job], outcome.end_min[job]),
             )
         )
     reservations = []
@@ -212,7 +214,15 @@ def to_plan(problem: Problem, outcome: Outcome, rank: int) -> Plan:
         jobs=jobs,
         reservations=reservations,
         optimal=outcome.status == "optimal",
+        cash_flow=cash_flow(problem, jobs, reservations),
     )
+
+
+def _dates(problem: Problem, start_min: int, end_min: int) -> tuple[str, str] | None:
+    if problem.start_date is None:
+        return None
+    return (when(problem.start_date, SCALE.to_hours(start_min)),
+            when(problem.start_date, SCALE.to_hours(end_min)))
 
 
 def _payback(res: Resource, gpus: int) -> float | None:

@@ -74,7 +74,7 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
             )
             + f"; {j.memory_gib_per_gpu:.1f} of {j.gpu_memory_gib:.0f} GiB per GPU ({free:.1f} "
             f"free); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}{_causal(j)}; hours "
-            f"{j.start_h:,.1f} -> {j.end_h:,.1f}{_startup(j)}; {_risk(j)}"
+            f"{j.start_h:,.1f} -> {j.end_h:,.1f}{_dates(j)}{_startup(j)}; {_risk(j)}"
             + (
                 f"; fixed by the scenario: {problem.pinned[j.job]}"
                 if j.job in problem.pinned
@@ -117,6 +117,10 @@ def _can_rent(problem: Problem, job: str) -> bool:
     return any(
         c.billing not in ("purchase", "owned") and not c.violations for c in problem.candidates[job]
     )
+
+
+def _dates(j: JobPlan) -> str:
+    return f" ({j.dates[0]} -> {j.dates[1]})" if j.dates else ""
 
 
 def _startup(j: JobPlan) -> str:

@@ -149,7 +149,8 @@ def _schedules(problem: Problem, combo: dict[str, Candidate], order: tuple[str, 
         c = combo[job]
         if any(dep not in placed for dep in problem.after[job]):
             return
-        earliest = max([placed[d][1] for d in problem.after[job]] + [0])
+        earliest = max([placed[d][1] for d in problem.after[job]]
+                       + [problem.release_min.get(job, 0)])
         res = problem.resources.get(c.resource) if c.resource else None
         starts = [earliest]
         if res is not None:
@@ -216,17 +217,46 @@ def _outcome(
             return
         if res is not None and res.available_until_min is not None and e > res.available_until_min:
             return
-    cost = sum(c.cost for c in combo.values())
+    makespan = max(e for _, e in times.values())
+    private = problem.private_resources()
+    windows: list[list[tuple[int, int, list[tuple[int, int]]]]] = []  # per resource: options
     for r in reserved:
         users = [times[j] for j in problem.jobs if combo[j].resource == r.key]
         if users:
-            span = max(e for _, e in users) - min(s for s, _ in users)
-            periods = max(r.min_periods, math.ceil(span / r.period_min))
-            cost += (r.price_per_gpu_period * levels[r.key] + r.fixed_price_per_period) * periods
-    makespan = max(e for _, e in times.values())
-    if problem.budget is not None and cost > problem.budget:
-        return
-    yield cost, makespan
+            windows.append(_window_options(problem, r, levels[r.key], users, r.key in private))
+    for chosen in itertools.product(*windows):
+        cost = sum(c.cost for c in combo.values()) + sum(w[0] for w in chosen)
+        # cash by the rules of plan.planner.cash_flow: (minute paid, amount)
+        paid = [(times[j][0], c.cost) for j, c in combo.items()]
+        paid += [p for w in chosen for p in w[2]]
+        if problem.budget is not None and cost > problem.budget:
+            continue
+        if any(sum(a for t, a in paid if period.from_min <= t < period.to_min) > period.amount
+               for period in problem.budget_periods):
+            continue
+        yield cost, makespan
+
+
+def _window_options(problem: Problem, r: Resource, level: int, users: list[tuple[int, int]],
+                    private: bool) -> list[tuple[int, int, list[tuple[int, int]]]]:
+    """(cost, start, payments) of each way to hold a reservation over its users' runs: from the
+    first run's start, or (with budget periods) earlier, so that a fee falls just before or at a
+    period's boundary."""
+    first, last = min(s for s, _ in users), max(e for _, e in users)
+    fee = r.price_per_gpu_period * level + r.fixed_price_per_period
+    starts = {first}
+    for period in [] if private else problem.budget_periods:
+        for k in range(r.max_periods + 1):
+            for t in (period.from_min - k * r.period_min, period.from_min - k * r.period_min - 1):
+                if max(0, first - r.period_min) < t <= first:
+                    starts.add(t)
+    options = []
+    for start in sorted(starts):
+        periods = max(r.min_periods, math.ceil((last - start) / r.period_min))
+        paid = ([(first, fee * periods)] if private
+                else [(start + k * r.period_min, fee) for k in range(periods)])
+        options.append((fee * periods, start, paid))
+    return options
 
 
 def brute_force(problem: Problem, objective: str = "cost") -> tuple[int, int] | None:

@@ -1,0 +1,117 @@
+"""Budgets per period (a month, quarter or fiscal year): the cash that leaves in each period stays
+within its money.
+
+When cash leaves, as the model counts it (and `plan.planner.cash_flow` reports it):
+- a job's own bill (hourly, daily or spot rental, an owned pool's running cost, a reservation's
+  whole term or a purchase held for it alone) in the period the job starts;
+- a shared reservation at the start of each period it is billed for (a month's fee when each
+  month begins);
+- a shared purchase, its price and its running costs over the time held, in the period it is
+  first held (a commitment that period's budget carries).
+"""
+
+from __future__ import annotations
+
+from plan.constraints.groups import Groups
+from plan.constraints.sat import cp_model
+from plan.constraints.variables import ResourceVars, Variables
+from plan.models.problem import BudgetPeriod
+
+
+def group(period: BudgetPeriod) -> str:
+    return f"budget/{period.label}"
+
+
+def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
+    problem = variables.problem
+    if not problem.budget_periods:
+        return
+    spend: dict[str, list[cp_model.LinearExprT]] = {p.label: [] for p in problem.budget_periods}
+    for job, jv in variables.jobs.items():
+        _in_period_of(model, variables, f"job[{job}]", jv.start, jv.cost, spend)
+    for key, rv in variables.resources.items():
+        if rv.periods is None:
+            continue
+        if rv.resource.kind == "purchase":
+            _in_period_of(model, variables, f"buy[{key}]", rv.start, variables.resource_cost(rv),
+                          spend)
+        else:
+            _each_billed_period(model, variables, key, rv, spend)
+    for period in problem.budget_periods:
+        terms = spend[period.label]
+        if terms:
+            model.add(cp_model.LinearExpr.sum(terms) <= period.amount).only_enforce_if(
+                groups.literal(group(period)))
+
+
+def _bound(expr: cp_model.LinearExprT, variables: Variables) -> int:
+    """An upper bound of a cost expression: the total budget, or the sum of every cost a plan can
+    have (the costs are non-negative)."""
+    problem = variables.problem
+    most = sum(max((variables.own_cost(c) for c in problem.candidates[j]), default=0)
+               for j in problem.jobs)
+    for rv in variables.resources.values():
+        res = rv.resource
+        if rv.periods is not None:
+            top = max(res.levels, default=0)
+            most += ((res.price_per_gpu_period * top + res.fixed_price_per_period)
+                     * res.max_periods + res.upfront_per_gpu * top)
+    return max(1, most)
+
+
+def _in_period_of(model: cp_model.CpModel, variables: Variables, name: str,
+                  start: cp_model.IntVar, cost: cp_model.LinearExprT,
+                  spend: dict[str, list[cp_model.LinearExprT]]) -> None:
+    """`cost` counts in the period holding `start`: one Boolean per period it may fall in."""
+    problem = variables.problem
+    lo, hi = start.proto.domain[0], start.proto.domain[-1]
+    near = [p for p in problem.budget_periods if p.from_min <= hi and p.to_min > lo]
+    if len(near) == 1:
+        spend[near[0].label].append(cost)
+        return
+    most = _bound(cost, variables)
+    inside = []
+    for period in near:
+        b = model.new_bool_var(f"in[{name}@{period.label}]")
+        model.add(start >= period.from_min).only_enforce_if(b)
+        model.add(start < period.to_min).only_enforce_if(b)
+        share = model.new_int_var(0, most, f"spend[{name}@{period.label}]")
+        model.add(share == cost).only_enforce_if(b)
+        model.add(share == 0).only_enforce_if(~b)
+        spend[period.label].append(share)
+        inside.append(b)
+    model.add_exactly_one(inside)
+
+
+def _each_billed_period(model: cp_model.CpModel, variables: Variables, key: str,
+                        rv: ResourceVars, spend: dict[str, list[cp_model.LinearExprT]]) -> None:
+    """A shared reservation pays each billed period's fee when that period begins: fee k (of
+    `periods`) falls at start + k x period, in whichever budget period holds that moment."""
+    res = rv.resource
+    assert rv.periods is not None
+    fee = cp_model.LinearExpr.sum(
+        [(res.price_per_gpu_period * level + res.fixed_price_per_period) * chosen
+         for level, chosen in rv.level.items()])
+    most_fee = max(((res.price_per_gpu_period * level + res.fixed_price_per_period)
+                    for level in rv.level), default=0)
+    horizon = variables.problem.horizon_min
+    for k in range(res.max_periods):
+        paid = model.new_bool_var(f"paid[{key}#{k}]")
+        model.add(rv.periods >= k + 1).only_enforce_if(paid)
+        model.add(rv.periods <= k).only_enforce_if(~paid)
+        lo = rv.start.proto.domain[0] + k * res.period_min
+        hi = horizon + k * res.period_min
+        near = [p for p in variables.problem.budget_periods if p.from_min <= hi and p.to_min > lo]
+        inside = []
+        for period in near:
+            b = model.new_bool_var(f"fee[{key}#{k}@{period.label}]")
+            model.add(rv.start + k * res.period_min >= period.from_min).only_enforce_if(b)
+            model.add(rv.start + k * res.period_min < period.to_min).only_enforce_if(b)
+            share = model.new_int_var(0, most_fee, f"fee_spend[{key}#{k}@{period.label}]")
+            model.add(share == fee).only_enforce_if(b)
+            model.add(share == 0).only_enforce_if(~b)
+            spend[period.label].append(share)
+            inside.append(b)
+        # Each paid fee falls in one period (the periods run to the horizon, which every job, and
+        # so every fee a plan needs, starts before).
+        model.add(sum(inside) == paid)
