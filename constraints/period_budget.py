@@ -95,10 +95,14 @@ def _each_billed_period(model: cp_model.CpModel, variables: Variables, key: str,
     most_fee = max(((res.price_per_gpu_period * level + res.fixed_price_per_period)
                     for level in rv.level), default=0)
     horizon = variables.problem.horizon_min
+    earlier: cp_model.IntVar | None = None
     for k in range(res.max_periods):
         paid = model.new_bool_var(f"paid[{key}#{k}]")
         model.add(rv.periods >= k + 1).only_enforce_if(paid)
         model.add(rv.periods <= k).only_enforce_if(~paid)
+        if earlier is not None:
+            model.add_implication(paid, earlier)  # (redundant: fees are paid in order)
+        earlier = paid
         lo = rv.start.proto.domain[0] + k * res.period_min
         hi = horizon + k * res.period_min
         near = [p for p in variables.problem.budget_periods if p.from_min <= hi and p.to_min > lo]

@@ -151,7 +151,7 @@ def _label(first: dt.date, per: str, fiscal: tuple[int, int]) -> str:
 
 def period_kind(label: str) -> str:
     """Which kind of period a label written in a budget list names."""
-    if re.fullmatch(r"\d{4}-\d{2}", label):
+    if re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", label):
         return "month"
     if re.fullmatch(r"\d{4}-Q[1-4]", label):
         return "quarter"

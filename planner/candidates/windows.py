@@ -37,18 +37,34 @@ def held_alone_twins(candidates: dict[str, list[Candidate]],
         return candidates
     twinned: dict[str, list[Candidate]] = {}
     for job, cands in candidates.items():
+        # (cost alone, candidate) of the options billed on their own: a twin no cheaper, no
+        # sooner, no shorter and breaking no fewer rules than one of them is never worth holding
+        alone = [(c.cost, c) for c in cands if c.resource is None]
         twins = []
-        for c in cands:
-            if c.resource not in shared:
+        # (rule-abiding ones only: a twin serves the plan the rules allow, not a what-if)
+        for c in sorted((c for c in cands if c.resource in shared and not c.violations),
+                        key=lambda c: resources[c.resource or ""].held_alone(
+                            c.gpus, c.duration_min)[1]):
+            res = resources[c.resource or ""]
+            cost = res.held_alone(c.gpus, c.duration_min)[1]
+            if any(_dominates(o, cost_o, c, cost) for cost_o, o in alone):
                 continue
-            res = resources[c.resource]
             key = f"{res.key}#{job}"
             mine = tuple(sorted({o.gpus for o in cands if o.resource == res.key}))
             resources[key] = dataclasses.replace(
                 res, key=key, label=f"{res.label}, held for {job} alone", levels=mine)
-            twins.append(dataclasses.replace(c, resource=key))
+            twin = dataclasses.replace(c, resource=key)
+            twins.append(twin)
+            alone.append((cost, twin))
         twinned[job] = [*cands, *twins]
     return twinned
+
+
+def _dominates(o: Candidate, cost_o: int, c: Candidate, cost_c: int) -> bool:
+    return (cost_o <= cost_c and o.startup_min <= c.startup_min
+            and o.duration_min <= c.duration_min
+            and o.expected_interruptions <= c.expected_interruptions
+            and set(o.violations) <= set(c.violations))
 
 
 def budget_periods(scenario: Scenario, horizon_h: float) -> tuple[BudgetPeriod, ...]:
