@@ -16,7 +16,14 @@ from plan.models.problem import Problem
 from plan.models.scenario import Scenario
 from plan.planner import candidates
 from plan.planner.candidates import FIELD_USE, build_problem, field_use
-from plan.planner.candidates.reuse import CANDIDATES, HORIZON, PROBLEM_FIGURE, SOLVE_ONLY
+from plan.planner.candidates.build import CandidateBuilder
+from plan.planner.candidates.reuse import (
+    CANDIDATES,
+    HORIZON,
+    PROBLEM_FIGURE,
+    SOLVE_ONLY,
+    _with_figures,
+)
 from tests.conftest import REPO
 
 SCENARIO = REPO / "scenarios" / "grant_qlora_compare.yaml"
@@ -116,3 +123,13 @@ def test_a_change_that_reaches_the_candidates_builds_again(field: str, change: A
     # the change does reach the candidates, so a reuse would have answered wrongly
     assert dataclasses.asdict(built)["candidates"] != dataclasses.asdict(fresh_base)["candidates"]
     assert dataclasses.asdict(built) == dataclasses.asdict(_fresh(variant))
+
+
+def test_a_fresh_build_keeps_its_own_figures() -> None:
+    """Setting a build's figures from its own scenario changes nothing (every solve goes through
+    `_with_figures`, reused or not)."""
+    base = _base()
+    base["jobs"][0]["deadline"] = "20d"
+    loaded = load_scenario_data(base, SCENARIO)
+    built = CandidateBuilder(loaded).build()
+    assert dataclasses.asdict(_with_figures(built, loaded.scenario)) == dataclasses.asdict(built)
