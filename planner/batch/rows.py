@@ -74,13 +74,9 @@ class Row:
         )
 
     def without_time(self) -> Row:
-        """The row with its solve time zeroed: what must not depend on the backend or the job
-        count."""
-        return replace(self, solve_time_s=0.0)
-
-    def answer(self) -> Row:
-        """The row without its solve time and without saying whether its candidates were reused:
-        what a fresh solve of the same variant must give."""
+        """The row with its solve time zeroed and without saying whether its candidates were
+        reused (which depends on the worker that solved it): what must not depend on the backend or
+        the job count, and what a fresh solve of the same variant must give."""
         return replace(self, solve_time_s=0.0, candidates="")
 
     @property
