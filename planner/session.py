@@ -84,7 +84,7 @@ class Session:
         if self.loaded is None:
             return None
         problem, builder = build_problem_and_builder(
-            dataclasses.replace(self.loaded, scenario=scenario)
+            dataclasses.replace(self.loaded, scenario=scenario), what_if=True
         )
         other = Session(problem, self.settings, self.objective, self.started, self.loaded, builder)
         other.work_left, other.deadline = self.work_left, self.deadline

@@ -19,7 +19,7 @@ from plan.models.errors import InputError
 from plan.models.yaml_io import read_bounded
 from plan.planner.atomic_file import write_atomically
 from plan.planner.batch.row_check import row_problem
-from plan.planner.batch.rows import COLUMNS, LEGACY_COLUMNS, Row
+from plan.planner.batch.rows import BOUND_COLUMNS, COLUMNS, LEGACY_COLUMNS, Row
 from plan.planner.plain_text import json_text
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
@@ -151,7 +151,8 @@ def _csv_records(text: str) -> tuple[list[tuple[int, dict[str, Any]]], list[str]
     if not whole and text and not ",".join(COLUMNS).startswith(text):
         raise ValueError("no header line")  # a torn header is ours; any other single line is not
     reader = csv.DictReader(io.StringIO(whole), restkey="(extra cells)")
-    if reader.fieldnames is not None and tuple(reader.fieldnames) not in (COLUMNS, LEGACY_COLUMNS):
+    if reader.fieldnames is not None and tuple(reader.fieldnames) not in (
+            COLUMNS, BOUND_COLUMNS, LEGACY_COLUMNS):
         raise ValueError(f"columns are {', '.join(reader.fieldnames)}")
     records = [(number, {k: _uncell(v) for k, v in record.items()})
                for number, record in enumerate(reader, 1)]

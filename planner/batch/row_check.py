@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 
-from plan.planner.batch.rows import SOLVED, Row
+from plan.planner.batch.rows import CANDIDATES, SOLVED, Row
 
 _HASH = re.compile(r"[0-9a-f]{16}")
 _NUMBERS = ("total_cost", "makespan_h", "solve_time_s", "gap", "bound")
@@ -28,6 +28,8 @@ def row_problem(row: Row) -> str | None:
         return f"gap {row.gap} with status {row.status}"
     if not row.file:
         return "no file"
+    if row.candidates and row.candidates not in CANDIDATES:
+        return f"candidates {row.candidates[:40]!r} is not one of {', '.join(CANDIDATES)}"
     if not (_HASH.fullmatch(row.hash) or (row.status == "error" and not row.hash)):
         return f"hash {row.hash[:40]!r} is not a content hash"
     if row.status in SOLVED:

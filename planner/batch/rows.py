@@ -34,6 +34,10 @@ class Row:
     hash: str
     gap: float | None = None  # (objective - bound) / objective of the best plan; 0 when optimal
     bound: float | None = None  # no plan does better on the objective (currency, or hours for time)
+    # reused: the candidates of an earlier variant in the same worker (only figures the candidates
+    # do not depend on changed; planner/candidates/reuse.py); built: built for this row; "" when
+    # none were (bad input) or in files written before rows said so
+    candidates: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -43,7 +47,7 @@ class Row:
         """A row read back from a results file (CSV gives strings). Raises ValueError if it is
         not one."""
         names = [f.name for f in fields(cls)]
-        if set(data) not in (set(names), set(LEGACY_COLUMNS)):
+        if set(data) not in (set(names), set(BOUND_COLUMNS), set(LEGACY_COLUMNS)):
             raise ValueError(f"expected columns {', '.join(names)}")
 
         def number(key: str) -> float | None:
@@ -66,12 +70,14 @@ class Row:
             solve_time_s=number("solve_time_s") or 0.0,
             error=str(data["error"] or ""),
             hash=str(data["hash"]),
+            candidates=str(data.get("candidates") or ""),
         )
 
     def without_time(self) -> Row:
-        """The row with its solve time zeroed: what must not depend on the backend or the job
-        count."""
-        return replace(self, solve_time_s=0.0)
+        """The row with its solve time zeroed and without saying whether its candidates were
+        reused (which depends on the worker that solved it): what must not depend on the backend or
+        the job count, and what a fresh solve of the same variant must give."""
+        return replace(self, solve_time_s=0.0, candidates="")
 
     @property
     def proven(self) -> bool:
@@ -84,9 +90,12 @@ class Row:
 
 
 COLUMNS = tuple(f.name for f in fields(Row))
+CANDIDATES = ("reused", "built")  # what a row's `candidates` says when its variant was solved
+# Files written before rows said whether candidates were reused: still read (for resume).
+BOUND_COLUMNS = tuple(c for c in COLUMNS if c != "candidates")
 # Files written before rows carried gap and bound: still read (for resume), their rows count as
 # unproven.
-LEGACY_COLUMNS = tuple(c for c in COLUMNS if c not in ("gap", "bound"))
+LEGACY_COLUMNS = tuple(c for c in BOUND_COLUMNS if c not in ("gap", "bound"))
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,13 @@ from plan.models.yaml_io import read_yaml
 from plan.planner.batch.rows import INTERNAL_ERROR, Row
 from plan.planner.batch.sweep import apply
 from plan.planner.batch.tasks import Task
+from plan.planner.candidates import will_reuse
 from plan.planner.solve import solve
+
+ROW_PLANS = 1
+"""A row holds the best plan alone, so its solve asks for no alternatives: they are searched after
+the best plan, its status and its bound, and change none of them (only the time they would take,
+half a small variant's)."""
 
 
 def _load(task: Task) -> LoadedScenario:
@@ -51,8 +57,10 @@ def run_task(task: Task) -> Row:
     )
     try:
         loaded = _load(task)
-        row = replace(row, currency=loaded.scenario.currency)
-        result = solve(loaded, task.options)
+        # (said before solving: the solve keeps this variant's build for the next ones)
+        built = "reused" if will_reuse(loaded) else "built"
+        row = replace(row, currency=loaded.scenario.currency, candidates=built)
+        result = solve(loaded, replace(task.options, top_k=ROW_PLANS))
     except InputError as exc:  # bad input: its one-line problems, joined
         error = " | ".join(exc.problems)
     except Exception as exc:  # a bug must not end the batch: it becomes this row's error

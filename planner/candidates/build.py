@@ -1,13 +1,13 @@
 """The `Problem` of a loaded scenario: every option of every job (options.py), estimated
 (estimating.py), costed (billing.py) and checked against the rules; options that fit in no layout,
 or are dominated, or a purchase that does not pay back, are recorded with the reason. Problems built
-in this process are kept for reuse (`build_problem_and_builder`).
+in this process are kept for variants that change no candidate (reuse.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 
 from plan.constraints import (
     capacity,
@@ -31,9 +31,7 @@ from plan.planner.candidates.purchase import buy_options
 from plan.planner.candidates.spot_risk import spot_risk
 from plan.planner.candidates.transfer import JobTransfer, job_transfer
 from plan.planner.candidates.windows import budget_periods, held_alone_twins, instance_shape
-from plan.planner.collector import collector_paused
 from plan.planner.estimate import Estimate
-from plan.planner.estimate import store as estimate_store
 from plan.planner.estimate.band import memory_factor, uncalibrated_band_note
 from plan.planner.estimate.factors import efficiency_assumption
 from plan.planner.estimate.reliability import hours_quantile
@@ -60,6 +58,31 @@ def budget_group(scenario: Scenario) -> str:
     return f"total cost within the budget of {scenario.budget:,.0f} {scenario.currency}"
 
 
+def deadline_group(job_id: str, limit_h: float) -> str:
+    """A job's deadline rule as explanations name it."""
+    within = f"{limit_h:g} hours" if limit_h < 48 else f"{limit_h / 24:g} days"  # hours under 2 d
+    return f"{job_id} ends within {within}"
+
+
+def horizons_h(scenario: Scenario) -> tuple[float, float]:
+    """The planning horizon (3x the latest deadline, or each job's window from its release: no
+    candidate may end after it) and the one
+    over which an amortized purchase loses value (the latest deadline); both the model's default
+    where no deadline is stated. The only way deadlines reach the candidates."""
+    stated = [scenario.deadline_h, *(j.deadline_h for j in scenario.jobs)]
+    deadlines = [d for d in stated if d]
+    latest_release = max(j.release_h for j in scenario.jobs)
+    if not deadlines:
+        return latest_release + NO_DEADLINE_HORIZON_H, NO_DEADLINE_HORIZON_H
+    # With releases (work over months): room for a deadline's relaxation, three times each job's
+    # window from its release.
+    windows = [j.release_h + 3 * (d - j.release_h) for j in scenario.jobs
+               if (d := scenario.effective_deadline_h(j)) and d > j.release_h]
+    if latest_release and windows:
+        return max(windows), max(deadlines)
+    return 3 * max(deadlines), max(deadlines)
+
+
 class CandidateBuilder(Estimating, Billing):
     """Builds the `Problem` for one loaded scenario. One instance per solve; estimates are
     cached."""
@@ -82,21 +105,7 @@ class CandidateBuilder(Estimating, Billing):
         self.resources = {}
         self.removed = []
         self.groups: dict[str, str] = {}
-        stated = [self.scenario.deadline_h, *(j.deadline_h for j in self.scenario.jobs)]
-        deadlines = [d for d in stated if d]
-        # Room for a deadline's relaxation: three times each job's window from its release.
-        windows = [j.release_h + 3 * (d - j.release_h) for j in self.scenario.jobs
-                   if (d := self.scenario.effective_deadline_h(j)) and d > j.release_h]
-        latest_release = max(j.release_h for j in self.scenario.jobs)
-        if not deadlines:
-            self.horizon_h = latest_release + NO_DEADLINE_HORIZON_H
-        elif latest_release and windows:
-            self.horizon_h = max(windows)
-        else:
-            self.horizon_h = 3 * max(deadlines)
-        # The horizon over which an amortized purchase loses value: the latest deadline, else the
-        # model's.
-        self.planning_horizon_h = max(deadlines) if deadlines else NO_DEADLINE_HORIZON_H
+        self.horizon_h, self.planning_horizon_h = horizons_h(self.scenario)
         self.buy = buy_options(self.scenario, self.catalog, self._money)
         # the user's measured speed, if the scenario names one
         from plan.planner.calibrate.use import load_for
@@ -220,9 +229,7 @@ class CandidateBuilder(Estimating, Billing):
         for job in s.jobs:
             limit = s.effective_deadline_h(job)
             if limit is not None:
-                # hours under two days
-                within = f"{limit:g} hours" if limit < 48 else f"{limit / 24:g} days"
-                self.groups[f"deadline/{job.id}"] = f"{job.id} ends within {within}"
+                self.groups[f"deadline/{job.id}"] = deadline_group(job.id, limit)
         if any(j.after for j in s.jobs):
             self.groups["scheduling.after"] = "jobs run after the jobs they depend on"
         if s.policy.reproducibility.fixed_gpu_type:
@@ -410,54 +417,3 @@ class CandidateBuilder(Estimating, Billing):
             self.removed.append(Removed(job.id, c.platform, c.gpu, c.gpus, "purchase",
                                         "purchase.payback", why))
         return kept
-
-
-# Problems built in this process, by everything but the budget (which only the CP-SAT model reads):
-# a batch sweeping the budget builds the candidates once. Few entries: a batch walks variants in
-# order. Each keeps the builder that made it, whose estimates the explainers' what-ifs reuse.
-_BUILT: OrderedDict[tuple[object, ...], tuple[object, Problem, CandidateBuilder]] = OrderedDict()
-_BUILT_KEPT = 8
-
-
-def _reuse_key(loaded: LoadedScenario) -> tuple[object, ...]:
-    s = loaded.scenario
-    return (s.model_dump_json(exclude={"budget"}), s.budget is None, id(loaded.catalog),
-            tuple((job, card.model_dump_json()) for job, card in sorted(loaded.models.items())))
-
-
-def _with_budget(problem: Problem, scenario: Scenario) -> Problem:
-    """A copy (its own containers) carrying this scenario's budget."""
-    groups = dict(problem.groups)
-    if scenario.budget is not None:
-        groups["budget"] = budget_group(scenario)
-    return dataclasses.replace(
-        problem, budget=SCALE.money(scenario.budget) if scenario.budget is not None else None,
-        groups=groups, candidates={job: list(cands) for job, cands in problem.candidates.items()},
-        resources=dict(problem.resources), removed=list(problem.removed),
-        deadline_min=dict(problem.deadline_min),
-        after={job: list(before) for job, before in problem.after.items()})
-
-
-def build_problem(loaded: LoadedScenario) -> Problem:
-    return build_problem_and_builder(loaded)[0]
-
-
-def build_problem_and_builder(loaded: LoadedScenario) -> tuple[Problem, CandidateBuilder]:
-    """The scenario's problem, and the builder that made it: its estimates (and the calibration it
-    read) answer the explainers' what-ifs without building anything again."""
-    key = _reuse_key(loaded)
-    if key in _BUILT:
-        _BUILT.move_to_end(key)
-        _, problem, builder = _BUILT[key]
-        return _with_budget(problem, loaded.scenario), builder
-    builder = CandidateBuilder(loaded)
-    with collector_paused():  # hundreds of thousands of objects that live on (planner/collector.py)
-        try:
-            problem = builder.build()
-        finally:
-            estimate_store.flush()  # share this build's new estimates with later runs and workers
-    # the catalog is kept so that its id is not reused
-    _BUILT[key] = (loaded.catalog, problem, builder)
-    while len(_BUILT) > _BUILT_KEPT:
-        _BUILT.popitem(last=False)
-    return _with_budget(problem, loaded.scenario), builder

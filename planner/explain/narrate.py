@@ -4,6 +4,9 @@ scenarios: plan.planner.explain.infeasible; why not X: plan.planner.explain.why_
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from typing import Any, TypeVar
+from weakref import WeakKeyDictionary
 
 from plan.constraints import memory as memory_rule
 from plan.constraints import ops_skill
@@ -37,6 +40,25 @@ from plan.planner.explain.conflicts import (
 )
 from plan.planner.plan import JobPlan, Plan, ReservationPlan, Trade
 from plan.planner.session import Session
+
+_T = TypeVar("_T")
+# Per builder, what-if answers about one of its candidates: a batch's variants share a build
+# (planner/candidates/reuse.py) and so the same plans, whose what-ifs list the offers each time
+# (half a budget sweep's time). Keyed by the candidate's id, which the entry keeps alive.
+_WHAT_IF: WeakKeyDictionary[CandidateBuilder, dict[tuple[object, int], tuple[Candidate, Any]]] = (
+    WeakKeyDictionary())
+
+
+def _what_if(answer: Callable[[CandidateBuilder, Candidate], _T], builder: CandidateBuilder,
+             chosen: Candidate) -> _T:
+    """`answer(builder, chosen)`, asked once per builder, question and candidate (it reads only
+    those and the builder's own scenario)."""
+    answers = _WHAT_IF.setdefault(builder, {})
+    key = (answer, id(chosen))
+    if key not in answers:
+        answers[key] = (chosen, answer(builder, chosen))
+    result: _T = answers[key][1]
+    return result
 
 
 def money(amount: float, currency: str) -> str:
@@ -234,16 +256,20 @@ def offload_lines(session: Session, outcome: Outcome) -> list[str]:
     builder = session.builder
     if session.loaded is None or builder is None:
         return []
-    jobs = {j.id: j for j in session.loaded.scenario.jobs}
     lines = []
     for job in session.problem.jobs:
-        chosen = outcome.chosen[job]
-        offloaded = builder.offloaded_alternative(chosen)
-        gain = faster_offloaded(chosen.tokens_per_s, offloaded)
-        if gain is not None and offloaded is not None:
-            lines.append(f"{job}: " + offload_note("cpu_offload: true", gain, offloaded))
-        lines += _without_offload(builder, jobs[job], chosen)
+        lines += _what_if(_offload_lines, builder, outcome.chosen[job])
     return lines
+
+
+def _offload_lines(builder: CandidateBuilder, chosen: Candidate) -> list[str]:
+    job = builder.scenario.job(chosen.job)  # the same job as the session's (reuse.py's key)
+    offloaded = builder.offloaded_alternative(chosen)
+    gain = faster_offloaded(chosen.tokens_per_s, offloaded)
+    lines = []
+    if gain is not None and offloaded is not None:
+        lines.append(f"{job.id}: " + offload_note("cpu_offload: true", gain, offloaded))
+    return lines + _without_offload(builder, job, chosen)
 
 
 def hybrid_shard_lines(session: Session, outcome: Outcome) -> list[str]:
@@ -260,7 +286,7 @@ def hybrid_shard_lines(session: Session, outcome: Outcome) -> list[str]:
         chosen = outcome.chosen[job]
         group, dp, cp = chosen.layout.shard_group or 0, chosen.layout.dp, chosen.layout.cp
         copies = dp * cp // group
-        full = builder.full_shard_alternative(chosen)
+        full = _what_if(CandidateBuilder.full_shard_alternative, builder, chosen)
         if full is None or full.tokens_per_s <= 0:
             continue
         cluster = full.cluster

@@ -1,0 +1,152 @@
+"""Problems built in this process, kept for variants that change no candidate: a batch sweeping
+the budget, a deadline within the same horizon, the objective or the solver's settings builds the
+candidates once and reuses them (and the builder, whose estimates answer the explainers'
+what-ifs).
+
+Whether a variant may reuse a build is decided from what it changes, field by field
+(`FIELD_USE`): a field the candidates do not read, or read only through a figure the reuse key
+holds, reuses; any other field, and any field not listed, builds again. tests/planner/
+test_problem_reuse.py changes each field and checks that a reused problem equals a fresh build and
+that a field that changes candidates builds again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+
+from plan.models.loading import LoadedScenario
+from plan.models.problem import SCALE, Problem
+from plan.models.scenario import Scenario
+from plan.planner.candidates.build import (
+    CandidateBuilder,
+    budget_group,
+    deadline_group,
+    horizons_h,
+)
+from plan.planner.collector import collector_paused
+from plan.planner.estimate import store as estimate_store
+
+SOLVE_ONLY = "solve only"
+"""Read by the solve alone (the problem does not hold it): a change reuses the build as it is."""
+PROBLEM_FIGURE = "problem figure"
+"""A figure of the problem, not of any candidate (the budget, the objective, the value of time,
+the name): a change reuses the candidates and sets the figure (`_with_figures`)."""
+HORIZON = "horizon"
+"""Deadlines: they reach the candidates only through the two horizons (`horizons_h`: no candidate
+may end after 3x the latest deadline; purchases are amortized over the latest one), which the key
+holds; the deadlines themselves are problem figures. A deadline that moves a horizon builds
+again."""
+CANDIDATES = "candidates"
+"""Changes candidates (the jobs, the catalog, the estimator's inputs, the rules): builds again."""
+
+FIELD_USE: dict[str, str] = {
+    "name": PROBLEM_FIGURE,
+    "description": SOLVE_ONLY,
+    "currency": CANDIDATES,  # every price is converted into it
+    "calibration": CANDIDATES,  # the estimator's measured speed
+    "budget": PROBLEM_FIGURE,
+    "budget_by_period": CANDIDATES,  # the problem's periods, counted over the horizon
+    "start": CANDIDATES,  # dates written for releases and deadlines
+    "fiscal_year_start": CANDIDATES,  # where budget periods begin
+    "deadline_h": HORIZON,
+    "objective": PROBLEM_FIGURE,
+    "value_of_time_per_day": PROBLEM_FIGURE,
+    "academic": CANDIDATES,  # academic prices
+    "ops_skill": CANDIDATES,  # which stacks and offers a team can run
+    "sites": CANDIDATES,  # data transfer, residency
+    "owned": CANDIDATES,
+    "policy": CANDIDATES,  # rules each candidate breaks, headroom, spot, purchases
+    "confidence": CANDIDATES,  # scheduled time of each candidate
+    "budget_basis": CANDIDATES,  # what a purchase costs
+    "purchase": CANDIDATES,
+    "catalog": CANDIDATES,
+    "jobs": CANDIDATES,
+    "solver": SOLVE_ONLY,
+}
+"""How each top-level scenario field reaches a problem. A field missing here builds again."""
+
+# Few entries: a batch walks a file's variants in order. Builds of what-ifs (an explanation's
+# relaxations: `what_if`) go first when there are too many, so that an infeasible variant's dozen
+# relaxations do not push out the build the next variants reuse.
+_BUILT: OrderedDict[tuple[object, ...], tuple[object, Problem, CandidateBuilder]] = OrderedDict()
+_BUILT_KEPT = 8
+_WHAT_IFS: set[tuple[object, ...]] = set()  # keys in _BUILT built for a what-if
+
+
+def field_use(field: str) -> str:
+    """How a change to the top-level scenario field `field` reaches a problem (CANDIDATES where
+    unlisted)."""
+    return FIELD_USE.get(field, CANDIDATES)
+
+
+def reuse_key(loaded: LoadedScenario) -> tuple[object, ...]:
+    """What a build depends on: every field that changes candidates, the two horizons, which
+    figures are present (their rule groups are numbered in the order a build adds them), the
+    catalog, the model cards and the calibration file's folder."""
+    s = loaded.scenario
+    free = {name for name in type(s).model_fields if field_use(name) != CANDIDATES}
+    return (s.model_dump_json(exclude=free), horizons_h(s), s.budget is None,
+            s.deadline_h is None, id(loaded.catalog),
+            tuple((job, card.model_dump_json()) for job, card in sorted(loaded.models.items())),
+            str(loaded.path.parent) if s.calibration else "")
+
+
+def will_reuse(loaded: LoadedScenario) -> bool:
+    """Whether `build_problem_and_builder(loaded)` would reuse a build of this process."""
+    return reuse_key(loaded) in _BUILT
+
+
+def _with_figures(problem: Problem, scenario: Scenario) -> Problem:
+    """A copy (its own containers) carrying this scenario's problem figures: budget, deadlines,
+    objective, value of time and name, as a build of it would set them."""
+    groups = dict(problem.groups)
+    if scenario.budget is not None:
+        groups["budget"] = budget_group(scenario)
+    deadline_min: dict[str, int | None] = {}
+    for job in scenario.jobs:
+        limit = scenario.effective_deadline_h(job)
+        deadline_min[job.id] = SCALE.minutes(limit) if limit else None
+        if limit is not None:
+            groups[f"deadline/{job.id}"] = deadline_group(job.id, limit)
+    return dataclasses.replace(
+        problem, scenario_name=scenario.name, objective=scenario.objective,
+        budget=SCALE.money(scenario.budget) if scenario.budget is not None else None,
+        value_of_time_per_min=SCALE.money(scenario.value_of_time_per_day / (24 * 60)),
+        groups=groups, candidates={job: list(cands) for job, cands in problem.candidates.items()},
+        resources=dict(problem.resources), removed=list(problem.removed),
+        deadline_min=deadline_min,
+        after={job: list(before) for job, before in problem.after.items()})
+
+
+def build_problem(loaded: LoadedScenario) -> Problem:
+    return build_problem_and_builder(loaded)[0]
+
+
+def build_problem_and_builder(loaded: LoadedScenario,
+                              what_if: bool = False) -> tuple[Problem, CandidateBuilder]:
+    """The scenario's problem, and the builder that made it: its estimates (and the calibration it
+    read) answer the explainers' what-ifs without building anything again. `what_if`: a changed
+    copy of a scenario being solved (kept for reuse, and dropped first)."""
+    key = reuse_key(loaded)
+    if key in _BUILT:
+        _BUILT.move_to_end(key)
+        if not what_if:
+            _WHAT_IFS.discard(key)
+        _, problem, builder = _BUILT[key]
+        return _with_figures(problem, loaded.scenario), builder
+    builder = CandidateBuilder(loaded)
+    with collector_paused():  # hundreds of thousands of objects that live on (planner/collector.py)
+        try:
+            problem = builder.build()
+        finally:
+            estimate_store.flush()  # share this build's new estimates with later runs and workers
+    # the catalog is kept so that its id is not reused
+    _BUILT[key] = (loaded.catalog, problem, builder)
+    if what_if:
+        _WHAT_IFS.add(key)
+    while len(_BUILT) > _BUILT_KEPT:
+        oldest = next((k for k in _BUILT if k in _WHAT_IFS), next(iter(_BUILT)))
+        del _BUILT[oldest]
+        _WHAT_IFS.discard(oldest)
+    return _with_figures(problem, loaded.scenario), builder
