@@ -64,7 +64,9 @@ def _in_period_of(model: cp_model.CpModel, variables: Variables, name: str,
                   spend: dict[str, list[cp_model.LinearExprT]]) -> None:
     """`cost` counts in the period holding `start`: one Boolean per period it may fall in."""
     problem = variables.problem
-    lo, hi = start.proto.domain[0], start.proto.domain[-1]
+    # (the proto's repeated field takes no negative index)
+    domain = list(start.proto.domain)
+    lo, hi = domain[0], domain[-1]
     near = [p for p in problem.budget_periods if p.from_min <= hi and p.to_min > lo]
     if len(near) == 1:
         spend[near[0].label].append(cost)

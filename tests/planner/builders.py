@@ -136,10 +136,11 @@ def solve_problem(problem: Problem, objective: str = "cost", top_k: int = 1, gap
 
 def _schedules(problem: Problem, combo: dict[str, Candidate], order: tuple[str, ...],
                levels: dict[str, int]) -> Iterator[dict[str, tuple[int, int]]]:
-    """Serial schedule generation: each job in `order` at its earliest feasible start or, on a
-    reservation, at any later event where it fits: another job's end, or a start that makes the held
-    span a whole number of periods with a job already placed (holding a reservation for whole
-    periods makes such starts cheaper: two short jobs in one period)."""
+    """Serial schedule generation: each job in `order` at its earliest feasible start, at the start
+    of a later budget period (its cash then counts there) or, on a reservation, at any later event
+    where it fits: another job's end, or a start that makes the held span a whole number of periods
+    with a job already placed (holding a reservation for whole periods makes such starts cheaper:
+    two short jobs in one period)."""
 
     def place(k: int, placed: dict[str, tuple[int, int]]) -> Iterator[dict[str, tuple[int, int]]]:
         if k == len(order):
@@ -152,14 +153,19 @@ def _schedules(problem: Problem, combo: dict[str, Candidate], order: tuple[str, 
         earliest = max([placed[d][1] for d in problem.after[job]]
                        + [problem.release_min.get(job, 0)])
         res = problem.resources.get(c.resource) if c.resource else None
-        starts = [earliest]
+        # a budget period's first minute: waiting for it moves the job's cash into that period
+        boundaries = {p.from_min for p in problem.budget_periods if p.from_min > earliest}
+        starts = [earliest, *sorted(boundaries)]
         if res is not None:
             earliest = max(earliest, res.available_from_min)
             cap = res.capacity if res.kind == "owned" else levels[res.key]
             if c.gpus > cap:
                 return
             mates = [(s, e) for j, (s, e) in placed.items() if combo[j].resource == c.resource]
-            times = {earliest} | {e for _s, e in mates}
+            times = {earliest} | {e for _s, e in mates} | boundaries
+            if res.kind != "owned":  # a window whose fees fall just after a period's boundary
+                times |= {b - k * res.period_min for b in boundaries
+                          for k in range(res.max_periods + 1)}
             # align the held span to whole periods with a job already placed
             if res.kind != "owned":
                 for s, e in mates:
@@ -178,7 +184,9 @@ def _schedules(problem: Problem, combo: dict[str, Candidate], order: tuple[str, 
                 <= cap
             ]
             if res.kind == "owned":
-                starts = starts[:1]  # owned GPUs cost by the hour used: earliest is never worse
+                # owned GPUs cost by the hour used: earliest is never worse, but for the period
+                # its cost counts in
+                starts = [t for t in starts if t == starts[0] or t in boundaries]
         for t in starts:
             placed[job] = (t, t + c.duration_min)
             yield from place(k + 1, placed)

@@ -78,14 +78,19 @@ def test_hand_check_two_instances_two_billing_modes():
 
 def test_period_budget_moves_a_run_to_hourly():
     """The same two runs with 200 for each period: each run's own window (160) fits its period.
-    With 100 for the first period, the first run can neither hold a reservation (160) nor rent
-    (1,000) in it: infeasible."""
+    With 100 for the first period and the first run due within it, it can neither hold a
+    reservation (160) nor rent (1,000): infeasible."""
     problem = recurring_problem([60, 60], [1000, 1000], [8, 8], release_every_h=150,
                                 budget_periods=[200, 200])
     assert solve_problem(problem).plans[0].total_cost == 320
     tight = recurring_problem([60, 60], [1000, 1000], [8, 8], release_every_h=400,
-                              budget_periods=[100, 5000])
+                              budget_periods=[100, 5000], deadline_h=100)
     assert solve_problem(tight).status == "infeasible"
+    # without a deadline the first run waits for the second period, whose money it then spends
+    late = recurring_problem([60, 60], [1000, 1000], [8, 8], release_every_h=400,
+                             budget_periods=[100, 5000])
+    plan = solve_problem(late).plans[0]
+    assert plan.total_cost == 320 and min(j.start_h for j in plan.jobs) >= 300
 
 
 @st.composite
