@@ -10,7 +10,6 @@ are dominated, are recorded with the reason (build.py). `_BUILT` is build.py's r
 
 from plan.planner.candidates.build import (
     _BUILT,
-    NOT_WEIGHED,
     CandidateBuilder,
     budget_group,
     build_problem,
@@ -19,7 +18,6 @@ from plan.planner.candidates.build import (
 from plan.planner.candidates.options import gpu_counts, job_counts, pinned_fields, pinned_text
 
 __all__ = [
-    "NOT_WEIGHED",
     "_BUILT",
     "CandidateBuilder",
     "budget_group",

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from plan.constraints.sat import cp_model
 from plan.models.errors import InputError
-from plan.models.problem import SCALE, Candidate, Problem, Resource
+from plan.models.problem import SCALE, Candidate, Problem
 from plan.models.scenario import SolverSettings
 from plan.planner.cpsat.interruptible import solve_interruptibly
 from plan.planner.cpsat.model import PlanModel
@@ -146,8 +146,9 @@ def solve_model(
             outcome.resource_use[key] = (gpus, periods, solver.value(rv.start))
     for job, c in outcome.chosen.items():
         if c.resource in v.private:
-            periods, _ = problem.resources[c.resource].held_alone(c.gpus, c.duration_min)
-            outcome.resource_use[c.resource] = (c.gpus, periods, outcome.start_min[job])
+            res = problem.resources[c.resource]
+            periods, _ = res.held_alone(c.gpus, c.duration_min)
+            outcome.resource_use[c.resource] = (res.bought(c.gpus), periods, outcome.start_min[job])
     outcome.total_cost = solver.value(v.total_cost)
     outcome.makespan_min = solver.value(v.makespan)
     return outcome
@@ -202,7 +203,6 @@ def to_plan(problem: Problem, outcome: Outcome, rank: int) -> Plan:
                 start_h=SCALE.to_hours(start),
                 cost=cost,
                 upfront_cost=SCALE.to_money(upfront),
-                payback_months=_payback(res, gpus),
             )
         )
     return Plan(
@@ -213,8 +213,3 @@ def to_plan(problem: Problem, outcome: Outcome, rank: int) -> Plan:
         reservations=reservations,
         optimal=outcome.status == "optimal",
     )
-
-
-def _payback(res: Resource, gpus: int) -> float | None:
-    months = res.economics.payback_months(gpus) if res.economics else None
-    return round(months, 1) if months is not None else None
