@@ -15,7 +15,12 @@ from plan.planner.cpsat.run import Outcome, to_plan
 from plan.planner.cpsat.warm_start import WARM_START_NOTE, greedy_hint
 from plan.planner.explain.infeasible import explain_infeasible, pools_without_network
 from plan.planner.explain.narrate import explain_plan, hybrid_shard_lines, offload_lines
-from plan.planner.explain.ownership import not_weighed_line, payback_lines, rent_instead
+from plan.planner.explain.ownership import (
+    not_bought_lines,
+    not_weighed_line,
+    payback_lines,
+    rent_instead,
+)
 from plan.planner.plan import Plan, SolveResult
 from plan.planner.session import Session, SolveOptions
 
@@ -87,6 +92,7 @@ def solve_session(session: Session) -> SolveResult:
         plans[0].explanation += hybrid_shard_lines(session, best)  # (and per hybrid-sharded job)
         result.notes += pools_without_network(session)
         _ownership(session, plans)
+        plans[0].explanation += not_bought_lines(session, best)
         result.plans = plans
         _record_proof(session, result, best)
     if session.wall_stopped:  # load decided part of this answer: it is never labelled optimal

@@ -112,7 +112,8 @@ class Billing(Options):
     def _purchase_resource(self, buy: BuyOption, place: Placement) -> str:
         """A purchase as a resource, sized in whole units: the price (cash, or the value lost within
         the horizon when amortized) once per GPU bought, then idle power, space and maintenance per
-        GPU and staff per day while held (a job on it adds its power above idle draw)."""
+        GPU and staff per day while held, from delivery to the planning horizon's end at least (a
+        job on it adds its power above idle draw)."""
         key = f"buy:{place.gpu}"
         levels = self._levels(key, buy.bought(place.gpus))
         period_h = 24.0  # held by the day once bought and installed
@@ -133,6 +134,9 @@ class Billing(Options):
             fixed_price_per_period=SCALE.money(buy.staff_per_hour * period_h),
             upfront_per_gpu=SCALE.money(upfront),
             available_from_min=SCALE.minutes(buy.lead_time_days * 24),
+            # once delivered it is held to the planning horizon's end, used or idle
+            min_periods=max(1, math.ceil(
+                (self.planning_horizon_h - buy.lead_time_days * 24) / period_h - 1e-9)),
             max_periods=math.ceil(self.horizon_h / period_h) + 1, economics=self._economics(buy),
             unit_gpus=buy.unit_gpus)
         return key

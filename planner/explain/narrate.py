@@ -83,7 +83,7 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
             )
             + (
                 f"; {money(j.cost, currency)} power above idle draw, billed on {j.reservation}"
-                if j.cost and j.reservation
+                if j.cost and j.billing == "purchase"
                 else f"; {money(j.cost, currency)}"
                 if j.cost
                 else f"; billed on {j.reservation}"

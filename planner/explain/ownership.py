@@ -9,7 +9,7 @@ import dataclasses
 
 from plan.models.problem import HOURS_PER_MONTH, SCALE, Problem, PurchaseEconomics
 from plan.planner.cpsat.model import Bounds
-from plan.planner.cpsat.run import Outcome
+from plan.planner.cpsat.run import Outcome, to_plan
 from plan.planner.plan import Plan, ReservationPlan
 from plan.planner.session import Session
 
@@ -131,6 +131,8 @@ def payback_lines(session: Session, plan: Plan, rent: Outcome | None,
                    f"({money(running, cur)})")
     else:
         within = "within" if months <= life else "beyond"
+        if months > span_h / HOURS_PER_MONTH:
+            within = f"after the {span_h / HOURS_PER_MONTH:,.0f} months it is held here, " + within
         verdict = (f"buying {money(price, cur)} of hardware pays back after {months:,.1f} months "
                    f"at this plan's use, {within} its {life:g}-month life: {against}; owning saves "
                    f"{money(saving / (span_h / HOURS_PER_MONTH), cur)} a month in rent")
@@ -195,3 +197,28 @@ def not_weighed_line(session: Session, plan: Plan) -> str | None:
     return ("buying was not weighed: " + "; ".join(reasons) + ". Set policy.consider_purchase: "
             "true, or add a purchase: quote, to weigh it (`plan catalog purchases` lists what "
             "can be bought)")
+
+
+def not_bought_lines(session: Session, best: Outcome) -> list[str]:
+    """Where the scenario weighs buying and the best plan buys nothing: the best plan that does
+    buy (one more solve, some job forced onto bought hardware), what it would deliver and whether
+    it would pay back against the best plan, which rents."""
+    problem = session.problem
+    bought = tuple(c.index for c in problem.all_candidates()
+                   if c.billing == "purchase" and not c.violations)
+    if not bought or any(c.billing == "purchase" for c in best.chosen.values()):
+        return []
+    outcome = session.best(Bounds(forced=(bought,)))
+    cur = problem.currency
+    if not outcome.solved:
+        return ["not bought: no plan that buys meets the scenario's rules (budget, deadlines)"]
+    plan = to_plan(problem, outcome, 0)
+    extra = SCALE.to_money(outcome.total_cost - best.total_cost)
+    what = ", ".join(f"{r.gpus} {r.key.removeprefix('buy:')}" for r in plan.reservations
+                     if r.kind == "purchase")
+    lines = [f"not bought: the best plan that buys ({what}) costs {money(extra, cur)} more than "
+             "this plan, which rents"]
+    lines += [f"not bought: {line}" for line in held_lines(problem, plan, cur)]
+    lines += [f"not bought: {line}" for line in payback_lines(session, plan, best, [])
+              if not line.startswith("over the plan's horizon")]
+    return lines
