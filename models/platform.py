@@ -208,6 +208,12 @@ class Offer(Strict):
 
 
 RegionCode = Annotated[str, BeforeValidator(check_code)]
+
+
+def purchase_platform_id(gpu: str) -> str:
+    return f"buy-{gpu}"
+
+
 MAX_PUE = 3.0  # assumed: no data centre runs above 3 (Uptime's global average is 1.54, 2025)
 
 
@@ -259,6 +265,11 @@ class Purchase(Strict):
             raise ValueError("available_in needs available_source: the rule and its public "
                              "source, or 'assumed: <the rule>'")
         return self
+
+    @property
+    def plan_platform(self) -> str:
+        """The platform id plans and `plan explain --why-not` give buying this GPU."""
+        return purchase_platform_id(self.gpu)
 
     @property
     def unit(self) -> int | None:

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from plan.models.catalog import Catalog
-from plan.models.platform import Platform, Purchase
+from plan.models.platform import Platform, Purchase, purchase_platform_id
 from plan.models.problem import HOURS_PER_MONTH
 from plan.models.scenario import PurchaseQuote, Scenario
 from plan.models.units import HOURS_PER_YEAR
@@ -84,10 +85,6 @@ class BuyOption:
         return -(-gpus // self.unit_gpus) * self.unit_gpus
 
 
-def purchase_platform_id(gpu: str) -> str:
-    return f"buy-{gpu}"
-
-
 def buy_options(
     scenario: Scenario, catalog: Catalog, money: Callable[[float, str], float]
 ) -> list[BuyOption]:
@@ -104,8 +101,12 @@ def buy_options(
                 continue  # quotes only: the team named what it would buy
             per_node = entry.gpus_per_node or catalog.gpus[entry.gpu].gpus_per_node
             options.append(_option(scenario, platform, entry, quote, per_node,
-                                   lambda amount, e=entry: money(amount, e.currency)))
+                                   partial(_in_currency, money, entry.currency)))
     return options
+
+
+def _in_currency(money: Callable[[float, str], float], currency: str, amount: float) -> float:
+    return money(amount, currency)
 
 
 def _pick(stated: float | None, catalog_value: float) -> float:

@@ -204,11 +204,20 @@ def not_bought_lines(session: Session, best: Outcome) -> list[str]:
     buy (one more solve, some job forced onto bought hardware), what it would deliver and whether
     it would pay back against the best plan, which rents."""
     problem = session.problem
-    bought = tuple(c.index for c in problem.all_candidates()
-                   if c.billing == "purchase" and not c.violations)
-    if not bought or any(c.billing == "purchase" for c in best.chosen.values()):
+    if any(c.billing == "purchase" for c in best.chosen.values()):
         return []
-    outcome = session.best(Bounds(forced=(bought,)))
+    # A plan that buys has some job on bought hardware: the best over the jobs, each forced on it
+    # in turn (`forced` sums its set to one, so one set over all jobs would allow one job only).
+    found: list[Outcome] = []
+    for job in problem.jobs:
+        bought = tuple(c.index for c in problem.candidates[job]
+                       if c.billing == "purchase" and not c.violations)
+        if bought:
+            found.append(session.best(Bounds(forced=(bought,))))
+    if not found:
+        return []
+    solved = [o for o in found if o.solved]
+    outcome = min(solved, key=lambda o: o.total_cost) if solved else found[0]
     cur = problem.currency
     if not outcome.solved:
         return ["not bought: no plan that buys meets the scenario's rules (budget, deadlines)"]
