@@ -1,5 +1,6 @@
-"""The scenario's own allow/forbid lists for platforms and GPUs, spot use (opt-in), job size and
-the risk a job may carry (expected interruptions)."""
+"""The scenario's own allow/forbid lists for platforms and GPUs, spot use (opt-in), job size, the
+risk a job may carry (expected interruptions) and, with `only_available`, hardware the catalog says
+cannot be had in the site's jurisdiction (export rules)."""
 
 from __future__ import annotations
 
@@ -37,12 +38,21 @@ def check(
         broken["policy.spot"] = (
             "spot is opt-in and the scenario does not allow it (policy.allow_spot)"
         )
+    if place.unavailable and policy.only_available:
+        broken["policy.only_available"] = unavailable_text(place)
     limit = min(x for x in (policy.max_gpus_per_job, job.max_gpus, 10**9) if x is not None)
     if place.gpus > limit:
         broken["policy.max_gpus"] = (
             f"{place.gpus} GPUs exceed the scenario's limit of {limit} per job"
         )
     return broken
+
+
+def unavailable_text(place: Placement) -> str:
+    """Why the catalog says the placement cannot be had where it would run."""
+    where = ", ".join(place.available_in or ())
+    return (f"{place.gpu} ({place.billing}) is sold for {where} only, not {place.jurisdiction}: "
+            f"{place.available_rule}")
 
 
 def check_interruptions(scenario: Scenario, expected: float) -> dict[str, str]:
@@ -61,5 +71,6 @@ def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
         "policy.spot",
         "policy.max_gpus",
         "policy.interruptions",
+        "policy.only_available",
     ):
         forbid_violations(model, variables, groups, name)

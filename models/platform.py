@@ -207,6 +207,16 @@ class Offer(Strict):
         return PERIOD_H[self.billing]
 
 
+RegionCode = Annotated[str, BeforeValidator(check_code)]
+
+
+def purchase_platform_id(gpu: str) -> str:
+    return f"buy-{gpu}"
+
+
+MAX_PUE = 3.0  # assumed: no data centre runs above 3 (Uptime's global average is 1.54, 2025)
+
+
 class Purchase(Strict):
     """Buying hardware outright. `capex_per_gpu` is the price per GPU with its share of the server
     (chassis, CPUs, memory, NICs), in `currency`; power and staff run while the hardware is held."""
@@ -226,10 +236,48 @@ class Purchase(Strict):
     as_of: DateText
     assumed: bool = False
     assumption: str | None = None
+    # --- ownership economics (issue 47): the unit bought, what holding it costs, where it is sold
+    unit_gpus: int | None = Field(
+        default=None, gt=0, le=MAX_GPUS_PER_NODE,
+        description="GPUs in the unit sold (an 8-GPU server, a 72-GPU NVL72 rack); bought in whole "
+                    "units; default gpus_per_node")
+    pue: float = Field(default=1.0, ge=1, le=MAX_PUE,
+                       description="power_kw_per_gpu x pue is drawn from the grid; 1 where "
+                                   "power_kw_per_gpu already includes cooling")
+    idle_power_fraction: float = Field(
+        default=1.0, ge=0, le=1, description="share of the power drawn while held but running no "
+                                             "job (1: always at full draw)")
+    space_per_unit_month: float = Field(default=0.0, ge=0, le=MAX_MONEY,
+                                        description="rack space and colocation per unit per month")
+    maintenance_share_per_year: float = Field(
+        default=0.0, ge=0, le=1, description="maintenance and support per year, as a share of the "
+                                             "price")
+    available_in: list[RegionCode] | None = Field(
+        default=None, description="jurisdictions it may be bought and delivered in; none = not "
+                                  "stated (no rule applied)")
+    available_source: str | None = Field(
+        default=None, description="the rule behind available_in, with its public source, or "
+                                  "'assumed: ...'")
+
+    @model_validator(mode="after")
+    def _availability_sourced(self) -> Purchase:
+        if self.available_in is not None and not self.available_source:
+            raise ValueError("available_in needs available_source: the rule and its public "
+                             "source, or 'assumed: <the rule>'")
+        return self
+
+    @property
+    def plan_platform(self) -> str:
+        """The platform id plans and `plan explain --why-not` give buying this GPU."""
+        return purchase_platform_id(self.gpu)
+
+    @property
+    def unit(self) -> int | None:
+        """GPUs per unit bought, where stated (else the GPU's node size applies)."""
+        return self.unit_gpus or self.gpus_per_node
 
 
 PlatformJurisdiction = Annotated[str, BeforeValidator(partial(check_code, allow_global=True))]
-RegionCode = Annotated[str, BeforeValidator(check_code)]
 class Egress(Strict):
     """What the platform charges for data leaving it (to the internet, another cloud or the user's
     site), per GB (10^9 bytes) in `currency`; the first `free_gb_per_month` each month are free.

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from plan.models.figures import CandidateFigures
+from plan.models.jurisdiction import within
 from plan.models.layout import Layout
 
 
@@ -44,28 +45,20 @@ SCALE = Scale()
 
 @dataclass(frozen=True)
 class PurchaseEconomics:
-    """What buying GPUs costs and saves, in the scenario's currency, for the payback period: the
-    money paid up front, the running costs, and the cheapest non-spot rental of the same GPU it
-    replaces."""
+    """What bought hardware costs, in the scenario's currency, for the answer's ownership lines:
+    the price, the running costs while held and in use, and the residual value by its stated rule.
+    Payback is stated against the best plan that rents instead (planner/explain/ownership.py), not
+    against renting the same card."""
 
     capex_per_gpu: float
-    running_per_gpu_hour: float  # power
+    running_per_gpu_hour: float  # power at full draw, while a job runs
     staff_per_hour: float  # ops staff, whatever the GPU count
     life_years: float
-    rent_per_gpu_hour: float | None  # cheapest rental equivalent, None when the catalog rents none
-    rent_label: str | None = None
-
-    def payback_months(self, gpus: int) -> float | None:
-        """Months of full use until the purchase has saved its price against renting; None if
-        never."""
-        if self.rent_per_gpu_hour is None:
-            return None
-        saving_per_hour = (
-            self.rent_per_gpu_hour - self.running_per_gpu_hour
-        ) * gpus - self.staff_per_hour
-        if saving_per_hour <= 0:
-            return None
-        return self.capex_per_gpu * gpus / saving_per_hour / HOURS_PER_MONTH
+    idle_per_gpu_hour: float = 0.0  # power while held and idle
+    held_per_gpu_hour: float = 0.0  # space and maintenance while held
+    unit_gpus: int = 1  # bought in whole units of this many GPUs
+    residual_share: float = 0.0  # the share of the price still worth at the horizon's end
+    residual_rule: str = ""  # how residual_share was found, for the answer
 
 
 HOURS_PER_MONTH = 730.0  # 8760 / 12
@@ -98,13 +91,19 @@ class Resource:
     available_until_min: int | None = None
     max_periods: int = 0
     economics: PurchaseEconomics | None = None  # purchases only
+    unit_gpus: int = 1  # levels are whole units of this many GPUs (a server, a rack)
+
+    def bought(self, gpus: int) -> int:
+        """The GPUs held for `gpus` in use: whole units."""
+        return -(-gpus // self.unit_gpus) * self.unit_gpus
 
     def held_alone(self, gpus: int, duration_min: int) -> tuple[int, int]:
         """(periods, cost in money units) of this reservation or purchase sized and held for one
-        job."""
+        job (in whole units)."""
         periods = max(self.min_periods, -(-duration_min // self.period_min))
-        return periods, ((self.price_per_gpu_period * gpus + self.fixed_price_per_period) * periods
-                         + self.upfront_per_gpu * gpus)
+        held = self.bought(gpus)
+        return periods, ((self.price_per_gpu_period * held + self.fixed_price_per_period) * periods
+                         + self.upfront_per_gpu * held)
 
 
 @dataclass(frozen=True)
@@ -259,7 +258,8 @@ class Problem:
         it)."""
         if c.resource is None or self.resources[c.resource].kind == "owned":
             return c.cost
-        return self.resources[c.resource].held_alone(c.gpus, c.duration_min)[1]
+        # c.cost is what the job adds on a held resource (a purchase: power above idle draw)
+        return self.resources[c.resource].held_alone(c.gpus, c.duration_min)[1] + c.cost
 
 
 @dataclass(frozen=True)
@@ -289,6 +289,15 @@ class Placement:
     regions: tuple[str, ...] = ()  # other jurisdictions the platform can run the job in
     # gpus_per_node is the GPU's typical server, not the offer's or pool's
     node_size_from_gpu: bool = False
+    # jurisdictions where it can be had (a purchase's export rules); None = not stated
+    available_in: tuple[str, ...] | None = None
+    available_rule: str = ""  # the rule behind available_in, with its source or 'assumed'
+
+    @property
+    def unavailable(self) -> bool:
+        """Whether the catalog says this cannot be had where it would run."""
+        return self.available_in is not None and not any(
+            within(code, self.jurisdiction) for code in self.available_in)
 
     @property
     def nodes(self) -> int:

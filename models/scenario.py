@@ -152,6 +152,10 @@ class Policy(Strict):
                                    description="fraction of each card's memory kept free; a layout "
                                                "fits only if its peak is at most (1 - headroom) x "
                                                "the card")
+    # --- issue 47, ownership (helper "ownership"): kept together at the class's end
+    only_available: bool = Field(
+        default=False, description="a purchase not available in the site's jurisdiction (its "
+                                   "catalog entry's available_in) is ruled out, not just flagged")
 
 
 class PurchaseQuote(Strict):
@@ -166,6 +170,33 @@ class PurchaseQuote(Strict):
     max_gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS, description="the most the team "
                                                                               "would buy")
     source: Text | None = Field(default=None, description="where the quote comes from")
+    # --- issue 47, ownership (helper "ownership"): kept together at the class's end; each field
+    # left out comes from the catalog's purchase entry. Money in the scenario's currency.
+    price_per_unit: PositiveMoney | None = Field(
+        default=None, description="the quoted price of one unit (server or rack); per GPU = this "
+                                  "/ unit_gpus")
+    unit_gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS,
+                                  description="GPUs per unit sold (8: a server, 72: an NVL72)")
+    power_kw_per_gpu: float | None = Field(default=None, ge=0, le=1000,
+                                           description="IT draw per GPU with its server share")
+    pue: float | None = Field(default=None, ge=1, le=3)
+    electricity_per_kwh: float | None = Field(default=None, ge=0, le=MAX_PRICE_PER_GPU)
+    idle_power_fraction: float | None = Field(default=None, ge=0, le=1)
+    ops_staff_per_year: Money | None = None
+    space_per_unit_month: Money | None = None
+    maintenance_share_per_year: float | None = Field(default=None, ge=0, le=1)
+    residual_share: float | None = Field(
+        default=None, ge=0, le=1, description="the share of the price the hardware is worth at the "
+                                              "horizon's end (a buy-back offer); default: "
+                                              "straight-line to zero over life_years")
+
+    @model_validator(mode="after")
+    def _one_price(self) -> PurchaseQuote:
+        if self.price_per_gpu is not None and self.price_per_unit is not None:
+            raise ValueError("give price_per_gpu or price_per_unit, not both")
+        if self.price_per_unit is not None and self.unit_gpus is None:
+            raise ValueError("price_per_unit needs unit_gpus (the GPUs in one unit)")
+        return self
 
 
 class SolverSettings(Strict):

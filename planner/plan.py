@@ -149,10 +149,16 @@ class ReservationPlan:
     # everything the plan pays for it: price (purchases: cash or amortized share) and running
     cost: float
     upfront_cost: float = 0.0  # purchases: the part of `cost` paid once for the hardware
-    payback_months: float | None = None  # purchases: months of full use until buying beat renting
+    # purchases: months until buying beats the best plan that rents instead, at this plan's use
+    payback_months: float | None = None
+    # purchases: utilisation, cost per delivered GPU-hour, residual value, the rent-instead cost
+    ownership: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        found = asdict(self)
+        if found["ownership"] is None:
+            del found["ownership"]
+        return found
 
 
 @dataclass(frozen=True)

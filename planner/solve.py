@@ -15,6 +15,12 @@ from plan.planner.cpsat.run import Outcome, to_plan
 from plan.planner.cpsat.warm_start import WARM_START_NOTE, greedy_hint
 from plan.planner.explain.infeasible import explain_infeasible, pools_without_network
 from plan.planner.explain.narrate import explain_plan, hybrid_shard_lines, offload_lines
+from plan.planner.explain.ownership import (
+    not_bought_lines,
+    not_weighed_line,
+    payback_lines,
+    rent_instead,
+)
 from plan.planner.plan import Plan, SolveResult
 from plan.planner.session import Session, SolveOptions
 
@@ -85,6 +91,8 @@ def solve_session(session: Session) -> SolveResult:
         plans[0].explanation += offload_lines(session, best)
         plans[0].explanation += hybrid_shard_lines(session, best)  # (and per hybrid-sharded job)
         result.notes += pools_without_network(session)
+        _ownership(session, plans)
+        plans[0].explanation += not_bought_lines(session, best)
         result.plans = plans
         _record_proof(session, result, best)
     if session.wall_stopped:  # load decided part of this answer: it is never labelled optimal
@@ -93,6 +101,19 @@ def solve_session(session: Session) -> SolveResult:
             result.notes.append(session.cut_note("answer", "solver.time_limit_s"))
     result.solve_time_s = time.perf_counter() - session.started
     return result
+
+def _ownership(session: Session, plans: list[Plan]) -> None:
+    """Payback of each plan's purchases against the best plan that rents instead (one more solve,
+    shared by every plan that buys), and the line saying buying was not weighed where it should."""
+    buying = [p for p in plans if any(r.kind == "purchase" for r in p.reservations)]
+    if buying:
+        rent, only_bought = rent_instead(session)
+        for plan in buying:
+            plan.explanation += payback_lines(session, plan, rent, only_bought)
+    line = not_weighed_line(session, plans[0])
+    if line:
+        plans[0].explanation.append(line)
+
 
 def _best(session: Session, result: SolveResult) -> Outcome:
     """The main solve: first on its own for QUICK_BEST_WORK, which proves most scenarios; then, if

@@ -9,7 +9,7 @@ are dominated, are recorded with the reason (build.py). Problems built are kept 
 change no candidate (reuse.py; `_BUILT` is its cache itself).
 """
 
-from plan.planner.candidates.build import NOT_WEIGHED, CandidateBuilder, budget_group
+from plan.planner.candidates.build import CandidateBuilder, budget_group
 from plan.planner.candidates.options import gpu_counts, job_counts, pinned_fields, pinned_text
 from plan.planner.candidates.reuse import (
     _BUILT,
@@ -22,7 +22,6 @@ from plan.planner.candidates.reuse import (
 
 __all__ = [
     "FIELD_USE",
-    "NOT_WEIGHED",
     "_BUILT",
     "CandidateBuilder",
     "budget_group",

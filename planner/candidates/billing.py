@@ -52,7 +52,11 @@ class Billing(Options):
             return SCALE.money(cost), option.pool.id, CandidateCost(
                 rate_per_gpu_hour=option.pool.cost_per_gpu_hour)
         if option.purchase is not None:
-            return 0, self._purchase_resource(option.purchase, place), CandidateCost()
+            buy = option.purchase
+            # a job on bought hardware adds its power above the idle draw the holding pays for
+            active = (buy.power_per_gpu_hour - buy.idle_per_gpu_hour) * place.gpus * hours
+            return (SCALE.money(active) if active > 0 else 0,
+                    self._purchase_resource(buy, place), CandidateCost())
         offer = option.offer
         assert offer is not None
         price = self._money(offer.price_per_gpu_period, offer.currency)
@@ -98,47 +102,41 @@ class Billing(Options):
         return key
 
     def _economics(self, buy: BuyOption) -> PurchaseEconomics:
-        rent = self._cheapest_rental(buy.gpu)
         return PurchaseEconomics(
             capex_per_gpu=buy.capex_per_gpu, running_per_gpu_hour=buy.power_per_gpu_hour,
             staff_per_hour=buy.staff_per_hour, life_years=buy.life_years,
-            rent_per_gpu_hour=rent[0] if rent else None, rent_label=rent[1] if rent else None)
+            idle_per_gpu_hour=buy.idle_per_gpu_hour, held_per_gpu_hour=buy.held_per_gpu_hour,
+            unit_gpus=buy.unit_gpus, residual_share=buy.residual_at(self.planning_horizon_h),
+            residual_rule=buy.residual_rule(self.planning_horizon_h))
 
     def _purchase_resource(self, buy: BuyOption, place: Placement) -> str:
-        """A purchase as a resource: the price (cash, or the value lost within the horizon when
-        amortized) once per GPU bought, then power per GPU and staff per day while held."""
+        """A purchase as a resource, sized in whole units: the price (cash, or the value lost within
+        the horizon when amortized) once per GPU bought, then idle power, space and maintenance per
+        GPU and staff per day while held, from delivery to the planning horizon's end at least (a
+        job on it adds its power above idle draw)."""
         key = f"buy:{place.gpu}"
-        levels = self._levels(key, place.gpus)
+        levels = self._levels(key, buy.bought(place.gpus))
         period_h = 24.0  # held by the day once bought and installed
         basis = self.scenario.budget_basis
         upfront = buy.upfront_per_gpu(basis, self.planning_horizon_h)
         currency = self.scenario.currency
-        label = (f"buy {place.gpu} at {buy.capex_per_gpu:,.0f} {currency}/GPU, paid in cash"
+        unit = f" in {buy.unit_gpus}-GPU units" if buy.unit_gpus > 1 else ""
+        label = (f"buy {place.gpu}{unit} at {buy.capex_per_gpu:,.0f} {currency}/GPU, paid in cash"
                  if basis == "cash" else
-                 f"buy {place.gpu} at {buy.capex_per_gpu:,.0f} {currency}/GPU, amortized: "
+                 f"buy {place.gpu}{unit} at {buy.capex_per_gpu:,.0f} {currency}/GPU, amortized: "
                  f"{upfront / buy.capex_per_gpu:.1%} of the price falls within the "
                  f"{self.planning_horizon_h / 24:g}-day horizon, the residual value is credited")
         self.resources[key] = Resource(
             key=key, kind="purchase", platform=place.platform, gpu=place.gpu, label=label,
             levels=levels, period_min=SCALE.minutes(period_h),
-            price_per_gpu_period=SCALE.money(buy.power_per_gpu_hour * period_h),
+            price_per_gpu_period=SCALE.money(
+                (buy.idle_per_gpu_hour + buy.held_per_gpu_hour) * period_h),
             fixed_price_per_period=SCALE.money(buy.staff_per_hour * period_h),
             upfront_per_gpu=SCALE.money(upfront),
             available_from_min=SCALE.minutes(buy.lead_time_days * 24),
-            max_periods=math.ceil(self.horizon_h / period_h) + 1, economics=self._economics(buy))
+            # once delivered it is held to the planning horizon's end, used or idle
+            min_periods=max(1, math.ceil(
+                (self.planning_horizon_h - buy.lead_time_days * 24) / period_h - 1e-9)),
+            max_periods=math.ceil(self.horizon_h / period_h) + 1, economics=self._economics(buy),
+            unit_gpus=buy.unit_gpus)
         return key
-
-    def _cheapest_rental(self, gpu: str) -> tuple[float, str] | None:
-        """(price per GPU-hour, "billing on platform") of the cheapest non-spot offer of `gpu`, the
-        rent a purchase saves; reservations count at full use of their period."""
-        best: tuple[float, str] | None = None
-        for platform in self.catalog.platforms.values():
-            for offer in platform.offers:
-                if offer.gpu != gpu or offer.billing == "spot":
-                    continue
-                price = self._money(offer.price_per_gpu_period, offer.currency) / offer.period_h
-                if self.scenario.academic and offer.academic_discount:
-                    price *= 1 - offer.academic_discount
-                if best is None or price < best[0]:
-                    best = (price, f"{offer.billing} on {platform.id}")
-        return best

@@ -1,7 +1,7 @@
 """The `Problem` of a loaded scenario: every option of every job (options.py), estimated
 (estimating.py), costed (billing.py) and checked against the rules; options that fit in no layout,
-or are dominated, or a purchase that does not pay back, are recorded with the reason. Problems built
-in this process are kept for variants that change no candidate (reuse.py).
+or are dominated, are recorded with the reason. Problems built in this process are kept
+for variants that change no candidate (reuse.py).
 """
 
 from __future__ import annotations
@@ -43,10 +43,6 @@ NO_DEADLINE_HORIZON_H = 2 * 365 * 24.0
 # free lets a layout drop its recomputation, 1 H800 at 28 min recomputing, 2 at 12 min without).
 STALL_GAIN = 1.05
 MIN_USEFUL_HOURS = 0.5
-
-
-NOT_WEIGHED = "cannot be weighed against renting"
-"""Why a purchase was dropped when no rental of its GPU exists to compare it with."""
 
 
 def _span(hours: float) -> str:
@@ -149,7 +145,7 @@ class CandidateBuilder(Estimating, Billing):
                 candidates[job.id] = self._instance_copy(job, candidates[same])
                 continue
             found, index = self._job_candidates(job, index)
-            candidates[job.id] = self._prune(self._pays_back(job, found))
+            candidates[job.id] = self._prune(found)
             if job.series is not None:
                 built[instance_shape(job)] = job.id
         candidates = held_alone_twins(candidates, self.resources)
@@ -387,33 +383,3 @@ class CandidateBuilder(Estimating, Billing):
                         f"{c.hours:,.1f} h)"))
         return kept
 
-    def _pays_back(self, job: Job, found: list[Candidate]) -> list[Candidate]:
-        """Drop purchases that do not pay back within the hardware's life against renting, where a
-        rental may run the job at all; where the job's rules forbid every rental (data that must
-        stay on premises), buying is the only way and the comparison does not apply."""
-        can_rent = any(c.billing not in ("purchase", "owned") and not c.violations for c in found)
-        if not can_rent:
-            return found
-        kept = []
-        for c in found:
-            econ = (self.resources[c.resource].economics
-                    if c.billing == "purchase" and c.resource else None)
-            if econ is None:
-                kept.append(c)
-                continue
-            months = econ.payback_months(c.gpus)
-            if months is not None and months <= econ.life_years * 12:
-                kept.append(c)
-                continue
-            life = f"{econ.life_years * 12:g}-month life"
-            if econ.rent_per_gpu_hour is None:
-                why = f"buying {c.gpu} {NOT_WEIGHED}: the catalog rents no {c.gpu}"
-            elif months is None:
-                why = (f"buying {c.gpus}x {c.gpu} never pays back against renting "
-                       f"({econ.rent_label}): its power and staff cost more than the rental")
-            else:
-                why = (f"buying {c.gpus}x {c.gpu} pays back only after {months:,.0f} months of "
-                       f"full use against renting ({econ.rent_label}), beyond its {life}")
-            self.removed.append(Removed(job.id, c.platform, c.gpu, c.gpus, "purchase",
-                                        "purchase.payback", why))
-        return kept

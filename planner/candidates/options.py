@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from plan.constraints.policy import unavailable_text
 from plan.models.catalog import Catalog
 from plan.models.features import owned_defaults
 from plan.models.gpu import GPU
@@ -176,14 +177,15 @@ class Options:
         return options
 
     def _purchase_options(self, job: Job) -> list[_Option]:
-        """Buy options the scenario asked for (whole servers); `_pays_back` filters them once the
-        job's rentals are known."""
+        """Buy options the scenario asked for: any count the job can use, the resource bought in
+        whole units (a job may use 64 GPUs of a 72-GPU rack); each competes with renting in the
+        model, whether or not anything rents the same GPU."""
         options = []
         site = job.data.at or (self.scenario.sites[0].id if self.scenario.sites else None)
         jurisdiction = next((s.jurisdiction for s in self.scenario.sites if s.id == site), "cn")
         for buy in self.buy:
             gpu = self.catalog.gpus[buy.gpu]
-            platform_id = f"buy-{gpu.id}"
+            platform_id = buy.platform_id
             if buy.lead_time_days * 24 >= self.horizon_h:
                 self.removed.append(Removed(job.id, platform_id, gpu.id, 0, "purchase", "horizon",
                                             f"buying {gpu.id} takes {buy.lead_time_days:g} days to "
@@ -191,15 +193,22 @@ class Options:
                 continue
             per_node = buy.gpus_per_node or gpu.gpus_per_node
             limit = min(MAX_GPUS_PER_JOB, buy.max_gpus or MAX_GPUS_PER_JOB)
-            counts = [n for n in job_counts(job, per_node, limit)
-                      if n >= per_node]  # nobody buys a fraction of a server
+            counts = job_counts(job, per_node, limit)
             for count in counts:
                 place = self._placement("purchase", platform_id, "owned", gpu, count, per_node,
                                         "purchase", jurisdiction, _features(buy.platform.features),
                                         site=site, assumed=bool(buy.notes),
                                         node_size_from_gpu=buy.gpus_per_node is None)
+                entry = buy.entry
+                if entry.available_in is not None:
+                    place = dataclasses.replace(place, available_in=tuple(entry.available_in),
+                                                available_rule=entry.available_source or "")
+                notes = list(buy.notes)
+                if place.unavailable and not self.scenario.policy.only_available:
+                    notes.append(f"availability: {unavailable_text(place)} (policy.only_available:"
+                                 " true rules it out)")
                 options.append(_Option(place, buy.platform, purchase=buy,
-                                       assumptions=list(buy.notes), largest_gpus=max(counts)))
+                                       assumptions=notes, largest_gpus=max(counts)))
         return options
 
     def _note_pinned_above(self, job: Job, platform: str, gpu: str, billing: str,

@@ -35,9 +35,10 @@ def _rows(catalog: Catalog, section: Section) -> list[dict[str, Any]]:
         return [
             {
                 "platform": p.id,
+                "plan_platform": b.plan_platform,  # what plans and --why-not name
                 **b.model_dump(exclude_none=True),
                 "server_price": b.capex_per_gpu
-                * (b.gpus_per_node or catalog.gpus[b.gpu].gpus_per_node),
+                * (b.unit or catalog.gpus[b.gpu].gpus_per_node),
             }
             for p in catalog.platforms.values()
             for b in p.purchase

@@ -106,6 +106,7 @@ COLUMNS: dict[str, list[tuple[str, Cell]]] = {
     ],
     "purchases": [
         ("platform", _get("platform")),
+        ("plan id", _get("plan_platform")),
         ("gpu", _get("gpu")),
         ("per GPU", _money("capex_per_gpu")),
         ("server", _money("server_price")),

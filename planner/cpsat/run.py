@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from plan.constraints.sat import cp_model
 from plan.models.errors import InputError
-from plan.models.problem import SCALE, Candidate, Problem, Resource
+from plan.models.problem import SCALE, Candidate, Problem
 from plan.models.scenario import SolverSettings
 from plan.planner.cash_flow import cash_flow, when
 from plan.planner.cpsat.interruptible import solve_interruptibly
@@ -147,8 +147,9 @@ def solve_model(
             outcome.resource_use[key] = (gpus, periods, solver.value(rv.start))
     for job, c in outcome.chosen.items():
         if c.resource in v.private:
-            periods, _ = problem.resources[c.resource].held_alone(c.gpus, c.duration_min)
-            outcome.resource_use[c.resource] = (c.gpus, periods, outcome.start_min[job])
+            res = problem.resources[c.resource]
+            periods, _ = res.held_alone(c.gpus, c.duration_min)
+            outcome.resource_use[c.resource] = (res.bought(c.gpus), periods, outcome.start_min[job])
     outcome.total_cost = solver.value(v.total_cost)
     outcome.makespan_min = solver.value(v.makespan)
     return outcome
@@ -204,7 +205,6 @@ def to_plan(problem: Problem, outcome: Outcome, rank: int) -> Plan:
                 start_h=SCALE.to_hours(start),
                 cost=cost,
                 upfront_cost=SCALE.to_money(upfront),
-                payback_months=_payback(res, gpus),
             )
         )
     return Plan(
@@ -224,7 +224,3 @@ def _dates(problem: Problem, start_min: int, end_min: int) -> tuple[str, str] | 
     return (when(problem.start_date, SCALE.to_hours(start_min)),
             when(problem.start_date, SCALE.to_hours(end_min)))
 
-
-def _payback(res: Resource, gpus: int) -> float | None:
-    months = res.economics.payback_months(gpus) if res.economics else None
-    return round(months, 1) if months is not None else None

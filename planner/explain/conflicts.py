@@ -22,7 +22,8 @@ CHANGEABLE = ("budget", "deadline", "sensitivity", "residency", "reproducibility
 POLICY_FIELDS = {"policy.platforms": ("policy.allow_platforms", "platform"),
                  "policy.gpus": ("policy.allow_gpus", "gpu"),
                  "policy.spot": ("policy.allow_spot", "setting"),
-                 "policy.max_gpus": ("policy.max_gpus_per_job", "GPUs")}
+                 "policy.max_gpus": ("policy.max_gpus_per_job", "GPUs"),
+                 "policy.only_available": ("policy.only_available", "setting")}
 HOURS_STATED_BELOW_H = 48.0  # deadlines under two days are stated in hours
 
 

@@ -14,10 +14,10 @@ from plan.constraints.groups import family
 from plan.models.figures import CandidateTime, SpotFigures
 from plan.models.methods import QLORA_METHODS
 from plan.models.platform import billed_hours
-from plan.models.problem import SCALE, Candidate, Problem, PurchaseEconomics, Removed
+from plan.models.problem import SCALE, Candidate, Problem
 from plan.models.scenario import Job
 from plan.models.stacks import stack_of
-from plan.planner.candidates import NOT_WEIGHED, CandidateBuilder
+from plan.planner.candidates import CandidateBuilder
 from plan.planner.candidates.transfer import transfer_line
 from plan.planner.cpsat.run import Outcome
 from plan.planner.estimate import Estimate
@@ -38,7 +38,8 @@ from plan.planner.explain.conflicts import (
     at_time,
     held_back_by,
 )
-from plan.planner.plan import JobPlan, Plan, ReservationPlan, Trade
+from plan.planner.explain.ownership import held_lines
+from plan.planner.plan import JobPlan, Plan, Trade
 from plan.planner.session import Session
 
 _T = TypeVar("_T")
@@ -103,7 +104,9 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
                 else ""
             )
             + (
-                f"; {money(j.cost, currency)}"
+                f"; {money(j.cost, currency)} power above idle draw, billed on {j.reservation}"
+                if j.cost and j.billing == "purchase"
+                else f"; {money(j.cost, currency)}"
                 if j.cost
                 else f"; billed on {j.reservation}"
                 if j.reservation
@@ -124,21 +127,7 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
         )
         lines.append(f"{r.label}: {r.gpus} GPUs {held} from hour {r.start_h:,.1f}: "
                      f"{money(r.cost, currency)}{split}")
-        econ = problem.resources[r.key].economics
-        if r.kind == "purchase" and econ is not None:
-            line = _payback_line(r, econ, currency)
-            users = [j.job for j in plan.jobs if j.reservation == r.key]
-            if users and not any(_can_rent(problem, job) for job in users):
-                line += (f"; no rental may run {', '.join(users)} under its rules, so buying is "
-                         "the only way and the payback test does not apply")
-            lines.append(line)
-    return lines
-
-
-def _can_rent(problem: Problem, job: str) -> bool:
-    return any(
-        c.billing not in ("purchase", "owned") and not c.violations for c in problem.candidates[job]
-    )
+    return lines + held_lines(problem, plan, currency)
 
 
 def _dates(j: JobPlan) -> str:
@@ -181,21 +170,6 @@ def trade(problem: Problem, outcome: Outcome, best: Outcome) -> Trade:
     )
 
 
-def _payback_line(r: ReservationPlan, econ: PurchaseEconomics, currency: str) -> str:
-    upfront = f"buying {r.gpus} GPUs costs {money(econ.capex_per_gpu * r.gpus, currency)} up front"
-    if econ.rent_per_gpu_hour is None:
-        return f"{upfront}; the catalog rents no such GPU to compare with, so no payback period"
-    against = (f"against renting at {econ.rent_per_gpu_hour:,.2f} {currency}/GPU-h "
-               f"({econ.rent_label}), power {econ.running_per_gpu_hour:,.2f}/GPU-h and staff "
-               f"{money(econ.staff_per_hour * 8760, currency)}/year")
-    if r.payback_months is None:
-        return f"{upfront}; it never pays back {against}"
-    life = econ.life_years * 12
-    verdict = "within" if r.payback_months <= life else "beyond"
-    return (f"{upfront}; at full use it pays back after {r.payback_months:,.1f} months {against}, "
-            f"{verdict} its {life:g}-month life")
-
-
 def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) -> None:
     problem = session.problem
     cur = problem.currency
@@ -231,7 +205,6 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
     lines.append(_headroom_line(problem, plan))
     lines += _band_lines(problem, plan)
     lines += _ruled_out_cheaper(problem, outcome)
-    lines += _purchases_not_paying_back(problem, plan)
     removed = Counter(family(g) for c in problem.all_candidates() for g in c.violations)
     removed.update(r.rule for r in problem.removed)
     if removed:
@@ -486,17 +459,3 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
             lines.append(f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing}){offloaded} would "
                          f"cost {money(SCALE.to_money(cost), problem.currency)} but is {why}")
     return lines
-
-
-def _purchases_not_paying_back(problem: Problem, plan: Plan) -> list[str]:
-    """Per GPU the scenario could buy but no candidate does: why buying was never on the table. The
-    largest count tried is reported: fixed staff costs make it the one closest to paying back."""
-    offered = {c.gpu for c in problem.all_candidates() if c.billing == "purchase"}
-    best: dict[str, Removed] = {}
-    for r in problem.removed:
-        if r.rule == "purchase.payback" and r.gpu not in offered:
-            best[r.gpu] = r  # removals are recorded by growing count
-    return [f"not bought: {r.reason}" if NOT_WEIGHED in r.reason else
-            f"not bought: {r.gpu} pays back within its life at no GPU count; the closest, the most "
-            "GPUs tried "
-            f"(staff spread thinnest): {r.reason}" for r in best.values()]

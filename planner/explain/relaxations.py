@@ -246,6 +246,8 @@ def _policy_relaxation(problem: Problem, groups: list[str], out: Outcome) -> Rel
             value = ", ".join(sorted({c.gpu for c in used}))
         elif group == "policy.max_gpus":
             value = str(max(c.gpus for c in used))
+        elif group == "policy.only_available":  # the rule is lifted by turning it off
+            value = "false, to buy " + ", ".join(sorted({c.gpu for c in used}))
         else:
             value = "true"
         fields.append(field)

@@ -1,0 +1,233 @@
+"""Ownership economics in the answer: what bought hardware delivers (utilisation, cost per delivered
+GPU-hour, residual value), its payback against the best plan that rents instead (the same jobs,
+solved once more with every purchase left out), and the one line that says buying was not weighed
+where it plausibly should have been (issue 47, items 6 and 7)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from plan.models.problem import HOURS_PER_MONTH, SCALE, Problem, PurchaseEconomics
+from plan.planner.cpsat.model import Bounds
+from plan.planner.cpsat.run import Outcome, to_plan
+from plan.planner.plan import Plan, ReservationPlan
+from plan.planner.session import Session
+
+LONG_WORK_MONTHS = 6.0  # work spanning this long is where buying is worth weighing (issue 47)
+
+
+def money(amount: float, currency: str) -> str:
+    return f"{amount:,.0f} {currency}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Held:
+    """One purchase in a plan, with what it delivered."""
+
+    r: ReservationPlan
+    econ: PurchaseEconomics
+    used_gpu_h: float  # GPU-hours the plan's jobs ran on it
+    active_cost: float  # power above idle draw those jobs added
+
+    @property
+    def held_gpu_h(self) -> float:
+        return self.r.gpus * self.r.periods * self.r.period_h
+
+    @property
+    def utilisation(self) -> float:
+        return self.used_gpu_h / self.held_gpu_h if self.held_gpu_h else 0.0
+
+    @property
+    def total_cost(self) -> float:
+        return self.r.cost + self.active_cost
+
+    @property
+    def price(self) -> float:
+        """The full price of what was bought, whatever the budget basis."""
+        return self.econ.capex_per_gpu * self.r.gpus
+
+
+def purchases(problem: Problem, plan: Plan) -> list[Held]:
+    held = []
+    for r in plan.reservations:
+        econ = problem.resources[r.key].economics if r.key in problem.resources else None
+        if r.kind != "purchase" or econ is None:
+            continue
+        users = [j for j in plan.jobs if j.reservation == r.key]
+        held.append(Held(r, econ, sum(j.gpus * (j.end_h - j.start_h) for j in users),
+                         sum(j.cost for j in users)))
+    return held
+
+
+def held_lines(problem: Problem, plan: Plan, currency: str) -> list[str]:
+    """Per purchase: units bought, utilisation, cost per delivered GPU-hour, residual value."""
+    lines = []
+    for h in purchases(problem, plan):
+        units = h.r.gpus // max(1, h.econ.unit_gpus)
+        unit = (f" ({units} unit{'s' if units != 1 else ''} of {h.econ.unit_gpus})"
+                if h.econ.unit_gpus > 1 else "")
+        per_h = (f"{money(h.total_cost / h.used_gpu_h, currency)} per delivered GPU-hour"
+                 if h.used_gpu_h else "no GPU-hour delivered")
+        lines.append(
+            f"{h.r.gpus} {h.r.key.removeprefix('buy:')} bought{unit}: used {h.utilisation:.0%} of "
+            f"the {h.held_gpu_h:,.0f} GPU-hours held ({h.used_gpu_h:,.0f} by the plan's jobs); "
+            f"{money(h.total_cost, currency)} with power, staff, space and maintenance, "
+            f"{per_h}; worth {money(h.price * h.econ.residual_share, currency)} at the horizon's "
+            f"end ({h.econ.residual_rule})")
+    return lines
+
+
+def rent_instead(session: Session) -> tuple[Outcome | None, list[str]]:
+    """The best plan for the same jobs with every purchase left out, or None and the jobs no rental
+    may run (under their rules) or for which no plan exists without buying."""
+    problem = session.problem
+    forced, only_bought = [], []
+    for job in problem.jobs:
+        rentable = tuple(c.index for c in problem.candidates[job]
+                         if c.billing != "purchase" and not c.violations)
+        if not rentable:
+            only_bought.append(job)
+        forced.append(rentable)
+    if only_bought:
+        return None, only_bought
+    outcome = session.best(Bounds(forced=tuple(forced)))
+    return (outcome, []) if outcome.solved else (None, [])
+
+
+def payback_lines(session: Session, plan: Plan, rent: Outcome | None,
+                  only_bought: list[str]) -> list[str]:
+    """Payback of the plan's purchases against `rent` (the best plan that rents instead); sets each
+    purchase's `payback_months` and `ownership` figures on the plan."""
+    problem = session.problem
+    cur = problem.currency
+    held = purchases(problem, plan)
+    if not held:
+        return []
+    price = sum(h.price for h in held)
+    charged = sum(h.r.upfront_cost for h in held)
+    span_h = max(h.r.periods * h.r.period_h for h in held)
+    figures: dict[str, object] = {"price": round(price, 2)}
+    if rent is None:
+        why = (f"no rental may run {', '.join(only_bought)} under its rules, so buying is the only "
+               "way and the payback test does not apply" if only_bought else
+               "no plan meets the scenario's rules without buying, so buying is the only way")
+        lines = [f"buying {money(price, cur)} of hardware: {why}"]
+        _set(plan, held, None, figures)
+        return lines
+    rent_cost = SCALE.to_money(rent.total_cost)
+    figures["rent_instead_cost"] = round(rent_cost, 2)
+    running = plan.total_cost - charged  # the plan without the price it charges for the hardware
+    saving = rent_cost - running
+    months = None
+    if saving > 0 and span_h > 0:
+        months = price / (saving / (span_h / HOURS_PER_MONTH))
+    delta = plan.total_cost - rent_cost
+    against = (f"the best plan that rents instead costs {money(rent_cost, cur)} and ends at day "
+               f"{SCALE.to_hours(rent.makespan_min) / 24:,.1f}")
+    life = min(h.econ.life_years for h in held) * 12
+    if months is None:
+        verdict = (f"buying {money(price, cur)} of hardware never pays back against renting: "
+                   f"{against}, less than owning's running costs alone "
+                   f"({money(running, cur)})")
+    else:
+        within = "within" if months <= life else "beyond"
+        if months > span_h / HOURS_PER_MONTH:
+            within = f"after the {span_h / HOURS_PER_MONTH:,.0f} months it is held here, " + within
+        verdict = (f"buying {money(price, cur)} of hardware pays back after {months:,.1f} months "
+                   f"at this plan's use, {within} its {life:g}-month life: {against}; owning saves "
+                   f"{money(saving / (span_h / HOURS_PER_MONTH), cur)} a month in rent")
+    side = "saves" if delta < 0 else "costs"
+    lines = [verdict, f"over the plan's horizon buying {side} {money(abs(delta), cur)} against "
+                      f"renting, on the scenario's budget basis ({_basis(held)})"]
+    _set(plan, held, months, figures)
+    return lines
+
+
+def _basis(held: list[Held]) -> str:
+    charged = sum(h.r.upfront_cost for h in held)
+    price = sum(h.price for h in held)
+    if charged >= price - 0.01:
+        return "the full price counted"
+    return f"{charged / price:.0%} of the price counted, the residual value credited"
+
+
+def _set(plan: Plan, held: list[Held], months: float | None, figures: dict[str, object]) -> None:
+    by_key = {h.r.key: h for h in held}
+    updated = []
+    for r in plan.reservations:
+        h = by_key.get(r.key)
+        if h is None:
+            updated.append(r)
+            continue
+        own = {**figures, "utilisation": round(h.utilisation, 4),
+               "delivered_gpu_hours": round(h.used_gpu_h, 2),
+               "cost_per_delivered_gpu_hour": round(h.total_cost / h.used_gpu_h, 2)
+               if h.used_gpu_h else None,
+               "residual_value": round(h.price * h.econ.residual_share, 2),
+               "residual_rule": h.econ.residual_rule}
+        updated.append(dataclasses.replace(
+            r, payback_months=round(months, 1) if months is not None else None, ownership=own))
+    plan.reservations = updated
+
+
+def not_weighed_line(session: Session, plan: Plan) -> str | None:
+    """One line where buying was not weighed and plausibly should be: the work spans six months
+    or more, or a GPU's rentals cost more than buying the GPUs they use (catalog price)."""
+    loaded = session.loaded
+    if loaded is None or loaded.scenario.considers_purchase:
+        return None
+    months = plan.makespan_h / HOURS_PER_MONTH
+    reasons = [f"the work spans {months:,.1f} months"] if months >= LONG_WORK_MONTHS else []
+    cur = session.problem.currency
+    catalog = loaded.catalog
+    for gpu in sorted({j.gpu for j in plan.jobs if j.billing not in ("owned", "purchase")}):
+        prices = [catalog.to_currency(e.capex_per_gpu, e.currency, cur)
+                  for p in catalog.platforms.values() for e in p.purchase if e.gpu == gpu]
+        rented = [j for j in plan.jobs if j.gpu == gpu and j.billing not in ("owned", "purchase")]
+        spent = sum(j.cost for j in rented) + sum(  # reservation keys: platform:gpu:billing
+            r.cost for r in plan.reservations
+            if r.kind == "reservation" and r.key.split(":")[1:2] == [gpu])
+        most = max(j.gpus for j in rented)
+        if prices and spent > min(prices) * most:
+            reasons.append(f"renting {gpu} costs {money(spent, cur)}, more than the "
+                           f"{money(min(prices) * most, cur)} that buying the {most} it uses "
+                           "would")
+    if not reasons:
+        return None
+    return ("buying was not weighed: " + "; ".join(reasons) + ". Set policy.consider_purchase: "
+            "true, or add a purchase: quote, to weigh it (`plan catalog purchases` lists what "
+            "can be bought)")
+
+
+def not_bought_lines(session: Session, best: Outcome) -> list[str]:
+    """Where the scenario weighs buying and the best plan buys nothing: the best plan that does
+    buy (one more solve, some job forced onto bought hardware), what it would deliver and whether
+    it would pay back against the best plan, which rents."""
+    problem = session.problem
+    if any(c.billing == "purchase" for c in best.chosen.values()):
+        return []
+    # A plan that buys has some job on bought hardware: the best over the jobs, each forced on it
+    # in turn (`forced` sums its set to one, so one set over all jobs would allow one job only).
+    found: list[Outcome] = []
+    for job in problem.jobs:
+        bought = tuple(c.index for c in problem.candidates[job]
+                       if c.billing == "purchase" and not c.violations)
+        if bought:
+            found.append(session.best(Bounds(forced=(bought,))))
+    if not found:
+        return []
+    solved = [o for o in found if o.solved]
+    outcome = min(solved, key=lambda o: o.total_cost) if solved else found[0]
+    cur = problem.currency
+    if not outcome.solved:
+        return ["not bought: no plan that buys meets the scenario's rules (budget, deadlines)"]
+    plan = to_plan(problem, outcome, 0)
+    extra = SCALE.to_money(outcome.total_cost - best.total_cost)
+    what = ", ".join(f"{r.gpus} {r.key.removeprefix('buy:')}" for r in plan.reservations
+                     if r.kind == "purchase")
+    lines = [f"not bought: the best plan that buys ({what}) costs {money(extra, cur)} more than "
+             "this plan, which rents"]
+    lines += [f"not bought: {line}" for line in held_lines(problem, plan, cur)]
+    lines += [f"not bought: {line}" for line in payback_lines(session, plan, best, [])
+              if not line.startswith("over the plan's horizon")]
+    return lines
