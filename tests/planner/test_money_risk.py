@@ -133,9 +133,9 @@ def test_purchases_only_when_the_scenario_asks(tmp_path):
 
 def test_purchases_compete_where_renting_is_possible_too():
     """Issue 47 item 6 replaces the old rule (a purchase kept only where it paid back against
-    renting the same card): buying competes in the model whenever the scenario weighs it, and the model
-    takes it only where the whole plan is cheaper; the answer states payback against the best plan
-    that rents instead (tests/planner/test_purchase.py)."""
+    renting the same card): buying competes in the model whenever the scenario weighs it, and the
+    model takes it only where the whole plan is cheaper; the answer states payback against the best
+    plan that rents instead (tests/planner/test_purchase.py)."""
     loaded = load_scenario(REPO / "scenarios" / "frontier_private_vs_hybrid.yaml")
     problem = build_problem(loaded)
     rentable = [job for job in problem.jobs
