@@ -23,13 +23,13 @@ def _more(count: int, shown: list[str]) -> _More:
     return line
 
 
-def capped(problems: list[str], unworded: int = 0) -> list[str]:
-    """At most MAX_PROBLEMS lines, then one saying how many more there were (`unworded`: problems
+def capped(problems: list[str], unworded: int = 0, limit: int = MAX_PROBLEMS) -> list[str]:
+    """At most `limit` lines, then one saying how many more there were (`unworded`: problems
     found but not put into words)."""
     lines = [p for p in problems if not isinstance(p, _More)]
     more = unworded + sum(p.hidden for p in problems if isinstance(p, _More))
-    more += max(0, len(lines) - MAX_PROBLEMS)
-    shown = lines[:MAX_PROBLEMS]
+    more += max(0, len(lines) - limit)
+    shown = lines[:limit]
     return [*shown, _more(more, shown)] if more else lines
 
 
