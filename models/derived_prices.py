@@ -98,7 +98,9 @@ def _priced(offer: Any, by_key: Mapping[tuple[Any, Any], Any]) -> dict[str, Any]
             f"{base_billing} = {base_price:g} {currency}")
     return {
         "currency": currency,
-        "source": f"derived from the {base_billing} offer: {base.get('source')}",
+        # a chain names the first stated price's source once (yearly from monthly from hourly)
+        "source": base.get("source") if isinstance(base.get("derived"), Mapping)
+        else f"derived from the {base_billing} offer: {base.get('source')}",
         "as_of": base.get("as_of"),
         "assumed": True,
         "assumption": note,
