@@ -122,7 +122,8 @@ class Catalog:
         for platform in self.platforms.values():
             for i, offer in enumerate(platform.offers):
                 if offer.gpu not in self.gpus:
-                    hint = str(UnknownIdError("GPU", offer.gpu, self._names(self.gpus)))
+                    hint = str(UnknownIdError("GPU", offer.gpu, self._names(self.gpus),
+                                              fold=fold_name))
                     problems.append(f"catalog: platforms.{platform.id}.offers[{i}].gpu: {hint}")
                 if (
                     offer.currency not in self.exchange_rates.rates
@@ -151,35 +152,57 @@ class Catalog:
             raise InputError(problems)
 
     @staticmethod
-    def _names(table: Mapping[str, Any]) -> list[str]:
-        return [n for item in table.values() for n in (item.id, *item.aliases)]
+    def _names(table: Mapping[str, Any]) -> dict[str, str]:
+        """Every id and alias, with the id it names."""
+        return {n: item.id for item in table.values() for n in (item.id, *item.aliases)}
+
+
+# Han, kana and hangul: a change between one of these and Latin letters or digits is a word boundary
+# ("昇腾910B" is "昇腾 910B"), since such names are written with and without the space.
+_CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_SCRIPT_CHANGE = re.compile(rf"(?<=[{_CJK}])(?=[a-z0-9])|(?<=[a-z0-9])(?=[{_CJK}])")
 
 
 @lru_cache(maxsize=4096)
 def fold_name(name: str) -> str:
-    """A catalog name as lookups compare it: case and the separator between words ignored, so
-    `h100-80gb`, `H100 80GB` and `h100_80gb` are one name (the catalog refuses two entries that fold
-    alike)."""
-    return re.sub(r"[\s_-]+", "-", name.strip().lower())
+    """A catalog name as lookups compare it: case, the separator between words and a change of
+    script ignored, so `h100-80gb`, `H100 80GB`, `h100_80gb` are one name, and `华为云ModelArts`,
+    `华为云 ModelArts` another (the catalog refuses two entries that fold alike)."""
+    folded = re.sub(r"[\s_-]+", "-", name.strip().lower())
+    return _SCRIPT_CHANGE.sub("-", folded)
 
 
-VENDOR_WORDS = frozenset({"nvidia", "huawei", "amd"})
-VENDOR_PREFIX = re.compile(rf"^({'|'.join(sorted(VENDOR_WORDS))})-")
-"""The vendor word nvidia-smi and spec sheets put before a part's name ("NVIDIA A100-SXM4-80GB"): a
-name not known with it is looked up without it."""
+@lru_cache(maxsize=1)
+def vendor_words() -> frozenset[str]:
+    """Vendor names as written before a part's name (nvidia-smi's "NVIDIA A100-SXM4-80GB", "华为
+    昇腾910B"), from the built-in gpus.yaml's `vendors:` (ids and aliases, folded)."""
+    data = yaml.load(_builtin_text("gpus.yaml"), Loader=_FAST_LOADER)  # noqa: S506 (a SafeLoader)
+    return frozenset(fold_name(str(n)) for v in data.get("vendors", [])
+                     for n in (v["id"], *v.get("aliases", [])))
+
+
+def _without_vendor(folded: str) -> str:
+    """A folded name without the vendor word before it (a Han vendor word may run into the next
+    word: 华为昇腾910b)."""
+    for word in vendor_words():
+        if folded.startswith(word + "-"):
+            return folded[len(word) + 1:]
+        if re.match(rf"[{_CJK}]", word) and folded.startswith(word) and len(folded) > len(word):
+            return folded[len(word):]
+    return folded
 
 
 def name_words(name: str) -> frozenset[str]:
     """A name's words in any order, without a vendor word: "H100 80GB SXM", "SXM H100 80GB" and the
     card's full name "NVIDIA H100 80GB SXM" are one set."""
-    return frozenset(fold_name(name).split("-")) - VENDOR_WORDS
+    return frozenset(fold_name(name).split("-")) - vendor_words()
 
 
 def _lookup(kind: str, wanted: str, table: Mapping[str, T]) -> T:
     if wanted in table:
         return table[wanted]
     folded = fold_name(wanted)
-    for name in dict.fromkeys((folded, VENDOR_PREFIX.sub("", folded))):
+    for name in dict.fromkeys((folded, _without_vendor(folded))):
         for item in table.values():
             if name == fold_name(item.id) or name in (fold_name(a) for a in item.aliases):  # type: ignore[attr-defined]
                 return item
@@ -192,7 +215,7 @@ def _lookup(kind: str, wanted: str, table: Mapping[str, T]) -> T:
     ]
     if len(same) == 1:
         return same[0]
-    raise UnknownIdError(kind, wanted, Catalog._names(table))
+    raise UnknownIdError(kind, wanted, Catalog._names(table), fold=fold_name)
 
 
 def _as_list(raw: Any, label: str, section: str) -> list[Any]:
