@@ -157,7 +157,10 @@ def _hashable(key: Any, entry: Any) -> Any:
 def offer_key(entry: Any) -> Any:
     if not isinstance(entry, Mapping):
         return id(entry)
-    return _hashable((entry.get("gpu"), entry.get("billing")), entry)
+    billing = entry.get("billing")
+    # a billing word in any case is the same word (plan.models.base takes it so)
+    return _hashable((entry.get("gpu"), billing.lower() if isinstance(billing, str) else billing),
+                     entry)
 
 
 def _purchase_key(entry: Any) -> Any:
@@ -171,7 +174,8 @@ def capacity_key(entry: Any) -> Any:
         return id(entry)  # not a mapping: keep it, and let validation name the problem
     billing = entry.get("billing") or []
     try:
-        key = entry.get("gpu"), tuple(sorted(billing)) if isinstance(billing, list) else billing
+        key = entry.get("gpu"), (tuple(sorted(str(b).lower() for b in billing))
+                                 if isinstance(billing, list) else billing)
     except TypeError:
         return id(entry)
     return _hashable(key, entry)

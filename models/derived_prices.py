@@ -40,7 +40,8 @@ def rule_words(billing: str, rule: Mapping[str, Any]) -> str:
 
 
 def _rule_base(rule: Mapping[str, Any]) -> Any:
-    return next((rule[k] for k in _FROM_KEYS if k in rule), None)
+    base = next((rule[k] for k in _FROM_KEYS if k in rule), None)
+    return base.lower() if isinstance(base, str) else base
 
 
 def _number(value: Any) -> float | None:
@@ -69,8 +70,26 @@ def fill_derived_prices(offers: list[Any]) -> list[Any]:
     return filled
 
 
+def unpriced_problems(offers: list[Any]) -> list[str]:
+    """Each derived offer left without a price because the platform lacks its base offer (the
+    schema would only say the price is missing)."""
+    keys = {_key(o) for o in offers if isinstance(o, Mapping)}
+    problems = []
+    for offer in offers:
+        if not isinstance(offer, Mapping) or "price_per_gpu_period" in offer \
+                or not isinstance(offer.get("derived"), Mapping):
+            continue
+        base = _rule_base(offer["derived"])
+        if (offer.get("gpu"), base) not in keys:
+            problems.append(f"offer {offer.get('gpu')}/{offer.get('billing')}: derived from "
+                            f"{base}, but the platform has no {offer.get('gpu')} {base} offer; "
+                            "state its price")
+    return problems
+
+
 def _key(offer: Mapping[str, Any]) -> tuple[Any, Any]:
-    return offer.get("gpu"), offer.get("billing")
+    billing = offer.get("billing")  # a billing word in any case is that word (plan.models.base)
+    return offer.get("gpu"), billing.lower() if isinstance(billing, str) else billing
 
 
 def _priced(offer: Any, by_key: Mapping[tuple[Any, Any], Any]) -> dict[str, Any] | None:

@@ -11,7 +11,11 @@ from pydantic import AliasChoices, BeforeValidator, Field, model_validator
 
 from plan.models.base import DateText, Strict
 from plan.models.bounded import Id
-from plan.models.derived_prices import derived_problems, fill_derived_prices
+from plan.models.derived_prices import (
+    derived_problems,
+    fill_derived_prices,
+    unpriced_problems,
+)
 from plan.models.jurisdiction import check_code
 from plan.models.limits import (
     MAX_EXCHANGE_RATE,
@@ -301,7 +305,11 @@ class Platform(Strict):
     def _derive_prices(cls, data: object) -> object:
         """A derived offer that states no price gets its base's price by its rule."""
         if isinstance(data, dict) and isinstance(data.get("offers"), list):
-            return {**data, "offers": fill_derived_prices(data["offers"])}
+            offers = fill_derived_prices(data["offers"])
+            problems = unpriced_problems(offers)
+            if problems:
+                raise ValueError(f"platform {data.get('id')}: " + "; ".join(problems))
+            return {**data, "offers": offers}
         return data
 
     @model_validator(mode="after")
