@@ -234,7 +234,7 @@ def _parse_list(raw: Any, schema: type[T], label: str, section: str) -> list[T]:
         except ValidationError as exc:
             name = entry.get("id", i) if isinstance(entry, Mapping) else i
             name = name if isinstance(name, str | int) and len(str(name)) <= 128 else i
-            problems += validation_problems(exc, label, f"{section}[{name}]")
+            problems += validation_problems(exc, label, f"{section}[{name}]", model=schema)
     if problems:
         raise InputError(problems)
     return items
