@@ -27,4 +27,20 @@ def _text(value: str) -> str:
 
 
 Id = Annotated[str, AfterValidator(_id)]
+
+# A catalog entry named the way people write it: its id, or an alias in any script ("智星云",
+# "华为云 ModelArts", "A100 80GB", "昇腾910B"); the catalog's lookup resolves it
+# (plan.models.catalog).
+_CATALOG_NAME = re.compile(r"[^\W_][\w .+:@/()-]{0,127}")
+CATALOG_NAME_RULE = ("1-128 characters: letters of any script, digits, spaces and "
+                     ". _ - + : @ / ( ), starting with a letter or digit")
+
+
+def _catalog_name(value: str) -> str:
+    if not _CATALOG_NAME.fullmatch(value):
+        raise ValueError(f"{value!r} is not a catalog name ({CATALOG_NAME_RULE})")
+    return value
+
+
+CatalogName = Annotated[str, AfterValidator(_catalog_name)]
 Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS), AfterValidator(_text)]

@@ -1,12 +1,14 @@
 """The catalog: models, GPUs, platforms and exchange rates, built in and optionally overlaid.
 
 The built-in data files live in `models/data/` and ship inside the installed package. An overlay
-(a scenario's `catalog:` file, or `--catalog`) adds entries or overrides them by id; for platforms,
-an overlay's offers replace the built-in offer for the same (gpu, billing) and add the rest.
+(a scenario's `catalog:` file, or `--catalog`) adds entries or overrides them by id; a platform
+entry changes only what it names (plan.models.catalog_merge), and the catalog keeps a line per
+change (plan.models.catalog_diff) for `plan catalog diff` and every answer's assumptions.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,7 +20,15 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from plan.models.errors import InputError, UnknownIdError, validation_problems
+from plan.models.catalog_diff import catalog_changes
+from plan.models.catalog_merge import merge_platform, repeated_entries
+from plan.models.errors import (
+    MAX_PROBLEMS,
+    InputError,
+    UnknownIdError,
+    capped,
+    validation_problems,
+)
 from plan.models.gpu import GPU
 from plan.models.model_card import ModelCard
 from plan.models.platform import ExchangeRates, Platform
@@ -40,6 +50,9 @@ class Catalog:
     platforms: dict[str, Platform]
     exchange_rates: ExchangeRates
     sources: tuple[str, ...] = field(default=("built-in",))
+    # what each overlay changed, one line each ("overlay.yaml: platform p: features.encryption
+    # false -> true"), for `plan catalog diff` and the assumptions of every answer
+    changes: tuple[str, ...] = ()
 
     # --- lookups by id or alias; unknown ids raise UnknownIdError with the closest ids ---
     def model(self, wanted: str) -> ModelCard:
@@ -64,17 +77,21 @@ class Catalog:
             raise InputError(
                 [f"{label}: {sorted(unknown)[0]}: unknown section; allowed: {', '.join(_SECTIONS)}"]
             )
-        repeated = _repeated_entries(data, label)
+        repeated = repeated_entries(data, label)
         if repeated:
             raise InputError(repeated)
+        problems: list[str] = []
+        fine: list[str] = []
         models = dict(self.models)
-        models.update(_index(_parse_list(data.get("models"), ModelCard, label, "models")))
+        models.update(_index(_parse_each(data.get("models"), ModelCard, label, "models",
+                                         problems, fine)))
         gpus = dict(self.gpus)
-        gpus.update(_index(_parse_list(data.get("gpus"), GPU, label, "gpus")))
+        gpus.update(_index(_parse_each(data.get("gpus"), GPU, label, "gpus", problems, fine)))
         platforms = dict(self.platforms)
-        for raw in _as_list(data.get("platforms"), label, "platforms"):
-            merged = _merge_platform(platforms, raw)
-            platforms.update(_index(_parse_list([merged], Platform, label, "platforms")))
+        merged = [merge_platform(self.platforms, raw)
+                  for raw in _as_list(data.get("platforms"), label, "platforms")]
+        platforms.update(_index(_parse_each(merged, Platform, label, "platforms", problems,
+                                            fine)))
         rates = self.exchange_rates
         if data.get("exchange_rates") is not None:
             raw_rates = data["exchange_rates"]
@@ -87,10 +104,17 @@ class Catalog:
                     else new_rates
                 )
                 raw_rates = {**self.exchange_rates.model_dump(), **raw_rates, "rates": merged_rates}
-            rates = _parse_one(raw_rates, ExchangeRates, label, "exchange_rates")
+            try:
+                rates = _parse_one(raw_rates, ExchangeRates, label, "exchange_rates")
+                fine.append("exchange_rates")
+            except InputError as exc:
+                problems += exc.problems
+        if problems:
+            raise InputError(_with_fine_entries(problems, fine, label))
         catalog = Catalog(models, gpus, platforms, rates, (*self.sources, label))
         catalog.check()
-        return catalog
+        changes = tuple(f"{label}: {line}" for line in catalog_changes(self, catalog))
+        return dataclasses.replace(catalog, changes=(*self.changes, *changes))
 
     def check(self) -> None:
         """Cross-references: offers name known GPUs; ids and aliases are unique per kind."""
@@ -98,7 +122,8 @@ class Catalog:
         for platform in self.platforms.values():
             for i, offer in enumerate(platform.offers):
                 if offer.gpu not in self.gpus:
-                    hint = str(UnknownIdError("GPU", offer.gpu, self._names(self.gpus)))
+                    hint = str(UnknownIdError("GPU", offer.gpu, self._names(self.gpus),
+                                              fold=fold_name))
                     problems.append(f"catalog: platforms.{platform.id}.offers[{i}].gpu: {hint}")
                 if (
                     offer.currency not in self.exchange_rates.rates
@@ -127,35 +152,57 @@ class Catalog:
             raise InputError(problems)
 
     @staticmethod
-    def _names(table: Mapping[str, Any]) -> list[str]:
-        return [n for item in table.values() for n in (item.id, *item.aliases)]
+    def _names(table: Mapping[str, Any]) -> dict[str, str]:
+        """Every id and alias, with the id it names."""
+        return {n: item.id for item in table.values() for n in (item.id, *item.aliases)}
+
+
+# Han, kana and hangul: a change between one of these and Latin letters or digits is a word boundary
+# ("昇腾910B" is "昇腾 910B"), since such names are written with and without the space.
+_CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_SCRIPT_CHANGE = re.compile(rf"(?<=[{_CJK}])(?=[a-z0-9])|(?<=[a-z0-9])(?=[{_CJK}])")
 
 
 @lru_cache(maxsize=4096)
 def fold_name(name: str) -> str:
-    """A catalog name as lookups compare it: case and the separator between words ignored, so
-    `h100-80gb`, `H100 80GB` and `h100_80gb` are one name (the catalog refuses two entries that fold
-    alike)."""
-    return re.sub(r"[\s_-]+", "-", name.strip().lower())
+    """A catalog name as lookups compare it: case, the separator between words and a change of
+    script ignored, so `h100-80gb`, `H100 80GB`, `h100_80gb` are one name, and `华为云ModelArts`,
+    `华为云 ModelArts` another (the catalog refuses two entries that fold alike)."""
+    folded = re.sub(r"[\s_-]+", "-", name.strip().lower())
+    return _SCRIPT_CHANGE.sub("-", folded)
 
 
-VENDOR_WORDS = frozenset({"nvidia", "huawei", "amd"})
-VENDOR_PREFIX = re.compile(rf"^({'|'.join(sorted(VENDOR_WORDS))})-")
-"""The vendor word nvidia-smi and spec sheets put before a part's name ("NVIDIA A100-SXM4-80GB"): a
-name not known with it is looked up without it."""
+@lru_cache(maxsize=1)
+def vendor_words() -> frozenset[str]:
+    """Vendor names as written before a part's name (nvidia-smi's "NVIDIA A100-SXM4-80GB", "华为
+    昇腾910B"), from the built-in gpus.yaml's `vendors:` (ids and aliases, folded)."""
+    data = yaml.load(_builtin_text("gpus.yaml"), Loader=_FAST_LOADER)  # noqa: S506 (a SafeLoader)
+    return frozenset(fold_name(str(n)) for v in data.get("vendors", [])
+                     for n in (v["id"], *v.get("aliases", [])))
+
+
+def _without_vendor(folded: str) -> str:
+    """A folded name without the vendor word before it (a Han vendor word may run into the next
+    word: 华为昇腾910b)."""
+    for word in vendor_words():
+        if folded.startswith(word + "-"):
+            return folded[len(word) + 1:]
+        if re.match(rf"[{_CJK}]", word) and folded.startswith(word) and len(folded) > len(word):
+            return folded[len(word):]
+    return folded
 
 
 def name_words(name: str) -> frozenset[str]:
     """A name's words in any order, without a vendor word: "H100 80GB SXM", "SXM H100 80GB" and the
     card's full name "NVIDIA H100 80GB SXM" are one set."""
-    return frozenset(fold_name(name).split("-")) - VENDOR_WORDS
+    return frozenset(fold_name(name).split("-")) - vendor_words()
 
 
 def _lookup(kind: str, wanted: str, table: Mapping[str, T]) -> T:
     if wanted in table:
         return table[wanted]
     folded = fold_name(wanted)
-    for name in dict.fromkeys((folded, VENDOR_PREFIX.sub("", folded))):
+    for name in dict.fromkeys((folded, _without_vendor(folded))):
         for item in table.values():
             if name == fold_name(item.id) or name in (fold_name(a) for a in item.aliases):  # type: ignore[attr-defined]
                 return item
@@ -168,7 +215,7 @@ def _lookup(kind: str, wanted: str, table: Mapping[str, T]) -> T:
     ]
     if len(same) == 1:
         return same[0]
-    raise UnknownIdError(kind, wanted, Catalog._names(table))
+    raise UnknownIdError(kind, wanted, Catalog._names(table), fold=fold_name)
 
 
 def _as_list(raw: Any, label: str, section: str) -> list[Any]:
@@ -187,9 +234,38 @@ def _parse_list(raw: Any, schema: type[T], label: str, section: str) -> list[T]:
         except ValidationError as exc:
             name = entry.get("id", i) if isinstance(entry, Mapping) else i
             name = name if isinstance(name, str | int) and len(str(name)) <= 128 else i
-            problems += validation_problems(exc, label, f"{section}[{name}]")
+            problems += validation_problems(exc, label, f"{section}[{name}]", model=schema)
     if problems:
         raise InputError(problems)
+    return items
+
+
+def _with_fine_entries(problems: list[str], fine: list[str], label: str) -> list[str]:
+    """The problems, then one line naming the entries that had none (kept within the line cap)."""
+    if not fine:
+        return problems
+    shown = ", ".join(fine[:12]) + (f" and {len(fine) - 12} more" if len(fine) > 12 else "")
+    # one line of the cap left for this one (a "... and K more" line then follows it)
+    return [*capped(problems, limit=MAX_PROBLEMS - 1),
+            f"{label}: the other entries are fine: {shown}"]
+
+
+def _parse_each(raw: Any, schema: type[T], label: str, section: str, problems: list[str],
+                fine: list[str]) -> list[T]:
+    """The entries of one section that validate; each one that does not adds its problems, each one
+    that does its name to `fine` (so an error can say which entries were not the problem)."""
+    items = []
+    for i, entry in enumerate(_as_list(raw, label, section)):
+        try:
+            item = _parse_list([entry], schema, label, section)[0]
+        except InputError as exc:
+            name = entry.get("id", i) if isinstance(entry, Mapping) else i
+            name = name if isinstance(name, str | int) and len(str(name)) <= 128 else i
+            problems += [line.replace(f"{section}[0]", f"{section}[{name}]", 1)
+                         if isinstance(name, int) else line for line in exc.problems]
+            continue
+        items.append(item)
+        fine.append(f"{section}[{getattr(item, 'id', i)}]")
     return items
 
 
@@ -198,115 +274,6 @@ def _parse_one(raw: Any, schema: type[T], label: str, section: str) -> T:
         return schema.model_validate(raw)
     except ValidationError as exc:
         raise InputError(validation_problems(exc, label, section)) from None
-
-
-def _merge_platform(platforms: Mapping[str, Platform], raw: Any) -> Any:
-    """Overlay one platform entry: fields replace, offers merge by (gpu, billing), and capacity
-    limits by (gpu, billing modes), so an overlay can raise one quota and keep the rest."""
-    # Anything of the wrong type (an id that is a list, `offers: 5`) is left as written: the schema
-    # then names the field, exactly as for the built-in catalog.
-    if (
-        not isinstance(raw, Mapping)
-        or not isinstance(raw.get("id"), str)
-        or raw["id"] not in platforms
-    ):
-        return raw
-    base = platforms[raw["id"]].model_dump()
-    merged = {**base, **raw}
-    raw_offers = raw.get("offers", []) or []
-    if isinstance(raw_offers, list):
-        offers = {_offer_key(o): o for o in base["offers"]}
-        for offer in raw_offers:
-            offers[_offer_key(offer)] = offer
-        merged["offers"] = list(offers.values())
-    raw_limits = raw.get("limits")
-    if isinstance(raw_limits, Mapping):
-        raw_capacity = raw_limits.get("capacity", []) or []
-        capacity = {_capacity_key(c): c for c in base["limits"]["capacity"]}
-        if isinstance(raw_capacity, list):
-            for entry in raw_capacity:
-                capacity[_capacity_key(entry)] = entry
-        merged["limits"] = {
-            **base["limits"],
-            **raw_limits,
-            "capacity": list(capacity.values()) if isinstance(raw_capacity, list) else raw_capacity,
-        }
-    return merged
-
-
-def _repeated_entries(data: Mapping[str, Any], label: str) -> list[str]:
-    """Two entries of one overlay for the same model, GPU or platform, or one platform entry with
-    two offers (or capacity limits) for the same GPU and billing: merged, the last would silently
-    win."""
-    problems: list[str] = []
-    for section in ("models", "gpus", "platforms"):
-        entries = data.get(section)
-        if not isinstance(entries, list):
-            continue  # the schema names a section of the wrong type
-        problems += _repeats(entries, section, label, "id", lambda e: e.get("id"))
-        if section != "platforms":
-            continue
-        for i, platform in enumerate(entries):
-            if not isinstance(platform, Mapping):
-                continue
-            where = f"{section}[{i}]"
-            if isinstance(platform.get("offers"), list):
-                problems += _repeats(platform["offers"], f"{where}.offers", label,
-                                     "GPU and billing", _offer_key)
-            limits = platform.get("limits")
-            if isinstance(limits, Mapping) and isinstance(limits.get("capacity"), list):
-                problems += _repeats(limits["capacity"], f"{where}.limits.capacity", label,
-                                     "GPU and billing", _capacity_key, none_is_any=True)
-    return problems
-
-
-def _repeats(entries: list[Any], where: str, label: str, what: str, key_of: Any,
-             none_is_any: bool = False) -> list[str]:
-    """`none_is_any`: a missing part of the key means "every" (a capacity limit without `gpu`),
-    not a missing field."""
-    first: dict[Any, int] = {}
-    problems: list[str] = []
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, Mapping):
-            continue
-        key = _hashable(key_of(entry), entry)  # an unusable key is the entry's own: never repeated
-        if key is None or (isinstance(key, tuple) and None in key and not none_is_any):
-            continue  # no id (or GPU, billing): the schema names the missing field
-        if key in first:
-            parts = key if isinstance(key, tuple) else (key,)
-            shown = " ".join("+".join(map(str, p)) if isinstance(p, tuple) else str(p)
-                             for p in parts)
-            problems.append(f"{label}: {where}[{i}]: the same {what} as {where}[{first[key]}] "
-                            f"({shown[:80]}); one entry each, or the last would silently win")
-        else:
-            first[key] = i
-    return problems
-
-
-def _hashable(key: Any, entry: Any) -> Any:
-    try:
-        hash(key)
-    except TypeError:
-        # a list where an id belongs: keep the entry, and let validation name the problem
-        return id(entry)
-    return key
-
-
-def _offer_key(entry: Any) -> Any:
-    if not isinstance(entry, Mapping):
-        return id(entry)
-    return _hashable((entry.get("gpu"), entry.get("billing")), entry)
-
-
-def _capacity_key(entry: Any) -> Any:
-    if not isinstance(entry, Mapping):
-        return id(entry)  # not a mapping: keep it, and let validation name the problem
-    billing = entry.get("billing") or []
-    try:
-        key = entry.get("gpu"), tuple(sorted(billing)) if isinstance(billing, list) else billing
-    except TypeError:
-        return id(entry)
-    return _hashable(key, entry)
 
 
 def _builtin_text(name: str) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable, Mapping
 
 # Lines one error shows: 50,000 unknown fields are one mistake repeated, not 50,000 lines to read.
 MAX_PROBLEMS = 20
@@ -23,13 +24,13 @@ def _more(count: int, shown: list[str]) -> _More:
     return line
 
 
-def capped(problems: list[str], unworded: int = 0) -> list[str]:
-    """At most MAX_PROBLEMS lines, then one saying how many more there were (`unworded`: problems
+def capped(problems: list[str], unworded: int = 0, limit: int = MAX_PROBLEMS) -> list[str]:
+    """At most `limit` lines, then one saying how many more there were (`unworded`: problems
     found but not put into words)."""
     lines = [p for p in problems if not isinstance(p, _More)]
     more = unworded + sum(p.hidden for p in problems if isinstance(p, _More))
-    more += max(0, len(lines) - MAX_PROBLEMS)
-    shown = lines[:MAX_PROBLEMS]
+    more += max(0, len(lines) - limit)
+    shown = lines[:limit]
     return [*shown, _more(more, shown)] if more else lines
 
 
@@ -42,28 +43,53 @@ class InputError(Exception):
 
 
 class UnknownIdError(KeyError):
-    """An id that is not in the catalog; the message lists the closest known ids."""
+    """An id that is not in the catalog; the message lists the closest known ids.
 
-    def __init__(self, kind: str, wanted: str, known: Iterable[str]) -> None:
+    `known`: every name, or a mapping of each name (id or alias) to the id it names, so that a
+    suggested alias shows its id ('智星云' (zhixingyun)); `fold`: how names compare (case, spaces,
+    scripts), lower case by default."""
+
+    def __init__(self, kind: str, wanted: str, known: Iterable[str] | Mapping[str, str],
+                 fold: Callable[[str], str] | None = None) -> None:
         self.kind = kind
         self.wanted = wanted
-        self.message = f"unknown {kind} {wanted!r}{did_you_mean(wanted, known)}"
+        ids = known if isinstance(known, Mapping) else None
+        self.message = f"unknown {kind} {wanted!r}{did_you_mean(wanted, known, ids=ids, fold=fold)}"
         super().__init__(self.message)
 
     def __str__(self) -> str:
         return self.message
 
 
-def did_you_mean(wanted: str, known: Iterable[str], limit: int = 3) -> str:
+# Han, kana and hangul: names in these scripts are matched in part too (腾讯 finds 腾讯云TI-ONE)
+_CJK = re.compile("[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def did_you_mean(wanted: str, known: Iterable[str], limit: int = 3,
+                 ids: Mapping[str, str] | None = None,
+                 fold: Callable[[str], str] | None = None) -> str:
+    """'; did you mean ...?' with the closest names (spelling, or a Chinese name written in part),
+    one per id where `ids` maps names to ids; else '; known: ...'."""
     candidates = sorted(set(known))
-    close = difflib.get_close_matches(
-        wanted.lower(), [c.lower() for c in candidates], n=limit, cutoff=0.5
-    )
-    by_lower = {c.lower(): c for c in candidates}
-    if close:
-        return "; did you mean " + " or ".join(repr(by_lower[c]) for c in close) + "?"
-    shown = ", ".join(candidates[:12]) + (" ..." if len(candidates) > 12 else "")
-    return f"; known: {shown}"
+    key = fold or str.lower
+    by_key: dict[str, str] = {}
+    for name in candidates:
+        by_key.setdefault(key(name), name)
+    target = key(wanted)
+    close = difflib.get_close_matches(target, list(by_key), n=limit, cutoff=0.5)
+    if _CJK.search(target) and len(target) >= 2:
+        close += [k for k in by_key if k not in close and _CJK.search(k)
+                  and (target in k or (len(k) >= 2 and k in target))]
+    shown: dict[str, str] = {}
+    for k in close:
+        name = by_key[k]
+        owner = ids.get(name, name) if ids is not None else name
+        if owner not in shown:
+            shown[owner] = repr(name) + (f" ({owner})" if owner != name else "")
+    if shown:
+        return "; did you mean " + " or ".join(list(shown.values())[:limit]) + "?"
+    shown_names = ", ".join(candidates[:12]) + (" ..." if len(candidates) > 12 else "")
+    return f"; known: {shown_names}"
 
 
 def field_names(model: type, loc: tuple[object, ...]) -> list[str]:

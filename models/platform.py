@@ -7,10 +7,15 @@ import math
 from functools import partial
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import AliasChoices, BeforeValidator, Field, model_validator
 
 from plan.models.base import DateText, Strict
 from plan.models.bounded import Id
+from plan.models.derived_prices import (
+    derived_problems,
+    fill_derived_prices,
+    unpriced_problems,
+)
 from plan.models.jurisdiction import check_code
 from plan.models.limits import (
     MAX_EXCHANGE_RATE,
@@ -167,6 +172,21 @@ class VendorClaim(Strict):
     note: str | None = None
 
 
+class DerivedPrice(Strict):
+    """The rule that sets an offer's price from another offer of the same GPU on the platform:
+    base price per hour (its price / its period's hours) x `hours` x `factor`, rounded half up to
+    0.01 (plan.models.derived_prices). Written `derived: {from: hourly, hours: 720, factor: 0.65}`.
+    """
+
+    from_billing: BillingMode = Field(validation_alias=AliasChoices("from", "from_billing"),
+                                      serialization_alias="from",
+                                      description="the billing mode of the base offer")
+    hours: float = Field(gt=0, le=HOURS_PER_YEAR, description="hours of the base's hourly rate "
+                                                               "in one period of this offer")
+    factor: float = Field(gt=0, le=10, description="multiplier on those hours' price (0.65: 35% "
+                                                   "off)")
+
+
 class Offer(Strict):
     """One GPU type on one platform under one billing mode.
 
@@ -190,6 +210,9 @@ class Offer(Strict):
     )
     gpus_per_node: int | None = Field(default=None, gt=0, le=MAX_GPUS_PER_NODE,
                                       description="overrides the GPU's typical node")
+    derived: DerivedPrice | None = Field(
+        default=None, description="the price is set by this rule from another offer (and moves "
+                                  "when an overlay changes that one); unset: the price is stated")
     source: str = Field(min_length=1)
     as_of: DateText
     assumed: bool = False
@@ -200,6 +223,8 @@ class Offer(Strict):
         if self.assumed and not self.assumption:
             raise ValueError(f"offer {self.gpu}/{self.billing}: an assumed price must state its "
                              "rule")
+        if self.derived is not None and self.derived.from_billing == self.billing:
+            raise ValueError(f"offer {self.gpu}/{self.billing}: derived from itself")
         return self
 
     @property
@@ -323,6 +348,18 @@ class Platform(Strict):
     source: str = Field(min_length=1)
     notes: str | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_prices(cls, data: object) -> object:
+        """A derived offer that states no price gets its base's price by its rule."""
+        if isinstance(data, dict) and isinstance(data.get("offers"), list):
+            offers = fill_derived_prices(data["offers"])
+            problems = unpriced_problems(offers)
+            if problems:
+                raise ValueError(f"platform {data.get('id')}: " + "; ".join(problems))
+            return {**data, "offers": offers}
+        return data
+
     @model_validator(mode="after")
     def _unique_offers(self) -> Platform:
         seen: set[tuple[str, str]] = set()
@@ -336,6 +373,9 @@ class Platform(Strict):
                 raise ValueError(f"platform {self.id}: a spot offer for {offer.gpu}, but the "
                                  "platform declares no spot market (add `spot:` with the source "
                                  "that says it sells spot)")
+        problems = derived_problems(self.offers)
+        if problems:
+            raise ValueError(f"platform {self.id}: " + "; ".join(problems))
         return self
 
 

@@ -22,7 +22,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from plan.models.base import Strict
-from plan.models.bounded import Id, Text
+from plan.models.bounded import CatalogName, Id, Text
 from plan.models.calendar import parse_fiscal_start
 from plan.models.errors import did_you_mean
 from plan.models.features import FeatureName
@@ -67,7 +67,7 @@ from plan.models.timeline import (
 
 
 class Link(Strict):
-    to: Id = Field(description="a platform id (or another site id)")
+    to: CatalogName = Field(description="a platform id (or another site id)")
     kind: LinkKind
     gbps: float = Field(gt=0, le=MAX_GBPS, description="gigabits per second")
 
@@ -89,7 +89,7 @@ class OwnedPool(Strict):
 
     id: Id
     site: Id
-    gpu: Id
+    gpu: CatalogName
     count: int = Field(gt=0, le=MAX_GPUS)
     gpus_per_node: int = Field(gt=0, le=MAX_GPUS_PER_NODE)
     fabric: OwnedFabric = Field(default_factory=lambda: OwnedFabric(kind="none", gbps_per_gpu=0))
@@ -136,10 +136,10 @@ class Reproducibility(Strict):
 
 class Policy(Strict):
     reproducibility: Reproducibility = Field(default_factory=Reproducibility)
-    allow_platforms: list[Id] = Field(default_factory=list, description="empty = all")
-    forbid_platforms: list[Id] = Field(default_factory=list)
-    allow_gpus: list[Id] = Field(default_factory=list, description="empty = all")
-    forbid_gpus: list[Id] = Field(default_factory=list)
+    allow_platforms: list[CatalogName] = Field(default_factory=list, description="empty = all")
+    forbid_platforms: list[CatalogName] = Field(default_factory=list)
+    allow_gpus: list[CatalogName] = Field(default_factory=list, description="empty = all")
+    forbid_gpus: list[CatalogName] = Field(default_factory=list)
     allow_spot: bool = Field(default=False, description="spot is a risk the scenario opts into")
     max_expected_interruptions: float | None = Field(
         default=None, ge=0, le=MAX_INTERRUPTIONS,
@@ -162,7 +162,7 @@ class PurchaseQuote(Strict):
     """Hardware the team could buy, from its own quote; fields left out come from the catalog's
     purchase entry for the same GPU. `price_per_gpu` includes the GPU's share of the server."""
 
-    gpu: Id
+    gpu: CatalogName
     price_per_gpu: Annotated[PositiveMoney, Field(le=MAX_PRICE_PER_GPU)] | None = Field(
         default=None, description="in the scenario's currency")
     life_years: float | None = Field(default=None, gt=0, le=MAX_LIFE_YEARS)

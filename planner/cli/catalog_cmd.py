@@ -1,5 +1,5 @@
 """`plan catalog models|gpus|platforms|offers|purchases|limits`: what the catalog knows, with
-sources."""
+sources; `plan catalog diff --catalog FILE`: what an overlay changes in it."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from plan.models.catalog import Catalog, load_catalog
+from plan.models.derived_prices import rule_words
 from plan.models.errors import InputError
 from plan.planner.cli.common import OutputFormat, fail, print_json
 
@@ -21,6 +22,7 @@ class Section(str, Enum):
     offers = "offers"
     purchases = "purchases"
     limits = "limits"
+    diff = "diff"
 
 
 def _rows(catalog: Catalog, section: Section) -> list[dict[str, Any]]:
@@ -47,7 +49,9 @@ def _rows(catalog: Catalog, section: Section) -> list[dict[str, Any]]:
         return [{"platform": p.id, "gpu": c.gpu or "any", "billing": ", ".join(c.billing) or "any",
                  **c.model_dump(exclude_none=True, exclude={"gpu", "billing"})}
                 for p in catalog.platforms.values() for c in p.limits.capacity]
-    return [{"platform": p.id, **o.model_dump(exclude_none=True)}
+    return [{"platform": p.id, **o.model_dump(exclude_none=True, by_alias=True)}
+            | ({"derived_rule": rule_words(o.billing, o.derived.model_dump(by_alias=True))}
+               if o.derived else {})
             for p in catalog.platforms.values() for o in p.offers]
 
 
@@ -61,12 +65,17 @@ def catalog_command(
         bool, typer.Option("--sources", help="add each entry's source to the table")
     ] = False,
 ) -> None:
-    """List the catalog's models, GPUs, platforms, offers, purchase prices or capacity limits,
-    each with its source."""
+    """List the catalog's models, GPUs, platforms, offers (derived prices marked), purchase prices
+    or capacity limits, each with its source; `diff` lists what the --catalog overlays change."""
+    if section is Section.diff and not overlay:
+        fail("catalog diff: name the overlay file(s) with --catalog FILE")
     try:
         catalog = load_catalog(overlay or [])
     except InputError as exc:
         fail(exc)
+    if section is Section.diff:
+        _print_changes(catalog, output)
+        return
     rows = _rows(catalog, section)
     if output is OutputFormat.json:
         print_json(rows)
@@ -74,3 +83,17 @@ def catalog_command(
     from plan.planner.cli.catalog_table import print_catalog_table
 
     print_catalog_table(section.value, rows, sources=sources)
+
+
+def _print_changes(catalog: Catalog, output: OutputFormat) -> None:
+    """One line per change (`overlay.yaml: platform p: features.encryption false -> true`)."""
+    if output is OutputFormat.json:
+        print_json([{"overlay": line.split(": ", 1)[0], "change": line.split(": ", 1)[1]}
+                    for line in catalog.changes])
+        return
+    from plan.planner.plain_text import plain
+
+    files = ", ".join(catalog.sources[1:])
+    print(plain(f"{files}: {len(catalog.changes)} change(s) to the built-in catalog"))
+    for line in catalog.changes:
+        print(f"  {plain(line)}")

@@ -28,6 +28,8 @@ def _flag(row: dict[str, Any]) -> str:
         marks.append("fabric: assumed")
     if row.get("gpus_per_node_assumption"):
         marks.append("node size: assumed")
+    if row.get("derived"):
+        marks.append(f"derived from {row['derived'].get('from')}")
     return ", ".join(marks)
 
 
@@ -63,7 +65,10 @@ def _money(key: str) -> Cell:
 
 def _price(row: dict[str, Any]) -> str:
     value = row.get("price_per_gpu_period")
-    return f"{value:,.4g}" if isinstance(value, int | float) else ""
+    if not isinstance(value, int | float):
+        return ""
+    # cents shown from 100 up (a yearly price is five or six digits), four figures below
+    return f"{value:,.2f}" if value >= 100 else f"{value:,.4g}"
 
 
 COLUMNS: dict[str, list[tuple[str, Cell]]] = {
@@ -142,6 +147,12 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _source(row: dict[str, Any]) -> str:
+    """The entry's source; a derived price says its rule first (its figure follows the base's)."""
+    rule = row.get("derived_rule")
+    return (f"derived: {rule}; " if rule else "") + _text(row.get("source"))
+
+
 def print_catalog_table(section: str, rows: list[dict[str, Any]], *, sources: bool) -> None:
     """One short line per entry; with `sources`, each entry's source text below it."""
     from rich.console import Console
@@ -159,7 +170,7 @@ def print_catalog_table(section: str, rows: list[dict[str, Any]], *, sources: bo
         table.add_column("source", overflow="fold", ratio=1, min_width=30)
     for row in rows:  # overlay text is the user's: markup escaped, control characters shown as '?'
         cells = [printable(_text(cell(row))) for _, cell in columns]
-        table.add_row(*cells, *([printable(_text(row.get("source")))] if sources else []))
+        table.add_row(*cells, *([printable(_source(row))] if sources else []))
     # The terminal's own width (COLUMNS when set; 80 when not a terminal), not the plan tables'
     # fixed 140.
     Console(highlight=False, soft_wrap=False).print(table)

@@ -321,7 +321,8 @@ def _request(flags: Flags) -> EstimateRequest:
 
 def _required(flags: Flags) -> tuple[str, str, str, int]:
     """--model, --method, --gpu and --gpus, each refused with what it takes where left out."""
-    model, method, gpu, gpus = flags.model, flags.method, flags.gpu, flags.gpus
+    model, gpu, gpus = flags.model, flags.gpu, flags.gpus
+    method = flags.method.lower() if flags.method else None  # a method in any case, as a model
     for option, value, what in (
             ("--model", model, "a catalog model id or name (plan catalog models)"),
             ("--method", method, f"one of {', '.join(METHODS)}"),

@@ -212,7 +212,11 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
             "options removed: " + ", ".join(f"{name} {n}" for name, n in removed.most_common())
         )
     plan.explanation = lines
-    assumptions: list[str] = list(session.loaded.money_notes) if session.loaded is not None else []
+    # what the scenario's catalog overlays changed, then amounts converted from other currencies
+    assumptions: list[str] = [] if session.loaded is None else [
+        *(f"catalog overlay {line}" for line in session.loaded.catalog.changes),
+        *session.loaded.money_notes,
+    ]
     for job in problem.jobs:
         for note in outcome.chosen[job].assumptions:
             if note not in assumptions:
