@@ -30,7 +30,7 @@ class IntraNodeLink(Strict):
     """GPU-to-GPU link inside a node. `bandwidth_gb_per_s` is per GPU, bidirectional (datasheet
     style)."""
 
-    # mlu_link: Cambricon's MLU-Link bridge, a full mesh of `max_group` cards (like an NVLink domain)
+    # mlu_link: Cambricon's MLU-Link bridge, a full mesh of `max_group` cards (as an NVLink domain)
     kind: Literal["nvlink", "nvlink_bridge", "pcie", "hccs", "mlu_link"]
     bandwidth_gb_per_s: float = Field(gt=0)
     max_group: int | None = Field(default=None, gt=0, description="GPUs joined by the link "
