@@ -9,7 +9,9 @@ from pydantic import Field, model_validator
 from plan.models.base import DateText, Strict
 from plan.models.bounded import Id
 
-Architecture = Literal["ampere", "ada", "hopper", "blackwell", "rubin", "davinci"]
+# davinci: Huawei Ascend; dcu: Hygon DCU (a GPGPU run through Hygon's DTK); mlu: Cambricon MLU.
+Architecture = Literal["ampere", "ada", "hopper", "blackwell", "rubin", "davinci", "dcu", "mlu"]
+Vendor = Literal["nvidia", "huawei", "hygon", "cambricon", "amd", "other"]
 
 
 class PeakTflops(Strict):
@@ -28,7 +30,8 @@ class IntraNodeLink(Strict):
     """GPU-to-GPU link inside a node. `bandwidth_gb_per_s` is per GPU, bidirectional (datasheet
     style)."""
 
-    kind: Literal["nvlink", "nvlink_bridge", "pcie", "hccs"]
+    # mlu_link: Cambricon's MLU-Link bridge, a full mesh of `max_group` cards (as an NVLink domain)
+    kind: Literal["nvlink", "nvlink_bridge", "pcie", "hccs", "mlu_link"]
     bandwidth_gb_per_s: float = Field(gt=0)
     max_group: int | None = Field(default=None, gt=0, description="GPUs joined by the link "
                                                                   "(bridge: 2)")
@@ -38,7 +41,7 @@ class GPU(Strict):
     id: Id
     aliases: list[str] = Field(default_factory=list)
     name: str
-    vendor: Literal["nvidia", "huawei", "amd", "other"] = "nvidia"
+    vendor: Vendor = "nvidia"
     architecture: Architecture
     memory_gib: float = Field(gt=0, description="capacity usable by the framework before its own "
                                                 "overhead")

@@ -213,6 +213,15 @@ class Offer(Strict):
     derived: DerivedPrice | None = Field(
         default=None, description="the price is set by this rule from another offer (and moves "
                                   "when an overlay changes that one); unset: the price is stated")
+    min_gpus: int | None = Field(default=None, gt=0, le=MAX_GPUS,
+                                 description="the fewest GPUs it rents (one instance as sold)")
+    step: int | None = Field(default=None, gt=0, le=MAX_GPUS,
+                             description="GPUs are rented in whole instances of this many")
+    lacks: list[str] = Field(default_factory=list,
+                             description="features of the platform this offer does not give "
+                                         "(a public pool on a platform that also sells "
+                                         "dedicated ones); `lacks_source` says why")
+    lacks_source: str | None = None
     source: str = Field(min_length=1)
     as_of: DateText
     assumed: bool = False
@@ -225,11 +234,40 @@ class Offer(Strict):
                              "rule")
         if self.derived is not None and self.derived.from_billing == self.billing:
             raise ValueError(f"offer {self.gpu}/{self.billing}: derived from itself")
+        if self.min_gpus is not None and self.step is not None and self.min_gpus % self.step:
+            raise ValueError(f"offer {self.gpu}/{self.billing}: min_gpus {self.min_gpus} is not "
+                             f"a whole number of instances of step {self.step}")
+        unknown = [name for name in self.lacks if name not in Features.model_fields]
+        if unknown:
+            raise ValueError(f"offer {self.gpu}/{self.billing}: lacks names unknown features "
+                             f"{unknown}; known: {', '.join(Features.model_fields)}")
+        if self.lacks and not self.lacks_source:
+            raise ValueError(f"offer {self.gpu}/{self.billing}: `lacks` needs `lacks_source`, the "
+                             "source that says the offer lacks them")
         return self
 
     @property
     def period_h(self) -> float:
         return PERIOD_H[self.billing]
+
+    @property
+    def sold_by_instance(self) -> bool:
+        """Whether the offer rents only whole instances bigger than one GPU."""
+        return (self.step or 1) > 1 or (self.min_gpus or 1) > 1
+
+    def rented_gpus(self, wanted: int) -> int:
+        """The GPUs rented to have `wanted`: whole instances of `step`, at least `min_gpus`."""
+        step = self.step or 1
+        return max(self.min_gpus or 1, -(-wanted // step) * step)
+
+    def instance_text(self) -> str:
+        """How the offer is sold, e.g. 'whole 8-GPU instances' or 'at least 2 GPUs'."""
+        step, least = self.step or 1, self.min_gpus or 1
+        if step > 1 and least <= step:
+            return f"whole {step}-GPU instances"
+        if step > 1:
+            return f"whole {step}-GPU instances, at least {least} GPUs"
+        return f"at least {least} GPUs"
 
 
 RegionCode = Annotated[str, BeforeValidator(check_code)]
@@ -323,6 +361,26 @@ class Egress(Strict):
         return self
 
 
+class FeatureFact(Strict):
+    """Where a platform's feature value (true or false) comes from: its public source and date, or
+    `assumed` with the rule. `note` is what a user must do to have it (e.g. turn on the bucket's
+    default encryption); a plan that relies on the feature repeats it."""
+
+    source: str = Field(min_length=1)
+    as_of: DateText | None = None
+    assumed: bool = False
+    assumption: str | None = None
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _assumption_stated(self) -> FeatureFact:
+        if self.assumed and not self.assumption:
+            raise ValueError("an assumed feature must state its rule in `assumption`")
+        if not self.assumed and self.as_of is None:
+            raise ValueError("a sourced feature needs `as_of`, the source's date")
+        return self
+
+
 class Platform(Strict):
     id: Id
     aliases: list[str] = Field(default_factory=list)
@@ -335,6 +393,8 @@ class Platform(Strict):
                                           "there)")
     regions_source: str | None = None
     features: Features = Field(default_factory=Features)
+    feature_facts: dict[str, FeatureFact] = Field(
+        default_factory=dict, description="per feature name: the source of its value")
     fabric: Fabric
     limits: Limits = Field(default_factory=Limits)
     reliability: Reliability | None = None
@@ -362,6 +422,10 @@ class Platform(Strict):
 
     @model_validator(mode="after")
     def _unique_offers(self) -> Platform:
+        unknown = [name for name in self.feature_facts if name not in Features.model_fields]
+        if unknown:
+            raise ValueError(f"platform {self.id}: feature_facts names unknown features "
+                             f"{unknown}; known: {', '.join(Features.model_fields)}")
         seen: set[tuple[str, str]] = set()
         for offer in self.offers:
             key = (offer.gpu, offer.billing)

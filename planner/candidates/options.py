@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from plan.constraints import sensitivity
 from plan.constraints.policy import unavailable_text
 from plan.models.catalog import Catalog
 from plan.models.features import owned_defaults
@@ -89,6 +90,21 @@ def _features(features: Features) -> frozenset[str]:
     return frozenset(name for name, value in features.model_dump().items() if value is True)
 
 
+def _relied_notes(job: Job, platform: Platform, features: frozenset[str]) -> list[str]:
+    """What the job's data rules rely on from the platform, where the catalog's fact for it is
+    assumed or asks something of the user (`FeatureFact.note`): one line per such feature."""
+    notes = []
+    for name in sensitivity.RULES[job.data.sensitivity].needs:
+        fact = platform.feature_facts.get(name)
+        if name not in features or fact is None:
+            continue
+        said = "; ".join(text for text in (fact.note, fact.assumption if fact.assumed else None)
+                         if text)
+        if said:
+            notes.append(f"{job.id} relies on {name} on {platform.id}: {said}")
+    return notes
+
+
 class Options:
     """The options of a job, for `CandidateBuilder` (planner/candidates/build.py): options a pinned
     count or a platform's quota rules out are recorded in `removed` as they are met."""
@@ -139,11 +155,13 @@ class Options:
                         f"({offer.billing}); raise it in an overlay with your quota"))
                     limit = allowed.ceiling
                 self._note_pinned_above(job, platform.id, gpu.id, offer.billing, limit)
-                counts = list(job_counts(job, per_node, limit))
+                counts = self._instance_counts(job, platform, offer, per_node, limit)
+                features = _features(platform.features) - frozenset(offer.lacks)
+                relied = _relied_notes(job, platform, features)
                 for count in counts:
                     place = self._placement(
                         "cloud", platform.id, platform.kind, gpu, count, per_node, offer.billing,
-                        platform.jurisdiction, _features(platform.features),
+                        platform.jurisdiction, features,
                         multi_node=limits.multi_node, max_gpus=limits.max_gpus_per_job,
                         assumed=offer.assumed, regions=tuple(platform.regions),
                         node_size_from_gpu=offer.gpus_per_node is None
@@ -152,6 +170,11 @@ class Options:
                              f"{offer.assumption}"] if offer.assumed else []
                     if allowed.note:
                         notes.append(allowed.note)
+                    if offer.sold_by_instance:
+                        notes.append(f"{platform.id} rents {gpu.id} ({offer.billing}) only as "
+                                     f"{offer.instance_text()}: the plan rents {count} GPUs, "
+                                     "whole instances, and uses them all")
+                    notes.extend(relied)
                     if allowed.needs_reservation(count):
                         notes.append(f"{count}x {gpu.id} on {platform.id} is above the "
                                      f"{allowed.max_gpus} one customer gets without a reservation: "
@@ -161,6 +184,23 @@ class Options:
                                            startup_h=allowed.startup_for(count),
                                            largest_gpus=max(counts)))
         return options
+
+    def _instance_counts(self, job: Job, platform: Platform, offer: Offer, per_node: int,
+                         limit: int) -> list[int]:
+        """The GPU counts tried on an offer: `job_counts`, each rounded up to whole instances
+        where the offer sells only those (`Offer.min_gpus`, `step`); a pinned count that is no
+        whole number of instances is recorded in `removed`."""
+        counts = job_counts(job, per_node, limit)
+        if not offer.sold_by_instance:
+            return counts
+        rented = sorted({n for n in map(offer.rented_gpus, counts)
+                         if n <= limit and job.allows_count(n)})
+        if job.gpus is not None and not rented:
+            self.removed.append(Removed(
+                job.id, platform.id, offer.gpu, job.gpus, offer.billing, "gpus",
+                f"{platform.id} rents {offer.gpu} ({offer.billing}) only as "
+                f"{offer.instance_text()}; {job.id} pins gpus: {job.gpus}"))
+        return rented
 
     def _owned_options(self, job: Job) -> list[_Option]:
         options = []

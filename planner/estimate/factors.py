@@ -19,6 +19,8 @@ GEMM_FRACTION_OF_PEAK: dict[str, float] = {
     "blackwell": 0.75,
     "rubin": 0.70,
     "davinci": 0.60,
+    "dcu": 0.60,
+    "mlu": 0.60,
 }
 """Best achievable dense-GEMM throughput as a fraction of the datasheet peak, per architecture.
 
@@ -26,7 +28,8 @@ Source: "maximum achievable matmul FLOPS" (MAMF) measurements, S. Bekman, *Machi
 Engineering*, compute/accelerator chapter: A100 SXM bf16 ~86% of 312, H100 SXM ~80% of 989 (H100 is
 power/clock limited below its datasheet rate). Ada (RTX 4090, L40S) assumed 0.80 (consumer boards
 throttle under sustained load); Blackwell, Rubin and Ascend are assumptions (no public MAMF figure
-found), lower for newer or less mature software stacks.
+found), lower for newer or less mature software stacks. Hygon DCU and Cambricon MLU take Ascend's
+0.60 (assumed the same way: no public MAMF figure, vendor software stacks).
 """
 
 MEASURED_GEMM_ARCHITECTURES = frozenset({"ampere", "hopper"})
@@ -34,14 +37,25 @@ MEASURED_GEMM_ARCHITECTURES = frozenset({"ampere", "hopper"})
 assumptions, and every estimate and plan on them says so (efficiency_assumption)."""
 
 
+VENDOR_STACK_OF_ARCHITECTURE: dict[str, str] = {
+    "davinci": "MindSpeed-LLM, Ascend's Megatron fork on CANN",
+    "dcu": "Hygon's DTK builds of Megatron-LM/DeepSpeed",
+    "mlu": "Cambricon's forks of Megatron-LM/DeepSpeed",
+}
+"""The stack a domestic accelerator trains on (not the CUDA stacks the factors are measured on);
+named in its efficiency assumption."""
+
+
 def efficiency_assumption(architecture: str) -> str | None:
     """The line an estimate or plan carries when its GPU's efficiency factors are assumed."""
     if architecture in MEASURED_GEMM_ARCHITECTURES:
         return None
     fraction = GEMM_FRACTION_OF_PEAK.get(architecture, 0.6)
-    return (f"compute efficiency of {architecture} GPUs assumed: dense GEMMs at {fraction:.0%} of "
-            "the datasheet peak (no published measurement; A100 86% and H100 80% are measured), so "
-            "time and cost on them are less certain than on A100/H100")
+    stack = VENDOR_STACK_OF_ARCHITECTURE.get(architecture)
+    on_stack = f" on {stack}" if stack else ""
+    return (f"compute efficiency of {architecture} GPUs{on_stack} assumed: dense GEMMs at "
+            f"{fraction:.0%} of the datasheet peak (no published measurement; A100 86% and H100 "
+            "80% are measured), so time and cost on them are less certain than on A100/H100")
 
 
 TRAINING_KERNEL_EFFICIENCY = 0.76
@@ -93,6 +107,8 @@ ATTENTION_UTILIZATION: dict[str, dict[str, float]] = {
         "blackwell": 0.23,
         "rubin": 0.23,
         "davinci": 0.30,
+        "dcu": 0.30,
+        "mlu": 0.30,
     },
     "fa3": {
         "ampere": 0.55,
@@ -101,6 +117,8 @@ ATTENTION_UTILIZATION: dict[str, dict[str, float]] = {
         "blackwell": 0.50,
         "rubin": 0.45,
         "davinci": 0.30,
+        "dcu": 0.30,
+        "mlu": 0.30,
     },
 }
 """Causal flash-attention forward+backward throughput as a fraction of the dense BF16 peak, by
@@ -116,7 +134,8 @@ the FA3 paper's 35% is FA2's forward best case, its backward runs slower and cau
 partly-filled tiles lower both; Blackwell and Rubin follow Hopper). "fa2" is what PyTorch SDPA and
 the flash-attn 2 package run (FSDP stacks: torchtitan, llm-foundry, torchtune, Hugging Face); "fa3"
 is Transformer Engine's cuDNN fused attention (Megatron-Core, NeMo) on Hopper and later. Ada,
-Blackwell, Rubin and Ascend values are assumptions (no published figure)."""
+Blackwell, Rubin and Ascend values are assumptions (no published figure); Hygon DCU and Cambricon
+MLU take Ascend's (assumed likewise)."""
 
 FA2_HEAD_DIMS = (32, 64, 96, 128, 160, 192, 256)
 """Head dimensions FlashAttention-2's kernels are compiled for (`HEADDIM_SWITCH`, flash-attn

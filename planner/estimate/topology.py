@@ -39,6 +39,9 @@ from plan.planner.estimate.factors import (
 )
 
 PCIE_HOST_GB_PER_S = PCIE_GB_PER_S_PER_DIRECTION["pcie"]
+SWITCHED_LINKS = ("nvlink", "hccs", "mlu_link")
+"""In-node links that join every card of a domain (`max_group`) at the link's bandwidth: NVLink
+switches, Ascend's HCCS full mesh, Cambricon's MLU-Link bridge (a full mesh of 4 cards)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +121,7 @@ def _graph(key: tuple[object, ...]) -> nx.Graph:
             g.add_node(gpu)
             pcie = min(PCIE_HOST_GB_PER_S, link_bw / 2) if kind == "pcie" else PCIE_HOST_GB_PER_S
             g.add_edge(gpu, host, capacity=pcie, kind="pcie")
-            if kind in ("nvlink", "hccs"):
+            if kind in SWITCHED_LINKS:
                 domain = max_group if isinstance(max_group, int) else per_node
                 g.add_edge(gpu, f"switch{k}.{i // domain}", capacity=link_bw / 2, kind="nvlink")
             elif kind == "nvlink_bridge" and i % 2 == 1:
@@ -239,7 +242,7 @@ def _ring_from(
             bw *= nics
         if bw < best_bw:
             best_bw, best_kind = bw, kind
-    intra = "nvlink" if key[0] in ("nvlink", "hccs") else "pcie"
+    intra = "nvlink" if key[0] in SWITCHED_LINKS else "pcie"
     return GroupLink(
         size,
         best_bw,
