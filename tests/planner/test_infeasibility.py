@@ -25,8 +25,8 @@ EXCLUDED = ("zhixingyun", "autodl", "a800", "h800", "rtx4090", "aliyun", "tencen
 
 
 def _domestic(base_scenario: dict[str, Any]) -> dict[str, Any]:
-    """Confidential data, only ModelArts and 910B allowed: the catalog says ModelArts lacks
-    encryption."""
+    """Regulated data, only ModelArts and 910B allowed, billed by the hour: ModelArts' hourly pool
+    is shared (the catalog: it lacks dedicated hardware, which its monthly pools have)."""
     base_scenario.update(
         owned=[],
         sites=[],
@@ -35,7 +35,8 @@ def _domestic(base_scenario: dict[str, Any]) -> dict[str, Any]:
         policy={"allow_platforms": ["huawei-modelarts"], "allow_gpus": ["ascend-910b"]},
     )
     base_scenario["jobs"] = [{"id": "glm", "model": "glm-4-9b", "method": "lora", "tokens": "500M",
-                              "data": {"sensitivity": "confidential", "residency": "cn"}}]
+                              "billing": ["hourly"],
+                              "data": {"sensitivity": "regulated", "residency": "cn"}}]
     return base_scenario
 
 
@@ -85,7 +86,7 @@ def test_planted_sensitivity_conflict_is_minimal_and_ignores_excluded_options(
     names = [c.constraint for c in result.conflicts]
     assert names == ["sensitivity/glm"]
     detail = result.conflicts[0].detail
-    assert "encryption" in detail and "huawei-modelarts" in detail
+    assert "dedicated_hardware" in detail and "huawei-modelarts" in detail
     assert not any(word in c.detail for c in result.conflicts for word in EXCLUDED)
     _check_minimal_and_each_changes_the_outcome(session, names)
     kinds = {r.kind: r for r in result.relaxations}
@@ -140,8 +141,8 @@ def test_json_relaxations_are_numbers_with_units(base_scenario, write_scenario):
 
 
 @pytest.mark.parametrize(("spec", "expected"), [
-    ("platform=huawei-modelarts gpu=ascend-910b gpus=8", "sensitivity/glm: confidential data needs "
-                                                         "encryption"),
+    ("platform=huawei-modelarts gpu=ascend-910b gpus=8", "sensitivity/glm: regulated data needs "
+                                                         "dedicated_hardware"),
     ("platform=aliyun-pai gpu=h800 billing=hourly", "policy.platforms: aliyun-pai is not in "
                                                     "allow_platforms"),
 ])
