@@ -69,13 +69,13 @@ class Stack:
     qlora: bool
     """A 4-bit QLoRA path (bitsandbytes through peft); Megatron has none."""
     adapters: bool
-    """Its own export trains LoRA and QLoRA (peft on DeepSpeed, accelerate and LLaMA-Factory's
-    Hugging Face path). Megatron-LM's pretrain_gpt.py has no LoRA (launch-configs.md section 2:
-    PEFT lives in Megatron-Bridge/NeMo) and `--to megatron` refuses it: an adapter job is planned
-    on Megatron only where LLaMA-Factory's Megatron-Bridge backend runs it, which its export
-    writes for pipeline or context parallelism or block recomputation (llamafactory.py
-    `uses_bridge`; stack_rules.ADAPTERS_NEED_BRIDGE). Issue 50: plans put single-GPU LoRA jobs on
-    Megatron, which no export ran as planned."""
+    """Searched for LoRA and QLoRA: a stack whose export trains adapters as planned (peft on
+    DeepSpeed, accelerate and LLaMA-Factory's Hugging Face path). Megatron-LM's pretrain_gpt.py has
+    no LoRA (launch-configs.md section 2: PEFT lives in Megatron-Bridge/NeMo) and the megatron
+    export refuses it, so a searched plan never names Megatron for an adapter job (issue 50: plans
+    put LoRA jobs on Megatron, which no `--to megatron` ran). Block recomputation, which only
+    Megatron runs, still keeps an adapter job there: LLaMA-Factory's Megatron-Bridge backend runs
+    it (planner/export/llamafactory.py `uses_bridge`)."""
     block_recompute: bool
     """Megatron's block recomputation (`--recompute-method block --recompute-num-layers`)."""
     selective_recompute: SelectiveRecompute

@@ -71,16 +71,6 @@ def hybrid_shard_gap(spec: LayoutSpec, cluster: Cluster) -> str | None:
     return None
 
 
-ADAPTERS_NEED_BRIDGE = (
-    "Megatron trains LoRA only through LLaMA-Factory's Megatron-Bridge backend, which its export "
-    "writes for pipeline or context parallelism or block recomputation (pretrain_gpt.py has no "
-    "LoRA, and --to megatron refuses it)"
-)
-"""Why an adapter job is not planned on Megatron without pp, cp or block recomputation: the
-llamafactory export would run that layout on its Hugging Face path, not on Megatron, and no other
-export runs it (`Stack.adapters`; planner/export/llamafactory.py `uses_bridge`)."""
-
-
 def split_gap(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int, cp: int = 1,
               heads: int = 0) -> str | None:
     """Why no stack runs (framework, tp, pp, cp), or None. Megatron splits each sequence into 2 x cp
@@ -95,9 +85,6 @@ def split_gap(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int, c
                                             flash_attention=spec.flash_attention))
     if gaps:
         return gaps[0].reason
-    if (method in ADAPTER_METHODS and not stack_of(framework).adapters and pp == 1 and cp == 1
-            and not spec.recompute_layers):
-        return ADAPTERS_NEED_BRIDGE
     if not stack_of(framework).recipe_family:
         return None
     if (spec.framework is None and spec.pytorch_stacks_only
@@ -272,6 +259,8 @@ def megatron_left_out(method: str, spec: LayoutSpec) -> str:
         return "Megatron has no 4-bit QLoRA path"
     if method in DPO_METHODS:
         return "Megatron-Bridge and mcore_adapter train pt and sft, not DPO"
+    if method in ADAPTER_METHODS and not stack_of("megatron").adapters:
+        return "Megatron-LM's pretrain_gpt.py has no LoRA, and the megatron export refuses it"
     if spec.optimizer in PYTORCH_ONLY_OPTIMIZERS:
         return f"Megatron has no {OPTIMIZER_NAME_OF[spec.optimizer]}"
     if spec.loss != "plain":
