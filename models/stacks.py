@@ -68,14 +68,6 @@ class Stack:
     LLaMA-Factory's use_unsloth_gc), a PyTorch stack's."""
     qlora: bool
     """A 4-bit QLoRA path (bitsandbytes through peft); Megatron has none."""
-    adapters: bool
-    """Searched for LoRA and QLoRA: a stack whose export trains adapters as planned (peft on
-    DeepSpeed, accelerate and LLaMA-Factory's Hugging Face path). Megatron-LM's pretrain_gpt.py has
-    no LoRA (launch-configs.md section 2: PEFT lives in Megatron-Bridge/NeMo) and the megatron
-    export refuses it, so a searched plan never names Megatron for an adapter job (issue 50: plans
-    put LoRA jobs on Megatron, which no `--to megatron` ran). Block recomputation, which only
-    Megatron runs, still keeps an adapter job there: LLaMA-Factory's Megatron-Bridge backend runs
-    it (planner/export/llamafactory.py `uses_bridge`)."""
     block_recompute: bool
     """Megatron's block recomputation (`--recompute-method block --recompute-num-layers`)."""
     selective_recompute: SelectiveRecompute
@@ -173,7 +165,6 @@ _FACTS: dict[str, tuple[Any, Any, Any]] = {
     "leaner_losses": (False, True, True),
     "checkpoint_offload": (False, True, True),
     "qlora": (False, True, True),
-    "adapters": (False, True, True),
     "block_recompute": (True, False, False),
     "selective_recompute": ("attention", "none", "op_level"),
     "interleaving_groups": (True, False, False),

@@ -101,8 +101,7 @@ def fsdp_stack_gap(method: str, optimizer: str, precision: str, tp: int,
     LLaMA-Factory) have no pipeline parallelism, and torchtitan, which pipelines, has no adapters,
     no DPO loss and AdamW or Adam only (the other optimizers run on the Hugging Face path, which
     does not pipeline) in bf16 (its `mixed_precision_param` takes bfloat16 or float32, not fp16);
-    Megatron-Bridge/NeMo pipeline LoRA, but an adapter job is searched on Megatron only with block
-    recomputation (`Stack.adapters`). A 4-bit QLoRA base is sharded by
+    Megatron-Bridge/NeMo pipeline LoRA (framework megatron). A 4-bit QLoRA base is sharded by
     FSDP/ZeRO-3 only: bitsandbytes' packed 4-bit layers are not sliced by tensor parallelism
     (LLaMA-Factory's AutoTP path; Megatron has no QLoRA), as the llamafactory export says."""
     if pp > 1 and optimizer != "adam":
@@ -240,11 +239,10 @@ def recompute_gap(recompute: str, method: str, spec: LayoutSpec, framework: str,
 def searched_frameworks(method: str, spec: LayoutSpec) -> tuple[str, ...]:
     """Frameworks searched when none is fixed: Megatron for its own options (block recomputation,
     the precision-aware optimizer; asked for by name, so kept for a PyTorch-only team too), FSDP for
-    QLoRA and LoRA (`Stack.adapters`), DPO (TRL, LLaMA-Factory's stage dpo, OpenRLHF: no Megatron
-    stack of the reference trains it; Megatron-Bridge and mcore_adapter run pt/sft,
-    launch-configs.md), the PyTorch optimizers, a chunked or fused loss and offloaded checkpoints (a
-    job that names Liger's or Unsloth's loss or checkpointing runs a PyTorch stack) and for a team
-    limited to PyTorch stacks, else both."""
+    QLoRA, DPO (TRL, LLaMA-Factory's stage dpo, OpenRLHF: no Megatron stack of the reference trains
+    it; Megatron-Bridge and mcore_adapter run pt/sft, launch-configs.md), the PyTorch optimizers, a
+    chunked or fused loss and offloaded checkpoints (a job that names Liger's or Unsloth's loss or
+    checkpointing runs a PyTorch stack) and for a team limited to PyTorch stacks, else both."""
     if spec.recompute_layers or spec.optimizer in MEGATRON_ONLY_OPTIMIZERS:
         return ("megatron",)
     if megatron_left_out(method, spec):
@@ -259,8 +257,6 @@ def megatron_left_out(method: str, spec: LayoutSpec) -> str:
         return "Megatron has no 4-bit QLoRA path"
     if method in DPO_METHODS:
         return "Megatron-Bridge and mcore_adapter train pt and sft, not DPO"
-    if method in ADAPTER_METHODS and not stack_of("megatron").adapters:
-        return "Megatron-LM's pretrain_gpt.py has no LoRA, and the megatron export refuses it"
     if spec.optimizer in PYTORCH_ONLY_OPTIMIZERS:
         return f"Megatron has no {OPTIMIZER_NAME_OF[spec.optimizer]}"
     if spec.loss != "plain":
