@@ -9,7 +9,7 @@ from pathlib import Path
 from plan.planner.atomic_file import WriteFailed, write_all
 from plan.planner.export import accelerate, deepspeed, llamafactory, megatron, torchtitan
 from plan.planner.export.launch import node_steps
-from plan.planner.export.layout import ExportError, ExportLayout
+from plan.planner.export.layout import STACKS, ExportError, ExportLayout
 from plan.planner.output_target import OutputRefused, check_inside, component_map, same_file
 from plan.planner.plain_text import plain
 
@@ -36,6 +36,19 @@ def render_stack(layout: ExportLayout, stack: str) -> tuple[dict[str, str], list
     if stack == "torchrun-fsdp":
         return accelerate.render(layout, forced_plugin="fsdp")
     raise ExportError(f"unknown stack {stack!r}")
+
+
+def exporting_stacks(layout: ExportLayout) -> tuple[str, ...]:
+    """The `plan export --to` stacks that write this job (render it without a refusal), in STACKS'
+    order: what the report's layout column names, so that it agrees with `plan export`."""
+    runs = []
+    for stack in STACKS:
+        try:
+            render_stack(layout, stack)
+        except ExportError:
+            continue
+        runs.append(stack)
+    return tuple(runs)
 
 
 def readme(

@@ -8,7 +8,7 @@ from plan.models.loading import LoadedScenario
 from plan.planner.pareto.front import ParetoFront
 from plan.planner.pareto.html import front_svg
 from plan.planner.plain_text import html_text
-from plan.planner.plan import Plan, SolveResult
+from plan.planner.plan import JobPlan, Plan, SolveResult
 from plan.planner.report_html.charts import billing_lines, cost_svgs, memory_svg
 from plan.planner.report_html.figures import (
     cost_table,
@@ -112,7 +112,7 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
         calibration_line = "; ".join(dict.fromkeys(lines)) or None
     if calibration_line:
         body.append(f'<p class="muted">{_e(calibration_line)}</p>')
-    body += _jobs_section(best, cur)
+    body += _jobs_section(best, loaded, cur)
     body += _schedule_section(best, loaded, cur)
     body += _cost_and_memory_sections(best, cur, s.policy.memory_headroom)
     body += _alternatives_section(result, cur)
@@ -137,7 +137,21 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
     return _wrap(result.scenario, body)
 
 
-def _jobs_section(best: Plan, cur: str) -> list[str]:
+def export_stacks_text(job: JobPlan, loaded: LoadedScenario) -> str:
+    """Which `plan export --to` stacks write this job, as the layout column says it."""
+    from plan.planner.export import ExportError, build_layout
+    from plan.planner.export.writer import exporting_stacks
+
+    spec = next(j for j in loaded.scenario.jobs if j.id == job.job)
+    try:
+        layout = build_layout(job, spec, loaded.models[job.job], loaded.catalog.gpu(job.gpu))
+    except ExportError as exc:
+        return f"no export: {exc}"
+    stacks = exporting_stacks(layout)
+    return f"exports: --to {', '.join(stacks)}" if stacks else "no export writes this layout"
+
+
+def _jobs_section(best: Plan, loaded: LoadedScenario, cur: str) -> list[str]:
     out = ["<h2>Jobs of the best plan</h2>",
            table_box("jobs of the best plan") + "<table><thead><tr><th>job</th><th>where</th>"
            '<th>layout</th><th class="num">start (h)</th><th class="num">end (h)</th><th '
@@ -146,7 +160,7 @@ def _jobs_section(best: Plan, cur: str) -> list[str]:
     for j in best.jobs:
         layout = (f"tp={j.tp} pp={j.pp} cp={j.cp}" + (f" ep={j.ep}" if j.ep > 1 else "")
                   + f" dp={j.dp} ZeRO-{j.zero}, mb={j.micro_batch}, recompute {j.recompute_text}, "
-                  f"{j.framework}")
+                  f"{j.framework} execution model; {export_stacks_text(j, loaded)}")
         out.append(f'<tr data-job="{_e(j.job)}"><td>{_e(j.job)}</td><td>{j.gpus}x {_e(j.gpu)} on '
                    f"{_e(j.platform)} ({_e(j.billing)})</td><td>{_e(layout)}</td><td "
                    f"class='num'>{j.start_h:,.1f}</td><td class='num'>{j.end_h:,.1f}</td><td "
