@@ -161,6 +161,9 @@ class Trade:
     delta_makespan_h: float  # positive = finishes later than plan 1
     # "domain-cpt: 16x a800-80gb on hospital-a800 (owned) -> 32x h800 on ..."
     changes: tuple[str, ...]
+    # decision (another platform, GPU type or billing) | class (every job of a class moved) |
+    # count (the same choices, other GPU counts) | p90 (the cheapest plan holding at p90 time)
+    kind: str = "decision"
 
     def summary(self, currency: str) -> str:
         return f"{self.delta_cost:+,.0f} {currency}, {self.delta_makespan_h:+,.1f} h"
