@@ -166,7 +166,10 @@ class Trade:
     kind: str = "decision"
 
     def summary(self, currency: str) -> str:
-        return f"{self.delta_cost:+,.0f} {currency}, {self.delta_makespan_h:+,.1f} h"
+        """'+116 CNY, -14.4 h'; a change under one unit in cents, so that it never reads +0."""
+        cost = self.delta_cost
+        shown = f"{cost:+,.2f}" if 0 < abs(cost) < 1 else f"{cost:+,.0f}"
+        return f"{shown} {currency}, {self.delta_makespan_h:+,.1f} h"
 
 
 @dataclass

@@ -214,7 +214,7 @@ def _alternatives(
 def _alternatives_note(searches: list[TradeSearch], singles: list[str], inside: int,
                        beyond: bool, gap: float) -> str:
     """What the alternatives shown are, when fewer than asked for were found."""
-    what = [f"change the platform, GPU type or billing of {', '.join(singles)} (the jobs carrying "
+    what = [f"the platform, GPU type or billing of {', '.join(singles)} (the jobs carrying "
             f"{MATERIAL_SHARE:.0%} or more of the cost or time)"] if singles else []
     classes = [s.label for s in searches if s.kind == "class"]
     if classes:

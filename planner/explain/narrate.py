@@ -504,33 +504,36 @@ def _by_policy(group: str) -> bool:
 
 
 def _policy_excludes(problem: Problem, outcome: Outcome) -> list[str]:
-    """What the scenario's policy leaves out, said once: by group, the platforms and GPUs it names,
-    and per job the cheapest option only policy keeps from being cheaper than the chosen one."""
-    excluded = [c for c in problem.all_candidates() if any(_by_policy(g) for g in c.violations)]
-    if not excluded:
+    """What the scenario's policy keeps out that would cost less than the plan's choice, said once
+    (the ruled-out lines cite only what policy allows): by group, the platforms and GPUs it names,
+    and per job the cheapest option only policy keeps out. Nothing when policy costs nothing."""
+    cheaper = [c for c in problem.all_candidates()
+               if any(_by_policy(g) for g in c.violations)
+               and problem.standalone_cost(c) < problem.standalone_cost(outcome.chosen[c.job])]
+    if not cheaper:
         return []
     parts = []
-    for group in sorted({g for c in excluded for g in c.violations if _by_policy(g)}):
-        hit = [c for c in excluded if group in c.violations]
+    for group in sorted({g for c in cheaper for g in c.violations if _by_policy(g)}):
+        hit = [c for c in cheaper if group in c.violations]
         names = sorted({c.platform if group == "policy.platforms" else c.gpu for c in hit})
         shown = ", ".join(names[:NAMES_SHOWN]) + (
             f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else "")
         what = POLICY_EXCLUDES.get(group, "options")
         parts.append(f"{what} {shown} ({group})" if group in ("policy.platforms", "policy.gpus")
                      else f"{what} ({group})")
-    cheaper = []
+    cheapest = []
     for job in problem.jobs:
-        mine = problem.standalone_cost(outcome.chosen[job])
-        only_policy = [c for c in excluded if c.job == job
-                       and all(_by_policy(g) for g in c.violations)
-                       and problem.standalone_cost(c) < mine]
+        only_policy = [c for c in cheaper
+                       if c.job == job and all(_by_policy(g) for g in c.violations)]
         c = min(only_policy, key=lambda c: (problem.standalone_cost(c), c.index), default=None)
         if c is not None:
-            cheaper.append(f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing}) at "
-                           f"{money(SCALE.to_money(problem.standalone_cost(c)), problem.currency)}"
-                           f" against {money(SCALE.to_money(mine), problem.currency)}")
-    return ["policy, as the scenario sets it, leaves out " + "; ".join(parts)
-            + (f"; cheaper options only it leaves out: {'; '.join(cheaper)}" if cheaper else "")]
+            mine = problem.standalone_cost(outcome.chosen[job])
+            cheapest.append(f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing}) at "
+                            f"{money(SCALE.to_money(problem.standalone_cost(c)), problem.currency)}"
+                            f" against {money(SCALE.to_money(mine), problem.currency)}")
+    return ["policy, as the scenario sets it, keeps out cheaper options: " + "; ".join(parts)
+            + (f"; the cheapest that only policy keeps out: {'; '.join(cheapest)}"
+               if cheapest else "")]
 
 
 def _purchases_not_paying_back(problem: Problem, plan: Plan) -> list[str]:

@@ -175,9 +175,16 @@ def test_ruled_out_lines_never_name_what_policy_excludes():
     assert any("other (hourly) would cost 70 CNY but is ruled out by ops_skill/a" in line
                for line in ruled)
     said = [line for line in lines if line.startswith("policy, as the scenario sets it")]
-    assert said == ["policy, as the scenario sets it, leaves out platforms cheap-cloud "
-                    "(policy.platforms); cheaper options only it leaves out: a: 8x a800-80gb on "
-                    "cheap-cloud (hourly) at 50 CNY against 100 CNY"]
+    assert said == ["policy, as the scenario sets it, keeps out cheaper options: platforms "
+                    "cheap-cloud (policy.platforms); the cheapest that only policy keeps out: "
+                    "a: 8x a800-80gb on cheap-cloud (hourly) at 50 CNY against 100 CNY"]
+
+
+def test_policy_that_keeps_out_nothing_cheaper_is_not_said():
+    specs = [Spec("a", "p1", cost=100), Spec("a", "dear-cloud", cost=150, violations=POLICY)]
+    problem = make_problem(specs, groups={"policy.platforms": "the platform lists"})
+    result = solve_problem(problem, top_k=2)
+    assert not any(line.startswith("policy") for line in result.plans[0].explanation)
 
 
 def test_a_shipped_answer_says_its_gpu_policy_once_and_cites_it_nowhere_else():
@@ -191,4 +198,5 @@ def test_a_shipped_answer_says_its_gpu_policy_once_and_cites_it_nowhere_else():
         said = [line for line in plan.explanation if line.startswith("policy, as")]
         assert len(said) == (1 if plan.rank == 1 else 0)
     said = next(line for line in result.plans[0].explanation if line.startswith("policy, as"))
-    assert "GPUs" in said and "h800" in said and "(policy.gpus)" in said
+    assert "cheaper options: GPUs " in said and "(policy.gpus)" in said
+    assert "glm4-full-ft: 8x h800 on zhixingyun-pro (hourly) at 554 CNY" in said
