@@ -98,15 +98,17 @@ class TradeSearch:
 
     def bounds(self, problem: Problem, best: Outcome, shown: list[Outcome]) -> Bounds:
         undominated = tuple((o.total_cost, o.makespan_min) for o in shown)
+        nogoods: tuple[tuple[Decision, ...], ...]
         if self.kind == "count":  # the best plan's choices, other counts, ending sooner
-            forced = tuple(
-                tuple(c.index for c in problem.candidates[job]
-                      if c.decision == best.chosen[job].decision)
-                for job in problem.jobs)
-            return Bounds(forced=forced, undominated=undominated,
+            # every other decision is a nogood of its own (not a forced set, which would need the
+            # whole model, rule-breaking options included: slower to build)
+            nogoods = tuple(((job, key),) for job in problem.jobs
+                            for key in dict.fromkeys(c.decision for c in problem.candidates[job]
+                                                     if not c.violations)
+                            if key != best.chosen[job].decision)
+            return Bounds(nogoods=nogoods, undominated=undominated,
                           max_makespan=best.makespan_min - self.extra["move_min"],
                           max_cost=self.extra["max_cost"])
-        nogoods: tuple[tuple[Decision, ...], ...]
         if self.kind == "class":  # every job of the class leaves its choice in each plan shown
             nogoods = tuple(dict.fromkeys(
                 ((job, o.chosen[job].decision),) for o in shown for job in self.jobs))
