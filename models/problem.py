@@ -146,7 +146,9 @@ class Candidate:
     @property
     def decision(self) -> tuple[str, str, str]:
         """The choices that make two plans genuinely different (for alternatives): where, on what
-        GPU and billed how. The GPU count alone is a tuning of the same choice."""
+        GPU and billed how. The GPU count alone tunes the same choice: a plan that changes only
+        counts is shown as a time-for-money trade when it moves the end enough
+        (planner/trades.py)."""
         return (self.platform, self.gpu, self.billing)
 
 

@@ -170,9 +170,15 @@ class Trade:
     delta_makespan_h: float  # positive = finishes later than plan 1
     # "domain-cpt: 16x a800-80gb on hospital-a800 (owned) -> 32x h800 on ..."
     changes: tuple[str, ...]
+    # decision (another platform, GPU type or billing) | class (every job of a class moved) |
+    # count (the same choices, other GPU counts) | p90 (the cheapest plan holding at p90 time)
+    kind: str = "decision"
 
     def summary(self, currency: str) -> str:
-        return f"{self.delta_cost:+,.0f} {currency}, {self.delta_makespan_h:+,.1f} h"
+        """'+116 CNY, -14.4 h'; a change under one unit in cents, so that it never reads +0."""
+        cost = self.delta_cost
+        shown = f"{cost:+,.2f}" if 0 < abs(cost) < 1 else f"{cost:+,.0f}"
+        return f"{shown} {currency}, {self.delta_makespan_h:+,.1f} h"
 
 
 @dataclass

@@ -6,9 +6,10 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from plan.models.loading import LoadedScenario
-from plan.models.problem import Problem
+from plan.models.problem import SCALE
 from plan.planner.build_deadline import BuildTimeout
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
@@ -23,8 +24,17 @@ from plan.planner.explain.ownership import (
 )
 from plan.planner.plan import Plan, SolveResult
 from plan.planner.session import Session, SolveOptions
+from plan.planner.trades import (
+    COUNT_TRADE_SHARE,
+    MATERIAL_SHARE,
+    TradeSearch,
+    cheapest_holding_p90,
+    meets,
+    p90_lines,
+    p90_misses,
+    trade_searches,
+)
 
-MATERIAL_SHARE = 0.2  # a job with this share of the cost or the time is one whose choice matters
 ALTERNATIVE_WORK = 3.0
 """Deterministic time for each alternative's solve: an alternative is shown once found and checked
 to be a real trade; proving it the nearest one must not take the whole budget on a large scenario
@@ -37,8 +47,7 @@ a greedy start slows the small ones (lab_six_jobs: 0.04 -> 0.07 units)."""
 
 
 def solve(loaded: LoadedScenario, options: SolveOptions | None = None) -> SolveResult:
-    """Best plan and up to top_k - 1 alternatives that differ in platform, GPU type or count per
-    job.
+    """Best plan and up to top_k - 1 alternatives that trade against it (planner/trades.py).
 
     When the time limit runs out while candidates are still being built, the result is "unknown"
     (exit 3) with a note saying how far building got."""
@@ -78,15 +87,25 @@ def solve_session(session: Session) -> SolveResult:
     if best.status == "infeasible":
         explain_infeasible(session, result)
     elif best.solved:
-        plans: list[Plan] = [to_plan(problem, best, 1)]
-        outcomes = [best]
         alternatives, inside = _alternatives(session, best, result)
-        outcomes += alternatives
-        plans += [to_plan(problem, alt, rank) for rank, alt in enumerate(alternatives, start=2)]
-        for plan in plans[inside + 1:]:
-            plan.within_gap = False
-        for plan, outcome in zip(plans, outcomes, strict=True):
-            explain_plan(session, plan, outcome, best)
+        outcomes = [best, *(outcome for outcome, _ in alternatives)]
+        kinds = ["best", *(kind for _, kind in alternatives)]
+        misses = p90_misses(problem, best)
+        holding = cheapest_holding_p90(session, ALTERNATIVE_WORK) if misses else None
+        holding_rank = _rank_of(outcomes, holding)
+        if holding is not None and holding_rank is None and session.settings.top_k > 1:
+            outcomes.append(holding)
+            kinds.append("p90")
+            holding_rank = len(outcomes)
+        plans = [to_plan(problem, outcome, rank) for rank, outcome in enumerate(outcomes, start=1)]
+        cap = session.objective_value(best) * (1 + session.settings.gap)
+        for rank, plan in enumerate(plans, start=1):
+            plan.within_gap = rank <= inside + 1 or (
+                kinds[rank - 1] == "p90" and session.objective_value(outcomes[rank - 1]) <= cap)
+        for plan, outcome, kind in zip(plans, outcomes, kinds, strict=True):
+            explain_plan(session, plan, outcome, best, kind)
+        if misses:
+            plans[0].explanation += p90_lines(problem, best, misses, holding, holding_rank)
         # (one more search per job: the top plan only)
         plans[0].explanation += offload_lines(session, best)
         plans[0].explanation += hybrid_shard_lines(session, best)  # (and per hybrid-sharded job)
@@ -115,6 +134,15 @@ def _ownership(session: Session, plans: list[Plan]) -> None:
         plans[0].explanation.append(line)
 
 
+def _rank_of(outcomes: list[Outcome], outcome: Outcome | None) -> int | None:
+    """The rank of the shown plan that makes the same choices as `outcome`, if one does."""
+    if outcome is None:
+        return None
+    choice = {job: c.index for job, c in outcome.chosen.items()}
+    return next((rank for rank, o in enumerate(outcomes, start=1)
+                 if {job: c.index for job, c in o.chosen.items()} == choice), None)
+
+
 def _best(session: Session, result: SolveResult) -> Outcome:
     """The main solve: first on its own for QUICK_BEST_WORK, which proves most scenarios; then, if
     that did not, again from a greedy plan (planner/cpsat/warm_start.py), and the answer says so.
@@ -135,42 +163,62 @@ def _best(session: Session, result: SolveResult) -> Outcome:
 
 def _alternatives(
     session: Session, best: Outcome, result: SolveResult
-) -> tuple[list[Outcome], int]:
-    """Up to top_k - 1 plans within the gap, each changing the platform, GPU type or billing of a
-    material job against every plan before it, and each cheaper or faster than every plan before it:
-    a real trade, not the same plan on another vendor at a higher price. When fewer exist within the
-    gap, the nearest such plan beyond it is shown, and said to be."""
+) -> tuple[list[tuple[Outcome, str]], int]:
+    """Up to top_k - 1 plans within the gap, each cheaper or faster than every plan before it (a
+    real trade, not the same plan on another vendor at a higher price), each the best of what the
+    searches (planner/trades.py) propose: another platform, GPU type or billing for a material job
+    against every plan before it; every job of a material class of equal jobs moved; or the best
+    plan's choices with other GPU counts, ending sooner. When fewer exist within the gap, the
+    nearest plan beyond it that changes a decision is shown, and said to be. Returns the plans with
+    their kind, and how many are within the gap."""
     problem, settings = session.problem, session.settings
     cap = math.floor(session.objective_value(best) * (1 + settings.gap))
-    material = material_jobs(problem, best)
-    found: list[Outcome] = []
-    nogoods: list[tuple[tuple[str, tuple[str, str, str]], ...]] = []
+    searches, singles = trade_searches(session, best)
+    found: list[tuple[Outcome, str]] = []
     within_gap, beyond = True, False
     unproven = 0
-    while len(found) < settings.top_k - 1:
-        last = found[-1] if found else best
-        nogoods.append(tuple((job, last.chosen[job].decision) for job in material))
-        bounds = Bounds(
-            nogoods=tuple(nogoods),
-            max_objective=(session.cap_objective(), cap) if within_gap else None,
-            undominated=tuple((o.total_cost, o.makespan_min) for o in [best, *found]),
-        )
-        alt = session.best(bounds, hint=last, max_work=ALTERNATIVE_WORK)
-        if alt.status == "feasible":
-            unproven += 1
-        # ran out of its slice: nothing is known about plans beyond it either
-        if alt.status == "unknown":
-            within = "the time limit" if alt.wall_stopped else f"{ALTERNATIVE_WORK:g} work units"
-            result.notes.append(f"alternatives: {'no further one' if found else 'none'} found "
-                                f"within {within} (not proven that none exists)")
-            break
-        if not alt.solved:
+    while len(found) < settings.top_k - 1 and searches:
+        shown = [best, *(o for o, _ in found)]
+        last = shown[-1]
+        proposed: list[tuple[Outcome, str]] = []
+        for search in searches:
+            if search.closed or (search.within_gap_only and not within_gap):
+                continue
+            bounds = search.bounds(problem, best, shown)
+            if within_gap:
+                bounds = replace(bounds, max_objective=(session.cap_objective(), cap))
+            if search.cached is not None and meets(search.cached, bounds):
+                proposed.append((search.cached, search.kind))
+                continue
+            alt = session.best(bounds, hint=last if search.kind != "count" else best,
+                               max_work=ALTERNATIVE_WORK)
+            search.cached = alt if alt.solved else None
+            if alt.status == "unknown":  # ran out of its slice: nothing is known beyond it either
+                search.closed = search.ran_out = True
+                within = ("the time limit" if alt.wall_stopped
+                          else f"{ALTERNATIVE_WORK:g} work units")
+                what = "alternatives" if search.kind == "decision" else f"{search.kind} trades"
+                result.notes.append(f"{what}: {'no further one' if found else 'none'} found "
+                                    f"within {within} (not proven that none exists)")
+            elif not alt.solved:
+                search.closed = True
+            else:
+                proposed.append((alt, search.kind))
+        if not proposed:
             if not within_gap:
                 break
             within_gap = False
-            nogoods.pop()
+            for search in searches:  # beyond the gap, what was closed within it may exist
+                search.closed = search.ran_out or search.within_gap_only
             continue
-        found.append(alt)
+        pick = min(proposed, key=lambda item: (session.objective_value(item[0]),
+                                               item[0].makespan_min))
+        if pick[0].status == "feasible":
+            unproven += 1
+        found.append(pick)
+        for search in searches:
+            if search.cached is pick[0]:
+                search.cached = None
         if not within_gap:
             beyond = True
             # one plan beyond the gap, the nearest, is enough to show what a real change costs
@@ -180,25 +228,31 @@ def _alternatives(
         result.notes.append(f"alternatives: {unproven} shown as found within {ALTERNATIVE_WORK:g} "
                             f"work units each, real trades but not proven the nearest ones")
     if len(found) < settings.top_k - 1 or beyond:
-        result.notes.append(
-            f"alternatives: {inside} within {settings.gap:.0%} of the best are cheaper or faster "
-            "than the plans above them and change the platform, GPU type or billing of "
-            f"{', '.join(material)} (the jobs carrying {MATERIAL_SHARE:.0%} or more of the cost or "
-            "time)"
-            + ("; the last plan shown is the nearest such change beyond the gap" if beyond else ""))
+        result.notes.append(_alternatives_note(searches, singles, inside, beyond, settings.gap))
     return found, inside
 
 
-def material_jobs(problem: Problem, best: Outcome) -> list[str]:
-    """Jobs that carry a real share of the best plan's cost or time (MATERIAL_SHARE or more): an
-    alternative must change one of their decisions, not just retune a small job."""
-    costs = {job: problem.standalone_cost(c) for job, c in best.chosen.items()}
-    total = sum(costs.values())
-    makespan = max(best.makespan_min, 1)
-    found = [job for job in problem.jobs
-             if (total > 0 and costs[job] >= MATERIAL_SHARE * total)
-             or best.chosen[job].duration_min >= MATERIAL_SHARE * makespan]
-    return found or list(problem.jobs)
+def _alternatives_note(searches: list[TradeSearch], singles: list[str], inside: int,
+                       beyond: bool, gap: float) -> str:
+    """What the alternatives shown are, when fewer than asked for were found."""
+    what = [f"the platform, GPU type or billing of {', '.join(singles)} (the jobs carrying "
+            f"{MATERIAL_SHARE:.0%} or more of the cost or time)"] if singles else []
+    classes = [s.label for s in searches if s.kind == "class"]
+    if classes:
+        what.append(f"that of every job of {', '.join(classes)} (equal jobs, none carrying "
+                    f"{MATERIAL_SHARE:.0%} alone)")
+    counts = [s for s in searches if s.kind == "count"]
+    if counts:
+        what.append(f"only GPU counts, ending at least {_span(counts[0].extra['move_min'])} sooner "
+                    f"({COUNT_TRADE_SHARE:.0%} of the best plan's time, at most a day)")
+    return (f"alternatives: {inside} within {gap:.0%} of the best are cheaper or faster than the "
+            f"plans above them and change {'; or '.join(what)}"
+            + ("; the last plan shown is the nearest such change beyond the gap" if beyond else ""))
+
+
+def _span(minutes: int) -> str:
+    hours = SCALE.to_hours(minutes)
+    return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} days"
 
 
 def _record_proof(session: Session, result: SolveResult, best: Outcome) -> None:

@@ -152,34 +152,59 @@ def _risk(j: JobPlan) -> str:
     return line
 
 
-def trade(problem: Problem, outcome: Outcome, best: Outcome) -> Trade:
-    """What an alternative changes against the best plan, job by job, with each job's own deltas."""
-    changes = []
+TRADE_KINDS = {
+    "decision": "",
+    "class": " (every job of a class of equal jobs moved)",
+    "count": " (the same choices with other GPU counts)",
+    "p90": " (the cheapest plan that holds every deadline at p90 time)",
+}
+
+
+def trade(problem: Problem, outcome: Outcome, best: Outcome, kind: str = "decision") -> Trade:
+    """What an alternative changes against the best plan, job by job with each job's own deltas;
+    jobs that make the same change (a class of equal jobs) on one line."""
+    moves: dict[str, list[tuple[str, int, float]]] = {}
     for job in problem.jobs:
         a, b = outcome.chosen[job], best.chosen[job]
         if (a.decision, a.gpus) == (b.decision, b.gpus):
             continue
-        cost = SCALE.to_money(problem.standalone_cost(a) - problem.standalone_cost(b))
-        changes.append(f"{job}: {b.gpus}x {b.gpu} on {b.platform} ({b.billing}) -> {a.gpus}x "
-                       f"{a.gpu} on {a.platform} ({a.billing}), {cost:+,.0f} {problem.currency} "
-                       f"and {a.hours - b.hours:+,.1f} h for this job alone")
+        move = (f"{b.gpus}x {b.gpu} on {b.platform} ({b.billing}) -> {a.gpus}x {a.gpu} on "
+                f"{a.platform} ({a.billing})")
+        units = problem.standalone_cost(a) - problem.standalone_cost(b)
+        moves.setdefault(move, []).append((job, units, a.hours - b.hours))
+    changes = []
+    for move, jobs in moves.items():
+        cost = SCALE.to_money(sum(units for _, units, _ in jobs))
+        if len(jobs) == 1:
+            (job, _, hours), = jobs
+            changes.append(f"{job}: {move}, {cost:+,.0f} {problem.currency} and {hours:+,.1f} h "
+                           "for this job alone")
+            continue
+        low, high = min(h for *_, h in jobs), max(h for *_, h in jobs)
+        each = f"{low:+,.1f} h" if high - low < 0.05 else f"{low:+,.1f} to {high:+,.1f} h"
+        changes.append(f"{len(jobs)} jobs ({', '.join(job for job, *_ in jobs)}): {move}, "
+                       f"{cost:+,.0f} {problem.currency} for them together and {each} each")
     return Trade(
         delta_cost=round(SCALE.to_money(outcome.total_cost - best.total_cost), 2),
         delta_makespan_h=round(SCALE.to_hours(outcome.makespan_min - best.makespan_min), 2),
         changes=tuple(changes),
+        kind=kind,
     )
 
 
-def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) -> None:
+def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome,
+                 kind: str = "decision") -> None:
+    """A plan's lines; `kind` says what an alternative trades against `best` (TRADE_KINDS)."""
     problem = session.problem
     cur = problem.currency
     lines = _job_line(problem, plan, cur)
     lines += [line for j in plan.jobs if (line := transfer_line(j.figures, j.job, j.platform, cur))]
     if plan.rank > 1:
-        plan.trade = trade(problem, outcome, best)
+        plan.trade = trade(problem, outcome, best, kind)
         beyond = "" if plan.within_gap else f" (beyond the {session.settings.gap:.0%} gap)"
         lines.append(
-            f"trades against plan 1{beyond}: {plan.trade.summary(cur)}; "
+            f"trades against plan 1{TRADE_KINDS.get(kind, '')}{beyond}: "
+            f"{plan.trade.summary(cur)}; "
             + "; ".join(plan.trade.changes)
         )
     if problem.budget is not None:
@@ -205,6 +230,8 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome) 
     lines.append(_headroom_line(problem, plan))
     lines += _band_lines(problem, plan)
     lines += _ruled_out_cheaper(problem, outcome)
+    if plan.rank == 1:  # said once, for the answer
+        lines += _policy_excludes(problem, outcome)
     removed = Counter(family(g) for c in problem.all_candidates() for g in c.violations)
     removed.update(r.rule for r in problem.removed)
     if removed:
@@ -431,6 +458,8 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
             cost = problem.standalone_cost(c)
             if cost >= mine:
                 continue
+            if any(_by_policy(group) for group in c.violations):
+                continue  # the user's own policy: said once, as policy (_policy_excludes)
             if c.violations:
                 group, reason = next(iter(sorted(c.violations.items())))
                 blocked.append((cost, c, f"ruled out by {group}: {reason}"))
@@ -463,3 +492,53 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
             lines.append(f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing}){offloaded} would "
                          f"cost {money(SCALE.to_money(cost), problem.currency)} but is {why}")
     return lines
+
+
+POLICY_EXCLUDES = {
+    "policy.platforms": "platforms",
+    "policy.gpus": "GPUs",
+    "policy.spot": "spot billing",
+    "policy.max_gpus": "GPU counts over the per-job limit",
+    "policy.interruptions": "options over the cap on expected interruptions",
+}
+NAMES_SHOWN = 6  # platforms or GPUs named in the policy line, then a count
+
+
+def _by_policy(group: str) -> bool:
+    """Whether a rule group is the scenario's own policy (its allow and forbid lists, spot,
+    limits), which the user chose rather than a fact of the data, the team or the hardware."""
+    return family(group).startswith("policy.")
+
+
+def _policy_excludes(problem: Problem, outcome: Outcome) -> list[str]:
+    """What the scenario's policy keeps out that would cost less than the plan's choice, said once
+    (the ruled-out lines cite only what policy allows): by group, the platforms and GPUs it names,
+    and per job the cheapest option only policy keeps out. Nothing when policy costs nothing."""
+    cheaper = [c for c in problem.all_candidates()
+               if any(_by_policy(g) for g in c.violations)
+               and problem.standalone_cost(c) < problem.standalone_cost(outcome.chosen[c.job])]
+    if not cheaper:
+        return []
+    parts = []
+    for group in sorted({g for c in cheaper for g in c.violations if _by_policy(g)}):
+        hit = [c for c in cheaper if group in c.violations]
+        names = sorted({c.platform if group == "policy.platforms" else c.gpu for c in hit})
+        shown = ", ".join(names[:NAMES_SHOWN]) + (
+            f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else "")
+        what = POLICY_EXCLUDES.get(group, "options")
+        parts.append(f"{what} {shown} ({group})" if group in ("policy.platforms", "policy.gpus")
+                     else f"{what} ({group})")
+    cheapest = []
+    for job in problem.jobs:
+        only_policy = [c for c in cheaper
+                       if c.job == job and all(_by_policy(g) for g in c.violations)]
+        c = min(only_policy, key=lambda c: (problem.standalone_cost(c), c.index), default=None)
+        if c is not None:
+            mine = problem.standalone_cost(outcome.chosen[job])
+            cheapest.append(f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing}) at "
+                            f"{money(SCALE.to_money(problem.standalone_cost(c)), problem.currency)}"
+                            f" against {money(SCALE.to_money(mine), problem.currency)}")
+    return ["policy, as the scenario sets it, keeps out cheaper options: " + "; ".join(parts)
+            + (f"; the cheapest that only policy keeps out: {'; '.join(cheapest)}"
+               if cheapest else "")]
+

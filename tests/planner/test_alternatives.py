@@ -35,7 +35,6 @@ def _material(plan: Plan) -> set[str]:
 def test_a_small_jobs_count_is_not_an_alternative():
     specs = [
         Spec("big", "p1", cost=1000, hours=10),
-        Spec("big", "p1", gpus=16, cost=1010, hours=5),
         Spec("big", "p2", cost=1050, hours=8),
         Spec("small", "p1", gpus=1, cost=10, hours=1),
         Spec("small", "p1", gpus=2, cost=11, hours=0.5),
@@ -54,6 +53,26 @@ def test_a_small_jobs_count_is_not_an_alternative():
     assert any("alternatives: 1 within 10%" in note for note in result.notes)
 
 
+def test_a_big_jobs_count_that_buys_time_is_an_alternative():
+    specs = [
+        Spec("big", "p1", cost=1000, hours=10),
+        Spec("big", "p1", gpus=16, cost=1010, hours=5),
+        Spec("big", "p2", cost=1050, hours=8),
+        Spec("small", "p1", gpus=1, cost=10, hours=1),
+        Spec("small", "p1", gpus=2, cost=11, hours=0.5),
+    ]
+    result = solve_problem(make_problem(specs), top_k=3, gap=0.1)
+    # 16x for big: 5 h sooner for +10. It beats p2 (dearer and slower), which is then no trade;
+    # small's count moves nothing and is never one.
+    assert [p.total_cost for p in result.plans] == [1010, 1020]
+    second = result.plans[1]
+    assert second.trade is not None and second.trade.kind == "count"
+    assert (second.trade.delta_cost, second.trade.delta_makespan_h) == (10, -5)
+    assert second.trade.changes == ("big: 8x a800-80gb on p1 (hourly) -> 16x a800-80gb on p1 "
+                                    "(hourly), +10 CNY and -5.0 h for this job alone",)
+    assert [j.gpus for j in second.jobs if j.job == "small"] == [1]
+
+
 def test_every_alternative_is_a_trade():
     specs = [Spec("a", "p1", cost=100, hours=10), Spec("a", "p2", cost=104, hours=10),
              Spec("a", "p3", cost=106, hours=6), Spec("a", "p4", cost=107, hours=7)]
@@ -68,23 +87,40 @@ def test_every_alternative_is_a_trade():
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.name)
 def test_every_alternative_changes_a_material_decision_and_trades(path):
-    result = solve(load_scenario(path), SolveOptions(time_limit_s=120))
+    loaded = load_scenario(path)
+    result = solve(loaded, SolveOptions(time_limit_s=120))
     best = result.plans[0]
     material = _material(best)
+    gap = loaded.scenario.solver.gap
     for rank, plan in enumerate(result.plans[1:], start=1):
-        for earlier in result.plans[:rank]:
-            assert any(_decision(plan, job) != _decision(earlier, job) for job in material), (
-                plan.rank,
-                earlier.rank,
-            )
         assert plan.trade is not None and plan.trade.changes
+        if plan.trade.kind == "count":  # plan 1's choices, other counts, 10% (or a day) sooner
+            _assert_count_trade(best, plan, gap)
+        elif plan.trade.kind == "decision":
+            for earlier in result.plans[:rank]:
+                assert any(_decision(plan, job) != _decision(earlier, job) for job in material), (
+                    plan.rank,
+                    earlier.rank,
+                )
+        else:
+            assert plan.trade.kind in ("class", "p90"), plan.trade.kind
         assert plan.trade.delta_cost == pytest.approx(plan.total_cost - best.total_cost, abs=0.02)
         assert plan.trade.delta_makespan_h == pytest.approx(
             plan.makespan_h - best.makespan_h, abs=0.02
         )
         assert any(line.startswith("trades against plan 1") for line in plan.explanation)
+        if plan.trade.kind == "p90":  # held at p90 time: its trade is safety, not cost or time
+            continue
         for earlier in result.plans[:rank]:  # cheaper or faster than every plan above it
             assert plan.total_cost < earlier.total_cost or plan.makespan_h < earlier.makespan_h
+
+
+def _assert_count_trade(best: Plan, plan: Plan, gap: float) -> None:
+    assert all(_decision(plan, j.job) == _decision(best, j.job) for j in best.jobs)
+    assert any(j.gpus != b.gpus for j, b in zip(plan.jobs, best.jobs, strict=True))
+    moved_h = best.makespan_h - plan.makespan_h
+    assert moved_h >= min(0.1 * best.makespan_h, 24) - 0.02
+    assert plan.total_cost <= best.total_cost * (1 + gap) + 0.01
 
 
 @pytest.mark.parametrize("wall_stopped, said", [(True, "within the time limit"), (False, "within 3 "

@@ -149,19 +149,38 @@ def test_alternatives_differ_and_stay_within_gap():
         Spec("a", "p1", cost=100),
         Spec("a", "p2", cost=105, hours=8),
         Spec("a", "p3", cost=130, hours=4),
-        Spec("a", "p1", gpus=16, cost=108, hours=5),
         Spec("a", "p4", cost=109, hours=10),
     ]
     result = solve_problem(make_problem(specs), top_k=3, gap=0.1)
-    # 16x on p1 only retunes plan 1's choice; p4 is dearer and no faster than p1: no trade. Nothing
-    # else is within the gap, so the nearest real trade beyond it (p3: dearer, faster) is shown,
-    # flagged.
+    # p4 is dearer and no faster than p1: no trade. Nothing else is within the gap, so the nearest
+    # real trade beyond it (p3: dearer, faster) is shown, flagged.
     assert [(p.total_cost, p.within_gap) for p in result.plans] == [
         (100, True),
         (105, True),
         (130, False),
     ]
     assert [p.jobs[0].platform for p in result.plans] == ["p1", "p2", "p3"]
+
+
+def test_a_count_that_buys_time_within_the_gap_comes_before_a_plan_beyond_it():
+    specs = [
+        Spec("a", "p1", cost=100),
+        Spec("a", "p2", cost=105, hours=8),
+        Spec("a", "p3", cost=130, hours=4),
+        Spec("a", "p1", gpus=16, cost=108, hours=5),
+        Spec("a", "p4", cost=109, hours=10),
+    ]
+    result = solve_problem(make_problem(specs), top_k=3, gap=0.1)
+    # 16x on p1 keeps plan 1's choice and ends 5 h (50%) sooner for 8% more: a time-for-money trade
+    # within the gap, so it takes the last place before the nearest change beyond the gap (p3).
+    assert [(p.total_cost, p.within_gap) for p in result.plans] == [
+        (100, True),
+        (105, True),
+        (108, True),
+    ]
+    assert [(p.jobs[0].platform, p.jobs[0].gpus) for p in result.plans] == [
+        ("p1", 8), ("p2", 8), ("p1", 16)]
+    assert [p.trade.kind for p in result.plans[1:] if p.trade] == ["decision", "count"]
 
 
 def test_time_objective_breaks_ties_by_cost():

@@ -77,8 +77,12 @@ def test_medical_plans_respect_every_rule(medical):
     assert costs == sorted(costs)
     for plan in result.plans:  # within the gap, or flagged as the nearest real change beyond it
         assert (plan.total_cost <= costs[0] * 1.1 + 1) is plan.within_gap
-    keys = [tuple((j.platform, j.gpu, j.billing) for j in p.jobs) for p in result.plans]
+    keys = [tuple((j.platform, j.gpu, j.billing, j.gpus) for j in p.jobs) for p in result.plans]
     assert len(set(keys)) == len(keys)  # alternatives genuinely differ
+    for plan, key in zip(result.plans[1:], keys[1:], strict=True):
+        # a decision changes, or only counts do, as a trade for time
+        decided = [k[:3] for k in keys[0]] != [k[:3] for k in key]
+        assert decided or (plan.trade is not None and plan.trade.kind == "count")
     assert any("ruled out by ops_skill/domain-cpt" in line for line in result.plans[0].explanation)
     assert result.plans[0].assumptions  # assumed prices are disclosed
 
