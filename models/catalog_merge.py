@@ -23,6 +23,9 @@ from plan.models.platform import Platform
 REPLACE = "replace"
 # Fields of a derived offer that follow its base when the base changes (the fill recomputes them).
 _FOLLOWS_BASE = ("price_per_gpu_period", "currency", "source", "as_of", "assumed", "assumption")
+# Facts of how an offer is sold (what its pool lacks, whole instances, its node), which a price
+# quote does not restate: an overlay offer keeps the catalog's unless it names them.
+_HOW_SOLD = ("lacks", "lacks_source", "min_gpus", "step", "gpus_per_node")
 
 
 def merge_platform(platforms: Mapping[str, Platform], raw: Any) -> Any:
@@ -71,13 +74,19 @@ def _merged_features(base: Mapping[str, Any], raw: Mapping[str, Any]) -> dict[st
 
 
 def _merged_offers(base: list[dict[str, Any]], raw: list[Any]) -> list[Any]:
-    """Offers merged by (gpu, billing); a kept derived offer whose base the overlay changed (itself
-    or through another derived offer) loses its price, so the platform's schema derives it again."""
+    """Offers merged by (gpu, billing): an overlay's offer replaces the price facts and keeps how
+    the catalog's is sold (`_HOW_SOLD`) unless it names them; a kept derived offer whose base the
+    overlay changed (itself or through another derived offer) loses its price, so the platform's
+    schema derives it again."""
     offers: dict[Any, Any] = {offer_key(o): o for o in base}
     changed = set()
     for offer in raw:
-        offers[offer_key(offer)] = offer
-        changed.add(offer_key(offer))
+        key = offer_key(offer)
+        kept = offers.get(key)
+        if isinstance(offer, Mapping) and isinstance(kept, Mapping):
+            offer = {**{k: kept[k] for k in _HOW_SOLD if k in kept}, **offer}
+        offers[key] = offer
+        changed.add(key)
     for _ in range(len(offers)):  # follow chains: yearly from monthly from hourly
         moved = False
         for key, offer in offers.items():

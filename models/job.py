@@ -12,6 +12,7 @@ from pydantic import (
     model_validator,
 )
 
+from plan.models import units_schema
 from plan.models.base import Strict
 from plan.models.bounded import Id, Text
 from plan.models.calendar import Step, parse_step
@@ -80,6 +81,11 @@ class FixedLayout(Strict):
                                        "experts are split over")
 
 
+DURATION_OR_DATE = {"anyOf": [
+    units_schema.duration(positive=False),
+    {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$", "description": "with start: a date"}]}
+"""A duration from the plan's start, or (with `start`) a date: the loader turns it into hours."""
+
 JobBilling = Literal["hourly", "daily", "monthly", "yearly", "spot", "owned", "purchase"]
 
 
@@ -112,11 +118,11 @@ class Job(Strict):
         "LLaMA-Factory do; the default) or attention (q, k, v, o only)")
     precision: PrecisionChoice = "bf16"
     after: list[Id] = Field(default_factory=list)
-    deadline_h: PositiveDurationH | None = Field(
+    deadline_h: Annotated[PositiveDurationH | None, WithJsonSchema(DURATION_OR_DATE)] = Field(
         default=None, validation_alias=AliasChoices("deadline", "deadline_h"),
         description="hours from the plan's start (with the scenario's start: a date, the end of "
                     "that day); for a recurring job, after each release")
-    release_h: DurationH = Field(
+    release_h: Annotated[DurationH, WithJsonSchema(DURATION_OR_DATE)] = Field(
         default=0.0, validation_alias=AliasChoices("release", "release_h"),
         description="the earliest start, as an offset (30d) or, with the scenario's start, a date")
     repeat: Repeat | None = Field(

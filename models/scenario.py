@@ -21,6 +21,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from plan.models import units_schema
 from plan.models.base import Strict
 from plan.models.bounded import CatalogName, Id, Text
 from plan.models.calendar import parse_fiscal_start
@@ -39,7 +40,7 @@ from plan.models.fields import (
     PositiveDurationH,
     PositiveMoney,
 )
-from plan.models.job import Job
+from plan.models.job import DURATION_OR_DATE, Job
 from plan.models.limits import (
     MAX_GAP,
     MAX_GBPS,
@@ -218,6 +219,24 @@ class SolverSettings(Strict):
                                                                   "fraction of the best")
 
 
+BUDGET_SCHEMA = {
+    "anyOf": [
+        units_schema.money(positive=True),
+        {"type": "object", "additionalProperties": False, "required": ["per", "amount"],
+         "properties": {"per": {"enum": ["month", "quarter", "year"]},
+                        "amount": units_schema.money(positive=True)},
+         "description": "the same amount every month, quarter or fiscal year"},
+        {"type": "array", "minItems": 1, "items": {
+            "type": "object", "additionalProperties": False, "required": ["period", "amount"],
+            "properties": {"period": {"type": ["string", "integer"],
+                                      "description": "2027 (a fiscal year), 2027-Q1 or 2027-03"},
+                           "amount": units_schema.money(positive=True)}}},
+        {"type": "null"},
+    ],
+    "description": "cash within the planning horizon, or per period (needs start)",
+}
+
+
 class Scenario(Strict):
     name: Text = Field(min_length=1)
     description: Text | None = None
@@ -227,11 +246,11 @@ class Scenario(Strict):
                                                               "calibrate` (path "
                                     "relative to this file): your measured speed per "
                                     "GPU/framework/method")
-    budget: PositiveMoney | None = None
+    budget: Annotated[PositiveMoney | None, WithJsonSchema(BUDGET_SCHEMA)] = None
     budget_by_period: BudgetByPeriod | None = Field(
         default=None, description="written as budget: {per: month|quarter|year, amount: ...} or "
                                   "budget: [{period: 2027, amount: ...}]; needs start")
-    deadline_h: PositiveDurationH | None = Field(
+    deadline_h: Annotated[PositiveDurationH | None, WithJsonSchema(DURATION_OR_DATE)] = Field(
         default=None, validation_alias=AliasChoices("deadline", "deadline_h")
     )
     start: dt.date | None = Field(default=None, description="the plan's first day (2027-01-01): "

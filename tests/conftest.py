@@ -62,3 +62,18 @@ def write_scenario(tmp_path: Path) -> Callable[[Any], Path]:
         return path
 
     return write
+
+
+class _EditorLoader(yaml.SafeLoader):
+    """YAML as an editor's schema check reads it (yaml-language-server): `2027-01-01` is a string,
+    not a date object, which JSON has no type for."""
+
+
+_EditorLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def yaml_as_json(text: str) -> Any:
+    return yaml.load(text, Loader=_EditorLoader)

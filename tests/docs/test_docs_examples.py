@@ -19,6 +19,7 @@ from plan.models.errors import field_names
 from plan.models.json_schema import scenario_schema
 from plan.models.loading import load_scenario
 from plan.models.scenario import Scenario
+from tests.conftest import yaml_as_json
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = sorted((REPO / "docs").glob("*.md"))
@@ -73,7 +74,7 @@ def test_docs_example(doc, index, tmp_path):
         if name:
             (tmp_path / name).write_text(text, encoding="utf-8")
     kind, name, text = blocks[index]
-    data = yaml.safe_load(text)
+    data = yaml_as_json(text)
     if kind == "model card":
         card = load_model_card(tmp_path / name)
         assert card.id == data["id"] and card.source
@@ -122,7 +123,7 @@ def test_docs_example_scenarios_load_and_validate(path):
     loaded = load_scenario(path)
     assert loaded.scenario.jobs
     assert [
-        e.message for e in VALIDATOR.iter_errors(yaml.safe_load(path.read_text(encoding="utf-8")))
+        e.message for e in VALIDATOR.iter_errors(yaml_as_json(path.read_text(encoding="utf-8")))
     ] == []
 
 

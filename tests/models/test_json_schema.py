@@ -10,7 +10,7 @@ import pytest
 from plan.models import units, units_schema
 from plan.models.json_schema import scenario_schema
 from plan.models.jurisdiction import WRITTEN_CODE_PATTERN, check_code
-from tests.conftest import BASE_SCENARIO, SCENARIOS
+from tests.conftest import BASE_SCENARIO, SCENARIOS, yaml_as_json
 from tests.models.test_scenario_loading import INVALID, _mutate
 
 SCHEMA = scenario_schema()
@@ -23,9 +23,8 @@ SEMANTIC = ("unknown model", "unknown GPU", "unknown job", "duplicate id", "not 
 
 
 def _read(path):
-    import yaml
 
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    return yaml_as_json(path.read_text(encoding="utf-8"))
 
 
 def test_schema_is_valid_draft_2020_12():

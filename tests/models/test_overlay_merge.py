@@ -29,19 +29,19 @@ def test_a_feature_merges_into_the_catalogs_map():
     off for Ascend."""
     before = builtin_catalog().platforms["huawei-modelarts"].features
     after = builtin_catalog().overlay(
-        {"platforms": [{"id": "huawei-modelarts", "features": {"encryption": True}}]}, "o.yaml"
+        {"platforms": [{"id": "huawei-modelarts", "features": {"env_snapshot": True}}]}, "o.yaml"
     ).platforms["huawei-modelarts"].features
-    assert after.encryption and not before.encryption
-    assert after.model_dump() == before.model_dump() | {"encryption": True}
+    assert after.env_snapshot and not before.env_snapshot
+    assert after.model_dump() == before.model_dump() | {"env_snapshot": True}
     assert after.dedicated_hardware and not after.qlora_kernels
 
 
 def test_replace_true_replaces_the_map_whole():
     after = builtin_catalog().overlay(
         {"platforms": [{"id": "huawei-modelarts",
-                        "features": {"replace": True, "encryption": True}}]}, "o.yaml"
+                        "features": {"replace": True, "env_snapshot": True}}]}, "o.yaml"
     ).platforms["huawei-modelarts"].features
-    assert after.encryption and not after.dedicated_hardware and not after.managed_ops
+    assert after.env_snapshot and not after.dedicated_hardware and not after.managed_ops
     assert after.qlora_kernels  # back at its default: the overlay said the map is all it names
 
 
@@ -77,9 +77,14 @@ def test_the_rules_written_in_words_are_the_rules_as_data():
     """Each offer whose assumption states a 'daily/monthly/yearly = ... x hourly x ...' rule carries
     it as `derived:` (so an overlay moves it), and its hours are its period's."""
     for platform in builtin_catalog().platforms.values():
+        sold = {(o.gpu, o.billing) for o in platform.offers}
         for offer in platform.offers:
             text = offer.assumption or ""
-            if offer.billing in ("daily", "monthly", "yearly") and " h x " in text:
+            # (a rule from another card's offer, as the 910C's priced per die from the 910B's,
+            # has no base on this card to derive from)
+            base = "monthly" if offer.billing == "yearly" and "monthly" in text else "hourly"
+            if offer.billing in ("daily", "monthly", "yearly") and " h x " in text and (
+                    (offer.gpu, base) in sold or (offer.gpu, "hourly") in sold):
                 assert offer.derived is not None, (platform.id, offer.gpu, offer.billing)
                 assert offer.derived.hours == PERIOD_H[offer.billing]
 
@@ -135,11 +140,11 @@ def test_a_rule_that_cannot_hold_is_named(offer, words):
 
 
 def test_the_changes_are_listed_once_each():
-    overlay = {"platforms": [{"id": "huawei-modelarts", "features": {"encryption": True},
+    overlay = {"platforms": [{"id": "huawei-modelarts", "features": {"env_snapshot": True},
                               "offers": [{"gpu": "ascend-910b", "billing": "hourly",
                                           "price_per_gpu_period": 10.0, **QUOTE}]}]}
     changes = builtin_catalog().overlay(overlay, "o.yaml").changes
-    assert "o.yaml: platform huawei-modelarts: features.encryption false -> true" in changes
+    assert "o.yaml: platform huawei-modelarts: features.env_snapshot false -> true" in changes
     assert any("offer ascend-910b/hourly: price_per_gpu_period 13.93 -> 10.0" in c
                for c in changes)
     assert any("offer ascend-910b/monthly: price_per_gpu_period 6519.24 -> 4680.0 (derived from "
@@ -150,7 +155,7 @@ def test_the_changes_are_listed_once_each():
 
 def test_one_bad_entry_is_named_and_the_fine_ones_said():
     overlay = {"platforms": [
-        {"id": "huawei-modelarts", "features": {"encryption": True}},
+        {"id": "huawei-modelarts", "features": {"env_snapshot": True}},
         {"id": "zhixingyun", "features": {"encryptoin": True}},
     ]}
     with pytest.raises(InputError) as caught:
@@ -163,15 +168,15 @@ def test_one_bad_entry_is_named_and_the_fine_ones_said():
 def test_catalog_diff_prints_what_an_overlay_changes(tmp_path):
     path = tmp_path / "enc.yaml"
     path.write_text(yaml.safe_dump(
-        {"platforms": [{"id": "huawei-modelarts", "features": {"encryption": True}}]}),
+        {"platforms": [{"id": "huawei-modelarts", "features": {"env_snapshot": True}}]}),
         encoding="utf-8")
     table = runner.invoke(app, ["catalog", "diff", "--catalog", str(path)])
     assert table.exit_code == 0, table.output
-    assert "platform huawei-modelarts: features.encryption false -> true" in table.stdout
+    assert "platform huawei-modelarts: features.env_snapshot false -> true" in table.stdout
     rows = json.loads(runner.invoke(app, ["catalog", "diff", "--catalog", str(path), "--format",
                                           "json"]).stdout)
     assert rows == [{"overlay": str(path),
-                     "change": "platform huawei-modelarts: features.encryption false -> true"}]
+                     "change": "platform huawei-modelarts: features.env_snapshot false -> true"}]
     bare = runner.invoke(app, ["catalog", "diff"])
     assert bare.exit_code == 2 and "--catalog" in bare.stderr
 
@@ -184,3 +189,19 @@ def test_catalog_offers_marks_the_derived_prices():
     assert not any("derived_rule" in r for r in rows if not r.get("derived"))
     table = runner.invoke(app, ["catalog", "offers", "--sources"], env={"COLUMNS": "150"})
     assert "derived: monthly = 720 h x hourly x 0.65" in table.stdout
+
+
+def test_a_price_quote_keeps_how_the_offer_is_sold():
+    """Quoting ModelArts' hourly 910B price does not make its shared pool dedicated: the offer's
+    `lacks` (and whole-instance facts) stay unless the overlay names them."""
+    before = _offers(builtin_catalog(), "huawei-modelarts")[("ascend-910b", "hourly")]
+    hourly = {"gpu": "ascend-910b", "billing": "hourly", "price_per_gpu_period": 10.0, **QUOTE}
+    after = _offers(builtin_catalog().overlay(
+        {"platforms": [{"id": "huawei-modelarts", "offers": [hourly]}]}, "o.yaml"),
+        "huawei-modelarts")[("ascend-910b", "hourly")]
+    assert before.lacks == ["dedicated_hardware"]
+    assert after.lacks == before.lacks and after.price_per_gpu_period == 10.0
+    named = {**hourly, "lacks": []}
+    assert _offers(builtin_catalog().overlay(
+        {"platforms": [{"id": "huawei-modelarts", "offers": [named]}]}, "o.yaml"),
+        "huawei-modelarts")[("ascend-910b", "hourly")].lacks == []

@@ -1,6 +1,6 @@
 """Every answer that used an overlay lists its changes among its assumptions (issue 51 item 2): the
-信创 case, confidential data on ModelArts once an overlay says it encrypts, keeps the platform's
-other features (dedicated hardware) and plans there."""
+信创 case, confidential data on ModelArts (which the catalog sources as encrypting), with an overlay
+that adds one feature, keeps the platform's other features (dedicated hardware) and plans there."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ runner = CliRunner()
 
 def test_an_answer_lists_what_its_overlay_changed(tmp_path):
     (tmp_path / "enc.yaml").write_text(yaml.safe_dump(
-        {"platforms": [{"id": "huawei-modelarts", "features": {"encryption": True}}]}),
+        {"platforms": [{"id": "huawei-modelarts", "features": {"env_snapshot": True}}]}),
         encoding="utf-8")
     scenario = yaml.safe_load((REPO / "scenarios" / "domestic_ascend.yaml").read_text("utf-8"))
     scenario["catalog"] = "enc.yaml"
@@ -32,6 +32,9 @@ def test_an_answer_lists_what_its_overlay_changed(tmp_path):
     plan = json.loads(result.stdout)["plans"][0]
     assert plan["jobs"][0]["platform"] == "huawei-modelarts"
     change = (f"catalog overlay {tmp_path / 'enc.yaml'}: platform huawei-modelarts: "
-              "features.encryption false -> true")
+              "features.env_snapshot false -> true")
     assert plan["assumptions"][0] == change
-    assert not any("dedicated_hardware" in line for line in plan["explanation"])
+    # The dedicated (monthly, yearly) pools keep dedicated hardware; only the shared hourly pool,
+    # as the catalog sources it, lacks it.
+    assert plan["jobs"][0]["billing"] != "hourly"
+    assert all("(hourly)" in line for line in plan["explanation"] if "dedicated_hardware" in line)
