@@ -119,16 +119,19 @@ class GroupLink:
             return 0.0
         if self.bandwidth_gb_per_s <= 0:
             return float("inf")
-        n, bw = self.size, self._bw_bytes_per_s()
+        n = self.size
+        seconds_per_byte = 2.0 / self._bw_bytes_per_s()
         ring_latency = self.ring_all_reduce_latency_s
-        if self.spans_nodes and nbytes / (NCCL_CHANNELS * n) >= 64:
+        if self.spans_nodes and nbytes >= 64 * NCCL_CHANNELS * n:
             ring_latency *= RING_ALL_REDUCE_PLATEAU
-        ring = 2 * (n - 1) / n * nbytes / bw + ring_latency
+        ring = (n - 1) / n * nbytes * seconds_per_byte + ring_latency
+        tree_bytes_s = nbytes * seconds_per_byte / TREE_BUS_BANDWIDTH_FACTOR
+        if ring <= tree_bytes_s + self.tree_latency_s:  # the tree's correction only slows it
+            return ring
         size_class = int(math.log2(nbytes / 64)) if nbytes >= 64 else -1
-        correction = (TREE_CORRECTION_SIMPLE[size_class]
-                      if 0 <= size_class < len(TREE_CORRECTION_SIMPLE) else 1.0)
-        tree = 2 * nbytes / (TREE_BUS_BANDWIDTH_FACTOR * correction * bw) + self.tree_latency_s
-        return min(ring, tree)
+        if 0 <= size_class < len(TREE_CORRECTION_SIMPLE):
+            tree_bytes_s /= TREE_CORRECTION_SIMPLE[size_class]
+        return min(ring, tree_bytes_s + self.tree_latency_s)
 
     def reduce_scatter_s(self, nbytes: float) -> float:
         """Also the all-gather time; `nbytes` is the full (unsharded) buffer."""
