@@ -11,7 +11,9 @@ conversions). Rows that validate_estimates.py leaves out of its calibration stat
 figures, the QLoRA upper bound, the ZeRO model-state rows, the torchtune speeds from notes) are left
 out here too.
 
-A second table holds back one row at a time instead (factors from every other row, its own family's
+A second table holds back one source at a time (a paper or a table: the row id less its row number,
+bench/scale_bands.py), the finer grouping the issue's targets are stated on. A third holds back one
+row at a time instead (factors from every other row, its own family's
 included): the everyday use, where a team's earlier runs of the same stack calibrate the next plan.
 The estimator's own constants were set against these same public rows, so little systematic bias is
 left for any calibration to remove; the numbers are a weak test by construction.
@@ -28,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from scale_bands import source_of
 from validate_estimates import DEFAULT_DIR, Row, _calibration, public_rows
 
 from plan.planner.calibrate import Factor, Observation, fit, lookup
@@ -77,6 +80,32 @@ HEADER = f"{'n':>3} {'before':>8} {'after':>7} {'unpooled':>9}   {'before':>8} {
 OVER = f"{'':3} {'--- median |err| ---':>26}   {'-- mean |err| --':>16}"
 
 
+def _held_out(
+    obs: dict[str, Observation], group: dict[str, str], what: str, others: str, total: str
+) -> None:
+    """Each group's rows predicted from factors fitted on the other groups' rows."""
+    print(f"leave-one-{what}-out (each {what} predicted from factors fitted on the other {others} "
+          "rows):")
+    print(f"{'':25} {OVER}")
+    print(f"{'held back':14} {'metric':10} {HEADER}  scopes used")
+    overall = Errors()
+    for name in dict.fromkeys(group.values()):
+        fitted = fit(o for rid, o in obs.items() if group[rid] != name)
+        for metric in ("throughput", "memory"):
+            held = [o for rid, o in obs.items() if group[rid] == name and o.metric == metric]
+            if not held:
+                continue
+            errors, scopes = Errors(), set()
+            for o in held:
+                factor = lookup(fitted.factors, metric, o.gpu, o.framework, o.method)
+                scopes.add("/".join(factor.scope) if factor else "none")
+                errors.add(o, factor)
+            overall.extend(errors)
+            print(f"{name:14} {metric:10} {errors.cells()}  {', '.join(sorted(scopes))}")
+    print(f"{total:25} {overall.cells()}")
+    print()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--validation-dir", type=Path, default=DEFAULT_DIR)
@@ -86,27 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     usable = [r for r in _calibration(rows) if not r.bound and not r.id.startswith("ZERO")]
     obs = {r.id: observation(r) for r in usable}
-    family = {r.id: r.family for r in usable}
-    print("leave-one-family-out (each family predicted from factors fitted on the other families' "
-          "rows):")
-    print(f"{'':25} {OVER}")
-    print(f"{'held back':14} {'metric':10} {HEADER}  scopes used")
-    overall = Errors()
-    for fam in dict.fromkeys(family.values()):
-        fitted = fit(o for rid, o in obs.items() if family[rid] != fam)
-        for metric in ("throughput", "memory"):
-            held = [o for rid, o in obs.items() if family[rid] == fam and o.metric == metric]
-            if not held:
-                continue
-            errors, scopes = Errors(), set()
-            for o in held:
-                factor = lookup(fitted.factors, metric, o.gpu, o.framework, o.method)
-                scopes.add("/".join(factor.scope) if factor else "none")
-                errors.add(o, factor)
-            overall.extend(errors)
-            print(f"{fam:14} {metric:10} {errors.cells()}  {', '.join(sorted(scopes))}")
-    print(f"{'all held-back rows':25} {overall.cells()}")
-    print()
+    _held_out(obs, {r.id: r.family for r in usable}, "family", "families'", "all held-back rows")
+    _held_out(obs, {r.id: source_of(r.id) for r in usable}, "source", "sources'",
+              "all rows, by source")
     # The everyday use: your own earlier runs of the same stack calibrate the next one. Each row is
     # held back in turn and the factors are fitted from every other row (its own family's included).
     print("leave-one-run-out (each row predicted from factors fitted on all the other rows):")

@@ -54,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The estimator is timed cold: the persistent estimate cache is off unless PLAN_CACHE_DIR names one.
 os.environ.setdefault("PLAN_CACHE_DIR", "off")
 
+import scale_bands
 from row_cells import (
     RowProblem,
     count,
@@ -1172,6 +1173,7 @@ class WholeRun:
     steady_gpu_hours: float
     layout: str
     note: str
+    gpus: int = 0
 
     @property
     def error(self) -> float:
@@ -1229,7 +1231,7 @@ def _whole_run(catalog: Catalog, row: dict[str, str]) -> WholeRun:
     run = est.run(required(row, "tokens", number))
     published = required(row, "gpu_hours", number)
     return WholeRun(row["id"], published, run.gpu_hours, run.gpu_hours / overhead,
-                    est.layout.short(), row.get("notes") or "")
+                    est.layout.short(), row.get("notes") or "", gpus)
 
 
 def _report_whole_runs(runs: list[WholeRun], failed: list[tuple[str, str]]) -> None:
@@ -1427,6 +1429,8 @@ def main(argv: list[str] | None = None) -> int:
         runs += more
         runs_failed += failed
     _report_whole_runs(runs, runs_failed)
+    print()
+    scale_bands.report(_calibration(rows), runs)
     if OWN_MEASUREMENTS.is_file():
         print()
         _report_own(OWN_MEASUREMENTS)

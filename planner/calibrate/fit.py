@@ -30,6 +30,12 @@ scope's own
   top there is one scope, compared with 0: tau_0^2 = max(0, ybar^2 - se^2) (the maximum-likelihood
   estimate from one group): an overall bias no larger than its own noise is not applied.
 
+Runs are weighed by the steady iterations they measured (`run_weight`): a run's weight is
+min(1, steps / FULL_WEIGHT_STEPS), 1 where the run does not say. Means and spreads are weighted
+(reliability weights), and n above is the effective number of runs (Kish 1965:
+(sum w)^2 / sum w^2), so a short run moves a factor less and makes its error wider; MIN_RUNS still
+counts runs.
+
 A scope whose runs are exactly its parent's has no information of its own and takes its parent's
 factor. The weight is in [0, 1]: 1 keeps the scope's own geometric mean, 0 takes the parent's
 factor; it falls as the runs scatter and rises with their number.
@@ -54,6 +60,10 @@ ANY = "*"
 METRICS = ("throughput", "memory")
 # degrees of freedom the pooled within-scope spread counts for in a scope's own spread
 SPREAD_PRIOR_DF = 1
+# assumed: steady iterations whose median is a run's own figure. Step times scatter a few percent
+# from one iteration to the next; the median of 10 is within about 1% of the steady state, below
+# the 5-15% by which runs of one stack differ from the estimate, so more steps add no weight.
+FULL_WEIGHT_STEPS = 10
 
 Scope = tuple[str, str, str]
 
@@ -69,10 +79,20 @@ class Observation:
     metric: str  # throughput | memory
     measured: float
     predicted: float
+    steps: int | None = None  # steady iterations measured; None where the run does not say
 
     @property
     def ratio(self) -> float:
         return self.measured / self.predicted
+
+    @property
+    def weight(self) -> float:
+        return run_weight(self.steps)
+
+
+def run_weight(steps: int | None) -> float:
+    """A run's weight in a fit, in (0, 1]: min(1, steps / FULL_WEIGHT_STEPS); 1 where unknown."""
+    return 1.0 if steps is None else min(1.0, max(steps, 0) / FULL_WEIGHT_STEPS)
 
 
 @dataclass(frozen=True)
@@ -181,8 +201,14 @@ class _Group:
     parent: Scope | None
 
     @property
-    def n(self) -> int:
-        return len(self.obs)
+    def n(self) -> float:
+        """The effective number of runs (Kish): the count itself where every weight is equal."""
+        weights = [o.weight for o in self.obs]
+        return sum(weights) ** 2 / sum(w * w for w in weights)
+
+    @property
+    def total_weight(self) -> float:
+        return sum(o.weight for o in self.obs)
 
     @property
     def logs(self) -> list[float]:
@@ -190,18 +216,25 @@ class _Group:
 
     @property
     def mean(self) -> float:
-        return statistics.fmean(self.logs)
+        return statistics.fmean(self.logs, [o.weight for o in self.obs])
 
     @property
     def sd(self) -> float:
-        return statistics.stdev(self.logs) if self.n > 1 else 0.0
+        """The weighted sample sd (reliability weights; the plain sample sd at equal weights)."""
+        if len(self.obs) < 2:
+            return 0.0
+        weights = [o.weight for o in self.obs]
+        v1, v2 = sum(weights), sum(w * w for w in weights)
+        mean = self.mean
+        spread = sum(w * (y - mean) ** 2 for w, y in zip(weights, self.logs, strict=True))
+        return math.sqrt(max(0.0, spread / (v1 - v2 / v1)))
 
 
 def _pooled_within_variance(groups: dict[Scope, _Group]) -> float:
     """s0^2: the pooled variance of log ratios within the most specific scopes that have two runs or
     more; where none has, the variance about each top scope's mean."""
     for level in (3, 0):
-        members = [g for g in groups.values() if g.level == level and g.n > 1]
+        members = [g for g in groups.values() if g.level == level and len(g.obs) > 1]
         dof = sum(g.n - 1 for g in members)
         if dof:
             return sum((g.n - 1) * g.sd ** 2 for g in members) / dof
@@ -222,9 +255,9 @@ def _level_variance(
             d, f = g.mean, 0.0
         else:
             p = fitted[g.parent]
-            if p.n == g.n:
+            if len(p.obs) == len(g.obs):
                 continue
-            d, f = g.mean - p.mean, g.n / p.n
+            d, f = g.mean - p.mean, g.total_weight / p.total_weight
         num += d * d - (1 - f) * se2[scope]
         den += (1 - f) ** 2
         found = True
@@ -245,7 +278,7 @@ def _factors(
             parent = out[g.parent] if g.parent else None
             k_raw = math.exp(g.mean)
             # the parent's very runs: nothing of its own
-            if parent is not None and len(parent.runs) == g.n:
+            if parent is not None and len(parent.runs) == len(g.obs):
                 mu, w, prior, prior_scope = (
                     math.log(parent.factor),
                     parent.weight,
@@ -303,10 +336,11 @@ def fit(observations: Iterable[Observation], min_runs: int = MIN_RUNS) -> Fit:
                 levels[scope] = len(chain) - 1 - i
         groups = {s: _Group(tuple(m), levels[s], parents[s]) for s, m in members.items()}
         for scope, g in groups.items():
-            if g.n < min_runs and not any(is_wildcard(part) for part in scope):
-                result.refused.append(f"{metric} on {'/'.join(scope)}: {g.n} run(s) for {min_runs} "
+            if len(g.obs) < min_runs and not any(is_wildcard(part) for part in scope):
+                result.refused.append(f"{metric} on {'/'.join(scope)}: {len(g.obs)} run(s) for "
+                                      f"{min_runs} "
                                       f"parameters (factor and spread); not fitted")
-        fitted = {s: g for s, g in groups.items() if g.n >= min_runs}
+        fitted = {s: g for s, g in groups.items() if len(g.obs) >= min_runs}
         if fitted:
             factors, taus = _factors(metric, fitted, _pooled_within_variance(groups))
             result.factors += factors

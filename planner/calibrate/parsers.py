@@ -1,14 +1,19 @@
 """Reading the user's measured runs in any of the forms `plan calibrate` takes.
 
 - CSV or JSONL rows: model, method, gpu, gpus, layout (or tp/pp/dp/... columns), seq_len, framework,
-  tokens_per_s or step_time_s (with global_batch), peak_memory_gib.
+  tokens_per_s or step_time_s (with global_batch), peak_memory_gib, and optionally steps (the steady
+  iterations the figures are measured over).
 - A Hugging Face Trainer `trainer_state.json` with the run's description beside it (`run.yaml`):
   throughput from `train_samples_per_second` (or log_history) x seq_len.
 - Megatron-LM logs ("elapsed time per iteration (ms)", "global batch size", "max reserved" memory)
 and
   torchtitan logs ("tps" per GPU, "memory: ...GiB"), each with `run.yaml` beside it.
 
-A log's description is the file `<log>.run.yaml`, or `run.yaml` in the same folder.
+A log's description is the file `<log>.run.yaml`, or `run.yaml` in the same folder. A model named
+by a card file (`my-model.yaml`) is read relative to the file that names it, as a scenario's are.
+
+A log's figures are the median over the iterations after the warm-up (WARMUP_STEPS); a log with
+fewer than MIN_STEADY_STEPS of them is refused: its figure would be the warm-up's, not the run's.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ from plan.planner.estimate.types import FRAMEWORKS
 
 REQUIRED = ("model", "method", "gpu", "gpus", "seq_len")
 WARMUP_STEPS = 2  # iterations dropped from a log's median: start-up and compilation make them slow
+# a figure measured over fewer steady iterations is one iteration's noise, or the warm-up's
+MIN_STEADY_STEPS = 2
 # assumed: the largest whole number in a run (GPUs, tokens per sequence, sequences per step) is far
 # below 1e9, and no measurement (tokens/s of a whole job, seconds, GiB) reaches 1e12.
 MAX_WHOLE = 1_000_000_000
@@ -98,9 +105,15 @@ def _bounded(number: float, where: str, field: str, whole: bool = False, shown: 
 
 
 def run_from_fields(
-    raw: dict[str, Any], where: str, measured: dict[str, float | None] | None = None
+    raw: dict[str, Any],
+    where: str,
+    measured: dict[str, float | None] | None = None,
+    base_dir: Path | None = None,
+    steps: int | None = None,
 ) -> Run:
-    """One run from a row or description; `measured` overrides the row's own measurements (logs)."""
+    """One run from a row or description; `measured` and `steps` (the steady iterations a log
+    measured) override the row's own measurements (logs); `base_dir` is the folder of the file
+    naming the run, where a model-card path is read from."""
     row = {k.strip().lower(): v for k, v in raw.items() if k is not None}
     missing = [k for k in REQUIRED if row.get(k) in (None, "")]
     if missing:
@@ -127,6 +140,9 @@ def run_from_fields(
     tps = _num(row.get("tokens_per_s"), where, "tokens_per_s")
     step = _num(row.get("step_time_s"), where, "step_time_s")
     memory = _num(row.get("peak_memory_gib"), where, "peak_memory_gib")
+    if steps is None and row.get("steps") not in (None, ""):
+        steps = int(_num(row["steps"], where, "steps", whole=True) or 0)
+        _enough_steps(steps, where, "steps: the figures are measured over")
     if measured:
         measured = {k: None if v is None else _bounded(v, where, k, whole=k == "global_batch")
                     for k, v in measured.items()}
@@ -159,8 +175,18 @@ def run_from_fields(
         precision=str(row.get("precision") or "bf16"),
         tokens_per_s=tps,
         peak_memory_gib=memory,
+        steps=steps,
+        base_dir=base_dir,
         **fields,
     )
+
+
+def _enough_steps(steps: int, where: str, what: str) -> None:
+    """RunError where fewer than MIN_STEADY_STEPS steady iterations were measured."""
+    if steps < MIN_STEADY_STEPS:
+        raise RunError(f"{where}: {what} {steps} steady iteration(s); a run's figures need at "
+                       f"least {MIN_STEADY_STEPS} (one is noise or the warm-up's): measure a "
+                       "longer run")
 
 
 def _csv(path: Path) -> list[Run]:
@@ -178,7 +204,9 @@ def _csv(path: Path) -> list[Run]:
         raise RunError(f"{path}: line {reader.line_num}: not CSV: {exc}") from None
     if not rows:
         raise RunError(f"{path}: no rows (a header line and one row per run)")
-    return _each(rows, lambda row: run_from_fields(row[1], f"{path}:{row[0]}"))
+    return _each(
+        rows, lambda row: run_from_fields(row[1], f"{path}:{row[0]}", base_dir=path.parent)
+    )
 
 
 def _columns(header: list[str], path: Path) -> list[str]:
@@ -234,7 +262,7 @@ def _jsonl(path: Path) -> list[Run]:
         row = load_json(item[1], where)
         if not isinstance(row, dict):
             raise RunError(f"{where}: each line must be a JSON object")
-        return run_from_fields(row, where)
+        return run_from_fields(row, where, base_dir=path.parent)
 
     return _each(rows, run)
 
@@ -266,7 +294,28 @@ def _trainer_state(path: Path) -> Run:
                        "it at the end of training)")
     samples = _num(samples_per_s, where, "train_samples_per_second") or 0.0
     measured: dict[str, float | None] = {"tokens_per_s": samples * seq_len}
-    return run_from_fields(desc, where, measured)
+    # the Trainer's figure averages every step, the warm-up's too: its steady part is the rest
+    total = state.get("global_step")
+    steps = None
+    if isinstance(total, int) and not isinstance(total, bool):
+        steps = total - WARMUP_STEPS
+        _enough_steps(steps, where, f"global_step {total} leaves, after {WARMUP_STEPS} warm-up "
+                      "iterations,")
+    return run_from_fields(desc, where, measured, base_dir=path.parent, steps=steps)
+
+
+def _steady(iterations: list[int], path: Path) -> tuple[list[int], int]:
+    """The positions of a log's iteration lines after the warm-up, and the iterations they cover
+    (a line may average several: Megatron's log interval). RunError naming the file where fewer
+    than MIN_STEADY_STEPS lines are left: the figure would be the warm-up's."""
+    kept = [i for i, it in enumerate(iterations) if it > WARMUP_STEPS]
+    if len(kept) < MIN_STEADY_STEPS:
+        raise RunError(f"{path}: {len(kept)} iteration line(s) after the first {WARMUP_STEPS} "
+                       f"warm-up iterations (start-up and compilation make those slow); its "
+                       f"figures need at least {MIN_STEADY_STEPS}: log a longer run")
+    before = iterations[kept[0] - 1] if kept[0] > 0 else 0
+    covered = max(iterations[i] for i in kept) - max(WARMUP_STEPS, before)
+    return kept, max(covered, len(kept))
 
 
 def _log(path: Path) -> Run:
@@ -277,7 +326,8 @@ def _log(path: Path) -> Run:
     seq_len = int(_num(desc.get("seq_len"), where, "seq_len", whole=True) or 0)
     steps = figures.megatron_steps
     if steps:
-        kept = [ms for it, ms in steps if it > WARMUP_STEPS] or [ms for _, ms in steps]
+        positions, covered = _steady([it for it, _ in steps], path)
+        kept = [steps[i][1] for i in positions]
         gb = figures.global_batch
         if gb is None:
             raise RunError(f"{path}: Megatron log without 'global batch size' on its iteration "
@@ -292,13 +342,17 @@ def _log(path: Path) -> Run:
                 "global_batch": gb,
                 "peak_memory_gib": max(memory) / 1024.0 if memory else None,
             },
+            base_dir=path.parent,
+            steps=covered,
         )
     titan = figures.titan_steps
     if titan:
-        kept_t = [t for t in titan if t[0] > WARMUP_STEPS] or titan
+        positions, covered = _steady([t[0] for t in titan], path)
+        kept_t = [titan[i] for i in positions]
         tps_per_gpu = statistics.median(t[2] for t in kept_t)  # torchtitan logs tokens/s per device
         return run_from_fields(desc, where, {"tokens_per_s": tps_per_gpu * gpus,
-                                             "peak_memory_gib": max(t[1] for t in kept_t)})
+                                             "peak_memory_gib": max(t[1] for t in kept_t)},
+                               base_dir=path.parent, steps=covered)
     skipped = (f" ({figures.long_lines:,} lines longer than {MAX_LINE_CHARS:,} characters were "
                "skipped)" if figures.long_lines else "")
     raise RunError(f"{path}: no Megatron-LM iteration lines ('elapsed time per iteration (ms)') or "

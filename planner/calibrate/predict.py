@@ -3,18 +3,34 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from plan.models.catalog import Catalog
-from plan.models.errors import UnknownIdError
+from plan.models.errors import InputError, UnknownIdError
+from plan.models.loading import is_model_file, resolve_model
+from plan.models.model_card import ModelCard
 from plan.planner.calibrate.fit import FACTOR_RANGE, Observation
 from plan.planner.calibrate.runs import Run, RunError
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
 from plan.planner.estimate.types import METHODS
 
 
+def model_of(run: Run, catalog: Catalog) -> ModelCard:
+    """The run's model: a catalog id or alias, or a model-card file read relative to the file that
+    names the run (as a scenario's and `plan estimate --model`'s are)."""
+    base = run.base_dir or Path(".")
+    path = base / run.model  # an absolute path stays itself
+    if is_model_file(run.model) and not path.is_file():
+        raise RunError(f"{run.source}: model: no such model-card file: {path}")
+    try:
+        return resolve_model(run.model, catalog, base)
+    except InputError as exc:  # a card file that is not one: its first problem, named
+        raise RunError(f"{run.source}: model: {exc.problems[0]}") from None
+
+
 def predict(run: Run, catalog: Catalog) -> Estimate:
     try:
-        card = catalog.model(run.model)
+        card = model_of(run, catalog)
         gpu = catalog.gpu(run.gpu)
     except (UnknownIdError, KeyError) as exc:
         raise RunError(f"{run.source}: {exc}") from None
@@ -59,10 +75,10 @@ def observations(run: Run, est: Estimate, gpu_id: str) -> list[Observation]:
     out = []
     if run.tokens_per_s:
         out.append(Observation(run.source, gpu_id, est.layout.framework, run.method, "throughput",
-                               run.tokens_per_s, est.tokens_per_s))
+                               run.tokens_per_s, est.tokens_per_s, run.steps))
     if run.peak_memory_gib:
         out.append(Observation(run.source, gpu_id, est.layout.framework, run.method, "memory",
-                               run.peak_memory_gib, est.memory.total_gib))
+                               run.peak_memory_gib, est.memory.total_gib, run.steps))
     low, high = FACTOR_RANGE
     for o in out:
         if not (o.predicted > 0 and math.isfinite(o.predicted) and low <= o.ratio <= high):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from plan.models.errors import InputError
 from plan.models.layout import Optimizer
@@ -64,6 +65,10 @@ class Run:
     gpus_per_node: int | None = None
     tokens_per_s: float | None = None  # whole job, all GPUs
     peak_memory_gib: float | None = None  # per GPU
+    # steady iterations the figures are measured over (None: the row does not say)
+    steps: int | None = None
+    # the folder a model-card path is read from: the file that names the run's model
+    base_dir: Path | None = None
 
     @property
     def group(self) -> tuple[str, str, str]:

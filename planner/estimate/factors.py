@@ -255,6 +255,38 @@ microseconds; read from Debian's nvidia-nccl 2.29.7 source package, 2026-11-30).
 along the ring: (steps - inter-node steps) x hop + inter-node steps x network hop, with nodes - 1
 inter-node steps per pass."""
 
+TREE_LATENCY_S = {"base": 8.4e-6, "nvlink": 4.0e-6, "pcie": 4.0e-6, "inter": 14.0e-6}
+"""Latency of NCCL's tree all-reduce (Simple protocol): the same source and table as
+COLLECTIVE_LATENCY_S, Tree/Simple. NCCL charges a tree all-reduce its base plus, up and down the
+tree, (ranks per node - 1) hops inside a node and log2(nodes) (rounded down) network hops, where a
+ring pays a hop for each of its 2 (n - 1) steps: `2 * ((nRanks/nNodes-1) * intraLat +
+log2i(nNodes) * interLat)`. The double binary tree is NCCL's since 2.4 (Jeaugey, "Massively
+Scale Your Deep Learning Training with NCCL 2.4", NVIDIA Technical Blog, 2019-02-04: logarithmic
+latency, measured on Summit up to 24,576 GPUs, where small all-reduces ran up to 180x faster than
+on rings)."""
+
+TREE_BUS_BANDWIDTH_FACTOR = 0.92
+"""A tree all-reduce's bus bandwidth against the ring's (NCCL 2.29.7 src/graph/tuning.cc:
+`busBw*.92`); its algorithm bandwidth is half the bus bandwidth (`ratio *= .5`), so a tree moves a
+buffer of B bytes in 2 B / (0.92 bw) against the ring's 2 (n - 1) / n B / bw."""
+
+TREE_CORRECTION_SIMPLE = (0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5,
+                          0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9)
+"""NCCL's static correction of the tree's bandwidth by message size, Simple protocol: entry k for
+64 x 2^k bytes (rounded down), from 64 B to below 512 MiB; none from there ("Trees are not
+perfectly sticking to the model for medium sizes", NCCL 2.29.7 src/graph/tuning.cc,
+`treeCorrectionFactor`)."""
+
+RING_ALL_REDUCE_PLATEAU = 1.4
+"""NCCL's multiplier on an inter-node ring all-reduce's latency once each rank's share per channel
+reaches 64 bytes ("Plateau effect of ring", src/graph/tuning.cc `ncclTopoGetAlgoTime`: 1.4 on
+compute capability 8.0 and later, 1.9 before; the catalog's NVIDIA GPUs are all 8.0 or later)."""
+
+NCCL_CHANNELS = 16
+"""assumed: the channels NCCL opens per communicator on a multi-node NVLink + InfiniBand system
+(it opens up to 32, MAXCHANNELS; 16 is a middle figure). Only the plateau's threshold rests on
+it."""
+
 TP_COMM_EXPOSED_FRACTION = 0.6
 """Fraction of tensor-parallel collective time not hidden behind compute.
 

@@ -279,10 +279,13 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     # one collective (an all-gather takes what a reduce-scatter takes)
     collective = dp_link.reduce_scatter_s
 
+    def across(nbytes: float) -> float:
+        """The replicas' all-reduce of a reduced gradient shard (hybrid sharding)."""
+        return (replicate_link.all_reduce_s(nbytes / layout.state_shards) if replicate_link
+                else 0.0)
+
     def reduced(nbytes: float) -> float:
-        across = (replicate_link.all_reduce_s(nbytes / layout.state_shards) if replicate_link
-                  else 0.0)
-        return collective(nbytes) + across
+        return collective(nbytes) + across(nbytes)
 
     reduce = _Edged(reduced(params.layer_trained * params.grad_bytes),
                     reduced(params.front_trained * params.grad_bytes),
@@ -314,8 +317,14 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     # and (ZeRO-1) the updated parameters' all-gather behind the next step's first forward
     if zero == 1:
         return reduce.once_per_step(last_backward, layers, layout) + updated_parameters_gathered()
-    return _once_per_step(2 * reduce.layer, last_backward, layers, layout,  # an all-reduce
-                          2 * reduce.front, 2 * reduce.back)
+    # ZeRO-0 all-reduces (ring or tree, whichever NCCL times faster; topology module docstring)
+
+    def all_reduced(nbytes: float) -> float:
+        return dp_link.all_reduce_s(nbytes) + 2 * across(nbytes)
+
+    return _once_per_step(all_reduced(params.layer_trained * params.grad_bytes), last_backward,
+                          layers, layout, all_reduced(params.front_trained * params.grad_bytes),
+                          all_reduced(params.back_trained * params.grad_bytes))
 
 
 def _once_per_step(layer_s: float, pass_s: float, layers: int, layout: Layout, edge_s: float,

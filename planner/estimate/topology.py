@@ -12,14 +12,22 @@ is per GPU, i.e. one 400 Gb/s card per GPU on rail-optimised H100 nodes), capped
 the node.
 
 Collective times (ring algorithms, Patarasuk & Yuan 2009; NCCL):
-    all-reduce      2 (n-1)/n x bytes / bw  + 2 x ring latency
     reduce-scatter  (n-1)/n x bytes / bw    + ring latency      (all-gather the same)
-with bw the group's bottleneck bandwidth x COLLECTIVE_BANDWIDTH_EFFICIENCY. The ring latency is
-NCCL's own model (src/graph/tuning.cc; factors.COLLECTIVE_LATENCY_S): a base per collective plus,
-along the n - 1 steps of a pass, nodes - 1 network hops and the rest NVLink or PCIe hops. NCCL
-pipelines its rings, so the hops add up instead of each step waiting for the slowest link. Every
-collective pays it: a layer-by-layer schedule pays it once per layer, which at thousands of ranks
-outweighs a layer's bytes.
+    all-reduce      the faster of NCCL's ring and tree:
+      ring          2 (n-1)/n x bytes / bw  + base + 2 x hops (x plateau across nodes)
+      tree          2 x bytes / (0.92 bw c) + base + 2 x ((n/nodes - 1) hops + log2(nodes) net hops)
+with bw the group's bottleneck bandwidth x COLLECTIVE_BANDWIDTH_EFFICIENCY. The latencies are
+NCCL's own model (NCCL 2.29.7 src/graph/tuning.cc; factors.COLLECTIVE_LATENCY_S, TREE_LATENCY_S):
+a base per collective plus, along the n - 1 steps of a ring pass, nodes - 1 network hops and the
+rest NVLink or PCIe hops. NCCL pipelines its rings, so the hops add up instead of each step waiting
+for the slowest link. Every collective pays it: a layer-by-layer schedule pays it once per layer,
+which at thousands of ranks outweighs a layer's bytes. NCCL times every algorithm it may run and
+picks the fastest (`ncclTopoGetAlgoTime`); reduce-scatter and all-gather run on rings (its PAT
+algorithm serves one GPU per node only, not modelled), an all-reduce on a ring or a double binary
+tree, whose latency grows with log2 of the nodes instead of their number: at hundreds of nodes the
+tree wins every all-reduce short of hundreds of megabytes. c is NCCL's size-dependent correction of
+the tree's bandwidth (factors.TREE_CORRECTION_SIMPLE), the plateau its multiplier on a multi-node
+ring all-reduce's latency (factors.RING_ALL_REDUCE_PLATEAU).
 """
 
 from __future__ import annotations
@@ -35,7 +43,12 @@ from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.factors import (
     COLLECTIVE_BANDWIDTH_EFFICIENCY,
     COLLECTIVE_LATENCY_S,
+    NCCL_CHANNELS,
     PCIE_GB_PER_S_PER_DIRECTION,
+    RING_ALL_REDUCE_PLATEAU,
+    TREE_BUS_BANDWIDTH_FACTOR,
+    TREE_CORRECTION_SIMPLE,
+    TREE_LATENCY_S,
 )
 
 PCIE_HOST_GB_PER_S = PCIE_GB_PER_S_PER_DIRECTION["pcie"]
@@ -59,6 +72,9 @@ class GroupLink:
     # one pass of a ring collective, `ring_latency(...)` of the fields above: stored, since every
     # collective the search times reads it
     ring_latency_s: float = 0.0
+    # a ring all-reduce's latency (both passes, one base) and a tree all-reduce's (`all_reduce_s`)
+    ring_all_reduce_latency_s: float = 0.0
+    tree_latency_s: float = 0.0
 
     @property
     def latency_s(self) -> float:
@@ -77,12 +93,45 @@ class GroupLink:
         return (COLLECTIVE_LATENCY_S["base"] + inter * COLLECTIVE_LATENCY_S["inter"]
                 + (size - 1 - inter) * COLLECTIVE_LATENCY_S[intra_link])
 
+    @staticmethod
+    def all_reduce_latencies(
+        size: int, spans_nodes: bool, nics_per_node: int, intra_link: str
+    ) -> tuple[float, float]:
+        """NCCL's latency of a ring all-reduce (2 (n - 1) steps, 2 (nodes - 1) of them between
+        nodes, one base) and of a tree all-reduce (module docstring), before the ring's plateau."""
+        if size <= 1:
+            return 0.0, 0.0
+        nodes = -(-size // nics_per_node) if spans_nodes and nics_per_node else 1
+        inter = min(size - 1, nodes - 1)
+        ring = (COLLECTIVE_LATENCY_S["base"] + 2 * inter * COLLECTIVE_LATENCY_S["inter"]
+                + 2 * (size - 1 - inter) * COLLECTIVE_LATENCY_S[intra_link])
+        per_node = size // nodes
+        tree = TREE_LATENCY_S["base"] + 2 * ((per_node - 1) * TREE_LATENCY_S[intra_link]
+                                             + int(math.log2(nodes)) * TREE_LATENCY_S["inter"])
+        return ring, tree
+
     def _bw_bytes_per_s(self) -> float:
         return self.bandwidth_gb_per_s * 1e9 * COLLECTIVE_BANDWIDTH_EFFICIENCY
 
     def all_reduce_s(self, nbytes: float) -> float:
-        """A reduce-scatter then an all-gather of the same buffer (module docstring)."""
-        return 2 * self.reduce_scatter_s(nbytes)
+        """The faster of NCCL's ring and tree all-reduce of `nbytes` (module docstring)."""
+        if self.size <= 1 or nbytes <= 0:
+            return 0.0
+        if self.bandwidth_gb_per_s <= 0:
+            return float("inf")
+        n = self.size
+        seconds_per_byte = 2.0 / self._bw_bytes_per_s()
+        ring_latency = self.ring_all_reduce_latency_s
+        if self.spans_nodes and nbytes >= 64 * NCCL_CHANNELS * n:
+            ring_latency *= RING_ALL_REDUCE_PLATEAU
+        ring = (n - 1) / n * nbytes * seconds_per_byte + ring_latency
+        tree_bytes_s = nbytes * seconds_per_byte / TREE_BUS_BANDWIDTH_FACTOR
+        if ring <= tree_bytes_s + self.tree_latency_s:  # the tree's correction only slows it
+            return ring
+        size_class = int(math.log2(nbytes / 64)) if nbytes >= 64 else -1
+        if 0 <= size_class < len(TREE_CORRECTION_SIMPLE):
+            tree_bytes_s /= TREE_CORRECTION_SIMPLE[size_class]
+        return min(ring, tree_bytes_s + self.tree_latency_s)
 
     def reduce_scatter_s(self, nbytes: float) -> float:
         """Also the all-gather time; `nbytes` is the full (unsharded) buffer."""
@@ -251,6 +300,7 @@ def _ring_from(
         nics,
         intra,
         GroupLink.ring_latency(size, spans, nics, intra),
+        *GroupLink.all_reduce_latencies(size, spans, nics, intra),
     )
 
 

@@ -1,0 +1,64 @@
+"""bench/scale_bands.py: every case falls in one scale band, a source is its rows' paper or table,
+and leave-one-source-out never lets a row's own source set the band that judges it."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def bands() -> Any:
+    spec = importlib.util.spec_from_file_location("scale_bands", REPO / "bench" / "scale_bands.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up while built
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("gpus, band", [(1, "1-8"), (8, "1-8"), (9, "9-256"), (256, "9-256"),
+                                        (257, "257-4,096"), (4096, "257-4,096"),
+                                        (16384, "4,097+")])
+def test_each_gpu_count_has_the_issue_s_band(bands: Any, gpus: int, band: str) -> None:
+    assert bands.scale_band(gpus) == band
+
+
+@pytest.mark.parametrize("row_id, source", [("MEG21-01", "MEG21"), ("LLMF-P07", "LLMF-P"),
+                                            ("WR-L2-07", "WR-L2"), ("WR-L31-405", "WR-L31"),
+                                            ("TTU-01t", "TTU"), ("ZERO-04", "ZERO")])
+def test_a_source_is_the_id_less_its_row_number(bands: Any, row_id: str, source: str) -> None:
+    assert bands.source_of(row_id) == source
+
+
+def _case(bands: Any, row_id: str, ratio: float) -> Any:
+    return bands.Case(row_id, "throughput", "f", 8, abs(1 / ratio - 1), ratio, (0.5, 2.0), "fsdp")
+
+
+def test_leave_one_source_out_judges_a_source_by_the_others_alone(bands: Any) -> None:
+    # one source far off the others: in-sample bands are wide enough to cover it, the held-out
+    # band (from the other source's ratios) is not
+    cases = [_case(bands, f"A-0{i}", r) for i, r in enumerate((0.95, 1.0, 1.05, 1.0), start=1)]
+    cases += [_case(bands, f"B-0{i}", r) for i, r in enumerate((1.6, 1.7, 1.8), start=1)]
+    held = {c.id: c for c in bands.loso_bands(cases)}
+    assert all(c.covered for c in cases)
+    assert not any(held[f"B-0{i}"].covered for i in (1, 2, 3))
+    assert all(held[c.id].band[1] <= 1.05 for c in cases if c.id.startswith("B"))
+    # the errors are the estimate's own: holding a band out does not change them
+    assert [held[c.id].error for c in cases] == [c.error for c in cases]
+
+
+def test_a_held_out_whole_run_takes_the_others_median_overhead(bands: Any) -> None:
+    runs = [bands.Case(f"WR-{s}-1", "GPU-hours", "whole runs", 2048, 0.0, ratio, (1.1, 1.5), "w")
+            for s, ratio in (("A", 1.2), ("B", 1.3), ("C", 2.0))]
+    held = {c.id: c for c in bands.loso_whole_runs(runs)}
+    # C needed 2.0; the others' median is 1.25: predicted 1.25 / 2.0 of the published hours
+    assert held["WR-C-1"].error == pytest.approx(abs(1.25 / 2.0 - 1))
+    assert held["WR-A-1"].error == pytest.approx(abs(1.65 / 1.2 - 1))
+    assert not held["WR-C-1"].covered
