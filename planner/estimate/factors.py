@@ -261,9 +261,8 @@ COLLECTIVE_LATENCY_S, Tree/Simple. NCCL charges a tree all-reduce its base plus,
 tree, (ranks per node - 1) hops inside a node and log2(nodes) (rounded down) network hops, where a
 ring pays a hop for each of its 2 (n - 1) steps: `2 * ((nRanks/nNodes-1) * intraLat +
 log2i(nNodes) * interLat)`. The double binary tree is NCCL's since 2.4 (Jeaugey, "Massively
-Scale Your Deep Learning Training with NCCL 2.4", NVIDIA Technical Blog, 2019-02-04: logarithmic
-latency, measured on Summit up to 24,576 GPUs, where small all-reduces ran up to 180x faster than
-on rings)."""
+Scale Your Deep Learning Training with NCCL 2.4", NVIDIA Technical Blog, 2019-02-04: latency
+logarithmic in the number of nodes, against the ring's linear growth)."""
 
 TREE_BUS_BANDWIDTH_FACTOR = 0.92
 """A tree all-reduce's bus bandwidth against the ring's (NCCL 2.29.7 src/graph/tuning.cc:
