@@ -162,7 +162,9 @@ def explain_command(
         print_json(answer.to_dict())
         return
     console.print(i18n.t("whynot.head", spec=printable(why_not_spec),
-                         status=i18n.word("status", answer.status)))
+                         status=i18n.word("whynot_status", answer.status)))
+    if i18n.speaks_chinese():  # the reasons below are not translated yet: say so
+        console.print(i18n.t("explain.english_note"))
     if answer.status == "feasible" and answer.plan is not None:
         cost, time = delta(answer.delta_cost or 0.0, loaded.scenario.currency,
                            answer.delta_makespan_h or 0.0)

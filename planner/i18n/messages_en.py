@@ -92,6 +92,9 @@ MESSAGES: dict[str, str] = {
     "cash.md_month_head": "| month | cash out ({cur}) | billing lines |",
     "cash.md_period_head": "| period | cash out ({cur}) | budget ({cur}) | left |",
     # plan explain --why-not
+    "whynot_status.feasible": "feasible",
+    "whynot_status.infeasible": "infeasible",
+    "whynot_status.unavailable": "unavailable",
     "whynot.head": "why not {spec}? -> {status}",
     "whynot.possible": "  possible, at {cost} and {time} against the best plan",
     "whynot.conflict": "  conflicts with {constraint}: {detail}",

@@ -104,8 +104,9 @@ def test_chinese_tables_and_markdown(write_scenario, base_scenario) -> None:
 
 def test_a_scenario_lang_wins_over_the_locale_and_lang_wins_over_it(
         write_scenario, base_scenario) -> None:
-    path = write_scenario({**base_scenario, "lang": "zh"})
-    assert "总费用" in _solve(path)
+    path = write_scenario({**base_scenario, "lang": "zh", "start": "2027-01-01"})
+    chinese = _solve(path)
+    assert "总费用" in chinese and "2027年1月" in chinese  # months as a Chinese reader writes them
     assert "总费用" not in _solve(path, "--lang", "en")
     assert i18n.language() == "en"  # a command's choice lasts for its run alone
 
