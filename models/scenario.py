@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AliasChoices,
@@ -242,6 +242,9 @@ class Scenario(Strict):
     description: Text | None = None
     currency: str = Field(default="CNY", pattern=r"^[A-Z]{3}$", description="ISO 4217 code, e.g. "
                                                                             "CNY or USD")
+    lang: Literal["en", "zh"] | None = Field(
+        default=None, description="language of the answers people read (tables, markdown, the "
+                                  "HTML report): en or zh; --lang wins, else the locale (zh*)")
     calibration: str | None = Field(default=None, description="calibration overlay from `plan "
                                                               "calibrate` (path "
                                     "relative to this file): your measured speed per "

@@ -6,6 +6,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from plan.planner.i18n import speaks_chinese, t, word
+from plan.planner.i18n.numbers import amount, currency_unit
+from plan.planner.i18n.plan_words import headline, plan_summary, proof, trade_summary
 from plan.planner.plain_text import plain
 from plan.planner.plan import Plan, SolveResult
 from plan.planner.report_cash import cash_flow_lines, cash_flow_markdown
@@ -25,77 +28,86 @@ def _interruptions(plan: Plan) -> str:
 
 def render_table(result: SolveResult, console: Console) -> None:
     cur = result.currency
-    console.print(f"[bold]{shown(result.scenario)}[/bold]: {result.proof()} ({result.objective} "
-                  f"objective, {result.solve_time_s:.2f} s)")
+    console.print(f"[bold]{shown(result.scenario)}[/bold]{t('sep')}{shown(headline(result))}")
     if result.plans:
-        table = Table(title="plans", show_lines=False)
-        for column in (
-            "rank",
-            f"cost ({cur})",
-            "makespan (days)",
-            "exp. interruptions",
-            "vs plan 1",
-            "plan",
-        ):
+        table = Table(title=t("table.title"), show_lines=False)
+        for column in _columns(cur):
             table.add_column(column, overflow="fold")
         for plan in result.plans:
             table.add_row(
                 str(plan.rank),
-                f"{plan.total_cost:,.0f}",
+                amount(plan.total_cost),
                 f"{plan.makespan_h / 24:,.2f}",
                 _interruptions(plan),
-                shown(plan.trade.summary(cur)) if plan.trade else "",
-                shown(plan.summary()),
+                shown(trade_summary(plan.trade, cur)) if plan.trade else "",
+                shown(plan_summary(plan)),
             )
         console.print(table)
+        if speaks_chinese():  # the explanation sentences are not translated yet: say so
+            console.print(t("explain.english_note"))
         for plan in result.plans:
-            console.print(f"\n[bold]plan {plan.rank}[/bold]")
+            console.print(f"\n[bold]{t('plan.heading', rank=plan.rank)}[/bold]")
             for line in plan.explanation:
                 console.print(f"  - {shown(line)}")
             if plan.assumptions:
-                console.print("  assumptions:")
+                console.print(f"  {t('plan.assumptions')}")
                 for line in plan.assumptions:
                     console.print(f"    * {shown(line)}")
             if plan.rank == 1 and plan.cash_flow is not None:
                 for line in cash_flow_lines(plan.cash_flow, cur):
                     console.print(f"  {escape(line)}")
     for conflict in result.conflicts:
-        console.print(shown(f"conflict: {conflict.constraint}: {conflict.detail}"))
+        console.print(shown(t("line.conflict", constraint=conflict.constraint,
+                              detail=conflict.detail)))
     for relax in result.relaxations:
-        console.print(shown(f"relax {relax.kind}: {relax.detail}"))
+        console.print(shown(t("line.relax", kind=word("relax", relax.kind), detail=relax.detail)))
     for note in result.notes:
-        console.print(shown(f"note: {note}"))
+        console.print(shown(t("line.note", note=note)))
+
+
+def _columns(cur: str) -> list[str]:
+    """The plans table's headers, the currency's unit in the cost's."""
+    return [t("table.rank"), t("table.cost", cur=currency_unit(cur)), t("table.makespan"),
+            t("table.interruptions"), t("table.vs_best"), t("table.plan")]
 
 
 def render_markdown(result: SolveResult) -> str:
     cur = result.currency
-    out = [f"# {plain(result.scenario)}", "", f"Status: **{result.proof()}** ({result.objective} "
-                                              "objective, "
-           f"{result.solve_time_s:.2f} s)", ""]
+    out = [f"# {plain(result.scenario)}", "", _status_md(result), ""]
     if result.plans:
         out += [
-            f"| rank | cost ({cur}) | makespan (days) | exp. interruptions | vs plan 1 | plan |",
+            f"| {' | '.join(_columns(cur))} |",
             "|---|---|---|---|---|---|",
         ]
         out += [
-            f"| {p.rank} | {p.total_cost:,.0f} | {p.makespan_h / 24:,.2f} | {_interruptions(p)} | "
-            f"{p.trade.summary(cur) if p.trade else ''} | {p.summary()} |"
+            f"| {p.rank} | {amount(p.total_cost)} | {p.makespan_h / 24:,.2f} | "
+            f"{_interruptions(p)} | "
+            f"{trade_summary(p.trade, cur) if p.trade else ''} | {plan_summary(p)} |"
             for p in result.plans
         ]
+        if speaks_chinese():
+            out += ["", t("explain.english_note")]
         for plan in result.plans:
-            out += ["", f"## Plan {plan.rank}", ""] + [f"- {line}" for line in plan.explanation]
+            out += ["", f"## {t('plan.heading_md', rank=plan.rank)}", ""] + [
+                f"- {line}" for line in plan.explanation]
             if plan.assumptions:
-                out += ["", "Assumptions:", ""] + [f"- {line}" for line in plan.assumptions]
+                out += ["", t("plan.assumptions_md"), ""] + [
+                    f"- {line}" for line in plan.assumptions]
             if plan.rank == 1 and plan.cash_flow is not None:
                 out += cash_flow_markdown(plan.cash_flow, cur)
     if result.conflicts:
-        out += ["", "## Conflicts", ""] + [
-            f"- `{c.constraint}`: {c.detail}" for c in result.conflicts
+        out += ["", f"## {t('md.conflicts')}", ""] + [
+            f"- `{c.constraint}`{t('sep')}{c.detail}" for c in result.conflicts
         ]
     if result.relaxations:
-        out += ["", "## Smallest relaxations", ""] + [
-            f"- {r.kind}: {r.detail}" for r in result.relaxations
+        out += ["", f"## {t('md.relaxations')}", ""] + [
+            f"- {word('relax', r.kind)}{t('sep')}{r.detail}" for r in result.relaxations
         ]
     if result.notes:
-        out += ["", "## Notes", ""] + [f"- {n}" for n in result.notes]
+        out += ["", f"## {t('md.notes')}", ""] + [f"- {n}" for n in result.notes]
     return "\n".join(out) + "\n"
+
+
+def _status_md(result: SolveResult) -> str:
+    return t("md.status", proof=proof(result), objective=word("objective", result.objective),
+             s=f"{result.solve_time_s:.2f}")

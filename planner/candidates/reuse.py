@@ -44,6 +44,7 @@ FIELD_USE: dict[str, str] = {
     "name": PROBLEM_FIGURE,
     "description": SOLVE_ONLY,
     "currency": CANDIDATES,  # every price is converted into it
+    "lang": SOLVE_ONLY,  # the language of the words shown (JSON never changes with it)
     "calibration": CANDIDATES,  # the estimator's measured speed
     "budget": PROBLEM_FIGURE,
     "budget_by_period": CANDIDATES,  # the problem's periods, counted over the horizon

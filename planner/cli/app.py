@@ -16,7 +16,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from plan.planner import __version__
+from plan.planner import __version__, i18n
 from plan.planner.collector import collector_paused
 from plan.planner.interrupts import EXIT_INTERRUPTED, interrupt_behind, interrupted_line
 from plan.planner.os_errors import SYSTEM_LIMITS, reason_of
@@ -61,7 +61,10 @@ def _noting_interrupts(command: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(command)
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
-            return command(*args, **kwargs)
+            with i18n.kept_language():  # --lang and a scenario's lang: last for this command
+                if "lang" in kwargs:  # a command with --lang (plan.planner.cli.common.lang_option)
+                    i18n.choose(kwargs["lang"].value if kwargs["lang"] else None)
+                return command(*args, **kwargs)
         except KeyboardInterrupt as exc:
             _interrupts.append(exc)
             raise
@@ -112,6 +115,16 @@ def commands_needed(args: Sequence[str]) -> list[str] | None:
     return []
 
 
+def named_language(args: Sequence[str]) -> str | None:
+    """The language a command line names (`--lang zh`, `--lang=zh`), if a known one."""
+    for i, arg in enumerate(args):
+        value = args[i + 1] if arg == "--lang" and i + 1 < len(args) else (
+            arg.split("=", 1)[1] if arg.startswith("--lang=") else None)
+        if value and value.lower() in i18n.LANGUAGES:
+            return value.lower()
+    return None
+
+
 def __getattr__(name: str) -> typer.Typer:
     """`plan.planner.cli.app.app`: the full app, for tests and embedding."""
     if name == "app":
@@ -126,6 +139,8 @@ def main() -> None:
     except ImportError:  # pragma: no cover - depends on the installed typer
         from click import exceptions as cli_errors  # type: ignore[no-redef]
 
+    # the language of the error lines printed here, before or after the command's own choice
+    i18n.choose(named_language(sys.argv[1:]))
     try:
         # the command's modules: many objects, all kept (plan.planner.collector)
         with collector_paused():
@@ -137,7 +152,8 @@ def main() -> None:
     # a bad option or value: one line, like every other input error
     except cli_errors.UsageError as exc:
         where = f"{exc.ctx.command_path}: " if exc.ctx else ""
-        print(f"error: {plain(where + ' '.join(exc.format_message().split()))}", file=sys.stderr)
+        line = plain(where + " ".join(exc.format_message().split()))
+        print(i18n.t("error.frame", line=line), file=sys.stderr)
         sys.exit(2)
     except typer.Abort as exc:  # click's answer to Ctrl-C, and to an EOFError (not an interrupt)
         interrupt = interrupt_behind(exc)
@@ -146,7 +162,7 @@ def main() -> None:
         print(interrupted_line(interrupt or KeyboardInterrupt()), file=sys.stderr)
         sys.exit(EXIT_INTERRUPTED)
     except cli_errors.ClickException as exc:
-        print(f"error: {plain(exc.format_message())}", file=sys.stderr)
+        print(i18n.t("error.frame", line=plain(exc.format_message())), file=sys.stderr)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt as exc:  # one policy for every command: see plan.planner.interrupts
         print(interrupted_line(exc), file=sys.stderr)
@@ -165,10 +181,9 @@ def _fail_on(exc: Exception) -> NoReturn:
         raise exc
     if isinstance(exc, OSError) and exc.errno in SYSTEM_LIMITS:
         where = f"{plain(exc.filename)}: " if exc.filename else ""
-        print(f"error: {where}{reason_of(exc)}", file=sys.stderr)
+        print(i18n.t("error.frame", line=f"{where}{reason_of(exc)}"), file=sys.stderr)
         sys.exit(2)
-    print(f"internal error: {type(exc).__name__}: {plain(exc)} "
-          "(set PLAN_DEBUG=1 for details; please report)", file=sys.stderr)
+    print(i18n.t("error.internal", kind=type(exc).__name__, detail=plain(exc)), file=sys.stderr)
     sys.exit(70)
 
 

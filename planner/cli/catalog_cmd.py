@@ -12,7 +12,8 @@ import typer
 from plan.models.catalog import Catalog, load_catalog
 from plan.models.derived_prices import rule_words
 from plan.models.errors import InputError
-from plan.planner.cli.common import OutputFormat, fail, print_json
+from plan.planner import i18n
+from plan.planner.cli.common import Language, OutputFormat, fail, lang_option, print_json
 
 
 class Section(str, Enum):
@@ -64,6 +65,7 @@ def catalog_command(
     sources: Annotated[
         bool, typer.Option("--sources", help="add each entry's source to the table")
     ] = False,
+    lang: Annotated[Language | None, lang_option()] = None,
 ) -> None:
     """List the catalog's models, GPUs, platforms, offers (derived prices marked), purchase prices
     or capacity limits, each with its source; `diff` lists what the --catalog overlays change."""
@@ -94,6 +96,6 @@ def _print_changes(catalog: Catalog, output: OutputFormat) -> None:
     from plan.planner.plain_text import plain
 
     files = ", ".join(catalog.sources[1:])
-    print(plain(f"{files}: {len(catalog.changes)} change(s) to the built-in catalog"))
+    print(plain(i18n.t("catalog.changes", files=files, count=len(catalog.changes))))
     for line in catalog.changes:
         print(f"  {plain(line)}")

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from plan.planner.i18n import t
+
 Cell = Callable[[dict[str, Any]], Any]
 
 
@@ -23,14 +25,14 @@ def _get(*path: str) -> Cell:
 
 def _flag(row: dict[str, Any]) -> str:
     """'assumed' or 'preliminary' where the entry (or its fabric) says so; '' otherwise."""
-    marks = [word for word in ("assumed", "preliminary") if row.get(word)]
+    marks = [t(f"flag.{word}") for word in ("assumed", "preliminary") if row.get(word)]
     if not marks and isinstance(row.get("fabric"), dict) and row["fabric"].get("assumed"):
-        marks.append("fabric: assumed")
+        marks.append(t("flag.fabric_assumed"))
     if row.get("gpus_per_node_assumption"):
-        marks.append("node size: assumed")
+        marks.append(t("flag.node_assumed"))
     if row.get("derived"):
-        marks.append(f"derived from {row['derived'].get('from')}")
-    return ", ".join(marks)
+        marks.append(t("flag.derived", base=row["derived"].get("from")))
+    return t("flag.sep").join(marks)
 
 
 def _link(row: dict[str, Any]) -> str:
@@ -150,24 +152,28 @@ def _text(value: Any) -> str:
 def _source(row: dict[str, Any]) -> str:
     """The entry's source; a derived price says its rule first (its figure follows the base's)."""
     rule = row.get("derived_rule")
-    return (f"derived: {rule}; " if rule else "") + _text(row.get("source"))
+    return (t("catalog.derived_source", rule=rule) if rule else "") + _text(row.get("source"))
 
 
 def print_catalog_table(section: str, rows: list[dict[str, Any]], *, sources: bool) -> None:
     """One short line per entry; with `sources`, each entry's source text below it."""
+    from rich.cells import cell_len
     from rich.console import Console
     from rich.table import Table
 
     from plan.planner.cli.common import printable
 
-    hint = "" if sources else " - sources: --sources, or --format json for everything"
-    units = " - TF: dense TFLOPS" if section == "gpus" else ""
-    table = Table(title=f"catalog {section} ({len(rows)}){units}{hint}", show_lines=sources)
+    hint = "" if sources else t("catalog.hint")
+    units = t("catalog.units_gpus") if section == "gpus" else ""
+    table = Table(title=t("catalog.title", section=t(f"section.{section}"), count=len(rows),
+                          units=units, hint=hint), show_lines=sources)
     columns = COLUMNS[section][:KEYS[section]] if sources else COLUMNS[section]
     for name, _ in columns:
-        table.add_column(name, no_wrap=True, overflow="ellipsis", min_width=min(len(name), 8))
+        header = t(f"col.{name}")
+        table.add_column(header, no_wrap=True, overflow="ellipsis",
+                         min_width=min(cell_len(header), 8))
     if sources:
-        table.add_column("source", overflow="fold", ratio=1, min_width=30)
+        table.add_column(t("catalog.source"), overflow="fold", ratio=1, min_width=30)
     for row in rows:  # overlay text is the user's: markup escaped, control characters shown as '?'
         cells = [printable(_text(cell(row))) for _, cell in columns]
         table.add_row(*cells, *([printable(_source(row))] if sources else []))

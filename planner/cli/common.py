@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from plan.models.errors import InputError
+from plan.planner import i18n
 from plan.planner.plain_text import json_text, plain
 
 
@@ -43,7 +44,7 @@ def fail(problems: InputError | list[str] | str) -> NoReturn:
     lines = problems.problems if isinstance(problems, InputError) else (
         [problems] if isinstance(problems, str) else problems)
     for line in lines:
-        print(f"error: {plain(line)}", file=sys.stderr)
+        print(i18n.t("error.frame", line=plain(line)), file=sys.stderr)
     raise typer.Exit(ExitCode.BAD_INPUT)
 
 
@@ -58,7 +59,7 @@ def finite(value: float | None) -> float | None:
 def stop_no_solution(message: str) -> NoReturn:
     """No answer within the limits (e.g. the time ran out while building candidates): one line,
     exit 3."""
-    print(f"no solution: {plain(message)}", file=sys.stderr)
+    print(i18n.t("error.no_solution", line=plain(message)), file=sys.stderr)
     raise typer.Exit(ExitCode.NO_SOLUTION)
 
 
@@ -81,3 +82,17 @@ def work_limit_option(scope: str) -> Any:
 
     return typer.Option("--work-limit", min=0.01, max=MAX_SOLVER_LIMIT, callback=finite,
                         help=f"deterministic time, {scope} (the stop that does not depend on load)")
+
+
+class Language(str, Enum):
+    en = "en"
+    zh = "zh"
+
+
+def lang_option() -> Any:
+    """The `--lang` option: the language of what people read (tables, markdown, the HTML page,
+    error lines); JSON never changes with it. Unset: the scenario's `lang:`, else the locale. The
+    command's parameter must be named `lang`: `plan.planner.cli.app` chooses the language from it
+    for the command's run alone."""
+    return typer.Option("--lang", case_sensitive=False,
+                        help="en or zh (default: the scenario's lang:, else LANG/LC_ALL zh*)")

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from plan.planner.cli.common import ExitCode, fail
+from plan.planner import i18n
+from plan.planner.cli.common import ExitCode, Language, fail, lang_option
 from plan.planner.plain_text import plain
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ def report_command(
             "--calibration", help="calibration overlay from plan calibrate (your measured speed)"
         ),
     ] = None,
+    lang: Annotated[Language | None, lang_option()] = None,
 ) -> None:
     """Write one self-contained HTML page: the best plan, alternatives, a Gantt chart per platform
     and pool, cost by job and billing line, memory per GPU against the card, the assumptions (and
@@ -79,6 +81,7 @@ def report_command(
         loaded = with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
     except InputError as exc:
         fail(exc)
+    i18n.adopt(loaded.scenario.lang)
     check_report_path(output, scenario_inputs(loaded, overlay, calibration))
     result = solve(loaded)
     front = None
@@ -88,5 +91,5 @@ def report_command(
 
         front = pareto_front(Session.from_loaded(loaded))
     write_report(output, result, loaded, front)
-    typer.echo(f"wrote {plain(output)}")
+    typer.echo(i18n.t("report.wrote", path=plain(output)))
     raise typer.Exit(_EXIT[result.status])

@@ -12,12 +12,15 @@ from plan.models.errors import InputError
 from plan.models.layout import Objective
 from plan.models.limits import MAX_GAP
 from plan.models.loading import LoadedScenario, load_scenario
+from plan.planner import i18n
 from plan.planner.build_deadline import BuildTimeout
 from plan.planner.cli.common import (
     ExitCode,
+    Language,
     console,
     fail,
     finite,
+    lang_option,
     print_json,
     printable,
     stop_no_solution,
@@ -26,6 +29,7 @@ from plan.planner.cli.common import (
 )
 from plan.planner.cpsat.model import Bounds
 from plan.planner.explain.why_not import parse_why_not, why_not
+from plan.planner.i18n.plan_words import delta
 from plan.planner.report import render_markdown, render_table
 from plan.planner.session import Session, SolveOptions
 from plan.planner.solve import solve
@@ -45,9 +49,11 @@ def _load(file: Path, overlay: Path | None, calibration: Path | None = None) -> 
     from plan.planner.calibrate.use import with_calibration
 
     try:
-        return with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
+        loaded = with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
     except InputError as exc:
         fail(exc)
+    i18n.adopt(loaded.scenario.lang)
+    return loaded
 
 
 def solve_command(
@@ -77,6 +83,7 @@ def solve_command(
             "--calibration", help="calibration overlay from plan calibrate (your measured speed)"
         ),
     ] = None,
+    lang: Annotated[Language | None, lang_option()] = None,
 ) -> None:
     """Find the optimal plan and near-optimal alternatives, with explanations.
 
@@ -118,6 +125,7 @@ def explain_command(
                                                                 'gpus=16 billing=hourly"')],
     output: Annotated[SolveFormat, typer.Option("--format")] = SolveFormat.table,
     overlay: Annotated[Path | None, typer.Option("--catalog", help="catalog overlay")] = None,
+    lang: Annotated[Language | None, lang_option()] = None,
 ) -> None:
     """Why not X? Force an option and report its extra cost, or the rules it breaks."""
     try:
@@ -153,13 +161,18 @@ def explain_command(
     if output is SolveFormat.json:
         print_json(answer.to_dict())
         return
-    console.print(f"why not {printable(why_not_spec)}? -> {answer.status}")
+    console.print(i18n.t("whynot.head", spec=printable(why_not_spec),
+                         status=i18n.word("whynot_status", answer.status)))
+    if i18n.speaks_chinese():  # the reasons below are not translated yet: say so
+        console.print(i18n.t("explain.english_note"))
     if answer.status == "feasible" and answer.plan is not None:
-        console.print(f"  possible, at {answer.delta_cost:+,.0f} {loaded.scenario.currency} and "
-                      f"{answer.delta_makespan_h:+,.1f} h against the best plan")
+        cost, time = delta(answer.delta_cost or 0.0, loaded.scenario.currency,
+                           answer.delta_makespan_h or 0.0)
+        console.print(i18n.t("whynot.possible", cost=cost, time=time))
         for line in answer.plan.explanation:
             console.print(printable(f"  - {line}"))
     for conflict in answer.conflicts:
-        console.print(printable(f"  conflicts with {conflict.constraint}: {conflict.detail}"))
+        console.print(printable(i18n.t("whynot.conflict", constraint=conflict.constraint,
+                                       detail=conflict.detail)))
     for reason in answer.reasons:
         console.print(printable(f"  - {reason}"))

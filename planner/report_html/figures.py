@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from plan.planner.i18n import t
+from plan.planner.i18n.numbers import currency_unit
+from plan.planner.i18n.numbers import money as money_text
 from plan.planner.pareto.front import ParetoFront, time_unit
 from plan.planner.plain_text import html_text
 from plan.planner.plan import Plan
@@ -31,19 +34,19 @@ def scroll_table(head: Sequence[str], rows: Sequence[Sequence[str]], numeric: fr
 
 def figure(svg: str, caption: str, table: str = "") -> str:
     """The chart, its caption, and (folded) the same figures as a table."""
-    alt = (f"<details><summary>the chart's figures as a table</summary>{table}</details>"
+    alt = (f"<details><summary>{t('html.table_summary')}</summary>{table}</details>"
            if table else "")
     return f"<figure>{svg}<figcaption>{html_text(caption)}</figcaption>{alt}</figure>"
 
 
 def money(amount: float, currency: str) -> str:
-    return html_text(f"{amount:,.0f} {currency}")
+    return html_text(money_text(amount, currency))
 
 
 def cost_table(rows: Sequence[tuple[str, float]], what: str, currency: str) -> str:
-    return scroll_table([html_text(what), f"cost ({html_text(currency)})"],
+    return scroll_table([html_text(what), html_text(t("table.cost", cur=currency_unit(currency)))],
                         [[html_text(name), money(cost, currency)] for name, cost in rows],
-                        frozenset({1}), f"cost by {what}")
+                        frozenset({1}), t("html.cost_by", what=what))
 
 
 MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations", "other")
@@ -56,17 +59,21 @@ def memory_table(plan: Plan) -> str:
         rows.append([html_text(job.job), html_text(job.gpu),
                      *(f"{float(parts.get(p, 0.0) or 0.0):,.1f}" for p in MEMORY_PARTS),
                      f"{job.memory_gib_per_gpu:,.1f}", f"{job.gpu_memory_gib:g}"])
-    head = ["job", "GPU", *(f"{p} (GiB)" for p in MEMORY_PARTS), "peak (GiB)", "card (GiB)"]
+    head = [html_text(t("html.col.job")), "GPU",
+            *(html_text(t("html.col.part", part=t(f"html.part.{p}"))) for p in MEMORY_PARTS),
+            html_text(t("html.col.peak")), html_text(t("html.col.card"))]
     return scroll_table(head, rows, frozenset(range(2, 2 + len(MEMORY_PARTS) + 2)),
-                        "memory per GPU by part")
+                        t("html.memory_box"))
 
 
 def front_table(front: ParetoFront) -> str:
-    unit, per = time_unit(front)
+    unit_en, per = time_unit(front)
+    unit = html_text(t(f"html.unit.{unit_en}"))
     rows = [[str(n), money(p.cost, front.currency), f"{p.makespan_h / per:,.2f} {unit}",
              html_text(p.label()),
-             "yes" if p.within_budget and p.meets_deadlines else "no"]
+             html_text(t("html.yes") if p.within_budget and p.meets_deadlines else t("html.no"))]
             for n, p in enumerate(front.points, start=1)]
-    return scroll_table(["#", f"cost ({html_text(front.currency)})", f"time ({unit})", "plan",
-                         "within budget and deadline"], rows, frozenset({0, 1, 2}),
-                        "plans on the cost / time front")
+    return scroll_table(["#", html_text(t("table.cost", cur=currency_unit(front.currency))),
+                         html_text(t("html.col.time", unit=unit)), html_text(t("table.plan")),
+                         html_text(t("html.col.within"))], rows, frozenset({0, 1, 2}),
+                        t("html.front_box"))

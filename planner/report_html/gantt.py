@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from plan.models.scenario import Scenario
+from plan.planner import i18n
+from plan.planner.i18n.numbers import money
 from plan.planner.plain_text import html_text
 from plan.planner.plan import JobPlan, Plan
 from plan.planner.report_html.bar_labels import Bar, Label, place_labels, text_width_px
@@ -53,17 +55,22 @@ def lanes_of(plan: Plan, scenario: Scenario) -> list[Lane]:
     for pool in scenario.owned:
         busy = peak_concurrent_gpus((j.start_h, j.end_h, j.gpus) for j in plan.jobs
                                     if j.platform == pool.id)
-        lanes[pool.id] = Lane(pool.id, f"{pool.id} (owned)",
-                              f"{pool.count}x {pool.gpu}, up to {busy} in use")
+        lanes[pool.id] = Lane(pool.id, i18n.t("html.gantt.owned", pool=pool.id),
+                              i18n.t("html.gantt.owned_cap", count=pool.count, gpu=pool.gpu,
+                                     busy=busy))
     for res in plan.reservations:
         end = res.start_h + res.periods * res.period_h
-        lanes[res.key] = Lane(res.key, f"{res.label} ({res.kind})", f"{res.gpus} GPUs reserved",
+        lanes[res.key] = Lane(res.key, i18n.t("html.gantt.reserved", label=res.label,
+                                              kind=i18n.word("kind", res.kind)),
+                              i18n.t("html.gantt.reserved_cap", gpus=res.gpus),
                               (res.start_h, end))
     for job in plan.jobs:
         key = job.reservation or (job.platform if job.billing == "owned"
                                   else f"{job.platform}/{job.billing}")
         if key not in lanes:
-            lanes[key] = Lane(key, f"{job.platform} ({job.billing})", "rented on demand")
+            lanes[key] = Lane(key, i18n.t("html.gantt.rented", platform=job.platform,
+                                          billing=i18n.word("billing", job.billing)),
+                              i18n.t("html.gantt.rented_cap"))
         lanes[key].place(job)
     return list(lanes.values())
 
@@ -100,7 +107,7 @@ def gantt_chart(plan: Plan, scenario: Scenario, currency: str) -> GanttChart:
     height = TOP + sum(max(1, len(lane.rows)) * ROW_H + LANE_PAD for lane in lanes) + 30
     scale = _Scale((WIDTH - LEFT - RIGHT) / span, span, height)
     colors = {job.job: COLORS[i % len(COLORS)] for i, job in enumerate(plan.jobs)}
-    name = "Gantt chart: when each job runs, one lane per platform and pool"
+    name = html_text(i18n.t("html.gantt.name"))
     out = [f'<svg id="gantt" viewBox="0 0 {WIDTH} {height}" width="100%" role="img" '
            f'aria-labelledby="gantt-title" data-left="{LEFT}" data-px-per-h="{scale.per_h:.6f}">'
            f'<title id="gantt-title">{name}</title>', *_time_grid(scale)]
@@ -119,10 +126,10 @@ def gantt_chart(plan: Plan, scenario: Scenario, currency: str) -> GanttChart:
                 else:
                     out.append(_label_text(label, job.job, y + 4 + r * ROW_H, colors[job.job]))
         y += max(1, len(lane.rows)) * ROW_H + LANE_PAD
-    unit = "days" if span > 72 else "hours"
+    unit = i18n.t("html.unit.days" if span > 72 else "html.unit.hours")
     out.append(f'<text class="axis" x="{(LEFT + WIDTH) / 2}" y="{height - 8}" '
-               f'text-anchor="middle">time from the start of the plan ({unit}); shaded: waiting '
-               "for a queue or provisioning</text></svg>")
+               f'text-anchor="middle">{html_text(i18n.t("html.gantt.axis", unit=unit))}'
+               "</text></svg>")
     return GanttChart("".join(out), unlabelled, colors)
 
 
@@ -133,7 +140,8 @@ def _time_grid(scale: _Scale) -> list[str]:
     t = 0.0
     while t <= scale.span_h:
         x = scale.x(t)
-        label = f"day {t / 24:g}" if in_days else f"{t:g} h"
+        label = (i18n.t("html.gantt.day", n=f"{t / 24:g}") if in_days
+                 else i18n.t("html.gantt.hour", n=f"{t:g}"))
         out.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{TOP - 6}" '
                    f'y2="{scale.height - 30}"/><text class="tick" x="{x:.1f}" y="{TOP - 10}" '
                    f'text-anchor="middle">{label}</text>')
@@ -150,8 +158,11 @@ def _lane(lane: Lane, y: int, scale: _Scale) -> list[str]:
     if lane.window:
         x0, x1 = scale.x(lane.window[0]), scale.x(lane.window[1])
         out.append(f'<rect class="held" x="{x0:.1f}" y="{y + 2}" width="{max(1.0, x1 - x0):.1f}" '
-                   f'height="{lane_h}"><title>{html_text(lane.label)}: held hours '
-                   f"{lane.window[0]:,.1f} to {lane.window[1]:,.1f}</title></rect>")
+                   f'height="{lane_h}"><title>'
+                   + html_text(i18n.t("html.gantt.held", label=lane.label,
+                                      start=f"{lane.window[0]:,.1f}",
+                                      end=f"{lane.window[1]:,.1f}"))
+                   + "</title></rect>")
     return out
 
 
@@ -172,7 +183,8 @@ def _lead_h(job: JobPlan) -> float:
 
 def _bar(job: JobPlan, scale: _Scale) -> Bar:
     x0 = scale.x(job.start_h)
-    return Bar(job.job, (f"{job.job} ({job.gpus}x {job.gpu})", job.job), scale.x(_lead_h(job)),
+    named = i18n.t("html.gantt.bar", job=job.job, gpus=job.gpus, gpu=job.gpu)
+    return Bar(job.job, (named, job.job), scale.x(_lead_h(job)),
                x0, x0 + _width(job, scale), job.gpus * (job.end_h - job.start_h))
 
 
@@ -188,10 +200,13 @@ def _job(job: JobPlan, top: int, scale: _Scale, color: str, currency: str) -> li
         w0 = _lead_h(job)
         out.append(f'<rect class="wait" x="{scale.x(w0):.1f}" y="{top + 4}" '
                    f'width="{max(1.0, (job.start_h - w0) * scale.per_h):.1f}" '
-                   f'height="{ROW_H - 14}"><title>{html_text(job.job)}: {startup:,.1f} h '
-                   "queue/provisioning</title></rect>")
-    tip = (f"{job.job}: {job.gpus}x {job.gpu} on {job.platform} ({job.billing}), hours "
-           f"{job.start_h:,.1f} to {job.end_h:,.1f}, {job.cost:,.0f} {currency}")
+                   f'height="{ROW_H - 14}"><title>'
+                   + html_text(i18n.t("html.gantt.wait", job=job.job, h=f"{startup:,.1f}"))
+                   + "</title></rect>")
+    tip = i18n.t("html.gantt.tip", job=job.job, gpus=job.gpus, gpu=job.gpu,
+                 platform=job.platform, billing=i18n.word("billing", job.billing),
+                 start=f"{job.start_h:,.1f}", end=f"{job.end_h:,.1f}",
+                 cost=money(job.cost, currency))
     out.append(f'<rect class="job-bar" data-job="{html_text(job.job)}" '
                f'data-start-h="{job.start_h}" data-end-h="{job.end_h}" data-gpus="{job.gpus}" '
                f'x="{scale.x(job.start_h):.2f}" y="{top}" width="{_width(job, scale):.2f}" '

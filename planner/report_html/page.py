@@ -5,6 +5,10 @@ front when asked, and the assumptions."""
 from __future__ import annotations
 
 from plan.models.loading import LoadedScenario
+from plan.planner.i18n import speaks_chinese, t, word
+from plan.planner.i18n.numbers import currency_unit, days_or_hours
+from plan.planner.i18n.numbers import money as money_text
+from plan.planner.i18n.plan_words import plan_summary, proof, trade_summary
 from plan.planner.pareto.front import ParetoFront
 from plan.planner.pareto.html import front_svg
 from plan.planner.plain_text import html_text
@@ -60,10 +64,6 @@ summary { font-size: 13px; cursor: pointer; }
 @media print { body { max-width: none; } }
 """
 
-FRONT_CAPTION = ("Each point is the cheapest plan that finishes by its time; up and right of the "
-                 "line is worse on both (shaded). Axes span the points; a budget or deadline "
-                 "outside them is marked at the edge.")
-
 SCRIPT = """
 // Hovering a Gantt bar highlights the job's rows in the tables (no network, no libraries).
 for (const bar of document.querySelectorAll('.job-bar')) {
@@ -83,30 +83,33 @@ def _e(text: object) -> str:
 
 
 def _days(hours: float) -> str:
-    return f"{hours / 24:,.1f} days" if hours >= 48 else f"{hours:,.1f} h"
+    return days_or_hours(hours)
 
 
 def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront | None = None,
                 calibration_line: str | None = None) -> str:
     s = loaded.scenario
     cur = result.currency
-    body: list[str] = [f"<h1>{_e(result.scenario)}: training compute plan</h1>",
-                       f'<p class="muted">{_e(result.proof())}, {_e(result.objective)} objective, '
-                       'solved in '
-                       f"{result.solve_time_s:.1f} s by the plan CLI. Every number below is an "
-                       "estimate with the assumptions listed at the end.</p>"]
+    body: list[str] = [f"<h1>{_e(t('html.title', scenario=result.scenario))}</h1>",
+                       '<p class="muted">' + _e(t("html.lead", proof=proof(result),
+                                                  objective=word("objective", result.objective),
+                                                  s=f"{result.solve_time_s:.1f}")) + "</p>"]
     if not result.plans:
-        body.append(f'<p class="headline">No plan: {_e(result.status)}.</p>')
-        body += [f"<p>{_e(c.constraint)}: {_e(c.detail)}</p>" for c in result.conflicts]
-        body += [f"<p>relax {_e(r.kind)}: {_e(r.detail)}</p>" for r in result.relaxations]
-        body += [f"<p>note: {_e(n)}</p>" for n in result.notes]
+        body.append(f'<p class="headline">'
+                    f'{_e(t("html.no_plan", status=word("status", result.status)))}</p>')
+        body += [f"<p>{_e(t('html.conflict', constraint=c.constraint, detail=c.detail))}</p>"
+                 for c in result.conflicts]
+        body += [f"<p>{_e(t('line.relax', kind=word('relax', r.kind), detail=r.detail))}</p>"
+                 for r in result.relaxations]
+        body += [f"<p>{_e(t('line.note', note=n))}</p>" for n in result.notes]
         return _wrap(result.scenario, body)
     best = result.plans[0]
-    budget = f" of the {s.budget:,.0f} {_e(cur)} budget" if s.budget else ""
-    deadline = f" (deadline {_days(s.deadline_h)})" if s.deadline_h else ""
-    body.append(f'<p class="headline"><b>Best plan:</b> {best.total_cost:,.0f} {_e(cur)}{budget}, '
-                'every job done '
-                f"in {_days(best.makespan_h)}{deadline}. {_e(best.summary())}.</p>")
+    budget = _e(t("html.budget", budget=money_text(s.budget, cur))) if s.budget else ""
+    deadline = _e(t("html.deadline", time=_days(s.deadline_h))) if s.deadline_h else ""
+    body.append('<p class="headline">' + t(
+        "html.best", cost=_e(money_text(best.total_cost, cur)), budget=budget,
+        time=_e(_days(best.makespan_h)), deadline=deadline, summary=_e(plan_summary(best)))
+                + "</p>")
     if calibration_line is None:  # a plan that used the team's own runs says so up front
         lines = [a.split(": ", 1)[-1] for a in best.assumptions if "calibrated from" in a]
         calibration_line = "; ".join(dict.fromkeys(lines)) or None
@@ -115,25 +118,28 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
     body += _jobs_section(best, loaded, cur)
     body += _schedule_section(best, loaded, cur)
     body += _cost_and_memory_sections(best, cur, s.policy.memory_headroom)
+    if speaks_chinese():  # the explanation sentences are not translated yet: say so
+        body.append(f'<p class="muted">{_e(t("html.english_note"))}</p>')
     body += _alternatives_section(result, cur)
     if front is not None:
-        body += ["<h2>Cost / time front</h2>",
-                 figure(front_svg(front), FRONT_CAPTION, front_table(front))]
+        body += [f"<h2>{_e(t('html.front'))}</h2>",
+                 figure(front_svg(front), t("html.front_caption"), front_table(front))]
     body += (
-        ["<h2>Why this plan</h2><ul>"]
+        [f"<h2>{_e(t('html.why'))}</h2><ul>"]
         + [f"<li>{_e(line)}</li>" for line in best.explanation]
         + ["</ul>"]
     )
     body += (
-        ["<h2>Assumptions</h2><ul>"]
+        [f"<h2>{_e(t('html.assumptions'))}</h2><ul>"]
         + [
             f"<li>{_e(line)}</li>"
-            for line in best.assumptions or ["none beyond the catalog's sourced figures"]
+            for line in best.assumptions or [t("html.no_assumptions")]
         ]
         + ["</ul>"]
     )
     if result.notes:
-        body += ["<h2>Notes</h2><ul>"] + [f"<li>{_e(n)}</li>" for n in result.notes] + ["</ul>"]
+        body += ([f"<h2>{_e(t('html.notes'))}</h2><ul>"]
+                 + [f"<li>{_e(n)}</li>" for n in result.notes] + ["</ul>"])
     return _wrap(result.scenario, body)
 
 
@@ -146,23 +152,29 @@ def export_stacks_text(job: JobPlan, loaded: LoadedScenario) -> str:
     try:
         layout = build_layout(job, spec, loaded.models[job.job], loaded.catalog.gpu(job.gpu))
     except ExportError as exc:
-        return f"no export: {exc}"
+        return t("html.no_export", reason=exc)
     stacks = exporting_stacks(layout)
-    return f"exports: --to {', '.join(stacks)}" if stacks else "no export writes this layout"
+    return t("html.exports", stacks=", ".join(stacks)) if stacks else t("html.no_export_writes")
 
 
 def _jobs_section(best: Plan, loaded: LoadedScenario, cur: str) -> list[str]:
-    out = ["<h2>Jobs of the best plan</h2>",
-           table_box("jobs of the best plan") + "<table><thead><tr><th>job</th><th>where</th>"
-           '<th>layout</th><th class="num">start (h)</th><th class="num">end (h)</th><th '
-           f'class="num">cost ({_e(cur)})</th><th class="num">tokens/s</th></tr></thead>'
-           "<tbody>"]
+    out = [f"<h2>{_e(t('html.jobs'))}</h2>",
+           table_box(t("html.jobs_box")) + f"<table><thead><tr><th>{_e(t('html.col.job'))}</th>"
+           f"<th>{_e(t('html.col.where'))}</th><th>{_e(t('html.col.layout'))}</th>"
+           f'<th class="num">{_e(t("html.col.start"))}</th>'
+           f'<th class="num">{_e(t("html.col.end"))}</th><th '
+           f'class="num">{_e(t("table.cost", cur=currency_unit(cur)))}</th>'
+           f'<th class="num">{_e(t("html.col.tokens"))}</th></tr></thead><tbody>']
     for j in best.jobs:
         layout = (f"tp={j.tp} pp={j.pp} cp={j.cp}" + (f" ep={j.ep}" if j.ep > 1 else "")
-                  + f" dp={j.dp} ZeRO-{j.zero}, mb={j.micro_batch}, recompute {j.recompute_text}, "
-                  f"{j.framework} execution model; {export_stacks_text(j, loaded)}")
-        out.append(f'<tr data-job="{_e(j.job)}"><td>{_e(j.job)}</td><td>{j.gpus}x {_e(j.gpu)} on '
-                   f"{_e(j.platform)} ({_e(j.billing)})</td><td>{_e(layout)}</td><td "
+                  + f" dp={j.dp} ZeRO-{j.zero}"
+                  + t("html.layout_tail", mb=j.micro_batch,
+                      recompute=word("recompute", j.recompute_text),
+                      framework=j.framework, exports=export_stacks_text(j, loaded)))
+        where = t("html.where", gpus=j.gpus, gpu=j.gpu, platform=j.platform,
+                  billing=word("billing", j.billing))
+        out.append(f'<tr data-job="{_e(j.job)}"><td>{_e(j.job)}</td><td>{_e(where)}'
+                   f"</td><td>{_e(layout)}</td><td "
                    f"class='num'>{j.start_h:,.1f}</td><td class='num'>{j.end_h:,.1f}</td><td "
                    f"class='num'>{money(j.cost, cur)}</td><td "
                    f"class='num'>{j.tokens_per_s:,.0f}</td></tr>")
@@ -175,49 +187,50 @@ def _schedule_section(best: Plan, loaded: LoadedScenario, cur: str) -> list[str]
     key = ""
     if chart.unlabelled:
         items = "".join(f'<li><span class="swatch" style="background:{chart.colors[j.job]}"></span>'
-                        f"{_e(j.job)} ({j.gpus}x {_e(j.gpu)}), hours {j.start_h:,.1f} to "
-                        f"{j.end_h:,.1f}</li>" for j in chart.unlabelled)
-        key = ('<p class="muted">Bars too short for their name:</p>'
+                        + _e(t("html.key_item", job=j.job, gpus=j.gpus, gpu=j.gpu,
+                               start=f"{j.start_h:,.1f}", end=f"{j.end_h:,.1f}"))
+                        + "</li>" for j in chart.unlabelled)
+        key = (f'<p class="muted">{_e(t("html.short_bars"))}</p>'
                f'<ul class="gantt-key">{items}</ul>')
-    caption = ("One lane per platform and pool; owned pools and reservations show their capacity "
-               "(a reservation's held window is the dashed box). The jobs table above gives the "
-               "same start and end hours.")
-    return ["<h2>Schedule</h2>", figure(chart.svg, caption) + key]
+    return [f"<h2>{_e(t('html.schedule'))}</h2>",
+            figure(chart.svg, t("html.schedule_caption")) + key]
 
 
 def _cost_and_memory_sections(best: Plan, cur: str, headroom: float) -> list[str]:
     by_job, by_line = cost_svgs(best, cur)
-    return ["<h2>Cost</h2><h3>by job</h3>",
-            figure(by_job, f"Cost of each job in {cur}.",
-                   cost_table([(j.job, j.cost) for j in best.jobs], "job", cur)),
-            "<h3>by billing line</h3>",
-            figure(by_line, f"Cost of each billing line in {cur}.",
-                   cost_table(billing_lines(best), "billing line", cur)),
-            "<h2>Memory per GPU</h2>",
+    unit = currency_unit(cur)
+    return [f"<h2>{_e(t('html.cost'))}</h2><h3>{_e(t('html.by_job'))}</h3>",
+            figure(by_job, t("html.cost_job_caption", cur=unit),
+                   cost_table([(j.job, j.cost) for j in best.jobs], t("html.col.job"), cur)),
+            f"<h3>{_e(t('html.by_line'))}</h3>",
+            figure(by_line, t("html.cost_line_caption", cur=unit),
+                   cost_table(billing_lines(best), t("html.col.billing_line"), cur)),
+            f"<h2>{_e(t('html.memory'))}</h2>",
             figure(memory_svg(best, headroom),
-                   "Estimated peak per GPU, by part, against the card; the red dashed line is the "
-                   f"limit after the {headroom:.0%} headroom the policy keeps free.",
-                   memory_table(best))]
+                   t("html.memory_caption", headroom=f"{headroom:.0%}"), memory_table(best))]
 
 
 def _alternatives_section(result: SolveResult, cur: str) -> list[str]:
-    out = ["<h2>Alternatives</h2>", table_box("alternatives") + "<table><thead><tr><th>#</th>"
-           f'<th class="num">cost ({_e(cur)})</th><th class="num">done in</th><th>vs plan 1</th>'
-           "<th>plan</th></tr></thead><tbody>"]
+    out = [f"<h2>{_e(t('html.alternatives'))}</h2>",
+           table_box(t("html.alternatives_box")) + "<table><thead><tr><th>#</th>"
+           f'<th class="num">{_e(t("table.cost", cur=currency_unit(cur)))}</th>'
+           f'<th class="num">{_e(t("html.col.done_in"))}</th><th>{_e(t("table.vs_best"))}</th>'
+           f"<th>{_e(t('table.plan'))}</th></tr></thead><tbody>"]
     for p in result.plans:
-        trade = _e(p.trade.summary(cur)) if p.trade else "best"
+        trade = _e(trade_summary(p.trade, cur)) if p.trade else _e(t("html.best_word"))
         changes = "".join(f"<li>{_e(c)}</li>" for c in (p.trade.changes if p.trade else ()))
         out.append(f'<tr><td>{p.rank}</td><td class="num">{money(p.total_cost, cur)}</td>'
                    f'<td class="num">{_days(p.makespan_h)}</td><td>{trade}</td>'
-                   f"<td>{_e(p.summary())}"
+                   f"<td>{_e(plan_summary(p))}"
                    + (f"<ul>{changes}</ul>" if changes else "") + "</td></tr>")
     out.append("</tbody></table></div>")
     return out
 
 
 def _wrap(title: str, body: list[str]) -> str:
-    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}: '
-            'plan report</title><meta name="viewport" content="width=device-width, '
+    return (f'<!doctype html>\n<html lang="{t("html.lang")}"><head><meta charset="utf-8"><title>'
+            f'{_e(t("html.page_title", scenario=title))}</title>'
+            '<meta name="viewport" content="width=device-width, '
             'initial-scale=1">'
             f"<style>{CSS}</style></head><body><main>\n" + "\n".join(body)
             + f"\n</main><script>{SCRIPT}</script></body></html>\n")
