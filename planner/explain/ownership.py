@@ -206,18 +206,13 @@ def not_bought_lines(session: Session, best: Outcome) -> list[str]:
     problem = session.problem
     if any(c.billing == "purchase" for c in best.chosen.values()):
         return []
-    # A plan that buys has some job on bought hardware: the best over the jobs, each forced on it
-    # in turn (`forced` sums its set to one, so one set over all jobs would allow one job only).
-    found: list[Outcome] = []
-    for job in problem.jobs:
-        bought = tuple(c.index for c in problem.candidates[job]
-                       if c.billing == "purchase" and not c.violations)
-        if bought:
-            found.append(session.best(Bounds(forced=(bought,))))
-    if not found:
+    # A plan that buys has some job on bought hardware: one solve with at least one job on it
+    # (`some_of`; the optimum of forcing each job onto it in turn, in one model).
+    bought = tuple(c.index for job in problem.jobs for c in problem.candidates[job]
+                   if c.billing == "purchase" and not c.violations)
+    if not bought:
         return []
-    solved = [o for o in found if o.solved]
-    outcome = min(solved, key=lambda o: o.total_cost) if solved else found[0]
+    outcome = session.best(Bounds(some_of=bought))
     cur = problem.currency
     if not outcome.solved:
         return ["not bought: no plan that buys meets the scenario's rules (budget, deadlines)"]
