@@ -163,8 +163,9 @@ def _why_none(problem: Problem, instances: Sequence[str], pair: tuple[str, str],
             return who + "; ".join(f"{g}: {r}" for g, r in sorted(c.violations.items()))
         removed = [r for r in problem.removed if r.job == job and (r.platform, r.billing) == pair
                    and r.rule != "dominated"]
-        if removed:  # the largest count's reason: the one that says most about the offer
-            r = max(removed, key=lambda r: r.gpus)
+        if removed:  # the largest count tried says most about the offer (a quota names a count
+            # above those tried)
+            r = max(removed, key=lambda r: (r.rule != "capacity", r.gpus))
             return f"{who}{r.rule}: {r.reason}"
         return f"{who}no option here"
     return ""
@@ -274,18 +275,21 @@ def _job_figures(row: CompareRow, plan: Plan, instances: Sequence[str]) -> None:
 
 def _held_text(held: Sequence[Any]) -> str:
     """What the job holds, short: '1 window: 12 x 30 d' (12 periods of 30 days), '12 windows: 1 x
-    30 d each',
+    30 d each', '2 windows: 1 + 10 periods of 30 d',
     '1 purchase: 8 GPUs for 9.1 months'."""
     if {r.kind for r in held} == {"purchase"}:
         gpus = sum(r.gpus for r in held)
         months = max(r.periods * r.period_h for r in held) / (24 * 30)
         return f"{len(held)} purchase: {gpus} GPUs for {months:,.1f} months"
-    periods = sorted({r.periods for r in held})
-    each = f"{periods[0]}" if len(periods) == 1 else f"{periods[0]}-{periods[-1]}"
+    periods = sorted(r.periods for r in held)
     length = held[0].period_h
     unit = f"{length / 24:g} d" if length % 24 == 0 else f"{length:g} h"
-    windows = "window" if len(held) == 1 else "windows"
-    return f"{len(held)} {windows}: {each} x {unit}" + (" each" if len(held) > 1 else "")
+    if len(held) == 1:
+        return f"1 window: {periods[0]} x {unit}"
+    if len(set(periods)) == 1:
+        return f"{len(held)} windows: {periods[0]} x {unit} each"
+    sizes = " + ".join(map(str, periods)) if len(held) <= 4 else f"{periods[0]}..{periods[-1]}"
+    return f"{len(held)} windows: {sizes} periods of {unit}"
 
 
 def _mark(rows: list[CompareRow], best: Outcome, instances: Sequence[str]) -> None:
