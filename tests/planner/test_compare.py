@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 
 from plan.models.problem import SCALE, Problem
 from plan.planner.compare import compare_job
-from tests.planner.builders import brute_force, session
+from tests.planner.builders import Spec, brute_force, make_problem, session
 from tests.planner.test_recurring import recurring_cases, recurring_problem
 
 
@@ -72,3 +72,20 @@ def test_every_row_is_the_brute_force_optimum_of_its_mode(case):
     costs = [r.plan_cost for r in result.rows if r.plan_cost is not None]
     assert [r.cheapest for r in result.rows] == [
         r.plan_cost is not None and r.plan_cost <= min(costs) + 0.005 for r in result.rows]
+
+
+def test_rows_keep_to_the_rules():
+    """A pair whose options all break a rule has no plan and names the rule; on a pair with one
+    option that breaks a rule and one that does not, the row takes the rule-abiding one even though
+    the other is cheaper."""
+    residency = {"residency/a": "data must stay in us; p2 is in cn"}
+    specs = [Spec("a", "p1", gpus=8, cost=100, hours=10),
+             Spec("a", "p1", gpus=16, cost=50, hours=5, violations=residency),
+             Spec("a", "p1", gpus=4, cost=120, hours=20),
+             Spec("a", "p2", gpus=8, cost=10, hours=10, violations=residency)]
+    result = compare_job(session(make_problem(specs)), "a")
+    rows = {r.platform: r for r in result.rows}
+    assert rows["p2"].status == "unavailable" and "residency/a: data must stay in us" in \
+        rows["p2"].reason
+    assert rows["p1"].status == "feasible" and rows["p1"].plan_cost == 100
+    assert rows["p1"].choice == "8x a800-80gb" and rows["p1"].cheapest and rows["p1"].in_best
