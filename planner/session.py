@@ -54,6 +54,7 @@ class Session:
         self._model: PlanModel | None = None
         self._abiding: PlanModel | None = None
         self._rule_groups = problem.rule_groups()
+        self._breaking = {c.index for c in problem.all_candidates() if c.violations}
         self.deadline = self.started + settings.time_limit_s
         self.work_left = settings.work_limit
         # some solve was cut by the wall clock: the result may depend on load
@@ -104,9 +105,12 @@ class Session:
         return self._model
 
     def holds_every_rule(self, bounds: Bounds) -> bool:
-        """No rule a candidate can break is lifted and no option forced: rule-breaking candidates
-        can never be chosen, so a model of the rule-abiding ones alone has the same optima."""
-        return not bounds.forced and not bounds.lifted & self._rule_groups
+        """No rule a candidate can break is lifted and no rule-breaking option forced:
+        rule-breaking candidates can never be chosen, so a model of the rule-abiding ones alone
+        has the same optima (forcing rule-abiding options, as `plan compare` and the best plan
+        that buys do, keeps to it)."""
+        forced = {i for indices in (*bounds.forced, bounds.some_of) for i in indices}
+        return not forced & self._breaking and not bounds.lifted & self._rule_groups
 
     def model_for(self, bounds: Bounds, with_assumptions: bool = False) -> PlanModel:
         """The model a solve needs: while every rule a candidate can break holds and no option is

@@ -26,6 +26,7 @@ from plan.planner.plain_text import plain
 COMMANDS: dict[str, tuple[str, str]] = {
     "solve": ("plan.planner.cli.solve_cmd", "solve_command"),
     "explain": ("plan.planner.cli.solve_cmd", "explain_command"),
+    "compare": ("plan.planner.cli.compare_cmd", "compare_command"),
     "pareto": ("plan.planner.cli.pareto_cmd", "pareto_command"),
     "validate": ("plan.planner.cli.validate_cmd", "validate_command"),
     "estimate": ("plan.planner.cli.estimate_cmd", "estimate_command"),

@@ -44,7 +44,8 @@ class Bounds:
     pool_energy: bool = False  # under max_makespan, owned pools' GPU-minutes cut (a redundant row)
     lifted: frozenset[str] = frozenset()  # groups not enforced in this solve
     forced: tuple[tuple[int, ...], ...] = ()  # per set: one of these candidates is chosen (why-not)
-    some: tuple[tuple[int, ...], ...] = ()  # per set: at least one of these is chosen (any job)
+    # at least one of these candidates is chosen, whichever job's (a plan that buys something)
+    some_of: tuple[int, ...] = ()
     max_objective: tuple[str, int] | None = None  # (objective, cap): alternatives within the gap
     # Previous plans' decisions (job, (platform, gpu, billing)): each new plan changes one of each.
     nogoods: tuple[tuple[tuple[str, tuple[str, str, str]], ...], ...] = ()
@@ -133,8 +134,8 @@ class PlanModel:
             model.add(self.risk_expr() <= bounds.max_risk)
         for indices in bounds.forced:
             model.add(sum(v.x[i] for i in indices) == 1)
-        for indices in bounds.some:
-            model.add(sum(v.x[i] for i in indices) >= 1)
+        if bounds.some_of:
+            model.add(sum(v.x[i] for i in bounds.some_of) >= 1)
         if bounds.max_objective is not None:
             model.add(self.objective_expr(bounds.max_objective[0]) <= bounds.max_objective[1])
         for n, (cost, makespan) in enumerate(bounds.undominated):

@@ -206,13 +206,13 @@ def not_bought_lines(session: Session, best: Outcome) -> list[str]:
     problem = session.problem
     if any(c.billing == "purchase" for c in best.chosen.values()):
         return []
-    # A plan that buys has some job on bought hardware: one solve with at least one of them there
-    # (not one per job: twelve monthly runs would take twelve solves for the same answer).
-    bought = tuple(c.index for c in problem.all_candidates()
+    # A plan that buys has some job on bought hardware: one solve with at least one job on it
+    # (`some_of`; the optimum of forcing each job onto it in turn, in one model).
+    bought = tuple(c.index for job in problem.jobs for c in problem.candidates[job]
                    if c.billing == "purchase" and not c.violations)
     if not bought:
         return []
-    outcome = session.best(Bounds(some=(bought,)))
+    outcome = session.best(Bounds(some_of=bought))
     cur = problem.currency
     if not outcome.solved:
         return ["not bought: no plan that buys meets the scenario's rules (budget, deadlines)"]
