@@ -27,14 +27,15 @@ def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
     if not problem.budget_periods:
         return
     spend: dict[str, list[cp_model.LinearExprT]] = {p.label: [] for p in problem.budget_periods}
+    most = _bound(variables)
     for job, jv in variables.jobs.items():
-        _in_period_of(model, variables, f"job[{job}]", jv.start, jv.cost, spend)
+        _in_period_of(model, variables, f"job[{job}]", jv.start, jv.cost, spend, most)
     for key, rv in variables.resources.items():
         if rv.periods is None:
             continue
         if rv.resource.kind == "purchase":
             _in_period_of(model, variables, f"buy[{key}]", rv.start, variables.resource_cost(rv),
-                          spend)
+                          spend, most)
         else:
             _each_billed_period(model, variables, key, rv, spend)
     for period in problem.budget_periods:
@@ -44,9 +45,9 @@ def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
                 groups.literal(group(period)))
 
 
-def _bound(expr: cp_model.LinearExprT, variables: Variables) -> int:
-    """An upper bound of a cost expression: the total budget, or the sum of every cost a plan can
-    have (the costs are non-negative)."""
+def _bound(variables: Variables) -> int:
+    """An upper bound of any cost a plan has: the sum of the dearest option of every job and the
+    dearest holding of every shared resource (costs are non-negative)."""
     problem = variables.problem
     most = sum(max((variables.own_cost(c) for c in problem.candidates[j]), default=0)
                for j in problem.jobs)
@@ -61,7 +62,7 @@ def _bound(expr: cp_model.LinearExprT, variables: Variables) -> int:
 
 def _in_period_of(model: cp_model.CpModel, variables: Variables, name: str,
                   start: cp_model.IntVar, cost: cp_model.LinearExprT,
-                  spend: dict[str, list[cp_model.LinearExprT]]) -> None:
+                  spend: dict[str, list[cp_model.LinearExprT]], most: int) -> None:
     """`cost` counts in the period holding `start`: one Boolean per period it may fall in."""
     problem = variables.problem
     # (the proto's repeated field takes no negative index)
@@ -71,7 +72,6 @@ def _in_period_of(model: cp_model.CpModel, variables: Variables, name: str,
     if len(near) == 1:
         spend[near[0].label].append(cost)
         return
-    most = _bound(cost, variables)
     inside = []
     for period in near:
         b = model.new_bool_var(f"in[{name}@{period.label}]")
