@@ -13,6 +13,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from plan.models.limits import MAX_DURATION_H
 from plan.models.units import parse_duration_h
 
 HOURS_PER_DAY = 24.0
@@ -83,7 +84,11 @@ def parse_step(value: object) -> Step:
             count = int(found.group(1) or 1)
             if count <= 0:
                 raise ValueError(f"expected a positive step, got {value!r}")
-            return Step(months=count * CALENDAR_UNITS_MONTHS[found.group(2)])
+            months = count * CALENDAR_UNITS_MONTHS[found.group(2)]
+            if months * AVERAGE_MONTH_H > MAX_DURATION_H:
+                raise ValueError(f"{value!r} is longer than the planner's limit of "
+                                 f"{MAX_DURATION_H / (365 * 24):g} years")
+            return Step(months=months)
     try:
         hours = parse_duration_h(value)
     except ValueError:
@@ -91,6 +96,8 @@ def parse_step(value: object) -> Step:
                          f"2w), got {value!r}") from None
     if hours <= 0:
         raise ValueError(f"expected a positive step, got {value!r}")
+    if hours > MAX_DURATION_H:
+        raise ValueError(f"{value!r} is longer than the planner's limit of {MAX_DURATION_H:g} h")
     return Step(hours=hours)
 
 

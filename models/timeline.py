@@ -17,6 +17,7 @@ from pydantic import Field
 from plan.models.base import Strict
 from plan.models.calendar import HOURS_PER_DAY, Period, as_date, hours_from, period_kind, periods
 from plan.models.fields import PositiveMoney
+from plan.models.limits import MAX_DURATION_H
 
 if TYPE_CHECKING:
     from plan.models.job import Job
@@ -155,6 +156,11 @@ def expand_repeats(jobs: list[Job], start: dt.date | None) -> tuple[list[Job], l
             expanded.append(job.model_copy(update={"after": after}))
             continue
         step, count = job.repeat.every, job.repeat.count
+        last = job.release_h + step.offset_h(count - 1, start)
+        if last > MAX_DURATION_H:
+            return jobs, [f"jobs: {job.id}'s last instance would be released at {last:,.0f} h, "
+                          f"beyond the planner's limit of {MAX_DURATION_H:g} h: fewer or closer "
+                          "repeats"]
         for k in range(count):
             release = job.release_h + step.offset_h(k, start)
             due = (release + job.deadline_h if job.deadline_h is not None

@@ -72,6 +72,9 @@ def test_after_a_recurring_job_means_the_matching_instance(base_scenario, write_
                                         {"period": "2027-Q1", "amount": "1k"}]}, "one kind"),
     ({"fiscal_year_start": "13-01"}, "fiscal_year_start"),
     ({"job": {"billing": ["hourly", "weekly"]}}, "billing"),
+    ({"job": {"repeat": {"every": "1e300d", "count": 3}}}, "longer than the planner's limit"),
+    ({"start": "2027-01-01", "job": {"repeat": {"every": "5 years", "count": 3}}},
+     "beyond the planner's limit"),
 ])
 def test_mistakes_get_one_clear_line(base_scenario, write_scenario, changes, expected):
     with pytest.raises(InputError) as err:
