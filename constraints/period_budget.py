@@ -72,17 +72,28 @@ def _in_period_of(model: cp_model.CpModel, variables: Variables, name: str,
     if len(near) == 1:
         spend[near[0].label].append(cost)
         return
+    inside = _counted_in(model, near, ("in", "spend", name), start, cost, most, spend)
+    model.add_exactly_one(inside)
+
+
+def _counted_in(model: cp_model.CpModel, near: list[BudgetPeriod], names: tuple[str, str, str],
+                moment: cp_model.LinearExprT, amount: cp_model.LinearExprT, most: int,
+                spend: dict[str, list[cp_model.LinearExprT]]) -> list[cp_model.IntVar]:
+    """`amount` counted in whichever of the `near` periods holds `moment`: per period, a Boolean
+    (the moment falls in it) and the share it adds to that period's spend (`amount` or 0). The
+    caller says how many of the Booleans hold."""
+    bool_tag, share_tag, name = names
     inside = []
     for period in near:
-        b = model.new_bool_var(f"in[{name}@{period.label}]")
-        model.add(start >= period.from_min).only_enforce_if(b)
-        model.add(start < period.to_min).only_enforce_if(b)
-        share = model.new_int_var(0, most, f"spend[{name}@{period.label}]")
-        model.add(share == cost).only_enforce_if(b)
+        b = model.new_bool_var(f"{bool_tag}[{name}@{period.label}]")
+        model.add(moment >= period.from_min).only_enforce_if(b)
+        model.add(moment < period.to_min).only_enforce_if(b)
+        share = model.new_int_var(0, most, f"{share_tag}[{name}@{period.label}]")
+        model.add(share == amount).only_enforce_if(b)
         model.add(share == 0).only_enforce_if(~b)
         spend[period.label].append(share)
         inside.append(b)
-    model.add_exactly_one(inside)
+    return inside
 
 
 def _each_billed_period(model: cp_model.CpModel, variables: Variables, key: str,
@@ -108,16 +119,8 @@ def _each_billed_period(model: cp_model.CpModel, variables: Variables, key: str,
         lo = rv.start.proto.domain[0] + k * res.period_min
         hi = horizon + k * res.period_min
         near = [p for p in variables.problem.budget_periods if p.from_min <= hi and p.to_min > lo]
-        inside = []
-        for period in near:
-            b = model.new_bool_var(f"fee[{key}#{k}@{period.label}]")
-            model.add(rv.start + k * res.period_min >= period.from_min).only_enforce_if(b)
-            model.add(rv.start + k * res.period_min < period.to_min).only_enforce_if(b)
-            share = model.new_int_var(0, most_fee, f"fee_spend[{key}#{k}@{period.label}]")
-            model.add(share == fee).only_enforce_if(b)
-            model.add(share == 0).only_enforce_if(~b)
-            spend[period.label].append(share)
-            inside.append(b)
+        inside = _counted_in(model, near, ("fee", "fee_spend", f"{key}#{k}"),
+                             rv.start + k * res.period_min, fee, most_fee, spend)
         # Each paid fee falls in one period (the periods run to the horizon, which every job, and
         # so every fee a plan needs, starts before).
         model.add(sum(inside) == paid)
