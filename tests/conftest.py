@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import settings
 
 from plan.models.loading import load_scenario
 from plan.planner.candidates import build_problem
@@ -20,6 +21,12 @@ from plan.planner.session import Session
 # Tests never touch the user's estimate cache: each test session gets its own, fresh folder (also
 # inherited by the CLI subprocesses the tests start).
 os.environ["PLAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="plan-test-cache-")
+
+# Property tests draw the same examples on every run (CI included), so a result never depends on
+# the draw; HYPOTHESIS_PROFILE=explore draws fresh ones, to look for new failing cases.
+settings.register_profile("repeatable", derandomize=True, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = sorted((REPO / "scenarios").glob("*.yaml"))
