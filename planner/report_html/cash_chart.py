@@ -1,5 +1,5 @@
-"""Cash paid per period as inline SVG: one bar per month the plan pays in (and per budget period or
-fiscal year where there is more than one month's worth to see), stacked by billing line, with the
+"""Cash paid per period as inline SVG: one bar per month the plan pays in, then one per budget
+period (or per fiscal year where the plan spans more than one), stacked by billing line, with the
 period's budget as a dashed mark over its bar and a period over budget outlined in red. The numbers
 are `Plan.cash_flow`'s (planner/cash_flow.py); this module only draws them."""
 
@@ -103,7 +103,7 @@ class _Scale:
         return LEFT + i * self.slot + (self.slot - self.bar_w) / 2
 
     def height(self, value: float) -> float:
-        return value / self.top * PLOT_H
+        return max(value, 0.0) / self.top * PLOT_H  # a refund would be a negative SVG height
 
     def y(self, value: float) -> float:
         return TOP + PLOT_H - self.height(value)
