@@ -1,6 +1,6 @@
 """The report page: one self-contained HTML file (inline CSS, SVG and a few lines of script; nothing
-is fetched), with the best plan, the alternatives, a Gantt chart, cost and memory charts, the Pareto
-front when asked, and the assumptions."""
+is fetched), with the best plan, the alternatives, a Gantt chart, cost, cash-flow and memory charts,
+the Pareto front when asked, and the assumptions."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from plan.planner.pareto.front import ParetoFront
 from plan.planner.pareto.html import front_svg
 from plan.planner.plain_text import html_text
 from plan.planner.plan import JobPlan, Plan, SolveResult
+from plan.planner.report_html.cash_chart import cash_section
 from plan.planner.report_html.charts import billing_lines, cost_svgs, memory_svg
 from plan.planner.report_html.figures import (
     cost_table,
@@ -47,6 +48,9 @@ svg text { font-size: 12px; fill: #333; } .tick { fill: #666; }
 .headroom { stroke: #d62728; stroke-width: 2; stroke-dasharray: 5 3; }
 .dominated { fill: #d9d9d9; opacity: 0.6; } .stairs { fill: none; stroke: #888; }
 .budget { stroke: #d62728; stroke-dasharray: 6 4; } .budget-label { fill: #d62728; }
+.cash-bar { fill: none; stroke: #333; stroke-width: 0.5; } .cash-axis { stroke: #999; }
+.cash-bar.over, .cash-key-over { fill: none; stroke: #d62728; stroke-width: 3; }
+.cash-budget-mark { stroke-width: 2; }
 .deadline { stroke: #2ca02c; stroke-dasharray: 6 4; } .deadline-label { fill: #2ca02c; }
 .pt circle { fill: #1f77b4; } .pt.beyond circle { fill: #fff; stroke: #d62728; stroke-width: 2; }
 ul { margin-top: 4px; } li { margin: 2px 0; font-size: 14px; }
@@ -205,6 +209,7 @@ def _cost_and_memory_sections(best: Plan, cur: str, headroom: float) -> list[str
             f"<h3>{_e(t('html.by_line'))}</h3>",
             figure(by_line, t("html.cost_line_caption", cur=unit),
                    cost_table(billing_lines(best), t("html.col.billing_line"), cur)),
+            *cash_section(best.cash_flow, cur),
             f"<h2>{_e(t('html.memory'))}</h2>",
             figure(memory_svg(best, headroom),
                    t("html.memory_caption", headroom=f"{headroom:.0%}"), memory_table(best))]

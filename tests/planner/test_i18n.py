@@ -128,6 +128,7 @@ def test_chinese_report_page(write_scenario, base_scenario, tmp_path: Path) -> N
     assert result.exit_code == 0, result.output
     html = page.read_text(encoding="utf-8")
     assert '<html lang="zh-CN">' in html
-    for words in ("推荐方案", "排期", "单卡显存", "备选方案", "所依据的假设", "元"):
+    for words in ("推荐方案", "排期", "单卡显存", "备选方案", "所依据的假设", "元",
+                  "资金支出", "每月支出"):  # the cash-flow chart's heading and name
         assert words in html
     assert "training compute plan" not in html and "Best plan" not in html

@@ -117,12 +117,12 @@ def test_charts_are_named_scale_to_their_box_and_sit_in_main(frontier):
     charts = _Charts()
     charts.feed(page)
     assert charts.mains == 1
-    assert len(charts.svgs) == 4  # Gantt, cost by job, cost by billing line, memory
+    assert len(charts.svgs) == 5  # Gantt, cost by job, cost by billing line, cash per month, memory
     for svg in charts.svgs:
         assert svg.get("role") == "img" and svg.get("width") == "100%" and svg.get("viewbox")
         name = charts.texts.get(svg.get("aria-labelledby") or "", "")
         assert len(name.strip()) > 10, svg  # an accessible name, not an empty title
-    assert page.count("<figure>") == 4 and page.count("the chart's figures as a table") == 3
+    assert page.count("<figure>") == 5 and page.count("the chart's figures as a table") == 4
     assert 'name="viewport"' in page and "table-box" in page
 
 
