@@ -96,7 +96,9 @@ def compare_job(session: Session, job: str) -> Comparison:
     each. Raises ValueError for an unknown job."""
     instances = job_instances(session, job)
     problem = session.problem
-    best = session.best(Bounds())
+    # (each solve's jobs then end as early as its cost and makespan allow, as `plan solve`'s do:
+    # otherwise how many windows a reservation is held in could hang on a tie)
+    best = session.earliest(session.best(Bounds()))
     result = Comparison(job, instances, problem.currency,
                         SCALE.to_money(best.total_cost) if best.solved else None)
     if not best.solved:
@@ -202,7 +204,7 @@ def _forced_row(session: Session, instances: Sequence[str], pair: tuple[str, str
         row.reason, row.note = f"no run can end by its deadline here: {row.note}", ""
         return row
     bounds = Bounds(forced=tuple(forced))
-    outcome = session.best(bounds)
+    outcome = session.earliest(session.best(bounds), bounds)
     if not outcome.solved:
         row.reason = _unsolved_reason(session, bounds, forced, outcome.status)
         return row

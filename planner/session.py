@@ -167,15 +167,17 @@ class Session:
             outcome = solved(presolve=False)
         return outcome
 
-    def earliest(self, outcome: Outcome) -> Outcome:
+    def earliest(self, outcome: Outcome, bounds: Bounds | None = None) -> Outcome:
         """Among plans no worse on cost and makespan, the one whose jobs end earliest in total.
         Without it a job that does not set the makespan may start late for no reason
         (frontier_private_vs_hybrid: the 405B run on a rented month started on day 60, not day 5,
         since its successor waits for bought H200s either way). Only a tie-break, on a short time
-        slice: it never changes the cost, the makespan or their proof."""
+        slice: it never changes the cost, the makespan or their proof. `bounds`: those the outcome
+        was solved under (a forced option), kept."""
         if not outcome.solved or self.objective == "risk" or self._starts_at_earliest(outcome):
             return outcome
-        tied = Bounds(max_cost=outcome.total_cost, max_makespan=outcome.makespan_min)
+        tied = replace(bounds or Bounds(), max_cost=outcome.total_cost,
+                       max_makespan=outcome.makespan_min)
         return self._second(self.run("earliest", tied, outcome, max_work=EARLIEST_WORK), outcome)
 
     def _starts_at_earliest(self, outcome: Outcome) -> bool:

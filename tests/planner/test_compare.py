@@ -21,7 +21,8 @@ def _rows(problem: Problem):
 def test_hand_check_two_instances_two_billing_modes():
     """Two 60-h runs on 8 GPUs released 150 h apart (tests/planner/test_recurring.py). Hourly:
     1,000 each = 2,000. Monthly at 20 per GPU-period of 100 h: each run in its own one-period
-    window, 8 x 20 = 160 each, 320 (one window over both would span 210 h: 3 periods, 480)."""
+    window, 8 x 20 = 160 each, 320. One window over both ties at 320 (2 periods) only if the first
+    run waits 90 h; jobs end as early as a tie allows, so the two windows are the answer."""
     rows = _rows(recurring_problem([60, 60], [1000, 1000], [8, 8], release_every_h=150))
     hourly, monthly = rows[("cloud", "hourly")], rows[("p", "monthly")]
     assert (hourly.job_cost, hourly.plan_cost, hourly.delta_cost) == (2000, 2000, 1680)

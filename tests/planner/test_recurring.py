@@ -63,7 +63,8 @@ def test_two_instances_each_start_at_their_release():
 def test_hand_check_two_instances_two_billing_modes():
     """Two 60-h runs on 8 GPUs, released 150 h apart. Hourly: 1,000 each = 2,000. Monthly at 20 per
     GPU-month of 100 h: each held alone, 8 x 20 x 1 = 160 each = 320; one shared window from the
-    first start to the second end spans 210 h, 3 periods = 480. Cheapest: two windows, 320."""
+    first start to the second end spans 210 h, 3 periods = 480 (2 periods, 320, only if the first
+    run waits 90 h: a tie that the earliest-ending plan breaks). Cheapest: two windows, 320."""
     problem = recurring_problem([60, 60], [1000, 1000], [8, 8], release_every_h=150)
     plan = solve_problem(problem).plans[0]
     assert plan.total_cost == 320
