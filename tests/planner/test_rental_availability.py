@@ -124,3 +124,16 @@ def test_a_bad_renter_rule_exits_2(tmp_path, base_scenario):
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: "), result.output
     assert "over.yaml: platforms[lambda].renter_rules[0].source" in lines[0]
+
+
+def test_a_relaxation_names_only_available_for_a_rental(base_scenario, write_scenario):
+    """Only US clouds allowed and `only_available` on: no plan; lifting the policy is named with
+    what it lets the plan rent."""
+    fields = _fields("cn", only_available=True)
+    fields["policy"]["allow_platforms"] = list(US_CLOUDS)
+    _, _, result = run_catalog_scenario(base_scenario, write_scenario, [SFT], **fields)
+    assert result.status == "infeasible"
+    lifted = [r for r in result.relaxations if r.field == "policy.only_available"]
+    assert lifted, [r.detail for r in result.relaxations]
+    assert str(lifted[0].to).startswith("false, to rent ")
+    assert any(f"on {platform}" in str(lifted[0].to) for platform in US_CLOUDS)
