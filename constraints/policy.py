@@ -1,6 +1,6 @@
 """The scenario's own allow/forbid lists for platforms and GPUs, spot use (opt-in), job size, the
 risk a job may carry (expected interruptions) and, with `only_available`, hardware the catalog says
-cannot be had in the site's jurisdiction (export rules)."""
+cannot be had in the site's jurisdiction (export rules) or rented by the scenario's renter."""
 
 from __future__ import annotations
 
@@ -49,7 +49,10 @@ def check(
 
 
 def unavailable_text(place: Placement) -> str:
-    """Why the catalog says the placement cannot be had where it would run."""
+    """Why the catalog says the placement cannot be had where it would run (or by its renter)."""
+    if place.flagged_renter is not None:
+        return (f"renting {place.gpu} ({place.billing}) on {place.platform} from "
+                f"{place.flagged_renter}: {place.available_rule}")
     where = ", ".join(place.available_in or ())
     return (f"{place.gpu} ({place.billing}) is sold for {where} only, not {place.jurisdiction}: "
             f"{place.available_rule}")

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import AliasChoices, BeforeValidator, Field, model_validator
 
+from plan.models.availability import RegionCode, RenterRule
 from plan.models.base import DateText, Strict
 from plan.models.bounded import Id
 from plan.models.derived_prices import (
@@ -270,9 +271,6 @@ class Offer(Strict):
         return f"at least {least} GPUs"
 
 
-RegionCode = Annotated[str, BeforeValidator(check_code)]
-
-
 def purchase_platform_id(gpu: str) -> str:
     return f"buy-{gpu}"
 
@@ -407,6 +405,9 @@ class Platform(Strict):
                                                             "is known")
     source: str = Field(min_length=1)
     notes: str | None = None
+    renter_rules: list[RenterRule] = Field(
+        default_factory=list, description="who may rent its offers, by the renter's jurisdiction, "
+                                          "each rule with its source; none = not stated")
 
     @model_validator(mode="before")
     @classmethod
@@ -440,7 +441,19 @@ class Platform(Strict):
         problems = derived_problems(self.offers)
         if problems:
             raise ValueError(f"platform {self.id}: " + "; ".join(problems))
+        offered = {offer.gpu for offer in self.offers}
+        for rule in self.renter_rules:
+            if not set(rule.gpus) <= offered:
+                raise ValueError(f"platform {self.id}: renter_rules names GPUs it does not rent "
+                                 f"{sorted(set(rule.gpus) - offered)}; it rents "
+                                 f"{', '.join(sorted(offered)) or 'none'}")
         return self
+
+    def renter_rule(self, gpu: str, renter: str) -> RenterRule | None:
+        """The first of the platform's rules on renting `gpu` that a renter in `renter` falls
+        under, or None."""
+        return next((rule for rule in self.renter_rules
+                     if rule.covers(gpu) and rule.excludes(renter)), None)
 
 
 class ExchangeRates(Strict):

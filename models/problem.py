@@ -294,12 +294,14 @@ class Placement:
     # jurisdictions where it can be had (a purchase's export rules); None = not stated
     available_in: tuple[str, ...] | None = None
     available_rule: str = ""  # the rule behind available_in, with its source or 'assumed'
+    # a rental: the renter's jurisdiction when one of the platform's renter_rules flags it
+    flagged_renter: str | None = None
 
     @property
     def unavailable(self) -> bool:
-        """Whether the catalog says this cannot be had where it would run."""
-        return self.available_in is not None and not any(
-            within(code, self.jurisdiction) for code in self.available_in)
+        """Whether the catalog says this cannot be had where it would run, or by this renter."""
+        return self.flagged_renter is not None or (self.available_in is not None and not any(
+            within(code, self.jurisdiction) for code in self.available_in))
 
     @property
     def nodes(self) -> int:

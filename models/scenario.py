@@ -156,7 +156,9 @@ class Policy(Strict):
     # --- issue 47, ownership (helper "ownership"): kept together at the class's end
     only_available: bool = Field(
         default=False, description="a purchase not available in the site's jurisdiction (its "
-                                   "catalog entry's available_in) is ruled out, not just flagged")
+                                   "catalog entry's available_in), or a rental its platform's "
+                                   "renter_rules flag for the renter, is ruled out, not just "
+                                   "flagged")
 
 
 class PurchaseQuote(Strict):
@@ -267,6 +269,9 @@ class Scenario(Strict):
     academic: bool = False
     ops_skill: OpsSkill = "basic"
     sites: list[Site] = Field(default_factory=list)
+    renter_jurisdiction: Jurisdiction | None = Field(
+        default=None, description="where the team that rents is (headquartered), for the catalog's "
+                                  "renter_rules; default: the sites' jurisdiction when they agree")
     owned: list[OwnedPool] = Field(default_factory=list)
     policy: Policy = Field(default_factory=Policy)
     confidence: float = Field(
@@ -364,6 +369,15 @@ class Scenario(Strict):
     @property
     def considers_purchase(self) -> bool:
         return bool(self.purchase) or self.policy.consider_purchase
+
+    @property
+    def renter(self) -> str | None:
+        """The renter's jurisdiction: `renter_jurisdiction`, else the sites' when they all agree;
+        None (no site, or sites that disagree) = unknown, and no renter rule is checked."""
+        if self.renter_jurisdiction is not None:
+            return self.renter_jurisdiction
+        codes = {site.jurisdiction for site in self.sites}
+        return codes.pop() if len(codes) == 1 else None
 
     def job(self, job_id: str) -> Job:
         return next(j for j in self.jobs if j.id == job_id)

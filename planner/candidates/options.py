@@ -158,6 +158,8 @@ class Options:
                 counts = self._instance_counts(job, platform, offer, per_node, limit)
                 features = _features(platform.features) - frozenset(offer.lacks)
                 relied = _relied_notes(job, platform, features)
+                renter = self.scenario.renter
+                rule = platform.renter_rule(gpu.id, renter) if renter is not None else None
                 for count in counts:
                     place = self._placement(
                         "cloud", platform.id, platform.kind, gpu, count, per_node, offer.billing,
@@ -168,6 +170,10 @@ class Options:
                         and per_node == gpu.gpus_per_node)
                     notes = [f"price of {gpu.id} {offer.billing} on {platform.id}: "
                              f"{offer.assumption}"] if offer.assumed else []
+                    if rule is not None:
+                        place = dataclasses.replace(place, flagged_renter=renter,
+                                                    available_rule=rule.text)
+                        notes.extend(self._unavailable_note(place))
                     if allowed.note:
                         notes.append(allowed.note)
                     if offer.sold_by_instance:
@@ -244,12 +250,19 @@ class Options:
                     place = dataclasses.replace(place, available_in=tuple(entry.available_in),
                                                 available_rule=entry.available_source or "")
                 notes = list(buy.notes)
-                if place.unavailable and not self.scenario.policy.only_available:
-                    notes.append(f"availability: {unavailable_text(place)} (policy.only_available:"
-                                 " true rules it out)")
+                if place.unavailable:
+                    notes.extend(self._unavailable_note(place))
                 options.append(_Option(place, buy.platform, purchase=buy,
                                        assumptions=notes, largest_gpus=max(counts)))
         return options
+
+    def _unavailable_note(self, place: Placement) -> list[str]:
+        """The flag an answer shows beside a plan that uses `place` against the catalog's
+        availability rule (none where `policy.only_available` rules the place out instead)."""
+        if self.scenario.policy.only_available:
+            return []
+        return [f"availability: {unavailable_text(place)} (policy.only_available: true rules it "
+                "out)"]
 
     def _note_pinned_above(self, job: Job, platform: str, gpu: str, billing: str,
                            limit: int) -> None:

@@ -56,6 +56,7 @@ FIELD_USE: dict[str, str] = {
     "academic": CANDIDATES,  # academic prices
     "ops_skill": CANDIDATES,  # which stacks and offers a team can run
     "sites": CANDIDATES,  # data transfer, residency
+    "renter_jurisdiction": CANDIDATES,  # which rentals a catalog renter rule flags
     "owned": CANDIDATES,
     "policy": CANDIDATES,  # rules each candidate breaks, headroom, spot, purchases
     "confidence": CANDIDATES,  # scheduled time of each candidate

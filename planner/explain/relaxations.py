@@ -7,7 +7,7 @@ from plan.constraints import memory as memory_rule
 from plan.constraints.groups import family
 from plan.constraints.ops_skill import ONE_CLICK_FEATURES
 from plan.models.features import Feature
-from plan.models.problem import SCALE, Problem
+from plan.models.problem import SCALE, Candidate, Problem
 from plan.models.scenario import Scenario
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome
@@ -247,7 +247,7 @@ def _policy_relaxation(problem: Problem, groups: list[str], out: Outcome) -> Rel
         elif group == "policy.max_gpus":
             value = str(max(c.gpus for c in used))
         elif group == "policy.only_available":  # the rule is lifted by turning it off
-            value = "false, to buy " + ", ".join(sorted({c.gpu for c in used}))
+            value = "false, to " + _unavailable_used(used)
         else:
             value = "true"
         fields.append(field)
@@ -263,6 +263,15 @@ def _policy_relaxation(problem: Problem, groups: list[str], out: Outcome) -> Rel
         f"allow {words}: the cheapest plan then costs {cost:,.0f} {problem.currency}",
         cost,
     )
+
+
+def _unavailable_used(used: list[Candidate]) -> str:
+    """What a plan uses that the catalog's availability rules keep out: 'buy h100' for purchases,
+    'rent b200 on lambda' for rentals a renter rule flags."""
+    bought = sorted({c.gpu for c in used if c.billing == "purchase"})
+    rented = sorted({f"{c.gpu} on {c.platform}" for c in used if c.billing != "purchase"})
+    return " and ".join(f"{verb} {', '.join(names)}"
+                        for verb, names in (("buy", bought), ("rent", rented)) if names)
 
 
 def _rule_relaxation(session: Session, group: str) -> Relaxation | None:

@@ -109,6 +109,7 @@ CHANGING = [  # (field, how): each changes the candidates of this scenario
     ("confidence", lambda d: {**d, "confidence": 0.95}),
     ("ops_skill", lambda d: {**d, "ops_skill": "expert"}),
     ("policy", lambda d: {**d, "policy": {"forbid_gpus": ["rtx4090"]}}),
+    ("renter_jurisdiction", lambda d: {**d, "renter_jurisdiction": "cn"}),  # US clouds flagged
     ("jobs", _with_job_tokens),
 ]
 
