@@ -109,10 +109,12 @@ class TradeSearch:
             return Bounds(nogoods=nogoods, undominated=undominated,
                           max_makespan=best.makespan_min - self.extra["move_min"],
                           max_cost=self.extra["max_cost"])
-        if self.kind == "class":  # every job of the class leaves its choice in each plan shown
+        if self.kind == "class":  # every job of the class leaves its choice in each plan shown,
+            # for one choice they all take: the trade a finance office weighs ("all twelve runs
+            # monthly"), not each instance moved its own way
             nogoods = tuple(dict.fromkeys(
                 ((job, o.chosen[job].decision),) for o in shown for job in self.jobs))
-            return Bounds(nogoods=nogoods, undominated=undominated)
+            return Bounds(nogoods=nogoods, undominated=undominated, same_decision=(self.jobs,))
         nogoods = tuple(dict.fromkeys(
             tuple((job, o.chosen[job].decision) for job in self.jobs) for o in shown))
         return Bounds(nogoods=nogoods, undominated=undominated)
@@ -123,6 +125,9 @@ def meets(outcome: Outcome, bounds: Bounds) -> bool:
     from round to round)."""
     for plan_keys in bounds.nogoods:
         if all(outcome.chosen[job].decision == key for job, key in plan_keys):
+            return False
+    for jobs in bounds.same_decision:
+        if len({outcome.chosen[job].decision for job in jobs}) > 1:
             return False
     return all(outcome.total_cost < cost or outcome.makespan_min < makespan
                for cost, makespan in bounds.undominated)

@@ -51,6 +51,8 @@ class Bounds:
     nogoods: tuple[tuple[tuple[str, tuple[str, str, str]], ...], ...] = ()
     # (cost, makespan) of previous plans: a new plan must beat each on one of them (a real trade).
     undominated: tuple[tuple[int, int], ...] = ()
+    # each: jobs that all take one decision (a class of equal jobs moved as one)
+    same_decision: tuple[tuple[str, ...], ...] = ()
     # with assumptions: only these groups (None: all); the rest held
     assume: frozenset[str] | None = None
 
@@ -103,6 +105,17 @@ class PlanModel:
                 <= (res.capacity or 0) * window
             )
 
+    def _same_decision(self, model: cp_model.CpModel, jobs: tuple[str, ...]) -> None:
+        """Every job of `jobs` takes the decision (platform, GPU, billing) the first takes."""
+        x, candidates = self.variables.x, self.problem.candidates
+        keys = dict.fromkeys(c.decision for job in jobs for c in candidates[job])
+        first, *rest = jobs
+        for key in keys:
+            on_first = sum(x[c.index] for c in candidates[first] if c.decision == key)
+            for job in rest:
+                model.add(sum(x[c.index] for c in candidates[job] if c.decision == key)
+                          == on_first)
+
     def instance(self, objective: str | None, bounds: Bounds, *, with_assumptions: bool = False,
                  hint: dict[int, int] | None = None) -> cp_model.CpModel:
         """A clone with the active groups enforced (fixed, or as assumptions) and the bounds
@@ -147,6 +160,8 @@ class PlanModel:
             for job, key in plan_keys:
                 same += [v.x[c.index] for c in self.problem.candidates[job] if c.decision == key]
             model.add(sum(same) <= len(plan_keys) - 1)
+        for jobs in bounds.same_decision:
+            self._same_decision(model, jobs)
         if objective is not None:
             model.minimize(self.objective_expr(objective))
         if hint:

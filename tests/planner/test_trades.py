@@ -200,3 +200,24 @@ def test_a_shipped_answer_says_its_gpu_policy_once_and_cites_it_nowhere_else():
     said = next(line for line in result.plans[0].explanation if line.startswith("policy, as"))
     assert "cheaper options: GPUs " in said and "(policy.gpus)" in said
     assert "glm4-full-ft: 8x h800 on zhixingyun-pro (hourly) at 554 CNY" in said
+
+
+def test_a_class_moves_to_one_choice_not_each_its_own_way():
+    """Six equal runs (none a material share alone) released 100 h apart: the last one's end is
+    the makespan. Leaving pool-a for the same speed on pool-c (+1 each) never ends sooner, so a
+    mixed move (five on pool-c, the last on the faster pool-b) would be the cheapest "faster" plan:
+    a trade nobody weighs. The class moves as one: all six on pool-b, 1 h sooner each."""
+    specs = []
+    for k in range(6):
+        job = f"run-{k:02d}"
+        specs += [Spec(job, "pool-a", cost=100, hours=10), Spec(job, "pool-b", cost=150, hours=9),
+                  Spec(job, "pool-c", cost=101, hours=10)]
+    problem = make_problem(specs)
+    problem = replace(problem, release_min={j: SCALE.minutes(100 * k)
+                                            for k, j in enumerate(problem.jobs)})
+    result = solve_problem(problem, top_k=2, gap=0.1)
+    first, second = result.plans[0], result.plans[1]
+    assert {j.platform for j in first.jobs} == {"pool-a"}
+    assert second.trade is not None and second.trade.kind == "class"
+    assert {j.platform for j in second.jobs} == {"pool-b"}
+    assert second.total_cost == 900
