@@ -67,6 +67,7 @@ def configure(
     work_limit: float,
     probing: int = 0,
     presolve: bool = True,
+    optimizing: bool = True,
 ) -> None:
     """Parameters that make a solve repeatable whatever the machine's load: the deterministic work
     limit is the stop, the wall clock only a safety net, and the search itself is deterministic (one
@@ -84,10 +85,14 @@ def configure(
     # one. (A solve that needs a long proof may ask for probing: see the Pareto walk.)
     params.linearization_level = 2
     params.cp_model_probing_level = probing
-    # The presolve's search for constraints included in others took most of each solve on the
-    # recurring scenarios (finance_year: 8.1 s of CPU in eleven solves, 3.4 s without it) and
-    # changed no shipped scenario's cost (the snapshot bench: same plans, two tie-breaks better).
-    params.presolve_inclusion_work_limit = 0
+    # The presolve's search for constraints included in others took most of each optimising solve
+    # on the recurring scenarios (finance_year: 8.1 s of CPU in eleven solves, 3.4 s without it)
+    # and changed no shipped scenario's cost (the snapshot bench: same plans, two tie-breaks
+    # better). A solve with no objective asks whether any plan exists (the conflict and relaxation
+    # searches): its proofs of "none" lean on that search, and keep it (without it the deletion
+    # filter ran out of work and kept a deadline in a conflict it is not part of).
+    if optimizing:
+        params.presolve_inclusion_work_limit = 0
     # off only to re-check a solve its presolve got wrong (Session.run)
     params.cp_model_presolve = presolve
 
@@ -102,7 +107,8 @@ def solve_model(
     presolve: bool = True,
 ) -> Outcome:
     solver = cp_model.CpSolver()
-    configure(solver, settings, time_limit_s, work_limit, probing, presolve)
+    configure(solver, settings, time_limit_s, work_limit, probing, presolve,
+              optimizing=model.has_objective())
     started = time.perf_counter()
     status = solve_interruptibly(solver, model)  # Ctrl-C raises: an interrupted search is no result
     wall = time.perf_counter() - started
