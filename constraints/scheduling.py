@@ -88,6 +88,16 @@ def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
             )
 
 
+def _cut_scale(rv: ResourceVars, users: list[Candidate]) -> tuple[int, cp_model.IntVar] | None:
+    """The largest level the redundant cuts below compare GPUs with, and the periods held; None
+    where they are not added (a resource not held for periods, no level, or too many candidates
+    on it)."""
+    most = max(rv.resource.levels, default=rv.resource.capacity or 0)
+    if rv.periods is None or not most or len(users) > MANY_USERS:
+        return None
+    return most, rv.periods
+
+
 def _disjoint_pairs(model: cp_model.CpModel, variables: Variables, rv: ResourceVars,
                     users: list[Candidate]) -> None:
     """Redundant cut: two jobs whose GPUs together exceed the largest reservation level cannot run
@@ -95,9 +105,10 @@ def _disjoint_pairs(model: cp_model.CpModel, variables: Variables, rv: ResourceV
     was seen to take seconds to prove it on a two-job case (a reservation that two jobs in a row
     overrun by an hour); with the cut the LP sees it at once."""
     res = rv.resource
-    most = max(res.levels, default=res.capacity or 0)
-    if not most or rv.periods is None or len(users) > MANY_USERS:
+    cut = _cut_scale(rv, users)
+    if cut is None:
         return
+    most, periods = cut
 
     def least(minutes: int) -> int:
         return max(res.min_periods, -(-minutes // res.period_min))
@@ -113,7 +124,7 @@ def _disjoint_pairs(model: cp_model.CpModel, variables: Variables, rv: ResourceV
                 > max(least(a.duration_min), least(b.duration_min))
             ):
                 model.add(
-                    res.period_min * rv.periods >= a.duration_min + b.duration_min
+                    res.period_min * periods >= a.duration_min + b.duration_min
                 ).only_enforce_if([variables.chosen(a), variables.chosen(b)])
 
 
@@ -126,14 +137,15 @@ def _disjoint_sets(model: cp_model.CpModel, variables: Variables, rv: ResourceVa
     CP-SAT proved three such runs too long for two periods by trying every start minute of the
     window in turn (seconds on a 1,000-hour horizon, a test case of three runs)."""
     res = rv.resource
-    most = max(res.levels, default=res.capacity or 0)
-    if not most or rv.periods is None or len(users) > MANY_USERS:
+    cut = _cut_scale(rv, users)
+    if cut is None:
         return
+    most, periods = cut
     big = [c for c in users if 2 * c.gpus > most]
     if not big:
         return
     smallest = min(c.gpus for c in big)
-    span = res.period_min * rv.periods
+    span = res.period_min * periods
 
     def serial(cands: list[Candidate]) -> cp_model.LinearExprT:
         return cp_model.LinearExpr.weighted_sum([variables.chosen(c) for c in cands],
@@ -141,7 +153,7 @@ def _disjoint_sets(model: cp_model.CpModel, variables: Variables, rv: ResourceVa
 
     if len({c.job for c in big}) > 1:
         model.add(span >= serial(big))
-    for job in {c.job for c in users}:
+    for job in dict.fromkeys(c.job for c in users):  # (in order: the model is the same each run)
         beside = [c for c in users if c.job == job and 2 * c.gpus <= most
                   and c.gpus + smallest > most]
         others = [c for c in big if c.job != job]

@@ -50,6 +50,11 @@ class PeriodCash:
                 "by_job": {k: round(v, 2) for k, v in self.by_job.items()},
                 "by_line": {k: round(v, 2) for k, v in self.by_line.items()}}
 
+    @property
+    def over_budget(self) -> bool:
+        """Paid more than the period's budget (a cent's rounding is not over)."""
+        return self.budget is not None and self.amount > self.budget + 0.01
+
 
 @dataclass
 class CashFlow:
@@ -64,7 +69,7 @@ class CashFlow:
                 "budget_periods": [b.to_dict() for b in self.budgets]}
 
     def over_budget(self) -> list[PeriodCash]:
-        return [b for b in self.budgets if b.budget is not None and b.amount > b.budget + 0.01]
+        return [b for b in self.budgets if b.over_budget]
 
 
 def payments(problem: Problem, plan_jobs: list[Any], reservations: list[Any]) -> list[Payment]:

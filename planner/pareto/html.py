@@ -17,12 +17,13 @@ LEFT, RIGHT, TOP, BOTTOM = 90, 30, 30, 60
 def _ticks(lo: float, hi: float, count: int = 6) -> list[float]:
     if hi <= lo:
         return [lo]
-    step = _tick_step(lo, hi, count)
+    step = tick_step(lo, hi, count)
     first = math.ceil(lo / step) * step
     return [first + k * step for k in range(int((hi - first) / step + 1e-9) + 1)]
 
 
-def _tick_step(lo: float, hi: float, count: int = 6) -> float:
+def tick_step(lo: float, hi: float, count: int = 6) -> float:
+    """A round grid step (1, 2, 2.5 or 5 times a power of ten) giving about `count` steps."""
     raw = (hi - lo) / count
     magnitude = 10 ** math.floor(math.log10(raw))
     return next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
@@ -30,7 +31,7 @@ def _tick_step(lo: float, hi: float, count: int = 6) -> float:
 
 def _decimals(lo: float, hi: float, least: int) -> int:
     """Enough decimals that neighbouring tick labels differ."""
-    return max(least, -math.floor(math.log10(_tick_step(lo, hi)))) if hi > lo else least
+    return max(least, -math.floor(math.log10(tick_step(lo, hi)))) if hi > lo else least
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from plan.planner.cash_flow import CashFlow, PeriodCash
 from plan.planner.i18n import t
 from plan.planner.i18n.numbers import amount, currency_unit, money, period
 from plan.planner.i18n.plan_words import billing_line
+from plan.planner.pareto.html import tick_step
 from plan.planner.plain_text import html_text
 from plan.planner.report_cash import rule_text
 from plan.planner.report_html.bar_labels import text_width_px
@@ -25,7 +26,6 @@ LEFT, RIGHT, TOP, PLOT_H, AXIS_H = 90, 20, 34, 240, 28
 LEGEND_ROW_H = 20
 MAX_BAR_W = 64.0
 OTHERS_COLOR = "#bab0ac"  # the palette's grey (Tableau 10), for lines beyond the coloured ones
-OVER_SLACK = 0.01  # as CashFlow.over_budget: a cent's rounding is not over
 
 
 @dataclass(frozen=True)
@@ -36,10 +36,6 @@ class Panel:
     css: str
     name: str
     caption: str
-
-
-def is_over(row: PeriodCash) -> bool:
-    return row.budget is not None and row.amount > row.budget + OVER_SLACK
 
 
 def panels(flow: CashFlow, currency: str) -> list[Panel]:
@@ -80,9 +76,7 @@ def axis_top(rows: Sequence[PeriodCash]) -> tuple[float, float]:
     high = max([r.amount for r in rows] + [r.budget or 0.0 for r in rows] + [0.0])
     if high <= 0:
         return 1.0, 1.0
-    raw = high / 5
-    magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    step = tick_step(0.0, high, 5)
     return math.ceil(high / step - 1e-9) * step, step
 
 
@@ -133,7 +127,7 @@ def _bar(row: PeriodCash, i: int, scale: _Scale, colors: dict[str, str], currenc
                                  amount=money(value, currency)))
                    + "</title></rect>")
         base += value
-    over = is_over(row)
+    over = row.over_budget
     out.append(f'<rect class="cash-bar{" over" if over else ""}" data-period="'
                f'{html_text(row.period)}" data-amount="{row.amount:.2f}" x="{x:.1f}" '
                f'y="{scale.y(row.amount):.2f}" width="{w:.1f}" '
@@ -219,7 +213,7 @@ def cash_svg(panel: Panel, colors: dict[str, str], currency: str) -> str:
     if len(named) < len(shown):
         named.append((t("html.chart.cash_others"), OTHERS_COLOR))
     marks = (["budget"] if any(r.budget is not None for r in rows) else []) + (
-        ["over"] if any(is_over(r) for r in rows) else [])
+        ["over"] if any(r.over_budget for r in rows) else [])
     legend, legend_h = _legend(named, TOP + PLOT_H + AXIS_H + 6, marks)
     height = int(TOP + PLOT_H + AXIS_H + 6 + legend_h + 4)
     out = [svg_open(panel.css, height, panel.name), *_grid(scale, step)]
