@@ -191,8 +191,7 @@ def _alternatives(
             if search.cached is not None and meets(search.cached, bounds):
                 proposed.append((search.cached, search.kind))
                 continue
-            alt = session.best(bounds, hint=last if search.kind != "count" else best,
-                               max_work=ALTERNATIVE_WORK)
+            alt = session.best(bounds, hint=search.hint(best, last), max_work=ALTERNATIVE_WORK)
             search.cached = alt if alt.solved else None
             if alt.status == "unknown":  # ran out of its slice: nothing is known beyond it either
                 search.closed = search.ran_out = True

@@ -100,6 +100,7 @@ class CandidateBuilder(Estimating, Billing):
         self.memory_band_factor = memory_factor(self.confidence)
         self.resources = {}
         self.removed = []
+        self.clusters_of = {}
         self.groups: dict[str, str] = {}
         self.horizon_h, self.planning_horizon_h = horizons_h(self.scenario)
         self.buy = buy_options(self.scenario, self.catalog, self._money)
