@@ -20,6 +20,7 @@ from plan.planner.export import ExportError, build_layout, render_stack
 from tests.consumers.checks import Cell, check_export, installed, shell_words
 from tests.consumers.megatron_flags import cited_flags, megatron_flags, rule_problems
 from tests.export.test_export_golden import CASES
+from tests.planner.builders import WALL_NET_S
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSUMER = {"megatron": "torch", "deepspeed": "deepspeed", "accelerate": "accelerate",
@@ -123,7 +124,7 @@ def test_every_shipped_export_is_read_by_its_consumer(path):
     from plan.planner.solve import solve
 
     loaded = load_scenario(path)
-    result = solve(loaded, SolveOptions(time_limit_s=300))
+    result = solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
     jobs = {j.id: j for j in loaded.scenario.jobs}
     for jp in result.plans[0].jobs:
         layout = build_layout(jp, jobs[jp.job], loaded.models[jp.job],

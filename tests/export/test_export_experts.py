@@ -17,6 +17,7 @@ from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
 from tests.export.helpers import flag, parse_all, render_checked
 from tests.export.test_export_golden import _plan
+from tests.planner.builders import WALL_NET_S
 
 
 def _layout(framework: str = "megatron", ep: int = 8, tp: int = 2, model: str = "mixtral-8x7b"):
@@ -136,7 +137,7 @@ def test_a_solved_moe_plan_says_its_expert_split_and_exports_it(tmp_path):
                     "tokens: 20B, seq_len: 4096, "
                     "framework: megatron}\n", encoding="utf-8")
     loaded = load_scenario(path)
-    result = solve(loaded, SolveOptions(time_limit_s=60))
+    result = solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
     split = [(plan, j) for plan in result.plans for j in plan.jobs if j.ep > 1]
     assert split, "Megatron splits Mixtral's experts on these clusters"
     for plan, j in split:

@@ -11,12 +11,13 @@ from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
 from tests.conftest import SCENARIOS
 from tests.export.helpers import check_identities
+from tests.planner.builders import WALL_NET_S
 
 
 @pytest.fixture(scope="module", params=SCENARIOS, ids=[p.stem for p in SCENARIOS])
 def solved(request):
     loaded = load_scenario(request.param)
-    return loaded, solve(loaded, SolveOptions(time_limit_s=60))
+    return loaded, solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
 
 
 def test_every_plan_exports_consistently_or_names_what_is_missing(solved):

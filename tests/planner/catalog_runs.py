@@ -13,6 +13,7 @@ from plan.planner.candidates import build_problem
 from plan.planner.plan import SolveResult
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
+from tests.planner.builders import WALL_NET_S
 
 
 def run_catalog_scenario(
@@ -28,4 +29,5 @@ def run_catalog_scenario(
     base.update({"owned": [], "sites": [], **fields})
     base["jobs"] = jobs
     loaded = load_scenario(write(base))
-    return loaded, build_problem(loaded), solve(loaded, SolveOptions(top_k=top_k, time_limit_s=60))
+    return loaded, build_problem(loaded), solve(loaded,
+        SolveOptions(top_k=top_k, time_limit_s=WALL_NET_S))

@@ -11,7 +11,7 @@ from plan.planner.plan import Plan
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve, solve_session
 from tests.conftest import SCENARIOS
-from tests.planner.builders import Spec, make_problem, session, solve_problem
+from tests.planner.builders import WALL_NET_S, Spec, make_problem, session, solve_problem
 
 SHARE = 0.2
 
@@ -88,7 +88,7 @@ def test_every_alternative_is_a_trade():
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.name)
 def test_every_alternative_changes_a_material_decision_and_trades(path):
     loaded = load_scenario(path)
-    result = solve(loaded, SolveOptions(time_limit_s=120))
+    result = solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
     best = result.plans[0]
     material = _material(best)
     gap = loaded.scenario.solver.gap

@@ -15,6 +15,7 @@ from plan.planner.estimate.band import memory_factor
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
 from tests.conftest import SCENARIOS
+from tests.planner.builders import WALL_NET_S
 
 runner = CliRunner()
 
@@ -86,7 +87,7 @@ def test_a_plan_whose_optimizer_states_page_to_the_host_says_so(write_scenario):
         "policy": {"allow_spot": False},
         "confidence": 0.8,
     }
-    result = solve(load_scenario(write_scenario(data)), SolveOptions(time_limit_s=60))
+    result = solve(load_scenario(write_scenario(data)), SolveOptions(time_limit_s=WALL_NET_S))
     assert result.status == "optimal"
     said = [a for a in result.plans[0].assumptions if a.startswith("j: paged optimizer: ")]
     assert len(said) == 1 and "GiB of 8-bit Adam states live in host memory" in said[0], (
@@ -128,7 +129,7 @@ def test_plans_meet_deadlines_at_the_quantile_and_budget_on_the_expected_cost(
 ):
     base_scenario["confidence"] = 0.9
     loaded = load_scenario(write_scenario(base_scenario))
-    result = solve(loaded, SolveOptions(time_limit_s=30))
+    result = solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
     assert result.plans
     deadline_h = loaded.scenario.deadline_h
     for plan in result.plans:
@@ -160,7 +161,7 @@ def test_a_plan_chosen_only_because_of_the_band_says_so(base_scenario, write_sce
     deadline_h = startup_h + (expected_h + cheapest.hours) / 2
     base_scenario["jobs"][0]["deadline"] = f"{deadline_h:.3f}h"
     loaded = load_scenario(write_scenario(base_scenario))
-    result = solve(loaded, SolveOptions(time_limit_s=30))
+    result = solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
     assert result.plans
     best = result.plans[0]
     assert best.total_cost > SCALE.to_money(problem.standalone_cost(cheapest))
@@ -236,7 +237,7 @@ def test_a_lower_confidence_never_loses_a_cheaper_larger_count(write_scenario):
         loaded = load_scenario(write_scenario(data, f"short-{confidence}.yaml"))
         pool = {c.gpus: c for c in build_problem(loaded).all_candidates() if c.platform == "pool"}
         assert 1 in pool and 2 in pool and pool[2].gpu_hours < pool[1].gpu_hours
-        result = solve(loaded, SolveOptions(time_limit_s=60))
+        result = solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
         assert result.plans
         costs[confidence] = result.plans[0].total_cost
         assert result.plans[0].jobs[0].gpus == 2

@@ -17,6 +17,7 @@ from plan.planner.export.layout import STACKS
 from plan.planner.export.writer import render_stack
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
+from tests.planner.builders import WALL_NET_S
 
 
 def _duo(base_scenario: dict[str, Any], **job: Any) -> dict[str, Any]:
@@ -57,7 +58,7 @@ def _duo(base_scenario: dict[str, Any], **job: Any) -> dict[str, Any]:
 
 def test_a_pool_too_small_without_it_runs_the_job_with_cpu_offload(base_scenario, write_scenario):
     result = solve(
-        load_scenario(write_scenario(_duo(base_scenario))), SolveOptions(time_limit_s=60)
+        load_scenario(write_scenario(_duo(base_scenario))), SolveOptions(time_limit_s=WALL_NET_S)
     )
     assert result.plans
     (job,) = result.plans[0].jobs
@@ -79,7 +80,7 @@ def test_a_pool_too_small_without_it_runs_the_job_with_cpu_offload(base_scenario
 
 def test_cpu_offload_false_keeps_it_out(base_scenario, write_scenario):
     result = solve(load_scenario(write_scenario(_duo(base_scenario, cpu_offload=False))),
-                   SolveOptions(time_limit_s=60))
+                   SolveOptions(time_limit_s=WALL_NET_S))
     assert result.status == "infeasible"
 
 
@@ -110,7 +111,7 @@ def test_an_offloaded_plan_exports_to_the_stacks_that_offload(base_scenario, wri
     data["owned"][0].update(count=4, gpus_per_node=4)
     data["jobs"].append({**data["jobs"][0], "id": "eight-bit", "optimizer": "paged-adamw-8bit"})
     loaded = load_scenario(write_scenario(data))
-    result = solve(loaded, SolveOptions(time_limit_s=60))
+    result = solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
     assert result.plans
     jobs = {j.id: j for j in loaded.scenario.jobs}
     offloaded = 0
@@ -138,7 +139,7 @@ def test_a_pool_that_declares_its_host_memory_is_held_to_it(base_scenario, write
         data = _duo(base_scenario, model="llama3.1-70b", method="qlora", lora_rank=16, tokens="20M")
         if host is not None:
             data["owned"][0]["host_memory_gib_per_gpu"] = host
-        result = solve(load_scenario(write_scenario(data)), SolveOptions(time_limit_s=60))
+        result = solve(load_scenario(write_scenario(data)), SolveOptions(time_limit_s=WALL_NET_S))
         assert result.plans
         return result.plans[0]
 
@@ -161,7 +162,7 @@ def test_a_cheaper_option_named_in_an_explanation_says_when_it_offloads():
     path = next(p for p in SCENARIOS if p.name == "medical_hybrid.yaml")
     loaded = load_scenario(path)
     problem = build_problem(loaded)
-    result = solve(loaded, SolveOptions(time_limit_s=60))
+    result = solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
     lines = [x for plan in result.plans for x in plan.explanation if " would cost " in x]
     assert lines
     for line in lines:
@@ -186,7 +187,8 @@ def _sixteen(base_scenario: dict[str, Any], **job: Any) -> dict[str, Any]:
 
 def test_the_plan_says_where_offloading_would_be_clearly_faster(base_scenario, write_scenario):
     result = solve(
-        load_scenario(write_scenario(_sixteen(base_scenario))), SolveOptions(time_limit_s=60)
+        load_scenario(write_scenario(_sixteen(base_scenario))),
+            SolveOptions(time_limit_s=WALL_NET_S)
     )
     assert result.plans
     plan = result.plans[0]
@@ -209,10 +211,11 @@ def test_no_offload_note_where_the_job_rules_it_out_or_it_is_not_faster(
 ):
     ruled_out = solve(
         load_scenario(write_scenario(_sixteen(base_scenario, cpu_offload=False), "off.yaml")),
-        SolveOptions(time_limit_s=60),
+        SolveOptions(time_limit_s=WALL_NET_S),
     )
     plain = solve(
-        load_scenario(write_scenario(base_scenario, "plain.yaml")), SolveOptions(time_limit_s=60)
+        load_scenario(write_scenario(base_scenario, "plain.yaml")),
+            SolveOptions(time_limit_s=WALL_NET_S)
     )
     for result in (ruled_out, plain):
         assert result.plans
@@ -236,7 +239,7 @@ def test_an_offloaded_job_is_told_the_setting_that_fits_its_gpus_without_offload
         "gpus": 2,
     }
     plain = solve(load_scenario(write_scenario(_duo(base_scenario, **job), "plain.yaml")),
-                  SolveOptions(time_limit_s=60)).plans[0]
+                  SolveOptions(time_limit_s=WALL_NET_S)).plans[0]
     (jp,) = plain.jobs
     assert jp.state_offload or jp.recompute in ("offload", "full_offload")
     (line,) = [x for x in plain.explanation if x.startswith("q32: without offloading, loss: fused")]
@@ -247,7 +250,7 @@ def test_an_offloaded_job_is_told_the_setting_that_fits_its_gpus_without_offload
     assert f"against the plan's {jp.tokens_per_s:,.0f}" in line
     fused = solve(
         load_scenario(write_scenario(_duo(base_scenario, **job, loss="fused"), "fused.yaml")),
-        SolveOptions(time_limit_s=60),
+        SolveOptions(time_limit_s=WALL_NET_S),
     ).plans[0]
     (fj,) = fused.jobs
     assert not fj.state_offload and fj.recompute not in ("offload", "full_offload")
@@ -264,7 +267,8 @@ def test_a_pool_whose_hosts_cannot_hold_the_offloaded_states_is_told_what_they_n
     declared at 200 GiB, the job runs offloaded on the pool."""
     data = _duo(base_scenario, model="qwen2.5-72b", tokens="200M", seq_len=4096, id="ft72")
     data["owned"][0].update(gpu="a800-80gb", count=8, gpus_per_node=8, cost_per_gpu_hour=2.0)
-    tight = solve(load_scenario(write_scenario(data, "tight.yaml")), SolveOptions(time_limit_s=60))
+    tight = solve(load_scenario(write_scenario(data, "tight.yaml")),
+        SolveOptions(time_limit_s=WALL_NET_S))
     assert tight.status == "infeasible"
     (note,) = [n for n in tight.notes if n.startswith("owned pool duo cannot hold ft72")]
     assert "offloaded to host memory it would not fit either" in note
@@ -274,7 +278,8 @@ def test_a_pool_whose_hosts_cannot_hold_the_offloaded_states_is_told_what_they_n
     )  # type: ignore[union-attr]
     assert 128 < states_gib < 200
     data["owned"][0]["host_memory_gib_per_gpu"] = 200
-    roomy = solve(load_scenario(write_scenario(data, "roomy.yaml")), SolveOptions(time_limit_s=60))
+    roomy = solve(load_scenario(write_scenario(data, "roomy.yaml")),
+        SolveOptions(time_limit_s=WALL_NET_S))
     assert roomy.plans
     (job,) = roomy.plans[0].jobs
     assert job.state_offload and job.gpus == 8

@@ -6,6 +6,7 @@ from __future__ import annotations
 from plan.models.loading import load_scenario
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
+from tests.planner.builders import WALL_NET_S
 
 NEW = ["ascend-910b1", "ascend-910b3", "ascend-910b4", "ascend-910c", "hygon-k100-ai",
        "hygon-bw200", "cambricon-mlu370-x8"]
@@ -30,7 +31,7 @@ def test_scenario_limited_to_new_accelerators_plans(base_scenario, write_scenari
          "seq_len": 4096, "data": {"sensitivity": "internal", "residency": "cn"}},
     ]
     loaded = load_scenario(write_scenario(base_scenario))
-    result = solve(loaded, SolveOptions(time_limit_s=120))
+    result = solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
     assert result.status == "optimal" and result.plans
     for plan in result.plans:
         assert plan.total_cost <= 300_000

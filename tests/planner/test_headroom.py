@@ -14,6 +14,7 @@ from plan.planner.cli.app import app
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
 from tests.conftest import SCENARIOS
+from tests.planner.builders import WALL_NET_S
 
 runner = CliRunner()
 
@@ -32,7 +33,7 @@ def test_every_candidate_of_every_shipped_scenario_keeps_the_default_headroom(pa
 def test_chosen_plans_respect_the_scenario_headroom(base_scenario, write_scenario, headroom):
     base_scenario["policy"] = {"memory_headroom": headroom}
     loaded = load_scenario(write_scenario(base_scenario))
-    result = solve(loaded, SolveOptions(time_limit_s=30))
+    result = solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
     assert result.plans
     for plan in result.plans:
         for j in plan.jobs:

@@ -16,6 +16,7 @@ from plan.planner.export import ExportError, build_layout
 from plan.planner.export.writer import render_stack
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
+from tests.planner.builders import WALL_NET_S
 
 
 def _pod(base_scenario: dict[str, Any], gbps: float) -> dict[str, Any]:
@@ -55,7 +56,7 @@ def _pod(base_scenario: dict[str, Any], gbps: float) -> dict[str, Any]:
 
 def test_a_slow_network_gets_it_and_the_plan_says_so(base_scenario, write_scenario):
     loaded = load_scenario(write_scenario(_pod(base_scenario, 25)))
-    result = solve(loaded, SolveOptions(time_limit_s=60))
+    result = solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
     assert result.plans
     (job,) = result.plans[0].jobs
     assert job.nodes > 1 and job.shard_group == 8 and job.zero >= 2
@@ -132,18 +133,19 @@ def test_a_job_states_it_or_forbids_it(base_scenario, write_scenario):
     says so and at what speed."""
     slow = _pod(base_scenario, 25)
     slow["jobs"][0]["hybrid_shard"] = False
-    never = solve(load_scenario(write_scenario(slow, "never.yaml")), SolveOptions(time_limit_s=60))
+    never = solve(load_scenario(write_scenario(slow, "never.yaml")),
+        SolveOptions(time_limit_s=WALL_NET_S))
     assert never.plans and not any(job.shard_group for job in never.plans[0].jobs)
     assert not any("hybrid sharding (HSDP" in x for x in never.plans[0].explanation)
 
     fast = _pod(base_scenario, 400)
     searched = solve(
-        load_scenario(write_scenario(fast, "searched.yaml")), SolveOptions(time_limit_s=60)
+        load_scenario(write_scenario(fast, "searched.yaml")), SolveOptions(time_limit_s=WALL_NET_S)
     )
     assert searched.plans and not any(job.shard_group for job in searched.plans[0].jobs)
     fast["jobs"][0]["hybrid_shard"] = True
     stated = solve(
-        load_scenario(write_scenario(fast, "stated.yaml")), SolveOptions(time_limit_s=60)
+        load_scenario(write_scenario(fast, "stated.yaml")), SolveOptions(time_limit_s=WALL_NET_S)
     )
     assert stated.plans
     (job,) = stated.plans[0].jobs
@@ -181,7 +183,7 @@ def test_a_stated_hybrid_shard_no_option_can_run_is_an_answer_naming_it(
     data = _pod(base_scenario, 25)
     data.update(ops_skill="none")
     data["jobs"][0]["hybrid_shard"] = True
-    result = solve(load_scenario(write_scenario(data)), SolveOptions(time_limit_s=60))
+    result = solve(load_scenario(write_scenario(data)), SolveOptions(time_limit_s=WALL_NET_S))
     assert result.status == "infeasible" and not result.plans
     assert any(
         "one-click path" in c.detail and "hybrid shard" in c.detail for c in result.conflicts

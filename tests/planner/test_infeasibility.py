@@ -19,6 +19,7 @@ from plan.planner.report import render_markdown
 from plan.planner.report_html.page import report_html
 from plan.planner.session import Session, SolveOptions
 from plan.planner.solve import solve, solve_session
+from tests.planner.builders import WALL_NET_S
 
 runner = CliRunner()
 EXCLUDED = ("zhixingyun", "autodl", "a800", "h800", "rtx4090", "aliyun", "tencent")
@@ -58,7 +59,8 @@ def _poor_and_hurried(base_scenario: dict[str, Any], write_scenario) -> dict[str
 
 
 def _session(write_scenario, data) -> Session:
-    return Session.from_loaded(load_scenario(write_scenario(data)), SolveOptions(time_limit_s=120))
+    return Session.from_loaded(load_scenario(write_scenario(data)),
+        SolveOptions(time_limit_s=WALL_NET_S))
 
 
 def _check_minimal_and_each_changes_the_outcome(session: Session, names: list[str]) -> None:
@@ -808,7 +810,8 @@ def test_rules_that_widening_the_conflict_exposes_are_widened_with_it(
             "data": private,
         },
     ]
-    result = solve(load_scenario(write_scenario(base_scenario)), SolveOptions(time_limit_s=120))
+    result = solve(load_scenario(write_scenario(base_scenario)),
+        SolveOptions(time_limit_s=WALL_NET_S))
     assert result.status == "infeasible" and result.conflicts
     (joint,) = [r for r in result.relaxations if r.kind == "joint"]
     assert (

@@ -14,6 +14,7 @@ from plan.planner.cli.app import app
 from plan.planner.estimate.types import RECOMPUTE
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
+from tests.planner.builders import WALL_NET_S
 
 runner = CliRunner()
 
@@ -40,7 +41,7 @@ def test_exact_count_in_every_candidate_and_plan(base_scenario, write_scenario):
     loaded = load_scenario(write_scenario(_scenario(base_scenario, gpus=12)))
     problem = build_problem(loaded)
     assert problem.candidates["a"] and {c.gpus for c in problem.candidates["a"]} == {12}
-    result = solve(loaded, SolveOptions(time_limit_s=30))
+    result = solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
     assert result.plans and all(j.gpus == 12 for p in result.plans for j in p.jobs)
     assert any("fixed by the scenario: gpus=12" in line for line in result.plans[0].explanation)
 
@@ -79,7 +80,7 @@ def test_fixed_recomputation_and_micro_batch_are_honoured(base_scenario, write_s
     assert problem.candidates["a"]
     for c in problem.candidates["a"]:
         assert (c.layout.zero, c.layout.recompute, c.layout.micro_batch) == (3, "full", 2)
-    result = solve(loaded, SolveOptions(time_limit_s=30))
+    result = solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
     assert result.plans and all((j.layout.recompute, j.layout.micro_batch) == ("full", 2)
                                 for p in result.plans for j in p.jobs)
     assert any("recompute=full micro_batch=2" in line for line in result.plans[0].explanation)

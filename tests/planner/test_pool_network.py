@@ -12,6 +12,7 @@ import pytest
 from plan.models.loading import load_scenario
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
+from tests.planner.builders import WALL_NET_S
 
 
 def _pod(
@@ -57,7 +58,7 @@ def test_a_pool_without_a_declared_network_is_said_to_keep_jobs_on_one_node(
 ):
     result = solve(
         load_scenario(write_scenario(_pod(base_scenario, deadline, None))),
-        SolveOptions(time_limit_s=60),
+        SolveOptions(time_limit_s=WALL_NET_S),
     )
     assert result.status == ("infeasible" if deadline == "12h" else "optimal")
     (note,) = [n for n in result.notes if n.startswith("owned pool pod has 8 nodes")]
@@ -68,7 +69,7 @@ def test_a_pool_without_a_declared_network_is_said_to_keep_jobs_on_one_node(
 
 def test_a_declared_network_is_used_and_nothing_is_assumed_for_it(base_scenario, write_scenario):
     data = _pod(base_scenario, "12h", {"kind": "infiniband", "gbps_per_gpu": 400})
-    result = solve(load_scenario(write_scenario(data)), SolveOptions(time_limit_s=60))
+    result = solve(load_scenario(write_scenario(data)), SolveOptions(time_limit_s=WALL_NET_S))
     assert result.plans and result.plans[0].jobs[0].gpus > 8
     assert not any(n.startswith("owned pool pod has") for n in result.notes)
     assert not any("no platform given" in a for a in result.plans[0].assumptions)

@@ -12,6 +12,7 @@ from plan.models.loading import load_scenario
 from plan.models.problem import HOURS_PER_MONTH
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
+from tests.planner.builders import WALL_NET_S
 from tests.planner.catalog_runs import run_catalog_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,7 +78,7 @@ def test_not_available_where_the_site_is(base_scenario, write_scenario):
 
 
 def test_frontier_buys_where_only_buying_may_run_the_job():
-    result = solve(load_scenario(FRONTIER), SolveOptions(top_k=1, time_limit_s=120))
+    result = solve(load_scenario(FRONTIER), SolveOptions(top_k=1, time_limit_s=WALL_NET_S))
     plan = result.plans[0]
     bought = [r for r in plan.reservations if r.kind == "purchase"]
     assert bought, "the on-premises fine-tune can only run on hardware the institute buys"
@@ -91,7 +92,7 @@ def test_frontier_buys_where_only_buying_may_run_the_job():
 def test_rubin_scenario_weighs_the_rack():
     """The shipped roadmap: the rack is weighed; renting is cheaper at this use, and the answer
     says what the best plan that buys would cost, deliver and pay back."""
-    result = solve(load_scenario(RUBIN), SolveOptions(time_limit_s=300))
+    result = solve(load_scenario(RUBIN), SolveOptions(time_limit_s=WALL_NET_S))
     assert result.status == "optimal"
     lines = result.plans[0].explanation
     assert any(line.startswith("not bought: the best plan that buys (72 rubin-nvl72)")

@@ -14,6 +14,7 @@ from plan.planner.cli.app import app
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
 from tests.conftest import REPO
+from tests.planner.builders import WALL_NET_S
 
 runner = CliRunner()
 MEDICAL = REPO / "scenarios" / "medical_hybrid.yaml"
@@ -43,7 +44,7 @@ JOB_KEYS = {
 @pytest.fixture(scope="module")
 def medical():
     loaded = load_scenario(MEDICAL)
-    return loaded, solve(loaded, SolveOptions(time_limit_s=60))
+    return loaded, solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
 
 
 def test_medical_plans_respect_every_rule(medical):

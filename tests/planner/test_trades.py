@@ -15,7 +15,7 @@ from plan.planner.plan import Plan
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
 from plan.planner.trades import job_classes, p90_misses
-from tests.planner.builders import Spec, make_problem, solve_problem
+from tests.planner.builders import WALL_NET_S, Spec, make_problem, solve_problem
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -190,7 +190,7 @@ def test_policy_that_keeps_out_nothing_cheaper_is_not_said():
 def test_a_shipped_answer_says_its_gpu_policy_once_and_cites_it_nowhere_else():
     # domestic_ascend allows Ascend cards only: the cheaper H800s were cited as "ruled out"
     result = solve(load_scenario(ROOT / "scenarios/domestic_ascend.yaml"),
-                   SolveOptions(time_limit_s=120))
+                   SolveOptions(time_limit_s=WALL_NET_S))
     for plan in result.plans:
         for line in plan.explanation:
             if "would cost" in line and " but is " in line:

@@ -14,6 +14,7 @@ from plan.planner.candidates.transfer import RESULT_BYTES_PER_PARAM, result_size
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
 from tests.conftest import REPO
+from tests.planner.builders import WALL_NET_S
 
 BASE = {
     "name": "egress-check", "currency": "CNY", "objective": "cost",
@@ -27,7 +28,7 @@ BASE = {
 
 def _solve(raw: dict):
     loaded = load_scenario_data(raw, Path("egress-check.yaml"))
-    return loaded, solve(loaded, SolveOptions(time_limit_s=30))
+    return loaded, solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
 
 
 def test_result_size_is_the_model_or_its_adapters():

@@ -14,6 +14,7 @@ from plan.planner.candidates import build_problem
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
 from tests.conftest import REPO
+from tests.planner.builders import WALL_NET_S
 
 XINCHUANG = REPO / "scenarios" / "xinchuang_ascend.yaml"
 
@@ -21,7 +22,7 @@ XINCHUANG = REPO / "scenarios" / "xinchuang_ascend.yaml"
 @pytest.fixture(scope="module")
 def solved():
     loaded = load_scenario(XINCHUANG)
-    return loaded, solve(loaded, SolveOptions(time_limit_s=120))
+    return loaded, solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
 
 
 def test_plans_on_modelarts_within_budget(solved) -> None:

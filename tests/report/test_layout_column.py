@@ -12,13 +12,14 @@ from plan.planner.report_html import report_html
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
 from tests.conftest import REPO
+from tests.planner.builders import WALL_NET_S
 
 SCENARIO = REPO / "docs" / "examples" / "phd_qlora_grant.yaml"
 
 
 def test_the_layout_column_lists_the_stacks_that_export_each_job():
     loaded = load_scenario(SCENARIO)
-    result = solve(loaded, SolveOptions(time_limit_s=300))
+    result = solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
     page = html.unescape(report_html(result, loaded))
     jobs = {j.id: j for j in loaded.scenario.jobs}
     for jp in result.plans[0].jobs:

@@ -18,6 +18,7 @@ from plan.planner.cli.app import app
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
 from tests.conftest import REPO
+from tests.planner.builders import WALL_NET_S
 
 MEDICAL = REPO / "scenarios" / "medical_hybrid.yaml"
 CHROMIUM = next((p for p in (os.environ.get("PLAN_CHROMIUM"), shutil.which("chromium"),
@@ -32,7 +33,7 @@ def medical_page(tmp_path_factory):
     result = CliRunner().invoke(app, ["report", str(MEDICAL), "-o", str(out)])
     assert result.exit_code == 0, result.output
     loaded = load_scenario(MEDICAL)
-    return out, solve(loaded, SolveOptions(time_limit_s=60)).plans[0]
+    return out, solve(loaded, SolveOptions(time_limit_s=WALL_NET_S)).plans[0]
 
 
 def test_page_is_self_contained(medical_page):
@@ -117,7 +118,7 @@ def issue_pages(tmp_path_factory):
     folder = tmp_path_factory.mktemp("issue50")
     for stem, extra in PAGES.items():
         loaded = load_scenario(REPO / "scenarios" / f"{stem}.yaml")
-        result = solve(loaded, SolveOptions(time_limit_s=300))
+        result = solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
         assert result.plans, result.status
         front = pareto_front(Session.from_loaded(loaded)) if "--pareto" in extra else None
         (folder / f"{stem}.html").write_text(report_html(result, loaded, front))

@@ -15,6 +15,7 @@ from plan.planner.report_html.charts import billing_lines
 from plan.planner.session import SolveOptions
 from plan.planner.solve import solve
 from tests.conftest import REPO
+from tests.planner.builders import WALL_NET_S
 
 runner = CliRunner()
 # its best plan buys GPUs: a held lane
@@ -38,7 +39,7 @@ class _Tags(HTMLParser):
 @pytest.fixture(scope="module")
 def frontier():
     loaded = load_scenario(FRONTIER)
-    return loaded, solve(loaded, SolveOptions(time_limit_s=300))  # a loaded machine builds slowly
+    return loaded, solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
 
 
 def test_gantt_has_one_bar_per_job_and_a_lane_per_pool(frontier):
@@ -141,7 +142,7 @@ def test_owned_pool_lanes_show_the_peak_of_gpus_in_use_at_once():
     from tests.report.test_report_geometry import brute_force_peak
 
     loaded = load_scenario(REPO / "scenarios" / "lab_six_jobs.yaml")
-    result = solve(loaded, SolveOptions(time_limit_s=300))
+    result = solve(loaded, SolveOptions(time_limit_s=WALL_NET_S))
     checked = 0
     for plan in result.plans:
         lanes = {lane.key: lane for lane in lanes_of(plan, loaded.scenario)}
