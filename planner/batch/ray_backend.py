@@ -78,13 +78,35 @@ def _init(ray: Any, jobs: int, address: str | None) -> bool:
     return True
 
 
+CHUNKS_PER_CPU = 4
+"""Chunks per CPU the cluster offers: enough that a slow chunk does not leave CPUs idle at the end,
+few enough that each worker solves runs of variants of one file (whose candidates it builds once,
+planner/candidates/reuse.py) rather than one variant per task."""
+MAX_CHUNK = 64  # rows a finished chunk hands back at once (and an interrupt drops at most)
+
+
+def chunks(tasks: Sequence[Task], cpus: int) -> list[list[Task]]:
+    """`tasks` cut, in order, into runs of at most MAX_CHUNK, about CHUNKS_PER_CPU per CPU: each
+    run is a file's consecutive variants where there are many (build_tasks orders them so)."""
+    size = max(1, min(MAX_CHUNK, -(-len(tasks) // max(1, cpus * CHUNKS_PER_CPU))))
+    return [list(tasks[i:i + size]) for i in range(0, len(tasks), size)]
+
+
+def run_chunk(tasks: Sequence[Task]) -> list[tuple[int, Row]]:
+    """One Ray task: the rows of a run of variants, solved in order in one worker process."""
+    return [(task.index, run_task(task)) for task in tasks]
+
+
 def run_ray(
     tasks: Sequence[Task], jobs: int, address: str | None = None
 ) -> Iterator[tuple[int, Row]]:
-    """Yield (task.index, row) as Ray tasks finish; each task asks for one CPU.
+    """Yield (task.index, row) as chunks of tasks finish; each chunk asks for one CPU.
 
-    On a remote cluster (`address`), every node needs this package and its dependencies installed.
-    Raises RayMissingError when Ray is not installed, RayStartError when it cannot start or connect.
+    Variants go in chunks (`chunks`), not one Ray task each: a Ray task costs milliseconds to
+    schedule and a fresh worker builds its candidates again, so one task per variant ran at a
+    quarter of the process pool's pace. On a remote cluster (`address`), every node needs this
+    package and its dependencies installed. Raises RayMissingError when Ray is not installed,
+    RayStartError when it cannot start or connect.
     """
     if not ray_available():
         raise RayMissingError(INSTALL_HINT)
@@ -92,20 +114,21 @@ def run_ray(
 
     started_here = _init(ray, jobs, address)
     try:
-        remote = ray.remote(num_cpus=1, max_retries=1)(run_task)
-        refs = {remote.remote(task): task for task in tasks}
+        cpus = int(ray.cluster_resources().get("CPU", jobs)) or jobs
+        remote = ray.remote(num_cpus=1, max_retries=1)(run_chunk)
+        refs = {remote.remote(chunk): chunk for chunk in chunks(tasks, cpus)}
         pending = list(refs)
         try:
             while pending:
                 done, pending = ray.wait(pending, num_returns=1)
                 for ref in done:
-                    task = refs[ref]
                     try:
-                        row = ray.get(ref)
-                    # the worker died or Ray lost the task: a row, not the end
+                        rows = ray.get(ref)
+                    # the worker died or Ray lost the chunk: a row each, not the end
                     except Exception as exc:
-                        row = failed_row(task, exc, "Ray task")
-                    yield task.index, row
+                        rows = [(task.index, failed_row(task, exc, "Ray task"))
+                                for task in refs[ref]]
+                    yield from rows
         finally:
             for ref in pending:
                 ray.cancel(ref, force=True)
