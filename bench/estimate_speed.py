@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/estimate_speed.py [--repeats N]
     .venv/bin/python bench/estimate_speed.py --cold [--reference PYTHON] [--rounds N]
+    .venv/bin/python bench/estimate_speed.py --dump N
 
 The planner calls search_layout for thousands of candidates; the target is well under 50 ms per
 uncached call. Uncached figures clear the search's and the topology graph's caches before each call
@@ -9,15 +10,17 @@ uncached call. Uncached figures clear the search's and the topology graph's cach
 
 `--cold` times each call with every cache of the `plan` package cleared (every functools cache in
 it, whatever its name: a search as the planner's first of a model, GPU and count), in worker
-processes. `--reference PYTHON` names the interpreter of another checkout (its venv's python, e.g.
-main's), whose `plan` package the same workers time: workers of the two paths alternate in one run,
-and the table gives uncached searches per second for each (median, p10-p90 of the per-call rates),
+processes, in CPU seconds of the worker (a shared machine's load stretches the wall clock).
+`--reference PYTHON` names the interpreter of another checkout (its venv's python, e.g. main's),
+whose `plan` package the same workers time: workers of the two paths alternate in one run, and the
+table gives uncached searches per CPU second for each (median, p10-p90 of the per-call rates),
 their ratio, and whether both found the same best layout, memory and time on every case.
 
 `--dump N` prints, one JSON line each, the results of the 8 cases and of N random search pairs
 drawn as bench/estimate_invariants.py draws them (seed 1; a free search and one with a field
-fixed): best layout, memory, time, layouts considered, skip and rejection counts by reason. Run it
-under two checkouts' interpreters and diff the outputs: the same search must answer the same.
+fixed): best layout, memory, time and notes, layouts considered, skip and rejection counts by
+reason. Run it under two checkouts' interpreters and diff the outputs: the same search must answer
+the same.
 """
 
 from __future__ import annotations
@@ -69,19 +72,21 @@ def _clear_every_cache() -> None:
 
 
 def cold_worker(rounds: int) -> int:
-    """Print one JSON line per cold call: the case, milliseconds, and the best (layout, GiB,
-    seconds per step)."""
+    """Print one JSON line per cold call: the case, CPU and wall milliseconds, and the best
+    (layout, GiB, seconds per step)."""
     catalog = builtin_catalog()
     for _ in range(rounds):
         for index, (model_id, method, gpu_id, gpus) in enumerate(CASES):
             model, cluster = catalog.model(model_id), Cluster.of(catalog.gpu(gpu_id), gpus)
             _clear_every_cache()
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             result = search_layout(model, method, cluster, LayoutSpec())
-            took_ms = (time.perf_counter() - start) * 1e3
+            cpu_ms = (time.process_time() - start_cpu) * 1e3
+            wall_ms = (time.perf_counter() - start) * 1e3
             best = result.best
             found = best and [best.layout.short(), best.memory.total_gib, best.time.total_s]
-            print(json.dumps({"case": index, "ms": took_ms, "best": found}), flush=True)
+            print(json.dumps({"case": index, "ms": cpu_ms, "wall_ms": wall_ms, "best": found}),
+                  flush=True)
     return 0
 
 
@@ -93,7 +98,7 @@ def _rates_text(ms: list[float]) -> str:
 
 def cold(rounds: int, reference: str | None) -> int:
     """Cold calls of this checkout (and of the reference's, alternating workers): per case and
-    overall uncached searches per second, and whether both found the same best."""
+    overall uncached searches per CPU second, and whether both found the same best."""
     paths = {"this": sys.executable} | ({"reference": reference} if reference else {})
     ms: dict[str, dict[int, list[float]]] = {p: {i: [] for i in range(len(CASES))} for p in paths}
     best: dict[str, dict[int, object]] = {p: {} for p in paths}
@@ -106,7 +111,7 @@ def cold(rounds: int, reference: str | None) -> int:
                 ms[path][row["case"]].append(row["ms"])
                 best[path][row["case"]] = row["best"]
     print(f"{'model':14} {'method':18} {'gpus':>5} " + " ".join(
-        f"{p + ' /s (p10-p90)':>26}" for p in paths) + (" ratio same" if reference else ""))
+        f"{p + ' /cpu-s (p10-p90)':>26}" for p in paths) + (" ratio same" if reference else ""))
     differ = 0
     for i, (model_id, method, _, gpus) in enumerate(CASES):
         line = f"{model_id:14} {method:18} {gpus:5d} " + " ".join(
@@ -119,7 +124,8 @@ def cold(rounds: int, reference: str | None) -> int:
         print(line)
     totals = {p: sum(sum(v) for v in ms[p].values()) / 1e3 for p in paths}
     calls = rounds * len(CASES)
-    print("\nall cases: " + ", ".join(f"{p} {calls / totals[p]:.1f} searches/s" for p in paths)
+    print("\nall cases: " + ", ".join(f"{p} {calls / totals[p]:.1f} searches per CPU s"
+                                     for p in paths)
           + (f" ({totals['reference'] / totals['this']:.2f}x)" if reference else ""))
     return 1 if differ else 0
 

@@ -280,13 +280,13 @@ Choices = tuple[int, int, str, int, int, str, int]
 which combinations fit at every micro-batch size."""
 
 
-@dataclass(frozen=True, slots=True)
-class Combination:
+class Combination(NamedTuple):
     """One combination of choices on a split (the search space's `splits[split]`): expert
     parallelism, framework, ZeRO stage, shard group (0: no hybrid sharding), recomputation and
     virtual stages. `bound` is the most tokens/s it could reach (compute, recomputation and
     tensor-parallel traffic at the largest micro-batch, the smallest bubble, no data-parallel
-    traffic); `work_s` the seconds per step of that work."""
+    traffic); `work_s` the seconds per step of that work. (A named tuple: a search makes thousands,
+    and a frozen dataclass's construction was a tenth of the space's building.)"""
 
     split: int
     ep: int
