@@ -113,12 +113,19 @@ copied out (forward) or prefetched back (backward)."""
 class MemoryResult:
     breakdown: MemoryBreakdown
     paged_offload_params: float  # optimizer parameters whose states were paged to host memory
-    notes: tuple[str, ...]
+    # what the notes are written from: only the chosen layout's are read, so a search's thousands of
+    # memory estimates do not write them (`notes`)
+    facts: MemoryFacts
     # (rank, layers) of the pipeline stage that peaks; None without pp
     peak_stage: tuple[int, int] | None = None
     # the least the run needs, its caching allocator squeezed at the card's limit
     # (ALLOCATOR_FRAGMENTATION_AT_LIMIT)
     floor_gib: float = 0.0
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the estimate should say about its memory (memory_notes.py)."""
+        return memory_notes(self.facts)
 
 
 def stage_layers(layers: int, pp: int) -> tuple[int, int, int]:
@@ -466,15 +473,15 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     optim = top.optim
     if paged is not None:
         optim += paged.resident_gib
-    notes = memory_notes(MemoryFacts(
+    facts = MemoryFacts(
         layout, adapters, host_cap, "assumed" if host_gib_per_gpu is None else "declared",
         None if mb.offloaded is None else mb.offloaded / GIB, top.logits, kept_gib, top.upcast,
         _logit_bytes(layout), mb.working > 0, None if paged is None else paged.out_gib,
-        gpu_memory_gib, host_gib))
+        gpu_memory_gib, host_gib)
     total = top.weights + top.grads + optim + top.act + top.other
     floors[peak] = total - squeezed[peak]  # (the paged optimizer's resident states included)
     return MemoryResult(MemoryBreakdown(top.weights, top.grads, optim, top.act, top.other, total),
-                        0.0 if paged is None else paged.params, notes, peak_stage, max(floors))
+                        0.0 if paged is None else paged.params, facts, peak_stage, max(floors))
 
 
 def pipeline_peak_note(layers: int, layout: Layout, peak_stage: tuple[int, int]) -> str:

@@ -280,13 +280,13 @@ Choices = tuple[int, int, str, int, int, str, int]
 which combinations fit at every micro-batch size."""
 
 
-@dataclass(frozen=True, slots=True)
-class Combination:
+class Combination(NamedTuple):
     """One combination of choices on a split (the search space's `splits[split]`): expert
     parallelism, framework, ZeRO stage, shard group (0: no hybrid sharding), recomputation and
     virtual stages. `bound` is the most tokens/s it could reach (compute, recomputation and
     tensor-parallel traffic at the largest micro-batch, the smallest bubble, no data-parallel
-    traffic); `work_s` the seconds per step of that work."""
+    traffic); `work_s` the seconds per step of that work. (A named tuple: a search makes thousands,
+    and a frozen dataclass's construction was a tenth of the space's building.)"""
 
     split: int
     ep: int
@@ -497,6 +497,7 @@ def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
     unrunnable: Counter[str] = Counter()
     for index, split in enumerate(found):
         replica = split.replica_batch
+        a2a: dict[int, tuple[float, float]] = {}  # ep -> all-to-all seconds (`_work_s`)
         if split.hybrid_gap:
             unrunnable[HYBRID_SPLIT_GAP] += 1
         for ep, fw, zero, hs in ((e, f, z, h) for e in split.expert_parallel
@@ -520,7 +521,7 @@ def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
                     unrunnable[gap] += 1
                     continue
                 base_s, redone_a2a_s = _work_s(shape, cluster, spec, lora_rank, split, fw, zero, rc,
-                                               ep, hs)
+                                               ep, hs, a2a)
                 stage = -(-shape.layers // split.pp)
                 # block recomputation (given, or tried by the search on Megatron's full
                 # recomputation) redoes at least `recompute_layers` (or 1) layers of each of the v
@@ -540,22 +541,27 @@ def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
 
 
 def _work_s(shape: ModelShape, cluster: Cluster, spec: LayoutSpec, lora_rank: int | None,
-            split: Split, fw: str, zero: int, rc: str, ep: int, hs: int) -> tuple[float, float]:
+            split: Split, fw: str, zero: int, rc: str, ep: int, hs: int,
+            a2a: dict[int, tuple[float, float]]) -> tuple[float, float]:
     """Seconds per step no micro-batch size of the combination avoids before recomputation: the
     split's stage seconds on the framework plus the exposed all-to-all of expert parallelism; and
-    the all-to-all seconds that a full recomputation's repeated forward adds."""
+    the all-to-all seconds that a full recomputation's repeated forward adds. `a2a` holds the
+    split's all-to-all seconds by ep (they read no framework, ZeRO stage or recomputation)."""
     base_s = split.stage_s[fw]
     # all-to-all seconds per step do not depend on the micro-batch size; a recomputed forward
     # repeats its dispatch and combine, layer by layer (`redone_a2a_s`, for the share redone)
     redone_a2a_s = 0.0
     if ep > 1:
-        stage = -(-shape.layers // split.pp)
-        whole = split.layout(spec, lora_rank, fw, zero, rc, split.replica_batch, 1, ep, hs)
-        link = group_link(cluster, ep, split.tp * split.cp)
-        kept = ep_exposed_s(shape, whole, link, stage, 0) / cluster.speedup
+        if ep not in a2a:
+            stage = -(-shape.layers // split.pp)
+            whole = split.layout(spec, lora_rank, fw, zero, rc, split.replica_batch, 1, ep, hs)
+            link = group_link(cluster, ep, split.tp * split.cp)
+            a2a[ep] = (ep_exposed_s(shape, whole, link, stage, 0) / cluster.speedup,
+                       ep_exposed_s(shape, whole, link, stage, 1) / cluster.speedup)
+        kept, redone = a2a[ep]
         base_s += kept
         if rc == "full":
-            redone_a2a_s = ep_exposed_s(shape, whole, link, stage, 1) / cluster.speedup - kept
+            redone_a2a_s = redone - kept
     return base_s, redone_a2a_s
 
 

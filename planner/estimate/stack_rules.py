@@ -10,6 +10,7 @@ search's own types.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Protocol
 
 from plan.models.methods import DPO_METHODS
@@ -71,6 +72,8 @@ def hybrid_shard_gap(spec: LayoutSpec, cluster: Cluster) -> str | None:
     return None
 
 
+# (asked for every split and every combination of every search: a pure function of its arguments)
+@lru_cache(maxsize=65536)
 def split_gap(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int, cp: int = 1,
               heads: int = 0) -> str | None:
     """Why no stack runs (framework, tp, pp, cp), or None. Megatron splits each sequence into 2 x cp
