@@ -240,4 +240,49 @@ MESSAGES: dict[str, str] = {
     "compare.col.exp. interr.": "exp. interr.",
     "compare.col.holds": "holds",
     "compare.col.payback": "payback",
+    # plan 1 at p90 time (planner/trades.py)
+    "p90.misses": "p90 misses deadline/{job}: at p90 time (its own and the jobs it follows) {job} "
+                  "ends at {end}, after the deadline at {deadline}; the schedule holds at "
+                  "{confidence:.0%} confidence",
+    "p90.none": "no plan holds every deadline at p90 time under the scenario's rules and budget "
+                "(or none was found within the work given to it)",
+    "p90.plan": "plan {rank}",
+    "p90.holding": "the cheapest plan that holds every deadline at p90 time is {what}: {extra} "
+                   "({share:+.1%}), ending at {end:,.1f} h",
+    # buying (planner/explain/ownership.py)
+    "own.unit": " ({n} unit of {per})",
+    "own.units": " ({n} units of {per})",
+    "own.per_hour": "{cost} per delivered GPU-hour",
+    "own.no_hours": "no GPU-hour delivered",
+    "own.held": "{gpus} {what} bought{unit}: used {share:.0%} of the {held:,.0f} GPU-hours held "
+                "({used:,.0f} by the plan's jobs); {cost} with power, staff, space and "
+                "maintenance, {per_h}; worth {worth} at the horizon's end ({rule})",
+    "own.only_bought": "no rental may run {jobs} under its rules, so buying is the only way and "
+                       "the payback test does not apply",
+    "own.only_way": "no plan meets the scenario's rules without buying, so buying is the only way",
+    "own.buying_only": "buying {price} of hardware: {why}",
+    "own.against": "the best plan that rents instead costs {cost} and ends at day {day:,.1f}",
+    "own.never": "buying {price} of hardware never pays back against renting: {against}, less "
+                 "than owning's running costs alone ({running})",
+    "own.within": "within its {life:g}-month life",
+    "own.beyond": "beyond its {life:g}-month life",
+    "own.after_held": "after the {months:,.0f} months it is held here, {within}",
+    "own.pays_back": "buying {price} of hardware pays back after {months:,.1f} months at this "
+                     "plan's use, {within}: {against}; owning saves {saving} a month in rent",
+    "own.horizon_saves": "over the plan's horizon buying saves {amount} against renting, on the "
+                         "scenario's budget basis ({basis})",
+    "own.horizon_costs": "over the plan's horizon buying costs {amount} against renting, on the "
+                         "scenario's budget basis ({basis})",
+    "own.basis": "{share:.0%} of the price counted, the residual value credited",
+    "own.spans": "the work spans {months:,.1f} months",
+    "own.renting_dearer": "renting {gpu} costs {spent}, more than the {buy} that buying the "
+                          "{most} it uses would",
+    "own.not_weighed": "buying was not weighed: {reasons}. Set policy.consider_purchase: true, or "
+                       "add a purchase: quote, to weigh it (`plan catalog purchases` lists what "
+                       "can be bought)",
+    "own.no_buying_plan": "not bought: no plan that buys meets the scenario's rules (budget, "
+                          "deadlines)",
+    "own.buying_dearer": "not bought: the best plan that buys ({what}) costs {extra} more than "
+                         "this plan, which rents",
+    "own.not_bought": "not bought: {line}",
 }

@@ -217,4 +217,39 @@ MESSAGES: dict[str, str] = {
     "compare.col.exp. interr.": "预计中断",
     "compare.col.holds": "占用资源",
     "compare.col.payback": "回本周期",
+    "p90.misses": "按 P90 时长赶不上 deadline/{job}：若该任务及其前序任务都按 P90 时长运行，{job} "
+                  "将在{end}结束，晚于截止期限{deadline}；排期按 {confidence:.0%} 把握编排",
+    "p90.none": "在场景的规则和预算下，没有能按 P90 时长满足全部截止期限的方案（或在给定的计算量内"
+                "未找到）",
+    "p90.plan": "方案 {rank}",
+    "p90.holding": "按 P90 时长仍满足全部截止期限的最低费用方案是{what}：费用 {extra}"
+                   "（{share:+.1%}），第 {end:,.1f} 小时完成",
+    "own.unit": "（{n} 台，每台 {per} 张）",
+    "own.units": "（{n} 台，每台 {per} 张）",
+    "own.per_hour": "每交付 1 卡时 {cost}",
+    "own.no_hours": "未交付任何卡时",
+    "own.held": "采购 {gpus} 张 {what}{unit}：持有期内 {held:,.0f} 卡时的利用率为 {share:.0%}（方案"
+                "中的任务使用 {used:,.0f} 卡时）；含电力、人员、机房和维保共 {cost}，{per_h}；"
+                "规划期末残值 {worth}（{rule}）",
+    "own.only_bought": "按规则没有任何租用资源能运行 {jobs}，采购是唯一途径，不适用回本测算",
+    "own.only_way": "不采购就没有满足场景规则的方案，采购是唯一途径",
+    "own.buying_only": "采购 {price} 的硬件：{why}",
+    "own.against": "改为租用的最优方案费用 {cost}，第 {day:,.1f} 天完成",
+    "own.never": "采购 {price} 的硬件相对租用无法回本：{against}，低于仅自有硬件的运行成本"
+                 "（{running}）",
+    "own.within": "在其 {life:g} 个月使用寿命之内",
+    "own.beyond": "超出其 {life:g} 个月使用寿命",
+    "own.after_held": "晚于本方案持有的 {months:,.0f} 个月，{within}",
+    "own.pays_back": "采购 {price} 的硬件按本方案的使用量，回本周期为 {months:,.1f} 个月，"
+                     "{within}：{against}；自有硬件每月节省租金 {saving}",
+    "own.horizon_saves": "在方案的规划期内，采购比租用节省 {amount}（按场景的预算口径：{basis}）",
+    "own.horizon_costs": "在方案的规划期内，采购比租用多花 {amount}（按场景的预算口径：{basis}）",
+    "own.basis": "计入购置价的 {share:.0%}，残值抵扣",
+    "own.spans": "工作跨度 {months:,.1f} 个月",
+    "own.renting_dearer": "租用 {gpu} 花费 {spent}，超过采购所用 {most} 张卡的 {buy}",
+    "own.not_weighed": "未考虑采购：{reasons}。可设置 policy.consider_purchase: true，或添加 "
+                       "purchase: 报价以纳入比较（`plan catalog purchases` 列出可采购的硬件）",
+    "own.no_buying_plan": "未采购：没有满足场景规则（预算、截止期限）的采购方案",
+    "own.buying_dearer": "未采购：最优的采购方案（{what}）比本方案（租用）多花 {extra}",
+    "own.not_bought": "未采购：{line}",
 }

@@ -66,7 +66,7 @@ class Joined:
     separator: str = "list_sep"
 
     def text(self) -> str:
-        return i18n.t(self.separator).join(_field(part) for part in self.parts)
+        return i18n.t(self.separator).join(str(_field(part)) for part in self.parts)
 
 
 @contextmanager
