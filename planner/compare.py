@@ -21,6 +21,7 @@ from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
 from plan.planner.explain.conflicts import conflict_groups, describe
 from plan.planner.explain.ownership import payback_lines, rent_instead
+from plan.planner.i18n.said import Joined, money, say, word
 from plan.planner.plan import Plan
 from plan.planner.session import Session
 
@@ -102,7 +103,7 @@ def compare_job(session: Session, job: str) -> Comparison:
     result = Comparison(job, instances, problem.currency,
                         SCALE.to_money(best.total_cost) if best.solved else None)
     if not best.solved:
-        result.notes.append(f"the scenario has no plan ({best.status}); `plan solve` says why")
+        result.notes.append(say("compare.no_plan", status=word("status", best.status)))
     excluded: dict[str, set[str]] = {}
     rent: list[tuple[Outcome | None, list[str]]] = []  # the rent-instead solve, once
     for pair in _pairs(problem, instances):
@@ -122,8 +123,8 @@ def compare_job(session: Session, job: str) -> Comparison:
         result.rows.append(row)
     _mark(result.rows, best, instances)
     for what, pairs in sorted(excluded.items()):
-        result.notes.append(f"left out by the scenario's policy ({what}): "
-                            f"{', '.join(sorted(pairs))}")
+        result.notes.append(say("compare.policy", what=what,
+                                pairs=Joined(sorted(pairs), "list_comma")))
     return result
 
 
@@ -159,17 +160,21 @@ def _why_none(problem: Problem, instances: Sequence[str], pair: tuple[str, str],
     for job, cs, ok in zip(instances, options, abiding, strict=True):
         if ok:
             continue
-        who = f"{job}: " if len(instances) > 1 else ""
+        who = job if len(instances) > 1 else ""
         if cs:
             c = min(cs, key=lambda c: (len(c.violations), problem.standalone_cost(c)))
-            return who + "; ".join(f"{g}: {r}" for g, r in sorted(c.violations.items()))
+            return say("compare.who" if who else "compare.plain", who=who, what=Joined(
+                [say("whynot.removed_rule", rule=g, reason=r)
+                 for g, r in sorted(c.violations.items())]))
         removed = [r for r in problem.removed if r.job == job and (r.platform, r.billing) == pair
                    and r.rule != "dominated"]
         if removed:  # the largest count tried says most about the offer (a quota names a count
             # above those tried)
             r = max(removed, key=lambda r: (r.rule != "capacity", r.gpus))
-            return f"{who}{r.rule}: {r.reason}"
-        return f"{who}no option here"
+            return say("compare.who" if who else "compare.plain", who=who,
+                       what=say("whynot.removed_rule", rule=r.rule, reason=r.reason))
+        return say("compare.who" if who else "compare.plain", who=who,
+                   what=say("compare.no_option"))
     return ""
 
 
@@ -186,8 +191,8 @@ def _late_note(problem: Problem, late: Sequence[str], pair: tuple[str, str]) -> 
                 key=problem.earliest_start_min)
     start_d = SCALE.to_hours(problem.earliest_start_min(first)) / 24
     names = late[0] if len(late) == 1 else f"{late[0]}..{late[-1]} ({len(late)})"
-    return (f"{names} due before {pair[0]} ({pair[1]}) can start (day {start_d:,.1f}): "
-            "left to their best option")
+    return say("compare.late", names=names, platform=pair[0], billing=word("billing", pair[1]),
+               day=start_d)
 
 
 def _forced_row(session: Session, instances: Sequence[str], pair: tuple[str, str],
@@ -201,7 +206,7 @@ def _forced_row(session: Session, instances: Sequence[str], pair: tuple[str, str
     if late:
         row.note = _late_note(problem, late, pair)
     if not forced:
-        row.reason, row.note = f"no run can end by its deadline here: {row.note}", ""
+        row.reason, row.note = say("compare.none_in_time", note=row.note), ""
         return row
     bounds = Bounds(forced=tuple(forced))
     outcome = session.earliest(session.best(bounds), bounds)
@@ -221,9 +226,10 @@ def _forced_row(session: Session, instances: Sequence[str], pair: tuple[str, str
         months = [r.payback_months for r in plan.reservations
                   if r.kind == "purchase" and r.payback_months is not None]
         row.payback_months = min(months) if months else None
-        row.payback = (f"{row.payback_months:,.1f} months" if row.payback_months is not None
-                       else "never" if lines and "never pays back" in lines[0]
-                       else "not applicable")
+        row.payback = (say("compare.payback_months", months=row.payback_months)
+                       if row.payback_months is not None
+                       else say("compare.never") if lines and "never pays back" in lines[0]
+                       else say("compare.not_applicable"))
     return row
 
 
@@ -231,21 +237,21 @@ def _unsolved_reason(session: Session, bounds: Bounds, forced: list[tuple[int, .
                      status: str) -> str:
     """Why a forced solve found no plan: the rules that conflict with the pair, in words."""
     if status == "unknown":
-        return "no plan found within the work limit (raise solver.work_limit)"
+        return say("compare.work_limit")
     problem = session.problem
     by_index = {c.index: c for c in problem.all_candidates()}
     favourable = [min((by_index[i] for i in ids), key=problem.standalone_cost) for ids in forced]
     periods = {f"budget/{p.label}": p for p in problem.budget_periods}
-    said = []
+    said: list[str] = []
     for name in conflict_groups(session, bounds):
         if name in periods:
             p = periods[name]
-            said.append(f"the {p.label} budget of {SCALE.to_money(p.amount):,.0f} "
-                        f"{problem.currency}")
+            said.append(say("compare.period_budget", label=p.label,
+                            budget=money(SCALE.to_money(p.amount), problem.currency)))
         else:
             said.append(describe(problem, name, favourable))
-    return ("conflicts with " + "; ".join(said) if said
-            else "no plan meets the scenario's rules with the job here")
+    return (say("compare.conflicts", said=Joined(said)) if said
+            else say("compare.no_plan_here"))
 
 
 def _job_figures(row: CompareRow, plan: Plan, instances: Sequence[str]) -> None:
@@ -282,16 +288,17 @@ def _held_text(held: Sequence[Any]) -> str:
     if {r.kind for r in held} == {"purchase"}:
         gpus = sum(r.gpus for r in held)
         months = max(r.periods * r.period_h for r in held) / (24 * 30)
-        return f"{len(held)} purchase: {gpus} GPUs for {months:,.1f} months"
+        return say("compare.held_purchase", n=len(held), gpus=gpus, months=months)
     periods = sorted(r.periods for r in held)
     length = held[0].period_h
-    unit = f"{length / 24:g} d" if length % 24 == 0 else f"{length:g} h"
+    unit = (say("compare.unit_d", n=length / 24) if length % 24 == 0
+            else say("compare.unit_h", n=length))
     if len(held) == 1:
-        return f"1 window: {periods[0]} x {unit}"
+        return say("compare.held_one", periods=periods[0], unit=unit)
     if len(set(periods)) == 1:
-        return f"{len(held)} windows: {periods[0]} x {unit} each"
+        return say("compare.held_each", n=len(held), periods=periods[0], unit=unit)
     sizes = " + ".join(map(str, periods)) if len(held) <= 4 else f"{periods[0]}..{periods[-1]}"
-    return f"{len(held)} windows: {sizes} periods of {unit}"
+    return say("compare.held_sizes", n=len(held), sizes=sizes, unit=unit)
 
 
 def _mark(rows: list[CompareRow], best: Outcome, instances: Sequence[str]) -> None:

@@ -6,9 +6,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from plan.planner.i18n import speaks_chinese, t, word
+from plan.planner.i18n import t, word
 from plan.planner.i18n.numbers import amount, currency_unit
 from plan.planner.i18n.plan_words import headline, plan_summary, proof, trade_summary
+from plan.planner.i18n.said import local
 from plan.planner.plain_text import plain
 from plan.planner.plan import Plan, SolveResult
 from plan.planner.report_cash import cash_flow_lines, cash_flow_markdown
@@ -43,26 +44,25 @@ def render_table(result: SolveResult, console: Console) -> None:
                 shown(plan_summary(plan)),
             )
         console.print(table)
-        if speaks_chinese():  # the explanation sentences are not translated yet: say so
-            console.print(t("explain.english_note"))
         for plan in result.plans:
             console.print(f"\n[bold]{t('plan.heading', rank=plan.rank)}[/bold]")
             for line in plan.explanation:
-                console.print(f"  - {shown(line)}")
+                console.print(f"  - {shown(local(line))}")
             if plan.assumptions:
                 console.print(f"  {t('plan.assumptions')}")
                 for line in plan.assumptions:
-                    console.print(f"    * {shown(line)}")
+                    console.print(f"    * {shown(local(line))}")
             if plan.rank == 1 and plan.cash_flow is not None:
                 for line in cash_flow_lines(plan.cash_flow, cur):
                     console.print(f"  {escape(line)}")
     for conflict in result.conflicts:
         console.print(shown(t("line.conflict", constraint=conflict.constraint,
-                              detail=conflict.detail)))
+                              detail=local(conflict.detail))))
     for relax in result.relaxations:
-        console.print(shown(t("line.relax", kind=word("relax", relax.kind), detail=relax.detail)))
+        console.print(shown(t("line.relax", kind=word("relax", relax.kind),
+                              detail=local(relax.detail))))
     for note in result.notes:
-        console.print(shown(t("line.note", note=note)))
+        console.print(shown(t("line.note", note=local(note))))
 
 
 def _columns(cur: str) -> list[str]:
@@ -85,26 +85,24 @@ def render_markdown(result: SolveResult) -> str:
             f"{trade_summary(p.trade, cur) if p.trade else ''} | {plan_summary(p)} |"
             for p in result.plans
         ]
-        if speaks_chinese():
-            out += ["", t("explain.english_note")]
         for plan in result.plans:
             out += ["", f"## {t('plan.heading_md', rank=plan.rank)}", ""] + [
-                f"- {line}" for line in plan.explanation]
+                f"- {local(line)}" for line in plan.explanation]
             if plan.assumptions:
                 out += ["", t("plan.assumptions_md"), ""] + [
-                    f"- {line}" for line in plan.assumptions]
+                    f"- {local(line)}" for line in plan.assumptions]
             if plan.rank == 1 and plan.cash_flow is not None:
                 out += cash_flow_markdown(plan.cash_flow, cur)
     if result.conflicts:
         out += ["", f"## {t('md.conflicts')}", ""] + [
-            f"- `{c.constraint}`{t('sep')}{c.detail}" for c in result.conflicts
+            f"- `{c.constraint}`{t('sep')}{local(c.detail)}" for c in result.conflicts
         ]
     if result.relaxations:
         out += ["", f"## {t('md.relaxations')}", ""] + [
-            f"- {word('relax', r.kind)}{t('sep')}{r.detail}" for r in result.relaxations
+            f"- {word('relax', r.kind)}{t('sep')}{local(r.detail)}" for r in result.relaxations
         ]
     if result.notes:
-        out += ["", f"## {t('md.notes')}", ""] + [f"- {n}" for n in result.notes]
+        out += ["", f"## {t('md.notes')}", ""] + [f"- {local(n)}" for n in result.notes]
     return "\n".join(out) + "\n"
 
 

@@ -14,6 +14,8 @@ from plan.models.problem import SCALE, Candidate, Problem
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome
 from plan.planner.explain.conflicts import at_time
+from plan.planner.explain.narrate import option
+from plan.planner.i18n.said import Joined, say, signed_money
 from plan.planner.session import Session
 
 MATERIAL_SHARE = 0.2  # a job with this share of the cost or the time is one whose choice matters
@@ -237,23 +239,19 @@ def p90_lines(problem: Problem, best: Outcome, misses: list[tuple[str, int, int]
     """Plan 1's flag: the deadlines it misses when its jobs take their p90 time, and the cheapest
     plan that holds them all there (its rank where it is shown)."""
     currency = problem.currency
-    lines = []
+    lines: list[str] = []
     for job, end_min, limit_min in misses:
         limit_h = SCALE.to_hours(limit_min)
-        lines.append(f"p90 misses deadline/{job}: at p90 time (its own and the jobs it follows) "
-                     f"{job} ends at {at_time(SCALE.to_hours(end_min), limit_h)}, after the "
-                     f"deadline at {at_time(limit_h, limit_h)}; the schedule holds at "
-                     f"{problem.confidence:.0%} confidence")
+        lines.append(say("p90.misses", job=job, end=at_time(SCALE.to_hours(end_min), limit_h),
+                         deadline=at_time(limit_h, limit_h), confidence=problem.confidence))
     if holding is None:
-        lines.append("no plan holds every deadline at p90 time under the scenario's rules and "
-                     "budget (or none was found within the work given to it)")
+        lines.append(say("p90.none"))
         return lines
     extra = SCALE.to_money(holding.total_cost - best.total_cost)
     share = extra / max(SCALE.to_money(best.total_cost), 1e-9)
-    what = (f"plan {holding_rank}" if holding_rank is not None else "; ".join(
-        f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing})"
-        for job, c in holding.chosen.items()))
-    lines.append(f"the cheapest plan that holds every deadline at p90 time is {what}: "
-                 f"{extra:+,.0f} {currency} ({share:+.1%}), ending at "
-                 f"{SCALE.to_hours(holding.makespan_min):,.1f} h")
+    what = (say("p90.plan", rank=holding_rank) if holding_rank is not None else Joined([
+        say("narrate.job_note", job=job, note=option(c.gpus, c.gpu, c.platform, c.billing))
+        for job, c in holding.chosen.items()]))
+    lines.append(say("p90.holding", what=what, extra=signed_money(extra, currency), share=share,
+                     end=SCALE.to_hours(holding.makespan_min)))
     return lines

@@ -35,6 +35,7 @@ from plan.planner.estimate import Estimate
 from plan.planner.estimate.band import memory_factor, uncalibrated_band_note
 from plan.planner.estimate.factors import efficiency_assumption
 from plan.planner.estimate.reliability import hours_quantile
+from plan.planner.i18n.said import say
 
 NO_DEADLINE_HORIZON_H = 2 * 365 * 24.0
 # Stop adding GPUs to an offer when two steps in a row gain less than 5% throughput, or when the
@@ -344,7 +345,7 @@ class CandidateBuilder(Estimating, Billing):
         # the wider band can move its scheduled time (confidence) and so the plan
         if estimate.uncalibrated:
             assumptions.append(f"{job.id}: {uncalibrated_band_note(estimate.uncalibrated)}")
-        assumptions += [f"{place.platform}: {note}"
+        assumptions += [say("note.of", who=place.platform, note=note)
                         for note in getattr(estimate.cluster, "assumptions", ())]
         # model states offloaded, or paged optimizer states, in host memory: the host memory they
         # take, the CPU step's assumed speed, their PCIe traffic each step

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plan.models.platform import Offer, Platform
+from plan.planner.i18n.said import say, word
 
 
 @dataclass(frozen=True)
@@ -41,15 +42,12 @@ def allowance(platform: Platform, offer: Offer, gpus_per_node: int) -> Allowance
                          "delay")
     note = None
     if entry.assumed:
-        note = (
-            f"capacity of {offer.gpu} ({offer.billing}) on {platform.id}: {entry.max_gpus} GPUs"
-            + (
-                f", {entry.reservation_max_gpus} with a reservation"
-                if entry.reservation_max_gpus
-                else ""
-            )
-            + f", start-up {entry.startup_h:g} h: {entry.assumption}"
-        )
+        note = say(
+            "note.capacity", gpu=offer.gpu, billing=word("billing", offer.billing),
+            platform=platform.id, max=entry.max_gpus,
+            reserved=say("note.capacity_reserved", n=entry.reservation_max_gpus)
+            if entry.reservation_max_gpus else "",
+            startup=entry.startup_h, note=entry.assumption)
     reserve_h = (
         entry.reservation_startup_h if entry.reservation_startup_h is not None else entry.startup_h
     )

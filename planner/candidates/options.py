@@ -21,6 +21,7 @@ from plan.planner.candidates.capacity_limits import allowance
 from plan.planner.candidates.purchase import BuyOption
 from plan.planner.candidates.windows import instance_shape
 from plan.planner.estimate import Cluster
+from plan.planner.i18n.said import say, word
 
 MAX_GPUS_PER_JOB = 4096
 # Multi-node sizes tried, in nodes. Dense enough that the optimum is rarely between two of them.
@@ -170,8 +171,9 @@ class Options:
                         assumed=offer.assumed, regions=tuple(platform.regions),
                         node_size_from_gpu=offer.gpus_per_node is None
                         and per_node == gpu.gpus_per_node)
-                    notes = [f"price of {gpu.id} {offer.billing} on {platform.id}: "
-                             f"{offer.assumption}"] if offer.assumed else []
+                    notes = [say("note.price", gpu=gpu.id, billing=word("billing", offer.billing),
+                                 platform=platform.id, note=offer.assumption)
+                             ] if offer.assumed else []
                     if rule is not None:
                         place = dataclasses.replace(place, flagged_renter=renter,
                                                     available_rule=rule.text)

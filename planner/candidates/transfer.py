@@ -40,6 +40,8 @@ from plan.models.platform import Platform
 from plan.models.problem import Placement
 from plan.models.scenario import Job, Scenario
 from plan.planner.estimate.flops import shape_of
+from plan.planner.i18n.said import Joined, say
+from plan.planner.i18n.said import money as money_words
 
 UPLOAD_SAID_FROM_H = 1.0
 """Uploads from this long on are said not to be billed as GPU time (shorter ones go without
@@ -99,22 +101,22 @@ def job_transfer(scenario: Scenario, job: Job, place: Placement, graph: nx.Graph
     if found is not None and found[0] != float("inf"):
         out_h = out_gb * 8 / found[0] / 3600
         if found[1] and not in_note:
-            notes.append(f"{job.id}: the result moves {where} -> {home} over an assumed "
-                         f"{found[0]:g} Gb/s internet link")
+            notes.append(say("note.result_internet", job=job.id, where=where, home=home,
+                             gbps=found[0]))
     fee = 0.0
     if private is not None:
-        notes.append(f"{job.id}: the result comes home over the private line {where} -> {home}: no "
-                     "per-GB egress (a private line is paid for by the line, not by the traffic)")
+        notes.append(say("note.private_line", job=job.id, where=where, home=home))
     elif not owned and platform is not None:
         if platform.egress is None:
-            notes.append(f"{job.id}: {platform.id} publishes no egress price in the catalog; "
-                         f"bringing the {out_gb:,.1f} GB result home is not charged in this plan")
+            notes.append(say("note.no_egress_price", job=job.id, platform=platform.id,
+                             gb=out_gb))
         else:
             egress = platform.egress
             fee = money(egress.price_per_gb, egress.currency) * out_gb
             if egress.assumed:
-                notes.append(f"{job.id}: egress {egress.price_per_gb:g} {egress.currency}/GB on "
-                             f"{platform.id} ({egress.assumption})")
+                notes.append(say("note.egress", job=job.id, price=egress.price_per_gb,
+                                 currency=egress.currency, platform=platform.id,
+                                 note=egress.assumption))
     return JobTransfer(
         in_h=in_h, out_h=out_h, out_gb=out_gb, egress_cost=fee, home=home, notes=tuple(notes)
     )
@@ -129,16 +131,11 @@ def transfer_line(figures: CandidateFigures | None, job: str, platform: str,
     gb, fee, home = figures.cost.result_gb, figures.cost.egress_cost, figures.cost.result_home
     if in_h <= 0 and gb <= 0:
         return None
-    parts = []
+    parts: list[str] = []
     if in_h > 0:
-        parts.append(f"data in {in_h:,.2f} h")
+        parts.append(say("transfer.in", h=in_h))
     if gb > 0:
-        parts.append(f"result ({gb:,.1f} GB) {platform} -> {home} {out_h:,.2f} h, egress "
-                     f"{fee:,.0f} {currency}")
-    said = " (in the job's hours and cost" + (
-        "; the data is uploaded to storage before the GPUs are rented, so they are not billed for "
-        "it)"
-        if in_h >= UPLOAD_SAID_FROM_H
-        else ")"
-    )
-    return f"transfer for {job}: " + "; ".join(parts) + said
+        parts.append(say("transfer.out", gb=gb, platform=platform, home=home, h=out_h,
+                         fee=money_words(fee, currency)))
+    said = say("transfer.uploaded" if in_h >= UPLOAD_SAID_FROM_H else "transfer.counted")
+    return say("transfer.line", job=job, parts=Joined(parts), said=said)

@@ -30,6 +30,7 @@ from plan.planner.cli.common import (
 from plan.planner.cpsat.model import Bounds
 from plan.planner.explain.why_not import parse_why_not, why_not
 from plan.planner.i18n.plan_words import delta
+from plan.planner.i18n.said import local
 from plan.planner.report import render_markdown, render_table
 from plan.planner.session import Session, SolveOptions
 from plan.planner.solve import solve
@@ -163,16 +164,14 @@ def explain_command(
         return
     console.print(i18n.t("whynot.head", spec=printable(why_not_spec),
                          status=i18n.word("whynot_status", answer.status)))
-    if i18n.speaks_chinese():  # the reasons below are not translated yet: say so
-        console.print(i18n.t("explain.english_note"))
     if answer.status == "feasible" and answer.plan is not None:
         cost, time = delta(answer.delta_cost or 0.0, loaded.scenario.currency,
                            answer.delta_makespan_h or 0.0)
         console.print(i18n.t("whynot.possible", cost=cost, time=time))
         for line in answer.plan.explanation:
-            console.print(printable(f"  - {line}"))
+            console.print(printable(f"  - {local(line)}"))
     for conflict in answer.conflicts:
         console.print(printable(i18n.t("whynot.conflict", constraint=conflict.constraint,
-                                       detail=conflict.detail)))
+                                       detail=local(conflict.detail))))
     for reason in answer.reasons:
-        console.print(printable(f"  - {reason}"))
+        console.print(printable(f"  - {local(reason)}"))

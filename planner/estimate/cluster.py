@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 
 from plan.models.gpu import GPU
 from plan.models.platform import Platform
+from plan.planner.i18n.said import say
 
 DEFAULT_GPU_MTBF_H = 50_700.0
 """Per-GPU hours between unexpected interruptions: Llama 3 405B run, 16,384 H100 x 54 days / 419
@@ -195,8 +196,7 @@ class Cluster:
         else:
             mtbf, restart, ckpt, spot_rate = (DEFAULT_GPU_MTBF_H, DEFAULT_RESTART_MIN,
                                               DEFAULT_CHECKPOINT_WRITE_MIN, None)
-            notes.append(f"reliability assumed: GPU MTBF {mtbf:,.0f} h (Llama 3 run), restart "
-                         f"{restart:g} min, checkpoint write {ckpt:g} min")
+            notes.append(say("note.reliability", mtbf=mtbf, restart=restart, ckpt=ckpt))
         preempt = 0.0
         if spot:
             if spot_rate is None:

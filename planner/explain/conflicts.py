@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from plan.models.problem import Candidate, Problem
 from plan.planner.cpsat.model import Bounds
+from plan.planner.i18n.said import say
 from plan.planner.session import Session
 
 CHANGEABLE = ("budget", "deadline", "sensitivity", "residency", "reproducibility", "ops_skill")
@@ -159,24 +160,25 @@ def describe(problem: Problem, group: str, options: Sequence[Candidate] = ()) ->
             (c.violations[group] for c in problem.all_candidates() if group in c.violations), ""
         )
         field = POLICY_FIELDS.get(group, (group, ""))[0]
-        return (f"what {field} leaves cannot run the jobs under the other rules"
-                + (f" (it excludes, e.g.: {example})" if example else ""))
+        return say("conflict.policy_leaves", field=field,
+                   example=say("conflict.policy_example", example=example) if example else "")
     return problem.groups.get(group, group)
 
 
 def at_time(hours: float, limit_h: float) -> str:
     """A point in the plan's time, in hours against a deadline under two days, else in days."""
-    return f"hour {hours:,.1f}" if limit_h < HOURS_STATED_BELOW_H else f"day {hours / 24:,.1f}"
+    return (say("time.hour", h=hours) if limit_h < HOURS_STATED_BELOW_H
+            else say("time.day", d=hours / 24))
 
 
 def held_back_by(problem: Problem, c: Candidate) -> str:
     """What keeps an option from starting at once (`Problem.earliest_start_min`)."""
     res = problem.resources.get(c.resource) if c.resource else None
     kind = res.kind if res is not None else ""
-    return (
-        "delivery after purchase"
+    return say(
+        "held_back.purchase"
         if kind == "purchase"
-        else "the owned pool opens then"
+        else "held_back.owned"
         if kind == "owned"
-        else "queue or reservation lead time"
+        else "held_back.lead"
     )

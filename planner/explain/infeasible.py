@@ -10,6 +10,7 @@ from plan.models.problem import SCALE, Problem, Removed
 from plan.planner.candidates import pinned_fields
 from plan.planner.cpsat.model import Bounds
 from plan.planner.explain.conflicts import at_time, conflict_sets, describe, held_back_by, held_fact
+from plan.planner.explain.narrate import option as narrate_option
 from plan.planner.explain.relaxations import (
     deadline_beyond_horizon,
     headroom_relaxation,
@@ -17,6 +18,7 @@ from plan.planner.explain.relaxations import (
     relaxations,
     setting_relaxations,
 )
+from plan.planner.i18n.said import Joined, say, word
 from plan.planner.plan import Conflict, Relaxation, SolveResult
 from plan.planner.session import Session
 
@@ -37,11 +39,12 @@ def explain_infeasible(
             if name.startswith("deadline/")
             else ""
         )
-        result.conflicts.append(Conflict(name, describe(problem, name) + late))
+        result.conflicts.append(Conflict(name, say("infeasible.detail",
+                                                   detail=describe(problem, name), late=late)))
     held = sorted(g for g in session.model.groups.literals if held_fact(g) and g not in conflict)
     if held:
-        result.notes.append("held as given, not rules to relax: "
-                            + "; ".join(problem.groups.get(g, g) for g in held))
+        result.notes.append(say("infeasible.held",
+                                facts=Joined([problem.groups.get(g, g) for g in held])))
     result.notes += (
         _pools_too_small(session) + pools_without_network(session) + _windows_too_short(problem)
     )
@@ -66,13 +69,12 @@ def _fastest_too_late(problem: Problem, job: str) -> str:
     start_h, run_h, limit_h = (
         SCALE.to_hours(m) for m in (problem.earliest_start_min(c), c.duration_min, limit)
     )
-    option = f"{c.gpus}x {c.gpu} on {c.platform} ({c.billing})"
+    option = narrate_option(c.gpus, c.gpu, c.platform, c.billing)
     if start_h > 0 and run_h <= limit_h:
-        return (f"; the soonest the other rules allow, {option}, can start only at "
-                f"{at_time(start_h, limit_h)} ({held_back_by(problem, c)}) and ends at "
-                f"{at_time(start_h + run_h, limit_h)}")
-    return (f"; the fastest option the other rules allow, {option}, runs {run_h:,.1f} h and ends "
-            f"at {at_time(start_h + run_h, limit_h)}")
+        return say("infeasible.soonest", option=option, start=at_time(start_h, limit_h),
+                   held=held_back_by(problem, c), end=at_time(start_h + run_h, limit_h))
+    return say("infeasible.fastest", option=option, run=run_h,
+               end=at_time(start_h + run_h, limit_h))
 
 
 def _pools_too_small(session: Session) -> list[str]:
@@ -98,13 +100,12 @@ def _pools_too_small(session: Session) -> list[str]:
     for (job, pool), r in sorted(largest.items()):
         short = builder.host_shortfall(job, (pool, r.gpu, r.gpus, "owned")) if builder else None
         host = (
-            f"; offloaded to host memory it would not fit either: {short} "
-            f"(owned[{pool}].host_memory_gib_per_gpu says what its servers have free)"
+            say("infeasible.host_short", short=short, pool=pool)
             if short
             else ""
         )
-        lines.append(f"owned pool {pool} cannot hold {job} in memory at any GPU count: "
-                     f"{r.reason}{host}")
+        lines.append(say("infeasible.pool_memory", pool=pool, job=job, reason=r.reason,
+                         host=host))
     return lines
 
 
@@ -124,11 +125,9 @@ def pools_without_network(session: Session) -> list[str]:
                        if r.platform == pool.id and r.billing == "owned" and r.rule == "layout"
                        and r.gpus > pool.gpus_per_node})
         if kept:
-            lines.append(f"owned pool {pool.id} has {pool.count // pool.gpus_per_node} nodes of "
-                         f"{pool.gpus_per_node} GPUs but declares no network between them, so "
-                         f"{', '.join(kept)} can use one node at most; owned[{pool.id}].fabric "
-                         "says what joins them (kind infiniband, roce or ethernet, gbps_per_gpu: "
-                         "e.g. 400 for one 400 Gb/s card per GPU)")
+            lines.append(say("infeasible.no_network", pool=pool.id,
+                             nodes=pool.count // pool.gpus_per_node, per_node=pool.gpus_per_node,
+                             jobs=Joined(kept, "list_comma")))
     return lines
 
 
@@ -147,11 +146,10 @@ def _windows_too_short(problem: Problem) -> list[str]:
             fastest = min(mine, key=lambda c: c.duration_min)
             need_h = SCALE.to_hours(fastest.duration_min)
             if need_h > window_h:
-                notes.append(f"owned pool {key} is free for {window_h:,.1f} h (hour "
-                             f"{SCALE.to_hours(res.available_from_min):,.1f} to "
-                             f"{SCALE.to_hours(res.available_until_min):,.1f}); {job} needs at "
-                             f"least {need_h:,.1f} h on it ({fastest.gpus}x {fastest.gpu}): a "
-                             "longer window would let it run there")
+                notes.append(say("infeasible.window", pool=key, window=window_h,
+                                 start=SCALE.to_hours(res.available_from_min),
+                                 end=SCALE.to_hours(res.available_until_min), job=job,
+                                 need=need_h, gpus=fastest.gpus, gpu=fastest.gpu))
     return notes
 
 
@@ -167,12 +165,12 @@ def _explain_empty(session: Session, result: SolveResult, empty_jobs: list[str])
         by_rule = Counter((r.rule, r.reason) for r in problem.removed if r.job == job)
         if job in late and deadline is not None:
             result.conflicts.append(Conflict(
-                f"deadline/{job}", f"{job}: no option finishes by the deadline; the fastest plan "
-                                   f"needs {deadline.to:g} {deadline.unit}"))
+                f"deadline/{job}", say("infeasible.no_option_in_time", job=job, to=deadline.to,
+                                       unit=word("dur", deadline.unit))))
         elif by_rule:
             (rule, reason), _ = by_rule.most_common(1)[0]
-            result.conflicts.append(Conflict(f"{rule}/{job}", f"{job}: no option is left; e.g. "
-                                                              f"{reason}"))
+            result.conflicts.append(Conflict(f"{rule}/{job}", say("infeasible.none_left", job=job,
+                                                                  reason=reason)))
         else:
             result.conflicts.append(Conflict(f"catalog/{job}", f"{job}: no option in the catalog "
                                                                "or owned pools"))
@@ -194,11 +192,10 @@ def _explain_empty(session: Session, result: SolveResult, empty_jobs: list[str])
                     f"jobs[{job}].{fields}",
                     "remove",
                     "setting",
-                    f"{job} fixes {pinned}; no catalog option runs it that way: let the planner "
-                    "choose",
+                    say("infeasible.pinned", job=job, pinned=pinned),
                 )
             )
     if not result.relaxations:
         result.relaxations.append(Relaxation(
             "rule", "jobs", "smaller model, shorter sequence or QLoRA", "setting",
-            "no GPU count in the catalog holds this job in memory"))
+            say("infeasible.no_count")))

@@ -39,6 +39,8 @@ from plan.planner.explain.conflicts import (
     held_back_by,
 )
 from plan.planner.explain.ownership import held_lines
+from plan.planner.i18n.plan_words import trade_words
+from plan.planner.i18n.said import Joined, date, money, say, signed_money, word
 from plan.planner.plan import JobPlan, Plan, Trade
 from plan.planner.session import Session
 
@@ -62,19 +64,15 @@ def _what_if(answer: Callable[[CandidateBuilder, Candidate], _T], builder: Candi
     return result
 
 
-def money(amount: float, currency: str) -> str:
-    return f"{amount:,.0f} {currency}"
-
-
 def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
-    lines = []
+    lines: list[str] = []
     for j in plan.jobs:
         free = j.gpu_memory_gib - j.memory_gib_per_gpu
         where = "owned" if j.billing == "owned" else j.billing
         layout = j.layout
         optimizer = layout.optimizer  # named as a scenario names it
-        lines.append(
-            f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({where}), {j.framework or 'stack'}: "
+        setup = (
+            f"{j.framework or 'stack'}: "
             f"tp={j.tp} pp={j.pp}"
             + (f" vpp={j.virtual_pipeline}" if j.virtual_pipeline > 1 else "")
             + (f" cp={j.cp}" if j.cp > 1 else "")
@@ -95,95 +93,101 @@ def _job_line(problem: Problem, plan: Plan, currency: str) -> list[str]:
                 if layout.lora_rank and layout.lora_targets == "attention"
                 else ""
             )
-            + f"; {j.memory_gib_per_gpu:.1f} of {j.gpu_memory_gib:.0f} GiB per GPU ({free:.1f} "
-            f"free); {j.tokens_per_s:,.0f} tokens/s, MFU {j.mfu:.0%}{_causal(j)}; hours "
-            f"{j.start_h:,.1f} -> {j.end_h:,.1f}{_dates(j)}{_startup(j)}; {_risk(j)}"
-            + (
-                f"; fixed by the scenario: {problem.pinned[j.job]}"
-                if j.job in problem.pinned
-                else ""
-            )
-            + (
-                f"; {money(j.cost, currency)} power above idle draw, billed on {j.reservation}"
-                if j.cost and j.billing == "purchase"
-                else f"; {money(j.cost, currency)}"
-                if j.cost
-                else f"; billed on {j.reservation}"
-                if j.reservation
-                else ""
-            )
         )
+        pinned = (say("narrate.pinned", pinned=problem.pinned[j.job])
+                  if j.job in problem.pinned else "")
+        bill = (
+            say("narrate.power_cost", cost=money(j.cost, currency), on=j.reservation)
+            if j.cost and j.billing == "purchase"
+            else say("narrate.cost", cost=money(j.cost, currency))
+            if j.cost
+            else say("narrate.billed_on", on=j.reservation)
+            if j.reservation
+            else ""
+        )
+        lines.append(say(
+            "narrate.job", job=j.job, option=option(j.gpus, j.gpu, j.platform, where),
+            setup=setup, used=j.memory_gib_per_gpu, card=j.gpu_memory_gib, free=free,
+            tokens=j.tokens_per_s, mfu=j.mfu, causal=_causal(j), start=j.start_h, end=j.end_h,
+            dates=_dates(j), startup=_startup(j), risk=_risk(j), pinned=pinned, bill=bill))
     for r in plan.reservations:
-        unit = {24.0: "days", 720.0: "months", 8760.0: "years"}.get(r.period_h, f"x {r.period_h:g} "
-                                                                                "h")
-        held = f"held {r.periods} {unit}" if r.kind == "purchase" else f"for {r.periods} {unit}"
+        unit = ({24.0: say("narrate.unit_days"), 720.0: say("narrate.unit_months"),
+                 8760.0: say("narrate.unit_years")}.get(r.period_h)
+                or say("narrate.unit_period", h=r.period_h))
+        held = say("narrate.held" if r.kind == "purchase" else "narrate.held_for",
+                   n=r.periods, unit=unit)
         split = (
-            (
-                f" ({money(r.upfront_cost, currency)} for the hardware, "
-                f"{money(r.cost - r.upfront_cost, currency)} power and staff)"
-            )
+            say("narrate.split", hardware=money(r.upfront_cost, currency),
+                running=money(r.cost - r.upfront_cost, currency))
             if r.upfront_cost
             else ""
         )
-        lines.append(f"{r.label}: {r.gpus} GPUs {held} from hour {r.start_h:,.1f}: "
-                     f"{money(r.cost, currency)}{split}")
+        lines.append(say("narrate.reservation", label=r.label, gpus=r.gpus, held=held,
+                         start=r.start_h, cost=money(r.cost, currency), split=split))
     return lines + held_lines(problem, plan, currency)
 
 
+def option(gpus: int, gpu: str, platform: str, billing: str) -> str:
+    """'8x h800 on autodl (hourly)'."""
+    return say("narrate.option", gpus=gpus, gpu=gpu, platform=platform,
+               billing=word("billing", billing))
+
+
 def _dates(j: JobPlan) -> str:
-    return f" ({j.dates[0]} -> {j.dates[1]})" if j.dates else ""
+    return say("narrate.dates", start=date(j.dates[0]), end=date(j.dates[1])) if j.dates else ""
 
 
 def _startup(j: JobPlan) -> str:
     startup_h = j.figures.time.startup_h if j.figures else 0.0
-    return f" (after {startup_h:,.1f} h of queue/provisioning)" if startup_h else ""
+    return say("narrate.startup", h=startup_h) if startup_h else ""
 
 
 def _risk(j: JobPlan) -> str:
     """Expected interruptions, and for spot what they cost in time (lost work, restarts,
     waiting)."""
-    line = f"expected interruptions {j.expected_interruptions:,.1f}"
+    spot_line: str = ""
     if j.billing == "spot":
         time = j.figures.time if j.figures else CandidateTime()
         spot = time.spot or SpotFigures(0.0, 0.0, 0.0)
-        line += (f" (spot preemptions {spot.preemptions:,.1f}, "
-                 f"{spot.capacity_wait_h:,.1f} h waiting for capacity; lost work and restarts add "
-                 f"{time.failure_overhead:.0%} to the run)")
-    return line
+        spot_line = say("narrate.spot_risk", preemptions=spot.preemptions,
+                        wait=spot.capacity_wait_h, overhead=time.failure_overhead)
+    return say("narrate.risk", n=j.expected_interruptions, spot=spot_line)
 
 
 TRADE_KINDS = {
     "decision": "",
-    "class": " (every job of a class of equal jobs moved)",
-    "count": " (the same choices with other GPU counts)",
-    "p90": " (the cheapest plan that holds every deadline at p90 time)",
+    "class": "narrate.trade_kind_class",
+    "count": "narrate.trade_kind_count",
+    "p90": "narrate.trade_kind_p90",
 }
 
 
 def trade(problem: Problem, outcome: Outcome, best: Outcome, kind: str = "decision") -> Trade:
     """What an alternative changes against the best plan, job by job with each job's own deltas;
     jobs that make the same change (a class of equal jobs) on one line."""
-    moves: dict[str, list[tuple[str, int, float]]] = {}
+    moves: dict[str, list[tuple[str, int, float]]] = {}  # (by the English move: dict order kept)
     for job in problem.jobs:
         a, b = outcome.chosen[job], best.chosen[job]
         if (a.decision, a.gpus) == (b.decision, b.gpus):
             continue
-        move = (f"{b.gpus}x {b.gpu} on {b.platform} ({b.billing}) -> {a.gpus}x {a.gpu} on "
-                f"{a.platform} ({a.billing})")
+        move = say("narrate.move", before=option(b.gpus, b.gpu, b.platform, b.billing),
+                   after=option(a.gpus, a.gpu, a.platform, a.billing))
         units = problem.standalone_cost(a) - problem.standalone_cost(b)
         moves.setdefault(move, []).append((job, units, a.hours - b.hours))
-    changes = []
+    changes: list[str] = []
     for move, jobs in moves.items():
         cost = SCALE.to_money(sum(units for _, units, _ in jobs))
         if len(jobs) == 1:
             (job, _, hours), = jobs
-            changes.append(f"{job}: {move}, {cost:+,.0f} {problem.currency} and {hours:+,.1f} h "
-                           "for this job alone")
+            changes.append(say("narrate.change_one", job=job, move=move,
+                               cost=signed_money(cost, problem.currency), hours=hours))
             continue
         low, high = min(h for *_, h in jobs), max(h for *_, h in jobs)
-        each = f"{low:+,.1f} h" if high - low < 0.05 else f"{low:+,.1f} to {high:+,.1f} h"
-        changes.append(f"{len(jobs)} jobs ({', '.join(job for job, *_ in jobs)}): {move}, "
-                       f"{cost:+,.0f} {problem.currency} for them together and {each} each")
+        each = (say("narrate.each_hours", h=low) if high - low < 0.05
+                else say("narrate.each_hours_range", low=low, high=high))
+        changes.append(say("narrate.change_class", n=len(jobs),
+                           jobs=Joined([job for job, *_ in jobs], "list_comma"), move=move,
+                           cost=signed_money(cost, problem.currency), each=each))
     return Trade(
         delta_cost=round(SCALE.to_money(outcome.total_cost - best.total_cost), 2),
         delta_makespan_h=round(SCALE.to_hours(outcome.makespan_min - best.makespan_min), 2),
@@ -201,30 +205,30 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome,
     lines += [line for j in plan.jobs if (line := transfer_line(j.figures, j.job, j.platform, cur))]
     if plan.rank > 1:
         plan.trade = trade(problem, outcome, best, kind)
-        beyond = "" if plan.within_gap else f" (beyond the {session.settings.gap:.0%} gap)"
-        lines.append(
-            f"trades against plan 1{TRADE_KINDS.get(kind, '')}{beyond}: "
-            f"{plan.trade.summary(cur)}; "
-            + "; ".join(plan.trade.changes)
-        )
+        beyond = "" if plan.within_gap else say("narrate.beyond_gap", gap=session.settings.gap)
+        kind_key = TRADE_KINDS.get(kind, "")
+        lines.append(say("narrate.trades", kind=say(kind_key) if kind_key else "", beyond=beyond,
+                         summary=trade_words(plan.trade, cur),
+                         changes=Joined(plan.trade.changes)))
     if problem.budget is not None:
         budget = SCALE.to_money(problem.budget)
         used = plan.total_cost / budget
-        binding = " (binding)" if used > 0.98 else ""
-        lines.append(f"budget {money(budget, cur)}: uses {money(plan.total_cost, cur)} "
-                     f"({used:.0%}), slack {money(budget - plan.total_cost, cur)}{binding}")
+        binding = say("narrate.binding") if used > 0.98 else ""
+        lines.append(say("narrate.budget", budget=money(budget, cur),
+                         used=money(plan.total_cost, cur), share=used,
+                         slack=money(budget - plan.total_cost, cur), binding=binding))
     for j in plan.jobs:
         limit = problem.deadline_min[j.job]
         if limit is not None:
             slack_h = SCALE.to_hours(limit) - j.end_h
-            binding = " (binding)" if slack_h < 0.02 * SCALE.to_hours(limit) else ""
+            binding = say("narrate.binding") if slack_h < 0.02 * SCALE.to_hours(limit) else ""
             limit_h = SCALE.to_hours(limit)
             if limit_h < HOURS_STATED_BELOW_H:  # a deadline under two days is stated in hours
-                lines.append(f"deadline of {j.job}: hour {j.end_h:,.1f} of {limit_h:g}, "
-                             f"slack {slack_h:,.1f} h{binding}")
+                lines.append(say("narrate.deadline_hours", job=j.job, end=j.end_h, limit=limit_h,
+                                 slack=slack_h, binding=binding))
             else:
-                lines.append(f"deadline of {j.job}: day {j.end_h / 24:,.1f} of {limit_h / 24:g}, "
-                             f"slack {slack_h / 24:,.1f} days{binding}")
+                lines.append(say("narrate.deadline_days", job=j.job, end=j.end_h / 24,
+                                 limit=limit_h / 24, slack=slack_h / 24, binding=binding))
     lines += _stack_rule_line(session, plan)
     lines += _stated_kernels_lines(session, plan)
     lines.append(_headroom_line(problem, plan))
@@ -235,13 +239,13 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome,
     removed = Counter(family(g) for c in problem.all_candidates() for g in c.violations)
     removed.update(r.rule for r in problem.removed)
     if removed:
-        lines.append(
-            "options removed: " + ", ".join(f"{name} {n}" for name, n in removed.most_common())
-        )
+        lines.append(say("narrate.removed", counts=Joined(
+            [say("narrate.removed_count", name=name, n=n) for name, n in removed.most_common()],
+            "list_comma")))
     plan.explanation = lines
     # what the scenario's catalog overlays changed, then amounts converted from other currencies
     assumptions: list[str] = [] if session.loaded is None else [
-        *(f"catalog overlay {line}" for line in session.loaded.catalog.changes),
+        *(say("narrate.overlay", line=line) for line in session.loaded.catalog.changes),
         *session.loaded.money_notes,
     ]
     for job in problem.jobs:
@@ -272,7 +276,8 @@ def _offload_lines(builder: CandidateBuilder, chosen: Candidate) -> list[str]:
     gain = faster_offloaded(chosen.tokens_per_s, offloaded)
     lines = []
     if gain is not None and offloaded is not None:
-        lines.append(f"{job.id}: " + offload_note("cpu_offload: true", gain, offloaded))
+        lines.append(say("narrate.job_note", job=job.id,
+                         note=offload_note("cpu_offload: true", gain, offloaded)))
     return lines + _without_offload(builder, job, chosen)
 
 
@@ -296,22 +301,19 @@ def hybrid_shard_lines(session: Session, outcome: Outcome) -> list[str]:
         cluster = full.cluster
         gain = chosen.tokens_per_s / full.tokens_per_s - 1
         pace = (
-            f"{gain:.0%} faster than"
+            say("narrate.pace_faster", gain=gain)
             if gain >= 0.005
-            else f"{-gain:.0%} slower than"
+            else say("narrate.pace_slower", gain=-gain)
             if gain <= -0.005
-            else "as fast as"
+            else say("narrate.pace_same")
         )
         stated = bool(session.loaded.scenario.job(job).hybrid_shard)
-        lines.append(
-            f"{job}: hybrid sharding (HSDP: the states sharded over the {group} data-parallel "
-            f"ranks of each node and kept in {copies} "
-            f"copies{'; the job states hybrid_shard: true' if stated else ''}) is estimated {pace} "
-            f"the full shard on these GPUs ({full.tokens_per_s:,.0f} tokens/s with "
-            f"{full.layout.short()}), for {chosen.memory_gib_per_gpu - full.memory.total_gib:+.1f} "
-            "GiB per GPU: the layers are gathered inside a node and only each gradient shard "
-            f"crosses the {cluster.fabric_gbps_per_gpu:g} Gb/s per GPU {cluster.fabric_kind} "
-            "between nodes")
+        lines.append(say(
+            "narrate.hybrid", job=job, group=group, copies=copies,
+            stated=say("narrate.hybrid_stated") if stated else "", pace=pace,
+            tokens=full.tokens_per_s, layout=full.layout.short(),
+            memory=chosen.memory_gib_per_gpu - full.memory.total_gib,
+            gbps=cluster.fabric_gbps_per_gpu, fabric=cluster.fabric_kind))
     return lines
 
 
@@ -326,9 +328,9 @@ def _without_offload(builder: CandidateBuilder, job: Job, chosen: Candidate) -> 
         return builder.fitting_without_offload(chosen, {saver.field: saver.to})
 
     return [
-        f"{job.id}: without offloading, {saver.field}: {saver.to} ({saver.why}) fits the same "
-        f"{chosen.gpus}x {chosen.gpu}: {found.layout.short()} at {found.memory.total_gib:.1f} GiB, "
-        f"{found.tokens_per_s:,.0f} tokens/s against the plan's {chosen.tokens_per_s:,.0f}"
+        say("narrate.without_offload", job=job.id, field=saver.field, to=saver.to, why=saver.why,
+            gpus=chosen.gpus, gpu=chosen.gpu, layout=found.layout.short(),
+            gib=found.memory.total_gib, tokens=found.tokens_per_s, plan_tokens=chosen.tokens_per_s)
         for saver, found in fitting_without_offload(lambda saver: applies_to_job(saver, job), fits)
     ]
 
@@ -343,11 +345,7 @@ def _stack_rule_line(session: Session, plan: Plan) -> list[str]:
     searched = [j.job for j in plan.jobs if j.job in searched_ids]
     if not searched:
         return []
-    return [f"stack of {', '.join(searched)}: ops skill none, so planned on the platform's "
-            "one-click PyTorch path (Hugging Face Transformers with PEFT, as LLaMA-Factory runs "
-            "them: data parallelism with ZeRO/FSDP sharding, whole-layer gradient checkpointing); "
-            "Megatron-LM needs its own build and a checkpoint conversion (a job's framework or "
-            "layout field chooses otherwise)"]
+    return [say("narrate.stack_rule", jobs=Joined(searched, "list_comma"))]
 
 
 def _stated_kernels_lines(session: Session, plan: Plan) -> list[str]:
@@ -368,13 +366,11 @@ def _headroom_line(problem: Problem, plan: Plan) -> str:
     tight = max(plan.jobs, key=lambda j: j.memory_gib_per_gpu / j.gpu_memory_gib)
     factor = problem.memory_band_factor
     usable = memory_rule.usable_gib(tight.gpu_memory_gib, problem.memory_headroom, factor)
-    band = (f" at the {problem.confidence:.0%} quantile of the estimator's error band (estimate x "
-            f"{factor:.2f})"
+    band = (say("narrate.headroom_band", confidence=problem.confidence, factor=factor)
             if factor != 1.0 else "")
-    return (f"memory headroom {problem.memory_headroom:.0%} (policy.memory_headroom): every layout "
-            f"peaks{band} at most at {1 - problem.memory_headroom:.0%} of its card; tightest is "
-            f"{tight.job} at {tight.memory_gib_per_gpu:.1f} of {usable:.1f} GiB its estimate may "
-            f"use on {tight.gpu}")
+    return say("narrate.headroom", headroom=problem.memory_headroom, band=band,
+               share=1 - problem.memory_headroom, job=tight.job, used=tight.memory_gib_per_gpu,
+               usable=usable, gpu=tight.gpu)
 
 
 def _band_lines(problem: Problem, plan: Plan) -> list[str]:
@@ -388,17 +384,15 @@ def _band_lines(problem: Problem, plan: Plan) -> list[str]:
         time = j.figures.time
         expected, at_q = time.train_h, time.train_at_confidence_h
         p10, p90 = time.train_p10_h, time.train_p90_h
-        lines.append(f"time of {j.job}: expected {expected:,.1f} h of training (p10-p90 "
-                     f"{p10:,.1f}-{p90:,.1f} h); scheduled at {at_q:,.1f} h, the time it stays "
-                     f"within with {problem.confidence:.0%} confidence ({j.figures.framework} "
-                     "execution model)")
+        lines.append(say("narrate.time", job=j.job, expected=expected, p10=p10, p90=p90,
+                         at=at_q, confidence=problem.confidence, stack=j.figures.framework))
         if j.cost and j.billing != "purchase":
             low += _billed_change(j, p10 - expected)
             high += _billed_change(j, p90 - expected)
     if high > low:
-        lines.append(f"cost band p10-p90: {money(low, problem.currency)} to "
-                     f"{money(high, problem.currency)} (the budget is checked on the expected "
-                     f"{money(plan.total_cost, problem.currency)})")
+        lines.append(say("narrate.cost_band", low=money(low, problem.currency),
+                         high=money(high, problem.currency),
+                         expected=money(plan.total_cost, problem.currency)))
     return lines
 
 
@@ -424,9 +418,7 @@ def _causal(j: JobPlan) -> str:
     causal = j.figures.estimate.mfu_causal if j.figures else None
     if causal is None or j.mfu - causal < CAUSAL_MFU_NOTE_GAP:
         return ""
-    return (
-        f" ({causal:.0%} counting only the causal half of attention that flash attention computes)"
-    )
+    return say("narrate.causal", causal=causal)
 
 
 def _too_late(problem: Problem, job: str, c: Candidate, limit_min: int) -> str:
@@ -435,11 +427,11 @@ def _too_late(problem: Problem, job: str, c: Candidate, limit_min: int) -> str:
     start_h, limit_h = SCALE.to_hours(problem.earliest_start_min(c)), SCALE.to_hours(limit_min)
     end_h = start_h + SCALE.to_hours(c.duration_min)
     if start_h > 0 and SCALE.to_hours(c.duration_min) <= limit_h:
-        return (f"too late for deadline/{job}: it can start only at {at_time(start_h, limit_h)} "
-                f"({held_back_by(problem, c)}) and ends at {at_time(end_h, limit_h)}, after the "
-                f"deadline at {at_time(limit_h, limit_h)}")
-    return (f"too slow for deadline/{job}: it ends at {at_time(end_h, limit_h)}, after the "
-            f"deadline at {at_time(limit_h, limit_h)}")
+        return say("narrate.too_late", job=job, start=at_time(start_h, limit_h),
+                   held=held_back_by(problem, c), end=at_time(end_h, limit_h),
+                   deadline=at_time(limit_h, limit_h))
+    return say("narrate.too_slow", job=job, end=at_time(end_h, limit_h),
+               deadline=at_time(limit_h, limit_h))
 
 
 BAND_ONLY = "set aside only because of the estimator's band"
@@ -462,7 +454,7 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
                 continue  # the user's own policy: said once, as policy (_policy_excludes)
             if c.violations:
                 group, reason = next(iter(sorted(c.violations.items())))
-                blocked.append((cost, c, f"ruled out by {group}: {reason}"))
+                blocked.append((cost, c, say("narrate.ruled_out", group=group, reason=reason)))
             elif (
                 limit is not None
                 and (start := problem.earliest_start_min(c)) + c.duration_min > limit
@@ -471,11 +463,9 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
                 expected_h = (c.hours - time.train_at_confidence_h + time.train_h if time
                               else c.hours)
                 if start + SCALE.minutes(expected_h) <= limit:
-                    blocked.append((cost, c, f"{BAND_ONLY}: it meets "
-                                             f"deadline/{job} on its expected time "
-                                             f"({expected_h:,.1f} h) but not with "
-                                             f"{problem.confidence:.0%} confidence ({c.hours:,.1f} "
-                                             "h)"))
+                    blocked.append((cost, c, say("narrate.band_only", job=job,
+                                                 expected=expected_h,
+                                                 confidence=problem.confidence, at=c.hours)))
                 else:
                     blocked.append((cost, c, _too_late(problem, job, c, limit)))
         # the cheapest blocked option, and the cheapest one the band alone set aside where that is
@@ -486,20 +476,20 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
         for cost, c, why in [
             item for item in (cheapest, by_band if by_band is not cheapest else None) if item
         ]:
-            offloaded = (
-                " with its model states offloaded to the CPU" if c.layout.state_offload else ""
-            )
-            lines.append(f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing}){offloaded} would "
-                         f"cost {money(SCALE.to_money(cost), problem.currency)} but is {why}")
+            offloaded = say("narrate.offloaded") if c.layout.state_offload else ""
+            lines.append(say("narrate.cheaper_blocked", job=job,
+                             option=option(c.gpus, c.gpu, c.platform, c.billing),
+                             offloaded=offloaded,
+                             cost=money(SCALE.to_money(cost), problem.currency), why=why))
     return lines
 
 
-POLICY_EXCLUDES = {
-    "policy.platforms": "platforms",
-    "policy.gpus": "GPUs",
-    "policy.spot": "spot billing",
-    "policy.max_gpus": "GPU counts over the per-job limit",
-    "policy.interruptions": "options over the cap on expected interruptions",
+POLICY_EXCLUDES = {  # the message saying what each policy group keeps out
+    "policy.platforms": "narrate.policy_platforms",
+    "policy.gpus": "narrate.policy_gpus",
+    "policy.spot": "narrate.policy_spot",
+    "policy.max_gpus": "narrate.policy_max_gpus",
+    "policy.interruptions": "narrate.policy_interruptions",
 }
 NAMES_SHOWN = 6  # platforms or GPUs named in the policy line, then a count
 
@@ -519,26 +509,30 @@ def _policy_excludes(problem: Problem, outcome: Outcome) -> list[str]:
                and problem.standalone_cost(c) < problem.standalone_cost(outcome.chosen[c.job])]
     if not cheaper:
         return []
-    parts = []
+    parts: list[str] = []
     for group in sorted({g for c in cheaper for g in c.violations if _by_policy(g)}):
         hit = [c for c in cheaper if group in c.violations]
         names = sorted({c.platform if group == "policy.platforms" else c.gpu for c in hit})
-        shown = ", ".join(names[:NAMES_SHOWN]) + (
-            f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else "")
-        what = POLICY_EXCLUDES.get(group, "options")
-        parts.append(f"{what} {shown} ({group})" if group in ("policy.platforms", "policy.gpus")
-                     else f"{what} ({group})")
-    cheapest = []
+        more = (say("narrate.and_more", n=len(names) - NAMES_SHOWN)
+                if len(names) > NAMES_SHOWN else "")
+        what = say(POLICY_EXCLUDES.get(group, "narrate.policy_options"))
+        parts.append(say("narrate.policy_names", what=what,
+                         names=Joined(names[:NAMES_SHOWN], "list_comma"), more=more, group=group)
+                     if group in ("policy.platforms", "policy.gpus")
+                     else say("narrate.policy_group", what=what, group=group))
+    cheapest: list[str] = []
     for job in problem.jobs:
         only_policy = [c for c in cheaper
                        if c.job == job and all(_by_policy(g) for g in c.violations)]
         c = min(only_policy, key=lambda c: (problem.standalone_cost(c), c.index), default=None)
         if c is not None:
             mine = problem.standalone_cost(outcome.chosen[job])
-            cheapest.append(f"{job}: {c.gpus}x {c.gpu} on {c.platform} ({c.billing}) at "
-                            f"{money(SCALE.to_money(problem.standalone_cost(c)), problem.currency)}"
-                            f" against {money(SCALE.to_money(mine), problem.currency)}")
-    return ["policy, as the scenario sets it, keeps out cheaper options: " + "; ".join(parts)
-            + (f"; the cheapest that only policy keeps out: {'; '.join(cheapest)}"
-               if cheapest else "")]
+            cheapest.append(say(
+                "narrate.policy_cheapest_job", job=job,
+                option=option(c.gpus, c.gpu, c.platform, c.billing),
+                cost=money(SCALE.to_money(problem.standalone_cost(c)), problem.currency),
+                mine=money(SCALE.to_money(mine), problem.currency)))
+    return [say("narrate.policy", parts=Joined(parts),
+                cheapest=say("narrate.policy_cheapest", jobs=Joined(cheapest)) if cheapest
+                else "")]
 

@@ -10,6 +10,8 @@ import dataclasses
 from plan.models.problem import HOURS_PER_MONTH, SCALE, Problem, PurchaseEconomics
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
+from plan.planner.i18n.said import Joined, say
+from plan.planner.i18n.said import money as money_words
 from plan.planner.plan import Plan, ReservationPlan
 from plan.planner.session import Session
 
@@ -61,19 +63,19 @@ def purchases(problem: Problem, plan: Plan) -> list[Held]:
 
 def held_lines(problem: Problem, plan: Plan, currency: str) -> list[str]:
     """Per purchase: units bought, utilisation, cost per delivered GPU-hour, residual value."""
-    lines = []
+    lines: list[str] = []
     for h in purchases(problem, plan):
         units = h.r.gpus // max(1, h.econ.unit_gpus)
-        unit = (f" ({units} unit{'s' if units != 1 else ''} of {h.econ.unit_gpus})"
+        unit = (say("own.units" if units != 1 else "own.unit", n=units, per=h.econ.unit_gpus)
                 if h.econ.unit_gpus > 1 else "")
-        per_h = (f"{money(h.total_cost / h.used_gpu_h, currency)} per delivered GPU-hour"
-                 if h.used_gpu_h else "no GPU-hour delivered")
-        lines.append(
-            f"{h.r.gpus} {h.r.key.removeprefix('buy:')} bought{unit}: used {h.utilisation:.0%} of "
-            f"the {h.held_gpu_h:,.0f} GPU-hours held ({h.used_gpu_h:,.0f} by the plan's jobs); "
-            f"{money(h.total_cost, currency)} with power, staff, space and maintenance, "
-            f"{per_h}; worth {money(h.price * h.econ.residual_share, currency)} at the horizon's "
-            f"end ({h.econ.residual_rule})")
+        per_h = (say("own.per_hour", cost=money_words(h.total_cost / h.used_gpu_h, currency))
+                 if h.used_gpu_h else say("own.no_hours"))
+        lines.append(say(
+            "own.held", gpus=h.r.gpus, what=h.r.key.removeprefix('buy:'), unit=unit,
+            share=h.utilisation, held=h.held_gpu_h, used=h.used_gpu_h,
+            cost=money_words(h.total_cost, currency), per_h=per_h,
+            worth=money_words(h.price * h.econ.residual_share, currency),
+            rule=h.econ.residual_rule))
     return lines
 
 
@@ -108,10 +110,9 @@ def payback_lines(session: Session, plan: Plan, rent: Outcome | None,
     span_h = max(h.r.periods * h.r.period_h for h in held)
     figures: dict[str, object] = {"price": round(price, 2)}
     if rent is None:
-        why = (f"no rental may run {', '.join(only_bought)} under its rules, so buying is the only "
-               "way and the payback test does not apply" if only_bought else
-               "no plan meets the scenario's rules without buying, so buying is the only way")
-        lines = [f"buying {money(price, cur)} of hardware: {why}"]
+        why = (say("own.only_bought", jobs=Joined(only_bought, "list_comma")) if only_bought
+               else say("own.only_way"))
+        lines = [say("own.buying_only", price=money_words(price, cur), why=why)]
         _set(plan, held, None, figures)
         return lines
     rent_cost = SCALE.to_money(rent.total_cost)
@@ -122,23 +123,21 @@ def payback_lines(session: Session, plan: Plan, rent: Outcome | None,
     if saving > 0 and span_h > 0:
         months = price / (saving / (span_h / HOURS_PER_MONTH))
     delta = plan.total_cost - rent_cost
-    against = (f"the best plan that rents instead costs {money(rent_cost, cur)} and ends at day "
-               f"{SCALE.to_hours(rent.makespan_min) / 24:,.1f}")
+    against = say("own.against", cost=money_words(rent_cost, cur),
+                  day=SCALE.to_hours(rent.makespan_min) / 24)
     life = min(h.econ.life_years for h in held) * 12
     if months is None:
-        verdict = (f"buying {money(price, cur)} of hardware never pays back against renting: "
-                   f"{against}, less than owning's running costs alone "
-                   f"({money(running, cur)})")
+        verdict = say("own.never", price=money_words(price, cur), against=against,
+                      running=money_words(running, cur))
     else:
-        within = "within" if months <= life else "beyond"
+        within = say("own.within" if months <= life else "own.beyond", life=life)
         if months > span_h / HOURS_PER_MONTH:
-            within = f"after the {span_h / HOURS_PER_MONTH:,.0f} months it is held here, " + within
-        verdict = (f"buying {money(price, cur)} of hardware pays back after {months:,.1f} months "
-                   f"at this plan's use, {within} its {life:g}-month life: {against}; owning saves "
-                   f"{money(saving / (span_h / HOURS_PER_MONTH), cur)} a month in rent")
-    side = "saves" if delta < 0 else "costs"
-    lines = [verdict, f"over the plan's horizon buying {side} {money(abs(delta), cur)} against "
-                      f"renting, on the scenario's budget basis ({_basis(held)})"]
+            within = say("own.after_held", months=span_h / HOURS_PER_MONTH, within=within)
+        verdict = say("own.pays_back", price=money_words(price, cur), months=months,
+                      within=within, against=against,
+                      saving=money_words(saving / (span_h / HOURS_PER_MONTH), cur))
+    lines = [verdict, say("own.horizon_saves" if delta < 0 else "own.horizon_costs",
+                          amount=money_words(abs(delta), cur), basis=_basis(held))]
     _set(plan, held, months, figures)
     return lines
 
@@ -148,7 +147,7 @@ def _basis(held: list[Held]) -> str:
     price = sum(h.price for h in held)
     if charged >= price - 0.01:
         return "the full price counted"
-    return f"{charged / price:.0%} of the price counted, the residual value credited"
+    return say("own.basis", share=charged / price)
 
 
 def _set(plan: Plan, held: list[Held], months: float | None, figures: dict[str, object]) -> None:
@@ -177,7 +176,7 @@ def not_weighed_line(session: Session, plan: Plan) -> str | None:
     if loaded is None or loaded.scenario.considers_purchase:
         return None
     months = plan.makespan_h / HOURS_PER_MONTH
-    reasons = [f"the work spans {months:,.1f} months"] if months >= LONG_WORK_MONTHS else []
+    reasons = [say("own.spans", months=months)] if months >= LONG_WORK_MONTHS else []
     cur = session.problem.currency
     catalog = loaded.catalog
     for gpu in sorted({j.gpu for j in plan.jobs if j.billing not in ("owned", "purchase")}):
@@ -189,14 +188,11 @@ def not_weighed_line(session: Session, plan: Plan) -> str | None:
             if r.kind == "reservation" and r.key.split(":")[1:2] == [gpu])
         most = max(j.gpus for j in rented)
         if prices and spent > min(prices) * most:
-            reasons.append(f"renting {gpu} costs {money(spent, cur)}, more than the "
-                           f"{money(min(prices) * most, cur)} that buying the {most} it uses "
-                           "would")
+            reasons.append(say("own.renting_dearer", gpu=gpu, spent=money_words(spent, cur),
+                               buy=money_words(min(prices) * most, cur), most=most))
     if not reasons:
         return None
-    return ("buying was not weighed: " + "; ".join(reasons) + ". Set policy.consider_purchase: "
-            "true, or add a purchase: quote, to weigh it (`plan catalog purchases` lists what "
-            "can be bought)")
+    return say("own.not_weighed", reasons=Joined(reasons))
 
 
 def not_bought_lines(session: Session, best: Outcome) -> list[str]:
@@ -215,14 +211,13 @@ def not_bought_lines(session: Session, best: Outcome) -> list[str]:
     outcome = session.best(Bounds(some_of=bought))
     cur = problem.currency
     if not outcome.solved:
-        return ["not bought: no plan that buys meets the scenario's rules (budget, deadlines)"]
+        return [say("own.no_buying_plan")]
     plan = to_plan(problem, outcome, 0)
     extra = SCALE.to_money(outcome.total_cost - best.total_cost)
     what = ", ".join(f"{r.gpus} {r.key.removeprefix('buy:')}" for r in plan.reservations
                      if r.kind == "purchase")
-    lines = [f"not bought: the best plan that buys ({what}) costs {money(extra, cur)} more than "
-             "this plan, which rents"]
-    lines += [f"not bought: {line}" for line in held_lines(problem, plan, cur)]
-    lines += [f"not bought: {line}" for line in payback_lines(session, plan, best, [])
+    lines = [say("own.buying_dearer", what=what, extra=money_words(extra, cur))]
+    lines += [say("own.not_bought", line=line) for line in held_lines(problem, plan, cur)]
+    lines += [say("own.not_bought", line=line) for line in payback_lines(session, plan, best, [])
               if not line.startswith("over the plan's horizon")]
     return lines

@@ -18,6 +18,7 @@ from plan.planner.estimate.advice import (
     applies_to_job,
 )
 from plan.planner.explain.conflicts import POLICY_FIELDS, can_change, duration_text, is_policy
+from plan.planner.i18n.said import Joined, money, say, word
 from plan.planner.plan import Relaxation
 from plan.planner.session import Session
 
@@ -44,7 +45,7 @@ def relaxations(
                     "budget",
                     round(cost, 2),
                     cur,
-                    f"raise the budget to {cost:,.0f} {cur} and the rest holds",
+                    say("relax.raise_budget_only", cost=money(cost, cur)),
                     cost,
                 )
             )
@@ -54,7 +55,8 @@ def relaxations(
         if out.solved:
             value, unit = duration_text(SCALE.to_hours(out.makespan_min))
             found.append(Relaxation("deadline", "deadline", value, unit,
-                                    f"extend the deadline to {value:g} {unit} and the rest holds",
+                                    say("relax.extend_deadline_only", value=value,
+                                        unit=word("dur", unit)),
                                     SCALE.to_money(out.total_cost)))
         else:  # the fastest plan ends beyond the model's horizon (3x the deadline): ask without one
             beyond = deadline_beyond_horizon(session)
@@ -196,18 +198,19 @@ def _joint_relaxation(session: Session, conflict: list[str]) -> Relaxation | Non
         cur = session.problem.currency
         changes: list[str] = []
         if "budget" in conflict:
-            changes.append(f"raise the budget to {cost:,.0f} {cur}")
+            changes.append(say("relax.raise_budget", cost=money(cost, cur)))
         if late:
             value, unit = duration_text(SCALE.to_hours(out.makespan_min))
-            changes.append(f"extend the deadline to {value:g} {unit}")
+            changes.append(say("relax.extend_deadline", value=value, unit=word("dur", unit)))
         for group, level in chosen.items():
-            changes.append(f"set {_level_field(group)} to {level} (now {levels[group][0]})")
-        changes += [f"drop {g}" for g in sorted(lifted)]
+            changes.append(say("relax.set_level", field=_level_field(group), level=level,
+                               now=levels[group][0]))
+        changes += [say("relax.drop", group=g) for g in sorted(lifted)]
         changes = list(dict.fromkeys(changes))  # ops skill is one field for every job that names it
-        which = "fastest" if late else "cheapest"
+        which = "relax.joint_fastest" if late else "relax.joint_cheapest"
         return Relaxation("joint", "; ".join(sorted(conflict)), "; ".join(changes), "setting",
-                          "no single change is enough; together: " + ", ".join(changes)
-                          + f": the {which} plan then costs {cost:,.0f} {cur}", cost)
+                          say(which, changes=Joined(changes, "list_comma"),
+                              cost=money(cost, cur)), cost)
     return None
 
 
@@ -226,8 +229,7 @@ def deadline_beyond_horizon(session: Session) -> Relaxation | None:
         return None
     value, unit = duration_text(SCALE.to_hours(out.makespan_min))
     return Relaxation("deadline", "deadline", value, unit,
-                      f"extend the deadline to {value:g} {unit} and the rest holds (the fastest "
-                      "plan)",
+                      say("relax.extend_deadline_fastest", value=value, unit=word("dur", unit)),
                       SCALE.to_money(out.total_cost))
 
 
@@ -260,7 +262,7 @@ def _policy_relaxation(problem: Problem, groups: list[str], out: Outcome) -> Rel
         " + ".join(fields),
         to,
         " + ".join(units),
-        f"allow {words}: the cheapest plan then costs {cost:,.0f} {problem.currency}",
+        say("relax.allow", words=words, cost=money(cost, problem.currency)),
         cost,
     )
 
@@ -290,8 +292,7 @@ def _rule_relaxation(session: Session, group: str) -> Relaxation | None:
                 field,
                 "lifted",
                 "setting",
-                f"lift {group}: the cheapest plan then costs {cost:,.0f} "
-                f"{session.problem.currency}",
+                say("relax.lift", group=group, cost=money(cost, session.problem.currency)),
                 cost,
             )
     if head.startswith("reproducibility."):
@@ -299,8 +300,8 @@ def _rule_relaxation(session: Session, group: str) -> Relaxation | None:
         if out.solved:
             cost = SCALE.to_money(out.total_cost)
             return Relaxation("rule", f"policy.{head}", "false", "setting",
-                              f"drop policy.{head}: the cheapest plan then costs "
-                              f"{cost:,.0f} {session.problem.currency}", cost)
+                              say("relax.drop_policy", head=head,
+                                  cost=money(cost, session.problem.currency)), cost)
     return None
 
 
@@ -317,9 +318,8 @@ def _level_relaxation(
             cost = SCALE.to_money(out.total_cost)
             kind = "sensitivity" if head in ("sensitivity", "residency") else "rule"
             return Relaxation(kind, field, level, "level",
-                              f"set {field} to {level} (now {current}): the cheapest plan then "
-                              "costs "
-                              f"{cost:,.0f} {session.problem.currency}", cost)
+                              say("relax.level", field=field, level=level, now=current,
+                                  cost=money(cost, session.problem.currency)), cost)
     return None
 
 
@@ -352,10 +352,9 @@ def _pool_features_relaxation(session: Session) -> Relaxation | None:
     cost = SCALE.to_money(out.total_cost)
     fields = " and ".join(f"owned[{pool}].features" for pool in used)
     return Relaxation("rule", fields, ", ".join(ONE_CLICK_FEATURES), "setting",
-                      f"if {', '.join(used)} runs a one-click environment with checkpoint resume "
-                      f"(a vendor image, LLaMA-Factory's web UI), say so: {fields}: "
-                      f"[{', '.join(ONE_CLICK_FEATURES)}]; "
-                      f"the cheapest plan then costs {cost:,.0f} {session.problem.currency}", cost)
+                      say("relax.pool_features", pools=", ".join(used), fields=fields,
+                          features=", ".join(ONE_CLICK_FEATURES),
+                          cost=money(cost, session.problem.currency)), cost)
 
 
 def _with_level(scenario: Scenario, head: str, job_id: str, level: str) -> Scenario:
@@ -388,10 +387,8 @@ def headroom_relaxation(session: Session) -> Relaxation | None:
             break
         cost = SCALE.to_money(out.total_cost)
         best = Relaxation("headroom", "policy.memory_headroom", value, "fraction of card",
-                          f"keep {value:.0%} of each card free instead of {headroom:.0%}: the "
-                          f"cheapest plan then costs {cost:,.0f} {session.problem.currency} (less "
-                          "margin for memory "
-                          "spikes)", cost)
+                          say("relax.headroom", value=value, headroom=headroom,
+                              cost=money(cost, session.problem.currency)), cost)
     return best
 
 
@@ -479,8 +476,8 @@ def _saver_relaxation(
     kinds = {swap.field for swap, _ in swaps}
     return Relaxation(kinds.pop() if len(kinds) == 1 else "joint", "; ".join(fields),
                       ", ".join(swap.to for swap, _ in swaps), "setting",
-                      f"train {' and '.join(what)}: the cheapest plan then costs {cost:,.0f} "
-                      f"{session.problem.currency}", cost)
+                      say("relax.train", what=" and ".join(what),
+                          cost=money(cost, session.problem.currency)), cost)
 
 
 def _solve_variant(session: Session, scenario: Scenario, objective: str = "cost",

@@ -16,7 +16,8 @@ from plan.planner.explain.conflicts import (
     describe,
     duration_text,
 )
-from plan.planner.explain.narrate import explain_plan, money
+from plan.planner.explain.narrate import explain_plan
+from plan.planner.i18n.said import money, say, word
 from plan.planner.plan import Conflict, Plan
 from plan.planner.session import Session
 
@@ -95,19 +96,18 @@ def why_not(session: Session, spec: dict[str, str], best: Outcome | None) -> Why
             removed = [r for r in problem.removed
                        if _matches(spec, job, r.platform, r.gpu, r.gpus, r.billing)]
             if removed:
-                answer.reasons += sorted({f"{job}: {r.rule}: {r.reason}" for r in removed})[:5]
+                answer.reasons += sorted({say("whynot.removed", job=job, rule=r.rule,
+                                              reason=r.reason) for r in removed})[:5]
             else:
-                answer.reasons.append(f"{job}: no such option in the catalog or the scenario's "
-                                      "owned pools")
+                answer.reasons.append(say("whynot.no_option", job=job))
                 if job in problem.pinned:
-                    answer.reasons.append(f"{job}: the scenario fixes {problem.pinned[job]}")
+                    answer.reasons.append(say("whynot.pinned", job=job,
+                                              pinned=problem.pinned[job]))
             continue
         forced.append(matching)
     if len(forced) < len(jobs):
         if "job" not in spec and forced:
-            answer.reasons.append(
-                "the option exists for some jobs only; forcing it where it exists"
-            )
+            answer.reasons.append(say("whynot.some_jobs"))
         else:
             return answer
     bounds = Bounds(forced=tuple(forced))
@@ -132,11 +132,11 @@ def why_not(session: Session, spec: dict[str, str], best: Outcome | None) -> Why
     for name in conflict_groups(session, bounds):
         answer.conflicts.append(Conflict(name, describe(problem, name, options)))
     for c in options:
-        answer.reasons += [f"{c.job}: {g}: {r}" for g, r in sorted(c.violations.items())]
+        answer.reasons += [say("whynot.removed", job=c.job, rule=g, reason=r)
+                           for g, r in sorted(c.violations.items())]
         answer.reasons += _limits_broken(problem, c)
     if best is None:
-        answer.reasons.append("the scenario has no plan with any option; `plan solve` names its "
-                              "conflicts and relaxations")
+        answer.reasons.append(say("whynot.no_plan"))
     return answer
 
 
@@ -145,13 +145,13 @@ def _limits_broken(problem: Problem, c: Candidate) -> list[str]:
     found = []
     cost = problem.standalone_cost(c)
     if problem.budget is not None and cost > problem.budget:
-        found.append(f"{c.job}: budget: costs {money(SCALE.to_money(cost), problem.currency)} "
-                     "alone, above the budget of "
-                     f"{money(SCALE.to_money(problem.budget), problem.currency)}")
+        found.append(say("whynot.over_budget", job=c.job,
+                         cost=money(SCALE.to_money(cost), problem.currency),
+                         budget=money(SCALE.to_money(problem.budget), problem.currency)))
     limit = problem.deadline_min[c.job]
     if limit is not None and c.duration_min > limit:
         took, unit = duration_text(c.hours)
         allowed, allowed_unit = duration_text(SCALE.to_hours(limit))
-        found.append(f"deadline/{c.job}: takes {took:g} {unit}, beyond the deadline of {allowed:g} "
-                     f"{allowed_unit}")
+        found.append(say("whynot.too_long", job=c.job, took=took, unit=word("dur", unit),
+                         allowed=allowed, allowed_unit=word("dur", allowed_unit)))
     return found

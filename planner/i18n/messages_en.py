@@ -59,7 +59,6 @@ MESSAGES: dict[str, str] = {
     "plan.assumptions": "assumptions:",
     "plan.assumptions_md": "Assumptions:",
     "plan.job_place": "{job}: {gpus}x {gpu} on {platform} ({billing})",
-    "explain.english_note": "(each plan's explanation and assumptions below are in English)",
     "line.conflict": "conflict: {constraint}: {detail}",
     "line.relax": "relax {kind}: {detail}",
     "line.note": "note: {note}",
@@ -268,7 +267,6 @@ HTML: dict[str, str] = {
                        "provisioning",
     "html.gantt.day": "day {n}",
     "html.gantt.bar": "{job} ({gpus}x {gpu})",
-    "html.english_note": "(these lines are in English)",
     "recompute.none": "none",
     "html.gantt.hour": "{n} h",
     "html.gantt.held": "{label}: held hours {start} to {end}",
@@ -277,3 +275,7 @@ HTML: dict[str, str] = {
                       "{cost}",
 }
 MESSAGES.update(HTML)
+
+from plan.planner.i18n import explain_en  # noqa: E402  (explanation sentences)
+
+MESSAGES.update(explain_en.MESSAGES)

@@ -54,11 +54,9 @@ MESSAGES: dict[str, str] = {
     "table.plan": "资源安排",
     "plan.heading": "方案 {rank}",
     "plan.heading_md": "方案 {rank}",
-    "plan.assumptions": "所依据的假设：",
-    "plan.assumptions_md": "所依据的假设：",
+    "plan.assumptions": "所依据的假设（数据出处说明引用目录原文）：",
+    "plan.assumptions_md": "所依据的假设（数据出处说明引用目录原文）：",
     "plan.job_place": "{job}：{platform} 上 {gpus} 张 {gpu}（{billing}）",
-    "explain.english_note": "（注：以下各方案的逐项分析与假设暂为英文原文，其中的费用与工期与上表"
-                            "一致；中文版将在后续版本提供。）",
     "line.conflict": "冲突：{constraint}：{detail}",
     "line.relax": "可放宽（{kind}）：{detail}",
     "line.note": "说明：{note}",
@@ -255,8 +253,6 @@ HTML: dict[str, str] = {
     "html.gantt.axis": "自方案开始起的时间（{unit}）；阴影：排队或资源开通等待",
     "html.gantt.day": "第 {n} 天",
     "html.gantt.bar": "{job}（{gpus} 张 {gpu}）",
-    "html.english_note": "注：以下备选方案的逐项变化、推荐理由和假设暂为英文原文，中文版将在后续"
-                          "版本提供。",
     "recompute.none": "无",
     "html.gantt.hour": "{n} 小时",
     "html.gantt.held": "{label}：占用第 {start} 至 {end} 小时",
@@ -265,3 +261,7 @@ HTML: dict[str, str] = {
                       "小时，{cost}",
 }
 MESSAGES.update(HTML)
+
+from plan.planner.i18n import explain_zh  # noqa: E402  (explanation sentences)
+
+MESSAGES.update(explain_zh.MESSAGES)

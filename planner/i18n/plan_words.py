@@ -8,6 +8,7 @@ import re
 
 from plan.planner.i18n import speaks_chinese, t, word
 from plan.planner.i18n.numbers import hours, money, signed_money
+from plan.planner.i18n.said import Fmt
 from plan.planner.plan import Plan, SolveResult, Trade
 
 
@@ -75,3 +76,8 @@ def billing_line(text: str) -> str:
     if match := _SHARED_LINE.match(text):
         return t("cash.shared_line", kind=word("kind", match[1]), label=match[2])
     return text
+
+
+def trade_words(trade: Trade, currency: str) -> Fmt:
+    """`trade_summary` as a sentence's field, said in the sentence's language."""
+    return Fmt(trade_summary, (trade, currency))

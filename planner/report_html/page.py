@@ -5,10 +5,11 @@ the Pareto front when asked, and the assumptions."""
 from __future__ import annotations
 
 from plan.models.loading import LoadedScenario
-from plan.planner.i18n import speaks_chinese, t, word
+from plan.planner.i18n import t, word
 from plan.planner.i18n.numbers import currency_unit, days_or_hours
 from plan.planner.i18n.numbers import money as money_text
 from plan.planner.i18n.plan_words import plan_summary, proof, trade_summary
+from plan.planner.i18n.said import local
 from plan.planner.pareto.front import ParetoFront
 from plan.planner.pareto.html import front_svg
 from plan.planner.plain_text import html_text
@@ -101,11 +102,11 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
     if not result.plans:
         body.append(f'<p class="headline">'
                     f'{_e(t("html.no_plan", status=word("status", result.status)))}</p>')
-        body += [f"<p>{_e(t('html.conflict', constraint=c.constraint, detail=c.detail))}</p>"
+        body += [f"<p>{_e(t('html.conflict', constraint=c.constraint, detail=local(c.detail)))}</p>"
                  for c in result.conflicts]
-        body += [f"<p>{_e(t('line.relax', kind=word('relax', r.kind), detail=r.detail))}</p>"
+        body += [f"<p>{_e(t('line.relax', kind=word('relax', r.kind), detail=local(r.detail)))}</p>"
                  for r in result.relaxations]
-        body += [f"<p>{_e(t('line.note', note=n))}</p>" for n in result.notes]
+        body += [f"<p>{_e(t('line.note', note=local(n)))}</p>" for n in result.notes]
         return _wrap(result.scenario, body)
     best = result.plans[0]
     budget = _e(t("html.budget", budget=money_text(s.budget, cur))) if s.budget else ""
@@ -122,28 +123,26 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
     body += _jobs_section(best, loaded, cur)
     body += _schedule_section(best, loaded, cur)
     body += _cost_and_memory_sections(best, cur, s.policy.memory_headroom)
-    if speaks_chinese():  # the explanation sentences are not translated yet: say so
-        body.append(f'<p class="muted">{_e(t("html.english_note"))}</p>')
     body += _alternatives_section(result, cur)
     if front is not None:
         body += [f"<h2>{_e(t('html.front'))}</h2>",
                  figure(front_svg(front), t("html.front_caption"), front_table(front))]
     body += (
         [f"<h2>{_e(t('html.why'))}</h2><ul>"]
-        + [f"<li>{_e(line)}</li>" for line in best.explanation]
+        + [f"<li>{_e(local(line))}</li>" for line in best.explanation]
         + ["</ul>"]
     )
     body += (
         [f"<h2>{_e(t('html.assumptions'))}</h2><ul>"]
         + [
-            f"<li>{_e(line)}</li>"
+            f"<li>{_e(local(line))}</li>"
             for line in best.assumptions or [t("html.no_assumptions")]
         ]
         + ["</ul>"]
     )
     if result.notes:
         body += ([f"<h2>{_e(t('html.notes'))}</h2><ul>"]
-                 + [f"<li>{_e(n)}</li>" for n in result.notes] + ["</ul>"])
+                 + [f"<li>{_e(local(n))}</li>" for n in result.notes] + ["</ul>"])
     return _wrap(result.scenario, body)
 
 
@@ -223,7 +222,8 @@ def _alternatives_section(result: SolveResult, cur: str) -> list[str]:
            f"<th>{_e(t('table.plan'))}</th></tr></thead><tbody>"]
     for p in result.plans:
         trade = _e(trade_summary(p.trade, cur)) if p.trade else _e(t("html.best_word"))
-        changes = "".join(f"<li>{_e(c)}</li>" for c in (p.trade.changes if p.trade else ()))
+        changes = "".join(f"<li>{_e(local(c))}</li>"
+                          for c in (p.trade.changes if p.trade else ()))
         out.append(f'<tr><td>{p.rank}</td><td class="num">{money(p.total_cost, cur)}</td>'
                    f'<td class="num">{_days(p.makespan_h)}</td><td>{trade}</td>'
                    f"<td>{_e(plan_summary(p))}"

@@ -95,7 +95,8 @@ def test_chinese_tables_and_markdown(write_scenario, base_scenario) -> None:
     table = _solve(path, "--lang", "zh")
     assert "总费用（元）" in table and "方案 1" in table and "资金支出安排" in table
     assert "第1个月" in table and "元" in table
-    assert "暂为英文" in table  # the explanation sentences say they are still English
+    # the explanation sentences are Chinese too, and no note says otherwise any more
+    assert "的时长：训练预计" in table and "time of " not in table and "暂为英文" not in table
     markdown = _solve(path, "--format", "markdown", "--lang", "zh")
     assert "| 排名 | 总费用（元） |" in markdown and "## 方案 1" in markdown
     english = _solve(path)

@@ -1,0 +1,102 @@
+"""Sentences a solve records in English that a reader's language can say again.
+
+A solve writes its explanations, assumptions, conflicts and trades as English strings: the records
+and the JSON keep them (JSON never changes with --lang). `say(key, **fields)` gives such a string,
+rendered from the English table, that also remembers its key and fields; `local(text)` renders it
+in the current language when the text is shown. A plain string (a catalog's source note, a rule's
+reason) is shown as it is. Fields may be numbers (formatted by the template's own spec), other
+sentences (`say`), lists of them (`Joined`) or amounts, words and dates (`Fmt`): each rendered in
+the language of the sentence around it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from plan.planner import i18n
+from plan.planner.i18n import numbers
+
+
+class Said(str):
+    """An English sentence with the message key and fields it was made from."""
+
+    key: str
+    fields: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Fmt:
+    """A field written by a function of the current language (an amount, a word, a date); the
+    function is a module's own, so that a plan holding it still pickles (batch workers)."""
+
+    func: Callable[..., str]
+    args: tuple[Any, ...]
+
+    def text(self) -> str:
+        return self.func(*self.args)
+
+
+def money(value: float, currency: str) -> Fmt:
+    """'15,074 CNY' in English, '1.51万元' in Chinese."""
+    return Fmt(numbers.money, (value, currency))
+
+
+def signed_money(value: float, currency: str) -> Fmt:
+    """'+116 CNY' / '+116元'."""
+    return Fmt(numbers.signed_money, (value, currency))
+
+
+def word(family: str, value: str) -> Fmt:
+    """A domain word (a billing mode, a status) in the reader's language."""
+    return Fmt(i18n.word, (family, value))
+
+
+def date(iso: str) -> Fmt:
+    """'2027-01-15' / '2027年1月15日'."""
+    return Fmt(numbers.date, (iso,))
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Parts said one after another with a separator message between them ('; ' / '；')."""
+
+    parts: Sequence[object]
+    separator: str = "list_sep"
+
+    def text(self) -> str:
+        return i18n.t(self.separator).join(str(_field(part)) for part in self.parts)
+
+
+@contextmanager
+def _speaking(lang: str) -> Iterator[None]:
+    token = i18n._language.set(lang)
+    try:
+        yield
+    finally:
+        i18n._language.reset(token)
+
+
+def _field(value: object) -> object:
+    if isinstance(value, Said):
+        return i18n.t(value.key, **{k: _field(v) for k, v in value.fields.items()})
+    if isinstance(value, Fmt | Joined):
+        return value.text()
+    return value
+
+
+def say(key: str, **fields: object) -> str:
+    """The message `key` in English, remembering its key and fields for `local`."""
+    with _speaking("en"):
+        said = Said(i18n.t(key, **{k: _field(v) for k, v in fields.items()}))
+    said.key, said.fields = key, fields
+    return said
+
+
+def local(text: str) -> str:
+    """`text` in the current language: a sentence from `say` rendered again from its key and
+    fields; any other string as it is."""
+    if not isinstance(text, Said) or i18n.language() == "en":
+        return str(text)
+    return str(_field(text))
