@@ -200,8 +200,9 @@ MESSAGES: dict[str, str] = {
     "compare.mark_cheapest": " *",
     "compare.mark_best": "（最优方案）",
     "compare.mark_unproven": "（未证明最优）",
-    "compare.legend": "带 * 者费用最低；（最优方案）为整体最优方案的选择；任务费用：该任务的账单及其在所"
-                      "占预留/采购资源中的分摊；与最优方案相比：整个方案的费用与最优方案之差",
+    "compare.legend": "带 * 者费用最低；（最优方案）为整体最优方案的选择；"
+                      "任务费用：该任务的账单及其在所占预留/采购资源中的分摊；"
+                      "与最优方案相比：整个方案的费用与最优方案之差",
     "compare.row_note": "{platform}（{billing}）：{note}",
     "compare.row_cannot": "{platform}（{billing}）：不可行：{reason}",
     "compare.over": "（共 {n} 次运行，{first} 至 {last}）",
