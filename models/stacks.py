@@ -236,6 +236,18 @@ def adapters_through_bridge(framework: str, method: str) -> bool:
             and stack_of(framework).adapter_runner == "megatron_bridge")
 
 
+def bridge_zero_gap(framework: str, method: str, zero: int) -> str | None:
+    """Why LoRA on this stack cannot run this ZeRO stage, or None: Megatron-Bridge, which trains
+    LoRA on Megatron (`adapters_through_bridge`), shards the optimizer state only
+    (`use_distributed_optimizer`; launch-configs.md section 4); Megatron's ZeRO 2 and 3 are
+    Megatron-FSDP's, which no LoRA export runs."""
+    if zero > 1 and adapters_through_bridge(framework, method):
+        return ("LoRA on Megatron trains through LLaMA-Factory's Megatron-Bridge backend, which "
+                f"shards the optimizer state only (ZeRO 0-1); ZeRO-{zero} on Megatron is "
+                "Megatron-FSDP's, which no LoRA export runs")
+    return None
+
+
 def stated_lacks(framework: str | None, capability: str) -> bool:
     """Whether a stated framework lacks `capability` (False where none is stated)."""
     stack = named_stack(framework)

@@ -10,7 +10,7 @@ import yaml
 
 from plan.models.catalog import builtin_catalog
 from plan.models.scenario import Job
-from plan.models.stacks import STACKS, adapters_through_bridge
+from plan.models.stacks import STACKS, adapters_through_bridge, bridge_zero_gap
 from plan.planner.export import ExportError, build_layout, render_stack
 from plan.planner.export.versions import check_target
 from plan.planner.export.writer import execution_model, exporting_stacks, stack_label
@@ -85,3 +85,11 @@ def test_lora_on_megatron_at_zero_3_is_refused_by_megatron_bridge_in_one_line():
                                           r"for .*LoRA planned on Megatron\) shards optimizer "
                                           r"state only \(ZeRO-1\), the plan uses ZeRO-3$"):
         render_stack(_lora("megatron", 1, 8, 3), "llamafactory")
+
+
+def test_the_planner_refuses_the_zero_stages_megatron_bridge_cannot_run_for_lora():
+    # the rule the layout check states (spec_check) is the one the export refuses above with
+    assert bridge_zero_gap("megatron", "lora", 3) and bridge_zero_gap("megatron", "lora", 2)
+    assert bridge_zero_gap("megatron", "lora", 1) is None
+    assert bridge_zero_gap("megatron", "sft", 3) is None  # Megatron-FSDP, --to megatron
+    assert bridge_zero_gap("fsdp", "lora", 3) is None
