@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from plan.models.methods import DPO_METHODS
+from plan.models.methods import ADAPTER_METHODS, DPO_METHODS, QLORA_METHODS
 
 SelectiveRecompute = Literal["attention", "op_level", "none"]
 ContextParallel = Literal["ring", "ulysses"]
@@ -68,6 +68,13 @@ class Stack:
     LLaMA-Factory's use_unsloth_gc), a PyTorch stack's."""
     qlora: bool
     """A 4-bit QLoRA path (bitsandbytes through peft); Megatron has none."""
+    adapter_runner: Literal["megatron_bridge", "peft"]
+    """What trains LoRA adapters on this execution model, so what `plan export` writes a LoRA job
+    planned on it for: Megatron-LM's pretrain_gpt.py has no PEFT (launch-configs.md section 2);
+    Megatron-Core trains LoRA through Megatron-Bridge, which LLaMA-Factory drives
+    (`USE_MEGATRON_BRIDGE=1`: stages pt and sft, finetuning_type full or lora, no quantization, no
+    DeepSpeed; section 4, LLaMA-Factory main ff6d4d1, 2026-08-18); DeepSpeed and the FSDP family
+    apply PEFT in the model code."""
     block_recompute: bool
     """Megatron's block recomputation (`--recompute-method block --recompute-num-layers`)."""
     selective_recompute: SelectiveRecompute
@@ -165,6 +172,7 @@ _FACTS: dict[str, tuple[Any, Any, Any]] = {
     "leaner_losses": (False, True, True),
     "checkpoint_offload": (False, True, True),
     "qlora": (False, True, True),
+    "adapter_runner": ("megatron_bridge", "peft", "peft"),
     "block_recompute": (True, False, False),
     "selective_recompute": ("attention", "none", "op_level"),
     "interleaving_groups": (True, False, False),
@@ -216,6 +224,28 @@ def may_run(framework: str | None, capability: str) -> bool:
         return any(getattr(s, capability) for s in STACKS.values())
     stack = named_stack(framework)
     return stack is not None and bool(getattr(stack, capability))
+
+
+def adapters_through_bridge(framework: str, method: str) -> bool:
+    """Whether a job of `method` planned on `framework` trains its adapters through Megatron-Bridge
+    (`Stack.adapter_runner`): LoRA on Megatron, exported through LLaMA-Factory's Megatron-Bridge
+    backend, the one export that runs it with the execution the plan timed. Not DPO, which
+    Megatron-Bridge does not train (stages pt and sft), nor QLoRA, which it does not quantize:
+    neither is planned on Megatron (`Stack.qlora`, stack_rules.megatron_left_out)."""
+    return (method in ADAPTER_METHODS and method not in (*DPO_METHODS, *QLORA_METHODS)
+            and stack_of(framework).adapter_runner == "megatron_bridge")
+
+
+def bridge_zero_gap(framework: str, method: str, zero: int) -> str | None:
+    """Why LoRA on this stack cannot run this ZeRO stage, or None: Megatron-Bridge, which trains
+    LoRA on Megatron (`adapters_through_bridge`), shards the optimizer state only
+    (`use_distributed_optimizer`; launch-configs.md section 4); Megatron's ZeRO 2 and 3 are
+    Megatron-FSDP's, which no LoRA export runs."""
+    if zero > 1 and adapters_through_bridge(framework, method):
+        return ("LoRA on Megatron trains through LLaMA-Factory's Megatron-Bridge backend, which "
+                f"shards the optimizer state only (ZeRO 0-1); ZeRO-{zero} on Megatron is "
+                "Megatron-FSDP's, which no LoRA export runs")
+    return None
 
 
 def stated_lacks(framework: str | None, capability: str) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from plan.models.methods import DPO_METHODS, QLORA_FP8
-from plan.models.stacks import may_run, named_stack, stack_of, stated_lacks
+from plan.models.stacks import bridge_zero_gap, may_run, named_stack, stack_of, stated_lacks
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.estimator import layout_problems
 from plan.planner.estimate.flops import ModelShape
@@ -136,6 +136,9 @@ def _check_split_and_method(shape: ModelShape, method: str, cluster: Cluster,
         raise ValueError(f"optimizer: the precision-aware optimizer is Megatron's, and the one "
                          f"stack written for {method} on Megatron (LLaMA-Factory's Megatron-Bridge "
                          "backend) has none; use adamw")
+    if spec.zero is not None and spec.framework is not None and (
+            why := bridge_zero_gap(spec.framework, method, spec.zero)):
+        raise ValueError(f"zero: {why}; use zero 0 or 1, or framework fsdp or deepspeed")
 
 
 def _check_stack_gaps(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec) -> None:

@@ -85,7 +85,9 @@ def pure_tensor_parallel(layout: ExportLayout, plugin: str) -> bool:
     return plugin == "fsdp" and layout.tp > 1 and layout.dp == 1 and layout.cp == 1
 
 
-def _plugin(layout: ExportLayout, forced: str | None) -> str:
+def plugin_for(layout: ExportLayout, forced: str | None) -> str:
+    """The plugin accelerate's config names: the forced one (torchrun-fsdp's fsdp), else DeepSpeed
+    for a plan on DeepSpeed and FSDP otherwise."""
     if forced:
         return forced
     return "deepspeed" if layout.framework == "deepspeed" else "fsdp"
@@ -186,7 +188,7 @@ def _script_args(layout: ExportLayout) -> str:
 def render(
     layout: ExportLayout, forced_plugin: str | None = None
 ) -> tuple[dict[str, str], list[str]]:
-    plugin = _plugin(layout, forced_plugin)
+    plugin = plugin_for(layout, forced_plugin)
     check(layout, plugin, "torchrun-fsdp" if forced_plugin == "fsdp" else "accelerate")
     cfg, notes = config(layout, plugin)
     name = "accelerate_config.yaml"

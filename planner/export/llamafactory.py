@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from plan.models.stacks import adapters_through_bridge
 from plan.planner.estimate.stages import split_problem
 from plan.planner.export.deepspeed import (
     autotp_batch_note,
@@ -76,13 +77,21 @@ def _template(model_id: str) -> str:
     return "default"
 
 
+BRIDGE_NEEDS = ("pipeline, context or expert parallelism, Megatron recomputation, or LoRA planned "
+                "on Megatron")
+"""What sends a job to the Megatron-Bridge backend (`uses_bridge`), as refusals and notes say it."""
+_BRIDGE = f"the Megatron-Bridge backend (needed for {BRIDGE_NEEDS})"
+
+
 def uses_bridge(layout: ExportLayout) -> bool:
     """Pipeline, context or expert parallelism, or Megatron's block or selective recomputation,
     needs LLaMA-Factory's Megatron-Bridge backend (`recompute_method: block`,
     `recompute_granularity: selective`, `expert_model_parallel_size`; launch-configs.md section
-    4)."""
+    4); so does LoRA planned on Megatron (`adapters_through_bridge`): the plan timed Megatron-Core's
+    execution, which the Hugging Face path (DeepSpeed or DDP) does not run."""
     return (layout.pp > 1 or layout.cp > 1 or layout.ep > 1 or bool(layout.recompute_layers)
-            or (layout.recompute == "selective" and layout.framework == "megatron"))
+            or (layout.recompute == "selective" and layout.framework == "megatron")
+            or adapters_through_bridge(layout.framework, layout.method))
 
 
 def uses_deepspeed(layout: ExportLayout) -> bool:
@@ -99,16 +108,14 @@ def check(layout: ExportLayout) -> None:
     if not uses_bridge(layout):
         no_megatron_only(layout, "llamafactory", " on the Hugging Face path")
     if layout.state_offload and uses_bridge(layout):
-        raise ExportError("llamafactory: no CPU offload of the model states in the Megatron-Bridge "
-                          "backend (needed for pp/cp/block recomputation)")
+        raise ExportError(f"llamafactory: no CPU offload of the model states in {_BRIDGE}")
     if uses_deepspeed(layout):
         check_offload(layout, "llamafactory")
         check_pure_bf16(layout, "llamafactory")
     if layout.optimizer == "adam_bf16":
         if uses_bridge(layout):
-            raise ExportError("llamafactory: no pure BF16 AdamW (pure_bf16) in the Megatron-Bridge "
-                              "backend, needed for pp/cp/block recomputation (Megatron keeps fp32 "
-                              "or fp16 master weights)")
+            raise ExportError(f"llamafactory: no pure BF16 AdamW (pure_bf16) in {_BRIDGE} "
+                              "(Megatron keeps fp32 or fp16 master weights)")
         if uses_deepspeed(layout) and layout.zero == 3:
             raise ExportError("llamafactory: pure_bf16 is refused with DeepSpeed ZeRO-3; try --to "
                               "accelerate or --to deepspeed")
@@ -116,32 +123,30 @@ def check(layout: ExportLayout) -> None:
             raise ExportError("llamafactory: pure_bf16 (adamw-bf16) trains in bf16, the plan uses "
                               f"{layout.precision}")
     if layout.optimizer not in _OPTIM:
+        # (LoRA has no other export: the megatron one has no adapters)
+        hint = "" if layout.lora_rank else "; try --to megatron"
         raise ExportError(f"llamafactory: no {layout.optimizer} optimizer (optim takes "
-                          f"{', '.join(sorted(set(_OPTIM.values())))}); try --to megatron")
+                          f"{', '.join(sorted(set(_OPTIM.values())))}){hint}")
     if layout.recompute in ("selective", "offload") and not uses_bridge(layout):
         raise ExportError(f"llamafactory: no {layout.recompute} recompute on the Hugging Face path "
                           "(only full per-layer gradient checkpointing on or off)")
     if uses_bridge(layout):
         if _STAGE[layout.method] not in ("pt", "sft"):
-            raise ExportError("llamafactory: the Megatron-Bridge backend (needed for pp/cp/ep, "
-                              "block or selective recomputation) trains stages pt and sft, not "
+            raise ExportError(f"llamafactory: {_BRIDGE} trains stages pt and sft, not "
                               f"{_STAGE[layout.method]} ({layout.method}); plan it without those, "
                               "or on fsdp or deepspeed")
         if layout.quant_bits:
-            raise ExportError("llamafactory: QLoRA with pipeline or context parallelism or block "
-                              "recomputation needs the Megatron-Bridge backend, which has no "
-                              "quantization")
+            raise ExportError(f"llamafactory: QLoRA with {BRIDGE_NEEDS} needs the Megatron-Bridge "
+                              "backend, which has no quantization")
         if layout.zero > 1:
-            raise ExportError("llamafactory: the Megatron-Bridge backend (needed for pp/cp/block "
-                              "recomputation) shards optimizer state only (ZeRO-1), the plan uses "
-                              f"ZeRO-{layout.zero}")
+            raise ExportError(f"llamafactory: {_BRIDGE} shards optimizer state only (ZeRO-1), "
+                              f"the plan uses ZeRO-{layout.zero}")
         if layout.recompute in ("offload", "full_offload"):
             raise ExportError("llamafactory: no activation or checkpoint offloading in the "
                               "Megatron-Bridge backend")
         split = split_problem(layout.layers, layout.pp, layout.vpp, "megatron")
         if split:
-            raise ExportError("llamafactory: the Megatron-Bridge backend (needed for pp/cp/block "
-                              f"recomputation): {split}")
+            raise ExportError(f"llamafactory: {_BRIDGE}: {split}")
     if layout.quant_bits and layout.tp > 1:
         raise ExportError("llamafactory: QLoRA with tensor parallelism is not supported (AutoTP "
                           "over a 4-bit base)")
@@ -255,9 +260,9 @@ def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:
               "src/llamafactory/launcher.py."]
     if uses_bridge(layout):
         script += [f"# Needs {BRIDGE_INSTALL}", "set -euo pipefail", BRIDGE_GUARD]
-        notes.append("Megatron-Bridge backend (USE_MEGATRON_BRIDGE=1, for pp/cp/ep or Megatron "
-                     f"recomputation): release 0.9.5 rejects its keys; needs {BRIDGE_INSTALL}; "
-                     "launch.sh stops without them")
+        notes.append(f"Megatron-Bridge backend (USE_MEGATRON_BRIDGE=1, for {BRIDGE_NEEDS}): "
+                     f"release 0.9.5 rejects its keys; needs {BRIDGE_INSTALL}; launch.sh stops "
+                     "without them")
     else:
         script += [f"# Needs LLaMA-Factory 0.9.5 or later ({RELEASE_INSTALL}): every key checked "
                    "against "

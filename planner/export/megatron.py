@@ -34,7 +34,8 @@ def check(layout: ExportLayout) -> None:
                           "--to llamafactory (stage dpo)")
     if layout.method in ADAPTER_METHODS:
         raise ExportError(f"megatron: pretrain_gpt.py has no LoRA/QLoRA ({layout.method}); PEFT "
-                          "lives in Megatron-Bridge/NeMo (try --to llamafactory)")
+                          "lives in Megatron-Bridge/NeMo (try --to llamafactory, which writes LoRA "
+                          "planned on Megatron for its Megatron-Bridge backend)")
     if layout.state_offload:
         raise ExportError("megatron: no CPU offload of parameters and gradients (the plan keeps "
                           "its ZeRO-3 shards in host memory; --optimizer-cpu-offload moves only "

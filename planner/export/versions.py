@@ -5,9 +5,9 @@ written.
 Only the stacks whose file formats this exporter knows to change between releases take the option:
 - llamafactory: the Hugging Face path's keys are all in release 0.9.5's hparams (the llamafactory
   0.9.5 wheel on PyPI, read 2026-12-06); the Megatron-Bridge keys (pipeline, context and expert
-  parallelism, Megatron recomputation) exist only on unreleased main (ff6d4d1, 0.9.6.dev0,
-  2026-08-18) with megatron-bridge installed: 0.9.5 rejects them ("Some keys are not used by the
-  HfArgumentParser").
+  parallelism, Megatron recomputation, LoRA planned on Megatron) exist only on unreleased main
+  (ff6d4d1, 0.9.6.dev0, 2026-08-18) with megatron-bridge installed: 0.9.5 rejects them ("Some keys
+  are not used by the HfArgumentParser").
 - torchtitan: job.toml is v0.2.2's TOML job format; 0.3.0 reads Python configs and refuses it.
 (docs/sources/export-consumers.md)
 """
@@ -17,7 +17,12 @@ from __future__ import annotations
 import re
 
 from plan.planner.export.layout import ExportError, ExportLayout
-from plan.planner.export.llamafactory import BRIDGE_INSTALL, LAST_CHECKED_RELEASE, uses_bridge
+from plan.planner.export.llamafactory import (
+    BRIDGE_INSTALL,
+    BRIDGE_NEEDS,
+    LAST_CHECKED_RELEASE,
+    uses_bridge,
+)
 from plan.planner.export.torchtitan import VERSION as TORCHTITAN_VERSION
 
 VERSIONED_STACKS = ("llamafactory", "torchtitan")
@@ -59,8 +64,7 @@ def check_target(layout: ExportLayout, stack: str, target: str) -> None:
     if uses_bridge(layout) and version[:3] <= LAST_CHECKED_RELEASE:
         raise ExportError(
             f"llamafactory: release {target} has no Megatron-Bridge keys, which this job needs "
-            "(pipeline, context or expert parallelism, or Megatron recomputation); install "
-            f"{BRIDGE_INSTALL}"
+            f"({BRIDGE_NEEDS}); install {BRIDGE_INSTALL}"
         )
     if version[:3] < LAST_CHECKED_RELEASE:
         raise ExportError(

@@ -51,6 +51,29 @@ def exporting_stacks(layout: ExportLayout) -> tuple[str, ...]:
     return tuple(runs)
 
 
+def stack_label(layout: ExportLayout, stack: str) -> str:
+    """The stack as the report names it: LLaMA-Factory with the backend its launch.sh selects, so
+    that a reader sees which one runs the layout (Megatron-Bridge runs the Megatron execution the
+    plan timed; the Hugging Face path runs DeepSpeed or DDP)."""
+    if stack == "llamafactory" and llamafactory.uses_bridge(layout):
+        return "llamafactory (Megatron-Bridge)"
+    return stack
+
+
+def execution_model(layout: ExportLayout, stack: str) -> str:
+    """The execution model (models/stacks.py) the files `stack` writes for this job run: Megatron
+    for megatron (MindSpeed-LLM on NPUs) and LLaMA-Factory's Megatron-Bridge backend; DeepSpeed
+    for deepspeed, LLaMA-Factory's DeepSpeed JSON and accelerate's DeepSpeed plugin; FSDP (the
+    PyTorch family: FSDP, DDP, the Hugging Face Trainer) otherwise."""
+    if stack == "megatron" or (stack == "llamafactory" and llamafactory.uses_bridge(layout)):
+        return "megatron"
+    if stack == "deepspeed" or (stack == "llamafactory" and llamafactory.uses_deepspeed(layout)):
+        return "deepspeed"
+    if stack == "accelerate" and accelerate.plugin_for(layout, None) == "deepspeed":
+        return "deepspeed"
+    return "fsdp"
+
+
 def readme(
     stack: str,
     rendered: list[tuple[ExportLayout, dict[str, str], list[str]]],

@@ -147,16 +147,17 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
 
 
 def export_stacks_text(job: JobPlan, loaded: LoadedScenario) -> str:
-    """Which `plan export --to` stacks write this job, as the layout column says it."""
+    """Which `plan export --to` stacks write this job, as the layout column says it (LLaMA-Factory
+    with the backend it writes the job for)."""
     from plan.planner.export import ExportError, build_layout
-    from plan.planner.export.writer import exporting_stacks
+    from plan.planner.export.writer import exporting_stacks, stack_label
 
     spec = next(j for j in loaded.scenario.jobs if j.id == job.job)
     try:
         layout = build_layout(job, spec, loaded.models[job.job], loaded.catalog.gpu(job.gpu))
     except ExportError as exc:
         return t("html.no_export", reason=exc)
-    stacks = exporting_stacks(layout)
+    stacks = [stack_label(layout, stack) for stack in exporting_stacks(layout)]
     return t("html.exports", stacks=", ".join(stacks)) if stacks else t("html.no_export_writes")
 
 

@@ -5,9 +5,9 @@ it is checked in its own environment: a script run by that environment's interpr
 one where llamafactory 0.9.5 is installed here). `_parse_train_args` is the HfArgumentParser over
 its hparams with extra keys refused ("parsed": transformers' TrainingArguments asks whether the GPU
 runs bf16 while parsing, answered yes as the planned GPU would); `get_train_args` runs its checks
-until one needs a GPU ("started"). A Megatron-Bridge export (pp, cp, ep, Megatron recomputation)
-needs unreleased main: 0.9.5 must refuse its keys, as the export's README and
-`--target-version 0.9.5` say.
+until one needs a GPU ("started"). A Megatron-Bridge export (pp, cp, ep, Megatron recomputation,
+LoRA planned on Megatron) needs unreleased main: 0.9.5 must refuse its keys, as the export's README
+and `--target-version 0.9.5` say.
 """
 
 from __future__ import annotations

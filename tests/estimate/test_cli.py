@@ -306,6 +306,11 @@ def test_a_sharding_that_fits_only_the_card_is_named_as_such() -> None:
             ["--framework", "deepspeed", "--pp", "2", "--zero", "3"],
             "error: --zero: deepspeed runs ZeRO stage 0 or 1 under pipeline parallelism (pp=2",
         ),
+        (  # LoRA on Megatron runs through Megatron-Bridge: ZeRO 0-1 only (issue 50 item 4)
+            ["--method", "lora", "--lora-rank", "16", "--framework", "megatron", "--zero", "3"],
+            "error: --zero: LoRA on Megatron trains through LLaMA-Factory's Megatron-Bridge "
+            "backend, which shards the optimizer state only (ZeRO 0-1)",
+        ),
         (
             ["--method", "qlora", "--framework", "megatron"],
             "error: --framework: megatron has no 4-bit QLoRA",
