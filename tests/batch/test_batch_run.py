@@ -315,3 +315,22 @@ def test_results_file_from_before_gap_and_bound_still_resumes(
     result = plan_batch(str(batch_files["tiny"]), "-o", str(out), "--jobs", "1")
     assert result.exit_code == 0, result.output
     assert counted_solves == ["tiny.yaml"] and rows_of(out)[0].gap == 0.0
+
+
+def test_a_long_batch_with_a_results_file_draws_its_first_rows(student_file, tmp_path,
+                                                                monkeypatch):
+    """The terminal table stops at TABLE_ROWS_WITH_FILE rows when the file holds them all; without
+    a file every row is drawn (it is the only record)."""
+    from plan.planner.cli import batch_cmd
+
+    monkeypatch.setattr(batch_cmd, "TABLE_ROWS_WITH_FILE", 2)
+    out = tmp_path / "rows.csv"
+    args = [str(student_file), "--sweep", "budget=1000,2000,3000", "--jobs", "1"]
+    with_file = plan_batch(*args, "-o", str(out))
+    assert with_file.exit_code == 0, with_file.output
+    assert len(rows_of(out)) == 3
+    assert "3 rows (the first 2; all in" in with_file.output
+    assert "budget=2000" in with_file.output and "budget=3000" not in with_file.output
+    alone = plan_batch(*args)
+    assert alone.exit_code == 0 and "budget=3000" in alone.output
+    assert "the first" not in alone.output
