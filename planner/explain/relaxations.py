@@ -456,6 +456,8 @@ def _saver_relaxation(
     for swap, names in swaps:
         for name in names:
             changes.setdefault(name, {})[swap.field] = swap.to
+    if stays_without_options(session.problem, set(changes)):
+        return None
     variant = loaded.scenario.model_copy(
         update={
             "jobs": [
@@ -478,6 +480,15 @@ def _saver_relaxation(
                       ", ".join(swap.to for swap, _ in swaps), "setting",
                       say("relax.train", what=" and ".join(what),
                           cost=money(cost, session.problem.currency)), cost)
+
+
+def stays_without_options(problem: Problem, changed_jobs: set[str]) -> bool:
+    """Whether a variant that changes only `changed_jobs` (their own fields, no scenario-wide one)
+    still leaves a job with no option, so it has no plan, and building its candidates (most of an
+    infeasible answer's time: each variant estimates every job again) can be skipped. Sound since
+    a job's options depend on its own fields and the scenario-wide ones (the horizon on deadlines
+    and releases only: `candidates.build.horizons_h`), never on another job's."""
+    return any(not problem.candidates[job] and job not in changed_jobs for job in problem.jobs)
 
 
 def _solve_variant(session: Session, scenario: Scenario, objective: str = "cost",
