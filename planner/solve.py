@@ -65,10 +65,12 @@ def solve(loaded: LoadedScenario, options: SolveOptions | None = None) -> SolveR
             solve_time_s=time.perf_counter() - started,
             notes=[str(exc)],
         )
-    return solve_session(session)
+    return solve_session(session, explained=options is None or options.explained)
 
 
-def solve_session(session: Session) -> SolveResult:
+def solve_session(session: Session, explained: bool = True) -> SolveResult:
+    """The best plan and its alternatives; with `explained`, what each says and, when there is no
+    plan, why (SolveOptions.explained)."""
     problem = session.problem
     result = SolveResult(
         scenario=problem.scenario_name,
@@ -79,14 +81,23 @@ def solve_session(session: Session) -> SolveResult:
     )
     empty = [job for job in problem.jobs if not problem.candidates[job]]
     if empty:
-        explain_infeasible(session, result, empty_jobs=empty)
+        if explained:
+            explain_infeasible(session, result, empty_jobs=empty)
         result.status = "infeasible"
         result.solve_time_s = time.perf_counter() - session.started
         return result
     best = _best(session, result)
     result.status = best.status
     if best.status == "infeasible":
-        explain_infeasible(session, result)
+        if explained:
+            explain_infeasible(session, result)
+    elif best.solved and not explained:
+        alternatives, inside = _alternatives(session, best, result)
+        result.plans = [to_plan(problem, outcome, rank) for rank, outcome
+                        in enumerate([best, *(o for o, _ in alternatives)], start=1)]
+        for rank, plan in enumerate(result.plans, start=1):
+            plan.within_gap = rank <= inside + 1
+        _record_proof(session, result, best)
     elif best.solved:
         alternatives, inside = _alternatives(session, best, result)
         outcomes = [best, *(outcome for outcome, _ in alternatives)]

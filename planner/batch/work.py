@@ -22,7 +22,7 @@ from plan.planner.solve import solve
 ROW_PLANS = 1
 """A row holds the best plan alone, so its solve asks for no alternatives: they are searched after
 the best plan, its status and its bound, and change none of them (only the time they would take,
-half a small variant's)."""
+half a small variant's). Nor its explanation, which a row does not hold (SolveOptions.explained)."""
 
 
 def _load(task: Task) -> LoadedScenario:
@@ -60,7 +60,7 @@ def run_task(task: Task) -> Row:
         # (said before solving: the solve keeps this variant's build for the next ones)
         built = "reused" if will_reuse(loaded) else "built"
         row = replace(row, currency=loaded.scenario.currency, candidates=built)
-        result = solve(loaded, replace(task.options, top_k=ROW_PLANS))
+        result = solve(loaded, replace(task.options, top_k=ROW_PLANS, explained=False))
     except InputError as exc:  # bad input: its one-line problems, joined
         error = " | ".join(exc.problems)
     except Exception as exc:  # a bug must not end the batch: it becomes this row's error
