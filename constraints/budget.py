@@ -11,8 +11,21 @@ from plan.constraints.variables import Variables
 GROUP = "budget"
 
 
-def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:
+def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> int | None:
+    """Posts the budget rules; returns the index of the whole-plan budget's constraint (None
+    without a budget), whose bound a model built for another budget may set (`set_budget`)."""
     budget = variables.problem.budget
+    index = None
     if budget is not None:
-        model.add(variables.total_cost <= budget).only_enforce_if(groups.literal(GROUP))
+        constraint = model.add(variables.total_cost <= budget)
+        constraint.only_enforce_if(groups.literal(GROUP))
+        index = constraint.index
     period_budget.post(model, variables, groups)
+    return index
+
+
+def set_budget(model: cp_model.CpModel, index: int, budget: int) -> None:
+    """The whole-plan budget's bound in a copy of a model posted by `post`: the same model a build
+    for `budget` posts (a budget sweep's variants share one build)."""
+    domain = model.proto.constraints[index].linear.domain
+    domain[len(domain) - 1] = budget

@@ -10,6 +10,7 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass, replace
+from weakref import WeakKeyDictionary
 
 from plan.models.loading import LoadedScenario
 from plan.models.problem import Problem
@@ -19,6 +20,12 @@ from plan.planner.candidates import CandidateBuilder, build_problem_and_builder
 from plan.planner.cpsat.model import Bounds, PlanModel
 from plan.planner.cpsat.overflow_guard import check_magnitudes
 from plan.planner.cpsat.run import Outcome, solve_model
+
+# Per candidate build (planner/candidates/reuse.py keeps a few alive), its problems' models by
+# what their constraints read beside the candidates (budget.set_budget sets the budget's amount)
+_MODELS: WeakKeyDictionary[CandidateBuilder, dict[tuple[object, ...], PlanModel]] = (
+    WeakKeyDictionary())
+MODELS_PER_BUILD = 4
 
 TIE_BREAK_WORK = 1.0  # deterministic time for the makespan tie-break among cheapest plans
 # and for the last one, jobs ending as early as that plan's cost and makespan allow
@@ -56,6 +63,9 @@ class Session:
         check_magnitudes(problem, str(loaded.path) if loaded else problem.scenario_name)
         self._model: PlanModel | None = None
         self._abiding: PlanModel | None = None
+        # (set by from_loaded: a problem made another way, e.g. with p90 durations, has candidates
+        # of its own and builds its own model)
+        self._shares_models = False
         self._rule_groups = problem.rule_groups()
         self._breaking = {c.index for c in problem.all_candidates() if c.violations}
         self.deadline = self.started + settings.time_limit_s
@@ -80,7 +90,10 @@ class Session:
         )
         with build_deadline(settings.time_limit_s, started):
             problem, builder = build_problem_and_builder(loaded)
-        return cls(problem, settings, options.objective or s.objective, started, loaded, builder)
+        session = cls(problem, settings, options.objective or s.objective, started, loaded,
+                      builder)
+        session._shares_models = True  # its problem is its build's, with the scenario's figures
+        return session
 
     def variant(self, scenario: Scenario) -> Session | None:
         """A session for a changed copy of this scenario (a relaxation to try), sharing this one's
@@ -104,7 +117,7 @@ class Session:
         """The whole model, rule-breaking candidates included: what explanations of infeasibility
         (rules as assumptions) and why-not questions (a forced option) solve."""
         if self._model is None:
-            self._model = PlanModel(self.problem)
+            self._model = self._plan_model(self.problem, "whole")
         return self._model
 
     def holds_every_rule(self, bounds: Bounds) -> bool:
@@ -121,8 +134,23 @@ class Session:
         if with_assumptions or not self.holds_every_rule(bounds):
             return self.model
         if self._abiding is None:
-            self._abiding = PlanModel(self.problem.rule_abiding())
+            self._abiding = self._plan_model(self.problem.rule_abiding(), "abiding")
         return self._abiding
+
+    def _plan_model(self, problem: Problem, which: str) -> PlanModel:
+        """The model of `problem`, shared with the other scenarios' problems its builder made
+        (reuse.py's `_with_figures`) that differ only in the budget's amount
+        (PlanModel.for_budget): a budget sweep builds it once."""
+        if self.builder is None or not self._shares_models:
+            return PlanModel(problem)
+        kept = _MODELS.setdefault(self.builder, {})
+        key = (which, problem.budget is None, tuple(sorted(problem.deadline_min.items())))
+        if key in kept:
+            return kept[key].for_budget(problem)
+        model = PlanModel(problem)
+        if len(kept) < MODELS_PER_BUILD:
+            kept[key] = model
+        return model
 
     def cut_note(self, answer: str, knob: str) -> str:
         """What a user is told when the wall-clock safety net stopped a solve of this session:
