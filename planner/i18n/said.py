@@ -15,15 +15,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from plan.models.said import Said, keyed, say_as
 from plan.planner import i18n
 from plan.planner.i18n import numbers
 
-
-class Said(str):
-    """An English sentence with the message key and fields it was made from."""
-
-    key: str
-    fields: dict[str, Any]
+__all__ = ["Fmt", "Joined", "Said", "date", "keyed", "local", "money", "say", "say_as",
+           "signed_money", "word"]
 
 
 @dataclass(frozen=True)
@@ -89,9 +86,8 @@ def _field(value: object) -> object:
 def say(key: str, **fields: object) -> str:
     """The message `key` in English, remembering its key and fields for `local`."""
     with _speaking("en"):
-        said = Said(i18n.t(key, **{k: _field(v) for k, v in fields.items()}))
-    said.key, said.fields = key, fields
-    return said
+        text = i18n.t(key, **{k: _field(v) for k, v in fields.items()})
+    return keyed(text, key, fields)
 
 
 def local(text: str) -> str:
