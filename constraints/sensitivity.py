@@ -218,11 +218,13 @@ def transfer_hours(
     gbps, assumed = found
     hours = data.size_gb * 8 / gbps / 3600
     declared = any(declared_internet_gbps(site) for site in scenario.sites if site.id == data.at)
-    note = (f"{job.id}: data moves {data.at} -> {target} over an assumed {gbps:g} Gb/s internet "
-            "link"
-            + (f" (the speed {data.at} declares for its internet)" if declared else "")
-            if assumed else None)
-    return hours, note
+    if not assumed:
+        return hours, None
+    stated = (say_as("rule.transfer_declared", " (the speed {site} declares for its internet)",
+                     site=data.at) if declared else "")
+    return hours, say_as("rule.transfer_assumed", "{job}: data moves {at} -> {target} over an "
+                         "assumed {gbps:g} Gb/s internet link{stated}", job=job.id, at=data.at,
+                         target=target, gbps=gbps, stated=stated)
 
 
 def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:

@@ -16,6 +16,9 @@ MESSAGES: dict[str, str] = {
     "rule.sensitivity_jurisdiction": "{sensitivity} data must stay in jurisdiction {site}; "
                                      "{platform} is {where}",
     "rule.sensitivity_link": "no {links} link from {at} to {target} for {sensitivity} data",
+    "rule.transfer_assumed": "{job}: data moves {at} -> {target} over an assumed {gbps:g} Gb/s "
+                             "internet link{stated}",
+    "rule.transfer_declared": " (the speed {site} declares for its internet)",
     "rule.residency_china": "China",
     "rule.residency_jurisdiction": "jurisdiction {name}",
     "rule.residency_regions": " (regions: {regions})",

@@ -14,6 +14,9 @@ MESSAGES: dict[str, str] = {
     "rule.sensitivity_jurisdiction": "{sensitivity} 级数据必须留在辖区 {site} 内；{platform} 位于 "
                                      "{where}",
     "rule.sensitivity_link": "从 {at} 到 {target} 没有可传输 {sensitivity} 级数据的 {links} 链路",
+    "rule.transfer_assumed": "{job}：数据从 {at} 经假设的 {gbps:g} Gb/s 互联网链路传到 {target}"
+                             "{stated}",
+    "rule.transfer_declared": "（即 {site} 为其互联网连接声明的带宽）",
     "rule.residency_china": "中国境内",
     "rule.residency_jurisdiction": "辖区 {name} 内",
     "rule.residency_regions": "（地域：{regions}）",

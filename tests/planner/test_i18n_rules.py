@@ -11,7 +11,7 @@ import string
 from pathlib import Path
 
 from plan import constraints, models
-from plan.constraints import capacity, memory, ops_skill, policy
+from plan.constraints import capacity, memory, ops_skill, policy, sensitivity
 from plan.models.problem import Placement
 from plan.models.said import Said
 from plan.models.scenario import Scenario
@@ -119,3 +119,15 @@ def test_group_names_follow_the_language(base_scenario) -> None:
     assert _chinese(deadline_group("domain-cpt", 12)) == "domain-cpt 在 12 小时内完成"
     assert deadline_group("sft", 720) == "sft ends within 30 days"
     assert _chinese(deadline_group("sft", 720)) == "sft 在 30 天内完成"
+
+
+def test_an_assumed_internet_link_is_said_in_both_languages(base_scenario) -> None:
+    scenario = Scenario.model_validate({**base_scenario, "jobs": [
+        {**base_scenario["jobs"][0],
+         "data": {"sensitivity": "public", "at": "lab", "size": "50GB"}}]})
+    graph = sensitivity.link_graph(scenario, ["lambda"])
+    hours, note = sensitivity.transfer_hours(scenario, scenario.jobs[0], _place(platform="lambda"),
+                                             graph)
+    assert note == "a: data moves lab -> lambda over an assumed 1 Gb/s internet link"
+    assert hours > 0 and isinstance(note, Said) and _english_again(note) == note
+    assert _chinese(note) == "a：数据从 lab 经假设的 1 Gb/s 互联网链路传到 lambda"
