@@ -3,10 +3,12 @@
 A solve writes its explanations, assumptions, conflicts and trades as English strings: the records
 and the JSON keep them (JSON never changes with --lang). `say(key, **fields)` gives such a string,
 rendered from the English table, that also remembers its key and fields; `local(text)` renders it
-in the current language when the text is shown. A plain string (a catalog's source note, a rule's
-reason) is shown as it is. Fields may be numbers (formatted by the template's own spec), other
-sentences (`say`), lists of them (`Joined`) or amounts, words and dates (`Fmt`): each rendered in
-the language of the sentence around it."""
+in the current language when the text is shown. The string class (`Said`) lives in models/said.py,
+where rules in constraints/ make their reasons with `say_as` (their own English template, the same
+as the table's: they may not import the planner). A plain string (a catalog's source note) is
+shown as it is. Fields may be numbers (formatted by the template's own spec), other sentences
+(`say`), lists of them (`Joined`) or amounts, words and dates (`Fmt`): each rendered in the
+language of the sentence around it."""
 
 from __future__ import annotations
 
