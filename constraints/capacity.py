@@ -8,6 +8,7 @@ from plan.constraints.groups import Groups
 from plan.constraints.sat import cp_model
 from plan.constraints.variables import Variables
 from plan.models.problem import Placement
+from plan.models.said import say_as
 from plan.models.scenario import Job, Scenario
 
 
@@ -16,12 +17,16 @@ def check(
 ) -> dict[str, str]:
     group = f"quota/{place.platform}"
     if not place.multi_node_allowed and place.nodes > 1:
-        return {group: f"{place.platform} runs single-node jobs only (at most "
-                       f"{place.gpus_per_node} GPUs)"}
+        return {group: say_as("rule.quota_single_node", "{platform} runs single-node jobs only "
+                              "(at most {gpus} GPUs)", platform=place.platform,
+                              gpus=place.gpus_per_node)}
     if place.max_gpus_per_job is not None and place.gpus > place.max_gpus_per_job:
-        return {group: f"{place.platform} allows at most {place.max_gpus_per_job} GPUs per job"}
+        return {group: say_as("rule.quota_max_gpus", "{platform} allows at most {gpus} GPUs per "
+                              "job", platform=place.platform, gpus=place.max_gpus_per_job)}
     if pool_count is not None and place.gpus > pool_count:
-        return {f"capacity/{place.platform}": f"{place.platform} has only {pool_count} GPUs"}
+        return {f"capacity/{place.platform}": say_as(
+            "rule.capacity_pool", "{platform} has only {gpus} GPUs", platform=place.platform,
+            gpus=pool_count)}
     return {}
 
 

@@ -7,6 +7,8 @@ fit in no layout are recorded as removed under this group, so "why not 1x A800?"
 
 from __future__ import annotations
 
+from plan.models.said import say_as
+
 GROUP = "memory"
 
 
@@ -19,10 +21,15 @@ def usable_gib(card_gib: float, headroom: float, band_factor: float = 1.0) -> fl
 def reason(model_id: str, gpus: int, gpu: str, least_gib: float | None, card_gib: float,
            headroom: float = 0.0, band_factor: float = 1.0) -> str:
     if least_gib is None:
-        return f"no valid layout of {model_id} on {gpus}x {gpu}"
-    kept = (f" less {headroom:.0%} headroom" if headroom else "") + (
-        f", with the estimate's band at x{band_factor:.2f}" if band_factor != 1.0 else "")
-    if kept:
-        kept += f" = {usable_gib(card_gib, headroom, band_factor):.1f} GiB usable"
-    return (f"no layout of {model_id} fits on {gpus}x {gpu}: the leanest needs {least_gib:.1f} GiB "
-            f"per GPU, the card has {card_gib:.0f} GiB{kept}")
+        return say_as("rule.memory_no_layout", "no valid layout of {model} on {gpus}x {gpu}",
+                      model=model_id, gpus=gpus, gpu=gpu)
+    less = (say_as("rule.memory_headroom", " less {headroom:.0%} headroom", headroom=headroom)
+            if headroom else "")
+    band = (say_as("rule.memory_band", ", with the estimate's band at x{factor:.2f}",
+                   factor=band_factor) if band_factor != 1.0 else "")
+    usable = (say_as("rule.memory_usable", " = {gib:.1f} GiB usable",
+                     gib=usable_gib(card_gib, headroom, band_factor)) if less or band else "")
+    return say_as("rule.memory", "no layout of {model} fits on {gpus}x {gpu}: the leanest needs "
+                  "{least:.1f} GiB per GPU, the card has {card:.0f} GiB{less}{band}{usable}",
+                  model=model_id, gpus=gpus, gpu=gpu, least=least_gib, card=card_gib, less=less,
+                  band=band, usable=usable)

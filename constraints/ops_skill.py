@@ -8,6 +8,7 @@ from plan.constraints.groups import Groups
 from plan.constraints.sat import cp_model
 from plan.constraints.variables import Variables
 from plan.models.problem import Placement
+from plan.models.said import say_as
 from plan.models.scenario import Job, Scenario
 
 ONE_CLICK_FEATURES = ("one_click_env", "checkpoint_resume")
@@ -35,14 +36,25 @@ def check(scenario: Scenario, job: Job, place: Placement) -> dict[str, str]:
     if skill == "none":
         missing = [f for f in ONE_CLICK_FEATURES if f not in place.features]
         if missing:
-            return {group: f"ops skill none needs {' and '.join(missing)}; {place.platform} lacks "
-                           "it"}
+            return {group: say_as("rule.ops_none_needs", "ops skill none needs {features}; "
+                                  "{platform} lacks it", features=_both(missing),
+                                  platform=place.platform)}
         if place.nodes > 1:
-            return {group: f"ops skill none: single node only, this needs {place.nodes} nodes"}
+            return {group: say_as("rule.ops_none_nodes", "ops skill none: single node only, "
+                                  "this needs {nodes} nodes", nodes=place.nodes)}
     elif skill == "basic" and place.nodes > 1 and not managed:
-        return {group: f"ops skill basic: {place.nodes}-node jobs only on managed platforms, "
-                       f"{place.platform} is not managed"}
+        return {group: say_as("rule.ops_basic_nodes", "ops skill basic: {nodes}-node jobs only "
+                              "on managed platforms, {platform} is not managed", nodes=place.nodes,
+                              platform=place.platform)}
     return {}
+
+
+def _both(features: list[str]) -> str:
+    """'one_click_env and checkpoint_resume' (or the one feature)."""
+    if len(features) == 1:
+        return features[0]
+    return say_as("rule.both", "{first} and {second}", first=" and ".join(features[:-1]),
+                  second=features[-1])
 
 
 def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:

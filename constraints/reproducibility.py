@@ -8,6 +8,7 @@ from plan.constraints.groups import Groups
 from plan.constraints.sat import cp_model
 from plan.constraints.variables import Variables
 from plan.models.problem import Placement
+from plan.models.said import say_as
 from plan.models.scenario import Job, Scenario
 
 FIXED_GPU_TYPE = "reproducibility.fixed_gpu_type"
@@ -17,11 +18,13 @@ def check(scenario: Scenario, job: Job, place: Placement) -> dict[str, str]:
     rules = scenario.policy.reproducibility
     broken: dict[str, str] = {}
     if rules.exclusive_hardware and ({"shared_nodes", "community_marketplace"} & place.features):
-        broken["reproducibility.exclusive_hardware"] = (
-            f"{place.platform} shares nodes; exclusive hardware required"
-        )
+        broken["reproducibility.exclusive_hardware"] = say_as(
+            "rule.repro_exclusive", "{platform} shares nodes; exclusive hardware required",
+            platform=place.platform)
     if rules.env_snapshot and "env_snapshot" not in place.features:
-        broken["reproducibility.env_snapshot"] = f"{place.platform} offers no environment snapshots"
+        broken["reproducibility.env_snapshot"] = say_as(
+            "rule.repro_snapshot", "{platform} offers no environment snapshots",
+            platform=place.platform)
     return broken
 
 

@@ -18,6 +18,7 @@ from plan.constraints.sat import cp_model
 from plan.constraints.variables import Variables
 from plan.models.jurisdiction import within
 from plan.models.problem import Placement
+from plan.models.said import say_as
 from plan.models.scenario import Job, Scenario, Site
 
 
@@ -147,45 +148,58 @@ def check(scenario: Scenario, job: Job, place: Placement, graph: nx.Graph) -> di
     owned = place.kind in ("owned", "purchase")
     if not owned:
         if "community_marketplace" in place.features and not rule.community_marketplace:
-            broken[group] = (
-                f"{data.sensitivity} data may not run on a community marketplace ({place.platform})"
-            )
+            broken[group] = say_as(
+                "rule.sensitivity_marketplace",
+                "{sensitivity} data may not run on a community marketplace ({platform})",
+                sensitivity=data.sensitivity, platform=place.platform)
         elif "shared_nodes" in place.features and not rule.shared_nodes:
-            broken[group] = (
-                f"{data.sensitivity} data may not share nodes with other tenants ({place.platform})"
-            )
+            broken[group] = say_as(
+                "rule.sensitivity_shared",
+                "{sensitivity} data may not share nodes with other tenants ({platform})",
+                sensitivity=data.sensitivity, platform=place.platform)
         elif place.billing == "spot" and not rule.spot:
-            broken[group] = f"{data.sensitivity} data may not run on spot capacity"
+            broken[group] = say_as("rule.sensitivity_spot",
+                                   "{sensitivity} data may not run on spot capacity",
+                                   sensitivity=data.sensitivity)
         else:
             missing = [f for f in rule.needs if f not in place.features]
             if missing:
-                broken[group] = (
-                    f"{data.sensitivity} data needs {', '.join(missing)}; {place.platform} lacks it"
-                )
+                broken[group] = say_as(
+                    "rule.sensitivity_needs", "{sensitivity} data needs {features}; {platform} "
+                    "lacks it", sensitivity=data.sensitivity, features=", ".join(missing),
+                    platform=place.platform)
             elif rule.owned_or_certified and data.at is not None:
                 site_jurisdiction = next(s.jurisdiction for s in scenario.sites if s.id == data.at)
                 if not within(site_jurisdiction, place.jurisdiction, place.regions):
-                    broken[group] = (f"{data.sensitivity} data must stay in jurisdiction "
-                                     f"{site_jurisdiction}; {place.platform} is "
-                                     f"{place.jurisdiction}")
+                    broken[group] = say_as(
+                        "rule.sensitivity_jurisdiction", "{sensitivity} data must stay in "
+                        "jurisdiction {site}; {platform} is {where}", sensitivity=data.sensitivity,
+                        site=site_jurisdiction, platform=place.platform, where=place.jurisdiction)
     if group not in broken and data.at is not None:
         target = place.site if owned and place.site else place.platform
         if target not in graph or transfer(graph, data.at, target, rule.links) is None:
-            broken[group] = (f"no {'/'.join(rule.links)} link from {data.at} to {target} for "
-                             f"{data.sensitivity} data")
+            broken[group] = say_as(
+                "rule.sensitivity_link", "no {links} link from {at} to {target} for "
+                "{sensitivity} data", links="/".join(rule.links), at=data.at, target=target,
+                sensitivity=data.sensitivity)
     residency = f"residency/{job.id}"
     if data.residency not in ("any", "on_premises"):
         if not within(data.residency, place.jurisdiction, place.regions):
-            where = "China" if data.residency == "cn" else f"jurisdiction {data.residency}"
-            regions = f" (regions: {', '.join(place.regions)})" if place.regions else ""
-            broken[residency] = (
-                f"data must stay in {where}; {place.platform} is in {place.jurisdiction}{regions}"
-            )
+            where: str = (say_as("rule.residency_china", "China") if data.residency == "cn" else
+                          say_as("rule.residency_jurisdiction", "jurisdiction {name}",
+                                 name=data.residency))
+            regions = (say_as("rule.residency_regions", " (regions: {regions})",
+                              regions=", ".join(place.regions)) if place.regions else "")
+            broken[residency] = say_as(
+                "rule.residency", "data must stay in {where}; {platform} is in {at}{regions}",
+                where=where, platform=place.platform, at=place.jurisdiction, regions=regions)
     elif data.residency == "on_premises" and (
         not owned or (data.at is not None and place.site != data.at)
     ):
-        where = data.at or "the premises"
-        broken[residency] = f"data must stay on premises ({where}); {place.platform} is not there"
+        where = data.at or say_as("rule.premises", "the premises")
+        broken[residency] = say_as(
+            "rule.residency_premises", "data must stay on premises ({where}); {platform} is not "
+            "there", where=where, platform=place.platform)
     return broken
 
 
@@ -204,11 +218,13 @@ def transfer_hours(
     gbps, assumed = found
     hours = data.size_gb * 8 / gbps / 3600
     declared = any(declared_internet_gbps(site) for site in scenario.sites if site.id == data.at)
-    note = (f"{job.id}: data moves {data.at} -> {target} over an assumed {gbps:g} Gb/s internet "
-            "link"
-            + (f" (the speed {data.at} declares for its internet)" if declared else "")
-            if assumed else None)
-    return hours, note
+    if not assumed:
+        return hours, None
+    stated = (say_as("rule.transfer_declared", " (the speed {site} declares for its internet)",
+                     site=data.at) if declared else "")
+    return hours, say_as("rule.transfer_assumed", "{job}: data moves {at} -> {target} over an "
+                         "assumed {gbps:g} Gb/s internet link{stated}", job=job.id, at=data.at,
+                         target=target, gbps=gbps, stated=stated)
 
 
 def post(model: cp_model.CpModel, variables: Variables, groups: Groups) -> None:

@@ -35,7 +35,7 @@ from plan.planner.estimate import Estimate
 from plan.planner.estimate.band import memory_factor, uncalibrated_band_note
 from plan.planner.estimate.factors import efficiency_assumption
 from plan.planner.estimate.reliability import hours_quantile
-from plan.planner.i18n.said import say
+from plan.planner.i18n.said import money, say
 
 NO_DEADLINE_HORIZON_H = 2 * 365 * 24.0
 # Stop adding GPUs to an offer when two steps in a row gain less than 5% throughput, or when the
@@ -52,13 +52,14 @@ def _span(hours: float) -> str:
 
 def budget_group(scenario: Scenario) -> str:
     """The budget rule as explanations name it (the scenario has a budget)."""
-    return f"total cost within the budget of {scenario.budget:,.0f} {scenario.currency}"
+    return say("group.budget", budget=money(scenario.budget or 0.0, scenario.currency))
 
 
 def deadline_group(job_id: str, limit_h: float) -> str:
     """A job's deadline rule as explanations name it."""
-    within = f"{limit_h:g} hours" if limit_h < 48 else f"{limit_h / 24:g} days"  # hours under 2 d
-    return f"{job_id} ends within {within}"
+    if limit_h < 48:  # hours under 2 days
+        return say("group.deadline_hours", job=job_id, hours=limit_h)
+    return say("group.deadline_days", job=job_id, days=limit_h / 24)
 
 
 def horizons_h(scenario: Scenario) -> tuple[float, float]:
@@ -136,7 +137,8 @@ class CandidateBuilder(Estimating, Billing):
             until = pool.available_until_h
             self.resources[pool.id] = Resource(
                 key=pool.id, kind="owned", platform=pool.id, gpu=self.catalog.gpu(pool.gpu).id,
-                label=f"owned pool {pool.id} ({pool.count}x {pool.gpu})", capacity=pool.count,
+                label=say("group.owned_pool", pool=pool.id, count=pool.count, gpu=pool.gpu),
+                capacity=pool.count,
                 available_from_min=SCALE.minutes(pool.available_from_h),
                 available_until_min=SCALE.minutes(until) if until else None)
         built: dict[str, str] = {}  # a series' instance, less its calendar -> its first
@@ -156,7 +158,8 @@ class CandidateBuilder(Estimating, Billing):
         for c in sorted((c for cands in candidates.values() for c in cands),
                         key=lambda c: any(g.startswith("policy.") for g in c.violations)):
             for group, reason in c.violations.items():
-                self.groups.setdefault(group, f"{group} rule, e.g. {reason}")
+                self.groups.setdefault(group, say("group.rule_example", group=group,
+                                                  reason=reason))
         # Renumber after pruning so variable indices are dense and stable.
         renumbered: dict[str, list[Candidate]] = {}
         index = 0
@@ -229,13 +232,13 @@ class CandidateBuilder(Estimating, Billing):
             if limit is not None:
                 self.groups[f"deadline/{job.id}"] = deadline_group(job.id, limit)
         if any(j.after for j in s.jobs):
-            self.groups["scheduling.after"] = "jobs run after the jobs they depend on"
+            self.groups["scheduling.after"] = say("group.after")
         if s.policy.reproducibility.fixed_gpu_type:
-            self.groups[reproducibility.FIXED_GPU_TYPE] = "every job on the same GPU type"
+            self.groups[reproducibility.FIXED_GPU_TYPE] = say("group.fixed_gpu_type")
         for key, res in resources.items():
             if res.kind == "owned":
-                self.groups[f"capacity/{key}"] = f"{res.label}: its GPUs and availability window"
-                self.groups[f"scheduling/{key}"] = f"{res.label}: jobs share its GPUs over time"
+                self.groups[f"capacity/{key}"] = say("group.pool_window", label=res.label)
+                self.groups[f"scheduling/{key}"] = say("group.pool_shared", label=res.label)
 
     def _fastest(self, job: Job, card: ModelCard, option: _Option,
                  gpu: GPU) -> tuple[Estimate | None, str, str]:

@@ -279,3 +279,7 @@ MESSAGES.update(HTML)
 from plan.planner.i18n import explain_en  # noqa: E402  (explanation sentences)
 
 MESSAGES.update(explain_en.MESSAGES)
+
+from plan.planner.i18n import rules_en  # noqa: E402  (rule reasons and rule-group names)
+
+MESSAGES.update(rules_en.MESSAGES)

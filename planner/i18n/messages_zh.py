@@ -265,3 +265,7 @@ MESSAGES.update(HTML)
 from plan.planner.i18n import explain_zh  # noqa: E402  (explanation sentences)
 
 MESSAGES.update(explain_zh.MESSAGES)
+
+from plan.planner.i18n import rules_zh  # noqa: E402  (rule reasons and rule-group names)
+
+MESSAGES.update(rules_zh.MESSAGES)

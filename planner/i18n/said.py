@@ -3,10 +3,12 @@
 A solve writes its explanations, assumptions, conflicts and trades as English strings: the records
 and the JSON keep them (JSON never changes with --lang). `say(key, **fields)` gives such a string,
 rendered from the English table, that also remembers its key and fields; `local(text)` renders it
-in the current language when the text is shown. A plain string (a catalog's source note, a rule's
-reason) is shown as it is. Fields may be numbers (formatted by the template's own spec), other
-sentences (`say`), lists of them (`Joined`) or amounts, words and dates (`Fmt`): each rendered in
-the language of the sentence around it."""
+in the current language when the text is shown. The string class (`Said`) lives in models/said.py,
+where rules in constraints/ make their reasons with `say_as` (their own English template, the same
+as the table's: they may not import the planner). A plain string (a catalog's source note) is
+shown as it is. Fields may be numbers (formatted by the template's own spec), other sentences
+(`say`), lists of them (`Joined`) or amounts, words and dates (`Fmt`): each rendered in the
+language of the sentence around it."""
 
 from __future__ import annotations
 
@@ -15,15 +17,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from plan.models.said import Said, keyed, say_as
 from plan.planner import i18n
 from plan.planner.i18n import numbers
 
-
-class Said(str):
-    """An English sentence with the message key and fields it was made from."""
-
-    key: str
-    fields: dict[str, Any]
+__all__ = ["Fmt", "Joined", "Said", "date", "keyed", "local", "money", "say", "say_as",
+           "signed_money", "word"]
 
 
 @dataclass(frozen=True)
@@ -89,9 +88,8 @@ def _field(value: object) -> object:
 def say(key: str, **fields: object) -> str:
     """The message `key` in English, remembering its key and fields for `local`."""
     with _speaking("en"):
-        said = Said(i18n.t(key, **{k: _field(v) for k, v in fields.items()}))
-    said.key, said.fields = key, fields
-    return said
+        text = i18n.t(key, **{k: _field(v) for k, v in fields.items()})
+    return keyed(text, key, fields)
 
 
 def local(text: str) -> str:
