@@ -3,6 +3,7 @@ fails a run, stays bounded; and the commands that need no solver do not import i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -198,3 +199,28 @@ def test_light_commands_import_neither_the_solver_nor_pandas(args: list[str]) ->
         [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60
     )
     assert "HEAVY []" in done.stderr, done.stderr[-500:]
+
+
+def test_many_small_rows_keep_the_file_itself_under_the_bound(tmp_path: Path) -> None:
+    """Estimates are many small rows, whose text is only part of the file: the trim brings the
+    database (its pages, wherever they are: file or write-ahead log) under the bound, so opening
+    the store again finds nothing to trim (each open of a store left over its bound rewrote it
+    whole)."""
+    store = estimate_store.EstimateStore(tmp_path, max_mib=1)
+    for batch in range(16):
+        for i in range(400):
+            store.put(f"key-{batch}-{i}", {"layout": f"tp=1 pp=1 dp={i}", "mfu": i / 1000})
+        store.flush()
+    store.close()
+    rows, size = _rows_and_size(tmp_path / "estimates.sqlite3")
+    assert 0 < rows < 16 * 400 and size <= 2**20, (rows, size)
+
+
+def _rows_and_size(path: Path) -> tuple[int, int]:
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        rows = db.execute("SELECT count(*) FROM estimates").fetchone()[0]
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+        page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    return int(rows), int(pages * page_size)
