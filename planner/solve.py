@@ -91,19 +91,14 @@ def solve_session(session: Session, explained: bool = True) -> SolveResult:
     if best.status == "infeasible":
         if explained:
             explain_infeasible(session, result)
-    elif best.solved and not explained:
-        alternatives, inside = _alternatives(session, best, result)
-        result.plans = [to_plan(problem, outcome, rank) for rank, outcome
-                        in enumerate([best, *(o for o, _ in alternatives)], start=1)]
-        for rank, plan in enumerate(result.plans, start=1):
-            plan.within_gap = rank <= inside + 1
-        _record_proof(session, result, best)
     elif best.solved:
         alternatives, inside = _alternatives(session, best, result)
         outcomes = [best, *(outcome for outcome, _ in alternatives)]
         kinds = ["best", *(kind for _, kind in alternatives)]
         misses = p90_misses(problem, best)
-        holding = cheapest_holding_p90(session, ALTERNATIVE_WORK) if misses else None
+        # (the p90 search serves plan 1's explanation, and a plan of its own where several show)
+        searched = misses and (explained or session.settings.top_k > 1)
+        holding = cheapest_holding_p90(session, ALTERNATIVE_WORK) if searched else None
         holding_rank = _rank_of(outcomes, holding)
         if holding is not None and holding_rank is None and session.settings.top_k > 1:
             outcomes.append(holding)
@@ -114,16 +109,17 @@ def solve_session(session: Session, explained: bool = True) -> SolveResult:
         for rank, plan in enumerate(plans, start=1):
             plan.within_gap = rank <= inside + 1 or (
                 kinds[rank - 1] == "p90" and session.objective_value(outcomes[rank - 1]) <= cap)
-        for plan, outcome, kind in zip(plans, outcomes, kinds, strict=True):
-            explain_plan(session, plan, outcome, best, kind)
-        if misses:
-            plans[0].explanation += p90_lines(problem, best, misses, holding, holding_rank)
-        # (one more search per job: the top plan only)
-        plans[0].explanation += offload_lines(session, best)
-        plans[0].explanation += hybrid_shard_lines(session, best)  # (and per hybrid-sharded job)
-        result.notes += pools_without_network(session)
-        _ownership(session, plans)
-        plans[0].explanation += not_bought_lines(session, best)
+        if explained:
+            for plan, outcome, kind in zip(plans, outcomes, kinds, strict=True):
+                explain_plan(session, plan, outcome, best, kind)
+            if misses:
+                plans[0].explanation += p90_lines(problem, best, misses, holding, holding_rank)
+            # (one more search per job: the top plan only)
+            plans[0].explanation += offload_lines(session, best)
+            plans[0].explanation += hybrid_shard_lines(session, best)  # (and per hybrid job)
+            result.notes += pools_without_network(session)
+            _ownership(session, plans)
+            plans[0].explanation += not_bought_lines(session, best)
         result.plans = plans
         _record_proof(session, result, best)
     if session.wall_stopped:  # load decided part of this answer: it is never labelled optimal
