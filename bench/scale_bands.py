@@ -5,10 +5,12 @@ GPU-hours: n, median and p90 |error|, and the band coverage (the published value
 estimate's p10-p90) overall, per family and per scale band (1-8, 9-256, 257-4,096 GPUs, and above).
 
 Where the bench fits anything, it is also held out one source at a time (leave-one-source-out): the
-p10-p90 bands of planner/estimate/band.py are quantiles of these rows' published / predicted ratios,
-and the whole-run overhead (and its band) is the median (and p10-p90) of the whole runs' needed
-overheads. Each source's rows are checked against the band, or predicted with the overhead, that
-the other sources' rows give, by the same rule. The estimator's own constants are not refitted here:
+p10-p90 bands of planner/estimate/band.py come from these rows' published / predicted ratios by the
+split-conformal rule (`conformal_band`), and the whole-run overhead is the median of the whole runs'
+needed overheads, its band by the same rule. Each source's rows are checked against the band, or
+predicted with the overhead, that the other sources' rows give. Where the other sources hold too
+few rows for a finite band at 80%, the band is unbounded: such rows count apart (`unbounded`), not
+as covered. The estimator's own constants are not refitted here:
 they were set against the same rows, so its errors are in-sample (a weak test by construction).
 
 A source is a row id less its row number (MEG21, LLMF-P, WR-L2, ...): one paper or one table.
@@ -16,6 +18,7 @@ A source is a row id less its row number (MEG21, LLMF-P, WR-L2, ...): one paper 
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections.abc import Callable, Iterable
@@ -38,6 +41,8 @@ TARGETS = (("throughput", 0.08, 0.25), ("memory", 0.08, 0.20), ("GPU-hours", 0.1
 SCALE_MEDIAN_TARGET = 0.12
 COVERAGE_TARGET = (0.70, 0.90)
 QUANTILES = (0.1, 0.9)
+BAND_COVERAGE = QUANTILES[1] - QUANTILES[0]
+UNBOUNDED = (0.0, math.inf)
 
 
 @dataclass(frozen=True)
@@ -60,8 +65,14 @@ class Case:
         return source_of(self.id)
 
     @property
+    def unbounded(self) -> bool:
+        """Whether its band is unbounded: too few calibration rows for a finite one."""
+        return self.band == UNBOUNDED
+
+    @property
     def covered(self) -> bool | None:
-        if self.band is None:
+        """Whether the published value is inside the band; None without a finite band."""
+        if self.band is None or self.unbounded:
             return None
         return self.band[0] <= self.ratio <= self.band[1]
 
@@ -83,6 +94,27 @@ def quantile(values: list[float], q: float) -> float:
     lo = int(pos)
     hi = min(lo + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def conformal_band(
+    ratios: list[float], centre: float | None = None, coverage: float = BAND_COVERAGE
+) -> tuple[float, float]:
+    """The band that holds a new ratio with probability >= `coverage` when the calibration ratios
+    and the new one are exchangeable (split conformal prediction: Vovk, Gammerman & Shafer 2005,
+    Algorithmic Learning in a Random World; Angelopoulos & Bates 2021, A Gentle Introduction to
+    Conformal Prediction, arXiv:2107.07511, section 1). The score is |log(ratio / centre)|, centre
+    the ratios' median unless given; the width is the ceil((n + 1) coverage)-th smallest score, so
+    few rows give honestly wider bands, and fewer than coverage / (1 - coverage) rows (4 at 80%)
+    give UNBOUNDED."""
+    if not ratios:
+        return UNBOUNDED
+    mid = math.log(statistics.median(ratios) if centre is None else centre)
+    scores = sorted(abs(math.log(r) - mid) for r in ratios)
+    rank = math.ceil((len(scores) + 1) * coverage)
+    if rank > len(scores):
+        return UNBOUNDED
+    width = scores[rank - 1]
+    return math.exp(mid - width), math.exp(mid + width)
 
 
 def p90(values: list[float]) -> float:
@@ -119,8 +151,9 @@ def _cells(cases: list[Case]) -> str:
     errors = [c.error for c in cases]
     banded = [c.covered for c in cases if c.covered is not None]
     cover = f"{sum(banded)}/{len(banded)} {sum(banded) / len(banded):4.0%}" if banded else "-"
+    unbounded = sum(c.unbounded for c in cases)
     return (f"{len(cases):3} {statistics.median(errors):7.1%} {p90(errors):7.1%}  "
-            f"{cover:>12}")
+            f"{cover:>12}" + (f"  (+{unbounded} unbounded)" if unbounded else ""))
 
 
 def _print_groups(cases: list[Case], key: Callable[[Case], str], label: str) -> None:
@@ -132,36 +165,35 @@ def _print_groups(cases: list[Case], key: Callable[[Case], str], label: str) -> 
 
 
 def loso_bands(cases: list[Case]) -> list[Case]:
-    """Each banded case with the band its class gets from the other sources' ratios (p10-p90, the
-    rule band.py's constants came from; a throughput band widened for its uncalibrated mechanisms
-    as band.py widens it); cases whose class has fewer than 3 other-source ratios keep none."""
+    """Each banded case with the band its class gets from the other sources' ratios
+    (`conformal_band`, the rule band.py's constants come from; a throughput band widened for its
+    uncalibrated mechanisms as band.py widens it); cases whose class has too few other-source
+    ratios get UNBOUNDED."""
     out = []
     for c in cases:
         if c.band is None:
             continue
         others = [o.ratio for o in cases if o.band is not None and o.band_class == c.band_class
                   and o.source != c.source]
-        if len(others) < 3:
-            out.append(Case(c.id, c.metric, c.family, c.gpus, c.error, c.ratio, None, c.band_class))
-            continue
-        band = (quantile(others, QUANTILES[0]), quantile(others, QUANTILES[1]))
-        if c.metric == "throughput":
+        band = conformal_band(others)
+        if c.metric == "throughput" and band != UNBOUNDED:
             band = widened(band, c.mechanisms)
         out.append(Case(c.id, c.metric, c.family, c.gpus, c.error, c.ratio, band, c.band_class))
     return out
 
 
 def loso_whole_runs(cases: list[Case]) -> list[Case]:
-    """Each whole run predicted with the overhead (median) and band (p10-p90) of the needed
-    overheads of the other sources' runs: its error is |steady x overhead / published - 1|."""
+    """Each whole run predicted with the overhead (median) and band (`conformal_band` around it) of
+    the needed overheads of the other sources' runs: its error is |steady x overhead / published -
+    1|."""
     out = []
     for c in cases:
         others = [o.ratio for o in cases if o.source != c.source]
         if not others:
             continue
         overhead = statistics.median(others)
-        band = (quantile(others, QUANTILES[0]) / overhead,
-                quantile(others, QUANTILES[1]) / overhead)
+        lo, hi = conformal_band(others, overhead)
+        band = UNBOUNDED if math.isinf(hi) else (lo / overhead, hi / overhead)
         ratio = c.ratio / overhead  # published / (steady x overhead)
         out.append(Case(c.id, c.metric, c.family, c.gpus, abs(1 / ratio - 1), ratio, band,
                         c.band_class))
@@ -177,11 +209,13 @@ def _targets(cases: list[Case], label: str) -> None:
         med, tail = statistics.median(errors), p90(errors)
         banded = [c.covered for c in mine if c.covered is not None]
         share = sum(banded) / len(banded) if banded else float("nan")
+        unbounded = sum(c.unbounded for c in mine)
         lo, hi = COVERAGE_TARGET
         print(f"  {label:9} {metric:11} median {med:6.1%} (<= {median_target:.0%}: "
               f"{_met(med <= median_target)})  p90 {tail:6.1%} (<= {p90_target:.0%}: "
               f"{_met(tail <= p90_target)})  coverage {share:4.0%} ({lo:.0%}-{hi:.0%}: "
-              f"{_met(lo <= share <= hi)})")
+              f"{_met(lo <= share <= hi)})"
+              + (f" of {len(banded)}; {unbounded} unbounded" if unbounded else ""))
     for band in dict.fromkeys(scale_band(c.gpus) for c in sorted(cases, key=lambda c: c.gpus)):
         errors = [c.error for c in cases if scale_band(c.gpus) == band]
         med = statistics.median(errors)

@@ -1132,22 +1132,30 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
+def _conformal(ratios: list[float]) -> str:
+    lo, hi = scale_bands.conformal_band(ratios)
+    return f"({lo:.3f}, {hi:.3f})"
+
+
 def _report_bands(rows: list[Row]) -> None:
     """Derive the p10-p90 bands of planner/estimate/band.py from the residuals, and report how many
     published values fall inside the bands the estimator now uses."""
     cal = _calibration(rows)
-    print("error bands (published / predicted, p10-p90) derived from these rows:")
+    print("error bands (published / predicted, p10-p90) derived from these rows (interpolated "
+          "quantiles; split-conformal at 80%, band.py's rule):")
     for cls in ("megatron", "fsdp"):
         ratios = [r.published / r.predicted for r in cal if r.kind == "throughput" and r.predicted
                   and band_class(r.estimate.layout) == cls]  # type: ignore[union-attr]
         if ratios:
             print(f"  throughput {cls:9} n={len(ratios):2}  ({_quantile(ratios, 0.1):.2f}, "
-                  f"{_quantile(ratios, 0.9):.2f})   in band.py: {THROUGHPUT_BAND[cls]}")
+                  f"{_quantile(ratios, 0.9):.2f})   conformal {_conformal(ratios)}   in band.py: "
+                  f"{THROUGHPUT_BAND[cls]}")
     mem = [r.published / r.predicted for r in cal if r.kind == "memory" and r.predicted
            and not r.id.startswith("ZERO") and not r.bound]
     if mem:
         print(f"  memory              n={len(mem):2}  ({_quantile(mem, 0.1):.2f}, "
-              f"{_quantile(mem, 0.9):.2f})   in band.py: {MEMORY_BAND}")
+              f"{_quantile(mem, 0.9):.2f})   conformal {_conformal(mem)}   in band.py: "
+              f"{MEMORY_BAND}")
     inside = total = 0
     for r in cal:
         if r.id.startswith("ZERO") or r.bound or not r.predicted:

@@ -49,7 +49,10 @@ def test_leave_one_source_out_judges_a_source_by_the_others_alone(bands: Any) ->
     held = {c.id: c for c in bands.loso_bands(cases)}
     assert all(c.covered for c in cases)
     assert not any(held[f"B-0{i}"].covered for i in (1, 2, 3))
-    assert all(held[c.id].band[1] <= 1.05 for c in cases if c.id.startswith("B"))
+    # the held-out band reaches no further than A's farthest ratio from its median, mirrored in log
+    # (conformal_band: |log 0.95| on either side of 1.0)
+    assert all(held[c.id].band[1] <= 1 / 0.95 * (1 + 1e-12) for c in cases
+               if c.id.startswith("B"))
     # the errors are the estimate's own: holding a band out does not change them
     assert [held[c.id].error for c in cases] == [c.error for c in cases]
 
@@ -62,3 +65,22 @@ def test_a_held_out_whole_run_takes_the_others_median_overhead(bands: Any) -> No
     assert held["WR-C-1"].error == pytest.approx(abs(1.25 / 2.0 - 1))
     assert held["WR-A-1"].error == pytest.approx(abs(1.65 / 1.2 - 1))
     assert not held["WR-C-1"].covered
+
+
+def test_a_conformal_band_holds_its_rows_and_widens_as_they_thin(bands: Any) -> None:
+    """Split conformal at 80%: at least ceil((n + 1) 0.8) of n rows inside, the band centred (in
+    log) on the median, no wider with more rows of the same spread, unbounded under 4 rows."""
+    ratios = [0.85, 0.9, 0.95, 0.98, 1.0, 1.02, 1.05, 1.1, 1.2, 1.3]
+    lo, hi = bands.conformal_band(ratios)
+    inside = sum(lo <= r <= hi for r in ratios)
+    assert inside >= -(-(len(ratios) + 1) * 8 // 10)
+    assert lo * hi == pytest.approx(1.01**2)  # the median of the ten ratios is 1.01
+    more = bands.conformal_band(ratios * 3)  # more rows of the same spread: no wider
+    assert lo <= more[0] <= more[1] <= hi
+    assert bands.conformal_band([0.9, 1.0, 1.1]) == bands.UNBOUNDED
+    assert bands.conformal_band([0.9, 1.0, 1.1, 1.2])[1] < float("inf")
+
+
+def test_an_unbounded_band_is_counted_apart_not_as_covered(bands: Any) -> None:
+    case = bands.Case("A-01", "memory", "f", 8, 0.1, 1.5, bands.UNBOUNDED, "memory")
+    assert case.unbounded and case.covered is None
