@@ -158,8 +158,8 @@ class CandidateBuilder(Estimating, Billing):
         for c in sorted((c for cands in candidates.values() for c in cands),
                         key=lambda c: any(g.startswith("policy.") for g in c.violations)):
             for group, reason in c.violations.items():
-                self.groups.setdefault(group, say("group.rule_example", group=group,
-                                                  reason=reason))
+                if group not in self.groups:  # (the first example only: said once per group)
+                    self.groups[group] = say("group.rule_example", group=group, reason=reason)
         # Renumber after pruning so variable indices are dense and stable.
         renumbered: dict[str, list[Candidate]] = {}
         index = 0
