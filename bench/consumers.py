@@ -73,6 +73,7 @@ def exports(path: Path, time_limit_s: float):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--llamafactory-python", help="interpreter with llamafactory 0.9.5")
+    parser.add_argument("--megatron-python", help="interpreter with megatron-core 0.19.0")
     parser.add_argument("--only", help="one scenario or example (file stem)")
     parser.add_argument("--time-limit", type=float, default=300.0)
     args = parser.parse_args()
@@ -85,7 +86,8 @@ def main() -> int:
             continue
         by_job: dict[str, dict[str, Cell]] = {}
         for job, layout, stack, files in exports(path, args.time_limit):
-            cell = check_export(stack, layout, files, args.llamafactory_python)
+            cell = check_export(stack, layout, files, args.llamafactory_python,
+                                args.megatron_python)
             by_job.setdefault(job, {})[stack] = cell
             failures += [f"{path.stem}/{job} --to {stack}: {line}" for line in cell.failures]
         rows += [(f"{path.stem}/{job}", cells) for job, cells in by_job.items()]
