@@ -337,17 +337,19 @@ class CandidateBuilder(Estimating, Billing):
         if risk_note:
             assumptions.append(risk_note)
         if card.assumed:
-            assumptions.append(f"model {card.id}: {card.assumption}")
+            assumptions.append(say("note.model", model=card.id, note=card.assumption))
         if gpu.assumed or gpu.preliminary:
-            assumptions.append(f"GPU {gpu.id}: {gpu.assumption or 'preliminary figures'}")
+            assumptions.append(say("note.gpu", gpu=gpu.id,
+                                   note=gpu.assumption or say("note.preliminary")))
         if gpu.gpus_per_node_assumption and place.node_size_from_gpu and place.gpus > 1:
-            assumptions.append(f"GPU {gpu.id}: {gpu.gpus_per_node_assumption}")
+            assumptions.append(say("note.gpu", gpu=gpu.id, note=gpu.gpus_per_node_assumption))
         assumed_efficiency = efficiency_assumption(gpu.architecture)
         if assumed_efficiency:
-            assumptions.append(f"GPU {gpu.id}: {assumed_efficiency}")
+            assumptions.append(say("note.gpu", gpu=gpu.id, note=assumed_efficiency))
         # the wider band can move its scheduled time (confidence) and so the plan
         if estimate.uncalibrated:
-            assumptions.append(f"{job.id}: {uncalibrated_band_note(estimate.uncalibrated)}")
+            assumptions.append(say("note.of", who=job.id,
+                                   note=uncalibrated_band_note(estimate.uncalibrated)))
         assumptions += [say("note.of", who=place.platform, note=note)
                         for note in getattr(estimate.cluster, "assumptions", ())]
         # model states offloaded, or paged optimizer states, in host memory: the host memory they

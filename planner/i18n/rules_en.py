@@ -71,4 +71,8 @@ MESSAGES: dict[str, str] = {
     "group.fixed_gpu_type": "every job on the same GPU type",
     "group.pool_window": "{label}: its GPUs and availability window",
     "group.pool_shared": "{label}: jobs share its GPUs over time",
+    # how an offer is sold (models/platform.py Offer.instance_text)
+    "rule.instance_whole": "whole {step}-GPU instances",
+    "rule.instance_whole_least": "whole {step}-GPU instances, at least {least} GPUs",
+    "rule.instance_least": "at least {least} GPUs",
 }

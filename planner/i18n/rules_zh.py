@@ -61,4 +61,7 @@ MESSAGES: dict[str, str] = {
     "group.fixed_gpu_type": "所有任务使用同一种 GPU",
     "group.pool_window": "{label}：其卡数与可用时间窗",
     "group.pool_shared": "{label}：各任务分时共用其卡",
+    "rule.instance_whole": "整台 {step} 卡实例",
+    "rule.instance_whole_least": "整台 {step} 卡实例（至少 {least} 张卡）",
+    "rule.instance_least": "至少 {least} 张卡的规格",
 }

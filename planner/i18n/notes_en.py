@@ -1,0 +1,79 @@
+"""English assumption notes, labels and search notes (plan.planner.i18n.said): capacity and
+instance notes, estimate bands and assumed efficiencies, residual values, reservation and purchase
+labels, the alternatives and Pareto notes. The wording the records always had, so English output
+and JSON are unchanged. Keys match `notes_zh` one for one."""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, str] = {
+    # offers (planner/candidates/options.py)
+    "note.reservation_needed": "{count}x {gpu} on {platform} is above the {max} one customer gets "
+                               "without a reservation: arrange it with the vendor ({lead:g} h lead "
+                               "time)",
+    "note.whole_instances": "{platform} rents {gpu} ({billing}) only as {sold}: the plan rents "
+                            "{count} GPUs, whole instances, and uses them all",
+    "note.pinned_instances": "{platform} rents {gpu} ({billing}) only as {sold}; {job} pins gpus: "
+                             "{gpus}",
+    # a candidate's assumptions (planner/candidates/build.py)
+    "note.gpu": "GPU {gpu}: {note}",
+    "note.model": "model {model}: {note}",
+    "note.preliminary": "preliminary figures",
+    # estimate bands and assumed efficiencies (planner/estimate/band.py, factors.py)
+    "band.widened": "throughput band widened: no calibration row measures {mechanisms}; each adds "
+                    "an assumed +-{spread:.0%} at p10-p90 (band.UNCALIBRATED_SPREAD)",
+    "band.gpu_efficiency": "{architecture} GPUs' compute efficiency",
+    "band.efficiency_assumed": "compute efficiency of {architecture} GPUs{on_stack} assumed: dense "
+                               "GEMMs at {fraction:.0%} of the datasheet peak (no published "
+                               "measurement; A100 86% and H100 80% are measured), so time and cost "
+                               "on them are less certain than on A100/H100",
+    "band.on_stack": " on {stack}",
+    # mechanisms no calibration row measures, and the stacks domestic accelerators train on:
+    # phrases looked up by their English text (an estimate read back from the store is plain text)
+    "phrase.MoE routing and all-to-all": "MoE routing and all-to-all",
+    "phrase.CPU offload traffic": "CPU offload traffic",
+    "phrase.QLoRA dequantization": "QLoRA dequantization",
+    "phrase.DeepSpeed's execution of ZeRO": "DeepSpeed's execution of ZeRO",
+    "phrase.Megatron-FSDP's sharded data parallelism": "Megatron-FSDP's sharded data parallelism",
+    "phrase.MindSpeed-LLM, Ascend's Megatron fork on CANN":
+        "MindSpeed-LLM, Ascend's Megatron fork on CANN",
+    "phrase.Hygon's DTK builds of Megatron-LM/DeepSpeed":
+        "Hygon's DTK builds of Megatron-LM/DeepSpeed",
+    "phrase.Cambricon's forks of Megatron-LM/DeepSpeed":
+        "Cambricon's forks of Megatron-LM/DeepSpeed",
+    # residual value of hardware bought (planner/candidates/purchase.py)
+    "own.residual_quoted": "{share:.0%} of the price, as the quote states",
+    "own.residual_straight": "{share:.0%} of the price: straight-line to zero over its "
+                             "{life:g}-year life, {months:,.1f} months used",
+    # reservation and purchase labels (planner/candidates/billing.py, windows.py)
+    "label.reservation": "{billing} reservation of {gpu} on {platform}",
+    "label.unit": " in {n}-GPU units",
+    "label.buy_cash": "buy {gpu}{unit} at {price:,.0f} {currency}/GPU, paid in cash",
+    "label.buy_amortized": "buy {gpu}{unit} at {price:,.0f} {currency}/GPU, amortized: {share:.1%} "
+                           "of the price falls within the {days:g}-day horizon, the residual value "
+                           "is credited",
+    "label.held_alone": "{label}, held for {job} alone",
+    # alternatives (planner/solve.py)
+    "alt.alternatives": "alternatives",
+    "alt.trades": "{kind} trades",
+    "alt.no_further": "no further one",
+    "alt.none": "none",
+    "alt.time_limit": "the time limit",
+    "alt.work_units": "{work:g} work units",
+    "alt.ran_out": "{what}: {found} found within {within} (not proven that none exists)",
+    "alt.unproven": "alternatives: {n} shown as found within {work:g} work units each, real trades "
+                    "but not proven the nearest ones",
+    "alt.singles": "the platform, GPU type or billing of {jobs} (the jobs carrying {share:.0%} or "
+                   "more of the cost or time)",
+    "alt.classes": "that of every job of {series} (equal jobs, none carrying {share:.0%} alone)",
+    "alt.counts": "only GPU counts, ending at least {span} sooner ({share:.0%} of the best plan's "
+                  "time, at most a day)",
+    "alt.or": "; or ",
+    "alt.shown": "alternatives: {inside} within {gap:.0%} of the best are cheaper or faster than "
+                 "the plans above them and change {what}{beyond}",
+    "alt.beyond": "; the last plan shown is the nearest such change beyond the gap",
+    "alt.span_h": "{h:,.1f} h",
+    "alt.span_days": "{days:,.1f} days",
+    "alt.not_proven": "not proven optimal within the work limit ({work:g} units): the best "
+                      "possible is {bound:,.2f} {unit}, gap {gap:.1%}; raise solver.work_limit (or "
+                      "--work-limit) to close it",
+}
