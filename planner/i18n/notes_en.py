@@ -76,4 +76,20 @@ MESSAGES: dict[str, str] = {
     "alt.not_proven": "not proven optimal within the work limit ({work:g} units): the best "
                       "possible is {bound:,.2f} {unit}, gap {gap:.1%}; raise solver.work_limit (or "
                       "--work-limit) to close it",
+    # host memory (planner/estimate/memory_notes.py; HOST_SHORTFALL_NOTE begins the first)
+    "memory.shortfall": "CPU offload: the {host_gib:.1f} GiB of model states per GPU exceed the "
+                        "{host_cap:g} GiB of host memory per GPU {said} free; they stay on the GPU",
+    "memory.offload": "CPU offload: {host_gib:.1f} GiB of sharded parameters, gradients and "
+                      "optimizer states per GPU live in host memory (each server needs that much "
+                      "free RAM per GPU; at most {host_cap:g} GiB per GPU {said}); each layer's "
+                      "shard crosses PCIe before its gather, its gradient shard after its "
+                      "reduction, and the optimizer steps on the CPU",
+    "memory.paged": "paged optimizer: {paged:.1f} GiB of 8-bit Adam states live in host memory "
+                    "(keeping them all would pass the {usable:.1f} GiB this layout may use) and "
+                    "cross PCIe every step",
+    "phrase.assumed": "assumed",
+    "phrase.declared": "declared",
+    # rule groups English names by their id (planner/candidates/build.py)
+    "group.scheduling": "scheduling/{resource}",
+    "group.period_budget": "budget/{label}",
 }

@@ -61,4 +61,15 @@ MESSAGES: dict[str, str] = {
     "alt.not_proven": "在工作量上限（{work:g} 个单位）内未证明最优：理论最优为 "
                       "{bound:,.2f} {unit}，差距 {gap:.1%}；"
                       "调高 solver.work_limit（或 --work-limit）可缩小差距",
+    "memory.shortfall": "CPU 卸载：每卡 {host_gib:.1f} GiB 的模型状态超过每卡 {host_cap:g} GiB 的"
+                        "空闲主机内存（{said}），因此仍留在显卡上",
+    "memory.offload": "CPU 卸载：每卡 {host_gib:.1f} GiB 的分片参数、梯度和优化器状态放在主机内存中"
+                      "（每台服务器每卡需有这么多空闲内存；每卡最多 {host_cap:g} GiB，{said}）；"
+                      "每层的分片在聚合前经 PCIe 传入，梯度分片在归约后传出，优化器在 CPU 上更新",
+    "memory.paged": "分页优化器：{paged:.1f} GiB 的 8-bit Adam 状态放在主机内存中（全部放在显卡上"
+                    "会超过该布局可用的 {usable:.1f} GiB），每步经 PCIe 传输",
+    "phrase.assumed": "假设值",
+    "phrase.declared": "按场景声明",
+    "group.scheduling": "{resource}：各任务分时共用",
+    "group.period_budget": "预算期 {label} 的预算",
 }

@@ -75,4 +75,13 @@ MESSAGES: dict[str, str] = {
     "rule.instance_whole": "whole {step}-GPU instances",
     "rule.instance_whole_least": "whole {step}-GPU instances, at least {least} GPUs",
     "rule.instance_least": "at least {least} GPUs",
+    # input errors (models/errors.py, models/yaml_io.py)
+    "rule.yaml_where": " line {line}, column {column}",
+    "rule.yaml_malformed": "{label}:{where}: malformed YAML: {problem}",
+    "rule.did_you_mean": "; did you mean {names}?",
+    "rule.known": "; known: {names}",
+    "rule.unknown_field": "unknown field{hint}",
+    "rule.unknown_field_typo": "unknown field (typo?)",
+    "rule.field_problem": "{label}: {path}: {message}",
+    "rule.top_level": "(top level)",
 }

@@ -70,8 +70,17 @@ def _phrase(text: str, keys: tuple[str, ...]) -> str:
     for key in keys:
         found = _template_pattern(i18n.TABLES["en"][key]).fullmatch(text)
         if found:
-            return i18n.t(key, **found.groupdict())
+            return i18n.t(key, **{name: _Shown(table.get(f"phrase.{value}", value))
+                                  for name, value in found.groupdict().items()})
     return text
+
+
+class _Shown(str):
+    """A field read back from English text, already formatted: shown as it is, whatever the
+    template's format spec ('{gib:.1f}' of '60.4')."""
+
+    def __format__(self, spec: str) -> str:
+        return str(self)
 
 
 def _template_pattern(template: str) -> re.Pattern[str]:

@@ -17,7 +17,12 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from plan.models.loading import load_scenario
+from plan.planner import i18n
+from plan.planner.candidates.build import MEMORY_NOTE_KEYS
 from plan.planner.cli.app import app
+from plan.planner.estimate.band import uncalibrated_band_note
+from plan.planner.estimate.memory_notes import HOST_SHORTFALL_NOTE
+from plan.planner.i18n.said import local, phrase, say
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = ("medical_hybrid", "rubin_buy_or_rent", "finance_year")
@@ -96,3 +101,22 @@ def test_chinese_solve_output_holds_no_english_sentence(stem: str) -> None:
     assert result.exit_code == 0, result.output
     assert "方案 1" in result.output  # it is the Chinese answer
     assert english_runs(result.output, _quoted_notes(path)) == []
+
+
+def test_estimate_notes_read_back_as_plain_text_are_said_again() -> None:
+    """An estimate's notes and mechanisms come back from the store as plain text: the plan still
+    says them in Chinese, read back through their English templates."""
+    note = say("memory.shortfall", host_gib=300.0, host_cap=64.0, said=phrase("assumed"))
+    assert note.startswith(HOST_SHORTFALL_NOTE)
+    assert note == ("CPU offload: the 300.0 GiB of model states per GPU exceed the 64 GiB of host "
+                    "memory per GPU assumed free; they stay on the GPU")
+    stored = str(note)  # what the estimate store gives back
+    line = say("note.of", who="sft", note=phrase(stored, *MEMORY_NOTE_KEYS))
+    band = uncalibrated_band_note(("blackwell GPUs' compute efficiency", "CPU offload traffic"))
+    assert line == f"sft: {stored}"
+    with i18n.kept_language():
+        i18n.choose("zh")
+        assert local(line) == ("sft：CPU 卸载：每卡 300.0 GiB 的模型状态超过每卡 64 GiB 的"
+                               "空闲主机内存（假设值），因此仍留在显卡上")
+        assert "blackwell 架构显卡的计算效率、CPU 卸载的数据传输" in local(band)
+        assert local(phrase("an unknown phrase").text()) == "an unknown phrase"
