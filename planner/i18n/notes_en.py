@@ -92,4 +92,20 @@ MESSAGES: dict[str, str] = {
     # rule groups English names by their id (planner/candidates/build.py)
     "group.scheduling": "scheduling/{resource}",
     "group.period_budget": "budget/{label}",
+    # the wall-clock safety net (planner/session.py) and Pareto fronts (planner/pareto/front.py)
+    "note.cut": "the wall-clock safety net ({limit:g} s) stopped a solve before its work limit; "
+                "this {answer} may depend on the machine's load: raise {knob}",
+    "phrase.answer": "answer",
+    "phrase.front": "front",
+    "front.cut_at": "front cut at {points} points; use --points to thin it instead",
+    "front.thinned": "{found} non-dominated points found; {kept} kept (--points): the cheapest, "
+                     "the fastest, the least risky and others spread in time",
+    "front.infeasible": "no plan satisfies the scenario; run `plan solve` for the conflicting "
+                        "constraints",
+    "front.none_found": "no plan found within the work limit",
+    "front.presolve_retries": "{n} solve(s) that CP-SAT's presolve wrongly found infeasible (a "
+                              "plan meeting them was known) were solved again without presolve",
+    "front.unproven": "{n} point(s) not proven optimal within the work limit",
+    "front.missed": "{n} point(s) looked for and not found within the limits: the front is "
+                    "incomplete; raise --work-limit",
 }

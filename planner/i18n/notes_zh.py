@@ -72,4 +72,17 @@ MESSAGES: dict[str, str] = {
     "phrase.declared": "按场景声明",
     "group.scheduling": "{resource}：各任务分时共用",
     "group.period_budget": "预算期 {label} 的预算",
+    "note.cut": "墙钟保护（{limit:g} 秒）在工作量上限之前中止了一次求解；此{answer}可能随机器负载"
+                "而变：请调高 {knob}",
+    "phrase.answer": "结果",
+    "phrase.front": "前沿",
+    "front.cut_at": "前沿在 {points} 个点处截断；请改用 --points 抽稀",
+    "front.thinned": "找到 {found} 个非支配点，保留 {kept} 个（--points）：最便宜、最快、风险最低，"
+                     "其余按时间分散",
+    "front.infeasible": "没有方案满足该场景；运行 `plan solve` 查看相互冲突的约束",
+    "front.none_found": "在工作量上限内未找到方案",
+    "front.presolve_retries": "{n} 次求解被 CP-SAT 预求解误判为不可行（已知有满足的方案），"
+                              "已关闭预求解重新求解",
+    "front.unproven": "{n} 个点在工作量上限内未证明最优",
+    "front.missed": "{n} 个点在限制内未找到：前沿不完整；请调高 --work-limit",
 }

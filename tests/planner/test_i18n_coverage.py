@@ -22,7 +22,8 @@ from plan.planner.candidates.build import MEMORY_NOTE_KEYS
 from plan.planner.cli.app import app
 from plan.planner.estimate.band import uncalibrated_band_note
 from plan.planner.estimate.memory_notes import HOST_SHORTFALL_NOTE
-from plan.planner.i18n.said import local, phrase, say
+from plan.planner.i18n.plan_words import billing_line
+from plan.planner.i18n.said import local, phrase, say, word
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = ("medical_hybrid", "rubin_buy_or_rent", "finance_year")
@@ -120,3 +121,19 @@ def test_estimate_notes_read_back_as_plain_text_are_said_again() -> None:
                                "空闲主机内存（假设值），因此仍留在显卡上")
         assert "blackwell 架构显卡的计算效率、CPU 卸载的数据传输" in local(band)
         assert local(phrase("an unknown phrase").text()) == "an unknown phrase"
+
+
+def test_reservation_and_purchase_labels_follow_the_language() -> None:
+    label = say("label.reservation", billing=word("billing", "monthly"), gpu="h800",
+                platform="autodl")
+    alone = say("label.held_alone", label=label, job="sft")
+    bought = say("label.buy_cash", gpu="a800-80gb", unit=say("label.unit", n=8), price=150_000,
+                 currency="CNY")
+    assert alone == "monthly reservation of h800 on autodl, held for sft alone"
+    assert bought == "buy a800-80gb in 8-GPU units at 150,000 CNY/GPU, paid in cash"
+    assert billing_line(alone) == alone  # English: the label as it always was
+    with i18n.kept_language():
+        i18n.choose("zh")
+        assert billing_line(alone) == "autodl 上 h800 的包月预留，由 sft 独占"
+        assert local(bought) == "采购 a800-80gb（每 8 张卡为一单位），每卡 150,000 CNY，现金支付"
+        assert english_runs(billing_line(f"reservation: {local(label)}"), []) == []
