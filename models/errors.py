@@ -6,6 +6,8 @@ import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
 
+from plan.models.said import say_as
+
 # Lines one error shows: 50,000 unknown fields are one mistake repeated, not 50,000 lines to read.
 MAX_PROBLEMS = 20
 
@@ -87,9 +89,10 @@ def did_you_mean(wanted: str, known: Iterable[str], limit: int = 3,
         if owner not in shown:
             shown[owner] = repr(name) + (f" ({owner})" if owner != name else "")
     if shown:
-        return "; did you mean " + " or ".join(list(shown.values())[:limit]) + "?"
+        return say_as("rule.did_you_mean", "; did you mean {names}?",
+                      names=" or ".join(list(shown.values())[:limit]))
     shown_names = ", ".join(candidates[:12]) + (" ..." if len(candidates) > 12 else "")
-    return f"; known: {shown_names}"
+    return say_as("rule.known", "; known: {names}", names=shown_names)
 
 
 def field_names(model: type, loc: tuple[object, ...]) -> list[str]:
@@ -159,8 +162,9 @@ def validation_problems(
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             known = field_names(model, tuple(err["loc"][:-1])) if model is not None else []
-            message = ("unknown field" + did_you_mean(str(err["loc"][-1]), known)) if known \
-                else "unknown field (typo?)"
+            message = (say_as("rule.unknown_field", "unknown field{hint}",
+                              hint=did_you_mean(str(err["loc"][-1]), known)) if known
+                       else say_as("rule.unknown_field_typo", "unknown field (typo?)"))
         elif err["type"] == "literal_error":
             message = f"got {err.get('input')!r}; {message.lower()}"
         elif err["type"] in _BOUND_WORDS:
@@ -171,7 +175,8 @@ def validation_problems(
             )
         elif err["type"] == "finite_number":
             message = f"got {_shown(err.get('input'))}; must be a finite number (not .inf or .nan)"
-        lines.append(f"{label}: {path or '(top level)'}: {message}")
+        lines.append(say_as("rule.field_problem", "{label}: {path}: {message}", label=label,
+                            path=path or say_as("rule.top_level", "(top level)"), message=message))
     return capped(lines, max(0, len(errors) - MAX_PROBLEMS))
 
 

@@ -71,4 +71,17 @@ MESSAGES: dict[str, str] = {
     "group.fixed_gpu_type": "every job on the same GPU type",
     "group.pool_window": "{label}: its GPUs and availability window",
     "group.pool_shared": "{label}: jobs share its GPUs over time",
+    # how an offer is sold (models/platform.py Offer.instance_text)
+    "rule.instance_whole": "whole {step}-GPU instances",
+    "rule.instance_whole_least": "whole {step}-GPU instances, at least {least} GPUs",
+    "rule.instance_least": "at least {least} GPUs",
+    # input errors (models/errors.py, models/yaml_io.py)
+    "rule.yaml_where": " line {line}, column {column}",
+    "rule.yaml_malformed": "{label}:{where}: malformed YAML: {problem}",
+    "rule.did_you_mean": "; did you mean {names}?",
+    "rule.known": "; known: {names}",
+    "rule.unknown_field": "unknown field{hint}",
+    "rule.unknown_field_typo": "unknown field (typo?)",
+    "rule.field_problem": "{label}: {path}: {message}",
+    "rule.top_level": "(top level)",
 }
