@@ -137,3 +137,31 @@ def test_reservation_and_purchase_labels_follow_the_language() -> None:
         assert billing_line(alone) == "autodl 上 h800 的包月预留，由 sft 独占"
         assert local(bought) == "采购 a800-80gb（每 8 张卡为一单位），每卡 150,000 CNY，现金支付"
         assert english_runs(billing_line(f"reservation: {local(label)}"), []) == []
+
+
+BAD_INPUTS = {  # (a change to student_no_ops.yaml, what the English line says)
+    "budget: -5": "budget: got -5; must be above 0",
+    "seq_len: 0": "jobs[0].seq_len: got 0; must be above 0",
+    "method: lorra": "jobs[0].method: got 'lorra'; input should be 'pretrain',",
+    "model: qwen2.5-14x": "jobs[0].model: unknown model 'qwen2.5-14x'; did you mean",
+    "ops_skill: expert1": "ops_skill: got 'expert1'; input should be 'none', 'basic' or 'expert'",
+}
+
+
+@pytest.mark.parametrize("change", BAD_INPUTS)
+def test_input_errors_are_said_in_chinese_and_unchanged_in_english(
+        change: str, tmp_path: Path) -> None:
+    text = (REPO / "scenarios" / "student_no_ops.yaml").read_text(encoding="utf-8")
+    field = change.split(":")[0]
+    changed = re.sub(rf"(?m)^(\s*){field}: .*$", rf"\g<1>{change}", text, count=1)
+    assert changed != text
+    path = tmp_path / "bad.yaml"
+    path.write_text(changed, encoding="utf-8")
+    english = CliRunner().invoke(app, ["solve", str(path)], env=ENGLISH_LOCALE)
+    assert english.exit_code == 2
+    assert BAD_INPUTS[change] in english.output
+    chinese = CliRunner().invoke(app, ["solve", str(path), "--lang", "zh"], env=ENGLISH_LOCALE)
+    assert chinese.exit_code == 2
+    assert chinese.output.startswith("错误：")
+    assert re.search("收到|未知的模型", chinese.output)
+    assert english_runs(chinese.output, []) == [], chinese.output
