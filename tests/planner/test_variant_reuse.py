@@ -15,21 +15,7 @@ from plan.planner.candidates import reuse, shared_estimates
 from plan.planner.explain.relaxations import _without_deadlines
 from plan.planner.session import Session, SolveOptions
 from plan.planner.solve import solve_session
-
-
-def _late_and_short(base_scenario: dict[str, Any]) -> dict[str, Any]:
-    """A LoRA run no option finishes within the model's horizon (three hours for a one-hour
-    deadline: the explanation asks the scenario without deadlines), beside a full fine-tune that
-    some cards cannot hold (memory savers, a smaller headroom: variants that change one job or a
-    scenario-wide figure)."""
-    base_scenario.update(owned=[], sites=[], budget="1M", deadline="1h")
-    base_scenario["jobs"] = [
-        {"id": "late-lora", "model": "qwen2.5-7b", "method": "lora", "tokens": "20B",
-         "seq_len": 2048},
-        {"id": "small-ft", "model": "qwen2.5-1.5b", "method": "full_finetune", "tokens": "2M",
-         "seq_len": 2048},
-    ]
-    return base_scenario
+from tests.planner.builders import late_and_short
 
 
 def _too_poor(base_scenario: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +39,7 @@ def _from_scratch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(reuse, "shared_estimates", lambda loaded: {})
 
 
-@pytest.mark.parametrize("plant", [_late_and_short, _too_poor])
+@pytest.mark.parametrize("plant", [late_and_short, _too_poor])
 def test_explanation_same_as_from_scratch(plant, base_scenario, write_scenario,
                                           monkeypatch) -> None:
     path = write_scenario(plant(base_scenario))
@@ -88,7 +74,7 @@ def test_budget_and_deadline_variants_reuse_the_candidates(base_scenario, write_
 def test_a_horizon_variant_asks_no_search_again(base_scenario, write_scenario) -> None:
     """Without deadlines the horizon moves, so candidates are built again, but every layout search
     the base build asked is answered from the shared cache."""
-    loaded = load_scenario(write_scenario(_late_and_short(base_scenario)))
+    loaded = load_scenario(write_scenario(late_and_short(base_scenario)))
     session = Session.from_loaded(loaded, SolveOptions(time_limit_s=600))
     assert session.builder is not None
     asked = dict(session.builder._estimates)
