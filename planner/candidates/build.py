@@ -25,7 +25,7 @@ from plan.models.problem import SCALE, Candidate, Problem, Removed, Resource, re
 from plan.models.scenario import Job, Scenario
 from plan.planner import build_deadline
 from plan.planner.candidates.billing import Billing
-from plan.planner.candidates.estimating import Estimating
+from plan.planner.candidates.estimating import EstimateCache, Estimating
 from plan.planner.candidates.options import _Option, pinned_text
 from plan.planner.candidates.purchase import buy_options
 from plan.planner.candidates.spot_risk import spot_risk
@@ -89,7 +89,9 @@ class CandidateBuilder(Estimating, Billing):
     """Builds the `Problem` for one loaded scenario. One instance per solve; estimates are
     cached."""
 
-    def __init__(self, loaded: LoadedScenario) -> None:
+    def __init__(self, loaded: LoadedScenario, estimates: EstimateCache | None = None) -> None:
+        """`estimates`: layout searches shared with other builds of `loaded`'s variants
+        (shared_estimates.py); a cache of its own when None."""
         self.loaded = loaded
         self.scenario = loaded.scenario
         self.catalog = loaded.catalog
@@ -99,7 +101,7 @@ class CandidateBuilder(Estimating, Billing):
         self.forbidden_platforms = {self.catalog.platform(p).id for p in pol.forbid_platforms}
         self.allowed_gpus = {self.catalog.gpu(g).id for g in pol.allow_gpus}
         self.forbidden_gpus = {self.catalog.gpu(g).id for g in pol.forbid_gpus}
-        self._estimates = {}
+        self._estimates = {} if estimates is None else estimates
         self.headroom = pol.memory_headroom
         self.confidence = self.scenario.confidence
         self._pytorch_stacks_only = ops_skill.pytorch_stacks_only(self.scenario)
