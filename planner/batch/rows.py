@@ -35,8 +35,10 @@ class Row:
     gap: float | None = None  # (objective - bound) / objective of the best plan; 0 when optimal
     bound: float | None = None  # no plan does better on the objective (currency, or hours for time)
     # reused: the candidates of an earlier variant in the same worker (only figures the candidates
-    # do not depend on changed; planner/candidates/reuse.py); built: built for this row; "" when
-    # none were (bad input) or in files written before rows said so
+    # do not depend on changed; planner/candidates/reuse.py); built: built for this row; plan
+    # reused: an earlier variant's proven answer, which this one's budget cannot move
+    # (planner/batch/plan_reuse.py); "" when none were (bad input) or in files written before rows
+    # said so
     candidates: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -90,7 +92,8 @@ class Row:
 
 
 COLUMNS = tuple(f.name for f in fields(Row))
-CANDIDATES = ("reused", "built")  # what a row's `candidates` says when its variant was solved
+PLAN_REUSED = "plan reused"  # (planner/batch/plan_reuse.py)
+CANDIDATES = ("reused", "built", PLAN_REUSED)  # what a row's `candidates` says
 # Files written before rows said whether candidates were reused: still read (for resume).
 BOUND_COLUMNS = tuple(c for c in COLUMNS if c != "candidates")
 # Files written before rows carried gap and bound: still read (for resume), their rows count as

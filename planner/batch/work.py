@@ -13,7 +13,8 @@ from typing import Any
 from plan.models.errors import InputError
 from plan.models.loading import LoadedScenario, load_scenario, load_scenario_data
 from plan.models.yaml_io import read_yaml
-from plan.planner.batch.rows import INTERNAL_ERROR, Row
+from plan.planner.batch import plan_reuse
+from plan.planner.batch.rows import INTERNAL_ERROR, PLAN_REUSED, Row
 from plan.planner.batch.sweep import apply
 from plan.planner.batch.tasks import Task
 from plan.planner.candidates import will_reuse
@@ -57,6 +58,11 @@ def run_task(task: Task) -> Row:
     )
     try:
         loaded = _load(task)
+        same = plan_reuse.reused_row(loaded, task.options)
+        if same is not None:  # an earlier variant's proven answer, which its budget cannot move
+            return replace(same, file=row.file, variant=row.variant, hash=row.hash,
+                           candidates=PLAN_REUSED,
+                           solve_time_s=round(time.perf_counter() - started, 3))
         # (said before solving: the solve keeps this variant's build for the next ones)
         built = "reused" if will_reuse(loaded) else "built"
         row = replace(row, currency=loaded.scenario.currency, candidates=built)
@@ -67,7 +73,7 @@ def run_task(task: Task) -> Row:
         error = f"{INTERNAL_ERROR}{type(exc).__name__}: {exc}"
     else:
         best = result.plans[0] if result.plans else None
-        return replace(
+        solved = replace(
             row,
             status=result.status,
             gap=result.gap,
@@ -78,6 +84,8 @@ def run_task(task: Task) -> Row:
             plan=best.summary() if best else "",
             solve_time_s=round(time.perf_counter() - started, 3),
         )
+        plan_reuse.remember(loaded, task.options, solved, best.total_cost if best else None)
+        return solved
     return replace(
         row, error=_one_line(error), solve_time_s=round(time.perf_counter() - started, 3)
     )
