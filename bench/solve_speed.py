@@ -60,6 +60,21 @@ def _brute_force_cost(problem: Any) -> tuple[int, float] | None:
     return (min(costs), time.perf_counter() - started) if costs else None
 
 
+def _clear_caches(prefix: str) -> None:
+    """Every run as cold as a new process: the caches of every module of the planner loaded so far
+    (the estimator's searches, memory, stages and links) and the layout searches shared between
+    builds of one loaded scenario (shared_estimates.py: else the second run's build searches
+    nothing)."""
+    for name, loaded_module in list(sys.modules.items()):
+        if not name.startswith(prefix + "planner.") or loaded_module is None:
+            continue
+        for attribute in list(vars(loaded_module).values()):
+            if callable(getattr(attribute, "cache_clear", None)):
+                attribute.cache_clear()
+    with contextlib.suppress(ModuleNotFoundError):  # (trees before shared searches lack it)
+        importlib.import_module(prefix + "planner.candidates.shared_estimates").forget()
+
+
 def _measure(path: str, runs: int, check: bool, bare: bool) -> dict[str, Any]:
     """Worker side: build and solve `path` `runs` times in this process, caches cleared before each
     run. Imports the tree on the path: the one-package layout (plan.*) or, in older commits
@@ -71,20 +86,13 @@ def _measure(path: str, runs: int, check: bool, bare: bool) -> dict[str, Any]:
 
     load_scenario = module("models.loading").load_scenario
     candidates = module("planner.candidates")
-    search_modules = [module("planner.estimate.search")]
-    with contextlib.suppress(ModuleNotFoundError):  # (older trees keep every cache in search.py)
-        search_modules.append(module("planner.estimate.search_space"))
     Bounds = module("planner.cpsat.model").Bounds
     solving = module("planner.solve")
     Session, solve_session = solving.Session, solving.solve_session
     loaded = load_scenario(Path(path))
     builds, bests, totals = [], [], []
     for _ in range(runs):
-        for search_module in search_modules:  # the estimator's caches
-            for name in dir(search_module):
-                fn = getattr(search_module, name)
-                if hasattr(fn, "cache_clear"):
-                    fn.cache_clear()
+        _clear_caches(prefix)
         getattr(candidates, "_BUILT", {}).clear()  # and the problems built in this process
         t0 = time.perf_counter()
         problem = candidates.build_problem(loaded)
