@@ -33,6 +33,7 @@ from plan.models.gpu import GPU
 from plan.models.model_card import ModelCard
 from plan.models.platform import ExchangeRates, Platform
 from plan.models.said import say_as
+from plan.models.validation_words import listed
 from plan.models.yaml_io import read_yaml
 
 T = TypeVar("T", bound=BaseModel)
@@ -77,7 +78,7 @@ class Catalog:
         if unknown:
             raise InputError([say_as("rule.overlay_unknown_section", "{label}: {section}: unknown "
                                      "section; allowed: {allowed}", label=label,
-                                     section=sorted(unknown)[0], allowed=", ".join(_SECTIONS))])
+                                     section=sorted(unknown)[0], allowed=listed(_SECTIONS))])
         repeated = repeated_entries(data, label)
         if repeated:
             raise InputError(repeated)
@@ -327,7 +328,7 @@ def load_catalog(overlays: Iterable[Path] = ()) -> Catalog:
         if not isinstance(data, Mapping):
             raise InputError([say_as("rule.overlay_not_mapping", "{label}: expected a mapping with "
                                      "sections {sections}", label=str(path),
-                                     sections=", ".join(_SECTIONS))])
+                                     sections=listed(_SECTIONS))])
         catalog = catalog.overlay(data, str(path))
     return catalog
 

@@ -16,6 +16,7 @@ from plan.models.money import builtin_rates, converting
 from plan.models.platform import ExchangeRates
 from plan.models.said import say_as
 from plan.models.scenario import Scenario
+from plan.models.validation_words import listed as listed_names
 from plan.models.yaml_io import read_yaml
 
 
@@ -78,7 +79,7 @@ def _purchase_problems(scenario: Scenario, catalog: Catalog, label: str) -> list
                 "rule.purchase_unlisted", "{label}: purchase[{i}].gpu: the catalog has no purchase "
                 "entry for {gpu} (it has: {listed}); add one in a catalog overlay (power, staff, "
                 "life) and quote your price here", label=label, i=i, gpu=gpu,
-                listed=", ".join(sorted(listed)) or say_as("rule.none", "none")))
+                listed=listed_names(sorted(listed)) or say_as("rule.none", "none")))
     return problems
 
 
@@ -148,7 +149,7 @@ def load_scenario_data(
         problems.append(say_as("rule.no_rate", "{label}: currency: no exchange rate for "
                                "{currency}; known: {known}", label=label,
                                currency=repr(scenario.currency),
-                               known=", ".join([rates.base, *sorted(rates.rates)])))
+                               known=listed_names([rates.base, *sorted(rates.rates)])))
     for i, job in enumerate(scenario.jobs):
         card = models.get(job.id)
         if card and job.seq_len > card.max_positions:

@@ -7,7 +7,7 @@ English output never changes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from plan.models.said import Said, say_as
@@ -76,3 +76,12 @@ def keyed_message(err: Mapping[str, Any], message: str) -> str:
         return message
     said = build(ctx)
     return said if said == message else message
+
+
+def listed(names: Iterable[str]) -> str:
+    """'a, b, c': names (ids, fields, codes) one after another, the separator said in the reader's
+    language ('a、b、c')."""
+    shown = ""
+    for name in names:
+        shown = say_as("rule.comma", "{head}, {last}", head=shown, last=name) if shown else name
+    return shown

@@ -165,8 +165,8 @@ def parse_yaml_text(text: str, label: str, *, what: str = "file") -> Any:
             loader.dispose()
     except DuplicateKeyError as exc:
         raise InputError([say_as(
-            "rule.yaml_duplicate", "{label}: line {line}: duplicate key {key}; each key may appear "
-            "once", label=label, line=exc.line, key=repr(exc.key))]) from None
+            "rule.yaml_duplicate", "{label}: line {line}: duplicate key {name}; each key may "
+            "appear once", label=label, line=exc.line, name=repr(exc.key))]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = say_as("rule.yaml_where", " line {line}, column {column}", line=mark.line + 1,

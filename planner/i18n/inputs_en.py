@@ -36,7 +36,7 @@ MESSAGES: dict[str, str] = {
     "rule.file_not_utf8": "{label}: not UTF-8 text, expected a YAML {what}",
     "rule.file_missing": "{label}: {what} not found",
     "rule.file_not_regular": "{label}: not a regular file; the {what} must be a regular file",
-    "rule.yaml_duplicate": "{label}: line {line}: duplicate key {key}; each key may appear once",
+    "rule.yaml_duplicate": "{label}: line {line}: duplicate key {name}; each key may appear once",
     "rule.yaml_too_deep": "{label}: YAML nested too deeply",
     "rule.yaml_long_int": "{label}: line {line}: an integer of {digits:,} digits; at most {most} "
                           "digits are read (no quantity in a plan needs more)",
@@ -131,6 +131,7 @@ MESSAGES: dict[str, str] = {
                          "{most}",
     "rule.overlay_missing": "{label}: catalog: overlay file {name} not found (looked at {path})",
     "rule.none": "none",
+    "rule.comma": "{head}, {last}",
     "rule.card_params": "params ({declared:,.4g}) does not match the shape ({implied:,.4g} "
                         "parameters from layers, hidden_size, ffn_hidden_size, heads, "
                         "vocab_size) within {tolerance:.0%}; fix the card, or say why in "

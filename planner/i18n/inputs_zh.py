@@ -37,7 +37,7 @@ MESSAGES: dict[str, str] = {
     "rule.file_not_utf8": "{label}：不是 UTF-8 文本，应为 YAML 格式的{what}",
     "rule.file_missing": "{label}：找不到{what}",
     "rule.file_not_regular": "{label}：不是普通文件；{what}必须是普通文件",
-    "rule.yaml_duplicate": "{label}：第 {line} 行：键 {key} 重复；每个键只能出现一次",
+    "rule.yaml_duplicate": "{label}：第 {line} 行：键 {name} 重复；每个键只能出现一次",
     "rule.yaml_too_deep": "{label}：YAML 嵌套过深",
     "rule.yaml_long_int": "{label}：第 {line} 行：整数有 {digits:,} 位；最多读取 {most} 位"
                           "（方案中没有哪个数量需要更多位）",
@@ -127,6 +127,7 @@ MESSAGES: dict[str, str] = {
                          "{most}",
     "rule.overlay_missing": "{label}：catalog：找不到叠加文件 {name}（查找位置：{path}）",
     "rule.none": "无",
+    "rule.comma": "{head}、{last}",
     "rule.card_params": "params（{declared:,.4g}）与结构推算的参数量（{implied:,.4g}，由 layers、"
                         "hidden_size、ffn_hidden_size、注意力头数与 vocab_size 推算）相差超过 "
                         "{tolerance:.0%}；请修正模型卡，或在 params_note 中说明原因",
