@@ -11,6 +11,8 @@ MESSAGES: dict[str, str] = {
                       "report)",
     "report.wrote": "wrote {path}",
     # plan pareto (plan.planner.cli.pareto_cmd) and files written
+    "cli.option_problem": "{option}: {problem}",
+    "cli.no_card_file": "--model: no such model-card file: {wanted}",
     "file.wrote": "wrote {path}",
     "file.unsupported": "{path}: unsupported file type; use {allowed}",
     "pareto.headline": "{name}: {n} points on the cost/time front ({status}{incomplete}, {s} s)",

@@ -10,6 +10,8 @@ MESSAGES: dict[str, str] = {
     "error.no_solution": "无解：{line}",
     "error.internal": "内部错误：{kind}：{detail}（设置 PLAN_DEBUG=1 可查看详情；请报告此问题）",
     "report.wrote": "已生成报告：{path}",
+    "cli.option_problem": "{option}：{problem}",
+    "cli.no_card_file": "--model：找不到模型卡文件 {wanted}",
     "file.wrote": "已写入 {path}",
     "file.unsupported": "{path}：不支持的文件类型；请用 {allowed}",
     "pareto.headline": "{name}：费用/工期前沿上共 {n} 个点（{status}{incomplete}，用时 {s} 秒）",
