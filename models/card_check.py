@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from plan.models.said import say_as
+
 # assumed: 10%, the issue's rule; the shipped cards of standard shapes agree within ~3%.
 PARAMS_TOLERANCE = 0.10
 
@@ -60,6 +62,7 @@ def params_problem(declared: float, implied: float) -> str | None:
     """None when they agree within the tolerance, else the one-line problem."""
     if implied <= 0 or abs(declared - implied) <= PARAMS_TOLERANCE * implied:
         return None
-    return (f"params ({declared:,.4g}) does not match the shape ({implied:,.4g} parameters from "
-            "layers, hidden_size, ffn_hidden_size, heads, vocab_size) within "
-            f"{PARAMS_TOLERANCE:.0%}; fix the card, or say why in params_note")
+    return say_as("rule.card_params", "params ({declared:,.4g}) does not match the shape "
+                  "({implied:,.4g} parameters from layers, hidden_size, ffn_hidden_size, heads, "
+                  "vocab_size) within {tolerance:.0%}; fix the card, or say why in params_note",
+                  declared=declared, implied=implied, tolerance=PARAMS_TOLERANCE)

@@ -32,6 +32,8 @@ from plan.models.errors import (
 from plan.models.gpu import GPU
 from plan.models.model_card import ModelCard
 from plan.models.platform import ExchangeRates, Platform
+from plan.models.said import say_as
+from plan.models.validation_words import listed
 from plan.models.yaml_io import read_yaml
 
 T = TypeVar("T", bound=BaseModel)
@@ -74,9 +76,9 @@ class Catalog:
         """A new catalog with `data` (same layout as the built-in files) laid over this one."""
         unknown = set(data) - set(_SECTIONS)
         if unknown:
-            raise InputError(
-                [f"{label}: {sorted(unknown)[0]}: unknown section; allowed: {', '.join(_SECTIONS)}"]
-            )
+            raise InputError([say_as("rule.overlay_unknown_section", "{label}: {section}: unknown "
+                                     "section; allowed: {allowed}", label=label,
+                                     section=sorted(unknown)[0], allowed=listed(_SECTIONS))])
         repeated = repeated_entries(data, label)
         if repeated:
             raise InputError(repeated)
@@ -129,8 +131,10 @@ class Catalog:
                     offer.currency not in self.exchange_rates.rates
                     and offer.currency != self.exchange_rates.base
                 ):
-                    problems.append(f"catalog: platforms.{platform.id}.offers[{i}].currency: "
-                                    f"no exchange rate for {offer.currency}")
+                    problems.append(say_as(
+                        "rule.offer_no_rate", "catalog: platforms.{platform}.offers[{i}].currency: "
+                        "no exchange rate for {currency}", platform=platform.id, i=i,
+                        currency=offer.currency))
             for i, purchase in enumerate(platform.purchase):
                 if purchase.gpu not in self.gpus:
                     problems.append(f"catalog: platforms.{platform.id}.purchase[{i}].gpu: unknown "
@@ -222,7 +226,8 @@ def _as_list(raw: Any, label: str, section: str) -> list[Any]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise InputError([f"{label}: {section}: expected a list of entries"])
+        raise InputError([say_as("rule.overlay_not_list", "{label}: {section}: expected a list of "
+                                 "entries", label=label, section=section)])
     return raw
 
 
@@ -244,10 +249,12 @@ def _with_fine_entries(problems: list[str], fine: list[str], label: str) -> list
     """The problems, then one line naming the entries that had none (kept within the line cap)."""
     if not fine:
         return problems
-    shown = ", ".join(fine[:12]) + (f" and {len(fine) - 12} more" if len(fine) > 12 else "")
+    more = (say_as("rule.and_more", " and {count} more", count=len(fine) - 12)
+            if len(fine) > 12 else "")
     # one line of the cap left for this one (a "... and K more" line then follows it)
     return [*capped(problems, limit=MAX_PROBLEMS - 1),
-            f"{label}: the other entries are fine: {shown}"]
+            say_as("rule.overlay_fine", "{label}: the other entries are fine: {shown}{more}",
+                   label=label, shown=", ".join(fine[:12]), more=more)]
 
 
 def _parse_each(raw: Any, schema: type[T], label: str, section: str, problems: list[str],
@@ -319,7 +326,9 @@ def load_catalog(overlays: Iterable[Path] = ()) -> Catalog:
     for path in overlays:
         data = read_yaml(path, what="catalog overlay")
         if not isinstance(data, Mapping):
-            raise InputError([f"{path}: expected a mapping with sections {', '.join(_SECTIONS)}"])
+            raise InputError([say_as("rule.overlay_not_mapping", "{label}: expected a mapping with "
+                                     "sections {sections}", label=str(path),
+                                     sections=listed(_SECTIONS))])
         catalog = catalog.overlay(data, str(path))
     return catalog
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from plan.models.platform import Platform
+from plan.models.said import say_as
 
 # the key inside an overlay's `features:` that replaces the catalog's map instead of merging
 REPLACE = "replace"
@@ -147,11 +148,21 @@ def _repeats(entries: list[Any], where: str, label: str, what: str, key_of: Any,
             parts = key if isinstance(key, tuple) else (key,)
             shown = " ".join("+".join(map(str, p)) if isinstance(p, tuple) else str(p)
                              for p in parts)
-            problems.append(f"{label}: {where}[{i}]: the same {what} as {where}[{first[key]}] "
-                            f"({shown[:80]}); one entry each, or the last would silently win")
+            problems.append(say_as(
+                "rule.overlay_repeated", "{label}: {where}[{i}]: the same {what} as "
+                "{where}[{first}] ({shown}); one entry each, or the last would silently win",
+                label=label, where=where, i=i, what=_SAME[what](), first=first[key],
+                shown=shown[:80]))
         else:
             first[key] = i
     return problems
+
+
+_SAME = {  # what two repeated entries share
+    "id": lambda: say_as("rule.same_id", "id"),
+    "GPU": lambda: say_as("rule.same_gpu", "GPU"),
+    "GPU and billing": lambda: say_as("rule.same_gpu_billing", "GPU and billing"),
+}
 
 
 def _hashable(key: Any, entry: Any) -> Any:

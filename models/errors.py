@@ -7,13 +7,14 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from plan.models.said import say_as
+from plan.models.said import Said, say_as
+from plan.models.validation_words import keyed_message
 
 # Lines one error shows: 50,000 unknown fields are one mistake repeated, not 50,000 lines to read.
 MAX_PROBLEMS = 20
 
 
-class _More(str):
+class _More(Said):
     """The closing "... and K more" line, which keeps K so that capping twice still counts right."""
 
     hidden: int
@@ -22,8 +23,11 @@ class _More(str):
 def _more(count: int, shown: list[str]) -> _More:
     """The closing line, naming the file the last line shown names ('file: field: what')."""
     where = shown[-1].split(": ", 1)[0] + ": " if shown and ": " in shown[-1] else ""
-    line = _More(f"{where}... and {count:,} more problems (the first {len(shown)} are shown)")
-    line.hidden = count
+    said = say_as("rule.more_problems",
+                  "{where}... and {count:,} more problems (the first {shown} are shown)",
+                  where=where, count=count, shown=len(shown))
+    line = _More(said)
+    line.key, line.fields, line.hidden = said.key, said.fields, count
     return line
 
 
@@ -156,7 +160,8 @@ def validation_problems(
     errors = exc.errors(include_url=False)
     for err in errors[:MAX_PROBLEMS]:  # the rest are counted, not worded (capped below)
         if err["type"] == "scenario_reference":
-            lines += [f"{label}: {problem}" for problem in err["ctx"]["problems"]]
+            lines += [say_as("rule.label_problem", "{label}: {problem}", label=label,
+                             problem=problem) for problem in err["ctx"]["problems"]]
             continue
         path = prefix
         for part in err["loc"]:
@@ -166,7 +171,7 @@ def validation_problems(
                 continue  # pydantic's internal validator names mean nothing to a user
             else:
                 path += ("." if path else "") + str(part)
-        message = err["msg"].removeprefix("Value error, ")
+        message = keyed_message(err, err["msg"].removeprefix("Value error, "))
         if err["type"] == "extra_forbidden":
             known = field_names(model, tuple(err["loc"][:-1])) if model is not None else []
             message = (say_as("rule.unknown_field", "unknown field{hint}",

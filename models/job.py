@@ -40,6 +40,7 @@ from plan.models.limits import (
     MAX_PARALLEL,
 )
 from plan.models.methods import ADAPTER_METHODS, QLORA_FP8, QLORA_METHODS, Method
+from plan.models.said import say_as
 from plan.models.stacks import (
     PURE_BF16_PRECISION,
     PYTORCH_ONLY_OPTIMIZER_NAMES,
@@ -180,11 +181,12 @@ class Job(Strict):
     @model_validator(mode="after")
     def _method_options(self) -> Job:
         if self.lora_rank is not None and self.method not in ADAPTER_METHODS:
-            raise ValueError("lora_rank is only for lora or qlora (or lora_dpo, qlora_dpo), not "
-                             f"{self.method}")
+            raise ValueError(say_as("rule.lora_rank_only", "lora_rank is only for lora or qlora "
+                                    "(or lora_dpo, qlora_dpo), not {method}", method=self.method))
         if self.lora_targets is not None and self.method not in ADAPTER_METHODS:
-            raise ValueError("lora_targets is only for lora or qlora (or lora_dpo, qlora_dpo), "
-                             f"not {self.method}")
+            raise ValueError(say_as("rule.lora_targets_only", "lora_targets is only for lora or "
+                                    "qlora (or lora_dpo, qlora_dpo), not {method}",
+                                    method=self.method))
         if self.optimizer == "adamw-precision-aware":
             unmet = self.unmet_for_megatron_optimizer()
             if unmet:

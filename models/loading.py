@@ -16,6 +16,7 @@ from plan.models.money import builtin_rates, converting
 from plan.models.platform import ExchangeRates
 from plan.models.said import say_as
 from plan.models.scenario import Scenario
+from plan.models.validation_words import listed as listed_names
 from plan.models.yaml_io import read_yaml
 
 
@@ -74,9 +75,11 @@ def _purchase_problems(scenario: Scenario, catalog: Catalog, label: str) -> list
             problems.append(_unknown_line(label, f"purchase[{i}].gpu", exc))
             continue
         if gpu not in listed:
-            problems.append(f"{label}: purchase[{i}].gpu: the catalog has no purchase entry for "
-                            f"{gpu} (it has: {', '.join(sorted(listed)) or 'none'}); add one in a "
-                            "catalog overlay (power, staff, life) and quote your price here")
+            problems.append(say_as(
+                "rule.purchase_unlisted", "{label}: purchase[{i}].gpu: the catalog has no purchase "
+                "entry for {gpu} (it has: {listed}); add one in a catalog overlay (power, staff, "
+                "life) and quote your price here", label=label, i=i, gpu=gpu,
+                listed=listed_names(sorted(listed)) or say_as("rule.none", "none")))
     return problems
 
 
@@ -91,8 +94,9 @@ def load_scenario_data(
     """
     label = str(path)
     if not isinstance(raw, Mapping):
-        raise InputError([f"{label}: expected a mapping of scenario fields (name, jobs, ...), "
-                          f"got {type(raw).__name__}"])
+        raise InputError([say_as("rule.scenario_not_mapping", "{label}: expected a mapping of "
+                                 "scenario fields (name, jobs, ...), got {kind}", label=label,
+                                 kind=type(raw).__name__)])
     scenario, money_notes = _validate(raw, label)
 
     overlays: list[Path] = []
@@ -100,8 +104,9 @@ def load_scenario_data(
         overlay = Path(scenario.catalog)
         overlay = overlay if overlay.is_absolute() else path.parent / overlay
         if not overlay.exists():
-            raise InputError([f"{label}: catalog: overlay file {scenario.catalog!r} not found "
-                              f"(looked at {overlay})"])
+            raise InputError([say_as("rule.overlay_missing", "{label}: catalog: overlay file "
+                                     "{name} not found (looked at {path})", label=label,
+                                     name=repr(scenario.catalog), path=str(overlay))])
         overlays.append(overlay)
     catalog = load_catalog([*overlays, *extra_overlays])
     if money_notes and catalog.exchange_rates != builtin_rates():
@@ -114,7 +119,8 @@ def load_scenario_data(
         except UnknownIdError as exc:
             problems.append(_unknown_line(label, f"jobs[{i}].model", exc))
         except InputError as exc:
-            problems += [f"{label}: jobs[{i}].model: {p}" for p in exc.problems]
+            problems += [say_as("rule.field_problem", "{label}: {path}: {message}", label=label,
+                                path=f"jobs[{i}].model", message=p) for p in exc.problems]
     for i, pool in enumerate(scenario.owned):
         _check(problems, label, f"owned[{i}].gpu", lambda g=pool.gpu: catalog.gpu(g))
     policy = scenario.policy
@@ -140,13 +146,16 @@ def load_scenario_data(
                 )
     rates = catalog.exchange_rates
     if scenario.currency != rates.base and scenario.currency not in rates.rates:
-        problems.append(f"{label}: currency: no exchange rate for {scenario.currency!r}; "
-                        f"known: {', '.join([rates.base, *sorted(rates.rates)])}")
+        problems.append(say_as("rule.no_rate", "{label}: currency: no exchange rate for "
+                               "{currency}; known: {known}", label=label,
+                               currency=repr(scenario.currency),
+                               known=listed_names([rates.base, *sorted(rates.rates)])))
     for i, job in enumerate(scenario.jobs):
         card = models.get(job.id)
         if card and job.seq_len > card.max_positions:
-            problems.append(f"{label}: jobs[{i}].seq_len: {job.seq_len} exceeds {card.id}'s "
-                            f"max_positions {card.max_positions}")
+            problems.append(say_as("rule.seq_len_over", "{label}: jobs[{i}].seq_len: {seq_len} "
+                                   "exceeds {card}'s max_positions {most}", label=label, i=i,
+                                   seq_len=job.seq_len, card=card.id, most=card.max_positions))
     if problems:
         raise InputError(problems)
     return LoadedScenario(path=path, scenario=scenario, catalog=catalog, models=models,

@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 from plan.models.base import Strict
 from plan.models.bounded import Id
 from plan.models.card_check import params_problem, shape_params
+from plan.models.said import say_as
 from plan.models.units import parse_count
 
 
@@ -24,7 +25,8 @@ class MoE(Strict):
     @model_validator(mode="after")
     def _top_k_within_experts(self) -> MoE:
         if self.top_k > self.experts:
-            raise ValueError(f"top_k ({self.top_k}) cannot exceed experts ({self.experts})")
+            raise ValueError(say_as("rule.moe_top_k", "top_k ({top_k}) cannot exceed experts "
+                                    "({experts})", top_k=self.top_k, experts=self.experts))
         return self
 
 
@@ -68,12 +70,12 @@ class ModelCard(Strict):
     @model_validator(mode="after")
     def _consistent(self) -> ModelCard:
         if self.num_heads % self.num_kv_heads:
-            raise ValueError(
-                f"num_heads ({self.num_heads}) must be a multiple of num_kv_heads "
-                f"({self.num_kv_heads})"
-            )
+            raise ValueError(say_as("rule.card_heads", "num_heads ({heads}) must be a multiple of "
+                                    "num_kv_heads ({kv_heads})", heads=self.num_heads,
+                                    kv_heads=self.num_kv_heads))
         if self.assumed and not self.assumption:
-            raise ValueError("an assumed card must say what was assumed in `assumption`")
+            raise ValueError(say_as("rule.card_assumed",
+                                    "an assumed card must say what was assumed in `assumption`"))
         if self.moe and self.moe.dense_layers > self.layers:
             raise ValueError(f"moe.dense_layers ({self.moe.dense_layers}) exceeds layers "
                              f"({self.layers})")

@@ -59,6 +59,7 @@ from plan.models.limits import (
 )
 from plan.models.money import active_conversion, converting
 from plan.models.platform import FabricKind
+from plan.models.said import say_as
 from plan.models.timeline import (
     BudgetByPeriod,
     expand_repeats,
@@ -333,37 +334,43 @@ class Scenario(Strict):
         ):
             for i, item_id in enumerate(ids):
                 if item_id in ids[:i]:
-                    problems.append(f"{section}[{i}].id: duplicate id {item_id!r}; ids must be "
-                                    "unique")
+                    problems.append(say_as("rule.duplicate_id", "{section}[{i}].id: duplicate "
+                                           "id {id}; ids must be unique", section=section, i=i,
+                                           id=repr(item_id)))
         site_ids = {s.id for s in self.sites}
         job_ids = [j.id for j in self.jobs]
-        declared = ", ".join(sorted(site_ids)) or "none declared"
+        declared = ", ".join(sorted(site_ids)) or say_as("rule.none_declared", "none declared")
         for i, pool in enumerate(self.owned):
             if pool.site not in site_ids:
-                problems.append(f"owned[{i}].site: {pool.site!r} is not a declared site "
-                                f"({declared})")
+                problems.append(say_as("rule.undeclared_site", "{path}: {site} is not a declared "
+                                       "site ({declared})", path=f"owned[{i}].site",
+                                       site=repr(pool.site), declared=declared))
         for i, job in enumerate(self.jobs):
             if job.data.at is not None and job.data.at not in site_ids:
-                problems.append(f"jobs[{i}].data.at: {job.data.at!r} is not a declared site "
-                                f"({declared})")
+                problems.append(say_as("rule.undeclared_site", "{path}: {site} is not a declared "
+                                       "site ({declared})", path=f"jobs[{i}].data.at",
+                                       site=repr(job.data.at), declared=declared))
             for dep in job.after:
                 if dep == job.id:
-                    problems.append(f"jobs[{i}].after: job {job.id!r} cannot come after itself")
+                    problems.append(say_as("rule.after_itself", "jobs[{i}].after: job {job} cannot "
+                                           "come after itself", i=i, job=repr(job.id)))
                 elif dep not in job_ids:
-                    problems.append(f"jobs[{i}].after: unknown job "
-                                    f"{dep!r}{did_you_mean(dep, job_ids)}")
+                    problems.append(say_as("rule.after_unknown", "jobs[{i}].after: unknown job "
+                                           "{dep}{hint}", i=i, dep=repr(dep),
+                                           hint=did_you_mean(dep, job_ids)))
         if not problems:
             cycle = _find_cycle({j.id: j.after for j in self.jobs})
             if cycle:
-                problems.append("jobs.after: cycle " + " -> ".join(cycle) + "; `after` must not "
-                                                                            "loop")
+                problems.append(say_as("rule.after_cycle", "jobs.after: cycle {cycle}; `after` "
+                                       "must not loop", cycle=" -> ".join(cycle)))
         if self.budget_by_period is not None:
             problems += self.budget_by_period.problems()
             if self.start is None:
-                problems.append("budget: a budget per period needs the scenario's start date "
-                                "(start: 2027-01-01)")
+                problems.append(say_as("rule.budget_needs_start", "budget: a budget per period "
+                                       "needs the scenario's start date (start: 2027-01-01)"))
         if self.objective == "balanced" and self.value_of_time_per_day <= 0:
-            problems.append("value_of_time_per_day: objective balanced needs a value > 0")
+            problems.append(say_as("rule.balanced_needs_value", "value_of_time_per_day: "
+                                   "objective balanced needs a value > 0"))
         return problems
 
     @property

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from plan.models.errors import InputError
+from plan.models.said import say_as
 
 # libyaml's parser where PyYAML has it: about 10x faster than the pure-Python one
 PARSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -43,8 +44,9 @@ def check_budget(text: str, label: str, *, max_nodes: int, max_depth: int) -> No
         nonlocal expanded
         expanded += size
         if len(stack) + height > max_depth:
-            where = f"{label}:{_line(mark)}"
-            raise InputError([f"{where} nested deeper than {max_depth} levels; refused"])
+            raise InputError([say_as("rule.yaml_nested", "{label}:{where} nested deeper than "
+                                     "{depth} levels; refused", label=label, where=_line(mark),
+                                     depth=max_depth)])
         if expanded > max_nodes:
             by_aliases = used_alias and written <= max_nodes
             raise InputError([_too_many(label, mark, max_nodes, by_aliases)])
@@ -79,12 +81,14 @@ def check_budget(text: str, label: str, *, max_nodes: int, max_depth: int) -> No
 
 
 def _line(mark: Any) -> str:
-    return f" line {mark.line + 1}:" if mark is not None else ""
+    return say_as("rule.yaml_line", " line {line}:", line=mark.line + 1) if mark is not None else ""
 
 
 def _too_many(label: str, mark: Any, limit: int, by_aliases: bool) -> str:
     if by_aliases:
-        return (f"{label}:{_line(mark)} YAML aliases expand to more than {limit:,} values; refused "
-                "(write the values out, or use fewer aliases)")
-    return (f"{label}:{_line(mark)} more than {limit:,} YAML values (mapping keys, list items and "
-            "scalars); refused: a scenario, catalog overlay or run description needs far fewer")
+        return say_as("rule.yaml_alias_bomb", "{label}:{where} YAML aliases expand to more than "
+                      "{limit:,} values; refused (write the values out, or use fewer aliases)",
+                      label=label, where=_line(mark), limit=limit)
+    return say_as("rule.yaml_too_many", "{label}:{where} more than {limit:,} YAML values (mapping "
+                  "keys, list items and scalars); refused: a scenario, catalog overlay or run "
+                  "description needs far fewer", label=label, where=_line(mark), limit=limit)

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from plan.models.errors import InputError
+from plan.models.file_words import file_kind, os_reason, what_word
 from plan.models.said import say_as
 from plan.models.yaml_budget import check_budget
 
@@ -77,39 +78,46 @@ def read_yaml(path: Path, *, what: str = "file") -> Any:
     label = str(path)
     raw = read_bounded(path, what=what)
     if b"\x00" in raw:
-        raise InputError([f"{label}: binary file, expected YAML text"])
+        raise InputError([say_as("rule.file_binary", "{label}: binary file, expected YAML text",
+                                 label=label)])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputError([f"{label}: not UTF-8 text, expected a YAML {what}"]) from None
+        raise InputError([say_as("rule.file_not_utf8", "{label}: not UTF-8 text, expected a YAML "
+                                 "{what}", label=label, what=what_word(what))]) from None
     return parse_yaml_text(text, label, what=what)
 
 
 def read_bounded(path: Path, *, what: str = "file", limit: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of a regular file of at most `limit` bytes; InputError otherwise (one line)."""
-    label = str(path)
+    label, said = str(path), what_word(what)
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        raise InputError([f"{label}: {what} not found"]) from None
+        raise InputError([say_as("rule.file_missing", "{label}: {what} not found", label=label,
+                                 what=said)]) from None
     except OSError as exc:
-        raise InputError([f"{label}: cannot read the {what}: {exc.strerror or exc}"]) from None
+        raise InputError([_unreadable(label, said, exc)]) from None
     if stat.S_ISDIR(info.st_mode):
-        raise InputError([f"{label}: is a folder, expected a {what}"])
+        raise InputError([say_as("rule.file_folder", "{label}: is a folder, expected a {what}",
+                                 label=label, what=said)])
     if not stat.S_ISREG(info.st_mode):
-        raise InputError([f"{label}: not a regular file ({_kind(info.st_mode)}); the {what} must "
-                          "be a regular file"])
+        raise InputError([say_as("rule.file_special", "{label}: not a regular file ({kind}); the "
+                                 "{what} must be a regular file", label=label,
+                                 kind=file_kind(info.st_mode), what=said)])
     if info.st_size > limit:
-        raise InputError([f"{label}: {info.st_size / 1e6:,.1f} MB, larger than the {limit / 1e6:g} "
-                          f"MB allowed for a {what}"])
+        raise InputError([say_as(
+            "rule.file_too_large", "{label}: {mb:,.1f} MB, larger than the {limit:g} MB allowed "
+            "for a {what}", label=label, mb=info.st_size / 1e6, limit=limit / 1e6, what=said)])
     try:
         # O_NONBLOCK: if the path became a FIFO since the stat, the open does not wait for a writer.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
-        raise InputError([f"{label}: cannot read the {what}: {exc.strerror or exc}"]) from None
+        raise InputError([_unreadable(label, said, exc)]) from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise InputError([f"{label}: not a regular file; the {what} must be a regular file"])
+            raise InputError([say_as("rule.file_not_regular", "{label}: not a regular file; the "
+                                     "{what} must be a regular file", label=label, what=said)])
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -118,22 +126,20 @@ def read_bounded(path: Path, *, what: str = "file", limit: int = MAX_FILE_BYTES)
                 break
             size += len(chunk)
             if size > limit:
-                raise InputError([f"{label}: larger than the {limit / 1e6:g} MB allowed for a "
-                                  f"{what}"])
+                raise InputError([say_as("rule.file_grew", "{label}: larger than the {limit:g} "
+                                         "MB allowed for a {what}", label=label,
+                                         limit=limit / 1e6, what=said)])
             chunks.append(chunk)
     except OSError as exc:
-        raise InputError([f"{label}: cannot read the {what}: {exc.strerror or exc}"]) from None
+        raise InputError([_unreadable(label, said, exc)]) from None
     finally:
         os.close(fd)
     return b"".join(chunks)
 
 
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a plain file"
+def _unreadable(label: str, what: str, exc: OSError) -> str:
+    return say_as("rule.file_unreadable", "{label}: cannot read the {what}: {reason}", label=label,
+                  what=what, reason=os_reason(exc))
 
 
 def load_yaml_value(text: str, label: str) -> Any:
@@ -148,18 +154,19 @@ def load_yaml_value(text: str, label: str) -> Any:
 
 def parse_yaml_text(text: str, label: str, *, what: str = "file") -> Any:
     if not text.strip():
-        raise InputError([f"{label}: empty {what}"])
+        raise InputError([_empty(label, what)])
     try:
         node, loader = _compose(text, label)
         try:
             if node is None:
-                raise InputError([f"{label}: empty {what}"])
+                raise InputError([_empty(label, what)])
             return _construct(loader, node, label)
         finally:
             loader.dispose()
     except DuplicateKeyError as exc:
-        raise InputError([f"{label}: line {exc.line}: duplicate key {exc.key!r}; each key may "
-                          "appear once"]) from None
+        raise InputError([say_as(
+            "rule.yaml_duplicate", "{label}: line {line}: duplicate key {name}; each key may "
+            "appear once", label=label, line=exc.line, name=repr(exc.key))]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = say_as("rule.yaml_where", " line {line}, column {column}", line=mark.line + 1,
@@ -172,7 +179,12 @@ def parse_yaml_text(text: str, label: str, *, what: str = "file") -> Any:
             "rule.yaml_malformed", "{label}:{where}: malformed YAML: {problem}", label=label,
             where="", problem=str(exc))]) from None
     except RecursionError:
-        raise InputError([f"{label}: YAML nested too deeply"]) from None
+        raise InputError([say_as("rule.yaml_too_deep", "{label}: YAML nested too deeply",
+                                 label=label)]) from None
+
+
+def _empty(label: str, what: str) -> str:
+    return say_as("rule.file_empty", "{label}: empty {what}", label=label, what=what_word(what))
 
 
 def _compose(text: str, label: str) -> tuple[yaml.Node | None, UniqueKeyLoader]:
@@ -190,5 +202,7 @@ def _construct(loader: UniqueKeyLoader, node: yaml.Node, label: str) -> Any:
     try:
         return loader.construct_document(node)
     except IntegerTooLongError as exc:
-        raise InputError([f"{label}: line {exc.line}: {exc}; at most {MAX_INT_DIGITS} digits are "
-                          "read (no quantity in a plan needs more)"]) from None
+        raise InputError([say_as(
+            "rule.yaml_long_int", "{label}: line {line}: an integer of {digits:,} digits; at most "
+            "{most} digits are read (no quantity in a plan needs more)", label=label,
+            line=exc.line, digits=exc.length, most=MAX_INT_DIGITS)]) from None

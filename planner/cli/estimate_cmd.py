@@ -70,6 +70,7 @@ from plan.planner.estimate.types import (
     RECOMPUTE,
     eager_kernels_on_megatron,
 )
+from plan.planner.i18n.said import say
 
 # The flags, as typer reads them (help texts as `plan estimate --help` prints them)
 
@@ -408,15 +409,16 @@ def _load_model(wanted: str) -> ModelCard:
     path = Path(wanted)
     if path.suffix.lower() in (".yaml", ".yml") or path.is_file():
         if not path.is_file():
-            fail(f"--model: no such model-card file: {wanted}")
+            fail(say("cli.no_card_file", wanted=wanted))
         try:
             return load_model_card(path)
         except InputError as exc:
-            fail([f"--model: {line}" for line in exc.problems][:1])
+            fail([say("cli.option_problem", option="--model", problem=line)
+                  for line in exc.problems][:1])
     try:
         return builtin_catalog().model(wanted)
     except UnknownIdError as exc:
-        fail(f"--model: {exc}")
+        fail(say("cli.option_problem", option="--model", problem=exc.message))
 
 
 def _check_against_model(card: ModelCard, seq_len: int, token_count: float | None,

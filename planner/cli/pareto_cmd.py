@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -23,21 +23,27 @@ from rich.table import Table
 
 from plan.models.errors import InputError
 from plan.models.loading import load_scenario
+from plan.planner import i18n
 from plan.planner.atomic_file import WriteFailed
 from plan.planner.build_deadline import BuildTimeout
 from plan.planner.cli.common import (
     ExitCode,
+    Language,
     console,
     fail,
+    lang_option,
     printable,
     stop_no_solution,
     time_limit_option,
     work_limit_option,
 )
+from plan.planner.i18n import t, word
+from plan.planner.i18n.numbers import amount, currency_unit
+from plan.planner.i18n.said import local, say
 from plan.planner.output_target import OutputRefused, check_output_file, scenario_inputs
 from plan.planner.pareto.export import FRONT_SUFFIXES, write_front
 from plan.planner.pareto.front import ParetoFront, Progress, pareto_front, time_unit
-from plan.planner.pareto.plot import PLOT_SUFFIXES, more_line, write_plot
+from plan.planner.pareto.plot import PLOT_SUFFIXES, write_plot
 from plan.planner.plain_text import plain
 from plan.planner.session import Session, SolveOptions
 
@@ -114,6 +120,7 @@ def pareto_command(
     overlay: OverlayArg = None,
     quiet: QuietArg = False,
     calibration: CalibrationArg = None,
+    lang: Annotated[Language | None, lang_option()] = None,
 ) -> None:
     """The exact cost/time Pareto front: for each finishing time, the cheapest plan.
 
@@ -123,13 +130,14 @@ def pareto_command(
     # Checked before the solves, which can take minutes.
     for path, allowed in ((output, FRONT_SUFFIXES), (plot, PLOT_SUFFIXES)):
         if path is not None and path.suffix.lower() not in allowed:
-            fail(f"{plain(path)}: unsupported file type; use {', '.join(allowed)}")
+            fail(say("file.unsupported", path=plain(path), allowed=", ".join(allowed)))
     try:
         from plan.planner.calibrate.use import with_calibration
 
         loaded = with_calibration(load_scenario(file, (overlay,) if overlay else ()), calibration)
     except InputError as exc:
         fail(exc)
+    i18n.adopt(loaded.scenario.lang)
     try:
         inputs = scenario_inputs(loaded, overlay, calibration)
         for path, option in ((output, "-o"), (plot, "--plot")):
@@ -176,12 +184,13 @@ def _write_outputs(front: ParetoFront, output: Path | None, plot: Path | None) -
         except ImportError as exc:
             fail(str(exc))
         except WriteFailed as exc:
-            kept = (f"; kept: {', '.join(plain(p) for p in written)}" if written
-                    else "; nothing was written")
-            print(f"error: {exc}{kept} (the front is shown above)", file=sys.stderr)
+            kept = (t("pareto.kept", paths=", ".join(plain(p) for p in written)) if written
+                    else t("pareto.nothing_written"))
+            print(t("error.frame", line=t("pareto.write_failed", problem=local(str(exc)),
+                                          kept=kept)), file=sys.stderr)
             raise typer.Exit(ExitCode.NO_SOLUTION if written else ExitCode.BAD_INPUT) from None
         written.append(path)
-        console.print(printable(f"wrote {plain(path)}"))
+        console.print(printable(t("file.wrote", path=plain(path))))
 
 
 @contextmanager
@@ -212,30 +221,41 @@ def walk_progress(quiet: bool) -> Iterator[Progress | None]:
 
 def _print(front: ParetoFront) -> None:
     unit, per = time_unit(front) if front.points else ("days", 24.0)
-    console.print(f"[bold]{printable(front.scenario)}[/bold]: {len(front.points)} points on the "
-                  f"cost/time front ({front.status}{'' if front.complete else ', incomplete'}, "
-                  f"{front.solve_time_s:.2f} s)")
+    console.print(t("pareto.headline", name=f"[bold]{printable(front.scenario)}[/bold]",
+                    n=len(front.points), status=word("status", front.status),
+                    incomplete="" if front.complete else t("pareto.incomplete"),
+                    s=f"{front.solve_time_s:.2f}"))
     if front.points:
         table = Table()
         for column in (
             "#",
-            f"cost ({front.currency})",
-            f"time ({unit})",
-            *(["risk"] if front.z else []),
-            "plan",
+            t("table.cost", cur=currency_unit(front.currency)),
+            t("html.col.time", unit=t(f"html.unit.{unit}")),
+            *([t("pareto.risk")] if front.z else []),
+            t("table.plan"),
         ):
             table.add_column(column, overflow="fold")
         for n, p in enumerate(front.points[:TABLE_ROWS], start=1):
-            mark = "" if p.within_budget and p.meets_deadlines else " (beyond limits)"
+            mark = "" if p.within_budget and p.meets_deadlines else t("pareto.beyond")
             table.add_row(
                 str(n),
-                f"{p.cost:,.0f}",
+                amount(p.cost),
                 f"{p.makespan_h / per:,.2f}",
                 *([f"{p.risk:.3f}"] if p.risk is not None else []),
-                printable(p.label() + mark),
+                printable(_label(p) + mark),
             )
         console.print(table)
         if len(front.points) > TABLE_ROWS:
-            console.print(more_line(len(front.points) - TABLE_ROWS))
+            console.print(t("pareto.more", n=len(front.points) - TABLE_ROWS))
     for note in front.notes:
-        console.print(printable(f"note: {note}"))
+        console.print(printable(t("pareto.note", note=local(note))))
+
+
+def _label(point: Any) -> str:
+    """The point's plan in words (`label()`), its billing modes in the reader's language."""
+    jobs = point.plan.jobs
+    if len(jobs) == 1:
+        j = jobs[0]
+        return f"{j.gpus}x {j.gpu}, {j.platform}, {word('billing', j.billing)}"
+    return "; ".join(f"{j.job}: {j.gpus}x {j.gpu} {j.platform} {word('billing', j.billing)}"
+                     for j in jobs)

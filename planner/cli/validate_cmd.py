@@ -10,6 +10,8 @@ import typer
 from plan.models.errors import InputError
 from plan.models.loading import load_scenario
 from plan.planner.cli.common import ExitCode, console, print_json, printable
+from plan.planner.i18n import t
+from plan.planner.i18n.said import local
 from plan.planner.plain_text import plain
 
 
@@ -24,7 +26,7 @@ def validate_command(
         except InputError as exc:
             bad += 1
             for line in exc.problems:
-                typer.echo(f"error: {plain(line)}", err=True)
+                typer.echo(t("error.frame", line=plain(local(line))), err=True)
             continue
         s = loaded.scenario
         console.print(printable(f"ok: {path}: scenario {s.name!r}, {len(s.jobs)} job(s), "

@@ -10,6 +10,20 @@ MESSAGES: dict[str, str] = {
     "error.internal": "internal error: {kind}: {detail} (set PLAN_DEBUG=1 for details; please "
                       "report)",
     "report.wrote": "wrote {path}",
+    # plan pareto (plan.planner.cli.pareto_cmd) and files written
+    "cli.option_problem": "{option}: {problem}",
+    "cli.no_card_file": "--model: no such model-card file: {wanted}",
+    "file.wrote": "wrote {path}",
+    "file.unsupported": "{path}: unsupported file type; use {allowed}",
+    "pareto.headline": "{name}: {n} points on the cost/time front ({status}{incomplete}, {s} s)",
+    "pareto.incomplete": ", incomplete",
+    "pareto.risk": "risk",
+    "pareto.beyond": " (beyond limits)",
+    "pareto.more": "... and {n} more in the JSON (-o front.json)",
+    "pareto.note": "note: {note}",
+    "pareto.kept": "; kept: {paths}",
+    "pareto.nothing_written": "; nothing was written",
+    "pareto.write_failed": "{problem}{kept} (the front is shown above)",
     "sep": ": ",
     "list_sep": "; ",
     # words of the domain (plan.planner.i18n.word); English shows the word itself

@@ -96,3 +96,7 @@ MESSAGES: dict[str, str] = {
     "rule.bound_greater_than": "got {value}; must be above {bound}",
     "rule.not_finite": "got {value}; must be a finite number (not .inf or .nan)",
 }
+
+from plan.planner.i18n import inputs_en  # noqa: E402  (input errors: files, YAML, validation)
+
+MESSAGES.update(inputs_en.MESSAGES)

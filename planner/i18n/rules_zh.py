@@ -84,3 +84,7 @@ MESSAGES: dict[str, str] = {
     "rule.bound_greater_than": "收到 {value}；须大于 {bound}",
     "rule.not_finite": "收到 {value}；须为有限数（不能是 .inf 或 .nan）",
 }
+
+from plan.planner.i18n import inputs_zh  # noqa: E402  (input errors: files, YAML, validation)
+
+MESSAGES.update(inputs_zh.MESSAGES)

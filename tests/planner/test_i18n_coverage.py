@@ -7,12 +7,14 @@ ids, units and layout fields (none of which makes such a run)."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from pydantic import BaseModel
 from typer.testing import CliRunner
 
@@ -24,6 +26,7 @@ from plan.planner.estimate.band import uncalibrated_band_note
 from plan.planner.estimate.memory_notes import HOST_SHORTFALL_NOTE
 from plan.planner.i18n.plan_words import billing_line
 from plan.planner.i18n.said import local, phrase, say, word
+from tests.hardening.hostile_base import HOSTILE_BASE, set_field
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = ("medical_hybrid", "rubin_buy_or_rent", "finance_year")
@@ -165,3 +168,79 @@ def test_input_errors_are_said_in_chinese_and_unchanged_in_english(
     assert chinese.output.startswith("错误：")
     assert re.search("收到|未知的模型", chinese.output)
     assert english_runs(chinese.output, []) == [], chinese.output
+
+
+def _hostile(changes: dict[str, object]) -> str:
+    """The hardening tests' starting scenario with `changes` (dotted paths) made."""
+    data = copy.deepcopy(HOSTILE_BASE)
+    for dotted, value in changes.items():
+        set_field(data, dotted, value)
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+_OVERLAY_ARGS = ["--catalog", "{dir}/o.yaml"]
+# (files written into the case's folder, the scenario named, more arguments, what the English
+# line says): a representative share of bench/hostile_inputs.py's bad inputs
+HOSTILE_CASES: dict[str, tuple[dict[str, str], str, list[str], str]] = {
+    "missing file": ({}, "nope.yaml", [], "nope.yaml: scenario file not found"),
+    "folder": ({"d/x": "x"}, "d", [], "d: is a folder, expected a scenario file"),
+    "empty file": ({"s.yaml": "  \n"}, "s.yaml", [], "s.yaml: empty scenario file"),
+    "binary file": ({"s.yaml": "\x00\x01"}, "s.yaml", [], "binary file, expected YAML text"),
+    "duplicate keys": ({"s.yaml": "name: a\nname: b\n"}, "s.yaml", [],
+                       "line 2: duplicate key 'name'; each key may appear once"),
+    "a list": ({"s.yaml": "- 1\n"}, "s.yaml", [],
+               "expected a mapping of scenario fields (name, jobs, ...), got list"),
+    "no jobs": ({"s.yaml": _hostile({"jobs": []})}, "s.yaml", [],
+                "jobs: List should have at least 1 item after validation, not 0"),
+    "jobs not a list": ({"s.yaml": _hostile({"jobs": "x"})}, "s.yaml", [],
+                        "jobs: Input should be a valid list"),
+    "pool not a mapping": ({"s.yaml": _hostile({"owned.0": 5})}, "s.yaml", [],
+                           "owned[0]: Input should be a valid dictionary or instance of OwnedPool"),
+    "currency pattern": ({"s.yaml": _hostile({"currency": "usd"})}, "s.yaml", [],
+                         "currency: String should match pattern '^[A-Z]{3}$'"),
+    "unknown currency": ({"s.yaml": _hostile({"currency": "ZZZ"})}, "s.yaml", [],
+                         "currency: no exchange rate for 'ZZZ'; known: CNY, USD"),
+    "after itself": ({"s.yaml": _hostile({"jobs.0.after": ["a"]})}, "s.yaml", [],
+                     "jobs[0].after: job 'a' cannot come after itself"),
+    "bad id": ({"s.yaml": _hostile({"jobs.0.id": "[/]"})}, "s.yaml", [],
+               "jobs[0].id: '[/]' is not a valid id (1-128 characters"),
+    "money suffix": ({"s.yaml": _hostile({"purchase": [{"gpu": "h800",
+                                                         "price_per_gpu": ".inf"}]})},
+                     "s.yaml", [], "unknown suffix 'inf' in '.inf'; allowed: a number"),
+    "overlay section": ({"s.yaml": _hostile({}), "o.yaml": "unknown_section: 1\n"}, "s.yaml",
+                        _OVERLAY_ARGS, "unknown_section: unknown section; allowed: models"),
+    "overlay not a list": ({"s.yaml": _hostile({}), "o.yaml": "platforms: 7\n"}, "s.yaml",
+                           _OVERLAY_ARGS, "o.yaml: platforms: expected a list of entries"),
+    "card shape": ({"s.yaml": _hostile({"jobs.0.model": "c.yaml"}), "c.yaml": yaml.safe_dump(
+        {"id": "c", "params": "70B", "layers": 2, "hidden_size": 64, "ffn_hidden_size": 128,
+         "num_heads": 4, "num_kv_heads": 4, "vocab_size": 1000, "max_positions": 4096,
+         "source": "x"})}, "s.yaml", [], "does not match the shape"),
+}
+
+
+@pytest.mark.parametrize("case", HOSTILE_CASES)
+def test_bad_inputs_are_said_in_chinese_and_unchanged_in_english(case: str,
+                                                                 tmp_path: Path) -> None:
+    files, name, more, english_line = HOSTILE_CASES[case]
+    for file, text in files.items():
+        (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / file).write_text(text, encoding="utf-8")
+    args = ["solve", str(tmp_path / name), *(a.replace("{dir}", str(tmp_path)) for a in more)]
+    english = CliRunner().invoke(app, args, env=ENGLISH_LOCALE)
+    assert english.exit_code == 2
+    assert english.output.startswith("error: ") and english_line in english.output
+    chinese = CliRunner().invoke(app, [*args, "--lang", "zh"], env=ENGLISH_LOCALE)
+    assert chinese.exit_code == 2
+    assert chinese.output.startswith("错误：")
+    assert english_runs(chinese.output, []) == [], chinese.output
+
+
+def test_the_pareto_front_is_said_in_chinese() -> None:
+    path = REPO / "scenarios" / "student_no_ops.yaml"
+    english = CliRunner().invoke(app, ["pareto", str(path), "-q"], env=ENGLISH_LOCALE)
+    chinese = CliRunner().invoke(app, ["pareto", str(path), "-q", "--lang", "zh"],
+                                 env=ENGLISH_LOCALE)
+    assert english.exit_code == chinese.exit_code == 0
+    assert "points on the cost/time front" in english.output and "hourly" in english.output
+    assert "费用/工期前沿" in chinese.output and "总费用（元）" in chinese.output
+    assert english_runs(chinese.output, _quoted_notes(path)) == []

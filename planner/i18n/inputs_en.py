@@ -1,0 +1,144 @@
+"""English input errors (plan.models: files, YAML, validation, units, catalog overlays, the
+scenario's cross-references): the wording these messages always had, so English output is
+unchanged. Each is a `say_as` template in models/ (tests/planner/test_i18n_rules.py checks they
+agree); keys match `inputs_zh` one for one."""
+
+from __future__ import annotations
+
+MESSAGES: dict[str, str] = {
+    "rule.kind_other": "not a plain file",
+    "rule.what_file": "file",
+    "rule.what_scenario": "scenario file",
+    "rule.what_card": "model card",
+    "rule.what_overlay": "catalog overlay",
+    "rule.what_results": "results file",
+    "rule.what_run_description": "run description",
+    "rule.what_calibration": "calibration file",
+    "rule.what_run_file": "run file",
+    "rule.what_log": "log",
+    "rule.os_loop": "Too many levels of symbolic links",
+    "rule.os_access": "Permission denied",
+    "rule.os_permission": "Operation not permitted",
+    "rule.os_name_too_long": "File name too long",
+    "rule.os_not_dir": "Not a directory",
+    "rule.os_io": "Input/output error",
+    "rule.kind_fifo": "a FIFO",
+    "rule.kind_chardev": "a character device",
+    "rule.kind_blockdev": "a block device",
+    "rule.kind_socket": "a socket",
+    "rule.file_unreadable": "{label}: cannot read the {what}: {reason}",
+    "rule.file_empty": "{label}: empty {what}",
+    "rule.file_binary": "{label}: binary file, expected YAML text",
+    "rule.file_folder": "{label}: is a folder, expected a {what}",
+    "rule.file_special": "{label}: not a regular file ({kind}); the {what} must be a regular file",
+    "rule.file_too_large": "{label}: {mb:,.1f} MB, larger than the {limit:g} MB allowed for a "
+                           "{what}",
+    "rule.file_not_utf8": "{label}: not UTF-8 text, expected a YAML {what}",
+    "rule.file_missing": "{label}: {what} not found",
+    "rule.file_not_regular": "{label}: not a regular file; the {what} must be a regular file",
+    "rule.yaml_duplicate": "{label}: line {line}: duplicate key {name}; each key may appear once",
+    "rule.yaml_too_deep": "{label}: YAML nested too deeply",
+    "rule.yaml_long_int": "{label}: line {line}: an integer of {digits:,} digits; at most {most} "
+                          "digits are read (no quantity in a plan needs more)",
+    "rule.file_grew": "{label}: larger than the {limit:g} MB allowed for a {what}",
+    "rule.yaml_too_many": "{label}:{where} more than {limit:,} YAML values (mapping keys, list "
+                          "items and scalars); refused: a scenario, catalog overlay or run "
+                          "description needs far fewer",
+    "rule.yaml_line": " line {line}:",
+    "rule.yaml_alias_bomb": "{label}:{where} YAML aliases expand to more than {limit:,} values; "
+                            "refused (write the values out, or use fewer aliases)",
+    "rule.yaml_nested": "{label}:{where} nested deeper than {depth} levels; refused",
+    "rule.one_item": "{n} item",
+    "rule.many_items": "{n} items",
+    "rule.one_char": "{n} character",
+    "rule.many_chars": "{n} characters",
+    "rule.pyd_missing": "Field required",
+    "rule.pyd_list": "Input should be a valid list",
+    "rule.pyd_dict": "Input should be a valid dictionary",
+    "rule.pyd_string": "Input should be a valid string",
+    "rule.pyd_int": "Input should be a valid integer",
+    "rule.pyd_float": "Input should be a valid number",
+    "rule.pyd_bool": "Input should be a valid boolean",
+    "rule.pyd_int_parsing": "Input should be a valid integer, unable to parse string as an integer",
+    "rule.pyd_float_parsing": "Input should be a valid number, unable to parse string as a number",
+    "rule.pyd_bool_parsing": "Input should be a valid boolean, unable to interpret input",
+    "rule.pyd_int_from_float": "Input should be a valid integer, got a number with a fractional "
+                               "part",
+    "rule.pyd_model": "Input should be a valid dictionary or instance of {name}",
+    "rule.pyd_too_short": "List should have at least {items} after validation, not {actual}",
+    "rule.pyd_too_long": "List should have at most {items} after validation, not {actual}",
+    "rule.pyd_string_too_long": "String should have at most {chars}",
+    "rule.pyd_string_too_short": "String should have at least {chars}",
+    "rule.pyd_pattern": "String should match pattern {pattern}",
+    "rule.unit_money": "an amount of money",
+    "rule.unit_count": "a count",
+    "rule.unit_seq_len": "a sequence length",
+    "rule.unit_duration": "a duration",
+    "rule.unit_size": "a size",
+    "rule.allowed_money": "a number, optionally with k, M, 万 or 亿 and a currency (¥, $, 元, USD, "
+                          "CNY, ...), e.g. 400k, 40万, 2万元, ¥20,000 or 20k USD",
+    "rule.allowed_count": "a number, optionally with K, M, B or T, e.g. 200M or 2B",
+    "rule.allowed_seq_len": "a whole number of tokens, or with k (x1024), e.g. 4096 or 4k",
+    "rule.allowed_duration": "a number with h, d, w or min (or hours, days, weeks), e.g. 30d, "
+                             "12h or 2 weeks",
+    "rule.allowed_size": "a number with B, KB, MB, GB, TB, PB (or KiB..TiB), e.g. 50GB",
+    "rule.unit_expected": "expected {what} ({allowed}), got {value}",
+    "rule.unit_suffix": "unknown suffix {suffix} in {value}; allowed: {allowed}",
+    "rule.unit_not_finite": "expected {what} ({allowed}) that is a finite number, got {value}",
+    "rule.unit_names_currency": "{value} names a currency ({currency}); give the amount in the "
+                                "scenario's currency",
+    "rule.unit_whole_tokens": "expected {allowed}, got {value}",
+    "rule.unit_duration_needs": "a duration needs a unit ({allowed}), got {value}",
+    "rule.unit_size_needs": "a size needs a unit ({allowed}), got {value}",
+    "rule.unit_two_currencies": "{value} names two currencies ({first} and {second})",
+    "rule.more_problems": "{where}... and {count:,} more problems (the first {shown} are shown)",
+    "rule.label_problem": "{label}: {problem}",
+    "rule.moe_top_k": "top_k ({top_k}) cannot exceed experts ({experts})",
+    "rule.card_heads": "num_heads ({heads}) must be a multiple of num_kv_heads ({kv_heads})",
+    "rule.card_assumed": "an assumed card must say what was assumed in `assumption`",
+    "rule.none_declared": "none declared",
+    "rule.balanced_needs_value": "value_of_time_per_day: objective balanced needs a value > 0",
+    "rule.undeclared_site": "{path}: {site} is not a declared site ({declared})",
+    "rule.after_cycle": "jobs.after: cycle {cycle}; `after` must not loop",
+    "rule.budget_needs_start": "budget: a budget per period needs the scenario's start date "
+                               "(start: 2027-01-01)",
+    "rule.duplicate_id": "{section}[{i}].id: duplicate id {id}; ids must be unique",
+    "rule.after_itself": "jobs[{i}].after: job {job} cannot come after itself",
+    "rule.after_unknown": "jobs[{i}].after: unknown job {dep}{hint}",
+    "rule.same_id": "id",
+    "rule.same_gpu": "GPU",
+    "rule.same_gpu_billing": "GPU and billing",
+    "rule.overlay_repeated": "{label}: {where}[{i}]: the same {what} as {where}[{first}] "
+                             "({shown}); one entry each, or the last would silently win",
+    "rule.and_more": " and {count} more",
+    "rule.overlay_fine": "{label}: the other entries are fine: {shown}{more}",
+    "rule.overlay_not_list": "{label}: {section}: expected a list of entries",
+    "rule.overlay_unknown_section": "{label}: {section}: unknown section; allowed: {allowed}",
+    "rule.overlay_not_mapping": "{label}: expected a mapping with sections {sections}",
+    "rule.offer_no_rate": "catalog: platforms.{platform}.offers[{i}].currency: no exchange rate "
+                          "for {currency}",
+    "rule.lora_rank_only": "lora_rank is only for lora or qlora (or lora_dpo, qlora_dpo), not "
+                           "{method}",
+    "rule.lora_targets_only": "lora_targets is only for lora or qlora (or lora_dpo, qlora_dpo), "
+                              "not {method}",
+    "rule.no_rate": "{label}: currency: no exchange rate for {currency}; known: {known}",
+    "rule.purchase_unlisted": "{label}: purchase[{i}].gpu: the catalog has no purchase entry for "
+                              "{gpu} (it has: {listed}); add one in a catalog overlay (power, "
+                              "staff, life) and quote your price here",
+    "rule.scenario_not_mapping": "{label}: expected a mapping of scenario fields (name, jobs, "
+                                 "...), got {kind}",
+    "rule.seq_len_over": "{label}: jobs[{i}].seq_len: {seq_len} exceeds {card}'s max_positions "
+                         "{most}",
+    "rule.overlay_missing": "{label}: catalog: overlay file {name} not found (looked at {path})",
+    "rule.none": "none",
+    "rule.comma": "{head}, {last}",
+    "rule.card_params": "params ({declared:,.4g}) does not match the shape ({implied:,.4g} "
+                        "parameters from layers, hidden_size, ffn_hidden_size, heads, "
+                        "vocab_size) within {tolerance:.0%}; fix the card, or say why in "
+                        "params_note",
+    "rule.id_rule": "1-128 characters: letters, digits and . _ - + : @ /, starting with a letter "
+                    "or digit",
+    "rule.bad_id": "{value} is not a valid id ({rule})",
+    "rule.control_chars": "contains control characters (terminal escapes); only tab and newline "
+                          "are allowed",
+}
