@@ -88,8 +88,15 @@ def unpriced_problems(offers: list[Any]) -> list[str]:
 
 
 def _key(offer: Mapping[str, Any]) -> tuple[Any, Any]:
+    """(gpu, billing) as written; a value that is not a plain word or number (a list, a map) is
+    malformed, for the schema to name, and keyed by its text so that it never matches a base."""
     billing = offer.get("billing")  # a billing word in any case is that word (plan.models.base)
-    return offer.get("gpu"), billing.lower() if isinstance(billing, str) else billing
+    return _hashable(offer.get("gpu")), _hashable(
+        billing.lower() if isinstance(billing, str) else billing)
+
+
+def _hashable(value: Any) -> Any:
+    return value if value is None or isinstance(value, str | int | float) else f"<{value!r}>"
 
 
 def _priced(offer: Any, by_key: Mapping[tuple[Any, Any], Any]) -> dict[str, Any] | None:

@@ -205,3 +205,11 @@ def test_a_price_quote_keeps_how_the_offer_is_sold():
     assert _offers(builtin_catalog().overlay(
         {"platforms": [{"id": "huawei-modelarts", "offers": [named]}]}, "o.yaml"),
         "huawei-modelarts")[("ascend-910b", "hourly")].lacks == []
+
+
+@pytest.mark.parametrize("offers", [[5, {"gpu": [1]}], [{"gpu": "h800", "billing": {"a": 1}}]])
+def test_an_offer_whose_gpu_or_billing_is_not_a_word_is_named_not_a_crash(offers):
+    # (a list as a GPU id was an unhashable key in the derived-price pass: an internal error)
+    with pytest.raises(InputError, match=r"offers\[\d+\]"):
+        builtin_catalog().overlay({"platforms": [{"id": "zhixingyun-pro", "offers": offers}]},
+                                  "o.yaml")
