@@ -13,13 +13,19 @@ the version the export names (issue 50 item 2):
 | `accelerate launch` line | accelerate `launch_command_parser` | `_validate_launch_command` |
 | job.toml | torchtitan `ConfigManager.parse_args` | train spec, flavor, ParallelDims |
 | train.yaml | LLaMA-Factory `_parse_train_args` | `get_train_args` to a GPU check |
-| train.sh (Megatron, MindSpeed) | the cited argument list (below) | validate_args' rules |
+| train.sh (Megatron-LM) | megatron-core 0.19.0 `parse_args` | `validate_args` |
+| train.sh (MindSpeed-LLM) | the cited argument list (below) | validate_args' rules |
 
-Megatron-LM's parser (`megatron/training/arguments.py`) is in no registry package: megatron-core's
-wheels and sdists hold `megatron/core` only, and the export names main d98e8a6 (MindSpeed-LLM:
-core_v0.12.1, copied into its checkout). So train.sh's flags are checked against the argument list
-the export cites (docs/sources/launch-configs.md section 2, docs/sources/mindspeed-llm.md) and the
-validate_args rules that list states; each such cell says `cited list`.
+Megatron-LM's parser (`megatron/training/arguments.py`) ships in megatron-core's wheels and sdists
+from 0.17.0 on (0.12.0 to 0.16.1 hold `megatron/core` only), which need Python >= 3.12: it lives in
+its own environment, `--megatron-python PATH` (install there: `pip install -e
+'.[consumers-megatron]'`, or megatron-core 0.19.0 built on 3.11 with --ignore-requires-python;
+tests/consumers/megatron_check.py). 0.19.0 is tag core_v0.19.0, which the export's main d98e8a6
+follows. MindSpeed-LLM (core_v0.12.1 with flags of its own) has no installable package (PyPI's
+mindspeed-llm 0.0.1.dev1 is an empty placeholder): its train.sh is checked against the argument
+list the export cites (docs/sources/mindspeed-llm.md) and the validate_args rules that
+docs/sources/launch-configs.md section 2 states; such a cell says `cited list`, as does Megatron's
+where no --megatron-python is given.
 
 Consumers not installed are reported as skipped, with the install line. LLaMA-Factory 0.9.5 pins
 accelerate<=1.11.0, below the 1.16.0 the accelerate export names, so it lives in its own
@@ -28,7 +34,7 @@ environment: `--llamafactory-python PATH` runs its checks with that interpreter 
 unreleased main (the export says so and `--target-version 0.9.5` refuses them): they are checked
 for the refusal 0.9.5 gives.
 
-    python bench/consumers.py [--llamafactory-python /path/to/python] [--only SCENARIO]
+    python bench/consumers.py [--llamafactory-python PATH] [--megatron-python PATH] [--only NAME]
 """
 
 from __future__ import annotations
@@ -73,6 +79,7 @@ def exports(path: Path, time_limit_s: float):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--llamafactory-python", help="interpreter with llamafactory 0.9.5")
+    parser.add_argument("--megatron-python", help="interpreter with megatron-core 0.19.0")
     parser.add_argument("--only", help="one scenario or example (file stem)")
     parser.add_argument("--time-limit", type=float, default=300.0)
     args = parser.parse_args()
@@ -85,10 +92,13 @@ def main() -> int:
             continue
         by_job: dict[str, dict[str, Cell]] = {}
         for job, layout, stack, files in exports(path, args.time_limit):
-            cell = check_export(stack, layout, files, args.llamafactory_python)
+            cell = check_export(stack, layout, files, args.llamafactory_python,
+                                args.megatron_python)
             by_job.setdefault(job, {})[stack] = cell
             failures += [f"{path.stem}/{job} --to {stack}: {line}" for line in cell.failures]
         rows += [(f"{path.stem}/{job}", cells) for job, cells in by_job.items()]
+        done = [c for cells in by_job.values() for c in cells.values()]
+        print(f"{path.stem}: {summary(done)}", file=sys.stderr, flush=True)  # progress
     print("| job | " + " | ".join(STACKS) + " |")
     print("|---|" + "---|" * len(STACKS))
     for name, cells in rows:

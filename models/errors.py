@@ -5,6 +5,9 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from plan.models.said import say_as
 
 # Lines one error shows: 50,000 unknown fields are one mistake repeated, not 50,000 lines to read.
 MAX_PROBLEMS = 20
@@ -54,7 +57,10 @@ class UnknownIdError(KeyError):
         self.kind = kind
         self.wanted = wanted
         ids = known if isinstance(known, Mapping) else None
-        self.message = f"unknown {kind} {wanted!r}{did_you_mean(wanted, known, ids=ids, fold=fold)}"
+        self.message: str = say_as(
+            "rule.unknown_id", "unknown {kind} {wanted}{hint}",
+            kind=_KIND_WORDS[kind]() if kind in _KIND_WORDS else kind, wanted=repr(wanted),
+            hint=did_you_mean(wanted, known, ids=ids, fold=fold))
         super().__init__(self.message)
 
     def __str__(self) -> str:
@@ -87,9 +93,13 @@ def did_you_mean(wanted: str, known: Iterable[str], limit: int = 3,
         if owner not in shown:
             shown[owner] = repr(name) + (f" ({owner})" if owner != name else "")
     if shown:
-        return "; did you mean " + " or ".join(list(shown.values())[:limit]) + "?"
+        first, *rest = list(shown.values())[:limit]
+        names: str = first
+        for name in rest:  # 'a' or 'b' or 'c', each 'or' said in the reader's language
+            names = say_as("rule.choices", "{head} or {last}", head=names, last=name)
+        return say_as("rule.did_you_mean", "; did you mean {names}?", names=names)
     shown_names = ", ".join(candidates[:12]) + (" ..." if len(candidates) > 12 else "")
-    return f"; known: {shown_names}"
+    return say_as("rule.known", "; known: {names}", names=shown_names)
 
 
 def field_names(model: type, loc: tuple[object, ...]) -> list[str]:
@@ -159,27 +169,55 @@ def validation_problems(
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             known = field_names(model, tuple(err["loc"][:-1])) if model is not None else []
-            message = ("unknown field" + did_you_mean(str(err["loc"][-1]), known)) if known \
-                else "unknown field (typo?)"
+            message = (say_as("rule.unknown_field", "unknown field{hint}",
+                              hint=did_you_mean(str(err["loc"][-1]), known)) if known
+                       else say_as("rule.unknown_field_typo", "unknown field (typo?)"))
         elif err["type"] == "literal_error":
-            message = f"got {err.get('input')!r}; {message.lower()}"
-        elif err["type"] in _BOUND_WORDS:
+            message = _literal_problem(err, message)
+        elif err["type"] in _BOUND_PROBLEMS:
             bound = next(iter((err.get("ctx") or {}).values()), None)
-            message = (
-                f"got {_shown(err.get('input'))}; must be {_BOUND_WORDS[err['type']]} "
-                f"{_shown(bound)}"
-            )
+            message = _BOUND_PROBLEMS[err["type"]](_shown(err.get("input")), _shown(bound))
         elif err["type"] == "finite_number":
-            message = f"got {_shown(err.get('input'))}; must be a finite number (not .inf or .nan)"
-        lines.append(f"{label}: {path or '(top level)'}: {message}")
+            message = say_as("rule.not_finite",
+                             "got {value}; must be a finite number (not .inf or .nan)",
+                             value=_shown(err.get("input")))
+        lines.append(say_as("rule.field_problem", "{label}: {path}: {message}", label=label,
+                            path=path or say_as("rule.top_level", "(top level)"), message=message))
     return capped(lines, max(0, len(errors) - MAX_PROBLEMS))
 
 
-_BOUND_WORDS = {
-    "less_than_equal": "at most",
-    "less_than": "below",
-    "greater_than_equal": "at least",
-    "greater_than": "above",
+def _literal_problem(err: Mapping[str, Any], message: str) -> str:
+    """'got 'x'; input should be 'a', 'b' or 'c'', keyed where pydantic's message has that shape
+    (its own text, lower-cased, otherwise)."""
+    plain = f"got {err.get('input')!r}; {message.lower()}"
+    expected = str((err.get("ctx") or {}).get("expected", ""))
+    if message.lower() != f"input should be {expected}".lower():
+        return plain
+    head, _, last = expected.rpartition(" or ")
+    choices = (say_as("rule.choices", "{head} or {last}", head=head, last=last) if head
+               else expected)
+    said = say_as("rule.literal", "got {value}; input should be {choices}",
+                  value=repr(err.get("input")), choices=choices)
+    return said if said == plain else plain
+
+
+_BOUND_PROBLEMS: dict[str, Callable[[str, str], str]] = {
+    "less_than_equal": lambda value, bound: say_as(
+        "rule.bound_less_than_equal", "got {value}; must be at most {bound}", value=value,
+        bound=bound),
+    "less_than": lambda value, bound: say_as(
+        "rule.bound_less_than", "got {value}; must be below {bound}", value=value, bound=bound),
+    "greater_than_equal": lambda value, bound: say_as(
+        "rule.bound_greater_than_equal", "got {value}; must be at least {bound}", value=value,
+        bound=bound),
+    "greater_than": lambda value, bound: say_as(
+        "rule.bound_greater_than", "got {value}; must be above {bound}", value=value,
+        bound=bound),
+}
+_KIND_WORDS: dict[str, Callable[[], str]] = {  # the kinds of id the catalog looks up
+    "GPU": lambda: say_as("rule.kind_gpu", "GPU"),
+    "model": lambda: say_as("rule.kind_model", "model"),
+    "platform": lambda: say_as("rule.kind_platform", "platform"),
 }
 
 

@@ -14,6 +14,7 @@ from plan.models.errors import InputError, UnknownIdError, validation_problems
 from plan.models.model_card import ModelCard
 from plan.models.money import builtin_rates, converting
 from plan.models.platform import ExchangeRates
+from plan.models.said import say_as
 from plan.models.scenario import Scenario
 from plan.models.yaml_io import read_yaml
 
@@ -52,7 +53,13 @@ def _check(problems: list[str], label: str, field: str, lookup: object) -> None:
     try:
         lookup()  # type: ignore[operator]
     except UnknownIdError as exc:
-        problems.append(f"{label}: {field}: {exc}")
+        problems.append(_unknown_line(label, field, exc))
+
+
+def _unknown_line(label: str, field: str, exc: UnknownIdError) -> str:
+    """'file: field: unknown GPU 'x'; did you mean ...?', said again in the reader's language."""
+    return say_as("rule.field_problem", "{label}: {path}: {message}", label=label, path=field,
+                  message=exc.message)
 
 
 def _purchase_problems(scenario: Scenario, catalog: Catalog, label: str) -> list[str]:
@@ -64,7 +71,7 @@ def _purchase_problems(scenario: Scenario, catalog: Catalog, label: str) -> list
         try:
             gpu = catalog.gpu(quote.gpu).id
         except UnknownIdError as exc:
-            problems.append(f"{label}: purchase[{i}].gpu: {exc}")
+            problems.append(_unknown_line(label, f"purchase[{i}].gpu", exc))
             continue
         if gpu not in listed:
             problems.append(f"{label}: purchase[{i}].gpu: the catalog has no purchase entry for "
@@ -105,7 +112,7 @@ def load_scenario_data(
         try:
             models[job.id] = resolve_model(job.model, catalog, path.parent)
         except UnknownIdError as exc:
-            problems.append(f"{label}: jobs[{i}].model: {exc}")
+            problems.append(_unknown_line(label, f"jobs[{i}].model", exc))
         except InputError as exc:
             problems += [f"{label}: jobs[{i}].model: {p}" for p in exc.problems]
     for i, pool in enumerate(scenario.owned):

@@ -29,6 +29,7 @@ from plan.models.limits import (
     MAX_PRICE_PER_GPU_HOUR,
     MIN_EXCHANGE_RATE,
 )
+from plan.models.said import say_as
 from plan.models.units import HOURS_PER_DAY, HOURS_PER_MONTH, HOURS_PER_YEAR
 
 PlatformKind = Literal["rental_cloud", "managed_training", "hyperscaler", "owned", "hybrid"]
@@ -265,10 +266,12 @@ class Offer(Strict):
         """How the offer is sold, e.g. 'whole 8-GPU instances' or 'at least 2 GPUs'."""
         step, least = self.step or 1, self.min_gpus or 1
         if step > 1 and least <= step:
-            return f"whole {step}-GPU instances"
+            return say_as("rule.instance_whole", "whole {step}-GPU instances", step=step)
         if step > 1:
-            return f"whole {step}-GPU instances, at least {least} GPUs"
-        return f"at least {least} GPUs"
+            return say_as("rule.instance_whole_least",
+                          "whole {step}-GPU instances, at least {least} GPUs", step=step,
+                          least=least)
+        return say_as("rule.instance_least", "at least {least} GPUs", least=least)
 
 
 def purchase_platform_id(gpu: str) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from plan.models.errors import InputError
+from plan.models.said import say_as
 from plan.models.yaml_budget import check_budget
 
 # Scenario files, model cards and catalog overlays: 5 MB (the largest shipped file is ~40 kB).
@@ -161,10 +162,15 @@ def parse_yaml_text(text: str, label: str, *, what: str = "file") -> Any:
                           "appear once"]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
-        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise InputError([f"{label}:{where}: malformed YAML: {exc.problem}"]) from None
+        where = say_as("rule.yaml_where", " line {line}, column {column}", line=mark.line + 1,
+                       column=mark.column + 1) if mark else ""
+        raise InputError([say_as(
+            "rule.yaml_malformed", "{label}:{where}: malformed YAML: {problem}", label=label,
+            where=where, problem=exc.problem)]) from None
     except yaml.YAMLError as exc:
-        raise InputError([f"{label}: malformed YAML: {exc}"]) from None
+        raise InputError([say_as(
+            "rule.yaml_malformed", "{label}:{where}: malformed YAML: {problem}", label=label,
+            where="", problem=str(exc))]) from None
     except RecursionError:
         raise InputError([f"{label}: YAML nested too deeply"]) from None
 

@@ -20,6 +20,7 @@ from plan.planner.candidates import CandidateBuilder, build_problem_and_builder
 from plan.planner.cpsat.model import Bounds, PlanModel
 from plan.planner.cpsat.overflow_guard import check_magnitudes
 from plan.planner.cpsat.run import Outcome, solve_model
+from plan.planner.i18n.said import phrase, say
 
 # Per candidate build (planner/candidates/reuse.py keeps a few alive), its problems' models by
 # what their constraints read beside the candidates (budget.set_budget sets the budget's amount)
@@ -155,9 +156,7 @@ class Session:
     def cut_note(self, answer: str, knob: str) -> str:
         """What a user is told when the wall-clock safety net stopped a solve of this session:
         `answer` names what may depend on load, `knob` the limit to raise."""
-        return (f"the wall-clock safety net ({self.settings.time_limit_s:g} s) stopped a solve "
-                f"before its work limit; this {answer} may depend on the machine's load: raise "
-                f"{knob}")
+        return say("note.cut", limit=self.settings.time_limit_s, answer=phrase(answer), knob=knob)
 
     def remaining_s(self) -> float:
         return max(0.05, self.deadline - time.perf_counter())

@@ -22,6 +22,7 @@ from plan.planner.explain.ownership import (
     payback_lines,
     rent_instead,
 )
+from plan.planner.i18n.said import Joined, say
 from plan.planner.plan import Plan, SolveResult
 from plan.planner.session import Session, SolveOptions
 from plan.planner.trades import (
@@ -202,11 +203,12 @@ def _alternatives(
             search.cached = alt if alt.solved else None
             if alt.status == "unknown":  # ran out of its slice: nothing is known beyond it either
                 search.closed = search.ran_out = True
-                within = ("the time limit" if alt.wall_stopped
-                          else f"{ALTERNATIVE_WORK:g} work units")
-                what = "alternatives" if search.kind == "decision" else f"{search.kind} trades"
-                result.notes.append(f"{what}: {'no further one' if found else 'none'} found "
-                                    f"within {within} (not proven that none exists)")
+                within = (say("alt.time_limit") if alt.wall_stopped
+                          else say("alt.work_units", work=ALTERNATIVE_WORK))
+                what = (say("alt.alternatives") if search.kind == "decision"
+                        else say("alt.trades", kind=search.kind))
+                result.notes.append(say("alt.ran_out", what=what, within=within,
+                                        found=say("alt.no_further" if found else "alt.none")))
             elif not alt.solved:
                 search.closed = True
             else:
@@ -232,8 +234,7 @@ def _alternatives(
             break
     inside = len(found) - beyond
     if unproven:
-        result.notes.append(f"alternatives: {unproven} shown as found within {ALTERNATIVE_WORK:g} "
-                            f"work units each, real trades but not proven the nearest ones")
+        result.notes.append(say("alt.unproven", n=unproven, work=ALTERNATIVE_WORK))
     if len(found) < settings.top_k - 1 or beyond:
         result.notes.append(_alternatives_note(searches, singles, inside, beyond, settings.gap))
     return found, inside
@@ -242,24 +243,21 @@ def _alternatives(
 def _alternatives_note(searches: list[TradeSearch], singles: list[str], inside: int,
                        beyond: bool, gap: float) -> str:
     """What the alternatives shown are, when fewer than asked for were found."""
-    what = [f"the platform, GPU type or billing of {', '.join(singles)} (the jobs carrying "
-            f"{MATERIAL_SHARE:.0%} or more of the cost or time)"] if singles else []
+    what = [say("alt.singles", jobs=", ".join(singles), share=MATERIAL_SHARE)] if singles else []
     classes = [s.label for s in searches if s.kind == "class"]
     if classes:
-        what.append(f"that of every job of {', '.join(classes)} (equal jobs, none carrying "
-                    f"{MATERIAL_SHARE:.0%} alone)")
+        what.append(say("alt.classes", series=", ".join(classes), share=MATERIAL_SHARE))
     counts = [s for s in searches if s.kind == "count"]
     if counts:
-        what.append(f"only GPU counts, ending at least {_span(counts[0].extra['move_min'])} sooner "
-                    f"({COUNT_TRADE_SHARE:.0%} of the best plan's time, at most a day)")
-    return (f"alternatives: {inside} within {gap:.0%} of the best are cheaper or faster than the "
-            f"plans above them and change {'; or '.join(what)}"
-            + ("; the last plan shown is the nearest such change beyond the gap" if beyond else ""))
+        what.append(say("alt.counts", span=_span(counts[0].extra["move_min"]),
+                        share=COUNT_TRADE_SHARE))
+    return say("alt.shown", inside=inside, gap=gap, what=Joined(what, "alt.or"),
+               beyond=say("alt.beyond") if beyond else "")
 
 
 def _span(minutes: int) -> str:
     hours = SCALE.to_hours(minutes)
-    return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} days"
+    return say("alt.span_h", h=hours) if hours < 48 else say("alt.span_days", days=hours / 24)
 
 
 def _record_proof(session: Session, result: SolveResult, best: Outcome) -> None:
@@ -283,7 +281,5 @@ def _record_proof(session: Session, result: SolveResult, best: Outcome) -> None:
     if session.wall_stopped:
         result.notes.append(session.cut_note("answer", "solver.time_limit_s"))
     elif best.status == "feasible":
-        result.notes.append(f"not proven optimal within the work limit ({settings.work_limit:g} "
-                            f"units): the best possible is {result.bound:,.2f} "
-                            f"{result.bound_unit}, gap {result.gap:.1%}; raise solver.work_limit "
-                            "(or --work-limit) to close it")
+        result.notes.append(say("alt.not_proven", work=settings.work_limit, bound=result.bound,
+                                unit=result.bound_unit, gap=result.gap))

@@ -14,6 +14,7 @@ from plan.models.scenario import Job
 from plan.planner.candidates.options import Options, _Option
 from plan.planner.candidates.purchase import BuyOption
 from plan.planner.estimate.reliability import RunEstimate, hours_quantile
+from plan.planner.i18n.said import say, word
 
 BILLING_QUANTILES = tuple((i + 0.5) / 20 for i in range(20))
 """Where the training time's band is sampled to price rounded billing (every 5th percentile's
@@ -95,7 +96,8 @@ class Billing(Options):
         period_min = SCALE.minutes(offer.period_h)
         self.resources[key] = Resource(
             key=key, kind="reservation", platform=place.platform, gpu=place.gpu,
-            label=f"{offer.billing} reservation of {place.gpu} on {place.platform}", levels=levels,
+            label=say("label.reservation", billing=word("billing", offer.billing), gpu=place.gpu,
+                      platform=place.platform), levels=levels,
             period_min=period_min, price_per_gpu_period=SCALE.money(price),
             min_periods=offer.min_periods,
             max_periods=max(offer.min_periods, math.ceil(self.horizon_h / offer.period_h) + 1))
@@ -120,12 +122,13 @@ class Billing(Options):
         basis = self.scenario.budget_basis
         upfront = buy.upfront_per_gpu(basis, self.planning_horizon_h)
         currency = self.scenario.currency
-        unit = f" in {buy.unit_gpus}-GPU units" if buy.unit_gpus > 1 else ""
-        label = (f"buy {place.gpu}{unit} at {buy.capex_per_gpu:,.0f} {currency}/GPU, paid in cash"
+        unit = say("label.unit", n=buy.unit_gpus) if buy.unit_gpus > 1 else ""
+        label = (say("label.buy_cash", gpu=place.gpu, unit=unit, price=buy.capex_per_gpu,
+                     currency=currency)
                  if basis == "cash" else
-                 f"buy {place.gpu}{unit} at {buy.capex_per_gpu:,.0f} {currency}/GPU, amortized: "
-                 f"{upfront / buy.capex_per_gpu:.1%} of the price falls within the "
-                 f"{self.planning_horizon_h / 24:g}-day horizon, the residual value is credited")
+                 say("label.buy_amortized", gpu=place.gpu, unit=unit, price=buy.capex_per_gpu,
+                     currency=currency, share=upfront / buy.capex_per_gpu,
+                     days=self.planning_horizon_h / 24))
         self.resources[key] = Resource(
             key=key, kind="purchase", platform=place.platform, gpu=place.gpu, label=label,
             levels=levels, period_min=SCALE.minutes(period_h),

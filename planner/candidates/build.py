@@ -25,7 +25,7 @@ from plan.models.problem import SCALE, Candidate, Problem, Removed, Resource, re
 from plan.models.scenario import Job, Scenario
 from plan.planner import build_deadline
 from plan.planner.candidates.billing import Billing
-from plan.planner.candidates.estimating import Estimating
+from plan.planner.candidates.estimating import EstimateCache, Estimating
 from plan.planner.candidates.options import _Option, _place_of, pinned_text
 from plan.planner.candidates.purchase import buy_options
 from plan.planner.candidates.spot_risk import spot_risk
@@ -35,7 +35,7 @@ from plan.planner.estimate import Estimate
 from plan.planner.estimate.band import memory_factor, uncalibrated_band_note
 from plan.planner.estimate.factors import efficiency_assumption
 from plan.planner.estimate.reliability import hours_quantile
-from plan.planner.i18n.said import money, say
+from plan.planner.i18n.said import money, phrase, say
 
 NO_DEADLINE_HORIZON_H = 2 * 365 * 24.0
 # Stop adding GPUs to an offer when two steps in a row gain less than 5% throughput, or when the
@@ -44,6 +44,10 @@ NO_DEADLINE_HORIZON_H = 2 * 365 * 24.0
 # free lets a layout drop its recomputation, 1 H800 at 28 min recomputing, 2 at 12 min without).
 STALL_GAIN = 1.05
 MIN_USEFUL_HOURS = 0.5
+
+MEMORY_NOTE_KEYS = ("memory.shortfall", "memory.offload", "memory.paged")
+"""The host-memory notes a plan repeats from its estimate (which may come back from the store as
+plain text): their templates, to say them again in the reader's language."""
 
 
 def _span(hours: float) -> str:
@@ -85,7 +89,9 @@ class CandidateBuilder(Estimating, Billing):
     """Builds the `Problem` for one loaded scenario. One instance per solve; estimates are
     cached."""
 
-    def __init__(self, loaded: LoadedScenario) -> None:
+    def __init__(self, loaded: LoadedScenario, estimates: EstimateCache | None = None) -> None:
+        """`estimates`: layout searches shared with other builds of `loaded`'s variants
+        (shared_estimates.py); a cache of its own when None."""
         self.loaded = loaded
         self.scenario = loaded.scenario
         self.catalog = loaded.catalog
@@ -95,7 +101,7 @@ class CandidateBuilder(Estimating, Billing):
         self.forbidden_platforms = {self.catalog.platform(p).id for p in pol.forbid_platforms}
         self.allowed_gpus = {self.catalog.gpu(g).id for g in pol.allow_gpus}
         self.forbidden_gpus = {self.catalog.gpu(g).id for g in pol.forbid_gpus}
-        self._estimates = {}
+        self._estimates = {} if estimates is None else estimates
         self.headroom = pol.memory_headroom
         self.confidence = self.scenario.confidence
         self._pytorch_stacks_only = ops_skill.pytorch_stacks_only(self.scenario)
@@ -159,8 +165,8 @@ class CandidateBuilder(Estimating, Billing):
         for c in sorted((c for cands in candidates.values() for c in cands),
                         key=lambda c: any(g.startswith("policy.") for g in c.violations)):
             for group, reason in c.violations.items():
-                self.groups.setdefault(group, say("group.rule_example", group=group,
-                                                  reason=reason))
+                if group not in self.groups:  # (the first example only: said once per group)
+                    self.groups[group] = say("group.rule_example", group=group, reason=reason)
         # Renumber after pruning so variable indices are dense and stable.
         renumbered: dict[str, list[Candidate]] = {}
         index = 0
@@ -242,6 +248,10 @@ class CandidateBuilder(Estimating, Billing):
             if res.kind == "owned":
                 self.groups[f"capacity/{key}"] = say("group.pool_window", label=res.label)
                 self.groups[f"scheduling/{key}"] = say("group.pool_shared", label=res.label)
+            else:  # English names the group by its id alone, as it always did
+                self.groups[f"scheduling/{key}"] = say("group.scheduling", resource=key)
+        for period in budget_periods(s, self.horizon_h):
+            self.groups[f"budget/{period.label}"] = say("group.period_budget", label=period.label)
 
     def _fastest(self, job: Job, card: ModelCard, option: _Option, gpu: GPU,
                  shape: str) -> tuple[Estimate | None, str, str]:
@@ -343,22 +353,25 @@ class CandidateBuilder(Estimating, Billing):
         if risk_note:
             assumptions.append(risk_note)
         if card.assumed:
-            assumptions.append(f"model {card.id}: {card.assumption}")
+            assumptions.append(say("note.model", model=card.id, note=card.assumption))
         if gpu.assumed or gpu.preliminary:
-            assumptions.append(f"GPU {gpu.id}: {gpu.assumption or 'preliminary figures'}")
+            assumptions.append(say("note.gpu", gpu=gpu.id,
+                                   note=gpu.assumption or say("note.preliminary")))
         if gpu.gpus_per_node_assumption and place.node_size_from_gpu and place.gpus > 1:
-            assumptions.append(f"GPU {gpu.id}: {gpu.gpus_per_node_assumption}")
+            assumptions.append(say("note.gpu", gpu=gpu.id, note=gpu.gpus_per_node_assumption))
         assumed_efficiency = efficiency_assumption(gpu.architecture)
         if assumed_efficiency:
-            assumptions.append(f"GPU {gpu.id}: {assumed_efficiency}")
+            assumptions.append(say("note.gpu", gpu=gpu.id, note=assumed_efficiency))
         # the wider band can move its scheduled time (confidence) and so the plan
         if estimate.uncalibrated:
-            assumptions.append(f"{job.id}: {uncalibrated_band_note(estimate.uncalibrated)}")
+            assumptions.append(say("note.of", who=job.id,
+                                   note=uncalibrated_band_note(estimate.uncalibrated)))
         assumptions += [say("note.of", who=place.platform, note=note)
                         for note in getattr(estimate.cluster, "assumptions", ())]
         # model states offloaded, or paged optimizer states, in host memory: the host memory they
         # take, the CPU step's assumed speed, their PCIe traffic each step
-        assumptions += [f"{job.id}: {note}" for note in estimate.notes
+        assumptions += [say("note.of", who=job.id, note=phrase(note, *MEMORY_NOTE_KEYS))
+                        for note in estimate.notes
                         if note.startswith(("CPU offload", "paged optimizer"))]
         return assumptions
 

@@ -162,9 +162,9 @@ class Estimating(Options):
             return None, "layout", str(exc)
         reason = ""
         if result.best is None:
-            least = getattr(result, "least_memory", None)
-            least_gib = least.memory.total_gib if least is not None else None
-            reason = memory_rule.reason(card.id, cluster.gpus, cluster.gpu.id, least_gib,
+            # (its memory alone: estimating its time too was most of a warm solve's candidates)
+            reason = memory_rule.reason(card.id, cluster.gpus, cluster.gpu.id,
+                                        result.least_memory_gib,
                                         cluster.gpu.memory_gib, self.headroom,
                                         self.memory_band_factor)
         return result.best, memory_rule.GROUP, reason

@@ -181,15 +181,14 @@ class Options:
                     if allowed.note:
                         notes.append(allowed.note)
                     if offer.sold_by_instance:
-                        notes.append(f"{platform.id} rents {gpu.id} ({offer.billing}) only as "
-                                     f"{offer.instance_text()}: the plan rents {count} GPUs, "
-                                     "whole instances, and uses them all")
+                        notes.append(say("note.whole_instances", platform=platform.id,
+                                         gpu=gpu.id, billing=word("billing", offer.billing),
+                                         sold=offer.instance_text(), count=count))
                     notes.extend(relied)
                     if allowed.needs_reservation(count):
-                        notes.append(f"{count}x {gpu.id} on {platform.id} is above the "
-                                     f"{allowed.max_gpus} one customer gets without a reservation: "
-                                     f"arrange it with the vendor ({allowed.startup_for(count):g} "
-                                     "h lead time)")
+                        notes.append(say("note.reservation_needed", count=count, gpu=gpu.id,
+                                         platform=platform.id, max=allowed.max_gpus,
+                                         lead=allowed.startup_for(count)))
                     options.append(_Option(place, platform, offer=offer, assumptions=notes,
                                            startup_h=allowed.startup_for(count),
                                            largest_gpus=max(counts)))
@@ -208,8 +207,9 @@ class Options:
         if job.gpus is not None and not rented:
             self.removed.append(Removed(
                 job.id, platform.id, offer.gpu, job.gpus, offer.billing, "gpus",
-                f"{platform.id} rents {offer.gpu} ({offer.billing}) only as "
-                f"{offer.instance_text()}; {job.id} pins gpus: {job.gpus}"))
+                say("note.pinned_instances", platform=platform.id, gpu=offer.gpu,
+                    billing=word("billing", offer.billing), sold=offer.instance_text(),
+                    job=job.id, gpus=job.gpus)))
         return rented
 
     def _owned_options(self, job: Job) -> list[_Option]:

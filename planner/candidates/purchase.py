@@ -27,6 +27,7 @@ from plan.models.platform import Platform, Purchase, purchase_platform_id
 from plan.models.problem import HOURS_PER_MONTH
 from plan.models.scenario import PurchaseQuote, Scenario
 from plan.models.units import HOURS_PER_YEAR
+from plan.planner.i18n.said import say
 
 
 @dataclass(frozen=True)
@@ -62,9 +63,9 @@ class BuyOption:
         """The rule behind `residual_at`, for the answer."""
         share = self.residual_at(horizon_h)
         if self.residual_share is not None:
-            return f"{share:.0%} of the price, as the quote states"
-        return (f"{share:.0%} of the price: straight-line to zero over its "
-                f"{self.life_years:g}-year life, {horizon_h / HOURS_PER_MONTH:,.1f} months used")
+            return say("own.residual_quoted", share=share)
+        return say("own.residual_straight", share=share, life=self.life_years,
+                   months=horizon_h / HOURS_PER_MONTH)
 
     def upfront_per_gpu(self, basis: str, horizon_h: float) -> float:
         """What one GPU bought costs the plan's budget, apart from running costs."""

@@ -24,6 +24,7 @@ from plan.planner.candidates.build import (
     deadline_group,
     horizons_h,
 )
+from plan.planner.candidates.shared_estimates import shared_estimates
 from plan.planner.collector import collector_paused
 from plan.planner.estimate import store as estimate_store
 
@@ -137,7 +138,8 @@ def build_problem_and_builder(loaded: LoadedScenario,
             _WHAT_IFS.discard(key)
         _, problem, builder = _BUILT[key]
         return _with_figures(problem, loaded.scenario), builder
-    builder = CandidateBuilder(loaded)
+    # a variant of the same loaded scenario asks again only the searches its change touches
+    builder = CandidateBuilder(loaded, shared_estimates(loaded))
     with collector_paused():  # hundreds of thousands of objects that live on (planner/collector.py)
         try:
             problem = builder.build()

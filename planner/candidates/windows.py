@@ -14,6 +14,7 @@ import dataclasses
 from plan.models.job import Job
 from plan.models.problem import SCALE, BudgetPeriod, Candidate, Resource
 from plan.models.scenario import Scenario
+from plan.planner.i18n.said import say
 
 
 def instance_shape(job: Job) -> str:
@@ -52,7 +53,7 @@ def held_alone_twins(candidates: dict[str, list[Candidate]],
             key = f"{res.key}#{job}"
             mine = tuple(sorted({o.gpus for o in cands if o.resource == res.key}))
             resources[key] = dataclasses.replace(
-                res, key=key, label=f"{res.label}, held for {job} alone", levels=mine)
+                res, key=key, label=say("label.held_alone", label=res.label, job=job), levels=mine)
             twin = dataclasses.replace(c, resource=key)
             twins.append(twin)
             alone.append((cost, twin))

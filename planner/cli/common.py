@@ -14,6 +14,7 @@ from rich.markup import escape
 
 from plan.models.errors import InputError
 from plan.planner import i18n
+from plan.planner.i18n.said import local
 from plan.planner.plain_text import json_text, plain
 
 
@@ -44,7 +45,7 @@ def fail(problems: InputError | list[str] | str) -> NoReturn:
     lines = problems.problems if isinstance(problems, InputError) else (
         [problems] if isinstance(problems, str) else problems)
     for line in lines:
-        print(i18n.t("error.frame", line=plain(line)), file=sys.stderr)
+        print(i18n.t("error.frame", line=plain(local(line))), file=sys.stderr)
     raise typer.Exit(ExitCode.BAD_INPUT)
 
 

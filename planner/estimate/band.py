@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from plan.models.methods import PRETRAIN_METHODS, QLORA_METHODS
 from plan.models.stacks import DEEPSPEED, MEGATRON, stack_of
 from plan.planner.estimate.factors import MEASURED_GEMM_ARCHITECTURES
+from plan.planner.i18n.said import Joined, phrase, say
 
 if TYPE_CHECKING:
     from plan.models.layout import Layout
@@ -128,9 +129,9 @@ def uncalibrated_mechanisms(
 
 def uncalibrated_band_note(uncalibrated: tuple[str, ...]) -> str:
     """The line an estimate (and a plan, as an assumption) carries when its band was widened."""
-    return (f"throughput band widened: no calibration row measures {', '.join(uncalibrated)}; each "
-            "adds an "
-            f"assumed +-{UNCALIBRATED_SPREAD - 1:.0%} at p10-p90 (band.UNCALIBRATED_SPREAD)")
+    return say("band.widened", mechanisms=Joined([phrase(m, "band.gpu_efficiency")
+                                                  for m in uncalibrated], "list_comma"),
+               spread=UNCALIBRATED_SPREAD - 1)
 
 
 def throughput_band(layout: Layout, uncalibrated: tuple[str, ...] = ()) -> tuple[float, float]:

@@ -7,6 +7,8 @@ factors, never per row); change one here and re-run `bench/validate_estimates.py
 
 from __future__ import annotations
 
+from plan.planner.i18n.said import phrase, say
+
 GIB = 1024**3
 GB = 1e9
 
@@ -52,10 +54,9 @@ def efficiency_assumption(architecture: str) -> str | None:
         return None
     fraction = GEMM_FRACTION_OF_PEAK.get(architecture, 0.6)
     stack = VENDOR_STACK_OF_ARCHITECTURE.get(architecture)
-    on_stack = f" on {stack}" if stack else ""
-    return (f"compute efficiency of {architecture} GPUs{on_stack} assumed: dense GEMMs at "
-            f"{fraction:.0%} of the datasheet peak (no published measurement; A100 86% and H100 "
-            "80% are measured), so time and cost on them are less certain than on A100/H100")
+    on_stack = say("band.on_stack", stack=phrase(stack)) if stack else ""
+    return say("band.efficiency_assumed", architecture=architecture, on_stack=on_stack,
+               fraction=fraction)
 
 
 TRAINING_KERNEL_EFFICIENCY = 0.76

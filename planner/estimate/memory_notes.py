@@ -13,6 +13,7 @@ from plan.models.stacks import stack_of
 from plan.planner.estimate.factors import LOSS_CHUNK_GRAD_BYTES, LOSS_CHUNKS
 from plan.planner.estimate.model_states import WEIGHT_BYTES
 from plan.planner.estimate.types import Layout
+from plan.planner.i18n.said import phrase, say
 
 HOST_SHORTFALL_NOTE = "CPU offload: the "
 """How the note begins where an offloaded layout's model states exceed the host memory per GPU (and
@@ -97,9 +98,7 @@ def _loss_notes(facts: MemoryFacts) -> list[str]:
 def _paged_note(facts: MemoryFacts) -> str:
     if facts.paged_out_gib is None:
         return ""
-    return (f"paged optimizer: {facts.paged_out_gib:.1f} GiB of 8-bit Adam states live in host "
-            f"memory (keeping them all would pass the {facts.gpu_memory_gib:.1f} GiB this layout "
-            "may use) and cross PCIe every step")
+    return say("memory.paged", paged=facts.paged_out_gib, usable=facts.gpu_memory_gib)
 
 
 def _state_offload_note(facts: MemoryFacts) -> str:
@@ -107,9 +106,5 @@ def _state_offload_note(facts: MemoryFacts) -> str:
         return ""
     host_gib, host_cap, said = facts.host_states_gib, facts.host_cap, facts.host_said
     if host_gib > host_cap:
-        return (f"{HOST_SHORTFALL_NOTE}{host_gib:.1f} GiB of model states per GPU exceed the "
-                f"{host_cap:g} GiB of host memory per GPU {said} free; they stay on the GPU")
-    return (f"CPU offload: {host_gib:.1f} GiB of sharded parameters, gradients and optimizer "
-            "states per GPU live in host memory (each server needs that much free RAM per GPU; at "
-            f"most {host_cap:g} GiB per GPU {said}); each layer's shard crosses PCIe before its "
-            "gather, its gradient shard after its reduction, and the optimizer steps on the CPU")
+        return say("memory.shortfall", host_gib=host_gib, host_cap=host_cap, said=phrase(said))
+    return say("memory.offload", host_gib=host_gib, host_cap=host_cap, said=phrase(said))

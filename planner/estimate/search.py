@@ -74,12 +74,23 @@ class SearchResult:
 
     @property
     def closest(self) -> Estimate | None:
-        """The least-memory layout when nothing fits, None otherwise. Worked out on first use: the
-        planner never asks, and most of a large model's searches on a few cards find nothing."""
+        """The least-memory layout when nothing fits, None otherwise. Worked out on first use: most
+        of a large model's searches on a few cards find nothing, and only a few callers ask."""
+        key = self._least_key()
+        return None if key is None else _least_memory(key)
+
+    @property
+    def least_memory_gib(self) -> float | None:
+        """The memory per GPU of `closest` (None where it is None), without estimating its time:
+        the figure a memory rule's reason cites."""
+        key = self._least_key()
+        found = None if key is None else _least_found(key)
+        return None if found is None else found[0]
+
+    def _least_key(self) -> _Key | None:
         if self.best is not None or self._model is None or self._cluster is None:
             return None
-        return _least_memory(_Key(model_key(self._model), self._method, self._cluster, self.spec,
-                                  self._model))
+        return _Key(model_key(self._model), self._method, self._cluster, self.spec, self._model)
 
     @property
     def least_memory(self) -> Estimate | None:
@@ -262,8 +273,46 @@ def _result(key: _Key, inputs: SearchInputs, tally: Tally) -> SearchResult:
 
 @lru_cache(maxsize=256)
 def _least_memory(key: _Key) -> Estimate | None:
-    """The least-memory layout of a search where none fits: every combination the search tried,
-    each at the micro-batch it starts from (the fixed one, else one sequence)."""
+    """The least-memory layout of a search where none fits, estimated in full."""
+    found = _least_found(key)
+    if found is None:
+        return None
+    return _estimate(key.model, shape_of(key.model), key.method, key.cluster, found[1],
+                     paging_limit_gib=key.spec.usable_gib(key.cluster.gpu.memory_gib))
+
+
+@lru_cache(maxsize=4096)
+def _least_found(key: _Key) -> tuple[float, Layout] | None:
+    """`_least_scan`'s memory and layout, across processes through the persistent store: only the
+    layout is stored, its memory is worked out again on the way back (a warm solve asked this of
+    every option nothing fits on, and the scan was 40% of it: rubin_buy_or_rent)."""
+    persistent = store()
+    if persistent is None:
+        return _least_scan(key)
+    text = f"least memory of {_stored_key(key)}"
+    data = persistent.get(text)
+    if data is not None:
+        try:
+            layout = stored_search.decode_least(data, key.cluster.gpus, key.spec.seq_len)
+            return None if layout is None else (_layout_memory_gib(key, layout), layout)
+        except (stored_search.Forged, ArithmeticError, KeyError, TypeError, ValueError,
+                IndexError, AttributeError):
+            pass  # a miss: scanned again, and the put replaces the row
+    found = _least_scan(key)
+    persistent.put(text, stored_search.encode_least(None if found is None else found[1]))
+    return found
+
+
+def _layout_memory_gib(key: _Key, layout: Layout) -> float:
+    """A layout's memory per GPU as the scan (and the estimate) work it out."""
+    cap = key.spec.usable_gib(key.cluster.gpu.memory_gib)
+    return cached_memory(shape_of(key.model), key.method, layout, cap,
+                         key.cluster.host_memory_gib_per_gpu).breakdown.total_gib
+
+
+def _least_scan(key: _Key) -> tuple[float, Layout] | None:
+    """The least memory per GPU of a search where none fits, and its layout: every combination the
+    search tried, each at the micro-batch it starts from (the fixed one, else one sequence)."""
     inputs = SearchInputs(shape_of(key.model), key.method, key.cluster, key.spec,
                           key.spec.lora_rank if key.method in ADAPTER_METHODS else None,
                           key.spec.usable_gib(key.cluster.gpu.memory_gib))
@@ -284,8 +333,4 @@ def _least_memory(key: _Key) -> Estimate | None:
                               inputs.cluster.host_memory_gib_per_gpu).breakdown.total_gib
         if least is None or total < least[0]:
             least = (total, layout)
-    if least is None:
-        return None
-    return _estimate(key.model, inputs.shape, inputs.method, inputs.cluster, least[1],
-                     paging_limit_gib=inputs.cap)
-
+    return least

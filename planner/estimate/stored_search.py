@@ -124,6 +124,23 @@ def decode(data: Any, model: ModelCard, method: str, cluster: Cluster) -> dict[s
             "searched": searched}
 
 
+def encode_least(layout: Layout | None) -> dict[str, Any]:
+    """The least-memory layout of a search where none fits (None: the search had no layout), as
+    JSON-ready data; its memory is not stored but worked out again from it."""
+    return {"format": FORMAT, "least": None if layout is None else _layout_row(layout)}
+
+
+def decode_least(data: Any, gpus: int, seq_len: int) -> Layout | None:
+    """`encode_least`'s layout, checked field by field and against the search's GPU count and
+    sequence length. Raises Forged for anything else."""
+    _check(isinstance(data, dict) and data.get("format") == FORMAT, "format")
+    if data["least"] is None:
+        return None
+    layout = _layout(data["least"])
+    _check(layout.gpus == gpus and layout.seq_len == seq_len, "least: another GPU count")
+    return layout
+
+
 def _layout_row(layout: Layout) -> list[Any]:
     return [getattr(layout, name) for name in _LAYOUT_FIELDS]
 

@@ -283,3 +283,7 @@ MESSAGES.update(explain_en.MESSAGES)
 from plan.planner.i18n import rules_en  # noqa: E402  (rule reasons and rule-group names)
 
 MESSAGES.update(rules_en.MESSAGES)
+
+from plan.planner.i18n import notes_en  # noqa: E402  (assumption notes, labels, search notes)
+
+MESSAGES.update(notes_en.MESSAGES)

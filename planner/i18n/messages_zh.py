@@ -269,3 +269,7 @@ MESSAGES.update(explain_zh.MESSAGES)
 from plan.planner.i18n import rules_zh  # noqa: E402  (rule reasons and rule-group names)
 
 MESSAGES.update(rules_zh.MESSAGES)
+
+from plan.planner.i18n import notes_zh  # noqa: E402  (assumption notes, labels, search notes)
+
+MESSAGES.update(notes_zh.MESSAGES)

@@ -8,7 +8,7 @@ import re
 
 from plan.planner.i18n import speaks_chinese, t, word
 from plan.planner.i18n.numbers import hours, money, signed_money
-from plan.planner.i18n.said import Fmt
+from plan.planner.i18n.said import Fmt, Said, local
 from plan.planner.plan import Plan, SolveResult, Trade
 
 
@@ -71,6 +71,8 @@ def billing_line(text: str) -> str:
     """A billing line ('hourly on autodl', 'reservation: 64x h800 ...') in the reader's words."""
     if not speaks_chinese():
         return text
+    if isinstance(text, Said):  # a reservation's or purchase's own label
+        return local(text)
     if match := _JOB_LINE.match(text):
         return t("cash.job_line", platform=match[2], billing=word("billing", match[1]))
     if match := _SHARED_LINE.match(text):

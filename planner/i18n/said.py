@@ -12,6 +12,8 @@ language of the sentence around it."""
 
 from __future__ import annotations
 
+import re
+import string
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,7 +23,7 @@ from plan.models.said import Said, keyed, say_as
 from plan.planner import i18n
 from plan.planner.i18n import numbers
 
-__all__ = ["Fmt", "Joined", "Said", "date", "keyed", "local", "money", "say", "say_as",
+__all__ = ["Fmt", "Joined", "Said", "date", "keyed", "local", "money", "phrase", "say", "say_as",
            "signed_money", "word"]
 
 
@@ -50,6 +52,42 @@ def signed_money(value: float, currency: str) -> Fmt:
 def word(family: str, value: str) -> Fmt:
     """A domain word (a billing mode, a status) in the reader's language."""
     return Fmt(i18n.word, (family, value))
+
+
+def phrase(text: str, *keys: str) -> Fmt:
+    """A fixed English phrase (a mechanism, a stack's name) in the reader's language, looked up by
+    its text: it may come back as plain text from the estimate store. `keys` name templates the
+    text may also be filled from ('blackwell GPUs' compute efficiency')."""
+    return Fmt(_phrase, (str(text), keys))
+
+
+def _phrase(text: str, keys: tuple[str, ...]) -> str:
+    if i18n.language() == "en":
+        return text
+    table = i18n.TABLES[i18n.language()]
+    if f"phrase.{text}" in table:
+        return table[f"phrase.{text}"]
+    for key in keys:
+        found = _template_pattern(i18n.TABLES["en"][key]).fullmatch(text)
+        if found:
+            return i18n.t(key, **{name: _Shown(table.get(f"phrase.{value}", value))
+                                  for name, value in found.groupdict().items()})
+    return text
+
+
+class _Shown(str):
+    """A field read back from English text, already formatted: shown as it is, whatever the
+    template's format spec ('{gib:.1f}' of '60.4')."""
+
+    def __format__(self, spec: str) -> str:
+        return str(self)
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """A template of plain {fields} as a pattern that reads them back from its English text."""
+    parts = string.Formatter().parse(template)
+    return re.compile("".join(re.escape(literal) + (f"(?P<{name}>.+?)" if name else "")
+                              for literal, name, _, _ in parts))
 
 
 def date(iso: str) -> Fmt:

@@ -21,6 +21,7 @@ from plan.models.problem import SCALE, Problem
 from plan.planner.cpsat.model import RISK_SCALE, Bounds, PlanModel
 from plan.planner.cpsat.run import Outcome, to_plan
 from plan.planner.explain.narrate import explain_plan
+from plan.planner.i18n.said import say
 from plan.planner.pareto.pruning import front_problem
 from plan.planner.plan import Plan
 from plan.planner.session import Session
@@ -257,8 +258,7 @@ class _Walker:
                 advance(nxt)
                 if len(found) >= MAX_EXACT_POINTS - 1:
                     self.missed += 1
-                    notes.append(f"front cut at {MAX_EXACT_POINTS} points; use --points to thin it "
-                                 "instead")
+                    notes.append(say("front.cut_at", points=MAX_EXACT_POINTS))
                     break
                 cap = nxt.makespan_min - 1
         else:
@@ -365,9 +365,7 @@ def pareto_front(session: Session, *, max_points: int | None = None, z: str | No
     # long).
     outcomes = _non_dominated(outcomes, with_risk=z == "risk")
     if z == "risk" and max_points is not None and len(outcomes) > max_points:
-        front.notes.append(f"{len(outcomes)} non-dominated points found; {max_points} kept "
-                           "(--points): the cheapest, the fastest, the least risky and others "
-                           "spread in time")
+        front.notes.append(say("front.thinned", found=len(outcomes), kept=max_points))
         outcomes = _thin(outcomes, max_points)
     if on_point is not None:
         on_point(walker.found, 1.0)  # risk caps above every point are skipped: the walk ends here
@@ -375,10 +373,8 @@ def pareto_front(session: Session, *, max_points: int | None = None, z: str | No
         probe = session.run("cost", base)
         front.status = probe.status
         front.complete = probe.status == "infeasible"
-        front.notes.append("no plan satisfies the scenario; run `plan solve` for the conflicting "
-                           "constraints"
-                           if probe.status == "infeasible" else "no plan found within the work "
-                                                                "limit")
+        front.notes.append(say("front.infeasible") if probe.status == "infeasible"
+                           else say("front.none_found"))
         _mark_cut(front, session)
         front.solve_time_s = time.perf_counter() - session.started
         return front
@@ -401,16 +397,13 @@ def pareto_front(session: Session, *, max_points: int | None = None, z: str | No
 def _say_how_sure(front: ParetoFront, session: Session, walker: _Walker) -> None:
     """Solves run again without presolve, points not proven, points missed, and the safety net."""
     if session.presolve_retries:
-        front.notes.append(f"{session.presolve_retries} solve(s) that CP-SAT's presolve wrongly "
-                           "found infeasible (a plan meeting them was known) were solved again "
-                           "without presolve")
+        front.notes.append(say("front.presolve_retries", n=session.presolve_retries))
     if walker.unproven:
         front.status = "feasible"
-        front.notes.append(f"{walker.unproven} point(s) not proven optimal within the work limit")
+        front.notes.append(say("front.unproven", n=walker.unproven))
     if walker.missed:
         front.complete = False
-        front.notes.append(f"{walker.missed} point(s) looked for and not found within the limits: "
-                           "the front is incomplete; raise --work-limit")
+        front.notes.append(say("front.missed", n=walker.missed))
     _mark_cut(front, session)
 
 

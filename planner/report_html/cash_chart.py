@@ -120,18 +120,20 @@ def _bar(row: PeriodCash, i: int, scale: _Scale, colors: dict[str, str], currenc
     out, base = [], 0.0
     parts = sorted(row.by_line.items(), key=lambda kv: (-kv[1], kv[0]))
     for line, value in parts:
-        out.append(f'<rect class="cash-part" x="{x:.1f}" y="{scale.y(base + value):.2f}" '
-                   f'width="{w:.1f}" height="{scale.height(value):.2f}" '
+        out.append(f'<rect class="cash-part" x="{x:.1f}" y="{scale.y(base + value):.3f}" '
+                   f'width="{w:.1f}" height="{scale.height(value):.3f}" '
                    f'fill="{colors.get(line, OTHERS_COLOR)}"><title>'
                    + html_text(t("html.chart.cash_part", period=name, line=billing_line(line),
                                  amount=money(value, currency)))
                    + "</title></rect>")
         base += value
     over = row.over_budget
+    # (heights to a thousandth of a pixel: a month's 2.5-pixel bar under a yearly budget's scale
+    # is then its amount to 0.02%, as the tables beneath say)
     out.append(f'<rect class="cash-bar{" over" if over else ""}" data-period="'
                f'{html_text(row.period)}" data-amount="{row.amount:.2f}" x="{x:.1f}" '
-               f'y="{scale.y(row.amount):.2f}" width="{w:.1f}" '
-               f'height="{scale.height(row.amount):.2f}"><title>'
+               f'y="{scale.y(row.amount):.3f}" width="{w:.1f}" '
+               f'height="{scale.height(row.amount):.3f}"><title>'
                + html_text(t("html.chart.cash_total", period=name,
                              amount=money(row.amount, currency)))
                + "</title></rect>")

@@ -8,6 +8,7 @@ from collections import defaultdict
 from plan.planner.i18n import t
 from plan.planner.i18n.numbers import currency_unit, money
 from plan.planner.i18n.plan_words import billing_line
+from plan.planner.i18n.said import local
 from plan.planner.plain_text import html_text
 from plan.planner.plan import Plan
 
@@ -25,7 +26,7 @@ def billing_lines(plan: Plan) -> list[tuple[str, float]]:
         if job.cost:
             lines[billing_line(f"{job.billing} on {job.platform}")] += job.cost
     for res in plan.reservations:
-        lines[billing_line(f"{res.kind}: {res.label}")] += res.cost
+        lines[billing_line(f"{res.kind}: {local(res.label)}")] += res.cost
     return sorted(lines.items(), key=lambda kv: -kv[1])
 
 

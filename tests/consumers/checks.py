@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.consumers.llamafactory_check import llamafactory as _llamafactory
+from tests.consumers.megatron_check import exported_env, megatron_parse
 from tests.consumers.megatron_flags import megatron_flags as _megatron_flags
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +34,8 @@ INSTALL = "pip install -e '.[consumers]'"
 SHELL_VALUES = {"NODE_RANK": "0", "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500",
                 "WORLD_SIZE": "{nodes}", "RANK": "0", "NPROC_PER_NODE": "{gpn}",
                 "GPU_NUM_PER_NODE": "{gpn}", "MA_NUM_HOSTS": "{nodes}", "VC_TASK_INDEX": "0",
-                "MA_NUM_GPUS": "{gpn}", "VC_WORKER_HOSTS%%,*": "10.0.0.1"}
+                "MA_NUM_GPUS": "{gpn}", "VC_WORKER_HOSTS%%,*": "10.0.0.1",
+                "DATA_PATH": "/data/corpus_text_document", "CKPT_DIR": "/checkpoints/job"}
 """What a node's shell puts in the launch lines' variables (node 0; the managed platforms' node
 counts), so that the consumer parses the words it will see."""
 
@@ -103,8 +105,10 @@ def shell_words(text: str, layout: Any) -> list[list[str]]:
 
 
 def check_export(stack: str, layout: Any, files: dict[str, str] | str,
-                 llamafactory_python: str | None = None) -> Cell:
-    """Every file of one export through its consumer (`files`: the refusal when a str)."""
+                 llamafactory_python: str | None = None,
+                 megatron_python: str | None = None) -> Cell:
+    """Every file of one export through its consumer (`files`: the refusal when a str;
+    `*_python`: the interpreters of the consumers that live in environments of their own)."""
     if isinstance(files, str):
         return Cell(refused=files)
     cell = Cell()
@@ -113,16 +117,19 @@ def check_export(stack: str, layout: Any, files: dict[str, str] | str,
         for name, text in files.items():
             (folder / name).write_text(text)
         for name, text in files.items():
-            _one_file(cell, stack, layout, name, text, folder, llamafactory_python)
+            _one_file(cell, stack, layout, name, text, folder,
+                      (llamafactory_python, megatron_python))
     return cell
 
 
 def _one_file(cell: Cell, stack: str, layout: Any, name: str, text: str, folder: Path,
-              llamafactory_python: str | None) -> None:
+              pythons: tuple[str | None, str | None]) -> None:
+    llamafactory_python, megatron_python = pythons
     try:
         if name.endswith(".sh"):
+            env = exported_env(text)
             for words in shell_words(text, layout):
-                _launch_line(cell, stack, layout, words, folder)
+                _launch_line(cell, layout, words, folder, (env, megatron_python))
         elif name == "ds_config.json":
             _deepspeed_config(cell, layout, json.loads(text))
         elif name == "accelerate_config.yaml":
@@ -136,13 +143,14 @@ def _one_file(cell: Cell, stack: str, layout: Any, name: str, text: str, folder:
         cell.failures.append(f"{name}: {type(exc).__name__}: {first}")
 
 
-def _launch_line(cell: Cell, stack: str, layout: Any, words: list[str], folder: Path) -> None:
+def _launch_line(cell: Cell, layout: Any, words: list[str], folder: Path,
+                 megatron: tuple[dict[str, str], str | None]) -> None:
     env = [w for w in words if re.fullmatch(r"[A-Z_]+=\S*", w)]
     words = words[len(env):]
     if not words:
         return
     if words[0] == "torchrun":
-        _torchrun(cell, layout, words[1:])
+        _torchrun(cell, layout, words[1:], megatron)
     elif words[0] == "deepspeed":
         _deepspeed_launcher(cell, layout, words[1:])
     elif words[0:2] == ["accelerate", "launch"]:
@@ -154,7 +162,10 @@ def _launch_line(cell: Cell, stack: str, layout: Any, words: list[str], folder: 
         cell.failures.append(f"unexpected command {words[0]!r}")
 
 
-def _torchrun(cell: Cell, layout: Any, args: list[str]) -> None:
+def _torchrun(cell: Cell, layout: Any, args: list[str],
+              megatron: tuple[dict[str, str], str | None] = ({}, None)) -> None:
+    """The launch line; Megatron-LM's script arguments by its own parser where `megatron` names
+    an interpreter that has it (else, and for MindSpeed-LLM, against the cited list)."""
     why = installed("torch")
     if why:
         cell.skipped.append(why)
@@ -166,8 +177,13 @@ def _torchrun(cell: Cell, layout: Any, args: list[str]) -> None:
     cell.parsed.append("torchrun")
     assert config.nproc_per_node == layout.gpus_per_node, (config.nproc_per_node, layout)
     assert config.min_nodes == config.max_nodes == layout.nodes, (config.min_nodes, layout.nodes)
-    if parsed.training_script in ("pretrain_gpt.py", "posttrain_gpt.py"):
-        _megatron_flags(cell, layout, list(parsed.training_script_args))
+    script_args = list(parsed.training_script_args)
+    env, megatron_python = megatron
+    if parsed.training_script == "pretrain_gpt.py" and megatron_python and not layout.on_npu:
+        megatron_parse(cell, layout, [parsed.training_script, *script_args], env,
+                       megatron_python)
+    elif parsed.training_script in ("pretrain_gpt.py", "posttrain_gpt.py"):
+        _megatron_flags(cell, layout, script_args)
     cell.started.append("torchrun LaunchConfig")
 
 

@@ -51,9 +51,11 @@ def _python(given: str | None) -> str | None:
 
 def run_parser(python: str, path: Path) -> dict[str, Any]:
     """The parser's verdict on one train.yaml, from the interpreter `python`."""
+    # run where launch.sh runs it: train.yaml names ds_config.json relative to the job's folder
+    env = {"DISABLE_VERSION_CHECK": "0", "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1",
+           "CUDA_VISIBLE_DEVICES": ""}
     done = subprocess.run([python, "-c", _SCRIPT, str(path)], capture_output=True, text=True,
-                          timeout=600, env={"DISABLE_VERSION_CHECK": "0", "PATH": "/usr/bin:/bin",
-                                            "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": ""})
+                          cwd=path.parent, timeout=600, env=env)
     for line in done.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line.removeprefix("RESULT "))

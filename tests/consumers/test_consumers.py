@@ -81,6 +81,9 @@ def test_a_flag_outside_the_cited_list_fails():
 LLAMAFACTORY_PYTHON = os.environ.get("PLAN_LLAMAFACTORY_PYTHON")
 """The interpreter of an environment with llamafactory 0.9.5 (its pins conflict with the
 accelerate export's 1.16.0), as bench/consumers.py --llamafactory-python takes it."""
+MEGATRON_PYTHON = os.environ.get("PLAN_MEGATRON_PYTHON")
+"""The interpreter of an environment with megatron-core 0.19.0 (Python >= 3.12), as
+bench/consumers.py --megatron-python takes it."""
 
 
 @pytest.mark.parametrize("stack", sorted(CASES))
@@ -89,7 +92,7 @@ def test_golden_exports_are_read_by_their_consumers(stack):
     if why:
         pytest.skip(why)
     layout, files = _golden(stack)
-    cell = check_export(stack, layout, files, LLAMAFACTORY_PYTHON)
+    cell = check_export(stack, layout, files, LLAMAFACTORY_PYTHON, MEGATRON_PYTHON)
     if cell.skipped and not cell.parsed:
         pytest.skip("; ".join(cell.skipped))
     assert not cell.failures, cell.failures
@@ -134,6 +137,24 @@ def test_every_shipped_export_is_read_by_its_consumer(path):
                 files = render_stack(layout, stack)[0]
             except ExportError:
                 continue
-            cell = check_export(stack, layout, files, LLAMAFACTORY_PYTHON)
+            cell = check_export(stack, layout, files, LLAMAFACTORY_PYTHON, MEGATRON_PYTHON)
             assert not cell.failures, (jp.job, stack, cell.failures)
             assert cell.parsed or cell.fallback or cell.skipped, (jp.job, stack)
+
+
+def test_megatron_validate_args_passes_the_golden_and_refuses_a_save_without_interval():
+    """Megatron-LM's own parse_args + validate_args (megatron-core 0.19.0, in its own environment)
+    pass the golden train.sh and trip the assert issue 50 found without --save-interval."""
+    if not MEGATRON_PYTHON:
+        pytest.skip("PLAN_MEGATRON_PYTHON names no interpreter with megatron-core 0.19.0 "
+                    "(pip install megatron-core==0.19.0 triton torch, Python >= 3.12)")
+    from tests.consumers.megatron_check import exported_env, run_megatron
+
+    layout, files = _golden("megatron")
+    words = ["pretrain_gpt.py", *_script_words(files["train.sh"], layout)]
+    env = exported_env(files["train.sh"])
+    good = run_megatron(MEGATRON_PYTHON, words, env, layout)
+    assert good["started"] and good["sizes"][:4] == [layout.tp, layout.pp, layout.cp, layout.dp]
+    at = words.index("--save-interval")
+    bad = run_megatron(MEGATRON_PYTHON, words[:at] + words[at + 2:], env, layout)
+    assert bad["parsed"] and not bad["started"] and "AssertionError" in bad["error"], bad

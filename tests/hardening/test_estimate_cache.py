@@ -4,6 +4,7 @@ is not used."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pickle
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from plan.models.catalog import builtin_catalog
+from plan.models.layout import Layout
 from plan.planner.estimate import Cluster, LayoutSpec, search, search_layout
 from plan.planner.estimate import store as estimate_store
 from tests.conftest import REPO
@@ -50,6 +52,8 @@ def _rewrite(folder: Path, change: Callable[[dict[str, Any]], None], keep_checks
     with sqlite3.connect(folder / "estimates.sqlite3") as db:
         for key, text in db.execute("SELECT key, value FROM estimates").fetchall():
             data = json.loads(text)
+            if "best" not in data:
+                continue  # a least-memory row (test_a_forged_least_memory_row_is_a_miss)
             change(data)
             new = json.dumps(data)
             checksum = estimate_store._checksum(key, new) if keep_checksum else "0" * 64
@@ -241,3 +245,66 @@ def test_a_plan_from_a_forged_cache_is_the_plan_from_none(tmp_path: Path) -> Non
     honest = _solve_json(env)
     _rewrite(folder, _time_and_throughput_together, keep_checksum=True)
     assert _solve_json(env) == honest
+
+
+_AT = {f.name: i for i, f in enumerate(dataclasses.fields(Layout))}
+
+
+def _nothing_fits() -> search.SearchResult:
+    catalog = builtin_catalog()
+    return search_layout(catalog.model("llama3-70b"), "full_finetune",
+                         Cluster.of(catalog.gpu("rtx4090"), 2), LayoutSpec())
+
+
+def _least_rows(folder: Path) -> list[tuple[str, dict[str, Any]]]:
+    return [(key, data) for key, text in _stored(folder)
+            if "least" in (data := json.loads(text))]
+
+
+def _fresh_process_search() -> search.SearchResult:
+    """As a new process finds it: nothing held in memory, only the store."""
+    search._search.cache_clear()
+    search._least_found.cache_clear()
+    search._least_memory.cache_clear()
+    return _nothing_fits()
+
+
+def test_a_least_memory_row_is_reused_and_gives_the_scan_s_figures(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    honest = _fresh_process_search()
+    gib, closest = honest.least_memory_gib, honest.closest
+    assert gib is not None and closest is not None and gib > 24
+    assert closest.memory.total_gib == gib
+    estimate_store.flush()
+    assert len(_least_rows(cache)) == 1
+
+    def no_scan(key: object) -> None:
+        raise AssertionError("scanned again although the store holds the layout")
+
+    monkeypatch.setattr(search, "_least_scan", no_scan)
+    again = _fresh_process_search()
+    assert again.least_memory_gib == gib
+    assert again.closest is not None and again.closest.to_dict() == closest.to_dict()
+
+
+@pytest.mark.parametrize("field", ["gpus", "seq_len", "word", "format"])
+def test_a_forged_least_memory_row_is_a_miss(cache: Path, field: str) -> None:
+    honest = _fresh_process_search()
+    gib = honest.least_memory_gib
+    estimate_store.flush()
+    with sqlite3.connect(cache / "estimates.sqlite3") as db:
+        for key, data in _least_rows(cache):
+            row = data["least"]
+            if field == "gpus":
+                row[_AT["dp"]] *= 2  # a layout of another GPU count
+            elif field == "seq_len":
+                row[_AT["seq_len"]] //= 2
+            elif field == "word":
+                row[_AT["recompute"]] = "__import__('os')"
+            else:
+                data["format"] = -1
+            new = json.dumps(data)
+            db.execute("UPDATE estimates SET value = ?, checksum = ? WHERE key = ?",
+                       (new, estimate_store._checksum(key, new), key))
+    again = _fresh_process_search()
+    assert gib is not None and again.least_memory_gib == gib

@@ -6,6 +6,7 @@ import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from plan.models.layout import Layout
 from plan.models.problem import SCALE, Candidate, Problem, Resource
@@ -305,3 +306,18 @@ def solved_as_brute_force(problem: Problem, objective: str):
     value = SCALE.money(plan.total_cost) if objective == "cost" else SCALE.minutes(plan.makespan_h)
     assert value == expected[0]
     return plan
+
+
+def late_and_short(base_scenario: dict[str, Any]) -> dict[str, Any]:
+    """A LoRA run no option finishes within the model's horizon (three hours for a one-hour
+    deadline: the explanation asks the scenario without deadlines), beside a small full fine-tune
+    that some cards cannot hold (so memory savers and a smaller headroom name it alone: variants
+    that change one job or a scenario-wide figure)."""
+    base_scenario.update(owned=[], sites=[], budget="1M", deadline="1h")
+    base_scenario["jobs"] = [
+        {"id": "late-lora", "model": "qwen2.5-7b", "method": "lora", "tokens": "20B",
+         "seq_len": 2048},
+        {"id": "small-ft", "model": "qwen2.5-1.5b", "method": "full_finetune", "tokens": "2M",
+         "seq_len": 2048},
+    ]
+    return base_scenario

@@ -3,8 +3,6 @@ that leaves a job with no option unchanged is not built (`stays_without_options`
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from plan.models.loading import load_scenario
@@ -12,25 +10,12 @@ from plan.planner.estimate.advice import LEANER_OPTIMIZERS, STACK_SETTINGS
 from plan.planner.explain import relaxations
 from plan.planner.session import Session, SolveOptions
 from plan.planner.solve import solve_session
-
-
-def _one_job_late(base_scenario: dict[str, Any]) -> dict[str, Any]:
-    """A LoRA run no option finishes within the model's horizon (three hours for a one-hour
-    deadline), beside a small full fine-tune that some cards cannot hold (so the full fine-tune's
-    optimizer swaps name it alone)."""
-    base_scenario.update(owned=[], sites=[], budget="1M", deadline="1h")
-    base_scenario["jobs"] = [
-        {"id": "late-lora", "model": "qwen2.5-7b", "method": "lora", "tokens": "20B",
-         "seq_len": 2048},
-        {"id": "small-ft", "model": "qwen2.5-1.5b", "method": "full_finetune", "tokens": "2M",
-         "seq_len": 2048},
-    ]
-    return base_scenario
+from tests.planner.builders import late_and_short
 
 
 @pytest.fixture
 def late_session(base_scenario, write_scenario) -> Session:
-    path = write_scenario(_one_job_late(base_scenario))
+    path = write_scenario(late_and_short(base_scenario))
     return Session.from_loaded(load_scenario(path), SolveOptions(time_limit_s=300))
 
 
@@ -51,7 +36,7 @@ def test_savers_skipped_only_where_a_job_stays_without_options(late_session, mon
 def test_infeasible_answer_same_with_and_without_shortcut(
     base_scenario, write_scenario, monkeypatch
 ) -> None:
-    path = write_scenario(_one_job_late(base_scenario))
+    path = write_scenario(late_and_short(base_scenario))
     fast = solve_session(Session.from_loaded(load_scenario(path), SolveOptions(time_limit_s=300)))
     monkeypatch.setattr(relaxations, "stays_without_options", lambda *_: False)
     slow = solve_session(Session.from_loaded(load_scenario(path), SolveOptions(time_limit_s=300)))

@@ -199,7 +199,7 @@ def test_a_shipped_answer_says_its_gpu_policy_once_and_cites_it_nowhere_else():
         assert len(said) == (1 if plan.rank == 1 else 0)
     said = next(line for line in result.plans[0].explanation if line.startswith("policy, as"))
     assert "cheaper options: GPUs " in said and "(policy.gpus)" in said
-    assert "glm4-full-ft: 8x h800 on zhixingyun-pro (hourly) at 554 CNY" in said
+    assert "glm4-full-ft: 4x h800 on zhixingyun-pro (hourly) at 552 CNY" in said
 
 
 def test_a_class_moves_to_one_choice_not_each_its_own_way():
