@@ -8,12 +8,21 @@ keeps the same optima. A generated 64-job quarter: about half the rule-abiding c
 same GPU dearer elsewhere, no faster), and the main solve's work 27.4 -> 14.2 units for the
 same plan. Solves that force or forbid a job's options (why-not, alternatives' nogoods, a class
 moved as one) or weigh risk keep them all: there a dominated option can be the answer.
+
+Limited capacity: only options billed alone are compared, on either side. An option on an owned
+pool, a reservation or a purchase shares GPUs with other jobs, so a cheaper one there may be taken
+and is never a reason to drop a rental; a rental's own caps (per-job quota, a customer's stock,
+a vendor reservation's lead time as `startup_min`) are the job's alone and already in its figures.
+The one rule that ties a rental to other jobs, one GPU type for every job, makes only options of
+the same GPU type comparable; budgets per period turn the pruning off. A future rule that ties
+rentals across jobs (a stock shared by concurrent jobs) must join the buckets' key below.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
+from plan.constraints.reproducibility import FIXED_GPU_TYPE
 from plan.models.problem import Candidate, Problem
 
 # Objectives whose optimum never holds a dominated candidate (risk weighs interruptions alone:
@@ -27,12 +36,15 @@ def dominated_candidates(problem: Problem) -> tuple[int, ...]:
     may spend more in one period)."""
     if problem.budget_periods:
         return ()
+    # Under the one-GPU-type rule a job's GPU type binds the others' (an H800 option cheaper and
+    # faster than the job's A800 one is no use where another job runs on A800 alone).
+    same_gpu = bool(problem.groups.get(FIXED_GPU_TYPE))
     found: list[int] = []
     for job in problem.jobs:
-        buckets: dict[frozenset[str], list[Candidate]] = defaultdict(list)
+        buckets: dict[tuple[frozenset[str], str], list[Candidate]] = defaultdict(list)
         for c in problem.candidates[job]:
             if c.resource is None:  # (on a shared resource, its cost is the resource's)
-                buckets[frozenset(c.violations)].append(c)
+                buckets[frozenset(c.violations), c.gpu if same_gpu else ""].append(c)
         for bucket in buckets.values():
             found += _dominated_in(bucket)
     return tuple(sorted(found))
