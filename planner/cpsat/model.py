@@ -59,6 +59,9 @@ class Bounds:
     same_decision: tuple[tuple[str, ...], ...] = ()
     # with assumptions: only these groups (None: all); the rest held
     assume: frozenset[str] | None = None
+    # every option stays in, dominated or not (dominated.py): where ties among plans of equal
+    # objectives must come out as they always did (a front's points, planner/pareto/front.py)
+    keep_dominated: bool = False
 
 
 class PlanModel:
@@ -88,8 +91,9 @@ class PlanModel:
                   with_assumptions: bool) -> tuple[int, ...]:
         """The candidates a solve of `objective` under `bounds` may leave out (dominated.py): none
         where it forces or forbids options, moves jobs as one or weighs risk, nor where it asks
-        which rules conflict."""
-        if (objective not in PRUNED_OBJECTIVES or with_assumptions or bounds.assume is not None
+        which rules conflict or the bounds keep them (`keep_dominated`)."""
+        if (objective not in PRUNED_OBJECTIVES or with_assumptions or bounds.keep_dominated
+                or bounds.assume is not None
                 or bounds.forced or bounds.some_of or bounds.nogoods or bounds.same_decision):
             return ()
         if self._dominated is None:
