@@ -20,6 +20,7 @@ from plan.constraints.groups import Groups
 from plan.constraints.sat import cp_model
 from plan.constraints.variables import Variables
 from plan.models.problem import Problem
+from plan.planner.cpsat.dominated import PRUNED_OBJECTIVES, dominated_candidates
 
 RISK_SCALE = 1000  # risk (expected interruptions of the plan) counted in thousandths
 
@@ -58,6 +59,9 @@ class Bounds:
     same_decision: tuple[tuple[str, ...], ...] = ()
     # with assumptions: only these groups (None: all); the rest held
     assume: frozenset[str] | None = None
+    # every option stays in, dominated or not (dominated.py): where ties among plans of equal
+    # objectives must come out as they always did (a front's points, planner/pareto/front.py)
+    keep_dominated: bool = False
 
 
 class PlanModel:
@@ -70,6 +74,7 @@ class PlanModel:
         self.variables = Variables(self.model, problem)
         self._budget_index = add_constraints(self.model, self.variables, self.groups)
         self._built_budget = problem.budget
+        self._dominated: tuple[int, ...] | None = None
 
     def for_budget(self, problem: Problem) -> PlanModel:
         """This model for `problem`, which differs from its own only in the budget's amount (and
@@ -81,6 +86,19 @@ class PlanModel:
         other = copy.copy(self)
         other.problem = problem
         return other
+
+    def dominated(self, objective: str | None, bounds: Bounds,
+                  with_assumptions: bool) -> tuple[int, ...]:
+        """The candidates a solve of `objective` under `bounds` may leave out (dominated.py): none
+        where it forces or forbids options, moves jobs as one or weighs risk, nor where it asks
+        which rules conflict or the bounds keep them (`keep_dominated`)."""
+        if (objective not in PRUNED_OBJECTIVES or with_assumptions or bounds.keep_dominated
+                or bounds.assume is not None
+                or bounds.forced or bounds.some_of or bounds.nogoods or bounds.same_decision):
+            return ()
+        if self._dominated is None:
+            self._dominated = dominated_candidates(self.problem)
+        return self._dominated
 
     def objective_expr(self, objective: str) -> cp_model.LinearExprT:
         v = self.variables
@@ -179,6 +197,8 @@ class PlanModel:
             model.add(sum(same) <= len(plan_keys) - 1)
         for jobs in bounds.same_decision:
             self._same_decision(model, jobs)
+        for index in self.dominated(objective, bounds, with_assumptions):
+            model.add(v.x[index] == 0)
         if objective is not None:
             model.minimize(self.objective_expr(objective))
         if hint:

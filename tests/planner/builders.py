@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from plan.constraints.reproducibility import FIXED_GPU_TYPE
 from plan.models.layout import Layout
 from plan.models.problem import SCALE, Candidate, Problem, Resource
 from plan.models.scenario import SolverSettings
@@ -208,6 +209,8 @@ def feasible_outcomes(problem: Problem):
         combo = dict(zip(problem.jobs, combo_tuple, strict=True))
         if any(c.violations for c in combo.values()):
             continue
+        if problem.groups.get(FIXED_GPU_TYPE) and len({c.gpu for c in combo.values()}) > 1:
+            continue  # (the paper's rule: one GPU type for every job)
         for level_tuple in itertools.product(*(r.levels for r in reserved)):
             levels = dict(zip([r.key for r in reserved], level_tuple, strict=True))
             for order in itertools.permutations(problem.jobs):
