@@ -141,8 +141,9 @@ MESSAGES: dict[str, str] = {
     "cli.calibration_yaml": "{path}：校准叠加文件是 YAML 格式；请以 .yaml 为扩展名",
     "cli.folder_missing": "{path}：找不到文件夹 {folder}",
     "cli.headroom": "--headroom：显存余量是占整卡的比例，取 0 到 {most:g}，收到 {value:g}",
-    "cli.model_overflow": "场景 {name}：金额与时间数值过大，超出求解器的 64 位整数范围（价格、汇率、"
-                          "预算或 value_of_time_per_day 接近上限；见 docs/limits.md）；请调小",
+    "cli.model_overflow": "场景 {name}：金额与时间数值过大，超出求解器的 64 位整数范围（价格、"
+                          "汇率、预算或 value_of_time_per_day 接近上限；见 docs/limits.md）；"
+                          "请调小",
     "cli.money_overflow": "{label}：金额数值过大，超出求解器的 64 位整数范围（费用可能达到 "
                           "{cost:.3g} {currency}）：请调小价格、汇率或 value_of_time_per_day"
                           "（见 docs/limits.md）",
