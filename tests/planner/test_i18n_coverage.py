@@ -352,3 +352,27 @@ def test_the_solvers_overflow_lines_are_said_in_chinese() -> None:
         i18n.choose("zh")
         assert english_runs(local(line), []) == []
         assert "3.2e+18 CNY" in local(line)
+
+
+MEMORY_NOTE_FIELDS: dict[str, dict[str, object]] = {  # a plausible note of each kind
+    "memory.shortfall": {"host_gib": 300.0, "host_cap": 64.0, "said": phrase("assumed")},
+    "memory.offload": {"host_gib": 40.25, "host_cap": 64.0, "said": phrase("declared")},
+    "memory.paged": {"paged": 12.34, "usable": 73.6},
+}
+
+
+@pytest.mark.parametrize("key", MEMORY_NOTE_KEYS)
+def test_every_host_memory_note_a_plan_repeats_is_said_in_chinese(key: str) -> None:
+    """Each host-memory note a plan repeats from its estimate (the store gives it back as plain
+    text) is said in Chinese, whether kept as said or read back through its English template."""
+    assert set(MEMORY_NOTE_FIELDS) == set(MEMORY_NOTE_KEYS)  # a new note needs a case here
+    note = say(key, **MEMORY_NOTE_FIELDS[key])
+    assert note.startswith(("CPU offload", "paged optimizer"))  # what build.py repeats
+    stored = say("note.of", who="sft", note=phrase(str(note), *MEMORY_NOTE_KEYS))
+    with i18n.kept_language():
+        i18n.choose("zh")
+        direct, read_back = local(note), local(stored)
+    assert read_back == f"sft：{direct}"
+    assert english_runs(read_back, []) == [], read_back
+    numbers = re.findall(r"\d+(?:\.\d+)?", note)
+    assert numbers == re.findall(r"\d+(?:\.\d+)?", direct)  # the same figures, in order
