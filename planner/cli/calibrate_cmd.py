@@ -58,7 +58,7 @@ def calibrate_command(
         described = [p.with_name(n) for p in runs for n in (p.name + ".run.yaml", "run.yaml")]
         check_output_file(output, [*runs, *described, overlay])
     except OutputRefused as exc:
-        fail(str(exc))
+        fail(exc.args[0])
     try:
         catalog = load_catalog((overlay,) if overlay else ())
         measured = read_runs(runs)

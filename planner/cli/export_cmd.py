@@ -114,7 +114,8 @@ def export_command(
         fail(say_as("cli.option_problem", "{option}: {problem}", option=f"--to {to.value}",
                     problem=exc.args[0]))
     except (OutputRefused, WriteFailed) as exc:
-        fail(say_as("cli.nothing_written", "{problem}; nothing was written", problem=str(exc)))
+        fail(say_as("cli.nothing_written", "{problem}; nothing was written",
+                    problem=exc.args[0] if isinstance(exc, OutputRefused) else str(exc)))
     if len(layouts) > 1:
         for job_id, folder in component_map([layout.job for layout in layouts]).items():
             if folder != job_id:

@@ -32,7 +32,7 @@ def check_report_path(path: Path, inputs: list[Path] | None = None, what: str = 
     try:
         check_output_file(path, inputs or [], what)
     except OutputRefused as exc:
-        fail(str(exc))
+        fail(exc.args[0])
 
 
 def write_report(

@@ -183,4 +183,22 @@ MESSAGES: dict[str, str] = {
     "cli.why_not_pairs": "expected key=value pairs with keys {keys}, got {part}",
     "cli.work_limit": "{file}: no plan within the work limit; raise solver.work_limit, then ask "
                       "again",
+    # output files a command refuses to write (plan.planner.output_target, export/writer.py)
+    "out.same_folder": "{one} and {other} would be written to the same folder {folder}; rename "
+                       "one",
+    "out.no_folder": "{shown}: folder {folder} does not exist",
+    "out.symlink": "{shown}: is a symbolic link; refusing to write through it (remove it, or name "
+                   "the file it points to)",
+    "out.folder": "{shown}: is a folder; name a file",
+    "out.not_regular": "{shown}: is not a regular file",
+    "out.is_input": "{shown}: is one of this command's inputs ({source}); writing it would lose "
+                    "the input: name another file",
+    "out.outside": "-o {folder}: {target} lies outside it",
+    "out.inner_symlink": "-o {folder}: {path} is a symbolic link; refusing to write through it "
+                         "(remove it first)",
+    "out.dangling": "-o {folder}: is a symbolic link to no folder",
+    "out.not_folder": "-o {folder}: exists and is not a folder",
+    "out.inner_folder": "-o {folder}: {path} is a folder",
+    "out.inner_input": "-o {folder}: {path} is one of this command's inputs; writing it would "
+                       "lose the input: choose another folder",
 }

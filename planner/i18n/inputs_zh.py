@@ -174,4 +174,17 @@ MESSAGES: dict[str, str] = {
     "cli.why_not_job": "--why-not：job：未知的任务 {job}；已有任务：{jobs}",
     "cli.why_not_pairs": "应为 键=值 的形式，键可取 {keys}，收到 {part}",
     "cli.work_limit": "{file}：在工作量上限内未找到方案；请调高 solver.work_limit 后再试",
+    # 命令拒绝写入的输出文件（plan.planner.output_target、export/writer.py）
+    "out.same_folder": "{one} 与 {other} 会写入同一个文件夹 {folder}；请改名其一",
+    "out.no_folder": "{shown}：文件夹 {folder} 不存在",
+    "out.symlink": "{shown}：是符号链接；拒绝经由它写入（请删除它，或直接指定它指向的文件）",
+    "out.folder": "{shown}：是文件夹；请指定一个文件",
+    "out.not_regular": "{shown}：不是普通文件",
+    "out.is_input": "{shown}：是本命令的输入之一（{source}）；写入会覆盖输入：请换一个文件",
+    "out.outside": "-o {folder}：{target} 在该文件夹之外",
+    "out.inner_symlink": "-o {folder}：{path} 是符号链接；拒绝经由它写入（请先删除它）",
+    "out.dangling": "-o {folder}：是指向不存在文件夹的符号链接",
+    "out.not_folder": "-o {folder}：已存在且不是文件夹",
+    "out.inner_folder": "-o {folder}：{path} 是文件夹",
+    "out.inner_input": "-o {folder}：{path} 是本命令的输入之一；写入会覆盖输入：请换一个文件夹",
 }

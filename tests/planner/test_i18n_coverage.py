@@ -249,7 +249,8 @@ def test_the_pareto_front_is_said_in_chinese() -> None:
 
 
 CLI_FILES = (*(REPO / "planner" / "cli").glob("*.py"), REPO / "planner/explain/why_not.py",
-             REPO / "planner/cpsat/run.py", REPO / "planner/cpsat/overflow_guard.py")
+             REPO / "planner/cpsat/run.py", REPO / "planner/cpsat/overflow_guard.py",
+             REPO / "planner/output_target.py", REPO / "planner/export/writer.py")
 
 
 def test_every_command_line_template_is_the_english_tables_own() -> None:
@@ -318,6 +319,12 @@ CLI_ERRORS: dict[str, tuple[list[str], str]] = {
                       "x.txt: the report is an HTML page; name it .html"),
     "calibration suffix": (["calibrate", "{dir}/none.log", "-o", "{dir}/x.txt"],
                            "x.txt: the calibration overlay is YAML; name it .yaml"),
+    "report is a folder": (["report", "{s}", "-o", "{dir}/d.html"],
+                           "d.html: is a folder; name a file"),
+    "output folder missing": (["report", "{s}", "-o", "{dir}/none/r.html"],
+                              "/none does not exist"),
+    "output is a folder": (["calibrate", "{dir}/none.log", "-o", "{dir}/d.yaml"],
+                           "d.yaml: is a folder; name a file"),
     "export job": (["export", "{s}", "--to", "megatron", "-o", "{dir}/e", "--job", "nope"],
                    "--job: unknown job 'nope'; jobs: qwen14b-lora"),
 }
@@ -330,6 +337,8 @@ def test_command_line_errors_are_said_in_chinese_and_unchanged_in_english(
     more, english_line = CLI_ERRORS[case]
     scenario = str(REPO / "scenarios" / _SWEEP)
     args = [a.replace("{s}", scenario).replace("{dir}", str(tmp_path)) for a in more]
+    for folder in ("d.html", "d.yaml"):  # an output path that is a folder
+        (tmp_path / folder).mkdir()
     english = CliRunner().invoke(app, args, env=ENGLISH_LOCALE)
     assert english.exit_code == 2, english.output
     assert english.output.startswith("error: ") and english_line in english.output
