@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from plan.models.said import say_as
 from plan.planner.plain_text import plain
 
 if TYPE_CHECKING:
@@ -56,8 +57,10 @@ def component_map(names: Sequence[str]) -> dict[str, str]:
             component = safe_component(name, hashed=True)
         other = taken.setdefault(component.lower(), name)
         if other != name:
-            raise OutputRefused(f"{plain(other)!r} and {plain(name)!r} would be written to the "
-                                f"same folder {component!r}; rename one")
+            raise OutputRefused(say_as(
+                "out.same_folder", "{one} and {other} would be written to the same folder "
+                "{folder}; rename one", one=repr(plain(other)), other=repr(plain(name)),
+                folder=repr(component)))
         mapped[name] = component
     return mapped
 
@@ -75,18 +78,23 @@ def check_output_file(path: Path, inputs: Iterable[Path | None] = (), what: str 
     shown = f"{what} {plain(path)}"
     parent = path.parent
     if not parent.is_dir():
-        raise OutputRefused(f"{shown}: folder {plain(parent)} does not exist")
+        raise OutputRefused(say_as("out.no_folder", "{shown}: folder {folder} does not exist",
+                                   shown=shown, folder=plain(parent)))
     if path.is_symlink():
-        raise OutputRefused(f"{shown}: is a symbolic link; refusing to write through it "
-                            "(remove it, or name the file it points to)")
+        raise OutputRefused(say_as("out.symlink", "{shown}: is a symbolic link; refusing to "
+                                   "write through it (remove it, or name the file it points to)",
+                                   shown=shown))
     if path.is_dir():
-        raise OutputRefused(f"{shown}: is a folder; name a file")
+        raise OutputRefused(say_as("out.folder", "{shown}: is a folder; name a file",
+                                   shown=shown))
     if path.exists() and not path.is_file():
-        raise OutputRefused(f"{shown}: is not a regular file")
+        raise OutputRefused(say_as("out.not_regular", "{shown}: is not a regular file",
+                                   shown=shown))
     for source in inputs:
         if source is not None and same_file(path, source):
-            raise OutputRefused(f"{shown}: is one of this command's inputs ({plain(source)}); "
-                                "writing it would lose the input: name another file")
+            raise OutputRefused(say_as(
+                "out.is_input", "{shown}: is one of this command's inputs ({source}); writing "
+                "it would lose the input: name another file", shown=shown, source=plain(source)))
     return path
 
 
@@ -96,15 +104,18 @@ def check_inside(folder: Path, target: Path) -> None:
     try:
         relative = Path(os.path.abspath(target)).relative_to(Path(os.path.abspath(folder)))
     except ValueError:
-        raise OutputRefused(f"-o {plain(folder)}: {plain(target)} lies outside it") from None
+        raise OutputRefused(say_as("out.outside", "-o {folder}: {target} lies outside it",
+                                   folder=plain(folder), target=plain(target))) from None
     walked = root
     for part in relative.parts:
         walked = walked / part
         if walked.is_symlink():
-            raise OutputRefused(f"-o {plain(folder)}: {plain(walked)} is a symbolic link; "
-                                "refusing to write through it (remove it first)")
+            raise OutputRefused(say_as(
+                "out.inner_symlink", "-o {folder}: {path} is a symbolic link; refusing to write "
+                "through it (remove it first)", folder=plain(folder), path=plain(walked)))
     if not walked.resolve().is_relative_to(root):
-        raise OutputRefused(f"-o {plain(folder)}: {plain(target)} lies outside it")
+        raise OutputRefused(say_as("out.outside", "-o {folder}: {target} lies outside it",
+                                   folder=plain(folder), target=plain(target)))
 
 
 def scenario_inputs(loaded: LoadedScenario, *files: Path | None) -> list[Path]:

@@ -27,6 +27,7 @@ from rich.table import Table
 
 from plan.models.layout import Objective
 from plan.models.limits import MAX_WORKERS
+from plan.models.said import say_as
 from plan.planner.batch import (
     ResultsFileError,
     Row,
@@ -211,9 +212,10 @@ def batch_command(
     be read.
     """
     if address and backend is not BackendChoice.ray:
-        fail("--address is for --backend ray")
+        fail(say_as("cli.address_ray", "--address is for --backend ray"))
     if overlay is not None and not overlay.is_file():
-        fail(f"{overlay}: --catalog overlay file not found")
+        fail(say_as("cli.overlay_missing", "{path}: --catalog overlay file not found",
+                    path=overlay))
     held = contextlib.ExitStack()  # the results file's lock, released however the command ends
     with held:
         previous = _previous_rows(output, held)
@@ -229,9 +231,10 @@ def batch_command(
                                time_limit_s=time_limit, work_limit=work_limit, workers=workers or 1)
         inputs = expand_paths(paths)
         if len(inputs) * len(variants) > max_variants:
-            fail(f"--sweep: {len(inputs)} scenario file(s) x {len(variants)} variant(s) = "
-                 f"{len(inputs) * len(variants)} rows; at most {max_variants} per run "
-                 "(--max-variants N raises it)")
+            fail(say_as("cli.sweep_too_many", "--sweep: {files} scenario file(s) x {variants} "
+                        "variant(s) = {rows} rows; at most {most} per run (--max-variants N "
+                        "raises it)", files=len(inputs), variants=len(variants),
+                        rows=len(inputs) * len(variants), most=max_variants))
         items: list[Task | Row] = list(
             build_tasks(inputs, variants, (overlay,) if overlay else (), options)
         )
@@ -248,7 +251,8 @@ def _previous_rows(output: Path | None, held: contextlib.ExitStack) -> StoredRow
     if output is None:
         return StoredRows([], [])
     if not output.parent.is_dir():
-        fail(f"{output}: folder {output.parent} not found")
+        fail(say_as("cli.folder_missing", "{path}: folder {folder} not found", path=output,
+                    folder=output.parent))
     try:
         results_format(output)
         # Before any work: the folder is writable, and no other run writes this file (see

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from plan.models.said import say_as
+from plan.models.validation_words import listed
 from plan.planner.cli.common import ExitCode, console, fail, printable
 from plan.planner.plain_text import plain
 
@@ -50,12 +52,13 @@ def calibrate_command(
     from plan.planner.output_target import OutputRefused, check_output_file
 
     if output.suffix.lower() not in (".yaml", ".yml"):
-        fail(f"{plain(output)}: the calibration overlay is YAML; name it .yaml")
+        fail(say_as("cli.calibration_yaml", "{path}: the calibration overlay is YAML; name it "
+                    ".yaml", path=plain(output)))
     try:  # a run's description (run.yaml beside it) is an input too
         described = [p.with_name(n) for p in runs for n in (p.name + ".run.yaml", "run.yaml")]
         check_output_file(output, [*runs, *described, overlay])
     except OutputRefused as exc:
-        fail(str(exc))
+        fail(exc.args[0])
     try:
         catalog = load_catalog((overlay,) if overlay else ())
         measured = read_runs(runs)
@@ -66,8 +69,9 @@ def calibrate_command(
     for line in result.refused:
         console.print(printable(f"refused: {line}"))
     if not result.factors:
-        fail(f"{', '.join(map(str, runs))}: {len(measured)} run(s): too few to fit any factor "
-             "(each needs at least 2 runs: a factor and its spread)")
+        fail(say_as("cli.too_few_runs", "{runs}: {n} run(s): too few to fit any factor (each "
+                    "needs at least 2 runs: a factor and its spread)",
+                    runs=listed(map(str, runs)), n=len(measured)))
     shown: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     # a broader scope over the same runs is the same factor: shown once
     for factor in result.factors:

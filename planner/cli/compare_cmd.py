@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from plan.models.errors import InputError
+from plan.models.said import say_as
 from plan.planner import i18n
 from plan.planner.build_deadline import BuildTimeout
 from plan.planner.cli.common import (
@@ -54,7 +55,8 @@ def compare_command(
     except InputError as exc:
         fail(exc)
     except ValueError as exc:
-        fail(f"--job: {exc}")
+        fail(say_as("cli.option_problem", "{option}: {problem}", option="--job",
+                    problem=exc.args[0]))
     if output is SolveFormat.json:
         print_json(result.to_dict())
     elif output is SolveFormat.markdown:

@@ -48,6 +48,7 @@ from plan.models.model_card import ModelCard
 from plan.models.platform import Platform
 from plan.models.stacks import loss_not_on_megatron, stack_of, stated_lacks
 from plan.models.units import parse_count, parse_seq_len
+from plan.models.validation_words import listed
 from plan.planner.cli.common import OutputFormat, fail, finite, print_json
 from plan.planner.cli.estimate_table import print_table
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, SearchResult, search_layout
@@ -70,7 +71,7 @@ from plan.planner.estimate.types import (
     RECOMPUTE,
     eager_kernels_on_megatron,
 )
-from plan.planner.i18n.said import say
+from plan.planner.i18n.said import say, say_as
 
 # The flags, as typer reads them (help texts as `plan estimate --help` prints them)
 
@@ -325,19 +326,22 @@ def _required(flags: Flags) -> tuple[str, str, str, int]:
     model, gpu, gpus = flags.model, flags.gpu, flags.gpus
     method = flags.method.lower() if flags.method else None  # a method in any case, as a model
     for option, value, what in (
-            ("--model", model, "a catalog model id or name (plan catalog models)"),
-            ("--method", method, f"one of {', '.join(METHODS)}"),
-            ("--gpu", gpu, "a catalog GPU id or name (plan catalog gpus)"),
-            ("--gpus", gpus, "how many GPUs, e.g. --gpus 8")):
+            ("--model", model, say_as("cli.need_model",
+                                      "a catalog model id or name (plan catalog models)")),
+            ("--method", method, say_as("cli.need_one_of", "one of {names}",
+                                        names=listed(METHODS))),
+            ("--gpu", gpu, say_as("cli.need_gpu", "a catalog GPU id or name (plan catalog gpus)")),
+            ("--gpus", gpus, say_as("cli.need_gpus", "how many GPUs, e.g. --gpus 8"))):
         if value is None:
-            fail(f"{option}: required: {what}")
+            fail(say_as("cli.required", "{option}: required: {what}", option=option, what=what))
     assert model is not None and method is not None and gpu is not None and gpus is not None
     return model, method, gpu, gpus
 
 
 def _choice(option: str, value: str | None, allowed: tuple[str, ...]) -> None:
     if value is not None and value not in allowed:
-        fail(f"{option}: {value!r} is not one of {', '.join(allowed)}")
+        fail(say_as("cli.not_one_of", "{option}: {value} is not one of {names}", option=option,
+                    value=repr(value), names=listed(allowed)))
 
 
 def _check_words(flags: Flags, method: str) -> None:
@@ -351,12 +355,15 @@ def _check_words(flags: Flags, method: str) -> None:
     _choice("--kernels", flags.kernels, KERNELS)
     _choice("--loss", flags.loss, LOSSES)
     if flags.loss != "plain" and stated_lacks(flags.framework, "leaner_losses"):
-        fail(f"--loss: {loss_not_on_megatron(flags.loss)}")
+        fail(say_as("cli.option_problem", "{option}: {problem}", option="--loss",
+                    problem=loss_not_on_megatron(flags.loss)))
     _choice("--sequence-parallel", flags.sequence_parallel, ("on", "off"))
     _choice("--cpu-offload", flags.cpu_offload, ("on", "off"))
     _choice("--hybrid-shard", flags.hybrid_shard, ("on", "off"))
     if Optimizer.id_of(flags.optimizer) not in OPTIMIZERS:
-        fail(f"--optimizer: {flags.optimizer!r} is not one of {', '.join(OPTIMIZER_NAMES)}")
+        fail(say_as("cli.not_one_of", "{option}: {value} is not one of {names}",
+                    option="--optimizer", value=repr(flags.optimizer),
+                    names=listed(OPTIMIZER_NAMES)))
 
 
 def _check_numbers(flags: Flags, method: str, gpus: int) -> int:
@@ -364,13 +371,16 @@ def _check_numbers(flags: Flags, method: str, gpus: int) -> int:
     (plan.models.limits: larger values only make the search loop), and the adapter's flags only for
     an adapter method."""
     if gpus < 1:
-        fail(f"--gpus: must be at least 1, got {gpus}")
+        fail(say_as("cli.at_least_one", "{option}: must be at least 1, got {value}",
+                    option="--gpus", value=gpus))
     try:
         seq_len = parse_seq_len(flags.seq_len_text)
     except ValueError as exc:
-        fail(f"--seq-len: {exc}")
+        fail(say_as("cli.option_problem", "{option}: {problem}", option="--seq-len",
+                    problem=exc.args[0]))
     if seq_len < 1:
-        fail(f"--seq-len: must be at least 1, got {flags.seq_len_text}")
+        fail(say_as("cli.at_least_one", "{option}: must be at least 1, got {value}",
+                    option="--seq-len", value=flags.seq_len_text))
     for option, value, most in (
             ("--gpus", gpus, MAX_GPUS), ("--tp", flags.tp, MAX_PARALLEL),
             ("--pp", flags.pp, MAX_PARALLEL), ("--cp", flags.cp, MAX_PARALLEL),
@@ -379,16 +389,19 @@ def _check_numbers(flags: Flags, method: str, gpus: int) -> int:
             ("--global-batch", flags.global_batch, MAX_GLOBAL_BATCH),
             ("--seq-len", seq_len, MAX_SEQ_LEN), ("--lora-rank", flags.lora_rank, MAX_LORA_RANK)):
         if value is not None and value > most:
-            fail(f"{option}: at most {most:,}, got {value:,}")
+            fail(say_as("cli.at_most", "{option}: at most {most:,}, got {value:,}",
+                        option=option, most=most, value=value))
     if not 0 <= flags.headroom <= MAX_MEMORY_HEADROOM:
-        fail(f"--headroom: a fraction of the card from 0 to {MAX_MEMORY_HEADROOM:g}, "
-             f"got {flags.headroom:g}")
-    adapters = ", ".join(ADAPTER_METHODS)
+        fail(say_as("cli.headroom", "--headroom: a fraction of the card from 0 to {most:g}, "
+                    "got {value:g}", most=MAX_MEMORY_HEADROOM, value=flags.headroom))
+    adapters = listed(ADAPTER_METHODS)
     if flags.lora_rank is not None and method not in ADAPTER_METHODS:
-        fail(f"--lora-rank: only for {adapters}, not for {method}")
+        fail(say_as("cli.only_for", "{option}: only for {methods}, not for {method}",
+                    option="--lora-rank", methods=adapters, method=method))
     _choice("--lora-targets", flags.lora_targets, LORA_TARGETS)
     if flags.lora_targets is not None and method not in ADAPTER_METHODS:
-        fail(f"--lora-targets: only for {adapters}, not for {method}")
+        fail(say_as("cli.only_for", "{option}: only for {methods}, not for {method}",
+                    option="--lora-targets", methods=adapters, method=method))
     return seq_len
 
 
@@ -399,9 +412,11 @@ def _token_count(tokens: str | None) -> float | None:
     try:
         token_count = parse_count(tokens)
     except ValueError as exc:
-        fail(f"--tokens: {exc}")
+        fail(say_as("cli.option_problem", "{option}: {problem}", option="--tokens",
+                    problem=exc.args[0]))
     if not 1 <= token_count <= MAX_TOKENS:
-        fail(f"--tokens: from 1 to {MAX_TOKENS:g}, got {tokens!r}")
+        fail(say_as("cli.tokens_range", "--tokens: from 1 to {most:g}, got {value}",
+                    most=MAX_TOKENS, value=repr(tokens)))
     return token_count
 
 
@@ -426,15 +441,20 @@ def _check_against_model(card: ModelCard, seq_len: int, token_count: float | Non
     """The same cross-checks as a scenario's: the sequence within the model's positions, the tokens
     at least one sequence, and one step no more than the tokens."""
     if seq_len > card.max_positions:
-        fail(f"--seq-len: {seq_len} exceeds {card.id}'s max_positions {card.max_positions}")
+        fail(say_as("cli.seq_len_positions",
+                    "--seq-len: {seq_len} exceeds {model}'s max_positions {positions}",
+                    seq_len=seq_len, model=card.id, positions=card.max_positions))
     if token_count is None:
         return
     if token_count < seq_len:
-        fail(f"--tokens: {token_count:,.0f} is less than one sequence of --seq-len {seq_len}")
+        fail(say_as("cli.tokens_short",
+                    "--tokens: {tokens:,.0f} is less than one sequence of --seq-len {seq_len}",
+                    tokens=token_count, seq_len=seq_len))
     global_batch = flags.global_batch
     if global_batch is not None and global_batch * seq_len > token_count:
-        fail(f"--global-batch: one step ({global_batch} x {seq_len} tokens) is more than --tokens "
-             f"({flags.tokens})")
+        fail(say_as("cli.step_over_tokens", "--global-batch: one step ({batch} x {seq_len} "
+                    "tokens) is more than --tokens ({tokens})", batch=global_batch,
+                    seq_len=seq_len, tokens=flags.tokens))
 
 
 def _cluster(gpu: str, gpus: int, platform: str | None) -> tuple[Cluster, Platform | None]:
@@ -443,13 +463,15 @@ def _cluster(gpu: str, gpus: int, platform: str | None) -> tuple[Cluster, Platfo
     try:
         gpu_card = catalog.gpu(gpu)
     except UnknownIdError as exc:
-        fail(f"--gpu: {exc}")
+        fail(say_as("cli.option_problem", "{option}: {problem}", option="--gpu",
+                    problem=exc.message))
     plat: Platform | None = None
     if platform is not None:
         try:
             plat = catalog.platform(platform)
         except UnknownIdError as exc:
-            fail(f"--platform: {exc}")
+            fail(say_as("cli.option_problem", "{option}: {problem}", option="--platform",
+                        problem=exc.message))
     try:
         return Cluster.of(gpu_card, gpus, plat), plat
     except ValueError as exc:

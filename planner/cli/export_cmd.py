@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from plan.models.said import say_as
+from plan.models.validation_words import listed
 from plan.planner.cli.common import ExitCode, fail
 from plan.planner.plain_text import plain
 
@@ -81,7 +83,8 @@ def export_command(
     if target_version is not None and (why := bad_target(to.value, target_version)):
         fail(why)
     if job is not None and job not in jobs:
-        fail(f"--job: unknown job {job!r}; jobs: {', '.join(jobs)}")
+        fail(say_as("cli.unknown_job", "--job: unknown job {job}; jobs: {jobs}", job=repr(job),
+                    jobs=listed(jobs)))
     result = solve(loaded)
     if not result.plans:
         typer.echo(f"{plain(file)}: no plan to export ({result.status})", err=True)
@@ -89,7 +92,8 @@ def export_command(
             ExitCode.INFEASIBLE if result.status == "infeasible" else ExitCode.NO_SOLUTION
         )
     if plan_rank > len(result.plans):
-        fail(f"--plan: {plan_rank} is beyond the {len(result.plans)} plan(s) found")
+        fail(say_as("cli.plan_beyond", "--plan: {rank} is beyond the {n} plan(s) found",
+                    rank=plan_rank, n=len(result.plans)))
     plan = result.plans[plan_rank - 1]
     chosen = [jp for jp in plan.jobs if job is None or jp.job == job]
     try:
@@ -107,9 +111,11 @@ def export_command(
         written = write_export(out_dir, to.value, layouts, plan_line, plan.assumptions,
                                scenario_inputs(loaded, overlay, calibration))
     except ExportError as exc:
-        fail(f"--to {to.value}: {exc}")
+        fail(say_as("cli.option_problem", "{option}: {problem}", option=f"--to {to.value}",
+                    problem=exc.args[0]))
     except (OutputRefused, WriteFailed) as exc:
-        fail(f"{exc}; nothing was written")
+        fail(say_as("cli.nothing_written", "{problem}; nothing was written",
+                    problem=exc.args[0] if isinstance(exc, OutputRefused) else str(exc)))
     if len(layouts) > 1:
         for job_id, folder in component_map([layout.job for layout in layouts]).items():
             if folder != job_id:

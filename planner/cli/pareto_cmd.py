@@ -144,7 +144,7 @@ def pareto_command(
             if path is not None:
                 check_output_file(path, inputs, option)
     except OutputRefused as exc:
-        fail(str(exc))
+        fail(exc.args[0])
     # Every point is a full solve: give the whole walk more work and time than one solve by default.
     solver = loaded.scenario.solver
     try:

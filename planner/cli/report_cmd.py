@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from plan.models.said import say_as
 from plan.planner import i18n
 from plan.planner.cli.common import ExitCode, Language, fail, lang_option
 from plan.planner.plain_text import plain
@@ -26,11 +27,12 @@ def check_report_path(path: Path, inputs: list[Path] | None = None, what: str = 
     from plan.planner.output_target import OutputRefused, check_output_file
 
     if path.suffix.lower() not in (".html", ".htm"):
-        fail(f"{plain(path)}: the report is an HTML page; name it .html")
+        fail(say_as("cli.report_html", "{path}: the report is an HTML page; name it .html",
+                    path=plain(path)))
     try:
         check_output_file(path, inputs or [], what)
     except OutputRefused as exc:
-        fail(str(exc))
+        fail(exc.args[0])
 
 
 def write_report(

@@ -12,6 +12,8 @@ from plan.models.errors import InputError
 from plan.models.layout import Objective
 from plan.models.limits import MAX_GAP
 from plan.models.loading import LoadedScenario, load_scenario
+from plan.models.said import say_as
+from plan.models.validation_words import listed
 from plan.planner import i18n
 from plan.planner.build_deadline import BuildTimeout
 from plan.planner.cli.common import (
@@ -132,7 +134,8 @@ def explain_command(
     try:
         spec = parse_why_not(why_not_spec)
     except ValueError as exc:
-        fail(f"--why-not: {exc}")
+        fail(say_as("cli.option_problem", "{option}: {problem}", option="--why-not",
+                    problem=exc.args[0]))
     loaded = _load(file, overlay)
     try:
         session = Session.from_loaded(loaded)
@@ -147,17 +150,18 @@ def explain_command(
         if "platform" in spec and spec["platform"] not in {o.id for o in loaded.scenario.owned}:
             spec["platform"] = catalog.platform(spec["platform"]).id
     except KeyError as exc:
-        fail(f"--why-not: {exc}")
+        fail(say_as("cli.option_problem", "{option}: {problem}", option="--why-not",
+                    problem=getattr(exc, "message", str(exc))))
     if "job" in spec and spec["job"] not in session.problem.jobs:
-        fail(
-            f"--why-not: job: unknown job {spec['job']!r}; jobs: {', '.join(session.problem.jobs)}"
-        )
+        fail(say_as("cli.why_not_job", "--why-not: job: unknown job {job}; jobs: {jobs}",
+                    job=repr(spec["job"]), jobs=listed(session.problem.jobs)))
     try:
         best = session.best(Bounds())
     except InputError as exc:
         fail(exc)
     if best.status == "unknown":
-        fail(f"{file}: no plan within the work limit; raise solver.work_limit, then ask again")
+        fail(say_as("cli.work_limit", "{file}: no plan within the work limit; raise "
+                    "solver.work_limit, then ask again", file=file))
     answer = why_not(session, spec, best if best.solved else None)
     if output is SolveFormat.json:
         print_json(answer.to_dict())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from plan.models.errors import InputError
 from plan.models.problem import Problem
+from plan.models.said import say_as
 
 # CP-SAT checks that every linear expression's largest value fits in int64 (9.2e18); keep a wide
 # margin.
@@ -36,7 +37,8 @@ def check_magnitudes(problem: Problem, label: str) -> None:
     figures could overflow the solver."""
     largest = largest_money_units(problem)
     if largest > MAX_MODEL_MAGNITUDE:
-        raise InputError([f"{label}: the money figures are too large for the solver's 64-bit "
-                          f"integers (the costs could reach {problem.scale.to_money(largest):.3g} "
-                          f"{problem.currency}): lower the prices, exchange rates or "
-                          "value_of_time_per_day (see docs/limits.md)"])
+        raise InputError([say_as(
+            "cli.money_overflow", "{label}: the money figures are too large for the solver's "
+            "64-bit integers (the costs could reach {cost:.3g} {currency}): lower the prices, "
+            "exchange rates or value_of_time_per_day (see docs/limits.md)", label=label,
+            cost=problem.scale.to_money(largest), currency=problem.currency)])

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from plan.constraints.sat import cp_model
 from plan.models.errors import InputError
 from plan.models.problem import SCALE, Candidate, Problem
+from plan.models.said import say_as
 from plan.models.scenario import SolverSettings
 from plan.planner.cash_flow import cash_flow, when
 from plan.planner.cpsat.interruptible import solve_interruptibly
@@ -121,10 +122,11 @@ def solve_model(
         invalid = model.validate()
         # money or time figures the 64-bit model cannot hold: the input's, not a bug
         if "overflow" in invalid:
-            raise InputError([f"scenario {plan_model.problem.scenario_name!r}: the money and time "
-                              "figures are too large for the solver's 64-bit integers (prices, "
-                              "exchange rates, budget or value_of_time_per_day near their bounds; "
-                              "see docs/limits.md); lower them"])
+            raise InputError([say_as(
+                "cli.model_overflow", "scenario {name}: the money and time figures are too large "
+                "for the solver's 64-bit integers (prices, exchange rates, budget or "
+                "value_of_time_per_day near their bounds; see docs/limits.md); lower them",
+                name=repr(plan_model.problem.scenario_name))])
         raise ModelInvalidError(invalid)
     name = _STATUS[status]
     work = solver.deterministic_time

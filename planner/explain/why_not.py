@@ -9,6 +9,8 @@ from typing import Any, get_args
 from plan.models.limits import MAX_GPUS
 from plan.models.platform import BillingMode
 from plan.models.problem import SCALE, Candidate, Problem
+from plan.models.said import say_as
+from plan.models.validation_words import listed
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
 from plan.planner.explain.conflicts import (
@@ -59,18 +61,23 @@ def parse_why_not(text: str) -> dict[str, str]:
     for part in text.replace(",", " ").split():
         key, sep, value = part.partition("=")
         if not sep or key not in WHY_NOT_KEYS or not value:
-            raise ValueError(f"expected key=value pairs with keys {', '.join(WHY_NOT_KEYS)}, got "
-                             f"{part!r}")
+            raise ValueError(say_as("cli.why_not_pairs",
+                                    "expected key=value pairs with keys {keys}, got {part}",
+                                    keys=listed(WHY_NOT_KEYS), part=repr(part)))
         spec[key] = value
     if not spec:
-        raise ValueError(f"give at least one of {', '.join(WHY_NOT_KEYS)}")
+        raise ValueError(say_as("cli.why_not_empty", "give at least one of {keys}",
+                                keys=listed(WHY_NOT_KEYS)))
     gpus = spec.get("gpus")
     # str.isdigit() accepts '²' and other digits int() refuses: only ASCII 0-9 here.
     if gpus is not None and not (gpus.isascii() and gpus.isdigit() and 0 < int(gpus) <= MAX_GPUS):
-        raise ValueError(f"gpus must be a whole number from 1 to {MAX_GPUS:,}, got {gpus!r}")
+        raise ValueError(say_as("cli.why_not_gpus",
+                                "gpus must be a whole number from 1 to {most:,}, got {value}",
+                                most=MAX_GPUS, value=repr(gpus)))
     if "billing" in spec and spec["billing"] not in WHY_NOT_BILLING:
-        raise ValueError(f"billing: {spec['billing']!r} is not a billing mode; use one of "
-                         f"{', '.join(WHY_NOT_BILLING)}")
+        raise ValueError(say_as("cli.why_not_billing",
+                                "billing: {value} is not a billing mode; use one of {modes}",
+                                value=repr(spec["billing"]), modes=listed(WHY_NOT_BILLING)))
     return spec
 
 

@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 
+from plan.models.said import say_as
 from plan.planner.atomic_file import WriteFailed, write_all
 from plan.planner.export import accelerate, deepspeed, llamafactory, megatron, torchtitan
 from plan.planner.export.launch import node_steps
@@ -141,18 +142,22 @@ def write_export(out_dir: Path, stack: str, layouts: list[ExportLayout], plan_li
 
 def _check_targets(out_dir: Path, paths: list[Path], inputs: Sequence[Path]) -> None:
     if out_dir.is_symlink() and not out_dir.is_dir():
-        raise OutputRefused(f"-o {plain(out_dir)}: is a symbolic link to no folder")
+        raise OutputRefused(say_as("out.dangling", "-o {folder}: is a symbolic link to no folder",
+                                   folder=plain(out_dir)))
     if out_dir.exists() and not out_dir.is_dir():
-        raise OutputRefused(f"-o {plain(out_dir)}: exists and is not a folder")
+        raise OutputRefused(say_as("out.not_folder", "-o {folder}: exists and is not a folder",
+                                   folder=plain(out_dir)))
     for path in paths:
         check_inside(out_dir, path)
         if path.is_dir():
-            raise OutputRefused(f"-o {plain(out_dir)}: {plain(path)} is a folder")
+            raise OutputRefused(say_as("out.inner_folder", "-o {folder}: {path} is a folder",
+                                       folder=plain(out_dir), path=plain(path)))
         for source in inputs:
             if same_file(path, source):
-                raise OutputRefused(f"-o {plain(out_dir)}: {plain(path)} is one of this "
-                                    "command's inputs; writing it would lose the input: choose "
-                                    "another folder")
+                raise OutputRefused(say_as(
+                    "out.inner_input", "-o {folder}: {path} is one of this command's inputs; "
+                    "writing it would lose the input: choose another folder",
+                    folder=plain(out_dir), path=plain(path)))
 
 
 def _make_folders(out_dir: Path, folders: list[Path]) -> list[Path]:

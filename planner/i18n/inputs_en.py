@@ -141,4 +141,64 @@ MESSAGES: dict[str, str] = {
     "rule.bad_id": "{value} is not a valid id ({rule})",
     "rule.control_chars": "contains control characters (terminal escapes); only tab and newline "
                           "are allowed",
+    # command-line errors (plan.planner.cli, --why-not parsing, the solver's overflow guards)
+    "cli.address_ray": "--address is for --backend ray",
+    "cli.at_least_one": "{option}: must be at least 1, got {value}",
+    "cli.at_most": "{option}: at most {most:,}, got {value:,}",
+    "cli.calibration_yaml": "{path}: the calibration overlay is YAML; name it .yaml",
+    "cli.folder_missing": "{path}: folder {folder} not found",
+    "cli.headroom": "--headroom: a fraction of the card from 0 to {most:g}, got {value:g}",
+    "cli.model_overflow": "scenario {name}: the money and time figures are too large for the "
+                          "solver's 64-bit integers (prices, exchange rates, budget or "
+                          "value_of_time_per_day near their bounds; see docs/limits.md); lower "
+                          "them",
+    "cli.money_overflow": "{label}: the money figures are too large for the solver's 64-bit "
+                          "integers (the costs could reach {cost:.3g} {currency}): lower the "
+                          "prices, exchange rates or value_of_time_per_day (see docs/limits.md)",
+    "cli.need_gpu": "a catalog GPU id or name (plan catalog gpus)",
+    "cli.need_gpus": "how many GPUs, e.g. --gpus 8",
+    "cli.need_model": "a catalog model id or name (plan catalog models)",
+    "cli.need_one_of": "one of {names}",
+    "cli.not_one_of": "{option}: {value} is not one of {names}",
+    "cli.nothing_written": "{problem}; nothing was written",
+    "cli.only_for": "{option}: only for {methods}, not for {method}",
+    "cli.overlay_missing": "{path}: --catalog overlay file not found",
+    "cli.plan_beyond": "--plan: {rank} is beyond the {n} plan(s) found",
+    "cli.report_html": "{path}: the report is an HTML page; name it .html",
+    "cli.required": "{option}: required: {what}",
+    "cli.seq_len_positions": "--seq-len: {seq_len} exceeds {model}'s max_positions {positions}",
+    "cli.step_over_tokens": "--global-batch: one step ({batch} x {seq_len} tokens) is more than "
+                            "--tokens ({tokens})",
+    "cli.sweep_too_many": "--sweep: {files} scenario file(s) x {variants} variant(s) = {rows} "
+                          "rows; at most {most} per run (--max-variants N raises it)",
+    "cli.tokens_range": "--tokens: from 1 to {most:g}, got {value}",
+    "cli.tokens_short": "--tokens: {tokens:,.0f} is less than one sequence of --seq-len {seq_len}",
+    "cli.too_few_runs": "{runs}: {n} run(s): too few to fit any factor (each needs at least 2 "
+                        "runs: a factor and its spread)",
+    "cli.unknown_job": "--job: unknown job {job}; jobs: {jobs}",
+    "cli.why_not_billing": "billing: {value} is not a billing mode; use one of {modes}",
+    "cli.why_not_empty": "give at least one of {keys}",
+    "cli.why_not_gpus": "gpus must be a whole number from 1 to {most:,}, got {value}",
+    "cli.why_not_job": "--why-not: job: unknown job {job}; jobs: {jobs}",
+    "cli.why_not_pairs": "expected key=value pairs with keys {keys}, got {part}",
+    "cli.work_limit": "{file}: no plan within the work limit; raise solver.work_limit, then ask "
+                      "again",
+    # output files a command refuses to write (plan.planner.output_target, export/writer.py)
+    "out.same_folder": "{one} and {other} would be written to the same folder {folder}; rename "
+                       "one",
+    "out.no_folder": "{shown}: folder {folder} does not exist",
+    "out.symlink": "{shown}: is a symbolic link; refusing to write through it (remove it, or name "
+                   "the file it points to)",
+    "out.folder": "{shown}: is a folder; name a file",
+    "out.not_regular": "{shown}: is not a regular file",
+    "out.is_input": "{shown}: is one of this command's inputs ({source}); writing it would lose "
+                    "the input: name another file",
+    "out.outside": "-o {folder}: {target} lies outside it",
+    "out.inner_symlink": "-o {folder}: {path} is a symbolic link; refusing to write through it "
+                         "(remove it first)",
+    "out.dangling": "-o {folder}: is a symbolic link to no folder",
+    "out.not_folder": "-o {folder}: exists and is not a folder",
+    "out.inner_folder": "-o {folder}: {path} is a folder",
+    "out.inner_input": "-o {folder}: {path} is one of this command's inputs; writing it would "
+                       "lose the input: choose another folder",
 }

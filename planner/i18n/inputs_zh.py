@@ -134,4 +134,57 @@ MESSAGES: dict[str, str] = {
     "rule.id_rule": "1-128 个字符：字母、数字及 . _ - + : @ /，以字母或数字开头",
     "rule.bad_id": "{value} 不是有效的 id（{rule}）",
     "rule.control_chars": "含有控制字符（终端转义序列）；只允许制表符和换行",
+    # 命令行错误（plan.planner.cli、--why-not 的解析、求解器的溢出检查）
+    "cli.address_ray": "--address 只用于 --backend ray",
+    "cli.at_least_one": "{option}：至少为 1，收到 {value}",
+    "cli.at_most": "{option}：至多 {most:,}，收到 {value:,}",
+    "cli.calibration_yaml": "{path}：校准叠加文件是 YAML 格式；请以 .yaml 为扩展名",
+    "cli.folder_missing": "{path}：找不到文件夹 {folder}",
+    "cli.headroom": "--headroom：显存余量是占整卡的比例，取 0 到 {most:g}，收到 {value:g}",
+    "cli.model_overflow": "场景 {name}：金额与时间数值过大，超出求解器的 64 位整数范围（价格、"
+                          "汇率、预算或 value_of_time_per_day 接近上限；见 docs/limits.md）；"
+                          "请调小",
+    "cli.money_overflow": "{label}：金额数值过大，超出求解器的 64 位整数范围（费用可能达到 "
+                          "{cost:.3g} {currency}）：请调小价格、汇率或 value_of_time_per_day"
+                          "（见 docs/limits.md）",
+    "cli.need_gpu": "目录中的显卡 id 或名称（plan catalog gpus）",
+    "cli.need_gpus": "显卡数量，如 --gpus 8",
+    "cli.need_model": "目录中的模型 id 或名称（plan catalog models）",
+    "cli.need_one_of": "以下之一：{names}",
+    "cli.not_one_of": "{option}：{value} 不在可选值之中（{names}）",
+    "cli.nothing_written": "{problem}；未写入任何文件",
+    "cli.only_for": "{option}：只用于 {methods}，不用于 {method}",
+    "cli.overlay_missing": "{path}：找不到 --catalog 目录叠加文件",
+    "cli.plan_beyond": "--plan：只找到 {n} 个方案，没有第 {rank} 个",
+    "cli.report_html": "{path}：报告是 HTML 网页；请以 .html 为扩展名",
+    "cli.required": "{option}：必须给出：{what}",
+    "cli.seq_len_positions": "--seq-len：{seq_len} 超过 {model} 的 max_positions {positions}",
+    "cli.step_over_tokens": "--global-batch：一步的数据量（{batch} × {seq_len} 个 token）超过 "
+                            "--tokens（{tokens}）",
+    "cli.sweep_too_many": "--sweep：{files} 个场景文件 × {variants} 个变体 = {rows} 行；每次运行"
+                          "至多 {most} 行（可用 --max-variants N 调高）",
+    "cli.tokens_range": "--tokens：取 1 到 {most:g}，收到 {value}",
+    "cli.tokens_short": "--tokens：{tokens:,.0f} 不足 --seq-len {seq_len} 的一个序列",
+    "cli.too_few_runs": "{runs}：共 {n} 次运行，不足以拟合任何系数（每个系数至少需要 2 次运行："
+                        "一次定系数，一次定离散度）",
+    "cli.unknown_job": "--job：未知的任务 {job}；已有任务：{jobs}",
+    "cli.why_not_billing": "billing：{value} 不是计费方式；可选：{modes}",
+    "cli.why_not_empty": "请至少给出以下之一：{keys}",
+    "cli.why_not_gpus": "gpus 必须是 1 到 {most:,} 的整数，收到 {value}",
+    "cli.why_not_job": "--why-not：job：未知的任务 {job}；已有任务：{jobs}",
+    "cli.why_not_pairs": "应为 键=值 的形式，键可取 {keys}，收到 {part}",
+    "cli.work_limit": "{file}：在工作量上限内未找到方案；请调高 solver.work_limit 后再试",
+    # 命令拒绝写入的输出文件（plan.planner.output_target、export/writer.py）
+    "out.same_folder": "{one} 与 {other} 会写入同一个文件夹 {folder}；请改名其一",
+    "out.no_folder": "{shown}：文件夹 {folder} 不存在",
+    "out.symlink": "{shown}：是符号链接；拒绝经由它写入（请删除它，或直接指定它指向的文件）",
+    "out.folder": "{shown}：是文件夹；请指定一个文件",
+    "out.not_regular": "{shown}：不是普通文件",
+    "out.is_input": "{shown}：是本命令的输入之一（{source}）；写入会覆盖输入：请换一个文件",
+    "out.outside": "-o {folder}：{target} 在该文件夹之外",
+    "out.inner_symlink": "-o {folder}：{path} 是符号链接；拒绝经由它写入（请先删除它）",
+    "out.dangling": "-o {folder}：是指向不存在文件夹的符号链接",
+    "out.not_folder": "-o {folder}：已存在且不是文件夹",
+    "out.inner_folder": "-o {folder}：{path} 是文件夹",
+    "out.inner_input": "-o {folder}：{path} 是本命令的输入之一；写入会覆盖输入：请换一个文件夹",
 }

@@ -7,9 +7,11 @@ ids, units and layout fields (none of which makes such a run)."""
 
 from __future__ import annotations
 
+import ast
 import copy
 import dataclasses
 import re
+import string
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +27,7 @@ from plan.planner.cli.app import app
 from plan.planner.estimate.band import uncalibrated_band_note
 from plan.planner.estimate.memory_notes import HOST_SHORTFALL_NOTE
 from plan.planner.i18n.plan_words import billing_line
-from plan.planner.i18n.said import local, phrase, say, word
+from plan.planner.i18n.said import local, phrase, say, say_as, word
 from tests.hardening.hostile_base import HOSTILE_BASE, set_field
 
 REPO = Path(__file__).resolve().parents[2]
@@ -244,3 +246,142 @@ def test_the_pareto_front_is_said_in_chinese() -> None:
     assert "points on the cost/time front" in english.output and "hourly" in english.output
     assert "费用/工期前沿" in chinese.output and "总费用（元）" in chinese.output
     assert english_runs(chinese.output, _quoted_notes(path)) == []
+
+
+CLI_FILES = (*(REPO / "planner" / "cli").glob("*.py"), REPO / "planner/explain/why_not.py",
+             REPO / "planner/cpsat/run.py", REPO / "planner/cpsat/overflow_guard.py",
+             REPO / "planner/output_target.py", REPO / "planner/export/writer.py")
+
+
+def test_every_command_line_template_is_the_english_tables_own() -> None:
+    """A command's error line keeps its English in the call (`say_as`): the table holds the very
+    template, so English output is unchanged, and the Chinese table the same fields."""
+    used: dict[str, set[str]] = {}
+    for path in CLI_FILES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id == "say_as"):
+                key, template = (ast.literal_eval(arg) for arg in node.args[:2])
+                used.setdefault(key, set()).add(template)
+    assert len(used) >= 30
+    assert {key: found for key, found in used.items()
+            if found != {i18n.TABLES["en"].get(key)}} == {}
+    for key in used:
+        fields = {name for _, name, _, _ in string.Formatter().parse(i18n.TABLES["en"][key])
+                  if name}
+        assert fields == {name for _, name, _, _ in string.Formatter().parse(
+            i18n.TABLES["zh"][key]) if name}, key
+
+
+_SWEEP = "student_no_ops.yaml"
+_EST = ["estimate", "--model", "qwen2.5-7b", "--method", "sft", "--gpu", "h800"]
+# (arguments, the English line): errors of the command line, each exit 2
+CLI_ERRORS: dict[str, tuple[list[str], str]] = {
+    "required": (_EST, "--gpus: required: how many GPUs, e.g. --gpus 8"),
+    "not one of": ([*_EST, "--gpus", "8", "--recompute", "bogus"],
+                   "--recompute: 'bogus' is not one of none, selective, full, full_offload, "
+                   "offload"),
+    "at least one": ([*_EST, "--gpus", "0"], "--gpus: must be at least 1, got 0"),
+    "at most": ([*_EST, "--gpus", "8", "--tp", "99999"], "--tp: at most 4,096, got 99,999"),
+    "headroom": ([*_EST, "--gpus", "8", "--headroom", "5"],
+                 "--headroom: a fraction of the card from 0 to 0.5, got 5"),
+    "adapter only": ([*_EST, "--gpus", "8", "--lora-rank", "8"],
+                     "--lora-rank: only for lora, qlora, lora_dpo, qlora_dpo, not for sft"),
+    "tokens range": ([*_EST, "--gpus", "8", "--tokens", "0"], "--tokens: from 1 to 1e+15, got '0'"),
+    "seq len unit": ([*_EST, "--gpus", "8", "--seq-len", "1M"],
+                     "--seq-len: unknown suffix 'M' in '1M'; allowed: a whole number of tokens"),
+    "positions": ([*_EST, "--gpus", "8", "--seq-len", "200k"],
+                  "--seq-len: 204800 exceeds qwen2.5-7b's max_positions 131072"),
+    "tokens short": ([*_EST, "--gpus", "8", "--tokens", "1000"],
+                     "--tokens: 1,000 is less than one sequence of --seq-len 4096"),
+    "step over tokens": ([*_EST, "--gpus", "8", "--tokens", "1M", "--global-batch", "1000"],
+                         "--global-batch: one step (1000 x 4096 tokens) is more than --tokens "
+                         "(1M)"),
+    "unknown platform": ([*_EST, "--gpus", "8", "--platform", "nope"],
+                         "--platform: unknown platform 'nope'; did you mean"),
+    "why-not pairs": (["explain", "{s}", "--why-not", "foo"],
+                      "--why-not: expected key=value pairs with keys job, platform, gpu, gpus, "
+                      "billing, got 'foo'"),
+    "why-not gpus": (["explain", "{s}", "--why-not", "gpus=0"],
+                     "--why-not: gpus must be a whole number from 1 to 1,000,000, got '0'"),
+    "why-not billing": (["explain", "{s}", "--why-not", "billing=x"],
+                        "--why-not: billing: 'x' is not a billing mode; use one of hourly,"),
+    "why-not empty": (["explain", "{s}", "--why-not", ","],
+                      "--why-not: give at least one of job, platform, gpu, gpus, billing"),
+    "address": (["batch", "{s}", "--address", "x"], "--address is for --backend ray"),
+    "overlay": (["batch", "{s}", "--catalog", "{dir}/none.yaml"],
+                "none.yaml: --catalog overlay file not found"),
+    "results folder": (["batch", "{s}", "-o", "{dir}/none/x.csv"], "/none not found"),
+    "sweep size": (["batch", "{s}", "--sweep", "budget=1,2,3", "--max-variants", "2"],
+                   "--sweep: 1 scenario file(s) x 3 variant(s) = 3 rows; at most 2 per run "
+                   "(--max-variants N raises it)"),
+    "report suffix": (["report", "{s}", "-o", "{dir}/x.txt"],
+                      "x.txt: the report is an HTML page; name it .html"),
+    "calibration suffix": (["calibrate", "{dir}/none.log", "-o", "{dir}/x.txt"],
+                           "x.txt: the calibration overlay is YAML; name it .yaml"),
+    "report is a folder": (["report", "{s}", "-o", "{dir}/d.html"],
+                           "d.html: is a folder; name a file"),
+    "output folder missing": (["report", "{s}", "-o", "{dir}/none/r.html"],
+                              "/none does not exist"),
+    "output is a folder": (["calibrate", "{dir}/none.log", "-o", "{dir}/d.yaml"],
+                           "d.yaml: is a folder; name a file"),
+    "export job": (["export", "{s}", "--to", "megatron", "-o", "{dir}/e", "--job", "nope"],
+                   "--job: unknown job 'nope'; jobs: qwen14b-lora"),
+}
+CHINESE_LOCALE = {"LC_ALL": None, "LC_MESSAGES": None, "LANG": "zh_CN.UTF-8"}
+
+
+@pytest.mark.parametrize("case", CLI_ERRORS)
+def test_command_line_errors_are_said_in_chinese_and_unchanged_in_english(
+        case: str, tmp_path: Path) -> None:
+    more, english_line = CLI_ERRORS[case]
+    scenario = str(REPO / "scenarios" / _SWEEP)
+    args = [a.replace("{s}", scenario).replace("{dir}", str(tmp_path)) for a in more]
+    for folder in ("d.html", "d.yaml"):  # an output path that is a folder
+        (tmp_path / folder).mkdir()
+    english = CliRunner().invoke(app, args, env=ENGLISH_LOCALE)
+    assert english.exit_code == 2, english.output
+    assert english.output.startswith("error: ") and english_line in english.output
+    assert len(english.output.splitlines()) == 1  # one line, as before
+    with i18n.kept_language():
+        i18n.choose(None, {"LANG": "zh_CN.UTF-8"})  # as `main` does before any command
+        chinese = CliRunner().invoke(app, args, env=CHINESE_LOCALE)
+    assert chinese.exit_code == 2
+    assert chinese.output.startswith("错误：")
+    assert english_runs(chinese.output, []) == [], chinese.output
+
+
+def test_the_solvers_overflow_lines_are_said_in_chinese() -> None:
+    line = say_as("cli.money_overflow", i18n.TABLES["en"]["cli.money_overflow"], label="s.yaml",
+                  cost=3.2e18, currency="CNY")
+    assert line == ("s.yaml: the money figures are too large for the solver's 64-bit integers "
+                    "(the costs could reach 3.2e+18 CNY): lower the prices, exchange rates or "
+                    "value_of_time_per_day (see docs/limits.md)")
+    with i18n.kept_language():
+        i18n.choose("zh")
+        assert english_runs(local(line), []) == []
+        assert "3.2e+18 CNY" in local(line)
+
+
+MEMORY_NOTE_FIELDS: dict[str, dict[str, object]] = {  # a plausible note of each kind
+    "memory.shortfall": {"host_gib": 300.0, "host_cap": 64.0, "said": phrase("assumed")},
+    "memory.offload": {"host_gib": 40.25, "host_cap": 64.0, "said": phrase("declared")},
+    "memory.paged": {"paged": 12.34, "usable": 73.6},
+}
+
+
+@pytest.mark.parametrize("key", MEMORY_NOTE_KEYS)
+def test_every_host_memory_note_a_plan_repeats_is_said_in_chinese(key: str) -> None:
+    """Each host-memory note a plan repeats from its estimate (the store gives it back as plain
+    text) is said in Chinese, whether kept as said or read back through its English template."""
+    assert set(MEMORY_NOTE_FIELDS) == set(MEMORY_NOTE_KEYS)  # a new note needs a case here
+    note = say(key, **MEMORY_NOTE_FIELDS[key])
+    assert note.startswith(("CPU offload", "paged optimizer"))  # what build.py repeats
+    stored = say("note.of", who="sft", note=phrase(str(note), *MEMORY_NOTE_KEYS))
+    with i18n.kept_language():
+        i18n.choose("zh")
+        direct, read_back = local(note), local(stored)
+    assert read_back == f"sft：{direct}"
+    assert english_runs(read_back, []) == [], read_back
+    numbers = re.findall(r"\d+(?:\.\d+)?", note)
+    assert numbers == re.findall(r"\d+(?:\.\d+)?", direct)  # the same figures, in order
