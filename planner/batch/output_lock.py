@@ -14,6 +14,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from plan.models.file_words import os_reason
+from plan.models.said import say_as
+
 try:
     import fcntl
 except ImportError:  # not POSIX: no lock, the writability check still holds
@@ -28,6 +31,12 @@ def lock_path(output: Path) -> Path:
     return output.parent / f".{output.name}.lock"
 
 
+def _unwritable(output: Path, exc: OSError) -> OutputLockError:
+    return OutputLockError(say_as(
+        "batch.folder_unwritable", "{path}: cannot write in {folder} ({reason}); choose a writable "
+        "folder for -o", path=output, folder=output.parent, reason=os_reason(exc)))
+
+
 @contextlib.contextmanager
 def locked_output(output: Path) -> Iterator[None]:
     """Hold the results file's lock for the block. Raises OutputLockError if the folder is not
@@ -35,29 +44,29 @@ def locked_output(output: Path) -> Iterator[None]:
     output = output.resolve()  # one lock per file, however it is named (a symlinked -o included)
     path = lock_path(output)
     if output.exists() and not os.access(output, os.W_OK):
-        raise OutputLockError(f"{output}: the results file is not writable; choose another -o")
+        raise OutputLockError(say_as("batch.results_read_only",
+                                     "{path}: the results file is not writable; choose another -o",
+                                     path=output))
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
-        raise OutputLockError(f"{output}: cannot write in {output.parent} ({exc.strerror or exc}); "
-                              f"choose a writable folder for -o") from None
+        raise _unwritable(output, exc) from None
     try:
         if fcntl is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
-                raise OutputLockError(f"{output}: another `plan batch` is writing this file (it "
-                                      f"holds {path}); "
-                                      f"wait for it to finish, or choose another -o") from None
+                raise OutputLockError(say_as(
+                    "batch.results_locked", "{path}: another `plan batch` is writing this file "
+                    "(it holds {lock}); wait for it to finish, or choose another -o", path=output,
+                    lock=path)) from None
         probe = output.parent / f".{output.name}.{os.getpid()}.probe"
         # the results file is replaced by renaming a new file over it: that needs a writable folder
         try:
             probe.touch()
             probe.unlink()
         except OSError as exc:
-            raise OutputLockError(f"{output}: cannot write in {output.parent} "
-                                  f"({exc.strerror or exc}); "
-                                  f"choose a writable folder for -o") from None
+            raise _unwritable(output, exc) from None
         yield
     finally:
         os.close(fd)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from plan.models.errors import InputError
+from plan.models.said import Said, say_as
 from plan.models.yaml_io import read_bounded
 from plan.planner.atomic_file import write_atomically
 from plan.planner.batch.row_check import row_problem
@@ -34,8 +35,9 @@ def results_format(path: Path) -> str:
     """'csv' or 'jsonl' from the suffix. Raises ResultsFileError for any other suffix."""
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
-        raise ResultsFileError(f"{path}: unknown results format {path.suffix or '(no suffix)'!r}; "
-                               f"use a .csv or .jsonl file")
+        raise ResultsFileError(say_as(
+            "batch.results_format", "{path}: unknown results format {suffix}; use a .csv or "
+            ".jsonl file", path=path, suffix=repr(path.suffix or "(no suffix)")))
     return fmt
 
 
@@ -131,8 +133,10 @@ def read_results(path: Path) -> StoredRows:
 
 
 def _foreign(path: Path, exc: BaseException) -> ResultsFileError:
-    return ResultsFileError(f"{path}: exists and is not a `plan batch` results file ({exc}); "
-                            f"refusing to overwrite it: choose another -o or remove it")
+    return ResultsFileError(say_as(
+        "batch.results_foreign", "{path}: exists and is not a `plan batch` results file "
+        "({problem}); refusing to overwrite it: choose another -o or remove it", path=path,
+        problem=exc.args[0] if exc.args and isinstance(exc.args[0], Said) else str(exc)))
 
 
 def _torn(text: str) -> tuple[str, list[str]]:
@@ -149,11 +153,13 @@ def _csv_records(text: str) -> tuple[list[tuple[int, dict[str, Any]]], list[str]
     # a long cell we wrote must read back (Python's default: 128 KiB)
     csv.field_size_limit(MAX_RESULTS_BYTES)
     if not whole and text and not ",".join(COLUMNS).startswith(text):
-        raise ValueError("no header line")  # a torn header is ours; any other single line is not
+        # a torn header is ours; any other single line is not
+        raise ValueError(say_as("batch.results_no_header", "no header line"))
     reader = csv.DictReader(io.StringIO(whole), restkey="(extra cells)")
     if reader.fieldnames is not None and tuple(reader.fieldnames) not in (
             COLUMNS, BOUND_COLUMNS, LEGACY_COLUMNS):
-        raise ValueError(f"columns are {', '.join(reader.fieldnames)}")
+        raise ValueError(say_as("batch.results_columns", "columns are {columns}",
+                                columns=", ".join(reader.fieldnames)))
     records = [(number, {k: _uncell(v) for k, v in record.items()})
                for number, record in enumerate(reader, 1)]
     return records, problems

@@ -27,6 +27,7 @@ import yaml
 from pydantic import AliasChoices, BaseModel
 
 from plan.models.errors import InputError, did_you_mean
+from plan.models.said import say_as
 from plan.models.scenario import Scenario
 from plan.models.units import parse_duration_h, parse_money
 from plan.models.yaml_io import load_yaml_value
@@ -143,12 +144,14 @@ def _range_values(spec: str, field: str, target: Target, text: str) -> list[tupl
     span, sep, step_text = text.partition(":")
     ends = span.split("..")
     if not sep or len(ends) != 2 or not all(p.strip() for p in (*ends, step_text)):
-        raise SweepError(f"--sweep {spec!r}: a range is START..STOP:STEP, e.g. "
-                         "budget=100k..500k:50k")
+        raise SweepError(say_as("batch.range_form",
+                                "--sweep {spec}: a range is START..STOP:STEP, e.g. "
+                                "budget=100k..500k:50k", spec=repr(spec)))
     parts = [ends[0].strip(), ends[1].strip(), step_text.strip()]
     if target.kind == "other":
-        raise SweepError(f"--sweep {spec!r}: {field!r} is not a number; give a list of values, "
-                         f"e.g. {field}=A,B")
+        raise SweepError(say_as("batch.range_not_number",
+                                "--sweep {spec}: {field} is not a number; give a list of values, "
+                                "e.g. {name}=A,B", spec=repr(spec), field=repr(field), name=field))
     parse, example = (
         (parse_duration_h, "14d..42d:7d")
         if target.kind == "duration"
@@ -157,20 +160,25 @@ def _range_values(spec: str, field: str, target: Target, text: str) -> list[tupl
     try:
         start, stop, step = (parse(p) for p in parts)
     except ValueError as exc:
-        raise SweepError(
-            f"--sweep {spec!r}: {exc} (a range of {field} reads like {example})"
-        ) from None
+        raise SweepError(say_as("batch.range_bad_value",
+                                "--sweep {spec}: {problem} (a range of {field} reads like "
+                                "{example})", spec=repr(spec), problem=exc.args[0], field=field,
+                                example=example)) from None
     unit_h, suffix = 0.0, ""
     if target.kind == "duration":  # labels keep the unit START was written in: 14d, 21d, 28d
         suffix = re.sub(r"^[-+0-9.eE_,\s]*", "", parts[0])
         unit_h = parse_duration_h(f"1{suffix}")
     if step <= 0:
-        raise SweepError(f"--sweep {spec!r}: STEP must be > 0")
+        raise SweepError(say_as("batch.step_positive", "--sweep {spec}: STEP must be > 0",
+                                spec=repr(spec)))
     if stop < start:
-        raise SweepError(f"--sweep {spec!r}: STOP is below START")
+        raise SweepError(say_as("batch.stop_below", "--sweep {spec}: STOP is below START",
+                                spec=repr(spec)))
     count = math.floor((stop - start) / step + 1e-9) + 1
     if count > MAX_VARIANTS:
-        raise SweepError(f"--sweep {spec!r}: {count} values; at most {MAX_VARIANTS} (check STEP)")
+        raise SweepError(say_as("batch.range_too_long",
+                                "--sweep {spec}: {count} values; at most {most} (check STEP)",
+                                spec=repr(spec), count=count, most=MAX_VARIANTS))
     values: list[tuple[str, Any]] = []
     for i in range(count):
         value = start + i * step
@@ -186,7 +194,9 @@ def _range_values(spec: str, field: str, target: Target, text: str) -> list[tupl
 def _list_values(spec: str, text: str) -> list[tuple[str, Any]]:
     items = [item.strip() for item in text.split(",")]
     if not all(items):
-        raise SweepError(f"--sweep {spec!r}: empty item in the list; write FIELD=A,B,C")
+        raise SweepError(say_as("batch.empty_item",
+                                "--sweep {spec}: empty item in the list; write FIELD=A,B,C",
+                                spec=repr(spec)))
     values: list[tuple[str, Any]] = []
     for item in items:
         try:
@@ -205,14 +215,18 @@ def parse_sweep(spec: str) -> Sweep:
     field, sep, text = spec.partition("=")
     field, text = field.strip(), text.strip()
     if not sep or not field or not text:
-        raise SweepError(f"--sweep {spec!r}: expected FIELD=A,B,C or FIELD=START..STOP:STEP, "
-                         f"e.g. budget=100k..500k:50k or deadline=14d,21d,30d")
+        raise SweepError(say_as("batch.sweep_form",
+                                "--sweep {spec}: expected FIELD=A,B,C or FIELD=START..STOP:STEP, "
+                                "e.g. budget=100k..500k:50k or deadline=14d,21d,30d",
+                                spec=repr(spec)))
     fields = sweepable_fields()
     if field not in fields:
         top = sorted(k for k, t in fields.items() if not t.section and k == t.spellings[0])
-        raise SweepError(f"--sweep {spec!r}: unknown or unsweepable field {field!r}"
-                         f"{did_you_mean(field, fields)} (sweepable: {', '.join(top)}, policy.*, "
-                         "solver.*)")
+        raise SweepError(say_as("batch.unknown_field",
+                                "--sweep {spec}: unknown or unsweepable field {field}{hint} "
+                                "(sweepable: {fields}, policy.*, solver.*)", spec=repr(spec),
+                                field=repr(field), hint=did_you_mean(field, fields),
+                                fields=", ".join(top)))
     target = fields[field]
     values = _range_values(spec, field, target, text) if ".." in text else _list_values(spec, text)
     return Sweep(field=field, target=target, values=tuple(values))
@@ -224,13 +238,16 @@ def parse_sweeps(specs: Sequence[str]) -> list[Sweep]:
     seen: dict[Target, str] = {}
     for sweep in sweeps:
         if sweep.target in seen:
-            raise SweepError(f"--sweep {sweep.field!r}: the field is already swept by --sweep "
-                             f"{seen[sweep.target]!r}")
+            raise SweepError(say_as("batch.swept_twice",
+                                    "--sweep {field}: the field is already swept by --sweep "
+                                    "{other}", field=repr(sweep.field),
+                                    other=repr(seen[sweep.target])))
         seen[sweep.target] = sweep.field
     total = math.prod(len(s.values) for s in sweeps)
     if total > MAX_VARIANTS:
-        raise SweepError(f"--sweep: the grid has {total} variants per scenario; at most "
-                         f"{MAX_VARIANTS}")
+        raise SweepError(say_as("batch.grid_too_large",
+                                "--sweep: the grid has {total} variants per scenario; at most "
+                                "{most}", total=total, most=MAX_VARIANTS))
     return sweeps
 
 

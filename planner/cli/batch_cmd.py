@@ -260,7 +260,7 @@ def _previous_rows(output: Path | None, held: contextlib.ExitStack) -> StoredRow
         held.enter_context(locked_output(output))
         stored = read_results(output)
     except (ResultsFileError, OutputLockError) as exc:
-        fail(str(exc))
+        fail(exc.args[0])
     if stored.problems:
         shown = "; ".join(stored.problems[:3]) + (f"; and {len(stored.problems) - 3} more"
                                                    if len(stored.problems) > 3 else "")
@@ -275,7 +275,7 @@ def _variants(sweep: list[str] | None, calibration: Path | None) -> list[Variant
     try:
         variants = expand_grid(parse_sweeps(sweep or []))
     except SweepError as exc:
-        fail(str(exc))
+        fail(exc.args[0])
     if calibration is not None:
         from plan.models.errors import InputError
         from plan.planner.batch.sweep import Assignment

@@ -201,4 +201,29 @@ MESSAGES: dict[str, str] = {
     "out.inner_folder": "-o {folder}: {path} is a folder",
     "out.inner_input": "-o {folder}: {path} is one of this command's inputs; writing it would "
                        "lose the input: choose another folder",
+    # plan batch: --sweep and the results file (planner/batch)
+    "batch.range_form": "--sweep {spec}: a range is START..STOP:STEP, e.g. budget=100k..500k:50k",
+    "batch.range_not_number": "--sweep {spec}: {field} is not a number; give a list of values, "
+                              "e.g. {name}=A,B",
+    "batch.range_bad_value": "--sweep {spec}: {problem} (a range of {field} reads like {example})",
+    "batch.step_positive": "--sweep {spec}: STEP must be > 0",
+    "batch.stop_below": "--sweep {spec}: STOP is below START",
+    "batch.range_too_long": "--sweep {spec}: {count} values; at most {most} (check STEP)",
+    "batch.empty_item": "--sweep {spec}: empty item in the list; write FIELD=A,B,C",
+    "batch.sweep_form": "--sweep {spec}: expected FIELD=A,B,C or FIELD=START..STOP:STEP, e.g. "
+                        "budget=100k..500k:50k or deadline=14d,21d,30d",
+    "batch.unknown_field": "--sweep {spec}: unknown or unsweepable field {field}{hint} "
+                           "(sweepable: {fields}, policy.*, solver.*)",
+    "batch.swept_twice": "--sweep {field}: the field is already swept by --sweep {other}",
+    "batch.grid_too_large": "--sweep: the grid has {total} variants per scenario; at most {most}",
+    "batch.results_format": "{path}: unknown results format {suffix}; use a .csv or .jsonl file",
+    "batch.results_foreign": "{path}: exists and is not a `plan batch` results file ({problem}); "
+                             "refusing to overwrite it: choose another -o or remove it",
+    "batch.results_read_only": "{path}: the results file is not writable; choose another -o",
+    "batch.results_locked": "{path}: another `plan batch` is writing this file (it holds {lock}); "
+                            "wait for it to finish, or choose another -o",
+    "batch.folder_unwritable": "{path}: cannot write in {folder} ({reason}); choose a writable "
+                               "folder for -o",
+    "batch.results_no_header": "no header line",
+    "batch.results_columns": "columns are {columns}",
 }

@@ -187,4 +187,28 @@ MESSAGES: dict[str, str] = {
     "out.not_folder": "-o {folder}：已存在且不是文件夹",
     "out.inner_folder": "-o {folder}：{path} 是文件夹",
     "out.inner_input": "-o {folder}：{path} 是本命令的输入之一；写入会覆盖输入：请换一个文件夹",
+    # plan batch：--sweep 与结果文件（planner/batch）
+    "batch.range_form": "--sweep {spec}：范围写作 START..STOP:STEP，例如 budget=100k..500k:50k",
+    "batch.range_not_number": "--sweep {spec}：{field} 不是数值；请给出取值列表，例如 {name}=A,B",
+    "batch.range_bad_value": "--sweep {spec}：{problem}（{field} 的范围写作 {example}）",
+    "batch.step_positive": "--sweep {spec}：STEP 必须大于 0",
+    "batch.stop_below": "--sweep {spec}：STOP 小于 START",
+    "batch.range_too_long": "--sweep {spec}：共 {count} 个取值；至多 {most} 个（请检查 STEP）",
+    "batch.empty_item": "--sweep {spec}：列表中有空项；请写作 FIELD=A,B,C",
+    "batch.sweep_form": "--sweep {spec}：应写作 FIELD=A,B,C 或 FIELD=START..STOP:STEP，例如 "
+                        "budget=100k..500k:50k 或 deadline=14d,21d,30d",
+    "batch.unknown_field": "--sweep {spec}：未知或不可扫描的字段 {field}{hint}（可扫描：{fields}、"
+                           "policy.*、solver.*）",
+    "batch.swept_twice": "--sweep {field}：该字段已由 --sweep {other} 扫描",
+    "batch.grid_too_large": "--sweep：每个场景的网格共 {total} 个变体；至多 {most} 个",
+    "batch.results_format": "{path}：未知的结果文件格式 {suffix}；请用 .csv 或 .jsonl 文件",
+    "batch.results_foreign": "{path}：已存在且不是 `plan batch` 的结果文件（{problem}）；拒绝覆盖："
+                             "请换一个 -o 或先删除它",
+    "batch.results_read_only": "{path}：结果文件不可写；请换一个 -o",
+    "batch.results_locked": "{path}：另一个 `plan batch` 正在写这个文件（它持有 {lock}）；请等它"
+                            "结束，或换一个 -o",
+    "batch.folder_unwritable": "{path}：无法在 {folder} 中写入（{reason}）；请为 -o 选择"
+                               "可写的文件夹",
+    "batch.results_no_header": "没有表头行",
+    "batch.results_columns": "列为 {columns}",
 }

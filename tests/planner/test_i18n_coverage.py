@@ -250,7 +250,9 @@ def test_the_pareto_front_is_said_in_chinese() -> None:
 
 CLI_FILES = (*(REPO / "planner" / "cli").glob("*.py"), REPO / "planner/explain/why_not.py",
              REPO / "planner/cpsat/run.py", REPO / "planner/cpsat/overflow_guard.py",
-             REPO / "planner/output_target.py", REPO / "planner/export/writer.py")
+             REPO / "planner/output_target.py", REPO / "planner/export/writer.py",
+             REPO / "planner/batch/sweep.py", REPO / "planner/batch/results_file.py",
+             REPO / "planner/batch/output_lock.py")
 
 
 def test_every_command_line_template_is_the_english_tables_own() -> None:
@@ -315,6 +317,32 @@ CLI_ERRORS: dict[str, tuple[list[str], str]] = {
     "sweep size": (["batch", "{s}", "--sweep", "budget=1,2,3", "--max-variants", "2"],
                    "--sweep: 1 scenario file(s) x 3 variant(s) = 3 rows; at most 2 per run "
                    "(--max-variants N raises it)"),
+    "sweep form": (["batch", "{s}", "--sweep", "budget"],
+                   "--sweep 'budget': expected FIELD=A,B,C or FIELD=START..STOP:STEP, e.g. "
+                   "budget=100k..500k:50k or deadline=14d,21d,30d"),
+    "sweep range": (["batch", "{s}", "--sweep", "budget=1..2"],
+                    "--sweep 'budget=1..2': a range is START..STOP:STEP, e.g. "
+                    "budget=100k..500k:50k"),
+    "sweep value": (["batch", "{s}", "--sweep", "budget=a..b:1"],
+                    "got 'a' (a range of budget reads like 100k..500k:50k)"),
+    "sweep step": (["batch", "{s}", "--sweep", "budget=1..5:0"],
+                   "--sweep 'budget=1..5:0': STEP must be > 0"),
+    "sweep stop": (["batch", "{s}", "--sweep", "budget=5..1:1"],
+                   "--sweep 'budget=5..1:1': STOP is below START"),
+    "sweep not a number": (["batch", "{s}", "--sweep", "name=1..2:1"],
+                           "--sweep 'name=1..2:1': 'name' is not a number; give a list of "
+                           "values, e.g. name=A,B"),
+    "sweep empty item": (["batch", "{s}", "--sweep", "budget=1,,2"],
+                         "--sweep 'budget=1,,2': empty item in the list; write FIELD=A,B,C"),
+    "sweep twice": (["batch", "{s}", "--sweep", "budget=1,2", "--sweep", "budget=3"],
+                    "--sweep 'budget': the field is already swept by --sweep 'budget'"),
+    "sweep too long": (["batch", "{s}", "--sweep", "budget=1..100000:1"],
+                       "--sweep 'budget=1..100000:1': 100000 values; at most 10000 (check STEP)"),
+    "results format": (["batch", "{s}", "-o", "{dir}/r.txt"],
+                       "r.txt: unknown results format '.txt'; use a .csv or .jsonl file"),
+    "results foreign": (["batch", "{s}", "-o", "{dir}/foreign.csv"],
+                        "foreign.csv: exists and is not a `plan batch` results file (columns are "
+                        "x); refusing to overwrite it: choose another -o or remove it"),
     "report suffix": (["report", "{s}", "-o", "{dir}/x.txt"],
                       "x.txt: the report is an HTML page; name it .html"),
     "calibration suffix": (["calibrate", "{dir}/none.log", "-o", "{dir}/x.txt"],
@@ -339,6 +367,7 @@ def test_command_line_errors_are_said_in_chinese_and_unchanged_in_english(
     args = [a.replace("{s}", scenario).replace("{dir}", str(tmp_path)) for a in more]
     for folder in ("d.html", "d.yaml"):  # an output path that is a folder
         (tmp_path / folder).mkdir()
+    (tmp_path / "foreign.csv").write_text("x\n", encoding="utf-8")  # not a results file
     english = CliRunner().invoke(app, args, env=ENGLISH_LOCALE)
     assert english.exit_code == 2, english.output
     assert english.output.startswith("error: ") and english_line in english.output
