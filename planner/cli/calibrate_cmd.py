@@ -18,6 +18,7 @@ LEVELS = ("*/*/*", "framework", "gpu", "method")
 if TYPE_CHECKING:
     from plan.models.catalog import Catalog
     from plan.planner.calibrate import Observation, Run
+    from plan.planner.calibrate.fit import Fit
 
 
 def calibrate_command(
@@ -72,8 +73,25 @@ def calibrate_command(
         fail(say_as("cli.too_few_runs", "{runs}: {n} run(s): too few to fit any factor (each "
                     "needs at least 2 runs: a factor and its spread)",
                     runs=listed(map(str, runs)), n=len(measured)))
+    _print_fit(result)
+    calibration = Calibration(result.factors, records, result.refused)
+    try:
+        # read back as --calibration reads it: a file it would refuse is never written
+        text = calibration.checked_yaml(str(output))
+    except InputError as exc:
+        fail(exc)
+    try:
+        write_atomically(output, text)
+    except OSError as exc:  # the writer's WriteFailed: one line naming the path and the cause
+        fail(str(WriteFailed.from_os_error(output, exc)))
+    console.print(printable(f"wrote {output} ({len(measured)} runs)"))
+    raise typer.Exit(ExitCode.OK)
+
+
+def _print_fit(result: Fit) -> None:
+    """The fitted factors (a broader scope over the same runs is the same factor: shown once) and
+    the pooling's spread by level."""
     shown: dict[tuple[str, tuple[str, ...]], list[str]] = {}
-    # a broader scope over the same runs is the same factor: shown once
     for factor in result.factors:
         key = (factor.metric, factor.runs)
         if key not in shown:
@@ -90,18 +108,6 @@ def calibrate_command(
                            for name, tau in zip(LEVELS, taus, strict=True))
         console.print(f"pooling ({metric}): sd of true log factors about the broader scope, by "
                       f"level: {levels} (- where no scope has runs of its own)")
-    calibration = Calibration(result.factors, records, result.refused)
-    try:
-        # read back as --calibration reads it: a file it would refuse is never written
-        text = calibration.checked_yaml(str(output))
-    except InputError as exc:
-        fail(exc)
-    try:
-        write_atomically(output, text)
-    except OSError as exc:  # the writer's WriteFailed: one line naming the path and the cause
-        fail(str(WriteFailed.from_os_error(output, exc)))
-    console.print(printable(f"wrote {output} ({len(measured)} runs)"))
-    raise typer.Exit(ExitCode.OK)
 
 
 def _compare(measured: list[Run],
