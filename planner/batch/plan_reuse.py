@@ -53,12 +53,17 @@ def _objective(loaded: LoadedScenario, options: SolveOptions) -> str:
 def _serves(solved: _Solved, budget: int | None, cost_objective: bool) -> bool:
     """Whether `solved`'s answer is this budget's, by the rules in the module docstring."""
     upper = solved.budget_units
+    below = upper is None or (budget is not None and budget <= upper)
     if solved.cost_units is None:  # infeasible under `upper`: so under any budget below it
-        return upper is None or (budget is not None and budget <= upper)
+        return below
     if budget is not None and solved.cost_units + 1 > budget:  # the plan must stay within it
         return False
-    below = upper is None or (budget is not None and budget <= upper)
     return below or cost_objective
+
+
+def _budget_units(loaded: LoadedScenario) -> int | None:
+    budget = loaded.scenario.budget
+    return SCALE.money(budget) if budget is not None else None
 
 
 def reused_row(loaded: LoadedScenario, options: SolveOptions) -> Row | None:
@@ -66,8 +71,7 @@ def reused_row(loaded: LoadedScenario, options: SolveOptions) -> Row | None:
     entries = _SOLVED.get(_key(loaded, options))
     if not entries:
         return None
-    budget = loaded.scenario.budget
-    units = SCALE.money(budget) if budget is not None else None
+    units = _budget_units(loaded)
     if units is not None and units > MAX_MODEL_MAGNITUDE:  # a solve would refuse it: let it
         return None
     cost_objective = _objective(loaded, options) == "cost"
@@ -78,16 +82,13 @@ def remember(loaded: LoadedScenario, options: SolveOptions, row: Row,
              cost: float | None) -> None:
     """Keep a solved row for the next variants (proven rows only); `cost`: its plan's exact
     cost (the row's is rounded)."""
-    if row.status not in ("optimal", "infeasible"):
-        return
-    if row.status == "optimal" and cost is None:
+    if not row.proven or (row.status == "optimal" and cost is None):
         return
     key = _key(loaded, options)
-    budget = loaded.scenario.budget
     entries = _SOLVED.setdefault(key, [])
     _SOLVED.move_to_end(key)
-    entries.append(_Solved(SCALE.money(budget) if budget is not None else None,
-                           SCALE.money(cost) if cost is not None else None, row))
+    entries.append(_Solved(_budget_units(loaded), SCALE.money(cost) if cost is not None else None,
+                           row))
     del entries[:-_KEPT_PER_SCENARIO]
     while len(_SOLVED) > _KEPT_SCENARIOS:
         _SOLVED.popitem(last=False)
