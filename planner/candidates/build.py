@@ -30,7 +30,12 @@ from plan.planner.candidates.options import _Option, _place_of, pinned_text
 from plan.planner.candidates.purchase import buy_options
 from plan.planner.candidates.spot_risk import spot_risk
 from plan.planner.candidates.transfer import JobTransfer, job_transfer
-from plan.planner.candidates.windows import budget_periods, held_alone_twins, instance_shape
+from plan.planner.candidates.windows import (
+    budget_periods,
+    held_alone_twins,
+    instance_renamer,
+    instance_shape,
+)
 from plan.planner.estimate import Estimate
 from plan.planner.estimate.band import memory_factor, uncalibrated_band_note
 from plan.planner.estimate.factors import efficiency_assumption
@@ -153,7 +158,7 @@ class CandidateBuilder(Estimating, Billing):
             shape = instance_shape(job)
             same = built.get(shape)
             if same is not None:
-                candidates[job.id] = self._instance_copy(job, candidates[same])
+                candidates[job.id] = self._instance_copy(job, same, candidates[same])
                 continue
             found, index = self._job_candidates(job, index, shape)
             candidates[job.id] = self._prune(found)
@@ -193,14 +198,20 @@ class CandidateBuilder(Estimating, Billing):
             budget_periods=budget_periods(scenario, self.horizon_h), start_date=scenario.start,
             fiscal_year_start=scenario.fiscal_year_start)
 
-    def _instance_copy(self, job: Job, first: list[Candidate]) -> list[Candidate]:
-        """Another instance of a recurring job: the first instance's candidates (the same work on
-        the same options; only its calendar differs) and the reasons options were dropped."""
-        source = first[0].job if first else None
-        self.removed.extend(dataclasses.replace(r, job=job.id) for r in list(self.removed)
-                            if r.job == source)
+    def _instance_copy(self, job: Job, source: str, first: list[Candidate]) -> list[Candidate]:
+        """Another instance of a recurring job: the first instance's (`source`) candidates (the
+        same work on the same options; only its calendar differs) and the reasons options were
+        dropped, each rule group and text naming this instance, not the first (a group is per job:
+        relaxing one instance's rule must not switch the others')."""
+        own = instance_renamer(source, job.id)
+        self.removed.extend(dataclasses.replace(r, job=job.id, rule=own(r.rule),
+                                                reason=own(r.reason))
+                            for r in list(self.removed) if r.job == source)
         late = [c for c in first if job.release_h + c.startup_min / 60 + c.hours > self.horizon_h]
-        return [dataclasses.replace(c, job=job.id) for c in first if c not in late]
+        return [dataclasses.replace(c, job=job.id,
+                                    violations={own(g): own(r) for g, r in c.violations.items()},
+                                    assumptions=tuple(own(a) for a in c.assumptions))
+                for c in first if c not in late]
 
     def _job_candidates(self, job: Job, index: int, shape: str) -> tuple[list[Candidate], int]:
         """The job's candidates, numbered from `index`, and the next index: each (platform, GPU,

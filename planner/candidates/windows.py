@@ -10,6 +10,8 @@ that several jobs may use gets a twin on a reservation held for its job alone (p
 from __future__ import annotations
 
 import dataclasses
+import re
+from collections.abc import Callable
 
 from plan.models.job import Job
 from plan.models.problem import SCALE, BudgetPeriod, Candidate, Resource
@@ -22,6 +24,14 @@ def instance_shape(job: Job) -> str:
     instances of one shape have the same candidates."""
     return job.model_copy(update={"id": job.series or job.id, "release_h": 0.0,
                                   "deadline_h": None, "after": []}).model_dump_json()
+
+
+def instance_renamer(first: str, instance: str) -> Callable[[str], str]:
+    """Text about the series' first instance (a rule group such as `ops_skill/ID-01`, a reason, an
+    assumption) rewritten to name `instance`: the id as a whole word only (`ID-01` in `ID-010`
+    stays)."""
+    whole_id = re.compile(rf"(?<![\w-]){re.escape(first)}(?![\w-])")
+    return lambda text: whole_id.sub(lambda _: instance, text)
 
 
 def held_alone_twins(candidates: dict[str, list[Candidate]],
