@@ -392,9 +392,15 @@ FRAMEWORK_NAMES = (
     ("deepspeed", "deepspeed"),
     ("megatron", "megatron"),
     ("nemo", "megatron"),
+    ("hugging face", "fsdp"),
+    ("unsloth", "fsdp"),
+    ("liger", "fsdp"),
+    ("torchtune", "fsdp"),
 )
 """Stacks a row of no known family may name in its source or notes, in the estimator's framework ids
-(the first named wins: Megatron-DeepSpeed runs DeepSpeed's engine)."""
+(the first named wins: Megatron-DeepSpeed runs DeepSpeed's engine). Hugging Face (transformers and
+peft under its Trainer), Unsloth, Liger and torchtune run PyTorch: with one GPU and no sharding, the
+PyTorch stack's rules (`fsdp`); named with DeepSpeed, DeepSpeed's."""
 
 
 def framework_of(row: dict[str, str], fam: str) -> str | None:
