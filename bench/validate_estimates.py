@@ -331,6 +331,9 @@ log-softmax and the gradient of a compiled loss into kernels that save only the 
 log-sum-exp per row (OLMo-core's `compile_loss`, torchtune's `compile: True`), as the chunked loss
 does (factors.py LOGIT_BYTES)."""
 
+COMPILED_LOSS = re.compile(r"compil\w*[^.;]{0,40}\bloss|\bloss[^.;]{0,40}compil")
+"""The same said in other words: "torch.compile on the model and the loss", "loss compiled"."""
+
 
 def stack_text(row: dict[str, str]) -> str:
     """What the row says about the stack that ran it, lower case: the first of STACK_NAMES its notes
@@ -347,10 +350,11 @@ def loss_of(row: dict[str, str], fam: str) -> str:
     """The loss a row's stack ran: a fused linear cross-entropy where the row names Liger or
     Unsloth, the chunked one where it names a compiled, chunked or fused loss
     (COMPILED_LOSS_WORDS) or for FUSED_LOSS_FAMILIES, else PyTorch's or Megatron's plain one."""
-    text = stack_text(row)
-    if "liger" in text or "unsloth" in text:
+    stack = stack_text(row)
+    if "liger" in stack or "unsloth" in stack:
         return "fused"
-    if any(words in text for words in COMPILED_LOSS_WORDS):
+    text = (row.get("source", "") + " " + (row.get("notes") or "")).lower()
+    if any(words in text for words in COMPILED_LOSS_WORDS) or COMPILED_LOSS.search(text):
         return "chunked"
     return "chunked" if fam in FUSED_LOSS_FAMILIES else "plain"
 
