@@ -48,6 +48,7 @@ from plan.models.catalog import builtin_catalog
 from plan.models.model_card import ModelCard
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, estimate, search_layout, shape_of
 from plan.planner.estimate.estimator import layout_problems
+from plan.planner.estimate.model_states import upcasts_unquantized
 from plan.planner.estimate.search_space import LONG_SEQUENCE, MIN_TOKENS_PER_CP_RANK
 from plan.planner.estimate.types import FRAMEWORK_ZERO, Layout, framework_zero, hybrid_shard_group
 
@@ -312,13 +313,19 @@ def _lighter_method(case: Case) -> Case | None:
     split by expert parallelism): its LoRA adapts every expert, and those adapters' weights, which
     ZeRO below 3 does not shard, can outweigh a full fine-tune's gradients and optimizer states
     sharded over a large data-parallel group (Qwen3 30B-A3B, 128 experts, over 128 ranks at ZeRO-2:
-    57.50 GiB of states against 57.46)."""
+    57.50 GiB of states against 57.46). Nor LoRA -> QLoRA where peft would upcast the unquantized
+    part to fp32 (`upcasts_unquantized`: eager modules under autocast): a pipeline stage holding a
+    large embedding and few layers then holds more (Llama 3.2 1B, 4 of 16 layers with the 128k
+    embedding: the fp32 embedding's 0.5 GiB more outweighs the 4-bit layers' 0.4 GiB less)."""
     lighter = METHOD_LIGHTER.get(case.method)
     moe = shape_of(case.model).is_moe
     if lighter is None or case.layout.ep > 1 or (moe and case.layout.zero in (1, 2)):
         return None
     rank = case.layout.lora_rank or 16
-    return replace(case, method=lighter, layout=replace(case.layout, lora_rank=rank))
+    layout = replace(case.layout, lora_rank=rank)
+    if upcasts_unquantized(lighter, layout) and layout.pp > 1:
+        return None
+    return replace(case, method=lighter, layout=layout)
 
 
 def _cpu_offload(case: Case) -> Case | None:

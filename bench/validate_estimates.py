@@ -319,12 +319,43 @@ FUSED_LOSS_FAMILIES = ("FSDP", "torchtune")
 cross-entropy, torchtune a chunked one (8 chunks); both are run as the "chunked" loss."""
 
 
+STACK_NAMES = ("unsloth", "liger", "hugging face", "torch.compile")
+"""Stacks a row's notes may name as the one that ran it. Where the notes name one, they decide
+(`stack_text`): a table in Unsloth's README has a Hugging Face column, whose rows ran eager modules
+and PyTorch's cross-entropy although their source names Unsloth."""
+
+COMPILED_LOSS_WORDS = ("compiled loss", "compile_loss", "compiled cross-entropy", "chunked loss",
+                       "chunked cross-entropy", "fused loss", "fused cross-entropy")
+"""Wording of a loss that never holds the fp32 logits whole: torch.compile fuses the upcast, the
+log-softmax and the gradient of a compiled loss into kernels that save only the bf16 logits and one
+log-sum-exp per row (OLMo-core's `compile_loss`, torchtune's `compile: True`), as the chunked loss
+does (factors.py LOGIT_BYTES)."""
+
+COMPILED_LOSS = re.compile(r"compil\w*[^.;]{0,40}\bloss|\bloss[^.;]{0,40}compil")
+"""The same said in other words: "torch.compile on the model and the loss", "loss compiled"."""
+
+
+def stack_text(row: dict[str, str]) -> str:
+    """What the row says about the stack that ran it, lower case: the first of STACK_NAMES its notes
+    name (notes that go on to compare it with another stack name that one later), else its source
+    and notes."""
+    notes = (row.get("notes") or "").lower()
+    named = [(notes.find(name), name) for name in STACK_NAMES if name in notes]
+    if named:
+        return min(named)[1]
+    return (row.get("source", "") + " " + notes).lower()
+
+
 def loss_of(row: dict[str, str], fam: str) -> str:
     """The loss a row's stack ran: a fused linear cross-entropy where the row names Liger or
-    Unsloth, the chunked one for FUSED_LOSS_FAMILIES, else PyTorch's or Megatron's plain one."""
-    text = (row.get("source", "") + row.get("notes", "")).lower()
-    if "liger" in text or "unsloth" in text:
+    Unsloth, the chunked one where it names a compiled, chunked or fused loss
+    (COMPILED_LOSS_WORDS) or for FUSED_LOSS_FAMILIES, else PyTorch's or Megatron's plain one."""
+    stack = stack_text(row)
+    if "liger" in stack or "unsloth" in stack:
         return "fused"
+    text = (row.get("source", "") + " " + (row.get("notes") or "")).lower()
+    if any(words in text for words in COMPILED_LOSS_WORDS) or COMPILED_LOSS.search(text):
+        return "chunked"
     return "chunked" if fam in FUSED_LOSS_FAMILIES else "plain"
 
 
@@ -333,8 +364,17 @@ def compiled(row: dict[str, str]) -> bool:
     or Unsloth's
     kernels: fused modules, which save what the fused activation formula counts (memory.py); the
     others ran eager PyTorch modules."""
-    text = row.get("source", "") + row.get("notes", "")
-    return "torch.compile" in text or any(name in text.lower() for name in ("liger", "unsloth"))
+    text = stack_text(row)
+    return "torch.compile" in text or any(name in text for name in ("liger", "unsloth"))
+
+
+def stated_lora_targets(notes: str) -> str:
+    """The layers a row's adapters target: "attention" where its notes name the q, k and v
+    projections and no FFN layer (torchtune's "rank 16 on q, k and v"), else all linear layers."""
+    text = notes.lower()
+    ffn = any(word in text for word in ("mlp", "ffn", "gate", "all linear", "up_proj"))
+    attention = bool(re.search(r"\bq\b.*\bk\b.*\bv\b|q_proj|qkv", text))
+    return "attention" if attention and not ffn else "all"
 
 
 FRAMEWORK_OF_FAMILY = {
@@ -356,9 +396,15 @@ FRAMEWORK_NAMES = (
     ("deepspeed", "deepspeed"),
     ("megatron", "megatron"),
     ("nemo", "megatron"),
+    ("hugging face", "fsdp"),
+    ("unsloth", "fsdp"),
+    ("liger", "fsdp"),
+    ("torchtune", "fsdp"),
 )
 """Stacks a row of no known family may name in its source or notes, in the estimator's framework ids
-(the first named wins: Megatron-DeepSpeed runs DeepSpeed's engine)."""
+(the first named wins: Megatron-DeepSpeed runs DeepSpeed's engine). Hugging Face (transformers and
+peft under its Trainer), Unsloth, Liger and torchtune run PyTorch: with one GPU and no sharding, the
+PyTorch stack's rules (`fsdp`); named with DeepSpeed, DeepSpeed's."""
 
 
 def framework_of(row: dict[str, str], fam: str) -> str | None:
@@ -1044,6 +1090,7 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
         seq_len=size(row["seq_len"], "seq_len") or 512,
         precision="fp8" if precision_of(row["precision"]) == "fp8" else "bf16",
         lora_rank=stated_lora_rank(notes) or _lora_rank(torchtune, gpus),
+        lora_targets=stated_lora_targets(notes),
         optimizer=optimizer,
         loss=loss_of(row, fam),
         fused_modules=compiled(row),

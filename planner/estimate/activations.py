@@ -114,6 +114,26 @@ shape and 4.2 h on Qwen3 8B's (bytes), 3.7 h on a small shape on the CPU (bench/
 Applied to attention-only targets too (not measured; the upper side)."""
 
 
+def backward_gradient_bytes_per_token(shape: ModelShape, layout: Layout,
+                                      residual_bytes: float = 2.0) -> float:
+    """The gradients a layer's backward pass holds beside the activations it saved, per token on one
+    GPU (16-bit): the gradient of the FFN's hidden state (the down projection's input gradient,
+    `ffn_width` wide) while the gate and up outputs it is computed from are still saved, the
+    residual stream's gradient arriving from the layer above and the one being summed for the
+    layer's input (h each, at `residual_bytes`: fp32 where the residual stream is,
+    `upcasts_unquantized`). Split over tp as the activations are (the residual terms only under
+    sequence parallelism). Reasoning from the order autograd frees saved tensors (a node's are
+    freed once it has run); checked against Unsloth's context tables (unsloth 2025.3.19 README, Mar
+    2025; bench/data/memory_public.csv UNS-01): Llama 3.1 8B QLoRA with offloaded checkpoints and
+    a fused loss fits 4,719 more tokens per GiB, where the estimate's peak grows by a GiB every
+    5,992 tokens without this term (its 2 x (14,336 + 2 x 4,096) B = 45 kB a token) and every
+    4,661 with it."""
+    t = layout.tp
+    sp = layout.sequence_parallel or t == 1
+    residual = 2.0 * shape.hidden * residual_bytes / (t if sp else 1)
+    return 2.0 * shape.ffn_width(layout.capacity_factor) / t + residual
+
+
 def chunk_layers(layers: int, layout: Layout) -> int:
     """Layers of the largest model chunk: a pipeline stage, or one of its virtual stages."""
     stage = math.ceil(layers / layout.pp)

@@ -34,6 +34,12 @@ backward; torch.distributed.pipelining caches each in-flight micro-batch's stage
 backward, and its last stage keeps every micro-batch's output (torchtitan: fp32 logits) for step()'s
 merged return until the step ends (KEPT_OUTPUT_LOGIT_BYTES).
 
+At the edges (long contexts, QLoRA): a re-materialised or fetched-back layer holds, beside what it
+saved, the gradients its backward pass computes (`backward_gradient_bytes_per_token`); a QLoRA model
+prepared by peft under autocast holds its unquantized weights, its residual stream (each checkpoint)
+and the final norm's output in fp32 and a 16-bit autocast copy of its output layer at the loss
+(model_states.py `upcasts_unquantized`, `autocast_head_copy_bytes`).
+
 Other: the loss phase, CUDA context, NCCL buffers, ZeRO-3 prefetch buffers (two layers), QLoRA's
 dequantized matrix and allocator fragmentation (factors.py).
 """
@@ -49,6 +55,7 @@ from plan.planner.estimate.activations import (
     EAGER_LORA_EXTRA_PER_HIDDEN,
     EAGER_NORM_EXTRA_PER_HIDDEN,
     activation_bytes_per_token_layer,
+    backward_gradient_bytes_per_token,
     checkpoint_bytes_per_token_layer,
     chunk_layers,
     host_bytes_per_token_layer,
@@ -83,6 +90,7 @@ from plan.planner.estimate.model_states import (
     WEIGHT_BYTES,
     grad_buffer_bytes,
     stage_states,
+    unquantized_weight_bytes,
 )
 from plan.planner.estimate.schedule import held_peak, stage_chunk_layers
 from plan.planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout, MemoryBreakdown
@@ -159,7 +167,8 @@ class _MicroBatch(NamedTuple):
         return k * self.per_layer + (layers - k) * self.per_token_layer * self.tokens
 
 
-def _micro_batch(shape: ModelShape, layout: Layout, host_cap: float) -> _MicroBatch:
+def _micro_batch(shape: ModelShape, layout: Layout, host_cap: float,
+                 residual_bytes: float = WEIGHT_BYTES) -> _MicroBatch:
     """Activations per micro-batch (activations.py) under the recomputation policy:
     - full: each layer keeps its input (`checkpoint_bytes_per_token_layer`), one layer
       re-materialised;
@@ -167,19 +176,27 @@ def _micro_batch(shape: ModelShape, layout: Layout, host_cap: float) -> _MicroBa
       checkpoint goes to host memory once its layer's forward is done, as far as `host_cap` GiB has
       room, and comes back for the backward pass; OFFLOAD_RESIDENT_LAYERS layers' worth are in
       flight over PCIe (full_offload re-materialises one layer at a time as well);
-    - otherwise every layer keeps `activation_bytes_per_token_layer`."""
+    - otherwise every layer keeps `activation_bytes_per_token_layer`.
+    Where a layer is re-materialised or fetched back, its backward pass's gradients
+    (`backward_gradient_bytes_per_token`) are part of the working layer. `residual_bytes`: bytes per
+    element of the residual stream, what each checkpoint holds (fp32 where
+    `upcasts_unquantized`)."""
     tokens_mb = layout.micro_batch * layout.seq_len / layout.cp
     act_token_layer = activation_bytes_per_token_layer(shape, layout)
-    checkpoint = checkpoint_bytes_per_token_layer(shape, layout) * tokens_mb
+    residual_scale = residual_bytes / WEIGHT_BYTES
+    checkpoint = checkpoint_bytes_per_token_layer(shape, layout) * tokens_mb * residual_scale
+    backward = backward_gradient_bytes_per_token(shape, layout, residual_bytes) * tokens_mb
     working = 0.0
     offloaded = None
     if layout.recompute == "full":
         per_layer_mb = checkpoint
-        working = act_token_layer * tokens_mb  # one layer re-materialised at a time
+        working = act_token_layer * tokens_mb + backward  # one layer re-materialised at a time
     elif layout.host_activations:
         to_host = host_bytes_per_token_layer(shape, layout) * tokens_mb
+        if layout.recompute == "full_offload":
+            to_host *= residual_scale
         recomputed = act_token_layer * tokens_mb if layout.recompute == "full_offload" else 0.0
-        working = OFFLOAD_RESIDENT_LAYERS * to_host + recomputed
+        working = OFFLOAD_RESIDENT_LAYERS * to_host + recomputed + backward
         offloaded = to_host * shape.layers / layout.pp * in_flight_micro_batches(layout)
         per_layer_mb = max(0.0, offloaded - host_cap * GIB) / max(1, shape.layers // layout.pp)
     else:
@@ -187,15 +204,28 @@ def _micro_batch(shape: ModelShape, layout: Layout, host_cap: float) -> _MicroBa
     return _MicroBatch(tokens_mb, act_token_layer, per_layer_mb, working, checkpoint, offloaded)
 
 
-def loss_phase_bytes(shape: ModelShape, adapters: bool, layout: Layout, tokens: float) -> float:
+def loss_phase_bytes(shape: ModelShape, adapters: bool, layout: Layout, tokens: float,
+                     residual_bytes: float = WEIGHT_BYTES) -> float:
     """The loss phase of one micro-batch: the logits and the loss's buffers (`_loss_bytes`) and the
     final norm's output that the output projection saves (Megatron keeps its sequence-parallel
-    shard; DTensor and tp = 1 keep it whole)."""
+    shard; DTensor and tp = 1 keep it whole), at `residual_bytes` per element. Where the residual
+    stream is fp32 (`upcasts_unquantized`) the output layer's weight is fp32 too, and autocast's
+    16-bit copy of it, saved by the matmul for the input gradient, is held until the backward pass
+    has gone through the output layer (`autocast_head_copy_bytes`)."""
     sp = layout.sequence_parallel or layout.tp == 1
     whole = stack_of(layout.framework).tensor_parallel_gathers_saved
     head_input_div = layout.tp if sp and not whole else 1
-    return (_loss_bytes(shape, adapters, layout, tokens)
-            + tokens * 2.0 * shape.hidden / head_input_div)
+    head_copy = 0.0 if residual_bytes == WEIGHT_BYTES else autocast_head_copy_bytes(shape, layout)
+    return (_loss_bytes(shape, adapters, layout, tokens) + head_copy
+            + tokens * residual_bytes * shape.hidden / head_input_div)
+
+
+def autocast_head_copy_bytes(shape: ModelShape, layout: Layout) -> float:
+    """The 16-bit copy of an fp32 output layer that autocast makes for its matmul: a frozen weight's
+    cast is not cached, and the matmul saves the copy for its input gradient (PyTorch autocast;
+    the tied embedding where the model ties them)."""
+    head = shape.embed_params if shape.tied else shape.head_params
+    return head / layout.tp * WEIGHT_BYTES
 
 
 def upcast_reserve_bytes(shape: ModelShape, layout: Layout, tokens: float) -> float:
@@ -238,12 +268,13 @@ class _LossPhase(NamedTuple):
     upcast: float  # upcast_reserve_bytes
 
 
-def _loss_phase(shape: ModelShape, adapters: bool, layout: Layout, mb: _MicroBatch) -> _LossPhase:
+def _loss_phase(shape: ModelShape, adapters: bool, layout: Layout, mb: _MicroBatch,
+                residual_bytes: float = WEIGHT_BYTES) -> _LossPhase:
     """The loss phase terms. With re-materialised layers the logits and the loss buffers are freed
     once the backward pass has gone through the output layer (torchtitan `del pred`, torchtune `del
     logits`, Megatron's loss scope), before the first layer is recomputed: the last stage peaks at
     its checkpoints plus the larger of the two phases."""
-    loss = loss_phase_bytes(shape, adapters, layout, mb.tokens)
+    loss = loss_phase_bytes(shape, adapters, layout, mb.tokens, residual_bytes)
     kept = kept_output_bytes(shape, layout, mb.tokens)
     return _LossPhase(loss, loss + kept, kept, max(0.0, mb.working - loss),
                       upcast_reserve_bytes(shape, layout, mb.tokens))
@@ -449,8 +480,9 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     host_cap = HOST_MEMORY_GIB_PER_GPU if host_gib_per_gpu is None else host_gib_per_gpu
     p = layout.pp
     adapters = method in ADAPTER_METHODS
-    mb = _micro_batch(shape, layout, host_cap)
-    loss = _loss_phase(shape, adapters, layout, mb)
+    residual_bytes = unquantized_weight_bytes(method, layout)  # (fp32 where peft upcast them)
+    mb = _micro_batch(shape, layout, host_cap, residual_bytes)
+    loss = _loss_phase(shape, adapters, layout, mb, residual_bytes)
     stages = _stages(shape, layout, mb, loss)
     results = []
     host_gib = 0.0
@@ -477,7 +509,7 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
         layout, adapters, host_cap, "assumed" if host_gib_per_gpu is None else "declared",
         None if mb.offloaded is None else mb.offloaded / GIB, top.logits, kept_gib, top.upcast,
         _logit_bytes(layout), mb.working > 0, None if paged is None else paged.out_gib,
-        gpu_memory_gib, host_gib)
+        gpu_memory_gib, host_gib, residual_bytes != WEIGHT_BYTES)
     total = top.weights + top.grads + optim + top.act + top.other
     floors[peak] = total - squeezed[peak]  # (the paged optimizer's resident states included)
     return MemoryResult(MemoryBreakdown(top.weights, top.grads, optim, top.act, top.other, total),

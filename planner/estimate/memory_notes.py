@@ -37,6 +37,8 @@ class MemoryFacts:
     paged_out_gib: float | None  # 8-bit Adam states paged to host memory; None: no eviction
     gpu_memory_gib: float  # what the layout may use
     host_states_gib: float  # the model states CPU offload sends to the host (the largest stage's)
+    # QLoRA prepared by peft under autocast: the unquantized weights and residual stream in fp32
+    kbit_upcast: bool = False
 
 
 def memory_notes(facts: MemoryFacts) -> tuple[str, ...]:
@@ -49,6 +51,12 @@ def memory_notes(facts: MemoryFacts) -> tuple[str, ...]:
                      "16; updates below BF16's resolution are lost")
     if facts.adapters:
         notes.append("LoRA: base weights frozen (no gradients or optimizer states for them)")
+    if facts.kbit_upcast:
+        notes.append("QLoRA on Hugging Face modules: peft's prepare_model_for_kbit_training casts "
+                     "the embeddings, output layer and norms to fp32, so the residual stream and "
+                     "each checkpointed layer input are fp32 too; fused kernels (--kernels fused: "
+                     "Unsloth, Liger) or pure BF16 training (--optimizer adamw-bf16, torchtune) "
+                     "keep them 16-bit")
     notes.append(_state_offload_note(facts))
     return tuple(note for note in notes if note)
 

@@ -15,6 +15,10 @@ with double quantization, 4.127 bits/param; embeddings, output layer and norms s
 linear layer is dequantized to a transient 16-bit copy for its matmul. Sharded (FSDP/ZeRO-3) QLoRA
 gathers the 4-bit layers, so its prefetch buffers are 4-bit too (Answer.AI FSDP+QLoRA, 2024).
 
+Hugging Face QLoRA under mixed precision (`upcasts_unquantized`): peft's
+`prepare_model_for_kbit_training`, which TRL's SFTTrainer, axolotl and LLaMA-Factory call on a 4-bit
+model, casts every parameter that is not 4-bit (embeddings, output layer, norms) to fp32.
+
 DPO (models/methods.py): full DPO holds a frozen 16-bit reference copy of the weights next to the
 policy (2 B/param, sharded like the weights under ZeRO-3, no gradients or optimizer states); its
 forward runs without autograd, so it keeps no activations beyond the layer being computed, and its
@@ -68,6 +72,40 @@ ADAM_8BIT_STATE_BYTES = OPTIMIZER_STATE_BYTES["adam_8bit"]
 FUSED_STEP_OPTIMIZERS = ("adam_8bit", "paged_adam_8bit")
 """Optimizers run inside the backward pass (torchtune's low-memory recipe): one layer of
 gradients."""
+
+
+KBIT_UPCAST_BYTES = 4.0
+"""Bytes per parameter of a QLoRA model's unquantized weights (embeddings, output layer, norms)
+once peft's `prepare_model_for_kbit_training` has run: "cast all non INT8 parameters to fp32"
+(peft 0.13.2, Oct 2024, peft/utils/other.py: every bf16/fp16 parameter that is not a bitsandbytes
+`Params4bit` becomes fp32). Checked against Unsloth's "Llama 3.1 (8B) max. context length" table,
+its Hugging Face + FA2 column (unsloth 2025.3.19 README, Mar 2025; bench/data/memory_public.csv
+UNS-02): the table's linear fit puts 9.7 GiB at zero context, the 4-bit base with 16-bit
+embeddings about 6 GiB."""
+
+
+def upcasts_unquantized(method: str, layout: Layout) -> bool:
+    """Whether a QLoRA run holds its unquantized weights and its residual stream in fp32: Hugging
+    Face models prepared by peft (`KBIT_UPCAST_BYTES`) and trained under autocast, as the eager
+    PyTorch stacks run them. The embedding then outputs fp32 and each residual add of a bf16
+    autocast output to it stays fp32, so every layer's input, what gradient checkpointing keeps, is
+    fp32. Not counted where the stack does not prepare the model: pure BF16 training (torchtune's
+    QLoRA, `adam_bf16`: no autocast, no peft), fused stacks (Unsloth, Liger, torch.compile), which
+    load and cast their own, and sharded QLoRA (ZeRO-3/FSDP over several ranks or to the host),
+    for which TRL skips the preparation ("one should never call ... prepare_model_for_kbit_training
+    when doing QLoRA + FSDP / DS-Zero3", trl 0.12.0 trl/trainer/sft_trainer.py, Oct 2024). The
+    upper side for the other Hugging Face stacks: TRL's SFTTrainer given a peft config under bf16
+    casts the embeddings and output layer back to bf16 after preparing
+    (`peft_module_casting_to_bf16`, the same file), as the QLoRA paper's qlora.py does; a model
+    prepared by hand and handed to a trainer keeps them fp32."""
+    sharded = layout.zero == 3 and (layout.state_shards > 1 or layout.state_offload)
+    return (method in QLORA_METHODS and layout.eager_modules
+            and layout.optimizer != "adam_bf16" and not sharded)
+
+
+def unquantized_weight_bytes(method: str, layout: Layout) -> float:
+    """Bytes per parameter of a QLoRA model's 16-bit part (fp32 where `upcasts_unquantized`)."""
+    return KBIT_UPCAST_BYTES if upcasts_unquantized(method, layout) else WEIGHT_BYTES
 
 
 def grad_buffer_bytes(layout: Layout) -> float:
@@ -133,7 +171,8 @@ def _group_states(
     if method in ADAPTER_METHODS:
         if method in QLORA_METHODS:
             linear = shape.layer_linear_total * layers_stage / t
-            base = linear * QLORA_BITS_PER_PARAM / 8 + (params_stage - linear) * WEIGHT_BYTES
+            base = (linear * QLORA_BITS_PER_PARAM / 8
+                    + (params_stage - linear) * unquantized_weight_bytes(method, layout))
         else:
             base = params_stage * WEIGHT_BYTES
         trainable = (shape.adapter_params(layout.lora_rank or 0, layout.lora_targets)

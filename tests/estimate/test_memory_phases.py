@@ -10,6 +10,7 @@ import pytest
 
 from plan.models.model_card import ModelCard
 from plan.planner.estimate import Cluster, Layout, LayoutSpec, search_layout
+from plan.planner.estimate.activations import backward_gradient_bytes_per_token
 from plan.planner.estimate.factors import (
     ALLOCATOR_FRAGMENTATION,
     CUDA_CONTEXT_GIB,
@@ -57,7 +58,9 @@ def test_full_recompute_peaks_at_the_larger_of_loss_and_layer(
     shape, lay = shape_of(card), one_gpu()
     tokens = lay.micro_batch * lay.seq_len
     checkpoints = 2.0 * shape.hidden * tokens * shape.layers
-    working = activation_bytes_per_token_layer(shape, lay) * tokens
+    # the layer re-materialised and the gradients its backward pass computes beside it
+    working = (activation_bytes_per_token_layer(shape, lay)
+               + backward_gradient_bytes_per_token(shape, lay)) * tokens
     loss = tokens * shape.vocab * LOGIT_BYTES_FP32_LOSS + 2.0 * shape.hidden * tokens
     mem = memory_per_gpu(shape, "pretrain", lay, 80.0).breakdown
     dynamic = mem.activations_gib + mem.other_gib - CUDA_CONTEXT_GIB

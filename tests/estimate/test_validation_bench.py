@@ -932,3 +932,44 @@ def test_an_unnamed_model_of_a_catalog_shape_takes_that_architecture(
     old = {**row, "model": "LLaMA-65B", "params_b": "65.2", "vocab": "32000", "seq_len": "2048"}
     rebuilt = bench._card(old, old["model"])
     assert (rebuilt.num_kv_heads, rebuilt.ffn_hidden_size) == (64, 22016)
+
+
+def test_the_stack_loss_and_adapter_targets_a_row_names_are_read(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Memory at the edges (issue 49): a table's Hugging Face column ran eager modules and PyTorch's
+    # cross-entropy although its source is Unsloth's README; a compiled loss holds no fp32 logits;
+    # adapters on q, k and v alone are attention-only.
+    bench = _bench(monkeypatch)
+    source = {"source": "unslothai/unsloth README, Context length benchmarks"}
+    hf = {**source, "notes": "the Hugging Face + FA2 column; compared with Unsloth"}
+    uns = {**source, "notes": "Unsloth (offloaded gradient checkpointing)"}
+    assert (bench.loss_of(hf, "other"), bench.compiled(hf)) == ("plain", False)
+    assert (bench.loss_of(uns, "other"), bench.compiled(uns)) == ("fused", True)
+    for said in ("compiled loss", "torch.compile on the model and the loss", "compile_loss: true"):
+        assert bench.loss_of({"source": "", "notes": said}, "other") == "chunked"
+    assert bench.loss_of({"source": "", "notes": "torch.compile; fused AdamW"}, "other") == "plain"
+    assert bench.stated_lora_targets("rank 16 on q, k and v, activation checkpointing") == (
+        "attention")
+    assert bench.stated_lora_targets("rank 32 on q, k, v, o, gate, up and down") == "all"
+    assert bench.stated_lora_targets("") == "all"
+    # a 1B model with a 100k vocabulary at 8 x 4,096 tokens on an 80 GB card: with the compiled
+    # loss it fits; read as PyTorch's plain fp32 loss it would not
+    row = dict(
+        id="OLMO-1B", source="a training recipe", model="olmo-1b", params_b="1.48", method="full",
+        precision="bf16", optimizer="AdamW", micro_batch="8", seq_len="4096", gpu="h100-sxm",
+        num_gpus="8", tp="1", pp="1", zero="3", recompute="none", peak_memory="70", unit="GiB",
+        exact_or_approx="approx",
+        layers="16", hidden="2048", heads="16", vocab="100352",
+    )
+    compiled = {**row, "notes": "torch.compile, compiled loss"}
+    plain = {**row, "id": "OLMO-1B-plain", "notes": "torch.compile"}
+    with (tmp_path / "memory_public.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(compiled))
+        writer.writeheader()
+        writer.writerows([compiled, plain])
+    rows = {r.id: r for r in bench.public_rows(tmp_path)}
+    assert not any(r.problem for r in rows.values()), [r.problem for r in rows.values()]
+    assert rows["OLMO-1B"].estimate.layout.loss == "chunked"
+    assert rows["OLMO-1B"].estimate.fits_card
+    assert not rows["OLMO-1B-plain"].estimate.fits_card
