@@ -16,8 +16,10 @@ linear layer is dequantized to a transient 16-bit copy for its matmul. Sharded (
 gathers the 4-bit layers, so its prefetch buffers are 4-bit too (Answer.AI FSDP+QLoRA, 2024).
 
 Hugging Face QLoRA under mixed precision (`upcasts_unquantized`): peft's
-`prepare_model_for_kbit_training`, which TRL's SFTTrainer, axolotl and LLaMA-Factory call on a 4-bit
-model, casts every parameter that is not 4-bit (embeddings, output layer, norms) to fp32.
+`prepare_model_for_kbit_training`, which TRL's SFTTrainer and axolotl call on a 4-bit model, casts
+every parameter that is not 4-bit (embeddings, output layer, norms) to fp32. LLaMA-Factory prepares
+the model its own way (norms upcast only on request), so its QLoRA sits below this (bench row LF-04,
++12%): counted as the upper side, since a plan's memory must not be short.
 
 DPO (models/methods.py): full DPO holds a frozen 16-bit reference copy of the weights next to the
 policy (2 B/param, sharded like the weights under ZeRO-3, no gradients or optimizer states); its
