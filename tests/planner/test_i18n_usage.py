@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from plan.planner import i18n
 from plan.planner.cli.app import app, main
 from plan.planner.cli.usage_words import FORMS, usage_line
+from plan.planner.i18n.said import local
 from tests.planner.test_i18n_coverage import ENGLISH_LOCALE, english_runs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -146,3 +147,33 @@ def test_a_batch_that_reads_nothing_says_so_in_chinese(
     assert (code, english) == (2, "error: no scenario could be read\n")
     code, chinese = _main(["batch", str(bad)], monkeypatch, capsys, "zh_CN.UTF-8")
     assert (code, chinese) == (2, "错误：没有一个场景能读入\n")
+
+
+def test_the_search_reasons_are_the_tables_own_and_read_back_as_plain_text() -> None:
+    """The layout search counts its reasons by their English text, which the estimate store gives
+    back as plain strings: each kind is the table's sentence, and said again in Chinese."""
+    from plan.planner.cli.estimate_table import no_layout_line
+    from plan.planner.estimate.combination_trial import INTERLEAVING_REFUSED
+    from plan.planner.estimate.pruning import (
+        CANNOT_BEAT,
+        OUT_OF_MEMORY,
+        RECOMPUTATION_DOMINATED,
+        ZERO3_DOMINATED,
+    )
+    from plan.planner.estimate.stack_rules import HYBRID_SPLIT_GAP
+
+    table = i18n.TABLES["en"]
+    kinds = (CANNOT_BEAT, RECOMPUTATION_DOMINATED, ZERO3_DOMINATED, OUT_OF_MEMORY,
+             INTERLEAVING_REFUSED, HYBRID_SPLIT_GAP)
+    assert all(kind in table.values() for kind in kinds)
+    reasons = {str(kind): n for n, kind in enumerate(kinds, 1)}
+    line = no_layout_line("m", 8, "h800", reasons)
+    assert line.startswith("--gpus: no valid layout for m on 8 x h800: cannot beat the fastest "
+                           "layout found (1 layout); dominated")
+    empty = no_layout_line("m", 8, "h800", {})
+    assert empty == "--gpus: no valid layout for m on 8 x h800: no candidates"
+    with i18n.kept_language():
+        i18n.choose("zh")
+        said = local(line)
+    assert said.startswith("--gpus：m 在 8 张 h800 上没有有效的布局：不可能快过已找到的最快布局")
+    assert english_runs(said, []) == [], said
