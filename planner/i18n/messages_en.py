@@ -306,3 +306,7 @@ from plan.planner.i18n import usage_en  # noqa: E402  (usage errors, batch and e
 
 MESSAGES.update(usage_en.USAGE)
 MESSAGES.update(usage_en.BATCH)
+
+from plan.planner.i18n import export_en  # noqa: E402  (plan export's refusals and lines)
+
+MESSAGES.update(export_en.EXPORT)

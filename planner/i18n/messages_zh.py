@@ -291,3 +291,7 @@ from plan.planner.i18n import usage_zh  # noqa: E402  (usage errors, batch and e
 
 MESSAGES.update(usage_zh.USAGE)
 MESSAGES.update(usage_zh.BATCH)
+
+from plan.planner.i18n import export_zh  # noqa: E402  (plan export's refusals and lines)
+
+MESSAGES.update(export_zh.EXPORT)

@@ -269,7 +269,8 @@ CLI_FILES = (*(REPO / "planner" / "cli").glob("*.py"), REPO / "planner/explain/w
              REPO / "planner/output_target.py", REPO / "planner/export/writer.py",
              REPO / "planner/batch/sweep.py", REPO / "planner/batch/results_file.py",
              REPO / "planner/batch/output_lock.py", REPO / "planner/batch/rows.py",
-             REPO / "planner/batch/row_check.py")
+             REPO / "planner/batch/row_check.py", *(REPO / "planner" / "export").glob("*.py"),
+             REPO / "planner/estimate/stages.py")
 
 
 def test_every_command_line_template_is_the_english_tables_own() -> None:
@@ -378,6 +379,28 @@ CLI_ERRORS: dict[str, tuple[list[str], str]] = {
                         "--gpus: no valid layout for qwen2.5-7b on 16 x h800: global batch too "
                         "small for dp (3 layouts); tp incompatible with heads (1 layout); tp spans "
                         "nodes (1 layout)"),
+    "export refused": (["export", "{s}", "--to", "megatron", "-o", "{dir}/e"],
+                       "--to megatron: job qwen14b-lora: megatron: pretrain_gpt.py has no "
+                       "LoRA/QLoRA (lora); PEFT lives in Megatron-Bridge/NeMo (try --to "
+                       "llamafactory, which writes LoRA planned on Megatron for its "
+                       "Megatron-Bridge backend)"),
+    "export no lora": (["export", "{s}", "--to", "torchtitan", "-o", "{dir}/e"],
+                       "--to torchtitan: job qwen14b-lora: torchtitan: v0.2.2 has no LoRA/QLoRA "
+                       "(lora); try --to llamafactory"),
+    "target stacks": (["export", "{s}", "--to", "megatron", "-o", "{dir}/e", "--target-version",
+                       "1.0"], "--target-version applies to llamafactory and torchtitan only (the "
+                      "stacks whose file formats change between releases here), not megatron"),
+    "target release": (["export", "{s}", "--to", "llamafactory", "-o", "{dir}/e",
+                        "--target-version", "x"],
+                       "--target-version: 'x' is not a release number (e.g. 0.9.5) or main"),
+    "target unchecked": (["export", "{s}", "--to", "llamafactory", "-o", "{dir}/e",
+                          "--target-version", "0.9.1"],
+                         "--to llamafactory: job qwen14b-lora: llamafactory: the export's keys are "
+                         "checked against release 0.9.5 and main, not 0.9.1"),
+    "target format": (["export", "{s}", "--to", "torchtitan", "-o", "{dir}/e",
+                       "--target-version", "0.3.0"],
+                      "--to torchtitan: job qwen14b-lora: torchtitan: job.toml is torchtitan "
+                      "0.2.2's TOML job format; 0.3.0 is not that release"),
     "export job": (["export", "{s}", "--to", "megatron", "-o", "{dir}/e", "--job", "nope"],
                    "--job: unknown job 'nope'; jobs: qwen14b-lora"),
 }

@@ -177,3 +177,65 @@ def test_the_search_reasons_are_the_tables_own_and_read_back_as_plain_text() -> 
         said = local(line)
     assert said.startswith("--gpus：m 在 8 张 h800 上没有有效的布局：不可能快过已找到的最快布局")
     assert english_runs(said, []) == [], said
+
+
+def _layouts() -> list[object]:
+    """A 7B layout with one or two of its settings changed: between them they reach most of the
+    stacks' refusals (DPO, adapters, pipelines, ZeRO stages, precisions, recomputation, optimizers,
+    context and expert parallelism, offload, hybrid shards, QLoRA, NPUs, odd sequence lengths)."""
+    import dataclasses
+
+    from plan.planner.export.layout import ExportLayout
+
+    base = ExportLayout(
+        job="j", model_id="qwen2.5-7b", hf_name="Qwen/Qwen2.5-7B", method="sft", platform="p",
+        gpu="h800", nodes=1, gpus_per_node=8, tp=1, pp=1, cp=1, dp=8, vpp=1, zero=1,
+        micro_batch=1, grad_accum=4, global_batch=32, seq_len=4096, precision="bf16",
+        recompute="none", framework="fsdp", optimizer="adam", tokens=1e9, layers=28,
+        hidden_size=3584, ffn_hidden_size=18944, num_heads=28, num_kv_heads=4, vocab_size=152064,
+        tied_embeddings=False, ffn_type="swiglu", lora_rank=None, lora_targets="all",
+        quant_bits=None, recompute_layers=None, kernels="eager", state_offload=False,
+        shard_group=None, ep=1, moe=None, vendor="nvidia", checkpoint_interval_h=1.0,
+        step_time_s=1.0, notes=())
+    changes: list[dict[str, object]] = [
+        {"method": "dpo"}, {"method": "lora", "lora_rank": 16}, {"method": "qlora", "quant_bits": 4,
+                                                                 "lora_rank": 16, "tp": 2},
+        {"pp": 2}, {"pp": 3, "framework": "megatron"}, {"pp": 2, "vpp": 2, "grad_accum": 1},
+        {"zero": 0, "optimizer": "adam_bf16"}, {"zero": 3, "optimizer": "adam_bf16"},
+        {"precision": "fp8"}, {"precision": "fp16"},
+        {"precision": "fp16", "optimizer": "adam_bf16"},
+        {"recompute": "selective"}, {"recompute": "offload"}, {"recompute": "full_offload"},
+        {"optimizer": "adam_8bit"}, {"optimizer": "adafactor"},
+        {"optimizer": "adam_precision_aware"}, {"cp": 2}, {"cp": 2, "seq_len": 4097},
+        {"ep": 2}, {"state_offload": True, "zero": 3}, {"state_offload": True, "zero": 1},
+        {"shard_group": 4, "zero": 3}, {"recompute_layers": 2}, {"gpu": "ascend-910b"},
+        {"gpu": "ascend-910b", "vendor": "huawei", "precision": "fp8"},
+        {"tp": 2, "zero": 0}, {"framework": "megatron", "pp": 2}]
+    return [dataclasses.replace(base, **change) for change in changes]  # type: ignore[arg-type]
+
+
+def test_the_stacks_refusals_are_said_in_chinese() -> None:
+    """Every refusal the layouts above meet, for every stack and release checked, is said in
+    Chinese with no run of English words (the pip command a refusal quotes aside)."""
+    from plan.planner.export import STACKS
+    from plan.planner.export.layout import ExportError
+    from plan.planner.export.llamafactory import BRIDGE_INSTALL_COMMAND
+    from plan.planner.export.versions import check_target
+    from plan.planner.export.writer import render_stack
+
+    refusals: dict[str, str] = {}
+    for layout in _layouts():
+        for stack in STACKS:
+            for attempt in (lambda: render_stack(layout, stack),  # noqa: B023
+                            lambda: check_target(layout, stack, "0.9.4")):  # noqa: B023
+                try:
+                    attempt()
+                except ExportError as exc:
+                    refusals.setdefault(str(exc), exc.args[0])
+    keys = {getattr(said, "key", None) for said in refusals.values()}
+    assert None not in keys and len(keys) >= 30
+    with i18n.kept_language():
+        i18n.choose("zh")
+        left = {text: english_runs(local(said), [BRIDGE_INSTALL_COMMAND])
+                for text, said in refusals.items()}
+    assert {text: runs for text, runs in left.items() if runs} == {}
