@@ -196,9 +196,11 @@ class Job(Strict):
         if self.optimizer in PYTORCH_ONLY_OPTIMIZER_NAMES and stated_lacks(
             self.framework, "pytorch_optimizers"
         ):
-            raise ValueError(f"optimizer {not_on_megatron(self.optimizer)}, or leave framework out")
+            raise ValueError(say_as("stack.job_optimizer", "optimizer {reason}, or leave framework "
+                                    "out", reason=not_on_megatron(self.optimizer)))
         if self.loss != "plain" and stated_lacks(self.framework, "leaner_losses"):
-            raise ValueError(f"loss {loss_not_on_megatron(self.loss)}")
+            raise ValueError(say_as("stack.job_loss", "loss {reason}",
+                                    reason=loss_not_on_megatron(self.loss)))
         conflict = self.hybrid_shard and hybrid_shard_conflict(
             self.framework,
             self.layout.zero if self.layout else None,
@@ -206,9 +208,11 @@ class Job(Strict):
             "layout.zero",
         )
         if conflict:
-            raise ValueError(f"hybrid_shard: {conflict}: leave hybrid_shard out or change that")
+            raise ValueError(say_as("stack.job_hybrid", "hybrid_shard: {reason}: leave "
+                                    "hybrid_shard out or change that", reason=conflict))
         if self.optimizer == "adamw-bf16" and self.precision != "bf16":
-            raise ValueError(f"optimizer {PURE_BF16_PRECISION}")
+            raise ValueError(say_as("stack.job_optimizer_bf16", "optimizer {reason}",
+                                    reason=PURE_BF16_PRECISION))
         if self.method in QLORA_METHODS and self.precision == "fp8":
             raise ValueError(QLORA_FP8)
         if self.tokens < self.seq_len:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from plan.models.methods import ADAPTER_METHODS, DPO_METHODS, QLORA_METHODS
+from plan.models.said import say_as
 
 SelectiveRecompute = Literal["attention", "op_level", "none"]
 ContextParallel = Literal["ring", "ulysses"]
@@ -242,9 +243,10 @@ def bridge_zero_gap(framework: str, method: str, zero: int) -> str | None:
     (`use_distributed_optimizer`; launch-configs.md section 4); Megatron's ZeRO 2 and 3 are
     Megatron-FSDP's, which no LoRA export runs."""
     if zero > 1 and adapters_through_bridge(framework, method):
-        return ("LoRA on Megatron trains through LLaMA-Factory's Megatron-Bridge backend, which "
-                f"shards the optimizer state only (ZeRO 0-1); ZeRO-{zero} on Megatron is "
-                "Megatron-FSDP's, which no LoRA export runs")
+        return say_as("stack.bridge_zero", "LoRA on Megatron trains through LLaMA-Factory's "
+                      "Megatron-Bridge backend, which shards the optimizer state only (ZeRO 0-1); "
+                      "ZeRO-{zero} on Megatron is Megatron-FSDP's, which no LoRA export runs",
+                      zero=zero)
     return None
 
 
@@ -299,9 +301,9 @@ def interleaving_refused(
     )
 
 
-MEGATRON_CP_SEQUENCE = (
-    "Megatron's context parallelism needs a sequence length that is a multiple of 2 x cp"
-)
+MEGATRON_CP_SEQUENCE = say_as(
+    "stack.megatron_cp_sequence",
+    "Megatron's context parallelism needs a sequence length that is a multiple of 2 x cp")
 
 
 def megatron_splits_sequence(seq_len: int, cp: int) -> bool:
@@ -316,12 +318,12 @@ def sequence_split_gap(framework: str, seq_len: int, cp: int) -> str | None:
     return MEGATRON_CP_SEQUENCE if chunks > 1 and cp > 1 and seq_len % (chunks * cp) else None
 
 
-RING_ATTENTION_NEEDS_FLASH = (
+RING_ATTENTION_NEEDS_FLASH = say_as(
+    "stack.ring_needs_flash",
     "context parallelism runs ring attention through flash kernels (Megatron through Transformer "
     "Engine's fused or flash attention, its own attention asserting cp = 1; torchtitan and "
     "accelerate through SDPA's flash or efficient backends); only DeepSpeed's Ulysses, which "
-    "splits the heads, runs eager attention with cp > 1"
-)
+    "splits the heads, runs eager attention with cp > 1")
 """Why Megatron and the FSDP family run no context parallelism with eager attention
 (launch-configs.md: accelerate's cp is ring attention over SDPA; Megatron-Core's local
 DotProductAttention asserts context_parallel_size == 1)."""
@@ -344,18 +346,17 @@ def ulysses_head_gap(framework: str, heads: int, tp: int, cp: int) -> str | None
         or (heads // max(1, tp)) % cp == 0
     ):
         return None
-    return (
-        "DeepSpeed's cp is Ulysses, which hands each rank whole attention heads: the "
-        f"{heads // max(1, tp)} heads per tensor-parallel rank do not divide by cp = {cp}"
-    )
+    return say_as("stack.ulysses_heads", "DeepSpeed's cp is Ulysses, which hands each rank whole "
+                  "attention heads: the {heads} heads per tensor-parallel rank do not divide by "
+                  "cp = {cp}", heads=heads // max(1, tp), cp=cp)
 
 
-ULYSSES_WITHOUT_FP8 = (
+ULYSSES_WITHOUT_FP8 = say_as(
+    "stack.ulysses_fp8",
     "DeepSpeed's context parallelism (Ulysses, `sequence_parallel_size` in its JSON) is written by "
     "the deepspeed export, whose JSON has no FP8 setting, and accelerate, which runs FP8 on "
     "DeepSpeed through Transformer Engine, splits no sequence on DeepSpeed (its ring attention "
-    "needs the FSDP2 plugin): no stack plan export writes for runs FP8 with cp > 1 on DeepSpeed"
-)
+    "needs the FSDP2 plugin): no stack plan export writes for runs FP8 with cp > 1 on DeepSpeed")
 """Why DeepSpeed runs no FP8 with context parallelism here (planner/export/deepspeed.py and
 accelerate.py refuse each half; LLaMA-Factory splits sequences on its Megatron-Bridge backend)."""
 
@@ -366,11 +367,11 @@ def ulysses_fp8_gap(framework: str, precision: str, cp: int) -> str | None:
     return ULYSSES_WITHOUT_FP8 if refused else None
 
 
-PIPELINE_WITHOUT_FP8 = (
+PIPELINE_WITHOUT_FP8 = say_as(
+    "stack.pipeline_fp8",
     "DeepSpeed's pipeline engine is written by the deepspeed export, whose JSON has no FP8 "
     "setting, and accelerate, which runs FP8 on DeepSpeed through Transformer Engine, does not "
-    "pipeline: no stack plan export writes for runs FP8 with pp > 1 on DeepSpeed"
-)
+    "pipeline: no stack plan export writes for runs FP8 with pp > 1 on DeepSpeed")
 """Why DeepSpeed runs no FP8 under pipeline parallelism here (planner/export/deepspeed.py and
 accelerate.py)."""
 
@@ -381,15 +382,15 @@ def pipeline_fp8_gap(framework: str, precision: str, pp: int) -> str | None:
     return PIPELINE_WITHOUT_FP8 if refused else None
 
 
-EXPERTS_NOT_SPLIT_ON_DEEPSPEED = (
+EXPERTS_NOT_SPLIT_ON_DEEPSPEED = say_as(
+    "stack.experts_deepspeed",
     "DeepSpeed splits experts over ranks only through DeepSpeed-MoE layers in the model's code, "
     "which no export writes (Megatron, torchtitan and LLaMA-Factory's Megatron-Bridge backend "
-    "split them: framework megatron or fsdp)"
-)
-EXPERTS_SPLIT_BY_TORCHTITAN = (
+    "split them: framework megatron or fsdp)")
+EXPERTS_SPLIT_BY_TORCHTITAN = say_as(
+    "stack.experts_torchtitan",
     "of the FSDP-family stacks only torchtitan splits experts over ranks (expert_parallel_degree), "
-    "and it has no DPO loss and trains with AdamW or Adam in bf16 or fp8"
-)
+    "and it has no DPO loss and trains with AdamW or Adam in bf16 or fp8")
 
 
 def expert_parallel_gap(
@@ -440,21 +441,23 @@ def hybrid_shard_conflict(
     and of the layout search's answer to a stated hybrid shard (`zero_field`: where the ZeRO stage
     was stated)."""
     if framework is not None and framework not in HYBRID_SHARD_FRAMEWORKS:
-        return f"hybrid sharding is FSDP's (HSDP); framework {framework} has none"
+        return say_as("stack.hybrid_framework",
+                      "hybrid sharding is FSDP's (HSDP); framework {framework} has none",
+                      framework=framework)
     if cpu_offload:
-        return (
-            "hybrid sharding keeps the shards on the GPUs; CPU offload moves the full shard to the "
-            "host"
-        )
+        return say_as("stack.hybrid_offload", "hybrid sharding keeps the shards on the GPUs; CPU "
+                      "offload moves the full shard to the host")
     if zero is not None and zero < 2:
-        return f"hybrid sharding shards ZeRO-2/3 states inside a node; {zero_field} is {zero}"
+        return say_as("stack.hybrid_zero", "hybrid sharding shards ZeRO-2/3 states inside a "
+                      "node; {field} is {zero}", field=zero_field, zero=zero)
     return None
 
 
 def layer_split_gap(framework: str, virtual: int) -> str | None:
     """Why this stack runs no interleaved pipeline of `virtual` stages per rank, or None."""
     if virtual > 1 and not stack_of(framework).interleaved_stages:
-        return "DeepSpeed's pipeline engine has no interleaved stages"
+        return say_as("stack.no_interleaving", "DeepSpeed's pipeline engine has no interleaved "
+                      "stages")
     return None
 
 
@@ -500,21 +503,23 @@ def stack_gaps(framework: str, facts: SplitFacts) -> tuple[Gap, ...]:
     return tuple(Gap(rule, field, reason) for rule, field, reason in found if reason)
 
 
-PURE_BF16_PRECISION = ("adamw-bf16 is pure BF16 training (weights and moments in bf16): use "
-                       "precision bf16, not fp16 or fp8 (of the stacks plan export writes for, "
-                       "only DeepSpeed runs FP8 matmuls on pure BF16 weights, and only with ZeRO "
-                       "1-3)")
+PURE_BF16_PRECISION = say_as(
+    "stack.pure_bf16_precision", "adamw-bf16 is pure BF16 training (weights and moments in bf16): "
+    "use precision bf16, not fp16 or fp8 (of the stacks plan export writes for, only DeepSpeed "
+    "runs FP8 matmuls on pure BF16 weights, and only with ZeRO 1-3)")
 
 
 def loss_not_on_megatron(loss: str) -> str:
     """Why a chunked or fused loss cannot be planned on Megatron (scenarios and estimates)."""
-    return (f"{loss} is a PyTorch stack's loss (fsdp, deepspeed); Megatron's vocab-parallel "
-            "cross-entropy holds the whole logits: use loss plain, or framework fsdp or deepspeed")
+    return say_as("stack.loss_not_on_megatron", "{loss} is a PyTorch stack's loss (fsdp, "
+                  "deepspeed); Megatron's vocab-parallel cross-entropy holds the whole logits: use "
+                  "loss plain, or framework fsdp or deepspeed", loss=loss)
 
 
 def not_on_megatron(optimizer: str) -> str:
     """Why a PYTORCH_ONLY_OPTIMIZER_NAMES optimizer cannot be planned on Megatron (scenarios and
     estimates)."""
-    return (f"{optimizer} is a PyTorch optimizer (bitsandbytes, Adafactor, pure BF16 AdamW) that "
-            "Megatron-LM does not run (its optimizers are adamw, sgd and adamw-precision-aware): "
-            "use framework fsdp or deepspeed")
+    return say_as("stack.not_on_megatron", "{optimizer} is a PyTorch optimizer (bitsandbytes, "
+                  "Adafactor, pure BF16 AdamW) that Megatron-LM does not run (its optimizers are "
+                  "adamw, sgd and adamw-precision-aware): use framework fsdp or deepspeed",
+                  optimizer=optimizer)

@@ -119,24 +119,32 @@ def read_results(path: Path) -> StoredRows:
         try:
             row = Row.from_dict(record)
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
-            problems.append(f"row {number}: {exc}")
+            problems.append(say_as("batch.stored_row", "row {number}: {problem}", number=number,
+                                   problem=_said(exc)))
             continue
         problem = row_problem(row)
         if problem is None:
             rows.append(row)
         else:
-            problems.append(f"row {number}: {problem}")
+            problems.append(say_as("batch.stored_row", "row {number}: {problem}", number=number,
+                                   problem=problem))
     if fmt == "jsonl" and not rows and problems and not text.startswith('{"file": '):
         # not one line of it is a row: someone else's file
         raise _foreign(path, ValueError(problems[0]))
     return StoredRows(rows, problems)
 
 
+def _said(exc: BaseException) -> str:
+    """An exception's message: its keyed sentence where it has one (said again in the reader's
+    language), else its text."""
+    return exc.args[0] if exc.args and isinstance(exc.args[0], Said) else str(exc)
+
+
 def _foreign(path: Path, exc: BaseException) -> ResultsFileError:
     return ResultsFileError(say_as(
         "batch.results_foreign", "{path}: exists and is not a `plan batch` results file "
         "({problem}); refusing to overwrite it: choose another -o or remove it", path=path,
-        problem=exc.args[0] if exc.args and isinstance(exc.args[0], Said) else str(exc)))
+        problem=_said(exc)))
 
 
 def _torn(text: str) -> tuple[str, list[str]]:
@@ -144,8 +152,8 @@ def _torn(text: str) -> tuple[str, list[str]]:
     while writing its last row)."""
     if not text or text.endswith("\n"):
         return text, []
-    return text[:text.rfind("\n") + 1], ["the last line is incomplete (a run ended while writing "
-                                         "it)"]
+    return text[:text.rfind("\n") + 1], [say_as(
+        "batch.row_torn", "the last line is incomplete (a run ended while writing it)")]
 
 
 def _csv_records(text: str) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
@@ -174,5 +182,6 @@ def _jsonl_records(text: str) -> tuple[list[tuple[int, Any]], list[str]]:
         try:
             records.append((number, json.loads(line)))
         except (ValueError, RecursionError) as exc:
-            problems.append(f"row {number}: not JSON ({exc})")
+            problems.append(say_as("batch.row_not_json", "row {number}: not JSON ({problem})",
+                                   number=number, problem=str(exc)))
     return records, problems

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 
+from plan.models.said import say_as
 from plan.planner.batch.rows import CANDIDATES, SOLVED, Row
 
 _HASH = re.compile(r"[0-9a-f]{16}")
@@ -23,15 +24,18 @@ def row_problem(row: Row) -> str | None:
     for name in _NUMBERS:
         value = getattr(row, name)
         if value is not None and not (math.isfinite(value) and value >= 0):
-            return f"{name} is {value}"
+            return say_as("batch.row_number", "{name} is {value}", name=name, value=value)
     if row.gap is not None and (row.gap > 1 or (row.status == "optimal" and row.gap != 0)):
-        return f"gap {row.gap} with status {row.status}"
+        return say_as("batch.row_gap", "gap {gap} with status {status}", gap=row.gap,
+                      status=row.status)
     if not row.file:
-        return "no file"
+        return say_as("batch.row_no_file", "no file")
     if row.candidates and row.candidates not in CANDIDATES:
-        return f"candidates {row.candidates[:40]!r} is not one of {', '.join(CANDIDATES)}"
+        return say_as("batch.row_candidates", "candidates {value} is not one of {allowed}",
+                      value=repr(row.candidates[:40]), allowed=", ".join(CANDIDATES))
     if not (_HASH.fullmatch(row.hash) or (row.status == "error" and not row.hash)):
-        return f"hash {row.hash[:40]!r} is not a content hash"
+        return say_as("batch.row_hash", "hash {value} is not a content hash",
+                      value=repr(row.hash[:40]))
     if row.status in SOLVED:
         if (
             row.total_cost is None
@@ -40,13 +44,17 @@ def row_problem(row: Row) -> str | None:
             or not row.currency
             or row.error
         ):
-            return f"a {row.status} row without its cost, time, currency or plan"
+            return say_as("batch.row_solved_empty",
+                          "a {status} row without its cost, time, currency or plan",
+                          status=row.status)
     elif row.status == "error":
         if not row.error or row.total_cost is not None or row.plan:
-            return "an error row without its error, or with a plan"
+            return say_as("batch.row_error_row", "an error row without its error, or with a plan")
     elif row.status == "cut":  # the safety net cut it: with the plan found by then, or none
         if row.error or (row.plan and row.total_cost is None):
-            return "a cut row with an error, or a plan without its cost"
+            return say_as("batch.row_cut_row",
+                          "a cut row with an error, or a plan without its cost")
     elif row.total_cost is not None or row.makespan_h is not None or row.plan or row.error:
-        return f"an {row.status} row with a plan or an error"
+        return say_as("batch.row_unsolved", "an {status} row with a plan or an error",
+                      status=row.status)
     return None

@@ -6,6 +6,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from plan.models.said import say_as
+
 STATUSES = ("optimal", "feasible", "infeasible", "unknown", "cut", "error")
 SOLVED = ("optimal", "feasible")
 PROVEN = ("optimal", "infeasible")
@@ -50,7 +52,8 @@ class Row:
         not one."""
         names = [f.name for f in fields(cls)]
         if set(data) not in (set(names), set(BOUND_COLUMNS), set(LEGACY_COLUMNS)):
-            raise ValueError(f"expected columns {', '.join(names)}")
+            raise ValueError(say_as("batch.row_columns", "expected columns {columns}",
+                                    columns=", ".join(names)))
 
         def number(key: str) -> float | None:
             value = data[key]
@@ -58,7 +61,8 @@ class Row:
 
         status = str(data["status"])
         if status not in STATUSES:
-            raise ValueError(f"unknown status {status!r}")
+            raise ValueError(say_as("batch.row_status", "unknown status {status}",
+                                    status=repr(status)))
         return cls(
             file=str(data["file"]),
             variant=str(data["variant"] or ""),

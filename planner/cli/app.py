@@ -152,8 +152,10 @@ def main() -> None:
         sys.exit(2)
     # a bad option or value: one line, like every other input error
     except cli_errors.UsageError as exc:
-        where = f"{exc.ctx.command_path}: " if exc.ctx else ""
-        line = plain(where + " ".join(exc.format_message().split()))
+        from plan.planner.cli.usage_words import usage_line
+
+        where = exc.ctx.command_path + i18n.t("sep") if exc.ctx else ""
+        line = plain(where + usage_line(" ".join(exc.format_message().split())))
         print(i18n.t("error.frame", line=line), file=sys.stderr)
         sys.exit(2)
     except typer.Abort as exc:  # click's answer to Ctrl-C, and to an EOFError (not an interrupt)

@@ -28,6 +28,7 @@ from rich.table import Table
 from plan.models.layout import Objective
 from plan.models.limits import MAX_WORKERS
 from plan.models.said import say_as
+from plan.planner import i18n
 from plan.planner.batch import (
     ResultsFileError,
     Row,
@@ -54,6 +55,7 @@ from plan.planner.cli.common import (
     time_limit_option,
     work_limit_option,
 )
+from plan.planner.i18n.said import Joined, local, say
 from plan.planner.session import SolveOptions
 
 STATUS_STYLE = {
@@ -262,12 +264,16 @@ def _previous_rows(output: Path | None, held: contextlib.ExitStack) -> StoredRow
     except (ResultsFileError, OutputLockError) as exc:
         fail(exc.args[0])
     if stored.problems:
-        shown = "; ".join(stored.problems[:3]) + (f"; and {len(stored.problems) - 3} more"
-                                                   if len(stored.problems) > 3 else "")
-        print(f"warning: {output}: {len(stored.problems)} stored row(s) failed their check and are "
-              "left "
-              f"out, their variants solved again ({shown})", file=sys.stderr)
+        _warn_left_out(output, stored.problems)
     return stored
+
+
+def _warn_left_out(output: Path, problems: list[str]) -> None:
+    """One line on stderr naming the stored rows that failed their check (the first three)."""
+    more = len(problems) - 3
+    shown = Joined([*problems[:3], *([say("batch.and_more", n=more)] if more > 0 else [])])
+    line = say("batch.stored_failed", path=output, n=len(problems), shown=shown)
+    print(i18n.t("warning.frame", line=local(line)), file=sys.stderr)
 
 
 def _variants(sweep: list[str] | None, calibration: Path | None) -> list[Variant]:
@@ -298,7 +304,7 @@ def _report(rows: list[Row], reused: int, output: Path | None) -> int:
     resumed = f" ({reused} re-used from {output})" if reused else ""
     console.print(printable(f"{tally.line()}{resumed}" + (f"; wrote {output}" if output else "")))
     if tally.exit_code() == 2:
-        print("error: no scenario could be read", file=sys.stderr)
+        print(i18n.t("error.frame", line=i18n.t("batch.nothing_read")), file=sys.stderr)
     return tally.exit_code()
 
 

@@ -50,7 +50,7 @@ from plan.models.stacks import loss_not_on_megatron, stack_of, stated_lacks
 from plan.models.units import parse_count, parse_seq_len
 from plan.models.validation_words import listed
 from plan.planner.cli.common import OutputFormat, fail, finite, print_json
-from plan.planner.cli.estimate_table import print_table
+from plan.planner.cli.estimate_table import no_layout_line, print_table
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, SearchResult, search_layout
 from plan.planner.estimate.advice import (
     faster_offloaded_hint,
@@ -532,10 +532,7 @@ def _search(request: EstimateRequest) -> tuple[SearchResult, Estimate]:
         fail(_as_cli_message(str(exc)))
     result = found.best if found.best is not None else found.closest
     if result is None:
-        top = "; ".join(f"{r} ({n} layout{'' if n == 1 else 's'})"
-                        for r, n in found.reasons.items()) or "no candidates"
-        fail(f"--gpus: no valid layout for {request.card.id} on {cluster.gpus} x {cluster.gpu.id}: "
-             f"{top}")
+        fail(no_layout_line(request.card.id, cluster.gpus, cluster.gpu.id, found.reasons))
     return found, result
 
 

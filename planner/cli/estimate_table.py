@@ -3,6 +3,7 @@ breakdowns, the throughput and run lines, and the notes."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich.table import Table
@@ -11,6 +12,8 @@ from plan.models.platform import Platform
 from plan.planner.cli.common import console, printable
 from plan.planner.estimate import Estimate
 from plan.planner.estimate.types import CAUSAL_MFU_NOTE_GAP, OPTIMIZER_NAME_OF
+from plan.planner.i18n import stacks_en
+from plan.planner.i18n.said import Joined, Said, phrase, say
 from plan.planner.plan import recompute_label
 
 
@@ -128,3 +131,17 @@ def _breakdown(title: str, columns: tuple[str, str], parts: dict[str, float], wh
     for name, value in parts.items():
         table.add_row(name, format(value, fmt), f"{value / whole:.0%}")
     return table
+
+
+# the sentences a search's reason may be, read back from plain text (the estimate store's)
+REASON_KEYS = tuple(key for key in stacks_en.STACKS if key.startswith(("stack.", "reason.")))
+
+
+def no_layout_line(model: str, gpus: int, gpu: str, reasons: Mapping[str, int]) -> str:
+    """`plan estimate`'s line when the search found no valid layout: each kind of reason with the
+    layouts it left out, in the reader's language."""
+    said = [say("estimate.reason_one" if n == 1 else "estimate.reason_many", n=n,
+                reason=reason if isinstance(reason, Said) else phrase(reason, *REASON_KEYS))
+            for reason, n in reasons.items()]
+    return say("estimate.no_layout", model=model, gpus=gpus, gpu=gpu,
+               reasons=Joined(said) if said else say("estimate.no_candidates"))

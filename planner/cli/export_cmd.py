@@ -10,7 +10,9 @@ import typer
 
 from plan.models.said import say_as
 from plan.models.validation_words import listed
+from plan.planner import i18n
 from plan.planner.cli.common import ExitCode, fail
+from plan.planner.i18n.said import local, say, word
 from plan.planner.plain_text import plain
 
 
@@ -87,7 +89,8 @@ def export_command(
                     jobs=listed(jobs)))
     result = solve(loaded)
     if not result.plans:
-        typer.echo(f"{plain(file)}: no plan to export ({result.status})", err=True)
+        line = say("export.no_plan", file=plain(file), status=word("status", result.status))
+        typer.echo(local(line), err=True)
         raise typer.Exit(
             ExitCode.INFEASIBLE if result.status == "infeasible" else ExitCode.NO_SOLUTION
         )
@@ -104,7 +107,8 @@ def export_command(
                 if target_version is not None:
                     check_target(layout, to.value, target_version)
             except ExportError as exc:
-                raise ExportError(f"job {layout.job}: {exc}") from None
+                raise ExportError(say_as("export.writer_job", "job {job}: {problem}",
+                                         job=layout.job, problem=exc.args[0])) from None
         plan_line = (f"Plan {plan.rank} of `{file.name}` ({result.proof()}): {plan.summary()}; "
                      f"total {plan.total_cost:,.0f} {result.currency}, {plan.makespan_h / 24:,.1f} "
                      "days.")
@@ -119,6 +123,7 @@ def export_command(
     if len(layouts) > 1:
         for job_id, folder in component_map([layout.job for layout in layouts]).items():
             if folder != job_id:
-                typer.echo(f"note: {folder_note(job_id, folder)}", err=True)
+                typer.echo(i18n.t("line.note", note=local(folder_note(job_id, folder))),
+                           err=True)
     for path in written:
         typer.echo(plain(path))

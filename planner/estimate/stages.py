@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from plan.models.said import say_as
 from plan.models.stacks import layer_split_gap, stack_of
 
 TORCHTITAN_EDGE_LAYERS = 2
@@ -84,15 +85,15 @@ def split_problem(layers: int, pp: int, virtual: int, framework: str) -> str | N
     stack = stack_of(framework)
     if stack.pipeline_layer_split == "even_chunks":
         if megatron_split_flags(layers, pp, virtual) is None:
-            chunks = f" of vpp={virtual} equal chunks" if virtual > 1 else ""
-            return (f"Megatron cannot split {layers} layers over pp={pp} stages{chunks}, none "
-                    f"longer than {-(-layers // pp)} layers")
+            chunks = say_as("split.chunks", " of vpp={virtual} equal chunks",
+                            virtual=virtual) if virtual > 1 else ""
+            return say_as("split.megatron", "Megatron cannot split {layers} layers over pp={pp} "
+                          "stages{chunks}, none longer than {most} layers", layers=layers, pp=pp,
+                          chunks=chunks, most=-(-layers // pp))
         return None
     if stack.pipeline_layer_split == "any":
         return layer_split_gap(framework, virtual)
     if torchtitan_layers_per_stage(layers, pp * virtual) is None:
-        return (
-            f"torchtitan has no layers-per-stage value that splits {layers} layers into "
-            f"{pp * virtual} stages"
-        )
+        return say_as("split.torchtitan", "torchtitan has no layers-per-stage value that splits "
+                      "{layers} layers into {stages} stages", layers=layers, stages=pp * virtual)
     return None

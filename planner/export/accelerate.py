@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from plan.models.said import say_as
 from plan.planner.export.deepspeed import (
     autotp_batch_note,
     check_offload,
@@ -41,32 +42,44 @@ def check(layout: ExportLayout, plugin: str, stack: str = "accelerate") -> None:
     no_megatron_only(layout, stack)
     no_expert_parallel(layout, stack)
     if layout.pp > 1:
-        raise ExportError(f"{stack}: no pipeline parallelism (the plan uses pp={layout.pp}); try "
-                          "--to megatron or --to torchtitan")
+        raise ExportError(say_as(
+            "export.accelerate_no_pipeline_parallelism_pp",
+            "{stack}: no pipeline parallelism (the plan uses pp={pp}); try --to megatron or "
+            "--to torchtitan",
+            stack=stack, pp=layout.pp))
     if layout.recompute in ("selective", "offload", "full_offload"):
-        raise ExportError(f"{stack}: no {layout.recompute} recompute "
-                          "(fsdp_activation_checkpointing is full per-layer checkpointing on or "
-                          "off)")
+        raise ExportError(say_as(
+            "export.accelerate_no_recompute_fsdp_activation",
+            "{stack}: no {recompute} recompute (fsdp_activation_checkpointing is full "
+            "per-layer checkpointing on or off)",
+            stack=stack, recompute=layout.recompute))
     if (
         plugin == "fsdp"
         and layout.dp_shard == 1
         and (layout.tp > 1 or layout.cp > 1)
         and layout.dp > 1
     ):
-        raise ExportError(f"{stack}: tp or cp with replicated (unsharded) data parallelism is "
-                          "refused by accelerate's parallelism_config; the plan replicates over "
-                          f"dp={layout.dp} unsharded")
+        raise ExportError(say_as(
+            "export.accelerate_tp_cp_replicated_unsharded",
+            "{stack}: tp or cp with replicated (unsharded) data parallelism is refused by "
+            "accelerate's parallelism_config; the plan replicates over dp={dp} unsharded",
+            stack=stack, dp=layout.dp))
     if plugin == "deepspeed":
-        no_hybrid_shard(layout, stack, " with the DeepSpeed plugin")
+        no_hybrid_shard(layout, stack, say_as("export.where_deepspeed_plugin",
+                                                   " with the DeepSpeed plugin"))
     if plugin == "deepspeed" and layout.cp > 1:
-        raise ExportError("accelerate: context parallelism (ring attention) needs the FSDP2 "
-                          "plugin, not DeepSpeed")
+        raise ExportError(say_as(
+            "export.accelerate_context_parallelism_ring_attention",
+            "accelerate: context parallelism (ring attention) needs the FSDP2 plugin, not "
+            "DeepSpeed"))
     if plugin == "deepspeed":
         check_offload(layout, "accelerate")
         check_pure_bf16(layout, "accelerate")
     elif layout.optimizer == "adam_bf16" and layout.precision != "bf16":
-        raise ExportError(f"{stack}: pure BF16 AdamW (adamw-bf16) trains in bf16, the plan uses "
-                          f"{layout.precision}")
+        raise ExportError(say_as(
+            "export.accelerate_pure_bf16_adamw_adamw",
+            "{stack}: pure BF16 AdamW (adamw-bf16) trains in bf16, the plan uses {precision}",
+            stack=stack, precision=layout.precision))
 
 
 PURE_TP_NOTE = (

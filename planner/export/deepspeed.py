@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from plan.models.said import say_as
 from plan.planner.estimate.types import DEEPSPEED_OFFLOAD_OPTIMIZERS, framework_zero
 from plan.planner.export.launch import MASTER_PORT, rendezvous
 from plan.planner.export.layout import (
@@ -98,12 +99,18 @@ def check_offload(layout: ExportLayout, stack: str) -> None:
     if not layout.state_offload:
         return
     if layout.zero != 3:
-        raise ExportError(f"{stack}: offload_param (parameters in CPU memory) is ZeRO stage 3 "
-                          f"only, the plan uses ZeRO-{layout.zero}")
+        raise ExportError(say_as(
+            "export.deepspeed_offload_param_parameters_cpu",
+            "{stack}: offload_param (parameters in CPU memory) is ZeRO stage 3 only, the plan "
+            "uses ZeRO-{zero}",
+            stack=stack, zero=layout.zero))
     if layout.optimizer not in DEEPSPEED_OFFLOAD_OPTIMIZERS:
-        raise ExportError(f"{stack}: no CPU step for the {layout.optimizer} optimizer under "
-                          "ZeRO-Offload (DeepSpeed steps the offloaded optimizer states with its "
-                          "CPU Adam); a job with optimizer adamw exports")
+        raise ExportError(say_as(
+            "export.deepspeed_no_cpu_step_optimizer",
+            "{stack}: no CPU step for the {optimizer} optimizer under ZeRO-Offload (DeepSpeed "
+            "steps the offloaded optimizer states with its CPU Adam); a job with optimizer "
+            "adamw exports",
+            stack=stack, optimizer=layout.optimizer))
 
 
 def check_pure_bf16(layout: ExportLayout, stack: str) -> None:
@@ -113,11 +120,16 @@ def check_pure_bf16(layout: ExportLayout, stack: str) -> None:
     if layout.optimizer != "adam_bf16":
         return
     if layout.precision == "fp16":
-        raise ExportError(f"{stack}: pure BF16 AdamW (adamw-bf16) with fp16 training; plan it with "
-                          "bf16")
+        raise ExportError(say_as(
+            "export.deepspeed_pure_bf16_adamw_adamw",
+            "{stack}: pure BF16 AdamW (adamw-bf16) with fp16 training; plan it with bf16",
+            stack=stack))
     if layout.zero == 0:
-        raise ExportError(f"{stack}: pure BF16 AdamW (bf16_master_weights_and_grads, "
-                          "bf16_optimizer_states) needs ZeRO stage 1-3, the plan uses ZeRO-0")
+        raise ExportError(say_as(
+            "export.deepspeed_pure_bf16_adamw_bf16",
+            "{stack}: pure BF16 AdamW (bf16_master_weights_and_grads, bf16_optimizer_states) "
+            "needs ZeRO stage 1-3, the plan uses ZeRO-0",
+            stack=stack))
 
 
 def check(layout: ExportLayout) -> None:
@@ -128,25 +140,31 @@ def check(layout: ExportLayout) -> None:
     check_offload(layout, "deepspeed")
     check_pure_bf16(layout, "deepspeed")
     if layout.vpp > 1:
-        raise ExportError("deepspeed: the pipeline engine has no interleaved (virtual) pipeline "
-                          f"stages; the plan uses vpp={layout.vpp}")
+        raise ExportError(say_as(
+            "export.deepspeed_pipeline_engine_has_no",
+            "deepspeed: the pipeline engine has no interleaved (virtual) pipeline stages; the "
+            "plan uses vpp={vpp}",
+            vpp=layout.vpp))
     if layout.zero not in framework_zero("deepspeed", layout.pp):
-        raise ExportError(f"deepspeed: pipeline parallelism (pp={layout.pp}) runs with ZeRO stage "
-                          f"0 or 1 only, the plan uses ZeRO-{layout.zero}")
+        raise ExportError(say_as(
+            "export.deepspeed_pipeline_parallelism_pp_runs",
+            "deepspeed: pipeline parallelism (pp={pp}) runs with ZeRO stage 0 or 1 only, the "
+            "plan uses ZeRO-{zero}",
+            pp=layout.pp, zero=layout.zero))
     if layout.recompute in ("selective", "offload", "full_offload"):
-        raise ExportError(
-            f"deepspeed: no {layout.recompute} activation policy for a Hugging Face model under "
-            "DeepSpeed (its activation_checkpointing block, cpu_checkpointing included, "
-            "configures only models built on deepspeed.checkpointing)"
-            + (
-                "; try --to llamafactory (use_unsloth_gc)"
-                if layout.recompute == "full_offload"
-                else ""
-            )
-        )
+        raise ExportError(say_as(
+            "export.deepspeed_no_activation_policy",
+            "deepspeed: no {recompute} activation policy for a Hugging Face model under DeepSpeed "
+            "(its activation_checkpointing block, cpu_checkpointing included, configures only "
+            "models built on deepspeed.checkpointing){hint}",
+            recompute=layout.recompute,
+            hint=say_as("export.deepspeed_try_unsloth", "; try --to llamafactory (use_unsloth_gc)")
+            if layout.recompute == "full_offload" else ""))
     if layout.precision == "fp8":
-        raise ExportError("deepspeed: the DeepSpeed JSON has no fp8 setting (fp8 comes from model "
-                          "code such as Transformer Engine)")
+        raise ExportError(say_as(
+            "export.deepspeed_deepspeed_json_has_no",
+            "deepspeed: the DeepSpeed JSON has no fp8 setting (fp8 comes from model code such "
+            "as Transformer Engine)"))
 
 
 def render(layout: ExportLayout) -> tuple[dict[str, str], list[str]]:

@@ -22,6 +22,7 @@ from plan.models.methods import (
     QLORA_METHODS,
 )
 from plan.models.model_card import ModelCard, MoE
+from plan.models.said import say_as
 from plan.models.scenario import Job
 from plan.planner.estimate.types import LOSS_KINDS, OPTIMIZER_NAME_OF
 from plan.planner.plan import JobPlan
@@ -47,13 +48,19 @@ def no_megatron_only(layout: ExportLayout, stack: str, where: str = "") -> None:
     none) and the precision-aware distributed optimizer. `where` names the stack's path that lacks
     them."""
     if layout.recompute_layers:
-        raise ExportError(f"{stack}: no block recomputation{where} (the plan recomputes "
-                          f"{layout.recompute_layers} layers per model chunk and keeps the rest, "
-                          "Megatron's --recompute-method block); try --to megatron")
+        raise ExportError(say_as(
+            "export.layout_no_block_recomputation_recomputes",
+            "{stack}: no block recomputation{where} (the plan recomputes {recompute_layers} "
+            "layers per model chunk and keeps the rest, Megatron's --recompute-method block); "
+            "try --to megatron",
+            stack=stack, where=where, recompute_layers=layout.recompute_layers))
     if layout.optimizer == "adam_precision_aware":
-        raise ExportError(f"{stack}: no precision-aware optimizer{where} (bf16 gradients, fp32 "
-                          "master weights as 16-bit remainders: Megatron's "
-                          "--use-precision-aware-optimizer); try --to megatron")
+        raise ExportError(say_as(
+            "export.layout_no_precision_aware_optimizer",
+            "{stack}: no precision-aware optimizer{where} (bf16 gradients, fp32 master "
+            "weights as 16-bit remainders: Megatron's --use-precision-aware-optimizer); try "
+            "--to megatron",
+            stack=stack, where=where))
 
 
 def no_expert_parallel(layout: ExportLayout, stack: str) -> None:
@@ -63,10 +70,12 @@ def no_expert_parallel(layout: ExportLayout, stack: str) -> None:
     the model code)."""
     if layout.ep > 1:
         experts = layout.moe.experts if layout.moe else 0
-        raise ExportError(f"{stack}: no expert parallelism (the plan splits each layer's {experts} "
-                          f"experts over ep={layout.ep} ranks; a Hugging Face MoE model here keeps "
-                          "them whole on every rank); try --to megatron, --to torchtitan or --to "
-                          "llamafactory (Megatron-Bridge)")
+        raise ExportError(say_as(
+            "export.layout_no_expert_parallelism_splits",
+            "{stack}: no expert parallelism (the plan splits each layer's {experts} experts "
+            "over ep={ep} ranks; a Hugging Face MoE model here keeps them whole on every "
+            "rank); try --to megatron, --to torchtitan or --to llamafactory (Megatron-Bridge)",
+            stack=stack, experts=experts, ep=layout.ep))
 
 
 def no_hybrid_shard(layout: ExportLayout, stack: str, where: str = "") -> None:
@@ -74,10 +83,13 @@ def no_hybrid_shard(layout: ExportLayout, stack: str, where: str = "") -> None:
     only a secondary copy of the parameters inside a node, and Megatron-LM's HSDP is Megatron-FSDP's
     outer data-parallel group, neither the plan's layout."""
     if layout.shard_group:
-        raise ExportError(f"{stack}: no hybrid sharding{where} (the plan shards the model states "
-                          f"over the {layout.shard_group} data-parallel ranks of each node and "
-                          f"keeps {layout.dp_replicate} copies of them, FSDP's HSDP); try --to "
-                          "torchtitan, --to accelerate or --to torchrun-fsdp")
+        raise ExportError(say_as(
+            "export.layout_no_hybrid_sharding_shards",
+            "{stack}: no hybrid sharding{where} (the plan shards the model states over the "
+            "{shard_group} data-parallel ranks of each node and keeps {dp_replicate} copies "
+            "of them, FSDP's HSDP); try --to torchtitan, --to accelerate or --to torchrun-fsdp",
+            stack=stack, where=where, shard_group=layout.shard_group,
+            dp_replicate=layout.dp_replicate))
 
 
 @dataclass(frozen=True)
@@ -244,13 +256,16 @@ def build_layout(
     notes: list[str] = []
     nodes = max(1, job_plan.nodes)
     if job_plan.gpus % nodes:
-        raise ExportError(f"{job_plan.gpus} GPUs do not split evenly over {nodes} nodes; "
-                          "torchrun needs the same processes on every node")
+        raise ExportError(say_as("export.layout_gpus_do_not_split", "{gpus} GPUs do not split "
+                                 "evenly over {nodes} nodes; torchrun needs the same processes on "
+                                 "every node", gpus=job_plan.gpus, nodes=nodes))
     gpus_per_node = job_plan.gpus // nodes
     dp = job_plan.dp
     global_batch = int(lay.global_batch or job.global_batch or dp * job_plan.micro_batch)
     if global_batch % dp:
-        raise ExportError(f"global batch {global_batch} is not a multiple of dp = {dp}")
+        raise ExportError(say_as("export.layout_global_batch_not_multiple", "global batch "
+                                 "{global_batch} is not a multiple of dp = {dp}",
+                                 global_batch=global_batch, dp=dp))
     replica = global_batch // dp
     micro = job_plan.micro_batch
     if replica % micro:
@@ -345,13 +360,21 @@ def _check_closes(layout: ExportLayout) -> None:
     """ExportError where the layout's hybrid shard, offload or sizes do not close."""
     if layout.shard_group and (layout.zero < 2 or layout.shard_group % layout.cp
                                or layout.dp % (layout.shard_group // layout.cp)):
-        raise ExportError(f"the plan's hybrid sharding over {layout.shard_group} ranks does not "
-                          f"divide its dp={layout.dp} x cp={layout.cp} at ZeRO-{layout.zero}")
+        raise ExportError(say_as(
+            "export.layout_hybrid_sharding_over",
+            "the plan's hybrid sharding over {shard_group} ranks does not divide its dp={dp} "
+            "x cp={cp} at ZeRO-{zero}",
+            shard_group=layout.shard_group, dp=layout.dp, cp=layout.cp, zero=layout.zero))
     if layout.state_offload and (layout.zero != 3 or layout.tp != 1 or layout.pp != 1
                                  or layout.framework not in ("fsdp", "deepspeed")):
-        raise ExportError("the plan offloads model states to CPU memory, which needs ZeRO-3 under "
-                          f"FSDP or DeepSpeed with tp = pp = 1; its layout has zero={layout.zero}, "
-                          f"tp={layout.tp}, pp={layout.pp}, framework {layout.framework}")
+        raise ExportError(say_as(
+            "export.layout_offloads_model_states_cpu",
+            "the plan offloads model states to CPU memory, which needs ZeRO-3 under FSDP or "
+            "DeepSpeed with tp = pp = 1; its layout has zero={zero}, tp={tp}, pp={pp}, "
+            "framework {framework}",
+            zero=layout.zero, tp=layout.tp, pp=layout.pp, framework=layout.framework))
     problems = layout.identities()
     if problems:
-        raise ExportError("the plan's layout does not close: " + "; ".join(problems))
+        raise ExportError(say_as("export.layout_does_not_close",
+                                 "the plan's layout does not close: {problems}",
+                                 problems="; ".join(problems)))

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from plan.models.said import say_as
 from plan.models.stacks import adapters_through_bridge
 from plan.planner.estimate.stages import split_problem
 from plan.planner.export.deepspeed import (
@@ -36,8 +37,11 @@ LAST_CHECKED_RELEASE = (0, 9, 5)
 """The release whose hparams hold every key of the Hugging Face path (llamafactory 0.9.5 wheel,
 PyPI, read 2026-12-06); it has no Megatron-Bridge keys."""
 RELEASE_INSTALL = "pip install llamafactory==0.9.5"
-BRIDGE_INSTALL = ('unreleased main and megatron-bridge: pip install "llamafactory @ '
-                  'git+https://github.com/hiyouga/LLaMA-Factory.git@ff6d4d1" megatron-bridge')
+BRIDGE_INSTALL_COMMAND = ('pip install "llamafactory @ '
+                          'git+https://github.com/hiyouga/LLaMA-Factory.git@ff6d4d1" '
+                          'megatron-bridge')
+BRIDGE_INSTALL = say_as("export.bridge_install", "unreleased main and megatron-bridge: {command}",
+                        command=BRIDGE_INSTALL_COMMAND)
 """The Megatron-Bridge backend (USE_MEGATRON_BRIDGE=1) is on main only: ff6d4d1 is the commit whose
 keys this exporter writes (docs/sources/launch-configs.md section 4); the reference records no
 megatron-bridge version, so none is pinned."""
@@ -77,10 +81,11 @@ def _template(model_id: str) -> str:
     return "default"
 
 
-BRIDGE_NEEDS = ("pipeline, context or expert parallelism, Megatron recomputation, or LoRA planned "
-                "on Megatron")
+BRIDGE_NEEDS = say_as("export.bridge_needs", "pipeline, context or expert parallelism, Megatron "
+                      "recomputation, or LoRA planned on Megatron")
 """What sends a job to the Megatron-Bridge backend (`uses_bridge`), as refusals and notes say it."""
-_BRIDGE = f"the Megatron-Bridge backend (needed for {BRIDGE_NEEDS})"
+_BRIDGE = say_as("export.bridge", "the Megatron-Bridge backend (needed for {needs})",
+                 needs=BRIDGE_NEEDS)
 
 
 def uses_bridge(layout: ExportLayout) -> bool:
@@ -103,55 +108,97 @@ def uses_deepspeed(layout: ExportLayout) -> bool:
 
 
 def check(layout: ExportLayout) -> None:
-    no_hybrid_shard(layout, "llamafactory", " (its multi-GPU sharding goes through DeepSpeed or "
-                                            "Megatron-Bridge)")
+    no_hybrid_shard(layout, "llamafactory", say_as(
+        "export.where_llamafactory",
+        " (its multi-GPU sharding goes through DeepSpeed or Megatron-Bridge)"))
     if not uses_bridge(layout):
-        no_megatron_only(layout, "llamafactory", " on the Hugging Face path")
+        no_megatron_only(layout, "llamafactory", say_as("export.where_hf_path",
+                                                          " on the Hugging Face path"))
     if layout.state_offload and uses_bridge(layout):
-        raise ExportError(f"llamafactory: no CPU offload of the model states in {_BRIDGE}")
+        raise ExportError(say_as(
+            "export.llamafactory_no_cpu_offload_model",
+            "llamafactory: no CPU offload of the model states in {bridge}",
+            bridge=_BRIDGE))
     if uses_deepspeed(layout):
         check_offload(layout, "llamafactory")
         check_pure_bf16(layout, "llamafactory")
     if layout.optimizer == "adam_bf16":
         if uses_bridge(layout):
-            raise ExportError(f"llamafactory: no pure BF16 AdamW (pure_bf16) in {_BRIDGE} "
-                              "(Megatron keeps fp32 or fp16 master weights)")
+            raise ExportError(say_as(
+                "export.llamafactory_no_pure_bf16_adamw",
+                "llamafactory: no pure BF16 AdamW (pure_bf16) in {bridge} (Megatron keeps "
+                "fp32 or fp16 master weights)",
+                bridge=_BRIDGE))
         if uses_deepspeed(layout) and layout.zero == 3:
-            raise ExportError("llamafactory: pure_bf16 is refused with DeepSpeed ZeRO-3; try --to "
-                              "accelerate or --to deepspeed")
+            raise ExportError(say_as(
+                "export.llamafactory_pure_bf16_refused_deepspeed",
+                "llamafactory: pure_bf16 is refused with DeepSpeed ZeRO-3; try --to "
+                "accelerate or --to deepspeed"))
         if layout.precision != "bf16":
-            raise ExportError("llamafactory: pure_bf16 (adamw-bf16) trains in bf16, the plan uses "
-                              f"{layout.precision}")
+            raise ExportError(say_as(
+                "export.llamafactory_pure_bf16_adamw_bf16",
+                "llamafactory: pure_bf16 (adamw-bf16) trains in bf16, the plan uses "
+                "{precision}",
+                precision=layout.precision))
     if layout.optimizer not in _OPTIM:
         # (LoRA has no other export: the megatron one has no adapters)
-        hint = "" if layout.lora_rank else "; try --to megatron"
-        raise ExportError(f"llamafactory: no {layout.optimizer} optimizer (optim takes "
-                          f"{', '.join(sorted(set(_OPTIM.values())))}){hint}")
+        hint = "" if layout.lora_rank else say_as("export.llamafactory_try_megatron",
+                                                  "; try --to megatron")
+        raise ExportError(say_as(
+            "export.llamafactory_no_optimizer_optim_takes",
+            "llamafactory: no {optimizer} optimizer (optim takes {optims}){hint}",
+            optimizer=layout.optimizer, optims=', '.join(sorted(set(_OPTIM.values()))), hint=hint))
     if layout.recompute in ("selective", "offload") and not uses_bridge(layout):
-        raise ExportError(f"llamafactory: no {layout.recompute} recompute on the Hugging Face path "
-                          "(only full per-layer gradient checkpointing on or off)")
+        raise ExportError(say_as(
+            "export.llamafactory_no_recompute_hugging_face",
+            "llamafactory: no {recompute} recompute on the Hugging Face path (only full "
+            "per-layer gradient checkpointing on or off)",
+            recompute=layout.recompute))
     if uses_bridge(layout):
-        if _STAGE[layout.method] not in ("pt", "sft"):
-            raise ExportError(f"llamafactory: {_BRIDGE} trains stages pt and sft, not "
-                              f"{_STAGE[layout.method]} ({layout.method}); plan it without those, "
-                              "or on fsdp or deepspeed")
-        if layout.quant_bits:
-            raise ExportError(f"llamafactory: QLoRA with {BRIDGE_NEEDS} needs the Megatron-Bridge "
-                              "backend, which has no quantization")
-        if layout.zero > 1:
-            raise ExportError(f"llamafactory: {_BRIDGE} shards optimizer state only (ZeRO-1), "
-                              f"the plan uses ZeRO-{layout.zero}")
-        if layout.recompute in ("offload", "full_offload"):
-            raise ExportError("llamafactory: no activation or checkpoint offloading in the "
-                              "Megatron-Bridge backend")
-        split = split_problem(layout.layers, layout.pp, layout.vpp, "megatron")
-        if split:
-            raise ExportError(f"llamafactory: {_BRIDGE}: {split}")
+        _check_bridge(layout)
     if layout.quant_bits and layout.tp > 1:
-        raise ExportError("llamafactory: QLoRA with tensor parallelism is not supported (AutoTP "
-                          "over a 4-bit base)")
+        raise ExportError(say_as(
+            "export.llamafactory_qlora_tensor_parallelism_not",
+            "llamafactory: QLoRA with tensor parallelism is not supported (AutoTP over a "
+            "4-bit base)"))
     if layout.quant_bits and layout.precision == "fp8":
-        raise ExportError("llamafactory: fp8 is refused with quantization_bit")
+        raise ExportError(say_as(
+            "export.llamafactory_fp8_refused_quantization_bit",
+            "llamafactory: fp8 is refused with quantization_bit"))
+
+
+def _check_bridge(layout: ExportLayout) -> None:
+    """What the Megatron-Bridge backend cannot run: stages other than pt and sft, quantization, ZeRO
+    above 1, offloading, a layer split Megatron refuses."""
+    if _STAGE[layout.method] not in ("pt", "sft"):
+        raise ExportError(say_as(
+            "export.llamafactory_trains_stages_pt_sft",
+            "llamafactory: {bridge} trains stages pt and sft, not {stage} ({method}); "
+            "plan it without those, or on fsdp or deepspeed",
+            bridge=_BRIDGE, stage=_STAGE[layout.method], method=layout.method))
+    if layout.quant_bits:
+        raise ExportError(say_as(
+            "export.llamafactory_qlora_needs_megatron_bridge",
+            "llamafactory: QLoRA with {bridge_needs} needs the Megatron-Bridge backend, "
+            "which has no quantization",
+            bridge_needs=BRIDGE_NEEDS))
+    if layout.zero > 1:
+        raise ExportError(say_as(
+            "export.llamafactory_shards_optimizer_state_zero",
+            "llamafactory: {bridge} shards optimizer state only (ZeRO-1), the plan uses "
+            "ZeRO-{zero}",
+            bridge=_BRIDGE, zero=layout.zero))
+    if layout.recompute in ("offload", "full_offload"):
+        raise ExportError(say_as(
+            "export.llamafactory_no_activation_checkpoint_offloading",
+            "llamafactory: no activation or checkpoint offloading in the Megatron-Bridge "
+            "backend"))
+    split = split_problem(layout.layers, layout.pp, layout.vpp, "megatron")
+    if split:
+        raise ExportError(say_as(
+            "export.llamafactory_bridge_split",
+            "llamafactory: {bridge}: {split}",
+            bridge=_BRIDGE, split=split))
 
 
 def training_yaml(layout: ExportLayout, ds_file: str | None) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from plan.models.methods import ADAPTER_METHODS, DPO_METHODS
 from plan.models.model_card import MoE
+from plan.models.said import say_as
 from plan.planner.estimate.stages import megatron_split_flags, split_problem
 from plan.planner.estimate.types import (
     MEGATRON_FSDP_SHARDING,
@@ -30,37 +31,58 @@ flags below."""
 def check(layout: ExportLayout) -> None:
     no_hybrid_shard(layout, "megatron")
     if layout.method in DPO_METHODS:
-        raise ExportError(f"megatron: no DPO loss or frozen reference model ({layout.method}); try "
-                          "--to llamafactory (stage dpo)")
+        raise ExportError(say_as(
+            "export.megatron_no_dpo_loss_frozen",
+            "megatron: no DPO loss or frozen reference model ({method}); try --to "
+            "llamafactory (stage dpo)",
+            method=layout.method))
     if layout.method in ADAPTER_METHODS:
-        raise ExportError(f"megatron: pretrain_gpt.py has no LoRA/QLoRA ({layout.method}); PEFT "
-                          "lives in Megatron-Bridge/NeMo (try --to llamafactory, which writes LoRA "
-                          "planned on Megatron for its Megatron-Bridge backend)")
+        raise ExportError(say_as(
+            "export.megatron_pretrain_gpt_py_has",
+            "megatron: pretrain_gpt.py has no LoRA/QLoRA ({method}); PEFT lives in "
+            "Megatron-Bridge/NeMo (try --to llamafactory, which writes LoRA planned on "
+            "Megatron for its Megatron-Bridge backend)",
+            method=layout.method))
     if layout.state_offload:
-        raise ExportError("megatron: no CPU offload of parameters and gradients (the plan keeps "
-                          "its ZeRO-3 shards in host memory; --optimizer-cpu-offload moves only "
-                          "the optimizer state and needs --use-precision-aware-optimizer); try "
-                          "--to deepspeed or --to torchtitan")
+        raise ExportError(say_as(
+            "export.megatron_no_cpu_offload_parameters",
+            "megatron: no CPU offload of parameters and gradients (the plan keeps its ZeRO-3 "
+            "shards in host memory; --optimizer-cpu-offload moves only the optimizer state "
+            "and needs --use-precision-aware-optimizer); try --to deepspeed or --to torchtitan"))
     if layout.recompute == "offload":
-        raise ExportError("megatron: activation offloading without recompute has no flag this "
-                          "exporter can map one-to-one (--cpu-offloading-num-layers offloads whole "
-                          "layers)")
+        raise ExportError(say_as(
+            "export.megatron_activation_offloading_without_recompute",
+            "megatron: activation offloading without recompute has no flag this exporter can "
+            "map one-to-one (--cpu-offloading-num-layers offloads whole layers)"))
     if layout.recompute == "full_offload":
-        raise ExportError("megatron: --cpu-offloading cannot be combined with recompute, and the "
-                          "plan recomputes every layer from checkpoints kept in host memory; try "
-                          "--to llamafactory (use_unsloth_gc)")
+        raise ExportError(say_as(
+            "export.megatron_cpu_offloading_cannot_be",
+            "megatron: --cpu-offloading cannot be combined with recompute, and the plan "
+            "recomputes every layer from checkpoints kept in host memory; try --to "
+            "llamafactory (use_unsloth_gc)"))
     if layout.optimizer not in MEGATRON_OPTIMIZER_FLAG:
-        raise ExportError(f"megatron: optimizer {layout.optimizer} is not a Megatron optimizer "
-                          "(adam, sgd, muon, ...; 8-bit states only via "
-                          "--use-precision-aware-optimizer)")
+        raise ExportError(say_as(
+            "export.megatron_optimizer_not_megatron_optimizer",
+            "megatron: optimizer {optimizer} is not a Megatron optimizer (adam, sgd, muon, "
+            "...; 8-bit states only via --use-precision-aware-optimizer)",
+            optimizer=layout.optimizer))
     split = split_problem(layout.layers, layout.pp, layout.vpp, "megatron")
     if split:
-        raise ExportError(f"megatron: {split}")
+        raise ExportError(say_as(
+            "export.megatron_split",
+            "megatron: {split}",
+            split=split))
     if interleaving_refused("megatron", layout.vpp, layout.grad_accum, layout.pp):
-        raise ExportError(f"megatron: the interleaved schedule needs at least pp={layout.pp} "
-                          f"micro-batches per step, the plan has {layout.grad_accum}")
+        raise ExportError(say_as(
+            "export.megatron_interleaved_schedule_needs_at",
+            "megatron: the interleaved schedule needs at least pp={pp} micro-batches per "
+            "step, the plan has {grad_accum}",
+            pp=layout.pp, grad_accum=layout.grad_accum))
     if not megatron_splits_sequence(layout.seq_len, layout.cp):
-        raise ExportError(f"megatron: sequence length {layout.seq_len} is not a multiple of 2 x cp")
+        raise ExportError(say_as(
+            "export.megatron_sequence_length_not_multiple",
+            "megatron: sequence length {seq_len} is not a multiple of 2 x cp",
+            seq_len=layout.seq_len))
 
 
 def arguments(layout: ExportLayout) -> list[str]:

@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from plan.models.methods import DPO_METHODS
+from plan.models.said import say_as
 from plan.planner.estimate.types import interleaving_refused, megatron_splits_sequence
 from plan.planner.export.checkpoint import save_interval_steps
 from plan.planner.export.launch import rendezvous
@@ -48,46 +49,59 @@ _POOL_FLAVOR = {
 
 def check(layout: ExportLayout) -> None:
     """Refuse, in one line, what MindSpeed-LLM on NPUs cannot run, CUDA-only settings first."""
-    stack = "megatron: MindSpeed-LLM on Ascend"
+    stack = say_as("export.mindspeed_stack", "megatron: MindSpeed-LLM on Ascend")
     cuda_only = {
         "fp8": layout.precision == "fp8",
-        "the precision-aware optimizer (Transformer Engine)": layout.optimizer
+        say_as("export.mindspeed_precision_aware",
+               "the precision-aware optimizer (Transformer Engine)"): layout.optimizer
         == "adam_precision_aware",
-        "a 4-bit NF4 base (bitsandbytes)": bool(layout.quant_bits),
+        say_as("export.mindspeed_nf4", "a 4-bit NF4 base (bitsandbytes)"): bool(layout.quant_bits),
     }
     for what, used in cuda_only.items():
         if used:
-            raise ExportError(
-                f"{stack}: {what} is CUDA-only, and the job is planned on {layout.gpu} NPUs"
-            )
-    no_hybrid_shard(layout, "megatron", " in MindSpeed-LLM")
+            raise ExportError(say_as(
+                "export.mindspeed_cuda_job_planned_npus",
+                "{stack}: {what} is CUDA-only, and the job is planned on {gpu} NPUs",
+                stack=stack, what=what, gpu=layout.gpu))
+    no_hybrid_shard(layout, "megatron", say_as("export.where_mindspeed", " in MindSpeed-LLM"))
     if layout.method in DPO_METHODS:
-        raise ExportError(
-            f"{stack}: no DPO entry point in the MindSpeed-LLM launch read ({layout.method})"
-        )
+        raise ExportError(say_as(
+            "export.mindspeed_no_dpo_entry_point",
+            "{stack}: no DPO entry point in the MindSpeed-LLM launch read ({method})",
+            stack=stack, method=layout.method))
     if layout.zero > 1:
-        raise ExportError(
-            f"{stack}: shards optimizer states only (--use-distributed-optimizer, ZeRO-1); the "
-            f"plan uses ZeRO-{layout.zero}"
-        )
+        raise ExportError(say_as(
+            "export.mindspeed_shards_optimizer_states_use",
+            "{stack}: shards optimizer states only (--use-distributed-optimizer, ZeRO-1); the "
+            "plan uses ZeRO-{zero}",
+            stack=stack, zero=layout.zero))
     if layout.state_offload or layout.recompute in ("offload", "full_offload"):
-        raise ExportError(f"{stack}: no host-memory offload of this plan's kind in the flags read")
+        raise ExportError(say_as(
+            "export.mindspeed_no_host_memory_offload",
+            "{stack}: no host-memory offload of this plan's kind in the flags read",
+            stack=stack))
     if layout.optimizer not in _OPTIMIZER:
-        raise ExportError(
-            f"{stack}: optimizer {layout.optimizer} is not a Megatron optimizer (adam, sgd)"
-        )
+        raise ExportError(say_as(
+            "export.mindspeed_optimizer_not_megatron_optimizer",
+            "{stack}: optimizer {optimizer} is not a Megatron optimizer (adam, sgd)",
+            stack=stack, optimizer=layout.optimizer))
     if layout.pp > 1 and (layout.layers % layout.pp or (layout.layers // layout.pp) % layout.vpp):
-        raise ExportError(
-            f"{stack}: {layout.layers} layers do not split evenly over pp={layout.pp} x "
-            f"vpp={layout.vpp} (the examples' --num-layers-per-virtual-pipeline-stage only)"
-        )
+        raise ExportError(say_as(
+            "export.mindspeed_layers_do_not_split",
+            "{stack}: {layers} layers do not split evenly over pp={pp} x vpp={vpp} (the "
+            "examples' --num-layers-per-virtual-pipeline-stage only)",
+            stack=stack, layers=layout.layers, pp=layout.pp, vpp=layout.vpp))
     if interleaving_refused("megatron", layout.vpp, layout.grad_accum, layout.pp):
-        raise ExportError(
-            f"{stack}: the interleaved schedule needs at least pp={layout.pp} micro-batches per "
-            f"step, the plan has {layout.grad_accum}"
-        )
+        raise ExportError(say_as(
+            "export.mindspeed_interleaved_schedule_needs_at",
+            "{stack}: the interleaved schedule needs at least pp={pp} micro-batches per step, "
+            "the plan has {grad_accum}",
+            stack=stack, pp=layout.pp, grad_accum=layout.grad_accum))
     if not megatron_splits_sequence(layout.seq_len, layout.cp):
-        raise ExportError(f"{stack}: sequence length {layout.seq_len} is not a multiple of 2 x cp")
+        raise ExportError(say_as(
+            "export.mindspeed_sequence_length_not_multiple",
+            "{stack}: sequence length {seq_len} is not a multiple of 2 x cp",
+            stack=stack, seq_len=layout.seq_len))
 
 
 def entry_point(layout: ExportLayout) -> tuple[str, list[str]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from plan.models.methods import ADAPTER_METHODS, DPO_METHODS
+from plan.models.said import say_as
 from plan.planner.estimate.stages import split_problem, torchtitan_layers_per_stage
 from plan.planner.export.launch import torchrun
 from plan.planner.export.layout import ExportError, ExportLayout, no_megatron_only
@@ -47,33 +48,52 @@ def dump_toml(sections: dict[str, dict[str, Any]], header: list[str]) -> str:
 def check(layout: ExportLayout) -> None:
     no_megatron_only(layout, "torchtitan")
     if layout.method in DPO_METHODS:
-        raise ExportError(f"torchtitan: no DPO loss or frozen reference model ({layout.method}); "
-                          "try --to llamafactory (stage dpo)")
+        raise ExportError(say_as(
+            "export.torchtitan_no_dpo_loss_frozen",
+            "torchtitan: no DPO loss or frozen reference model ({method}); try --to "
+            "llamafactory (stage dpo)",
+            method=layout.method))
     if layout.method in ADAPTER_METHODS:
-        raise ExportError(f"torchtitan: v0.2.2 has no LoRA/QLoRA ({layout.method}); try --to "
-                          "llamafactory")
+        raise ExportError(say_as(
+            "export.torchtitan_v0_2_2_has",
+            "torchtitan: v0.2.2 has no LoRA/QLoRA ({method}); try --to llamafactory",
+            method=layout.method))
     if layout.recompute in ("offload", "full_offload"):
-        raise ExportError("torchtitan: no activation or checkpoint offloading (enable_cpu_offload "
-                          "moves parameters, gradients and optimizer state, not activations)")
+        raise ExportError(say_as(
+            "export.torchtitan_no_activation_checkpoint_offloading",
+            "torchtitan: no activation or checkpoint offloading (enable_cpu_offload moves "
+            "parameters, gradients and optimizer state, not activations)"))
     if layout.state_offload and layout.dp == 1 and layout.cp == 1:
         # v0.2.2 parallelize: FSDP2 (and with it CPUOffloadPolicy) is applied only when dp_shard > 1
         # or cp > 1
-        raise ExportError("torchtitan: enable_cpu_offload goes through FSDP2, which v0.2.2 applies "
-                          "only when data_parallel_shard_degree or context_parallel_degree > 1; "
-                          "the plan offloads model states on one GPU (try --to deepspeed)")
+        raise ExportError(say_as(
+            "export.torchtitan_enable_cpu_offload_goes",
+            "torchtitan: enable_cpu_offload goes through FSDP2, which v0.2.2 applies only "
+            "when data_parallel_shard_degree or context_parallel_degree > 1; the plan "
+            "offloads model states on one GPU (try --to deepspeed)"))
     if layout.precision == "fp16":
-        raise ExportError("torchtitan: mixed_precision_param takes bfloat16 or float32, not fp16")
+        raise ExportError(say_as(
+            "export.torchtitan_mixed_precision_param_takes",
+            "torchtitan: mixed_precision_param takes bfloat16 or float32, not fp16"))
     if layout.optimizer not in ("adam",):
-        raise ExportError(f"torchtitan: optimizer {layout.optimizer} is not exported (AdamW or "
-                          "Adam with FSDP2's mixed precision only)")
+        raise ExportError(say_as(
+            "export.torchtitan_optimizer_not_exported_adamw",
+            "torchtitan: optimizer {optimizer} is not exported (AdamW or Adam with FSDP2's "
+            "mixed precision only)",
+            optimizer=layout.optimizer))
     split = split_problem(layout.layers, layout.pp, layout.vpp, "fsdp")
     if split:
-        raise ExportError(f"torchtitan: {split}")
+        raise ExportError(say_as(
+            "export.torchtitan_split",
+            "torchtitan: {split}",
+            split=split))
     if flavor_of(layout.model_id) is None:
         names = sorted({f.name for f in FLAVORS.values()})
-        raise ExportError(f"torchtitan: v{VERSION} has no train spec and flavor for "
-                          f"{layout.model_id} (its models here: {', '.join(names)}); without one "
-                          "it trains its debugmodel")
+        raise ExportError(say_as(
+            "export.torchtitan_v_has_no_train",
+            "torchtitan: v{version} has no train spec and flavor for {model_id} (its models "
+            "here: {models}); without one it trains its debugmodel",
+            version=VERSION, model_id=layout.model_id, models=', '.join(names)))
 
 
 def sections(layout: ExportLayout) -> dict[str, dict[str, Any]]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from plan.models.said import say_as
 from plan.planner.export.layout import ExportError, ExportLayout
 from plan.planner.export.llamafactory import (
     BRIDGE_INSTALL,
@@ -42,12 +43,14 @@ def bad_target(stack: str, target: str) -> str | None:
     """Why `--target-version target` is bad input for `stack` (one line), or None when it is
     usable."""
     if stack not in VERSIONED_STACKS:
-        return (
-            f"--target-version applies to {' and '.join(VERSIONED_STACKS)} only (the stacks whose "
-            f"file formats change between releases here), not {stack}"
-        )
+        both = say_as("export.both", "{first} and {second}", first=VERSIONED_STACKS[0],
+                      second=VERSIONED_STACKS[1])
+        return say_as("export.target_stacks", "--target-version applies to {stacks} only (the "
+                      "stacks whose file formats change between releases here), not {stack}",
+                      stacks=both, stack=stack)
     if target != "main" and parse_version(target) is None:
-        return f"--target-version: {target!r} is not a release number (e.g. 0.9.5) or main"
+        return say_as("export.target_release", "--target-version: {target} is not a release "
+                      "number (e.g. 0.9.5) or main", target=repr(target))
     return None
 
 
@@ -55,19 +58,22 @@ def check_target(layout: ExportLayout, stack: str, target: str) -> None:
     """Raise ExportError when release `target` of `stack` cannot run this job's export."""
     version = parse_version(target)
     if stack == "torchtitan" and target != TORCHTITAN_VERSION:
-        raise ExportError(
-            f"torchtitan: job.toml is torchtitan {TORCHTITAN_VERSION}'s TOML job format; {target} "
-            "is not that release (0.3.0 and later read Python configs, --module)"
-        )
+        raise ExportError(say_as(
+            "export.versions_job_toml_format",
+            "torchtitan: job.toml is torchtitan {torchtitan_version}'s TOML job format; "
+            "{target} is not that release (0.3.0 and later read Python configs, --module)",
+            torchtitan_version=TORCHTITAN_VERSION, target=target))
     if stack != "llamafactory" or target == "main" or version is None:
         return
     if uses_bridge(layout) and version[:3] <= LAST_CHECKED_RELEASE:
-        raise ExportError(
-            f"llamafactory: release {target} has no Megatron-Bridge keys, which this job needs "
-            f"({BRIDGE_NEEDS}); install {BRIDGE_INSTALL}"
-        )
+        raise ExportError(say_as(
+            "export.versions_release_has_no_megatron",
+            "llamafactory: release {target} has no Megatron-Bridge keys, which this job needs "
+            "({bridge_needs}); install {bridge_install}",
+            target=target, bridge_needs=BRIDGE_NEEDS, bridge_install=BRIDGE_INSTALL))
     if version[:3] < LAST_CHECKED_RELEASE:
-        raise ExportError(
-            "llamafactory: the export's keys are checked against release "
-            f"{'.'.join(map(str, LAST_CHECKED_RELEASE))} and main, not {target}"
-        )
+        raise ExportError(say_as(
+            "export.versions_keys_checked",
+            "llamafactory: the export's keys are checked against release {release} and main, "
+            "not {target}",
+            release='.'.join(map(str, LAST_CHECKED_RELEASE)), target=target))

@@ -22,8 +22,11 @@ def render_stack(layout: ExportLayout, stack: str) -> tuple[dict[str, str], list
     """(file name -> text, notes) for one job. Raises ExportError naming what the stack cannot
     express."""
     if layout.on_npu and stack != "megatron":
-        raise ExportError(f"{stack}: the job is planned on {layout.gpu} (Ascend NPUs); NPU "
-                          "launches are written for MindSpeed-LLM only: try --to megatron")
+        raise ExportError(say_as(
+            "export.writer_job_planned_ascend_npus",
+            "{stack}: the job is planned on {gpu} (Ascend NPUs); NPU launches are written for "
+            "MindSpeed-LLM only: try --to megatron",
+            stack=stack, gpu=layout.gpu))
     if stack == "deepspeed":
         return deepspeed.render(layout)
     if stack == "megatron":
@@ -36,7 +39,10 @@ def render_stack(layout: ExportLayout, stack: str) -> tuple[dict[str, str], list
         return accelerate.render(layout)
     if stack == "torchrun-fsdp":
         return accelerate.render(layout, forced_plugin="fsdp")
-    raise ExportError(f"unknown stack {stack!r}")
+    raise ExportError(say_as(
+        "export.writer_unknown_stack",
+        "unknown stack {stack}",
+        stack=repr(stack)))
 
 
 def exporting_stacks(layout: ExportLayout) -> tuple[str, ...]:
@@ -106,7 +112,8 @@ def readme(
 
 
 def folder_note(job: str, folder: str) -> str:
-    return f"job {job!r} is written to folder {folder!r}: its id is not a safe folder name"
+    return say_as("export.folder_note", "job {job} is written to folder {folder}: its id is not a "
+                  "safe folder name", job=repr(job), folder=repr(folder))
 
 
 def write_export(out_dir: Path, stack: str, layouts: list[ExportLayout], plan_line: str,
@@ -118,7 +125,10 @@ def write_export(out_dir: Path, stack: str, layouts: list[ExportLayout], plan_li
         try:
             files, notes = render_stack(layout, stack)
         except ExportError as exc:
-            raise ExportError(f"job {layout.job}: {exc}") from None
+            raise ExportError(say_as(
+                "export.writer_job",
+                "job {job}: {problem}",
+                job=layout.job, problem=exc.args[0])) from None
         rendered.append((layout, files, notes))
     folders = component_map([layout.job for layout in layouts]) if len(rendered) > 1 else None
     planned: list[tuple[Path, str, int | None]] = []

@@ -301,3 +301,12 @@ MESSAGES.update(rules_en.MESSAGES)
 from plan.planner.i18n import notes_en  # noqa: E402  (assumption notes, labels, search notes)
 
 MESSAGES.update(notes_en.MESSAGES)
+
+from plan.planner.i18n import usage_en  # noqa: E402  (usage errors, batch and export lines)
+
+MESSAGES.update(usage_en.USAGE)
+MESSAGES.update(usage_en.BATCH)
+
+from plan.planner.i18n import export_en  # noqa: E402  (plan export's refusals and lines)
+
+MESSAGES.update(export_en.EXPORT)

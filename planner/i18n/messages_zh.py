@@ -286,3 +286,12 @@ MESSAGES.update(rules_zh.MESSAGES)
 from plan.planner.i18n import notes_zh  # noqa: E402  (assumption notes, labels, search notes)
 
 MESSAGES.update(notes_zh.MESSAGES)
+
+from plan.planner.i18n import usage_zh  # noqa: E402  (usage errors, batch and export lines)
+
+MESSAGES.update(usage_zh.USAGE)
+MESSAGES.update(usage_zh.BATCH)
+
+from plan.planner.i18n import export_zh  # noqa: E402  (plan export's refusals and lines)
+
+MESSAGES.update(export_zh.EXPORT)

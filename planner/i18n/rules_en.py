@@ -100,3 +100,7 @@ MESSAGES: dict[str, str] = {
 from plan.planner.i18n import inputs_en  # noqa: E402  (input errors: files, YAML, validation)
 
 MESSAGES.update(inputs_en.MESSAGES)
+
+from plan.planner.i18n import stacks_en  # noqa: E402  (stacks' gaps, search reasons)
+
+MESSAGES.update(stacks_en.STACKS)

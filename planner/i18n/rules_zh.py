@@ -88,3 +88,7 @@ MESSAGES: dict[str, str] = {
 from plan.planner.i18n import inputs_zh  # noqa: E402  (input errors: files, YAML, validation)
 
 MESSAGES.update(inputs_zh.MESSAGES)
+
+from plan.planner.i18n import stacks_zh  # noqa: E402  (stacks' gaps, search reasons)
+
+MESSAGES.update(stacks_zh.STACKS)

@@ -24,7 +24,7 @@ from plan.planner import i18n
 from plan.planner.i18n import numbers
 
 __all__ = ["Fmt", "Joined", "Said", "date", "keyed", "local", "money", "phrase", "say", "say_as",
-           "signed_money", "word"]
+           "signed_money", "template_pattern", "word"]
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def _phrase(text: str, keys: tuple[str, ...]) -> str:
     if f"phrase.{text}" in table:
         return table[f"phrase.{text}"]
     for key in keys:
-        found = _template_pattern(i18n.TABLES["en"][key]).fullmatch(text)
+        found = template_pattern(i18n.TABLES["en"][key]).fullmatch(text)
         if found:
             return i18n.t(key, **{name: _Shown(table.get(f"phrase.{value}", value))
                                   for name, value in found.groupdict().items()})
@@ -83,7 +83,7 @@ class _Shown(str):
         return str(self)
 
 
-def _template_pattern(template: str) -> re.Pattern[str]:
+def template_pattern(template: str) -> re.Pattern[str]:
     """A template of plain {fields} as a pattern that reads them back from its English text."""
     parts = string.Formatter().parse(template)
     return re.compile("".join(re.escape(literal) + (f"(?P<{name}>.+?)" if name else "")

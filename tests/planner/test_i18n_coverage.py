@@ -213,6 +213,22 @@ HOSTILE_CASES: dict[str, tuple[dict[str, str], str, list[str], str]] = {
                         _OVERLAY_ARGS, "unknown_section: unknown section; allowed: models"),
     "overlay not a list": ({"s.yaml": _hostile({}), "o.yaml": "platforms: 7\n"}, "s.yaml",
                            _OVERLAY_ARGS, "o.yaml: platforms: expected a list of entries"),
+    "optimizer not on megatron": ({"s.yaml": _hostile({"jobs.0.method": "lora",
+                                                       "jobs.0.framework": "megatron",
+                                                       "jobs.0.optimizer": "adamw-8bit"})},
+                                  "s.yaml", [], "jobs[0]: optimizer adamw-8bit is a PyTorch "
+                                  "optimizer (bitsandbytes, Adafactor, pure BF16 AdamW) that "
+                                  "Megatron-LM does not run"),
+    "loss not on megatron": ({"s.yaml": _hostile({"jobs.0.method": "lora",
+                                                  "jobs.0.framework": "megatron",
+                                                  "jobs.0.loss": "chunked"})},
+                             "s.yaml", [], "loss chunked is a PyTorch stack's loss (fsdp, "
+                             "deepspeed); Megatron's vocab-parallel cross-entropy"),
+    "hybrid shard on megatron": ({"s.yaml": _hostile({"jobs.0.method": "lora",
+                                                      "jobs.0.framework": "megatron",
+                                                      "jobs.0.hybrid_shard": True})},
+                                 "s.yaml", [], "hybrid_shard: hybrid sharding is FSDP's (HSDP); "
+                                 "framework megatron has none: leave hybrid_shard out"),
     "card shape": ({"s.yaml": _hostile({"jobs.0.model": "c.yaml"}), "c.yaml": yaml.safe_dump(
         {"id": "c", "params": "70B", "layers": 2, "hidden_size": 64, "ffn_hidden_size": 128,
          "num_heads": 4, "num_kv_heads": 4, "vocab_size": 1000, "max_positions": 4096,
@@ -252,7 +268,9 @@ CLI_FILES = (*(REPO / "planner" / "cli").glob("*.py"), REPO / "planner/explain/w
              REPO / "planner/cpsat/run.py", REPO / "planner/cpsat/overflow_guard.py",
              REPO / "planner/output_target.py", REPO / "planner/export/writer.py",
              REPO / "planner/batch/sweep.py", REPO / "planner/batch/results_file.py",
-             REPO / "planner/batch/output_lock.py")
+             REPO / "planner/batch/output_lock.py", REPO / "planner/batch/rows.py",
+             REPO / "planner/batch/row_check.py", *(REPO / "planner" / "export").glob("*.py"),
+             REPO / "planner/estimate/stages.py")
 
 
 def test_every_command_line_template_is_the_english_tables_own() -> None:
@@ -353,6 +371,36 @@ CLI_ERRORS: dict[str, tuple[list[str], str]] = {
                               "/none does not exist"),
     "output is a folder": (["calibrate", "{dir}/none.log", "-o", "{dir}/d.yaml"],
                            "d.yaml: is a folder; name a file"),
+    "loss on megatron": ([*_EST, "--gpus", "8", "--framework", "megatron", "--loss", "chunked"],
+                         "--loss: chunked is a PyTorch stack's loss (fsdp, deepspeed); Megatron's "
+                         "vocab-parallel cross-entropy holds the whole logits: use loss plain, or "
+                         "framework fsdp or deepspeed"),
+    "no valid layout": ([*_EST, "--gpus", "16", "--pp", "1", "--global-batch", "1"],
+                        "--gpus: no valid layout for qwen2.5-7b on 16 x h800: global batch too "
+                        "small for dp (3 layouts); tp incompatible with heads (1 layout); tp spans "
+                        "nodes (1 layout)"),
+    "export refused": (["export", "{s}", "--to", "megatron", "-o", "{dir}/e"],
+                       "--to megatron: job qwen14b-lora: megatron: pretrain_gpt.py has no "
+                       "LoRA/QLoRA (lora); PEFT lives in Megatron-Bridge/NeMo (try --to "
+                       "llamafactory, which writes LoRA planned on Megatron for its "
+                       "Megatron-Bridge backend)"),
+    "export no lora": (["export", "{s}", "--to", "torchtitan", "-o", "{dir}/e"],
+                       "--to torchtitan: job qwen14b-lora: torchtitan: v0.2.2 has no LoRA/QLoRA "
+                       "(lora); try --to llamafactory"),
+    "target stacks": (["export", "{s}", "--to", "megatron", "-o", "{dir}/e", "--target-version",
+                       "1.0"], "--target-version applies to llamafactory and torchtitan only (the "
+                      "stacks whose file formats change between releases here), not megatron"),
+    "target release": (["export", "{s}", "--to", "llamafactory", "-o", "{dir}/e",
+                        "--target-version", "x"],
+                       "--target-version: 'x' is not a release number (e.g. 0.9.5) or main"),
+    "target unchecked": (["export", "{s}", "--to", "llamafactory", "-o", "{dir}/e",
+                          "--target-version", "0.9.1"],
+                         "--to llamafactory: job qwen14b-lora: llamafactory: the export's keys are "
+                         "checked against release 0.9.5 and main, not 0.9.1"),
+    "target format": (["export", "{s}", "--to", "torchtitan", "-o", "{dir}/e",
+                       "--target-version", "0.3.0"],
+                      "--to torchtitan: job qwen14b-lora: torchtitan: job.toml is torchtitan "
+                      "0.2.2's TOML job format; 0.3.0 is not that release"),
     "export job": (["export", "{s}", "--to", "megatron", "-o", "{dir}/e", "--job", "nope"],
                    "--job: unknown job 'nope'; jobs: qwen14b-lora"),
 }
