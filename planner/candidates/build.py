@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from itertools import islice
 
 from plan.constraints import (
     capacity,
@@ -214,14 +215,14 @@ class CandidateBuilder(Estimating, Billing):
         if kept is not None and kept.job == job:
             self.job_builds[job.id] = kept
             return replay(kept, index, self.removed, self.resources, self.clusters_of)
-        first_removed, clusters_before = len(self.removed), set(self.clusters_of)
+        first_removed, first_cluster = len(self.removed), len(self.clusters_of)
         self.asked = {}
         found, next_index = self._job_candidates(job, index, shape)
         pruned = self._prune(found)
+        # (a dict keeps its order of insertion: the clusters this job added come last)
         self.job_builds[job.id] = record(
             job, pruned, index, next_index, self.removed[first_removed:], self.asked,
-            self.resources,
-            {k: v for k, v in self.clusters_of.items() if k not in clusters_before})
+            self.resources, dict(islice(self.clusters_of.items(), first_cluster, None)))
         return pruned, next_index
 
     def _job_candidates(self, job: Job, index: int, shape: str) -> tuple[list[Candidate], int]:
