@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from weakref import WeakKeyDictionary
 
@@ -17,6 +18,7 @@ from plan.models.problem import Problem
 from plan.models.scenario import Scenario, SolverSettings
 from plan.planner.build_deadline import build_deadline
 from plan.planner.candidates import CandidateBuilder, build_problem_and_builder
+from plan.planner.candidates.reuse import jobs_first
 from plan.planner.cpsat.model import Bounds, PlanModel
 from plan.planner.cpsat.overflow_guard import check_magnitudes
 from plan.planner.cpsat.run import Outcome, solve_model
@@ -96,14 +98,19 @@ class Session:
         session._shares_models = True  # its problem is its build's, with the scenario's figures
         return session
 
-    def variant(self, scenario: Scenario) -> Session | None:
+    def variant(self, scenario: Scenario, first: Sequence[str] = ()) -> Session | None:
         """A session for a changed copy of this scenario (a relaxation to try), sharing this one's
-        work budget and safety net; None when the session was built from a bare problem."""
+        work budget and safety net; None when the session was built from a bare problem, or when
+        one of the jobs `first` (built before the rest) has no option in the copy, which then has
+        no plan. The jobs the copy leaves as they were are not built again
+        (candidates/job_builds.py)."""
         if self.loaded is None:
             return None
-        problem, builder = build_problem_and_builder(
-            dataclasses.replace(self.loaded, scenario=scenario), what_if=True
-        )
+        loaded = dataclasses.replace(self.loaded, scenario=scenario)
+        kept = jobs_first(loaded, self.builder, first)
+        if kept is None:
+            return None
+        problem, builder = build_problem_and_builder(loaded, what_if=True, kept=kept)
         other = Session(problem, self.settings, self.objective, self.started, self.loaded, builder)
         other.work_left, other.deadline = self.work_left, self.deadline
         return other

@@ -37,6 +37,8 @@ class Billing(Options):
 
     resources: dict[str, Resource]
     planning_horizon_h: float
+    # shared resource -> GPU counts asked of it by the job being built (job_builds.py keeps them)
+    asked: dict[str, set[int]]
 
     def _billing(self, job: Job, option: _Option, hours: float,
                  run: RunEstimate) -> tuple[int, str | None, CandidateCost]:
@@ -85,6 +87,7 @@ class Billing(Options):
 
     def _levels(self, key: str, gpus: int) -> tuple[int, ...]:
         """GPU counts a shared resource may be sized to: every count a candidate on it asks for."""
+        self.asked.setdefault(key, set()).add(gpus)
         existing = self.resources.get(key)
         return tuple(sorted({*(existing.levels if existing else ()), gpus}))
 

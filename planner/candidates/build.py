@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from itertools import islice
 
 from plan.constraints import (
     capacity,
@@ -26,6 +27,7 @@ from plan.models.scenario import Job, Scenario
 from plan.planner import build_deadline
 from plan.planner.candidates.billing import Billing
 from plan.planner.candidates.estimating import EstimateCache, Estimating
+from plan.planner.candidates.job_builds import JobBuild, record, replay
 from plan.planner.candidates.options import _Option, _place_of, pinned_text
 from plan.planner.candidates.purchase import buy_options
 from plan.planner.candidates.spot_risk import spot_risk
@@ -94,9 +96,11 @@ class CandidateBuilder(Estimating, Billing):
     """Builds the `Problem` for one loaded scenario. One instance per solve; estimates are
     cached."""
 
-    def __init__(self, loaded: LoadedScenario, estimates: EstimateCache | None = None) -> None:
+    def __init__(self, loaded: LoadedScenario, estimates: EstimateCache | None = None,
+                 kept: dict[str, JobBuild] | None = None) -> None:
         """`estimates`: layout searches shared with other builds of `loaded`'s variants
-        (shared_estimates.py); a cache of its own when None."""
+        (shared_estimates.py); a cache of its own when None. `kept`: jobs another build made that
+        this one may take as they are (job_builds.py; reuse.py's `jobs_first` says which)."""
         self.loaded = loaded
         self.scenario = loaded.scenario
         self.catalog = loaded.catalog
@@ -114,6 +118,9 @@ class CandidateBuilder(Estimating, Billing):
         self.resources = {}
         self.removed = []
         self.clusters_of = {}
+        self.asked = {}
+        self._kept = kept or {}
+        self.job_builds: dict[str, JobBuild] = {}  # what this build did per job, for its variants
         self.groups: dict[str, str] = {}
         self.horizon_h, self.planning_horizon_h = horizons_h(self.scenario)
         self.buy = buy_options(self.scenario, self.catalog, self._money)
@@ -160,8 +167,7 @@ class CandidateBuilder(Estimating, Billing):
             if same is not None:
                 candidates[job.id] = self._instance_copy(job, same, candidates[same])
                 continue
-            found, index = self._job_candidates(job, index, shape)
-            candidates[job.id] = self._prune(found)
+            candidates[job.id], index = self.job_build(job, index, shape)
             if job.series is not None:
                 built[shape] = job.id
         candidates = held_alone_twins(candidates, self.resources)
@@ -212,6 +218,23 @@ class CandidateBuilder(Estimating, Billing):
                                     violations={own(g): own(r) for g, r in c.violations.items()},
                                     assumptions=tuple(own(a) for a in c.assumptions))
                 for c in first if c not in late]
+
+    def job_build(self, job: Job, index: int, shape: str) -> tuple[list[Candidate], int]:
+        """The job's pruned candidates, numbered from `index`, and the next index: taken from the
+        build this one may reuse where it made the same job (`kept`), else built and recorded."""
+        kept = self._kept.get(job.id)
+        if kept is not None and kept.job == job:
+            self.job_builds[job.id] = kept
+            return replay(kept, index, self.removed, self.resources, self.clusters_of)
+        first_removed, first_cluster = len(self.removed), len(self.clusters_of)
+        self.asked = {}
+        found, next_index = self._job_candidates(job, index, shape)
+        pruned = self._prune(found)
+        # (a dict keeps its order of insertion: the clusters this job added come last)
+        self.job_builds[job.id] = record(
+            job, pruned, index, next_index, self.removed[first_removed:], self.asked,
+            self.resources, dict(islice(self.clusters_of.items(), first_cluster, None)))
+        return pruned, next_index
 
     def _job_candidates(self, job: Job, index: int, shape: str) -> tuple[list[Candidate], int]:
         """The job's candidates, numbered from `index`, and the next index: each (platform, GPU,

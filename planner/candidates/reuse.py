@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
+from collections.abc import Sequence
 
 from plan.models.loading import LoadedScenario
 from plan.models.problem import SCALE, Problem
@@ -24,7 +25,9 @@ from plan.planner.candidates.build import (
     deadline_group,
     horizons_h,
 )
+from plan.planner.candidates.job_builds import JobBuild
 from plan.planner.candidates.shared_estimates import shared_estimates
+from plan.planner.candidates.windows import instance_shape
 from plan.planner.collector import collector_paused
 from plan.planner.estimate import store as estimate_store
 
@@ -122,15 +125,66 @@ def _with_figures(problem: Problem, scenario: Scenario) -> Problem:
         after={job: list(before) for job, before in problem.after.items()})
 
 
+def kept_jobs(parent: CandidateBuilder | None, loaded: LoadedScenario) -> dict[str, JobBuild]:
+    """The jobs `parent` built that a build of `loaded` may take as they are (job_builds.py): none
+    unless both read the same catalog, model cards and calibration folder, every field that reaches
+    the candidates but `jobs` is the same (`FIELD_USE`) and so are the horizons; then each job
+    whose every field is the same in both."""
+    if parent is None or parent.catalog is not loaded.catalog or (
+            parent.loaded.models is not loaded.models):
+        return {}
+    a, b = parent.scenario, loaded.scenario
+    free = {name for name in type(b).model_fields if field_use(name) != CANDIDATES} | {"jobs"}
+    if (
+        a.model_dump_json(exclude=free) != b.model_dump_json(exclude=free)
+        or horizons_h(a) != horizons_h(b)
+        # (a horizon's removal says whether any job has a release)
+        or any(j.release_h for j in a.jobs) != any(j.release_h for j in b.jobs)
+        or parent.loaded.path != loaded.path
+    ):
+        return {}
+    return {job.id: kept for job in b.jobs
+            if (kept := parent.job_builds.get(job.id)) is not None and kept.job == job}
+
+
+def jobs_first(loaded: LoadedScenario, parent: CandidateBuilder | None,
+               first: Sequence[str]) -> dict[str, JobBuild] | None:
+    """The job builds a build of `loaded` may take (`kept`): those of `parent` it may keep
+    (`kept_jobs`), and the jobs of `first` built one at a time, in order; None as soon as one of
+    them has no candidate, since a build of `loaded` would leave it none (a job's candidates are its
+    own: job_builds.py), so that the copy has no plan and the rest need not be built. A job of a
+    series is not built first (its instances' candidates are the first instance's, cut to their
+    calendar)."""
+    kept = kept_jobs(parent, loaded)
+    if reuse_key(loaded) in _BUILT:
+        return kept  # built already: nothing to build first
+    builder = CandidateBuilder(loaded, shared_estimates(loaded), kept)
+    jobs = {job.id: job for job in loaded.scenario.jobs}
+    with collector_paused():
+        try:
+            for job_id in first:
+                job = jobs.get(job_id)
+                if job is None or job.series is not None:
+                    continue
+                found, _ = builder.job_build(job, 0, instance_shape(job))
+                if not found:
+                    return None
+        finally:
+            estimate_store.flush()
+    return {**kept, **builder.job_builds}
+
+
 def build_problem(loaded: LoadedScenario) -> Problem:
     return build_problem_and_builder(loaded)[0]
 
 
-def build_problem_and_builder(loaded: LoadedScenario,
-                              what_if: bool = False) -> tuple[Problem, CandidateBuilder]:
+def build_problem_and_builder(loaded: LoadedScenario, what_if: bool = False,
+                              kept: dict[str, JobBuild] | None = None,
+                              ) -> tuple[Problem, CandidateBuilder]:
     """The scenario's problem, and the builder that made it: its estimates (and the calibration it
     read) answer the explainers' what-ifs without building anything again. `what_if`: a changed
-    copy of a scenario being solved (kept for reuse, and dropped first)."""
+    copy of a scenario being solved (kept for reuse, and dropped first); `kept`: jobs another build
+    made that this one may take as they are (`jobs_first`)."""
     key = reuse_key(loaded)
     if key in _BUILT:
         _BUILT.move_to_end(key)
@@ -139,7 +193,7 @@ def build_problem_and_builder(loaded: LoadedScenario,
         _, problem, builder = _BUILT[key]
         return _with_figures(problem, loaded.scenario), builder
     # a variant of the same loaded scenario asks again only the searches its change touches
-    builder = CandidateBuilder(loaded, shared_estimates(loaded))
+    builder = CandidateBuilder(loaded, shared_estimates(loaded), kept)
     with collector_paused():  # hundreds of thousands of objects that live on (planner/collector.py)
         try:
             problem = builder.build()

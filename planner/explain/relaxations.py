@@ -494,10 +494,14 @@ def stays_without_options(problem: Problem, changed_jobs: set[str]) -> bool:
 def _solve_variant(session: Session, scenario: Scenario, objective: str = "cost",
                    bounds: Bounds | None = None) -> Outcome | None:
     """A changed copy of the scenario solved for `objective` on this session's budget; None for a
-    bare problem, infeasible where a job is left no option."""
-    other = session.variant(scenario)
-    if other is None:
+    bare problem, infeasible where a job is left no option (those left none in the scenario are
+    built first, and where one still has none the rest is not built)."""
+    if session.loaded is None:
         return None
+    problem = session.problem
+    other = session.variant(scenario, [j for j in problem.jobs if not problem.candidates[j]])
+    if other is None:
+        return Outcome("infeasible")
     if any(not other.problem.candidates[j] for j in other.problem.jobs):
         return Outcome("infeasible")
     out = other.run(objective, bounds or Bounds())

@@ -1,11 +1,14 @@
 """Shortcuts of an infeasible answer's search give the answer the full search gives: a memory saver
-that leaves a job with no option unchanged is not built (`stays_without_options`)."""
+that leaves a job with no option unchanged is not built (`stays_without_options`), a variant takes
+the jobs it leaves as they were from the scenario's build and builds first the jobs left with no
+option (`Session.variant`)."""
 
 from __future__ import annotations
 
 import pytest
 
 from plan.models.loading import load_scenario
+from plan.planner import session as session_module
 from plan.planner.estimate.advice import LEANER_OPTIMIZERS, STACK_SETTINGS
 from plan.planner.explain import relaxations
 from plan.planner.session import Session, SolveOptions
@@ -39,6 +42,8 @@ def test_infeasible_answer_same_with_and_without_shortcut(
     path = write_scenario(late_and_short(base_scenario))
     fast = solve_session(Session.from_loaded(load_scenario(path), SolveOptions(time_limit_s=300)))
     monkeypatch.setattr(relaxations, "stays_without_options", lambda *_: False)
+    # every job of every variant built (none taken from the scenario's build, none built first)
+    monkeypatch.setattr(session_module, "jobs_first", lambda *_: {})
     slow = solve_session(Session.from_loaded(load_scenario(path), SolveOptions(time_limit_s=300)))
     assert fast.status == slow.status == "infeasible"
     assert fast.conflicts == slow.conflicts and fast.conflicts

@@ -11,6 +11,7 @@ import pytest
 
 from plan.models.loading import load_scenario
 from plan.models.problem import SCALE
+from plan.planner import session as session_module
 from plan.planner.candidates import reuse, shared_estimates
 from plan.planner.explain.relaxations import _without_deadlines
 from plan.planner.session import Session, SolveOptions
@@ -37,6 +38,7 @@ def _from_scratch(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every build from here on builds every candidate and asks every search of its own."""
     monkeypatch.setattr(reuse, "reuse_key", lambda loaded: (object(),))
     monkeypatch.setattr(reuse, "shared_estimates", lambda loaded: {})
+    monkeypatch.setattr(session_module, "jobs_first", lambda *_: {})  # no job taken as it was
 
 
 @pytest.mark.parametrize("plant", [late_and_short, _too_poor])
