@@ -227,6 +227,13 @@ class _Walker:
                              hint=first)
         return self.point(capped, first, witness=first)
 
+    def _next(self, capped: Bounds, model: PlanModel | None, fastest: Outcome,
+              one_step: bool) -> Outcome:
+        """The walk's point under `capped` (the fastest plan meets it), in one step or two."""
+        if one_step:
+            return self.step(replace(capped, min_makespan=fastest.makespan_min), model, fastest)
+        return self.point(capped, model=model, witness=fastest)
+
     def walk(self, bounds: Bounds, max_points: int | None, notes: list[str]) -> list[Outcome]:
         """The 2-D front (cost, makespan) under `bounds`, cheapest first."""
         found = self._walk(bounds, max_points, notes)
@@ -270,11 +277,8 @@ class _Walker:
             nonlocal floor
             # (the fastest plan meets every cap and costs more than any floor: infeasible cannot be
             # right)
-            capped = replace(bounds, max_makespan=cap, min_cost=floor, pool_energy=True)
-            if one_step:
-                nxt = self.step(replace(capped, min_makespan=fastest.makespan_min), model, fastest)
-            else:
-                nxt = self.point(capped, model=model, witness=fastest)
+            nxt = self._next(replace(bounds, max_makespan=cap, min_cost=floor, pool_energy=True),
+                             model, fastest, one_step)
             if nxt.solved:
                 floor = nxt.total_cost + 1 if self.proven else None
             return nxt
