@@ -122,7 +122,8 @@ def test_front_respects_limits_unless_relaxed():
 
 def test_walk_solves_each_point_after_the_cheapest_once():
     # Each point of the walk is one COST_THEN_TIME solve (cheapest cost and, at that cost, the
-    # least makespan), none for the cheapest end (the walk starts below it).
+    # least makespan), none for the cheapest end (the walk starts below it), one more for the
+    # fastest end (the cheapest plan at the least makespan).
     s = session(_tiny_single_job())
     run, objectives = s.run, []
 
@@ -133,7 +134,20 @@ def test_walk_solves_each_point_after_the_cheapest_once():
     s.run = counted
     front = pareto_front(s)
     assert len(front.points) == 4 and front.status == "optimal" and front.complete
-    assert objectives.count(COST_THEN_TIME) == len(front.points) - 1
+    assert objectives.count(COST_THEN_TIME) == (len(front.points) - 1) + 1
+
+
+def test_coarse_prices_weigh_the_cost_by_its_step_and_keep_the_front():
+    # Costs in whole thousands: the cost's weight is the span of makespans over the cost's step
+    # (its coefficients' gcd), far below the span, and the front is still the brute force's.
+    specs = [Spec("a", "p1", gpus=g, hours=h, cost=c * 1000)
+             for g, h, c in [(1, 80, 100), (2, 41, 104), (4, 21, 110), (8, 11, 130), (16, 6, 170)]]
+    problem = make_problem(specs)
+    s = session(problem)
+    span = Bounds(min_makespan=SCALE.minutes(6), max_makespan=SCALE.minutes(80))
+    model = s.model_for(Bounds())
+    assert model.cost_weight(span) < SCALE.minutes(80) - SCALE.minutes(6)
+    assert sorted(_pairs(pareto_front(s))) == sorted(brute_front(problem))
 
 
 def test_thinned_front_is_a_subset_with_both_ends():
