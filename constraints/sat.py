@@ -11,6 +11,7 @@ version), the placeholder is dropped and cp_model is imported the ordinary way.
 from __future__ import annotations
 
 import importlib
+import math
 import sys
 import types
 from typing import TYPE_CHECKING
@@ -39,3 +40,17 @@ if TYPE_CHECKING:
     from ortools.sat.python import cp_model
 else:
     cp_model = _import_cp_model()
+
+
+def coefficient_gcd(expr: cp_model.LinearExprT) -> int:
+    """The gcd of an integer linear expression's coefficients (1 when it has none): any two of its
+    values differ by a multiple of it."""
+    from ortools.sat.python import cp_model_helper
+
+    if not isinstance(expr, cp_model_helper.LinearExpr):  # a constant
+        return 1
+
+    step = 0
+    for coeff in cp_model_helper.FlatIntExpr(expr).coeffs:
+        step = math.gcd(step, coeff)
+    return step or 1

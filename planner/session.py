@@ -76,6 +76,7 @@ class Session:
         # some solve was cut by the wall clock: the result may depend on load
         self.wall_stopped = False
         self.presolve_retries = 0  # solves run again without presolve (see run)
+        self.solves = 0  # CP-SAT runs so far (bench/pareto_speed.py counts a front's)
 
     @classmethod
     def from_loaded(cls, loaded: LoadedScenario, options: SolveOptions | None = None) -> Session:
@@ -194,6 +195,7 @@ class Session:
             outcome = solve_model(
                 model, instance, self.settings, self.remaining_s(), work, probing, presolve=presolve
             )
+            self.solves += 1
             self.work_left = max(0.0, self.work_left - outcome.work)
             self.wall_stopped |= outcome.wall_stopped
             return outcome

@@ -2,9 +2,12 @@
 
 Minimize cost subject to makespan <= T (then, at that cost, minimize makespan, so each point is
 non-dominated); tighten T to one minute below the point found; repeat until T drops below the
-fastest plan's makespan. Every solve works on a clone of the one base model (the time stage is
-hinted with the cost stage's plan). With a risk axis (expected interruptions) the same is done under
-a grid of risk caps and the union is filtered to its non-dominated points.
+fastest plan's makespan. Between the two ends each point is one solve: cost weighed by the span of
+makespans left (T down to the fastest plan's) plus the makespan (COST_THEN_TIME), whose optimum is
+both stages' at once; the two stages stay where the weighed cost could overflow the solver's
+integers, and for a risk axis. Every solve works on a clone of the one base model. With a risk
+axis (expected interruptions) the same is done under a grid of risk caps and the union is filtered
+to its non-dominated points.
 
 `max_points` thins the front: instead of walking every point, T takes evenly spaced values between
 the fastest and the cheapest plans' makespans; each point found is still exactly optimal for its T.
@@ -18,7 +21,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from plan.models.problem import SCALE, Problem
-from plan.planner.cpsat.model import RISK_SCALE, Bounds, PlanModel
+from plan.planner.cpsat.model import COST_THEN_TIME, RISK_SCALE, Bounds, PlanModel
+from plan.planner.cpsat.overflow_guard import MAX_MODEL_MAGNITUDE, largest_money_units
 from plan.planner.cpsat.run import Outcome, to_plan
 from plan.planner.explain.narrate import explain_plan
 from plan.planner.i18n.said import say
@@ -35,6 +39,10 @@ to a fifth of the work (lab_six_jobs: the hardest point 21 -> 5 units). Level 2,
 lab_six_jobs' points take seconds to prove at level 1 and well under a second at level 2, while the
 other shipped scenarios' walks are the same at either (bench/pareto_speed.py)."""
 HARD_POINT_PROBING = 2
+QUICK_STEP_WORK = 0.1
+"""The same for a point of the walk solved in one step (COST_THEN_TIME): lab_six_jobs' 80 steps
+prove in at most 0.071 units but five, which take 0.06-1.1 units more with probing, hinted with
+the quick plan (bench/pareto_speed.py: the walk's work 2.6 units at 0.1, 3.6 at 0.25)."""
 # A front's solves keep dominated options (planner/cpsat/dominated.py). Leaving them out keeps
 # every point (lab_six_jobs: the same 81 points, with and without a risk axis; test_dominated_front)
 # but not always the plan shown at a point: its cheapest point's lora-glm9b-conf took 1 owned A800
@@ -191,13 +199,40 @@ class _Walker:
         self.proven = first.status == second.status == "optimal"
         return best
 
+    def step(self, bounds: Bounds, model: PlanModel | None = None, witness: Outcome | None = None,
+             hint: Outcome | None = None) -> Outcome:
+        """`point` in one solve (COST_THEN_TIME; `bounds` hold both makespan bounds): quick, then
+        with probing from the quick plan (it meets `bounds`) when that did not prove it."""
+        s = self.session
+        first = s.run(COST_THEN_TIME, bounds, hint, max_work=QUICK_STEP_WORK, model=model,
+                      witness=witness)
+        if first.status in ("feasible", "unknown") and s.work_left > 0:
+            again = s.run(COST_THEN_TIME, bounds, first if first.solved else None,
+                          probing=HARD_POINT_PROBING, model=model, witness=witness)
+            if again.solved or not first.solved:  # (a spent budget keeps the quick plan)
+                first = again
+        self.proven = first.status == "optimal"
+        self.unproven += first.status == "feasible"
+        return first
+
     def fastest(self, bounds: Bounds) -> Outcome:
         s = self.session
         first = s.run("time", bounds)
         if not first.solved:
             return first
-        # it meets the cap
-        return self.point(replace(bounds, max_makespan=first.makespan_min), first, witness=first)
+        capped = replace(bounds, max_makespan=first.makespan_min)  # (it meets the cap)
+        if first.status == "optimal" and not self.with_risk:
+            # no plan ends sooner: the cheapest at this makespan, in one step
+            return self.step(replace(capped, min_makespan=first.makespan_min), witness=first,
+                             hint=first)
+        return self.point(capped, first, witness=first)
+
+    def _next(self, capped: Bounds, model: PlanModel | None, fastest: Outcome,
+              one_step: bool) -> Outcome:
+        """The walk's point under `capped` (the fastest plan meets it), in one step or two."""
+        if one_step:
+            return self.step(replace(capped, min_makespan=fastest.makespan_min), model, fastest)
+        return self.point(capped, model=model, witness=fastest)
 
     def walk(self, bounds: Bounds, max_points: int | None, notes: list[str]) -> list[Outcome]:
         """The 2-D front (cost, makespan) under `bounds`, cheapest first."""
@@ -207,6 +242,8 @@ class _Walker:
         return found
 
     def _walk(self, bounds: Bounds, max_points: int | None, notes: list[str]) -> list[Outcome]:
+        # (in two stages: in one step, lab_six_jobs' cheapest plan came out another of the same
+        # cost and makespan, for 0.1 s of CPU)
         cheapest = self.point(bounds)
         cheapest_proven = self.proven
         if not cheapest.solved:
@@ -233,16 +270,15 @@ class _Walker:
         # fastest at its cost): a lower bound for each next solve, which cuts the proof of the tight
         # ones.
         floor = cheapest.total_cost + 1 if cheapest_proven else None
+        one_step = not self.with_risk and _weighs_safely(
+            self.session.problem, cheapest.makespan_min - fastest.makespan_min)
 
         def solve(cap: int) -> Outcome:
             nonlocal floor
             # (the fastest plan meets every cap and costs more than any floor: infeasible cannot be
             # right)
-            nxt = self.point(
-                replace(bounds, max_makespan=cap, min_cost=floor, pool_energy=True),
-                model=model,
-                witness=fastest,
-            )
+            nxt = self._next(replace(bounds, max_makespan=cap, min_cost=floor, pool_energy=True),
+                             model, fastest, one_step)
             if nxt.solved:
                 floor = nxt.total_cost + 1 if self.proven else None
             return nxt
@@ -284,6 +320,12 @@ class _Walker:
         ):
             found.append(fastest)
         return found
+
+
+def _weighs_safely(problem: Problem, span_min: int) -> bool:
+    """Whether the cost weighed by a walk's span of makespans (COST_THEN_TIME) stays well inside
+    the solver's 64-bit integers."""
+    return largest_money_units(problem) * (span_min + 1) <= MAX_MODEL_MAGNITUDE
 
 
 def _limits_lifted(problem: Problem) -> frozenset[str]:

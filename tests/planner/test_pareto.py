@@ -14,9 +14,15 @@ from typer.testing import CliRunner
 from plan.models.loading import load_scenario
 from plan.models.problem import SCALE
 from plan.planner.cli.app import app
-from plan.planner.cpsat.model import Bounds
+from plan.planner.cpsat.model import COST_THEN_TIME, Bounds
 from plan.planner.cpsat.run import Outcome
-from plan.planner.pareto.front import HARD_POINT_PROBING, QUICK_POINT_WORK, pareto_front
+from plan.planner.pareto import front as front_module
+from plan.planner.pareto.front import (
+    HARD_POINT_PROBING,
+    QUICK_POINT_WORK,
+    QUICK_STEP_WORK,
+    pareto_front,
+)
 from plan.planner.session import Session
 from tests.planner.builders import Spec, brute_front, make_problem, session
 from tests.planner.test_brute_force import MONTH, POOL, problems
@@ -50,12 +56,13 @@ def test_front_equals_brute_force_front(problem):
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems())
 def test_points_solved_again_with_probing_give_the_same_front(problem):
-    # Every point's quick solve is made to run out, so each point is the probing re-solve's.
+    # Every point's quick solve (the ends' and the walk's one-step points') is made to run out, so
+    # each point is the probing re-solve's.
     s = session(problem)
     run, probed = s.run, []
 
     def quick_runs_out(objective, bounds, hint=None, max_work=None, probing=0, **kw):
-        if max_work == QUICK_POINT_WORK:
+        if max_work in (QUICK_POINT_WORK, QUICK_STEP_WORK):
             return Outcome("unknown")
         probed.append(probing)
         return run(objective, bounds, hint, max_work=max_work, probing=probing, **kw)
@@ -66,6 +73,18 @@ def test_points_solved_again_with_probing_give_the_same_front(problem):
     assert sorted(_pairs(front)) == sorted(expected)
     if expected:
         assert HARD_POINT_PROBING in probed
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems())
+def test_two_stage_points_give_the_same_front_as_one_step_points(problem):
+    # A span whose weighed cost could overflow walks with two solves a point (cost, then time at
+    # that cost): the same front.
+    one_step = _pairs(pareto_front(session(problem)))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(front_module, "_weighs_safely", lambda *_: False)
+        two_stage = _pairs(pareto_front(session(problem)))
+    assert sorted(one_step) == sorted(two_stage) == sorted(brute_front(problem))
 
 
 def _tiny_single_job():
@@ -99,6 +118,36 @@ def test_front_respects_limits_unless_relaxed():
     assert flags[(260.0, 4.0)] == (False, True)
     assert flags[(100.0, 80.0)] == (True, False)
     assert (120.0, 9.0) not in flags  # rules are never relaxed
+
+
+def test_walk_solves_each_point_after_the_cheapest_once():
+    # Each point of the walk is one COST_THEN_TIME solve (cheapest cost and, at that cost, the
+    # least makespan), none for the cheapest end (the walk starts below it), one more for the
+    # fastest end (the cheapest plan at the least makespan).
+    s = session(_tiny_single_job())
+    run, objectives = s.run, []
+
+    def counted(objective, *args, **kw):
+        objectives.append(objective)
+        return run(objective, *args, **kw)
+
+    s.run = counted
+    front = pareto_front(s)
+    assert len(front.points) == 4 and front.status == "optimal" and front.complete
+    assert objectives.count(COST_THEN_TIME) == (len(front.points) - 1) + 1
+
+
+def test_coarse_prices_weigh_the_cost_by_its_step_and_keep_the_front():
+    # Costs in whole thousands: the cost's weight is the span of makespans over the cost's step
+    # (its coefficients' gcd), far below the span, and the front is still the brute force's.
+    specs = [Spec("a", "p1", gpus=g, hours=h, cost=c * 1000)
+             for g, h, c in [(1, 80, 100), (2, 41, 104), (4, 21, 110), (8, 11, 130), (16, 6, 170)]]
+    problem = make_problem(specs)
+    s = session(problem)
+    span = Bounds(min_makespan=SCALE.minutes(6), max_makespan=SCALE.minutes(80))
+    model = s.model_for(Bounds())
+    assert model.cost_weight(span) < SCALE.minutes(80) - SCALE.minutes(6)
+    assert sorted(_pairs(pareto_front(s))) == sorted(brute_front(problem))
 
 
 def test_thinned_front_is_a_subset_with_both_ends():
