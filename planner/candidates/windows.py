@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from plan.models.job import Job
 from plan.models.problem import SCALE, BudgetPeriod, Candidate, Resource
+from plan.models.said import Said, keyed
 from plan.models.scenario import Scenario
 from plan.planner.i18n.said import say
 
@@ -29,9 +30,19 @@ def instance_shape(job: Job) -> str:
 def instance_renamer(first: str, instance: str) -> Callable[[str], str]:
     """Text about the series' first instance (a rule group such as `ops_skill/ID-01`, a reason, an
     assumption) rewritten to name `instance`: the id as a whole word only (`ID-01` in `ID-010`
-    stays)."""
+    stays). A keyed sentence stays keyed (its fields renamed too), so it is still said in the
+    reader's language."""
     whole_id = re.compile(rf"(?<![\w-]){re.escape(first)}(?![\w-])")
-    return lambda text: whole_id.sub(lambda _: instance, text)
+
+    def own(text: str) -> str:
+        renamed = whole_id.sub(lambda _: instance, text)
+        if not isinstance(text, Said):
+            return renamed
+        fields = {name: own(value) if isinstance(value, str) else value
+                  for name, value in text.fields.items()}
+        return keyed(renamed, text.key, fields)
+
+    return own
 
 
 def held_alone_twins(candidates: dict[str, list[Candidate]],

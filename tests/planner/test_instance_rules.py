@@ -40,3 +40,19 @@ def test_an_instance_id_is_renamed_as_a_whole_word_only():
     assert own("ops_skill/run-01") == "ops_skill/run-05"
     assert own("run-01: data moves over run-010's link, as run-01.") == (
         "run-05: data moves over run-010's link, as run-05.")
+
+
+def test_a_renamed_reason_is_still_said_in_the_readers_language():
+    from plan.models.said import Said, say_as
+    from plan.planner import i18n
+    from plan.planner.i18n.said import local
+
+    reason = say_as("rule.transfer_assumed", "{job}: data moves {at} -> {target} over an "
+                    "assumed {gbps:g} Gb/s internet link{stated}", job="run-01", at="lab",
+                    target="cloud", gbps=1.0, stated="")
+    renamed = instance_renamer("run-01", "run-05")(reason)
+    assert isinstance(renamed, Said) and renamed.startswith("run-05: ")
+    with i18n.kept_language():
+        i18n.choose("zh")
+        said = local(renamed)
+    assert "run-05" in said and "run-01" not in said and said != str(renamed)
