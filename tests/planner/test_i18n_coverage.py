@@ -271,7 +271,8 @@ CLI_FILES = (*(REPO / "planner" / "cli").glob("*.py"), REPO / "planner/explain/w
              REPO / "planner/batch/output_lock.py", REPO / "planner/batch/rows.py",
              REPO / "planner/batch/row_check.py", *(REPO / "planner" / "export").glob("*.py"),
              REPO / "planner/estimate/stages.py", REPO / "planner/estimate/spec_check.py",
-             REPO / "planner/estimate/layout_checks.py", REPO / "planner/estimate/refusal.py")
+             REPO / "planner/estimate/layout_checks.py", REPO / "planner/estimate/refusal.py",
+             REPO / "planner/estimate/stack_rules.py", REPO / "planner/estimate/types.py")
 
 
 def test_every_command_line_template_is_the_english_tables_own() -> None:
@@ -416,6 +417,23 @@ CLI_ERRORS: dict[str, tuple[list[str], str]] = {
                      "dp = 4, 2 over dp = 8), and 3 divides none of them"),
     "cp sequence": ([*_EST, "--gpus", "8", "--seq-len", "6", "--cp", "4", "--framework",
                      "megatron"], "--cp: 4 does not divide the sequence length 6"),
+    "offload split": ([*_EST, "--gpus", "8", "--recompute", "full_offload", "--tp", "2"],
+                      "--recompute: offloaded checkpoints run on LLaMA-Factory's Hugging Face path "
+                      "(use_unsloth_gc), which has no tensor, pipeline, context or expert "
+                      "parallelism; the job fixes full_offload with tp=2 pp=1 cp=1"),
+    "offload on megatron": ([*_EST, "--gpus", "8", "--recompute", "full_offload", "--framework",
+                             "megatron"], "--recompute: full_offload (checkpoints in host memory: "
+                            "Unsloth's gradient checkpointing"),
+    "hybrid one node": ([*_EST, "--gpus", "8", "--hybrid-shard", "on"],
+                        "--hybrid-shard: the 8 GPUs fit one node of 8: there are no nodes to "
+                        "replicate across"),
+    "qlora fp8": (["estimate", "--model", "qwen2.5-7b", "--method", "qlora", "--gpu", "h800",
+                   "--gpus", "8", "--precision", "fp8"],
+                  "precision fp8 with qlora: bitsandbytes dequantizes the 4-bit base"),
+    "eager qlora left out": (["estimate", "--model", "qwen2.5-7b", "--method", "qlora", "--gpu",
+                              "h800", "--gpus", "8", "--cp", "2", "--attention", "eager"],
+                             "the stacks searched for qlora cannot run eager attention at cp=2 "
+                             "(Megatron has no 4-bit QLoRA path); use flash attention"),
     "export refused": (["export", "{s}", "--to", "megatron", "-o", "{dir}/e"],
                        "--to megatron: job qwen14b-lora: megatron: pretrain_gpt.py has no "
                        "LoRA/QLoRA (lora); PEFT lives in Megatron-Bridge/NeMo (try --to "
@@ -499,3 +517,21 @@ def test_every_host_memory_note_a_plan_repeats_is_said_in_chinese(key: str) -> N
     assert english_runs(read_back, []) == [], read_back
     numbers = re.findall(r"\d+(?:\.\d+)?", note)
     assert numbers == re.findall(r"\d+(?:\.\d+)?", direct)  # the same figures, in order
+
+
+def test_the_checkpoint_offload_reasons_name_their_stack_first() -> None:
+    """Each CHECKPOINT_OFFLOAD_ reason (a whole sentence in the tables, so a reason the estimate
+    store gives back as plain text reads back) still names the one stack that offloads
+    checkpoints first."""
+    from plan.planner.estimate import stack_rules
+
+    reasons = [getattr(stack_rules, name) for name in dir(stack_rules)
+               if name.startswith("CHECKPOINT_OFFLOAD_") and name != "CHECKPOINT_OFFLOAD_STACK"]
+    assert len(reasons) == 4
+    assert all(reason.startswith(stack_rules.CHECKPOINT_OFFLOAD_STACK + ", ") for reason in reasons)
+    for reason in reasons:
+        with i18n.kept_language():
+            i18n.choose("zh")
+            again = local(phrase(str(reason), *(key for key in i18n.TABLES["en"]
+                                                 if key.startswith("stack."))).text())
+        assert english_runs(again, []) == [], again
