@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+from plan.models.said import say_as
+
 Method = Literal["pretrain", "continued_pretrain", "full_finetune", "sft", "lora", "qlora",
                  "dpo", "lora_dpo", "qlora_dpo"]
 METHODS: tuple[str, ...] = get_args(Method)
@@ -32,8 +34,9 @@ PRETRAIN_METHODS = ("pretrain", "continued_pretrain")
 FULL_METHODS = ("pretrain", "continued_pretrain", "full_finetune", "sft", "dpo")
 ADAPTER_METHODS = ("lora", "qlora", "lora_dpo", "qlora_dpo")
 QLORA_METHODS = ("qlora", "qlora_dpo")
-QLORA_FP8 = ("precision fp8 with qlora: bitsandbytes dequantizes the 4-bit base to 16-bit for "
-             "every matmul, so no stack runs QLoRA in FP8; use bf16 (or fp16), or lora with fp8")
+QLORA_FP8 = say_as("stack.qlora_fp8", "precision fp8 with qlora: bitsandbytes dequantizes the "
+                   "4-bit base to 16-bit for every matmul, so no stack runs QLoRA in FP8; use bf16 "
+                   "(or fp16), or lora with fp8")
 """Why a QLoRA job or estimate cannot be FP8 (the scenario's check and the layout search's)."""
 DPO_METHODS = ("dpo", "lora_dpo", "qlora_dpo")
 

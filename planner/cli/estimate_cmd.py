@@ -15,7 +15,6 @@ refusal is told), asks the estimator and the advice on it (`_report`,
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -49,7 +48,15 @@ from plan.models.platform import Platform
 from plan.models.stacks import loss_not_on_megatron, stack_of, stated_lacks
 from plan.models.units import parse_count, parse_seq_len
 from plan.models.validation_words import listed
-from plan.planner.cli.common import OutputFormat, fail, finite, print_json
+from plan.planner.cli.common import (
+    Language,
+    OutputFormat,
+    fail,
+    finite,
+    lang_option,
+    print_json,
+)
+from plan.planner.cli.estimate_refusal import refusal_line
 from plan.planner.cli.estimate_table import no_layout_line, print_table
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, SearchResult, search_layout
 from plan.planner.estimate.advice import (
@@ -263,6 +270,7 @@ def estimate_command(
     output: _Format = OutputFormat.table,
     headroom: _Headroom = DEFAULT_MEMORY_HEADROOM,
     calibration: _Calibration = None,
+    lang: Annotated[Language | None, lang_option()] = None,
 ) -> None:
     """Estimate memory per GPU, step time, throughput and (with --tokens) hours and GPU-hours."""
     flags = Flags(
@@ -287,22 +295,6 @@ def estimate_command(
 # checks that a scenario's Job or the layout search also make stay here where their refusal reads
 # otherwise (a Job names its field: `lora_rank is only for ...`) or would come in another order (the
 # search runs last, after the catalog look-ups), so each refusal reads as `plan estimate` tells it.
-
-_OPTION_OF_FIELD = {"micro_batch": "--micro-batch", "global_batch": "--global-batch",
-                    "seq_len": "--seq-len", "lora_rank": "--lora-rank", "tp x pp x dp": "--tp/--pp",
-                    "tp x pp x cp x dp": "--tp/--pp/--cp", "gpus": "--gpus",
-                    "virtual_pipeline": "--vpp"}
-
-
-def _as_cli_message(message: str) -> str:
-    """'tp: ...' -> '--tp: ...' so the user sees the option they typed."""
-    match = re.match(r"([a-z_ x]+):", message)
-    if not match:
-        return message
-    name = match.group(1)
-    option = _OPTION_OF_FIELD.get(name, "--" + name.replace("_", "-"))
-    return option + message[len(name):]
-
 
 def _request(flags: Flags) -> EstimateRequest:
     """The flags checked in the order their refusals are told, then the model, GPU and platform
@@ -475,7 +467,7 @@ def _cluster(gpu: str, gpus: int, platform: str | None) -> tuple[Cluster, Platfo
     try:
         return Cluster.of(gpu_card, gpus, plat), plat
     except ValueError as exc:
-        fail(_as_cli_message(str(exc)))
+        fail(refusal_line(exc))
 
 
 def _on_off(value: str | None) -> bool | None:
@@ -529,7 +521,7 @@ def _search(request: EstimateRequest) -> tuple[SearchResult, Estimate]:
     try:
         found = search_layout(request.card, request.method, cluster, request.spec)
     except ValueError as exc:
-        fail(_as_cli_message(str(exc)))
+        fail(refusal_line(exc))
     result = found.best if found.best is not None else found.closest
     if result is None:
         fail(no_layout_line(request.card.id, cluster.gpus, cluster.gpu.id, found.reasons))

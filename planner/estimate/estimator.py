@@ -2,17 +2,8 @@
 
 from __future__ import annotations
 
-import math
-
 from plan.models.methods import METHOD_NOTES
 from plan.models.model_card import ModelCard
-from plan.models.stacks import (
-    PURE_BF16_PRECISION,
-    SplitFacts,
-    not_on_megatron,
-    stack_gaps,
-    stack_of,
-)
 from plan.planner.estimate.band import uncalibrated_band_note, uncalibrated_mechanisms
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.factors import (
@@ -21,287 +12,19 @@ from plan.planner.estimate.factors import (
     efficiency_assumption,
 )
 from plan.planner.estimate.flops import ModelShape, shape_of
+from plan.planner.estimate.layout_checks import layout_problems
 from plan.planner.estimate.memory import chunk_layers, memory_per_gpu, pipeline_peak_note
+from plan.planner.estimate.refusal import joined
 from plan.planner.estimate.timing import step_time
 from plan.planner.estimate.topology import GroupLink, hybrid_links, layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
-    CHECKPOINT_OFFLOAD_NOT_ON_MEGATRON,
-    FRAMEWORKS,
-    LORA_TARGETS,
     LOSS_KINDS,
-    MEGATRON_CP_SEQUENCE,
     MEGATRON_FSDP_SHARDING,
-    MEGATRON_ONLY_OPTIMIZERS,
-    METHODS,
-    OPTIMIZER_NAME_OF,
-    OPTIMIZERS,
-    PRECISIONS,
-    PYTORCH_ONLY_OPTIMIZERS,
     QLORA_METHODS,
-    RECOMPUTE,
-    RING_ATTENTION_NEEDS_FLASH,
     Estimate,
     Layout,
-    expert_parallel_gap,
-    framework_zero,
-    hybrid_shard_refused,
-    interleaving_refused,
-    offloads_states,
 )
-
-
-def layout_problems(shape: ModelShape, method: str, cluster: Cluster, layout: Layout) -> list[str]:
-    """Every reason the layout cannot run at all, each naming its field ('' when valid).
-
-    The fields' own values are checked first; only a layout whose method and sizes are sane meets
-    the other checks, each family in turn (`_LAYOUT_CHECKS`)."""
-    problems = _field_problems(method, layout)
-    if problems:
-        return problems
-    for check in _LAYOUT_CHECKS:
-        problems.extend(check(shape, method, cluster, layout))
-    return problems
-
-
-_POSITIVE_FIELDS = ("tp", "pp", "dp", "cp", "ep", "micro_batch", "global_batch", "seq_len",
-                    "virtual_pipeline")
-
-
-def _field_problems(method: str, layout: Layout) -> list[str]:
-    """An unknown method, and every size below 1."""
-    problems: list[str] = []
-    if method not in METHODS:
-        problems.append(f"method: {method!r} is not one of {', '.join(METHODS)}")
-    for name in _POSITIVE_FIELDS:
-        if getattr(layout, name) < 1:
-            problems.append(f"{name}: must be at least 1, got {getattr(layout, name)}")
-    if layout.framework not in FRAMEWORKS:
-        problems.append(f"framework: {layout.framework!r} is not one of {', '.join(FRAMEWORKS)}")
-    return problems
-
-
-def _framework_problems(shape: ModelShape, method: str, cluster: Cluster,
-                        layout: Layout) -> list[str]:
-    """The GPU count the layout needs, the framework and the ZeRO stages it runs, QLoRA on
-    Megatron."""
-    problems: list[str] = []
-    if layout.gpus != cluster.gpus:
-        problems.append(f"tp x pp x cp x dp: {layout.tp} x {layout.pp} x {layout.cp} x "
-                        f"{layout.dp} = {layout.gpus}, but the cluster has {cluster.gpus} GPUs")
-    stack = stack_of(layout.framework)
-    stages = framework_zero(layout.framework, layout.pp)
-    if layout.zero in (0, 1, 2, 3) and layout.zero not in stages:
-        pipelined = (f" under pipeline parallelism (pp={layout.pp}: its pipeline engine "
-                     "refuses ZeRO-2 and ZeRO-3)" if stages != stack.zero_stages else "")
-        problems.append(f"zero: {layout.framework} runs ZeRO stage "
-                        f"{' or '.join(map(str, stages))}{pipelined}, not {layout.zero}")
-    if method in QLORA_METHODS and not stack.qlora:
-        problems.append("framework: megatron has no 4-bit QLoRA path; use fsdp or deepspeed")
-    return problems
-
-
-def _expert_problems(shape: ModelShape, method: str, cluster: Cluster,
-                     layout: Layout) -> list[str]:
-    """The capacity factor and expert parallelism: MoE only, within the experts' bounds."""
-    problems: list[str] = []
-    cf, most_cf = layout.capacity_factor, shape.moe_experts / max(1, shape.moe_top_k)
-    if not math.isfinite(cf) or cf < 1.0:
-        problems.append(f"capacity_factor: must be a number of at least 1 (an even split; below it "
-                        f"tokens are dropped even at an even load), got {cf:g}")
-    elif cf != 1.0 and not shape.is_moe:
-        problems.append(f"capacity_factor: {cf:g} pads routed experts; this model is dense")
-    elif shape.is_moe and cf > most_cf:
-        problems.append(f"capacity_factor: at most {most_cf:g} (the {shape.moe_experts} experts "
-                        f"over top-{shape.moe_top_k} routing: every token fits every expert), got "
-                        f"{cf:g}")
-    if layout.ep > 1 and not shape.is_moe:
-        problems.append(f"ep: {layout.ep} expert-parallel ranks need an MoE model; this one is "
-                        "dense")
-    elif layout.ep > 1 and shape.moe_experts % layout.ep:
-        problems.append(f"ep: {layout.ep} does not divide the model's {shape.moe_experts} experts")
-    elif layout.ep > 1 and method in ADAPTER_METHODS:
-        problems.append(f"ep: LoRA and QLoRA keep each layer's experts whole here (expert "
-                        f"parallelism is modelled for full training), got {layout.ep}")
-    elif layout.ep > 1 and layout.dp % layout.ep:
-        problems.append(f"ep: {layout.ep} does not divide the {layout.dp} data-parallel ranks")
-    else:
-        experts_gap = expert_parallel_gap(layout.framework, method, layout.optimizer,
-                                          layout.precision, layout.ep)
-        if experts_gap:
-            problems.append(f"ep: {experts_gap}")
-    return problems
-
-
-def _hybrid_shard_problems(shape: ModelShape, method: str, cluster: Cluster,
-                           layout: Layout) -> list[str]:
-    """A hybrid-sharding group: FSDP's, dividing the data- and context-parallel ranks."""
-    if layout.shard_group is None:
-        return []
-    if hybrid_shard_refused(layout.framework, layout.zero, layout.state_offload, layout.ep):
-        return [f"shard_group: hybrid sharding is FSDP's, at ZeRO 2 or 3, without CPU offload or "
-                f"expert parallelism; got {layout.framework} ZeRO-{layout.zero}"]
-    if (not 1 < layout.shard_group < layout.shard_ranks or layout.shard_ranks % layout.shard_group
-            or layout.shard_group % layout.cp):
-        return [f"shard_group: {layout.shard_group} must divide the {layout.shard_ranks} data- and "
-                "context-parallel ranks, more than one and fewer than all of them, and hold whole "
-                f"context-parallel groups of {layout.cp}"]
-    return []
-
-
-def _model_split_problems(shape: ModelShape, method: str, cluster: Cluster,
-                          layout: Layout) -> list[str]:
-    """How the model splits: context parallelism over the sequence and heads (and the FP8 gaps
-    of context and pipeline parallelism), tensor parallelism over the heads, pipeline
-    parallelism over the layers."""
-    problems: list[str] = []
-    facts = SplitFacts(tp=layout.tp, pp=layout.pp, cp=layout.cp, heads=shape.heads,
-                       seq_len=layout.seq_len, precision=layout.precision,
-                       flash_attention=layout.flash_attention)
-    gaps = {gap.rule: gap for gap in stack_gaps(layout.framework, facts)}
-    # (each in the words and order the check has always stated them: what to change, last)
-    if "ring_attention" in gaps:
-        problems.append(f"attention: {RING_ATTENTION_NEEDS_FLASH}; got {layout.framework} with cp "
-                        f"{layout.cp} and eager attention")
-    if "ulysses_heads" in gaps:
-        problems.append(f"cp: {gaps['ulysses_heads'].reason}")
-    if "ulysses_fp8" in gaps:
-        problems.append(f"cp: {gaps['ulysses_fp8'].reason}; use precision bf16, cp 1 or framework "
-                        "megatron or fsdp")
-    if "pipeline_fp8" in gaps:
-        problems.append(f"pp: {gaps['pipeline_fp8'].reason}; use precision bf16, pp 1 or "
-                        "framework megatron")
-    if layout.seq_len % layout.cp:
-        problems.append(f"cp: {layout.cp} does not divide the sequence length {layout.seq_len}")
-    elif "sequence_split" in gaps:
-        problems.append(f"cp: {MEGATRON_CP_SEQUENCE}, not {layout.seq_len}")
-
-    if shape.heads % layout.tp:
-        problems.append(f"tp: {layout.tp} does not divide the {shape.heads} attention heads")
-    elif layout.tp > shape.kv_heads and layout.tp % shape.kv_heads:
-        problems.append(f"tp: {layout.tp} is neither a divisor nor a multiple of the "
-                        f"{shape.kv_heads} KV heads")
-    elif layout.tp < shape.kv_heads and shape.kv_heads % layout.tp:
-        problems.append(f"tp: {layout.tp} does not divide the {shape.kv_heads} KV heads")
-    if layout.pp > shape.layers:
-        problems.append(f"pp: {layout.pp} stages for only {shape.layers} layers")
-    return problems
-
-
-def _stage_and_precision_problems(shape: ModelShape, method: str, cluster: Cluster,
-                                  layout: Layout) -> list[str]:
-    """The ZeRO stage, recomputation, and a precision the GPU has a peak for."""
-    problems: list[str] = []
-    gpu = cluster.gpu
-    if layout.zero not in (0, 1, 2, 3):
-        problems.append(f"zero: must be 0, 1, 2 or 3, got {layout.zero}")
-    if layout.recompute not in RECOMPUTE:
-        problems.append(f"recompute: {layout.recompute!r} is not one of {', '.join(RECOMPUTE)}")
-    stack = stack_of(layout.framework)
-    if layout.recompute == "full_offload" and not stack.checkpoint_offload:
-        problems.append(f"recompute: {CHECKPOINT_OFFLOAD_NOT_ON_MEGATRON}")
-    if layout.recompute_layers is not None and (layout.recompute != "full"
-                                                or not stack.block_recompute
-                                                or layout.recompute_layers < 1):
-        problems.append(f"recompute_layers: {layout.recompute_layers} layers per chunk is "
-                        "Megatron's block recomputation: it needs recompute 'full', framework "
-                        "megatron and at least 1 layer")
-    if layout.precision not in PRECISIONS:
-        problems.append(f"precision: {layout.precision!r} is not one of {', '.join(PRECISIONS)}")
-    elif gpu.peak_tflops.for_precision(layout.precision) is None:
-        have = [p for p in PRECISIONS if gpu.peak_tflops.for_precision(p) is not None]
-        problems.append(f"precision: {gpu.id} ({gpu.architecture}) has no {layout.precision} peak; "
-                        f"it supports {', '.join(have)}")
-    return problems
-
-
-def _optimizer_problems(shape: ModelShape, method: str, cluster: Cluster,
-                        layout: Layout) -> list[str]:
-    """An optimizer the framework, ZeRO stage and precision run."""
-    problems: list[str] = []
-    stack = stack_of(layout.framework)
-    if layout.optimizer not in OPTIMIZERS:
-        problems.append(f"optimizer: {layout.optimizer!r} is not one of {', '.join(OPTIMIZERS)}")
-    elif layout.optimizer in MEGATRON_ONLY_OPTIMIZERS and (
-            not stack.distributed_optimizer or (layout.zero != 1 and layout.shard_ranks > 1)):
-        # (the search's probe layout meets this check too: a spec's framework, ZeRO stage or QLoRA,
-        # whose default stack is FSDP, is refused here)
-        problems.append("optimizer: the precision-aware optimizer is Megatron's distributed "
-                        "optimizer: it needs framework megatron with zero 1 (or one data-parallel "
-                        f"rank), got {layout.framework} with zero {layout.zero}"
-                        + (", and QLoRA has no Megatron path" if method in QLORA_METHODS else ""))
-    if layout.optimizer in PYTORCH_ONLY_OPTIMIZERS and not stack.pytorch_optimizers:
-        problems.append(f"optimizer: {not_on_megatron(OPTIMIZER_NAME_OF[layout.optimizer])}")
-    if layout.optimizer == "adam_bf16" and layout.precision != "bf16":
-        problems.append(f"optimizer: {PURE_BF16_PRECISION}")
-    if layout.optimizer == "adam_bf16" and stack.pure_bf16_needs_zero and layout.zero == 0:
-        # its bf16_master_weights_and_grads and bf16_optimizer_states are ZeRO stage 1-3 settings
-        problems.append("optimizer: adamw-bf16 on DeepSpeed needs ZeRO stage 1-3 "
-                        "(bf16_master_weights_and_grads), got zero 0")
-    return problems
-
-
-def _adapter_problems(shape: ModelShape, method: str, cluster: Cluster,
-                      layout: Layout) -> list[str]:
-    """LoRA targets, and a rank for the adapter methods only."""
-    problems: list[str] = []
-    if layout.lora_targets not in LORA_TARGETS:
-        problems.append(f"lora_targets: {layout.lora_targets!r} is not one of "
-                        f"{', '.join(LORA_TARGETS)}")
-    if method in ADAPTER_METHODS:
-        if layout.lora_rank is None or layout.lora_rank < 1:
-            problems.append(f"lora_rank: {method} needs a rank of at least 1, got "
-                            f"{layout.lora_rank}")
-    elif layout.lora_rank is not None:
-        problems.append(f"lora_rank: only for {'/'.join(ADAPTER_METHODS)}, not for {method}")
-    return problems
-
-
-def _batch_problems(shape: ModelShape, method: str, cluster: Cluster,
-                    layout: Layout) -> list[str]:
-    """The global batch over the data-parallel ranks, and the micro-batch within each share."""
-    per_replica = layout.global_batch // layout.dp
-    if layout.global_batch % layout.dp:
-        return [f"global_batch: {layout.global_batch} is not a multiple of dp = {layout.dp}"]
-    if layout.micro_batch > per_replica:
-        return [f"micro_batch: {layout.micro_batch} exceeds the {per_replica} "
-                "sequences each data-parallel replica gets per step"]
-    if stack_of(layout.framework).exact_batch and per_replica % layout.micro_batch:
-        return [f"micro_batch: {layout.framework} needs micro-batch x accumulation steps = the "
-                f"{per_replica} sequences each data-parallel replica gets per step (no smaller "
-                f"last micro-batch), and {layout.micro_batch} does not divide them"]
-    return []
-
-
-def _offload_and_schedule_problems(shape: ModelShape, method: str, cluster: Cluster,
-                                   layout: Layout) -> list[str]:
-    """CPU offload of the model states, the interleaved pipeline schedule, and a fabric between
-    nodes."""
-    problems: list[str] = []
-    if layout.state_offload and not offloads_states(layout.framework, layout.zero, layout.tp,
-                                                    layout.pp, layout.optimizer):
-        problems.append("state_offload: CPU offload of the model states is ZeRO-3's on FSDP or "
-                        "DeepSpeed without tensor or pipeline parallelism, with an optimizer that "
-                        "steps on the CPU (not 8-bit AdamW; on DeepSpeed, AdamW, which its CPU "
-                        f"Adam runs); got {layout.framework} zero {layout.zero} tp {layout.tp} pp "
-                        f"{layout.pp} optimizer {layout.optimizer}")
-    if layout.virtual_pipeline > 1 and layout.pp == 1:
-        problems.append("virtual_pipeline: interleaving needs pp > 1")
-    elif interleaving_refused(layout.framework, layout.virtual_pipeline, layout.micro_batches,
-                              layout.pp):
-        problems.append(f"virtual_pipeline: Megatron's interleaved schedule needs at least pp = "
-                        f"{layout.pp} micro-batches per step, got {layout.micro_batches}")
-    if cluster.gpus > cluster.gpus_per_node and (cluster.fabric_kind == "none"
-                                                 or cluster.fabric_gbps_per_gpu <= 0):
-        problems.append(f"gpus: {cluster.gpus} GPUs need {cluster.nodes} nodes, but there is no "
-                        "fabric between nodes")
-    return problems
-
-
-_LAYOUT_CHECKS = (_framework_problems, _expert_problems, _hybrid_shard_problems,
-                  _model_split_problems, _stage_and_precision_problems, _optimizer_problems,
-                  _adapter_problems, _batch_problems, _offload_and_schedule_problems)
-"""The checks of a layout whose fields are sane, in the order their problems are listed."""
 
 
 def estimate(model: ModelCard, method: str, cluster: Cluster, layout: Layout) -> Estimate:
@@ -314,7 +37,7 @@ def estimate(model: ModelCard, method: str, cluster: Cluster, layout: Layout) ->
     shape = shape_of(model)
     problems = layout_problems(shape, method, cluster, layout)
     if problems:
-        raise ValueError("; ".join(problems))
+        raise ValueError(joined(problems))
     return _estimate(model, shape, method, cluster, layout)
 
 

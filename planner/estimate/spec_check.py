@@ -14,8 +14,9 @@ from typing import TypeVar
 from plan.models.methods import DPO_METHODS, QLORA_FP8
 from plan.models.stacks import bridge_zero_gap, may_run, named_stack, stack_of, stated_lacks
 from plan.planner.estimate.cluster import Cluster
-from plan.planner.estimate.estimator import layout_problems
 from plan.planner.estimate.flops import ModelShape
+from plan.planner.estimate.layout_checks import layout_problems
+from plan.planner.estimate.refusal import field_problem, joined
 from plan.planner.estimate.search_space import batch_for_replicas, divisors
 from plan.planner.estimate.stack_rules import (
     fsdp_stack_gap,
@@ -41,6 +42,7 @@ from plan.planner.estimate.types import (
     ring_attention_gap,
     ulysses_head_gap,
 )
+from plan.planner.i18n.said import Joined, say, say_as
 
 _Gap = TypeVar("_Gap")
 
@@ -52,7 +54,7 @@ def check_spec(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpe
     estimator's problems with a probe layout of the stated fields)."""
     problems = _field_problems(shape, method, cluster, spec)
     if problems:
-        raise ValueError("; ".join(problems))
+        raise ValueError(joined(problems))
     _check_split_and_method(shape, method, cluster, spec)
     _check_stack_gaps(shape, method, cluster, spec)
     _check_batch(cluster, spec)
@@ -70,7 +72,7 @@ def _every_stack_gap(method: str, spec: LayoutSpec,
     if first is None or not all(gaps):
         return None
     left_out = "" if spec.framework else megatron_left_out(method, spec)
-    return first, f" ({left_out})" if left_out else ""
+    return first, say_as("refusal.left_out", " ({reason})", reason=left_out) if left_out else ""
 
 
 def _field_problems(shape: ModelShape, method: str, cluster: Cluster,
@@ -81,28 +83,37 @@ def _field_problems(shape: ModelShape, method: str, cluster: Cluster,
     tp = spec.tp or 1
     problems: list[str] = []
     if spec.tp is not None and (spec.tp < 1 or gpus % spec.tp):
-        problems.append(f"tp: {spec.tp} does not divide the {gpus} GPUs")
+        problems.append(field_problem("tp", say_as(
+            "refusal.tp_gpus", "{tp} does not divide the {gpus} GPUs", tp=spec.tp, gpus=gpus)))
     if spec.pp is not None and (spec.pp < 1 or gpus % (tp * spec.pp)):
-        problems.append(f"pp: tp x pp = {tp} x {spec.pp} does not divide the {gpus} GPUs")
+        problems.append(field_problem("pp", say_as(
+            "refusal.tp_pp_gpus", "tp x pp = {tp} x {pp} does not divide the {gpus} GPUs", tp=tp,
+            pp=spec.pp, gpus=gpus)))
     for name in ("micro_batch", "global_batch", "virtual_pipeline", "cp", "ep"):
         value = getattr(spec, name)
         if value is not None and value < 1:
-            problems.append(f"{name}: must be at least 1, got {value}")
+            problems.append(_at_least_one(name, value))
     if spec.seq_len < 1:
-        problems.append(f"seq_len: must be at least 1, got {spec.seq_len}")
+        problems.append(_at_least_one("seq_len", spec.seq_len))
     if method in QLORA_METHODS and spec.precision == "fp8":
         problems.append(QLORA_FP8)
     if spec.recompute_layers is not None and (not 1 <= spec.recompute_layers <= shape.layers
                                               or spec.recompute not in (None, "full")
                                               or stated_lacks(spec.framework, "block_recompute")):
-        problems.append(f"recompute_layers: {spec.recompute_layers} layers per chunk is Megatron's "
-                        f"block recomputation: 1 to the model's {shape.layers} layers, with "
-                        "recompute full and framework megatron")
+        problems.append(field_problem("recompute_layers", say_as(
+            "refusal.recompute_layers_range", "{layers} layers per chunk is Megatron's block "
+            "recomputation: 1 to the model's {model_layers} layers, with recompute full and "
+            "framework megatron", layers=spec.recompute_layers, model_layers=shape.layers)))
     if spec.hybrid_shard:
         gap = hybrid_shard_gap(spec, cluster)
         if gap:
-            problems.append(f"hybrid_shard: {gap}")
+            problems.append(field_problem("hybrid_shard", gap))
     return problems
+
+
+def _at_least_one(name: str, value: object) -> str:
+    return field_problem(name, say_as("refusal.at_least_one", "must be at least 1, got {value}",
+                                      value=value))
 
 
 def _check_split_and_method(shape: ModelShape, method: str, cluster: Cluster,
@@ -112,33 +123,38 @@ def _check_split_and_method(shape: ModelShape, method: str, cluster: Cluster,
     searched DPO, the precision-aware optimizer for adapters or DPO)."""
     gpus, tp, pp = cluster.gpus, spec.tp or 1, spec.pp or 1
     if spec.cp is not None and (spec.cp < 1 or gpus % (tp * pp * spec.cp)):
-        raise ValueError(f"cp: tp x pp x cp = {tp} x {pp} x {spec.cp} does not divide the {gpus} "
-                         "GPUs")
+        raise ValueError(field_problem("cp", say_as(
+            "refusal.tp_pp_cp_gpus", "tp x pp x cp = {tp} x {pp} x {cp} does not divide the {gpus} "
+            "GPUs", tp=tp, pp=pp, cp=spec.cp, gpus=gpus)))
     if spec.pp is not None and spec.pp > 1:
         frameworks = (spec.framework,) if spec.framework else searched_frameworks(method, spec)
         splits = [split_problem(shape.layers, spec.pp, spec.virtual_pipeline or 1, fw)
                   for fw in frameworks]
         if all(splits):
             field_name = "virtual_pipeline" if (spec.virtual_pipeline or 1) > 1 else "pp"
-            raise ValueError(f"{field_name}: " + "; ".join(str(problem) for problem in splits))
+            raise ValueError(field_problem(field_name, joined([p for p in splits if p])))
     if (spec.recompute_layers and method in QLORA_METHODS
             and may_run(spec.framework, "block_recompute")):
-        raise ValueError("recompute_layers: block recomputation is Megatron's, and Megatron has no "
-                         "4-bit QLoRA path; use --recompute full")
+        raise ValueError(field_problem("recompute_layers", say_as(
+            "refusal.recompute_layers_qlora", "block recomputation is Megatron's, and Megatron has "
+            "no 4-bit QLoRA path; use --recompute full")))
     if spec.recompute_layers and method in DPO_METHODS and spec.framework is None:
         # (named, Megatron is kept: the team's own Megatron DPO, as `megatron_left_out` says)
-        raise ValueError("recompute_layers: block recomputation is Megatron's, and no exported "
-                         "Megatron stack trains DPO (LLaMA-Factory's Megatron-Bridge backend "
-                         "trains pt and sft); use --recompute full, or name framework megatron for "
-                         "your own Megatron DPO")
+        raise ValueError(field_problem("recompute_layers", say_as(
+            "refusal.recompute_layers_dpo", "block recomputation is Megatron's, and no exported "
+            "Megatron stack trains DPO (LLaMA-Factory's Megatron-Bridge backend trains pt and "
+            "sft); use --recompute full, or name framework megatron for your own Megatron DPO")))
     if spec.optimizer == "adam_precision_aware" and (method in ADAPTER_METHODS
                                                      or method in DPO_METHODS):
-        raise ValueError(f"optimizer: the precision-aware optimizer is Megatron's, and the one "
-                         f"stack written for {method} on Megatron (LLaMA-Factory's Megatron-Bridge "
-                         "backend) has none; use adamw")
+        raise ValueError(field_problem("optimizer", say_as(
+            "refusal.precision_aware_adapter", "the precision-aware optimizer is Megatron's, and "
+            "the one stack written for {method} on Megatron (LLaMA-Factory's Megatron-Bridge "
+            "backend) has none; use adamw", method=method)))
     if spec.zero is not None and spec.framework is not None and (
             why := bridge_zero_gap(spec.framework, method, spec.zero)):
-        raise ValueError(f"zero: {why}; use zero 0 or 1, or framework fsdp or deepspeed")
+        raise ValueError(field_problem("zero", say_as(
+            "refusal.bridge_zero", "{why}; use zero 0 or 1, or framework fsdp or deepspeed",
+            why=why)))
 
 
 def _check_stack_gaps(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec) -> None:
@@ -150,44 +166,54 @@ def _check_stack_gaps(shape: ModelShape, method: str, cluster: Cluster, spec: La
             if stack_of(fw).recipe_family else None)
         if split_gap:
             (field_name, why), left_out = split_gap
-            raise ValueError(f"{field_name}: {why}; no stack runs {method} at "
-                             f"{field_name}={getattr(spec, field_name)}" + left_out)
+            raise ValueError(field_problem(field_name, say_as(
+                "refusal.no_stack_split", "{why}; no stack runs {method} at {field}={value}"
+                "{left_out}", why=why, method=method, field=field_name,
+                value=getattr(spec, field_name), left_out=left_out)))
     if (spec.ep or 1) > 1 and shape.is_moe and method not in ADAPTER_METHODS:
         experts_gap = _every_stack_gap(method, spec, lambda fw: expert_parallel_gap(
             fw, method, spec.optimizer, spec.precision, spec.ep or 1))
         if experts_gap:
             why, left_out = experts_gap
-            raise ValueError(f"ep: {why}; no stack runs {method} at ep={spec.ep}{left_out}")
+            raise ValueError(field_problem("ep", say_as(
+                "refusal.no_stack_ep", "{why}; no stack runs {method} at ep={ep}{left_out}",
+                why=why, method=method, ep=spec.ep, left_out=left_out)))
     stated = named_stack(spec.framework)
     if stated is not None and stated.context_parallel == "ulysses" and (spec.cp or 1) > 1:
         # (Ulysses: whole heads per rank at some tp)
         tps = [spec.tp] if spec.tp else [t for t in divisors(cluster.gpus) if shape.heads % t == 0]
         head_gaps = [ulysses_head_gap(stated.framework, shape.heads, t, spec.cp or 1) for t in tps]
         if head_gaps and all(head_gaps):
-            raise ValueError(f"cp: {head_gaps[0]}"
-                             + ("" if spec.tp else " at any tensor-parallel size"))
+            raise ValueError(field_problem("cp", (head_gaps[0] or "") if spec.tp else say_as(
+                "refusal.at_any_tp", "{gap} at any tensor-parallel size", gap=head_gaps[0])))
     if (spec.cp or 1) > 1 and not spec.flash_attention:
         ring_gap = _every_stack_gap(method, spec,
                                     lambda fw: ring_attention_gap(fw, spec.cp or 1, False))
         if ring_gap:
             why, left_out = ring_gap
-            stacks = spec.framework or f"the stacks searched for {method}"
-            raise ValueError(f"attention: {why}; {stacks} cannot run eager attention at "
-                             f"cp={spec.cp}{left_out}; use flash attention, cp 1 or framework "
-                             "deepspeed")
+            stacks = spec.framework or say_as("refusal.stacks_searched",
+                                              "the stacks searched for {method}", method=method)
+            raise ValueError(field_problem("attention", say_as(
+                "refusal.no_stack_eager", "{why}; {stacks} cannot run eager attention at cp={cp}"
+                "{left_out}; use flash attention, cp 1 or framework deepspeed", why=why,
+                stacks=stacks, cp=spec.cp, left_out=left_out)))
     if spec.recompute == "selective":
         recompute_gap = _every_stack_gap(method, spec, lambda fw: selective_gap(
             method, spec.optimizer, spec.precision, fw))
         if recompute_gap:
             why, left_out = recompute_gap
-            raise ValueError(f"recompute: {why}; no stack runs {method} with selective "
-                             f"recomputation{left_out}; use full or none")
+            raise ValueError(field_problem("recompute", say_as(
+                "refusal.no_stack_selective", "{why}; no stack runs {method} with selective "
+                "recomputation{left_out}; use full or none", why=why, method=method,
+                left_out=left_out)))
     if spec.recompute:
         gap = offload_gap(spec.recompute, spec.tp or 1, spec.pp or 1, spec.cp or 1, spec.ep or 1)
         if gap:
-            raise ValueError(f"recompute: {gap}; the job fixes {spec.recompute} with "
-                             f"tp={spec.tp or 1} pp={spec.pp or 1} cp={spec.cp or 1}"
-                             + (f" ep={spec.ep}" if (spec.ep or 1) > 1 else ""))
+            raise ValueError(field_problem("recompute", say_as(
+                "refusal.offload_fixed", "{gap}; the job fixes {recompute} with tp={tp} pp={pp} "
+                "cp={cp}{ep}", gap=gap, recompute=spec.recompute, tp=spec.tp or 1,
+                pp=spec.pp or 1, cp=spec.cp or 1,
+                ep=f" ep={spec.ep}" if (spec.ep or 1) > 1 else "")))
 
 
 def _check_batch(cluster: Cluster, spec: LayoutSpec) -> None:
@@ -200,9 +226,10 @@ def _check_batch(cluster: Cluster, spec: LayoutSpec) -> None:
         gb = batch_for_replicas(spec.global_batch, dp)
         if gb is not None and interleaving_refused(spec.framework, spec.virtual_pipeline or 1,
                                                    gb // dp, pp):
-            raise ValueError(f"virtual_pipeline: Megatron's interleaved schedule needs at least "
-                             f"pp = {pp} micro-batches per step; a global batch of {gb} over dp = "
-                             f"{dp} gives at most {gb // dp}")
+            raise ValueError(field_problem("virtual_pipeline", say_as(
+                "refusal.interleave_batch", "Megatron's interleaved schedule needs at least pp = "
+                "{pp} micro-batches per step; a global batch of {gb} over dp = {dp} gives at most "
+                "{most}", pp=pp, gb=gb, dp=dp, most=gb // dp)))
     if (spec.micro_batch and spec.framework is not None and stack_of(spec.framework).exact_batch
             and spec.global_batch is not None):
         fixed_split = spec.tp is not None and spec.pp is not None
@@ -211,10 +238,11 @@ def _check_batch(cluster: Cluster, spec: LayoutSpec) -> None:
                   if (gb := batch_for_replicas(spec.global_batch, d)) is not None}
         if shares and all(uneven_micro_batch_gap(spec, spec.framework, share)
                           for share in shares.values()):
-            over = ", ".join(f"{share} over dp = {d}" for d, share in shares.items())
-            raise ValueError(f"micro_batch: {spec.framework} needs micro-batch x accumulation "
-                             f"steps = each replica's share of the global batch ({over}), and "
-                             f"{spec.micro_batch} divides none of them")
+            over = Joined([say_as("refusal.share_over_dp", "{share} over dp = {dp}", share=share,
+                                  dp=d) for d, share in shares.items()], "flag.sep")
+            raise ValueError(field_problem("micro_batch", say(
+                "refusal.shares_undivided", framework=spec.framework, over=over,
+                micro_batch=spec.micro_batch)))
 
 
 def _check_probe(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
@@ -244,7 +272,7 @@ def _check_probe(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
                    virtual_pipeline=spec.virtual_pipeline or 1, ep=spec.ep or 1,
                    capacity_factor=spec.capacity_factor)
     if method in ADAPTER_METHODS and spec.lora_rank < 1:
-        raise ValueError(f"lora_rank: must be at least 1, got {spec.lora_rank}")
+        raise ValueError(_at_least_one("lora_rank", spec.lora_rank))
     # (the probe's dp is the layout's only where tp and pp are given)
     searched_dp = (f"ep: {probe.ep} does not divide the {dp} data-parallel"
                    if spec.tp is None or spec.pp is None else "\0")
@@ -261,4 +289,4 @@ def _check_probe(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
     fixed_problems = [p for p in layout_problems(shape, method, cluster, probe)
                       if not p.startswith(searched)]
     if fixed_problems:
-        raise ValueError("; ".join(fixed_problems))
+        raise ValueError(joined(fixed_problems))

@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from plan.models.methods import DPO_METHODS
+from plan.models.said import say_as
 from plan.models.stacks import SplitFacts, hybrid_shard_conflict, stack_gaps, stack_of
 from plan.planner.estimate.cluster import Cluster
 from plan.planner.estimate.types import (
@@ -61,14 +62,17 @@ def hybrid_shard_gap(spec: LayoutSpec, cluster: Cluster) -> str | None:
     if conflict:
         return conflict
     if spec.pytorch_stacks_only:
-        return ("a team kept to the one-click path runs LLaMA-Factory, whose sharding goes through "
-                "DeepSpeed, which has no hybrid shard")
+        return say_as("stack.hybrid_one_click", "a team kept to the one-click path runs "
+                      "LLaMA-Factory, whose sharding goes through DeepSpeed, which has no hybrid "
+                      "shard")
     if cluster.gpus <= cluster.gpus_per_node:
-        return (f"the {cluster.gpus} GPUs fit one node of {cluster.gpus_per_node}: there are no "
-                "nodes to replicate across")
+        return say_as("stack.hybrid_one_node", "the {gpus} GPUs fit one node of {per_node}: there "
+                      "are no nodes to replicate across", gpus=cluster.gpus,
+                      per_node=cluster.gpus_per_node)
     if spec.tp and (cluster.gpus_per_node % spec.tp or cluster.gpus_per_node // spec.tp < 2):
-        return (f"tp {spec.tp} leaves fewer than two data-parallel ranks in a node of "
-                f"{cluster.gpus_per_node} to shard over")
+        return say_as("stack.hybrid_tp_node", "tp {tp} leaves fewer than two data-parallel ranks "
+                      "in a node of {per_node} to shard over", tp=spec.tp,
+                      per_node=cluster.gpus_per_node)
     return None
 
 
@@ -92,7 +96,7 @@ def split_gap(method: str, spec: LayoutSpec, framework: str, tp: int, pp: int, c
         return None
     if (spec.framework is None and spec.pytorch_stacks_only
             and ((tp > 1 and spec.tp is None) or (cp > 1 and spec.cp is None))):
-        return "the one-click PyTorch path is data-parallel only"
+        return say_as("stack.one_click_dp", "the one-click PyTorch path is data-parallel only")
     fsdp_gap = fsdp_stack_gap(method, spec.optimizer, spec.precision, tp, pp)
     return fsdp_gap[1] if fsdp_gap else None
 
@@ -108,36 +112,44 @@ def fsdp_stack_gap(method: str, optimizer: str, precision: str, tp: int,
     FSDP/ZeRO-3 only: bitsandbytes' packed 4-bit layers are not sliced by tensor parallelism
     (LLaMA-Factory's AutoTP path; Megatron has no QLoRA), as the llamafactory export says."""
     if pp > 1 and optimizer != "adam":
-        return "pp", "the one PyTorch stack that pipelines (torchtitan) runs AdamW or Adam only"
+        return "pp", say_as("stack.pp_adam_only", "the one PyTorch stack that pipelines "
+                            "(torchtitan) runs AdamW or Adam only")
     if pp > 1 and precision == "fp16":
-        return "pp", "the one PyTorch stack that pipelines (torchtitan) trains in bf16, not fp16"
+        return "pp", say_as("stack.pp_bf16_only", "the one PyTorch stack that pipelines "
+                            "(torchtitan) trains in bf16, not fp16")
     if pp > 1 and method in ADAPTER_METHODS:
-        return "pp", "no FSDP-family stack pipelines LoRA/QLoRA"
+        return "pp", say_as("stack.pp_no_lora", "no FSDP-family stack pipelines LoRA/QLoRA")
     if pp > 1 and method in DPO_METHODS:
-        return "pp", ("no FSDP-family stack pipelines DPO (torchtitan, the one that pipelines, has "
-                      "no DPO loss)")
+        return "pp", say_as("stack.pp_no_dpo", "no FSDP-family stack pipelines DPO (torchtitan, "
+                            "the one that pipelines, has no DPO loss)")
     if tp > 1 and method in QLORA_METHODS:
-        return "tp", "no stack tensor-parallelizes a 4-bit QLoRA base"
+        return "tp", say_as("stack.tp_no_qlora", "no stack tensor-parallelizes a 4-bit QLoRA base")
     return None
 
 
 CHECKPOINT_OFFLOAD_STACK = ("offloaded checkpoints run on LLaMA-Factory's Hugging Face path "
                             "(use_unsloth_gc)")
-"""The one stack that offloads checkpoints, which each CHECKPOINT_OFFLOAD_ reason names first."""
-CHECKPOINT_OFFLOAD_DATA_PARALLEL_ONLY = (f"{CHECKPOINT_OFFLOAD_STACK}, which has no tensor, "
-                                         "pipeline, context or expert parallelism")
-CHECKPOINT_OFFLOAD_FULL_SHARD_ONLY = (f"{CHECKPOINT_OFFLOAD_STACK}, whose multi-GPU sharding goes "
-                                      "through DeepSpeed: no hybrid sharding")
-CHECKPOINT_OFFLOAD_STATES_WITH_CPU_ADAM = (f"{CHECKPOINT_OFFLOAD_STACK}, which offloads model "
-                                           "states through DeepSpeed's ZeRO-Offload, stepped by "
-                                           "its CPU Adam only")
-CHECKPOINT_OFFLOAD_NO_PURE_BF16_ZERO3 = (f"{CHECKPOINT_OFFLOAD_STACK}, which refuses pure BF16 "
-                                         "AdamW (pure_bf16) with DeepSpeed ZeRO-3")
+"""The one stack that offloads checkpoints, which each CHECKPOINT_OFFLOAD_ reason names first
+(tests/planner/test_i18n_usage.py checks they do)."""
+CHECKPOINT_OFFLOAD_DATA_PARALLEL_ONLY = say_as(
+    "stack.checkpoint_offload_dp_only", "offloaded checkpoints run on LLaMA-Factory's Hugging "
+    "Face path (use_unsloth_gc), which has no tensor, pipeline, context or expert parallelism")
+CHECKPOINT_OFFLOAD_FULL_SHARD_ONLY = say_as(
+    "stack.checkpoint_offload_full_shard", "offloaded checkpoints run on LLaMA-Factory's Hugging "
+    "Face path (use_unsloth_gc), whose multi-GPU sharding goes through DeepSpeed: no hybrid "
+    "sharding")
+CHECKPOINT_OFFLOAD_STATES_WITH_CPU_ADAM = say_as(
+    "stack.checkpoint_offload_cpu_adam", "offloaded checkpoints run on LLaMA-Factory's Hugging "
+    "Face path (use_unsloth_gc), which offloads model states through DeepSpeed's ZeRO-Offload, "
+    "stepped by its CPU Adam only")
+CHECKPOINT_OFFLOAD_NO_PURE_BF16_ZERO3 = say_as(
+    "stack.checkpoint_offload_pure_bf16", "offloaded checkpoints run on LLaMA-Factory's Hugging "
+    "Face path (use_unsloth_gc), which refuses pure BF16 AdamW (pure_bf16) with DeepSpeed ZeRO-3")
 
-
-REPLICATED_SPLIT = ("tensor or context parallelism beside replicated (ZeRO-0) data parallelism: "
-                    "accelerate's parallelism_config refuses it, and torchtitan, which runs it, "
-                    "has no adapters or DPO and trains with AdamW or Adam in bf16 or fp8 only")
+REPLICATED_SPLIT = say_as(
+    "stack.replicated_split", "tensor or context parallelism beside replicated (ZeRO-0) data "
+    "parallelism: accelerate's parallelism_config refuses it, and torchtitan, which runs it, has "
+    "no adapters or DPO and trains with AdamW or Adam in bf16 or fp8 only")
 
 
 def replicated_split_gap(method: str, spec: LayoutSpec, framework: str, zero: int,
@@ -162,8 +174,9 @@ def replicated_split_gap(method: str, spec: LayoutSpec, framework: str, zero: in
     return None
 
 
-ACTIVATION_OFFLOAD_NOT_PIPELINED = ("activation offload without recomputation is torchtune's "
-                                    "policy, and torchtune does not pipeline or split experts")
+ACTIVATION_OFFLOAD_NOT_PIPELINED = say_as(
+    "stack.activation_offload_pipeline", "activation offload without recomputation is torchtune's "
+    "policy, and torchtune does not pipeline or split experts")
 
 
 def offload_gap(recompute: str, tp: int, pp: int, cp: int, ep: int = 1) -> str | None:
@@ -178,7 +191,7 @@ def offload_gap(recompute: str, tp: int, pp: int, cp: int, ep: int = 1) -> str |
 
 
 OP_LEVEL_CHECKPOINTING = "selective recomputation on FSDP is torchtitan's op-level policy"
-
+"""What each of selective_gap's torchtitan reasons says first."""
 
 def selective_gap(method: str, optimizer: str, precision: str, framework: str,
                   unsharded_state_offload: bool = False) -> str | None:
@@ -192,19 +205,24 @@ def selective_gap(method: str, optimizer: str, precision: str, framework: str,
     if policy == "attention":
         return None
     if policy == "none":
-        return ("DeepSpeed checkpoints whole layers only (activation_checkpointing has no "
-                "selective policy)")
+        return say_as("stack.deepspeed_whole_layers", "DeepSpeed checkpoints whole layers only "
+                      "(activation_checkpointing has no selective policy)")
     if method in ADAPTER_METHODS:
-        return f"{OP_LEVEL_CHECKPOINTING}, and torchtitan has no LoRA/QLoRA"
+        return say_as("stack.op_level_no_lora", "selective recomputation on FSDP is torchtitan's "
+                      "op-level policy, and torchtitan has no LoRA/QLoRA")
     if method in DPO_METHODS:
-        return f"{OP_LEVEL_CHECKPOINTING}, and torchtitan has no DPO loss"
+        return say_as("stack.op_level_no_dpo", "selective recomputation on FSDP is torchtitan's "
+                      "op-level policy, and torchtitan has no DPO loss")
     if optimizer != "adam":
-        return f"{OP_LEVEL_CHECKPOINTING}, and torchtitan runs AdamW or Adam only"
+        return say_as("stack.op_level_adam_only", "selective recomputation on FSDP is "
+                      "torchtitan's op-level policy, and torchtitan runs AdamW or Adam only")
     if precision == "fp16":
-        return f"{OP_LEVEL_CHECKPOINTING}, and torchtitan trains in bf16, not fp16"
+        return say_as("stack.op_level_bf16", "selective recomputation on FSDP is torchtitan's "
+                      "op-level policy, and torchtitan trains in bf16, not fp16")
     if unsharded_state_offload:
-        return (f"{OP_LEVEL_CHECKPOINTING}, and torchtitan offloads model states only where FSDP2 "
-                "shards them over more than one rank")
+        return say_as("stack.op_level_offload", "selective recomputation on FSDP is torchtitan's "
+                      "op-level policy, and torchtitan offloads model states only where FSDP2 "
+                      "shards them over more than one rank")
     return None
 
 
@@ -213,8 +231,8 @@ def uneven_micro_batch_gap(spec: LayoutSpec, framework: str, replica_batch: int)
     and DeepSpeed take no smaller last micro-batch (EXACT_BATCH_FRAMEWORKS)."""
     if (spec.micro_batch and stack_of(framework).exact_batch
             and replica_batch % spec.micro_batch):
-        return (f"{framework} needs micro-batch x accumulation steps = each replica's share of the "
-                "global batch")
+        return say_as("stack.uneven_micro_batch", "{framework} needs micro-batch x accumulation "
+                      "steps = each replica's share of the global batch", framework=framework)
     return None
 
 
@@ -257,17 +275,22 @@ def megatron_left_out(method: str, spec: LayoutSpec) -> str:
     """Why `searched_frameworks` leaves Megatron out for this job (it searches FSDP alone then), as
     a clause; '' when Megatron is searched."""
     if method in QLORA_METHODS:
-        return "Megatron has no 4-bit QLoRA path"
+        return say_as("stack.left_out_qlora", "Megatron has no 4-bit QLoRA path")
     if method in DPO_METHODS:
-        return "Megatron-Bridge and mcore_adapter train pt and sft, not DPO"
+        return say_as("stack.left_out_dpo",
+                      "Megatron-Bridge and mcore_adapter train pt and sft, not DPO")
     if spec.optimizer in PYTORCH_ONLY_OPTIMIZERS:
-        return f"Megatron has no {OPTIMIZER_NAME_OF[spec.optimizer]}"
+        return say_as("stack.left_out_optimizer", "Megatron has no {optimizer}",
+                      optimizer=OPTIMIZER_NAME_OF[spec.optimizer])
     if spec.loss != "plain":
-        return f"a {spec.loss} loss runs on the PyTorch stacks only"
+        return say_as("stack.left_out_loss", "a {loss} loss runs on the PyTorch stacks only",
+                      loss=spec.loss)
     if spec.recompute == "full_offload":
-        return "offloaded checkpoints run on the PyTorch stacks only"
+        return say_as("stack.left_out_checkpoint_offload",
+                      "offloaded checkpoints run on the PyTorch stacks only")
     if spec.pytorch_stacks_only:
-        return "a team with no ops skill is planned on the PyTorch stacks"
+        return say_as("stack.left_out_no_ops",
+                      "a team with no ops skill is planned on the PyTorch stacks")
     return ""
 
 

@@ -28,6 +28,7 @@ from plan.models.methods import (  # noqa: F401  (re-exported: the estimator's m
     QLORA_METHODS,
     Method,
 )
+from plan.models.said import say_as
 from plan.models.stacks import (  # noqa: F401  (re-exported: what the stacks run)
     DEEPSPEED_OFFLOAD_OPTIMIZERS,
     EXACT_BATCH_FRAMEWORKS,
@@ -62,10 +63,11 @@ recompute each layer from its input, the same with those inputs in host memory (
 checkpoints: Unsloth's gradient checkpointing, LLaMA-Factory's `use_unsloth_gc`, torchtune's
 checkpointing with activation offloading), or keep all but in host memory (activation offloading,
 as torchtune and Megatron offer)."""
-CHECKPOINT_OFFLOAD_NOT_ON_MEGATRON = (
-    "full_offload (checkpoints in host memory: Unsloth's gradient checkpointing, LLaMA-Factory's "
-    "use_unsloth_gc) is a PyTorch stack's; Megatron's activation offloading cannot be combined "
-    "with recomputation: use full or offload, or framework fsdp or deepspeed")
+CHECKPOINT_OFFLOAD_NOT_ON_MEGATRON = say_as(
+    "stack.checkpoint_offload_not_megatron", "full_offload (checkpoints in host memory: Unsloth's "
+    "gradient checkpointing, LLaMA-Factory's use_unsloth_gc) is a PyTorch stack's; Megatron's "
+    "activation offloading cannot be combined with recomputation: use full or offload, or "
+    "framework fsdp or deepspeed")
 FULL_RECOMPUTE = ("full", "full_offload")
 """Policies that recompute every layer from its checkpointed input."""
 PRECISIONS = words(Precision)

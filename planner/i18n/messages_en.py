@@ -310,3 +310,7 @@ MESSAGES.update(usage_en.BATCH)
 from plan.planner.i18n import export_en  # noqa: E402  (plan export's refusals and lines)
 
 MESSAGES.update(export_en.EXPORT)
+
+from plan.planner.i18n import refusals_en  # noqa: E402  (a layout's fixed fields refused)
+
+MESSAGES.update(refusals_en.REFUSALS)

@@ -295,3 +295,7 @@ MESSAGES.update(usage_zh.BATCH)
 from plan.planner.i18n import export_zh  # noqa: E402  (plan export's refusals and lines)
 
 MESSAGES.update(export_zh.EXPORT)
+
+from plan.planner.i18n import refusals_zh  # noqa: E402  (a layout's fixed fields refused)
+
+MESSAGES.update(refusals_zh.REFUSALS)

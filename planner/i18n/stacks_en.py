@@ -72,4 +72,70 @@ STACKS: dict[str, str] = {
     "estimate.reason_one": "{reason} ({n} layout)",
     "estimate.reason_many": "{reason} ({n} layouts)",
     "estimate.no_candidates": "no candidates",
+    # planner/estimate/stack_rules.py's gaps and search reasons, the checkpoint-offload
+    # refusal (types.py) and QLoRA's FP8 refusal (models/methods.py)
+    'stack.activation_offload_pipeline': "activation offload without recomputation is torchtune's "
+                                         'policy, and torchtune does not pipeline or split experts',
+    'stack.checkpoint_offload_cpu_adam': "offloaded checkpoints run on LLaMA-Factory's Hugging "
+                                         'Face path (use_unsloth_gc), which offloads model states '
+                                         "through DeepSpeed's ZeRO-Offload, stepped by its CPU "
+                                         'Adam only',
+    'stack.checkpoint_offload_dp_only': "offloaded checkpoints run on LLaMA-Factory's Hugging "
+                                        'Face path (use_unsloth_gc), which has no tensor, '
+                                        'pipeline, context or expert parallelism',
+    'stack.checkpoint_offload_full_shard': "offloaded checkpoints run on LLaMA-Factory's Hugging "
+                                           'Face path (use_unsloth_gc), whose multi-GPU sharding '
+                                           'goes through DeepSpeed: no hybrid sharding',
+    'stack.checkpoint_offload_not_megatron': "full_offload (checkpoints in host memory: Unsloth's "
+                                             "gradient checkpointing, LLaMA-Factory's "
+                                             "use_unsloth_gc) is a PyTorch stack's; Megatron's "
+                                             'activation offloading cannot be combined with '
+                                             'recomputation: use full or offload, or framework '
+                                             'fsdp or deepspeed',
+    'stack.checkpoint_offload_pure_bf16': "offloaded checkpoints run on LLaMA-Factory's Hugging "
+                                          'Face path (use_unsloth_gc), which refuses pure BF16 '
+                                          'AdamW (pure_bf16) with DeepSpeed ZeRO-3',
+    'stack.deepspeed_whole_layers': 'DeepSpeed checkpoints whole layers only '
+                                    '(activation_checkpointing has no selective policy)',
+    'stack.hybrid_one_click': 'a team kept to the one-click path runs LLaMA-Factory, whose '
+                              'sharding goes through DeepSpeed, which has no hybrid shard',
+    'stack.hybrid_one_node': 'the {gpus} GPUs fit one node of {per_node}: there are no nodes to '
+                             'replicate across',
+    'stack.hybrid_tp_node': 'tp {tp} leaves fewer than two data-parallel ranks in a node of '
+                            '{per_node} to shard over',
+    'stack.left_out_checkpoint_offload': 'offloaded checkpoints run on the PyTorch stacks only',
+    'stack.left_out_dpo': 'Megatron-Bridge and mcore_adapter train pt and sft, not DPO',
+    'stack.left_out_loss': 'a {loss} loss runs on the PyTorch stacks only',
+    'stack.left_out_no_ops': 'a team with no ops skill is planned on the PyTorch stacks',
+    'stack.left_out_optimizer': 'Megatron has no {optimizer}',
+    'stack.left_out_qlora': 'Megatron has no 4-bit QLoRA path',
+    'stack.one_click_dp': 'the one-click PyTorch path is data-parallel only',
+    'stack.op_level_adam_only': "selective recomputation on FSDP is torchtitan's op-level policy, "
+                                'and torchtitan runs AdamW or Adam only',
+    'stack.op_level_bf16': "selective recomputation on FSDP is torchtitan's op-level policy, and "
+                           'torchtitan trains in bf16, not fp16',
+    'stack.op_level_no_dpo': "selective recomputation on FSDP is torchtitan's op-level policy, "
+                             'and torchtitan has no DPO loss',
+    'stack.op_level_no_lora': "selective recomputation on FSDP is torchtitan's op-level policy, "
+                              'and torchtitan has no LoRA/QLoRA',
+    'stack.op_level_offload': "selective recomputation on FSDP is torchtitan's op-level policy, "
+                              'and torchtitan offloads model states only where FSDP2 shards them '
+                              'over more than one rank',
+    'stack.pp_adam_only': 'the one PyTorch stack that pipelines (torchtitan) runs AdamW or Adam '
+                          'only',
+    'stack.pp_bf16_only': 'the one PyTorch stack that pipelines (torchtitan) trains in bf16, not '
+                          'fp16',
+    'stack.pp_no_dpo': 'no FSDP-family stack pipelines DPO (torchtitan, the one that pipelines, '
+                       'has no DPO loss)',
+    'stack.pp_no_lora': 'no FSDP-family stack pipelines LoRA/QLoRA',
+    'stack.qlora_fp8': 'precision fp8 with qlora: bitsandbytes dequantizes the 4-bit base to '
+                       '16-bit for every matmul, so no stack runs QLoRA in FP8; use bf16 (or '
+                       'fp16), or lora with fp8',
+    'stack.replicated_split': 'tensor or context parallelism beside replicated (ZeRO-0) data '
+                              "parallelism: accelerate's parallelism_config refuses it, and "
+                              'torchtitan, which runs it, has no adapters or DPO and trains with '
+                              'AdamW or Adam in bf16 or fp8 only',
+    'stack.tp_no_qlora': 'no stack tensor-parallelizes a 4-bit QLoRA base',
+    'stack.uneven_micro_batch': '{framework} needs micro-batch x accumulation steps = each '
+                                "replica's share of the global batch",
 }

@@ -62,4 +62,60 @@ STACKS: dict[str, str] = {
     "estimate.reason_one": "{reason}（{n} 个布局）",
     "estimate.reason_many": "{reason}（{n} 个布局）",
     "estimate.no_candidates": "没有候选布局",
+    # planner/estimate/stack_rules.py 的缺口与搜索原因、检查点卸载（types.py）与
+    # QLoRA 的 FP8（models/methods.py）
+    'stack.activation_offload_pipeline': '不重计算而卸载激活是 torchtune 的策略，而 torchtune 不做'
+                                         '流水线并行，也不切分专家',
+    'stack.checkpoint_offload_cpu_adam': '卸载的检查点只在 LLaMA-Factory 的 Hugging Face 路径（'
+                                         'use_unsloth_gc）上运行，它经 DeepSpeed 的 ZeRO-Offload '
+                                         '卸载模型状态，且只能由其 CPU Adam 更新',
+    'stack.checkpoint_offload_dp_only': '卸载的检查点只在 LLaMA-Factory 的 Hugging Face 路径（'
+                                        'use_unsloth_gc）上运行，它没有张量、流水线、上下文或专家'
+                                        '并行',
+    'stack.checkpoint_offload_full_shard': '卸载的检查点只在 LLaMA-Factory 的 Hugging Face 路径（'
+                                           'use_unsloth_gc）上运行，它的多卡分片经由 DeepSpeed：不'
+                                           '支持混合分片',
+    'stack.checkpoint_offload_not_megatron': 'full_offload（检查点放在主机内存：Unsloth 的梯度检查'
+                                             '点、LLaMA-Factory 的 use_unsloth_gc）是 PyTorch 系框'
+                                             '架的功能；Megatron 的激活卸载不能与重计算同用：请用 '
+                                             'full 或 offload，或改用 framework fsdp 或 deepspeed',
+    'stack.checkpoint_offload_pure_bf16': '卸载的检查点只在 LLaMA-Factory 的 Hugging Face 路径（'
+                                          'use_unsloth_gc）上运行，它拒绝在 DeepSpeed ZeRO-3 上使'
+                                          '用纯 BF16 AdamW（pure_bf16）',
+    'stack.deepspeed_whole_layers': 'DeepSpeed 只能按整层做检查点（activation_checkpointing 没有选'
+                                    '择性策略）',
+    'stack.hybrid_one_click': '限定一键路径的团队使用 LLaMA-Factory，其分片经由 DeepSpeed，而 '
+                              'DeepSpeed 没有混合分片',
+    'stack.hybrid_one_node': '{gpus} 张卡放得进一个 {per_node} 卡节点：没有可供复制的其他节点',
+    'stack.hybrid_tp_node': 'tp {tp} 使每个 {per_node} 卡节点内可分片的数据并行分组少于两个',
+    'stack.left_out_checkpoint_offload': '卸载的检查点只在 PyTorch 系框架上运行',
+    'stack.left_out_dpo': 'Megatron-Bridge 和 mcore_adapter 只训练 pt 和 sft，不训练 DPO',
+    'stack.left_out_loss': '{loss} 损失只在 PyTorch 系框架上运行',
+    'stack.left_out_no_ops': '没有运维能力的团队只按 PyTorch 系框架规划',
+    'stack.left_out_optimizer': 'Megatron 没有 {optimizer}',
+    'stack.left_out_qlora': 'Megatron 没有 4 位 QLoRA 路径',
+    'stack.one_click_dp': '一键式 PyTorch 路径只做数据并行',
+    'stack.op_level_adam_only': 'FSDP 上的选择性重计算是 torchtitan 的算子级策略，而 torchtitan 只'
+                                '运行 AdamW 或 Adam',
+    'stack.op_level_bf16': 'FSDP 上的选择性重计算是 torchtitan 的算子级策略，而 torchtitan 以 '
+                           'bf16 训练，不支持 fp16',
+    'stack.op_level_no_dpo': 'FSDP 上的选择性重计算是 torchtitan 的算子级策略，而 torchtitan 没有 '
+                             'DPO 损失',
+    'stack.op_level_no_lora': 'FSDP 上的选择性重计算是 torchtitan 的算子级策略，而 torchtitan 没有'
+                              ' LoRA/QLoRA',
+    'stack.op_level_offload': 'FSDP 上的选择性重计算是 torchtitan 的算子级策略，而 torchtitan 只在'
+                              ' FSDP2 把模型状态分片到多于一张卡时才卸载它们',
+    'stack.pp_adam_only': '唯一做流水线并行的 PyTorch 框架（torchtitan）只运行 AdamW 或 Adam',
+    'stack.pp_bf16_only': '唯一做流水线并行的 PyTorch 框架（torchtitan）以 bf16 训练，不支持 fp16',
+    'stack.pp_no_dpo': '没有 FSDP 系框架能以流水线并行训练 DPO（唯一做流水线并行的 torchtitan 没有'
+                       ' DPO 损失）',
+    'stack.pp_no_lora': '没有 FSDP 系框架能以流水线并行训练 LoRA/QLoRA',
+    'stack.qlora_fp8': 'qlora 配 precision fp8：bitsandbytes 在每次矩阵乘时把 4 位基座反量化为 16 '
+                       '位，因此没有框架能以 FP8 运行 QLoRA；请用 bf16（或 fp16），或用 lora 配 '
+                       'fp8',
+    'stack.replicated_split': '在复制式（ZeRO-0）数据并行旁使用张量或上下文并行：accelerate 的 '
+                              'parallelism_config 拒绝这种组合，而能运行它的 torchtitan 没有适配器'
+                              '或 DPO，且只以 bf16 或 fp8 用 AdamW 或 Adam 训练',
+    'stack.tp_no_qlora': '没有框架能对 4 位 QLoRA 基座做张量并行',
+    'stack.uneven_micro_batch': '{framework} 要求微批次 × 梯度累积步数 = 每个副本分得的全局批次',
 }

@@ -270,7 +270,9 @@ CLI_FILES = (*(REPO / "planner" / "cli").glob("*.py"), REPO / "planner/explain/w
              REPO / "planner/batch/sweep.py", REPO / "planner/batch/results_file.py",
              REPO / "planner/batch/output_lock.py", REPO / "planner/batch/rows.py",
              REPO / "planner/batch/row_check.py", *(REPO / "planner" / "export").glob("*.py"),
-             REPO / "planner/estimate/stages.py")
+             REPO / "planner/estimate/stages.py", REPO / "planner/estimate/spec_check.py",
+             REPO / "planner/estimate/layout_checks.py", REPO / "planner/estimate/refusal.py",
+             REPO / "planner/estimate/stack_rules.py", REPO / "planner/estimate/types.py")
 
 
 def test_every_command_line_template_is_the_english_tables_own() -> None:
@@ -379,6 +381,59 @@ CLI_ERRORS: dict[str, tuple[list[str], str]] = {
                         "--gpus: no valid layout for qwen2.5-7b on 16 x h800: global batch too "
                         "small for dp (3 layouts); tp incompatible with heads (1 layout); tp spans "
                         "nodes (1 layout)"),
+    "tp heads": ([*_EST, "--gpus", "8", "--tp", "8"],
+                 "--tp: 8 does not divide the 28 attention heads"),
+    "tp gpus": ([*_EST, "--gpus", "8", "--tp", "3"], "--tp: 3 does not divide the 8 GPUs"),
+    "cp split": ([*_EST, "--gpus", "8", "--tp", "2", "--pp", "2", "--cp", "4"],
+                 "--cp: tp x pp x cp = 2 x 2 x 4 does not divide the 8 GPUs"),
+    "ulysses heads": ([*_EST, "--gpus", "8", "--cp", "4", "--framework", "deepspeed", "--tp", "2"],
+                      "--cp: DeepSpeed's cp is Ulysses, which hands each rank whole attention "
+                      "heads: the 14 heads per tensor-parallel rank do not divide by cp = 4"),
+    "ulysses fp8": ([*_EST, "--gpus", "8", "--cp", "2", "--framework", "deepspeed", "--precision",
+                     "fp8"], "; use precision bf16, cp 1 or framework megatron or fsdp"),
+    "eager ring": ([*_EST, "--gpus", "8", "--cp", "2", "--attention", "eager"],
+                   "cannot run eager attention at cp=2; use flash attention, cp 1 or framework "
+                   "deepspeed"),
+    "ep dense": ([*_EST, "--gpus", "8", "--ep", "2"],
+                 "--ep: 2 expert-parallel ranks need an MoE model; this one is dense"),
+    "zero pipelined": ([*_EST, "--gpus", "8", "--zero", "2", "--framework", "deepspeed", "--pp",
+                        "2"], "--zero: deepspeed runs ZeRO stage 0 or 1 under pipeline parallelism "
+                       "(pp=2: its pipeline engine refuses ZeRO-2 and ZeRO-3), not 2"),
+    "zero stages": ([*_EST, "--gpus", "8", "--zero", "1", "--framework", "fsdp"],
+                    "--zero: fsdp runs ZeRO stage 0 or 2 or 3, not 1"),
+    "pure bf16": ([*_EST, "--gpus", "8", "--optimizer", "adamw-bf16", "--precision", "fp16"],
+                  "--optimizer: adamw-bf16 is pure BF16 training (weights and moments in bf16)"),
+    "recompute layers": ([*_EST, "--gpus", "8", "--recompute-layers", "500"],
+                         "--recompute-layers: 500 layers per chunk is Megatron's block "
+                         "recomputation: 1 to the model's 28 layers, with recompute full and "
+                         "framework megatron"),
+    "capacity": ([*_EST, "--gpus", "8", "--capacity-factor", "0.5"],
+                 "--capacity-factor: must be a number of at least 1 (an even split; below it "
+                 "tokens are dropped even at an even load), got 0.5"),
+    "micro shares": ([*_EST, "--gpus", "8", "--micro-batch", "3", "--global-batch", "16",
+                      "--framework", "deepspeed"],
+                     "--micro-batch: deepspeed needs micro-batch x accumulation steps = each "
+                     "replica's share of the global batch (16 over dp = 1, 8 over dp = 2, 4 over "
+                     "dp = 4, 2 over dp = 8), and 3 divides none of them"),
+    "cp sequence": ([*_EST, "--gpus", "8", "--seq-len", "6", "--cp", "4", "--framework",
+                     "megatron"], "--cp: 4 does not divide the sequence length 6"),
+    "offload split": ([*_EST, "--gpus", "8", "--recompute", "full_offload", "--tp", "2"],
+                      "--recompute: offloaded checkpoints run on LLaMA-Factory's Hugging Face path "
+                      "(use_unsloth_gc), which has no tensor, pipeline, context or expert "
+                      "parallelism; the job fixes full_offload with tp=2 pp=1 cp=1"),
+    "offload on megatron": ([*_EST, "--gpus", "8", "--recompute", "full_offload", "--framework",
+                             "megatron"], "--recompute: full_offload (checkpoints in host memory: "
+                            "Unsloth's gradient checkpointing"),
+    "hybrid one node": ([*_EST, "--gpus", "8", "--hybrid-shard", "on"],
+                        "--hybrid-shard: the 8 GPUs fit one node of 8: there are no nodes to "
+                        "replicate across"),
+    "qlora fp8": (["estimate", "--model", "qwen2.5-7b", "--method", "qlora", "--gpu", "h800",
+                   "--gpus", "8", "--precision", "fp8"],
+                  "precision fp8 with qlora: bitsandbytes dequantizes the 4-bit base"),
+    "eager qlora left out": (["estimate", "--model", "qwen2.5-7b", "--method", "qlora", "--gpu",
+                              "h800", "--gpus", "8", "--cp", "2", "--attention", "eager"],
+                             "the stacks searched for qlora cannot run eager attention at cp=2 "
+                             "(Megatron has no 4-bit QLoRA path); use flash attention"),
     "export refused": (["export", "{s}", "--to", "megatron", "-o", "{dir}/e"],
                        "--to megatron: job qwen14b-lora: megatron: pretrain_gpt.py has no "
                        "LoRA/QLoRA (lora); PEFT lives in Megatron-Bridge/NeMo (try --to "
@@ -462,3 +517,21 @@ def test_every_host_memory_note_a_plan_repeats_is_said_in_chinese(key: str) -> N
     assert english_runs(read_back, []) == [], read_back
     numbers = re.findall(r"\d+(?:\.\d+)?", note)
     assert numbers == re.findall(r"\d+(?:\.\d+)?", direct)  # the same figures, in order
+
+
+def test_the_checkpoint_offload_reasons_name_their_stack_first() -> None:
+    """Each CHECKPOINT_OFFLOAD_ reason (a whole sentence in the tables, so a reason the estimate
+    store gives back as plain text reads back) still names the one stack that offloads
+    checkpoints first."""
+    from plan.planner.estimate import stack_rules
+
+    reasons = [getattr(stack_rules, name) for name in dir(stack_rules)
+               if name.startswith("CHECKPOINT_OFFLOAD_") and name != "CHECKPOINT_OFFLOAD_STACK"]
+    assert len(reasons) == 4
+    assert all(reason.startswith(stack_rules.CHECKPOINT_OFFLOAD_STACK + ", ") for reason in reasons)
+    for reason in reasons:
+        with i18n.kept_language():
+            i18n.choose("zh")
+            again = local(phrase(str(reason), *(key for key in i18n.TABLES["en"]
+                                                 if key.startswith("stack."))).text())
+        assert english_runs(again, []) == [], again
