@@ -213,11 +213,11 @@ class CandidateBuilder(Estimating, Billing):
         self.removed.extend(dataclasses.replace(r, job=job.id, rule=own(r.rule),
                                                 reason=own(r.reason))
                             for r in list(self.removed) if r.job == source)
-        late = [c for c in first if job.release_h + c.startup_min / 60 + c.hours > self.horizon_h]
         return [dataclasses.replace(c, job=job.id,
                                     violations={own(g): own(r) for g, r in c.violations.items()},
                                     assumptions=tuple(own(a) for a in c.assumptions))
-                for c in first if c not in late]
+                for c in first  # (those that still end within the horizon from this release)
+                if job.release_h + c.startup_min / 60 + c.hours <= self.horizon_h]
 
     def job_build(self, job: Job, index: int, shape: str) -> tuple[list[Candidate], int]:
         """The job's pruned candidates, numbered from `index`, and the next index: taken from the

@@ -33,14 +33,20 @@ def instance_renamer(first: str, instance: str) -> Callable[[str], str]:
     stays). A keyed sentence stays keyed (its fields renamed too), so it is still said in the
     reader's language."""
     whole_id = re.compile(rf"(?<![\w-]){re.escape(first)}(?![\w-])")
+    done: dict[int, tuple[str, str]] = {}  # id -> (text, renamed): candidates share their texts
 
     def own(text: str) -> str:
+        if first not in text:  # (most reasons name no job: the same object serves every instance)
+            return text
+        if (seen := done.get(id(text))) is not None and seen[0] is text:
+            return seen[1]
         renamed = whole_id.sub(lambda _: instance, text)
-        if not isinstance(text, Said):
-            return renamed
-        fields = {name: own(value) if isinstance(value, str) else value
-                  for name, value in text.fields.items()}
-        return keyed(renamed, text.key, fields)
+        if isinstance(text, Said):
+            fields = {name: own(value) if isinstance(value, str) else value
+                      for name, value in text.fields.items()}
+            renamed = keyed(renamed, text.key, fields)
+        done[id(text)] = (text, renamed)
+        return renamed
 
     return own
 
