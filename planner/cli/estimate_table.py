@@ -12,8 +12,8 @@ from plan.models.platform import Platform
 from plan.planner.cli.common import console, printable
 from plan.planner.estimate import Estimate
 from plan.planner.estimate.types import CAUSAL_MFU_NOTE_GAP, OPTIMIZER_NAME_OF
-from plan.planner.i18n import stacks_en
-from plan.planner.i18n.said import Joined, Said, phrase, say
+from plan.planner.i18n import stacks_en, t, word
+from plan.planner.i18n.said import Joined, Said, local, phrase, say
 from plan.planner.plan import recompute_label
 
 
@@ -23,17 +23,19 @@ def print_table(est: Estimate, searched: tuple[str, ...], tokens: float | None, 
     `tokens` the run's (None: no run line), `plat` the platform named (None: none)."""
     console.print(_headline(est, plat, headroom))
     console.print(_layout_table(est, searched))
-    mem = _breakdown(f"memory per GPU (GiB) against {est.gpu_memory_gib:g} GiB",
-                     ("GiB", "% of card"), est.memory.to_dict(), est.gpu_memory_gib, ".2f")
-    mem.add_row(f"margin to usable ({headroom:.0%} headroom)", f"{est.margin_gib:.2f}", "")
+    mem = _breakdown(t("estimate.memory_title", card=est.gpu_memory_gib),
+                     (t("estimate.gib"), t("estimate.of_card")), est.memory.to_dict(),
+                     est.gpu_memory_gib, ".2f")
+    mem.add_row(t("estimate.margin", headroom=headroom), f"{est.margin_gib:.2f}", "")
     console.print(mem)
-    console.print(_breakdown(f"step time {est.step_time_s:.3f} s", ("s", "share"),
-                             est.time.to_dict(), est.step_time_s, ".4f"))
+    console.print(_breakdown(t("estimate.step_title", s=est.step_time_s),
+                             (t("estimate.seconds"), t("estimate.share")), est.time.to_dict(),
+                             est.step_time_s, ".4f"))
     console.print(_throughput_line(est))
     if tokens is not None:
         console.print(_run_line(est, tokens))
     for note in notes:
-        console.print(printable(f"- {note}"))
+        console.print(printable(f"- {local(note)}"))
 
 
 def _headline(est: Estimate, plat: Platform | None, headroom: float) -> str:
@@ -41,19 +43,19 @@ def _headline(est: Estimate, plat: Platform | None, headroom: float) -> str:
     only, the card only with the allocator squeezed, or not at all)."""
     c = est.cluster
     if est.fits:
-        verdict = "[green]fits[/green]"
+        verdict = f"[green]{t('estimate.fits')}[/green]"
     elif not est.fits_card:
-        verdict = "[red]does NOT fit the card[/red]"
+        verdict = f"[red]{t('estimate.not_card')}[/red]"
     elif est.memory.total_gib <= est.gpu_memory_gib:
-        verdict = f"[yellow]fits the card, not its {headroom:.0%} headroom[/yellow]"
+        verdict = f"[yellow]{t('estimate.not_headroom', headroom=headroom)}[/yellow]"
     else:
-        verdict = "[yellow]runs only at the card's limit[/yellow]"
-    where = f" on {plat.id}" if plat else ""
-    fabric = f"{c.fabric_kind} {c.fabric_gbps_per_gpu:g} Gb/s per GPU"
-    return (f"[bold]{printable(est.model_id)}[/bold] {est.method} on {c.gpus} x {c.gpu.id}"
-            f" ({c.gpus_per_node} per node, {fabric}){where}: {verdict} "
-            f"({est.memory.total_gib:.1f} of {est.gpu_memory_gib:g} GiB; "
-            f"{est.gpu_memory_gib * (1 - headroom):.1f} usable with {headroom:.0%} headroom)")
+        verdict = f"[yellow]{t('estimate.at_limit')}[/yellow]"
+    return t("estimate.headline", model=f"[bold]{printable(est.model_id)}[/bold]",
+             method=est.method, gpus=c.gpus, gpu=c.gpu.id, per_node=c.gpus_per_node,
+             fabric=t("estimate.fabric", kind=c.fabric_kind, gbps=c.fabric_gbps_per_gpu),
+             where=t("estimate.on_platform", platform=plat.id) if plat else "", verdict=verdict,
+             total=est.memory.total_gib, card=est.gpu_memory_gib,
+             usable=est.gpu_memory_gib * (1 - headroom), headroom=headroom)
 
 
 def _layout_rows(est: Estimate, searched: tuple[str, ...]) -> list[tuple[str, Any]]:
@@ -78,7 +80,8 @@ def _layout_rows(est: Estimate, searched: tuple[str, ...]) -> list[tuple[str, An
     if lay.state_offload:
         rows.append(("cpu_offload", "on"))
     if lay.shard_group:
-        rows.append(("hybrid_shard", f"on ({lay.shard_group} per group, {lay.replicas} replicas)"))
+        rows.append(("hybrid_shard", t("estimate.hybrid_on", group=lay.shard_group,
+                                        replicas=lay.replicas)))
     if lay.lora_rank is not None:
         rows.append(("lora_rank", lay.lora_rank))
         rows.append(("lora_targets", lay.lora_targets))
@@ -86,50 +89,51 @@ def _layout_rows(est: Estimate, searched: tuple[str, ...]) -> list[tuple[str, An
 
 
 def _layout_table(est: Estimate, searched: tuple[str, ...]) -> Table:
-    table = Table(title="layout", title_justify="left")
-    table.add_column("field")
-    table.add_column("value", justify="right")
+    table = Table(title=t("estimate.layout"), title_justify="left")
+    table.add_column(t("estimate.field"))
+    table.add_column(t("estimate.value"), justify="right")
     table.add_column("")
     for name, value in _layout_rows(est, searched):
-        how = "searched" if name in searched else ("derived" if name == "dp" else "")
-        table.add_row(name, str(value), how)
+        how = ("estimate.searched" if name in searched
+               else ("estimate.derived" if name == "dp" else ""))
+        table.add_row(name, str(value), t(how) if how else "")
     return table
 
 
 def _throughput_line(est: Estimate) -> str:
     lo, hi = est.tokens_per_s_range
     mem_lo, mem_hi = est.memory_gib_range
-    mfu = f"MFU {est.mfu:.1%}"
+    mfu = t("estimate.mfu", mfu=est.mfu)
     if est.mfu - est.mfu_causal >= CAUSAL_MFU_NOTE_GAP:
-        mfu += f" ({est.mfu_causal:.1%} counting only the causal half of attention)"
-    band = f"p10-p90 {lo:,.0f}-{hi:,.0f}; {est.tokens_per_s_per_gpu:,.0f} per GPU"
-    return "; ".join((
-        f"throughput: {est.tokens_per_s:,.0f} tokens/s ({band})",
-        f"memory p10-p90 {mem_lo:.1f}-{mem_hi:.1f} GiB",
-        f"{est.model_tflops_per_gpu:.0f} model TFLOP/s per GPU",
+        mfu += t("estimate.mfu_causal", causal=est.mfu_causal)
+    band = t("estimate.band", lo=lo, hi=hi, per_gpu=est.tokens_per_s_per_gpu)
+    return t("estimate.line_sep").join((
+        t("estimate.throughput", tps=est.tokens_per_s, band=band),
+        t("estimate.memory_band", lo=mem_lo, hi=mem_hi),
+        t("estimate.model_tflops", tflops=est.model_tflops_per_gpu),
         mfu,
-        f"{est.flops_per_token / 1e9:.1f} GFLOP per token"))
+        t("estimate.gflop", gflop=est.flops_per_token / 1e9)))
 
 
 def _run_line(est: Estimate, tokens: float) -> str:
     run = est.run(tokens)
     low, high = run.hours_range
-    wall = f"{run.hours:,.1f} h wall (p10-p90 {low:,.1f}-{high:,.1f})"
-    overhead = (f"failure overhead {run.failure_overhead_fraction:.1%}, checkpoint every "
-                f"{run.checkpoint_interval_h:.2f} h, ~{run.expected_interruptions:.1f} "
-                "interruptions")
-    return f"run of {tokens:,.3g} tokens: {wall}, {run.gpu_hours:,.0f} GPU-hours ({overhead})"
+    wall = t("estimate.wall", h=run.hours, low=low, high=high)
+    overhead = t("estimate.overhead", fraction=run.failure_overhead_fraction,
+                 every_h=run.checkpoint_interval_h, n=run.expected_interruptions)
+    return t("estimate.run", tokens=tokens, wall=wall, gpu_hours=run.gpu_hours,
+             overhead=overhead)
 
 
 def _breakdown(title: str, columns: tuple[str, str], parts: dict[str, float], whole: float,
                fmt: str) -> Table:
     """A table of parts, each with its value and its share of `whole`."""
     table = Table(title=title, title_justify="left")
-    table.add_column("part")
+    table.add_column(t("estimate.part"))
     for column in columns:
         table.add_column(column, justify="right")
     for name, value in parts.items():
-        table.add_row(name, format(value, fmt), f"{value / whole:.0%}")
+        table.add_row(word("part", name), format(value, fmt), f"{value / whole:.0%}")
     return table
 
 

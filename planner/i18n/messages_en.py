@@ -314,3 +314,7 @@ MESSAGES.update(export_en.EXPORT)
 from plan.planner.i18n import refusals_en  # noqa: E402  (a layout's fixed fields refused)
 
 MESSAGES.update(refusals_en.REFUSALS)
+
+from plan.planner.i18n import estimate_en  # noqa: E402  (plan estimate's table)
+
+MESSAGES.update(estimate_en.ESTIMATE)

@@ -299,3 +299,7 @@ MESSAGES.update(export_zh.EXPORT)
 from plan.planner.i18n import refusals_zh  # noqa: E402  (a layout's fixed fields refused)
 
 MESSAGES.update(refusals_zh.REFUSALS)
+
+from plan.planner.i18n import estimate_zh  # noqa: E402  (plan estimate's table)
+
+MESSAGES.update(estimate_zh.ESTIMATE)

@@ -1,0 +1,58 @@
+"""`plan estimate` 表格的中文（planner/cli/estimate_table.py）；键与 `estimate_en` 一一对应。
+
+Layout fields (tp, pp, zero, micro_batch ...) are flags and stay as they are; so do ids, units and
+the p10-p90 band's name."""
+
+from __future__ import annotations
+
+ESTIMATE: dict[str, str] = {
+    "estimate.headline": "{model} {method}，{gpus} 张 {gpu}（每节点 {per_node} 张，{fabric}）"
+                         "{where}：{verdict}（{total:.1f} / {card:g} GiB；预留 {headroom:.0%} "
+                         "余量后可用 {usable:.1f} GiB）",
+    "estimate.fabric": "{kind} 每卡 {gbps:g} Gb/s",
+    "estimate.on_platform": "，平台 {platform}",
+    "estimate.fits": "放得下",
+    "estimate.not_card": "超出显卡容量",
+    "estimate.not_headroom": "显卡放得下，但占用了 {headroom:.0%} 的预留余量",
+    "estimate.at_limit": "只能贴着显卡上限运行",
+    "estimate.layout": "并行布局",
+    "estimate.field": "字段",
+    "estimate.value": "取值",
+    "estimate.searched": "搜索得出",
+    "estimate.derived": "推导得出",
+    "estimate.hybrid_on": "on（每组 {group} 张，{replicas} 个副本）",
+    "estimate.memory_title": "每卡显存（GiB），显卡共 {card:g} GiB",
+    "estimate.part": "项目",
+    "estimate.gib": "GiB",
+    "estimate.of_card": "占显卡",
+    "estimate.margin": "距可用上限的余量（预留 {headroom:.0%}）",
+    "estimate.step_title": "每步耗时 {s:.3f} 秒",
+    "estimate.seconds": "秒",
+    "estimate.share": "占比",
+    "part.weights": "权重",
+    "part.gradients": "梯度",
+    "part.optimizer": "优化器状态",
+    "part.activations": "激活值",
+    "part.other": "其他",
+    "part.total": "合计",
+    "part.compute": "计算",
+    "part.recompute": "重计算",
+    "part.tp_comm": "张量并行通信",
+    "part.cp_comm": "上下文并行通信",
+    "part.ep_comm": "专家并行通信",
+    "part.dp_comm": "数据并行通信",
+    "part.pp_bubble": "流水线气泡",
+    "part.host": "主机开销",
+    "estimate.throughput": "吞吐：{tps:,.0f} tokens/秒（{band}）",
+    "estimate.band": "p10-p90 {lo:,.0f}-{hi:,.0f}；每卡 {per_gpu:,.0f}",
+    "estimate.memory_band": "显存 p10-p90 {lo:.1f}-{hi:.1f} GiB",
+    "estimate.model_tflops": "每卡模型算力 {tflops:.0f} TFLOP/s",
+    "estimate.mfu": "MFU {mfu:.1%}",
+    "estimate.mfu_causal": "（注意力只计因果的一半时为 {causal:.1%}）",
+    "estimate.gflop": "每 token {gflop:.1f} GFLOP",
+    "estimate.line_sep": "；",
+    "estimate.run": "训练 {tokens:,.3g} tokens：{wall}，{gpu_hours:,.0f} 卡时（{overhead}）",
+    "estimate.wall": "实际耗时 {h:,.1f} 小时（p10-p90 {low:,.1f}-{high:,.1f}）",
+    "estimate.overhead": "故障开销 {fraction:.1%}，每 {every_h:.2f} 小时存一次检查点，"
+                         "预计中断约 {n:.1f} 次",
+}
