@@ -59,4 +59,37 @@ ESTIMATE: dict[str, str] = {
     "estimate.wall": "{h:,.1f} h wall (p10-p90 {low:,.1f}-{high:,.1f})",
     "estimate.overhead": "failure overhead {fraction:.1%}, checkpoint every {every_h:.2f} h, "
                          "~{n:.1f} interruptions",
+    # an estimate's memory notes (planner/estimate/memory_notes.py, its say_as templates)
+    "memory.adam_bf16": "optimizer adamw-bf16: weights, gradients and AdamW's moments in BF16 with "
+                        "no fp32 master copy (torchtune's default): 8 bytes per trained parameter, "
+                        "not 16; updates below BF16's resolution are lost",
+    "memory.lora": "LoRA: base weights frozen (no gradients or optimizer states for them)",
+    "memory.kbit_upcast": "QLoRA on Hugging Face modules: peft's prepare_model_for_kbit_training "
+                          "casts the embeddings, output layer and norms to fp32, so the residual "
+                          "stream and each checkpointed layer input are fp32 too; fused kernels "
+                          "(--kernels fused: Unsloth, Liger) or pure BF16 training (--optimizer "
+                          "adamw-bf16, torchtune) keep them 16-bit",
+    "memory.what_inputs": "checkpointed layer inputs",
+    "memory.what_saved": "saved activations",
+    "memory.left_on_gpu": "; the other {gib:.1f} GiB stay on the GPU",
+    "memory.host_activations": "activations in host memory: {gib:.1f} GiB of {what} per GPU (each "
+                               "server needs that much free RAM per GPU; at most {host_cap:g} GiB "
+                               "per GPU {said}{left})",
+    "memory.freed": " (freed before the backward pass reaches the layers: the peak holds the "
+                    "larger of the loss and the layer being recomputed or fetched back, with its "
+                    "gathered weights)",
+    "memory.holds_chunk": "a chunk of tokens' logits at a time, the gradient of its input",
+    "memory.holds_logits": "the logits at {bytes:g} B per element",
+    "memory.allocator": " (and {gib:.1f} GiB more that PyTorch's caching allocator holds beside "
+                        "the upcast logits: an fp32 logit-sized block)",
+    "memory.loss": "memory: 'other' includes {gib:.1f} GiB for the loss{allocator}, {holds} and "
+                   "the output layer's input{freed}{leaner}",
+    "memory.kept_hidden": "final hidden states",
+    "memory.kept_logits": "logits",
+    "memory.kept": "memory: 'other' includes {gib:.1f} GiB of {kept} that torch pipelining keeps "
+                   "on the last stage, {n} micro-batches' outputs held for step()'s merged return "
+                   "until the step ends",
+    "memory.leaner_chunked": ", a chunked one (--loss chunked) holds {bytes:g} B per element",
+    "memory.leaner": "; a fused linear cross-entropy (--loss fused, a job's loss: fused) never "
+                     "holds the whole logits{chunked}",
 }

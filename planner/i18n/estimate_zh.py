@@ -55,4 +55,32 @@ ESTIMATE: dict[str, str] = {
     "estimate.wall": "实际耗时 {h:,.1f} 小时（p10-p90 {low:,.1f}-{high:,.1f}）",
     "estimate.overhead": "故障开销 {fraction:.1%}，每 {every_h:.2f} 小时存一次检查点，"
                          "预计中断约 {n:.1f} 次",
+    "memory.adam_bf16": "优化器 adamw-bf16：权重、梯度和 AdamW 的动量都用 BF16，不留 fp32 主副本"
+                        "（torchtune 的默认做法）：每个训练参数 8 字节而不是 16 字节；小于 BF16 "
+                        "精度的更新会丢失",
+    "memory.lora": "LoRA：基座权重冻结（不为它们保存梯度和优化器状态）",
+    "memory.kbit_upcast": "Hugging Face 模块上的 QLoRA：peft 的 prepare_model_for_kbit_training "
+                          "会把嵌入层、输出层和归一化层转成 fp32，所以残差流和每个检查点层的输入"
+                          "也是 fp32；融合算子（--kernels fused：Unsloth、Liger）或纯 BF16 训练"
+                          "（--optimizer adamw-bf16，torchtune）能让它们保持 16 位",
+    "memory.what_inputs": "检查点层输入",
+    "memory.what_saved": "已保存激活值",
+    "memory.left_on_gpu": "；其余 {gib:.1f} GiB 留在显卡上",
+    "memory.host_activations": "激活值放在主机内存：每卡 {gib:.1f} GiB 的{what}（每台服务器每卡"
+                               "需有这么多空闲内存；每卡最多 {host_cap:g} GiB，{said}{left}）",
+    "memory.freed": "（在反向传播到达各层之前释放：峰值取损失计算与正在重计算或取回的层"
+                    "（连同其聚合的权重）两者中的较大者）",
+    "memory.holds_chunk": "每次一块 token 的 logits 及其输入的梯度",
+    "memory.holds_logits": "logits（每元素 {bytes:g} 字节）",
+    "memory.allocator": "（另有 {gib:.1f} GiB 由 PyTorch 缓存分配器占在升精度的 logits 旁边："
+                        "一块 fp32 logits 大小的内存）",
+    "memory.loss": "显存：“其他”一项含损失计算的 {gib:.1f} GiB{allocator}，用于{holds}"
+                   "以及输出层的输入{freed}{leaner}",
+    "memory.kept_hidden": "最终隐藏状态",
+    "memory.kept_logits": "logits",
+    "memory.kept": "显存：“其他”一项含 torch 流水线在最后一段保留的 {gib:.1f} GiB {kept}："
+                   "{n} 个微批次的输出要留到这一步结束，供 step() 合并返回",
+    "memory.leaner_chunked": "，分块交叉熵（--loss chunked）每元素只占 {bytes:g} 字节",
+    "memory.leaner": "；融合线性交叉熵（--loss fused，作业里写 loss: fused）从不保存完整的 "
+                     "logits{chunked}",
 }

@@ -272,7 +272,8 @@ CLI_FILES = (*(REPO / "planner" / "cli").glob("*.py"), REPO / "planner/explain/w
              REPO / "planner/batch/row_check.py", *(REPO / "planner" / "export").glob("*.py"),
              REPO / "planner/estimate/stages.py", REPO / "planner/estimate/spec_check.py",
              REPO / "planner/estimate/layout_checks.py", REPO / "planner/estimate/refusal.py",
-             REPO / "planner/estimate/stack_rules.py", REPO / "planner/estimate/types.py")
+             REPO / "planner/estimate/stack_rules.py", REPO / "planner/estimate/types.py",
+             REPO / "planner/estimate/memory_notes.py")
 
 
 def test_every_command_line_template_is_the_english_tables_own() -> None:
@@ -535,3 +536,72 @@ def test_the_checkpoint_offload_reasons_name_their_stack_first() -> None:
             again = local(phrase(str(reason), *(key for key in i18n.TABLES["en"]
                                                  if key.startswith("stack."))).text())
         assert english_runs(again, []) == [], again
+
+
+# (cases of `plan estimate`): full, LoRA and QLoRA; 1 to 64 GPUs; a platform, a run, MoE, CPU
+# offload, host activations, pure BF16 AdamW, a layout over the card and one within the card only
+ESTIMATES = {
+    "full run on a platform": ["--model", "qwen2.5-72b", "--method", "sft", "--gpu", "h800",
+                               "--gpus", "64", "--tokens", "10B", "--platform", "aliyun-pai"],
+    "qlora": ["--model", "qwen2.5-7b", "--method", "qlora", "--gpu", "rtx4090", "--gpus", "1",
+              "--tokens", "100M"],
+    "lora host activations": ["--model", "qwen2.5-7b", "--method", "lora", "--gpu", "rtx4090",
+                              "--gpus", "1", "--recompute", "offload"],
+    "lora adamw-bf16": ["--model", "qwen2.5-7b", "--method", "lora", "--gpu", "a100-80gb",
+                        "--gpus", "2", "--optimizer", "adamw-bf16", "--seq-len", "32k"],
+    "cpu offload": ["--model", "qwen2.5-72b", "--method", "sft", "--gpu", "h800", "--gpus", "16",
+                    "--cpu-offload", "on", "--global-batch", "64"],
+    "moe": ["--model", "qwen3-30b-a3b", "--method", "sft", "--gpu", "h800", "--gpus", "16",
+            "--capacity-factor", "1.25"],
+    "over the card": ["--model", "qwen2.5-7b", "--method", "sft", "--gpu", "h800", "--gpus", "8",
+                      "--tp", "1", "--pp", "1", "--zero", "0", "--recompute", "none",
+                      "--micro-batch", "8"],
+    "within the card only": ["--model", "qwen2.5-7b", "--method", "sft", "--gpu", "h800",
+                             "--gpus", "8", "--headroom", "0.3", "--tp", "1", "--pp", "1",
+                             "--zero", "1", "--recompute-layers", "7", "--micro-batch", "1",
+                             "--framework", "megatron", "--tokens", "1B"],
+}
+WITHOUT_MEMORY_NOTES = ("full run on a platform", "moe")
+# how the English notes memory_notes.py writes begin (the ones keyed so far)
+MEMORY_NOTE_STARTS = ("memory: 'other'", "activations in host memory", "LoRA: base weights",
+                      "optimizer adamw-bf16", "QLoRA on Hugging Face", "CPU offload:",
+                      "paged optimizer")
+
+
+def _estimate(args: list[str], *more: str) -> str:
+    result = CliRunner().invoke(app, ["estimate", *args, *more], env={**ENGLISH_LOCALE,
+                                                                      "COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _table_and_notes(output: str) -> tuple[str, list[str]]:
+    """The text before the notes, and each note, wrapped lines joined by a space (which can only
+    make more English runs, never hide one)."""
+    lines = output.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.startswith("- ")), len(lines))
+    notes: list[str] = []
+    for line in lines[first:]:
+        if line.startswith("- "):
+            notes.append(line)
+        else:
+            notes[-1] += " " + line
+    return " ".join(lines[:first]), notes
+
+
+@pytest.mark.parametrize("case", ESTIMATES)
+def test_the_estimate_table_and_memory_notes_are_said_in_chinese(case: str) -> None:
+    """`plan estimate --lang zh`: the headline, the tables, the throughput and run lines and the
+    memory notes hold no English run (layout fields, ids and units are no such run); the notes
+    come in the same order as in English, and the JSON answer does not change with --lang."""
+    english_table, english_notes = _table_and_notes(_estimate(ESTIMATES[case]))
+    chinese_table, chinese_notes = _table_and_notes(_estimate(ESTIMATES[case], "--lang", "zh"))
+    assert english_table.count("┏") == chinese_table.count("┏") == 3
+    assert english_runs(chinese_table, []) == []
+    assert len(chinese_notes) == len(english_notes)
+    keyed = [zh for en, zh in zip(english_notes, chinese_notes, strict=True)
+             if en[2:].startswith(MEMORY_NOTE_STARTS)]
+    assert bool(keyed) == (case not in WITHOUT_MEMORY_NOTES)
+    assert english_runs("\n".join(keyed), []) == []
+    json_args = [*ESTIMATES[case], "--format", "json"]
+    assert _estimate(json_args, "--lang", "zh") == _estimate(json_args, "--lang", "en")
