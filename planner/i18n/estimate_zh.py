@@ -77,7 +77,7 @@ ESTIMATE: dict[str, str] = {
     "memory.loss": "显存：“其他”一项含损失计算的 {gib:.1f} GiB{allocator}，用于{holds}"
                    "以及输出层的输入{freed}{leaner}",
     "memory.kept_hidden": "最终隐藏状态",
-    "memory.kept_logits": "logits",
+    "memory.kept_logits": "输出 logits",
     "memory.kept": "显存：“其他”一项含 torch 流水线在最后一段保留的 {gib:.1f} GiB {kept}："
                    "{n} 个微批次的输出要留到这一步结束，供 step() 合并返回",
     "memory.leaner_chunked": "，分块交叉熵（--loss chunked）每元素只占 {bytes:g} 字节",
