@@ -33,12 +33,13 @@ def instance_renamer(first: str, instance: str) -> Callable[[str], str]:
     stays). A keyed sentence stays keyed (its fields renamed too), so it is still said in the
     reader's language."""
     whole_id = re.compile(rf"(?<![\w-]){re.escape(first)}(?![\w-])")
-    done: dict[int, tuple[str, str]] = {}  # id -> (text, renamed): candidates share their texts
+    # id -> (text, renamed): candidates share their texts; holding the text keeps its id its own
+    done: dict[int, tuple[str, str]] = {}
 
     def own(text: str) -> str:
         if first not in text:  # (most reasons name no job: the same object serves every instance)
             return text
-        if (seen := done.get(id(text))) is not None and seen[0] is text:
+        if (seen := done.get(id(text))) is not None:
             return seen[1]
         renamed = whole_id.sub(lambda _: instance, text)
         if isinstance(text, Said):
