@@ -7,6 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from plan.models.file_words import os_reason
+from plan.planner.i18n.said import say
+
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 
 
@@ -22,9 +25,9 @@ def _folder(folder: Path) -> list[Input]:
     try:
         files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in SCENARIO_SUFFIXES)
     except OSError as exc:  # unreadable folder: its row says so, the rest of the batch goes on
-        return [Input(folder, f"{folder}: cannot list this folder ({exc.strerror or exc})")]
+        return [Input(folder, say("batch.folder_unlisted", folder=folder, reason=os_reason(exc)))]
     if not files:
-        return [Input(folder, f"{folder}: no *.yaml or *.yml files in this folder")]
+        return [Input(folder, say("batch.folder_empty", folder=folder))]
     return [Input(p) for p in files]
 
 
@@ -41,7 +44,7 @@ def expand_paths(args: Sequence[str]) -> list[Input]:
         if glob.has_magic(arg):
             matches = sorted(glob.glob(arg, recursive=True))
             if not matches:
-                found.append(Input(Path(arg), f"{arg}: no files match this pattern"))
+                found.append(Input(Path(arg), say("batch.no_match", pattern=arg)))
             for match in matches:
                 path = Path(match)
                 found += _folder(path) if path.is_dir() else [Input(path)]

@@ -8,17 +8,22 @@ import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 
-from plan.planner.batch.rows import INTERNAL_ERROR, Row
+from plan.planner import i18n
+from plan.planner.batch.rows import Row
 from plan.planner.batch.tasks import Task
 from plan.planner.batch.work import run_task
 from plan.planner.batch.worker_life import init_worker
+from plan.planner.i18n.said import local, said_of, say
 
 
 def failed_row(task: Task, exc: BaseException, where: str) -> Row:
-    """The row of a task whose worker died (killed, out of memory): run_task itself never raises."""
+    """The row of a task whose worker died (killed, out of memory): run_task itself never raises.
+    `where`: batch.where.worker or batch.where.ray."""
     detail = " ".join(str(exc).split())
     # Ray's messages carry whole tracebacks
     detail = detail if len(detail) <= 200 else detail[:200] + " ..."
+    # English, keyed (the results file's data; the table says it again in the reader's language)
+    error = say("batch.worker_failed", where=say(where), kind=type(exc).__name__, detail=detail)
     return Row(
         file=str(task.path),
         variant=task.variant,
@@ -29,7 +34,7 @@ def failed_row(task: Task, exc: BaseException, where: str) -> Row:
         plan="",
         solve_time_s=0.0,
         hash=task.hash,
-        error=f"{INTERNAL_ERROR}{where} failed: {type(exc).__name__}: {detail}",
+        error=error,
     )
 
 
@@ -63,8 +68,11 @@ def _too_few_files(workers: int) -> str:
     need = FILES_FOR_POOL + FILES_PER_WORKER * workers
     if soft == resource.RLIM_INFINITY or soft >= need:
         return ""
-    return (f"the open-file limit ({soft}, ulimit -n) is below the {need} that {workers} worker "
-            "processes need")
+    return say("batch.few_files", soft=soft, need=need, workers=workers)
+
+
+def _warn(line: str) -> None:
+    print(i18n.t("warning.frame", line=local(line)), file=sys.stderr)
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:
@@ -93,15 +101,16 @@ def run_local(tasks: Sequence[Task], jobs: int) -> Iterator[tuple[int, Row]]:
         return
     short = _too_few_files(min(jobs, len(tasks)))
     if short:
-        print(f"warning: {short}; solving one at a time in this process", file=sys.stderr)
+        _warn(say("batch.serial_instead", reason=short))
         yield from _serial(tasks)
         return
     try:
         pool = _start_pool(min(jobs, len(tasks)))
         futures: dict[Future[Row], Task] = {pool.submit(run_task, task): task for task in tasks}
     except (OSError, ValueError, RuntimeError, ImportError) as exc:
-        print(f"warning: could not start {jobs} worker processes ({type(exc).__name__}: {exc}); "
-              f"solving one at a time in this process", file=sys.stderr)
+        _warn(say("batch.serial_instead", reason=say("batch.pool_failed", jobs=jobs,
+                                                     kind=type(exc).__name__,
+                                                     detail=said_of(exc))))
         yield from _serial(tasks)
         return
     try:
@@ -110,7 +119,7 @@ def run_local(tasks: Sequence[Task], jobs: int) -> Iterator[tuple[int, Row]]:
             try:
                 row = future.result()
             except Exception as exc:
-                row = failed_row(task, exc, "worker process")
+                row = failed_row(task, exc, "batch.where.worker")
             yield task.index, row
     except BaseException:  # Ctrl-C, or the consumer stopped early: drop what has not finished
         _stop_workers(pool)

@@ -126,7 +126,7 @@ def run_ray(
                         rows = ray.get(ref)
                     # the worker died or Ray lost the chunk: a row each, not the end
                     except Exception as exc:
-                        rows = [(task.index, failed_row(task, exc, "Ray task"))
+                        rows = [(task.index, failed_row(task, exc, "batch.where.ray"))
                                 for task in refs[ref]]
                     yield from rows
         finally:

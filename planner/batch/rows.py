@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from plan.models.said import say_as
+from plan.planner.i18n import t
 
 STATUSES = ("optimal", "feasible", "infeasible", "unknown", "cut", "error")
 SOLVED = ("optimal", "feasible")
@@ -132,13 +133,14 @@ class Tally:
         return self.solved + self.infeasible + self.unknown + self.bad_input + self.internal_error
 
     def line(self) -> str:
-        """'12 solved, 2 infeasible, 1 bad input' (zero counts left out, except solved)."""
-        parts = [f"{self.solved} solved"]
-        for count, what in ((self.infeasible, "infeasible"), (self.unknown, "no solution in time"),
-                            (self.bad_input, "bad input"), (self.internal_error, "internal error")):
+        """'12 solved, 2 infeasible, 1 bad input' (zero counts left out, except solved), in the
+        reader's language."""
+        parts = [t("batch.tally.solved", n=self.solved)]
+        for count, what in ((self.infeasible, "infeasible"), (self.unknown, "unknown"),
+                            (self.bad_input, "bad_input"), (self.internal_error, "internal_error")):
             if count:
-                parts.append(f"{count} {what}")
-        return ", ".join(parts)
+                parts.append(t(f"batch.tally.{what}", n=count))
+        return t("batch.tally_sep").join(parts)
 
     def exit_code(self) -> int:
         """0 all solved; 2 nothing could be read (every row is bad input); 1 otherwise."""

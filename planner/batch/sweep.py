@@ -287,10 +287,9 @@ def apply(raw: Any, assignments: Sequence[Assignment]) -> Iterator[str]:
             if inner is None:
                 inner = mapping[key] = {}
             if not isinstance(inner, dict):
-                yield (
-                    f"{'.'.join(a.section[: depth + 1])}: expected a mapping to set --sweep "
-                    f"{a.key!r} in"
-                )
+                yield say_as("batch.sweep_no_mapping",
+                             "{section}: expected a mapping to set --sweep {key} in",
+                             section=".".join(a.section[: depth + 1]), key=repr(a.key))
                 break
             mapping = inner
         else:

@@ -6,6 +6,7 @@ the same code.
 
 from __future__ import annotations
 
+import pickle
 import time
 from dataclasses import replace
 from typing import Any
@@ -13,11 +14,13 @@ from typing import Any
 from plan.models.errors import InputError
 from plan.models.loading import LoadedScenario, load_scenario, load_scenario_data
 from plan.models.yaml_io import read_yaml
+from plan.planner import i18n
 from plan.planner.batch import plan_reuse
-from plan.planner.batch.rows import INTERNAL_ERROR, PLAN_REUSED, Row
+from plan.planner.batch.rows import PLAN_REUSED, Row
 from plan.planner.batch.sweep import apply
 from plan.planner.batch.tasks import Task
 from plan.planner.candidates import will_reuse
+from plan.planner.i18n.said import Joined, said_of, say
 from plan.planner.solve import solve
 
 ROW_PLANS = 1
@@ -30,19 +33,40 @@ def _load(task: Task) -> LoadedScenario:
     if not task.assignments:
         return load_scenario(task.path, task.overlays)
     raw: Any = read_yaml(task.path, what="scenario file")
-    problems = [f"{task.path}: {p}" for p in apply(raw, task.assignments)]
+    problems = [say("rule.label_problem", label=task.path, problem=p)
+                for p in apply(raw, task.assignments)]
     if problems:
         raise InputError(problems)
     return load_scenario_data(raw, task.path, task.overlays)
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    """The text on one line; a keyed sentence already on one line stays keyed (said again in the
+    reader's language where the row is shown)."""
+    line = " ".join(text.split())
+    return text if line == text and _portable(text) else line
+
+
+def _portable(text: str) -> bool:
+    """Whether the sentence, its key and fields travel to the process showing it (a worker's row
+    is pickled; a field that cannot be would cost the row, so it goes as plain text)."""
+    try:
+        pickle.dumps(text)
+    except Exception:  # whatever a field's own pickling raises
+        return False
+    return True
 
 
 def run_task(task: Task) -> Row:
     """Load (with the variant's values set) and solve one scenario; bad input and bugs become
-    error rows."""
+    error rows. The row is English whatever the reader's language (it is the results file's
+    data); its error keeps its message keys for the table."""
+    with i18n.kept_language():
+        i18n.choose("en")
+        return _run_task(task)
+
+
+def _run_task(task: Task) -> Row:
     started = time.perf_counter()
     row = Row(
         file=str(task.path),
@@ -68,9 +92,9 @@ def run_task(task: Task) -> Row:
         row = replace(row, currency=loaded.scenario.currency, candidates=built)
         result = solve(loaded, replace(task.options, top_k=ROW_PLANS, explained=False))
     except InputError as exc:  # bad input: its one-line problems, joined
-        error = " | ".join(exc.problems)
+        error = say("batch.row_problems", problems=Joined(exc.problems, "batch.problem_sep"))
     except Exception as exc:  # a bug must not end the batch: it becomes this row's error
-        error = f"{INTERNAL_ERROR}{type(exc).__name__}: {exc}"
+        error = say("batch.internal_row", kind=type(exc).__name__, detail=said_of(exc))
     else:
         best = result.plans[0] if result.plans else None
         solved = replace(

@@ -49,12 +49,17 @@ from plan.planner.batch.results_file import StoredRows, read_results
 from plan.planner.batch.runner import Backend
 from plan.planner.batch.sweep import MAX_RUN_VARIANTS, Variant
 from plan.planner.cli.common import (
+    Language,
     console,
     fail,
+    lang_option,
     printable,
     time_limit_option,
     work_limit_option,
 )
+from plan.planner.i18n import t, word
+from plan.planner.i18n.numbers import money
+from plan.planner.i18n.plan_words import stored_plan_summary
 from plan.planner.i18n.said import Joined, local, say
 from plan.planner.session import SolveOptions
 
@@ -86,31 +91,39 @@ TABLE_ROWS_WITH_FILE = 200
 
 def _render(rows: Sequence[Row], out: Console, output: Path | None = None) -> None:
     shown = rows if output is None else rows[:TABLE_ROWS_WITH_FILE]
-    title = f"plan batch: {len(rows)} rows"
+    title = t("batch.title", n=len(rows))
     if len(shown) < len(rows):
-        title += f" (the first {len(shown)}; all in {printable(str(output))})"
+        title += t("batch.title_first", shown=len(shown), path=printable(str(output)))
     table = Table(title=title, show_lines=False)
     for column, justify in (
         ("#", "right"),
-        ("file", "left"),
-        ("variant", "left"),
-        ("status", "left"),
-        ("gap", "right"),
-        ("cost", "right"),
-        ("days", "right"),
-        ("plan / error", "left"),
-        ("s", "right"),
+        (t("batch.col.file"), "left"),
+        (t("batch.col.variant"), "left"),
+        (t("batch.col.status"), "left"),
+        (t("batch.col.gap"), "right"),
+        (t("batch.col.cost"), "right"),
+        (t("batch.col.days"), "right"),
+        (t("batch.col.plan"), "left"),
+        (t("batch.col.seconds"), "right"),
     ):
         table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for i, row in enumerate(shown, 1):
-        cost = f"{row.total_cost:,.0f} {row.currency}" if row.total_cost is not None else ""
+        cost = money(row.total_cost, row.currency) if row.total_cost is not None else ""
         days = f"{row.makespan_h / 24:,.2f}" if row.makespan_h is not None else ""
         style = STATUS_STYLE.get(row.status, "")
         gap = f"{row.gap:.1%}" if row.gap is not None else ""
         table.add_row(str(i), printable(row.file), printable(row.variant),
-                      f"[{style}]{row.status}[/{style}]", gap, cost, days,
-                      printable(row.plan or row.error), f"{row.solve_time_s:.2f}")
+                      f"[{style}]{word('status', row.status)}[/{style}]", gap, cost, days,
+                      printable(_row_words(row)), f"{row.solve_time_s:.2f}")
     out.print(table)
+
+
+def _row_words(row: Row) -> str:
+    """A row's plan or error in the reader's language: a row's error keeps its message keys from
+    the worker (a Said pickles with them); its plan is read back through its English template,
+    which also serves rows re-used from the results file (they hold no error: error rows are
+    always solved again)."""
+    return stored_plan_summary(row.plan) if row.plan else local(row.error)
 
 
 # The command's arguments and options, each with its help text.
@@ -207,12 +220,15 @@ def batch_command(
     overlay: OverlayArg = None,
     calibration: CalibrationArg = None,
     max_variants: MaxVariantsArg = MAX_RUN_VARIANTS,
+    lang: Annotated[Language | None, lang_option()] = None,
 ) -> None:
     """Solve many scenarios (and sweep variants of each): one row each, in input order.
 
     Exit codes: 0 all solved, 1 some infeasible, without a solution in time or bad, 2 nothing could
     be read.
     """
+    # --lang (else the locale: a scenario's lang: is one file's, not the table's) says the table
+    # and the lines around it; the results file is data, the same in every language
     if address and backend is not BackendChoice.ray:
         fail(say_as("cli.address_ray", "--address is for --backend ray"))
     if overlay is not None and not overlay.is_file():
@@ -301,11 +317,21 @@ def _variants(sweep: list[str] | None, calibration: Path | None) -> list[Variant
 def _report(rows: list[Row], reused: int, output: Path | None) -> int:
     """Print the tally (and a line on stderr when nothing could be read); the exit code."""
     tally = Tally.of(rows)
-    resumed = f" ({reused} re-used from {output})" if reused else ""
-    console.print(printable(f"{tally.line()}{resumed}" + (f"; wrote {output}" if output else "")))
+    resumed = t("batch.reused", n=reused, path=output) if reused else ""
+    wrote = t("batch.wrote", path=output) if output else ""
+    console.print(printable(f"{tally.line()}{resumed}{wrote}"))
     if tally.exit_code() == 2:
         print(i18n.t("error.frame", line=i18n.t("batch.nothing_read")), file=sys.stderr)
     return tally.exit_code()
+
+
+def _progress_count(what: str, n: int) -> str:
+    """'3 solved', '2 re-used', '1 infeasible': a count the progress bar shows."""
+    if what == "solved":
+        return t("batch.tally.solved", n=n)
+    if what == "re-used":
+        return t("batch.progress.reused", n=n)
+    return t("batch.progress.status", n=n, status=word("status", what))
 
 
 def _solve_with_progress(items: list[Task | Row], run: Backend, output: Path | None,
@@ -317,20 +343,19 @@ def _solve_with_progress(items: list[Task | Row], run: Backend, output: Path | N
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        TextColumn("eta"),
+        TextColumn(t("batch.progress.eta")),
         TimeRemainingColumn(),
         console=Console(stderr=True),
         transient=True,
         disable=not sys.stderr.isatty(),
     )
-    bar = progress.add_task("solving", total=len(items))
+    bar = progress.add_task(t("batch.progress.solving"), total=len(items))
 
     def on_row(_: int, row: Row, reused: bool) -> None:
         counts["solved" if row.status in ("optimal", "feasible") else row.status] += 1
         counts["re-used"] += reused
-        progress.update(
-            bar, advance=1, description=", ".join(f"{n} {what}" for what, n in counts.items() if n)
-        )
+        progress.update(bar, advance=1, description=t("batch.tally_sep").join(
+            _progress_count(what, n) for what, n in counts.items() if n))
 
     try:
         with progress:

@@ -32,6 +32,7 @@ MESSAGES: dict[str, str] = {
     "status.infeasible": "infeasible",
     "status.unknown": "unknown",
     "status.cut": "cut",
+    "status.error": "error",
     "objective.cost": "cost",
     "objective.time": "time",
     "objective.balanced": "balanced",

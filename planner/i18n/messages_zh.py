@@ -30,6 +30,7 @@ MESSAGES: dict[str, str] = {
     "status.infeasible": "无可行方案",
     "status.unknown": "计算限额内未找到方案",
     "status.cut": "求解被时间上限截断",
+    "status.error": "错误",
     "objective.cost": "费用最低",
     "objective.time": "工期最短",
     "objective.balanced": "兼顾费用与工期",

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-from plan.planner.i18n import speaks_chinese, t, word
+from plan.planner.i18n import TABLES, speaks_chinese, t, word
 from plan.planner.i18n.numbers import hours, money, signed_money
-from plan.planner.i18n.said import Fmt, Said, local
+from plan.planner.i18n.said import Fmt, Said, local, template_pattern
 from plan.planner.plan import Plan, SolveResult, Trade
 
 
@@ -37,6 +37,21 @@ def plan_summary(plan: Plan) -> str:
         return plan.summary()
     return "；".join(t("plan.job_place", job=j.job, gpus=j.gpus, gpu=j.gpu, platform=j.platform,
                        billing=word("billing", j.billing)) for j in plan.jobs)
+
+
+def stored_plan_summary(text: str) -> str:
+    """A plan's summary that came back as text (a batch row solved in another process or read
+    from a results file) in the reader's words, read back through the English template of each
+    job's place; a text that does not read back so is shown as it is."""
+    if not speaks_chinese() or not text:
+        return text
+    place = template_pattern(TABLES["en"]["plan.job_place"])
+    found = [place.fullmatch(part) for part in text.split(TABLES["en"]["list_sep"])]
+    if not all(found):
+        return text
+    return t("list_sep").join(
+        t("plan.job_place", **{**match.groupdict(), "billing": word("billing", match["billing"])})
+        for match in found if match)
 
 
 def trade_summary(trade: Trade, currency: str) -> str:

@@ -65,7 +65,7 @@ MESSAGES: dict[str, str] = {
     "rule.instance_whole_least": "整台 {step} 卡实例（至少 {least} 张卡）",
     "rule.instance_least": "至少 {least} 张卡的规格",
     "rule.yaml_where": "：第 {line} 行第 {column} 列",
-    "rule.yaml_malformed": "{label}{where}：YAML 格式有误（解析器原文：{problem}）",
+    "rule.yaml_malformed": "{label}{where}：YAML 格式有误（{problem}）",
     "rule.did_you_mean": "；是否想写 {names}？",
     "rule.known": "；可用的有：{names}",
     "rule.unknown_field": "未知字段{hint}",

@@ -23,7 +23,8 @@ from plan.models.said import Said, keyed, say_as
 from plan.planner import i18n
 from plan.planner.i18n import numbers
 
-__all__ = ["Fmt", "Joined", "Said", "date", "keyed", "local", "money", "phrase", "say", "say_as",
+__all__ = ["Fmt", "Joined", "Said", "date", "keyed", "local", "money", "phrase", "said_of", "say",
+           "say_as",
            "signed_money", "template_pattern", "word"]
 
 
@@ -121,6 +122,12 @@ def _field(value: object) -> object:
     if isinstance(value, Fmt | Joined):
         return value.text()
     return value
+
+
+def said_of(exc: BaseException) -> str:
+    """An exception's message: its keyed sentence where it has one (said again in the reader's
+    language), else its text."""
+    return exc.args[0] if exc.args and isinstance(exc.args[0], Said) else str(exc)
 
 
 def say(key: str, **fields: object) -> str:
