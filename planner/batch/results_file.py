@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from plan.models.errors import InputError
-from plan.models.said import Said, say_as
+from plan.models.json_words import json_nesting, json_problem
+from plan.models.said import say_as
 from plan.models.yaml_io import read_bounded
 from plan.planner.atomic_file import write_atomically
 from plan.planner.batch.row_check import row_problem
 from plan.planner.batch.rows import BOUND_COLUMNS, COLUMNS, LEGACY_COLUMNS, Row
+from plan.planner.i18n.said import said_of
 from plan.planner.plain_text import json_text
 
 FORMATS = {".csv": "csv", ".jsonl": "jsonl"}
@@ -120,7 +122,7 @@ def read_results(path: Path) -> StoredRows:
             row = Row.from_dict(record)
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             problems.append(say_as("batch.stored_row", "row {number}: {problem}", number=number,
-                                   problem=_said(exc)))
+                                   problem=said_of(exc)))
             continue
         problem = row_problem(row)
         if problem is None:
@@ -134,17 +136,11 @@ def read_results(path: Path) -> StoredRows:
     return StoredRows(rows, problems)
 
 
-def _said(exc: BaseException) -> str:
-    """An exception's message: its keyed sentence where it has one (said again in the reader's
-    language), else its text."""
-    return exc.args[0] if exc.args and isinstance(exc.args[0], Said) else str(exc)
-
-
 def _foreign(path: Path, exc: BaseException) -> ResultsFileError:
     return ResultsFileError(say_as(
         "batch.results_foreign", "{path}: exists and is not a `plan batch` results file "
         "({problem}); refusing to overwrite it: choose another -o or remove it", path=path,
-        problem=_said(exc)))
+        problem=said_of(exc)))
 
 
 def _torn(text: str) -> tuple[str, list[str]]:
@@ -181,7 +177,13 @@ def _jsonl_records(text: str) -> tuple[list[tuple[int, Any]], list[str]]:
             continue
         try:
             records.append((number, json.loads(line)))
-        except (ValueError, RecursionError) as exc:
+        except json.JSONDecodeError as exc:
+            problems.append(say_as("batch.row_not_json", "row {number}: not JSON ({problem})",
+                                   number=number, problem=json_problem(exc)))
+        except RecursionError:
+            problems.append(say_as("batch.row_not_json", "row {number}: not JSON ({problem})",
+                                   number=number, problem=json_nesting()))
+        except ValueError as exc:  # (an integer past Python's digit limit)
             problems.append(say_as("batch.row_not_json", "row {number}: not JSON ({problem})",
                                    number=number, problem=str(exc)))
     return records, problems

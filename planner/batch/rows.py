@@ -52,13 +52,21 @@ class Row:
         """A row read back from a results file (CSV gives strings). Raises ValueError if it is
         not one."""
         names = [f.name for f in fields(cls)]
-        if set(data) not in (set(names), set(BOUND_COLUMNS), set(LEGACY_COLUMNS)):
+        # (a JSON line that is a number or a list is no row either)
+        if not isinstance(data, Mapping) or set(data) not in (
+                set(names), set(BOUND_COLUMNS), set(LEGACY_COLUMNS)):
             raise ValueError(say_as("batch.row_columns", "expected columns {columns}",
                                     columns=", ".join(names)))
 
         def number(key: str) -> float | None:
             value = data[key]
-            return None if value in ("", None) else float(value)
+            if value in ("", None):
+                return None
+            try:
+                return float(value)
+            except (ValueError, TypeError):  # Python's own words name neither cell nor column
+                raise ValueError(say_as("batch.row_not_number", "{name} is not a number: {value}",
+                                        name=key, value=repr(value)[:40])) from None
 
         status = str(data["status"])
         if status not in STATUSES:

@@ -288,8 +288,8 @@ def apply(raw: Any, assignments: Sequence[Assignment]) -> Iterator[str]:
                 inner = mapping[key] = {}
             if not isinstance(inner, dict):
                 yield say_as("batch.sweep_no_mapping",
-                             "{section}: expected a mapping to set --sweep {key} in",
-                             section=".".join(a.section[: depth + 1]), key=repr(a.key))
+                             "{section}: expected a mapping to set --sweep {name} in",
+                             section=".".join(a.section[: depth + 1]), name=repr(a.key))
                 break
             mapping = inner
         else:

@@ -252,4 +252,18 @@ MESSAGES: dict[str, str] = {
     "rule.yaml_bad_character_found": "found character {found} that cannot start any token",
     "rule.yaml_expected_found": "expected {wanted}, but found {found}",
     "rule.yaml_expected_got": "expected {wanted}, but got {found}",
+    # Python's JSON decoder's problems (models/json_words.py)
+    "rule.json_value": "Expecting value",
+    "rule.json_extra": "Extra data",
+    "rule.json_colon": "Expecting ':' delimiter",
+    "rule.json_comma": "Expecting ',' delimiter",
+    "rule.json_name": "Expecting property name enclosed in double quotes",
+    "rule.json_unterminated": "Unterminated string starting at",
+    "rule.json_control": "Invalid control character at",
+    "rule.json_escape": "Invalid \\escape",
+    "rule.json_unicode_escape": "Invalid \\uXXXX escape",
+    "rule.json_comma_object": "Illegal trailing comma before end of object",
+    "rule.json_comma_array": "Illegal trailing comma before end of array",
+    "rule.json_problem": "{problem}: line {line} column {column} (char {char})",
+    "rule.json_too_deep": "nested too deeply",
 }

@@ -96,9 +96,10 @@ BATCH: dict[str, str] = {
     "batch.folder_unlisted": "{folder}: cannot list this folder ({reason})",
     "batch.folder_empty": "{folder}: no *.yaml or *.yml files in this folder",
     "batch.no_match": "{pattern}: no files match this pattern",
-    "batch.sweep_no_mapping": "{section}: expected a mapping to set --sweep {key} in",
+    "batch.sweep_no_mapping": "{section}: expected a mapping to set --sweep {name} in",
     "batch.serial_instead": "{reason}; solving one at a time in this process",
     "batch.pool_failed": "could not start {jobs} worker processes ({kind}: {detail})",
     "batch.few_files": "the open-file limit ({soft}, ulimit -n) is below the {need} that {workers} "
                        "worker processes need",
+    "batch.row_not_number": "{name} is not a number: {value}",
 }

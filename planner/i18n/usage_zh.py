@@ -88,8 +88,9 @@ BATCH: dict[str, str] = {
     "batch.folder_unlisted": "{folder}：无法列出此文件夹的内容（{reason}）",
     "batch.folder_empty": "{folder}：此文件夹中没有 *.yaml 或 *.yml 文件",
     "batch.no_match": "{pattern}：没有文件与此模式匹配",
-    "batch.sweep_no_mapping": "{section}：应为映射，才能在其中设置 --sweep {key}",
+    "batch.sweep_no_mapping": "{section}：应为映射，才能在其中设置 --sweep {name}",
     "batch.serial_instead": "{reason}；改为在本进程中逐个求解",
     "batch.pool_failed": "无法启动 {jobs} 个工作进程（{kind}：{detail}）",
     "batch.few_files": "打开文件数上限（{soft}，ulimit -n）低于 {workers} 个工作进程所需的 {need}",
+    "batch.row_not_number": "{name} 不是数：{value}",
 }
