@@ -14,15 +14,16 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from plan.planner.i18n.said import say
+
 
 class BuildTimeout(Exception):
     """The time limit ran out while candidates were being built (no solve was attempted)."""
 
     def __init__(self, limit_s: float, jobs_done: int, jobs_total: int) -> None:
         self.limit_s, self.jobs_done, self.jobs_total = limit_s, jobs_done, jobs_total
-        super().__init__(f"the wall-clock safety net ({limit_s:g} s) cut candidate building: "
-                         f"{jobs_done} of {jobs_total} jobs built, nothing solved; raise "
-                         "solver.time_limit_s (or --time-limit), or plan fewer jobs at once")
+        super().__init__(say("solve.build_cut", limit_s=limit_s, done=jobs_done,
+                             total=jobs_total))
 
 
 @dataclass

@@ -22,7 +22,7 @@ from plan.planner.explain.ownership import (
     payback_lines,
     rent_instead,
 )
-from plan.planner.i18n.said import Joined, say
+from plan.planner.i18n.said import Joined, said_of, say
 from plan.planner.plan import Plan, SolveResult
 from plan.planner.session import Session, SolveOptions
 from plan.planner.trades import (
@@ -64,7 +64,7 @@ def solve(loaded: LoadedScenario, options: SolveOptions | None = None) -> SolveR
             objective=(options and options.objective) or s.objective,
             currency=s.currency,
             solve_time_s=time.perf_counter() - started,
-            notes=[str(exc)],
+            notes=[said_of(exc)],
         )
     return solve_session(session, explained=options is None or options.explained)
 

@@ -102,4 +102,7 @@ BATCH: dict[str, str] = {
     "batch.few_files": "the open-file limit ({soft}, ulimit -n) is below the {need} that {workers} "
                        "worker processes need",
     "batch.row_not_number": "{name} is not a number: {value}",
+    "solve.build_cut": "the wall-clock safety net ({limit_s:g} s) cut candidate building: {done} "
+                       "of {total} jobs built, nothing solved; raise solver.time_limit_s (or "
+                       "--time-limit), or plan fewer jobs at once",
 }

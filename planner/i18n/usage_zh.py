@@ -93,4 +93,7 @@ BATCH: dict[str, str] = {
     "batch.pool_failed": "无法启动 {jobs} 个工作进程（{kind}：{detail}）",
     "batch.few_files": "打开文件数上限（{soft}，ulimit -n）低于 {workers} 个工作进程所需的 {need}",
     "batch.row_not_number": "{name} 不是数：{value}",
+    "solve.build_cut": "墙钟安全上限（{limit_s:g} 秒）截断了候选方案的构建：{total} 个作业中已构建 "
+                       "{done} 个，尚未求解；请提高 solver.time_limit_s（或 --time-limit），"
+                       "或一次规划更少的作业",
 }

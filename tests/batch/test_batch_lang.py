@@ -13,11 +13,13 @@ from typing import Any
 
 import pytest
 import yaml
+from typer.testing import CliRunner
 
 from plan.planner import candidates
 from plan.planner.batch import plan_reuse, work
 from plan.planner.batch.rows import COLUMNS, LEGACY_COLUMNS
-from tests.batch.conftest import _tiny, plan_batch
+from plan.planner.cli.app import app
+from tests.batch.conftest import _tiny
 from tests.planner.test_i18n_coverage import english_runs
 
 ENGLISH_LOCALE = {"LC_ALL": None, "LC_MESSAGES": None, "LANG": "C.UTF-8"}
@@ -46,10 +48,6 @@ def mixed_files(batch_files: dict[str, Path]) -> list[str]:
 
 
 def _run(*args: str) -> Any:
-    from typer.testing import CliRunner
-
-    from plan.planner.cli.app import app
-
     return CliRunner().invoke(app, ["batch", *args], env=ENGLISH_LOCALE)
 
 
