@@ -208,6 +208,7 @@ class Problem:
     budget_periods: tuple[BudgetPeriod, ...] = ()
     start_date: dt.date | None = None  # the plan's first day, where the scenario states it
     fiscal_year_start: tuple[int, int] = (1, 1)  # (month, day)
+    series: dict[str, str] = field(default_factory=dict)  # a recurring job's instance -> its job
     scale: Scale = SCALE
 
     def all_candidates(self) -> list[Candidate]:

@@ -136,6 +136,18 @@ def written_dates_to_hours(data: dict[str, Any]) -> list[str]:
     return problems
 
 
+def instances_label(series: str, ids: list[str]) -> str:
+    """Instances of the recurring job `series` named at once: 'sft-01..12' for a run of
+    consecutive ones, 'sft-01/03/07' otherwise (ids as expand_repeats writes them)."""
+    suffixes = [i.removeprefix(f"{series}-") for i in ids]
+    if len(ids) == 1 or not all(s.isdigit() for s in suffixes):
+        return ", ".join(ids)
+    numbers = [int(s) for s in suffixes]
+    if numbers == list(range(numbers[0], numbers[0] + len(numbers))):
+        return f"{series}-{suffixes[0]}..{suffixes[-1]}"
+    return f"{series}-" + "/".join(suffixes)
+
+
 def expand_repeats(jobs: list[Job], start: dt.date | None) -> tuple[list[Job], list[str]]:
     """Each recurring job as its instances ID-01..ID-NN (instance k released k-1 steps after the
     job's release, due its deadline after that, or by the next release); `after` naming a

@@ -14,6 +14,7 @@ from plan.models.layout import (
     fused_pytorch_kernels,
     recompute_label,
 )
+from plan.models.timeline import instances_label
 from plan.planner.cash_flow import CashFlow
 
 
@@ -41,6 +42,7 @@ class JobPlan:
     expected_interruptions: float = 0.0  # failures plus spot preemptions expected during the run
     figures: CandidateFigures | None = None
     dates: tuple[str, str] | None = None  # (start, end) as dates, where the plan has a start date
+    series: str | None = None  # the recurring job this job is an instance of
 
     @property
     def tp(self) -> int:
@@ -134,7 +136,8 @@ class JobPlan:
                 "detail": {**(self.figures.to_dict() if self.figures else {}),
                            "layout": lay.to_dict()},
                 "framework": lay.framework, "cp": lay.cp, "virtual_pipeline": lay.virtual_pipeline,
-                **({"start_date": self.dates[0], "end_date": self.dates[1]} if self.dates else {})}
+                **({"start_date": self.dates[0], "end_date": self.dates[1]} if self.dates else {}),
+                **({"series": self.series} if self.series else {})}
 
 
 @dataclass(frozen=True)
@@ -196,8 +199,20 @@ class Plan:
     cash_flow: CashFlow | None = None  # when its money leaves, by period (planner/cash_flow.py)
 
     def summary(self) -> str:
-        parts = [f"{j.job}: {j.gpus}x {j.gpu} on {j.platform} ({j.billing})" for j in self.jobs]
+        parts = [f"{name}: {j.gpus}x {j.gpu} on {j.platform} ({j.billing})"
+                 for name, j in self.places()]
         return "; ".join(parts)
+
+    def places(self) -> list[tuple[str, JobPlan]]:
+        """Each job beside its name, in order; the instances of one recurring job placed alike
+        (GPUs, card, platform, billing) named once where the first stands ('sft-01..12'), with the
+        first as their example: twelve equal monthly runs read as one line."""
+        alike: dict[tuple[object, ...], list[JobPlan]] = {}
+        for j in self.jobs:
+            key = (j.series, j.gpus, j.gpu, j.platform, j.billing) if j.series else (j.job,)
+            alike.setdefault(key, []).append(j)
+        return [(instances_label(group[0].series, [j.job for j in group]) if group[0].series
+                 else group[0].job, group[0]) for group in alike.values()]
 
     @property
     def expected_interruptions(self) -> float:

@@ -202,7 +202,8 @@ class CandidateBuilder(Estimating, Billing):
             pinned={j.id: text for j in scenario.jobs if (text := pinned_text(j))},
             release_min={j.id: SCALE.minutes(j.release_h) for j in scenario.jobs if j.release_h},
             budget_periods=budget_periods(scenario, self.horizon_h), start_date=scenario.start,
-            fiscal_year_start=scenario.fiscal_year_start)
+            fiscal_year_start=scenario.fiscal_year_start,
+            series={j.id: j.series for j in scenario.jobs if j.series is not None})
 
     def _instance_copy(self, job: Job, source: str, first: list[Candidate]) -> list[Candidate]:
         """Another instance of a recurring job: the first instance's (`source`) candidates (the

@@ -200,6 +200,7 @@ def to_plan(problem: Problem, outcome: Outcome, rank: int) -> Plan:
                 expected_interruptions=round(c.expected_interruptions, 2),
                 figures=c.figures,
                 dates=_dates(problem, outcome.start_min[job], outcome.end_min[job]),
+                series=problem.series.get(job),
             )
         )
     reservations = []

@@ -39,6 +39,7 @@ from plan.planner.explain.conflicts import (
     held_back_by,
 )
 from plan.planner.explain.ownership import held_lines
+from plan.planner.explain.series_lines import said_once
 from plan.planner.i18n.plan_words import trade_words
 from plan.planner.i18n.said import Joined, date, money, say, signed_money, word
 from plan.planner.plan import JobPlan, Plan, Trade
@@ -377,18 +378,20 @@ def _band_lines(problem: Problem, plan: Plan) -> list[str]:
     """How sure the times are (the schedule holds at the scenario's confidence) and the cost band
     that follows: time-billed offers bill the p10 and p90 times as they bill, an owned pool charges
     its rate per GPU-hour for them; a reservation or a purchase costs what it costs."""
-    lines, low, high = [], plan.total_cost, plan.total_cost
+    times, low, high = [], plan.total_cost, plan.total_cost
     for j in plan.jobs:
         if j.figures is None or not j.figures.time.train_h:
             continue
         time = j.figures.time
         expected, at_q = time.train_h, time.train_at_confidence_h
         p10, p90 = time.train_p10_h, time.train_p90_h
-        lines.append(say("narrate.time", job=j.job, expected=expected, p10=p10, p90=p90,
-                         at=at_q, confidence=problem.confidence, stack=j.figures.framework))
+        times.append((j.job, say("narrate.time", job=j.job, expected=expected, p10=p10, p90=p90,
+                                 at=at_q, confidence=problem.confidence,
+                                 stack=j.figures.framework)))
         if j.cost and j.billing != "purchase":
             low += _billed_change(j, p10 - expected)
             high += _billed_change(j, p90 - expected)
+    lines = said_once(times, problem.series)
     if high > low:
         lines.append(say("narrate.cost_band", low=money(low, problem.currency),
                          high=money(high, problem.currency),
@@ -440,7 +443,7 @@ BAND_ONLY = "set aside only because of the estimator's band"
 def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
     """Per job, the cheapest option cheaper than the chosen one, and the rule or limit that
     blocks it."""
-    lines = []
+    lines: list[tuple[str, str]] = []
     for job in problem.jobs:
         chosen = outcome.chosen[job]
         mine = problem.standalone_cost(chosen)
@@ -477,11 +480,11 @@ def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
             item for item in (cheapest, by_band if by_band is not cheapest else None) if item
         ]:
             offloaded = say("narrate.offloaded") if c.layout.state_offload else ""
-            lines.append(say("narrate.cheaper_blocked", job=job,
-                             option=option(c.gpus, c.gpu, c.platform, c.billing),
-                             offloaded=offloaded,
-                             cost=money(SCALE.to_money(cost), problem.currency), why=why))
-    return lines
+            lines.append((job, say("narrate.cheaper_blocked", job=job,
+                                   option=option(c.gpus, c.gpu, c.platform, c.billing),
+                                   offloaded=offloaded,
+                                   cost=money(SCALE.to_money(cost), problem.currency), why=why)))
+    return said_once(lines, problem.series)
 
 
 POLICY_EXCLUDES = {  # the message saying what each policy group keeps out

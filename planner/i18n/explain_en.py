@@ -76,6 +76,7 @@ MESSAGES: dict[str, str] = {
     "narrate.time": "time of {job}: expected {expected:,.1f} h of training (p10-p90 "
                     "{p10:,.1f}-{p90:,.1f} h); scheduled at {at:,.1f} h, the time it stays within "
                     "with {confidence:.0%} confidence ({stack} execution model)",
+    "narrate.instances_each": "{line} (each of {n} instances)",
     "narrate.cost_band": "cost band p10-p90: {low} to {high} (the budget is checked on the "
                          "expected {expected})",
     "narrate.causal": " ({causal:.0%} counting only the causal half of attention that flash "

@@ -73,6 +73,7 @@ MESSAGES: dict[str, str] = {
     "narrate.time": "{job} 的时长：训练预计 {expected:,.1f} 小时（P10–P90 为 "
                     "{p10:,.1f}–{p90:,.1f} 小时）；排期按 {at:,.1f} 小时，即有 {confidence:.0%} "
                     "把握不超出的时长（{stack} 执行模型）",
+    "narrate.instances_each": "{line}（{n} 个实例各自如此）",
     "narrate.cost_band": "费用区间（P10–P90）：{low} 至 {high}（预算按期望费用 {expected} 核算）",
     "narrate.causal": "（若只计 flash attention 实际计算的因果注意力一半，为 {causal:.0%}）",
     "narrate.too_late": "赶不上 deadline/{job}：最早只能在{start}开始（{held}），{end}结束，晚于"

@@ -35,8 +35,8 @@ def plan_summary(plan: Plan) -> str:
     'sft：autodl 上 8 张 h800（按量计费）'."""
     if not speaks_chinese():
         return plan.summary()
-    return "；".join(t("plan.job_place", job=j.job, gpus=j.gpus, gpu=j.gpu, platform=j.platform,
-                       billing=word("billing", j.billing)) for j in plan.jobs)
+    return "；".join(t("plan.job_place", job=name, gpus=j.gpus, gpu=j.gpu, platform=j.platform,
+                       billing=word("billing", j.billing)) for name, j in plan.places())
 
 
 def stored_plan_summary(text: str) -> str:
