@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from plan.planner.estimate.band import quantile_factor, whole_run_overhead
+from plan.planner.estimate.band import quantile_factor, run_band, whole_run_overhead
 
 if TYPE_CHECKING:
     from plan.planner.estimate.cluster import Cluster
@@ -44,8 +44,8 @@ class RunEstimate:
 
     failure_overhead_fraction: extra wall time over the failure-free time (checkpoint writes, lost
     work, restarts); hours include the whole-run overhead (band.WHOLE_RUN_OVERHEAD) and hours_range
-    is their p10-p90 (throughput band x whole-run band); checkpoint_interval_h: Young/Daly optimum;
-    expected_interruptions: failures and
+    is their p10-p90 (the throughput band and the whole-run band as independent factors:
+    band.run_band); checkpoint_interval_h: Young/Daly optimum; expected_interruptions: failures and
     preemptions expected during the run.
     """
 
@@ -112,10 +112,8 @@ def run_estimate(est: SteadyState, tokens: float) -> RunEstimate:
         notes.append(f"whole-run overhead x{overhead:g} over steady-state steps (warm-up, "
                      "evaluation, stalls; published pre-training runs vs step estimates)")
     t_lo, t_hi = est.tokens_per_s_range
-    hours_band = (
-        tokens / t_hi / 3600.0 * band[0] * (1 + f),
-        tokens / t_lo / 3600.0 * band[1] * (1 + f),
-    )
+    lo, hi = run_band((t_lo / est.tokens_per_s, t_hi / est.tokens_per_s), overhead, band)
+    hours_band = (hours * lo, hours * hi)
     return RunEstimate(
         tokens=tokens,
         hours=hours,
