@@ -76,6 +76,7 @@ from plan.models.model_card import ModelCard
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, estimate, search_layout, shape_of
 from plan.planner.estimate.band import (
     MEMORY_BAND,
+    STACK_MATURITIES,
     THROUGHPUT_BAND,
     band_class,
     throughput_band,
@@ -1310,7 +1311,13 @@ def _whole_run_at(
     catalog: Catalog, row: dict[str, str], gpus: int
 ) -> tuple[Estimate, float, tuple[float, float]]:
     """The estimate of a whole run on `gpus` GPUs, its GPU-hours and their p10-p90."""
-    cluster = Cluster.of(_gpu_of_row(catalog, row), gpus)
+    # a stated stack maturity (a `stack_maturity` column: mature, new) times the whole run as the
+    # estimator does; the needed overhead stays a mature stack's (the steady state is divided by
+    # the mature overhead alone)
+    maturity = (row.get("stack_maturity") or "").strip().lower() or None
+    if maturity is not None and maturity not in STACK_MATURITIES:
+        raise RowProblem(f"stack_maturity: {maturity!r} is not one of {STACK_MATURITIES}")
+    cluster = replace(Cluster.of(_gpu_of_row(catalog, row), gpus), stack_maturity=maturity)
     seq = required(row, "seq_len", size)
     gbt = size(row["global_batch_tokens"], "global_batch_tokens")
     notes = row.get("notes") or ""
@@ -1553,5 +1560,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    _ = replace  # keep dataclasses.replace importable for ad-hoc experiments
     raise SystemExit(main())

@@ -86,19 +86,45 @@ WHOLE_RUN_PRIOR_BAND: tuple[float, float] = (math.sqrt(0.59 / 0.988), math.sqrt(
 """The spread a whole run's overhead is given where too few published runs are left to calibrate
 one (the bench's leave-one-source-out, under the 4 runs a finite 80% conformal band needs): the
 range of published job uptimes, Llama 3 90%, OPT-175B 59% on ~1K A100s, AWS HLAT 98.8% on 4,096
-Trainium (shared/reference/reliability.md, from glennklockwood.com/garden/job-reliability): time
-multipliers 1 / 0.988 to 1 / 0.59, a factor 1.67 from end to end, as a p10-p90 about the
-overhead's point. Wider than the spread the published whole runs give, as a band from fewer runs
-must be."""
+Trainium (G. K. Lockwood, "Job reliability", glennklockwood.com/garden/job-reliability, read for
+the team's reliability notes, 2026): time multipliers 1 / 0.988 to 1 / 0.59, a factor 1.67 from
+end to end, as a p10-p90 about the overhead's point. Wider than the spread the published whole
+runs give, as a band from fewer runs must be."""
 
 
-def whole_run_overhead(method: str) -> tuple[float, tuple[float, float]]:
+STACK_MATURITIES = ("mature", "new")
+"""What `plan estimate --stack-maturity` (a cluster's `stack_maturity`) may say of the training
+stack at the run's scale: `mature`, one its team has run at that scale (the whole runs above are
+Meta's, and an estimate that says nothing is timed as they were); `new`, its first run there."""
+
+NEW_STACK_FACTOR = 0.90 / 0.59
+"""A new stack's whole pre-training run over a mature one's: the job uptimes published for Llama 3
+(90%, 16,384 H100s, on a stack Meta had run at scale) and OPT-175B (59% on ~1K A100s, its team's
+first run at that scale) (glennklockwood.com/garden/job-reliability, as WHOLE_RUN_PRIOR_BAND),
+about 1.53. Assumed: that the two runs' uptimes differ by their stacks' maturity alone; not scaled
+by the GPU count, though OPT's was measured on ~1K GPUs and a new stack on more may do worse."""
+
+
+def whole_run_overhead(
+    method: str, maturity: str | None = None
+) -> tuple[float, tuple[float, float]]:
     """(point, p10-p90) multiplier on steady-state hours. The evidence is whole pre-training runs;
     for fine-tuning none is published, so the point is 1 and the upper side keeps the same
-    spread."""
+    spread. A pre-training run on a `new` stack takes NEW_STACK_FACTOR more, band and all."""
     if method in PRETRAIN_METHODS:
-        return WHOLE_RUN_OVERHEAD, WHOLE_RUN_BAND
+        scale = NEW_STACK_FACTOR if maturity == "new" else 1.0
+        return WHOLE_RUN_OVERHEAD * scale, (WHOLE_RUN_BAND[0] * scale, WHOLE_RUN_BAND[1] * scale)
     return 1.0, (1.0, WHOLE_RUN_BAND[1] / WHOLE_RUN_OVERHEAD)
+
+
+def stack_maturity_note(method: str, maturity: str | None) -> str | None:
+    """The line a whole run's estimate carries where its stack's maturity is stated: what it
+    changed, and from what."""
+    if maturity is None or method not in PRETRAIN_METHODS:
+        return None
+    if maturity == "new":
+        return say("run.stack_new", factor=NEW_STACK_FACTOR)
+    return say("run.stack_mature")
 
 
 def combined(*bands: tuple[float, float]) -> tuple[float, float]:

@@ -18,7 +18,12 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from plan.planner.estimate.band import quantile_factor, run_band, whole_run_overhead
+from plan.planner.estimate.band import (
+    quantile_factor,
+    run_band,
+    stack_maturity_note,
+    whole_run_overhead,
+)
 
 if TYPE_CHECKING:
     from plan.planner.estimate.cluster import Cluster
@@ -94,7 +99,7 @@ def run_estimate(est: SteadyState, tokens: float) -> RunEstimate:
         raise ValueError(f"tokens: must be a non-negative number, got {tokens}")
     c = est.cluster
     steady_h = tokens / est.tokens_per_s / 3600.0
-    overhead, band = whole_run_overhead(est.method)
+    overhead, band = whole_run_overhead(est.method, c.stack_maturity)
     ideal_h = steady_h * overhead
     rate = interruption_rate_per_h(c.gpus, c.nodes, c.gpu_mtbf_h, c.spot_preemptions_per_day)
     job_mtbf = 1.0 / rate
@@ -111,6 +116,9 @@ def run_estimate(est: SteadyState, tokens: float) -> RunEstimate:
     if overhead != 1.0:
         notes.append(f"whole-run overhead x{overhead:g} over steady-state steps (warm-up, "
                      "evaluation, stalls; published pre-training runs vs step estimates)")
+    maturity = stack_maturity_note(est.method, c.stack_maturity)
+    if maturity is not None:
+        notes.append(maturity)
     t_lo, t_hi = est.tokens_per_s_range
     lo, hi = run_band((t_lo / est.tokens_per_s, t_hi / est.tokens_per_s), overhead, band)
     hours_band = (hours * lo, hours * hi)

@@ -5,8 +5,10 @@ taken as an uncertainty rather than a point."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +17,13 @@ import pytest
 from plan.models.catalog import builtin_catalog
 from plan.planner.estimate import Cluster, LayoutSpec, search_layout
 from plan.planner.estimate.band import (
+    NEW_STACK_FACTOR,
     WHOLE_RUN_BAND,
     WHOLE_RUN_OVERHEAD,
     WHOLE_RUN_PRIOR_BAND,
     combined,
     run_band,
+    whole_run_overhead,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -139,3 +143,69 @@ def test_a_whole_run_over_a_count_range_is_predicted_between_its_ends() -> None:
     assert ranged.band_gpu_hours[0] <= min(e.band_gpu_hours[0] for e in ends) * (1 + 1e-9)
     assert ranged.band_gpu_hours[1] >= max(e.band_gpu_hours[1] for e in ends) * (1 - 1e-9)
     assert ranged.count_spread[0] < 1 < ranged.count_spread[1]
+
+
+def test_a_new_stack_takes_the_published_uptimes_ratio_a_mature_one_the_default() -> None:
+    assert pytest.approx(0.90 / 0.59) == NEW_STACK_FACTOR
+    point, band = whole_run_overhead("pretrain", "new")
+    assert point == pytest.approx(WHOLE_RUN_OVERHEAD * NEW_STACK_FACTOR)
+    assert band == pytest.approx((WHOLE_RUN_BAND[0] * NEW_STACK_FACTOR,
+                                  WHOLE_RUN_BAND[1] * NEW_STACK_FACTOR))
+    assert whole_run_overhead("pretrain", "mature") == whole_run_overhead("pretrain")
+    # fine-tuning: no published whole runs, so no maturity factor either
+    assert whole_run_overhead("lora", "new") == whole_run_overhead("lora")
+    catalog = builtin_catalog()
+    cluster = Cluster.of(catalog.gpu("h100-sxm"), 256)
+    est = search_layout(catalog.model("llama3.1-8b"), "pretrain", cluster, LayoutSpec()).best
+    assert est is not None
+    new = replace(est, cluster=replace(cluster, stack_maturity="new"))
+    unstated, stated = est.run(1e12), new.run(1e12)
+    # the same failures; the whole run and its band scale by the factor
+    assert stated.failure_overhead_fraction == unstated.failure_overhead_fraction
+    assert stated.hours == pytest.approx(unstated.hours * NEW_STACK_FACTOR)
+    assert stated.hours_range == pytest.approx(tuple(h * NEW_STACK_FACTOR
+                                                     for h in unstated.hours_range))
+    assert any("stack stated new" in n for n in stated.notes)
+    assert not any("stack stated" in n for n in unstated.notes)
+    # the search does not see it: one search serves both
+    assert replace(cluster, stack_maturity="new").layout_search_key() == cluster.layout_search_key()
+    assert replace(cluster, stack_maturity="new") != cluster
+
+
+def test_plan_estimate_says_a_stated_stack_maturity_in_english_and_chinese() -> None:
+    from typer.testing import CliRunner
+
+    from plan.planner.cli.app import app
+
+    args = ["estimate", "--model", "llama3.1-8b", "--method", "pretrain", "--gpu", "h100-sxm",
+            "--gpus", "64", "--tokens", "100B"]
+    env = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "LANGUAGE": "", "COLUMNS": "120"}
+
+    def invoke(*more: str) -> Any:
+        return CliRunner().invoke(app, [*args, *more], env=env)
+
+    plain = json.loads(invoke("--format", "json").stdout)
+    new = json.loads(invoke("--stack-maturity", "new", "--format", "json").stdout)
+    assert new["hours"] == pytest.approx(plain["hours"] * NEW_STACK_FACTOR, rel=1e-3)
+    assert any("stack stated new" in n for n in new["notes"])
+    assert not any("stack stated" in n for n in plain["notes"])
+    chinese = invoke("--stack-maturity", "new", "--lang", "zh")
+    assert chinese.exit_code == 0 and "训练栈是新的" in chinese.stdout
+    assert "stack stated" not in chinese.stdout
+    refused = invoke("--stack-maturity", "old")
+    assert refused.exit_code == 2 and "--stack-maturity" in refused.stderr
+
+
+def test_a_whole_run_row_may_state_its_stack_s_maturity() -> None:
+    bench = _module("validate_estimates")
+    catalog = builtin_catalog()
+    row = dict(id="WR-X-08", source="probe", model="llama3-8b", gpu="h100-sxm", num_gpus="512",
+               gpus_stated="yes", tp="", pp="", seq_len="8192", tokens="1e11",
+               global_batch_tokens="", gpu_hours="100000", notes="")
+    mature = bench._whole_run(catalog, row)
+    new = bench._whole_run(catalog, {**row, "stack_maturity": "new"})
+    assert new.predicted_gpu_hours == pytest.approx(mature.predicted_gpu_hours * NEW_STACK_FACTOR)
+    # the overhead it needs is a mature stack's: the factor is the estimator's, not the row's
+    assert new.ratio == pytest.approx(mature.ratio / NEW_STACK_FACTOR)
+    with pytest.raises(bench.RowProblem):
+        bench._whole_run(catalog, {**row, "stack_maturity": "ancient"})
