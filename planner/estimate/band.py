@@ -142,9 +142,14 @@ def run_band(
     """p10-p90 of a whole run's hours as multiples of its point (steady-state hours x the
     overhead's point, failures aside): the throughput's band as time (1 / p90, 1 / p10 of
     published / estimated tokens per second) and the whole-run overhead's about its point, taken
-    as independent."""
-    return combined((1 / throughput[1], 1 / throughput[0]),
-                    (overhead_band[0] / overhead, overhead_band[1] / overhead))
+    as independent. An overhead band whose point is its lower edge (fine-tuning's: no published
+    whole run, so no run below its steps) is no log-normal about that point: its edges multiply
+    the throughput band's, a bound as before."""
+    time_band = (1 / throughput[1], 1 / throughput[0])
+    relative = (overhead_band[0] / overhead, overhead_band[1] / overhead)
+    if relative[0] >= 1.0:
+        return time_band[0] * relative[0], time_band[1] * relative[1]
+    return combined(time_band, relative)
 
 
 _Z90 = NormalDist().inv_cdf(0.9)
