@@ -9,8 +9,10 @@ p10-p90 bands of planner/estimate/band.py come from these rows' published / pred
 split-conformal rule (`conformal_band`), and the whole-run overhead is the median of the whole runs'
 needed overheads, its band by the same rule. Each source's rows are checked against the band, or
 predicted with the overhead, that the other sources' rows give. Where the other sources hold too
-few rows for a finite band at 80%, the band is unbounded: such rows count apart (`unbounded`), not
-as covered. The estimator's own constants are not refitted here:
+few rows for a finite band at 80%, a throughput or memory band is unbounded: such rows count apart
+(`unbounded`), not as covered; a whole run's overhead takes the stated prior spread instead
+(band.WHOLE_RUN_PRIOR_BAND, wider than the runs give). The estimator's own constants are not
+refitted here:
 they were set against the same rows, so its errors are in-sample (a weak test by construction).
 
 A source is a row id less its row number (MEG21, LLMF-P, WR-L2, ...): one paper or one table.
@@ -22,13 +24,15 @@ import math
 import re
 import statistics
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from plan.planner.estimate.band import (
     MEMORY_BAND,
     THROUGHPUT_BAND,
+    WHOLE_RUN_PRIOR_BAND,
     band_class,
+    run_band,
     throughput_band,
     whole_run_overhead,
     widened,
@@ -59,6 +63,10 @@ class Case:
     band: tuple[float, float] | None
     band_class: str = ""  # the class whose band it uses ("memory", "whole run", or a stack's)
     mechanisms: int = 0  # uncalibrated mechanisms that widen its throughput band
+    # a whole run's: its throughput band (published / estimated tokens per second), and its
+    # steady-state GPU-hours over an unpublished GPU count's range as multiples of the point's
+    throughput_band: tuple[float, float] = (1.0, 1.0)
+    count_spread: tuple[float, float] = (1.0, 1.0)
 
     @property
     def source(self) -> str:
@@ -141,10 +149,26 @@ def row_cases(rows: Iterable[Any]) -> list[Case]:
 
 
 def whole_run_cases(runs: Iterable[Any]) -> list[Case]:
-    """Cases of whole runs: GPU-hours against steady state x overhead, band steady x its band."""
-    _, band = whole_run_overhead("pretrain")
-    return [Case(r.id, "GPU-hours", "whole runs", r.gpus, abs(r.error), r.ratio, band, "whole run")
-            for r in runs]
+    """Cases of whole runs: GPU-hours against steady state x overhead; the band the estimator
+    gives (band.run_band: the throughput's and the overhead's, independent), reaching over the
+    GPU counts an unpublished count may be (validate_estimates.gpu_counts)."""
+    overhead, band = whole_run_overhead("pretrain")
+    out = []
+    for r in runs:
+        case = Case(r.id, "GPU-hours", "whole runs", r.gpus, abs(r.error), r.ratio, None,
+                    "whole run", throughput_band=r.throughput_band, count_spread=r.count_spread)
+        out.append(replace(case, band=whole_run_band(case, overhead, band)))
+    return out
+
+
+def whole_run_band(
+    case: Case, overhead: float, overhead_band: tuple[float, float]
+) -> tuple[float, float]:
+    """The p10-p90 of a whole run's needed overhead (published / steady-state GPU-hours) that an
+    overhead of `overhead`, spread `overhead_band`, gives it, with its throughput band and GPU-count
+    range."""
+    lo, hi = run_band(case.throughput_band, overhead, overhead_band)
+    return overhead * lo * case.count_spread[0], overhead * hi * case.count_spread[1]
 
 
 def _cells(cases: list[Case]) -> str:
@@ -185,7 +209,9 @@ def loso_bands(cases: list[Case]) -> list[Case]:
 def loso_whole_runs(cases: list[Case]) -> list[Case]:
     """Each whole run predicted with the overhead (median) and band (`conformal_band` around it) of
     the needed overheads of the other sources' runs: its error is |steady x overhead / published -
-    1|."""
+    1|. Where the others are too few for a finite band, the overhead's spread is the stated prior
+    (band.WHOLE_RUN_PRIOR_BAND, the published job uptimes' range), never none; the run's throughput
+    band and GPU-count range widen it as in-sample (`whole_run_band`)."""
     out = []
     for c in cases:
         others = [o.ratio for o in cases if o.source != c.source]
@@ -193,11 +219,30 @@ def loso_whole_runs(cases: list[Case]) -> list[Case]:
             continue
         overhead = statistics.median(others)
         lo, hi = conformal_band(others, overhead)
-        band = UNBOUNDED if math.isinf(hi) else (lo / overhead, hi / overhead)
+        spread = (overhead * WHOLE_RUN_PRIOR_BAND[0], overhead * WHOLE_RUN_PRIOR_BAND[1])
+        if not math.isinf(hi):
+            spread = (lo, hi)
+        band_lo, band_hi = whole_run_band(c, overhead, spread)
         ratio = c.ratio / overhead  # published / (steady x overhead)
-        out.append(Case(c.id, c.metric, c.family, c.gpus, abs(1 / ratio - 1), ratio, band,
-                        c.band_class))
+        out.append(replace(c, error=abs(1 / ratio - 1), ratio=ratio,
+                           band=(band_lo / overhead, band_hi / overhead)))
     return out
+
+
+def loso_calibrated_band(cases: list[Case]) -> tuple[float, float]:
+    """The whole-run overhead's p10-p90 calibrated leave-one-source-out (jackknife+, Barber et al.
+    2021, Predictive inference with the jackknife+, Ann. Statist. 49(1)): the conformal rank of
+    each run's |log(needed overhead / the other sources' median)| about the median of all; the
+    prior (band.WHOLE_RUN_PRIOR_BAND) where the runs are too few."""
+    centre = statistics.median(c.ratio for c in cases)
+    scores = sorted(
+        abs(math.log(c.ratio / statistics.median(o.ratio for o in cases if o.source != c.source)))
+        for c in cases if any(o.source != c.source for o in cases)
+    )
+    rank = math.ceil((len(scores) + 1) * BAND_COVERAGE)
+    if rank > len(scores):
+        return centre * WHOLE_RUN_PRIOR_BAND[0], centre * WHOLE_RUN_PRIOR_BAND[1]
+    return centre * math.exp(-scores[rank - 1]), centre * math.exp(scores[rank - 1])
 
 
 def _targets(cases: list[Case], label: str) -> None:
@@ -250,3 +295,9 @@ def report(rows: Iterable[Any], runs: Iterable[Any]) -> None:
     _targets(held, "LOSO")
     print(f"  (band.py: throughput {THROUGHPUT_BAND}, memory {MEMORY_BAND}, whole run "
           f"{whole_run_overhead('pretrain')})")
+    runs = [c for c in cases if c.metric == "GPU-hours"]
+    if runs:
+        lo, hi = loso_calibrated_band(runs)
+        print(f"  whole-run overhead from these runs: median "
+              f"{statistics.median(c.ratio for c in runs):.3f}, p10-p90 calibrated "
+              f"leave-one-source-out ({lo:.3f}, {hi:.3f})")

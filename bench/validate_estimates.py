@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import os
 import re
 import statistics
@@ -75,6 +76,7 @@ from plan.models.model_card import ModelCard
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, estimate, search_layout, shape_of
 from plan.planner.estimate.band import (
     MEMORY_BAND,
+    STACK_MATURITIES,
     THROUGHPUT_BAND,
     band_class,
     throughput_band,
@@ -1229,6 +1231,14 @@ class WholeRun:
     layout: str
     note: str
     gpus: int = 0
+    # the estimate's p10-p90 GPU-hours (run_estimate's hours_range x GPUs; over an unpublished
+    # count's range, the lowest and highest of them)
+    band_gpu_hours: tuple[float, float] = (0.0, 0.0)
+    # p10-p90 of the throughput as multiples of the estimate's (band.throughput_band)
+    throughput_band: tuple[float, float] = (1.0, 1.0)
+    # the steady-state GPU-hours at the range's counts as multiples of the geometric mean's (1, 1
+    # where the count is published or fixed)
+    count_spread: tuple[float, float] = (1.0, 1.0)
 
     @property
     def error(self) -> float:
@@ -1259,11 +1269,55 @@ def whole_runs(path: Path) -> tuple[list[WholeRun], list[tuple[str, str]]]:
     return out, failed
 
 
+def gpu_counts(row: dict[str, str]) -> list[int]:
+    """The GPU counts a whole run is estimated at: its own; where the count is not published and
+    the row's `gpus_range` gives the range its team's published counts allow ("2048-16384"), each
+    doubling of the low end up to the high end, taken as equally likely (a log-uniform count)."""
+    stated = gpus_of(row)
+    span = (row.get("gpus_range") or "").replace(",", "").split("-")
+    if len(span) != 2 or (row.get("gpus_stated") or "").strip().lower() == "yes":
+        return [stated]
+    lo, hi = (required({"n": end}, "n", count) for end in span)
+    if not 0 < lo <= hi:
+        raise RowProblem(f"gpus_range: {row['gpus_range']!r} is not low-high")
+    counts = [lo]
+    while counts[-1] * 2 <= hi:
+        counts.append(counts[-1] * 2)
+    return counts
+
+
+def _geometric_mean(values: list[float]) -> float:
+    return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
 def _whole_run(catalog: Catalog, row: dict[str, str]) -> WholeRun:
+    """A whole run at each of its GPU counts (`gpu_counts`): the prediction is the geometric mean
+    of their GPU-hours, the band reaches from the lowest count's p10 to the highest's p90."""
     overhead, _ = whole_run_overhead("pretrain")
-    card = _row_model_card(row)
-    gpus = required(row, "num_gpus", count)
-    cluster = Cluster.of(_gpu_of_row(catalog, row), gpus)
+    runs = [_whole_run_at(catalog, row, n) for n in gpu_counts(row)]
+    steady = [gpu_hours / overhead for _, gpu_hours, _ in runs]
+    mid = _geometric_mean(steady)
+    est, _, _ = runs[0]
+    layouts = est.layout.short() + (f" (at {runs[0][0].cluster.gpus:,}; {len(runs)} counts to "
+                                     f"{runs[-1][0].cluster.gpus:,})" if len(runs) > 1 else "")
+    lo, hi = throughput_band(est.layout, est.uncalibrated)
+    return WholeRun(row["id"], required(row, "gpu_hours", number),
+                    _geometric_mean([g for _, g, _ in runs]), mid, layouts, row.get("notes") or "",
+                    gpus_of(row), (min(b[0] for _, _, b in runs), max(b[1] for _, _, b in runs)),
+                    (lo, hi), (min(steady) / mid, max(steady) / mid))
+
+
+def _whole_run_at(
+    catalog: Catalog, row: dict[str, str], gpus: int
+) -> tuple[Estimate, float, tuple[float, float]]:
+    """The estimate of a whole run on `gpus` GPUs, its GPU-hours and their p10-p90."""
+    # a stated stack maturity (a `stack_maturity` column: mature, new) times the whole run as the
+    # estimator does; the needed overhead stays a mature stack's (the steady state is divided by
+    # the mature overhead alone)
+    maturity = (row.get("stack_maturity") or "").strip().lower() or None
+    if maturity is not None and maturity not in STACK_MATURITIES:
+        raise RowProblem(f"stack_maturity: {maturity!r} is not one of {STACK_MATURITIES}")
+    cluster = replace(Cluster.of(_gpu_of_row(catalog, row), gpus), stack_maturity=maturity)
     seq = required(row, "seq_len", size)
     gbt = size(row["global_batch_tokens"], "global_batch_tokens")
     notes = row.get("notes") or ""
@@ -1282,11 +1336,9 @@ def _whole_run(catalog: Catalog, row: dict[str, str]) -> WholeRun:
         cp=count(row.get("cp"), "cp") or stated_count(notes, CONTEXT_PARALLEL_WORDS),
         ep=stated_expert_parallel(row, notes),
     )
-    est = _run(card, "pretrain", cluster, spec, None, speed=True)
+    est = _run(_row_model_card(row), "pretrain", cluster, spec, None, speed=True)
     run = est.run(required(row, "tokens", number))
-    published = required(row, "gpu_hours", number)
-    return WholeRun(row["id"], published, run.gpu_hours, run.gpu_hours / overhead,
-                    est.layout.short(), row.get("notes") or "", gpus)
+    return est, run.gpu_hours, (run.hours_range[0] * gpus, run.hours_range[1] * gpus)
 
 
 def _report_whole_runs(runs: list[WholeRun], failed: list[tuple[str, str]]) -> None:
@@ -1508,5 +1560,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    _ = replace  # keep dataclasses.replace importable for ad-hoc experiments
     raise SystemExit(main())

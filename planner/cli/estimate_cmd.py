@@ -65,6 +65,7 @@ from plan.planner.estimate.advice import (
     what_would_fit,
     without_offload_hints,
 )
+from plan.planner.estimate.band import STACK_MATURITIES, stack_maturity_note
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
     FRAMEWORKS,
@@ -161,6 +162,9 @@ _Precision = Annotated[str, typer.Option("--precision", help=_listed(Precision))
 _LoraRank = Annotated[int | None, typer.Option("--lora-rank", help="LoRA rank (default 16)")]
 _LoraTargets = Annotated[str | None, typer.Option("--lora-targets", help=_LORA_TARGETS_HELP)]
 _Tokens = Annotated[str | None, typer.Option("--tokens", help="tokens to train on, e.g. 10B")]
+_StackMaturity = Annotated[str | None, typer.Option(
+    "--stack-maturity", help=f"{' | '.join(STACK_MATURITIES)}: the training stack at this scale, "
+    "for a pre-training run's hours (default: timed as the published runs of mature stacks)")]
 _PlatformId = Annotated[str | None, typer.Option(
     "--platform", help="catalog platform: fabric, node size, reliability")]
 _Format = Annotated[OutputFormat, typer.Option("--format", help="table or json")]
@@ -206,6 +210,7 @@ class Flags:
     platform: str | None
     headroom: float
     calibration: Path | None
+    stack_maturity: str | None = None
 
 
 @dataclass(frozen=True)
@@ -270,6 +275,7 @@ def estimate_command(
     output: _Format = OutputFormat.table,
     headroom: _Headroom = DEFAULT_MEMORY_HEADROOM,
     calibration: _Calibration = None,
+    stack_maturity: _StackMaturity = None,
     lang: Annotated[Language | None, lang_option()] = None,
 ) -> None:
     """Estimate memory per GPU, step time, throughput and (with --tokens) hours and GPU-hours."""
@@ -281,7 +287,7 @@ def estimate_command(
         hybrid_shard=hybrid_shard, optimizer=optimizer, micro_batch=micro_batch,
         global_batch=global_batch, seq_len_text=seq_len_text, precision=precision,
         lora_rank=lora_rank, lora_targets=lora_targets, tokens=tokens, platform=platform,
-        headroom=headroom, calibration=calibration)
+        headroom=headroom, calibration=calibration, stack_maturity=stack_maturity)
     request = _request(flags)
     report = _report(request)
     if output is OutputFormat.json:
@@ -306,6 +312,7 @@ def _request(flags: Flags) -> EstimateRequest:
     card = _load_model(model)
     _check_against_model(card, seq_len, token_count, flags)
     cluster, plat = _cluster(gpu, gpus, flags.platform)
+    cluster = dataclasses.replace(cluster, stack_maturity=flags.stack_maturity)
     return EstimateRequest(card=card, method=method, cluster=cluster,
                            spec=_spec(flags, seq_len, token_count), platform=plat,
                            tokens=token_count, calibration=flags.calibration,
@@ -352,6 +359,7 @@ def _check_words(flags: Flags, method: str) -> None:
     _choice("--sequence-parallel", flags.sequence_parallel, ("on", "off"))
     _choice("--cpu-offload", flags.cpu_offload, ("on", "off"))
     _choice("--hybrid-shard", flags.hybrid_shard, ("on", "off"))
+    _choice("--stack-maturity", flags.stack_maturity, STACK_MATURITIES)
     if Optimizer.id_of(flags.optimizer) not in OPTIMIZERS:
         fail(say_as("cli.not_one_of", "{option}: {value} is not one of {names}",
                     option="--optimizer", value=repr(flags.optimizer),
@@ -554,6 +562,9 @@ def _notes(request: EstimateRequest, best: Estimate | None, result: Estimate,
     if best is None:
         notes[:0] = what_would_fit(card, method, cluster, spec)
         notes.insert(0, _nothing_fits(result, usable, spec.memory_headroom))
+    maturity = stack_maturity_note(method, cluster.stack_maturity)
+    if maturity is not None and request.tokens is not None:
+        notes.append(maturity)
     return notes
 
 

@@ -67,10 +67,13 @@ class Cluster:
     assumptions: tuple[str, ...] = ()
     # RAM free for offloading; None: HOST_MEMORY_GIB_PER_GPU assumed
     host_memory_gib_per_gpu: float | None = None
+    # the training stack at this scale (band.STACK_MATURITIES); None: not stated, timed as mature
+    stack_maturity: str | None = None
 
     def key(self) -> tuple[object, ...]:
-        """Hashable identity (the pydantic GPU holds lists, so it cannot be hashed itself)."""
-        return self._key(
+        """Hashable identity (the pydantic GPU holds lists, so it cannot be hashed itself). The
+        stack's maturity times whole runs, not steps: it is no part of the layout search's key."""
+        searched = self._key(
             self.fabric_kind,
             self.fabric_gbps_per_gpu,
             self.gpu_mtbf_h,
@@ -78,6 +81,7 @@ class Cluster:
             self.checkpoint_write_min,
             self.spot_preemptions_per_day,
         )
+        return (*searched, self.stack_maturity)
 
     def _key(
         self,
@@ -137,6 +141,7 @@ class Cluster:
             checkpoint_write_min=ckpt,
             spot_preemptions_per_day=spot,
             assumptions=(),
+            stack_maturity=None,
         )
 
     def layout_search_key(self) -> tuple[object, ...]:

@@ -18,7 +18,12 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from plan.planner.estimate.band import quantile_factor, whole_run_overhead
+from plan.planner.estimate.band import (
+    quantile_factor,
+    run_band,
+    stack_maturity_note,
+    whole_run_overhead,
+)
 
 if TYPE_CHECKING:
     from plan.planner.estimate.cluster import Cluster
@@ -44,8 +49,8 @@ class RunEstimate:
 
     failure_overhead_fraction: extra wall time over the failure-free time (checkpoint writes, lost
     work, restarts); hours include the whole-run overhead (band.WHOLE_RUN_OVERHEAD) and hours_range
-    is their p10-p90 (throughput band x whole-run band); checkpoint_interval_h: Young/Daly optimum;
-    expected_interruptions: failures and
+    is their p10-p90 (the throughput band and the whole-run band as independent factors:
+    band.run_band); checkpoint_interval_h: Young/Daly optimum; expected_interruptions: failures and
     preemptions expected during the run.
     """
 
@@ -94,7 +99,7 @@ def run_estimate(est: SteadyState, tokens: float) -> RunEstimate:
         raise ValueError(f"tokens: must be a non-negative number, got {tokens}")
     c = est.cluster
     steady_h = tokens / est.tokens_per_s / 3600.0
-    overhead, band = whole_run_overhead(est.method)
+    overhead, band = whole_run_overhead(est.method, c.stack_maturity)
     ideal_h = steady_h * overhead
     rate = interruption_rate_per_h(c.gpus, c.nodes, c.gpu_mtbf_h, c.spot_preemptions_per_day)
     job_mtbf = 1.0 / rate
@@ -111,11 +116,12 @@ def run_estimate(est: SteadyState, tokens: float) -> RunEstimate:
     if overhead != 1.0:
         notes.append(f"whole-run overhead x{overhead:g} over steady-state steps (warm-up, "
                      "evaluation, stalls; published pre-training runs vs step estimates)")
+    maturity = stack_maturity_note(est.method, c.stack_maturity)
+    if maturity is not None:
+        notes.append(maturity)
     t_lo, t_hi = est.tokens_per_s_range
-    hours_band = (
-        tokens / t_hi / 3600.0 * band[0] * (1 + f),
-        tokens / t_lo / 3600.0 * band[1] * (1 + f),
-    )
+    lo, hi = run_band((t_lo / est.tokens_per_s, t_hi / est.tokens_per_s), overhead, band)
+    hours_band = (hours * lo, hours * hi)
     return RunEstimate(
         tokens=tokens,
         hours=hours,

@@ -59,6 +59,12 @@ ESTIMATE: dict[str, str] = {
     "estimate.wall": "{h:,.1f} h wall (p10-p90 {low:,.1f}-{high:,.1f})",
     "estimate.overhead": "failure overhead {fraction:.1%}, checkpoint every {every_h:.2f} h, "
                          "~{n:.1f} interruptions",
+    # a whole run's note where its stack's maturity is stated (band.stack_maturity_note)
+    "run.stack_new": "stack stated new: the whole run takes x{factor:.2f} a mature stack's (job "
+                     "uptime 59% on OPT-175B's first run at scale against Llama 3's 90%; assumed "
+                     "to differ by the stack alone)",
+    "run.stack_mature": "stack stated mature: timed as the published whole runs of teams that had "
+                        "run at that scale (Llama 2, Llama 3)",
     # an estimate's memory notes (planner/estimate/memory_notes.py, its say_as templates)
     "memory.adam_bf16": "optimizer adamw-bf16: weights, gradients and AdamW's moments in BF16 with "
                         "no fp32 master copy (torchtune's default): 8 bytes per trained parameter, "

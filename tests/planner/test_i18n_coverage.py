@@ -560,6 +560,10 @@ ESTIMATES = {
                              "--gpus", "8", "--headroom", "0.3", "--tp", "1", "--pp", "1",
                              "--zero", "1", "--recompute-layers", "7", "--micro-batch", "1",
                              "--framework", "megatron", "--tokens", "1B"],
+    "new stack": ["--model", "llama3.1-8b", "--method", "pretrain", "--gpu", "h100-sxm",
+                  "--gpus", "64", "--tokens", "100B", "--stack-maturity", "new"],
+    "mature stack": ["--model", "llama3.1-8b", "--method", "pretrain", "--gpu", "h100-sxm",
+                     "--gpus", "64", "--tokens", "100B", "--stack-maturity", "mature"],
 }
 WITHOUT_MEMORY_NOTES = ("full run on a platform", "moe")
 # how the English notes memory_notes.py writes begin (the ones keyed so far)
