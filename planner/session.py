@@ -228,7 +228,19 @@ class Session:
                             *(outcome.end_min[before] for before in problem.after.get(job, ()))])
             if outcome.start_min[job] > earliest:
                 return False
-        return True
+        return not self._sooner_for_the_same_money(outcome)
+
+    def _sooner_for_the_same_money(self, outcome: Outcome) -> bool:
+        """Whether some job has a rule-abiding option that runs shorter and costs no more on its
+        own than the chosen one: another plan of the same cost may then end it sooner
+        (frontier_private_vs_hybrid: 384 GPUs for one month cost what 128 for three do)."""
+        problem = self.problem
+        for job, chosen in outcome.chosen.items():
+            mine = problem.standalone_cost(chosen)
+            if any(c.duration_min < chosen.duration_min and not c.violations
+                   and problem.standalone_cost(c) <= mine for c in problem.candidates[job]):
+                return True
+        return False
 
     def best(self, bounds: Bounds, hint: Outcome | dict[int, int] | None = None,
              max_work: float | None = None) -> Outcome:
