@@ -205,9 +205,11 @@ def _link_notes(cluster: Cluster, layout: Layout, tp_link: object, dp_link: obje
                          shard_gbps=shard_link.bandwidth_gb_per_s, replicas=layout.replicas,
                          replicate_link=replicate_link.bottleneck,
                          replicate_gbps=replicate_link.bandwidth_gb_per_s))
-    how = (_megatron_execution(layout) if layout.framework == "megatron"
-           else say(f"enote.{layout.framework}"))
-    notes.append(say("enote.framework", framework=layout.framework, how=how))
+    notes.append(say("enote.framework", framework=layout.framework, how={
+        "megatron": _megatron_execution(layout),
+        "deepspeed": say("enote.deepspeed"),
+        "fsdp": say("enote.fsdp"),
+    }[layout.framework]))
     return notes
 
 

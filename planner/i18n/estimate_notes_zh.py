@@ -134,9 +134,9 @@ NOTES: dict[str, str] = {
                              "主机内存（{said}），因此仍留在显卡上",
     "saver.precision_aware": "Megatron 的精度感知优化器：bf16 梯度，fp32 主权重存为 16 位余数，"
                              "每参数 14 字节而不是 18 字节，NeMo 的性能配方就这样做",
-    "saver.paged_adapters": "分页 8-bit AdamW（bitsandbytes，QLoRA 配方的优化器）：每个适配器参数"
-                            "的状态 2 字节而不是 12 字节，显卡满时分页到主机内存",
-    "saver.adamw_bf16": "纯 BF16 AdamW（torchtune 的默认做法）：权重、梯度和动量都用 bf16，每参数 "
+    "saver.paged_adapters": "分页 8-bit AdamW，即 bitsandbytes 中 QLoRA 配方的优化器：每个适配器"
+                            "参数的状态 2 字节而不是 12 字节，显卡满时分页到主机内存",
+    "saver.adamw_bf16": "纯 BF16 AdamW，torchtune 的默认做法：权重、梯度和动量都用 bf16，每参数 "
                         "8 字节而不是 16 字节；不留 fp32 主副本，小于 BF16 精度的更新会丢失",
     "saver.paged_full": "分页 8-bit AdamW 在反向传播中对 bf16 权重逐层更新，即 torchtune 的低显存"
                         "全参数微调配方：每参数 2 字节优化器状态而不是 12 字节，一次只保留一层的"

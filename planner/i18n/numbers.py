@@ -61,9 +61,15 @@ def millions(count: float) -> str:
     return chinese_amount(round(count / 1e5) * 1e5)
 
 
+WAN_YI = WAN * YI
+
+
 def count(value: float) -> str:
-    """A run's token count: '1e+09' in English (three significant digits), '10亿' in Chinese."""
-    return chinese_amount(value) if speaks_chinese() else f"{value:,.3g}"
+    """A run's token count: '1e+09' in English (three significant digits), '10亿' in Chinese
+    ('1万亿' from 10^12 up)."""
+    if not speaks_chinese():
+        return f"{value:,.3g}"
+    return f"{_trimmed(value / WAN_YI)}万亿" if value >= WAN_YI else chinese_amount(value)
 
 
 def hours(value: float) -> str:

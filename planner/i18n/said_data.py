@@ -84,7 +84,7 @@ def from_data(data: Any) -> str:
         raise Unreadable(type(exc).__name__) from exc
 
 
-def _said(data: Any) -> Said:
+def _said(data: Any) -> str:
     _check(type(data) is dict and set(data) == {"text", "key", "fields"}, "note")
     key, fields = data["key"], data["fields"]
     _check(type(key) is str and key in i18n.TABLES["en"] and type(fields) is dict, "note.key")

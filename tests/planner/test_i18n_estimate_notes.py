@@ -36,7 +36,7 @@ def test_the_keys_said_by_name_are_in_both_tables() -> None:
         if loss != "plain":
             assert en[f"enote.loss_kind.{loss}"] == LOSS_KINDS[loss]
     for framework in FRAMEWORKS:
-        assert framework == "megatron" or f"enote.{framework}" in en
+        assert f"enote.{framework}" in en or framework == "megatron"
     for saver in (*LEANER_OPTIMIZERS, *STACK_SETTINGS):
         assert saver.why == en[saver.key] != zh[saver.key]
         assert english_runs(zh[saver.key], []) == [], saver.key
@@ -65,7 +65,8 @@ def test_the_shortfall_body_is_the_note_without_its_label() -> None:
 
 @pytest.mark.parametrize(("count", "english", "chinese"), [
     (1e9, "1e+09", "10亿"), (100e6, "1e+08", "1亿"), (12_345_678, "1.23e+07", "1,234.57万"),
-    (5e9, "5e+09", "50亿"), (4096, "4.1e+03", "4,096")])
+    (5e9, "5e+09", "50亿"), (4096, "4.1e+03", "4,096"), (1e12, "1e+12", "1万亿"),
+    (2.5e13, "2.5e+13", "25万亿")])
 def test_token_counts_in_wan_and_yi(count: float, english: str, chinese: str) -> None:
     """A run's token count as English always printed it; in Chinese in 万/亿."""
     with i18n.kept_language():
