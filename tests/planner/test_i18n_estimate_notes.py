@@ -6,6 +6,7 @@ note whose English was changed is a miss, never another answer."""
 from __future__ import annotations
 
 import json
+import string
 
 import pytest
 
@@ -15,7 +16,7 @@ from plan.planner import i18n
 from plan.planner.estimate import Cluster, LayoutSpec, search_layout, stored_search
 from plan.planner.estimate.advice import LEANER_OPTIMIZERS, STACK_SETTINGS, offload_note
 from plan.planner.estimate.types import FRAMEWORKS, LOSS_KINDS, LOSSES, eager_kernels_on_megatron
-from plan.planner.i18n import numbers, said_data
+from plan.planner.i18n import estimate_notes_en, estimate_notes_zh, numbers, said_data
 from plan.planner.i18n.said import Fmt, Joined, Said, local, phrase, say
 from tests.planner.test_i18n_coverage import english_runs
 
@@ -40,6 +41,18 @@ def test_the_keys_said_by_name_are_in_both_tables() -> None:
     for saver in (*LEANER_OPTIMIZERS, *STACK_SETTINGS):
         assert saver.why == en[saver.key] != zh[saver.key]
         assert english_runs(zh[saver.key], []) == [], saver.key
+
+
+@pytest.mark.parametrize("key", estimate_notes_zh.NOTES)
+def test_every_note_template_is_chinese(key: str) -> None:
+    """Each note's Chinese, its fields filled with a number, holds no English run (the cases of
+    `plan estimate` reach most of them; this, the ones no short case reaches)."""
+    fields = {name for _, name, _, _ in string.Formatter().parse(estimate_notes_zh.NOTES[key])
+              if name}
+    text = estimate_notes_zh.NOTES[key].format(**dict.fromkeys(fields, 1.5))
+    assert english_runs(text, []) == [], text
+    assert text != estimate_notes_en.NOTES[key].format(**dict.fromkeys(fields, 1.5)) or (
+        key == "enote.1f1b")
 
 
 def test_shared_sentences_stay_plain_english_for_plans() -> None:
