@@ -545,12 +545,12 @@ def _notes(request: EstimateRequest, best: Estimate | None, result: Estimate,
     plat = request.platform
     most = plat.limits.max_gpus_per_job if plat is not None else None
     if plat is not None and most and cluster.gpus > most:
-        notes.insert(0, f"{plat.id} allows at most {most} GPUs per job")
+        notes.insert(0, say("enote.platform_limit", platform=plat.id, most=most))
     if request.cpu_offload == "on" and not result.layout.state_offload:
         notes.insert(0, offload_refused(card, method, cluster, spec))
     if request.kernels == "eager" and stack_of(result.layout.framework).fused_layers:
-        keep = "--framework fsdp or deepspeed"
-        notes.insert(0, eager_kernels_on_megatron("--kernels eager", keep))
+        keep = say("enote.keep_eager")
+        notes.insert(0, eager_kernels_on_megatron("--kernels eager", keep, keyed=True))
     # (on the uncalibrated estimate: the offloaded one is not calibrated either)
     if best is not None:
         offload_hint = faster_offloaded_hint(card, method, cluster, spec, best)
@@ -569,19 +569,14 @@ def _notes(request: EstimateRequest, best: Estimate | None, result: Estimate,
 
 
 def _at_the_limit(est: Estimate) -> str:
-    return (f"at the card's limit: the peak PyTorch reserves with room to spare, "
-            f"{est.memory.total_gib:.1f} GiB, is over the {est.gpu_memory_gib:g} GiB card; its "
-            "caching allocator frees cached blocks and retries before failing, so the run needs "
-            f"about {est.memory_floor_gib:.1f} GiB (each retry stalls the GPU: slower; no plan "
-            "runs there)")
+    return say("enote.at_limit", total=est.memory.total_gib, card=est.gpu_memory_gib,
+               floor=est.memory_floor_gib)
 
 
 def _nothing_fits(est: Estimate, usable: float, headroom: float) -> str:
-    within_card = ("; it fits the card itself, which a plan does not run so close to (--headroom)"
-                   if est.fits_card else "")
-    return (f"nothing fits: the least-memory layout needs {est.memory.total_gib:.1f} GiB of "
-            f"{usable:.1f} GiB usable ({est.gpu_memory_gib:g} GiB less {headroom:.0%} "
-            f"headroom){within_card}")
+    return say("enote.nothing_fits", total=est.memory.total_gib, usable=usable,
+               card=est.gpu_memory_gib, headroom=headroom,
+               within=say("enote.within_card") if est.fits_card else "")
 
 
 # Print: JSON (the table: estimate_table.py)

@@ -12,7 +12,7 @@ from plan.models.platform import Platform
 from plan.planner.cli.common import console, printable
 from plan.planner.estimate import Estimate
 from plan.planner.estimate.types import CAUSAL_MFU_NOTE_GAP, OPTIMIZER_NAME_OF
-from plan.planner.i18n import stacks_en, t, word
+from plan.planner.i18n import numbers, stacks_en, t, word
 from plan.planner.i18n.said import Joined, Said, local, phrase, say
 from plan.planner.plan import recompute_label
 
@@ -121,7 +121,7 @@ def _run_line(est: Estimate, tokens: float) -> str:
     wall = t("estimate.wall", h=run.hours, low=low, high=high)
     overhead = t("estimate.overhead", fraction=run.failure_overhead_fraction,
                  every_h=run.checkpoint_interval_h, n=run.expected_interruptions)
-    return t("estimate.run", tokens=tokens, wall=wall, gpu_hours=run.gpu_hours,
+    return t("estimate.run", tokens=numbers.count(tokens), wall=wall, gpu_hours=run.gpu_hours,
              overhead=overhead)
 
 

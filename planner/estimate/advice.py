@@ -32,6 +32,8 @@ from plan.planner.estimate.factors import CPU_OPTIMIZER_BYTES_PER_S
 from plan.planner.estimate.memory import HOST_MEMORY_GIB_PER_GPU, HOST_SHORTFALL_NOTE
 from plan.planner.estimate.search import search_layout
 from plan.planner.estimate.types import Estimate, LayoutSpec
+from plan.planner.i18n import TABLES
+from plan.planner.i18n.said import Said, say
 
 # Memory savers
 
@@ -44,7 +46,12 @@ class MemorySaver:
     # (method, framework or None when searched, precision, fixed ZeRO stage or None): whether it
     # applies
     applies: Callable[[str, str | None, str, int | None], bool]
-    why: str  # what it is and what it saves
+    key: str  # the message saying what it is and what it saves (`why` in English)
+
+    @property
+    def why(self) -> str:
+        """What it is and what it saves, in English (as plans explain it)."""
+        return TABLES["en"][self.key]
 
     @property
     def setting(self) -> str:
@@ -58,30 +65,22 @@ LEANER_OPTIMIZERS: tuple[MemorySaver, ...] = (
     MemorySaver("optimizer", "adamw-precision-aware", (("optimizer", "adam_precision_aware"),),
                 lambda method, framework, precision, zero: method not in ADAPTER_METHODS
                 and may_run(framework, "distributed_optimizer") and zero in (None, 1),
-                "Megatron's precision-aware optimizer: bf16 gradients, fp32 master weights kept as "
-                "16-bit remainders, 14 bytes per parameter, not 18, as NeMo's performance recipes "
-                "do"),
+                "saver.precision_aware"),
     # LoRA and QLoRA: the QLoRA recipe's optimizer (Dettmers et al. 2023), on the PyTorch stacks
     MemorySaver("optimizer", "paged-adamw-8bit", (("optimizer", "paged_adam_8bit"),),
                 lambda method, framework, precision, zero: method in ADAPTER_METHODS
                 and may_run(framework, "pytorch_optimizers"),
-                "paged 8-bit AdamW, bitsandbytes, the QLoRA recipe's optimizer: 2 bytes of state "
-                "per adapter parameter, not 12, paged to host memory when the GPU is full"),
+                "saver.paged_adapters"),
     # full-parameter jobs on the PyTorch stacks: torchtune's default training, then its low-memory
     # recipe
     MemorySaver("optimizer", "adamw-bf16", (("optimizer", "adam_bf16"),),
                 lambda method, framework, precision, zero: method not in ADAPTER_METHODS
                 and may_run(framework, "pytorch_optimizers") and precision == "bf16",
-                "pure BF16 AdamW, torchtune's default: bf16 weights, gradients and moments, 8 "
-                "bytes per parameter, not 16; no fp32 master copy, so updates below BF16's "
-                "resolution are lost"),
+                "saver.adamw_bf16"),
     MemorySaver("optimizer", "paged-adamw-8bit", (("optimizer", "paged_adam_8bit"),),
                 lambda method, framework, precision, zero: method not in ADAPTER_METHODS
                 and may_run(framework, "pytorch_optimizers"),
-                "paged 8-bit AdamW stepped inside the backward pass on bf16 weights, torchtune's "
-                "low-memory full fine-tune recipe: 2 bytes of optimizer state per parameter, not "
-                "12, one layer of gradients at a time; no fp32 master copy, so the updates are "
-                "rounded to bf16"),
+                "saver.paged_full"),
 )
 """Leaner optimizers than mixed-precision AdamW, from the smallest saving up: `plan estimate`
 names the first that fits, an infeasible scenario offers each that does."""
@@ -93,16 +92,14 @@ STACK_SETTINGS: tuple[MemorySaver, ...] = (
         "fused",
         (("loss", "fused"),),
         lambda method, framework, precision, zero: may_run(framework, "leaner_losses"),
-        "a fused linear cross-entropy that never holds the whole logits: Liger's, or Unsloth's Cut "
-        "Cross-Entropy; a chunked loss as torchtune's drops only their fp32 copy",
+        "saver.loss_fused",
     ),
     MemorySaver(
         "kernels",
         "fused",
         (("fused_modules", True),),
         lambda method, framework, precision, zero: not stated_has(framework, "fused_layers"),
-        "fused or compiled layers: torch.compile, Liger or Unsloth keep 0.7 times the eager "
-        "activations",
+        "saver.kernels_fused",
     ),
 )
 """How a PyTorch stack runs the job: each alone, and where neither alone fits both together, as
@@ -137,16 +134,17 @@ def faster_offloaded(chosen_tokens_per_s: float, offloaded: Estimate | None) -> 
 
 def offload_note(setting: str, gain: float, offloaded: Estimate) -> str:
     """`setting` (as the user would turn it on: "--cpu-offload on", "cpu_offload: true") is
-    estimated `gain` faster with `offloaded`'s layout, and why it was left out."""
+    estimated `gain` faster with `offloaded`'s layout, and why it was left out (plain English, as
+    a plan's explanation quotes it; `plan estimate` says `_offload_said`)."""
+    return str(_offload_said(setting, gain, offloaded))
+
+
+def _offload_said(setting: str, gain: float, offloaded: Estimate) -> str:
     host = offloaded.cluster.host_memory_gib_per_gpu
-    host_gib = HOST_MEMORY_GIB_PER_GPU if host is None else host
-    faster = (f"{setting} (ZeRO-3 with the states in host memory) is estimated {gain:.0%} faster: "
-              f"{offloaded.tokens_per_s:,.0f} tokens/s with {offloaded.layout.short()}")
-    left_out = "left out because the search offloads only where nothing fits without it"
-    assumed = (f"that speed rests on assumed host figures (the CPU optimizer step at "
-               f"{CPU_OPTIMIZER_BYTES_PER_S / 1e9:g} GB/s of host memory traffic per GPU, "
-               f"{host_gib:g} GiB of host memory per GPU, no measurement)")
-    return f"{faster}; {left_out}: {assumed}; measure a step before relying on it"
+    return say("advice.offload_faster", setting=setting, gain=gain,
+               tps=offloaded.tokens_per_s, layout=offloaded.layout.short(),
+               cpu_gbps=CPU_OPTIMIZER_BYTES_PER_S / 1e9,
+               host_gib=HOST_MEMORY_GIB_PER_GPU if host is None else host)
 
 
 ROOMY_GPU_GIB = 1e6
@@ -164,10 +162,23 @@ def host_shortfall(offloaded: Estimate | None) -> str | None:
     """The note of an offloaded estimate saying its model states exceed the host memory per GPU
     (FSDP and DeepSpeed then keep them all on the GPU), without its 'CPU offload: ' label; None
     where they fit."""
+    note = _shortfall_note(offloaded)
+    return note.removeprefix("CPU offload: ") if note else None
+
+
+def _shortfall_note(offloaded: Estimate | None) -> str | None:
+    """The offloaded estimate's note that its model states exceed the host memory per GPU."""
     if offloaded is None:
         return None
-    note = next((n for n in offloaded.notes if n.startswith(HOST_SHORTFALL_NOTE)), None)
-    return note.removeprefix("CPU offload: ") if note else None
+    return next((n for n in offloaded.notes if n.startswith(HOST_SHORTFALL_NOTE)), None)
+
+
+def _shortfall_body(note: str) -> str:
+    """The shortfall note without its 'CPU offload: ' label, still in the reader's language where
+    it is keyed."""
+    if isinstance(note, Said) and note.key == "memory.shortfall":
+        return say("memory.shortfall_body", **note.fields)
+    return note.removeprefix("CPU offload: ")
 
 
 def fitting_without_offload(
@@ -205,13 +216,14 @@ def _fits_with(flag: str, card: ModelCard, method: str, cluster: Cluster, spec: 
     if found is None:
         return None
     card_only = change.get("memory_headroom") == 0 < spec.memory_headroom
-    fits = "fits the card, not its headroom" if card_only else "fits"
-    return f"with {flag} it {fits}: {found.layout.short()} at {found.memory.total_gib:.1f} GiB"
+    fits = say("advice.fits_card") if card_only else say("advice.fits")
+    return say("advice.fits_with", flag=flag, fits=fits, layout=found.layout.short(),
+               gib=found.memory.total_gib)
 
 
 def _saver_hint(saver: MemorySaver, card: ModelCard, method: str, cluster: Cluster,
                 spec: LayoutSpec) -> str | None:
-    flag = f"{saver.setting} ({saver.why})"
+    flag = say("advice.setting_why", setting=saver.setting, why=say(saver.key))
     return _fits_with(flag, card, method, cluster, spec, **dict(saver.spec))
 
 
@@ -255,9 +267,9 @@ def without_offload_hints(card: ModelCard, method: str, cluster: Cluster, spec: 
         leaner_optimizer = saver in LEANER_OPTIMIZERS
         return _applies(saver, method, spec) and (not leaner_optimizer or spec.optimizer == "adam")
 
-    return [f"without offloading, {saver.setting} ({saver.why}) fits: {found.layout.short()} at "
-            f"{found.memory.total_gib:.1f} GiB, {found.tokens_per_s:,.0f} tokens/s against the "
-            f"offloaded layout's {chosen.tokens_per_s:,.0f}"
+    return [say("advice.without_offload", setting=saver.setting, why=say(saver.key),
+                layout=found.layout.short(), gib=found.memory.total_gib,
+                tps=found.tokens_per_s, offloaded=chosen.tokens_per_s)
             for saver, found in fitting_without_offload(applies, fits)]
 
 
@@ -269,7 +281,7 @@ def _setting_hints(card: ModelCard, method: str, cluster: Cluster, spec: LayoutS
     alone = [hint for saver in open_ if (hint := _saver_hint(saver, card, method, cluster, spec))]
     if alone or len(open_) < 2:
         return alone
-    flags = " ".join(saver.setting for saver in open_) + " (Liger or Unsloth, which run both)"
+    flags = say("advice.both", settings=" ".join(saver.setting for saver in open_))
     changes = {key: value for saver in open_ for key, value in saver.spec}
     together = _fits_with(flags, card, method, cluster, spec, **changes)
     return [together] if together else []
@@ -281,13 +293,8 @@ def _recompute_hint(card: ModelCard, method: str, cluster: Cluster, spec: Layout
     finds."""
     if spec.recompute not in ("none", "selective") or spec.recompute_layers is not None:
         return None
-    flag = f"recomputation searched (without --recompute {spec.recompute})"
+    flag = say("advice.recompute_searched", recompute=spec.recompute)
     return _fits_with(flag, card, method, cluster, spec, recompute=None)
-
-
-_MEGATRON_FSDP = ("--framework megatron --zero {zero} (Megatron-FSDP: {sharded} sharded over the "
-                  "data-parallel ranks; Llama 3 405B's data parallelism sharded its gradients and "
-                  "optimizer states)")
 
 
 def _sharded_states_hint(card: ModelCard, method: str, cluster: Cluster,
@@ -302,8 +309,8 @@ def _sharded_states_hint(card: ModelCard, method: str, cluster: Cluster,
             or spec.zero not in (None, 0, 1)):
         return None
     for headroom in dict.fromkeys((spec.memory_headroom, 0.0)):
-        for zero, sharded in ((2, "gradients"), (3, "gradients and weights")):
-            flag = _MEGATRON_FSDP.format(zero=zero, sharded=sharded)
+        for zero, sharded in ((2, "advice.sharded_grads"), (3, "advice.sharded_both")):
+            flag = say("advice.megatron_fsdp", zero=zero, sharded=say(sharded))
             hint = _fits_with(flag, card, method, cluster, spec, framework="megatron", zero=zero,
                               memory_headroom=headroom)
             if hint:
@@ -317,7 +324,7 @@ def _cpu_offload_hint(card: ModelCard, method: str, cluster: Cluster,
     the host would."""
     if spec.state_offload is not False:
         return None
-    flag = "--cpu-offload on (ZeRO-3 states in host memory)"
+    flag = say("advice.cpu_offload_flag")
     return _fits_with(flag, card, method, cluster, spec, state_offload=True)
 
 
@@ -336,8 +343,7 @@ def what_would_fit(card: ModelCard, method: str, cluster: Cluster, spec: LayoutS
 def offload_refused(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec) -> str:
     """Why --cpu-offload on left the layout on the GPU: the host cannot hold the states (FSDP and
     DeepSpeed offload them all or none), or the layout the user fixed cannot offload."""
-    cannot = ("--cpu-offload on: the layout found cannot offload (it needs ZeRO-3 on FSDP or "
-              "DeepSpeed, tp = pp = 1 and an optimizer with a CPU step); estimated without it")
+    cannot = say("advice.cannot_offload")
     if (stated_lacks(spec.framework, "state_offload") or spec.tp not in (None, 1)
             or spec.pp not in (None, 1)
             or spec.zero not in (None, 3)):
@@ -346,15 +352,12 @@ def offload_refused(card: ModelCard, method: str, cluster: Cluster, spec: Layout
     forced = dataclasses.replace(spec, state_offload=True, framework=spec.framework or "fsdp",
                                  zero=3, tp=1, pp=1)
     try:
-        short = host_shortfall(search_layout(card, method, on_roomy_card(cluster), forced).best)
+        note = _shortfall_note(search_layout(card, method, on_roomy_card(cluster), forced).best)
     except ValueError:
         return cannot
-    if short is None:
+    if note is None:
         return cannot
-    more_ram = ("a platform or pool with more RAM per GPU may; an owned pool's "
-                "host_memory_gib_per_gpu says what its servers have")
-    return (f"--cpu-offload on: {short}, so no offloaded layout fits ({more_ram}); "
-            "estimated without it")
+    return say("advice.host_refused", short=_shortfall_body(note))
 
 
 def faster_offloaded_hint(card: ModelCard, method: str, cluster: Cluster, spec: LayoutSpec,
@@ -371,4 +374,4 @@ def faster_offloaded_hint(card: ModelCard, method: str, cluster: Cluster, spec: 
     gain = faster_offloaded(chosen.tokens_per_s, offloaded)
     if gain is None or offloaded is None:
         return None
-    return offload_note("--cpu-offload on", gain, offloaded)
+    return _offload_said("--cpu-offload on", gain, offloaded)

@@ -192,8 +192,7 @@ class Cluster:
         else:
             kind, gbps = default_fabric(gpu)
             if gpus > per_node:
-                notes.append(f"no platform given: assumed {kind} {gbps:g} Gb/s per GPU between "
-                             "nodes")
+                notes.append(say("enote.no_platform", kind=kind, gbps=gbps))
         rel = platform.reliability if platform is not None else None
         if rel is not None:
             mtbf, restart, ckpt = rel.gpu_mtbf_h, rel.restart_min, rel.checkpoint_write_min

@@ -19,12 +19,12 @@ from plan.planner.estimate.timing import step_time
 from plan.planner.estimate.topology import GroupLink, hybrid_links, layout_links
 from plan.planner.estimate.types import (
     ADAPTER_METHODS,
-    LOSS_KINDS,
     MEGATRON_FSDP_SHARDING,
     QLORA_METHODS,
     Estimate,
     Layout,
 )
+from plan.planner.i18n.said import say
 
 
 def estimate(model: ModelCard, method: str, cluster: Cluster, layout: Layout) -> Estimate:
@@ -89,10 +89,7 @@ def _estimate(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster
         if uncalibrated:
             notes.append(uncalibrated_band_note(uncalibrated))
         if time.host_s > HOST_BOUND_SHARE * step_s:
-            notes.append(f"host-bound: {time.host_s / step_s:.0%} of the step waits for the CPU to "
-                         "launch the eager stack's kernels (small micro-batches); a larger "
-                         "micro-batch or fused kernels (--kernels fused, a job's kernels: fused) "
-                         "would use the GPU better")
+            notes.append(say("enote.host_bound", share=time.host_s / step_s))
     return Estimate(
         model_id=model.id,
         method=method,
@@ -120,14 +117,13 @@ def _megatron_execution(layout: Layout) -> str:
     """How Megatron runs the layout's data parallelism, as the notes say it."""
     grads = "fp16" if layout.precision == "fp16" else "fp32"
     if layout.zero >= 2:
-        gathers = ("parameters gathered layer by layer every micro-batch" if layout.zero == 3
-                    else "updated parameters gathered once per step")
-        return (f"Megatron-FSDP ({MEGATRON_FSDP_SHARDING[layout.zero]}): sharded {grads} gradients "
-                f"reduce-scattered every micro-batch, {gathers}")
-    buffers = ("precision-aware: bf16 gradient buffers, fp32 master weights as bf16 weights + "
-               "16-bit remainders"
-               if layout.optimizer == "adam_precision_aware" else f"{grads} gradient buffers")
-    return f"distributed optimizer, {buffers}, gradients reduced once per step"
+        gathers = (say("enote.gathers_layers") if layout.zero == 3
+                   else say("enote.gathers_once"))
+        return say("enote.megatron_fsdp", sharding=MEGATRON_FSDP_SHARDING[layout.zero],
+                   grads=grads, gathers=gathers)
+    buffers = (say("enote.precision_aware") if layout.optimizer == "adam_precision_aware"
+               else say("enote.grad_buffers", grads=grads))
+    return say("enote.distributed_optimizer", buffers=buffers)
 
 
 def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, layout: Layout,
@@ -143,8 +139,8 @@ def _notes(model: ModelCard, shape: ModelShape, method: str, cluster: Cluster, l
     notes.extend(_recompute_and_offload_notes(shape, layout))
     assumed_efficiency = efficiency_assumption(cluster.gpu.architecture)
     if assumed_efficiency:
-        notes.append(assumed_efficiency + ("; flash attention assumed"
-                                           if cluster.gpu.architecture == "davinci" else ""))
+        notes.append(say("enote.flash_assumed", note=assumed_efficiency)
+                     if cluster.gpu.architecture == "davinci" else assumed_efficiency)
     notes.extend(mem_notes)
     return notes
 
@@ -153,35 +149,25 @@ def _source_notes(model: ModelCard, cluster: Cluster) -> list[str]:
     """The cluster's assumptions, and those of the model card and the GPU's figures."""
     notes = list(cluster.assumptions)
     if model.assumed:
-        notes.append(f"model card {model.id} is an assumption: {model.assumption}")
+        notes.append(say("enote.model_assumed", model=model.id, assumption=model.assumption))
     if cluster.gpu.assumed:
-        notes.append(f"GPU {cluster.gpu.id} figures include assumptions: {cluster.gpu.assumption}")
+        notes.append(say("enote.gpu_assumed", gpu=cluster.gpu.id,
+                         assumption=cluster.gpu.assumption))
     return notes
 
 
 def _moe_notes(model: ModelCard, layout: Layout, ep_link: object) -> list[str]:
     """How an MoE model's experts, routing and all-to-alls are costed."""
     notes: list[str] = []
-    split = f"split over ep={layout.ep}" if layout.ep > 1 else "no expert parallelism"
+    split = (say("enote.moe_split", ep=layout.ep) if layout.ep > 1
+             else say("enote.moe_no_ep"))
     cf = layout.capacity_factor
-    routing = ("dropless routing (capacity factor 1) at an even expert load assumed"
-               if cf == 1.0 else
-               f"capacity factor {cf:g}: each routed expert's input padded to {cf:g} x an even "
-               f"split, so {cf:g}x their FLOPs, saved activations and all-to-all bytes (tokens "
-               "beyond a full expert's capacity skip it); model FLOPs and MFU count the useful "
-               "work only; an even load assumed")
-    notes.append(f"MoE: memory holds all experts ({split}), "
-                 f"FLOPs count active parameters; all-to-all dispatch/combine exposed; {routing}")
+    routing = say("enote.dropless") if cf == 1.0 else say("enote.capacity", cf=cf)
+    notes.append(say("enote.moe", split=split, routing=routing))
     if layout.ep > 1 and isinstance(ep_link, GroupLink) and ep_link.spans_nodes:
-        notes.append(f"MoE: ep={layout.ep} spans nodes: its all-to-alls are costed as Megatron's "
-                     "default dispatcher sends them (a copy per routed expert, 16-bit, none "
-                     "hidden); DeepSeek-V3's run sent each token once per node to at most 4 nodes, "
-                     "in FP8 for the dispatch, and hid the all-to-alls behind compute (DeepEP, "
-                     "DualPipe; DeepSeek-V3 technical report, sections 3.2-3.3): not modelled, so "
-                     "such a stack runs faster than estimated")
+        notes.append(say("enote.moe_ep_nodes", ep=layout.ep))
     if model.attention:
-        notes.append("attention approximated by the generic multi-head shape: "
-                     f"{model.attention[:80]}...")
+        notes.append(say("enote.attention_approx", attention=model.attention[:80]))
     return notes
 
 
@@ -189,14 +175,11 @@ def _method_notes(method: str) -> list[str]:
     """What LoRA, QLoRA and the method's own note change."""
     notes: list[str] = []
     if method in ADAPTER_METHODS:
-        notes.append("LoRA/QLoRA: frozen base, backward computes activation gradients only "
-                     "(~4N instead of 6N FLOPs per token)")
+        notes.append(say("enote.adapters"))
     if method in METHOD_NOTES:
-        notes.append(METHOD_NOTES[method])
+        notes.append(say(f"enote.method.{method}"))
     if method in QLORA_METHODS:
-        notes.append("QLoRA: NF4 base weights with double quantization (4.127 bits/param); "
-                     "embeddings and output layer kept in 16-bit; dequantization costs memory "
-                     "bandwidth")
+        notes.append(say("enote.qlora"))
     return notes
 
 
@@ -205,32 +188,28 @@ def _link_notes(cluster: Cluster, layout: Layout, tp_link: object, dp_link: obje
     framework runs data parallelism."""
     notes: list[str] = []
     if isinstance(tp_link, GroupLink) and tp_link.spans_nodes:
-        notes.append(f"tp={layout.tp} spans nodes: its all-reduces run at "
-                     f"{tp_link.bandwidth_gb_per_s:g} GB/s ({tp_link.bottleneck})")
+        notes.append(say("enote.tp_spans", tp=layout.tp, gbps=tp_link.bandwidth_gb_per_s,
+                         bottleneck=tp_link.bottleneck))
     if isinstance(dp_link, GroupLink) and layout.shard_ranks > 1:
+        fabric = cluster.fabric_gbps_per_gpu
         spread = ("" if not dp_link.spans_nodes else
-                  f" (one member per node, on its own {cluster.fabric_gbps_per_gpu:g} Gb/s card)"
-                  if dp_link.nics_per_node <= 1 else
-                  f" ({dp_link.nics_per_node} NICs per node, {cluster.fabric_gbps_per_gpu:g} Gb/s "
-                  "each, NCCL spreads its rings over all of them)")
-        notes.append(f"data-parallel group of {layout.shard_ranks}: bottleneck "
-                     f"{dp_link.bottleneck} {dp_link.bandwidth_gb_per_s:g} GB/s per "
-                     f"direction{spread}")
+                  say("enote.dp_one_nic", fabric=fabric) if dp_link.nics_per_node <= 1 else
+                  say("enote.dp_nics", nics=dp_link.nics_per_node, fabric=fabric))
+        notes.append(say("enote.dp_group", n=layout.shard_ranks, bottleneck=dp_link.bottleneck,
+                         gbps=dp_link.bandwidth_gb_per_s, spread=spread))
     if layout.shard_group:
         shard_link, replicate_link = hybrid_links(cluster, layout.tp, layout.shard_group,
                                                   layout.replicas)
-        notes.append(f"hybrid sharding (HSDP): states sharded over the {layout.shard_group} "
-                     f"data-parallel ranks of each node ({shard_link.bottleneck} "
-                     f"{shard_link.bandwidth_gb_per_s:g} GB/s), kept in {layout.replicas} copies; "
-                     "the layers are gathered and their gradients reduce-scattered inside the "
-                     "node, each gradient shard all-reduced across the nodes "
-                     f"({replicate_link.bottleneck} {replicate_link.bandwidth_gb_per_s:g} GB/s)")
-    notes.append(f"framework {layout.framework}: " + {
+        notes.append(say("enote.hsdp", group=layout.shard_group,
+                         shard_link=shard_link.bottleneck,
+                         shard_gbps=shard_link.bandwidth_gb_per_s, replicas=layout.replicas,
+                         replicate_link=replicate_link.bottleneck,
+                         replicate_gbps=replicate_link.bandwidth_gb_per_s))
+    notes.append(say("enote.framework", framework=layout.framework, how={
         "megatron": _megatron_execution(layout),
-        "deepspeed": "ZeRO stages 2/3 reduce gradients every micro-batch",
-        "fsdp": ("parameters gathered layer by layer every micro-batch, prefetch overlapped "
-                 "with compute"),
-    }[layout.framework])
+        "deepspeed": say("enote.deepspeed"),
+        "fsdp": say("enote.fsdp"),
+    }[layout.framework]))
     return notes
 
 
@@ -239,29 +218,24 @@ def _stack_notes(model: ModelCard, shape: ModelShape, layout: Layout) -> list[st
     sequence beyond the model's positions and FP8."""
     notes: list[str] = []
     if layout.eager_modules:
-        notes.append("kernels eager: the layers run as PyTorch modules op by op (Hugging Face, "
-                     "torchtune, peft): their saved activations, peft's casts and the host's "
-                     "kernel launches as measured on an H200 (bench/device/README.md); --kernels "
-                     "fused for torch.compile, Liger or Unsloth")
+        notes.append(say("enote.eager"))
     if layout.loss != "plain":
-        notes.append(f"loss {layout.loss}: {LOSS_KINDS[layout.loss]}; the run must use one")
+        notes.append(say("enote.loss", loss=layout.loss,
+                         kind=say(f"enote.loss_kind.{layout.loss}")))
     if layout.tp > shape.kv_heads:
-        notes.append(f"tp={layout.tp} > {shape.kv_heads} KV heads: KV projections replicated")
+        notes.append(say("enote.kv_replicated", tp=layout.tp, kv=shape.kv_heads))
     if shape.layers % layout.pp:
-        notes.append(f"pp={layout.pp} does not divide {shape.layers} layers: uneven stages, the "
-                     f"largest has {-(-shape.layers // layout.pp)}")
+        notes.append(say("enote.uneven_stages", pp=layout.pp, layers=shape.layers,
+                         largest=-(-shape.layers // layout.pp)))
     if layout.last_micro_batch_share < 1:
         last = round(layout.last_micro_batch_share * layout.micro_batch)
-        notes.append(f"micro-batches: each replica's {layout.global_batch // layout.dp} "
-                     f"sequences run as {layout.micro_batches - 1} of {layout.micro_batch} and a "
-                     f"last of {last}, which computes {last}/{layout.micro_batch} of a full one "
-                     "but hides only that share of its collectives and launches as many kernels")
+        notes.append(say("enote.last_micro_batch", sequences=layout.global_batch // layout.dp,
+                         full=layout.micro_batches - 1, mb=layout.micro_batch, last=last))
     if layout.seq_len > model.max_positions:
-        notes.append(f"seq_len {layout.seq_len} exceeds the model's {model.max_positions} "
-                     "positions (context extension)")
+        notes.append(say("enote.seq_beyond", seq_len=layout.seq_len,
+                         positions=model.max_positions))
     if layout.precision == "fp8":
-        notes.append("fp8: linear layers in FP8 (Transformer Engine style), attention in BF16; "
-                     "MFU is against the FP8 peak")
+        notes.append(say("enote.fp8"))
     return notes
 
 
@@ -271,23 +245,13 @@ def _recompute_and_offload_notes(shape: ModelShape, layout: Layout) -> list[str]
     notes: list[str] = []
     if layout.recompute_layers is not None:
         chunk = chunk_layers(shape.layers, layout)
-        notes.append(f"recompute: Megatron's block method, {layout.recompute_layers} of {chunk} "
-                     "layers per model chunk recomputed, the rest keep their activations "
-                     "(--recompute-granularity full --recompute-method block "
-                     f"--recompute-num-layers {layout.recompute_layers})")
+        notes.append(say("enote.block_recompute", n=layout.recompute_layers, chunk=chunk))
     if layout.recompute == "full_offload":
-        notes.append("recompute: full, each layer's checkpointed input kept in host memory and "
-                     "copied back for its recomputation (Unsloth's gradient checkpointing; "
-                     "LLaMA-Factory use_unsloth_gc: true); the search picks it only where nothing "
-                     "else fits")
+        notes.append(say("enote.full_offload"))
     if layout.recompute == "offload":
-        notes.append("recompute: activations offloaded to host memory, as torchtune runs it "
-                     "(enable_activation_offloading); none of the stacks plan export writes for "
-                     "has it, so the search picks it only where nothing else fits")
+        notes.append(say("enote.activation_offload"))
     if layout.state_offload:
-        notes.append(f"CPU offload (ZeRO-3 {layout.framework}): chosen only where nothing fits "
-                     "without it; the optimizer step on the CPU is timed at an assumed "
-                     f"{CPU_OPTIMIZER_BYTES_PER_S / 1e9:g} GB/s of host memory traffic per GPU (no "
-                     f"measurement), PCIe at {PCIE_GB_PER_S_PER_DIRECTION['pcie']:g} GB/s per "
-                     "direction per GPU")
+        notes.append(say("enote.cpu_offload", framework=layout.framework,
+                         cpu_gbps=CPU_OPTIMIZER_BYTES_PER_S / 1e9,
+                         pcie_gbps=PCIE_GB_PER_S_PER_DIRECTION["pcie"]))
     return notes

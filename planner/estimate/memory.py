@@ -94,6 +94,7 @@ from plan.planner.estimate.model_states import (
 )
 from plan.planner.estimate.schedule import held_peak, stage_chunk_layers
 from plan.planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout, MemoryBreakdown
+from plan.planner.i18n.said import say
 
 __all__ = [  # (what other modules import from here, activations.py's and model_states.py's too)
     "ADAM_8BIT_STATE_BYTES", "EAGER_LORA_EXTRA_PER_HIDDEN", "EAGER_NORM_EXTRA_PER_HIDDEN",
@@ -524,10 +525,9 @@ def pipeline_peak_note(layers: int, layout: Layout, peak_stage: tuple[int, int])
     edge = "first" if rank == 0 else "last" if rank == p - 1 else "middle"
     chunks = stage_chunk_layers(peak_layers, stage_layers(layers, p)[1], v, edge)
     held_layers = held_peak(chunks, p, layout.micro_batches, rank)
-    schedule = f"interleaved 1F1B, {v} chunks per stage" if v > 1 else "1F1B"
-    return (f"pipeline ({schedule}, {layout.micro_batches} micro-batches per step): stage "
-            f"{rank + 1} of {p} peaks, {peak_layers} of the {layers} layers, holding the "
-            f"activations of {held_layers / peak_layers:.3g} micro-batches at once")
+    schedule = say("enote.interleaved", v=v) if v > 1 else say("enote.1f1b")
+    return say("enote.pipeline", schedule=schedule, mb=layout.micro_batches, stage=rank + 1, p=p,
+               layers=peak_layers, total=layers, held=held_layers / peak_layers)
 
 
 

@@ -48,6 +48,8 @@ from plan.planner.estimate.types import (
     LayoutSpec,
     offloads_states,
 )
+from plan.planner.i18n import numbers
+from plan.planner.i18n.said import Fmt, Joined, say
 
 __all__ = ["SearchResult", "default_global_batch", "search_layout"]
 
@@ -258,14 +260,15 @@ def _result(key: _Key, inputs: SearchInputs, tally: Tally) -> SearchResult:
                 if best else None)
     if best_est is not None:
         if searched:
-            best_est.notes.insert(0, f"searched {', '.join(searched)} over {tally.considered} "
-                                     f"layouts; chose {best_est.layout.short()}")
+            best_est.notes.insert(0, say("enote.searched", fields=Joined(searched, "list_comma"),
+                                         n=tally.considered, layout=best_est.layout.short()))
         if not spec.global_batch:
-            rule = (f"~{best_est.layout.global_batch * spec.seq_len / 1e6:.1f}M tokens per step "
-                    "for this model size" if method in PRETRAIN_METHODS
-                    else f"{FINETUNE_SEQUENCES_PER_STEP} sequences per step")
-            best_est.notes.append(f"global batch {best_est.layout.global_batch} sequences by the "
-                                  f"default rule ({rule}; set it to your recipe's)")
+            rule = (say("enote.rule_tokens", tokens=Fmt(numbers.millions, (
+                        best_est.layout.global_batch * spec.seq_len,)))
+                    if method in PRETRAIN_METHODS
+                    else say("enote.rule_sequences", n=FINETUNE_SEQUENCES_PER_STEP))
+            best_est.notes.append(say("enote.global_batch", batch=best_est.layout.global_batch,
+                                      rule=rule))
     return SearchResult(best=best_est, considered=tally.considered, rejected=tuple(tally.rejected),
                         reasons=dict(tally.reasons.most_common()), searched=searched, spec=spec,
                         _model=model, _method=method, _cluster=cluster)

@@ -31,12 +31,13 @@ from plan.planner.estimate.types import (
     MemoryBreakdown,
     TimeBreakdown,
 )
+from plan.planner.i18n import said_data
 
 if TYPE_CHECKING:
     from plan.models.model_card import ModelCard
     from plan.planner.estimate.cluster import Cluster
 
-FORMAT = 1  # bump when the stored shape changes (the code version changes with it anyway)
+FORMAT = 2  # bump when the stored shape changes (the code version changes with it anyway)
 RELATIVE_TOLERANCE = 1e-9  # derived figures are recomputed with the estimator's own operations
 MAX_FIGURE = 1e30  # far above any real memory, time or rate; a stored figure beyond it is forged
 MAX_MFU = 10.0
@@ -154,7 +155,7 @@ def _estimate_row(est: Estimate) -> dict[str, Any]:
         layout=_layout_row(est.layout),
         memory=[getattr(est.memory, n) for n in _MEMORY_FIELDS],
         time=[getattr(est.time, n) for n in _TIME_FIELDS],
-        notes=list(est.notes),
+        notes=[said_data.to_data(note) for note in est.notes],
         uncalibrated=list(est.uncalibrated),
     )
     return row
@@ -209,7 +210,7 @@ def _estimate(row: Any, model: ModelCard, method: str, cluster: Cluster) -> Esti
         tokens_per_s_per_gpu=row["tokens_per_s_per_gpu"],
         model_tflops_per_gpu=row["model_tflops_per_gpu"],
         mfu=row["mfu"],
-        notes=_words(row["notes"], "best.notes"),
+        notes=_notes(row["notes"]),
         model=model,
         uncalibrated=tuple(_words(row["uncalibrated"], "best.uncalibrated")),
         memory_floor_gib=row["memory_floor_gib"],
@@ -240,6 +241,15 @@ def _consistent(est: Estimate, model: ModelCard, method: str, cluster: Cluster) 
         _check(
             math.isclose(stored, derived, rel_tol=RELATIVE_TOLERANCE, abs_tol=1e-12), f"best.{name}"
         )
+
+
+def _notes(values: Any) -> list[str]:
+    """The notes as `said_data` wrote them: keyed ones said again in the reader's language."""
+    _check(isinstance(values, list), "best.notes")
+    try:
+        return [said_data.from_data(value) for value in values]
+    except said_data.Unreadable as exc:
+        raise Forged(f"best.notes: {exc}") from exc
 
 
 def _words(values: Any, what: str) -> list[str]:

@@ -89,13 +89,15 @@ KERNELS = words(Kernels)
 """How a PyTorch stack runs the layers (`Layout.kernels`): eager modules, or fused/compiled ones."""
 
 
-def eager_kernels_on_megatron(stated: str, keep: str) -> str:
+def eager_kernels_on_megatron(stated: str, keep: str, keyed: bool = False) -> str:
     """What a stated eager `kernels` answered with a Megatron layout is told (`plan estimate` and a
     plan alike): `stated` names the setting as the user wrote it, `keep` the one that keeps to an
-    eager stack."""
-    return (f"{stated} says how a PyTorch stack (fsdp, deepspeed) runs its layers; the layout "
-            f"chosen is Megatron's, which always runs fused kernels ({keep} keeps to an eager "
-            "stack)")
+    eager stack. `keyed`: said again in the reader's language (`plan estimate`'s flags); a plan's
+    explanation quotes the English."""
+    said = say_as("enote.eager_on_megatron", "{stated} says how a PyTorch stack (fsdp, deepspeed) "
+                  "runs its layers; the layout chosen is Megatron's, which always runs fused "
+                  "kernels ({keep} keeps to an eager stack)", stated=stated, keep=keep)
+    return said if keyed else str(said)
 
 
 LOSSES = words(Loss)

@@ -55,7 +55,7 @@ ESTIMATE: dict[str, str] = {
     "estimate.gflop": "{gflop:.1f} GFLOP per token",
     "estimate.line_sep": "; ",
     # the run line
-    "estimate.run": "run of {tokens:,.3g} tokens: {wall}, {gpu_hours:,.0f} GPU-hours ({overhead})",
+    "estimate.run": "run of {tokens} tokens: {wall}, {gpu_hours:,.0f} GPU-hours ({overhead})",
     "estimate.wall": "{h:,.1f} h wall (p10-p90 {low:,.1f}-{high:,.1f})",
     "estimate.overhead": "failure overhead {fraction:.1%}, checkpoint every {every_h:.2f} h, "
                          "~{n:.1f} interruptions",

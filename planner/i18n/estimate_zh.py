@@ -51,7 +51,7 @@ ESTIMATE: dict[str, str] = {
     "estimate.mfu_causal": "（注意力只计因果的一半时为 {causal:.1%}）",
     "estimate.gflop": "每 token {gflop:.1f} GFLOP",
     "estimate.line_sep": "；",
-    "estimate.run": "训练 {tokens:,.3g} tokens：{wall}，{gpu_hours:,.0f} 卡时（{overhead}）",
+    "estimate.run": "训练 {tokens} tokens：{wall}，{gpu_hours:,.0f} 卡时（{overhead}）",
     "estimate.wall": "实际耗时 {h:,.1f} 小时（p10-p90 {low:,.1f}-{high:,.1f}）",
     "estimate.overhead": "故障开销 {fraction:.1%}，每 {every_h:.2f} 小时存一次检查点，"
                          "预计中断约 {n:.1f} 次",

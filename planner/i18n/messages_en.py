@@ -319,3 +319,7 @@ MESSAGES.update(refusals_en.REFUSALS)
 from plan.planner.i18n import estimate_en  # noqa: E402  (plan estimate's table)
 
 MESSAGES.update(estimate_en.ESTIMATE)
+
+from plan.planner.i18n import estimate_notes_en  # noqa: E402  (an estimate's notes and advice)
+
+MESSAGES.update(estimate_notes_en.NOTES)

@@ -304,3 +304,7 @@ MESSAGES.update(refusals_zh.REFUSALS)
 from plan.planner.i18n import estimate_zh  # noqa: E402  (plan estimate's table)
 
 MESSAGES.update(estimate_zh.ESTIMATE)
+
+from plan.planner.i18n import estimate_notes_zh  # noqa: E402  (an estimate's notes and advice)
+
+MESSAGES.update(estimate_notes_zh.NOTES)

@@ -53,6 +53,25 @@ def signed_money(value: float, currency: str) -> str:
     return text if text.startswith("-") else f"+{text}"
 
 
+def millions(count: float) -> str:
+    """A token count as a note rounds it: '4.2M' in English, '420万' in Chinese (to the same
+    hundred thousand)."""
+    if not speaks_chinese():
+        return f"{count / 1e6:.1f}M"
+    return chinese_amount(round(count / 1e5) * 1e5)
+
+
+WAN_YI = WAN * YI
+
+
+def count(value: float) -> str:
+    """A run's token count: '1e+09' in English (three significant digits), '10亿' in Chinese
+    ('1万亿' from 10^12 up)."""
+    if not speaks_chinese():
+        return f"{value:,.3g}"
+    return f"{_trimmed(value / WAN_YI)}万亿" if value >= WAN_YI else chinese_amount(value)
+
+
 def hours(value: float) -> str:
     return t("unit.hours", h=f"{value:,.1f}")
 

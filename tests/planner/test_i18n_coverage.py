@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel
 from typer.testing import CliRunner
 
+from plan.models.catalog import builtin_catalog
 from plan.models.loading import load_scenario
 from plan.planner import i18n
 from plan.planner.candidates.build import MEMORY_NOTE_KEYS
@@ -538,8 +539,12 @@ def test_the_checkpoint_offload_reasons_name_their_stack_first() -> None:
         assert english_runs(again, []) == [], again
 
 
-# (cases of `plan estimate`): full, LoRA and QLoRA; 1 to 64 GPUs; a platform, a run, MoE, CPU
-# offload, host activations, pure BF16 AdamW, a layout over the card and one within the card only
+# (cases of `plan estimate`): full, LoRA, QLoRA and DPO; 1 to 256 GPUs; a platform and its limit, a
+# run, MoE (within and across nodes), CPU offload (taken, refused by the host, advised, left out
+# for a faster one), host activations, pure BF16 AdamW, a layout over the card and one within the
+# card only, nothing fitting (and what would), fixed flags, uneven and interleaved stages, tp
+# across nodes, HSDP, a leaner loss, FP8 pretraining, eager kernels (host-bound, asked on
+# Megatron) and domestic accelerators
 ESTIMATES = {
     "full run on a platform": ["--model", "qwen2.5-72b", "--method", "sft", "--gpu", "h800",
                                "--gpus", "64", "--tokens", "10B", "--platform", "aliyun-pai"],
@@ -564,12 +569,57 @@ ESTIMATES = {
                   "--gpus", "64", "--tokens", "100B", "--stack-maturity", "new"],
     "mature stack": ["--model", "llama3.1-8b", "--method", "pretrain", "--gpu", "h100-sxm",
                      "--gpus", "64", "--tokens", "100B", "--stack-maturity", "mature"],
+    "searched with a run": ["--model", "llama3-8b", "--method", "sft", "--gpu", "h100", "--gpus",
+                            "8", "--tokens", "1e9"],
+    "nothing fits one card": ["--model", "llama3-70b", "--method", "sft", "--gpu", "rtx4090",
+                              "--gpus", "1"],
+    "fixed flags fit nowhere": ["--model", "llama3-70b", "--method", "sft", "--gpu", "h100",
+                                "--gpus", "8", "--tp", "1", "--pp", "1", "--zero", "0",
+                                "--recompute", "none"],
+    "qlora eager": ["--model", "qwen2.5-7b", "--method", "qlora", "--gpu", "rtx4090", "--gpus",
+                    "1", "--kernels", "eager"],
+    "moe across nodes": ["--model", "mixtral-8x7b", "--method", "sft", "--gpu", "h100", "--gpus",
+                         "32", "--ep", "8", "--tokens", "5B"],
+    "uneven stages": ["--model", "llama3-70b", "--method", "sft", "--gpu", "h100", "--gpus", "24",
+                      "--pp", "3", "--tokens", "2e10"],
+    "platform limit": ["--model", "llama3-8b", "--method", "sft", "--gpu", "h100", "--gpus", "64",
+                       "--platform", "autodl"],
+    "eager asked on megatron": ["--model", "llama3-8b", "--method", "sft", "--gpu", "h100",
+                                "--gpus", "8", "--kernels", "eager", "--framework", "megatron"],
+    "fp8 pretraining": ["--model", "llama3-8b", "--method", "pretrain", "--gpu", "h100", "--gpus",
+                        "16", "--precision", "fp8", "--tokens", "1T"],
+    "dpo": ["--model", "llama3-8b", "--method", "dpo", "--gpu", "a100-80gb", "--gpus", "8"],
+    "ascend": ["--model", "qwen2.5-7b", "--method", "sft", "--gpu", "ascend-910b", "--gpus", "16"],
+    "hygon": ["--model", "llama3-8b", "--method", "sft", "--gpu", "hygon-k100-ai", "--gpus", "8",
+              "--tp", "4"],
+    "host-bound": ["--model", "qwen2.5-1.5b", "--method", "sft", "--gpu", "h100", "--gpus", "1",
+                   "--framework", "fsdp", "--micro-batch", "1", "--kernels", "eager"],
+    "hsdp and a chunked loss": ["--model", "qwen2.5-14b", "--method", "sft", "--gpu",
+                                "a100-80gb", "--gpus", "16", "--framework", "fsdp",
+                                "--hybrid-shard", "on", "--loss", "chunked"],
+    "short last micro-batch": ["--model", "llama3-70b", "--method", "sft", "--gpu", "h100",
+                               "--gpus", "16", "--pp", "4", "--vpp", "2", "--global-batch", "100",
+                               "--micro-batch", "3"],
+    "tp across nodes": ["--model", "llama3-70b", "--method", "sft", "--gpu", "h100", "--gpus",
+                        "64", "--tp", "16"],
+    "host refuses offload": ["--model", "qwen2.5-72b", "--method", "sft", "--gpu", "h800",
+                             "--gpus", "8", "--cpu-offload", "on"],
+    "offload would fit": ["--model", "llama3-70b", "--method", "lora", "--gpu", "rtx4090",
+                          "--gpus", "4", "--cpu-offload", "off"],
+    "fits without offloading": ["--model", "llama3-8b", "--method", "sft", "--gpu", "l40s",
+                                "--gpus", "2"],
 }
-WITHOUT_MEMORY_NOTES = ("full run on a platform", "moe")
-# how the English notes memory_notes.py writes begin (the ones keyed so far)
-MEMORY_NOTE_STARTS = ("memory: 'other'", "activations in host memory", "LoRA: base weights",
-                      "optimizer adamw-bf16", "QLoRA on Hugging Face", "CPU offload:",
-                      "paged optimizer")
+# how notes begin that say what would fit, or what the search chose, in English and in Chinese
+ADVICE_STARTS = (("with --", "改用 --"), ("without offloading", "不卸载时"),
+                 ("searched ", "在 "), ("nothing fits", "都放不下"))
+
+
+def _catalog_quotes() -> list[str]:
+    """The catalog's own notes and sources, quoted as written (a model's attention note also cut
+    at 80 characters), longest first."""
+    found = {text for text in _strings(builtin_catalog()) if text.count(" ") >= 2}
+    found |= {text[:80] for text in found}
+    return sorted(found, key=len, reverse=True)
 
 
 def _estimate(args: list[str], *more: str) -> str:
@@ -593,19 +643,32 @@ def _table_and_notes(output: str) -> tuple[str, list[str]]:
     return " ".join(lines[:first]), notes
 
 
+def _figures(note: str) -> list[str]:
+    """A note's figures, sorted (a sentence may order them otherwise in another language); a
+    token count said in 万 ('420万') is left out, as its English ('4.2M')."""
+    note = re.sub(r"\d+(?:\.\d+)?(?:万|亿|M\b)", "", note)
+    return sorted(re.findall(r"\d+(?:\.\d+)?", note.replace(",", "")))
+
+
 @pytest.mark.parametrize("case", ESTIMATES)
-def test_the_estimate_table_and_memory_notes_are_said_in_chinese(case: str) -> None:
-    """`plan estimate --lang zh`: the headline, the tables, the throughput and run lines and the
-    memory notes hold no English run (layout fields, ids and units are no such run); the notes
-    come in the same order as in English, and the JSON answer does not change with --lang."""
+def test_the_whole_estimate_is_said_in_chinese(case: str) -> None:
+    """`plan estimate --lang zh`: the headline, the tables, the throughput and run lines and every
+    note hold no English run (layout fields, ids, units and the catalog's own notes, quoted as
+    written, are no such run); the notes come in the same order as in English (each with the same
+    figures, the advice first where there is any), and the JSON answer does not change with
+    --lang."""
     english_table, english_notes = _table_and_notes(_estimate(ESTIMATES[case]))
     chinese_table, chinese_notes = _table_and_notes(_estimate(ESTIMATES[case], "--lang", "zh"))
     assert english_table.count("┏") == chinese_table.count("┏") == 3
     assert english_runs(chinese_table, []) == []
-    assert len(chinese_notes) == len(english_notes)
-    keyed = [zh for en, zh in zip(english_notes, chinese_notes, strict=True)
-             if en[2:].startswith(MEMORY_NOTE_STARTS)]
-    assert bool(keyed) == (case not in WITHOUT_MEMORY_NOTES)
-    assert english_runs("\n".join(keyed), []) == []
+    # (a wrapped line keeps its last space: spaces squeezed so the quotes match)
+    assert english_runs("\n".join(" ".join(note.split()) for note in chinese_notes),
+                        _catalog_quotes()) == []
+    assert len(chinese_notes) == len(english_notes) > 0
+    for english, chinese in zip(english_notes, chinese_notes, strict=True):
+        assert _figures(chinese) == _figures(english), (english, chinese)
+        for english_start, chinese_start in ADVICE_STARTS:
+            assert english.startswith(f"- {english_start}") == chinese.startswith(
+                f"- {chinese_start}"), (english, chinese)
     json_args = [*ESTIMATES[case], "--format", "json"]
     assert _estimate(json_args, "--lang", "zh") == _estimate(json_args, "--lang", "en")
