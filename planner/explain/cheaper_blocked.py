@@ -3,7 +3,7 @@ cheaper than the chosen one and the rule or limit that blocks it.
 
 Which options are blocked, and why, depends on the problem alone; only the threshold (the chosen
 option's cost) depends on the plan. So each problem's blocked options are listed once, cheapest
-first, and a plan's lines read the head of each job's list: a Pareto front explains 81 plans of one
+first, and a plan's lines read the heads of each job's list: a Pareto front explains 81 plans of one
 problem (lab_six_jobs), and listing the blocked options (with their sentences) for each plan took
 most of its explanations' time.
 """
@@ -30,10 +30,18 @@ class Blocked:
     why: str  # RULE, BAND or LATE
 
 
-# Per session, its problem and that problem's blocked options per job, cheapest first (ties by
-# index). A session's problem is set once (Session.__init__); the entry keeps it to check.
-_BLOCKED: WeakKeyDictionary[Session, tuple[Problem, dict[str, list[Blocked]]]] = (
-    WeakKeyDictionary())
+@dataclass(frozen=True)
+class Heads:
+    """A job's cheapest blocked option, and its cheapest the band alone sets aside (ties broken by
+    index): the only ones a plan's lines can name."""
+
+    cheapest: Blocked | None
+    by_band: Blocked | None
+
+
+# Per session, its problem and that problem's heads per job. A session's problem is set once
+# (Session.__init__); the entry keeps it to check.
+_HEADS: WeakKeyDictionary[Session, tuple[Problem, dict[str, Heads]]] = WeakKeyDictionary()
 
 
 def by_policy(group: str) -> bool:
@@ -42,16 +50,24 @@ def by_policy(group: str) -> bool:
     return family(group).startswith("policy.")
 
 
-def blocked_options(session: Session) -> dict[str, list[Blocked]]:
-    """Per job, the options a rule (not the user's policy: said once, as policy) or the job's
-    deadline keeps out, cheapest first (ties by index)."""
-    kept = _BLOCKED.get(session)
+def blocked_heads(session: Session) -> dict[str, Heads]:
+    """Per job, the heads of the options a rule (not the user's policy: said once, as policy) or
+    the job's deadline keeps out."""
+    kept = _HEADS.get(session)
     if kept is not None and kept[0] is session.problem:
         return kept[1]
     problem = session.problem
-    blocked = {job: _job_blocked(problem, job) for job in problem.jobs}
-    _BLOCKED[session] = (problem, blocked)
-    return blocked
+    heads = {}
+    for job in problem.jobs:
+        blocked = _job_blocked(problem, job)
+        heads[job] = Heads(min(blocked, key=_order, default=None),
+                           min((b for b in blocked if b.why == BAND), key=_order, default=None))
+    _HEADS[session] = (problem, heads)
+    return heads
+
+
+def _order(b: Blocked) -> tuple[int, int]:
+    return b.cost, b.candidate.index
 
 
 def _job_blocked(problem: Problem, job: str) -> list[Blocked]:
@@ -65,7 +81,7 @@ def _job_blocked(problem: Problem, job: str) -> list[Blocked]:
         elif limit is not None and problem.earliest_start_min(c) + c.duration_min > limit:
             why = BAND if _expected_start_and_run(problem, c) <= limit else LATE
             found.append(Blocked(problem.standalone_cost(c), c, why))
-    return sorted(found, key=lambda b: (b.cost, b.candidate.index))
+    return found
 
 
 def _expected_h(c: Candidate) -> float:
@@ -84,12 +100,11 @@ def cheaper_blocked(session: Session, outcome: Outcome) -> list[tuple[str, Block
     band always says so."""
     problem = session.problem
     found = []
-    for job, blocked in blocked_options(session).items():
+    for job, heads in blocked_heads(session).items():
         mine = problem.standalone_cost(outcome.chosen[job])
-        cheapest = blocked[0] if blocked and blocked[0].cost < mine else None
-        by_band = next((b for b in blocked if b.why == BAND), None)
-        if by_band is not None and by_band.cost >= mine:
-            by_band = None
+        # (the cheapest of those under `mine` is the cheapest of all, when it is under `mine`)
+        cheapest, by_band = (b if b is not None and b.cost < mine else None
+                             for b in (heads.cheapest, heads.by_band))
         found += [(job, b) for b in (cheapest, by_band if by_band is not cheapest else None) if b]
     return found
 
