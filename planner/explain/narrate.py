@@ -33,11 +33,8 @@ from plan.planner.estimate.types import (
     OPTIMIZER_NAME_OF,
     eager_kernels_on_megatron,
 )
-from plan.planner.explain.conflicts import (
-    HOURS_STATED_BELOW_H,
-    at_time,
-    held_back_by,
-)
+from plan.planner.explain.cheaper_blocked import by_policy, cheaper_blocked, why_blocked
+from plan.planner.explain.conflicts import HOURS_STATED_BELOW_H
 from plan.planner.explain.ownership import held_lines
 from plan.planner.explain.series_lines import said_once
 from plan.planner.i18n.plan_words import trade_words
@@ -51,6 +48,9 @@ _T = TypeVar("_T")
 # (half a budget sweep's time). Keyed by the candidate's id, which the entry keeps alive.
 _WHAT_IF: WeakKeyDictionary[CandidateBuilder, dict[tuple[object, int], tuple[Candidate, Any]]] = (
     WeakKeyDictionary())
+
+# Per session, its problem and the options each rule family removed from it (_removed_counts).
+_REMOVED: WeakKeyDictionary[Session, tuple[Problem, list[tuple[str, int]]]] = WeakKeyDictionary()
 
 
 def _what_if(answer: Callable[[CandidateBuilder, Candidate], _T], builder: CandidateBuilder,
@@ -234,15 +234,13 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome,
     lines += _stated_kernels_lines(session, plan)
     lines.append(_headroom_line(problem, plan))
     lines += _band_lines(problem, plan)
-    lines += _ruled_out_cheaper(problem, outcome)
+    lines += _ruled_out_cheaper(session, outcome)
     if plan.rank == 1:  # said once, for the answer
         lines += _policy_excludes(problem, outcome)
-    removed = Counter(family(g) for c in problem.all_candidates() for g in c.violations)
-    removed.update(r.rule for r in problem.removed)
+    removed = _removed_counts(session)
     if removed:
         lines.append(say("narrate.removed", counts=Joined(
-            [say("narrate.removed_count", name=name, n=n) for name, n in removed.most_common()],
-            "list_comma")))
+            [say("narrate.removed_count", name=name, n=n) for name, n in removed], "list_comma")))
     plan.explanation = lines
     # what the scenario's catalog overlays changed, then amounts converted from other currencies
     assumptions: list[str] = [] if session.loaded is None else [
@@ -254,6 +252,20 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome,
             if note not in assumptions:
                 assumptions.append(note)
     plan.assumptions = assumptions
+
+
+def _removed_counts(session: Session) -> list[tuple[str, int]]:
+    """The options each rule family removed, most first: the same for every plan of a session's
+    problem, so counted once (a front explains dozens of plans)."""
+    kept = _REMOVED.get(session)
+    if kept is not None and kept[0] is session.problem:
+        return kept[1]
+    problem = session.problem
+    removed = Counter(family(g) for c in problem.all_candidates() for g in c.violations)
+    removed.update(r.rule for r in problem.removed)
+    counts = removed.most_common()
+    _REMOVED[session] = (problem, counts)
+    return counts
 
 
 def offload_lines(session: Session, outcome: Outcome) -> list[str]:
@@ -424,66 +436,19 @@ def _causal(j: JobPlan) -> str:
     return say("narrate.causal", causal=causal)
 
 
-def _too_late(problem: Problem, job: str, c: Candidate, limit_min: int) -> str:
-    """Why an option misses its job's deadline: its run, or what holds its start back (a queue or
-    reservation lead time, a purchase's delivery, an owned pool's opening)."""
-    start_h, limit_h = SCALE.to_hours(problem.earliest_start_min(c)), SCALE.to_hours(limit_min)
-    end_h = start_h + SCALE.to_hours(c.duration_min)
-    if start_h > 0 and SCALE.to_hours(c.duration_min) <= limit_h:
-        return say("narrate.too_late", job=job, start=at_time(start_h, limit_h),
-                   held=held_back_by(problem, c), end=at_time(end_h, limit_h),
-                   deadline=at_time(limit_h, limit_h))
-    return say("narrate.too_slow", job=job, end=at_time(end_h, limit_h),
-               deadline=at_time(limit_h, limit_h))
-
-
-BAND_ONLY = "set aside only because of the estimator's band"
-
-
-def _ruled_out_cheaper(problem: Problem, outcome: Outcome) -> list[str]:
+def _ruled_out_cheaper(session: Session, outcome: Outcome) -> list[str]:
     """Per job, the cheapest option cheaper than the chosen one, and the rule or limit that
-    blocks it."""
+    blocks it (cheaper_blocked.py); the instances of a recurring job that read alike, once."""
+    problem = session.problem
     lines: list[tuple[str, str]] = []
-    for job in problem.jobs:
-        chosen = outcome.chosen[job]
-        mine = problem.standalone_cost(chosen)
-        limit = problem.deadline_min[job]
-        blocked = []
-        for c in problem.candidates[job]:
-            cost = problem.standalone_cost(c)
-            if cost >= mine:
-                continue
-            if any(_by_policy(group) for group in c.violations):
-                continue  # the user's own policy: said once, as policy (_policy_excludes)
-            if c.violations:
-                group, reason = next(iter(sorted(c.violations.items())))
-                blocked.append((cost, c, say("narrate.ruled_out", group=group, reason=reason)))
-            elif (
-                limit is not None
-                and (start := problem.earliest_start_min(c)) + c.duration_min > limit
-            ):
-                time = c.figures.time if c.figures else None
-                expected_h = (c.hours - time.train_at_confidence_h + time.train_h if time
-                              else c.hours)
-                if start + SCALE.minutes(expected_h) <= limit:
-                    blocked.append((cost, c, say("narrate.band_only", job=job,
-                                                 expected=expected_h,
-                                                 confidence=problem.confidence, at=c.hours)))
-                else:
-                    blocked.append((cost, c, _too_late(problem, job, c, limit)))
-        # the cheapest blocked option, and the cheapest one the band alone set aside where that is
-        # another: a plan chosen over a cheaper one only because of the band always says so
-        cheapest = min(blocked, key=lambda item: (item[0], item[1].index), default=None)
-        by_band = min((item for item in blocked if item[2].startswith(BAND_ONLY)),
-                      key=lambda item: (item[0], item[1].index), default=None)
-        for cost, c, why in [
-            item for item in (cheapest, by_band if by_band is not cheapest else None) if item
-        ]:
-            offloaded = say("narrate.offloaded") if c.layout.state_offload else ""
-            lines.append((job, say("narrate.cheaper_blocked", job=job,
-                                   option=option(c.gpus, c.gpu, c.platform, c.billing),
-                                   offloaded=offloaded,
-                                   cost=money(SCALE.to_money(cost), problem.currency), why=why)))
+    for job, blocked in cheaper_blocked(session, outcome):
+        c = blocked.candidate
+        offloaded = say("narrate.offloaded") if c.layout.state_offload else ""
+        lines.append((job, say("narrate.cheaper_blocked", job=job,
+                               option=option(c.gpus, c.gpu, c.platform, c.billing),
+                               offloaded=offloaded,
+                               cost=money(SCALE.to_money(blocked.cost), problem.currency),
+                               why=why_blocked(problem, job, blocked))))
     return said_once(lines, problem.series)
 
 
@@ -497,23 +462,17 @@ POLICY_EXCLUDES = {  # the message saying what each policy group keeps out
 NAMES_SHOWN = 6  # platforms or GPUs named in the policy line, then a count
 
 
-def _by_policy(group: str) -> bool:
-    """Whether a rule group is the scenario's own policy (its allow and forbid lists, spot,
-    limits), which the user chose rather than a fact of the data, the team or the hardware."""
-    return family(group).startswith("policy.")
-
-
 def _policy_excludes(problem: Problem, outcome: Outcome) -> list[str]:
     """What the scenario's policy keeps out that would cost less than the plan's choice, said once
     (the ruled-out lines cite only what policy allows): by group, the platforms and GPUs it names,
     and per job the cheapest option only policy keeps out. Nothing when policy costs nothing."""
     cheaper = [c for c in problem.all_candidates()
-               if any(_by_policy(g) for g in c.violations)
+               if any(by_policy(g) for g in c.violations)
                and problem.standalone_cost(c) < problem.standalone_cost(outcome.chosen[c.job])]
     if not cheaper:
         return []
     parts: list[str] = []
-    for group in sorted({g for c in cheaper for g in c.violations if _by_policy(g)}):
+    for group in sorted({g for c in cheaper for g in c.violations if by_policy(g)}):
         hit = [c for c in cheaper if group in c.violations]
         names = sorted({c.platform if group == "policy.platforms" else c.gpu for c in hit})
         more = (say("narrate.and_more", n=len(names) - NAMES_SHOWN)
@@ -526,7 +485,7 @@ def _policy_excludes(problem: Problem, outcome: Outcome) -> list[str]:
     cheapest: list[str] = []
     for job in problem.jobs:
         only_policy = [c for c in cheaper
-                       if c.job == job and all(_by_policy(g) for g in c.violations)]
+                       if c.job == job and all(by_policy(g) for g in c.violations)]
         c = min(only_policy, key=lambda c: (problem.standalone_cost(c), c.index), default=None)
         if c is not None:
             mine = problem.standalone_cost(outcome.chosen[job])

@@ -43,6 +43,12 @@ QUICK_STEP_WORK = 0.1
 """The same for a point of the walk solved in one step (COST_THEN_TIME): lab_six_jobs' 80 steps
 prove in at most 0.071 units but five, which take 0.06-1.1 units more with probing, hinted with
 the quick plan (bench/pareto_speed.py: the walk's work 2.6 units at 0.1, 3.6 at 0.25)."""
+# Tried on lab_six_jobs' walk (2026-12-07), and not kept: probing on every step (8.9 units of work
+# against 2.1, and a front JSON not the same); and, where the quick plan was optimal, proving it by
+# a solve that asks for a plan below its objective instead of the hinted run, whose plan (the hint
+# completed by CP-SAT) then needs only its first solution: at best (no objective, no probing) those
+# proofs took 3.6 units against the hinted runs' 1.0 for the same five points (0.05 to 1.3 each).
+# The quick plan itself is not the answer: the hinted run keeps its options, not its start times.
 # A front's solves keep dominated options (planner/cpsat/dominated.py). Leaving them out keeps
 # every point (lab_six_jobs: the same 81 points, with and without a risk axis; test_dominated_front)
 # but not always the plan shown at a point: its cheapest point's lora-glm9b-conf took 1 owned A800
