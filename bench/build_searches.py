@@ -18,7 +18,7 @@ import argparse
 import os
 import sys
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ class _Tally:
 
     def __init__(self) -> None:
         self.count: Counter[str] = Counter()
-        self.cpu_s: Counter[str] = Counter()
+        self.cpu_s: defaultdict[str, float] = defaultdict(float)
         self.asking = {"option": "?", "caller": "candidate"}
 
     def add(self, labels: list[str], cpu_s: float) -> None:
@@ -76,7 +76,7 @@ def _instrument(tally: _Tally) -> None:
             tally.asking["caller"] = "candidate"
 
     Estimating._search = timed_search  # type: ignore[method-assign,assignment]
-    CandidateBuilder._candidate = tagged_candidate  # type: ignore[method-assign,assignment]
+    CandidateBuilder._candidate = tagged_candidate  # type: ignore[method-assign]
     Estimating._offload_allowed = tagged_offload  # type: ignore[method-assign,assignment]
 
 
