@@ -72,8 +72,11 @@ OPTIMIZER_STATE_BYTES = {
 """Optimizer bytes per trainable parameter."""
 ADAM_8BIT_STATE_BYTES = OPTIMIZER_STATE_BYTES["adam_8bit"]
 FUSED_STEP_OPTIMIZERS = ("adam_8bit", "paged_adam_8bit")
-"""Optimizers run inside the backward pass (torchtune's low-memory recipe): one layer of
-gradients."""
+"""Optimizers run inside the backward pass in full fine-tuning (torchtune's low-memory recipe): one
+layer of gradients. Not for adapters: torchtune 0.3.1 steps inside the backward pass
+(`optimizer_in_bwd`) only in recipes/full_finetune_single_device.py (and its PPO recipe), its LoRA
+recipes after it, as the Hugging Face Trainer and Unsloth's loop do, so every adapter's gradient is
+held at the step."""
 
 
 KBIT_UPCAST_BYTES = 4.0
@@ -190,15 +193,12 @@ def _group_states(
         )
     state_bytes = OPTIMIZER_STATE_BYTES.get(layout.optimizer, OPTIMIZER_STATE_BYTES["adam"])
     pageable = 0.0
-    if layout.optimizer in FUSED_STEP_OPTIMIZERS:
+    if layout.optimizer in FUSED_STEP_OPTIMIZERS and method not in ADAPTER_METHODS:
         # The step runs inside the backward pass, so only about one layer's gradients exist at a
-        # time (one layer's adapters under LoRA). (under ZeRO-2/3 each layer's gradients are
-        # reduce-scattered before its step: its shard is held)
-        one_layer = trainable / max(1, layers_stage) if method in ADAPTER_METHODS else layer_params
-        grads = min(trainable, one_layer) * GRAD_BYTES / (d if z >= 2 else 1)
+        # time. (under ZeRO-2/3 each layer's gradients are reduce-scattered before its step: its
+        # shard is held)
+        grads = min(trainable, layer_params) * GRAD_BYTES / (d if z >= 2 else 1)
         optim = trainable * state_bytes / (d if z >= 1 else 1)
-        if layout.optimizer == "paged_adam_8bit":
-            pageable, optim = optim, 0.0
     else:
         grad_bytes = grad_buffer_bytes(layout)
         # FSDP SHARD_GRAD_OP reduce-scatters once per step (no_sync), so with gradient accumulation
@@ -211,4 +211,6 @@ def _group_states(
             grad_bytes = FSDP_ACCUMULATED_GRAD_BYTES
         grads = trainable * grad_bytes / (d if z >= 2 and not unsharded else 1)
         optim = trainable * state_bytes / (d if z >= 1 else 1)
+    if layout.optimizer == "paged_adam_8bit":
+        pageable, optim = optim, 0.0
     return weights / GIB, grads / GIB, optim / GIB, pageable / GIB
