@@ -23,8 +23,10 @@ from pathlib import Path
 
 FILE_NAME = "context_limits.csv"
 
-Fits = Callable[[str, int, float], bool]
-"""Whether the estimator judges the memory row `setting` to fit at a context on a card of GiB."""
+Fits = Callable[[str, int, float, bool], bool]
+"""Whether the estimator judges the memory row `setting` to fit at a context on a card of GiB: with
+the allocator's cache squeezed (`Estimate.fits_card`), or, the last argument False, its reserved
+peak (`total_gib`, what torch.cuda.max_memory_reserved() shows with room to spare)."""
 
 LONGEST_CONTEXT_CAP = 1 << 24
 """The longest context the bisection tries (16M tokens): no published table reaches it."""
@@ -50,12 +52,19 @@ class Judged:
     beyond: int | None  # the context that must not fit: the next boundary, or the column's least
     fits_beyond: bool | None
     longest_estimated: int  # 0: the estimator fits no context on the card
+    longest_reserved: int  # the same with the reserved peak within the card
 
     @property
     def ratio(self) -> float | None:
         if self.cell.longest is None:
             return None
         return self.longest_estimated / self.cell.longest
+
+    @property
+    def reserved_ratio(self) -> float | None:
+        if self.cell.longest is None:
+            return None
+        return self.longest_reserved / self.cell.longest
 
     @property
     def failed(self) -> list[str]:
@@ -116,8 +125,11 @@ def judge(cells: list[Cell], fits: Fits) -> list[Judged]:
         column = [c for c in cells if (c.table, c.column) == (cell.table, cell.column)]
         beyond = _next_boundary(cell, column)
 
-        def at(context: int, cell: Cell = cell) -> bool:
-            return fits(cell.setting, context, cell.gpu_gib)
+        def at(context: int, cell: Cell = cell, squeezed: bool = True) -> bool:
+            return fits(cell.setting, context, cell.gpu_gib, squeezed)
+
+        def reserved(context: int, cell: Cell = cell) -> bool:
+            return at(context, cell, squeezed=False)
 
         out.append(Judged(
             cell,
@@ -125,6 +137,7 @@ def judge(cells: list[Cell], fits: Fits) -> list[Judged]:
             beyond,
             None if beyond is None else at(beyond),
             longest_fitting(at, cell.longest or beyond or 1024),
+            longest_fitting(reserved, cell.longest or beyond or 1024),
         ))
     return out
 
@@ -143,12 +156,18 @@ def report(judged: list[Judged]) -> None:
             print(f"  {j.cell.id} ({j.cell.column}, {j.cell.gpu_gib:g} GiB, {j.cell.setting}): "
                   + "; ".join(j.failed))
     for column in dict.fromkeys(j.cell.column for j in judged):
-        ratios = sorted(r for j in judged if j.cell.column == column and (r := j.ratio) is not None)
-        if ratios:
-            print(f"  {column:18} estimated / published longest context: n={len(ratios):2}  "
-                  f"median {statistics.median(ratios):.2f}  range {ratios[0]:.2f}-{ratios[-1]:.2f}")
+        mine = [j for j in judged if j.cell.column == column and j.cell.longest is not None]
+        for label, ratio in (("fits", Judged.ratio), ("reserved peak", Judged.reserved_ratio)):
+            ratios = sorted(r for j in mine if (r := ratio.fget(j)) is not None)  # type: ignore
+            if ratios:
+                print(f"  {column:18} estimated / published longest context ({label:13}): "
+                      f"n={len(ratios):2}  median {statistics.median(ratios):.2f}  "
+                      f"range {ratios[0]:.2f}-{ratios[-1]:.2f}")
+    print(f"  {'':7} {'setting':7} {'column':18} {'card':>9}  {'published':>9}  "
+          f"{'fits':>9}        {'reserved peak':>13}")
     for j in judged:
         pub = "OOM" if j.cell.longest is None else f"{j.cell.longest:,}"
-        ratio = "" if j.ratio is None else f"  x{j.ratio:.2f}"
+        ratio = "" if j.ratio is None else f"x{j.ratio:.2f}"
+        held = "" if j.reserved_ratio is None else f"x{j.reserved_ratio:.2f}"
         print(f"  {j.cell.id:7} {j.cell.setting:7} {j.cell.column:18} {j.cell.gpu_gib:5g} GiB  "
-              f"published {pub:>9}  estimated {j.longest_estimated:>9,}{ratio}")
+              f"{pub:>9}  {j.longest_estimated:>9,} {ratio:>6}  {j.longest_reserved:>9,} {held:>6}")

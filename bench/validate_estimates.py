@@ -3,7 +3,8 @@
     .venv/bin/python bench/validate_estimates.py [--validation-dir DIR] [--csv OUT.csv]
 
 It reads every `throughput*.csv`, `memory*.csv` and `whole_runs*.csv` of the folder (the columns of
-bench/data's files). A row it cannot state to the estimator (a model neither in the catalog nor
+bench/data's files), and its `context_limits.csv` where there is one (published "longest context
+that fits" tables, each cell judged with the setting of a memory row: bench/context_limits.py). A row it cannot state to the estimator (a model neither in the catalog nor
 shaped by the row's columns, an unknown GPU or metric, an empty cell, a layout that does not divide
 the GPUs) is listed as not estimated, with why, and left out of the statistics; the other rows still
 run. An exception from the estimator itself is listed the same way as a bug, and the bench then
@@ -1422,7 +1423,8 @@ def _report_own(path: Path) -> None:
 
 def context_limit_fits(vdir: Path) -> context_limits.Fits:
     """Whether a memory row of the folder (by id), at a context on a card of a memory, is judged
-    to fit the card (`Estimate.fits_card`, as the "judged to fit" line judges the rows)."""
+    to fit the card (`Estimate.fits_card`, as the "judged to fit" line judges the rows), or its
+    reserved peak is within it (`squeezed` False)."""
     catalog = builtin_catalog()
     settings = {
         row["id"]: row
@@ -1430,10 +1432,12 @@ def context_limit_fits(vdir: Path) -> context_limits.Fits:
         for row in _with_sources(csv.DictReader(path.open(newline="", encoding="utf-8")))
     }
 
-    def fits(setting: str, context: int, card_gib: float) -> bool:
+    def fits(setting: str, context: int, card_gib: float, squeezed: bool) -> bool:
         row = dict(settings[setting], seq_len=str(context))
         est = _memory_row(catalog, row, card_gib)[0].estimate
-        return est is not None and est.fits_card
+        if est is None:
+            return False
+        return est.fits_card if squeezed else est.memory.total_gib <= card_gib
 
     return fits
 
