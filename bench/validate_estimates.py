@@ -4,11 +4,11 @@
 
 It reads every `throughput*.csv`, `memory*.csv` and `whole_runs*.csv` of the folder (the columns of
 bench/data's files), and its `context_limits.csv` where there is one (published "longest context
-that fits" tables, each cell judged with the setting of a memory row: bench/context_limits.py). A row it cannot state to the estimator (a model neither in the catalog nor
-shaped by the row's columns, an unknown GPU or metric, an empty cell, a layout that does not divide
-the GPUs) is listed as not estimated, with why, and left out of the statistics; the other rows still
-run. An exception from the estimator itself is listed the same way as a bug, and the bench then
-exits 1.
+that fits" tables, each cell judged with the setting of a memory row: bench/context_limits.py). A
+row it cannot state to the estimator (a model neither in the catalog nor shaped by the row's
+columns, an unknown GPU or metric, an empty cell, a layout that does not divide the GPUs) is listed
+as not estimated, with why, and left out of the statistics; the other rows still run. An exception
+from the estimator itself is listed the same way as a bug, and the bench then exits 1.
 
 Unit conversions (bench/data/README.md):
 - achieved_tflops_per_gpu (Megatron 2021) counts recomputation FLOPs: compared with the predicted

@@ -113,6 +113,27 @@ def unquantized_weight_bytes(method: str, layout: Layout) -> float:
     return KBIT_UPCAST_BYTES if upcasts_unquantized(method, layout) else WEIGHT_BYTES
 
 
+ADAPTER_FP32_BYTES = 4.0
+"""Bytes of an adapter parameter, and of its gradient, where the optimizer's states hold no fp32
+copy of it: peft makes bf16/fp16 adapter weights fp32 (`autocast_adapter_dtype=True`, the default
+since peft 0.12: "cast adapter weights using float16 and bfloat16 to float32, as this is typically
+required for stable training", peft 0.13.2 peft/peft_model.py, Oct 2024), and Unsloth builds its
+adapters through peft's `get_peft_model` and keeps them fp32 for mixed precision (unsloth
+2025.3.19 unsloth/models/llama.py, unsloth/models/_utils.py). AdamW, SGD and Adafactor count an
+fp32 master copy in their state bytes (OPTIMIZER_STATE_BYTES), which for an fp32 adapter is the
+weight itself, so their totals stand; bitsandbytes' 8-bit AdamW keeps none (its 2 B are the two
+moments)."""
+
+MASTERLESS_OPTIMIZERS = ("adam_8bit", "paged_adam_8bit")
+"""Optimizers whose state bytes count no fp32 master copy of the parameters."""
+
+
+def adapter_weight_bytes(layout: Layout) -> float:
+    """Bytes per adapter parameter (and per gradient): fp32 under an optimizer that keeps no fp32
+    master (ADAPTER_FP32_BYTES), else the 16-bit weight the states' master copy stands beside."""
+    return ADAPTER_FP32_BYTES if layout.optimizer in MASTERLESS_OPTIMIZERS else WEIGHT_BYTES
+
+
 def grad_buffer_bytes(layout: Layout) -> float:
     """Bytes per parameter of the gradient buffers a stack accumulates into and reduces:
     Megatron-LM's fp32 `main_grad` under bf16 and FP8 (megatron/training/arguments.py turns
@@ -182,7 +203,8 @@ def _group_states(
             base = params_stage * WEIGHT_BYTES
         trainable = (shape.adapter_params(layout.lora_rank or 0, layout.lora_targets)
                      * layers_stage / shape.layers / t)
-        weights = base / (d if z == 3 else 1) + trainable * WEIGHT_BYTES / (d if z == 3 else 1)
+        adapter_bytes = adapter_weight_bytes(layout)
+        weights = base / (d if z == 3 else 1) + trainable * adapter_bytes / (d if z == 3 else 1)
     else:
         trainable = params_stage
         weights = trainable * WEIGHT_BYTES / (d if z == 3 else 1)
@@ -201,6 +223,8 @@ def _group_states(
         optim = trainable * state_bytes / (d if z >= 1 else 1)
     else:
         grad_bytes = grad_buffer_bytes(layout)
+        if method in ADAPTER_METHODS:
+            grad_bytes = max(grad_bytes, adapter_weight_bytes(layout))  # (the adapters' dtype)
         # FSDP SHARD_GRAD_OP reduce-scatters once per step (no_sync), so with gradient accumulation
         # the gradients are held unsharded until the last micro-batch, in the fp32 reduce dtype of
         # FSDP2's usual mixed-precision policy (torchtitan: reduce_dtype float32). Over one rank
