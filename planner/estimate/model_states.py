@@ -122,7 +122,8 @@ adapters through peft's `get_peft_model` and keeps them fp32 for mixed precision
 2025.3.19 unsloth/models/llama.py, unsloth/models/_utils.py). AdamW, SGD and Adafactor count an
 fp32 master copy in their state bytes (OPTIMIZER_STATE_BYTES), which for an fp32 adapter is the
 weight itself, so their totals stand; bitsandbytes' 8-bit AdamW keeps none (its 2 B are the two
-moments)."""
+moments). DeepSpeed casts the adapters to 16-bit and keeps its own fp32 master (stacks.py
+`fp32_adapters`)."""
 
 MASTERLESS_OPTIMIZERS = ("adam_8bit", "paged_adam_8bit")
 """Optimizers whose state bytes count no fp32 master copy of the parameters."""
@@ -130,8 +131,11 @@ MASTERLESS_OPTIMIZERS = ("adam_8bit", "paged_adam_8bit")
 
 def adapter_weight_bytes(layout: Layout) -> float:
     """Bytes per adapter parameter (and per gradient): fp32 under an optimizer that keeps no fp32
-    master (ADAPTER_FP32_BYTES), else the 16-bit weight the states' master copy stands beside."""
-    return ADAPTER_FP32_BYTES if layout.optimizer in MASTERLESS_OPTIMIZERS else WEIGHT_BYTES
+    master (ADAPTER_FP32_BYTES) on a stack that leaves peft's fp32 adapters so (`fp32_adapters`),
+    else the 16-bit weight the states' master copy stands beside."""
+    fp32 = (layout.optimizer in MASTERLESS_OPTIMIZERS
+            and stack_of(layout.framework).fp32_adapters)
+    return ADAPTER_FP32_BYTES if fp32 else WEIGHT_BYTES
 
 
 def grad_buffer_bytes(layout: Layout) -> float:
@@ -204,7 +208,13 @@ def _group_states(
         trainable = (shape.adapter_params(layout.lora_rank or 0, layout.lora_targets)
                      * layers_stage / shape.layers / t)
         adapter_bytes = adapter_weight_bytes(layout)
-        weights = base / (d if z == 3 else 1) + trainable * adapter_bytes / (d if z == 3 else 1)
+        if adapter_bytes > WEIGHT_BYTES and z == 2 and d > 1:
+            # FSDP SHARD_GRAD_OP: the fp32 adapters are its sharded flat parameter, gathered in
+            # 16-bit (its mixed precision's param_dtype) and kept so between forward and backward
+            adapters = trainable * (WEIGHT_BYTES + adapter_bytes / d)
+        else:
+            adapters = trainable * adapter_bytes / (d if z == 3 else 1)
+        weights = base / (d if z == 3 else 1) + adapters
     else:
         trainable = params_stage
         weights = trainable * WEIGHT_BYTES / (d if z == 3 else 1)
