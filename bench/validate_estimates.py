@@ -3,11 +3,12 @@
     .venv/bin/python bench/validate_estimates.py [--validation-dir DIR] [--csv OUT.csv]
 
 It reads every `throughput*.csv`, `memory*.csv` and `whole_runs*.csv` of the folder (the columns of
-bench/data's files). A row it cannot state to the estimator (a model neither in the catalog nor
-shaped by the row's columns, an unknown GPU or metric, an empty cell, a layout that does not divide
-the GPUs) is listed as not estimated, with why, and left out of the statistics; the other rows still
-run. An exception from the estimator itself is listed the same way as a bug, and the bench then
-exits 1.
+bench/data's files), and its `context_limits.csv` where there is one (published "longest context
+that fits" tables, each cell judged with the setting of a memory row: bench/context_limits.py). A
+row it cannot state to the estimator (a model neither in the catalog nor shaped by the row's
+columns, an unknown GPU or metric, an empty cell, a layout that does not divide the GPUs) is listed
+as not estimated, with why, and left out of the statistics; the other rows still run. An exception
+from the estimator itself is listed the same way as a bug, and the bench then exits 1.
 
 Unit conversions (bench/data/README.md):
 - achieved_tflops_per_gpu (Megatron 2021) counts recomputation FLOPs: compared with the predicted
@@ -55,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The estimator is timed cold: the persistent estimate cache is off unless PLAN_CACHE_DIR names one.
 os.environ.setdefault("PLAN_CACHE_DIR", "off")
 
+import context_limits
 import scale_bands
 from row_cells import (
     RowProblem,
@@ -1031,7 +1033,9 @@ def _memory_row_optimizer(stated: str, fam: str, state_offload: bool) -> str:
     return "paged_adam_8bit" if "not stated" in stated else "adam"
 
 
-def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
+def _memory_row(catalog: Catalog, row: dict[str, str], card_gib: float | None = None) -> list[Row]:
+    """The row's estimate; `card_gib`: on a card of that memory instead of the row's (the
+    longest-context tables, context_limits.py)."""
     rid = row["id"]
     unit = row["unit"]
     published = required(row, "peak_memory", number)
@@ -1054,6 +1058,8 @@ def _memory_row(catalog: Catalog, row: dict[str, str]) -> list[Row]:
     card = _row_model_card(row)
     bound = rid == "QLORA-01"
     gpu = catalog.gpu("rtx-a6000") if row["gpu"] == "48gb-class" else _gpu_of_row(catalog, row)
+    if card_gib is not None:
+        gpu = gpu.model_copy(update={"memory_gib": card_gib})
     fam = family(rid, row["source"])
     torchtune = fam == "torchtune"  # (by the row's id or its source)
     notes = row.get("notes") or ""
@@ -1467,6 +1473,34 @@ def _report_own(path: Path) -> None:
           + (f" (not: {', '.join(tight)})" if tight else ""))
 
 
+def context_limit_fits(vdir: Path) -> context_limits.Fits:
+    """Whether a memory row of the folder (by id), at a context on a card of a memory, is judged
+    to fit the card (`Estimate.fits_card`, as the "judged to fit" line judges the rows), or its
+    reserved peak is within it (`squeezed` False)."""
+    catalog = builtin_catalog()
+    settings = {
+        row["id"]: row
+        for path in sorted(vdir.glob("memory*.csv"))
+        for row in _with_sources(csv.DictReader(path.open(newline="", encoding="utf-8")))
+    }
+
+    def fits(setting: str, context: int, card_gib: float, squeezed: bool) -> bool:
+        row = dict(settings[setting], seq_len=str(context))
+        est = _memory_row(catalog, row, card_gib)[0].estimate
+        if est is None:
+            return False
+        return est.fits_card if squeezed else est.memory.total_gib <= card_gib
+
+    return fits
+
+
+def _report_context_limits(vdir: Path) -> None:
+    path = vdir / context_limits.FILE_NAME
+    if path.is_file():
+        cells = context_limits.read_cells(path)
+        context_limits.report(context_limits.judge(cells, context_limit_fits(vdir)))
+
+
 def public_rows(vdir: Path) -> list[Row] | None:
     """Every throughput and memory row of the validation folder with its estimate; None, having said
     why on stderr, when `vdir` is not a folder (the benches then exit 2)."""
@@ -1524,6 +1558,7 @@ def main(argv: list[str] | None = None) -> int:
     if skipped:
         print(f"rows not estimated: {len(skipped)} ({', '.join(r.id for r in skipped)}; why: in "
               "the table above)")
+    _report_context_limits(vdir)
     print()
     _report_families(rows)
     print()

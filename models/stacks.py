@@ -115,6 +115,12 @@ class Stack:
     fp32_grad_buffer: bool
     """Gradients accumulated in an fp32 buffer for bf16 runs (Megatron's
     accumulate_allreduce_grads_in_fp32); other stacks keep 16-bit gradients."""
+    fp32_adapters: bool
+    """peft's fp32 adapter weights (`autocast_adapter_dtype`) stay fp32 in training, with fp32
+    gradients: PyTorch's stacks run the module as peft built it. DeepSpeed casts the module to the
+    16-bit dtype of its bf16/fp16 config (DeepSpeedEngine `_configure_distributed_model`) and keeps
+    the fp32 master in its own optimizer, sharded by its ZeRO stage; Megatron trains no peft
+    adapters (model_states.py ADAPTER_FP32_BYTES)."""
     defers_stage2_grads: bool
     """ZeRO-2 holds gradients unsharded (fp32 reduce dtype) until the last micro-batch: FSDP
     SHARD_GRAD_OP reduce-scatters once per step (no_sync)."""
@@ -187,6 +193,7 @@ _FACTS: dict[str, tuple[Any, Any, Any]] = {
     "offload_optimizers": ((), ("adam",), None),
     "pure_bf16_needs_zero": (False, True, False),
     "fp32_grad_buffer": (True, False, False),
+    "fp32_adapters": (False, False, True),
     "defers_stage2_grads": (False, False, True),
     "stage2_reduces_every_micro_batch": (True, True, False),
     "fp8_weight_cast_cached": (True, False, False),

@@ -72,8 +72,11 @@ OPTIMIZER_STATE_BYTES = {
 """Optimizer bytes per trainable parameter."""
 ADAM_8BIT_STATE_BYTES = OPTIMIZER_STATE_BYTES["adam_8bit"]
 FUSED_STEP_OPTIMIZERS = ("adam_8bit", "paged_adam_8bit")
-"""Optimizers run inside the backward pass (torchtune's low-memory recipe): one layer of
-gradients."""
+"""Optimizers run inside the backward pass in full fine-tuning (torchtune's low-memory recipe): one
+layer of gradients. Not for adapters: torchtune 0.3.1 steps inside the backward pass
+(`optimizer_in_bwd`) only in recipes/full_finetune_single_device.py (and its PPO recipe), its LoRA
+recipes after it, as the Hugging Face Trainer and Unsloth's loop do, so every adapter's gradient is
+held at the step."""
 
 
 KBIT_UPCAST_BYTES = 4.0
@@ -108,6 +111,31 @@ def upcasts_unquantized(method: str, layout: Layout) -> bool:
 def unquantized_weight_bytes(method: str, layout: Layout) -> float:
     """Bytes per parameter of a QLoRA model's 16-bit part (fp32 where `upcasts_unquantized`)."""
     return KBIT_UPCAST_BYTES if upcasts_unquantized(method, layout) else WEIGHT_BYTES
+
+
+ADAPTER_FP32_BYTES = 4.0
+"""Bytes of an adapter parameter, and of its gradient, where the optimizer's states hold no fp32
+copy of it: peft makes bf16/fp16 adapter weights fp32 (`autocast_adapter_dtype=True`, the default
+since peft 0.12: "cast adapter weights using float16 and bfloat16 to float32, as this is typically
+required for stable training", peft 0.13.2 peft/peft_model.py, Oct 2024), and Unsloth builds its
+adapters through peft's `get_peft_model` and keeps them fp32 for mixed precision (unsloth
+2025.3.19 unsloth/models/llama.py, unsloth/models/_utils.py). AdamW, SGD and Adafactor count an
+fp32 master copy in their state bytes (OPTIMIZER_STATE_BYTES), which for an fp32 adapter is the
+weight itself, so their totals stand; bitsandbytes' 8-bit AdamW keeps none (its 2 B are the two
+moments). DeepSpeed casts the adapters to 16-bit and keeps its own fp32 master (stacks.py
+`fp32_adapters`)."""
+
+MASTERLESS_OPTIMIZERS = ("adam_8bit", "paged_adam_8bit")
+"""Optimizers whose state bytes count no fp32 master copy of the parameters."""
+
+
+def adapter_weight_bytes(layout: Layout) -> float:
+    """Bytes per adapter parameter (and per gradient): fp32 under an optimizer that keeps no fp32
+    master (ADAPTER_FP32_BYTES) on a stack that leaves peft's fp32 adapters so (`fp32_adapters`),
+    else the 16-bit weight the states' master copy stands beside."""
+    fp32 = (layout.optimizer in MASTERLESS_OPTIMIZERS
+            and stack_of(layout.framework).fp32_adapters)
+    return ADAPTER_FP32_BYTES if fp32 else WEIGHT_BYTES
 
 
 def grad_buffer_bytes(layout: Layout) -> float:
@@ -179,7 +207,14 @@ def _group_states(
             base = params_stage * WEIGHT_BYTES
         trainable = (shape.adapter_params(layout.lora_rank or 0, layout.lora_targets)
                      * layers_stage / shape.layers / t)
-        weights = base / (d if z == 3 else 1) + trainable * WEIGHT_BYTES / (d if z == 3 else 1)
+        adapter_bytes = adapter_weight_bytes(layout)
+        if adapter_bytes > WEIGHT_BYTES and z == 2 and d > 1:
+            # FSDP SHARD_GRAD_OP: the fp32 adapters are its sharded flat parameter, gathered in
+            # 16-bit (its mixed precision's param_dtype) and kept so between forward and backward
+            adapters = trainable * (WEIGHT_BYTES + adapter_bytes / d)
+        else:
+            adapters = trainable * adapter_bytes / (d if z == 3 else 1)
+        weights = base / (d if z == 3 else 1) + adapters
     else:
         trainable = params_stage
         weights = trainable * WEIGHT_BYTES / (d if z == 3 else 1)
@@ -190,17 +225,16 @@ def _group_states(
         )
     state_bytes = OPTIMIZER_STATE_BYTES.get(layout.optimizer, OPTIMIZER_STATE_BYTES["adam"])
     pageable = 0.0
-    if layout.optimizer in FUSED_STEP_OPTIMIZERS:
+    if layout.optimizer in FUSED_STEP_OPTIMIZERS and method not in ADAPTER_METHODS:
         # The step runs inside the backward pass, so only about one layer's gradients exist at a
-        # time (one layer's adapters under LoRA). (under ZeRO-2/3 each layer's gradients are
-        # reduce-scattered before its step: its shard is held)
-        one_layer = trainable / max(1, layers_stage) if method in ADAPTER_METHODS else layer_params
-        grads = min(trainable, one_layer) * GRAD_BYTES / (d if z >= 2 else 1)
+        # time. (under ZeRO-2/3 each layer's gradients are reduce-scattered before its step: its
+        # shard is held)
+        grads = min(trainable, layer_params) * GRAD_BYTES / (d if z >= 2 else 1)
         optim = trainable * state_bytes / (d if z >= 1 else 1)
-        if layout.optimizer == "paged_adam_8bit":
-            pageable, optim = optim, 0.0
     else:
         grad_bytes = grad_buffer_bytes(layout)
+        if method in ADAPTER_METHODS:
+            grad_bytes = max(grad_bytes, adapter_weight_bytes(layout))  # (the adapters' dtype)
         # FSDP SHARD_GRAD_OP reduce-scatters once per step (no_sync), so with gradient accumulation
         # the gradients are held unsharded until the last micro-batch, in the fp32 reduce dtype of
         # FSDP2's usual mixed-precision policy (torchtitan: reduce_dtype float32). Over one rank
@@ -211,4 +245,6 @@ def _group_states(
             grad_bytes = FSDP_ACCUMULATED_GRAD_BYTES
         grads = trainable * grad_bytes / (d if z >= 2 and not unsharded else 1)
         optim = trainable * state_bytes / (d if z >= 1 else 1)
+    if layout.optimizer == "paged_adam_8bit":
+        pageable, optim = optim, 0.0
     return weights / GIB, grads / GIB, optim / GIB, pageable / GIB

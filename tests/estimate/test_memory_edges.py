@@ -19,7 +19,10 @@ from plan.planner.estimate.factors import GIB
 from plan.planner.estimate.flops import QLORA_BITS_PER_PARAM, shape_of
 from plan.planner.estimate.memory import loss_phase_bytes, memory_per_gpu
 from plan.planner.estimate.model_states import (
+    ADAPTER_FP32_BYTES,
+    GRAD_BYTES,
     KBIT_UPCAST_BYTES,
+    OPTIMIZER_STATE_BYTES,
     WEIGHT_BYTES,
     stage_states,
     upcasts_unquantized,
@@ -95,8 +98,11 @@ def test_peft_upcasts_a_qlora_models_unquantized_part_under_autocast(llama8b: Mo
     unquantized = params - shape.layer_linear_total * shape.layers
     w_mixed = stage_states(shape, "qlora", mixed, params, shape.layers)[0]
     w_pure = stage_states(shape, "qlora", pure, params, shape.layers)[0]
+    # (and 8-bit AdamW, which keeps no fp32 master, has fp32 adapters: ADAPTER_FP32_BYTES)
+    adapters = shape.adapter_params(32, "all")
     assert (w_mixed - w_pure) * GIB == pytest.approx(
-        unquantized * (KBIT_UPCAST_BYTES - WEIGHT_BYTES))
+        unquantized * (KBIT_UPCAST_BYTES - WEIGHT_BYTES)
+        + adapters * (ADAPTER_FP32_BYTES - WEIGHT_BYTES))
     # the fp32 residual stream doubles what each checkpoint holds
     act_mixed = memory_per_gpu(shape, "qlora", mixed, 1e6).breakdown.activations_gib
     act_pure = memory_per_gpu(shape, "qlora", pure, 1e6).breakdown.activations_gib
@@ -121,3 +127,30 @@ def test_a_rematerialised_layer_holds_its_backward_gradients(llama8b: ModelCard,
     assert dynamic >= (layer + grads) * seq
     without = backward_gradient_bytes_per_token(shape, replace(lay, tp=2, sequence_parallel=True))
     assert without == pytest.approx(grads / 2)  # split over tp with sequence parallelism
+
+
+@pytest.mark.parametrize("method", ["lora", "qlora"])
+def test_adapters_hold_every_gradient_and_an_fp32_copy(llama8b: ModelCard, method: str) -> None:
+    """Adapters step after the backward pass (no in-backward step outside torchtune's full
+    fine-tuning), so every adapter's gradient is held; and each has one fp32 copy: peft's fp32
+    adapter under 8-bit AdamW, the fp32 master the AdamW states count otherwise. So per adapter
+    parameter 8-bit AdamW holds 4 + 4 + 2 B, AdamW 2 + 2 + 12 B."""
+    shape = shape_of(llama8b)
+    params = shape.layer_params * shape.layers + shape.embed_params + shape.head_params
+    adapters = shape.adapter_params(32, "all")
+
+    def states(optimizer: str, rank: int | None = 32) -> tuple[float, float, float, float]:
+        lay = single(4096, optimizer=optimizer, rank=rank)
+        return stage_states(shape, method, lay, params, shape.layers)
+
+    def per_adapter(optimizer: str) -> float:
+        return (sum(states(optimizer)) - sum(states(optimizer, None))) * GIB / adapters
+
+    eight_bit, adamw = states("adam_8bit"), states("adam")
+    assert eight_bit[1] * GIB == pytest.approx(adapters * ADAPTER_FP32_BYTES)
+    assert adamw[1] * GIB == pytest.approx(adapters * GRAD_BYTES)
+    assert per_adapter("adam_8bit") == pytest.approx(
+        2 * ADAPTER_FP32_BYTES + OPTIMIZER_STATE_BYTES["adam_8bit"])
+    assert per_adapter("paged_adam_8bit") == pytest.approx(per_adapter("adam_8bit"))
+    assert per_adapter("adam") == pytest.approx(
+        WEIGHT_BYTES + GRAD_BYTES + OPTIMIZER_STATE_BYTES["adam"])

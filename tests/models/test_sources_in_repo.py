@@ -61,7 +61,9 @@ def test_code_and_docs_cite_no_path_outside_the_repository():
     assert cited and all((REPO / c).is_file() for c in cited), cited
 
 
-@pytest.mark.parametrize("name", ["throughput_public.csv", "memory_public.csv", "whole_runs.csv"])
+@pytest.mark.parametrize(
+    "name", ["throughput_public.csv", "memory_public.csv", "whole_runs.csv", "context_limits.csv"]
+)
 def test_bench_rows_are_in_the_repository_each_with_its_source(name):
     rows = list(csv.DictReader((REPO / "bench" / "data" / name).open(encoding="utf-8", newline="")))
     assert len(rows) >= 5
