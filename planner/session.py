@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from weakref import WeakKeyDictionary
 
@@ -99,16 +99,17 @@ class Session:
         session._shares_models = True  # its problem is its build's, with the scenario's figures
         return session
 
-    def variant(self, scenario: Scenario, first: Sequence[str] = ()) -> Session | None:
+    def variant(self, scenario: Scenario, first: Sequence[str] = (),
+                limits: Mapping[str, int] | None = None) -> Session | None:
         """A session for a changed copy of this scenario (a relaxation to try), sharing this one's
         work budget and safety net; None when the session was built from a bare problem, or when
-        one of the jobs `first` (built before the rest) has no option in the copy, which then has
-        no plan. The jobs the copy leaves as they were are not built again
-        (candidates/job_builds.py)."""
+        one of the jobs `first` (built before the rest) has no option in the copy, or none that
+        runs within its minutes in `limits` (`jobs_first`), so that the copy has no plan. The jobs
+        the copy leaves as they were are not built again (candidates/job_builds.py)."""
         if self.loaded is None:
             return None
         loaded = dataclasses.replace(self.loaded, scenario=scenario)
-        kept = jobs_first(loaded, self.builder, first)
+        kept = jobs_first(loaded, self.builder, first, limits)
         if kept is None:
             return None
         problem, builder = build_problem_and_builder(loaded, what_if=True, kept=kept)

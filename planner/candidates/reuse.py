@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from plan.models.loading import LoadedScenario
 from plan.models.problem import SCALE, Problem
@@ -148,26 +148,32 @@ def kept_jobs(parent: CandidateBuilder | None, loaded: LoadedScenario) -> dict[s
 
 
 def jobs_first(loaded: LoadedScenario, parent: CandidateBuilder | None,
-               first: Sequence[str]) -> dict[str, JobBuild] | None:
+               first: Sequence[str], limits: Mapping[str, int] | None = None,
+               ) -> dict[str, JobBuild] | None:
     """The job builds a build of `loaded` may take (`kept`): those of `parent` it may keep
-    (`kept_jobs`), and the jobs of `first` built one at a time, in order; None as soon as one of
-    them has no candidate, since a build of `loaded` would leave it none (a job's candidates are its
-    own: job_builds.py), so that the copy has no plan and the rest need not be built. A job of a
-    series is not built first (its instances' candidates are the first instance's, cut to their
-    calendar)."""
+    (`kept_jobs`), and the jobs of `first` built one at a time, those it keeps first (no build),
+    then in order; None as soon as one of them has no candidate, or none that runs within the
+    minutes `limits` gives it (the deadline the copy's solve holds it to: a job ends no sooner than
+    its option's run after the plan's start), since a build of `loaded` would leave it the same (a
+    job's candidates are its own: job_builds.py), so that the copy has no plan and the rest need
+    not be built. A job of a series is not built first (its instances' candidates are the first
+    instance's, cut to their calendar)."""
     kept = kept_jobs(parent, loaded)
     if reuse_key(loaded) in _BUILT:
         return kept  # built already: nothing to build first
     builder = CandidateBuilder(loaded, shared_estimates(loaded), kept)
     jobs = {job.id: job for job in loaded.scenario.jobs}
+    limits = limits or {}
     with collector_paused():
         try:
-            for job_id in first:
+            for job_id in sorted(first, key=lambda j: j not in kept):  # (a stable sort)
                 job = jobs.get(job_id)
                 if job is None or job.series is not None:
                     continue
                 found, _ = builder.job_build(job, 0, instance_shape(job))
-                if not found:
+                limit = limits.get(job_id)
+                if not found or (limit is not None
+                                 and min(c.duration_min for c in found) > limit):
                     return None
         finally:
             estimate_store.flush()

@@ -12,7 +12,7 @@ names only these, minimal (lifting any one of them alone, with the others held, 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from plan.models.problem import Candidate, Problem
 from plan.planner.cpsat.model import Bounds
@@ -60,7 +60,7 @@ def find_conflict(session: Session, base: Bounds, among: set[str]) -> list[str]:
     """A minimal set of groups from `among` that cannot all hold (every other group held), or []
     when lifting all of `among` still leaves no plan (or the problem is feasible)."""
     among = among - base.lifted
-    if not among or not session.run(None, _lifted(base, among)).solved:
+    if not among or not _has_plan(session, _lifted(base, among)):
         return []
     outcome = session.run(None, _assume(base, among), with_assumptions=True)
     if outcome.status != "infeasible":
@@ -71,13 +71,36 @@ def find_conflict(session: Session, base: Bounds, among: set[str]) -> list[str]:
 
 
 def minimal_conflict(session: Session, base: Bounds, core: list[str], among: set[str]) -> list[str]:
-    """Shrink by deletion: drop a group whenever the rest still conflict (one solve per group)."""
+    """Shrink by deletion: drop a group whenever the rest still conflict (one solve per group, less
+    those answered without one: all of `among` lifted has a plan, as `find_conflict` found, and a
+    deadline no option of its job can meet conflicts alone)."""
     names = list(core)
     for name in list(names):
         trial = [n for n in names if n != name]
-        if session.run(None, _lifted(base, among - set(trial))).status == "infeasible":
+        if trial and (_runs_late(session.problem, trial) or session.run(
+                None, _lifted(base, among - set(trial))).status == "infeasible"):
             names = trial
     return names
+
+
+def _runs_late(problem: Problem, held: Iterable[str]) -> bool:
+    """Whether a deadline of `held` binds a job every option of which runs longer than it gives:
+    then no plan holds it (a job ends no sooner than its run after the plan's start), and no solve
+    need say so."""
+    for group in held:
+        kind, _, job = group.partition("/")
+        limit = problem.deadline_min.get(job) if kind == "deadline" else None
+        options = problem.candidates.get(job, ())
+        if limit is not None and options and min(c.duration_min for c in options) > limit:
+            return True
+    return False
+
+
+def _has_plan(session: Session, bounds: Bounds) -> bool:
+    """Whether a plan meets `bounds`: no where a deadline it holds runs its job late
+    (`_runs_late`), else a solve's answer."""
+    held = set(session.model.groups.literals) - bounds.lifted
+    return not _runs_late(session.problem, held) and session.run(None, bounds).solved
 
 
 def _lifted(base: Bounds, groups: set[str]) -> Bounds:
@@ -114,7 +137,7 @@ def conflict_sets(session: Session, base: Bounds) -> list[list[str]]:
     sets = [found] if found else []
     for _ in range(MAX_CONFLICTS - 1):
         lifted = {g for s in sets for g in s}
-        if not found or session.run(None, _lifted(base, lifted)).solved:
+        if not found or _has_plan(session, _lifted(base, lifted)):
             break
         found = _one_conflict(session, _lifted(base, lifted))
         sets += [found] if found else []

@@ -4,6 +4,7 @@ deadline, a level, a platform or GPU to allow, a setting) that gives the scenari
 from __future__ import annotations
 
 from plan.constraints import memory as memory_rule
+from plan.constraints.deadline import group as deadline_group
 from plan.constraints.groups import family
 from plan.constraints.ops_skill import ONE_CLICK_FEATURES
 from plan.models.features import Feature
@@ -499,14 +500,40 @@ def _solve_variant(session: Session, scenario: Scenario, objective: str = "cost"
     if session.loaded is None:
         return None
     problem = session.problem
-    other = session.variant(scenario, [j for j in problem.jobs if not problem.candidates[j]])
+    bounds = bounds or Bounds()
+    other = session.variant(scenario, _first_built(problem), _held_deadlines(scenario, bounds))
     if other is None:
         return Outcome("infeasible")
     if any(not other.problem.candidates[j] for j in other.problem.jobs):
         return Outcome("infeasible")
-    out = other.run(objective, bounds or Bounds())
+    out = other.run(objective, bounds)
     session.spend(other)
     return out
+
+
+def _first_built(problem: Problem) -> list[str]:
+    """The jobs a variant builds first, most likely to prove it has no plan: those the scenario left
+    no option, then those whose every option runs past their deadline (the conflict of a one-hour
+    deadline: a memory saver that keeps them as slow spares building the rest)."""
+    empty = [j for j in problem.jobs if not problem.candidates[j]]
+    late = [j for j in problem.jobs if problem.candidates[j] and _runs_past(problem, j)]
+    return empty + late
+
+
+def _runs_past(problem: Problem, job: str) -> bool:
+    limit = problem.deadline_min.get(job)
+    return limit is not None and min(c.duration_min for c in problem.candidates[job]) > limit
+
+
+def _held_deadlines(scenario: Scenario, bounds: Bounds) -> dict[str, int]:
+    """Per job, the minutes its deadline gives it in a solve of `scenario` under `bounds` (as a
+    build sets `Problem.deadline_min`), where that solve holds it."""
+    held = {}
+    for job in scenario.jobs:
+        limit_h = scenario.effective_deadline_h(job)
+        if limit_h and deadline_group(job.id) not in bounds.lifted:
+            held[job.id] = SCALE.minutes(limit_h)
+    return held
 
 
 def _without_deadlines(scenario: Scenario) -> Scenario:

@@ -324,3 +324,12 @@ def late_and_short(base_scenario: dict[str, Any]) -> dict[str, Any]:
          "seq_len": 2048},
     ]
     return base_scenario
+
+
+def slow_and_short(base_scenario: dict[str, Any]) -> dict[str, Any]:
+    """`late_and_short` with a LoRA run short enough to have options within the model's horizon,
+    none of which ends within its one-hour deadline (its fastest runs 81 minutes): a job late, not
+    left without options."""
+    late_and_short(base_scenario)
+    base_scenario["jobs"][0]["tokens"] = "4B"
+    return base_scenario

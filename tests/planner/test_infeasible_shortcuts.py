@@ -1,7 +1,8 @@
 """Shortcuts of an infeasible answer's search give the answer the full search gives: a memory saver
 that leaves a job with no option unchanged is not built (`stays_without_options`), a variant takes
 the jobs it leaves as they were from the scenario's build and builds first the jobs left with no
-option (`Session.variant`)."""
+option, then the jobs whose every option runs past their deadline, and gives up where one still
+does (`Session.variant`, `reuse.jobs_first`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from plan.planner.estimate.advice import LEANER_OPTIMIZERS, STACK_SETTINGS
 from plan.planner.explain import relaxations
 from plan.planner.session import Session, SolveOptions
 from plan.planner.solve import solve_session
-from tests.planner.builders import late_and_short
+from tests.planner.builders import late_and_short, slow_and_short
 
 
 @pytest.fixture
@@ -43,6 +44,37 @@ def test_infeasible_answer_same_with_and_without_shortcut(
     fast = solve_session(Session.from_loaded(load_scenario(path), SolveOptions(time_limit_s=300)))
     monkeypatch.setattr(relaxations, "stays_without_options", lambda *_: False)
     # every job of every variant built (none taken from the scenario's build, none built first)
+    monkeypatch.setattr(session_module, "jobs_first", lambda *_: {})
+    slow = solve_session(Session.from_loaded(load_scenario(path), SolveOptions(time_limit_s=300)))
+    assert fast.status == slow.status == "infeasible"
+    assert fast.conflicts == slow.conflicts and fast.conflicts
+    assert fast.relaxations == slow.relaxations and fast.relaxations
+    assert fast.notes == slow.notes
+
+
+def test_late_job_answer_same_with_and_without_building_it_first(
+    base_scenario, write_scenario, monkeypatch
+) -> None:
+    """A job with options, each running past its deadline: the variants that keep the deadline
+    stop at it (built first, or taken as it was), and the answer is the one every variant built
+    whole gives."""
+    path = write_scenario(slow_and_short(base_scenario))
+    session = Session.from_loaded(load_scenario(path), SolveOptions(time_limit_s=300))
+    problem = session.problem
+    assert problem.candidates["late-lora"], "the plant must leave the late job options"
+    assert relaxations._first_built(problem) == ["late-lora"]
+    given_up = []
+    real = session_module.jobs_first
+
+    def counted(*args):
+        kept = real(*args)
+        given_up.append(kept is None)
+        return kept
+
+    monkeypatch.setattr(session_module, "jobs_first", counted)
+    fast = solve_session(session)
+    assert any(given_up), "the plant must have a variant the late job stops"
+    monkeypatch.setattr(relaxations, "stays_without_options", lambda *_: False)
     monkeypatch.setattr(session_module, "jobs_first", lambda *_: {})
     slow = solve_session(Session.from_loaded(load_scenario(path), SolveOptions(time_limit_s=300)))
     assert fast.status == slow.status == "infeasible"

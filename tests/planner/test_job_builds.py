@@ -15,9 +15,10 @@ from plan.models.scenario import Scenario
 from plan.planner.candidates import reuse, shared_estimates
 from plan.planner.candidates.build import CandidateBuilder
 from plan.planner.candidates.reuse import jobs_first, kept_jobs
-from plan.planner.explain.relaxations import _with_level, _without_deadlines
+from plan.planner.cpsat.model import Bounds
+from plan.planner.explain.relaxations import _held_deadlines, _with_level, _without_deadlines
 from plan.planner.session import Session, SolveOptions
-from tests.planner.builders import late_and_short
+from tests.planner.builders import late_and_short, slow_and_short
 
 
 def _fresh(loaded: Any) -> Any:
@@ -113,3 +114,34 @@ def test_jobs_first_gives_up_only_where_a_fresh_build_leaves_the_job_none(
         assert "small-ft" not in first or first["small-ft"].job == scenario.jobs[1]
         other = session.variant(copy, ["late-lora"])
         assert other is not None and other.problem.candidates == fresh.candidates
+
+
+def test_jobs_first_gives_up_on_a_late_job_only_where_a_fresh_build_runs_it_past_its_deadline(
+    base_scenario, write_scenario
+) -> None:
+    """late-lora's options all run past its one-hour deadline: a copy that keeps the deadline
+    (a smaller headroom, a leaner optimizer for every job) gives up where a fresh build of the copy
+    leaves the job no option within it; the copy without deadlines, or with the job's deadline
+    lifted, builds on."""
+    loaded = load_scenario(write_scenario(slow_and_short(base_scenario)))
+    reuse._BUILT.clear()
+    shared_estimates.forget()
+    session = Session.from_loaded(loaded, SolveOptions(time_limit_s=600))
+    scenario = loaded.scenario
+    policy = scenario.policy.model_copy(update={"memory_headroom": 0.0})
+    leaner = [j.model_copy(update={"optimizer": "paged-adamw-8bit"}) for j in scenario.jobs]
+    lifted = Bounds(lifted=frozenset({"deadline/late-lora"}))
+    gave_up = 0
+    for copy, bounds in ((scenario.model_copy(update={"policy": policy}), Bounds()),
+                         (scenario.model_copy(update={"jobs": leaner}), Bounds()),
+                         (scenario, lifted), (_without_deadlines(scenario), Bounds())):
+        variant = _replace(loaded, copy)
+        limits = _held_deadlines(copy, bounds)
+        fresh = _fresh(variant)
+        first = jobs_first(variant, session.builder, ["late-lora"], limits)
+        limit = fresh.deadline_min["late-lora"] if "late-lora" in limits else None
+        late = limit is not None and all(
+            c.duration_min > limit for c in fresh.candidates["late-lora"])
+        assert (first is None) == late
+        gave_up += late
+    assert gave_up == 2
