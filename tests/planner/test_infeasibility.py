@@ -264,7 +264,7 @@ def test_two_optimizer_swaps_are_offered_together_when_neither_alone_is_enough(
     base_scenario, write_scenario
 ):
     """The hospital's 72B full fine-tune needs Megatron's precision-aware optimizer on its 16 H100s
-    and the lab's 70B QLoRA at 4,000-token sequences needs paged 8-bit AdamW on its one 48 GB card:
+    and the lab's 70B QLoRA at 3,500-token sequences needs paged 8-bit AdamW on its one 48 GB card:
     neither change alone gives a plan, both together do, and the relaxation names both. (The QLoRA
     with fused kernels: on eager Hugging Face modules nothing fits that card.)"""
     data = _own_h100s_only(base_scenario, framework="megatron")
@@ -285,7 +285,9 @@ def test_two_optimizer_swaps_are_offered_together_when_neither_alone_is_enough(
             "model": "llama3.1-70b",
             "method": "qlora",
             "tokens": "2M",
-            "seq_len": 4000,
+            # (3,500: with fp32 adapters and every adapter gradient held to the step, as peft
+            # and the Hugging Face Trainer run it, 4,000 tokens no longer fit the 48 GB card)
+            "seq_len": 3500,
             "global_batch": 8,
             "cpu_offload": False,
             "kernels": "fused",
