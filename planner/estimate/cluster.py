@@ -145,8 +145,9 @@ class Cluster:
         )
 
     def layout_search_key(self) -> tuple[object, ...]:
-        """`for_layout_search().key()`, without building that cluster."""
-        return self._key(*self._search_view())
+        """`for_layout_search().key()`, without building that cluster (whose stack maturity is
+        none: it times whole runs, not steps)."""
+        return (*self._key(*self._search_view()), None)
 
     def __hash__(self) -> int:
         return hash(self.key())

@@ -64,5 +64,5 @@ def test_lab_six_jobs_front_has_the_same_points_without_dominated_options():
     kept = _front(lambda: generous_session(LAB), None, keep=True)
     left_out = _front(lambda: generous_session(LAB), None, keep=False)
     assert kept.complete and left_out.complete
-    assert len(kept.points) == 81
+    assert len(kept.points) == 80  # (81 before the whole-run overhead went 1.27 -> 1.19)
     assert _points(left_out) == _points(kept)
