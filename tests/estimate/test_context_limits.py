@@ -4,12 +4,12 @@ verdicts, and the published tables it reads, judged by the estimator."""
 from __future__ import annotations
 
 import csv
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.bench_modules import load_bench
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "bench" / "data"
@@ -17,17 +17,7 @@ DATA = REPO / "bench" / "data"
 
 @pytest.fixture(scope="module")
 def bench() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "validate_estimates", REPO / "bench" / "validate_estimates.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up while built
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
-    return module
+    return load_bench("validate_estimates")
 
 
 @pytest.mark.parametrize("limit", [0, 1, 700, 2972, 100_000, 3_000_000])

@@ -4,11 +4,8 @@ against this project's own measurements on an H200 (bench/data/measured_h200.csv
 
 from __future__ import annotations
 
-import importlib.util
 import statistics
-import sys
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -23,8 +20,7 @@ from plan.planner.estimate.factors import (
 )
 from plan.planner.estimate.memory import _logit_bytes, activation_bytes_per_token_layer
 from plan.planner.estimate.types import Layout
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench_modules import load_bench
 
 # bytes per token and layer that autograd kept in an eager Hugging Face Llama layer on the H200
 # (bench/device/runs/run2.jsonl, `saved` records: decoder-only forward, no recomputation)
@@ -176,17 +172,9 @@ def test_peft_adapters_move_more_bytes_than_fused_ones(llama8b: ModelCard, h100:
 
 
 def _validate_module(monkeypatch: pytest.MonkeyPatch) -> object:
-    spec = importlib.util.spec_from_file_location(
-        "validate_estimates", REPO / "bench" / "validate_estimates.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    # its dataclasses look their module up while built
-    monkeypatch.setitem(sys.modules, spec.name, module)
     # what the bench sets for itself, undone after the test
     monkeypatch.setenv("PLAN_CACHE_DIR", "off")
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("validate_estimates", monkeypatch)
 
 
 def test_estimates_against_the_own_h200_measurements(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,10 +7,7 @@ more (a small draw of it runs below)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +15,8 @@ import pytest
 from plan.models.catalog import builtin_catalog
 from plan.planner.estimate import Cluster, LayoutSpec, estimate, search_layout
 from plan.planner.estimate.types import Layout
+from tests.bench_modules import load_bench
 
-REPO = Path(__file__).resolve().parents[2]
 CATALOG = builtin_catalog()
 
 
@@ -215,14 +212,7 @@ def test_megatron_interleaving_needs_pp_micro_batches_in_a_stated_layout() -> No
 
 
 def _bench() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "estimate_invariants", REPO / "bench" / "estimate_invariants.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up while built
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("estimate_invariants")
 
 
 def test_random_layouts_keep_every_direction(capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,24 +3,16 @@ and leave-one-source-out never lets a row's own source set the band that judges 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench_modules import load_bench
 
 
 @pytest.fixture(scope="module")
 def bands() -> Any:
-    spec = importlib.util.spec_from_file_location("scale_bands", REPO / "bench" / "scale_bands.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up while built
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("scale_bands")
 
 
 @pytest.mark.parametrize("gpus, band", [(1, "1-8"), (8, "1-8"), (9, "9-256"), (256, "9-256"),

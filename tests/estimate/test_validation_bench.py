@@ -5,7 +5,6 @@ multi-GPU memory row, torchtune's optimizer) is derived from what it gives."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 import shutil
 import sys
 from pathlib import Path
@@ -13,21 +12,15 @@ from typing import Any
 
 import pytest
 
+from tests.bench_modules import load_bench
+
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "bench" / "data"
 
 
 def _bench(monkeypatch: pytest.MonkeyPatch) -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "validate_estimates", REPO / "bench" / "validate_estimates.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    # its dataclasses look their module up while built
-    monkeypatch.setitem(sys.modules, spec.name, module)
     monkeypatch.setenv("PLAN_CACHE_DIR", "off")
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("validate_estimates", monkeypatch)
 
 
 def _write(path: Path, template: Path, rows: list[dict[str, str]]) -> None:

@@ -4,12 +4,9 @@ taken as an uncertainty rather than a point."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,18 +22,11 @@ from plan.planner.estimate.band import (
     run_band,
     whole_run_overhead,
 )
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.bench_modules import load_bench
 
 
 def _module(name: str) -> Any:
-    sys.path.insert(0, str(REPO / "bench"))
-    spec = importlib.util.spec_from_file_location(name, REPO / "bench" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up while built
-    spec.loader.exec_module(module)
-    return module
+    return load_bench(name)
 
 
 @pytest.fixture(scope="module")

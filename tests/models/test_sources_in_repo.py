@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.bench_modules import load_bench
+
 REPO = Path(__file__).resolve().parents[2]
 # Files beside the repository (../shared/...) that a fresh clone does not have.
 OUTSIDE = re.compile(
@@ -75,19 +77,7 @@ def test_bench_rows_are_in_the_repository_each_with_its_source(name):
 
 
 def test_the_benchmark_reads_its_rows_from_the_repository():
-    import importlib.util
-    import sys
-
-    spec = importlib.util.spec_from_file_location(
-        "validate_estimates", REPO / "bench" / "validate_estimates.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
+    module = load_bench("validate_estimates")
     assert Path(module.DEFAULT_DIR).resolve() == (REPO / "bench" / "data").resolve()
     assert Path(module.DEFAULT_DIR).is_dir()
 
