@@ -303,24 +303,6 @@ while the backward pass runs (Li et al. 2020, PyTorch Distributed). With gradien
 the last micro-batch's backward overlaps; the first bucket is ready after a few layers, hence <
 1."""
 
-DATA_PARALLEL_BUCKET_PARAMS: dict[str, tuple[float, float, tuple[int, ...]]] = {
-    "megatron": (40e6, 1e6, (0, 1)),
-    "deepspeed": (5e8, 0.0, (1, 2)),
-}
-"""Parameters per bucket of a stack's bucketed data-parallel collectives, per GPU: (floor, per
-data-parallel rank, the ZeRO stages that bucket), a bucket holding the larger of the floor and
-per-rank x dp. Each bucket is one collective, paying its latency once and reduced when its last
-gradient is ready, so the last one, reduced after the backward pass, and the first one gathered
-before the forward, are exposed whole. Megatron-core 0.16.1 distributed_data_parallel.py:
-`bucket_size = max(40000000, 1000000 * dp_group.size())` parameters, "larger DP sizes need
-larger buckets to ensure collectives do not become latency-bound"
-(distributed_data_parallel_config.py), for the gradients' reduction and the distributed
-optimizer's parameter gather alike (dp_group without context parallelism). DeepSpeed 0.19.8
-runtime/zero/config.py: `reduce_bucket_size` and `allgather_bucket_size` 5e8 elements (ZeRO-1/2's
-gradient reduction and post-step parameter gather). Neither splits a parameter across buckets:
-the embedding is its own. Stacks and stages not listed reduce and gather layer by layer (FSDP's
-wrapped modules, ZeRO-3's per-layer gathers)."""
-
 PCIE_GB_PER_S_PER_DIRECTION = {"pcie": 25.0}
 """Achieved host PCIe 4.0 x16 bandwidth per direction (32 GB/s theoretical, ~25 measured)."""
 

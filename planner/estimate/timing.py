@@ -41,7 +41,6 @@ SHARD_GRAD_OP gathers once per micro-batch forward and reduce-scatters once per 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import replace
 from typing import NamedTuple
@@ -59,7 +58,6 @@ from plan.planner.estimate.compute import (
 )
 from plan.planner.estimate.factors import (
     CPU_OPTIMIZER_BYTES_PER_S,
-    DATA_PARALLEL_BUCKET_PARAMS,
     DP_OVERLAP_FRACTION,
     HOST_SECONDS_PER_LAYER_PASS,
     PCIE_GB_PER_S_PER_DIRECTION,
@@ -267,20 +265,6 @@ def _gathered_every_micro_batch(method: str, layout: Layout, params: _ShardedPar
             + _each_micro_batch(layout, backward, backward_mb, layers))
 
 
-def bucket_units(layout: Layout, zero: int, layers: int, layer_params: float) -> tuple[int, float]:
-    """(collectives per pass, layers' worth of parameters each) of the data-parallel traffic over a
-    stage of `layers` layers of `layer_params` trained parameters per GPU: one per bucket where the
-    stack buckets at ZeRO stage `zero` (factors.DATA_PARALLEL_BUCKET_PARAMS: Megatron's buckets grow
-    with dp, to a few layers of a 7B model at a thousand ranks), else one per layer. The parameters
-    outside the layers are buckets of their own."""
-    rule = DATA_PARALLEL_BUCKET_PARAMS.get(layout.framework)
-    if rule is None or zero not in rule[2] or layer_params <= 0 or layers <= 0:
-        return layers, 1.0
-    floor, per_rank, _ = rule
-    units = max(1, math.ceil(layers * layer_params / max(floor, per_rank * layout.dp)))
-    return units, layers / units
-
-
 def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupLink, zero: int,
                  compute_mb: float, recompute_mb: float,
                  replicate_link: GroupLink | None = None) -> float:
@@ -303,10 +287,7 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     def reduced(nbytes: float) -> float:
         return collective(nbytes) + across(nbytes)
 
-    # a bucketing stack's collectives run bucket by bucket, `share` layers each (one per layer
-    # where it does not bucket)
-    units, share = bucket_units(layout, zero, layers, params.layer_trained)
-    reduce = _Edged(reduced(params.layer_trained * share * params.grad_bytes),
+    reduce = _Edged(reduced(params.layer_trained * params.grad_bytes),
                     reduced(params.front_trained * params.grad_bytes),
                     reduced(params.back_trained * params.grad_bytes))
     windows = _pass_windows(method, layout, compute_mb, recompute_mb)
@@ -317,17 +298,17 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     def updated_parameters_gathered() -> float:
         """The updated 16-bit parameters' all-gather once per step, behind the next step's first
         forward (the distributed optimizer, ZeRO-1, and Megatron-FSDP's optim_grads)."""
-        gathered = _Edged(collective(params.layer_trained * share * 2.0),
+        gathered = _Edged(collective(params.layer_trained * 2.0),
                           collective(params.front_trained * 2.0),
                           collective(params.back_trained * 2.0))
-        return gathered.once_per_step(forward_mb, units, layout)
+        return gathered.once_per_step(forward_mb, layers, layout)
 
     if zero == 2 and stack_of(layout.framework).stage2_reduces_every_micro_batch:
         # DeepSpeed stage 2 reduce-scatters every micro-batch's gradients and, as stage 1 does,
         # all-gathers the updated 16-bit parameters after the step (deepspeed/runtime/zero/
         # stage_1_and_2.py); so does Megatron-FSDP optim_grads: the gradient shards are all there is
         # to accumulate into, so every micro-batch's backward reduce-scatters
-        every = _each_micro_batch(layout, reduce, backward_mb, units)
+        every = _each_micro_batch(layout, reduce, backward_mb, layers)
         return every + updated_parameters_gathered()
     if zero >= 2:
         return _gathered_every_micro_batch(method, layout, params, collective, reduce, windows,
@@ -335,15 +316,14 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
     # Once per step (Megatron, ZeRO-0/1): the reduction behind the last micro-batch's backward pass
     # and (ZeRO-1) the updated parameters' all-gather behind the next step's first forward
     if zero == 1:
-        return reduce.once_per_step(last_backward, units, layout) + updated_parameters_gathered()
+        return reduce.once_per_step(last_backward, layers, layout) + updated_parameters_gathered()
     # ZeRO-0 all-reduces (ring or tree, whichever NCCL times faster; topology module docstring)
 
     def all_reduced(nbytes: float) -> float:
         return dp_link.all_reduce_s(nbytes) + 2 * across(nbytes)
 
-    return _once_per_step(all_reduced(params.layer_trained * share * params.grad_bytes),
-                          last_backward, units, layout,
-                          all_reduced(params.front_trained * params.grad_bytes),
+    return _once_per_step(all_reduced(params.layer_trained * params.grad_bytes), last_backward,
+                          layers, layout, all_reduced(params.front_trained * params.grad_bytes),
                           all_reduced(params.back_trained * params.grad_bytes))
 
 
