@@ -60,7 +60,6 @@ from plan.planner.estimate.factors import (
     CPU_OPTIMIZER_BYTES_PER_S,
     DP_OVERLAP_FRACTION,
     HOST_SECONDS_PER_LAYER_PASS,
-    NCCL_CHANNELS,
     PCIE_GB_PER_S_PER_DIRECTION,
     QLORA_DEQUANT_BYTES_PER_PARAM,
 )
@@ -523,11 +522,6 @@ def step_time(shape: ModelShape, method: str, layout: Layout, cluster: Cluster, 
             work * (compute_mb + recompute_mb),
             work * cp_mb + dp_exposed,
         )
-        # PROTOTYPE: NCCL's kernels take SMs from the compute they overlap
-        busy = dp_exposed_s(shape, method, layout, shard_link, z, 0.0, 0.0, replicate_link)
-        sms = {"ampere": 108.0, "hopper": 132.0}.get(cluster.gpu.architecture, 132.0)
-        overlapped = max(0.0, min(busy - dp_exposed, work * (compute_mb + recompute_mb)))
-        dp_exposed += NCCL_CHANNELS / sms * overlapped
         # ... and data-parallel waits the step exposes overlap the host's issuing in the same way
         host = (m - 1) * stage.host_excess_s() + stage.host_excess_s(last)
         host_step = max(0.0, host - dp_exposed)
