@@ -23,6 +23,7 @@ from plan.planner.candidates.build import CandidateBuilder
 from plan.planner.candidates.reuse import kept_jobs
 from plan.planner.cli.app import app
 from plan.planner.estimate.band import NEW_STACK_FACTOR, STACK_MATURITIES
+from tests.conftest import REPO
 
 # One 8-GPU H100 node the team owns; a small pre-training run and a fine-tuning run of the same
 # model, each on the pool only (a few candidates, built in seconds).
@@ -154,3 +155,8 @@ def test_the_words_are_taken_in_any_case(tmp_path: Path) -> None:
     assert loaded.scenario.stack_maturity == "new"
     assert loaded.scenario.stack_maturity_of(loaded.scenario.job("pre")) == "mature"
     assert loaded.scenario.stack_maturity_of(loaded.scenario.job("tune")) == "new"
+
+
+def test_the_scenario_reference_gives_the_factor_the_estimator_uses() -> None:
+    text = (REPO / "docs" / "scenario.md").read_text(encoding="utf-8")
+    assert text.count(f"at {NEW_STACK_FACTOR:.2f} x") == 2  # the paragraph and the jobs' table
