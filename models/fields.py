@@ -68,6 +68,9 @@ else:
     """The optimizer names a job may write (`plan.models.layout.OPTIMIZER_NAME_OF`)."""
 
 OpsSkill = Literal["none", "basic", "expert"]
+StackMaturity = Literal["mature", "new"]
+"""The training stack at a run's scale (`stack_maturity`): `mature`, one its team has run at that
+scale; `new`, its first run there (plan.planner.estimate.band.STACK_MATURITIES)."""
 Sensitivity = Literal["public", "internal", "confidential", "regulated"]
 # any | on_premises | a jurisdiction code (plan.models.jurisdiction: cn, us, eu, sg, ...)
 Residency = Annotated[

@@ -31,6 +31,7 @@ from plan.models.fields import (
     Sensitivity,
     SeqLen,
     SizeGB,
+    StackMaturity,
 )
 from plan.models.limits import (
     MAX_GLOBAL_BATCH,
@@ -177,6 +178,10 @@ class Job(Strict):
         "and replicated across nodes. Unset, the planner uses it where it is faster than the full "
         "shard (a slow network between nodes); false, never (a stack or launcher without it); "
         "true, on every layout, which then runs on FSDP across nodes only")
+    stack_maturity: StackMaturity | None = Field(
+        default=None, description="the training stack at this job's scale: mature (its team has "
+                                  "run it there) or new (its first run there: a pre-training "
+                                  "run's whole run timed longer, assumed); unset, the scenario's")
 
     @model_validator(mode="after")
     def _method_options(self) -> Job:

@@ -39,6 +39,7 @@ from plan.models.fields import (
     OpsSkill,
     PositiveDurationH,
     PositiveMoney,
+    StackMaturity,
 )
 from plan.models.job import DURATION_OR_DATE, Job
 from plan.models.limits import (
@@ -285,6 +286,11 @@ class Scenario(Strict):
     purchase: list[PurchaseQuote] = Field(default_factory=list, description="buy options; none = "
                                                                             "rent only")
     catalog: Text | None = Field(default=None, description="overlay file, relative to the scenario")
+    stack_maturity: StackMaturity | None = Field(
+        default=None, description="the training stack at its jobs' scale, for every job that "
+                                  "does not state its own: mature (the team has run it there) or "
+                                  "new (its first run there: a pre-training run's whole run timed "
+                                  "longer, assumed); unset, timed as mature and not said")
     jobs: list[Job] = Field(min_length=1, max_length=MAX_JOBS)
     solver: SolverSettings = Field(default_factory=SolverSettings)
 
@@ -388,6 +394,10 @@ class Scenario(Strict):
 
     def job(self, job_id: str) -> Job:
         return next(j for j in self.jobs if j.id == job_id)
+
+    def stack_maturity_of(self, job: Job) -> str | None:
+        """The job's stated stack maturity, else the scenario's; None where neither states one."""
+        return job.stack_maturity or self.stack_maturity
 
     def effective_deadline_h(self, job: Job) -> float | None:
         limits = [d for d in (job.deadline_h, self.deadline_h) if d is not None]

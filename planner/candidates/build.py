@@ -39,7 +39,11 @@ from plan.planner.candidates.windows import (
     instance_shape,
 )
 from plan.planner.estimate import Estimate
-from plan.planner.estimate.band import memory_factor, uncalibrated_band_note
+from plan.planner.estimate.band import (
+    memory_factor,
+    stack_maturity_note,
+    uncalibrated_band_note,
+)
 from plan.planner.estimate.factors import efficiency_assumption
 from plan.planner.estimate.reliability import hours_quantile
 from plan.planner.i18n.said import money, phrase, say
@@ -403,6 +407,10 @@ class CandidateBuilder(Estimating, Billing):
                                    note=uncalibrated_band_note(estimate.uncalibrated)))
         assumptions += [say("note.of", who=place.platform, note=note)
                         for note in getattr(estimate.cluster, "assumptions", ())]
+        # a stated stack maturity times the whole run (`stack_maturity`: assumed, band.py)
+        maturity = stack_maturity_note(job.method, estimate.cluster.stack_maturity)
+        if maturity is not None:
+            assumptions.append(say("note.of", who=job.id, note=maturity))
         # model states offloaded, or paged optimizer states, in host memory: the host memory they
         # take, the CPU step's assumed speed, their PCIe traffic each step
         assumptions += [say("note.of", who=job.id, note=phrase(note, *MEMORY_NOTE_KEYS))

@@ -129,6 +129,10 @@ class Estimating(Options):
             self._estimates[key] = self._search(card, job, cluster, state_offload, hybrid_shard,
                                                 batch_limit)
         best, rule, reason = self._estimates[key]
+        # (the stack's maturity times the whole run, not the steps: no part of the search's key)
+        maturity = self.scenario.stack_maturity_of(job)
+        if maturity is not None:
+            cluster = dataclasses.replace(cluster, stack_maturity=maturity)
         if best is not None and self.calibration is not None:
             calibrated = self.calibration.apply(dataclasses.replace(best, cluster=cluster),
                                                 job.method)

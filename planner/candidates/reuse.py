@@ -67,6 +67,7 @@ FIELD_USE: dict[str, str] = {
     "budget_basis": CANDIDATES,  # what a purchase costs
     "purchase": CANDIDATES,
     "catalog": CANDIDATES,
+    "stack_maturity": CANDIDATES,  # a pre-training job's whole-run hours
     "jobs": CANDIDATES,
     "solver": SOLVE_ONLY,
 }

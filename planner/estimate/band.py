@@ -16,8 +16,9 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 from statistics import NormalDist
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
+from plan.models.fields import StackMaturity
 from plan.models.methods import PRETRAIN_METHODS, QLORA_METHODS
 from plan.models.stacks import DEEPSPEED, MEGATRON, stack_of
 from plan.planner.estimate.factors import MEASURED_GEMM_ARCHITECTURES
@@ -92,10 +93,11 @@ end to end, as a p10-p90 about the overhead's point. Wider than the spread the p
 runs give, as a band from fewer runs must be."""
 
 
-STACK_MATURITIES = ("mature", "new")
+STACK_MATURITIES: tuple[str, ...] = get_args(StackMaturity)
 """What `plan estimate --stack-maturity` (a cluster's `stack_maturity`) may say of the training
-stack at the run's scale: `mature`, one its team has run at that scale (the whole runs above are
-Meta's, and an estimate that says nothing is timed as they were); `new`, its first run there."""
+stack at the run's scale, as a scenario's `stack_maturity` (plan.models.fields.StackMaturity):
+`mature`, one its team has run at that scale (the whole runs above are Meta's, and an estimate that
+says nothing is timed as they were); `new`, its first run there."""
 
 NEW_STACK_FACTOR = 0.90 / 0.59
 """A new stack's whole pre-training run over a mature one's: the job uptimes published for Llama 3
