@@ -323,3 +323,7 @@ MESSAGES.update(estimate_en.ESTIMATE)
 from plan.planner.i18n import estimate_notes_en  # noqa: E402  (an estimate's notes and advice)
 
 MESSAGES.update(estimate_notes_en.NOTES)
+
+from plan.planner.i18n import calibrate_en  # noqa: E402  (plan calibrate and its note)
+
+MESSAGES.update(calibrate_en.CALIBRATE)

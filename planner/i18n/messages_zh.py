@@ -308,3 +308,7 @@ MESSAGES.update(estimate_zh.ESTIMATE)
 from plan.planner.i18n import estimate_notes_zh  # noqa: E402  (an estimate's notes and advice)
 
 MESSAGES.update(estimate_notes_zh.NOTES)
+
+from plan.planner.i18n import calibrate_zh  # noqa: E402  (plan calibrate and its note)
+
+MESSAGES.update(calibrate_zh.CALIBRATE)
