@@ -61,7 +61,7 @@ class Calibration:
                     "the most specific scope fitted, and the */*/* scope only for a framework its "
                     "runs used unless they span two or more",
             "factors": [_factor_fields(f) for f in self.factors],
-            "refused": self.refused,
+            "refused": [str(line) for line in self.refused],  # text (a keyed line: its English)
             "runs": self.runs,
         }}
 

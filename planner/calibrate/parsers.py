@@ -137,16 +137,7 @@ def run_from_fields(
     for key in SETTING_KEYS:
         if row.get(key) not in (None, ""):
             fields[key] = setting(key, str(row[key]), where)
-    framework = str(row.get("framework") or fields.pop("framework", "") or "")
-    fields.pop("framework", None)
-    if framework not in FRAMEWORKS:
-        got = repr(framework) if framework else say_as("calib.nothing", "'nothing'")
-        raise RunError(say_as("calib.framework", "{where}: framework must be megatron, deepspeed "
-                              "or fsdp (the execution model the run used), got {got}",
-                              where=where, got=got))
-    if fields.get("loss", "plain") != "plain" and not stack_of(framework).leaner_losses:
-        raise RunError(say_as("calib.loss", "{where}: loss {reason}", where=where,
-                              reason=loss_not_on_megatron(str(fields["loss"]))))
+    framework = _framework(row, fields, where)
     gpus = int(_num(row["gpus"], where, "gpus", whole=True) or 0)
     seq_len = int(_num(row["seq_len"], where, "seq_len", whole=True) or 0)
     tps = _num(row.get("tokens_per_s"), where, "tokens_per_s")
@@ -193,6 +184,22 @@ def run_from_fields(
         base_dir=base_dir,
         **fields,
     )
+
+
+def _framework(row: dict[str, Any], fields: dict[str, Any], where: str) -> str:
+    """The run's framework (its column, else the layout's word), taken out of `fields`; RunError
+    where it is none of FRAMEWORKS, or cannot run the run's loss."""
+    framework = str(row.get("framework") or fields.pop("framework", "") or "")
+    fields.pop("framework", None)
+    if framework not in FRAMEWORKS:
+        got = repr(framework) if framework else say_as("calib.nothing", "'nothing'")
+        raise RunError(say_as("calib.framework", "{where}: framework must be megatron, deepspeed "
+                              "or fsdp (the execution model the run used), got {got}",
+                              where=where, got=got))
+    if fields.get("loss", "plain") != "plain" and not stack_of(framework).leaner_losses:
+        raise RunError(say_as("calib.loss", "{where}: loss {reason}", where=where,
+                              reason=loss_not_on_megatron(str(fields["loss"]))))
+    return framework
 
 
 def _enough_steps(steps: int, where: str, what: str) -> None:

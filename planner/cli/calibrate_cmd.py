@@ -76,8 +76,7 @@ def calibrate_command(
                     "needs at least 2 runs: a factor and its spread)",
                     runs=listed(map(str, runs)), n=len(measured)))
     _print_fit(result)
-    # (the file holds the English lines, as it always did: text, not keyed sentences)
-    calibration = Calibration(result.factors, records, [str(line) for line in result.refused])
+    calibration = Calibration(result.factors, records, result.refused)
     try:
         # read back as --calibration reads it: a file it would refuse is never written
         text = calibration.checked_yaml(str(output))
