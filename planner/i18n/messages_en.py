@@ -24,6 +24,9 @@ MESSAGES: dict[str, str] = {
     "pareto.kept": "; kept: {paths}",
     "pareto.nothing_written": "; nothing was written",
     "pareto.write_failed": "{problem}{kept} (the front is shown above)",
+    "pareto.plot_needs_matplotlib": "plotting PNG/SVG needs matplotlib: {command} (or use a .html "
+                                    "plot, which needs nothing)",
+    "compare.unknown_job": "unknown job {job}; jobs: {jobs}",
     "sep": ": ",
     "list_sep": "; ",
     # words of the domain (plan.planner.i18n.word); English shows the word itself

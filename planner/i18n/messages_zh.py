@@ -23,6 +23,9 @@ MESSAGES: dict[str, str] = {
     "pareto.kept": "；已保留：{paths}",
     "pareto.nothing_written": "；未写入任何文件",
     "pareto.write_failed": "{problem}{kept}（前沿已在上方列出）",
+    "pareto.plot_needs_matplotlib": "画 PNG/SVG 图需要 matplotlib：{command}（或改用 .html 图，"
+                                    "无需安装任何东西）",
+    "compare.unknown_job": "未知的作业 {job}；现有作业：{jobs}",
     "sep": "：",
     "list_sep": "；",
     "status.optimal": "已证明最优",

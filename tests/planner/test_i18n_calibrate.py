@@ -342,3 +342,19 @@ def test_the_calibration_tables_have_no_key_left_unsaid() -> None:
                       (*(REPO / "planner" / "calibrate").glob("*.py"),
                        REPO / "planner" / "cli" / "calibrate_cmd.py"))
     assert [key for key in calibrate_en.CALIBRATE if f'"{key}"' not in sources] == []
+
+
+def test_compares_unknown_job_and_the_plot_hint_are_said_in_chinese() -> None:
+    args = ["compare", str(REPO / "scenarios" / "student_no_ops.yaml"), "--job", "nope"]
+    code, english = _run(args, "en")
+    assert code == 2 and english == "error: --job: unknown job 'nope'; jobs: qwen14b-lora\n"
+    code, chinese = _run(args, "zh")
+    assert code == 2 and chinese == "错误：--job：未知的作业 'nope'；现有作业：qwen14b-lora\n"
+    from plan.planner.pareto.plot import INSTALL_HINT
+
+    assert INSTALL_HINT == ("plotting PNG/SVG needs matplotlib: pip install 'plan[plot]' (or use "
+                            "a .html plot, which needs nothing)")
+    with i18n.kept_language():
+        i18n.choose("zh")
+        hint = local(INSTALL_HINT)
+    assert english_runs(hint, ["pip install 'plan[plot]'"]) == [] and "matplotlib" in hint

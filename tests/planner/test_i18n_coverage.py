@@ -275,6 +275,7 @@ CLI_FILES = (*(REPO / "planner" / "cli").glob("*.py"), REPO / "planner/explain/w
              REPO / "planner/estimate/layout_checks.py", REPO / "planner/estimate/refusal.py",
              REPO / "planner/estimate/stack_rules.py", REPO / "planner/estimate/types.py",
              REPO / "planner/estimate/memory_notes.py", REPO / "planner/batch/ray_backend.py",
+             REPO / "planner/pareto/plot.py",
              *(REPO / "planner" / "calibrate").glob("*.py"))
 
 
