@@ -56,6 +56,8 @@ _FIXED: dict[str, Callable[[], str]] = {
     "found unknown directive name": lambda: say_as(
         "rule.yaml_unknown_directive", "found unknown directive name"),
     "second occurrence": lambda: say_as("rule.yaml_second_occurrence", "second occurrence"),
+    "exceeded maximum nesting depth": lambda: say_as(
+        "rule.yaml_nesting_depth", "exceeded maximum nesting depth"),
 }
 
 # the pure-Python parser's words with what it found in them ('@', '<stream end>')

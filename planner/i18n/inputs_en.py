@@ -298,4 +298,5 @@ MESSAGES: dict[str, str] = {
                               "position {position}",
     "rule.yaml_control_characters": "control characters are not allowed",
     "rule.yaml_special_characters": "special characters are not allowed",
+    "rule.yaml_nesting_depth": "exceeded maximum nesting depth",
 }

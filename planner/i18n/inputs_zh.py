@@ -275,4 +275,5 @@ MESSAGES: dict[str, str] = {
                               "{position}）",
     "rule.yaml_control_characters": "不允许控制字符",
     "rule.yaml_special_characters": "不允许特殊字符",
+    "rule.yaml_nesting_depth": "超过了最大嵌套深度",
 }
