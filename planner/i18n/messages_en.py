@@ -27,6 +27,8 @@ MESSAGES: dict[str, str] = {
     "pareto.plot_needs_matplotlib": "plotting PNG/SVG needs matplotlib: {command} (or use a .html "
                                     "plot, which needs nothing)",
     "compare.unknown_job": "unknown job {job}; jobs: {jobs}",
+    # plan validate (plan.planner.cli.validate_cmd)
+    "validate.ok": "ok: {path}: scenario {name}, {jobs} job(s), {pools} owned pool(s)",
     "sep": ": ",
     "list_sep": "; ",
     # words of the domain (plan.planner.i18n.word); English shows the word itself

@@ -26,6 +26,7 @@ MESSAGES: dict[str, str] = {
     "pareto.plot_needs_matplotlib": "画 PNG/SVG 图需要 matplotlib：{command}（或改用 .html 图，"
                                     "无需安装任何东西）",
     "compare.unknown_job": "未知的作业 {job}；现有作业：{jobs}",
+    "validate.ok": "通过：{path}：场景 {name}，{jobs} 个作业，{pools} 个自有算力池",
     "sep": "：",
     "list_sep": "；",
     "status.optimal": "已证明最优",

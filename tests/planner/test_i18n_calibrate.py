@@ -358,3 +358,13 @@ def test_compares_unknown_job_and_the_plot_hint_are_said_in_chinese() -> None:
         i18n.choose("zh")
         hint = local(INSTALL_HINT)
     assert english_runs(hint, ["pip install 'plan[plot]'"]) == [] and "matplotlib" in hint
+
+
+def test_validate_says_ok_in_chinese() -> None:
+    args = ["validate", str(REPO / "scenarios" / "medical_hybrid.yaml")]
+    code, english = _run(args, "en")
+    assert code == 0 and _flat(english) == (f"ok: {REPO}/scenarios/medical_hybrid.yaml: scenario "
+                                            "'medical-hybrid', 2 job(s), 1 owned pool(s)")
+    code, chinese = _run(args, "zh")
+    assert code == 0 and _flat(chinese) == (f"通过：{REPO}/scenarios/medical_hybrid.yaml：场景 "
+                                            "'medical-hybrid'，2 个作业，1 个自有算力池")
