@@ -368,3 +368,23 @@ def test_validate_says_ok_in_chinese() -> None:
     code, chinese = _run(args, "zh")
     assert code == 0 and _flat(chinese) == (f"通过：{REPO}/scenarios/medical_hybrid.yaml：场景 "
                                             "'medical-hybrid'，2 个作业，1 个自有算力池")
+
+
+def test_the_report_page_says_its_calibration_in_the_readers_language(
+        good_runs: Path, tmp_path: Path) -> None:
+    """The page's line under the headline (the plan used the team's own runs) comes from the
+    plan's assumptions: English as before, Chinese said again from its key."""
+    calibration = tmp_path / "c.yaml"
+    assert _run(["calibrate", str(good_runs), "-o", str(calibration)], "en")[0] == 0
+    pages = {}
+    for lang in ("en", "zh"):
+        page = tmp_path / f"{lang}.html"
+        code, output = _run(["report", str(REPO / "scenarios" / "medical_hybrid.yaml"),
+                             "--calibration", str(calibration), "-o", str(page)], lang)
+        assert code == 0, output
+        pages[lang] = page.read_text(encoding="utf-8")
+    assert ('<p class="muted">calibrated from 3 runs on your a800-80gbs (megatron/lora) (median '
+            'residual 3%): throughput x0.80 (fitted x0.800, weight 0.99 toward no correction) '
+            'applied to a800-80gb</p>') in pages["en"]
+    assert ('<p class="muted">已按您在 a800-80gb 上的 3 次运行校准（megatron/lora）（残差中位数 '
+            '3%）：对 a800-80gb 的吞吐乘以 x0.80') in pages["zh"]
