@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from plan.models.limits import MAX_DURATION_H
+from plan.models.said import say_as
 from plan.models.units import parse_duration_h
 
 HOURS_PER_DAY = 24.0
@@ -36,7 +37,9 @@ def as_date(value: object) -> dt.date | None:
         try:
             return dt.date.fromisoformat(value.strip())
         except ValueError as err:
-            raise ValueError(f"{value!r} is not a date of the calendar ({err})") from None
+            raise ValueError(say_as("rule.not_a_date", "{value} is not a date of the calendar "
+                                    "({reason})", value=repr(value),
+                                    reason=date_reason(str(err)))) from None
     return None
 
 
@@ -83,21 +86,24 @@ def parse_step(value: object) -> Step:
         if found and found.group(2) in CALENDAR_UNITS_MONTHS:
             count = int(found.group(1) or 1)
             if count <= 0:
-                raise ValueError(f"expected a positive step, got {value!r}")
+                raise ValueError(_not_positive(value))
             months = count * CALENDAR_UNITS_MONTHS[found.group(2)]
             if months * AVERAGE_MONTH_H > MAX_DURATION_H:
-                raise ValueError(f"{value!r} is longer than the planner's limit of "
-                                 f"{MAX_DURATION_H / (365 * 24):g} years")
+                raise ValueError(say_as("rule.step_years", "{value} is longer than the "
+                                        "planner's limit of {most:g} years", value=repr(value),
+                                        most=MAX_DURATION_H / (365 * 24)))
             return Step(months=months)
     try:
         hours = parse_duration_h(value)
     except ValueError:
-        raise ValueError("expected a calendar unit (1 month, quarter, year) or a duration (30d, "
-                         f"2w), got {value!r}") from None
+        raise ValueError(say_as("rule.step_form", "expected a calendar unit (1 month, quarter, "
+                                "year) or a duration (30d, 2w), got {value}",
+                                value=repr(value))) from None
     if hours <= 0:
-        raise ValueError(f"expected a positive step, got {value!r}")
+        raise ValueError(_not_positive(value))
     if hours > MAX_DURATION_H:
-        raise ValueError(f"{value!r} is longer than the planner's limit of {MAX_DURATION_H:g} h")
+        raise ValueError(say_as("rule.step_hours", "{value} is longer than the planner's limit of "
+                                "{most:g} h", value=repr(value), most=MAX_DURATION_H))
     return Step(hours=hours)
 
 
@@ -109,7 +115,12 @@ def parse_fiscal_start(value: object) -> tuple[int, int]:
         month, day = int(found.group(1)), int(found.group(2))
         if 1 <= month <= 12 and 1 <= day <= calendar.monthrange(2001, month)[1]:
             return month, day
-    raise ValueError(f"expected MM-DD (e.g. 04-01 for a year from April), got {value!r}")
+    raise ValueError(say_as("rule.fiscal_form", "expected MM-DD (e.g. 04-01 for a year from "
+                            "April), got {value}", value=repr(value)))
+
+
+def _not_positive(value: object) -> str:
+    return say_as("rule.step_positive", "expected a positive step, got {value}", value=repr(value))
 
 
 @dataclass(frozen=True)
@@ -164,5 +175,20 @@ def period_kind(label: str) -> str:
         return "quarter"
     if re.fullmatch(r"\d{4}(/\d{2})?", label):
         return "year"
-    raise ValueError(f"expected a period as 2027 (a fiscal year), 2027-Q1 or 2027-03, got "
-                     f"{label!r}")
+    raise ValueError(say_as("rule.period_form", "expected a period as 2027 (a fiscal year), "
+                            "2027-Q1 or 2027-03, got {value}", value=repr(label)))
+
+
+# what datetime.date says of a YYYY-MM-DD that is no day of the calendar
+_YEAR_RANGE = re.compile(r"year (?P<year>-?\d+) is out of range")
+
+
+def date_reason(text: str) -> str:
+    """datetime's reason, keyed where its words are known; else as Python wrote it."""
+    if text == "day is out of range for month":
+        return say_as("rule.day_range", "day is out of range for month")
+    if text == "month must be in 1..12":
+        return say_as("rule.month_range", "month must be in 1..12")
+    if match := _YEAR_RANGE.fullmatch(text):
+        return say_as("rule.year_range", "year {year} is out of range", year=match["year"])
+    return text

@@ -231,9 +231,11 @@ def _as_list(raw: Any, label: str, section: str) -> list[Any]:
     return raw
 
 
-def _parse_list(raw: Any, schema: type[T], label: str, section: str) -> list[T]:
+def _parse_list(raw: Any, schema: type[T], label: str, section: str, first: int = 0) -> list[T]:
+    """The entries, each validated; InputError naming each bad one by its id, else its index in
+    the section (counted from `first`)."""
     items, problems = [], []
-    for i, entry in enumerate(_as_list(raw, label, section)):
+    for i, entry in enumerate(_as_list(raw, label, section), start=first):
         try:
             items.append(schema.model_validate(entry))
         except ValidationError as exc:
@@ -264,12 +266,9 @@ def _parse_each(raw: Any, schema: type[T], label: str, section: str, problems: l
     items = []
     for i, entry in enumerate(_as_list(raw, label, section)):
         try:
-            item = _parse_list([entry], schema, label, section)[0]
-        except InputError as exc:
-            name = entry.get("id", i) if isinstance(entry, Mapping) else i
-            name = name if isinstance(name, str | int) and len(str(name)) <= 128 else i
-            problems += [line.replace(f"{section}[0]", f"{section}[{name}]", 1)
-                         if isinstance(name, int) else line for line in exc.problems]
+            item = _parse_list([entry], schema, label, section, first=i)[0]
+        except InputError as exc:  # (its lines name the entry: keyed, said in the reader's words)
+            problems += exc.problems
             continue
         items.append(item)
         fine.append(f"{section}[{getattr(item, 'id', i)}]")

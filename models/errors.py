@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from plan.models.said import Said, say_as
-from plan.models.validation_words import keyed_message
+from plan.models.validation_words import keyed_message, listed
 
 # Lines one error shows: 50,000 unknown fields are one mistake repeated, not 50,000 lines to read.
 MAX_PROBLEMS = 20
@@ -102,8 +102,9 @@ def did_you_mean(wanted: str, known: Iterable[str], limit: int = 3,
         for name in rest:  # 'a' or 'b' or 'c', each 'or' said in the reader's language
             names = say_as("rule.choices", "{head} or {last}", head=names, last=name)
         return say_as("rule.did_you_mean", "; did you mean {names}?", names=names)
-    shown_names = ", ".join(candidates[:12]) + (" ..." if len(candidates) > 12 else "")
-    return say_as("rule.known", "; known: {names}", names=shown_names)
+    # (the separator in the reader's language: 'a, b' / 'a、b')
+    return say_as("rule.known", "; known: {names}{more}", names=listed(candidates[:12]),
+                  more=" ..." if len(candidates) > 12 else "")
 
 
 def field_names(model: type, loc: tuple[object, ...]) -> list[str]:

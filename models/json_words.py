@@ -30,12 +30,16 @@ _PHRASES: dict[str, Callable[[], str]] = {
 }
 
 
+def json_phrase(msg: str) -> str:
+    """The decoder's message alone ('Expecting value'), keyed where the table knows it."""
+    build = _PHRASES.get(msg)
+    return build() if build is not None else msg
+
+
 def json_problem(exc: json.JSONDecodeError) -> str:
     """'Expecting value: line 1 column 2 (char 1)' (the decoder's own text), keyed."""
-    build = _PHRASES.get(exc.msg)
     return say_as("rule.json_problem", "{problem}: line {line} column {column} (char {char})",
-                  problem=build() if build is not None else exc.msg, line=exc.lineno,
-                  column=exc.colno, char=exc.pos)
+                  problem=json_phrase(exc.msg), line=exc.lineno, column=exc.colno, char=exc.pos)
 
 
 def json_nesting() -> str:

@@ -18,6 +18,7 @@ from plan.models.base import Strict
 from plan.models.calendar import HOURS_PER_DAY, Period, as_date, hours_from, period_kind, periods
 from plan.models.fields import PositiveMoney
 from plan.models.limits import MAX_DURATION_H
+from plan.models.said import say_as
 
 if TYPE_CHECKING:
     from plan.models.job import Job
@@ -49,23 +50,26 @@ class BudgetByPeriod(Strict):
     def problems(self) -> list[str]:
         if self.per is not None:
             if self.amount is None or self.periods:
-                return ["budget: {per: ..., amount: ...} takes an amount and no list of periods"]
+                return [say_as("rule.budget_per_form", "budget: {form} takes an amount and no "
+                               "list of periods", form="{per: ..., amount: ...}")]
             return []
         if not self.periods:
-            return ["budget: a list of {period, amount} needs at least one period"]
+            return [say_as("rule.budget_no_period", "budget: a list of {form} needs at least one "
+                           "period", form="{period, amount}")]
         found: list[str] = []
         kinds: set[str] = set()
         for i, item in enumerate(self.periods):
             try:
                 kinds.add(period_kind(item.period))
             except ValueError as err:
-                found.append(f"budget[{i}].period: {err}")
+                found.append(say_as("rule.at_field", "{field}: {problem}",
+                                    field=f"budget[{i}].period", problem=reason_of(err)))
         labels = [p.period for p in self.periods]
-        found += [f"budget: period {label} is listed twice" for label in sorted(set(labels))
-                  if labels.count(label) > 1]
+        found += [say_as("rule.budget_twice", "budget: period {label} is listed twice",
+                         label=label) for label in sorted(set(labels)) if labels.count(label) > 1]
         if len(kinds) > 1:
-            found.append("budget: list periods of one kind (all years, all quarters or all "
-                         "months)")
+            found.append(say_as("rule.budget_one_kind", "budget: list periods of one kind (all "
+                                "years, all quarters or all months)"))
         return found
 
     def budgets(self, start: dt.date, until_h: float,
@@ -96,23 +100,28 @@ def written_dates_to_hours(data: dict[str, Any]) -> list[str]:
     try:
         start = as_date(data.get("start"))
     except ValueError as err:
-        return [f"start: {err}"]
+        return [say_as("rule.at_field", "{field}: {problem}", field="start",
+                       problem=reason_of(err))]
 
     def offset(where: str, value: Any, end_of_day: bool) -> Any:
         try:
             day = as_date(value)
         except ValueError as err:
-            problems.append(f"{where}: {err}")
+            problems.append(say_as("rule.at_field", "{field}: {problem}", field=where,
+                                   problem=reason_of(err)))
             return value
         if day is None:
             return value
         if start is None:
-            problems.append(f"{where}: a date needs the scenario's start date (start: "
-                            f"{day.isoformat()[:4]}-01-01)")
+            problems.append(say_as("rule.date_needs_start", "{field}: a date needs the "
+                                   "scenario's start date (start: {year}-01-01)", field=where,
+                                   year=day.isoformat()[:4]))
             return value
         hours = hours_from(start, day) + (HOURS_PER_DAY if end_of_day else 0.0)
         if hours < 0 or (end_of_day and hours == 0):
-            problems.append(f"{where}: {day} is before the plan's start ({start})")
+            problems.append(say_as("rule.date_before_start", "{field}: {day} is before the "
+                                   "plan's start ({start})", field=where, day=str(day),
+                                   start=str(start)))
             return value
         return f"{hours:g}h"
 
@@ -129,8 +138,9 @@ def written_dates_to_hours(data: dict[str, Any]) -> list[str]:
                 if key not in job:
                     continue
                 if end and job.get("repeat") is not None and as_date(job[key]) is not None:
-                    problems.append(f"jobs[{i}].{key}: a recurring job's deadline is a duration "
-                                    "after each release (e.g. 30d)")
+                    problems.append(say_as("rule.repeat_deadline_date", "{field}: a recurring "
+                                           "job's deadline is a duration after each release "
+                                           "(e.g. 30d)", field=f"jobs[{i}].{key}"))
                     continue
                 job[key] = offset(f"jobs[{i}].{key}", job[key], end)
     return problems
@@ -170,9 +180,10 @@ def expand_repeats(jobs: list[Job], start: dt.date | None) -> tuple[list[Job], l
         step, count = job.repeat.every, job.repeat.count
         last = job.release_h + step.offset_h(count - 1, start)
         if last > MAX_DURATION_H:
-            return jobs, [f"jobs: {job.id}'s last instance would be released at {last:,.0f} h, "
-                          f"beyond the planner's limit of {MAX_DURATION_H:g} h: fewer or closer "
-                          "repeats"]
+            return jobs, [say_as("rule.repeat_beyond", "jobs: {job}'s last instance would be "
+                                 "released at {last:,.0f} h, beyond the planner's limit of "
+                                 "{most:g} h: fewer or closer repeats", job=job.id, last=last,
+                                 most=MAX_DURATION_H)]
         for k in range(count):
             release = job.release_h + step.offset_h(k, start)
             due = (release + job.deadline_h if job.deadline_h is not None
@@ -184,6 +195,13 @@ def expand_repeats(jobs: list[Job], start: dt.date | None) -> tuple[list[Job], l
                 "id": instance_id(job.id, k), "release_h": release, "deadline_h": due,
                 "repeat": None, "series": job.id, "after": after}))
     ids = [j.id for j in expanded]
-    problems = [f"jobs: instance id {i!r} of a recurring job is also another job's id"
-                for i in sorted({i for i in ids if ids.count(i) > 1})]
+    problems: list[str] = [
+        say_as("rule.repeat_id_clash", "jobs: instance id {id} of a recurring job is also another "
+               "job's id", id=repr(i)) for i in sorted({i for i in ids if ids.count(i) > 1})]
     return expanded, problems
+
+
+def reason_of(err: ValueError) -> str:
+    """A calendar ValueError's reason, keyed where it was raised keyed (models/calendar.py)."""
+    first = err.args[0] if len(err.args) == 1 else None
+    return first if isinstance(first, str) else str(err)

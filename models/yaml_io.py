@@ -13,7 +13,7 @@ from plan.models.errors import InputError
 from plan.models.file_words import file_kind, os_reason, what_word
 from plan.models.said import say_as
 from plan.models.yaml_budget import check_budget
-from plan.models.yaml_words import yaml_problem
+from plan.models.yaml_words import yaml_error, yaml_problem
 
 # Scenario files, model cards and catalog overlays: 5 MB (the largest shipped file is ~40 kB).
 MAX_FILE_BYTES = 5_000_000
@@ -178,7 +178,7 @@ def parse_yaml_text(text: str, label: str, *, what: str = "file") -> Any:
     except yaml.YAMLError as exc:
         raise InputError([say_as(
             "rule.yaml_malformed", "{label}:{where}: malformed YAML: {problem}", label=label,
-            where="", problem=str(exc))]) from None
+            where="", problem=yaml_error(exc))]) from None
     except RecursionError:
         raise InputError([say_as("rule.yaml_too_deep", "{label}: YAML nested too deeply",
                                  label=label)]) from None

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+import yaml
+
 from plan.models.said import say_as
 
 # the parser's exact words -> the keyed sentence (a brace goes in a field: templates format)
@@ -54,6 +56,8 @@ _FIXED: dict[str, Callable[[], str]] = {
     "found unknown directive name": lambda: say_as(
         "rule.yaml_unknown_directive", "found unknown directive name"),
     "second occurrence": lambda: say_as("rule.yaml_second_occurrence", "second occurrence"),
+    "exceeded maximum nesting depth": lambda: say_as(
+        "rule.yaml_nesting_depth", "exceeded maximum nesting depth"),
 }
 
 # the pure-Python parser's words with what it found in them ('@', '<stream end>')
@@ -76,3 +80,25 @@ def yaml_problem(problem: str | None) -> str:
         return say_as("rule.yaml_expected_got", "expected {wanted}, but got {found}",
                       wanted=match["wanted"], found=match["found"])
     return text
+
+
+# the reader's reasons for a character no YAML may hold (libyaml's and the pure-Python reader's)
+_READER_REASONS: dict[str, Callable[[], str]] = {
+    "control characters are not allowed": lambda: say_as(
+        "rule.yaml_control_characters", "control characters are not allowed"),
+    "special characters are not allowed": lambda: say_as(
+        "rule.yaml_special_characters", "special characters are not allowed"),
+}
+
+
+def yaml_error(exc: yaml.YAMLError) -> str:
+    """A YAML error with no mark (the reader's refusal of a character: it names a position in the
+    text instead), keyed where it is one; any other as the parser wrote it."""
+    text = str(exc)
+    if not isinstance(exc, yaml.reader.ReaderError) or not isinstance(exc.character, int):
+        return text
+    reason = _READER_REASONS[exc.reason]() if exc.reason in _READER_REASONS else exc.reason
+    said = say_as("rule.yaml_unacceptable", "unacceptable character #x{code:04x}: {reason}\n  in "
+                  "{name}, position {position}", code=exc.character, reason=reason,
+                  name=f'"{exc.name}"', position=exc.position)
+    return said if said == text else text  # (a reader that words it otherwise: as written)

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from plan.models.problem import SCALE, Candidate, Problem
+from plan.models.validation_words import listed
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
 from plan.planner.explain.conflicts import conflict_groups, describe
@@ -89,7 +90,7 @@ def job_instances(session: Session, job: str) -> list[str]:
         return [job]
     names = sorted({j.series or j.id for j in scenario.jobs} if scenario is not None
                    else session.problem.jobs)
-    raise ValueError(f"unknown job {job!r}; jobs: {', '.join(names)}")
+    raise ValueError(say("compare.unknown_job", job=repr(job), jobs=listed(names)))
 
 
 def compare_job(session: Session, job: str) -> Comparison:

@@ -13,15 +13,17 @@ import socket
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from plan.models.file_words import os_reason
+from plan.models.said import say_as
 from plan.planner.batch.local import failed_row
 from plan.planner.batch.rows import Row
 from plan.planner.batch.tasks import Task
 from plan.planner.batch.work import run_task
 
-INSTALL_HINT = (
-    "--backend ray needs Ray, which is not installed; install it with: pip install 'plan[ray]' (in "
-    "a checkout: pip install -e '.[ray]')"
-)
+# (the commands to type stay as they are typed, in every language)
+INSTALL_HINT = say_as("batch.ray_missing", "--backend ray needs Ray, which is not installed; "
+                      "install it with: {command} (in a checkout: {checkout})",
+                      command="pip install 'plan[ray]'", checkout="pip install -e '.[ray]'")
 
 
 class RayMissingError(RuntimeError):
@@ -48,9 +50,10 @@ def _check_reachable(address: str) -> None:
     try:
         socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
     except OSError as exc:
-        raise RayStartError(f"--backend ray: nothing answers at {address!r} "
-                            f"({exc.strerror or exc}); is the "
-                            "Ray head running (ray start --head)?") from None
+        raise RayStartError(say_as("batch.ray_unreachable", "--backend ray: nothing answers at "
+                                   "{address} ({reason}); is the Ray head running ({command})?",
+                                   address=repr(address), reason=os_reason(exc),
+                                   command="ray start --head")) from None
 
 
 def _init(ray: Any, jobs: int, address: str | None) -> bool:
@@ -70,11 +73,12 @@ def _init(ray: Any, jobs: int, address: str | None) -> bool:
         else:
             ray.init(address="local", num_cpus=jobs, include_dashboard=False, **options)
     except Exception as exc:
-        what = f"reach Ray at {address!r}" if address else "start a local Ray instance"
-        detail = " ".join(str(exc).split())[:300]
-        raise RayStartError(
-            f"--backend ray: could not {what}: {type(exc).__name__}: {detail}"
-        ) from None
+        what = (say_as("batch.ray_reach", "reach Ray at {address}", address=repr(address))
+                if address else say_as("batch.ray_start_local", "start a local Ray instance"))
+        detail = " ".join(str(exc).split())[:300]  # (Ray's own words: data, as written)
+        raise RayStartError(say_as("batch.ray_failed", "--backend ray: could not {what}: {kind}: "
+                                   "{detail}", what=what, kind=type(exc).__name__,
+                                   detail=detail)) from None
     return True
 
 

@@ -30,6 +30,7 @@ from plan.models.errors import InputError, did_you_mean
 from plan.models.said import say_as
 from plan.models.scenario import Scenario
 from plan.models.units import parse_duration_h, parse_money
+from plan.models.validation_words import listed
 from plan.models.yaml_io import load_yaml_value
 
 MAX_VARIANTS = 10_000  # per scenario file; a grid beyond this is almost surely a typo in a step
@@ -226,7 +227,7 @@ def parse_sweep(spec: str) -> Sweep:
                                 "--sweep {spec}: unknown or unsweepable field {field}{hint} "
                                 "(sweepable: {fields}, policy.*, solver.*)", spec=repr(spec),
                                 field=repr(field), hint=did_you_mean(field, fields),
-                                fields=", ".join(top)))
+                                fields=listed(top)))
     target = fields[field]
     values = _range_values(spec, field, target, text) if ".." in text else _list_values(spec, text)
     return Sweep(field=field, target=target, values=tuple(values))

@@ -49,6 +49,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from plan.models.methods import ADAPTER_METHODS
+from plan.models.said import say_as
 
 MIN_RUNS = 2  # parameters per factor: its level and its spread
 # A factor plans may apply, measured / predicted: further off, the run or its units are wrong
@@ -144,19 +145,21 @@ class Factor:
         file)."""
         if self.raw_factor is None:
             return ""
-        toward = (
-            f"{self.prior_scope} x{self.prior_factor:.3f}" if self.prior_scope else "no correction"
-        )
-        return f"fitted x{self.raw_factor:.3f}, weight {self.weight:.2f} toward {toward}"
+        toward = (say_as("calib.toward_scope", "{scope} x{factor:.3f}", scope=self.prior_scope,
+                         factor=self.prior_factor) if self.prior_scope
+                  else say_as("calib.no_correction", "no correction"))
+        return say_as("calib.pooling", "fitted x{fitted:.3f}, weight {weight:.2f} toward {toward}",
+                      fitted=self.raw_factor, weight=self.weight, toward=toward)
 
     def describe(self) -> str:
-        scope = "/".join(self.scope)
         pooled = self.pooling()
-        return (f"{self.metric} x{self.factor:.3f} on {scope} from {len(self.runs)} runs "
-                f"({pooled + '; ' if pooled else ''}p10-p90 "
-                f"x{self.band[0]:.2f}-x{self.band[1]:.2f}; median residual "
-                f"{self.median_residual_before:.1%} before, {self.median_residual_after:.1%} "
-                f"after)")
+        return say_as("calib.describe", "{metric} x{factor:.3f} on {scope} from {n} runs "
+                      "({pooled}p10-p90 x{low:.2f}-x{high:.2f}; median residual {before:.1%} "
+                      "before, {after:.1%} after)", metric=metric_word(self.metric),
+                      factor=self.factor, scope="/".join(self.scope), n=len(self.runs),
+                      pooled=say_as("calib.pooled_first", "{pooling}; ", pooling=pooled)
+                      if pooled else "", low=self.band[0], high=self.band[1],
+                      before=self.median_residual_before, after=self.median_residual_after)
 
 
 @dataclass
@@ -165,6 +168,13 @@ class Fit:
     refused: list[str] = field(default_factory=list)  # exact groups with too few runs
     # metric -> tau per level
     level_sd: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
+
+
+def metric_word(metric: str) -> str:
+    """'throughput' or 'memory' in the reader's language."""
+    words = {"throughput": lambda: say_as("calib.metric_throughput", "throughput"),
+             "memory": lambda: say_as("calib.metric_memory", "memory")}
+    return words[metric]() if metric in words else metric
 
 
 def method_class(method: str) -> str:
@@ -337,9 +347,10 @@ def fit(observations: Iterable[Observation], min_runs: int = MIN_RUNS) -> Fit:
         groups = {s: _Group(tuple(m), levels[s], parents[s]) for s, m in members.items()}
         for scope, g in groups.items():
             if len(g.obs) < min_runs and not any(is_wildcard(part) for part in scope):
-                result.refused.append(f"{metric} on {'/'.join(scope)}: {len(g.obs)} run(s) for "
-                                      f"{min_runs} "
-                                      f"parameters (factor and spread); not fitted")
+                result.refused.append(say_as(
+                    "calib.refused_scope", "{metric} on {scope}: {n} run(s) for {least} "
+                    "parameters (factor and spread); not fitted", metric=metric_word(metric),
+                    scope="/".join(scope), n=len(g.obs), least=min_runs))
         fitted = {s: g for s, g in groups.items() if len(g.obs) >= min_runs}
         if fitted:
             factors, taus = _factors(metric, fitted, _pooled_within_variance(groups))

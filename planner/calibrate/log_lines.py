@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from plan.models.said import say_as
 from plan.planner.calibrate.run_text import MAX_LINE_CHARS
 from plan.planner.calibrate.runs import RunError
 
@@ -28,6 +29,12 @@ _WHOLE = re.compile(r"\s*(\d{1,18})(?!\d)")
 _NUMBER = re.compile(r"\s*(\d[\d.]*)")
 _GIB = re.compile(r"\s*(\d[\d.]*)\s*GiB")
 _TPS = re.compile(r"\s*(\d[\d,]*)")
+# the figure a log's number is, in the reader's language (said only when it is refused)
+_FIGURE_WORDS: dict[str, Callable[[], str]] = {
+    "elapsed time (ms)": lambda: say_as("calib.log_elapsed", "elapsed time (ms)"),
+    "max reserved (MB)": lambda: say_as("calib.log_reserved", "max reserved (MB)"),
+    "memory (GiB)": lambda: say_as("calib.log_memory", "memory (GiB)"),
+}
 
 
 @dataclass
@@ -126,7 +133,15 @@ def _positive(line: str, at: int, pattern: re.Pattern[str], where: str, what: st
     try:
         value = float(text.replace(",", "") if commas else text)
     except ValueError:
-        raise RunError(f"{where}: {what} {text[:40]!r} is not a number") from None
+        raise RunError(say_as("calib.log_not_number", "{where}: {what} {text} is not a number",
+                              where=where, what=_figure(what), text=repr(text[:40]))) from None
     if not math.isfinite(value) or value <= 0:
-        raise RunError(f"{where}: {what} {text[:40]!r} must be a finite number above 0")
+        raise RunError(say_as("calib.log_not_positive", "{where}: {what} {text} must be a finite "
+                              "number above 0", where=where, what=_figure(what),
+                              text=repr(text[:40])))
     return value
+
+
+def _figure(what: str) -> str:
+    """The figure's name, keyed where it is a sentence ('tps' is the log's own word)."""
+    return _FIGURE_WORDS[what]() if what in _FIGURE_WORDS else what

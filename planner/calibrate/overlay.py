@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,12 @@ import yaml
 
 from plan.models.errors import InputError
 from plan.models.methods import QLORA_METHODS
+from plan.models.said import say_as
 from plan.models.yaml_io import MAX_FILE_BYTES, parse_yaml_text, read_yaml
 from plan.planner.calibrate.fit import FACTOR_RANGE, Factor, lookup
 from plan.planner.estimate import Estimate
 from plan.planner.estimate.band import QLORA_DEQUANTIZATION, gpu_efficiency
+from plan.planner.i18n.said import Joined, say
 
 VERSION = 2
 
@@ -58,7 +61,7 @@ class Calibration:
                     "the most specific scope fitted, and the */*/* scope only for a framework its "
                     "runs used unless they span two or more",
             "factors": [_factor_fields(f) for f in self.factors],
-            "refused": self.refused,
+            "refused": [str(line) for line in self.refused],  # text (a keyed line: its English)
             "runs": self.runs,
         }}
 
@@ -68,20 +71,25 @@ class Calibration:
         text = self.to_yaml()
         size = len(text.encode("utf-8", "replace"))
         if size > MAX_FILE_BYTES:
-            raise CalibrationError(f"{label}: the calibration would be {size / 1e6:,.1f} MB, more "
-                                   f"than the {MAX_FILE_BYTES / 1e6:g} MB a calibration file may "
-                                   "have; calibrate from fewer runs")
+            raise CalibrationError(say_as("calib.file_too_big", "{label}: the calibration would "
+                                          "be {mb:,.1f} MB, more than the {most:g} MB a "
+                                          "calibration file may have; calibrate from fewer runs",
+                                          label=label, mb=size / 1e6,
+                                          most=MAX_FILE_BYTES / 1e6))
         try:
             text.encode("utf-8")
             back = parse_yaml_text(text, label, what="calibration file")
             Calibration.from_data(back, label)
         except (InputError, UnicodeEncodeError) as exc:
-            why = exc.problems[0] if isinstance(exc, InputError) else "text that is not UTF-8"
-            raise CalibrationError(f"{label}: not written: read back, the calibration would be "
-                                   f"refused ({why})") from None
+            why = exc.problems[0] if isinstance(exc, InputError) else say_as(
+                "calib.not_utf8_text", "text that is not UTF-8")
+            raise CalibrationError(say_as("calib.would_be_refused", "{label}: not written: read "
+                                          "back, the calibration would be refused ({why})",
+                                          label=label, why=why)) from None
         if back != self._data():
-            raise CalibrationError(f"{label}: not written: the calibration would not read back as "
-                                   "written (a run name YAML cannot hold?)")
+            raise CalibrationError(say_as("calib.would_not_read_back", "{label}: not written: the "
+                                          "calibration would not read back as written (a run "
+                                          "name YAML cannot hold?)", label=label))
         return text
 
     @classmethod
@@ -97,36 +105,46 @@ class Calibration:
         """A calibration from a file's parsed YAML; CalibrationError naming `path` and the field."""
         body = data.get("calibration") if isinstance(data, dict) else None
         if not isinstance(body, dict) or not isinstance(body.get("factors"), list):
-            raise CalibrationError(f"{path}: calibration.factors: missing; write the file with "
-                                   "`plan calibrate`")
+            raise CalibrationError(say_as("calib.no_factors", "{path}: calibration.factors: "
+                                          "missing; write the file with `plan calibrate`",
+                                          path=path))
         for key in ("runs", "refused"):
             if not isinstance(body.get(key) or [], list):
-                raise CalibrationError(f"{path}: calibration.{key}: must be a list")
+                raise CalibrationError(_not_a_list(say_as("calib.body_where", "{path}: "
+                                                          "calibration.{name}", path=path,
+                                                          name=key)))
         records = [r for r in body.get("runs") or [] if isinstance(r, dict)]
         factors = []
         for i, raw in enumerate(body["factors"]):
-            where = f"{path}: calibration.factors[{i}]"
+            where = say_as("calib.factor_where", "{path}: calibration.factors[{i}]", path=path,
+                           i=i)
             if not isinstance(raw, dict):
-                raise CalibrationError(f"{where}: must be a mapping")
+                raise CalibrationError(say_as("calib.not_a_mapping", "{where}: must be a mapping",
+                                              where=where))
             for key in ("runs", "run_gpus", "run_frameworks", "run_methods"):
                 if not isinstance(raw.get(key) or [], list):
-                    raise CalibrationError(f"{where}.{key}: must be a list")
+                    raise CalibrationError(_not_a_list(say_as(
+                        "calib.field_of", "{where}.{name}", where=where, name=key)))
             try:
                 factor = float(raw["factor"])
                 log_sd = float(raw.get("log_sd", 0.0))
                 runs = tuple(str(r) for r in raw.get("runs") or [])
                 fields = {k: str(raw[k]) for k in ("gpu", "framework", "method", "metric")}
             except (KeyError, TypeError, ValueError) as exc:
-                raise CalibrationError(f"{where}: needs gpu, framework, method, metric and a "
-                                       "numeric factor "
-                                       f"({exc})") from None
+                raise CalibrationError(say_as("calib.factor_fields", "{where}: needs gpu, "
+                                              "framework, method, metric and a numeric factor "
+                                              "({why})", where=where,
+                                              why=python_words(exc))) from None
             low, high = FACTOR_RANGE
             if not low <= factor <= high or not 0 <= log_sd < math.inf:
-                raise CalibrationError(f"{where}.factor: {factor} is outside {low:g}-{high:g} (or "
-                                       "log_sd is not a finite number >= 0)")
+                raise CalibrationError(say_as("calib.factor_range", "{where}.factor: {factor} is "
+                                              "outside {low:g}-{high:g} (or log_sd is not a "
+                                              "finite number >= 0)", where=where, factor=factor,
+                                              low=low, high=high))
             if fields["metric"] not in ("throughput", "memory"):
-                raise CalibrationError(f"{where}.metric: throughput or memory, got "
-                                       f"{fields['metric']!r}")
+                raise CalibrationError(say_as("calib.factor_metric", "{where}.metric: throughput "
+                                              "or memory, got {metric}", where=where,
+                                              metric=repr(fields["metric"])))
             factors.append(_factor_from(raw, where, fields, factor, log_sd, runs, records))
         return cls(factors, records, [str(r) for r in body.get("refused") or []], path)
 
@@ -235,16 +253,19 @@ def _factor_from(
             float(raw.get("median_residual_after", 0.0)),
         )
     except (TypeError, ValueError) as exc:
-        raise CalibrationError(f"{where}: fitted, weight, toward_factor, log_se, level_sd and the "
-                               "median residuals "
-                               f"must be numbers ({exc})") from None
+        raise CalibrationError(say_as("calib.pooling_numbers", "{where}: fitted, weight, "
+                                      "toward_factor, log_se, level_sd and the median residuals "
+                                      "must be numbers ({why})", where=where,
+                                      why=python_words(exc))) from None
     if not 0 <= weight <= 1 or (fitted is not None and fitted <= 0) or prior <= 0:
-        raise CalibrationError(f"{where}.weight: {weight} must be within 0-1 (and fitted, "
-                               "toward_factor > 0)")
+        raise CalibrationError(say_as("calib.weight_range", "{where}.weight: {weight} must be "
+                                      "within 0-1 (and fitted, toward_factor > 0)", where=where,
+                                      weight=weight))
     numbers = (weight, prior, log_se, *residuals, *(v for v in (fitted, level_sd) if v is not None))
     if not all(math.isfinite(v) for v in numbers):
-        raise CalibrationError(f"{where}: fitted, weight, toward_factor, log_se, level_sd and the "
-                               "median residuals must be finite numbers (not .nan or .inf)")
+        raise CalibrationError(say_as("calib.pooling_finite", "{where}: fitted, weight, "
+                                      "toward_factor, log_se, level_sd and the median residuals "
+                                      "must be finite numbers (not .nan or .inf)", where=where))
 
     def listed(key: str, record_key: str) -> tuple[str, ...]:
         if key in raw:
@@ -279,10 +300,41 @@ def _factor_from(
 
 
 def calibration_note(factor: Factor, gpu: str) -> str:
+    """The line every plan and estimate that used the factor carries (its assumptions, its notes),
+    said again in the reader's language."""
     gpus = factor.run_gpus or ((factor.gpu,) if factor.gpu != "*" else ())
-    on = "your " + ", ".join(f"{g}s" for g in gpus) if gpus else "your GPUs"
+    on = (say("calib.on_your", gpus=Joined([say("calib.gpu_plural", gpu=g) for g in gpus],
+                                            "list_comma"))
+          if gpus else say("calib.on_your_gpus"))
     scope = "/".join(s for s in (factor.framework, factor.method) if not s.startswith("*"))
-    pooled = f" ({factor.pooling()})" if factor.raw_factor is not None else ""
-    return (f"calibrated from {len(factor.runs)} runs on {on}{f' ({scope})' if scope else ''} "
-            f"(median residual {factor.median_residual_after:.0%}): throughput "
-            f"x{factor.factor:.2f}{pooled} applied to {gpu}")
+    return say_as("calib.note", "calibrated from {n} runs on {on}{scope} (median residual "
+                  "{residual:.0%}): throughput x{factor:.2f}{pooled} applied to {gpu}",
+                  n=len(factor.runs), on=on,
+                  scope=say_as("calib.in_parens", " ({text})", text=scope) if scope else "",
+                  residual=factor.median_residual_after, factor=factor.factor,
+                  pooled=say_as("calib.in_parens", " ({text})", text=factor.pooling())
+                  if factor.raw_factor is not None else "", gpu=gpu)
+
+
+def _not_a_list(where: str) -> str:
+    return say_as("calib.not_a_list", "{where}: must be a list", where=where)
+
+
+# Python's own words for a field that is missing or not a number (float() and a mapping's lookup)
+_NOT_FLOAT = re.compile(r"could not convert string to float: (?P<value>.+)")
+_FLOAT_TYPE = re.compile(r"float\(\) argument must be a string or a real number, not (?P<kind>.+)")
+
+
+def python_words(exc: Exception) -> str:
+    """What float() or a missing key said, keyed where its words are known; else as Python wrote
+    it."""
+    text = str(exc)
+    if isinstance(exc, KeyError):
+        return say_as("calib.py_missing_key", "{name}", name=text)
+    if match := _NOT_FLOAT.fullmatch(text):
+        return say_as("calib.py_not_float", "could not convert string to float: {value}",
+                      value=match["value"])
+    if match := _FLOAT_TYPE.fullmatch(text):
+        return say_as("calib.py_float_type", "float() argument must be a string or a real number, "
+                      "not {kind}", kind=match["kind"])
+    return text

@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from plan.models.errors import InputError
+from plan.models.said import say_as
 from plan.models.stacks import loss_not_on_megatron, stack_of
+from plan.models.validation_words import listed
 from plan.models.yaml_io import read_yaml
 from plan.planner.calibrate.log_lines import scan_log
 from plan.planner.calibrate.run_text import (
@@ -73,11 +75,13 @@ def read_runs(paths: list[Path]) -> list[Run]:
         elif name.endswith((".log", ".txt", ".out")):
             runs.append(_log(path))
         else:
-            raise RunError(f"{path}: unsupported run file; use .csv, .jsonl, trainer_state.json, "
-                           "or a Megatron-LM or torchtitan log (.log, .txt, .out)")
+            raise RunError(say_as("calib.unsupported", "{path}: unsupported run file; use .csv, "
+                                  ".jsonl, trainer_state.json, or a Megatron-LM or torchtitan log "
+                                  "(.log, .txt, .out)", path=str(path)))
         if len(runs) > MAX_RUNS:
-            raise RunError(f"{path}: more than {MAX_RUNS:,} runs; calibrate from at most "
-                           f"{MAX_RUNS:,} (a factor needs tens)")
+            raise RunError(say_as("calib.too_many_runs", "{path}: more than {most:,} runs; "
+                                  "calibrate from at most {most:,} (a factor needs tens)",
+                                  path=str(path), most=MAX_RUNS))
     return runs
 
 
@@ -89,7 +93,8 @@ def _num(value: Any, where: str, field: str, whole: bool = False) -> float | Non
     try:
         number = float(text.replace(",", "").strip())
     except (ValueError, OverflowError):
-        raise RunError(f"{where}: {field} must be a number, got {text[:40]!r}") from None
+        raise RunError(say_as("calib.not_number", "{where}: {field} must be a number, got {text}",
+                              where=where, field=field, text=repr(text[:40]))) from None
     return _bounded(number, where, field, whole, shown=text[:40])
 
 
@@ -97,10 +102,12 @@ def _bounded(number: float, where: str, field: str, whole: bool = False, shown: 
     limit = MAX_WHOLE if whole else MAX_MEASURE
     shown = shown or f"{number:.6g}"
     if not math.isfinite(number) or not 0 < number <= limit:
-        raise RunError(f"{where}: {field} must be a finite number above 0 and at most {limit:g}, "
-                       f"got {shown}")
+        raise RunError(say_as("calib.out_of_range", "{where}: {field} must be a finite number "
+                              "above 0 and at most {limit:g}, got {shown}", where=where,
+                              field=field, limit=limit, shown=shown))
     if whole and number != int(number):
-        raise RunError(f"{where}: {field} must be a whole number, got {shown}")
+        raise RunError(say_as("calib.not_whole", "{where}: {field} must be a whole number, got "
+                              "{shown}", where=where, field=field, shown=shown))
     return number
 
 
@@ -117,7 +124,9 @@ def run_from_fields(
     row = {k.strip().lower(): v for k, v in raw.items() if k is not None}
     missing = [k for k in REQUIRED if row.get(k) in (None, "")]
     if missing:
-        raise RunError(f"{where}: missing {', '.join(missing)} (a run needs {', '.join(REQUIRED)})")
+        raise RunError(say_as("calib.missing", "{where}: missing {missing} (a run needs "
+                              "{needed})", where=where, missing=listed(missing),
+                              needed=listed(REQUIRED)))
     fields: dict[str, Any] = {}
     if row.get("layout"):
         fields.update(parse_layout_text(str(row["layout"]), where))
@@ -128,13 +137,7 @@ def run_from_fields(
     for key in SETTING_KEYS:
         if row.get(key) not in (None, ""):
             fields[key] = setting(key, str(row[key]), where)
-    framework = str(row.get("framework") or fields.pop("framework", "") or "")
-    fields.pop("framework", None)
-    if framework not in FRAMEWORKS:
-        raise RunError(f"{where}: framework must be megatron, deepspeed or fsdp (the execution "
-                       f"model the run used), got {framework or 'nothing'!r}")
-    if fields.get("loss", "plain") != "plain" and not stack_of(framework).leaner_losses:
-        raise RunError(f"{where}: loss {loss_not_on_megatron(str(fields['loss']))}")
+    framework = _framework(row, fields, where)
     gpus = int(_num(row["gpus"], where, "gpus", whole=True) or 0)
     seq_len = int(_num(row["seq_len"], where, "seq_len", whole=True) or 0)
     tps = _num(row.get("tokens_per_s"), where, "tokens_per_s")
@@ -142,7 +145,8 @@ def run_from_fields(
     memory = _num(row.get("peak_memory_gib"), where, "peak_memory_gib")
     if steps is None and row.get("steps") not in (None, ""):
         steps = int(_num(row["steps"], where, "steps", whole=True) or 0)
-        _enough_steps(steps, where, "steps: the figures are measured over")
+        _enough_steps(steps, where, say_as("calib.steps_measured",
+                                           "steps: the figures are measured over"))
     if measured:
         measured = {k: None if v is None else _bounded(v, where, k, whole=k == "global_batch")
                     for k, v in measured.items()}
@@ -153,14 +157,15 @@ def run_from_fields(
             fields["global_batch"] = int(measured["global_batch"] or 0)
     if tps is None and step is not None:
         if not fields.get("global_batch"):
-            raise RunError(f"{where}: step_time_s needs global_batch (sequences per step) to give "
-                           "tokens/s")
+            raise RunError(say_as("calib.step_needs_batch", "{where}: step_time_s needs "
+                                  "global_batch (sequences per step) to give tokens/s",
+                                  where=where))
         tps = _bounded(fields["global_batch"] * seq_len / step, where,
-                       "tokens/s (global_batch x seq_len / step_time_s)")
+                       say_as("calib.tps_from_step",
+                              "tokens/s (global_batch x seq_len / step_time_s)"))
     if tps is None and memory is None:
-        raise RunError(
-            f"{where}: no measurement: give tokens_per_s, step_time_s or peak_memory_gib"
-        )
+        raise RunError(say_as("calib.no_measurement", "{where}: no measurement: give "
+                              "tokens_per_s, step_time_s or peak_memory_gib", where=where))
     method = str(row["method"])
     # a file name that is not UTF-8 is shown with replacement characters, and written so
     source = where.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
@@ -181,12 +186,29 @@ def run_from_fields(
     )
 
 
+def _framework(row: dict[str, Any], fields: dict[str, Any], where: str) -> str:
+    """The run's framework (its column, else the layout's word), taken out of `fields`; RunError
+    where it is none of FRAMEWORKS, or cannot run the run's loss."""
+    framework = str(row.get("framework") or fields.pop("framework", "") or "")
+    fields.pop("framework", None)
+    if framework not in FRAMEWORKS:
+        got = repr(framework) if framework else say_as("calib.nothing", "'nothing'")
+        raise RunError(say_as("calib.framework", "{where}: framework must be megatron, deepspeed "
+                              "or fsdp (the execution model the run used), got {got}",
+                              where=where, got=got))
+    if fields.get("loss", "plain") != "plain" and not stack_of(framework).leaner_losses:
+        raise RunError(say_as("calib.loss", "{where}: loss {reason}", where=where,
+                              reason=loss_not_on_megatron(str(fields["loss"]))))
+    return framework
+
+
 def _enough_steps(steps: int, where: str, what: str) -> None:
     """RunError where fewer than MIN_STEADY_STEPS steady iterations were measured."""
     if steps < MIN_STEADY_STEPS:
-        raise RunError(f"{where}: {what} {steps} steady iteration(s); a run's figures need at "
-                       f"least {MIN_STEADY_STEPS} (one is noise or the warm-up's): measure a "
-                       "longer run")
+        raise RunError(say_as("calib.few_steps", "{where}: {what} {steps} steady iteration(s); "
+                              "a run's figures need at least {least} (one is noise or the "
+                              "warm-up's): measure a longer run", where=where, what=what,
+                              steps=steps, least=MIN_STEADY_STEPS))
 
 
 def _csv(path: Path) -> list[Run]:
@@ -196,17 +218,29 @@ def _csv(path: Path) -> list[Run]:
     try:
         header = next(reader, None)
         if header is None:
-            raise RunError(f"{path}: no rows (a header line and one row per run)")
+            raise RunError(_no_rows(path))
         names = _columns(header, path)
         rows = [(reader.line_num, dict(zip(names, cells, strict=False)))
                 for cells in _rows(reader, path)]
     except csv.Error as exc:
-        raise RunError(f"{path}: line {reader.line_num}: not CSV: {exc}") from None
+        problem = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
+        raise RunError(say_as("calib.not_csv", "{path}: line {line}: not CSV: {problem}",
+                              path=str(path), line=reader.line_num, problem=problem)) from None
     if not rows:
-        raise RunError(f"{path}: no rows (a header line and one row per run)")
+        raise RunError(_no_rows(path))
     return _each(
         rows, lambda row: run_from_fields(row[1], f"{path}:{row[0]}", base_dir=path.parent)
     )
+
+
+def _no_rows(path: Path) -> str:
+    return say_as("calib.no_rows", "{path}: no rows (a header line and one row per run)",
+                  path=str(path))
+
+
+def _too_many_rows(path: Path) -> str:
+    return say_as("calib.too_many_rows", "{path}: more than {most:,} rows; calibrate from at most "
+                  "{most:,} runs", path=str(path), most=MAX_RUNS)
 
 
 def _columns(header: list[str], path: Path) -> list[str]:
@@ -215,8 +249,10 @@ def _columns(header: list[str], path: Path) -> list[str]:
     first: dict[str, int] = {}
     for i, name in enumerate(names):
         if name and name in first:
-            raise RunError(f"{path}: line 1: column {header[i][:40]!r} appears twice (columns "
-                           f"{first[name] + 1} and {i + 1}); give each column once")
+            raise RunError(say_as("calib.column_twice", "{path}: line 1: column {column} appears "
+                                  "twice (columns {first} and {second}); give each column once",
+                                  path=str(path), column=repr(header[i][:40]),
+                                  first=first[name] + 1, second=i + 1))
         first.setdefault(name, i)
     return names
 
@@ -224,13 +260,13 @@ def _columns(header: list[str], path: Path) -> list[str]:
 def _rows(reader: Iterable[list[str]], path: Path) -> Iterable[list[str]]:
     for count, cells in enumerate(reader, start=1):
         if count > MAX_RUNS:
-            raise RunError(f"{path}: more than {MAX_RUNS:,} rows; calibrate from at most "
-                           f"{MAX_RUNS:,} runs")
+            raise RunError(_too_many_rows(path))
         # (the csv module's own field cap is process-wide, and batch raises it: a cell spanning
         # many lines of a quoted field is refused here whatever that cap is)
         longest = max((len(cell) for cell in cells), default=0)
         if longest > MAX_LINE_CHARS:
-            raise csv.Error(f"a field of {longest:,} characters (at most {MAX_LINE_CHARS:,})")
+            raise csv.Error(say_as("calib.long_field", "a field of {n:,} characters (at most "
+                                   "{most:,})", n=longest, most=MAX_LINE_CHARS))
         if any(cell.strip() for cell in cells):
             yield cells
 
@@ -254,14 +290,14 @@ def _jsonl(path: Path) -> list[Run]:
     refuse_long_lines(path, text)
     rows = [(i, line) for i, line in enumerate(text.splitlines(), start=1) if line.strip()]
     if len(rows) > MAX_RUNS:
-        raise RunError(f"{path}: more than {MAX_RUNS:,} rows; calibrate from at most "
-                           f"{MAX_RUNS:,} runs")
+        raise RunError(_too_many_rows(path))
 
     def run(item: tuple[int, str]) -> Run:
         where = f"{path}:{item[0]}"
         row = load_json(item[1], where)
         if not isinstance(row, dict):
-            raise RunError(f"{where}: each line must be a JSON object")
+            raise RunError(say_as("calib.jsonl_object", "{where}: each line must be a JSON object",
+                                  where=where))
         return run_from_fields(row, where, base_dir=path.parent)
 
     return _each(rows, run)
@@ -272,26 +308,30 @@ def _description(path: Path) -> dict[str, Any]:
         if candidate.is_file():
             data = read_yaml(candidate, what="run description")  # the limits every YAML input has
             if not isinstance(data, dict):
-                raise RunError(f"{candidate}: must be a mapping of model, method, gpu, gpus, "
-                               "layout, seq_len, framework")
+                raise RunError(say_as("calib.description_mapping", "{path}: must be a mapping of "
+                                      "model, method, gpu, gpus, layout, seq_len, framework",
+                                      path=str(candidate)))
             return data
-    raise RunError(f"{path}: needs the run's description beside it ({path.name}.run.yaml or "
-                   "run.yaml: model, method, gpu, gpus, layout, seq_len, framework)")
+    raise RunError(say_as("calib.description_missing", "{path}: needs the run's description "
+                          "beside it ({name}.run.yaml or run.yaml: model, method, gpu, gpus, "
+                          "layout, seq_len, framework)", path=str(path), name=path.name))
 
 
 def _trainer_state(path: Path) -> Run:
     state = load_json(read_run_text(path, "trainer_state.json"), str(path))
     history = state.get("log_history") if isinstance(state, dict) else None
     if not isinstance(history, list):
-        raise RunError(f"{path}: not a Hugging Face trainer_state.json (no log_history list)")
+        raise RunError(say_as("calib.not_trainer_state", "{path}: not a Hugging Face "
+                              "trainer_state.json (no log_history list)", path=str(path)))
     desc = _description(path)
     where = str(path)
     seq_len = int(_num(desc.get("seq_len"), where, "seq_len", whole=True) or 0)
     samples_per_s = next((e["train_samples_per_second"] for e in reversed(history)
                           if isinstance(e, dict) and e.get("train_samples_per_second")), None)
     if samples_per_s is None:
-        raise RunError(f"{path}: log_history has no train_samples_per_second (the Trainer writes "
-                       "it at the end of training)")
+        raise RunError(say_as("calib.no_samples_per_second", "{path}: log_history has no "
+                              "train_samples_per_second (the Trainer writes it at the end of "
+                              "training)", path=str(path)))
     samples = _num(samples_per_s, where, "train_samples_per_second") or 0.0
     measured: dict[str, float | None] = {"tokens_per_s": samples * seq_len}
     # the Trainer's figure averages every step, the warm-up's too: its steady part is the rest
@@ -299,8 +339,9 @@ def _trainer_state(path: Path) -> Run:
     steps = None
     if isinstance(total, int) and not isinstance(total, bool):
         steps = total - WARMUP_STEPS
-        _enough_steps(steps, where, f"global_step {total} leaves, after {WARMUP_STEPS} warm-up "
-                      "iterations,")
+        _enough_steps(steps, where, say_as("calib.steps_left", "global_step {total} leaves, "
+                                           "after {warmup} warm-up iterations,", total=total,
+                                           warmup=WARMUP_STEPS))
     return run_from_fields(desc, where, measured, base_dir=path.parent, steps=steps)
 
 
@@ -310,9 +351,11 @@ def _steady(iterations: list[int], path: Path) -> tuple[list[int], int]:
     than MIN_STEADY_STEPS lines are left: the figure would be the warm-up's."""
     kept = [i for i, it in enumerate(iterations) if it > WARMUP_STEPS]
     if len(kept) < MIN_STEADY_STEPS:
-        raise RunError(f"{path}: {len(kept)} iteration line(s) after the first {WARMUP_STEPS} "
-                       f"warm-up iterations (start-up and compilation make those slow); its "
-                       f"figures need at least {MIN_STEADY_STEPS}: log a longer run")
+        raise RunError(say_as("calib.few_lines", "{path}: {n} iteration line(s) after the first "
+                              "{warmup} warm-up iterations (start-up and compilation make those "
+                              "slow); its figures need at least {least}: log a longer run",
+                              path=str(path), n=len(kept), warmup=WARMUP_STEPS,
+                              least=MIN_STEADY_STEPS))
     before = iterations[kept[0] - 1] if kept[0] > 0 else 0
     covered = max(iterations[i] for i in kept) - max(WARMUP_STEPS, before)
     return kept, max(covered, len(kept))
@@ -330,8 +373,9 @@ def _log(path: Path) -> Run:
         kept = [steps[i][1] for i in positions]
         gb = figures.global_batch
         if gb is None:
-            raise RunError(f"{path}: Megatron log without 'global batch size' on its iteration "
-                           "lines")
+            raise RunError(say_as("calib.no_global_batch", "{path}: Megatron log without {marker} "
+                                  "on its iteration lines", path=str(path),
+                                  marker="'global batch size'"))
         step_s = statistics.median(kept) / 1000.0
         memory = figures.reserved_mb
         return run_from_fields(
@@ -353,8 +397,11 @@ def _log(path: Path) -> Run:
         return run_from_fields(desc, where, {"tokens_per_s": tps_per_gpu * gpus,
                                              "peak_memory_gib": max(t[1] for t in kept_t)},
                                base_dir=path.parent, steps=covered)
-    skipped = (f" ({figures.long_lines:,} lines longer than {MAX_LINE_CHARS:,} characters were "
-               "skipped)" if figures.long_lines else "")
-    raise RunError(f"{path}: no Megatron-LM iteration lines ('elapsed time per iteration (ms)') or "
-                   "torchtitan "
-                   f"step lines ('step: ... memory: ...GiB ... tps: ...') found{skipped}")
+    skipped = (say_as("calib.lines_skipped", " ({n:,} lines longer than {most:,} characters were "
+                      "skipped)", n=figures.long_lines, most=MAX_LINE_CHARS)
+               if figures.long_lines else "")
+    # (the words each stack prints, quoted as the log has them)
+    raise RunError(say_as("calib.no_iterations", "{path}: no Megatron-LM iteration lines "
+                          "({megatron}) or torchtitan step lines ({titan}) found{skipped}",
+                          path=str(path), megatron="'elapsed time per iteration (ms)'",
+                          titan="'step: ... memory: ...GiB ... tps: ...'", skipped=skipped))

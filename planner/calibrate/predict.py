@@ -9,7 +9,9 @@ from plan.models.catalog import Catalog
 from plan.models.errors import InputError, UnknownIdError
 from plan.models.loading import is_model_file, resolve_model
 from plan.models.model_card import ModelCard
-from plan.planner.calibrate.fit import FACTOR_RANGE, Observation
+from plan.models.said import say_as
+from plan.models.validation_words import listed
+from plan.planner.calibrate.fit import FACTOR_RANGE, Observation, metric_word
 from plan.planner.calibrate.runs import Run, RunError
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, search_layout
 from plan.planner.estimate.types import METHODS
@@ -21,11 +23,13 @@ def model_of(run: Run, catalog: Catalog) -> ModelCard:
     base = run.base_dir or Path(".")
     path = base / run.model  # an absolute path stays itself
     if is_model_file(run.model) and not path.is_file():
-        raise RunError(f"{run.source}: model: no such model-card file: {path}")
+        raise RunError(say_as("calib.no_card_file", "{where}: model: no such model-card file: "
+                              "{path}", where=run.source, path=str(path)))
     try:
         return resolve_model(run.model, catalog, base)
     except InputError as exc:  # a card file that is not one: its first problem, named
-        raise RunError(f"{run.source}: model: {exc.problems[0]}") from None
+        raise RunError(say_as("calib.model_problem", "{where}: model: {problem}",
+                              where=run.source, problem=exc.problems[0])) from None
 
 
 def predict(run: Run, catalog: Catalog) -> Estimate:
@@ -33,10 +37,12 @@ def predict(run: Run, catalog: Catalog) -> Estimate:
         card = model_of(run, catalog)
         gpu = catalog.gpu(run.gpu)
     except (UnknownIdError, KeyError) as exc:
-        raise RunError(f"{run.source}: {exc}") from None
+        raise RunError(say_as("calib.at", "{where}: {problem}", where=run.source,
+                              problem=_problem(exc))) from None
     if run.method not in METHODS:
-        raise RunError(f"{run.source}: method must be one of {', '.join(METHODS)}, got "
-                       f"{run.method!r}")
+        raise RunError(say_as("calib.method", "{where}: method must be one of {methods}, got "
+                              "{method}", where=run.source, methods=listed(METHODS),
+                              method=repr(run.method)))
     try:
         cluster = Cluster.of(gpu, run.gpus, gpus_per_node=run.gpus_per_node)
         spec = LayoutSpec(
@@ -59,13 +65,17 @@ def predict(run: Run, catalog: Catalog) -> Estimate:
         )
         result = search_layout(card, run.method, cluster, spec)
     except ValueError as exc:
-        raise RunError(f"{run.source}: the estimator cannot run this layout: {exc}") from None
+        raise RunError(say_as("calib.layout_refused", "{where}: the estimator cannot run this "
+                              "layout: {problem}", where=run.source,
+                              problem=_problem(exc))) from None
     est = result.best or getattr(result, "closest", None)
     if est is None:
-        raise RunError(f"{run.source}: the estimator finds no layout for this run")
+        raise RunError(say_as("calib.no_layout", "{where}: the estimator finds no layout for this "
+                              "run", where=run.source))
     if run.dp is not None and est.layout.dp != run.dp:
-        raise RunError(f"{run.source}: layout: dp={run.dp} does not match tp x pp x cp x dp = "
-                       f"{run.gpus} GPUs (the estimator gets dp={est.layout.dp})")
+        raise RunError(say_as("calib.dp_mismatch", "{where}: layout: dp={dp} does not match tp x "
+                              "pp x cp x dp = {gpus} GPUs (the estimator gets dp={found})",
+                              where=run.source, dp=run.dp, gpus=run.gpus, found=est.layout.dp))
     return est
 
 
@@ -82,8 +92,20 @@ def observations(run: Run, est: Estimate, gpu_id: str) -> list[Observation]:
     low, high = FACTOR_RANGE
     for o in out:
         if not (o.predicted > 0 and math.isfinite(o.predicted) and low <= o.ratio <= high):
-            unit = "tokens/s of the whole job" if o.metric == "throughput" else "GiB per GPU"
-            raise RunError(f"{run.source}: {o.metric}: measured {o.measured:.4g} is {o.ratio:.3g} "
-                           f"x the estimate {o.predicted:.4g}; a run within {low:g}-{high:g} x can "
-                           f"be fitted (is it {unit}?)")
+            unit = (say_as("calib.unit_throughput", "tokens/s of the whole job")
+                    if o.metric == "throughput" else say_as("calib.unit_memory", "GiB per GPU"))
+            raise RunError(say_as("calib.beyond_range", "{where}: {metric}: measured "
+                                  "{measured:.4g} is {ratio:.3g} x the estimate {predicted:.4g}; "
+                                  "a run within {low:g}-{high:g} x can be fitted (is it {unit}?)",
+                                  where=run.source, metric=metric_word(o.metric),
+                                  measured=o.measured, ratio=o.ratio, predicted=o.predicted,
+                                  low=low, high=high, unit=unit))
     return out
+
+
+def _problem(exc: Exception) -> str:
+    """What an exception says, keyed where it was said so (an unknown id, a layout refusal)."""
+    if isinstance(exc, UnknownIdError):
+        return exc.message
+    first = exc.args[0] if len(exc.args) == 1 and not isinstance(exc, KeyError) else None
+    return first if isinstance(first, str) else str(exc)  # (a KeyError's str() quotes its key)

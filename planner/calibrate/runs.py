@@ -7,6 +7,8 @@ from pathlib import Path
 
 from plan.models.errors import InputError
 from plan.models.layout import Optimizer
+from plan.models.said import say_as
+from plan.models.validation_words import listed
 from plan.planner.estimate.types import (
     FRAMEWORKS,
     KERNELS,
@@ -85,8 +87,9 @@ def parse_layout_text(text: str, where: str) -> dict[str, object]:
             if word in FRAMEWORKS:
                 out["framework"] = word
                 continue
-            raise RunError(f"{where}: layout: {word!r} is not key=value (e.g. tp=2 pp=1 dp=4 "
-                           "zero=1 mb=1)")
+            raise RunError(say_as("calib.layout_not_pair", "{where}: layout: {word} is not "
+                                  "key=value (e.g. tp=2 pp=1 dp=4 zero=1 mb=1)", where=where,
+                                  word=repr(word)))
         key, value = word.split("=", 1)
         key = alias.get(key, key)
         if key in SETTING_KEYS:
@@ -97,19 +100,21 @@ def parse_layout_text(text: str, where: str) -> dict[str, object]:
             try:
                 out[key] = int(value)
             except ValueError:
-                raise RunError(
-                    f"{where}: layout: {key} must be a whole number, got {value!r}"
-                ) from None
+                raise RunError(say_as("calib.layout_whole", "{where}: layout: {name} must be a "
+                                      "whole number, got {value}", where=where, name=key,
+                                      value=repr(value))) from None
         else:
-            raise RunError(f"{where}: layout: unknown key {key!r}; allowed: "
-                           f"{', '.join(LAYOUT_KEYS)}, {', '.join(SETTING_KEYS)}, framework (mb, "
-                           "gb, vpp as short forms)")
+            raise RunError(say_as("calib.layout_unknown_key", "{where}: layout: unknown key "
+                                  "{name}; allowed: {allowed}, framework (mb, gb, vpp as short "
+                                  "forms)", where=where, name=repr(key),
+                                  allowed=listed((*LAYOUT_KEYS, *SETTING_KEYS))))
     return out
 
 
 def setting(key: str, value: str, where: str) -> str:
     """One of SETTING_KEYS checked against what it allows; an optimizer as the estimator's id."""
     if value not in SETTING_KEYS[key] and not (key == "optimizer" and value in OPTIMIZERS):
-        raise RunError(f"{where}: layout: {key} must be one of {', '.join(SETTING_KEYS[key])}, got "
-                       f"{value!r}")
+        raise RunError(say_as("calib.layout_setting", "{where}: layout: {name} must be one of "
+                              "{allowed}, got {value}", where=where, name=key,
+                              allowed=listed(SETTING_KEYS[key]), value=repr(value)))
     return Optimizer.id_of(value) if key == "optimizer" else value

@@ -8,6 +8,7 @@ import dataclasses
 from pathlib import Path
 
 from plan.models.loading import LoadedScenario
+from plan.models.said import say_as
 from plan.planner.calibrate.overlay import Calibration, CalibrationError
 
 
@@ -35,8 +36,10 @@ def with_calibration(loaded: LoadedScenario, option: Path | None) -> LoadedScena
     path = calibration_path(loaded)
     if path is not None:
         if not path.is_file():
-            where = "--calibration" if option is not None else f"{loaded.path}: calibration"
-            raise CalibrationError(f"{where}: {path} not found (write it with `plan calibrate RUNS "
-                                   "-o FILE`)")
+            where = "--calibration" if option is not None else say_as(
+                "calib.scenario_field", "{path}: calibration", path=str(loaded.path))
+            raise CalibrationError(say_as("calib.file_missing", "{where}: {path} not found (write "
+                                          "it with `plan calibrate RUNS -o FILE`)", where=where,
+                                          path=str(path)))
         Calibration.load(path)
     return loaded

@@ -278,8 +278,7 @@ class Options:
         availability rule (none where `policy.only_available` rules the place out instead)."""
         if self.scenario.policy.only_available:
             return []
-        return [f"availability: {unavailable_text(place)} (policy.only_available: true rules it "
-                "out)"]
+        return [say("note.unavailable", why=unavailable_text(place))]
 
     def _note_pinned_above(self, job: Job, platform: str, gpu: str, billing: str,
                            limit: int) -> None:

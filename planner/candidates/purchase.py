@@ -122,7 +122,8 @@ def _option(scenario: Scenario, platform: Platform, entry: Purchase, quote: Purc
     capex = money(entry.capex_per_gpu)
     priced = q.price_per_gpu if q.price_per_gpu is not None else (
         q.price_per_unit / unit if q.price_per_unit is not None else None)
-    notes = [f"buying {entry.gpu}: {entry.assumption}"] if entry.assumed and priced is None else []
+    notes = ([say("note.buying", gpu=entry.gpu, assumption=entry.assumption)]
+             if entry.assumed and priced is None else [])
     if priced is not None:
         capex = priced
         notes.append(f"buying {entry.gpu}: the scenario's quote, {capex:,.0f} {scenario.currency} "

@@ -362,7 +362,7 @@ def _solve_with_progress(items: list[Task | Row], run: Backend, output: Path | N
             outcome = run_batch(items, run, output=output, previous=previous.rows, on_row=on_row,
                                 reuse_unproven=reuse_unproven, rewrite=not previous.clean)
     except ray_backend.RayStartError as exc:
-        fail(str(exc))
+        fail(exc.args[0])  # (keyed: said in the reader's language)
     return outcome.rows, outcome.reused
 
 

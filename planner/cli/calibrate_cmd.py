@@ -9,7 +9,8 @@ import typer
 
 from plan.models.said import say_as
 from plan.models.validation_words import listed
-from plan.planner.cli.common import ExitCode, console, fail, printable
+from plan.planner.cli.common import ExitCode, Language, console, fail, lang_option, printable
+from plan.planner.i18n.said import Joined, local, say
 from plan.planner.plain_text import plain
 
 # the pooling levels, broadest first (calibrate.fit)
@@ -35,6 +36,7 @@ def calibrate_command(
     overlay: Annotated[
         Path | None, typer.Option("--catalog", help="catalog overlay (models, GPUs)")
     ] = None,
+    lang: Annotated[Language | None, lang_option()] = None,
 ) -> None:
     """Fit throughput and memory factors (measured / predicted) per GPU, framework and method from
     your runs, with their spread, and write an overlay that `--calibration` (or `calibration:` in a
@@ -68,7 +70,7 @@ def calibrate_command(
         fail(exc)
     result = fit(obs)
     for line in result.refused:
-        console.print(printable(f"refused: {line}"))
+        console.print(printable(local(say("calib.refused_line", line=line))))
     if not result.factors:
         fail(say_as("cli.too_few_runs", "{runs}: {n} run(s): too few to fit any factor (each "
                     "needs at least 2 runs: a factor and its spread)",
@@ -84,30 +86,39 @@ def calibrate_command(
         write_atomically(output, text)
     except OSError as exc:  # the writer's WriteFailed: one line naming the path and the cause
         fail(str(WriteFailed.from_os_error(output, exc)))
-    console.print(printable(f"wrote {output} ({len(measured)} runs)"))
+    console.print(printable(local(say("calib.wrote", path=str(output), n=len(measured)))))
     raise typer.Exit(ExitCode.OK)
 
 
 def _print_fit(result: Fit) -> None:
     """The fitted factors (a broader scope over the same runs is the same factor: shown once) and
     the pooling's spread by level."""
+    from plan.planner.calibrate.fit import metric_word
+
     shown: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for factor in result.factors:
         key = (factor.metric, factor.runs)
         if key not in shown:
             shown[key] = []
-            console.print(printable(f"fitted: {factor.describe()}"))
+            console.print(printable(local(say("calib.fitted_line", factor=factor.describe()))))
         else:
             shown[key].append("/".join(factor.scope))
     for (metric, _), scopes in shown.items():
         if scopes:
-            console.print(printable(f"  the same {metric} factor covers the broader scopes "
-                                    f"{', '.join(scopes)}"))
+            console.print(printable(local(say("calib.same_factor", metric=metric_word(metric),
+                                              scopes=listed(scopes)))))
     for metric, taus in result.level_sd.items():
-        levels = ", ".join(f"{name} {'-' if tau is None else f'{tau:.3f}'}"
-                           for name, tau in zip(LEVELS, taus, strict=True))
-        console.print(f"pooling ({metric}): sd of true log factors about the broader scope, by "
-                      f"level: {levels} (- where no scope has runs of its own)")
+        levels = Joined([say("calib.level_sd", level=_level_word(name),
+                             sd="-" if tau is None else f"{tau:.3f}")
+                         for name, tau in zip(LEVELS, taus, strict=True)], "list_comma")
+        console.print(local(say("calib.pooling_line", metric=metric_word(metric), levels=levels)))
+
+
+def _level_word(level: str) -> str:
+    """A pooling level's name in the reader's language ('*/*/*' is written as it is)."""
+    words = {"framework": lambda: say("calib.level_framework"),
+             "gpu": lambda: say("calib.level_gpu"), "method": lambda: say("calib.level_method")}
+    return words[level]() if level in words else level
 
 
 def _compare(measured: list[Run],

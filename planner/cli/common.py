@@ -60,7 +60,7 @@ def finite(value: float | None) -> float | None:
 def stop_no_solution(message: str) -> NoReturn:
     """No answer within the limits (e.g. the time ran out while building candidates): one line,
     exit 3."""
-    print(i18n.t("error.no_solution", line=plain(message)), file=sys.stderr)
+    print(i18n.t("error.no_solution", line=plain(local(message))), file=sys.stderr)
     raise typer.Exit(ExitCode.NO_SOLUTION)
 
 

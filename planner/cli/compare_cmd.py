@@ -51,7 +51,7 @@ def compare_command(
         session = Session.from_loaded(loaded)
         result = compare_job(session, job)
     except BuildTimeout as exc:
-        stop_no_solution(str(exc))
+        stop_no_solution(exc.args[0])  # (keyed: said in the reader's language)
     except InputError as exc:
         fail(exc)
     except ValueError as exc:

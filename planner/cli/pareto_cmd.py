@@ -152,7 +152,7 @@ def pareto_command(
             time_limit_s=time_limit or max(PARETO_TIME_S, solver.time_limit_s),
             work_limit=work_limit or max(PARETO_WORK, solver.work_limit)))
     except BuildTimeout as exc:
-        stop_no_solution(str(exc))
+        stop_no_solution(exc.args[0])  # (keyed: said in the reader's language)
     except InputError as exc:  # figures the solver cannot hold (plan.planner.cpsat.overflow_guard)
         fail(exc)
     try:
@@ -181,8 +181,8 @@ def _write_outputs(front: ParetoFront, output: Path | None, plot: Path | None) -
             continue
         try:
             write(front, path)
-        except ImportError as exc:
-            fail(str(exc))
+        except ImportError as exc:  # (the install hint: keyed)
+            fail(exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc))
         except WriteFailed as exc:
             kept = (t("pareto.kept", paths=", ".join(plain(p) for p in written)) if written
                     else t("pareto.nothing_written"))

@@ -140,7 +140,7 @@ def explain_command(
     try:
         session = Session.from_loaded(loaded)
     except BuildTimeout as exc:
-        stop_no_solution(str(exc))
+        stop_no_solution(exc.args[0])  # (keyed: said in the reader's language)
     except InputError as exc:  # figures the solver cannot hold (plan.planner.cpsat.overflow_guard)
         fail(exc)
     catalog = loaded.catalog

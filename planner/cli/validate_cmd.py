@@ -9,14 +9,15 @@ import typer
 
 from plan.models.errors import InputError
 from plan.models.loading import load_scenario
-from plan.planner.cli.common import ExitCode, console, print_json, printable
+from plan.planner.cli.common import ExitCode, Language, console, lang_option, print_json, printable
 from plan.planner.i18n import t
-from plan.planner.i18n.said import local
+from plan.planner.i18n.said import local, say
 from plan.planner.plain_text import plain
 
 
 def validate_command(
     files: Annotated[list[Path], typer.Argument(help="scenario files")],
+    lang: Annotated[Language | None, lang_option()] = None,
 ) -> None:
     """Check scenario files: schema, cross-references and catalog ids. Exit 2 if any is bad."""
     bad = 0
@@ -29,8 +30,8 @@ def validate_command(
                 typer.echo(t("error.frame", line=plain(local(line))), err=True)
             continue
         s = loaded.scenario
-        console.print(printable(f"ok: {path}: scenario {s.name!r}, {len(s.jobs)} job(s), "
-                                f"{len(s.owned)} owned pool(s)"))
+        console.print(printable(local(say("validate.ok", path=str(path), name=repr(s.name),
+                                          jobs=len(s.jobs), pools=len(s.owned)))))
     if bad:
         raise typer.Exit(ExitCode.BAD_INPUT)
 

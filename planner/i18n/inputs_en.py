@@ -266,4 +266,37 @@ MESSAGES: dict[str, str] = {
     "rule.json_comma_array": "Illegal trailing comma before end of array",
     "rule.json_problem": "{problem}: line {line} column {column} (char {char})",
     "rule.json_too_deep": "nested too deeply",
+    # the calendar and the timeline (models/calendar.py, models/timeline.py)
+    "rule.at_field": "{field}: {problem}",
+    "rule.budget_per_form": "budget: {form} takes an amount and no list of periods",
+    "rule.budget_no_period": "budget: a list of {form} needs at least one period",
+    "rule.budget_twice": "budget: period {label} is listed twice",
+    "rule.budget_one_kind": "budget: list periods of one kind (all years, all quarters or all "
+                            "months)",
+    "rule.date_needs_start": "{field}: a date needs the scenario's start date (start: "
+                             "{year}-01-01)",
+    "rule.date_before_start": "{field}: {day} is before the plan's start ({start})",
+    "rule.repeat_deadline_date": "{field}: a recurring job's deadline is a duration after each "
+                                 "release (e.g. 30d)",
+    "rule.repeat_beyond": "jobs: {job}'s last instance would be released at {last:,.0f} h, "
+                          "beyond the planner's limit of {most:g} h: fewer or closer repeats",
+    "rule.repeat_id_clash": "jobs: instance id {id} of a recurring job is also another job's id",
+    "rule.not_a_date": "{value} is not a date of the calendar ({reason})",
+    "rule.day_range": "day is out of range for month",
+    "rule.month_range": "month must be in 1..12",
+    "rule.year_range": "year {year} is out of range",
+    "rule.step_positive": "expected a positive step, got {value}",
+    "rule.step_years": "{value} is longer than the planner's limit of {most:g} years",
+    "rule.step_hours": "{value} is longer than the planner's limit of {most:g} h",
+    "rule.step_form": "expected a calendar unit (1 month, quarter, year) or a duration (30d, 2w), "
+                      "got {value}",
+    "rule.fiscal_form": "expected MM-DD (e.g. 04-01 for a year from April), got {value}",
+    "rule.period_form": "expected a period as 2027 (a fiscal year), 2027-Q1 or 2027-03, got "
+                        "{value}",
+    # a character no YAML may hold (models/yaml_words.py): the reader names no line, a position
+    "rule.yaml_unacceptable": "unacceptable character #x{code:04x}: {reason}\n  in {name}, "
+                              "position {position}",
+    "rule.yaml_control_characters": "control characters are not allowed",
+    "rule.yaml_special_characters": "special characters are not allowed",
+    "rule.yaml_nesting_depth": "exceeded maximum nesting depth",
 }

@@ -24,6 +24,11 @@ MESSAGES: dict[str, str] = {
     "pareto.kept": "; kept: {paths}",
     "pareto.nothing_written": "; nothing was written",
     "pareto.write_failed": "{problem}{kept} (the front is shown above)",
+    "pareto.plot_needs_matplotlib": "plotting PNG/SVG needs matplotlib: {command} (or use a .html "
+                                    "plot, which needs nothing)",
+    "compare.unknown_job": "unknown job {job}; jobs: {jobs}",
+    # plan validate (plan.planner.cli.validate_cmd)
+    "validate.ok": "ok: {path}: scenario {name}, {jobs} job(s), {pools} owned pool(s)",
     "sep": ": ",
     "list_sep": "; ",
     # words of the domain (plan.planner.i18n.word); English shows the word itself
@@ -323,3 +328,7 @@ MESSAGES.update(estimate_en.ESTIMATE)
 from plan.planner.i18n import estimate_notes_en  # noqa: E402  (an estimate's notes and advice)
 
 MESSAGES.update(estimate_notes_en.NOTES)
+
+from plan.planner.i18n import calibrate_en  # noqa: E402  (plan calibrate and its note)
+
+MESSAGES.update(calibrate_en.CALIBRATE)

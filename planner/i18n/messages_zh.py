@@ -23,6 +23,10 @@ MESSAGES: dict[str, str] = {
     "pareto.kept": "；已保留：{paths}",
     "pareto.nothing_written": "；未写入任何文件",
     "pareto.write_failed": "{problem}{kept}（前沿已在上方列出）",
+    "pareto.plot_needs_matplotlib": "画 PNG/SVG 图需要 matplotlib：{command}（或改用 .html 图，"
+                                    "无需安装任何东西）",
+    "compare.unknown_job": "未知的作业 {job}；现有作业：{jobs}",
+    "validate.ok": "通过：{path}：场景 {name}，{jobs} 个作业，{pools} 个自有算力池",
     "sep": "：",
     "list_sep": "；",
     "status.optimal": "已证明最优",
@@ -308,3 +312,7 @@ MESSAGES.update(estimate_zh.ESTIMATE)
 from plan.planner.i18n import estimate_notes_zh  # noqa: E402  (an estimate's notes and advice)
 
 MESSAGES.update(estimate_notes_zh.NOTES)
+
+from plan.planner.i18n import calibrate_zh  # noqa: E402  (plan calibrate and its note)
+
+MESSAGES.update(calibrate_zh.CALIBRATE)

@@ -6,6 +6,9 @@ and JSON are unchanged. Keys match `notes_zh` one for one."""
 from __future__ import annotations
 
 MESSAGES: dict[str, str] = {
+    # a plan's flags and assumptions (plan.planner.candidates.options, .purchase)
+    "note.unavailable": "availability: {why} (policy.only_available: true rules it out)",
+    "note.buying": "buying {gpu}: {assumption}",
     # offers (planner/candidates/options.py)
     "note.reservation_needed": "{count}x {gpu} on {platform} is above the {max} one customer gets "
                                "without a reservation: arrange it with the vendor ({lead:g} h lead "

@@ -4,6 +4,8 @@ Keys and {fields} match `notes_en` one for one."""
 from __future__ import annotations
 
 MESSAGES: dict[str, str] = {
+    "note.unavailable": "可得性：{why}（设置 policy.only_available: true 可将其排除）",
+    "note.buying": "采购 {gpu}：{assumption}",
     "note.reservation_needed": "{platform} 上 {count} 张 {gpu} 超过单个客户不预留可得的 {max} 张："
                                "需与厂商预先安排（需提前 {lead:g} 小时）",
     "note.whole_instances": "{platform} 的 {gpu}（{billing}）只按{sold}出租："

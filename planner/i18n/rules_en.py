@@ -79,7 +79,7 @@ MESSAGES: dict[str, str] = {
     "rule.yaml_where": " line {line}, column {column}",
     "rule.yaml_malformed": "{label}:{where}: malformed YAML: {problem}",
     "rule.did_you_mean": "; did you mean {names}?",
-    "rule.known": "; known: {names}",
+    "rule.known": "; known: {names}{more}",
     "rule.unknown_field": "unknown field{hint}",
     "rule.unknown_field_typo": "unknown field (typo?)",
     "rule.field_problem": "{label}: {path}: {message}",

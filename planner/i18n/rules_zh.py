@@ -67,7 +67,7 @@ MESSAGES: dict[str, str] = {
     "rule.yaml_where": "：第 {line} 行第 {column} 列",
     "rule.yaml_malformed": "{label}{where}：YAML 格式有误（{problem}）",
     "rule.did_you_mean": "；是否想写 {names}？",
-    "rule.known": "；可用的有：{names}",
+    "rule.known": "；可用的有：{names}{more}",
     "rule.unknown_field": "未知字段{hint}",
     "rule.unknown_field_typo": "未知字段（是否拼写有误？）",
     "rule.field_problem": "{label}：{path}：{message}",

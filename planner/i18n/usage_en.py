@@ -105,4 +105,12 @@ BATCH: dict[str, str] = {
     "solve.build_cut": "the wall-clock safety net ({limit_s:g} s) cut candidate building: {done} "
                        "of {total} jobs built, nothing solved; raise solver.time_limit_s (or "
                        "--time-limit), or plan fewer jobs at once",
+    # --backend ray (planner/batch/ray_backend.py): the commands stay as they are typed
+    "batch.ray_missing": "--backend ray needs Ray, which is not installed; install it with: "
+                         "{command} (in a checkout: {checkout})",
+    "batch.ray_unreachable": "--backend ray: nothing answers at {address} ({reason}); is the Ray "
+                             "head running ({command})?",
+    "batch.ray_failed": "--backend ray: could not {what}: {kind}: {detail}",
+    "batch.ray_reach": "reach Ray at {address}",
+    "batch.ray_start_local": "start a local Ray instance",
 }

@@ -96,4 +96,11 @@ BATCH: dict[str, str] = {
     "solve.build_cut": "墙钟安全上限（{limit_s:g} 秒）截断了候选方案的构建：{total} 个作业中已构建 "
                        "{done} 个，尚未求解；请提高 solver.time_limit_s（或 --time-limit），"
                        "或一次规划更少的作业",
+    "batch.ray_missing": "--backend ray 需要 Ray，但尚未安装；请用 {command} 安装（在源码目录中："
+                         "{checkout}）",
+    "batch.ray_unreachable": "--backend ray：{address} 无应答（{reason}）；Ray 头节点是否已启动"
+                             "（{command}）？",
+    "batch.ray_failed": "--backend ray：无法{what}：{kind}：{detail}",
+    "batch.ray_reach": "连接位于 {address} 的 Ray",
+    "batch.ray_start_local": "启动本地 Ray 实例",
 }

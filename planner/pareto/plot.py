@@ -14,14 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from plan.models.said import say_as
 from plan.planner.atomic_file import write_atomically
 from plan.planner.pareto.front import FrontPoint, ParetoFront, time_unit
 from plan.planner.pareto.html import front_html
 
-INSTALL_HINT = (
-    "plotting PNG/SVG needs matplotlib: pip install 'plan[plot]' (or use a .html plot, which needs "
-    "nothing)"
-)
+# (the command to type stays as it is typed, in every language)
+INSTALL_HINT = say_as("pareto.plot_needs_matplotlib", "plotting PNG/SVG needs matplotlib: "
+                      "{command} (or use a .html plot, which needs nothing)",
+                      command="pip install 'plan[plot]'")
 KEY_WRAP = 58
 KEY_ROWS = 40  # lines of key and notes that fit beside the chart at 8 pt
 PLOT_SUFFIXES = (".png", ".svg", ".html")

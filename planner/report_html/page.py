@@ -5,6 +5,7 @@ the Pareto front when asked, and the assumptions."""
 from __future__ import annotations
 
 from plan.models.loading import LoadedScenario
+from plan.models.said import Said
 from plan.planner.i18n import t, word
 from plan.planner.i18n.numbers import currency_unit, days_or_hours
 from plan.planner.i18n.numbers import money as money_text
@@ -116,8 +117,8 @@ def report_html(result: SolveResult, loaded: LoadedScenario, front: ParetoFront 
         time=_e(_days(best.makespan_h)), deadline=deadline, summary=_e(plan_summary(best)))
                 + "</p>")
     if calibration_line is None:  # a plan that used the team's own runs says so up front
-        lines = [a.split(": ", 1)[-1] for a in best.assumptions if "calibrated from" in a]
-        calibration_line = "; ".join(dict.fromkeys(lines)) or None
+        lines = [_calibration_note(a) for a in best.assumptions if "calibrated from" in a]
+        calibration_line = t("list_sep").join(dict.fromkeys(lines)) or None
     if calibration_line:
         body.append(f'<p class="muted">{_e(calibration_line)}</p>')
     body += _jobs_section(best, loaded, cur)
@@ -240,3 +241,11 @@ def _wrap(title: str, body: list[str]) -> str:
             'initial-scale=1">'
             f"<style>{CSS}</style></head><body><main>\n" + "\n".join(body)
             + f"\n</main><script>{SCRIPT}</script></body></html>\n")
+
+
+def _calibration_note(assumption: str) -> str:
+    """The calibration note of a plan's assumption ('platform: calibrated from ...'), without the
+    platform, in the reader's language."""
+    if isinstance(assumption, Said) and assumption.key == "note.of":
+        return local(assumption.fields["note"])
+    return assumption.split(": ", 1)[-1]

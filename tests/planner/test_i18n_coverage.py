@@ -274,7 +274,9 @@ CLI_FILES = (*(REPO / "planner" / "cli").glob("*.py"), REPO / "planner/explain/w
              REPO / "planner/estimate/stages.py", REPO / "planner/estimate/spec_check.py",
              REPO / "planner/estimate/layout_checks.py", REPO / "planner/estimate/refusal.py",
              REPO / "planner/estimate/stack_rules.py", REPO / "planner/estimate/types.py",
-             REPO / "planner/estimate/memory_notes.py")
+             REPO / "planner/estimate/memory_notes.py", REPO / "planner/batch/ray_backend.py",
+             REPO / "planner/pareto/plot.py",
+             *(REPO / "planner" / "calibrate").glob("*.py"))
 
 
 def test_every_command_line_template_is_the_english_tables_own() -> None:

@@ -14,8 +14,10 @@ from typer.testing import CliRunner
 from plan.models.catalog import builtin_catalog
 from plan.models.errors import InputError
 from plan.models.loading import load_scenario
+from plan.planner import i18n
 from plan.planner.candidates import build_problem
 from plan.planner.cli.app import app
+from plan.planner.i18n.said import local
 from tests.planner.catalog_runs import run_catalog_scenario
 
 runner = CliRunner()
@@ -44,6 +46,11 @@ def test_a_china_team_renting_a_us_cloud_is_flagged(base_scenario, write_scenari
     assert "on lambda from cn" in flag and "BIS guidance" in flag
     assert BIS_SOURCE in flag and "2025-05-21" in flag  # the rule's source and date
     assert "policy.only_available: true rules it out" in flag
+    with i18n.kept_language():  # said again in Chinese, the catalog's rule quoted as written
+        i18n.choose("zh")
+        chinese = local(flag)
+    assert chinese.startswith("可得性：") and "policy.only_available: true 可将其排除" in chinese
+    assert BIS_SOURCE in chinese and "2025-05-21" in chinese
 
 
 def test_only_available_moves_the_plan_off_the_us_cloud(base_scenario, write_scenario):
