@@ -66,8 +66,19 @@ class UniqueKeyLoader(_LOADER_BASE):  # type: ignore[valid-type,misc]
             raise IntegerTooLongError(len(text), node.start_mark.line + 1)
         return yaml.SafeLoader.construct_yaml_int(self, node)
 
+    def construct_checked_timestamp(self, node: yaml.ScalarNode) -> Any:
+        """A date or time as YAML reads it; one that is not on the calendar (`2027-02-30`) stays
+        the text it was written as, so the field that takes it refuses it by name, as it does the
+        quoted form (PyYAML's own constructor raises a bare ValueError)."""
+        try:
+            return yaml.SafeLoader.construct_yaml_timestamp(self, node)
+        except ValueError:
+            return str(node.value)
+
 
 UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", UniqueKeyLoader.construct_bounded_int)
+UniqueKeyLoader.add_constructor("tag:yaml.org,2002:timestamp",
+                                UniqueKeyLoader.construct_checked_timestamp)
 
 
 def read_yaml(path: Path, *, what: str = "file") -> Any:

@@ -90,3 +90,20 @@ def test_budget_periods_name_fiscal_years():
     assert found[0].from_h == 0 and found[0].to_h == (31 + 28 + 31) * 24
     assert add_months(dt.date(2027, 1, 31), 1) == dt.date(2027, 2, 28)
     assert parse_step("quarter").months == 3 and parse_step("2w").hours == 336
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("start: 2027-02-30", "start: '2027-02-30' is not a date of the calendar (day is out of range "
+                          "for month)"),
+    ("start: 2027-13-01", "start: '2027-13-01' is not a date of the calendar"),
+])
+def test_a_date_off_the_calendar_written_unquoted_is_refused_by_its_field(
+        base_scenario, write_scenario, line, expected):
+    """YAML reads an unquoted 2027-02-30 as a timestamp, and PyYAML's constructor then raises a
+    bare ValueError (once an internal error, exit 70): the field refuses it as it does the quoted
+    form."""
+    path = write_scenario(base_scenario)
+    path.write_text(f"{line}\n{path.read_text(encoding='utf-8')}", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_scenario(path)
+    assert any(expected in problem for problem in err.value.problems), err.value.problems
