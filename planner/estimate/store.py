@@ -36,6 +36,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from plan.models.said import say_as
+from plan.planner import i18n
+from plan.planner.i18n.said import local
+
 CACHE_ENV = "PLAN_CACHE_DIR"
 OFF_VALUES = frozenset({"", "0", "off", "none", "false"})
 MAX_CACHE_MIB = 256
@@ -109,13 +113,14 @@ def unsafe_reason(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        return f"cannot be checked ({exc.strerror or exc})"
+        return say_as("store.unchecked", "cannot be checked ({error})",
+                      error=exc.strerror or str(exc))
     if stat.S_ISLNK(info.st_mode):
-        return "is a symbolic link"
+        return say_as("store.symlink", "is a symbolic link")
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        return "belongs to another user"
+        return say_as("store.other_owner", "belongs to another user")
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return "may be written by other users"
+        return say_as("store.others_write", "may be written by other users")
     return None
 
 
@@ -144,9 +149,10 @@ class EstimateStore:
             for place in (folder, self.path):
                 reason = unsafe_reason(place)
                 if reason is not None:
-                    print(f"warning: estimate cache {place} {reason}; not used (it must be this "
-                          "user's "
-                          f"alone: chmod 700 the folder, or set {CACHE_ENV})", file=sys.stderr)
+                    line = say_as("store.unsafe", "estimate cache {place} {reason}; not used (it "
+                                  "must be this user's alone: chmod 700 the folder, or set {env})",
+                                  place=str(place), reason=reason, env=CACHE_ENV)
+                    print(i18n.t("warning.frame", line=local(line)), file=sys.stderr)
                     return
             db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
             _opened(db)

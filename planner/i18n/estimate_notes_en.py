@@ -181,4 +181,11 @@ NOTES: dict[str, str] = {
                         "their fp32 copy",
     "saver.kernels_fused": "fused or compiled layers: torch.compile, Liger or Unsloth keep 0.7 "
                            "times the eager activations",
+    # the estimate cache refused (planner/estimate/store.py)
+    "store.unsafe": "estimate cache {place} {reason}; not used (it must be this user's alone: "
+                    "chmod 700 the folder, or set {env})",
+    "store.unchecked": "cannot be checked ({error})",
+    "store.symlink": "is a symbolic link",
+    "store.other_owner": "belongs to another user",
+    "store.others_write": "may be written by other users",
 }

@@ -145,4 +145,11 @@ NOTES: dict[str, str] = {
                         "Cross-Entropy；torchtune 那样的分块损失只省掉其 fp32 副本",
     "saver.kernels_fused": "融合或编译后的层：torch.compile、Liger 或 Unsloth 只保留 eager "
                            "激活值的 0.7 倍",
+    # 估算缓存不可用（planner/estimate/store.py）
+    "store.unsafe": "估算缓存 {place} {reason}，未使用（它必须只属于当前用户：对该文件夹执行 chmod "
+                    "700，或设置 {env}）",
+    "store.unchecked": "无法检查（{error}）",
+    "store.symlink": "是符号链接",
+    "store.other_owner": "属于其他用户",
+    "store.others_write": "其他用户可以写入",
 }

@@ -202,6 +202,22 @@ def test_a_folder_others_may_write_is_not_used_with_one_line(tmp_path: Path, mod
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+def test_the_unused_cache_line_is_said_in_chinese(tmp_path: Path) -> None:
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o777)
+    env = dict(os.environ, PLAN_CACHE_DIR=str(folder))
+    done = subprocess.run(
+        [sys.executable, "-m", "plan.planner.cli.app", "solve", str(STUDENT), "--lang", "zh"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    warnings = [line for line in done.stderr.splitlines() if str(folder) in line]
+    assert warnings == [f"警告：估算缓存 {folder} 其他用户可以写入，未使用（它必须只属于当前用户："
+                        "对该文件夹执行 chmod 700，或设置 PLAN_CACHE_DIR）"]
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
 def test_a_symlinked_cache_file_is_not_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
