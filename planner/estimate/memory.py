@@ -303,8 +303,7 @@ def _stages(shape: ModelShape, layout: Layout, mb: _MicroBatch, loss: _LossPhase
         yet run backward (schedule.py), each with its own layers and (torch pipelining) its output.
         """
         chunks = stage_chunk_layers(layers, mid_layers, layout.virtual_pipeline, edge)
-        # (the chunks take at most two sizes: each size's bytes are worked out once)
-        stored = {c: mb.chunk(layout, c) for c in set(chunks)}
+        stored = {c: mb.chunk(layout, c) for c in set(chunks)}  # (at most two sizes: once each)
         held = [stored[c] + stage_output for c in chunks]
         if edge == "last":
             held[-1] = stored[chunks[-1]] + 0.0  # the model's last chunk outputs the loss
@@ -429,39 +428,22 @@ def resident_states(layout: Layout, states: tuple[float, float, float, float],
     return states, total
 
 
-class _LayoutTerms(NamedTuple):
-    """What every stage of a layout shares (`_layout_terms`): worked out once per layout, not once
-    per stage."""
-
-    gathered: float  # gathered_layer_bytes
-    per_layer: float  # one layer's parameters on this GPU
-    dequantized: float  # qlora_dequantized_bytes
-    fixed_other: float  # GiB: CUDA context, NCCL buffers and ZeRO-3's gathered layers
-
-
-def _layout_terms(shape: ModelShape, method: str, layout: Layout) -> _LayoutTerms:
-    gathered = gathered_layer_bytes(shape, method, layout)
-    return _LayoutTerms(gathered, shape.layer_params_per_gpu(layout.tp, layout.ep),
-                        qlora_dequantized_bytes(shape, method, layout),
-                        cuda_context_gib() + nccl_buffers_gib(layout)
-                        + zero3_prefetch_gib(gathered))
-
-
 def _stage_memory(shape: ModelShape, method: str, layout: Layout, stage: _Stage, mb: _MicroBatch,
-                  loss: _LossPhase, host_cap: float, terms: _LayoutTerms
-                  ) -> tuple[_StageMemory, float]:
+                  loss: _LossPhase, host_cap: float) -> tuple[_StageMemory, float]:
     """One stage's terms, summed in this order; and the model states CPU offload sends to the host.
     """
     states = stage_states(shape, method, layout, stage.params, stage.layers)
     (weights, grads, optim, pageable), host_gib = resident_states(layout, states, host_cap)
     logits_gib = loss.logits / GIB if stage.last else 0.0
     act_gib = stage.activations / GIB - logits_gib
-    dequantized = terms.dequantized
-    overlap = (recompute_overlap_gib(loss, mb.working, terms.gathered, dequantized)
+    gathered = gathered_layer_bytes(shape, method, layout)
+    per_layer = shape.layer_params_per_gpu(layout.tp, layout.ep)
+    dequantized = qlora_dequantized_bytes(shape, method, layout)
+    overlap = (recompute_overlap_gib(loss, mb.working, gathered, dequantized)
                if stage.last and mb.working > 0 else 0.0)
     upcast = upcast_reserve_gib(loss) if stage.last else 0.0
-    other = (terms.fixed_other
-             + fsdp_root_gib(layout, stage, terms.per_layer) + dequantized / GIB - overlap
+    other = (cuda_context_gib() + nccl_buffers_gib(layout) + zero3_prefetch_gib(gathered)
+             + fsdp_root_gib(layout, stage, per_layer) + dequantized / GIB - overlap
              + (logits_gib + fragmentation_gib(act_gib, logits_gib)) + upcast)
     memory = _StageMemory(weights, grads, optim, act_gib, other, pageable, logits_gib, upcast)
     return memory, host_gib
@@ -505,10 +487,8 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     stages = _stages(shape, layout, mb, loss)
     results = []
     host_gib = 0.0
-    terms = _layout_terms(shape, method, layout)
     for stage in stages:
-        stage_memory, host_states = _stage_memory(shape, method, layout, stage, mb, loss, host_cap,
-                                                  terms)
+        stage_memory, host_states = _stage_memory(shape, method, layout, stage, mb, loss, host_cap)
         host_gib = max(host_gib, host_states)
         results.append(stage_memory)
     totals = [sum(r[:5]) for r in results]
