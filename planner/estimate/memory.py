@@ -303,11 +303,11 @@ def _stages(shape: ModelShape, layout: Layout, mb: _MicroBatch, loss: _LossPhase
         yet run backward (schedule.py), each with its own layers and (torch pipelining) its output.
         """
         chunks = stage_chunk_layers(layers, mid_layers, layout.virtual_pipeline, edge)
-        outputs = [stage_output] * len(chunks)
+        stored = {c: mb.chunk(layout, c) for c in set(chunks)}  # (at most two sizes: once each)
+        held = [stored[c] + stage_output for c in chunks]
         if edge == "last":
-            outputs[-1] = 0.0  # the model's last chunk outputs the loss
-        held = tuple(mb.chunk(layout, c) + out for c, out in zip(chunks, outputs, strict=True))
-        return held_peak(held, p, layout.micro_batches, rank)
+            held[-1] = stored[chunks[-1]] + 0.0  # the model's last chunk outputs the loss
+        return held_peak(tuple(held), p, layout.micro_batches, rank)
 
     embed, head = shape.embed_params / t, shape.head_params / t
     per_layer = shape.layer_params_per_gpu(t, layout.ep)

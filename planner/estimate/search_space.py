@@ -498,6 +498,11 @@ def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
     for index, split in enumerate(found):
         replica = split.replica_batch
         a2a: dict[int, tuple[float, float]] = {}  # ep -> all-to-all seconds (`_work_s`)
+        # (what every combination of the split shares, worked out once: the same floats)
+        stage_vs: dict[str, list[int]] = {}  # framework -> the virtual stages it can split so
+        stage = -(-shape.layers // split.pp)
+        tokens_step = split.global_batch * spec.seq_len
+        bubbles = {v: 1 + (split.pp - 1) / v / replica for v in split.virtual_stages}
         if split.hybrid_gap:
             unrunnable[HYBRID_SPLIT_GAP] += 1
         for ep, fw, zero, hs in ((e, f, z, h) for e in split.expert_parallel
@@ -511,10 +516,17 @@ def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
             if why:
                 unrunnable[why] += 1
                 continue
-            vs = [v for v in split.virtual_stages
-                  if split_problem(shape.layers, split.pp, v, fw) is None]
+            if fw not in stage_vs:
+                stage_vs[fw] = [v for v in split.virtual_stages
+                                if split_problem(shape.layers, split.pp, v, fw) is None]
+            vs = stage_vs[fw]
             unrunnable["no stack splits the layers so (pipeline stages)"] += (
                 len(split.virtual_stages) - len(vs))
+            # block recomputation (given, or tried by the search on Megatron's full recomputation)
+            # redoes at least `recompute_layers` (or 1) layers of each of the v chunks of the
+            # slowest stage
+            block = spec.recompute_layers or (
+                1 if tries_block(spec) and stack_of(fw).block_recompute else 0)
             for rc in recompute_options(spec, fw, method):
                 gap = recompute_gap(rc, method, spec, fw, zero, split, hs, ep)
                 if gap:
@@ -522,19 +534,13 @@ def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
                     continue
                 base_s, redone_a2a_s = _work_s(shape, cluster, spec, lora_rank, split, fw, zero, rc,
                                                ep, hs, a2a)
-                stage = -(-shape.layers // split.pp)
-                # block recomputation (given, or tried by the search on Megatron's full
-                # recomputation) redoes at least `recompute_layers` (or 1) layers of each of the v
-                # chunks of the slowest stage
-                block = spec.recompute_layers or (
-                    1 if tries_block(spec) and stack_of(fw).block_recompute else 0)
+                extra_s = split.recompute_s[(rc, fw)] + redone_a2a_s
                 for v in vs:
                     # (a chunk of one layer has no block method: all of it or none is recomputed)
                     partial = block and rc == "full" and -(-stage // v) > 1
                     share = min(1.0, block * v / stage) if partial else 1.0
-                    work_s = base_s + (split.recompute_s[(rc, fw)] + redone_a2a_s) * share
-                    bound = split.global_batch * spec.seq_len / (
-                        work_s * (1 + (split.pp - 1) / v / replica))
+                    work_s = base_s + extra_s * share
+                    bound = tokens_step / (work_s * bubbles[v])
                     combos.append(Combination(index, ep, fw, zero, hs, rc, v, bound, work_s))
     combos.sort(key=Combination.order)
     return tuple(combos), tuple((kind, n) for kind, n in unrunnable.items() if n)
