@@ -43,6 +43,17 @@ QUICK_STEP_WORK = 0.1
 """The same for a point of the walk solved in one step (COST_THEN_TIME): lab_six_jobs' 80 steps
 prove in at most 0.071 units but five, which take 0.06-1.1 units more with probing, hinted with
 the quick plan (bench/pareto_speed.py: the walk's work 2.6 units at 0.1, 3.6 at 0.25)."""
+HARD_STEP_WORK = 1.5
+"""Deterministic time for a step's probing re-solve, whose work has a heavy tail. At the 1.19
+whole-run overhead (2026-12-07) one of lab_six_jobs' steps (cap 93.5 h: its owned node packed
+end to end, every job on it at 8 GPUs, and the packings that would cost less, by cents, to be ruled
+out) took 8.4 units with probing from the quick plan; a solve without probing from the best plan
+found in the first 1.5 proves it in 1.7 (the two other hard steps, 1.15 and 0.55 units with
+probing, take 1.8 and 0.1 that way). So a re-solve that runs out at this cap goes on without
+probing from its plan: every re-solve that proves within the cap is as it was, and so are its
+plans; the walk's work 12.2 -> 7.0 units, the same 80 points, one plan's start times changed.
+(Capped at 0.25: 6.4 units, three plans' start times changed. A cost solve then a time solve in
+place of the last re-solve: 6.3 units, but 13 for a step where the cap cuts the 1.15 one.)"""
 # Tried on lab_six_jobs' walk (2026-12-07), and not kept: probing on every step (8.9 units of work
 # against 2.1, and a front JSON not the same); and, where the quick plan was optimal, proving it by
 # a solve that asks for a plan below its objective instead of the hinted run, whose plan (the hint
@@ -208,13 +219,17 @@ class _Walker:
     def step(self, bounds: Bounds, model: PlanModel | None = None, witness: Outcome | None = None,
              hint: Outcome | None = None) -> Outcome:
         """`point` in one solve (COST_THEN_TIME; `bounds` hold both makespan bounds): quick, then
-        with probing from the quick plan (it meets `bounds`) when that did not prove it."""
+        with probing from the quick plan (it meets `bounds`) when that did not prove it, then
+        without probing from the best plan yet when that ran out (HARD_STEP_WORK)."""
         s = self.session
         first = s.run(COST_THEN_TIME, bounds, hint, max_work=QUICK_STEP_WORK, model=model,
                       witness=witness)
-        if first.status in ("feasible", "unknown") and s.work_left > 0:
+        # (then without probing, from the best plan yet, when the probing re-solve runs out)
+        for probing, max_work in ((HARD_POINT_PROBING, HARD_STEP_WORK), (0, None)):
+            if first.status not in ("feasible", "unknown") or s.work_left <= 0:
+                break
             again = s.run(COST_THEN_TIME, bounds, first if first.solved else None,
-                          probing=HARD_POINT_PROBING, model=model, witness=witness)
+                          max_work=max_work, probing=probing, model=model, witness=witness)
             if again.solved or not first.solved:  # (a spent budget keeps the quick plan)
                 first = again
         self.proven = first.status == "optimal"

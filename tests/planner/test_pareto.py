@@ -19,6 +19,7 @@ from plan.planner.cpsat.run import Outcome
 from plan.planner.pareto import front as front_module
 from plan.planner.pareto.front import (
     HARD_POINT_PROBING,
+    HARD_STEP_WORK,
     QUICK_POINT_WORK,
     QUICK_STEP_WORK,
     pareto_front,
@@ -73,6 +74,37 @@ def test_points_solved_again_with_probing_give_the_same_front(problem):
     assert sorted(_pairs(front)) == sorted(expected)
     if expected:
         assert HARD_POINT_PROBING in probed
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems())
+def test_steps_whose_probing_re_solve_runs_out_give_the_same_front(problem):
+    # Every step's quick solve stops at a plan it has not proven (or at none) and its capped
+    # probing re-solve runs out at the same plan: each step is then the last re-solve's, without
+    # probing, from that plan.
+    s = session(problem)
+    run, last = s.run, []
+
+    def capped_runs_out(objective, bounds, hint=None, max_work=None, probing=0, **kw):
+        outcome = run(objective, bounds, hint, max_work=max_work, probing=probing, **kw)
+        if objective != COST_THEN_TIME or max_work not in (QUICK_STEP_WORK, HARD_STEP_WORK):
+            if objective == COST_THEN_TIME:
+                last.append((probing, max_work))
+            return outcome
+        if max_work == QUICK_STEP_WORK and outcome.solved:
+            outcome.status = "feasible"
+        elif max_work == HARD_STEP_WORK:
+            outcome = dataclasses.replace(hint) if isinstance(hint, Outcome) else Outcome("unknown")
+            outcome.status = "feasible" if outcome.chosen else "unknown"
+        return outcome
+
+    s.run = capped_runs_out
+    front = pareto_front(s)
+    expected = brute_front(problem)
+    assert sorted(_pairs(front)) == sorted(expected)
+    assert front.status in ("optimal", "infeasible") and front.complete
+    if len(expected) > 1:  # (the fastest end is a step)
+        assert (0, None) in last
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
