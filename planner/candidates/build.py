@@ -28,6 +28,7 @@ from plan.planner import build_deadline
 from plan.planner.candidates.billing import Billing
 from plan.planner.candidates.estimating import EstimateCache, Estimating
 from plan.planner.candidates.job_builds import JobBuild, record, replay
+from plan.planner.candidates.job_twins import renamed, same_build, twin_shape
 from plan.planner.candidates.options import _Option, _place_of, pinned_text
 from plan.planner.candidates.purchase import buy_options
 from plan.planner.candidates.spot_risk import spot_risk
@@ -121,6 +122,9 @@ class CandidateBuilder(Estimating, Billing):
         self.asked = {}
         self._kept = kept or {}
         self.job_builds: dict[str, JobBuild] = {}  # what this build did per job, for its variants
+        # twin shape -> (its first job's build, whether its copies are trusted: None until a second
+        # job of the shape was built; job_twins.py)
+        self._twins: dict[str, tuple[JobBuild, bool | None]] = {}
         self.groups: dict[str, str] = {}
         self.horizon_h, self.planning_horizon_h = horizons_h(self.scenario)
         self.buy = buy_options(self.scenario, self.catalog, self._money)
@@ -167,7 +171,7 @@ class CandidateBuilder(Estimating, Billing):
             if same is not None:
                 candidates[job.id] = self._instance_copy(job, same, candidates[same])
                 continue
-            candidates[job.id], index = self.job_build(job, index, shape)
+            candidates[job.id], index = self.job_or_twin(job, index, shape)
             if job.series is not None:
                 built[shape] = job.id
         candidates = held_alone_twins(candidates, self.resources)
@@ -219,6 +223,24 @@ class CandidateBuilder(Estimating, Billing):
                                     assumptions=tuple(own(a) for a in c.assumptions))
                 for c in first  # (those that still end within the horizon from this release)
                 if job.release_h + c.startup_min / 60 + c.hours <= self.horizon_h]
+
+    def job_or_twin(self, job: Job, index: int, shape: str) -> tuple[list[Candidate], int]:
+        """`job_build`, or for a job that is a trusted twin of an earlier one (job_twins.py), that
+        one's build renamed."""
+        kept = self._kept.get(job.id)
+        if job.series is not None or (kept is not None and kept.job == job):
+            return self.job_build(job, index, shape)
+        key = twin_shape(job)
+        first, trusted = self._twins.get(key, (None, None))
+        if first is not None and trusted:
+            copy = self.job_builds[job.id] = renamed(first, job)
+            return replay(copy, index, self.removed, self.resources, self.clusters_of)
+        found, next_index = self.job_build(job, index, shape)
+        if first is None:
+            self._twins[key] = (self.job_builds[job.id], None)
+        elif trusted is None:  # (the shape's second job: its copy must equal its build)
+            self._twins[key] = (first, same_build(renamed(first, job), self.job_builds[job.id]))
+        return found, next_index
 
     def job_build(self, job: Job, index: int, shape: str) -> tuple[list[Candidate], int]:
         """The job's pruned candidates, numbered from `index`, and the next index: taken from the
