@@ -1,5 +1,6 @@
 """Growth of `plan solve` with the number of jobs: generated scenarios of 1, 2, 4, ... 64 jobs
-(mixed methods, some in sequence, one shared owned pool; bench/generated.py), each solved as a whole
+(a platform team's quarter: all nine methods, order chains, four owned pools with calendars, every
+catalog platform, spot allowed, mixed data rules; bench/generated.py), each solved as a whole
 process.
 
 Usage: python bench/scaling.py [--sizes 1 2 4 8 16 32 64] [--runs 1] Reports per size, cold
