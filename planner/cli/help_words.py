@@ -94,13 +94,15 @@ def help_in_language(root: Any) -> Iterator[None]:
     from plan.planner.i18n.help_zh import FRAME
 
     say_in_chinese(root)
-    before = {name: getattr(rich_utils, name) for name in (*TYPER_WORDS, "_make_rich_text")}
+    before = {name: getattr(rich_utils, name, None) for name in (*TYPER_WORDS, "_make_rich_text")}
     for name, english in TYPER_WORDS.items():
         if before[name] == english:  # another typer's words are left as they are
             setattr(rich_utils, name, FRAME[english])
-    rich_utils._make_rich_text = functools.partial(_folding, before["_make_rich_text"])
+    if before["_make_rich_text"] is not None:
+        rich_utils._make_rich_text = functools.partial(_folding, before["_make_rich_text"])
     try:
         yield
     finally:
         for name, value in before.items():
-            setattr(rich_utils, name, value)
+            if value is not None:
+                setattr(rich_utils, name, value)
