@@ -17,6 +17,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from plan.planner import __version__, i18n
+from plan.planner.cli.help_words import help_in_language
 from plan.planner.collector import collector_paused
 from plan.planner.interrupts import EXIT_INTERRUPTED, interrupt_behind, interrupted_line
 from plan.planner.os_errors import SYSTEM_LIMITS, reason_of
@@ -147,7 +148,8 @@ def main() -> None:
         with collector_paused():
             cli = build_app(commands_needed(sys.argv[1:]))
         command = typer.main.get_command(cli)
-        code = command.main(args=sys.argv[1:], prog_name="plan", standalone_mode=False)
+        with help_in_language(command):  # --help in Chinese too
+            code = command.main(args=sys.argv[1:], prog_name="plan", standalone_mode=False)
     except cli_errors.NoArgsIsHelpError:  # bare `plan`: typer has printed the help
         sys.exit(2)
     # a bad option or value: one line, like every other input error

@@ -188,7 +188,8 @@ def test_same_plan_with_the_cache_off_cold_and_warm(tmp_path: Path) -> None:
     assert cold == warm == off
 
 
-@pytest.mark.parametrize("args", [["--version"], ["validate", str(MEDICAL)], ["schema"]])
+@pytest.mark.parametrize("args", [["--version"], ["validate", str(MEDICAL)], ["schema"],
+                                  ["validate", "--help", "--lang", "zh"]])
 def test_light_commands_import_neither_the_solver_nor_pandas(args: list[str]) -> None:
     probe = ("import sys, runpy\n"
              f"sys.argv = ['plan', *{args!r}]\nfrom plan.planner.cli.app import main\ntry:\n    "
