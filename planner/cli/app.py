@@ -12,12 +12,14 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Annotated, Any, NoReturn
 
 import typer
 
 from plan.planner import __version__, i18n
 from plan.planner.cli.help_words import help_in_language
+from plan.planner.cli.lang_option import Language, lang_option
 from plan.planner.collector import collector_paused
 from plan.planner.interrupts import EXIT_INTERRUPTED, interrupt_behind, interrupted_line
 from plan.planner.os_errors import SYSTEM_LIMITS, reason_of
@@ -57,6 +59,10 @@ def _no_cache(value: bool) -> None:
 _interrupts: list[KeyboardInterrupt] = []
 
 
+_root_language: ContextVar[Language | None] = ContextVar("plan_root_language", default=None)
+"""`plan --lang X COMMAND ...`: the language of a command whose own --lang is unset."""
+
+
 def _noting_interrupts(command: Callable[..., Any]) -> Callable[..., Any]:
     """The command, remembering the interrupt it ends on so that `main` can say what was kept."""
 
@@ -64,8 +70,9 @@ def _noting_interrupts(command: Callable[..., Any]) -> Callable[..., Any]:
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
             with i18n.kept_language():  # --lang and a scenario's lang: last for this command
-                if "lang" in kwargs:  # a command with --lang (plan.planner.cli.common.lang_option)
-                    i18n.choose(kwargs["lang"].value if kwargs["lang"] else None)
+                if "lang" in kwargs:  # a command with --lang (plan.planner.cli.lang_option)
+                    named = kwargs["lang"] or _root_language.get()
+                    i18n.choose(named.value if named else None)
                 return command(*args, **kwargs)
         except KeyboardInterrupt as exc:
             _interrupts.append(exc)
@@ -100,7 +107,11 @@ def build_app(names: Sequence[str] | None = None) -> typer.Typer:
         no_cache: Annotated[
             bool, typer.Option("--no-cache", callback=_no_cache, help=CACHE_HELP)
         ] = False,
+        # (`main` has chosen the language from the command line already: so that `plan --lang zh
+        # --help` is read, and `--lang` may come before the command's name)
+        lang: Annotated[Language | None, lang_option()] = None,
     ) -> None:
+        _root_language.set(lang)
         """Plan LLM training compute."""
 
     return cli

@@ -48,15 +48,8 @@ from plan.planner.batch.output_lock import OutputLockError, locked_output
 from plan.planner.batch.results_file import StoredRows, read_results
 from plan.planner.batch.runner import Backend
 from plan.planner.batch.sweep import MAX_RUN_VARIANTS, Variant
-from plan.planner.cli.common import (
-    Language,
-    console,
-    fail,
-    lang_option,
-    printable,
-    time_limit_option,
-    work_limit_option,
-)
+from plan.planner.cli.common import console, fail, printable, time_limit_option, work_limit_option
+from plan.planner.cli.lang_option import Language, lang_option
 from plan.planner.i18n import t, word
 from plan.planner.i18n.numbers import money
 from plan.planner.i18n.plan_words import stored_plan_summary

@@ -9,7 +9,8 @@ import typer
 
 from plan.models.said import say_as
 from plan.models.validation_words import listed
-from plan.planner.cli.common import ExitCode, Language, console, fail, lang_option, printable
+from plan.planner.cli.common import ExitCode, console, fail, printable
+from plan.planner.cli.lang_option import Language, lang_option
 from plan.planner.i18n.said import Joined, local, say
 from plan.planner.plain_text import plain
 

@@ -13,7 +13,8 @@ from plan.models.catalog import Catalog, load_catalog
 from plan.models.derived_prices import rule_words
 from plan.models.errors import InputError
 from plan.planner import i18n
-from plan.planner.cli.common import Language, OutputFormat, fail, lang_option, print_json
+from plan.planner.cli.common import OutputFormat, fail, print_json
+from plan.planner.cli.lang_option import Language, lang_option
 
 
 class Section(str, Enum):

@@ -85,15 +85,3 @@ def work_limit_option(scope: str) -> Any:
                         help=f"deterministic time, {scope} (the stop that does not depend on load)")
 
 
-class Language(str, Enum):
-    en = "en"
-    zh = "zh"
-
-
-def lang_option() -> Any:
-    """The `--lang` option: the language of what people read (tables, markdown, the HTML page,
-    error lines); JSON never changes with it. Unset: the scenario's `lang:`, else the locale. The
-    command's parameter must be named `lang`: `plan.planner.cli.app` chooses the language from it
-    for the command's run alone."""
-    return typer.Option("--lang", case_sensitive=False,
-                        help="en or zh (default: the scenario's lang:, else LANG/LC_ALL zh*)")

@@ -13,15 +13,8 @@ from plan.models.errors import InputError
 from plan.models.said import say_as
 from plan.planner import i18n
 from plan.planner.build_deadline import BuildTimeout
-from plan.planner.cli.common import (
-    Language,
-    console,
-    fail,
-    lang_option,
-    print_json,
-    printable,
-    stop_no_solution,
-)
+from plan.planner.cli.common import console, fail, print_json, printable, stop_no_solution
+from plan.planner.cli.lang_option import Language, lang_option
 from plan.planner.cli.solve_cmd import SolveFormat, _load
 from plan.planner.compare import CompareRow, Comparison, compare_job
 from plan.planner.i18n.numbers import money, signed_money

@@ -48,16 +48,10 @@ from plan.models.platform import Platform
 from plan.models.stacks import loss_not_on_megatron, stack_of, stated_lacks
 from plan.models.units import parse_count, parse_seq_len
 from plan.models.validation_words import listed
-from plan.planner.cli.common import (
-    Language,
-    OutputFormat,
-    fail,
-    finite,
-    lang_option,
-    print_json,
-)
+from plan.planner.cli.common import OutputFormat, fail, finite, print_json
 from plan.planner.cli.estimate_refusal import refusal_line
 from plan.planner.cli.estimate_table import no_layout_line, print_table
+from plan.planner.cli.lang_option import Language, lang_option
 from plan.planner.estimate import Cluster, Estimate, LayoutSpec, SearchResult, search_layout
 from plan.planner.estimate.advice import (
     faster_offloaded_hint,

@@ -12,6 +12,7 @@ from plan.models.said import say_as
 from plan.models.validation_words import listed
 from plan.planner import i18n
 from plan.planner.cli.common import ExitCode, fail
+from plan.planner.cli.lang_option import Language, lang_option
 from plan.planner.i18n.said import local, say, word
 from plan.planner.plain_text import plain
 
@@ -59,6 +60,7 @@ def export_command(
     overlay: OverlayArg = None,
     calibration: CalibrationArg = None,
     target_version: TargetVersionArg = None,
+    lang: Annotated[Language | None, lang_option()] = None,
 ) -> None:
     """Write the plan's layout as launch configs for torchrun-fsdp, deepspeed, megatron, torchtitan,
     llamafactory or accelerate, with a README.md of the commands in order.

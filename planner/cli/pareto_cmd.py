@@ -28,15 +28,14 @@ from plan.planner.atomic_file import WriteFailed
 from plan.planner.build_deadline import BuildTimeout
 from plan.planner.cli.common import (
     ExitCode,
-    Language,
     console,
     fail,
-    lang_option,
     printable,
     stop_no_solution,
     time_limit_option,
     work_limit_option,
 )
+from plan.planner.cli.lang_option import Language, lang_option
 from plan.planner.i18n import t, word
 from plan.planner.i18n.numbers import amount, currency_unit
 from plan.planner.i18n.said import local, say

@@ -9,7 +9,8 @@ import typer
 
 from plan.models.said import say_as
 from plan.planner import i18n
-from plan.planner.cli.common import ExitCode, Language, fail, lang_option
+from plan.planner.cli.common import ExitCode, fail
+from plan.planner.cli.lang_option import Language, lang_option
 from plan.planner.plain_text import plain
 
 if TYPE_CHECKING:

@@ -18,17 +18,16 @@ from plan.planner import i18n
 from plan.planner.build_deadline import BuildTimeout
 from plan.planner.cli.common import (
     ExitCode,
-    Language,
     console,
     fail,
     finite,
-    lang_option,
     print_json,
     printable,
     stop_no_solution,
     time_limit_option,
     work_limit_option,
 )
+from plan.planner.cli.lang_option import Language, lang_option
 from plan.planner.cpsat.model import Bounds
 from plan.planner.explain.why_not import parse_why_not, why_not
 from plan.planner.i18n.plan_words import delta

@@ -9,7 +9,8 @@ import typer
 
 from plan.models.errors import InputError
 from plan.models.loading import load_scenario
-from plan.planner.cli.common import ExitCode, Language, console, lang_option, print_json, printable
+from plan.planner.cli.common import ExitCode, console, print_json, printable
+from plan.planner.cli.lang_option import Language, lang_option
 from plan.planner.i18n import t
 from plan.planner.i18n.said import local, say
 from plan.planner.plain_text import plain
@@ -36,7 +37,7 @@ def validate_command(
         raise typer.Exit(ExitCode.BAD_INPUT)
 
 
-def schema_command() -> None:
+def schema_command(lang: Annotated[Language | None, lang_option()] = None) -> None:
     """Print the JSON Schema (Draft 2020-12) of the scenario file, for editor completion and checks.
 
     Save it (`plan schema > plan-scenario.schema.json`) and start a scenario with the line

@@ -16,6 +16,7 @@ from plan.planner import i18n
 from plan.planner.cli.app import COMMANDS, build_app, main
 from plan.planner.cli.help_words import TYPER_WORDS, commands_of, help_key, params_of
 from plan.planner.i18n.help_zh import FRAME, HELP
+from tests.conftest import REPO
 from tests.planner.test_i18n_coverage import ENGLISH_LOCALE, english_runs
 
 CHINESE_LOCALE = {"LC_ALL": None, "LC_MESSAGES": None, "LANG": "zh_CN.UTF-8"}
@@ -53,13 +54,28 @@ def _help_args(command: str, *more: str) -> list[str]:
 
 
 def _chinese_help(command: str) -> tuple[list[str], dict[str, str | None]]:
-    """The arguments and locale of `plan COMMAND --help` in Chinese: --lang zh where the command
-    takes it, else (the root, `schema`, `export`) the locale."""
-    tree = typer.main.get_command(build_app([command] if command else []))
-    takes_lang = command and any(p.name == "lang" for p in tree.commands[command].params)
-    if takes_lang:
-        return _help_args(command, "--lang", "zh"), ENGLISH_LOCALE
-    return _help_args(command), CHINESE_LOCALE
+    """The arguments and locale of `plan COMMAND --help` in Chinese: --lang zh (`plan` itself and
+    every command take it)."""
+    return _help_args(command, "--lang", "zh"), ENGLISH_LOCALE
+
+
+def test_plan_and_every_command_take_lang() -> None:
+    tree = typer.main.get_command(build_app())
+    assert any(p.name == "lang" for p in tree.params)
+    assert [name for name, command in tree.commands.items()
+            if not any(p.name == "lang" for p in command.params)] == []
+
+
+def test_lang_before_the_command_names_its_language(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`plan --lang zh COMMAND`: the command speaks Chinese unless its own --lang says otherwise."""
+    scenario = str(REPO / "scenarios" / "student_no_ops.yaml")
+    chinese = _main(["--lang", "zh", "validate", scenario], ENGLISH_LOCALE, monkeypatch, capsys)
+    english = _main(["--lang", "zh", "validate", scenario, "--lang", "en"], CHINESE_LOCALE,
+                    monkeypatch, capsys)
+    assert chinese[0] in (0, None) and english[0] in (0, None)
+    assert CJK.search(chinese[1]) and "student_no_ops.yaml" in chinese[1], chinese[1]
+    assert english[1].startswith("ok: ") and not CJK.search(english[1]), english[1]
 
 
 def test_every_help_string_has_its_chinese_and_no_entry_is_stale() -> None:
