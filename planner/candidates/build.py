@@ -28,7 +28,13 @@ from plan.planner import build_deadline
 from plan.planner.candidates.billing import Billing
 from plan.planner.candidates.estimating import EstimateCache, Estimating
 from plan.planner.candidates.job_builds import JobBuild, record, replay
-from plan.planner.candidates.job_twins import renamed, same_build, twin_shape
+from plan.planner.candidates.job_twins import (
+    candidate_as,
+    removed_as,
+    renamed,
+    same_build,
+    twin_shape,
+)
 from plan.planner.candidates.options import _Option, _place_of, pinned_text
 from plan.planner.candidates.purchase import buy_options
 from plan.planner.candidates.spot_risk import spot_risk
@@ -222,12 +228,9 @@ class CandidateBuilder(Estimating, Billing):
         dropped, each rule group and text naming this instance, not the first (a group is per job:
         relaxing one instance's rule must not switch the others')."""
         own = instance_renamer(source, job.id)
-        self.removed.extend(dataclasses.replace(r, job=job.id, rule=own(r.rule),
-                                                reason=own(r.reason))
-                            for r in list(self.removed) if r.job == source)
-        return [dataclasses.replace(c, job=job.id,
-                                    violations={own(g): own(r) for g, r in c.violations.items()},
-                                    assumptions=tuple(own(a) for a in c.assumptions))
+        self.removed.extend(removed_as(r, job.id, own) for r in list(self.removed)
+                            if r.job == source)
+        return [candidate_as(c, job.id, own)
                 for c in first  # (those that still end within the horizon from this release)
                 if job.release_h + c.startup_min / 60 + c.hours <= self.horizon_h]
 

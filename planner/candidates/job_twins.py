@@ -19,7 +19,9 @@ trusted shape are copies, and a shape whose second build differed is built in fu
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
+from plan.models.problem import Candidate, Removed
 from plan.models.scenario import Job
 from plan.planner.candidates.job_builds import JobBuild
 from plan.planner.candidates.windows import instance_renamer, instance_shape
@@ -30,16 +32,26 @@ def twin_shape(job: Job) -> str:
     return job.model_copy(update={"id": "", "after": []}).model_dump_json()
 
 
+def candidate_as(candidate: Candidate, job_id: str, own: Callable[[str], str]) -> Candidate:
+    """Another job's candidate as `job_id`'s: its rule groups and texts renamed by `own`
+    (windows.instance_renamer); a twin's, or a recurring job's next instance's."""
+    return dataclasses.replace(
+        candidate, job=job_id,
+        violations={own(g): own(r) for g, r in candidate.violations.items()},
+        assumptions=tuple(own(a) for a in candidate.assumptions))
+
+
+def removed_as(removed: Removed, job_id: str, own: Callable[[str], str]) -> Removed:
+    """Another job's dropped option as `job_id`'s, its rule and reason renamed by `own`."""
+    return dataclasses.replace(removed, job=job_id, rule=own(removed.rule),
+                               reason=own(removed.reason))
+
+
 def renamed(first: JobBuild, job: Job) -> JobBuild:
     """`first`'s build as `job` (a twin of its job) would have made it."""
     own = instance_renamer(first.job.id, job.id)
-    candidates = tuple(
-        dataclasses.replace(c, job=job.id,
-                            violations={own(g): own(r) for g, r in c.violations.items()},
-                            assumptions=tuple(own(a) for a in c.assumptions))
-        for c in first.candidates)
-    removed = tuple(dataclasses.replace(r, job=job.id, rule=own(r.rule), reason=own(r.reason))
-                    for r in first.removed)
+    candidates = tuple(candidate_as(c, job.id, own) for c in first.candidates)
+    removed = tuple(removed_as(r, job.id, own) for r in first.removed)
     shape = instance_shape(job)
     clusters = tuple(((shape, place), cluster) for (_, place), cluster in first.clusters)
     return dataclasses.replace(first, job=job, candidates=candidates, removed=removed,
