@@ -201,7 +201,7 @@ class CandidateBuilder(Estimating, Billing):
         for job_id, cands in candidates.items():
             renumbered[job_id] = []
             for c in cands:
-                renumbered[job_id].append(dataclasses.replace(c, index=index))
+                renumbered[job_id].append(c.but(index=index))
                 index += 1
         resources = resources_in_use(renumbered, self.resources)
         self._describe_groups(resources)

@@ -35,8 +35,8 @@ def twin_shape(job: Job) -> str:
 def candidate_as(candidate: Candidate, job_id: str, own: Callable[[str], str]) -> Candidate:
     """Another job's candidate as `job_id`'s: its rule groups and texts renamed by `own`
     (windows.instance_renamer); a twin's, or a recurring job's next instance's."""
-    return dataclasses.replace(
-        candidate, job=job_id,
+    return candidate.but(
+        job=job_id,
         violations={own(g): own(r) for g, r in candidate.violations.items()},
         assumptions=tuple(own(a) for a in candidate.assumptions))
 
@@ -69,7 +69,7 @@ def same_build(copied: JobBuild, built: JobBuild) -> bool:
     build numbers them again), the options it dropped and why, the counts it asked of shared
     resources, its clusters and the indices it used."""
     def unnumbered(build: JobBuild) -> list[object]:
-        return [dataclasses.replace(c, index=0) for c in build.candidates]
+        return [c.but(index=0) for c in build.candidates]
 
     return (unnumbered(copied) == unnumbered(built) and copied.removed == built.removed
             and asked_counts(copied) == asked_counts(built) and copied.clusters == built.clusters
