@@ -217,11 +217,13 @@ def _zero_three(case: Case) -> Case | None:
 
 def _more_traffic_zero(case: Case) -> Case | None:
     """A ZeRO stage that only adds traffic, the optimizer step sharded alike: ZeRO-2 -> 3 on FSDP
-    and DeepSpeed (parameters gathered again for every pass), ZeRO-1 -> 2 on DeepSpeed (gradients
-    reduced every micro-batch, not once per step)."""
+    (parameters gathered again for every pass), ZeRO-1 -> 2 on DeepSpeed (gradients reduced every
+    micro-batch, not once per step). Not DeepSpeed's ZeRO-2 -> 3: stage 3 also turns on
+    `overlap_comm` (Stack.overlaps_unsharded_reduction), so it moves its collectives off the
+    compute stream as well as adding some, and may be the faster."""
     lay = case.layout
     stages = framework_zero(lay.framework, lay.pp)
-    step = {"fsdp": {2: 3}, "deepspeed": {1: 2, 2: 3}}.get(lay.framework, {}).get(lay.zero)
+    step = {"fsdp": {2: 3}, "deepspeed": {1: 2}}.get(lay.framework, {}).get(lay.zero)
     return _with(case, zero=step) if step in stages and not lay.state_offload else None
 
 

@@ -11,7 +11,9 @@ a 50B-class shape, not a published card); A100 80GB, sequence 2,048, DeepSpeed a
 stage, no tensor or pipeline parallelism, the micro-batch searched unless stated. The fabric is
 the estimator's default for the card unless a row names one (`FABRICS_GBPS`: the same cluster at
 half and a quarter of the default's bandwidth per GPU, AWS p4d's 50 Gb/s per GPU among them, the
-catalog's aws platform), since both cases turn on it.
+catalog's aws platform), since both cases turn on it. DeepSpeed below stage 3 runs with its
+defaults, as the DeepSpeed export writes them (`overlap_comm` off: its gradient all-reduces and the
+optimizer step's all-gather are all exposed, Stack.overlaps_unsharded_reduction); stage 3 overlaps.
 """
 
 from __future__ import annotations

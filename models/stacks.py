@@ -125,8 +125,14 @@ class Stack:
     """ZeRO-2 holds gradients unsharded (fp32 reduce dtype) until the last micro-batch: FSDP
     SHARD_GRAD_OP reduce-scatters once per step (no_sync)."""
     stage2_reduces_every_micro_batch: bool
-    """ZeRO-2 reduce-scatters every micro-batch and all-gathers the updated parameters after the
-    step (DeepSpeed stage 2, Megatron-FSDP optim_grads)."""
+    """ZeRO-2 reduces gradients every micro-batch and all-gathers the updated parameters after the
+    step (DeepSpeed stage 2, whose reduction all-reduces buckets; Megatron-FSDP optim_grads, which
+    reduce-scatters)."""
+    overlaps_unsharded_reduction: bool
+    """ZeRO 0-2 gradient reductions overlap the backward pass on their own stream. DeepSpeed's
+    `overlap_comm` is off below stage 3 unless a config sets it (deepspeed/runtime/zero/config.py
+    `overlap_comm_valid`, 0.19.8; the DeepSpeed export writes only the stage): its reductions run on
+    the compute stream (stage_1_and_2.py `average_tensor`, engine.py `allreduce_gradients`)."""
     fp8_weight_cast_cached: bool
     """FP8 weights cast once per step, on its first micro-batch, and reused for the others (the
     weights do not change within a step): Transformer Engine's `is_first_microbatch` caching,
@@ -196,6 +202,7 @@ _FACTS: dict[str, tuple[Any, Any, Any]] = {
     "fp32_adapters": (False, False, True),
     "defers_stage2_grads": (False, False, True),
     "stage2_reduces_every_micro_batch": (True, True, False),
+    "overlaps_unsharded_reduction": (True, False, True),
     "fp8_weight_cast_cached": (True, False, False),
     "fp8_saves_inputs_in_fp8": (True, False, False),
     "tensor_parallel_gathers_saved": (False, False, True),

@@ -32,11 +32,14 @@ Megatron (ZeRO 0/1) reduces gradients once per step behind the last micro-batch'
 (ZeRO-1) all-gathers parameters behind the next forward (buckets of max(40M, 1M x dp) parameters,
 megatron-core 0.16 distributed_data_parallel.py: about a layer at scale), in its fp32 `main_grad`
 under bf16; with interleaved stages only the chunk that ends the step lacks cover
-(`_once_per_step`); DeepSpeed ZeRO-2 and Megatron-FSDP `optim_grads` reduce-scatter gradients every
-micro-batch, and both gather the updated parameters once per step, as ZeRO-1 does; ZeRO-3
-(DeepSpeed, FSDP FULL_SHARD, Megatron-FSDP `optim_grads_params`) gathers each layer before its
-forward and again before its backward and reduce-scatters its gradient, every micro-batch; FSDP
-SHARD_GRAD_OP gathers once per micro-batch forward and reduce-scatters once per step.
+(`_once_per_step`); Megatron-FSDP `optim_grads` reduce-scatters gradients every micro-batch and
+gathers the updated parameters once per step, as ZeRO-1 does; ZeRO-3 (DeepSpeed, FSDP FULL_SHARD,
+Megatron-FSDP `optim_grads_params`) gathers each layer before its forward and again before its
+backward and reduce-scatters its gradient, every micro-batch; FSDP SHARD_GRAD_OP gathers once per
+micro-batch forward and reduces once per step. DeepSpeed below stage 3 overlaps nothing (its
+`overlap_comm` is off there): it all-reduces its gradient buckets on the compute stream, every
+micro-batch under ZeRO-2 and on the last under ZeRO 0-1, and (ZeRO 1-2) all-gathers the updated
+parameters inside the optimizer step (`_on_compute_stream`), all of it exposed whatever the compute.
 """
 
 from __future__ import annotations
@@ -265,6 +268,29 @@ def _gathered_every_micro_batch(method: str, layout: Layout, params: _ShardedPar
             + _each_micro_batch(layout, backward, backward_mb, layers))
 
 
+DEEPSPEED_REDUCE_BUCKET_ELEMENTS = 5e8
+"""Gradient elements per DeepSpeed all-reduce: ZeRO 1-2's `reduce_bucket_size` default
+(deepspeed/runtime/zero/config.py) and ZeRO-0's MEMORY_OPT_ALLREDUCE_SIZE (runtime/engine.py), both
+500,000,000 in DeepSpeed 0.19.8."""
+
+
+def _on_compute_stream(params: _ShardedParams, layout: Layout, layers: int, link: GroupLink,
+                       zero: int) -> float:
+    """DeepSpeed's ZeRO 0-2 without `overlap_comm` (Stack.overlaps_unsharded_reduction): every
+    collective waits on the compute stream, so all of it is exposed. Gradients are all-reduced
+    bucket by bucket (ZeRO 1-2 too: `use_multi_rank_bucket_allreduce`, default on, all-reduces a
+    bucket and each rank keeps its partition; stage_1_and_2.py `average_tensor`), on every
+    micro-batch under ZeRO-2 and on the last under ZeRO 0-1; ZeRO 1-2 then all-gather the updated
+    16-bit parameters in one collective inside the optimizer step (`all_gather_dp_groups`)."""
+    trained = params.layer_trained * layers + params.front_trained + params.back_trained
+    full, rest = divmod(trained, DEEPSPEED_REDUCE_BUCKET_ELEMENTS)
+    reduced = (full * link.all_reduce_s(DEEPSPEED_REDUCE_BUCKET_ELEMENTS * params.grad_bytes)
+               + link.all_reduce_s(rest * params.grad_bytes))
+    reductions = layout.micro_batches if zero == 2 else 1
+    gathered = link.reduce_scatter_s(trained * 2.0) if zero >= 1 else 0.0
+    return reductions * reduced + gathered
+
+
 def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupLink, zero: int,
                  compute_mb: float, recompute_mb: float,
                  replicate_link: GroupLink | None = None) -> float:
@@ -276,6 +302,8 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
         return 0.0
     layers = -(-shape.layers // layout.pp)
     params = _sharded_params(shape, method, layout, layers)
+    if zero <= 2 and not stack_of(layout.framework).overlaps_unsharded_reduction:
+        return _on_compute_stream(params, layout, layers, dp_link, zero)
     # one collective (an all-gather takes what a reduce-scatter takes)
     collective = dp_link.reduce_scatter_s
 
@@ -304,10 +332,9 @@ def dp_exposed_s(shape: ModelShape, method: str, layout: Layout, dp_link: GroupL
         return gathered.once_per_step(forward_mb, layers, layout)
 
     if zero == 2 and stack_of(layout.framework).stage2_reduces_every_micro_batch:
-        # DeepSpeed stage 2 reduce-scatters every micro-batch's gradients and, as stage 1 does,
-        # all-gathers the updated 16-bit parameters after the step (deepspeed/runtime/zero/
-        # stage_1_and_2.py); so does Megatron-FSDP optim_grads: the gradient shards are all there is
-        # to accumulate into, so every micro-batch's backward reduce-scatters
+        # Megatron-FSDP optim_grads reduce-scatters every micro-batch's gradients and, as ZeRO-1
+        # does, all-gathers the updated 16-bit parameters after the step: the gradient shards are
+        # all there is to accumulate into, so every micro-batch's backward reduce-scatters
         every = _each_micro_batch(layout, reduce, backward_mb, layers)
         return every + updated_parameters_gathered()
     if zero >= 2:

@@ -297,7 +297,7 @@ def test_layer_by_layer_sharding_pays_the_ring_latency_for_every_layer(
 
 @pytest.mark.parametrize(
     "framework, zero",
-    [("megatron", 1), ("fsdp", 3), ("deepspeed", 2), ("megatron", 2), ("megatron", 3)],
+    [("megatron", 1), ("fsdp", 3), ("deepspeed", 3), ("megatron", 2), ("megatron", 3)],
 )
 def test_the_embedding_is_the_data_parallel_bucket_nothing_hides(
     h100: GPU, framework: str, zero: int
@@ -334,8 +334,9 @@ def test_the_embedding_is_the_data_parallel_bucket_nothing_hides(
         shape, "pretrain", layout, link, zero, compute_mb=100.0, recompute_mb=0.0
     )
     # per step: the gradient's reduction once (ZeRO-1), or per micro-batch (ZeRO-2/3), plus the
-    # gathers: once per step after the optimizer (ZeRO-1, DeepSpeed's ZeRO-2 and Megatron-FSDP's
-    # optim_grads, which shard the optimizer but not the parameters), every micro-batch under ZeRO-3
+    # gathers: once per step after the optimizer (ZeRO-1 and Megatron-FSDP's optim_grads, which
+    # shard the optimizer but not the parameters), every micro-batch under ZeRO-3 (DeepSpeed's
+    # stages below 3 overlap nothing: test_deepspeed_below_stage_3_exposes_every_collective)
     reductions = 1 if zero == 1 else layout.micro_batches
     gathers = 1 if zero in (1, 2) else layout.micro_batches
     assert exposed == pytest.approx(reductions * reduce + gathers * gather)
@@ -344,6 +345,42 @@ def test_the_embedding_is_the_data_parallel_bucket_nothing_hides(
         dp_exposed_s(shape, "pretrain", layout, link, zero, compute_mb=0.0, recompute_mb=0.0)
         > exposed + layer
     )
+
+
+@pytest.mark.parametrize("zero", [0, 1, 2])
+def test_deepspeed_below_stage_3_exposes_every_collective(
+    llama70b: ModelCard, h100: GPU, zero: int
+) -> None:
+    """DeepSpeed's `overlap_comm` is off below stage 3, so its gradient all-reduces (buckets of 5e8
+    elements) and the optimizer step's all-gather of the updated parameters run on the compute
+    stream: however long the compute, all of them are exposed, the all-reduce on every
+    micro-batch under ZeRO-2. A stack that overlaps them (FSDP's ZeRO-2, Megatron's ZeRO-0/1)
+    hides most of the same traffic behind the same compute."""
+    from plan.planner.estimate.timing import DEEPSPEED_REDUCE_BUCKET_ELEMENTS, dp_exposed_s
+
+    shape = shape_of(llama70b)
+    cluster = Cluster.of(h100, 64)
+    layout = make(64, tp=8, zero=zero, framework="deepspeed", micro_batch=1, global_batch=32)
+    link = group_link(cluster, layout.dp, 8)
+    assert link.spans_nodes and layout.micro_batches == 4
+    exposed = [
+        dp_exposed_s(shape, "pretrain", layout, link, zero, compute_mb=c, recompute_mb=0.0)
+        for c in (0.0, 1e3)
+    ]
+    assert exposed[0] == exposed[1] > 0
+    trained = shape.layer_params_per_gpu(8, 1) * shape.layers + (
+        shape.embed_params + shape.head_params) / 8
+    full, rest = divmod(trained, DEEPSPEED_REDUCE_BUCKET_ELEMENTS)
+    assert full >= 1  # a 70B model over tp 8 fills more than one bucket
+    all_reduce = (full * link.all_reduce_s(DEEPSPEED_REDUCE_BUCKET_ELEMENTS * 2.0)
+                  + link.all_reduce_s(rest * 2.0))
+    reductions = layout.micro_batches if zero == 2 else 1
+    gather = link.reduce_scatter_s(trained * 2.0) if zero else 0.0
+    assert exposed[0] == pytest.approx(reductions * all_reduce + gather)
+    overlapping = make(64, tp=8, zero=zero, framework="fsdp" if zero == 2 else "megatron",
+                       micro_batch=1, global_batch=32)
+    assert dp_exposed_s(shape, "pretrain", overlapping, link, zero, compute_mb=1e3,
+                        recompute_mb=0.0) < exposed[1] / 2
 
 
 def test_interleaved_stages_leave_only_the_last_chunks_reduction_uncovered(
