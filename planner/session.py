@@ -77,6 +77,9 @@ class Session:
         self.wall_stopped = False
         self.presolve_retries = 0  # solves run again without presolve (see run)
         self.solves = 0  # CP-SAT runs so far (bench/pareto_speed.py counts a front's)
+        # CPU seconds of this process while CP-SAT ran (bench/pareto_speed.py: a front's share in
+        # the solver); a figure for the bench, never read by an answer
+        self.solve_cpu_s = 0.0
 
     @classmethod
     def from_loaded(cls, loaded: LoadedScenario, options: SolveOptions | None = None) -> Session:
@@ -193,9 +196,11 @@ class Session:
 
         def solved(presolve: bool) -> Outcome:
             work = self.work_left if max_work is None else min(max_work, self.work_left)
+            began_cpu_s = time.process_time()
             outcome = solve_model(
                 model, instance, self.settings, self.remaining_s(), work, probing, presolve=presolve
             )
+            self.solve_cpu_s += time.process_time() - began_cpu_s
             self.solves += 1
             self.work_left = max(0.0, self.work_left - outcome.work)
             self.wall_stopped |= outcome.wall_stopped
