@@ -95,27 +95,28 @@ class Trial:
     split: Split
     links: SplitLinks
     combo: Combination
+    tries_block: bool = field(init=False)
+    """Whether Megatron's block recomputation is tried on this combination (read for every size)."""
+
+    def __post_init__(self) -> None:
+        self.tries_block = (stack_of(self.combo.framework).block_recompute
+                            and self.combo.recompute == "full" and tries_block(self.inputs.spec))
 
     def fits(self, mb: int, rc: str | None = None) -> tuple[bool, tuple[Layout, MemoryResult]]:
         """Whether the combination (with recomputation `rc` instead of its own, if given) fits at
         micro-batch `mb`, with its layout and memory."""
-        c, inputs = self.combo, self.inputs
-        rc = c.recompute if rc is None else rc
-        key = (c.framework, c.zero, rc, mb, c.virtual_stages, c.ep, c.shard_group)
-        if key not in self.split.memo:
-            lay = self.split.layout(inputs.spec, inputs.lora_rank, c.framework, c.zero, rc, mb,
-                                    c.virtual_stages, c.ep, c.shard_group)
+        c, memo = self.combo, self.split.memo
+        key = (c.framework, c.zero, c.recompute if rc is None else rc, mb, c.virtual_stages, c.ep,
+               c.shard_group)
+        found: tuple[bool, tuple[Layout, MemoryResult]] | None = memo.get(key)
+        if found is None:
+            inputs = self.inputs
+            lay = self.split.layout(inputs.spec, inputs.lora_rank, c.framework, c.zero, key[2],
+                                    mb, c.virtual_stages, c.ep, c.shard_group)
             mem = cached_memory(inputs.shape, inputs.method, lay, inputs.cap,
                                 inputs.cluster.host_memory_gib_per_gpu)
-            self.split.memo[key] = (mem.breakdown.total_gib <= inputs.cap, (lay, mem))
-        found: tuple[bool, tuple[Layout, MemoryResult]] = self.split.memo[key]
+            found = memo[key] = (mem.breakdown.total_gib <= inputs.cap, (lay, mem))
         return found
-
-    @property
-    def tries_block(self) -> bool:
-        """Whether Megatron's block recomputation is tried on this combination."""
-        return (stack_of(self.combo.framework).block_recompute and self.combo.recompute == "full"
-                and tries_block(self.inputs.spec))
 
 
 def try_combination(inputs: SearchInputs, split: Split, links: SplitLinks, combo: Combination,

@@ -304,11 +304,6 @@ class Combination(NamedTuple):
         return (self.split, self.ep, self.framework, self.zero, self.shard_group, self.recompute,
                 self.virtual_stages)
 
-    def order(self) -> tuple[float, int, int, str, int, int, str, int, float]:
-        """The search's order: best bound first, then the split's rank and the choices."""
-        return (-self.bound, self.split, self.ep, self.framework, self.zero, self.shard_group,
-                self.recompute, self.virtual_stages, self.work_s)
-
     def layout(self, split: Split, spec: LayoutSpec, lora_rank: int | None, mb: int) -> Layout:
         """Its layout at micro-batch `mb` (`split` is the one it names)."""
         return split.layout(spec, lora_rank, self.framework, self.zero, self.recompute, mb,
@@ -447,7 +442,6 @@ def _split(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
     else:
         vps = virtual_stage_candidates(shape.layers, pp)
     sp = spec.sequence_parallel if spec.sequence_parallel is not None else tp > 1
-    tp_link = group_link(cluster, tp, 1)
     replica = gb // dp
     mb = spec.micro_batch or replica  # the most tokens per micro-batch: the best GEMM efficiency
     stage_s: dict[str, float] = {}
@@ -463,11 +457,8 @@ def _split(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
                        loss=loss_on(spec, fw), fused_modules=spec.fused_modules,
                        lora_targets=spec.lora_targets, flash_attention=spec.flash_attention, cp=cp,
                        framework=fw)
-        r = rates(shape, probe, cluster)
-        mbc = micro_batch_compute(shape, method, probe, r)
+        r, mbc, stage_s[fw] = _probe_times(shape, method, cluster, probe)
         compute[(fw, mb)] = (r, mbc)
-        stage_s[fw] = (stage_lower_bound_s(shape, probe, cluster, tp_link, mbc)
-                       * probe.micro_batch_equivalents)
         for rc in recompute_options(spec, fw, method):
             extra[(rc, fw)] = (recompute_s(mbc, r, rc, fw) * probe.micro_batch_equivalents
                                / cluster.speedup)
@@ -484,6 +475,20 @@ def _split(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
                  hybrid_gap)
 
 
+@lru_cache(maxsize=16384)
+def _probe_times(shape: ModelShape, method: str, cluster: Cluster, probe: Layout
+                 ) -> tuple[Rates, MicroBatchCompute, float]:
+    """A split's probe on one stack: its rates, its compute and the stage seconds no layout of the
+    split beats (`Split.stage_s`). Memoised: the searches of one cluster under specs that differ
+    only where the probe does not read them (the activation-offload and model-state-offload passes)
+    build the same probes."""
+    r = rates(shape, probe, cluster)
+    mbc = micro_batch_compute(shape, method, probe, r)
+    tp_link = group_link(cluster, probe.tp, 1)
+    return r, mbc, (stage_lower_bound_s(shape, probe, cluster, tp_link, mbc)
+                    * probe.micro_batch_equivalents)
+
+
 def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
                  lora_rank: int | None, found: tuple[Split, ...]
                  ) -> tuple[tuple[Combination, ...], tuple[tuple[str, int], ...]]:
@@ -493,7 +498,7 @@ def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
     beat the fastest layout found, wherever in the space it lies. Also how many were left out
     because no stack runs them, by reason (a pipelined LoRA outside Megatron; a split of the layers
     no stack makes: stages.py)."""
-    combos: list[Combination] = []
+    ranked: list[tuple[float, Combination]] = []  # (-bound, combination)
     unrunnable: Counter[str] = Counter()
     for index, split in enumerate(found):
         replica = split.replica_batch
@@ -535,15 +540,20 @@ def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
                 base_s, redone_a2a_s = _work_s(shape, cluster, spec, lora_rank, split, fw, zero, rc,
                                                ep, hs, a2a)
                 extra_s = split.recompute_s[(rc, fw)] + redone_a2a_s
+                blocked = block and rc == "full"
                 for v in vs:
                     # (a chunk of one layer has no block method: all of it or none is recomputed)
-                    partial = block and rc == "full" and -(-stage // v) > 1
-                    share = min(1.0, block * v / stage) if partial else 1.0
+                    share = (min(1.0, block * v / stage) if blocked and -(-stage // v) > 1
+                             else 1.0)
                     work_s = base_s + extra_s * share
                     bound = tokens_step / (work_s * bubbles[v])
-                    combos.append(Combination(index, ep, fw, zero, hs, rc, v, bound, work_s))
-    combos.sort(key=Combination.order)
-    return tuple(combos), tuple((kind, n) for kind, n in unrunnable.items() if n)
+                    ranked.append((-bound, Combination(index, ep, fw, zero, hs, rc, v, bound,
+                                                       work_s)))
+    # the search's order: best bound first, then the split's rank and the choices (the pairs'
+    # own order: a tie on the bound compares the combinations' fields in turn, bound and work last)
+    ranked.sort()
+    return (tuple(combo for _, combo in ranked),
+            tuple((kind, n) for kind, n in unrunnable.items() if n))
 
 
 def _work_s(shape: ModelShape, cluster: Cluster, spec: LayoutSpec, lora_rank: int | None,
