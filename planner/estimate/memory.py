@@ -92,7 +92,7 @@ from plan.planner.estimate.model_states import (
     stage_states,
     unquantized_weight_bytes,
 )
-from plan.planner.estimate.schedule import held_peak, stage_chunk_layers
+from plan.planner.estimate.schedule import held_chunks, held_peak, stage_chunk_layers
 from plan.planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout, MemoryBreakdown
 from plan.planner.i18n.said import say
 
@@ -302,6 +302,9 @@ def _stages(shape: ModelShape, layout: Layout, mb: _MicroBatch, loss: _LossPhase
         """What stage `rank` of `layers` layers holds at its peak: its schedule's chunk-forwards not
         yet run backward (schedule.py), each with its own layers and (torch pipelining) its output.
         """
+        if layout.virtual_pipeline == 1:  # (one chunk: held_peak's closed form, without the sets)
+            one = mb.chunk(layout, float(layers)) + (0.0 if edge == "last" else stage_output)
+            return one * held_chunks(p, 1, layout.micro_batches, rank)
         chunks = stage_chunk_layers(layers, mid_layers, layout.virtual_pipeline, edge)
         stored = {c: mb.chunk(layout, c) for c in set(chunks)}  # (at most two sizes: once each)
         held = [stored[c] + stage_output for c in chunks]
@@ -428,7 +431,27 @@ def resident_states(layout: Layout, states: tuple[float, float, float, float],
     return states, total
 
 
-def _stage_memory(shape: ModelShape, method: str, layout: Layout, stage: _Stage, mb: _MicroBatch,
+class _Shared(NamedTuple):
+    """What every stage's `other` reads the same (`_shared`): worked out once per layout."""
+
+    per_layer: float  # one layer's parameters on this GPU
+    dequantized: float  # qlora_dequantized_bytes
+    fixed_gib: float  # the CUDA context, NCCL buffers and ZeRO-3's gathered layers, summed so
+    overlap_gib: float  # recompute_overlap_gib on the last stage (0 without re-materialised layers)
+    upcast_gib: float  # upcast_reserve_gib on the last stage
+
+
+def _shared(shape: ModelShape, method: str, layout: Layout, mb: _MicroBatch,
+            loss: _LossPhase) -> _Shared:
+    gathered = gathered_layer_bytes(shape, method, layout)
+    dequantized = qlora_dequantized_bytes(shape, method, layout)
+    return _Shared(shape.layer_params_per_gpu(layout.tp, layout.ep), dequantized,
+                   cuda_context_gib() + nccl_buffers_gib(layout) + zero3_prefetch_gib(gathered),
+                   (recompute_overlap_gib(loss, mb.working, gathered, dequantized)
+                    if mb.working > 0 else 0.0), upcast_reserve_gib(loss))
+
+
+def _stage_memory(shape: ModelShape, method: str, layout: Layout, stage: _Stage, shared: _Shared,
                   loss: _LossPhase, host_cap: float) -> tuple[_StageMemory, float]:
     """One stage's terms, summed in this order; and the model states CPU offload sends to the host.
     """
@@ -436,14 +459,10 @@ def _stage_memory(shape: ModelShape, method: str, layout: Layout, stage: _Stage,
     (weights, grads, optim, pageable), host_gib = resident_states(layout, states, host_cap)
     logits_gib = loss.logits / GIB if stage.last else 0.0
     act_gib = stage.activations / GIB - logits_gib
-    gathered = gathered_layer_bytes(shape, method, layout)
-    per_layer = shape.layer_params_per_gpu(layout.tp, layout.ep)
-    dequantized = qlora_dequantized_bytes(shape, method, layout)
-    overlap = (recompute_overlap_gib(loss, mb.working, gathered, dequantized)
-               if stage.last and mb.working > 0 else 0.0)
-    upcast = upcast_reserve_gib(loss) if stage.last else 0.0
-    other = (cuda_context_gib() + nccl_buffers_gib(layout) + zero3_prefetch_gib(gathered)
-             + fsdp_root_gib(layout, stage, per_layer) + dequantized / GIB - overlap
+    overlap = shared.overlap_gib if stage.last else 0.0
+    upcast = shared.upcast_gib if stage.last else 0.0
+    other = (shared.fixed_gib + fsdp_root_gib(layout, stage, shared.per_layer)
+             + shared.dequantized / GIB - overlap
              + (logits_gib + fragmentation_gib(act_gib, logits_gib)) + upcast)
     memory = _StageMemory(weights, grads, optim, act_gib, other, pageable, logits_gib, upcast)
     return memory, host_gib
@@ -487,8 +506,10 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     stages = _stages(shape, layout, mb, loss)
     results = []
     host_gib = 0.0
+    shared = _shared(shape, method, layout, mb, loss)
     for stage in stages:
-        stage_memory, host_states = _stage_memory(shape, method, layout, stage, mb, loss, host_cap)
+        stage_memory, host_states = _stage_memory(shape, method, layout, stage, shared, loss,
+                                                  host_cap)
         host_gib = max(host_gib, host_states)
         results.append(stage_memory)
     totals = [sum(r[:5]) for r in results]

@@ -442,14 +442,16 @@ def _split(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
     else:
         vps = virtual_stage_candidates(shape.layers, pp)
     sp = spec.sequence_parallel if spec.sequence_parallel is not None else tp > 1
+    tp_link = group_link(cluster, tp, 1)
     replica = gb // dp
     mb = spec.micro_batch or replica  # the most tokens per micro-batch: the best GEMM efficiency
     stage_s: dict[str, float] = {}
     extra: dict[tuple[str, str], float] = {}
     compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]] = {}
     # kernels (fusion, attention) differ by stack; a stack that cannot run this split is not timed
-    runnable = (f for f, _, _ in stacks if not split_gap(method, spec, f, tp, pp, cp, shape.heads))
-    for fw in dict.fromkeys(runnable):
+    runnable = (f for f in dict.fromkeys(f for f, _, _ in stacks)
+                if not split_gap(method, spec, f, tp, pp, cp, shape.heads))
+    for fw in runnable:
         probe = Layout(tp=tp, pp=pp, dp=dp, zero=0, recompute="none", micro_batch=mb,
                        global_batch=gb, seq_len=spec.seq_len, precision=spec.precision,
                        sequence_parallel=sp,
@@ -457,8 +459,11 @@ def _split(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
                        loss=loss_on(spec, fw), fused_modules=spec.fused_modules,
                        lora_targets=spec.lora_targets, flash_attention=spec.flash_attention, cp=cp,
                        framework=fw)
-        r, mbc, stage_s[fw] = _probe_times(shape, method, cluster, probe)
+        r = rates(shape, probe, cluster)
+        mbc = micro_batch_compute(shape, method, probe, r)
         compute[(fw, mb)] = (r, mbc)
+        stage_s[fw] = (stage_lower_bound_s(shape, probe, cluster, tp_link, mbc)
+                       * probe.micro_batch_equivalents)
         for rc in recompute_options(spec, fw, method):
             extra[(rc, fw)] = (recompute_s(mbc, r, rc, fw) * probe.micro_batch_equivalents
                                / cluster.speedup)
@@ -475,20 +480,6 @@ def _split(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
                  hybrid_gap)
 
 
-@lru_cache(maxsize=16384)
-def _probe_times(shape: ModelShape, method: str, cluster: Cluster, probe: Layout
-                 ) -> tuple[Rates, MicroBatchCompute, float]:
-    """A split's probe on one stack: its rates, its compute and the stage seconds no layout of the
-    split beats (`Split.stage_s`). Memoised: the searches of one cluster under specs that differ
-    only where the probe does not read them (the activation-offload and model-state-offload passes)
-    build the same probes."""
-    r = rates(shape, probe, cluster)
-    mbc = micro_batch_compute(shape, method, probe, r)
-    tp_link = group_link(cluster, probe.tp, 1)
-    return r, mbc, (stage_lower_bound_s(shape, probe, cluster, tp_link, mbc)
-                    * probe.micro_batch_equivalents)
-
-
 def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
                  lora_rank: int | None, found: tuple[Split, ...]
                  ) -> tuple[tuple[Combination, ...], tuple[tuple[str, int], ...]]:
@@ -500,6 +491,7 @@ def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
     no stack makes: stages.py)."""
     ranked: list[tuple[float, Combination]] = []  # (-bound, combination)
     unrunnable: Counter[str] = Counter()
+    rc_options: dict[str, tuple[str, ...]] = {}  # framework -> recompute_options (read per stage)
     for index, split in enumerate(found):
         replica = split.replica_batch
         a2a: dict[int, tuple[float, float]] = {}  # ep -> all-to-all seconds (`_work_s`)
@@ -510,11 +502,15 @@ def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
         bubbles = {v: 1 + (split.pp - 1) / v / replica for v in split.virtual_stages}
         if split.hybrid_gap:
             unrunnable[HYBRID_SPLIT_GAP] += 1
+        split_gaps: dict[str, str | None] = {}  # framework -> split_gap (any ZeRO stage or ep)
         for ep, fw, zero, hs in ((e, f, z, h) for e in split.expert_parallel
                                  for f, z, h in split.stacks):
             if hs and ep > 1:  # (hybrid sharding is not combined with expert parallelism)
                 continue
-            why = (split_gap(method, spec, fw, split.tp, split.pp, split.cp, shape.heads)
+            if fw not in split_gaps:
+                split_gaps[fw] = split_gap(method, spec, fw, split.tp, split.pp, split.cp,
+                                           shape.heads)
+            why = (split_gaps[fw]
                    or expert_parallel_gap(fw, method, spec.optimizer, spec.precision, ep)
                    or replicated_split_gap(method, spec, fw, zero, split)
                    or uneven_micro_batch_gap(spec, fw, replica))
@@ -532,7 +528,9 @@ def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
             # slowest stage
             block = spec.recompute_layers or (
                 1 if tries_block(spec) and stack_of(fw).block_recompute else 0)
-            for rc in recompute_options(spec, fw, method):
+            if fw not in rc_options:
+                rc_options[fw] = recompute_options(spec, fw, method)
+            for rc in rc_options[fw]:
                 gap = recompute_gap(rc, method, spec, fw, zero, split, hs, ep)
                 if gap:
                     unrunnable[gap] += 1
