@@ -431,41 +431,29 @@ def resident_states(layout: Layout, states: tuple[float, float, float, float],
     return states, total
 
 
-class _Shared(NamedTuple):
-    """What every stage's `other` reads the same (`_shared`): worked out once per layout."""
-
-    per_layer: float  # one layer's parameters on this GPU
-    dequantized: float  # qlora_dequantized_bytes
-    fixed_gib: float  # the CUDA context, NCCL buffers and ZeRO-3's gathered layers, summed so
-    overlap_gib: float  # recompute_overlap_gib on the last stage (0 without re-materialised layers)
-    upcast_gib: float  # upcast_reserve_gib on the last stage
-
-
-def _shared(shape: ModelShape, method: str, layout: Layout, mb: _MicroBatch,
-            loss: _LossPhase) -> _Shared:
+def _stage_memories(shape: ModelShape, method: str, layout: Layout, stages: list[_Stage],
+                    mb: _MicroBatch, loss: _LossPhase, host_cap: float
+                    ) -> list[tuple[_StageMemory, float]]:
+    """Each stage's terms, summed in this order, and the model states CPU offload sends to the host
+    (what every stage reads the same worked out once: a search asks this of many layouts)."""
     gathered = gathered_layer_bytes(shape, method, layout)
+    per_layer = shape.layer_params_per_gpu(layout.tp, layout.ep)
     dequantized = qlora_dequantized_bytes(shape, method, layout)
-    return _Shared(shape.layer_params_per_gpu(layout.tp, layout.ep), dequantized,
-                   cuda_context_gib() + nccl_buffers_gib(layout) + zero3_prefetch_gib(gathered),
-                   (recompute_overlap_gib(loss, mb.working, gathered, dequantized)
-                    if mb.working > 0 else 0.0), upcast_reserve_gib(loss))
-
-
-def _stage_memory(shape: ModelShape, method: str, layout: Layout, stage: _Stage, shared: _Shared,
-                  loss: _LossPhase, host_cap: float) -> tuple[_StageMemory, float]:
-    """One stage's terms, summed in this order; and the model states CPU offload sends to the host.
-    """
-    states = stage_states(shape, method, layout, stage.params, stage.layers)
-    (weights, grads, optim, pageable), host_gib = resident_states(layout, states, host_cap)
-    logits_gib = loss.logits / GIB if stage.last else 0.0
-    act_gib = stage.activations / GIB - logits_gib
-    overlap = shared.overlap_gib if stage.last else 0.0
-    upcast = shared.upcast_gib if stage.last else 0.0
-    other = (shared.fixed_gib + fsdp_root_gib(layout, stage, shared.per_layer)
-             + shared.dequantized / GIB - overlap
-             + (logits_gib + fragmentation_gib(act_gib, logits_gib)) + upcast)
-    memory = _StageMemory(weights, grads, optim, act_gib, other, pageable, logits_gib, upcast)
-    return memory, host_gib
+    fixed_gib = cuda_context_gib() + nccl_buffers_gib(layout) + zero3_prefetch_gib(gathered)
+    found = []
+    for stage in stages:
+        states = stage_states(shape, method, layout, stage.params, stage.layers)
+        (weights, grads, optim, pageable), host_gib = resident_states(layout, states, host_cap)
+        logits_gib = loss.logits / GIB if stage.last else 0.0
+        act_gib = stage.activations / GIB - logits_gib
+        overlap = (recompute_overlap_gib(loss, mb.working, gathered, dequantized)
+                   if stage.last and mb.working > 0 else 0.0)
+        upcast = upcast_reserve_gib(loss) if stage.last else 0.0
+        other = (fixed_gib + fsdp_root_gib(layout, stage, per_layer) + dequantized / GIB - overlap
+                 + (logits_gib + fragmentation_gib(act_gib, logits_gib)) + upcast)
+        found.append((_StageMemory(weights, grads, optim, act_gib, other, pageable, logits_gib,
+                                   upcast), host_gib))
+    return found
 
 
 class _Paged(NamedTuple):
@@ -504,14 +492,9 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     mb = _micro_batch(shape, layout, host_cap, residual_bytes)
     loss = _loss_phase(shape, adapters, layout, mb, residual_bytes)
     stages = _stages(shape, layout, mb, loss)
-    results = []
-    host_gib = 0.0
-    shared = _shared(shape, method, layout, mb, loss)
-    for stage in stages:
-        stage_memory, host_states = _stage_memory(shape, method, layout, stage, shared, loss,
-                                                  host_cap)
-        host_gib = max(host_gib, host_states)
-        results.append(stage_memory)
+    per_stage = _stage_memories(shape, method, layout, stages, mb, loss, host_cap)
+    results = [memory for memory, _ in per_stage]
+    host_gib = max(0.0, *(host_states for _, host_states in per_stage))
     totals = [sum(r[:5]) for r in results]
     peak = max(range(len(results)), key=totals.__getitem__)
     # what the allocator gives back at the card's limit: its cached share of the changing tensors
