@@ -95,50 +95,59 @@ class Trial:
     split: Split
     links: SplitLinks
     combo: Combination
+    tries_block: bool = field(init=False)
+    """Whether Megatron's block recomputation is tried on this combination (read for every size)."""
+
+    def __post_init__(self) -> None:
+        self.tries_block = (stack_of(self.combo.framework).block_recompute
+                            and self.combo.recompute == "full" and tries_block(self.inputs.spec))
 
     def fits(self, mb: int, rc: str | None = None) -> tuple[bool, tuple[Layout, MemoryResult]]:
         """Whether the combination (with recomputation `rc` instead of its own, if given) fits at
         micro-batch `mb`, with its layout and memory."""
-        c, inputs = self.combo, self.inputs
-        rc = c.recompute if rc is None else rc
-        key = (c.framework, c.zero, rc, mb, c.virtual_stages, c.ep, c.shard_group)
-        if key not in self.split.memo:
-            lay = self.split.layout(inputs.spec, inputs.lora_rank, c.framework, c.zero, rc, mb,
-                                    c.virtual_stages, c.ep, c.shard_group)
+        c, memo = self.combo, self.split.memo
+        key = (c.framework, c.zero, c.recompute if rc is None else rc, mb, c.virtual_stages, c.ep,
+               c.shard_group)
+        found: tuple[bool, tuple[Layout, MemoryResult]] | None = memo.get(key)
+        if found is None:
+            inputs = self.inputs
+            lay = self.split.layout(inputs.spec, inputs.lora_rank, c.framework, c.zero, key[2],
+                                    mb, c.virtual_stages, c.ep, c.shard_group)
             mem = cached_memory(inputs.shape, inputs.method, lay, inputs.cap,
                                 inputs.cluster.host_memory_gib_per_gpu)
-            self.split.memo[key] = (mem.breakdown.total_gib <= inputs.cap, (lay, mem))
-        found: tuple[bool, tuple[Layout, MemoryResult]] = self.split.memo[key]
+            found = memo[key] = (mem.breakdown.total_gib <= inputs.cap, (lay, mem))
         return found
 
-    @property
-    def tries_block(self) -> bool:
-        """Whether Megatron's block recomputation is tried on this combination."""
-        return (stack_of(self.combo.framework).block_recompute and self.combo.recompute == "full"
-                and tries_block(self.inputs.spec))
+
+def states_rule_out(inputs: SearchInputs, split: Split, combo: Combination, tally: Tally) -> bool:
+    """Whether the model states alone do not fit at any micro-batch size, so none fits (counted
+    and rejected in the tally): most combinations of a large model on a few cards end here, before
+    any activation is counted or any link is looked up. The states are least with the whole
+    replica batch as one micro-batch (FSDP's unsharded accumulation buffer exists only with
+    several). Not asked where the micro-batch is stated."""
+    spec, replica = inputs.spec, split.replica_batch
+    if spec.micro_batch:
+        return False
+    floor = states_floor(inputs, split, combo.framework, combo.zero, combo.ep, replica,
+                         combo.shard_group)
+    if floor <= inputs.cap:
+        return False
+    tally.considered += 1
+    if not tally.reasons[OUT_OF_MEMORY]:
+        tally.reject(combo.layout(split, spec, inputs.lora_rank, replica),
+                     f"out of memory: the model states alone take {floor:.1f} GiB > "
+                     f"{inputs.cap:g} GiB", OUT_OF_MEMORY)
+    else:
+        tally.reasons[OUT_OF_MEMORY] += 1
+    return True
 
 
 def try_combination(inputs: SearchInputs, split: Split, links: SplitLinks, combo: Combination,
                     tally: Tally) -> bool:
     """Time the combination's micro-batch sizes that fit, offering each to the tally; whether every
-    size fits (False where pruned or where the micro-batch is stated)."""
+    size fits (False where pruned or where the micro-batch is stated). The caller has asked
+    `states_rule_out` first."""
     spec, replica = inputs.spec, split.replica_batch
-    if not spec.micro_batch:
-        # the model states alone do not fit at any micro-batch size: none fits (most combinations
-        # of a large model on a few cards end here, before any activation is counted). The states
-        # are least with the whole replica batch as one micro-batch (FSDP's unsharded accumulation
-        # buffer exists only with several)
-        floor = states_floor(inputs, split, combo.framework, combo.zero, combo.ep, replica,
-                             combo.shard_group)
-        if floor > inputs.cap:
-            tally.considered += 1
-            if not tally.reasons[OUT_OF_MEMORY]:
-                tally.reject(combo.layout(split, spec, inputs.lora_rank, replica),
-                             f"out of memory: the model states alone take {floor:.1f} GiB > "
-                             f"{inputs.cap:g} GiB", OUT_OF_MEMORY)
-            else:
-                tally.reasons[OUT_OF_MEMORY] += 1
-            return False
     trial = Trial(inputs, split, links, combo)
     # The combination's traffic and optimizer time no micro-batch size avoids tighten its bound
     # (the order uses compute alone): skip it when even that cannot beat the fastest found. Worth

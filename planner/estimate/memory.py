@@ -92,7 +92,7 @@ from plan.planner.estimate.model_states import (
     stage_states,
     unquantized_weight_bytes,
 )
-from plan.planner.estimate.schedule import held_peak, stage_chunk_layers
+from plan.planner.estimate.schedule import held_chunks, held_peak, stage_chunk_layers
 from plan.planner.estimate.types import ADAPTER_METHODS, QLORA_METHODS, Layout, MemoryBreakdown
 from plan.planner.i18n.said import say
 
@@ -302,6 +302,9 @@ def _stages(shape: ModelShape, layout: Layout, mb: _MicroBatch, loss: _LossPhase
         """What stage `rank` of `layers` layers holds at its peak: its schedule's chunk-forwards not
         yet run backward (schedule.py), each with its own layers and (torch pipelining) its output.
         """
+        if layout.virtual_pipeline == 1:  # (one chunk: held_peak's closed form, without the sets)
+            one = mb.chunk(layout, float(layers)) + (0.0 if edge == "last" else stage_output)
+            return one * held_chunks(p, 1, layout.micro_batches, rank)
         chunks = stage_chunk_layers(layers, mid_layers, layout.virtual_pipeline, edge)
         stored = {c: mb.chunk(layout, c) for c in set(chunks)}  # (at most two sizes: once each)
         held = [stored[c] + stage_output for c in chunks]
@@ -428,25 +431,29 @@ def resident_states(layout: Layout, states: tuple[float, float, float, float],
     return states, total
 
 
-def _stage_memory(shape: ModelShape, method: str, layout: Layout, stage: _Stage, mb: _MicroBatch,
-                  loss: _LossPhase, host_cap: float) -> tuple[_StageMemory, float]:
-    """One stage's terms, summed in this order; and the model states CPU offload sends to the host.
-    """
-    states = stage_states(shape, method, layout, stage.params, stage.layers)
-    (weights, grads, optim, pageable), host_gib = resident_states(layout, states, host_cap)
-    logits_gib = loss.logits / GIB if stage.last else 0.0
-    act_gib = stage.activations / GIB - logits_gib
+def _stage_memories(shape: ModelShape, method: str, layout: Layout, stages: list[_Stage],
+                    mb: _MicroBatch, loss: _LossPhase, host_cap: float
+                    ) -> list[tuple[_StageMemory, float]]:
+    """Each stage's terms, summed in this order, and the model states CPU offload sends to the host
+    (what every stage reads the same worked out once: a search asks this of many layouts)."""
     gathered = gathered_layer_bytes(shape, method, layout)
     per_layer = shape.layer_params_per_gpu(layout.tp, layout.ep)
     dequantized = qlora_dequantized_bytes(shape, method, layout)
-    overlap = (recompute_overlap_gib(loss, mb.working, gathered, dequantized)
-               if stage.last and mb.working > 0 else 0.0)
-    upcast = upcast_reserve_gib(loss) if stage.last else 0.0
-    other = (cuda_context_gib() + nccl_buffers_gib(layout) + zero3_prefetch_gib(gathered)
-             + fsdp_root_gib(layout, stage, per_layer) + dequantized / GIB - overlap
-             + (logits_gib + fragmentation_gib(act_gib, logits_gib)) + upcast)
-    memory = _StageMemory(weights, grads, optim, act_gib, other, pageable, logits_gib, upcast)
-    return memory, host_gib
+    fixed_gib = cuda_context_gib() + nccl_buffers_gib(layout) + zero3_prefetch_gib(gathered)
+    found = []
+    for stage in stages:
+        states = stage_states(shape, method, layout, stage.params, stage.layers)
+        (weights, grads, optim, pageable), host_gib = resident_states(layout, states, host_cap)
+        logits_gib = loss.logits / GIB if stage.last else 0.0
+        act_gib = stage.activations / GIB - logits_gib
+        overlap = (recompute_overlap_gib(loss, mb.working, gathered, dequantized)
+                   if stage.last and mb.working > 0 else 0.0)
+        upcast = upcast_reserve_gib(loss) if stage.last else 0.0
+        other = (fixed_gib + fsdp_root_gib(layout, stage, per_layer) + dequantized / GIB - overlap
+                 + (logits_gib + fragmentation_gib(act_gib, logits_gib)) + upcast)
+        found.append((_StageMemory(weights, grads, optim, act_gib, other, pageable, logits_gib,
+                                   upcast), host_gib))
+    return found
 
 
 class _Paged(NamedTuple):
@@ -485,12 +492,9 @@ def memory_per_gpu(shape: ModelShape, method: str, layout: Layout, gpu_memory_gi
     mb = _micro_batch(shape, layout, host_cap, residual_bytes)
     loss = _loss_phase(shape, adapters, layout, mb, residual_bytes)
     stages = _stages(shape, layout, mb, loss)
-    results = []
-    host_gib = 0.0
-    for stage in stages:
-        stage_memory, host_states = _stage_memory(shape, method, layout, stage, mb, loss, host_cap)
-        host_gib = max(host_gib, host_states)
-        results.append(stage_memory)
+    per_stage = _stage_memories(shape, method, layout, stages, mb, loss, host_cap)
+    results = [memory for memory, _ in per_stage]
+    host_gib = max(0.0, *(host_states for _, host_states in per_stage))
     totals = [sum(r[:5]) for r in results]
     peak = max(range(len(results)), key=totals.__getitem__)
     # what the allocator gives back at the card's limit: its cached share of the changing tensors

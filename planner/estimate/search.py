@@ -21,7 +21,12 @@ from typing import Any
 import plan.planner.estimate.stored_search as stored_search
 from plan.models.model_card import ModelCard
 from plan.planner.estimate.cluster import Cluster
-from plan.planner.estimate.combination_trial import Tally, cached_memory, try_combination
+from plan.planner.estimate.combination_trial import (
+    Tally,
+    cached_memory,
+    states_rule_out,
+    try_combination,
+)
 from plan.planner.estimate.estimator import _estimate
 from plan.planner.estimate.flops import model_key, shape_of
 from plan.planner.estimate.pruning import (
@@ -243,6 +248,8 @@ def _searched(key: _Key) -> SearchResult:
             tally.reasons[twin] += 1
             continue
         split = space.splits[combo.split]
+        if states_rule_out(inputs, split, combo, tally):
+            continue
         if combo.split not in links:
             links[combo.split] = SplitLinks.of(split, inputs.cluster)
         if try_combination(inputs, split, links[combo.split], combo, tally):

@@ -304,11 +304,6 @@ class Combination(NamedTuple):
         return (self.split, self.ep, self.framework, self.zero, self.shard_group, self.recompute,
                 self.virtual_stages)
 
-    def order(self) -> tuple[float, int, int, str, int, int, str, int, float]:
-        """The search's order: best bound first, then the split's rank and the choices."""
-        return (-self.bound, self.split, self.ep, self.framework, self.zero, self.shard_group,
-                self.recompute, self.virtual_stages, self.work_s)
-
     def layout(self, split: Split, spec: LayoutSpec, lora_rank: int | None, mb: int) -> Layout:
         """Its layout at micro-batch `mb` (`split` is the one it names)."""
         return split.layout(spec, lora_rank, self.framework, self.zero, self.recompute, mb,
@@ -454,8 +449,9 @@ def _split(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
     extra: dict[tuple[str, str], float] = {}
     compute: dict[tuple[str, int], tuple[Rates, MicroBatchCompute]] = {}
     # kernels (fusion, attention) differ by stack; a stack that cannot run this split is not timed
-    runnable = (f for f, _, _ in stacks if not split_gap(method, spec, f, tp, pp, cp, shape.heads))
-    for fw in dict.fromkeys(runnable):
+    runnable = (f for f in dict.fromkeys(f for f, _, _ in stacks)
+                if not split_gap(method, spec, f, tp, pp, cp, shape.heads))
+    for fw in runnable:
         probe = Layout(tp=tp, pp=pp, dp=dp, zero=0, recompute="none", micro_batch=mb,
                        global_batch=gb, seq_len=spec.seq_len, precision=spec.precision,
                        sequence_parallel=sp,
@@ -493,8 +489,9 @@ def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
     beat the fastest layout found, wherever in the space it lies. Also how many were left out
     because no stack runs them, by reason (a pipelined LoRA outside Megatron; a split of the layers
     no stack makes: stages.py)."""
-    combos: list[Combination] = []
+    ranked: list[tuple[float, Combination]] = []  # (-bound, combination)
     unrunnable: Counter[str] = Counter()
+    rc_options: dict[str, tuple[str, ...]] = {}  # framework -> recompute_options (read per stage)
     for index, split in enumerate(found):
         replica = split.replica_batch
         a2a: dict[int, tuple[float, float]] = {}  # ep -> all-to-all seconds (`_work_s`)
@@ -505,11 +502,15 @@ def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
         bubbles = {v: 1 + (split.pp - 1) / v / replica for v in split.virtual_stages}
         if split.hybrid_gap:
             unrunnable[HYBRID_SPLIT_GAP] += 1
+        split_gaps: dict[str, str | None] = {}  # framework -> split_gap (any ZeRO stage or ep)
         for ep, fw, zero, hs in ((e, f, z, h) for e in split.expert_parallel
                                  for f, z, h in split.stacks):
             if hs and ep > 1:  # (hybrid sharding is not combined with expert parallelism)
                 continue
-            why = (split_gap(method, spec, fw, split.tp, split.pp, split.cp, shape.heads)
+            if fw not in split_gaps:
+                split_gaps[fw] = split_gap(method, spec, fw, split.tp, split.pp, split.cp,
+                                           shape.heads)
+            why = (split_gaps[fw]
                    or expert_parallel_gap(fw, method, spec.optimizer, spec.precision, ep)
                    or replicated_split_gap(method, spec, fw, zero, split)
                    or uneven_micro_batch_gap(spec, fw, replica))
@@ -527,7 +528,9 @@ def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
             # slowest stage
             block = spec.recompute_layers or (
                 1 if tries_block(spec) and stack_of(fw).block_recompute else 0)
-            for rc in recompute_options(spec, fw, method):
+            if fw not in rc_options:
+                rc_options[fw] = recompute_options(spec, fw, method)
+            for rc in rc_options[fw]:
                 gap = recompute_gap(rc, method, spec, fw, zero, split, hs, ep)
                 if gap:
                     unrunnable[gap] += 1
@@ -535,15 +538,20 @@ def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
                 base_s, redone_a2a_s = _work_s(shape, cluster, spec, lora_rank, split, fw, zero, rc,
                                                ep, hs, a2a)
                 extra_s = split.recompute_s[(rc, fw)] + redone_a2a_s
+                blocked = block and rc == "full"
                 for v in vs:
                     # (a chunk of one layer has no block method: all of it or none is recomputed)
-                    partial = block and rc == "full" and -(-stage // v) > 1
-                    share = min(1.0, block * v / stage) if partial else 1.0
+                    share = (min(1.0, block * v / stage) if blocked and -(-stage // v) > 1
+                             else 1.0)
                     work_s = base_s + extra_s * share
                     bound = tokens_step / (work_s * bubbles[v])
-                    combos.append(Combination(index, ep, fw, zero, hs, rc, v, bound, work_s))
-    combos.sort(key=Combination.order)
-    return tuple(combos), tuple((kind, n) for kind, n in unrunnable.items() if n)
+                    ranked.append((-bound, Combination(index, ep, fw, zero, hs, rc, v, bound,
+                                                       work_s)))
+    # the search's order: best bound first, then the split's rank and the choices (the pairs'
+    # own order: a tie on the bound compares the combinations' fields in turn, bound and work last)
+    ranked.sort()
+    return (tuple(combo for _, combo in ranked),
+            tuple((kind, n) for kind, n in unrunnable.items() if n))
 
 
 def _work_s(shape: ModelShape, cluster: Cluster, spec: LayoutSpec, lora_rank: int | None,
