@@ -143,6 +143,7 @@ def units(ahead: _Ahead, jobs: Sequence[Job]) -> list[_Unit]:
     """The jobs' searches by (model card, method, GPU), in the order the build asks them."""
     grouped: dict[tuple[str, str, str], list[Job]] = {}
     for job in jobs:
+        build_deadline.check()  # (listing a job's options: 0.02 s; hundreds of jobs are seconds)
         card = ahead.loaded.models[job.id]
         for gpu in ahead.gpus(job):
             grouped.setdefault((card.id, str(job.method), gpu), []).append(job)
