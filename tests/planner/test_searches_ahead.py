@@ -5,7 +5,11 @@ helper does; a warm build starts no helper; a batch worker never starts one."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -174,3 +178,58 @@ def test_no_helpers_in_a_batch_worker_nor_a_ray_worker(monkeypatch) -> None:
     monkeypatch.setattr(searches_ahead, "_forbidden", False)
     searches_ahead.forbid()  # what a Ray worker's chunk does first
     assert searches_ahead.processes() == 1
+
+
+# `plan` whose helpers stall in their first unit (a search that runs on): the parent waits for them
+# after its own units, until it is interrupted or killed.
+STALLING_PLAN = (
+    "import os, time, sys\n"
+    "from plan.planner.candidates import searches_ahead\n"
+    "real, parent, marker = searches_ahead._Ahead.search, os.getpid(), sys.argv.pop(1)\n"
+    "def search(self, unit):\n"
+    "    if os.getpid() != parent:\n"
+    "        open(marker, 'w').close()\n"
+    "        time.sleep(600)\n"
+    "    real(self, unit)\n"
+    "searches_ahead._Ahead.search = search\n"
+    "sys.argv = ['plan', *sys.argv[1:]]\n"
+    "from plan.planner.cli.app import main\n"
+    "main()\n"
+)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+@pytest.mark.parametrize("end", ["ctrl-c", "killed"])
+def test_helpers_end_with_the_build(end, base_scenario, write_scenario, tmp_path) -> None:
+    path = _scenario(base_scenario, write_scenario)
+    started = tmp_path / "helper-started"
+    env = {**os.environ, searches_ahead.ENV: "2", estimate_store.CACHE_ENV: "off"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", STALLING_PLAN, str(started), "solve", str(path)], env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    ends = time.monotonic() + 120
+    while not started.exists():
+        assert time.monotonic() < ends and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    helpers = [int(pid) for pid in Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+               .read_text().split()]
+    assert helpers and all(_alive(pid) for pid in helpers)
+    # Ctrl-C reaches the whole group, as a terminal's does; a killed parent says nothing
+    os.killpg(proc.pid, signal.SIGINT) if end == "ctrl-c" else proc.kill()
+    out, err = proc.communicate(timeout=60)
+    if end == "ctrl-c":
+        assert proc.returncode == 130 and out == ""
+        assert err.strip().splitlines() == ["interrupted: nothing was kept (an interrupted "
+                                            "search is not a result)"]
+    ends = time.monotonic() + 10
+    while any(_alive(pid) for pid in helpers) and time.monotonic() < ends:
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in helpers)
