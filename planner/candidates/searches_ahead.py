@@ -20,7 +20,8 @@ When: on Linux (fork), with more than one usable CPU (`os.sched_getaffinity`),
 `PLAN_BUILD_PROCESSES` neither 1 nor off, never in a process that multiprocessing started (a batch
 worker: no pools within pools) nor in a Ray worker (`forbid`); and only once a probe (the first
 job's ladders on its first GPU, searched here) asked a search no cache held: a warm build reads all
-of them back, and there is nothing to share out.
+of them back, and there is nothing to share out. Helpers start once this process has spent
+PAYS_AFTER_S on the units with some left: a build shorter than that stays in one process.
 
 Helpers ignore Ctrl-C and die with this process (Linux's parent-death signal). On Ctrl-C, a cut by
 the time limit (which covers this phase: build_deadline.py) or any failure here they are ended at
@@ -37,6 +38,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import wait
@@ -54,6 +56,7 @@ from plan.planner.candidates.job_builds import JobBuild
 from plan.planner.candidates.job_twins import twin_shape
 from plan.planner.candidates.options import _Option
 from plan.planner.candidates.windows import instance_shape
+from plan.planner.estimate import search
 from plan.planner.interrupts import ignore_sigint
 
 ENV = "PLAN_BUILD_PROCESSES"
@@ -62,6 +65,10 @@ MAX_PROCESSES); a number, that many (1: this process alone); `off`, this process
 MAX_PROCESSES = 8
 """assumed: the most processes used unasked. Each helper is a copy of this process (memory), and a
 build's units run out (rubin_buy_or_rent has 56, most of them small)."""
+PAYS_AFTER_S = 1.0
+"""assumed: CPU seconds this process spends on units before it starts helpers. A shorter build is
+over before a helper pays for itself: forking, and reading its searches back from the store
+(student_no_ops: a 0.6 s build took 0.6 s here with a helper searching half of it)."""
 STOP_WAIT_S = 5.0
 """How long an ended helper is waited for before it is killed."""
 PR_SET_PDEATHSIG = 1  # (linux/prctl.h)
@@ -154,54 +161,42 @@ def units(ahead: _Ahead, jobs: Sequence[Job]) -> list[_Unit]:
 def searched_ahead(loaded: LoadedScenario, estimates: EstimateCache,
                    kept: Mapping[str, JobBuild]) -> Iterator[None]:
     """Run the block (the build) after its searches were run ahead across processes, where that
-    pays (see the module's docstring); where the store is off, the block reads them from a private
-    store, removed afterwards."""
+    pays (see the module's docstring); where the store is off and helpers ran, the block reads
+    theirs from a private store, removed afterwards."""
     count = processes()
     jobs = jobs_searched(loaded.scenario.jobs, kept) if count > 1 else []
-    if not jobs:
+    with contextlib.ExitStack() as private:
+        if jobs:
+            _search_ahead(_Ahead(loaded, estimates), jobs, count, private)
         yield
-        return
-    private = None
-    if estimate_store.store() is None:
-        try:
-            private = Path(tempfile.mkdtemp(prefix="plan-searches-"))
-        except OSError:
-            yield
-            return
-    try:
-        with estimate_store.private_store(private) if private else contextlib.nullcontext():
-            _search_ahead(_Ahead(loaded, estimates), jobs, count)
-            yield
-    finally:
-        if private is not None:
-            shutil.rmtree(private, ignore_errors=True)
 
 
-def _search_ahead(ahead: _Ahead, jobs: Sequence[Job], count: int) -> None:
-    """The probe here; then, if it searched anything, the units across `count` processes. Any
-    failure here ends the helpers and leaves the rest to the build (which says a cut by the time
-    limit itself, at its first check)."""
+def _search_ahead(ahead: _Ahead, jobs: Sequence[Job], count: int,
+                  private: contextlib.ExitStack) -> None:
+    """The probe; then, if it searched anything, the units here, and across `count` processes once
+    this process has spent PAYS_AFTER_S on them with units left (`private`: what holds a private
+    store open for the build, where the store is off). Any failure here ends the helpers and leaves
+    the rest to the build (which says a cut by the time limit itself, at its first check)."""
     persistent = estimate_store.store()
     helpers: list[BaseProcess] = []
     try:
+        started = time.process_time()
         gpus = ahead.gpus(jobs[0])
-        if persistent is None or not gpus:
-            return
-        before = persistent.unflushed
-        ahead.search(_Unit(gpus[0], (jobs[0],)))
-        if persistent.unflushed == before:
+        before = _searched(persistent)
+        if gpus:
+            ahead.search(_Unit(gpus[0], (jobs[0],)))
+        if _searched(persistent) == before:
             return  # (warm: nothing searched)
         todo = units(ahead, jobs)
-        context = multiprocessing.get_context("fork")
-        counter = context.Value("q", 0)
-        for stream in (sys.stdout, sys.stderr):  # (nothing of the parent's is left to copy)
-            stream.flush()
-        for _ in range(min(count, len(todo)) - 1):
-            helper = context.Process(target=_helper, args=(ahead, todo, counter, os.getpid()),
-                                     daemon=True)
-            helper.start()
-            helpers.append(helper)
-        _take(ahead, todo, counter)
+        counter = multiprocessing.get_context("fork").Value("q", 0)
+        while _take(ahead, todo, counter):
+            if time.process_time() - started >= PAYS_AFTER_S:
+                if persistent is None:
+                    _open_private(private)
+                helpers = _start(ahead, todo, counter, count - 1)
+                break
+        while _take(ahead, todo, counter):
+            pass
         _wait(helpers)
     except Exception:  # (the build searches what was not searched here)
         return
@@ -209,17 +204,47 @@ def _search_ahead(ahead: _Ahead, jobs: Sequence[Job], count: int) -> None:
         _stop(helpers)
 
 
-def _take(ahead: _Ahead, todo: Sequence[_Unit], counter: Any, flush: bool = False) -> None:
-    """Search the next unit no process took, until none is left."""
-    while True:
-        with counter.get_lock():
-            index = counter.value
-            counter.value += 1
-        if index >= len(todo):
-            return
-        ahead.search(todo[index])
-        if flush:
-            estimate_store.flush()  # (a helper's searches, readable at once)
+def _searched(persistent: estimate_store.EstimateStore | None) -> int:
+    """A count that grows with each search this process runs: the results it will store, or with
+    the store off, the searches it did not hold."""
+    return persistent.unflushed if persistent is not None else search.searches_missed()
+
+
+def _open_private(private: contextlib.ExitStack) -> None:
+    """A private store for this process and its helpers until the build is done, then removed."""
+    folder = Path(tempfile.mkdtemp(prefix="plan-searches-"))
+    private.callback(shutil.rmtree, folder, ignore_errors=True)
+    private.enter_context(estimate_store.private_store(folder))
+
+
+def _start(ahead: _Ahead, todo: Sequence[_Unit], counter: Any, count: int) -> list[BaseProcess]:
+    """Up to `count` helpers, forked, taking units from `counter` as this process does (fewer where
+    fewer units are left than that)."""
+    left = len(todo) - counter.value
+    for stream in (sys.stdout, sys.stderr):  # (nothing of this process's is left to copy)
+        stream.flush()
+    context = multiprocessing.get_context("fork")
+    helpers: list[BaseProcess] = []
+    try:
+        for _ in range(min(count, left - 1)):
+            helper = context.Process(target=_helper, args=(ahead, todo, counter, os.getpid()),
+                                     daemon=True)
+            helper.start()
+            helpers.append(helper)
+    except (OSError, ValueError):  # (no more processes: those started do the work)
+        pass
+    return helpers
+
+
+def _take(ahead: _Ahead, todo: Sequence[_Unit], counter: Any) -> bool:
+    """Search the next unit no process took; False when none was left."""
+    with counter.get_lock():
+        index = counter.value
+        counter.value += 1
+    if index >= len(todo):
+        return False
+    ahead.search(todo[index])
+    return True
 
 
 def _helper(ahead: _Ahead, todo: Sequence[_Unit], counter: Any, parent: int) -> None:
@@ -229,7 +254,8 @@ def _helper(ahead: _Ahead, todo: Sequence[_Unit], counter: Any, parent: int) -> 
     _die_with(parent)
     estimate_store.forked()
     try:
-        _take(ahead, todo, counter, flush=True)
+        while _take(ahead, todo, counter):
+            estimate_store.flush()  # (its searches, readable at once)
     except BaseException:
         os._exit(1)
     # (not multiprocessing's own exit, which flushes this copy of the parent's stdout and stderr)

@@ -35,7 +35,9 @@ def _fresh() -> None:
 
 
 @pytest.fixture
-def fresh() -> Iterator[None]:
+def fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No search in memory, before and after; helpers start at once (these builds are short)."""
+    monkeypatch.setattr(searches_ahead, "PAYS_AFTER_S", 0.0)
     _fresh()
     yield
     _fresh()
@@ -113,6 +115,17 @@ def test_a_warm_build_starts_no_helper(base_scenario, write_scenario, searched_b
     assert [pid for pid, _ in _lines(searched_by)] == [os.getpid()]  # the probe alone
 
 
+def test_a_short_build_starts_no_helper(base_scenario, write_scenario, searched_by, fresh,
+                                        monkeypatch) -> None:
+    path = _scenario(base_scenario, write_scenario)
+    monkeypatch.setenv(estimate_store.CACHE_ENV, "off")
+    alone = _built(path, "1", monkeypatch)
+    monkeypatch.setattr(searches_ahead, "PAYS_AFTER_S", 1e9)
+    assert _built(path, "3", monkeypatch) == alone
+    searched = _lines(searched_by)
+    assert {pid for pid, _ in searched} == {os.getpid()} and len(searched) > 3
+
+
 def _failing_helper(self: searches_ahead._Ahead, unit: Any) -> None:
     raise MemoryError("a helper that fails")
 
@@ -185,6 +198,7 @@ def test_no_helpers_in_a_batch_worker_nor_a_ray_worker(monkeypatch) -> None:
 STALLING_PLAN = (
     "import os, time, sys\n"
     "from plan.planner.candidates import searches_ahead\n"
+    "searches_ahead.PAYS_AFTER_S = 0.0\n"
     "real, parent, marker = searches_ahead._Ahead.search, os.getpid(), sys.argv.pop(1)\n"
     "def search(self, unit):\n"
     "    if os.getpid() != parent:\n"
