@@ -57,7 +57,7 @@ from plan.planner.candidates.job_twins import twin_shape
 from plan.planner.candidates.options import _Option
 from plan.planner.candidates.windows import instance_shape
 from plan.planner.estimate import search
-from plan.planner.interrupts import ignore_sigint
+from plan.planner.interrupts import ignore_sigint, sigint_deferred
 
 ENV = "PLAN_BUILD_PROCESSES"
 """Processes a build's searches may use: unset or `auto`, the usable CPUs (at most
@@ -193,7 +193,7 @@ def _search_ahead(ahead: _Ahead, jobs: Sequence[Job], count: int,
             if time.process_time() - started >= PAYS_AFTER_S:
                 if persistent is None:
                     _open_private(private)
-                helpers = _start(ahead, todo, counter, count - 1)
+                _start(ahead, todo, counter, count - 1, helpers)
                 break
         while _take(ahead, todo, counter):
             pass
@@ -217,23 +217,21 @@ def _open_private(private: contextlib.ExitStack) -> None:
     private.enter_context(estimate_store.private_store(folder))
 
 
-def _start(ahead: _Ahead, todo: Sequence[_Unit], counter: Any, count: int) -> list[BaseProcess]:
+def _start(ahead: _Ahead, todo: Sequence[_Unit], counter: Any, count: int,
+           helpers: list[BaseProcess]) -> None:
     """Up to `count` helpers, forked, taking units from `counter` as this process does (fewer where
-    fewer units are left than that)."""
+    fewer units are left than that), each put in `helpers` as it starts. Ctrl-C waits until they
+    are started (so that each is in `helpers`, to be ended) and ignore it."""
     left = len(todo) - counter.value
     for stream in (sys.stdout, sys.stderr):  # (nothing of this process's is left to copy)
         stream.flush()
     context = multiprocessing.get_context("fork")
-    helpers: list[BaseProcess] = []
-    try:
+    with sigint_deferred(), contextlib.suppress(OSError, ValueError):  # (no more processes)
         for _ in range(min(count, left - 1)):
             helper = context.Process(target=_helper, args=(ahead, todo, counter, os.getpid()),
                                      daemon=True)
             helper.start()
             helpers.append(helper)
-    except (OSError, ValueError):  # (no more processes: those started do the work)
-        pass
-    return helpers
 
 
 def _take(ahead: _Ahead, todo: Sequence[_Unit], counter: Any) -> bool:
@@ -251,6 +249,7 @@ def _helper(ahead: _Ahead, todo: Sequence[_Unit], counter: Any, parent: int) -> 
     """A forked helper: its own store connection; Ctrl-C is the parent's to decide. A failure ends
     it quietly (its unit is searched by the build)."""
     ignore_sigint()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # (blocked by `_start`)
     _die_with(parent)
     estimate_store.forked()
     try:
