@@ -59,3 +59,9 @@ def check() -> None:
     current = _CURRENT.get()
     if current is not None and time.perf_counter() > current.ends:
         raise BuildTimeout(current.limit_s, current.jobs_done, current.jobs_total)
+
+
+def remaining_s() -> float | None:
+    """Seconds left before the current build's deadline (0 once passed), None outside one."""
+    current = _CURRENT.get()
+    return None if current is None else max(0.0, current.ends - time.perf_counter())

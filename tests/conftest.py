@@ -21,6 +21,10 @@ from plan.planner.session import Session
 # Tests never touch the user's estimate cache: each test session gets its own, fresh folder (also
 # inherited by the CLI subprocesses the tests start).
 os.environ["PLAN_CACHE_DIR"] = tempfile.mkdtemp(prefix="plan-test-cache-")
+# Builds search in this process alone (what a test counts of a build is then this process's, on any
+# machine); tests/planner/test_searches_ahead.py starts helpers itself, and
+# PLAN_BUILD_PROCESSES=auto runs the whole suite with them.
+os.environ.setdefault("PLAN_BUILD_PROCESSES", "1")
 
 # Property tests draw the same examples on every run (CI included), so a result never depends on
 # the draw; HYPOTHESIS_PROFILE=explore draws fresh ones, to look for new failing cases.

@@ -19,6 +19,7 @@ from plan.planner.batch.local import failed_row
 from plan.planner.batch.rows import Row
 from plan.planner.batch.tasks import Task
 from plan.planner.batch.work import run_task
+from plan.planner.candidates import searches_ahead
 
 # (the commands to type stay as they are typed, in every language)
 INSTALL_HINT = say_as("batch.ray_missing", "--backend ray needs Ray, which is not installed; "
@@ -97,7 +98,9 @@ def chunks(tasks: Sequence[Task], cpus: int) -> list[list[Task]]:
 
 
 def run_chunk(tasks: Sequence[Task]) -> list[tuple[int, Row]]:
-    """One Ray task: the rows of a run of variants, solved in order in one worker process."""
+    """One Ray task: the rows of a run of variants, solved in order in one worker process (one
+    CPU: its builds start no helpers)."""
+    searches_ahead.forbid()
     return [(task.index, run_task(task)) for task in tasks]
 
 

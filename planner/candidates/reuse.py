@@ -26,6 +26,7 @@ from plan.planner.candidates.build import (
     horizons_h,
 )
 from plan.planner.candidates.job_builds import JobBuild
+from plan.planner.candidates.searches_ahead import searched_ahead
 from plan.planner.candidates.shared_estimates import shared_estimates
 from plan.planner.candidates.windows import instance_shape
 from plan.planner.collector import collector_paused
@@ -200,10 +201,13 @@ def build_problem_and_builder(loaded: LoadedScenario, what_if: bool = False,
         _, problem, builder = _BUILT[key]
         return _with_figures(problem, loaded.scenario), builder
     # a variant of the same loaded scenario asks again only the searches its change touches
-    builder = CandidateBuilder(loaded, shared_estimates(loaded), kept)
+    estimates = shared_estimates(loaded)
+    builder = CandidateBuilder(loaded, estimates, kept)
     with collector_paused():  # hundreds of thousands of objects that live on (planner/collector.py)
         try:
-            problem = builder.build()
+            # (a cold build's searches first, across processes where that pays)
+            with searched_ahead(loaded, estimates, kept or {}):
+                problem = builder.build()
         finally:
             estimate_store.flush()  # share this build's new estimates with later runs and workers
     # the catalog is kept so that its id is not reused

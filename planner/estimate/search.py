@@ -344,3 +344,9 @@ def _least_scan(key: _Key) -> tuple[float, Layout] | None:
         if least is None or total < least[0]:
             least = (total, layout)
     return least
+
+
+def searches_missed() -> int:
+    """How many searches this process was asked that it did not hold in memory (with the store off,
+    each was searched): candidates/searches_ahead.py's test of whether a build is cold."""
+    return _search.cache_info().misses

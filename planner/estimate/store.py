@@ -33,6 +33,7 @@ import sqlite3
 import stat
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +204,12 @@ class EstimateStore:
             return
         self._pending[self.digest(key_text)] = text
 
+    @property
+    def unflushed(self) -> int:
+        """How many results wait for the next flush (candidates/searches_ahead.py: whether a build
+        searched anything no store held)."""
+        return len(self._pending)
+
     def flush(self) -> None:
         """Write buffered results in one transaction (other writers wait up to 10 s for the
         lock)."""
@@ -254,18 +261,20 @@ class EstimateStore:
 
 
 _store: EstimateStore | None = None
-_opened_for: tuple[str | None, int] | None = None
+_opened_for: tuple[str | None, int, Path | None] | None = None
+_private: Path | None = None  # (private_store's folder, while it lasts)
+_inherited: list[EstimateStore] = []  # (`forked`: the parent's store, never closed in a child)
 
 
 def store() -> EstimateStore | None:
-    """The process's store for the current setting (reopened when PLAN_CACHE_DIR or the pid changes,
-    so a forked batch worker gets its own connection)."""
+    """The process's store for the current setting (reopened when PLAN_CACHE_DIR, the private
+    folder or the pid changes, so a forked batch worker gets its own connection)."""
     global _store, _opened_for
-    setting = (os.environ.get(CACHE_ENV), os.getpid())
+    setting = (os.environ.get(CACHE_ENV), os.getpid(), _private)
     if setting != _opened_for:
         if _store is not None and _opened_for is not None and _opened_for[1] == os.getpid():
             _store.close()
-        folder = cache_dir()
+        folder = _private if _private is not None else cache_dir()
         _store = EstimateStore(folder) if folder is not None else None
         _opened_for = setting
     return _store if _store is not None and _store.enabled else None
@@ -275,6 +284,32 @@ def flush() -> None:
     """Write what this process has computed since the last flush."""
     if _store is not None and _opened_for is not None and _opened_for[1] == os.getpid():
         _store.flush()
+
+
+@contextlib.contextmanager
+def private_store(folder: Path) -> Iterator[None]:
+    """Within the block, this process and the processes it forks keep their searches in a store in
+    `folder` (the caller's own, removed by it afterwards) whatever PLAN_CACHE_DIR says: where the
+    store is off, the helpers of a cold build hand their searches back through it
+    (candidates/searches_ahead.py). Closed, its rows written, when the block ends."""
+    global _private
+    flush()
+    _private = folder
+    try:
+        yield
+    finally:
+        _private = None
+        store()  # (closes the private store: the setting changed)
+
+
+def forked() -> None:
+    """In a child just forked from a process that had the store open: keep the parent's connection
+    alive and unused (SQLite connections must not cross a fork; closing it here could release what
+    the parent holds), so that `store()` opens this process's own."""
+    global _store, _opened_for
+    if _store is not None and _opened_for is not None and _opened_for[1] != os.getpid():
+        _inherited.append(_store)
+        _store, _opened_for = None, None
 
 
 atexit.register(flush)
