@@ -17,11 +17,14 @@ whatever the number of processes, the load, or a helper's failure (a search no h
 searched by the build itself).
 
 When: on Linux (fork), with more than one usable CPU (`os.sched_getaffinity`),
-`PLAN_BUILD_PROCESSES` neither 1 nor off, never in a process that multiprocessing started (a batch
-worker: no pools within pools) nor in a Ray worker (`forbid`); and only once a probe (the first
-job's ladders on its first GPU, searched here) asked a search no cache held: a warm build reads all
-of them back, and there is nothing to share out. Helpers start once this process has spent
-PAYS_AFTER_S on the units with some left: a build shorter than that stays in one process.
+`PLAN_BUILD_PROCESSES` set to `auto` or a number above 1 (it is off unless asked: on a machine
+other work keeps busy, the helpers' share of the candidate work they repeat made cold builds slower
+in wall time as well as in CPU: lab_six_jobs 20 -> 38 s at load 4-8 on 2 cores), never in a
+process that multiprocessing started (a batch worker: no pools within pools) nor in a Ray worker
+(`forbid`); and only once a probe (the first job's ladders on its first GPU, searched here) asked
+a search no cache held: a warm build reads all of them back, and there is nothing to share out.
+Helpers start once this process has spent PAYS_AFTER_S on the units with some left: a build
+shorter than that stays in one process.
 
 Helpers ignore Ctrl-C and die with this process (Linux's parent-death signal). On Ctrl-C, a cut by
 the time limit (which covers this phase: build_deadline.py) or any failure here they are ended at
@@ -60,11 +63,11 @@ from plan.planner.estimate import search
 from plan.planner.interrupts import ignore_sigint, sigint_deferred
 
 ENV = "PLAN_BUILD_PROCESSES"
-"""Processes a build's searches may use: unset or `auto`, the usable CPUs (at most
-MAX_PROCESSES); a number, that many (1: this process alone); `off`, this process alone."""
+"""Processes a build's searches may use: `auto`, the usable CPUs (at most MAX_PROCESSES); a
+number, that many; unset, `1` or `off`, this process alone."""
 MAX_PROCESSES = 8
-"""assumed: the most processes used unasked. Each helper is a copy of this process (memory), and a
-build's units run out (rubin_buy_or_rent has 56, most of them small)."""
+"""assumed: the most processes used (`auto`, or a larger number). Each helper is a copy of this
+process (memory), and a build's units run out (rubin_buy_or_rent has 56, most of them small)."""
 PAYS_AFTER_S = 1.0
 """assumed: CPU seconds this process spends on units before it starts helpers. A shorter build is
 over before a helper pays for itself: forking, and reading its searches back from the store
@@ -87,7 +90,7 @@ def processes() -> int:
     if _forbidden or sys.platform != "linux" or multiprocessing.parent_process() is not None:
         return 1
     setting = os.environ.get(ENV, "").strip().lower()
-    if setting in ("", "auto"):
+    if setting == "auto":
         return min(len(os.sched_getaffinity(0)), MAX_PROCESSES)
     # (a stated count is taken even beyond the usable CPUs: the tests run helpers on one)
     return max(1, min(int(setting), MAX_PROCESSES)) if setting.isdigit() else 1

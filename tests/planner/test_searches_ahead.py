@@ -174,8 +174,10 @@ def test_the_setting(setting, count, monkeypatch) -> None:
     assert searches_ahead.processes() == count
 
 
-def test_unset_is_the_usable_cpus(monkeypatch) -> None:
+def test_unset_is_one_process_and_auto_the_usable_cpus(monkeypatch) -> None:
     monkeypatch.delenv(searches_ahead.ENV, raising=False)
+    assert searches_ahead.processes() == 1
+    monkeypatch.setenv(searches_ahead.ENV, "auto")
     usable = min(len(os.sched_getaffinity(0)), searches_ahead.MAX_PROCESSES)
     assert searches_ahead.processes() == usable
 
