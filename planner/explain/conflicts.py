@@ -11,15 +11,12 @@ names only these, minimal (lifting any one of them alone, with the others held, 
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Sequence
-from weakref import WeakKeyDictionary
 
-from plan.constraints.deadline import group as deadline_group
 from plan.models.problem import Candidate, Problem
-from plan.planner.candidates.soonest_end import late_job
 from plan.planner.cpsat.model import Bounds
+from plan.planner.explain import plan_exists
 from plan.planner.i18n.said import say
 from plan.planner.session import Session
 
@@ -77,48 +74,19 @@ def find_conflict(session: Session, base: Bounds, among: set[str]) -> list[str]:
 def minimal_conflict(session: Session, base: Bounds, core: list[str], among: set[str]) -> list[str]:
     """Shrink by deletion: drop a group whenever the rest still conflict (one solve per group, less
     those answered without one: all of `among` lifted has a plan, as `find_conflict` found, and
-    where a job cannot end by a deadline held, `_runs_late`, the rest conflict)."""
+    where a job cannot end by a deadline held the rest conflict: `plan_exists.answer`)."""
     names = list(core)
     for name in list(names):
         trial = [n for n in names if n != name]
         if not trial:
             continue
-        bounds = _lifted(base, among - set(trial))
-        if _runs_late(session.problem, bounds) or session.run(None, bounds).status == "infeasible":
+        if plan_exists.answer(session, _lifted(base, among - set(trial))) == plan_exists.NONE:
             names = trial
     return names
 
 
-def _runs_late(problem: Problem, bounds: Bounds) -> bool:
-    """Whether a solve under `bounds` (its lifted groups; the rest held) has no plan by its options
-    alone: a job with no option the held rules allow, or one that cannot end by a deadline held
-    (`soonest_end.late_job`: its fastest allowed option, after the jobs it follows), so that no
-    solve need say so. Forced options and caps only narrow the solve: a bound without them holds."""
-    limits = {job: limit for job, limit in problem.deadline_min.items()
-              if limit is not None and deadline_group(job) not in bounds.lifted}
-    return late_job(problem.candidates, limits, problem.after, problem.release_min,
-                    bounds.lifted) is not None
-
-
 def _has_plan(session: Session, bounds: Bounds) -> bool:
-    """Whether a plan meets `bounds`: no where a job cannot end by a deadline held (`_runs_late`),
-    else a solve's answer, kept per session where the solve proved it (the second conflict's search
-    asks what the first's did: every rule it may name lifted)."""
-    if _runs_late(session.problem, bounds):
-        return False
-    known = _PROVEN.setdefault(session, {})
-    key = tuple(getattr(bounds, f.name) for f in dataclasses.fields(bounds))
-    if key not in known:
-        outcome = session.run(None, bounds)
-        if outcome.status == "unknown":  # (cut by a limit: asked again next time)
-            return False
-        known[key] = outcome.solved
-    return known[key]
-
-
-# Per session, the bounds (their fields) `_has_plan` solved and whether they had a plan: proofs,
-# not a time-limited search's guesses
-_PROVEN: WeakKeyDictionary[Session, dict[tuple[object, ...], bool]] = WeakKeyDictionary()
+    return plan_exists.answer(session, bounds) == plan_exists.PLAN
 
 
 def _lifted(base: Bounds, groups: set[str]) -> Bounds:
