@@ -103,16 +103,18 @@ class Session:
         return session
 
     def variant(self, scenario: Scenario, first: Sequence[str] = (),
-                limits: Mapping[str, int] | None = None) -> Session | None:
+                limits: Mapping[str, int] | None = None,
+                lifted: frozenset[str] = frozenset()) -> Session | None:
         """A session for a changed copy of this scenario (a relaxation to try), sharing this one's
         work budget and safety net; None when the session was built from a bare problem, or when
-        one of the jobs `first` (built before the rest) has no option in the copy, or none that
-        runs within its minutes in `limits` (`jobs_first`), so that the copy has no plan. The jobs
-        the copy leaves as they were are not built again (candidates/job_builds.py)."""
+        the jobs the copy keeps and those of `first` (built before the rest) leave a solve of it
+        with `lifted` groups no plan: a job with no option the held rules allow, or none that ends
+        within its minutes in `limits` (`jobs_first`). The jobs the copy leaves as they were are
+        not built again (candidates/job_builds.py)."""
         if self.loaded is None:
             return None
         loaded = dataclasses.replace(self.loaded, scenario=scenario)
-        kept = jobs_first(loaded, self.builder, first, limits)
+        kept = jobs_first(loaded, self.builder, first, limits, lifted)
         if kept is None:
             return None
         problem, builder = build_problem_and_builder(loaded, what_if=True, kept=kept)

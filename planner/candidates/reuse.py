@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from plan.models.loading import LoadedScenario
 from plan.models.problem import SCALE, Problem
@@ -28,6 +28,7 @@ from plan.planner.candidates.build import (
 from plan.planner.candidates.job_builds import JobBuild
 from plan.planner.candidates.searches_ahead import searched_ahead
 from plan.planner.candidates.shared_estimates import shared_estimates
+from plan.planner.candidates.soonest_end import late_job
 from plan.planner.candidates.windows import instance_shape
 from plan.planner.collector import collector_paused
 from plan.planner.estimate import store as estimate_store
@@ -151,31 +152,40 @@ def kept_jobs(parent: CandidateBuilder | None, loaded: LoadedScenario) -> dict[s
 
 def jobs_first(loaded: LoadedScenario, parent: CandidateBuilder | None,
                first: Sequence[str], limits: Mapping[str, int] | None = None,
-               ) -> dict[str, JobBuild] | None:
+               lifted: Collection[str] = frozenset()) -> dict[str, JobBuild] | None:
     """The job builds a build of `loaded` may take (`kept`): those of `parent` it may keep
     (`kept_jobs`), and the jobs of `first` built one at a time, those it keeps first (no build),
-    then in order; None as soon as one of them has no candidate, or none that runs within the
-    minutes `limits` gives it (the deadline the copy's solve holds it to: a job ends no sooner than
-    its option's run after the plan's start), since a build of `loaded` would leave it the same (a
-    job's candidates are its own: job_builds.py), so that the copy has no plan and the rest need
-    not be built. A job of a series is not built first (its instances' candidates are the first
-    instance's, cut to their calendar)."""
+    then in order; None as soon as the jobs known so far leave the copy's solve (its `lifted`
+    groups, the rest held) no plan: a job with no candidate, or none the held rules allow, or one
+    that cannot end within the minutes `limits` gives it (the deadline the copy's solve holds it
+    to) after the jobs it follows (`soonest_end.late_job`). A build of `loaded` would leave those
+    jobs the same (a job's candidates are its own: job_builds.py), so the rest need not be built.
+    A job of a series is not built first (its instances' candidates are the first instance's, cut
+    to their calendar)."""
     kept = kept_jobs(parent, loaded)
     if reuse_key(loaded) in _BUILT:
         return kept  # built already: nothing to build first
+    scenario = loaded.scenario
+    jobs = {job.id: job for job in scenario.jobs}
+    known = {job: list(build.candidates) for job, build in kept.items()
+             if jobs[job].series is None}
+
+    def no_plan() -> bool:
+        return late_job(known, limits or {}, {j.id: j.after for j in scenario.jobs},
+                        {j.id: SCALE.minutes(j.release_h) for j in scenario.jobs if j.release_h},
+                        lifted) is not None
+
+    if no_plan():
+        return None
     builder = CandidateBuilder(loaded, shared_estimates(loaded), kept)
-    jobs = {job.id: job for job in loaded.scenario.jobs}
-    limits = limits or {}
     with collector_paused():
         try:
-            for job_id in sorted(first, key=lambda j: j not in kept):  # (a stable sort)
+            for job_id in first:
                 job = jobs.get(job_id)
-                if job is None or job.series is not None:
+                if job is None or job.series is not None or job_id in known:
                     continue
-                found, _ = builder.job_build(job, 0, instance_shape(job))
-                limit = limits.get(job_id)
-                if not found or (limit is not None
-                                 and min(c.duration_min for c in found) > limit):
+                known[job_id], _ = builder.job_build(job, 0, instance_shape(job))
+                if no_plan():
                     return None
         finally:
             estimate_store.flush()

@@ -12,10 +12,11 @@ names only these, minimal (lifting any one of them alone, with the others held, 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from plan.models.problem import Candidate, Problem
 from plan.planner.cpsat.model import Bounds
+from plan.planner.explain import plan_exists
 from plan.planner.i18n.said import say
 from plan.planner.session import Session
 
@@ -72,35 +73,20 @@ def find_conflict(session: Session, base: Bounds, among: set[str]) -> list[str]:
 
 def minimal_conflict(session: Session, base: Bounds, core: list[str], among: set[str]) -> list[str]:
     """Shrink by deletion: drop a group whenever the rest still conflict (one solve per group, less
-    those answered without one: all of `among` lifted has a plan, as `find_conflict` found, and a
-    deadline no option of its job can meet conflicts alone)."""
+    those answered without one: all of `among` lifted has a plan, as `find_conflict` found, and
+    where a job cannot end by a deadline held the rest conflict: `plan_exists.answer`)."""
     names = list(core)
     for name in list(names):
         trial = [n for n in names if n != name]
-        if trial and (_runs_late(session.problem, trial) or session.run(
-                None, _lifted(base, among - set(trial))).status == "infeasible"):
+        if not trial:
+            continue
+        if plan_exists.answer(session, _lifted(base, among - set(trial))) == plan_exists.NONE:
             names = trial
     return names
 
 
-def _runs_late(problem: Problem, held: Iterable[str]) -> bool:
-    """Whether a deadline of `held` binds a job every option of which runs longer than it gives:
-    then no plan holds it (a job ends no sooner than its run after the plan's start), and no solve
-    need say so."""
-    for group in held:
-        kind, _, job = group.partition("/")
-        limit = problem.deadline_min.get(job) if kind == "deadline" else None
-        options = problem.candidates.get(job, ())
-        if limit is not None and options and min(c.duration_min for c in options) > limit:
-            return True
-    return False
-
-
 def _has_plan(session: Session, bounds: Bounds) -> bool:
-    """Whether a plan meets `bounds`: no where a deadline it holds runs its job late
-    (`_runs_late`), else a solve's answer."""
-    held = set(session.model.groups.literals) - bounds.lifted
-    return not _runs_late(session.problem, held) and session.run(None, bounds).solved
+    return plan_exists.answer(session, bounds) == plan_exists.PLAN
 
 
 def _lifted(base: Bounds, groups: set[str]) -> Bounds:

@@ -10,6 +10,7 @@ from plan.constraints.ops_skill import ONE_CLICK_FEATURES
 from plan.models.features import Feature
 from plan.models.problem import SCALE, Candidate, Problem
 from plan.models.scenario import Scenario
+from plan.planner.candidates.soonest_end import soonest_ends
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome
 from plan.planner.estimate.advice import (
@@ -501,7 +502,9 @@ def _solve_variant(session: Session, scenario: Scenario, objective: str = "cost"
         return None
     problem = session.problem
     bounds = bounds or Bounds()
-    other = session.variant(scenario, _first_built(problem), _held_deadlines(scenario, bounds))
+    limits = _held_deadlines(scenario, bounds)
+    other = session.variant(scenario, _first_built(problem, limits, bounds.lifted), limits,
+                            bounds.lifted)
     if other is None:
         return Outcome("infeasible")
     if any(not other.problem.candidates[j] for j in other.problem.jobs):
@@ -511,18 +514,27 @@ def _solve_variant(session: Session, scenario: Scenario, objective: str = "cost"
     return out
 
 
-def _first_built(problem: Problem) -> list[str]:
+def _first_built(problem: Problem, limits: dict[str, int], lifted: frozenset[str]) -> list[str]:
     """The jobs a variant builds first, most likely to prove it has no plan: those the scenario left
-    no option, then those whose every option runs past their deadline (the conflict of a one-hour
-    deadline: a memory saver that keeps them as slow spares building the rest)."""
+    no option, then those that cannot end within `limits` in a solve with `lifted` groups (the
+    conflict of a one-hour deadline: a memory saver that keeps them as slow spares building the
+    rest), each after the jobs it follows, in the scenario's order."""
     empty = [j for j in problem.jobs if not problem.candidates[j]]
-    late = [j for j in problem.jobs if problem.candidates[j] and _runs_past(problem, j)]
-    return empty + late
+    ends = soonest_ends(problem.candidates, problem.after, problem.release_min, lifted)
+    late = {j for j in problem.jobs
+            if problem.candidates[j] and j in limits and ends[j] > limits[j]}
+    return empty + [j for j in problem.jobs if j in _with_before(problem, late)]
 
 
-def _runs_past(problem: Problem, job: str) -> bool:
-    limit = problem.deadline_min.get(job)
-    return limit is not None and min(c.duration_min for c in problem.candidates[job]) > limit
+def _with_before(problem: Problem, jobs: set[str]) -> set[str]:
+    """`jobs` and every job they follow, directly or not."""
+    found, todo = set(jobs), list(jobs)
+    while todo:
+        for before in problem.after.get(todo.pop(), ()):
+            if before not in found:
+                found.add(before)
+                todo.append(before)
+    return found
 
 
 def _held_deadlines(scenario: Scenario, bounds: Bounds) -> dict[str, int]:

@@ -10,6 +10,7 @@ import pytest
 
 from plan.models.loading import load_scenario
 from plan.planner import session as session_module
+from plan.planner.cpsat.model import Bounds
 from plan.planner.estimate.advice import LEANER_OPTIMIZERS, STACK_SETTINGS
 from plan.planner.explain import relaxations
 from plan.planner.session import Session, SolveOptions
@@ -55,7 +56,8 @@ def test_late_job_answer_same_with_and_without_building_it_first(
     session = Session.from_loaded(load_scenario(path), SolveOptions(time_limit_s=300))
     problem = session.problem
     assert problem.candidates["late-lora"], "the plant must leave the late job options"
-    assert relaxations._first_built(problem) == ["late-lora"]
+    limits = relaxations._held_deadlines(session.loaded.scenario, Bounds())
+    assert relaxations._first_built(problem, limits, frozenset()) == ["late-lora"]
     given_up = []
     real = session_module.jobs_first
 
