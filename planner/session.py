@@ -214,6 +214,12 @@ class Session:
             outcome = solved(presolve=False)
         return outcome
 
+    def proves_none(self, bounds: Bounds, max_work: float) -> bool:
+        """Whether a solve without an objective, stopped at `max_work`, proves that no plan meets
+        `bounds`. It keeps the presolve's inclusion search (planner/cpsat/run.py), which finds some
+        proofs at once that an optimising solve searches for."""
+        return self.run(None, bounds, max_work=max_work).status == "infeasible"
+
     def earliest(self, outcome: Outcome, bounds: Bounds | None = None) -> Outcome:
         """Among plans no worse on cost and makespan, the one whose jobs end earliest in total.
         Without it a job that does not set the makespan may start late for no reason
