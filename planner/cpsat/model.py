@@ -149,17 +149,18 @@ class PlanModel:
         return cp_model.LinearExpr.sum([round(c.expected_interruptions * RISK_SCALE) * v.x[c.index]
                                         for c in self.problem.all_candidates()])
 
-    def decision_indices(self, job: str, key: tuple[str, str, str]) -> list[int]:
-        """The indices of `job`'s candidates that take decision `key`, in candidate order: each
-        alternative's nogoods read them for every plan shown (lab_six_jobs: 0.8 s of CPU a solve,
-        the candidates' `decision` recomputed 459 times over, before they were kept)."""
+    def decisions(self, job: str) -> dict[tuple[str, str, str], list[int]]:
+        """`job`'s decisions (platform, GPU, billing) in the order its candidates first take them,
+        each with the indices of the candidates that take it, in candidate order. Alternatives'
+        nogoods and classes moved as one read them for every plan shown: each candidate's
+        `decision` read again took a third of lab_six_jobs' solve phase (profiled)."""
         if self._by_decision is None:
             self._by_decision = {}
             for name, options in self.problem.candidates.items():
                 per_job = self._by_decision.setdefault(name, {})
                 for c in options:
                     per_job.setdefault(c.decision, []).append(c.index)
-        return self._by_decision.get(job, {}).get(key, [])
+        return self._by_decision.get(job, {})
 
     def _pool_energy(self, model: cp_model.CpModel, max_makespan: int, held: set[str]) -> None:
         """The GPU-minutes of the jobs on an owned pool fit in its GPUs times the minutes between
@@ -180,14 +181,13 @@ class PlanModel:
 
     def _same_decision(self, model: cp_model.CpModel, jobs: tuple[str, ...]) -> None:
         """Every job of `jobs` takes the decision (platform, GPU, billing) the first takes."""
-        x, candidates = self.variables.x, self.problem.candidates
-        keys = dict.fromkeys(c.decision for job in jobs for c in candidates[job])
+        x = self.variables.x
+        keys = dict.fromkeys(key for job in jobs for key in self.decisions(job))
         first, *rest = jobs
         for key in keys:
-            on_first = sum(x[c.index] for c in candidates[first] if c.decision == key)
+            on_first = sum(x[i] for i in self.decisions(first).get(key, ()))
             for job in rest:
-                model.add(sum(x[c.index] for c in candidates[job] if c.decision == key)
-                          == on_first)
+                model.add(sum(x[i] for i in self.decisions(job).get(key, ())) == on_first)
 
     def instance(self, objective: str | None, bounds: Bounds, *, with_assumptions: bool = False,
                  hint: dict[int, int] | None = None) -> cp_model.CpModel:
@@ -233,7 +233,7 @@ class PlanModel:
         for plan_keys in bounds.nogoods:
             same = []
             for job, key in plan_keys:
-                same += [v.x[i] for i in self.decision_indices(job, key)]
+                same += [v.x[i] for i in self.decisions(job).get(key, ())]
             model.add(sum(same) <= len(plan_keys) - 1)
         for jobs in bounds.same_decision:
             self._same_decision(model, jobs)
