@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from functools import lru_cache
 from itertools import islice
 
 from plan.constraints import (
@@ -70,6 +71,20 @@ plain text): their templates, to say them again in the reader's language."""
 
 def _span(hours: float) -> str:
     return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} days"
+
+
+# The two notes nearly every candidate of a place repeats, said once per process for each distinct
+# input: `say` renders its English and remembers its key and fields, the same whichever candidate
+# asks (a warm lab_six_jobs build said them 1,600 times).
+@lru_cache(maxsize=1024)
+def _efficiency_note(gpu_id: str, architecture: str) -> str | None:
+    assumed = efficiency_assumption(architecture)
+    return say("note.gpu", gpu=gpu_id, note=assumed) if assumed else None
+
+
+@lru_cache(maxsize=1024)
+def _band_note(job_id: str, uncalibrated: tuple[str, ...]) -> str:
+    return say("note.of", who=job_id, note=uncalibrated_band_note(uncalibrated))
 
 
 def budget_group(scenario: Scenario) -> str:
@@ -437,13 +452,12 @@ class CandidateBuilder(Estimating, Billing):
                                    note=gpu.assumption or say("note.preliminary")))
         if gpu.gpus_per_node_assumption and place.node_size_from_gpu and place.gpus > 1:
             assumptions.append(say("note.gpu", gpu=gpu.id, note=gpu.gpus_per_node_assumption))
-        assumed_efficiency = efficiency_assumption(gpu.architecture)
+        assumed_efficiency = _efficiency_note(gpu.id, gpu.architecture)
         if assumed_efficiency:
-            assumptions.append(say("note.gpu", gpu=gpu.id, note=assumed_efficiency))
+            assumptions.append(assumed_efficiency)
         # the wider band can move its scheduled time (confidence) and so the plan
         if estimate.uncalibrated:
-            assumptions.append(say("note.of", who=job.id,
-                                   note=uncalibrated_band_note(estimate.uncalibrated)))
+            assumptions.append(_band_note(job.id, estimate.uncalibrated))
         assumptions += [say("note.of", who=place.platform, note=note)
                         for note in getattr(estimate.cluster, "assumptions", ())]
         # a stated stack maturity times the whole run (`stack_maturity`: assumed, band.py)
