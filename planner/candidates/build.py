@@ -144,6 +144,7 @@ class CandidateBuilder(Estimating, Billing):
         self.resources = {}
         self.removed = []
         self.clusters_of = {}
+        self._clusters = {}
         self.asked = {}
         self._kept = kept or {}
         self.job_builds: dict[str, JobBuild] = {}  # what this build did per job, for its variants
