@@ -36,7 +36,7 @@ from plan.planner.candidates.job_twins import (
     same_build,
     twin_shape,
 )
-from plan.planner.candidates.options import _Option, _place_of, pinned_text
+from plan.planner.candidates.options import _Option, _place_of, _said, pinned_text
 from plan.planner.candidates.purchase import buy_options
 from plan.planner.candidates.spot_risk import spot_risk
 from plan.planner.candidates.transfer import JobTransfer, job_transfer
@@ -145,6 +145,7 @@ class CandidateBuilder(Estimating, Billing):
         self.removed = []
         self.clusters_of = {}
         self._clusters = {}
+        self._allowances = {}
         self.asked = {}
         self._kept = kept or {}
         self.job_builds: dict[str, JobBuild] = {}  # what this build did per job, for its variants
@@ -448,11 +449,13 @@ class CandidateBuilder(Estimating, Billing):
             assumptions.append(risk_note)
         if card.assumed:
             assumptions.append(say("note.model", model=card.id, note=card.assumption))
+        # (the catalog's notes are plain text: `_said` makes each sentence once)
         if gpu.assumed or gpu.preliminary:
-            assumptions.append(say("note.gpu", gpu=gpu.id,
-                                   note=gpu.assumption or say("note.preliminary")))
+            assumptions.append(_said("note.gpu", ("gpu", gpu.id),
+                                     ("note", gpu.assumption or say("note.preliminary"))))
         if gpu.gpus_per_node_assumption and place.node_size_from_gpu and place.gpus > 1:
-            assumptions.append(say("note.gpu", gpu=gpu.id, note=gpu.gpus_per_node_assumption))
+            assumptions.append(_said("note.gpu", ("gpu", gpu.id),
+                                     ("note", gpu.gpus_per_node_assumption)))
         assumed_efficiency = _efficiency_note(gpu.id, gpu.architecture)
         if assumed_efficiency:
             assumptions.append(assumed_efficiency)
