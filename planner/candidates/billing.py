@@ -13,7 +13,7 @@ from plan.models.problem import SCALE, Placement, PurchaseEconomics, Resource
 from plan.models.scenario import Job
 from plan.planner.candidates.options import Options, _Option
 from plan.planner.candidates.purchase import BuyOption
-from plan.planner.estimate.reliability import RunEstimate, hours_quantile
+from plan.planner.estimate.reliability import RunEstimate, hours_quantiles
 from plan.planner.i18n.said import say, word
 
 BILLING_QUANTILES = tuple((i + 0.5) / 20 for i in range(20))
@@ -26,7 +26,7 @@ def _band_offsets_h(run: RunEstimate) -> list[float]:
     average to zero (so a bill rounded at a fine granularity stays the expected hours' bill)."""
     if run.hours <= 0:
         return [0.0]
-    factors = [hours_quantile(run, q) / run.hours for q in BILLING_QUANTILES]
+    factors = [hours / run.hours for hours in hours_quantiles(run, BILLING_QUANTILES)]
     mean_factor = sum(factors) / len(factors)
     return [run.hours * (f / mean_factor - 1) for f in factors]
 
@@ -97,10 +97,14 @@ class Billing(Options):
         key = f"{place.platform}:{place.gpu}:{offer.billing}"
         levels = self._levels(key, place.gpus)
         period_min = SCALE.minutes(offer.period_h)
+        # (the key names everything the label says: each count of the offer asks again)
+        existing = self.resources.get(key)
+        label = existing.label if existing is not None else say(
+            "label.reservation", billing=word("billing", offer.billing), gpu=place.gpu,
+            platform=place.platform)
         self.resources[key] = Resource(
             key=key, kind="reservation", platform=place.platform, gpu=place.gpu,
-            label=say("label.reservation", billing=word("billing", offer.billing), gpu=place.gpu,
-                      platform=place.platform), levels=levels,
+            label=label, levels=levels,
             period_min=period_min, price_per_gpu_period=SCALE.money(price),
             min_periods=offer.min_periods,
             max_periods=max(offer.min_periods, math.ceil(self.horizon_h / offer.period_h) + 1))

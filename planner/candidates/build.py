@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from functools import lru_cache
 from itertools import islice
 
 from plan.constraints import (
@@ -35,7 +36,7 @@ from plan.planner.candidates.job_twins import (
     same_build,
     twin_shape,
 )
-from plan.planner.candidates.options import _Option, _place_of, pinned_text
+from plan.planner.candidates.options import _Option, _place_of, _said, pinned_text
 from plan.planner.candidates.purchase import buy_options
 from plan.planner.candidates.spot_risk import spot_risk
 from plan.planner.candidates.transfer import JobTransfer, job_transfer
@@ -70,6 +71,20 @@ plain text): their templates, to say them again in the reader's language."""
 
 def _span(hours: float) -> str:
     return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} days"
+
+
+# The two notes nearly every candidate of a place repeats, said once per process for each distinct
+# input: `say` renders its English and remembers its key and fields, the same whichever candidate
+# asks (a warm lab_six_jobs build said them 1,600 times).
+@lru_cache(maxsize=1024)
+def _efficiency_note(gpu_id: str, architecture: str) -> str | None:
+    assumed = efficiency_assumption(architecture)
+    return say("note.gpu", gpu=gpu_id, note=assumed) if assumed else None
+
+
+@lru_cache(maxsize=1024)
+def _band_note(job_id: str, uncalibrated: tuple[str, ...]) -> str:
+    return say("note.of", who=job_id, note=uncalibrated_band_note(uncalibrated))
 
 
 def budget_group(scenario: Scenario) -> str:
@@ -129,6 +144,8 @@ class CandidateBuilder(Estimating, Billing):
         self.resources = {}
         self.removed = []
         self.clusters_of = {}
+        self._clusters = {}
+        self._allowances = {}
         self.asked = {}
         self._kept = kept or {}
         self.job_builds: dict[str, JobBuild] = {}  # what this build did per job, for its variants
@@ -432,18 +449,19 @@ class CandidateBuilder(Estimating, Billing):
             assumptions.append(risk_note)
         if card.assumed:
             assumptions.append(say("note.model", model=card.id, note=card.assumption))
+        # (the catalog's notes are plain text: `_said` makes each sentence once)
         if gpu.assumed or gpu.preliminary:
-            assumptions.append(say("note.gpu", gpu=gpu.id,
-                                   note=gpu.assumption or say("note.preliminary")))
+            assumptions.append(_said("note.gpu", ("gpu", gpu.id),
+                                     ("note", gpu.assumption or say("note.preliminary"))))
         if gpu.gpus_per_node_assumption and place.node_size_from_gpu and place.gpus > 1:
-            assumptions.append(say("note.gpu", gpu=gpu.id, note=gpu.gpus_per_node_assumption))
-        assumed_efficiency = efficiency_assumption(gpu.architecture)
+            assumptions.append(_said("note.gpu", ("gpu", gpu.id),
+                                     ("note", gpu.gpus_per_node_assumption)))
+        assumed_efficiency = _efficiency_note(gpu.id, gpu.architecture)
         if assumed_efficiency:
-            assumptions.append(say("note.gpu", gpu=gpu.id, note=assumed_efficiency))
+            assumptions.append(assumed_efficiency)
         # the wider band can move its scheduled time (confidence) and so the plan
         if estimate.uncalibrated:
-            assumptions.append(say("note.of", who=job.id,
-                                   note=uncalibrated_band_note(estimate.uncalibrated)))
+            assumptions.append(_band_note(job.id, estimate.uncalibrated))
         assumptions += [say("note.of", who=place.platform, note=note)
                         for note in getattr(estimate.cluster, "assumptions", ())]
         # a stated stack maturity times the whole run (`stack_maturity`: assumed, band.py)

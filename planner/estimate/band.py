@@ -229,11 +229,17 @@ def widened(band: tuple[float, float], mechanisms: int) -> tuple[float, float]:
 
 def quantile_factor(band: tuple[float, float], q: float) -> float:
     """Multiplier at quantile q of a log-normal whose 10th and 90th percentiles are `band`."""
+    return quantile_factors(band, (q,))[0]
+
+
+def quantile_factors(band: tuple[float, float], qs: tuple[float, ...]) -> list[float]:
+    """`quantile_factor` of `band` at each of `qs`, its log-space centre and width worked out once
+    (a bill is priced at 20 quantiles of every candidate's band: billing.py)."""
     mu, half = _log_centre_and_half(band)
     sigma = half / _Z90
     if sigma <= 0:
-        return math.exp(mu)
-    return math.exp(mu + sigma * _z(q))
+        return [math.exp(mu)] * len(qs)
+    return [math.exp(mu + sigma * _z(q)) for q in qs]
 
 
 @lru_cache(maxsize=256)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from plan.planner.estimate.band import (
-    quantile_factor,
+    quantile_factors,
     run_band,
     stack_maturity_note,
     whole_run_overhead,
@@ -137,8 +137,12 @@ def run_estimate(est: SteadyState, tokens: float) -> RunEstimate:
 
 def hours_quantile(run: RunEstimate, q: float) -> float:
     """Wall hours the run finishes within with probability q (log-normal through its p10-p90)."""
+    return hours_quantiles(run, (q,))[0]
+
+
+def hours_quantiles(run: RunEstimate, qs: tuple[float, ...]) -> list[float]:
+    """`hours_quantile` of the run at each of `qs`."""
     if run.hours <= 0 or run.hours_range[0] <= 0:
-        return run.hours
-    return run.hours * quantile_factor(
-        (run.hours_range[0] / run.hours, run.hours_range[1] / run.hours), q
-    )
+        return [run.hours] * len(qs)
+    band = (run.hours_range[0] / run.hours, run.hours_range[1] / run.hours)
+    return [run.hours * factor for factor in quantile_factors(band, qs)]
