@@ -10,6 +10,7 @@ import pytest
 
 from plan.models.loading import load_scenario
 from plan.planner import session as session_module
+from plan.planner.candidates.build import CandidateBuilder
 from plan.planner.cpsat.model import Bounds
 from plan.planner.estimate.advice import LEANER_OPTIMIZERS, STACK_SETTINGS
 from plan.planner.explain import relaxations
@@ -82,3 +83,44 @@ def _assert_same_as_built_whole(fast, path, monkeypatch) -> None:
     assert fast.conflicts == slow.conflicts and fast.conflicts
     assert fast.relaxations == slow.relaxations and fast.relaxations
     assert fast.notes == slow.notes
+
+
+def test_series_answer_same_with_and_without_building_its_first_instance_first(
+    base_scenario, write_scenario, monkeypatch
+) -> None:
+    """A monthly series of the late LoRA run at a one-hour deadline: a variant that keeps the
+    deadline builds nothing (the later instances are released after the deadline), one without
+    deadlines the series' first instance alone (the others are its copies); the answer is the one
+    every variant built whole gives."""
+    plant = late_and_short(base_scenario)
+    plant["start"] = "2027-01-01"
+    plant["jobs"][0]["repeat"] = {"every": "1 month", "count": 3}
+    path = write_scenario(plant)
+    session = Session.from_loaded(load_scenario(path), SolveOptions(time_limit_s=300))
+    assert [j for j in session.problem.jobs if j.startswith("late-lora")] == [
+        "late-lora-01", "late-lora-02", "late-lora-03"]
+    built: list[list[str]] = []
+    given_up = []
+    real_first = session_module.jobs_first
+    real_build = CandidateBuilder.job_build
+
+    def counted(*args):
+        built.append([])
+        kept = real_first(*args)
+        given_up.append(kept is None)
+        return kept
+
+    def job_build(self, job, index, shape):
+        if built:
+            built[-1].append(job.id)
+        return real_build(self, job, index, shape)
+
+    monkeypatch.setattr(session_module, "jobs_first", counted)
+    monkeypatch.setattr(CandidateBuilder, "job_build", job_build)
+    fast = solve_session(session)
+    # (jobs_first's own builds, then a whole build's replaying them: the first instance twice)
+    assert all(set(jobs) <= {"late-lora-01", "small-ft"} for jobs in built), built
+    # a variant that keeps the deadline: late-lora-02 is released after it, so nothing is built
+    assert [] in [jobs for jobs, gave_up in zip(built, given_up, strict=True) if gave_up], built
+    monkeypatch.setattr(CandidateBuilder, "job_build", real_build)
+    _assert_same_as_built_whole(fast, path, monkeypatch)
