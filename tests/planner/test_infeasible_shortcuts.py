@@ -16,7 +16,7 @@ from plan.planner.estimate.advice import LEANER_OPTIMIZERS, STACK_SETTINGS
 from plan.planner.explain import relaxations
 from plan.planner.session import Session, SolveOptions
 from plan.planner.solve import solve_session
-from tests.planner.builders import late_and_short, slow_and_short
+from tests.planner.builders import Spec, late_and_short, make_problem, slow_and_short
 
 
 @pytest.fixture
@@ -124,3 +124,17 @@ def test_series_answer_same_with_and_without_building_its_first_instance_first(
     assert [] in [jobs for jobs, gave_up in zip(built, given_up, strict=True) if gave_up], built
     monkeypatch.setattr(CandidateBuilder, "job_build", real_build)
     _assert_same_as_built_whole(fast, path, monkeypatch)
+
+
+def test_first_built_the_cheapest_late_job_before_the_jobs_it_follows() -> None:
+    """A job left no option comes first; then each late job, the one whose build weighed the
+    fewest options first, each before the jobs it follows (built only where it is not late
+    alone); without those weights, the scenario's order."""
+    problem = make_problem(
+        [Spec("a", "cloud", hours=9), Spec("b", "cloud", hours=9), Spec("c", "cloud", hours=1)],
+        jobs=["a", "b", "c", "d"], after={"b": ["a"]}, deadlines_h={"a": 1, "b": 1, "c": 1})
+    limits = {job: limit for job, limit in problem.deadline_min.items() if limit is not None}
+    assert not problem.candidates["d"]
+    assert relaxations._first_built(problem, limits, frozenset()) == ["d", "a", "b"]
+    work = {"a": 900, "b": 300, "c": 10, "d": 50}
+    assert relaxations._first_built(problem, limits, frozenset(), work) == ["d", "b", "a"]
