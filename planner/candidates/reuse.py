@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 from collections import OrderedDict
 from collections.abc import Collection, Mapping, Sequence
-from weakref import WeakKeyDictionary
 
 from plan.models.loading import LoadedScenario
 from plan.models.problem import SCALE, Problem
@@ -82,12 +81,6 @@ FIELD_USE: dict[str, str] = {
 _BUILT: OrderedDict[tuple[object, ...], tuple[object, Problem, CandidateBuilder]] = OrderedDict()
 _BUILT_KEPT = 8
 _WHAT_IFS: set[tuple[object, ...]] = set()  # keys in _BUILT built for a what-if
-# Per scenario build, the jobs its copies' `jobs_first` built (the copy's scenario with them): a
-# later copy that changes a job the same way takes it from there (an infeasible answer's leaner
-# optimizers, each alone, then together: medical_hybrid's "together" builds no job again)
-_SIBLINGS: WeakKeyDictionary[CandidateBuilder, list[tuple[LoadedScenario, dict[str, JobBuild]]]] = (
-    WeakKeyDictionary())
-_SIBLINGS_KEPT = 16
 
 
 def field_use(field: str) -> str:
@@ -140,52 +133,21 @@ def kept_jobs(parent: CandidateBuilder | None, loaded: LoadedScenario) -> dict[s
     unless both read the same catalog, model cards and calibration folder, every field that reaches
     the candidates but `jobs` is the same (`FIELD_USE`) and so are the horizons; then each job
     whose every field is the same in both."""
-    if parent is None:
+    if parent is None or parent.catalog is not loaded.catalog or (
+            parent.loaded.models is not loaded.models):
         return {}
-    return _same_jobs(parent.loaded, parent.job_builds, loaded)
-
-
-def _same_jobs(built: LoadedScenario, builds: Mapping[str, JobBuild],
-               loaded: LoadedScenario) -> dict[str, JobBuild]:
-    """`kept_jobs` of the job `builds` a build of `built` made."""
-    if built.catalog is not loaded.catalog or built.models is not loaded.models:
-        return {}
-    a, b = built.scenario, loaded.scenario
+    a, b = parent.scenario, loaded.scenario
     free = {name for name in type(b).model_fields if field_use(name) != CANDIDATES} | {"jobs"}
     if (
         a.model_dump_json(exclude=free) != b.model_dump_json(exclude=free)
         or horizons_h(a) != horizons_h(b)
         # (a horizon's removal says whether any job has a release)
         or any(j.release_h for j in a.jobs) != any(j.release_h for j in b.jobs)
-        or built.path != loaded.path
+        or parent.loaded.path != loaded.path
     ):
         return {}
     return {job.id: kept for job in b.jobs
-            if (kept := builds.get(job.id)) is not None and kept.job == job}
-
-
-def _kept_with_siblings(parent: CandidateBuilder | None,
-                        loaded: LoadedScenario) -> dict[str, JobBuild]:
-    """`kept_jobs`, and the jobs the copies of `parent`'s scenario built first (`jobs_first`) that
-    a build of `loaded` may take as they are: a job's build is its own fields' and the scenario's
-    others' (job_builds.py), whichever build of the same made it."""
-    kept = kept_jobs(parent, loaded)
-    for built, builds in _SIBLINGS.get(parent, []) if parent is not None else []:
-        if len(kept) == len(loaded.scenario.jobs):
-            break
-        for job, build in _same_jobs(built, builds, loaded).items():
-            kept.setdefault(job, build)
-    return kept
-
-
-def _keep_sibling(parent: CandidateBuilder | None, loaded: LoadedScenario,
-                  builds: dict[str, JobBuild]) -> None:
-    """Offer the jobs a copy of `parent`'s scenario built first to its later copies."""
-    if parent is None or not builds:
-        return
-    siblings = _SIBLINGS.setdefault(parent, [])
-    siblings.append((loaded, builds))
-    del siblings[:-_SIBLINGS_KEPT]
+            if (kept := parent.job_builds.get(job.id)) is not None and kept.job == job}
 
 
 def series_heads(scenario: Scenario) -> dict[str, str]:
@@ -206,16 +168,16 @@ def jobs_first(loaded: LoadedScenario, parent: CandidateBuilder | None,
                first: Sequence[str], limits: Mapping[str, int] | None = None,
                lifted: Collection[str] = frozenset()) -> dict[str, JobBuild] | None:
     """The job builds a build of `loaded` may take (`kept`): those of `parent` it may keep
-    (`kept_jobs`) or of the copies of its scenario built before (`_kept_with_siblings`), and the
-    jobs of `first` built one at a time, those it keeps first (no build), then in order; None as
-    soon as the jobs known so far leave the copy's solve (its `lifted` groups, the rest held) no
-    plan: a job with no candidate, or none the held rules allow, or one that cannot end within the
-    minutes `limits` gives it (the deadline the copy's solve holds it to) after the jobs it follows
-    (`soonest_end.late_job`). A build of `loaded` would leave those jobs the same (a job's
-    candidates are its own: job_builds.py), so the rest need not be built. An instance of a series
-    that a build copies from the series' first (`series_heads`: its candidates are the first's, cut
-    to its calendar) stands for that first one, which is built in its place and alone counts."""
-    kept = _kept_with_siblings(parent, loaded)
+    (`kept_jobs`), and the jobs of `first` built one at a time, those it keeps first (no build),
+    then in order; None as soon as the jobs known so far leave the copy's solve (its `lifted`
+    groups, the rest held) no plan: a job with no candidate, or none the held rules allow, or one
+    that cannot end within the minutes `limits` gives it (the deadline the copy's solve holds it
+    to) after the jobs it follows (`soonest_end.late_job`). A build of `loaded` would leave those
+    jobs the same (a job's candidates are its own: job_builds.py), so the rest need not be built.
+    An instance of a series that a build copies from the series' first (`series_heads`: its
+    candidates are the first's, cut to its calendar) stands for that first one, which is built in
+    its place and alone counts."""
+    kept = kept_jobs(parent, loaded)
     if reuse_key(loaded) in _BUILT:
         return kept  # built already: nothing to build first
     scenario = loaded.scenario
@@ -242,8 +204,6 @@ def jobs_first(loaded: LoadedScenario, parent: CandidateBuilder | None,
                     return None
         finally:
             estimate_store.flush()
-            _keep_sibling(parent, loaded, {job: build for job, build in builder.job_builds.items()
-                                           if job not in kept})
     return {**kept, **builder.job_builds}
 
 

@@ -523,8 +523,8 @@ def _first_built(problem: Problem, limits: dict[str, int], lifted: frozenset[str
     conflict of a one-hour deadline: a memory saver that keeps them as slow spares building the
     rest), each before the jobs it follows (late alone, it needs none of them built; else they
     bound when it may start). Within each, the job whose build weighed the fewest options in the
-    scenario's first (`work`: the cheapest proof first; a proof is a proof whichever job gives it),
-    else the scenario's order."""
+    scenario's own build first (`work`: the cheapest proof first; a proof is a proof whichever job
+    gives it), else the scenario's order."""
     order = {job: i for i, job in enumerate(problem.jobs)}
     ends = soonest_ends(problem.candidates, problem.after, problem.release_min, lifted)
     empty = [j for j in problem.jobs if not problem.candidates[j]]

@@ -147,34 +147,3 @@ def test_jobs_first_gives_up_on_a_late_job_only_where_a_fresh_build_runs_it_past
         assert (first is None) == late
         gave_up += late
     assert gave_up == 2
-
-
-def test_a_copy_takes_a_job_an_earlier_copy_built_first(base_scenario, write_scenario,
-                                                        monkeypatch) -> None:
-    """One copy gives late-lora a leaner optimizer (`jobs_first` builds it, then gives up); a later
-    copy gives it the same and small-ft another: it takes late-lora as the first copy built it
-    (none of small-ft's), builds nothing to give up, and its whole build is a fresh one's."""
-    loaded = load_scenario(write_scenario(late_and_short(base_scenario)))
-    reuse._BUILT.clear()
-    shared_estimates.forget()
-    session = Session.from_loaded(loaded, SolveOptions(time_limit_s=600))
-    scenario = loaded.scenario
-
-    def changed(optimizers: dict[str, str]) -> LoadedScenario:
-        return _replace(loaded, scenario.model_copy(update={"jobs": [
-            j.model_copy(update={"optimizer": optimizers[j.id]}) if j.id in optimizers else j
-            for j in scenario.jobs]}))
-
-    first = changed({"late-lora": "paged-adamw-8bit"})
-    later = changed({"late-lora": "paged-adamw-8bit", "small-ft": "adamw-bf16"})
-    assert not _fresh(first).candidates["late-lora"]
-    assert jobs_first(first, session.builder, ["late-lora"]) is None
-    kept = reuse._kept_with_siblings(session.builder, later)
-    assert sorted(kept) == ["late-lora"] and kept_jobs(session.builder, later) == {}
-    assert kept["late-lora"].job == later.scenario.jobs[0]
-    assert CandidateBuilder(later, {}, kept).build() == _fresh(later)
-    builds: list[str] = []
-    real = CandidateBuilder.job_build
-    monkeypatch.setattr(CandidateBuilder, "job_build",
-                        lambda self, job, *rest: builds.append(job.id) or real(self, job, *rest))
-    assert jobs_first(later, session.builder, ["late-lora"]) is None and builds == []
