@@ -150,6 +150,20 @@ def kept_jobs(parent: CandidateBuilder | None, loaded: LoadedScenario) -> dict[s
             if (kept := parent.job_builds.get(job.id)) is not None and kept.job == job}
 
 
+def series_heads(scenario: Scenario) -> dict[str, str]:
+    """Per instance of a recurring job that a build copies from an earlier one (`build`: the first
+    of a series of its shape), that one; a job built on its own is not listed."""
+    first: dict[str, str] = {}
+    heads: dict[str, str] = {}
+    for job in scenario.jobs:
+        shape = instance_shape(job)
+        if shape in first:
+            heads[job.id] = first[shape]
+        elif job.series is not None:
+            first[shape] = job.id
+    return heads
+
+
 def jobs_first(loaded: LoadedScenario, parent: CandidateBuilder | None,
                first: Sequence[str], limits: Mapping[str, int] | None = None,
                lifted: Collection[str] = frozenset()) -> dict[str, JobBuild] | None:
@@ -160,15 +174,16 @@ def jobs_first(loaded: LoadedScenario, parent: CandidateBuilder | None,
     that cannot end within the minutes `limits` gives it (the deadline the copy's solve holds it
     to) after the jobs it follows (`soonest_end.late_job`). A build of `loaded` would leave those
     jobs the same (a job's candidates are its own: job_builds.py), so the rest need not be built.
-    A job of a series is not built first (its instances' candidates are the first instance's, cut
-    to their calendar)."""
+    An instance of a series that a build copies from the series' first (`series_heads`: its
+    candidates are the first's, cut to its calendar) stands for that first one, which is built in
+    its place and alone counts."""
     kept = kept_jobs(parent, loaded)
     if reuse_key(loaded) in _BUILT:
         return kept  # built already: nothing to build first
     scenario = loaded.scenario
     jobs = {job.id: job for job in scenario.jobs}
-    known = {job: list(build.candidates) for job, build in kept.items()
-             if jobs[job].series is None}
+    heads = series_heads(scenario)
+    known = {job: list(build.candidates) for job, build in kept.items() if job not in heads}
 
     def no_plan() -> bool:
         return late_job(known, limits or {}, {j.id: j.after for j in scenario.jobs},
@@ -181,10 +196,10 @@ def jobs_first(loaded: LoadedScenario, parent: CandidateBuilder | None,
     with collector_paused():
         try:
             for job_id in first:
-                job = jobs.get(job_id)
-                if job is None or job.series is not None or job_id in known:
+                job = jobs.get(heads.get(job_id, job_id))
+                if job is None or job.id in known:
                     continue
-                known[job_id], _ = builder.job_build(job, 0, instance_shape(job))
+                known[job.id], _ = builder.job_build(job, 0, instance_shape(job))
                 if no_plan():
                     return None
         finally:

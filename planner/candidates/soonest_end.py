@@ -12,9 +12,10 @@ at least
                    + duration(c)
 
 and a job whose deadline holds and lies before it, or that has no usable option, leaves the solve
-no plan: the conflict search and the relaxations' copies (explain/) say "infeasible" without one,
-and a copy need not build its other jobs (`reuse.jobs_first`). A bound, never more: where it says
-nothing the solve answers.
+no plan, and so does one released after its deadline, built or not (a series' later instances at
+a deadline of one hour): the conflict search and the relaxations' copies (explain/) say
+"infeasible" without one, and a copy need not build its other jobs (`reuse.jobs_first`). A bound,
+never more: where it says nothing the solve answers.
 """
 
 from __future__ import annotations
@@ -70,11 +71,14 @@ def late_job(
     release_min: Mapping[str, int],
     lifted: Collection[str],
 ) -> str | None:
-    """A job of `candidates` no plan of a solve with `lifted` groups has: one with no usable
+    """A job no plan of a solve with `lifted` groups has: one of `candidates` with no usable
     option, or one whose soonest end (`soonest_ends`) lies beyond its minutes in `limits` (the
-    deadline the solve holds it to); None where every job may be in time."""
+    deadline the solve holds it to), or one not built yet released after them (it starts no
+    sooner than its release, or where that lies beyond the horizon has no option: a build drops
+    every option that would end after it); None where every job may be in time."""
     for job, soonest in soonest_ends(candidates, after, release_min, lifted).items():
         limit = limits.get(job)
         if soonest == UNREACHABLE or (limit is not None and soonest > limit):
             return job
-    return None
+    return next((job for job, limit in limits.items() if job not in candidates
+                 and limit is not None and release_min.get(job, 0) > limit), None)

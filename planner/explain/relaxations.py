@@ -3,6 +3,8 @@ deadline, a level, a platform or GPU to allow, a setting) that gives the scenari
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from plan.constraints import memory as memory_rule
 from plan.constraints.deadline import group as deadline_group
 from plan.constraints.groups import family
@@ -503,8 +505,8 @@ def _solve_variant(session: Session, scenario: Scenario, objective: str = "cost"
     problem = session.problem
     bounds = bounds or Bounds()
     limits = _held_deadlines(scenario, bounds)
-    other = session.variant(scenario, _first_built(problem, limits, bounds.lifted), limits,
-                            bounds.lifted)
+    first = _first_built(problem, limits, bounds.lifted, _build_work(session))
+    other = session.variant(scenario, first, limits, bounds.lifted)
     if other is None:
         return Outcome("infeasible")
     if any(not other.problem.candidates[j] for j in other.problem.jobs):
@@ -514,16 +516,33 @@ def _solve_variant(session: Session, scenario: Scenario, objective: str = "cost"
     return out
 
 
-def _first_built(problem: Problem, limits: dict[str, int], lifted: frozenset[str]) -> list[str]:
+def _first_built(problem: Problem, limits: dict[str, int], lifted: frozenset[str],
+                 work: Mapping[str, int] | None = None) -> list[str]:
     """The jobs a variant builds first, most likely to prove it has no plan: those the scenario left
     no option, then those that cannot end within `limits` in a solve with `lifted` groups (the
     conflict of a one-hour deadline: a memory saver that keeps them as slow spares building the
-    rest), each after the jobs it follows, in the scenario's order."""
-    empty = [j for j in problem.jobs if not problem.candidates[j]]
+    rest), each before the jobs it follows (late alone, it needs none of them built; else they
+    bound when it may start). Within each, the job whose build weighed the fewest options in the
+    scenario's own build first (`work`: the cheapest proof first; a proof is a proof whichever job
+    gives it), else the scenario's order."""
+    order = {job: i for i, job in enumerate(problem.jobs)}
     ends = soonest_ends(problem.candidates, problem.after, problem.release_min, lifted)
-    late = {j for j in problem.jobs
-            if problem.candidates[j] and j in limits and ends[j] > limits[j]}
-    return empty + [j for j in problem.jobs if j in _with_before(problem, late)]
+    empty = [j for j in problem.jobs if not problem.candidates[j]]
+    late = [j for j in problem.jobs
+            if problem.candidates[j] and j in limits and ends[j] > limits[j]]
+    first: list[str] = []
+    for group in (empty, late):
+        for job in sorted(group, key=lambda j: ((work or {}).get(j, 0), order[j])):
+            before = _with_before(problem, {job}) - {job} if group is late else set()
+            first += [j for j in (job, *sorted(before, key=order.__getitem__)) if j not in first]
+    return first
+
+
+def _build_work(session: Session) -> dict[str, int]:
+    """Per job, the options the scenario's build weighed for it (kept and dropped): what building
+    it again in a copy is likely to cost."""
+    builds = session.builder.job_builds if session.builder is not None else {}
+    return {job: len(build.removed) + build.span for job, build in builds.items()}
 
 
 def _with_before(problem: Problem, jobs: set[str]) -> set[str]:

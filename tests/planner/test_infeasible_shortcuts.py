@@ -10,12 +10,13 @@ import pytest
 
 from plan.models.loading import load_scenario
 from plan.planner import session as session_module
+from plan.planner.candidates.build import CandidateBuilder
 from plan.planner.cpsat.model import Bounds
 from plan.planner.estimate.advice import LEANER_OPTIMIZERS, STACK_SETTINGS
 from plan.planner.explain import relaxations
 from plan.planner.session import Session, SolveOptions
 from plan.planner.solve import solve_session
-from tests.planner.builders import late_and_short, slow_and_short
+from tests.planner.builders import Spec, late_and_short, make_problem, slow_and_short
 
 
 @pytest.fixture
@@ -82,3 +83,58 @@ def _assert_same_as_built_whole(fast, path, monkeypatch) -> None:
     assert fast.conflicts == slow.conflicts and fast.conflicts
     assert fast.relaxations == slow.relaxations and fast.relaxations
     assert fast.notes == slow.notes
+
+
+def test_series_answer_same_with_and_without_building_its_first_instance_first(
+    base_scenario, write_scenario, monkeypatch
+) -> None:
+    """A monthly series of the late LoRA run at a one-hour deadline: a variant that keeps the
+    deadline builds nothing (the later instances are released after the deadline), one without
+    deadlines the series' first instance alone (the others are its copies); the answer is the one
+    every variant built whole gives."""
+    plant = late_and_short(base_scenario)
+    plant["start"] = "2027-01-01"
+    plant["jobs"][0]["repeat"] = {"every": "1 month", "count": 3}
+    path = write_scenario(plant)
+    session = Session.from_loaded(load_scenario(path), SolveOptions(time_limit_s=300))
+    assert [j for j in session.problem.jobs if j.startswith("late-lora")] == [
+        "late-lora-01", "late-lora-02", "late-lora-03"]
+    built: list[list[str]] = []
+    given_up = []
+    real_first = session_module.jobs_first
+    real_build = CandidateBuilder.job_build
+
+    def counted(*args):
+        built.append([])
+        kept = real_first(*args)
+        given_up.append(kept is None)
+        return kept
+
+    def job_build(self, job, index, shape):
+        if built:
+            built[-1].append(job.id)
+        return real_build(self, job, index, shape)
+
+    monkeypatch.setattr(session_module, "jobs_first", counted)
+    monkeypatch.setattr(CandidateBuilder, "job_build", job_build)
+    fast = solve_session(session)
+    # (jobs_first's own builds, then a whole build's replaying them: the first instance twice)
+    assert all(set(jobs) <= {"late-lora-01", "small-ft"} for jobs in built), built
+    # a variant that keeps the deadline: late-lora-02 is released after it, so nothing is built
+    assert [] in [jobs for jobs, gave_up in zip(built, given_up, strict=True) if gave_up], built
+    monkeypatch.setattr(CandidateBuilder, "job_build", real_build)
+    _assert_same_as_built_whole(fast, path, monkeypatch)
+
+
+def test_first_built_the_cheapest_late_job_before_the_jobs_it_follows() -> None:
+    """A job left no option comes first; then each late job, the one whose build weighed the
+    fewest options first, each before the jobs it follows (built only where it is not late
+    alone); without those weights, the scenario's order."""
+    problem = make_problem(
+        [Spec("a", "cloud", hours=9), Spec("b", "cloud", hours=9), Spec("c", "cloud", hours=1)],
+        jobs=["a", "b", "c", "d"], after={"b": ["a"]}, deadlines_h={"a": 1, "b": 1, "c": 1})
+    limits = {job: limit for job, limit in problem.deadline_min.items() if limit is not None}
+    assert not problem.candidates["d"]
+    assert relaxations._first_built(problem, limits, frozenset()) == ["d", "a", "b"]
+    work = {"a": 900, "b": 300, "c": 10, "d": 50}
+    assert relaxations._first_built(problem, limits, frozenset(), work) == ["d", "b", "a"]

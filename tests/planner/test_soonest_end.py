@@ -111,3 +111,32 @@ def test_unbuilt_jobs_count_from_their_release() -> None:
     problem = make_problem([Spec("b", "cloud", hours=3)], jobs=["b"], after={"b": ["a"]})
     ends = soonest_ends(problem.candidates, problem.after, {"a": SCALE.minutes(2)}, frozenset())
     assert ends == {"b": SCALE.minutes(5)}
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems(shared=True), st.data())
+def test_never_says_late_where_a_plan_exists_with_jobs_not_built(problem, data) -> None:
+    """Some jobs not built yet (a copy's `jobs_first` builds them one at a time): what the bound
+    says of the built ones and of those released after their deadline, the solve of them all
+    confirms."""
+    lifted = _lifted(problem, data)
+    built = data.draw(st.sets(st.sampled_from(problem.jobs)))
+    limits = {job: limit for job, limit in problem.deadline_min.items()
+              if limit is not None and f"deadline/{job}" not in lifted}
+    partial = {job: problem.candidates[job] for job in built}
+    if late_job(partial, limits, problem.after, problem.release_min, lifted) is not None:
+        assert session(problem).run(None, Bounds(lifted=lifted)).status == "infeasible"
+
+
+def test_a_job_not_built_is_late_only_where_released_after_its_deadline() -> None:
+    """b, not built, has a 5 h deadline: released at 30 h it cannot be in time; released at 5 h
+    (a run of no time would be) or with its deadline lifted (no limit), nothing is said of it."""
+    problem = make_problem([Spec("a", "cloud", hours=1), Spec("b", "cloud", hours=1)],
+                           deadlines_h={"b": 5})
+    built = {"a": problem.candidates["a"]}
+    limits = {"b": SCALE.minutes(5)}
+    assert late_job(built, limits, {}, {"b": SCALE.minutes(30)}, frozenset()) == "b"
+    assert late_job(built, limits, {}, {"b": SCALE.minutes(5)}, frozenset()) is None
+    assert late_job(built, {}, {}, {"b": SCALE.minutes(30)}, frozenset()) is None
+    problem = dataclasses.replace(problem, release_min={"b": SCALE.minutes(30)})
+    assert session(problem).run(None, Bounds()).status == "infeasible"
