@@ -45,6 +45,7 @@ from plan.planner.candidates.windows import (
     held_alone_twins,
     instance_renamer,
     instance_shape,
+    series_heads,
 )
 from plan.planner.estimate import Estimate
 from plan.planner.estimate.band import (
@@ -193,17 +194,14 @@ class CandidateBuilder(Estimating, Billing):
                 capacity=pool.count,
                 available_from_min=SCALE.minutes(pool.available_from_h),
                 available_until_min=SCALE.minutes(until) if until else None)
-        built: dict[str, str] = {}  # a series' instance, less its calendar -> its first
+        heads = series_heads(scenario)  # a series' instance -> the first, whose build it copies
         for done, job in enumerate(scenario.jobs):
             build_deadline.progress(done, len(scenario.jobs))
-            shape = instance_shape(job)
-            same = built.get(shape)
+            same = heads.get(job.id)
             if same is not None:
                 candidates[job.id] = self._instance_copy(job, same, candidates[same])
                 continue
-            candidates[job.id], index = self.job_or_twin(job, index, shape)
-            if job.series is not None:
-                built[shape] = job.id
+            candidates[job.id], index = self.job_or_twin(job, index, instance_shape(job))
         candidates = held_alone_twins(candidates, self.resources)
         # Examples come first from options the scenario's own policy lists leave (a rule is not
         # described by a platform the user already excluded).

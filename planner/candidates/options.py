@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from plan.constraints import sensitivity
 from plan.constraints.policy import unavailable_text
@@ -23,6 +25,8 @@ from plan.planner.candidates.purchase import BuyOption
 from plan.planner.candidates.windows import instance_shape
 from plan.planner.estimate import Cluster
 from plan.planner.i18n.said import say, word
+
+T = TypeVar("T")
 
 MAX_GPUS_PER_JOB = 4096
 # Multi-node sizes tried, in nodes. Dense enough that the optimum is rarely between two of them.
@@ -117,6 +121,20 @@ def _said(key: str, *fields: tuple[str, object]) -> str:
     return say(key, **dict(fields))
 
 
+def _made_once(memo: dict[tuple[object, ...], tuple[tuple[object, ...], T]],
+               owners: tuple[object, ...], rest: tuple[object, ...], make: Callable[[], T]) -> T:
+    """`make()`, once per build for these very `owners` (catalog objects, unhashable: keyed by
+    their ids, and an entry is used only where it holds the same objects, so a reused id never
+    returns another's) and the hashable `rest`."""
+    key = (*map(id, owners), *rest)
+    made = memo.get(key)
+    if made is not None and all(a is b for a, b in zip(made[0], owners, strict=True)):
+        return made[1]
+    value = make()
+    memo[key] = (owners, value)
+    return value
+
+
 class Options:
     """The options of a job, for `CandidateBuilder` (planner/candidates/build.py): options a pinned
     count or a platform's quota rules out are recorded in `removed` as they are met."""
@@ -128,11 +146,10 @@ class Options:
     horizon_h: float
     buy: list[BuyOption]
     clusters_of: dict[tuple[str, tuple[str, str, int, str]], Cluster | None]
-    # `_cluster`'s: (id(gpu), id(platform), count, per node, spot, fabric, host GiB) -> (gpu,
-    # platform, cluster)
-    _clusters: dict[tuple[object, ...], tuple[GPU, Platform | None, Cluster]]
-    # `_allowance`'s: (id(platform), id(offer), GPUs per node) -> (platform, offer, allowance)
-    _allowances: dict[tuple[int, int, int], tuple[Platform, Offer, Allowance]]
+    # `_made_once` memos: `_cluster`'s (GPU, platform; count, per node, spot, fabric, host GiB)
+    # and `_allowance`'s (platform, offer; GPUs per node)
+    _clusters: dict[tuple[object, ...], tuple[tuple[object, ...], Cluster]]
+    _allowances: dict[tuple[object, ...], tuple[tuple[object, ...], Allowance]]
 
     def _money(self, amount: float, currency: str) -> float:
         return self.catalog.to_currency(amount, currency, self.scenario.currency)
@@ -286,12 +303,8 @@ class Options:
         """`allowance` of the offer, made once per build (every job asks it of every offer, and
         its note is a sentence said anew: lab_six_jobs said 900 for 94 offers). The entry holds
         the platform and offer it was made of, and is used only for those very objects."""
-        made = self._allowances.get((id(platform), id(offer), per_node))
-        if made is not None and made[0] is platform and made[1] is offer:
-            return made[2]
-        found = allowance(platform, offer, per_node)
-        self._allowances[(id(platform), id(offer), per_node)] = (platform, offer, found)
-        return found
+        return _made_once(self._allowances, (platform, offer), (per_node,),
+                          lambda: allowance(platform, offer, per_node))
 
     def _unavailable_note(self, place: Placement) -> list[str]:
         """The flag an answer shows beside a plan that uses `place` against the catalog's
@@ -332,17 +345,17 @@ class Options:
         spot = place.billing == "spot"
         fabric = (pool.fabric.kind, pool.fabric.gbps_per_gpu) if pool is not None else None
         host_gib = pool.host_memory_gib_per_gpu if pool is not None else None
-        key = (id(gpu), id(platform), place.gpus, place.gpus_per_node, spot, fabric, host_gib)
-        made = self._clusters.get(key)
-        if made is not None and made[0] is gpu and made[1] is platform:
-            return made[2]
-        trust = self.scenario.policy.trust_vendor_claims
-        cluster = Cluster.of(gpu, place.gpus, platform, gpus_per_node=place.gpus_per_node,
-                             spot=spot, trust_vendor_claims=trust, fabric=fabric)
-        if pool is not None:
-            cluster = dataclasses.replace(cluster, host_memory_gib_per_gpu=host_gib)
-        self._clusters[key] = (gpu, platform, cluster)
-        return cluster
+
+        def made() -> Cluster:
+            cluster = Cluster.of(gpu, place.gpus, platform, gpus_per_node=place.gpus_per_node,
+                                 spot=spot, trust_vendor_claims=self.scenario.policy
+                                 .trust_vendor_claims, fabric=fabric)
+            if pool is not None:
+                cluster = dataclasses.replace(cluster, host_memory_gib_per_gpu=host_gib)
+            return cluster
+
+        return _made_once(self._clusters, (gpu, platform),
+                          (place.gpus, place.gpus_per_node, spot, fabric, host_gib), made)
 
     def _cluster_of(self, job: Job, wanted: tuple[str, str, int, str]) -> Cluster | None:
         """The cluster of a place (platform, GPU, count, billing), None where it is not offered to

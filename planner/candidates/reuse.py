@@ -29,7 +29,7 @@ from plan.planner.candidates.job_builds import JobBuild
 from plan.planner.candidates.searches_ahead import searched_ahead
 from plan.planner.candidates.shared_estimates import shared_estimates
 from plan.planner.candidates.soonest_end import late_job
-from plan.planner.candidates.windows import instance_shape
+from plan.planner.candidates.windows import instance_shape, series_heads
 from plan.planner.collector import collector_paused
 from plan.planner.estimate import store as estimate_store
 
@@ -148,20 +148,6 @@ def kept_jobs(parent: CandidateBuilder | None, loaded: LoadedScenario) -> dict[s
         return {}
     return {job.id: kept for job in b.jobs
             if (kept := parent.job_builds.get(job.id)) is not None and kept.job == job}
-
-
-def series_heads(scenario: Scenario) -> dict[str, str]:
-    """Per instance of a recurring job that a build copies from an earlier one (`build`: the first
-    of a series of its shape), that one; a job built on its own is not listed."""
-    first: dict[str, str] = {}
-    heads: dict[str, str] = {}
-    for job in scenario.jobs:
-        shape = instance_shape(job)
-        if shape in first:
-            heads[job.id] = first[shape]
-        elif job.series is not None:
-            first[shape] = job.id
-    return heads
 
 
 def jobs_first(loaded: LoadedScenario, parent: CandidateBuilder | None,

@@ -27,6 +27,21 @@ def instance_shape(job: Job) -> str:
                                   "deadline_h": None, "after": []}).model_dump_json()
 
 
+def series_heads(scenario: Scenario) -> dict[str, str]:
+    """Per job that a build copies from an earlier one (`CandidateBuilder.build`), that one: the
+    first instance of a series with the same shape (`instance_shape`); a job built on its own is not
+    listed."""
+    first: dict[str, str] = {}
+    heads: dict[str, str] = {}
+    for job in scenario.jobs:
+        shape = instance_shape(job)
+        if shape in first:
+            heads[job.id] = first[shape]
+        elif job.series is not None:
+            first[shape] = job.id
+    return heads
+
+
 def instance_renamer(first: str, instance: str) -> Callable[[str], str]:
     """Text about the series' first instance (a rule group such as `ops_skill/ID-01`, a reason, an
     assumption) rewritten to name `instance`: the id as a whole word only (`ID-01` in `ID-010`
