@@ -67,10 +67,14 @@ place of the last re-solve: 6.3 units, but 13 for a step where the cap cuts the 
 # by end times. For 8% of its CPU (16.5 against 17.9 s) a front keeps its plans as they were.
 KEEP_DOMINATED = True
 # A rung whose quick solve did not prove its point hints the next rung with its plan's options (the
-# next point's plan breaks the tightened cap, but its options often fit a nearby packing): on
-# lab_six_jobs' walk the hard rungs come in runs near its cheapest end, and the hint cuts the walk's
-# work 6.95 -> 4.27 units (the same 80 points). Not on every rung: finance_year's rungs, each
-# proven by its quick solve, take several times the work from such a hint (0.50 -> 1.15 units).
+# next point's plan breaks the tightened cap, but its options often fit a nearby packing). On
+# lab_six_jobs' walk (2026-12-07) the hard rungs come in runs near its cheapest end, and the hint
+# cuts the walk's work 6.95 -> 4.27 units: the same 80 points, 11 of them shown with another plan of
+# their cost and makespan (10 other start times, 1 other options). The other shipped fronts are
+# as they were (no hard rung). Not on every rung: finance_year's rungs, each proven by its quick
+# solve, then take twice the work (0.50 -> 1.15 units; lab_six_jobs 3.51). Nor, after a hard rung,
+# a probing solve at once in place of the quick one from the hint: 7.3 units, since the probing
+# re-solve's start is the quick plan, which meets the cap.
 
 Progress = Callable[[int, float], None]
 """Called after each point: (points found so far, share of the cheapest-to-fastest span walked,
