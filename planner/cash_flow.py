@@ -81,7 +81,8 @@ def payments(problem: Problem, plan_jobs: list[Any], reservations: list[Any]) ->
             users[j.reservation].append(j.job)
         if j.cost:
             found.append(Payment(j.start_h, j.cost, j.job, f"{j.billing} on {j.platform}"))
-    private = problem.private_resources()
+    # (a scan of every candidate: only where the plan holds something; a front asks per point)
+    private = problem.private_resources() if reservations else set()
     for r in reservations:
         who = users.get(r.key, [])
         job = who[0] if len(who) == 1 else "shared"
