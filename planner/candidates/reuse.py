@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from plan.models.loading import LoadedScenario
-from plan.models.problem import SCALE, Problem
-from plan.models.scenario import Scenario
+from plan.models.problem import SCALE, Candidate, Problem
+from plan.models.scenario import Job, Scenario
+from plan.planner.candidates.abiding_places import AbidingPlaces
 from plan.planner.candidates.build import (
     CandidateBuilder,
     budget_group,
@@ -170,27 +171,51 @@ def jobs_first(loaded: LoadedScenario, parent: CandidateBuilder | None,
     jobs = {job.id: job for job in scenario.jobs}
     heads = series_heads(scenario)
     known = {job: list(build.candidates) for job, build in kept.items() if job not in heads}
+    # jobs not built yet, each by its candidates on the places its held rules leave it: a bound
+    bounds: dict[str, list[Candidate]] = {}
 
     def no_plan() -> bool:
-        return late_job(known, limits or {}, {j.id: j.after for j in scenario.jobs},
+        return late_job({**bounds, **known}, limits or {}, {j.id: j.after for j in scenario.jobs},
                         {j.id: SCALE.minutes(j.release_h) for j in scenario.jobs if j.release_h},
                         lifted) is not None
 
     if no_plan():
         return None
+    todo = [jobs[job_id] for job_id in dict.fromkeys(heads.get(j, j) for j in first)
+            if job_id in jobs and job_id not in known]
     builder = CandidateBuilder(loaded, shared_estimates(loaded), kept)
     with collector_paused():
         try:
-            for job_id in first:
-                job = jobs.get(heads.get(job_id, job_id))
-                if job is None or job.id in known:
-                    continue
+            if todo and _bounded_late(AbidingPlaces(loaded, shared_estimates(loaded), lifted),
+                                      todo, bounds, no_plan):
+                return None
+            for job in todo:
                 known[job.id], _ = builder.job_build(job, 0, instance_shape(job))
                 if no_plan():
                     return None
         finally:
             estimate_store.flush()
     return {**kept, **builder.job_builds}
+
+
+PROOF_SHARE = 4
+"""A job is bounded on its abiding places (`abiding_places.py`) before any job is built where
+those places hold at most a quarter of its options: a bound that proves nothing costs that much
+again of the job's build (its estimates are shared), a proof saves the rest of it."""
+
+
+def _bounded_late(places: AbidingPlaces, jobs: Sequence[Job], bounds: dict[str, list[Candidate]],
+                  no_plan: Callable[[], bool]) -> bool:
+    """Whether `jobs`, those with few options on their abiding places each built there alone (in
+    order, into `bounds`), leave no plan (`no_plan`). (Listing a job's options to count them is a
+    tenth of its build: each is counted only until one proves it.)"""
+    for job in jobs:
+        abiding, every = places.share(job)
+        if abiding * PROOF_SHARE <= every:
+            bounds[job.id] = places.candidates(job)
+            if no_plan():
+                return True
+    return False
 
 
 def build_problem(loaded: LoadedScenario) -> Problem:
