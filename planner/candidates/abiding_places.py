@@ -46,7 +46,7 @@ class AbidingPlaces(CandidateBuilder):
     def __init__(self, loaded: LoadedScenario, estimates: EstimateCache,
                  lifted: Collection[str]) -> None:
         super().__init__(loaded, estimates)
-        self._lifted = frozenset(lifted)
+        self.lifted = frozenset(lifted)
         self._split: dict[str, tuple[list[_Option], int]] = {}  # job -> (kept options, all)
 
     def _abiding(self, job: Job) -> tuple[list[_Option], int]:
@@ -56,7 +56,7 @@ class AbidingPlaces(CandidateBuilder):
             options = super()._options(job)
             places: set[Place] = set()
             for o in options:  # (a place one option abides in needs no other checked)
-                if _place(o) not in places and all(group in self._lifted
+                if _place(o) not in places and all(group in self.lifted
                                                    for group in self.violations(job, o)):
                     places.add(_place(o))
             self._split[job.id] = ([o for o in options if _place(o) in places], len(options))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping, Sequence
+from weakref import WeakKeyDictionary
 
 from plan.models.loading import LoadedScenario
 from plan.models.problem import SCALE, Candidate, Problem
@@ -186,8 +187,11 @@ def jobs_first(loaded: LoadedScenario, parent: CandidateBuilder | None,
     builder = CandidateBuilder(loaded, shared_estimates(loaded), kept)
     with collector_paused():
         try:
-            if todo and _bounded_late(AbidingPlaces(loaded, shared_estimates(loaded), lifted),
-                                      _likely_few_first(todo, parent, lifted), bounds, no_plan):
+            tried = _NOT_FEW.setdefault(parent, set()) if parent is not None else set()
+            few = [job for job in _likely_few(todo, parent, lifted)
+                   if _places_key(loaded, job, lifted) not in tried]
+            if few and _bounded_late(AbidingPlaces(loaded, shared_estimates(loaded), lifted), few,
+                                     bounds, no_plan, tried):
                 return None
             for job in todo:
                 known[job.id], _ = builder.job_build(job, 0, instance_shape(job))
@@ -198,38 +202,56 @@ def jobs_first(loaded: LoadedScenario, parent: CandidateBuilder | None,
     return {**kept, **builder.job_builds}
 
 
+# Per build, the jobs its copies found with many options on their abiding places (`_places_key`):
+# its other copies (most change a setting or two of a few jobs) do not list them again, a guess
+# that costs at most a bound not tried (student_no_ops' six copies listed its run's options each)
+_NOT_FEW: WeakKeyDictionary[CandidateBuilder, set[tuple[str, ...]]] = WeakKeyDictionary()
+
+
+def _places_key(loaded: LoadedScenario, job: Job, lifted: Collection[str]) -> tuple[str, ...]:
+    """What mostly decides where a job may run (its data's handling, the team's ops skill, the
+    lifted groups): a key for the guess of `_NOT_FEW`, which a copy that changes them asks again."""
+    return (job.id, job.data.model_dump_json(), loaded.scenario.ops_skill, *sorted(lifted))
+
 PROOF_SHARE = 4
 """A job is bounded on its abiding places (`abiding_places.py`) before any job is built where
 those places hold at most a quarter of its options: a bound that proves nothing costs that much
 again of the job's build (its estimates are shared), a proof saves the rest of it."""
 
 
-def _likely_few_first(jobs: Sequence[Job], parent: CandidateBuilder | None,
-                      lifted: Collection[str]) -> list[Job]:
-    """`jobs`, those whose candidates in `parent`'s build (of the scenario this one changes) the
-    held rules mostly rule out first, then those it left none (nothing known), then the rest: the
-    order in which listing their options (`AbidingPlaces.share`) is likeliest to find a cheap
-    proof soon. Only an order: every job is bounded or built all the same."""
+def _likely_few(jobs: Sequence[Job], parent: CandidateBuilder | None,
+                lifted: Collection[str]) -> list[Job]:
+    """Those of `jobs` whose candidates in `parent`'s build (of the scenario this one changes) the
+    held rules mostly rule out (at most one in PROOF_SHARE usable), fewest usable first: the jobs
+    whose options are worth listing to bound them (`AbidingPlaces.share`). A job that build left
+    no candidate, or that it did not build, is not listed: nothing says its places are few, and
+    listing the options of a job whose places are not few cost paper_reproducibility's copies
+    0.6 s. Only a choice of what to try: a job not listed is built whole, as before."""
     def share(job: Job) -> float:
         built = parent.job_builds.get(job.id) if parent is not None else None
         if built is None or not built.candidates:
-            return 1 / PROOF_SHARE
+            return 1.0
         return len(usable(built.candidates, lifted)) / len(built.candidates)
 
-    return sorted(jobs, key=share)
+    shares = {job.id: share(job) for job in jobs}
+    return sorted((job for job in jobs if shares[job.id] * PROOF_SHARE <= 1),
+                  key=lambda job: shares[job.id])
 
 
 def _bounded_late(places: AbidingPlaces, jobs: Sequence[Job], bounds: dict[str, list[Candidate]],
-                  no_plan: Callable[[], bool]) -> bool:
+                  no_plan: Callable[[], bool], not_few: set[tuple[str, ...]]) -> bool:
     """Whether `jobs`, those with few options on their abiding places each built there alone (in
     order, into `bounds`), leave no plan (`no_plan`). (Listing a job's options to count them is a
-    tenth of its build: each is counted only until one proves it.)"""
+    tenth of its build: each is counted only until one proves it; one whose places were not few
+    goes into `not_few`.)"""
     for job in jobs:
         abiding, every = places.share(job)
-        if abiding * PROOF_SHARE <= every:
-            bounds[job.id] = places.candidates(job)
-            if no_plan():
-                return True
+        if abiding * PROOF_SHARE > every:
+            not_few.add(_places_key(places.loaded, job, places.lifted))
+            continue
+        bounds[job.id] = places.candidates(job)
+        if no_plan():
+            return True
     return False
 
 
