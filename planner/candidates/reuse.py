@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections import OrderedDict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from weakref import WeakKeyDictionary
 
 from plan.models.loading import LoadedScenario
-from plan.models.problem import SCALE, Problem
-from plan.models.scenario import Scenario
+from plan.models.problem import SCALE, Candidate, Problem
+from plan.models.scenario import Job, Scenario
+from plan.planner.candidates.abiding_places import AbidingPlaces
 from plan.planner.candidates.build import (
     CandidateBuilder,
     budget_group,
@@ -28,7 +30,7 @@ from plan.planner.candidates.build import (
 from plan.planner.candidates.job_builds import JobBuild
 from plan.planner.candidates.searches_ahead import searched_ahead
 from plan.planner.candidates.shared_estimates import shared_estimates
-from plan.planner.candidates.soonest_end import late_job
+from plan.planner.candidates.soonest_end import late_job, usable
 from plan.planner.candidates.windows import instance_shape, series_heads
 from plan.planner.collector import collector_paused
 from plan.planner.estimate import store as estimate_store
@@ -170,27 +172,87 @@ def jobs_first(loaded: LoadedScenario, parent: CandidateBuilder | None,
     jobs = {job.id: job for job in scenario.jobs}
     heads = series_heads(scenario)
     known = {job: list(build.candidates) for job, build in kept.items() if job not in heads}
+    # jobs not built yet, each by its candidates on the places its held rules leave it: a bound
+    bounds: dict[str, list[Candidate]] = {}
 
     def no_plan() -> bool:
-        return late_job(known, limits or {}, {j.id: j.after for j in scenario.jobs},
+        return late_job({**bounds, **known}, limits or {}, {j.id: j.after for j in scenario.jobs},
                         {j.id: SCALE.minutes(j.release_h) for j in scenario.jobs if j.release_h},
                         lifted) is not None
 
     if no_plan():
         return None
+    todo = [jobs[job_id] for job_id in dict.fromkeys(heads.get(j, j) for j in first)
+            if job_id in jobs and job_id not in known]
     builder = CandidateBuilder(loaded, shared_estimates(loaded), kept)
     with collector_paused():
         try:
-            for job_id in first:
-                job = jobs.get(heads.get(job_id, job_id))
-                if job is None or job.id in known:
-                    continue
+            tried = _NOT_FEW.setdefault(parent, set()) if parent is not None else set()
+            few = [job for job in _likely_few(todo, parent, lifted)
+                   if _places_key(loaded, job, lifted) not in tried]
+            if few and _bounded_late(AbidingPlaces(loaded, shared_estimates(loaded), lifted), few,
+                                     bounds, no_plan, tried):
+                return None
+            for job in todo:
                 known[job.id], _ = builder.job_build(job, 0, instance_shape(job))
                 if no_plan():
                     return None
         finally:
             estimate_store.flush()
     return {**kept, **builder.job_builds}
+
+
+# Per build, the jobs its copies found with many options on their abiding places (`_places_key`):
+# its other copies (most change a setting or two of a few jobs) do not list them again, a guess
+# that costs at most a bound not tried (student_no_ops' six copies listed its run's options each)
+_NOT_FEW: WeakKeyDictionary[CandidateBuilder, set[tuple[str, ...]]] = WeakKeyDictionary()
+
+
+def _places_key(loaded: LoadedScenario, job: Job, lifted: Collection[str]) -> tuple[str, ...]:
+    """What mostly decides where a job may run (its data's handling, the team's ops skill, the
+    lifted groups): a key for the guess of `_NOT_FEW`, which a copy that changes them asks again."""
+    return (job.id, job.data.model_dump_json(), loaded.scenario.ops_skill, *sorted(lifted))
+
+PROOF_SHARE = 4
+"""A job is bounded on its abiding places (`abiding_places.py`) before any job is built where
+those places hold at most a quarter of its options: a bound that proves nothing costs that much
+again of the job's build (its estimates are shared), a proof saves the rest of it."""
+
+
+def _likely_few(jobs: Sequence[Job], parent: CandidateBuilder | None,
+                lifted: Collection[str]) -> list[Job]:
+    """Those of `jobs` whose candidates in `parent`'s build (of the scenario this one changes) the
+    held rules mostly rule out (at most one in PROOF_SHARE usable), fewest usable first: the jobs
+    whose options are worth listing to bound them (`AbidingPlaces.share`). A job that build left
+    no candidate, or that it did not build, is not listed: nothing says its places are few, and
+    listing the options of a job whose places are not few cost paper_reproducibility's copies
+    0.6 s. Only a choice of what to try: a job not listed is built whole, as before."""
+    def share(job: Job) -> float:
+        built = parent.job_builds.get(job.id) if parent is not None else None
+        if built is None or not built.candidates:
+            return 1.0
+        return len(usable(built.candidates, lifted)) / len(built.candidates)
+
+    shares = {job.id: share(job) for job in jobs}
+    return sorted((job for job in jobs if shares[job.id] * PROOF_SHARE <= 1),
+                  key=lambda job: shares[job.id])
+
+
+def _bounded_late(places: AbidingPlaces, jobs: Sequence[Job], bounds: dict[str, list[Candidate]],
+                  no_plan: Callable[[], bool], not_few: set[tuple[str, ...]]) -> bool:
+    """Whether `jobs`, those with few options on their abiding places each built there alone (in
+    order, into `bounds`), leave no plan (`no_plan`). (Listing a job's options to count them is a
+    tenth of its build: each is counted only until one proves it; one whose places were not few
+    goes into `not_few`.)"""
+    for job in jobs:
+        abiding, every = places.share(job)
+        if abiding * PROOF_SHARE > every:
+            not_few.add(_places_key(places.loaded, job, places.lifted))
+            continue
+        bounds[job.id] = places.candidates(job)
+        if no_plan():
+            return True
+    return False
 
 
 def build_problem(loaded: LoadedScenario) -> Problem:
