@@ -205,8 +205,8 @@ class Session:
             work = self.work_left if max_work is None else min(max_work, self.work_left)
             began_cpu_s = time.process_time()
             outcome = solve_model(
-                model, instance, self.settings, self.remaining_s(), work, probing, presolve=presolve,
-                keep_values=keep_values)
+                model, instance, self.settings, self.remaining_s(), work, probing,
+                presolve=presolve, keep_values=keep_values)
             self.solve_cpu_s += time.process_time() - began_cpu_s
             self.solves += 1
             self.work_left = max(0.0, self.work_left - outcome.work)

@@ -7,8 +7,8 @@ This is the one place solver values become domain objects (`Plan`), and `CpSolve
 from __future__ import annotations
 
 import time
-from itertools import islice
 from dataclasses import dataclass, field
+from itertools import islice
 
 from plan.constraints.sat import cp_model
 from plan.models.errors import InputError
