@@ -185,23 +185,28 @@ class Session:
         probing: int = 0,
         model: PlanModel | None = None,
         witness: Outcome | None = None,
+        keep_values: bool = False,
     ) -> Outcome:
         """One solve. `hint`: a plan to start from (an outcome, or candidate index -> 0/1); `model`:
         a narrower model with the same optimum under `bounds` (a Pareto walk's), instead of the
         session's; `witness`: a plan known to meet `bounds`, so that "infeasible" is impossible.
         CP-SAT 9.15's presolve was seen to say so anyway (frontier_private_vs_hybrid's front: an
         exactly-one it emptied); such a solve is run again without presolve, whose answer is then
-        the one kept."""
+        the one kept. A hint that kept its values (`keep_values`) from a solve of the same model is
+        hinted whole."""
         model = model or self.model_for(bounds, with_assumptions)
-        instance = model.instance(objective, bounds, with_assumptions=with_assumptions,
-                                  hint=hint.hint() if isinstance(hint, Outcome) else hint)
+        whole = hint.values if isinstance(hint, Outcome) else None
+        instance = model.instance(
+            objective, bounds, with_assumptions=with_assumptions,
+            hint=hint.hint() if isinstance(hint, Outcome) else hint,
+            values=whole.values if whole is not None and whole.model is model else None)
 
         def solved(presolve: bool) -> Outcome:
             work = self.work_left if max_work is None else min(max_work, self.work_left)
             began_cpu_s = time.process_time()
             outcome = solve_model(
-                model, instance, self.settings, self.remaining_s(), work, probing, presolve=presolve
-            )
+                model, instance, self.settings, self.remaining_s(), work, probing,
+                presolve=presolve, keep_values=keep_values)
             self.solve_cpu_s += time.process_time() - began_cpu_s
             self.solves += 1
             self.work_left = max(0.0, self.work_left - outcome.work)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from plan.constraints import (
@@ -190,9 +191,11 @@ class PlanModel:
                 model.add(sum(x[i] for i in self.decisions(job).get(key, ())) == on_first)
 
     def instance(self, objective: str | None, bounds: Bounds, *, with_assumptions: bool = False,
-                 hint: dict[int, int] | None = None) -> cp_model.CpModel:
+                 hint: dict[int, int] | None = None,
+                 values: Sequence[int] | None = None) -> cp_model.CpModel:
         """A clone with the active groups enforced (fixed, or as assumptions) and the bounds
-        added."""
+        added. `hint`: candidate index -> 0/1; `values`: instead, every variable of this model
+        (run.Assignment), a complete plan to start from."""
         model = self.model.clone()
         if self._budget_index is not None and self.problem.budget != self._built_budget:
             budget.set_budget(model, self._budget_index, self.problem.budget or 0)
@@ -243,7 +246,12 @@ class PlanModel:
             model.minimize(self.cost_then_time(bounds))
         elif objective is not None:
             model.minimize(self.objective_expr(objective))
-        if hint:
+        if values is not None:
+            if len(values) != len(self.model.proto.variables):
+                raise ValueError("a complete hint needs a value for every variable of the model")
+            model.proto.solution_hint.vars.extend(range(len(values)))
+            model.proto.solution_hint.values.extend(values)
+        elif hint:
             for index, value in hint.items():
                 # (a plan from the whole model may use a candidate this one leaves out)
                 if index in v.x:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from itertools import islice
 
 from plan.constraints.sat import cp_model
 from plan.models.errors import InputError
@@ -41,6 +42,9 @@ class Outcome:
     work: float = 0.0  # deterministic time this solve used
     # the wall-clock safety net, not the work limit, ended an unproven solve
     wall_stopped: bool = False
+    # every variable's value, where the solve was asked to keep them (a complete hint for a later
+    # solve of the same model: Assignment)
+    values: Assignment | None = None
 
     @property
     def solved(self) -> bool:
@@ -48,6 +52,16 @@ class Outcome:
 
     def hint(self) -> dict[int, int]:
         return {c.index: 1 for c in self.chosen.values()}
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """The value of every variable of `model`'s base model (in the order CP-SAT numbers them) in
+    one solved plan: hinted whole, it is a plan CP-SAT checks and keeps at once, where a hint of
+    the choices alone leaves it to search for the schedule (PlanModel.instance)."""
+
+    model: PlanModel
+    values: tuple[int, ...]
 
 
 _STATUS = {
@@ -111,7 +125,10 @@ def solve_model(
     work_limit: float,
     probing: int = 0,
     presolve: bool = True,
+    keep_values: bool = False,
 ) -> Outcome:
+    """One CP-SAT run of `model` (an instance of `plan_model`); `keep_values`: the outcome keeps
+    every variable's value (Outcome.values)."""
     solver = cp_model.CpSolver()
     configure(solver, settings, time_limit_s, work_limit, probing, presolve,
               optimizing=model.has_objective())
@@ -169,6 +186,9 @@ def solve_model(
             outcome.resource_use[c.resource] = (res.bought(c.gpus), periods, outcome.start_min[job])
     outcome.total_cost = solver.value(v.total_cost)
     outcome.makespan_min = solver.value(v.makespan)
+    if keep_values:
+        base = len(plan_model.model.proto.variables)  # (the instance's own come after them)
+        outcome.values = Assignment(plan_model, tuple(islice(solver.response_proto.solution, base)))
     return outcome
 
 
