@@ -213,6 +213,7 @@ def _places_key(loaded: LoadedScenario, job: Job, lifted: Collection[str]) -> tu
     lifted groups): a key for the guess of `_NOT_FEW`, which a copy that changes them asks again."""
     return (job.id, job.data.model_dump_json(), loaded.scenario.ops_skill, *sorted(lifted))
 
+
 PROOF_SHARE = 4
 """A job is bounded on its abiding places (`abiding_places.py`) before any job is built where
 those places hold at most a quarter of its options: a bound that proves nothing costs that much
