@@ -82,6 +82,9 @@ class Resource:
     label: str
     capacity: int | None = None  # owned: fixed GPU count
     levels: tuple[int, ...] = ()  # reservation/purchase: GPU counts that may be reserved
+    # those asked by options that break no rule: the counts while every rule holds (a count only a
+    # rule-breaking option asks is not one a plan that keeps the rules reserves)
+    abiding_levels: tuple[int, ...] = ()
     period_min: int = 0
     price_per_gpu_period: int = 0  # money units
     fixed_price_per_period: int = 0  # money units
@@ -176,6 +179,9 @@ class Removed:
     billing: str
     rule: str
     reason: str
+    # an option that breaks `rule` (a rule group), left unsized by a build that defers them
+    # (planner/candidates/ruled_out.py): the least it could cost, in money units
+    floor_cost: int | None = None
 
 
 def resources_in_use(
@@ -238,9 +244,9 @@ class Problem:
         candidates = {
             job: [c for c in cs if not c.violations] for job, cs in self.candidates.items()
         }
-        return replace(
-            self, candidates=candidates, resources=resources_in_use(candidates, self.resources)
-        )
+        resources = {key: r if r.kind == "owned" else replace(r, levels=r.abiding_levels)
+                     for key, r in resources_in_use(candidates, self.resources).items()}
+        return replace(self, candidates=candidates, resources=resources)
 
     def private_resources(self) -> set[str]:
         """Reservations and purchases that only one job's candidates use: sharing them in time is

@@ -19,6 +19,8 @@ from plan.models.scenario import Scenario, SolverSettings
 from plan.planner.build_deadline import build_deadline
 from plan.planner.candidates import CandidateBuilder, build_problem_and_builder
 from plan.planner.candidates.reuse import jobs_first
+from plan.planner.candidates.ruled_out import RuledOut
+from plan.planner.candidates.shared_estimates import shared_estimates
 from plan.planner.cpsat.model import Bounds, PlanModel
 from plan.planner.cpsat.overflow_guard import check_magnitudes
 from plan.planner.cpsat.run import Outcome, solve_model
@@ -65,6 +67,7 @@ class Session:
         # Figures the 64-bit model cannot hold are bad input, said in one line.
         check_magnitudes(problem, str(loaded.path) if loaded else problem.scenario_name)
         self._model: PlanModel | None = None
+        self._ruled_out: RuledOut | None = None
         self._abiding: PlanModel | None = None
         # (set by from_loaded: a problem made another way, e.g. with p90 durations, has candidates
         # of its own and builds its own model)
@@ -82,8 +85,11 @@ class Session:
         self.solve_cpu_s = 0.0
 
     @classmethod
-    def from_loaded(cls, loaded: LoadedScenario, options: SolveOptions | None = None) -> Session:
-        """Build candidates (estimator calls) and the model; their time counts against the limit."""
+    def from_loaded(cls, loaded: LoadedScenario, options: SolveOptions | None = None,
+                    defer: bool = False) -> Session:
+        """Build candidates (estimator calls) and the model; their time counts against the limit.
+        `defer`: options that break a rule are left unsized (candidates/ruled_out.py): the session
+        then answers no question that lifts a rule or forces such an option (`deferred`)."""
         started = time.perf_counter()
         options = options or SolveOptions()
         s = loaded.scenario
@@ -96,7 +102,7 @@ class Session:
             gap=s.solver.gap if options.gap is None else options.gap,
         )
         with build_deadline(settings.time_limit_s, started):
-            problem, builder = build_problem_and_builder(loaded)
+            problem, builder = build_problem_and_builder(loaded, defer=defer)
         session = cls(problem, settings, options.objective or s.objective, started, loaded,
                       builder)
         session._shares_models = True  # its problem is its build's, with the scenario's figures
@@ -114,13 +120,30 @@ class Session:
         if self.loaded is None:
             return None
         loaded = dataclasses.replace(self.loaded, scenario=scenario)
-        kept = jobs_first(loaded, self.builder, first, limits, lifted)
+        defer = self.deferred and not lifted
+        kept = jobs_first(loaded, self.builder, first, limits, lifted, defer)
         if kept is None:
             return None
-        problem, builder = build_problem_and_builder(loaded, what_if=True, kept=kept)
+        problem, builder = build_problem_and_builder(loaded, what_if=True, kept=kept, defer=defer)
         other = Session(problem, self.settings, self.objective, self.started, self.loaded, builder)
         other.work_left, other.deadline = self.work_left, self.deadline
         return other
+
+    @property
+    def deferred(self) -> bool:
+        """Whether its build left the options that break a rule unsized (ruled_out.py)."""
+        return self.builder is not None and self.builder.defer
+
+    @property
+    def ruled_out(self) -> RuledOut | None:
+        """A deferring build's rule-breaking options, sized as answers ask (None otherwise)."""
+        if not self.deferred or self.loaded is None:
+            return None
+        if self._ruled_out is None:
+            loaded = self.loaded
+            self._ruled_out = RuledOut(self.problem,
+                                       CandidateBuilder(loaded, shared_estimates(loaded)))
+        return self._ruled_out
 
     def spend(self, other: Session) -> None:
         """Charge a variant's solves to this session's budget."""
@@ -131,6 +154,7 @@ class Session:
     def model(self) -> PlanModel:
         """The whole model, rule-breaking candidates included: what explanations of infeasibility
         (rules as assumptions) and why-not questions (a forced option) solve."""
+        assert not self.deferred, "a deferring build's session holds no rule-breaking option"
         if self._model is None:
             self._model = self._plan_model(self.problem, "whole")
         return self._model

@@ -67,8 +67,18 @@ def solve(loaded: LoadedScenario, options: SolveOptions | None = None) -> SolveR
     When the time limit runs out while candidates are still being built, the result is "unknown"
     (exit 3) with a note saying how far building got."""
     started = time.perf_counter()
+    explained = options is None or options.explained
     try:
-        session = Session.from_loaded(loaded, options)
+        # Options that break a rule are sized only where the answer reads them
+        # (candidates/ruled_out.py); an answer with no plan explains itself with all of them.
+        session = Session.from_loaded(loaded, options, defer=True)
+        result = solve_session(session, explained=explained)
+        if result.status == "infeasible" and explained:
+            whole = Session.from_loaded(loaded, options)
+            whole.started = session.started
+            whole.work_left, whole.deadline = session.work_left, session.deadline
+            whole.wall_stopped = session.wall_stopped
+            result = solve_session(whole, explained=True)
     except BuildTimeout as exc:
         s = loaded.scenario
         return SolveResult(
@@ -79,7 +89,7 @@ def solve(loaded: LoadedScenario, options: SolveOptions | None = None) -> SolveR
             solve_time_s=time.perf_counter() - started,
             notes=[said_of(exc)],
         )
-    return solve_session(session, explained=options is None or options.explained)
+    return result
 
 
 def solve_session(session: Session, explained: bool = True) -> SolveResult:

@@ -37,8 +37,12 @@ class Billing(Options):
 
     resources: dict[str, Resource]
     planning_horizon_h: float
-    # shared resource -> GPU counts asked of it by the job being built (job_builds.py keeps them)
+    # shared resource -> GPU counts asked of it by the job being built (job_builds.py keeps them),
+    # and those asked by its options that break no rule
     asked: dict[str, set[int]]
+    asked_abiding: dict[str, set[int]]
+    # whether the option being billed breaks no rule (`CandidateBuilder._candidate` sets it)
+    _abiding_now: bool = True
 
     def _billing(self, job: Job, option: _Option, hours: float,
                  run: RunEstimate) -> tuple[int, str | None, CandidateCost]:
@@ -88,8 +92,16 @@ class Billing(Options):
     def _levels(self, key: str, gpus: int) -> tuple[int, ...]:
         """GPU counts a shared resource may be sized to: every count a candidate on it asks for."""
         self.asked.setdefault(key, set()).add(gpus)
+        if self._abiding_now:
+            self.asked_abiding.setdefault(key, set()).add(gpus)
         existing = self.resources.get(key)
         return tuple(sorted({*(existing.levels if existing else ()), gpus}))
+
+    def _abiding_levels(self, key: str, gpus: int) -> tuple[int, ...]:
+        """The counts asked of a shared resource by options that break no rule (`_levels`)."""
+        existing = self.resources.get(key)
+        held = existing.abiding_levels if existing else ()
+        return tuple(sorted({*held, gpus})) if self._abiding_now else held
 
     def _reservation(self, option: _Option, price: float) -> str:
         offer, place = option.offer, option.place
@@ -104,7 +116,7 @@ class Billing(Options):
             platform=place.platform)
         self.resources[key] = Resource(
             key=key, kind="reservation", platform=place.platform, gpu=place.gpu,
-            label=label, levels=levels,
+            label=label, levels=levels, abiding_levels=self._abiding_levels(key, place.gpus),
             period_min=period_min, price_per_gpu_period=SCALE.money(price),
             min_periods=offer.min_periods,
             max_periods=max(offer.min_periods, math.ceil(self.horizon_h / offer.period_h) + 1))
@@ -138,7 +150,8 @@ class Billing(Options):
                      days=self.planning_horizon_h / 24))
         self.resources[key] = Resource(
             key=key, kind="purchase", platform=place.platform, gpu=place.gpu, label=label,
-            levels=levels, period_min=SCALE.minutes(period_h),
+            levels=levels, abiding_levels=self._abiding_levels(key, buy.bought(place.gpus)),
+            period_min=SCALE.minutes(period_h),
             price_per_gpu_period=SCALE.money(
                 (buy.idle_per_gpu_hour + buy.held_per_gpu_hour) * period_h),
             fixed_price_per_period=SCALE.money(buy.staff_per_hour * period_h),

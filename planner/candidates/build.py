@@ -38,6 +38,7 @@ from plan.planner.candidates.job_twins import (
 )
 from plan.planner.candidates.options import _Option, _place_of, _said, pinned_text
 from plan.planner.candidates.purchase import buy_options
+from plan.planner.candidates.ruled_out import Place, cost_floor, places_by_job
 from plan.planner.candidates.spot_risk import spot_risk
 from plan.planner.candidates.transfer import JobTransfer, job_transfer
 from plan.planner.candidates.windows import (
@@ -124,11 +125,13 @@ class CandidateBuilder(Estimating, Billing):
     cached."""
 
     def __init__(self, loaded: LoadedScenario, estimates: EstimateCache | None = None,
-                 kept: dict[str, JobBuild] | None = None) -> None:
+                 kept: dict[str, JobBuild] | None = None, defer: bool = False) -> None:
         """`estimates`: layout searches shared with other builds of `loaded`'s variants
         (shared_estimates.py); a cache of its own when None. `kept`: jobs another build made that
-        this one may take as they are (job_builds.py; reuse.py's `jobs_first` says which)."""
+        this one may take as they are (job_builds.py; reuse.py's `jobs_first` says which).
+        `defer`: options that break a rule are not sized, only recorded (ruled_out.py)."""
         self.loaded = loaded
+        self.defer = defer
         self.scenario = loaded.scenario
         self.catalog = loaded.catalog
         self.graph = sensitivity.link_graph(self.scenario, list(self.catalog.platforms))
@@ -147,7 +150,7 @@ class CandidateBuilder(Estimating, Billing):
         self.clusters_of = {}
         self._clusters = {}
         self._allowances = {}
-        self.asked = {}
+        self.asked, self.asked_abiding = {}, {}
         self._kept = kept or {}
         self.job_builds: dict[str, JobBuild] = {}  # what this build did per job, for its variants
         # the job being built's data transfers by place (`_transfer`); id(platform) keeps the
@@ -275,13 +278,14 @@ class CandidateBuilder(Estimating, Billing):
             self.job_builds[job.id] = kept
             return replay(kept, index, self.removed, self.resources, self.clusters_of)
         first_removed, first_cluster = len(self.removed), len(self.clusters_of)
-        self.asked, self._moves = {}, {}
+        self.asked, self.asked_abiding, self._moves = {}, {}, {}
         found, next_index = self._job_candidates(job, index, shape)
         pruned = self._prune(found)
         # (a dict keeps its order of insertion: the clusters this job added come last)
         self.job_builds[job.id] = record(
             job, pruned, index, next_index, self.removed[first_removed:], self.asked,
-            self.resources, dict(islice(self.clusters_of.items(), first_cluster, None)))
+            self.resources, dict(islice(self.clusters_of.items(), first_cluster, None)),
+            self.asked_abiding)
         return pruned, next_index
 
     def _job_candidates(self, job: Job, index: int, shape: str) -> tuple[list[Candidate], int]:
@@ -289,30 +293,48 @@ class CandidateBuilder(Estimating, Billing):
         billing) at growing GPU counts until more GPUs stop paying. The cluster of each place
         tried is kept for the explainers' what-ifs (`_cluster_of`, by the job's `shape`): listing
         a job's options again took 0.23 s a job (offload_lines, 64 generated jobs: 15 of 350 s)."""
-        card = self.loaded.models[job.id]
         found: list[Candidate] = []
-        groups: dict[tuple[str, str, str], list[_Option]] = defaultdict(list)
-        for option in self._options(job):
-            groups[(option.place.platform, option.place.gpu, option.place.billing)].append(option)
-        for options in groups.values():
-            best_rate, stalled, last_gpu_h = 0.0, 0, None
-            for option in sorted(options, key=lambda o: o.place.gpus):
-                build_deadline.check()  # the time limit covers building too
-                candidate = self._candidate(index, job, card, option, shape)
-                if candidate is None:
-                    continue
-                found.append(candidate)
-                index += 1
-                # More GPUs stop paying once throughput stalls or the job is already short.
-                stalled = stalled + 1 if candidate.tokens_per_s < best_rate * STALL_GAIN else 0
-                best_rate = max(best_rate, candidate.tokens_per_s)
-                gpu_h = candidate.gpu_hours
-                # (unknown before a second count)
-                scaled = last_gpu_h is None or gpu_h < last_gpu_h
-                last_gpu_h = gpu_h
-                if stalled >= 2 or (candidate.hours < MIN_USEFUL_HOURS and not scaled):
-                    break
+        for options in places_by_job(self._options(job)).values():
+            index = self._walk_place(job, options, index, shape, found)
         return found, index
+
+    def _walk_place(self, job: Job, options: list[_Option], index: int, shape: str,
+                    found: list[Candidate]) -> int:
+        """One place's options into `found`, at growing GPU counts until more GPUs stop paying;
+        the next index."""
+        card = self.loaded.models[job.id]
+        best_rate, stalled, last_gpu_h = 0.0, 0, None
+        for option in sorted(options, key=lambda o: o.place.gpus):
+            build_deadline.check()  # the time limit covers building too
+            candidate = self._candidate(index, job, card, option, shape)
+            if candidate is None:
+                continue
+            found.append(candidate)
+            index += 1
+            # More GPUs stop paying once throughput stalls or the job is already short.
+            stalled = stalled + 1 if candidate.tokens_per_s < best_rate * STALL_GAIN else 0
+            best_rate = max(best_rate, candidate.tokens_per_s)
+            gpu_h = candidate.gpu_hours
+            # (unknown before a second count)
+            scaled = last_gpu_h is None or gpu_h < last_gpu_h
+            last_gpu_h = gpu_h
+            if stalled >= 2 or (candidate.hours < MIN_USEFUL_HOURS and not scaled):
+                break
+        return index
+
+    def place_candidates(self, job_id: str, place: Place) -> list[Candidate]:
+        """The job's candidates on one place (platform, GPU, billing), as a whole build of this
+        builder's scenario leaves them there (ruled_out.py: a place is walked and pruned on its
+        own; a series' instance copies its first instance's)."""
+        head = series_heads(self.scenario).get(job_id)
+        job = self.scenario.job(head or job_id)
+        options = places_by_job(self._options(job)).get(place, [])
+        self.asked, self.asked_abiding, self._moves = {}, {}, {}
+        found: list[Candidate] = []
+        self._walk_place(job, options, 0, instance_shape(job), found)
+        pruned = self._prune(found)
+        return pruned if head is None else self._instance_copy(
+            self.scenario.job(job_id), head, pruned)
 
     def _describe_groups(self, resources: dict[str, Resource]) -> None:
         s = self.scenario
@@ -358,6 +380,14 @@ class CandidateBuilder(Estimating, Billing):
                    shape: str) -> Candidate | None:
         place = option.place
         gpu = self.catalog.gpus[place.gpu]
+        broken = self.violations(job, option)
+        if broken and self.defer:
+            floor = cost_floor(self, job, card, option, gpu)
+            self.removed.extend(Removed(job.id, place.platform, place.gpu, place.gpus,
+                                        place.billing, group, why, floor)
+                                for group, why in broken.items())
+            return None
+        self._abiding_now = not broken  # (the counts it asks of a shared resource: `_levels`)
         estimate, rule, reason = self._fastest(job, card, option, gpu, shape)
         if estimate is None:
             self.removed.append(Removed(job.id, place.platform, place.gpu, place.gpus,
@@ -403,7 +433,7 @@ class CandidateBuilder(Estimating, Billing):
             memory_gib_per_gpu=estimate.memory.total_gib, gpu_memory_gib=estimate.gpu_memory_gib,
             tokens_per_s=estimate.tokens_per_s, mfu=estimate.mfu, hours=hours,
             gpu_hours=run.gpu_hours,
-            violations={**self.violations(job, option),
+            violations={**broken,
                         **policy.check_interruptions(self.scenario, run.expected_interruptions)},
             assumptions=tuple(assumptions),
             expected_interruptions=run.expected_interruptions,

@@ -39,6 +39,8 @@ class JobBuild:
     asked: tuple[tuple[str, Resource, tuple[int, ...]], ...]
     clusters: tuple[tuple[ClusterKey, Cluster | None], ...]  # places' clusters it kept first
     span: int  # candidate indices it used, pruned ones included
+    # per shared resource, the GPU counts this job's rule-abiding options asked of it
+    asked_abiding: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
 
 def record(
@@ -50,6 +52,7 @@ def record(
     asked: dict[str, set[int]],
     resources: dict[str, Resource],
     clusters: dict[ClusterKey, Cluster | None],
+    asked_abiding: dict[str, set[int]] | None = None,
 ) -> JobBuild:
     """The job's part of a build: `removed`, `asked` and `clusters` hold what its build added."""
     return JobBuild(
@@ -59,6 +62,8 @@ def record(
         asked=tuple((key, resources[key], tuple(sorted(levels))) for key, levels in asked.items()),
         clusters=tuple(clusters.items()),
         span=next_index - first_index,
+        asked_abiding=tuple((key, tuple(sorted(levels)))
+                            for key, levels in (asked_abiding or {}).items()),
     )
 
 
@@ -73,10 +78,14 @@ def replay(
     its candidates and the next index; its dropped options, its shared resources' counts and its
     clusters go into the build's own containers."""
     removed.extend(kept.removed)
+    abiding = dict(kept.asked_abiding)
     for key, resource, levels in kept.asked:
         existing = resources.get(key)
         merged = tuple(sorted({*(existing.levels if existing else ()), *levels}))
-        resources[key] = dataclasses.replace(existing or resource, levels=merged)
+        held = tuple(sorted({*(existing.abiding_levels if existing else ()),
+                             *abiding.get(key, ())}))
+        resources[key] = dataclasses.replace(existing or resource, levels=merged,
+                                             abiding_levels=held)
     for place, cluster in kept.clusters:
         clusters_of.setdefault(place, cluster)
     return list(kept.candidates), index + kept.span

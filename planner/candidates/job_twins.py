@@ -73,4 +73,5 @@ def same_build(copied: JobBuild, built: JobBuild) -> bool:
 
     return (unnumbered(copied) == unnumbered(built) and copied.removed == built.removed
             and asked_counts(copied) == asked_counts(built) and copied.clusters == built.clusters
+            and copied.asked_abiding == built.asked_abiding
             and copied.span == built.span)

@@ -91,21 +91,23 @@ def field_use(field: str) -> str:
     return FIELD_USE.get(field, CANDIDATES)
 
 
-def reuse_key(loaded: LoadedScenario) -> tuple[object, ...]:
+def reuse_key(loaded: LoadedScenario, defer: bool = False) -> tuple[object, ...]:
     """What a build depends on: every field that changes candidates, the two horizons, which
     figures are present (their rule groups are numbered in the order a build adds them), the
-    catalog, the model cards and the calibration file's folder."""
+    catalog, the model cards, the calibration file's folder, and whether it deferred its
+    rule-breaking options (ruled_out.py)."""
     s = loaded.scenario
     free = {name for name in type(s).model_fields if field_use(name) != CANDIDATES}
     return (s.model_dump_json(exclude=free), horizons_h(s), s.budget is None,
             s.deadline_h is None, id(loaded.catalog),
             tuple((job, card.model_dump_json()) for job, card in sorted(loaded.models.items())),
-            str(loaded.path.parent) if s.calibration else "")
+            str(loaded.path.parent) if s.calibration else "", defer)
 
 
-def will_reuse(loaded: LoadedScenario) -> bool:
-    """Whether `build_problem_and_builder(loaded)` would reuse a build of this process."""
-    return reuse_key(loaded) in _BUILT
+def will_reuse(loaded: LoadedScenario, defer: bool = True) -> bool:
+    """Whether `build_problem_and_builder(loaded, defer=defer)` would reuse a build of this
+    process (a plain solve's defers: `solve.solve`)."""
+    return reuse_key(loaded, defer) in _BUILT
 
 
 def _with_figures(problem: Problem, scenario: Scenario) -> Problem:
@@ -130,13 +132,14 @@ def _with_figures(problem: Problem, scenario: Scenario) -> Problem:
         after={job: list(before) for job, before in problem.after.items()})
 
 
-def kept_jobs(parent: CandidateBuilder | None, loaded: LoadedScenario) -> dict[str, JobBuild]:
+def kept_jobs(parent: CandidateBuilder | None, loaded: LoadedScenario,
+              defer: bool = False) -> dict[str, JobBuild]:
     """The jobs `parent` built that a build of `loaded` may take as they are (job_builds.py): none
     unless both read the same catalog, model cards and calibration folder, every field that reaches
     the candidates but `jobs` is the same (`FIELD_USE`) and so are the horizons; then each job
-    whose every field is the same in both."""
+    whose every field is the same in both. Both must defer rule-breaking options, or neither."""
     if parent is None or parent.catalog is not loaded.catalog or (
-            parent.loaded.models is not loaded.models):
+            parent.loaded.models is not loaded.models) or parent.defer != defer:
         return {}
     a, b = parent.scenario, loaded.scenario
     free = {name for name in type(b).model_fields if field_use(name) != CANDIDATES} | {"jobs"}
@@ -154,7 +157,8 @@ def kept_jobs(parent: CandidateBuilder | None, loaded: LoadedScenario) -> dict[s
 
 def jobs_first(loaded: LoadedScenario, parent: CandidateBuilder | None,
                first: Sequence[str], limits: Mapping[str, int] | None = None,
-               lifted: Collection[str] = frozenset()) -> dict[str, JobBuild] | None:
+               lifted: Collection[str] = frozenset(), defer: bool = False,
+               ) -> dict[str, JobBuild] | None:
     """The job builds a build of `loaded` may take (`kept`): those of `parent` it may keep
     (`kept_jobs`), and the jobs of `first` built one at a time, those it keeps first (no build),
     then in order; None as soon as the jobs known so far leave the copy's solve (its `lifted`
@@ -164,9 +168,11 @@ def jobs_first(loaded: LoadedScenario, parent: CandidateBuilder | None,
     jobs the same (a job's candidates are its own: job_builds.py), so the rest need not be built.
     An instance of a series that a build copies from the series' first (`series_heads`: its
     candidates are the first's, cut to its calendar) stands for that first one, which is built in
-    its place and alone counts."""
-    kept = kept_jobs(parent, loaded)
-    if reuse_key(loaded) in _BUILT:
+    its place and alone counts. `defer`: the copy's build defers rule-breaking options (none may be
+    lifted then)."""
+    assert not (defer and lifted)  # (a deferring build holds no option a lifted rule allows)
+    kept = kept_jobs(parent, loaded, defer)
+    if reuse_key(loaded, defer) in _BUILT:
         return kept  # built already: nothing to build first
     scenario = loaded.scenario
     jobs = {job.id: job for job in scenario.jobs}
@@ -184,7 +190,7 @@ def jobs_first(loaded: LoadedScenario, parent: CandidateBuilder | None,
         return None
     todo = [jobs[job_id] for job_id in dict.fromkeys(heads.get(j, j) for j in first)
             if job_id in jobs and job_id not in known]
-    builder = CandidateBuilder(loaded, shared_estimates(loaded), kept)
+    builder = CandidateBuilder(loaded, shared_estimates(loaded), kept, defer)
     with collector_paused():
         try:
             tried = _NOT_FEW.setdefault(parent, set()) if parent is not None else set()
@@ -261,13 +267,14 @@ def build_problem(loaded: LoadedScenario) -> Problem:
 
 
 def build_problem_and_builder(loaded: LoadedScenario, what_if: bool = False,
-                              kept: dict[str, JobBuild] | None = None,
+                              kept: dict[str, JobBuild] | None = None, defer: bool = False,
                               ) -> tuple[Problem, CandidateBuilder]:
     """The scenario's problem, and the builder that made it: its estimates (and the calibration it
     read) answer the explainers' what-ifs without building anything again. `what_if`: a changed
     copy of a scenario being solved (kept for reuse, and dropped first); `kept`: jobs another build
-    made that this one may take as they are (`jobs_first`)."""
-    key = reuse_key(loaded)
+    made that this one may take as they are (`jobs_first`); `defer`: options that break a rule are
+    left unsized (ruled_out.py)."""
+    key = reuse_key(loaded, defer)
     if key in _BUILT:
         _BUILT.move_to_end(key)
         if not what_if:
@@ -276,11 +283,11 @@ def build_problem_and_builder(loaded: LoadedScenario, what_if: bool = False,
         return _with_figures(problem, loaded.scenario), builder
     # a variant of the same loaded scenario asks again only the searches its change touches
     estimates = shared_estimates(loaded)
-    builder = CandidateBuilder(loaded, estimates, kept)
+    builder = CandidateBuilder(loaded, estimates, kept, defer)
     with collector_paused():  # hundreds of thousands of objects that live on (planner/collector.py)
         try:
             # (a cold build's searches first, across processes where that pays)
-            with searched_ahead(loaded, estimates, kept or {}):
+            with searched_ahead(loaded, estimates, kept or {}, defer):
                 problem = builder.build()
         finally:
             estimate_store.flush()  # share this build's new estimates with later runs and workers

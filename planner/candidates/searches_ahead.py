@@ -109,8 +109,8 @@ class _Ahead(CandidateBuilder):
     job's options are listed once (the list of a 64-job quarter's jobs: 1.2 s), then cut to the
     unit's GPU."""
 
-    def __init__(self, loaded: LoadedScenario, estimates: EstimateCache) -> None:
-        super().__init__(loaded, estimates)
+    def __init__(self, loaded: LoadedScenario, estimates: EstimateCache, defer: bool) -> None:
+        super().__init__(loaded, estimates, defer=defer)
         self._listed: dict[str, list[_Option]] = {}
         self._gpu = ""
 
@@ -162,15 +162,16 @@ def units(ahead: _Ahead, jobs: Sequence[Job]) -> list[_Unit]:
 
 @contextlib.contextmanager
 def searched_ahead(loaded: LoadedScenario, estimates: EstimateCache,
-                   kept: Mapping[str, JobBuild]) -> Iterator[None]:
+                   kept: Mapping[str, JobBuild], defer: bool = False) -> Iterator[None]:
     """Run the block (the build) after its searches were run ahead across processes, where that
     pays (see the module's docstring); where the store is off and helpers ran, the block reads
-    theirs from a private store, removed afterwards."""
+    theirs from a private store, removed afterwards. `defer`: the build's (it searches no option
+    that breaks a rule)."""
     count = processes()
     jobs = jobs_searched(loaded.scenario.jobs, kept) if count > 1 else []
     with contextlib.ExitStack() as private:
         if jobs:
-            _search_ahead(_Ahead(loaded, estimates), jobs, count, private)
+            _search_ahead(_Ahead(loaded, estimates, defer), jobs, count, private)
         yield
 
 

@@ -73,8 +73,9 @@ def held_alone_twins(candidates: dict[str, list[Candidate]],
     other jobs may share (the twin's resource is added to `resources`)."""
     users: dict[str, set[str]] = {}
     for job, cands in candidates.items():
-        for c in cands:
-            if c.resource is not None and resources[c.resource].kind == "reservation":
+        for c in cands:  # (shared by the plans that keep the rules: rule-breakers count for none)
+            if (c.resource is not None and resources[c.resource].kind == "reservation"
+                    and not c.violations):
                 users.setdefault(c.resource, set()).add(job)
     shared = {key for key, jobs in users.items() if len(jobs) > 1}
     if not shared:
@@ -94,9 +95,11 @@ def held_alone_twins(candidates: dict[str, list[Candidate]],
             if any(_dominates(o, cost_o, c, cost) for cost_o, o in alone):
                 continue
             key = f"{res.key}#{job}"
-            mine = tuple(sorted({o.gpus for o in cands if o.resource == res.key}))
+            mine = tuple(sorted({o.gpus for o in cands
+                                 if o.resource == res.key and not o.violations}))
             resources[key] = dataclasses.replace(
-                res, key=key, label=say("label.held_alone", label=res.label, job=job), levels=mine)
+                res, key=key, label=say("label.held_alone", label=res.label, job=job), levels=mine,
+                abiding_levels=mine)
             twin = dataclasses.replace(c, resource=key)
             twins.append(twin)
             alone.append((cost, twin))

@@ -15,6 +15,7 @@ from weakref import WeakKeyDictionary
 
 from plan.constraints.groups import family
 from plan.models.problem import SCALE, Candidate, Problem
+from plan.planner.candidates.ruled_out import RuledOut
 from plan.planner.cpsat.run import Outcome
 from plan.planner.explain.conflicts import at_time, held_back_by
 from plan.planner.i18n.said import say
@@ -60,6 +61,8 @@ def blocked_heads(session: Session) -> dict[str, Heads]:
     heads = {}
     for job in problem.jobs:
         blocked = _job_blocked(problem, job)
+        if session.ruled_out is not None:  # (a deferring build's: sized as far as needed)
+            blocked += _deferred_blocked(session.ruled_out, job, blocked)
         heads[job] = Heads(min(blocked, key=_order, default=None),
                            min((b for b in blocked if b.why == BAND), key=_order, default=None))
     _HEADS[session] = (problem, heads)
@@ -81,6 +84,23 @@ def _job_blocked(problem: Problem, job: str) -> list[Blocked]:
         elif limit is not None and problem.earliest_start_min(c) + c.duration_min > limit:
             why = BAND if _expected_start_and_run(problem, c) <= limit else LATE
             found.append(Blocked(problem.standalone_cost(c), c, why))
+    return found
+
+
+def _deferred_blocked(ruled_out: RuledOut, job: str, blocked: list[Blocked]) -> list[Blocked]:
+    """The rule-breaking options a deferring build left unsized that could be the job's cheapest
+    blocked one: its places sized in order of their floor until the next floor passes the cheapest
+    found (an option costs no less than its place's floor, so none left could be cheaper)."""
+    found: list[Blocked] = []
+    least = min((b.cost for b in blocked), default=None)
+    for place, floor in sorted(ruled_out.places(job).items(), key=lambda item: item[1]):
+        if least is not None and floor > least:
+            break
+        for c in ruled_out.place(job, place):
+            if c.violations and not any(by_policy(group) for group in c.violations):
+                cost = ruled_out.cost(c)
+                found.append(Blocked(cost, c, RULE))
+                least = cost if least is None else min(least, cost)
     return found
 
 

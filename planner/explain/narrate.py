@@ -236,7 +236,7 @@ def explain_plan(session: Session, plan: Plan, outcome: Outcome, best: Outcome,
     lines += _band_lines(problem, plan)
     lines += _ruled_out_cheaper(session, outcome)
     if plan.rank == 1:  # said once, for the answer
-        lines += _policy_excludes(problem, outcome)
+        lines += _policy_excludes(session, outcome)
     removed = _removed_counts(session)
     if removed:
         lines.append(say("narrate.removed", counts=Joined(
@@ -262,7 +262,8 @@ def _removed_counts(session: Session) -> list[tuple[str, int]]:
         return kept[1]
     problem = session.problem
     removed = Counter(family(g) for c in problem.all_candidates() for g in c.violations)
-    removed.update(r.rule for r in problem.removed)
+    # (an option a deferring build left unsized: once per rule it breaks, as a sized one counts)
+    removed.update(r.rule if r.floor_cost is None else family(r.rule) for r in problem.removed)
     counts = removed.most_common()
     _REMOVED[session] = (problem, counts)
     return counts
@@ -462,10 +463,15 @@ POLICY_EXCLUDES = {  # the message saying what each policy group keeps out
 NAMES_SHOWN = 6  # platforms or GPUs named in the policy line, then a count
 
 
-def _policy_excludes(problem: Problem, outcome: Outcome) -> list[str]:
+def _policy_excludes(session: Session, outcome: Outcome) -> list[str]:
     """What the scenario's policy keeps out that would cost less than the plan's choice, said once
     (the ruled-out lines cite only what policy allows): by group, the platforms and GPUs it names,
     and per job the cheapest option only policy keeps out. Nothing when policy costs nothing."""
+    problem, ruled_out = session.problem, session.ruled_out
+    if ruled_out is not None:  # (a deferring build's: the places that may hold one, sized)
+        problem = ruled_out.view({job: ruled_out.below(
+            job, problem.standalone_cost(outcome.chosen[job]), policy=True)
+            for job in problem.jobs})
     cheaper = [c for c in problem.all_candidates()
                if any(by_policy(g) for g in c.violations)
                and problem.standalone_cost(c) < problem.standalone_cost(outcome.chosen[c.job])]
