@@ -104,8 +104,10 @@ def solve_session(session: Session, explained: bool = True) -> SolveResult:
         solve_time_s=0.0,
     )
     empty = [job for job in problem.jobs if not problem.candidates[job]]
+    # (a deferring build's session leaves the why to a whole build's: `solve`)
+    explained_infeasible = explained and not session.deferred
     if empty:
-        if explained:
+        if explained_infeasible:
             explain_infeasible(session, result, empty_jobs=empty)
         result.status = "infeasible"
         result.solve_time_s = time.perf_counter() - session.started
@@ -113,7 +115,7 @@ def solve_session(session: Session, explained: bool = True) -> SolveResult:
     best = _best(session, result)
     result.status = best.status
     if best.status == "infeasible":
-        if explained:
+        if explained_infeasible:
             explain_infeasible(session, result)
     elif best.solved:
         alternatives, inside = _alternatives(session, best, result)

@@ -27,6 +27,7 @@ from plan.models.problem import SCALE, Candidate, Problem, Removed, Resource, re
 from plan.models.scenario import Job, Scenario
 from plan.planner import build_deadline
 from plan.planner.candidates.billing import Billing
+from plan.planner.candidates.cost_floor import Place, cost_floor, places_by_job
 from plan.planner.candidates.estimating import EstimateCache, Estimating
 from plan.planner.candidates.job_builds import JobBuild, record, replay
 from plan.planner.candidates.job_twins import (
@@ -38,7 +39,6 @@ from plan.planner.candidates.job_twins import (
 )
 from plan.planner.candidates.options import _Option, _place_of, _said, pinned_text
 from plan.planner.candidates.purchase import buy_options
-from plan.planner.candidates.ruled_out import Place, cost_floor, places_by_job
 from plan.planner.candidates.spot_risk import spot_risk
 from plan.planner.candidates.transfer import JobTransfer, job_transfer
 from plan.planner.candidates.windows import (
@@ -382,7 +382,8 @@ class CandidateBuilder(Estimating, Billing):
         gpu = self.catalog.gpus[place.gpu]
         broken = self.violations(job, option)
         if broken and self.defer:
-            floor = cost_floor(self, job, card, option, gpu)
+            floor = cost_floor(job, card, option, gpu, self._money, self.scenario.academic,
+                               self.calibration is not None)
             self.removed.extend(Removed(job.id, place.platform, place.gpu, place.gpus,
                                         place.billing, group, why, floor)
                                 for group, why in broken.items())

@@ -11,73 +11,25 @@ billing) with an option whose floor is under that are sized as a whole build siz
 count in order until more stop paying), so the options those lines name are the whole build's.
 An answer with no plan, `--why-not`, `plan compare` and fronts still build every option.
 
-Why the floor holds: a run's GPU-seconds are at least its linear layers' FLOPs at the GPU's best
-GEMM rate (planner/estimate/compute.py `rates`: the peak for the job's precision times the
-architecture's GEMM fraction and kernel efficiency, each further factor under 1); its billed
-hours are at least its training hours, and a reservation is held at least its minimum periods.
-tests/planner/test_ruled_out.py checks it against every sized option of the shipped scenarios.
+The floor and why it holds: cost_floor.py.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from plan.models.gpu import GPU
-from plan.models.model_card import ModelCard
-from plan.models.problem import SCALE, Candidate, Problem, Removed
-from plan.models.scenario import Job
-from plan.planner.candidates.options import _Option
-from plan.planner.estimate.compute import FP8_GEMM_RELATIVE_EFFICIENCY
-from plan.planner.estimate.factors import GEMM_FRACTION_OF_PEAK, training_kernel_efficiency
-from plan.planner.estimate.flops import ADAPTER_METHODS, reference_forward_passes, shape_of
-
-if TYPE_CHECKING:
-    from plan.planner.candidates.build import CandidateBuilder
-
-Place = tuple[str, str, str]  # (platform, GPU, billing): what a build walks the counts of
+from plan.models.problem import Candidate, Problem, Removed, Resource
+from plan.planner.candidates.cost_floor import Place
 
 
-def gpu_hours_floor(job: Job, card: ModelCard, gpu: GPU) -> float:
-    """The fewest GPU-hours any layout could train the job's tokens in: its linear layers' and
-    output head's FLOPs (forward, backward, a DPO reference's forward) at the GPU's best GEMM
-    rate for the job's precision."""
-    shape = shape_of(card)
-    backward = 1.0 if job.method in ADAPTER_METHODS else 2.0
-    passes = 1.0 + backward + reference_forward_passes(job.method)
-    flops = 2.0 * (shape.layer_linear_active * shape.layers + shape.vocab * shape.hidden) * passes
-    peaks = gpu.peak_tflops
-    peak16 = peaks.for_precision("bf16") or peaks.for_precision("fp16") or 0.0
-    if job.precision == "fp8":
-        peak = (peaks.for_precision("fp8") or peak16) * FP8_GEMM_RELATIVE_EFFICIENCY
-    else:
-        peak = peaks.for_precision(job.precision) or peak16
-    best = peak * 1e12 * GEMM_FRACTION_OF_PEAK.get(gpu.architecture, 0.6) * (
-        training_kernel_efficiency(gpu.architecture))
-    return 0.0 if best <= 0 else job.tokens * flops / best / 3600
+class PlaceSizer(Protocol):
+    """What sizes one place of a job as a whole build does (`CandidateBuilder`)."""
 
+    resources: dict[str, Resource]
 
-def cost_floor(builder: CandidateBuilder, job: Job, card: ModelCard, option: _Option,
-               gpu: GPU) -> int:
-    """The least the option could cost on its own (money units): its price at the job's fewest
-    GPU-hours (`gpu_hours_floor`), or a reservation's minimum periods. 0 where nothing bounds it
-    (a purchase; a user's measured speed, which may beat the estimator's best rate)."""
-    if builder.calibration is not None or option.purchase is not None:
-        return 0
-    gpu_h = gpu_hours_floor(job, card, gpu)
-    if option.pool is not None:
-        return SCALE.money(option.pool.cost_per_gpu_hour * gpu_h)
-    offer = option.offer
-    if offer is None:
-        return 0
-    price = builder._money(offer.price_per_gpu_period, offer.currency)
-    if builder.scenario.academic and offer.academic_discount:
-        price *= 1 - offer.academic_discount
-    if offer.billing in ("monthly", "yearly"):
-        return SCALE.money(price * option.place.gpus * offer.min_periods)
-    return SCALE.money(price / offer.period_h * gpu_h)
+    def place_candidates(self, job_id: str, place: Place) -> list[Candidate]: ...
 
 
 def deferred_places(problem: Problem, job: str) -> dict[Place, int]:
@@ -101,7 +53,7 @@ class RuledOut:
     (one per session: `Session.ruled_out`). Sized candidates are numbered after every candidate of
     the problem, in the order a whole build would have met them."""
 
-    def __init__(self, problem: Problem, builder: CandidateBuilder) -> None:
+    def __init__(self, problem: Problem, builder: PlaceSizer) -> None:
         self.problem = problem
         self._builder = builder
         self._sized: dict[tuple[str, Place], list[Candidate]] = {}
@@ -150,11 +102,3 @@ class RuledOut:
     def cost(self, c: Candidate) -> int:
         """What a sized candidate costs on its own (`Problem.standalone_cost`)."""
         return replace(self.problem, resources=self._resources).standalone_cost(c)
-
-
-def places_by_job(options: Iterable[_Option]) -> dict[Place, list[_Option]]:
-    """Options grouped by the place a build walks their counts in."""
-    groups: dict[Place, list[_Option]] = defaultdict(list)
-    for o in options:
-        groups[(o.place.platform, o.place.gpu, o.place.billing)].append(o)
-    return groups
