@@ -232,6 +232,7 @@ def _alternatives(
         shown = [best, *(o for o, _ in found)]
         last = shown[-1]
         proposed: list[tuple[Outcome, str]] = []
+        solved_under: dict[int, Bounds] = {}  # id(proposal) -> the bounds it was found under
         for search in searches:
             if search.closed or (search.within_gap_only and not within_gap):
                 continue
@@ -240,6 +241,7 @@ def _alternatives(
                 bounds = replace(bounds, max_objective=(session.cap_objective(), cap))
             if search.cached is not None and meets(search.cached, bounds):
                 proposed.append((search.cached, search.kind))
+                solved_under[id(search.cached)] = bounds
                 continue
             alt = _proposal(session, search, bounds, search.hint(best, last))
             search.cached = alt if alt.solved else None
@@ -255,6 +257,7 @@ def _alternatives(
                 search.closed = True
             else:
                 proposed.append((alt, search.kind))
+                solved_under[id(alt)] = bounds
         if not proposed:
             if not within_gap:
                 break
@@ -266,10 +269,12 @@ def _alternatives(
                                                item[0].makespan_min))
         if pick[0].status == "feasible":
             unproven += 1
-        found.append(pick)
         for search in searches:
             if search.cached is pick[0]:
                 search.cached = None
+        # (its jobs as early as its cost and makespan allow: which of equal plans a search found
+        # is the solver's chance, and a job left late for nothing reads as a worse plan)
+        found.append((session.earliest(pick[0], solved_under[id(pick[0])]), pick[1]))
         if not within_gap:
             beyond = True
             # one plan beyond the gap, the nearest, is enough to show what a real change costs
