@@ -83,8 +83,8 @@ class Resource:
     capacity: int | None = None  # owned: fixed GPU count
     levels: tuple[int, ...] = ()  # reservation/purchase: GPU counts that may be reserved
     # those asked by options that break no rule: the counts while every rule holds (a count only a
-    # rule-breaking option asks is not one a plan that keeps the rules reserves)
-    abiding_levels: tuple[int, ...] = ()
+    # rule-breaking option asks is not one a plan that keeps the rules reserves); None: all of them
+    abiding_levels: tuple[int, ...] | None = None
     period_min: int = 0
     price_per_gpu_period: int = 0  # money units
     fixed_price_per_period: int = 0  # money units
@@ -244,7 +244,8 @@ class Problem:
         candidates = {
             job: [c for c in cs if not c.violations] for job, cs in self.candidates.items()
         }
-        resources = {key: r if r.kind == "owned" else replace(r, levels=r.abiding_levels)
+        resources = {key: r if r.kind == "owned" or r.abiding_levels is None
+                     else replace(r, levels=r.abiding_levels)
                      for key, r in resources_in_use(candidates, self.resources).items()}
         return replace(self, candidates=candidates, resources=resources)
 

@@ -18,9 +18,8 @@ from plan.models.problem import Problem
 from plan.models.scenario import Scenario, SolverSettings
 from plan.planner.build_deadline import build_deadline
 from plan.planner.candidates import CandidateBuilder, build_problem_and_builder
-from plan.planner.candidates.reuse import jobs_first
+from plan.planner.candidates.reuse import jobs_first, ruled_out_of
 from plan.planner.candidates.ruled_out import RuledOut
-from plan.planner.candidates.shared_estimates import shared_estimates
 from plan.planner.cpsat.model import Bounds, PlanModel
 from plan.planner.cpsat.overflow_guard import check_magnitudes
 from plan.planner.cpsat.run import Outcome, solve_model
@@ -140,9 +139,7 @@ class Session:
         if not self.deferred or self.loaded is None:
             return None
         if self._ruled_out is None:
-            loaded = self.loaded
-            self._ruled_out = RuledOut(self.problem,
-                                       CandidateBuilder(loaded, shared_estimates(loaded)))
+            self._ruled_out = ruled_out_of(self.loaded, self.problem)
         return self._ruled_out
 
     def spend(self, other: Session) -> None:

@@ -100,7 +100,7 @@ class Billing(Options):
     def _abiding_levels(self, key: str, gpus: int) -> tuple[int, ...]:
         """The counts asked of a shared resource by options that break no rule (`_levels`)."""
         existing = self.resources.get(key)
-        held = existing.abiding_levels if existing else ()
+        held = existing.abiding_levels or () if existing else ()
         return tuple(sorted({*held, gpus})) if self._abiding_now else held
 
     def _reservation(self, option: _Option, price: float) -> str:

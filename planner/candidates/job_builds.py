@@ -82,7 +82,7 @@ def replay(
     for key, resource, levels in kept.asked:
         existing = resources.get(key)
         merged = tuple(sorted({*(existing.levels if existing else ()), *levels}))
-        held = tuple(sorted({*(existing.abiding_levels if existing else ()),
+        held = tuple(sorted({*(existing.abiding_levels or () if existing else ()),
                              *abiding.get(key, ())}))
         resources[key] = dataclasses.replace(existing or resource, levels=merged,
                                              abiding_levels=held)

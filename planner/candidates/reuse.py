@@ -28,6 +28,7 @@ from plan.planner.candidates.build import (
     horizons_h,
 )
 from plan.planner.candidates.job_builds import JobBuild
+from plan.planner.candidates.ruled_out import RuledOut
 from plan.planner.candidates.searches_ahead import searched_ahead
 from plan.planner.candidates.shared_estimates import shared_estimates
 from plan.planner.candidates.soonest_end import late_job, usable
@@ -260,6 +261,12 @@ def _bounded_late(places: AbidingPlaces, jobs: Sequence[Job], bounds: dict[str, 
         if no_plan():
             return True
     return False
+
+
+def ruled_out_of(loaded: LoadedScenario, problem: Problem) -> RuledOut:
+    """The rule-breaking options a deferring build of `loaded` left unsized in `problem`, sized
+    as answers ask by a whole build's builder sharing its estimates."""
+    return RuledOut(problem, CandidateBuilder(loaded, shared_estimates(loaded)))
 
 
 def build_problem(loaded: LoadedScenario) -> Problem:
