@@ -153,6 +153,9 @@ class CandidateBuilder(Estimating, Billing):
         self.asked, self.asked_abiding = {}, {}
         self._kept = kept or {}
         self.job_builds: dict[str, JobBuild] = {}  # what this build did per job, for its variants
+        # `place_candidates`: each job's options by place, and each place's pruned candidates
+        self._places_listed: dict[str, dict[Place, list[_Option]]] = {}
+        self._places_sized: dict[tuple[str, Place], list[Candidate]] = {}
         # the job being built's data transfers by place (`_transfer`); id(platform) keeps the
         # platform alive in the job's options while the entry lives
         self._moves: dict[tuple[str, str | None, str, int], JobTransfer] = {}
@@ -248,8 +251,14 @@ class CandidateBuilder(Estimating, Billing):
         own = instance_renamer(source, job.id)
         self.removed.extend(removed_as(r, job.id, own) for r in list(self.removed)
                             if r.job == source)
-        return [candidate_as(c, job.id, own)
-                for c in first  # (those that still end within the horizon from this release)
+        return self._instance_candidates(job, source, first)
+
+    def _instance_candidates(self, job: Job, source: str,
+                             first: list[Candidate]) -> list[Candidate]:
+        """The first instance's candidates as `job`'s: those that still end within the horizon
+        from its release."""
+        own = instance_renamer(source, job.id)
+        return [candidate_as(c, job.id, own) for c in first
                 if job.release_h + c.startup_min / 60 + c.hours <= self.horizon_h]
 
     def job_or_twin(self, job: Job, index: int, shape: str) -> tuple[list[Candidate], int]:
@@ -328,12 +337,17 @@ class CandidateBuilder(Estimating, Billing):
         own; a series' instance copies its first instance's)."""
         head = series_heads(self.scenario).get(job_id)
         job = self.scenario.job(head or job_id)
-        options = places_by_job(self._options(job)).get(place, [])
-        self.asked, self.asked_abiding, self._moves = {}, {}, {}
-        found: list[Candidate] = []
-        self._walk_place(job, options, 0, instance_shape(job), found)
-        pruned = self._prune(found)
-        return pruned if head is None else self._instance_copy(
+        key = (job.id, place)
+        if key not in self._places_sized:
+            if job.id not in self._places_listed:
+                self._places_listed[job.id] = places_by_job(self._options(job))
+            self.asked, self.asked_abiding, self._moves = {}, {}, {}
+            found: list[Candidate] = []
+            self._walk_place(job, self._places_listed[job.id].get(place, []), 0,
+                             instance_shape(job), found)
+            self._places_sized[key] = self._prune(found)
+        pruned = self._places_sized[key]
+        return pruned if head is None else self._instance_candidates(
             self.scenario.job(job_id), head, pruned)
 
     def _describe_groups(self, resources: dict[str, Resource]) -> None:
@@ -382,8 +396,8 @@ class CandidateBuilder(Estimating, Billing):
         gpu = self.catalog.gpus[place.gpu]
         broken = self.violations(job, option)
         if broken and self.defer:
-            floor = cost_floor(job, card, option, gpu, self._money, self.scenario.academic,
-                               self.calibration is not None)
+            floor = cost_floor(job, card, option, gpu, self._money, self.scenario,
+                               self.planning_horizon_h, self.calibration is not None)
             self.removed.extend(Removed(job.id, place.platform, place.gpu, place.gpus,
                                         place.billing, group, why, floor)
                                 for group, why in broken.items())

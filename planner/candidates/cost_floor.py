@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from plan.models.gpu import GPU
 from plan.models.model_card import ModelCard
 from plan.models.problem import SCALE
-from plan.models.scenario import Job
+from plan.models.scenario import Job, Scenario
 from plan.planner.candidates.options import _Option
 from plan.planner.estimate.compute import FP8_GEMM_RELATIVE_EFFICIENCY
 from plan.planner.estimate.factors import GEMM_FRACTION_OF_PEAK, training_kernel_efficiency
@@ -45,11 +45,17 @@ def gpu_hours_floor(job: Job, card: ModelCard, gpu: GPU) -> float:
 
 
 def cost_floor(job: Job, card: ModelCard, option: _Option, gpu: GPU,
-               money: Callable[[float, str], float], academic: bool, calibrated: bool) -> int:
-    """The least the option could cost on its own (money units): its price at the job's fewest
-    GPU-hours (`gpu_hours_floor`), or a reservation's minimum periods. 0 where nothing bounds it
-    (a purchase; a user's measured speed, which may beat the estimator's best rate)."""
-    if calibrated or option.purchase is not None:
+               money: Callable[[float, str], float], scenario: Scenario,
+               planning_horizon_h: float, calibrated: bool) -> int:
+    """The least the option could cost on its own (money units): a purchase's price (its share
+    within the horizon where amortized), a reservation's minimum periods, else its price at the
+    job's fewest GPU-hours (`gpu_hours_floor`; none under a user's measured speed, which may beat
+    the estimator's best rate)."""
+    if option.purchase is not None:  # (its price, paid whatever the run; running costs beside)
+        buy = option.purchase
+        return _money_below(buy.upfront_per_gpu(scenario.budget_basis, planning_horizon_h)
+                            * buy.bought(option.place.gpus))
+    if calibrated:
         return 0
     gpu_h = gpu_hours_floor(job, card, gpu)
     if option.pool is not None:
@@ -58,7 +64,7 @@ def cost_floor(job: Job, card: ModelCard, option: _Option, gpu: GPU,
     if offer is None:
         return 0
     price = money(offer.price_per_gpu_period, offer.currency)
-    if academic and offer.academic_discount:
+    if scenario.academic and offer.academic_discount:
         price *= 1 - offer.academic_discount
     if offer.billing in ("monthly", "yearly"):
         return _money_below(price * option.place.gpus * offer.min_periods)

@@ -17,7 +17,7 @@ The floor and why it holds: cost_floor.py.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from plan.models.problem import Candidate, Problem, Removed, Resource
@@ -32,20 +32,31 @@ class PlaceSizer(Protocol):
     def place_candidates(self, job_id: str, place: Place) -> list[Candidate]: ...
 
 
-def deferred_places(problem: Problem, job: str) -> dict[Place, int]:
-    """The job's places holding an option its build deferred, each with its least floor, in the
-    order the build met them."""
-    floors: dict[Place, int] = {}
-    for r in problem.removed:
-        if r.job == job and r.floor_cost is not None:
-            place = (r.platform, r.gpu, r.billing)
-            floors[place] = min(floors.get(place, r.floor_cost), r.floor_cost)
-    return floors
+@dataclass
+class _Deferred:
+    """What a job's deferred options on one place break, and the least any of them could cost."""
+
+    floor: int
+    policy: bool = False  # some option breaks a policy group
+    rule: bool = False  # some option breaks another rule
 
 
-def deferred(removed: Iterable[Removed]) -> bool:
-    """Whether any of these dropped options was deferred unsized."""
-    return any(r.floor_cost is not None for r in removed)
+def _deferred_by_job(removed: Iterable[Removed]) -> dict[str, dict[Place, _Deferred]]:
+    """Per job, its places holding an option its build deferred, in the order the build met
+    them."""
+    found: dict[str, dict[Place, _Deferred]] = {}
+    for r in removed:
+        if r.floor_cost is None:
+            continue
+        places = found.setdefault(r.job, {})
+        place = (r.platform, r.gpu, r.billing)
+        entry = places.setdefault(place, _Deferred(r.floor_cost))
+        entry.floor = min(entry.floor, r.floor_cost)
+        if r.rule.startswith("policy."):
+            entry.policy = True
+        else:
+            entry.rule = True
+    return found
 
 
 class RuledOut:
@@ -56,28 +67,24 @@ class RuledOut:
     def __init__(self, problem: Problem, builder: PlaceSizer) -> None:
         self.problem = problem
         self._builder = builder
+        self._deferred = _deferred_by_job(problem.removed)
         self._sized: dict[tuple[str, Place], list[Candidate]] = {}
-        self._resources = dict(problem.resources)
+        self._priced = replace(problem, resources=dict(problem.resources))
         self._next = 1 + max((c.index for c in problem.all_candidates()), default=-1)
 
     def places(self, job: str) -> dict[Place, int]:
         """The job's places with a deferred option, each with its least floor."""
-        return deferred_places(self.problem, job)
+        return {place: d.floor for place, d in self._deferred.get(job, {}).items()}
 
     def below(self, job: str, cost: int, policy: bool) -> list[Candidate]:
         """The job's rule-breaking candidates on every place whose floor is under `cost` (money
         units) and where an option breaks a policy group (`policy`) or another rule: every such
         candidate that costs less than `cost` among them."""
         found: list[Candidate] = []
-        for place, floor in self.places(job).items():
-            if floor < cost and self._breaks(job, place, policy):
+        for place, d in self._deferred.get(job, {}).items():
+            if d.floor < cost and (d.policy if policy else d.rule):
                 found += self.place(job, place)
         return found
-
-    def _breaks(self, job: str, place: Place, policy: bool) -> bool:
-        return any(r.job == job and (r.platform, r.gpu, r.billing) == place
-                   and r.floor_cost is not None and r.rule.startswith("policy.") == policy
-                   for r in self.problem.removed)
 
     def place(self, job: str, place: Place) -> list[Candidate]:
         """The job's candidates on `place`, as a whole build leaves them (sized once)."""
@@ -88,8 +95,9 @@ class RuledOut:
                 numbered.append(c.but(index=self._next))
                 self._next += 1
             self._sized[key] = numbered
-            self._resources.update({k: r for k, r in self._builder.resources.items()
-                                    if k not in self._resources})
+            resources = self._priced.resources
+            resources.update({k: r for k, r in self._builder.resources.items()
+                              if k not in resources})
         return self._sized[key]
 
     def view(self, extra: dict[str, list[Candidate]]) -> Problem:
@@ -97,8 +105,8 @@ class RuledOut:
         what the lines that read rule-breaking options compare."""
         candidates = {job: [*cs, *extra.get(job, ())]
                       for job, cs in self.problem.candidates.items()}
-        return replace(self.problem, candidates=candidates, resources=dict(self._resources))
+        return replace(self._priced, candidates=candidates, resources=dict(self._priced.resources))
 
     def cost(self, c: Candidate) -> int:
         """What a sized candidate costs on its own (`Problem.standalone_cost`)."""
-        return replace(self.problem, resources=self._resources).standalone_cost(c)
+        return self._priced.standalone_cost(c)

@@ -61,8 +61,6 @@ def blocked_heads(session: Session) -> dict[str, Heads]:
     heads = {}
     for job in problem.jobs:
         blocked = _job_blocked(problem, job)
-        if session.ruled_out is not None:  # (a deferring build's: sized as far as needed)
-            blocked += _deferred_blocked(session.ruled_out, job, blocked)
         heads[job] = Heads(min(blocked, key=_order, default=None),
                            min((b for b in blocked if b.why == BAND), key=_order, default=None))
     _HEADS[session] = (problem, heads)
@@ -87,21 +85,21 @@ def _job_blocked(problem: Problem, job: str) -> list[Blocked]:
     return found
 
 
-def _deferred_blocked(ruled_out: RuledOut, job: str, blocked: list[Blocked]) -> list[Blocked]:
-    """The rule-breaking options a deferring build left unsized that could be the job's cheapest
-    blocked one: its places sized in order of their floor until the next floor passes the cheapest
-    found (an option costs no less than its place's floor, so none left could be cheaper)."""
-    found: list[Blocked] = []
-    least = min((b.cost for b in blocked), default=None)
+def _deferred_head(ruled_out: RuledOut, job: str, below: int) -> Blocked | None:
+    """The cheapest rule-breaking option (not the user's policy) a deferring build left unsized
+    that costs less than `below`: the job's places sized in order of their floor, until the next
+    floor reaches `below` or passes the cheapest found (no option costs less than its place's
+    floor, so none left could be cheaper)."""
+    best: Blocked | None = None
     for place, floor in sorted(ruled_out.places(job).items(), key=lambda item: item[1]):
-        if least is not None and floor > least:
+        if floor >= below or (best is not None and floor > best.cost):
             break
         for c in ruled_out.place(job, place):
             if c.violations and not any(by_policy(group) for group in c.violations):
-                cost = ruled_out.cost(c)
-                found.append(Blocked(cost, c, RULE))
-                least = cost if least is None else min(least, cost)
-    return found
+                found = Blocked(ruled_out.cost(c), c, RULE)
+                if found.cost < below and (best is None or _order(found) < _order(best)):
+                    best = found
+    return best
 
 
 def _expected_h(c: Candidate) -> float:
@@ -122,6 +120,12 @@ def cheaper_blocked(session: Session, outcome: Outcome) -> list[tuple[str, Block
     found = []
     for job, heads in blocked_heads(session).items():
         mine = problem.standalone_cost(outcome.chosen[job])
+        if session.ruled_out is not None:  # (a deferring build's: sized as far as it could show)
+            limit = mine if heads.cheapest is None else min(mine, heads.cheapest.cost + 1)
+            ruled = _deferred_head(session.ruled_out, job, limit)
+            if ruled is not None and (heads.cheapest is None
+                                      or _order(ruled) < _order(heads.cheapest)):
+                heads = Heads(ruled, heads.by_band)
         # (the cheapest of those under `mine` is the cheapest of all, when it is under `mine`)
         cheapest, by_band = (b if b is not None and b.cost < mine else None
                              for b in (heads.cheapest, heads.by_band))

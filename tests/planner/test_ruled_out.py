@@ -33,12 +33,13 @@ class _Floors(CandidateBuilder):
         c = super()._candidate(index, job, card, option, shape)
         if c is not None:
             gpu = self.catalog.gpus[option.place.gpu]
-            self.pairs.append((cost_floor(job, card, option, gpu, self._money,
-                                          self.scenario.academic, self.calibration is not None), c))
+            self.pairs.append((cost_floor(job, card, option, gpu, self._money, self.scenario,
+                                          self.planning_horizon_h, self.calibration is not None),
+                               c))
         return c
 
 
-@pytest.mark.parametrize("name", ["medical_hybrid", "lab_six_jobs"])
+@pytest.mark.parametrize("name", ["medical_hybrid", "finance_year"])
 def test_floor_never_above_the_cost(name: str) -> None:
     loaded = load_scenario(SCENARIOS / f"{name}.yaml")
     builder = _Floors(loaded)
