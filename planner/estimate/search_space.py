@@ -502,7 +502,7 @@ def ranked_rows(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
     beat the fastest layout found, wherever in the space it lies. Also how many were left out
     because no stack runs them, by reason (a pipelined LoRA outside Megatron; a split of the layers
     no stack makes: stages.py)."""
-    ranked: list[tuple[Any, ...]] = []  # (-bound, the combination's row's fields)
+    ranked: list[tuple[float, Row]] = []  # (-bound, the combination's row)
     unrunnable: Counter[str] = Counter()
     rc_options: dict[str, tuple[str, ...]] = {}  # framework -> recompute_options (read per stage)
     for index, split in enumerate(found):
@@ -558,11 +558,11 @@ def ranked_rows(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSp
                              else 1.0)
                     work_s = base_s + extra_s * share
                     bound = tokens_step / (work_s * bubbles[v])
-                    ranked.append((-bound, index, ep, fw, zero, hs, rc, v, bound, work_s))
+                    ranked.append((-bound, (index, ep, fw, zero, hs, rc, v, bound, work_s)))
     # the search's order: best bound first, then the split's rank and the choices (a tie on the
     # bound compares the combinations' fields in turn, bound and work last)
     ranked.sort()
-    return (tuple(row[1:] for row in ranked),
+    return (tuple(row for _, row in ranked),
             tuple((kind, n) for kind, n in unrunnable.items() if n))
 
 
