@@ -241,7 +241,9 @@ def _searched(key: _Key) -> SearchResult:
     fits_everything: set[Choices] = set()  # combinations every size of which fits
     rows = space.rows
     for position, row in enumerate(rows):
-        combo = Combination._make(row)  # (only those the search reaches: search_space.Row)
+        # a combination of only the rows the search reaches (search_space.Row); `_make` without
+        # its length check, which a row from the space cannot fail
+        combo: Combination = tuple.__new__(Combination, row)
         if cannot_beat(combo.bound, tally.best_rate):
             tally.reasons[CANNOT_BEAT] += len(rows) - position
             break
