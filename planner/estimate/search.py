@@ -38,6 +38,7 @@ from plan.planner.estimate.pruning import (
 from plan.planner.estimate.search_space import (
     FINETUNE_SEQUENCES_PER_STEP,
     Choices,
+    Combination,
     SearchInputs,
     SplitLinks,
     default_global_batch,
@@ -238,10 +239,13 @@ def _searched(key: _Key) -> SearchResult:
         tally.reasons[kind] += n
     links: dict[int, SplitLinks] = {}
     fits_everything: set[Choices] = set()  # combinations every size of which fits
-    combos = space.combinations
-    for position, combo in enumerate(combos):
+    rows = space.rows
+    for position, row in enumerate(rows):
+        # a combination of only the rows the search reaches (search_space.Row); `_make` without
+        # its length check, which a row from the space cannot fail
+        combo: Combination = tuple.__new__(Combination, row)
         if cannot_beat(combo.bound, tally.best_rate):
-            tally.reasons[CANNOT_BEAT] += len(combos) - position
+            tally.reasons[CANNOT_BEAT] += len(rows) - position
             break
         twin = dominated(inputs.spec, combo, fits_everything)
         if twin:
@@ -333,7 +337,7 @@ def _least_scan(key: _Key) -> tuple[float, Layout] | None:
     # least total found cannot hold the least memory, so the exact memory of few is computed
     bounded = sorted((states_floor(inputs, space.splits[c.split], c.framework, c.zero, c.ep, mb,
                                    c.shard_group), order, c)
-                     for order, c in enumerate(space.combinations))
+                     for order, c in enumerate(map(Combination._make, space.rows)))
     least: tuple[float, Layout] | None = None
     for floor, _, combo in bounded:
         if least is not None and floor >= least[0]:

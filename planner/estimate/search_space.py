@@ -318,14 +318,20 @@ class Rejection(NamedTuple):
     kind: str
 
 
+Row = tuple[int, int, str, int, int, str, int, float, float]
+"""A `Combination`'s fields: the cached spaces hold these, which the garbage collector untracks (a
+named tuple it walks for life: rubin_buy_or_rent's were 5.6 s of a 34 s replay of its searches)."""
+Ranked = tuple[tuple[Row, ...], tuple[tuple[str, int], ...]]  # rows, unrunnable counts by kind
+
+
 @dataclass(frozen=True)
 class SearchSpace:
-    """The splits with their rejections, the combinations best bound first, and how many
-    combinations no stack runs, by reason."""
+    """The splits with their rejections, the combinations best bound first (as `Row`s), and how
+    many combinations no stack runs, by reason."""
 
     splits: tuple[Split, ...]
     rejections: tuple[Rejection, ...]
-    combinations: tuple[Combination, ...]
+    rows: tuple[Row, ...]
     unrunnable: tuple[tuple[str, int], ...]
 
 
@@ -360,10 +366,10 @@ def search_space(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
     found, rejections = splits(shape, method, plan_cluster, spec, lora_rank)
     if any(ep > 1 for split in found for ep in split.expert_parallel):
         # (all-to-all bounds read the fabric)
-        combos, unrunnable = combinations(shape, method, cluster, spec, lora_rank, found)
+        rows, unrunnable = ranked_rows(shape, method, cluster, spec, lora_rank, found)
     else:
-        combos, unrunnable = fabric_free_combinations(shape, method, plan_cluster, spec, lora_rank)
-    return SearchSpace(found, rejections, combos, unrunnable)
+        rows, unrunnable = fabric_free_rows(shape, method, plan_cluster, spec, lora_rank)
+    return SearchSpace(found, rejections, rows, unrunnable)
 
 
 @lru_cache(maxsize=4096)
@@ -483,13 +489,20 @@ def _split(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
 def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
                  lora_rank: int | None, found: tuple[Split, ...]
                  ) -> tuple[tuple[Combination, ...], tuple[tuple[str, int], ...]]:
+    """`ranked_rows` as combinations (best bound first) and the unrunnable counts by reason."""
+    rows, unrunnable = ranked_rows(shape, method, cluster, spec, lora_rank, found)
+    return tuple(map(Combination._make, rows)), unrunnable
+
+
+def ranked_rows(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutSpec,
+                lora_rank: int | None, found: tuple[Split, ...]) -> Ranked:
     """Every split x expert parallelism x framework and ZeRO stage x recompute x virtual stages,
     with the most tokens/s it could reach (compute, recomputation, tensor-parallel and all-to-all
     traffic and the smallest bubble), best bound first: the search stops at the first that cannot
     beat the fastest layout found, wherever in the space it lies. Also how many were left out
     because no stack runs them, by reason (a pipelined LoRA outside Megatron; a split of the layers
     no stack makes: stages.py)."""
-    ranked: list[tuple[float, Combination]] = []  # (-bound, combination)
+    ranked: list[tuple[float, Row]] = []  # (-bound, the combination's row)
     unrunnable: Counter[str] = Counter()
     rc_options: dict[str, tuple[str, ...]] = {}  # framework -> recompute_options (read per stage)
     for index, split in enumerate(found):
@@ -545,12 +558,11 @@ def combinations(shape: ModelShape, method: str, cluster: Cluster, spec: LayoutS
                              else 1.0)
                     work_s = base_s + extra_s * share
                     bound = tokens_step / (work_s * bubbles[v])
-                    ranked.append((-bound, Combination(index, ep, fw, zero, hs, rc, v, bound,
-                                                       work_s)))
-    # the search's order: best bound first, then the split's rank and the choices (the pairs'
-    # own order: a tie on the bound compares the combinations' fields in turn, bound and work last)
+                    ranked.append((-bound, (index, ep, fw, zero, hs, rc, v, bound, work_s)))
+    # the search's order: best bound first, then the split's rank and the choices (a tie on the
+    # bound compares the combinations' fields in turn, bound and work last)
     ranked.sort()
-    return (tuple(combo for _, combo in ranked),
+    return (tuple(row for _, row in ranked),
             tuple((kind, n) for kind, n in unrunnable.items() if n))
 
 
@@ -580,10 +592,9 @@ def _work_s(shape: ModelShape, cluster: Cluster, spec: LayoutSpec, lora_rank: in
 
 
 @lru_cache(maxsize=4096)
-def fabric_free_combinations(shape: ModelShape, method: str, plan_cluster: Cluster,
-                             spec: LayoutSpec, lora_rank: int | None
-                             ) -> tuple[tuple[Combination, ...], tuple[tuple[str, int], ...]]:
-    """`combinations` of splits without expert parallelism, whose bounds do not read the fabric:
+def fabric_free_rows(shape: ModelShape, method: str, plan_cluster: Cluster, spec: LayoutSpec,
+                     lora_rank: int | None) -> Ranked:
+    """`ranked_rows` of splits without expert parallelism, whose bounds do not read the fabric:
     one ordering serves every platform fabric of the GPU and node size."""
     found, _ = splits(shape, method, plan_cluster, spec, lora_rank)
-    return combinations(shape, method, plan_cluster, spec, lora_rank, found)
+    return ranked_rows(shape, method, plan_cluster, spec, lora_rank, found)

@@ -18,7 +18,11 @@ from plan.planner.estimate.cluster import (
     EFFECTIVE_TRAINING_TIME,
 )
 from plan.planner.estimate.reliability import checkpoint_interval_h, failure_overhead_fraction
-from plan.planner.estimate.search_space import batch_for_replicas, default_global_batch
+from plan.planner.estimate.search_space import (
+    Combination,
+    batch_for_replicas,
+    default_global_batch,
+)
 
 
 def test_search_returns_fastest_fitting_layout_and_explains(llama70b: ModelCard, h100: GPU) -> None:
@@ -128,7 +132,7 @@ def test_least_memory_layout_is_the_least_of_every_combination(
     space = search_space(shape, method, cluster, spec, None)
     every = [memory_per_gpu(shape, method, c.layout(space.splits[c.split], spec, None, 1),
                             spec.usable_gib(24.0)).breakdown.total_gib
-             for c in space.combinations]
+             for c in map(Combination._make, space.rows)]
     assert len(every) > 3
     assert result.closest.memory.total_gib == pytest.approx(min(every))
 
