@@ -72,24 +72,33 @@ def solve(loaded: LoadedScenario, options: SolveOptions | None = None) -> SolveR
         # Options that break a rule are sized only where the answer reads them
         # (candidates/ruled_out.py); an answer with no plan explains itself with all of them.
         session = Session.from_loaded(loaded, options, defer=True)
-        result = solve_session(session, explained=explained)
-        if result.status == "infeasible" and explained:
-            whole = Session.from_loaded(loaded, options)
-            whole.started = session.started
-            whole.work_left, whole.deadline = session.work_left, session.deadline
-            whole.wall_stopped = session.wall_stopped
-            result = solve_session(whole, explained=True)
     except BuildTimeout as exc:
-        s = loaded.scenario
-        return SolveResult(
-            scenario=s.name,
-            status="cut",
-            objective=(options and options.objective) or s.objective,
-            currency=s.currency,
-            solve_time_s=time.perf_counter() - started,
-            notes=[said_of(exc)],
-        )
-    return result
+        return _cut(loaded, options, started, exc)
+    result = solve_session(session, explained=explained)
+    if result.status != "infeasible" or not explained:
+        return result
+    try:
+        whole = Session.from_loaded(loaded, options)
+    except BuildTimeout as exc:
+        return _cut(loaded, options, started, exc)
+    # (one command: the whole build's solves share what is left of the first's limits)
+    whole.started, whole.deadline = session.started, session.deadline
+    whole.work_left, whole.wall_stopped = session.work_left, session.wall_stopped
+    return solve_session(whole, explained=True)
+
+
+def _cut(loaded: LoadedScenario, options: SolveOptions | None, started: float,
+         exc: BuildTimeout) -> SolveResult:
+    """The answer when the time limit ran out while candidates were being built."""
+    s = loaded.scenario
+    return SolveResult(
+        scenario=s.name,
+        status="cut",
+        objective=(options and options.objective) or s.objective,
+        currency=s.currency,
+        solve_time_s=time.perf_counter() - started,
+        notes=[said_of(exc)],
+    )
 
 
 def solve_session(session: Session, explained: bool = True) -> SolveResult:
