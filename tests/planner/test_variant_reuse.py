@@ -36,7 +36,7 @@ def _explained(path: Any) -> tuple[object, ...]:
 
 def _from_scratch(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every build from here on builds every candidate and asks every search of its own."""
-    monkeypatch.setattr(reuse, "reuse_key", lambda loaded: (object(),))
+    monkeypatch.setattr(reuse, "reuse_key", lambda loaded, defer=False: (object(),))
     monkeypatch.setattr(reuse, "shared_estimates", lambda loaded: {})
     monkeypatch.setattr(session_module, "jobs_first", lambda *_: {})  # no job taken as it was
 
