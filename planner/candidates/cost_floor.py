@@ -18,6 +18,7 @@ from plan.models.model_card import ModelCard
 from plan.models.problem import SCALE
 from plan.models.scenario import Job, Scenario
 from plan.planner.candidates.options import _Option
+from plan.planner.estimate.band import whole_run_overhead
 from plan.planner.estimate.compute import FP8_GEMM_RELATIVE_EFFICIENCY
 from plan.planner.estimate.factors import GEMM_FRACTION_OF_PEAK, training_kernel_efficiency
 from plan.planner.estimate.flops import ADAPTER_METHODS, reference_forward_passes, shape_of
@@ -28,7 +29,7 @@ Place = tuple[str, str, str]  # (platform, GPU, billing): what a build walks the
 def gpu_hours_floor(job: Job, card: ModelCard, gpu: GPU) -> float:
     """The fewest GPU-hours any layout could train the job's tokens in: its linear layers' and
     output head's FLOPs (forward, backward, a DPO reference's forward) at the GPU's best GEMM
-    rate for the job's precision."""
+    rate for the job's precision, times a whole run's overhead over its steady state."""
     shape = shape_of(card)
     backward = 1.0 if job.method in ADAPTER_METHODS else 2.0
     passes = 1.0 + backward + reference_forward_passes(job.method)
@@ -41,7 +42,10 @@ def gpu_hours_floor(job: Job, card: ModelCard, gpu: GPU) -> float:
         peak = peaks.for_precision(job.precision) or peak16
     best = peak * 1e12 * GEMM_FRACTION_OF_PEAK.get(gpu.architecture, 0.6) * (
         training_kernel_efficiency(gpu.architecture))
-    return 0.0 if best <= 0 else job.tokens * flops / best / 3600
+    # a whole run's hours are its steady state's times the overhead of its kind (1 for fine-tunes;
+    # a stack stated `new` only adds to it: NEW_STACK_FACTOR > 1), failures on top
+    overhead = whole_run_overhead(job.method)[0]
+    return 0.0 if best <= 0 else job.tokens * flops / best / 3600 * overhead
 
 
 def cost_floor(job: Job, card: ModelCard, option: _Option, gpu: GPU,

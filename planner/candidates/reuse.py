@@ -266,7 +266,8 @@ def _bounded_late(places: AbidingPlaces, jobs: Sequence[Job], bounds: dict[str, 
 def ruled_out_of(loaded: LoadedScenario, problem: Problem) -> RuledOut:
     """The rule-breaking options a deferring build of `loaded` left unsized in `problem`, sized
     as answers ask by a whole build's builder sharing its estimates."""
-    return RuledOut(problem, CandidateBuilder(loaded, shared_estimates(loaded)))
+    capped = loaded.scenario.policy.max_expected_interruptions is not None
+    return RuledOut(problem, CandidateBuilder(loaded, shared_estimates(loaded)), capped)
 
 
 def build_problem(loaded: LoadedScenario) -> Problem:

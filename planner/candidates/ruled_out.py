@@ -17,7 +17,7 @@ The floor and why it holds: cost_floor.py.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from plan.models.problem import Candidate, Problem, Removed, Resource
@@ -37,26 +37,35 @@ class _Deferred:
     """What a job's deferred options on one place break, and the least any of them could cost."""
 
     floor: int
+    order: int  # the place's rank among the job's places, as the build met them
     policy: bool = False  # some option breaks a policy group
-    rule: bool = False  # some option breaks another rule
+    rule: bool = False  # some option breaks only rules that are not the user's policy
+    only_policy: bool = False  # some option breaks policy groups alone
+    policy_groups: set[str] = field(default_factory=set)  # the policy groups its options break
 
 
 def _deferred_by_job(removed: Iterable[Removed]) -> dict[str, dict[Place, _Deferred]]:
     """Per job, its places holding an option its build deferred, in the order the build met
     them."""
-    found: dict[str, dict[Place, _Deferred]] = {}
+    broken: dict[tuple[str, str, str, int, str], list[Removed]] = {}  # an option -> its records
     for r in removed:
-        if r.floor_cost is None:
-            continue
-        places = found.setdefault(r.job, {})
-        place = (r.platform, r.gpu, r.billing)
-        entry = places.setdefault(place, _Deferred(r.floor_cost))
-        entry.floor = min(entry.floor, r.floor_cost)
-        if r.rule.startswith("policy."):
-            entry.policy = True
-        else:
-            entry.rule = True
+        if r.floor_cost is not None:
+            broken.setdefault((r.job, r.platform, r.gpu, r.gpus, r.billing), []).append(r)
+    found: dict[str, dict[Place, _Deferred]] = {}
+    for (job, platform, gpu, _, billing), records in broken.items():
+        floor = min(r.floor_cost or 0 for r in records)
+        places = found.setdefault(job, {})
+        entry = places.setdefault((platform, gpu, billing), _Deferred(floor, len(places)))
+        entry.floor = min(entry.floor, floor)
+        policy = [r.rule.startswith("policy.") for r in records]
+        entry.policy |= any(policy)
+        entry.rule |= not any(policy)
+        entry.only_policy |= all(policy)
+        entry.policy_groups |= {r.rule for r, p in zip(records, policy, strict=True) if p}
     return found
+
+
+PLACE_INDICES = 100_000  # candidate indices set aside per place (a place holds a few dozen)
 
 
 class RuledOut:
@@ -64,37 +73,46 @@ class RuledOut:
     (one per session: `Session.ruled_out`). Sized candidates are numbered after every candidate of
     the problem, in the order a whole build would have met them."""
 
-    def __init__(self, problem: Problem, builder: PlaceSizer) -> None:
+    def __init__(self, problem: Problem, builder: PlaceSizer,
+                 interruptions_capped: bool = False) -> None:
+        """`interruptions_capped`: the scenario caps a job's expected interruptions, a policy
+        group a sized option may break beside those its build recorded."""
         self.problem = problem
+        self.interruptions_capped = interruptions_capped
         self._builder = builder
         self._deferred = _deferred_by_job(problem.removed)
         self._sized: dict[tuple[str, Place], list[Candidate]] = {}
         self._priced = replace(problem, resources=dict(problem.resources))
         self._next = 1 + max((c.index for c in problem.all_candidates()), default=-1)
 
-    def places(self, job: str) -> dict[Place, int]:
-        """The job's places with a deferred option, each with its least floor."""
-        return {place: d.floor for place, d in self._deferred.get(job, {}).items()}
+    def places(self, job: str, policy: bool) -> dict[Place, int]:
+        """The job's places with a deferred option that breaks a policy group (`policy`), or one
+        that breaks only other rules, each with its least floor."""
+        return {place: d.floor for place, d in self._deferred.get(job, {}).items()
+                if (d.policy if policy else d.rule)}
 
     def below(self, job: str, cost: int, policy: bool) -> list[Candidate]:
         """The job's rule-breaking candidates on every place whose floor is under `cost` (money
-        units) and where an option breaks a policy group (`policy`) or another rule: every such
-        candidate that costs less than `cost` among them."""
+        units) and where an option breaks a policy group (`policy`), or only other rules: every
+        such candidate that costs less than `cost` among them."""
         found: list[Candidate] = []
-        for place, d in self._deferred.get(job, {}).items():
-            if d.floor < cost and (d.policy if policy else d.rule):
+        for place, floor in self.places(job, policy).items():
+            if floor < cost:
                 found += self.place(job, place)
         return found
 
+    def deferred(self, job: str) -> dict[Place, _Deferred]:
+        """The job's places with a deferred option, and what those options break."""
+        return self._deferred.get(job, {})
+
     def place(self, job: str, place: Place) -> list[Candidate]:
-        """The job's candidates on `place`, as a whole build leaves them (sized once)."""
+        """The job's candidates on `place`, as a whole build leaves them (sized once), numbered
+        in the order the build met the job's places whatever the order they are sized in."""
         key = (job, place)
         if key not in self._sized:
-            numbered = []
-            for c in self._builder.place_candidates(job, place):
-                numbered.append(c.but(index=self._next))
-                self._next += 1
-            self._sized[key] = numbered
+            first = self._next + self._deferred[job][place].order * PLACE_INDICES
+            self._sized[key] = [c.but(index=first + i)
+                                for i, c in enumerate(self._builder.place_candidates(job, place))]
             resources = self._priced.resources
             resources.update({k: r for k, r in self._builder.resources.items()
                               if k not in resources})

@@ -91,7 +91,9 @@ def _deferred_head(ruled_out: RuledOut, job: str, below: int) -> Blocked | None:
     floor reaches `below` or passes the cheapest found (no option costs less than its place's
     floor, so none left could be cheaper)."""
     best: Blocked | None = None
-    for place, floor in sorted(ruled_out.places(job).items(), key=lambda item: item[1]):
+    # (places where some option breaks only rules that are not policy: the others hold none)
+    for place, floor in sorted(ruled_out.places(job, policy=False).items(),
+                               key=lambda item: item[1]):
         if floor >= below or (best is not None and floor > best.cost):
             break
         for c in ruled_out.place(job, place):

@@ -18,6 +18,7 @@ from plan.models.problem import SCALE, Candidate, Problem
 from plan.models.scenario import Job
 from plan.models.stacks import stack_of
 from plan.planner.candidates import CandidateBuilder
+from plan.planner.candidates.ruled_out import RuledOut
 from plan.planner.candidates.transfer import transfer_line
 from plan.planner.cpsat.run import Outcome
 from plan.planner.estimate import Estimate
@@ -463,15 +464,55 @@ POLICY_EXCLUDES = {  # the message saying what each policy group keeps out
 NAMES_SHOWN = 6  # platforms or GPUs named in the policy line, then a count
 
 
+def _policy_sized(ruled_out: RuledOut, problem: Problem,
+                  outcome: Outcome) -> dict[str, list[Candidate]]:
+    """Per job, the rule-breaking candidates a deferring build left unsized that the policy line
+    must see to read as a whole build's: the places, cheapest floor first, that could name a
+    platform or GPU (`_policy_name`) for a policy group not yet named, or hold a job's cheapest
+    option only policy keeps out. A place whose floor is at or above the job's choice holds
+    nothing cheaper (cheaper_blocked.py)."""
+    named: set[tuple[str, str]] = set()  # (policy group, platform or GPU) found cheaper
+    sized: dict[str, list[Candidate]] = {}
+    for job in problem.jobs:
+        mine = problem.standalone_cost(outcome.chosen[job])
+        least: int | None = None  # the job's cheapest option only policy keeps out, so far
+        found = sized.setdefault(job, [])
+        for place, d in sorted(ruled_out.deferred(job).items(), key=lambda item: item[1].floor):
+            if d.floor >= mine or not d.policy:
+                continue
+            kept_out = d.policy_groups | ({INTERRUPTIONS} if ruled_out.interruptions_capped
+                                          else set())
+            names = {(g, _policy_name(g, place[0], place[1])) for g in kept_out}
+            cheapest = d.only_policy and (least is None or d.floor <= least)
+            if names <= named and not cheapest:
+                continue
+            for c in ruled_out.place(job, place):
+                cost = ruled_out.cost(c)
+                broken = [g for g in c.violations if by_policy(g)]
+                if not broken or cost >= mine:
+                    continue
+                found.append(c)
+                named |= {(g, _policy_name(g, c.platform, c.gpu)) for g in broken}
+                if len(broken) == len(c.violations):
+                    least = cost if least is None else min(least, cost)
+    return sized
+
+
+INTERRUPTIONS = "policy.interruptions"  # (set once an option is sized: its run's figures decide it)
+
+
+def _policy_name(group: str, platform: str, gpu: str) -> str:
+    """What the policy line names for an option a policy group keeps out."""
+    return platform if group == "policy.platforms" else gpu
+
+
 def _policy_excludes(session: Session, outcome: Outcome) -> list[str]:
     """What the scenario's policy keeps out that would cost less than the plan's choice, said once
     (the ruled-out lines cite only what policy allows): by group, the platforms and GPUs it names,
     and per job the cheapest option only policy keeps out. Nothing when policy costs nothing."""
     problem, ruled_out = session.problem, session.ruled_out
-    if ruled_out is not None:  # (a deferring build's: the places that may hold one, sized)
-        problem = ruled_out.view({job: ruled_out.below(
-            job, problem.standalone_cost(outcome.chosen[job]), policy=True)
-            for job in problem.jobs})
+    if ruled_out is not None:  # (a deferring build's: the places that may change the line, sized)
+        problem = ruled_out.view(_policy_sized(ruled_out, problem, outcome))
     cheaper = [c for c in problem.all_candidates()
                if any(by_policy(g) for g in c.violations)
                and problem.standalone_cost(c) < problem.standalone_cost(outcome.chosen[c.job])]
@@ -480,7 +521,7 @@ def _policy_excludes(session: Session, outcome: Outcome) -> list[str]:
     parts: list[str] = []
     for group in sorted({g for c in cheaper for g in c.violations if by_policy(g)}):
         hit = [c for c in cheaper if group in c.violations]
-        names = sorted({c.platform if group == "policy.platforms" else c.gpu for c in hit})
+        names = sorted({_policy_name(group, c.platform, c.gpu) for c in hit})
         more = (say("narrate.and_more", n=len(names) - NAMES_SHOWN)
                 if len(names) > NAMES_SHOWN else "")
         what = say(POLICY_EXCLUDES.get(group, "narrate.policy_options"))
