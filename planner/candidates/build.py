@@ -27,7 +27,7 @@ from plan.models.problem import SCALE, Candidate, Problem, Removed, Resource, re
 from plan.models.scenario import Job, Scenario
 from plan.planner import build_deadline
 from plan.planner.candidates.billing import Billing
-from plan.planner.candidates.cost_floor import Place, cost_floor, places_by_job
+from plan.planner.candidates.cost_floor import Place, cost_floor, options_by_place
 from plan.planner.candidates.estimating import EstimateCache, Estimating
 from plan.planner.candidates.job_builds import JobBuild, record, replay
 from plan.planner.candidates.job_twins import (
@@ -303,7 +303,7 @@ class CandidateBuilder(Estimating, Billing):
         tried is kept for the explainers' what-ifs (`_cluster_of`, by the job's `shape`): listing
         a job's options again took 0.23 s a job (offload_lines, 64 generated jobs: 15 of 350 s)."""
         found: list[Candidate] = []
-        for options in places_by_job(self._options(job)).values():
+        for options in options_by_place(self._options(job)).values():
             index = self._walk_place(job, options, index, shape, found)
         return found, index
 
@@ -340,7 +340,7 @@ class CandidateBuilder(Estimating, Billing):
         key = (job.id, place)
         if key not in self._places_sized:
             if job.id not in self._places_listed:
-                self._places_listed[job.id] = places_by_job(self._options(job))
+                self._places_listed[job.id] = options_by_place(self._options(job))
             self.asked, self.asked_abiding, self._moves = {}, {}, {}
             found: list[Candidate] = []
             self._walk_place(job, self._places_listed[job.id].get(place, []), 0,

@@ -85,7 +85,7 @@ def _money_below(amount: float) -> int:
     return max(0, SCALE.money(amount * (1 - ROUNDING_SLACK)) - 1)
 
 
-def places_by_job(options: Iterable[_Option]) -> dict[Place, list[_Option]]:
+def options_by_place(options: Iterable[_Option]) -> dict[Place, list[_Option]]:
     """Options grouped by the place a build walks their counts in."""
     groups: dict[Place, list[_Option]] = defaultdict(list)
     for o in options:

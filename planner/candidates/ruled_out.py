@@ -33,7 +33,7 @@ class PlaceSizer(Protocol):
 
 
 @dataclass
-class _Deferred:
+class DeferredPlace:
     """What a job's deferred options on one place break, and the least any of them could cost."""
 
     floor: int
@@ -44,18 +44,18 @@ class _Deferred:
     policy_groups: set[str] = field(default_factory=set)  # the policy groups its options break
 
 
-def _deferred_by_job(removed: Iterable[Removed]) -> dict[str, dict[Place, _Deferred]]:
+def _deferred_by_job(removed: Iterable[Removed]) -> dict[str, dict[Place, DeferredPlace]]:
     """Per job, its places holding an option its build deferred, in the order the build met
     them."""
     broken: dict[tuple[str, str, str, int, str], list[Removed]] = {}  # an option -> its records
     for r in removed:
         if r.floor_cost is not None:
             broken.setdefault((r.job, r.platform, r.gpu, r.gpus, r.billing), []).append(r)
-    found: dict[str, dict[Place, _Deferred]] = {}
+    found: dict[str, dict[Place, DeferredPlace]] = {}
     for (job, platform, gpu, _, billing), records in broken.items():
         floor = min(r.floor_cost or 0 for r in records)
         places = found.setdefault(job, {})
-        entry = places.setdefault((platform, gpu, billing), _Deferred(floor, len(places)))
+        entry = places.setdefault((platform, gpu, billing), DeferredPlace(floor, len(places)))
         entry.floor = min(entry.floor, floor)
         policy = [r.rule.startswith("policy.") for r in records]
         entry.policy |= any(policy)
@@ -85,23 +85,12 @@ class RuledOut:
         self._priced = replace(problem, resources=dict(problem.resources))
         self._next = 1 + max((c.index for c in problem.all_candidates()), default=-1)
 
-    def places(self, job: str, policy: bool) -> dict[Place, int]:
-        """The job's places with a deferred option that breaks a policy group (`policy`), or one
-        that breaks only other rules, each with its least floor."""
-        return {place: d.floor for place, d in self._deferred.get(job, {}).items()
-                if (d.policy if policy else d.rule)}
+    def rule_places(self, job: str) -> dict[Place, int]:
+        """The job's places with a deferred option that breaks only rules other than the user's
+        policy, each with its least floor."""
+        return {place: d.floor for place, d in self._deferred.get(job, {}).items() if d.rule}
 
-    def below(self, job: str, cost: int, policy: bool) -> list[Candidate]:
-        """The job's rule-breaking candidates on every place whose floor is under `cost` (money
-        units) and where an option breaks a policy group (`policy`), or only other rules: every
-        such candidate that costs less than `cost` among them."""
-        found: list[Candidate] = []
-        for place, floor in self.places(job, policy).items():
-            if floor < cost:
-                found += self.place(job, place)
-        return found
-
-    def deferred(self, job: str) -> dict[Place, _Deferred]:
+    def deferred(self, job: str) -> dict[Place, DeferredPlace]:
         """The job's places with a deferred option, and what those options break."""
         return self._deferred.get(job, {})
 

@@ -92,8 +92,7 @@ def _deferred_head(ruled_out: RuledOut, job: str, below: int) -> Blocked | None:
     floor, so none left could be cheaper)."""
     best: Blocked | None = None
     # (places where some option breaks only rules that are not policy: the others hold none)
-    for place, floor in sorted(ruled_out.places(job, policy=False).items(),
-                               key=lambda item: item[1]):
+    for place, floor in sorted(ruled_out.rule_places(job).items(), key=lambda item: item[1]):
         if floor >= below or (best is not None and floor > best.cost):
             break
         for c in ruled_out.place(job, place):
