@@ -85,10 +85,11 @@ class Session:
 
     @classmethod
     def from_loaded(cls, loaded: LoadedScenario, options: SolveOptions | None = None,
-                    defer: bool = False) -> Session:
+                    defer: bool = False, stop_at_empty: bool = False) -> Session:
         """Build candidates (estimator calls) and the model; their time counts against the limit.
         `defer`: options that break a rule are left unsized (candidates/ruled_out.py): the session
-        then answers no question that lifts a rule or forces such an option (`deferred`)."""
+        then answers no question that lifts a rule or forces such an option (`deferred`).
+        `stop_at_empty`: NoOptionLeft (candidates/build.py) at the first job left no option."""
         started = time.perf_counter()
         options = options or SolveOptions()
         s = loaded.scenario
@@ -101,7 +102,8 @@ class Session:
             gap=s.solver.gap if options.gap is None else options.gap,
         )
         with build_deadline(settings.time_limit_s, started):
-            problem, builder = build_problem_and_builder(loaded, defer=defer)
+            problem, builder = build_problem_and_builder(loaded, defer=defer,
+                                                         stop_at_empty=stop_at_empty)
         session = cls(problem, settings, options.objective or s.objective, started, loaded,
                       builder)
         session._shares_models = True  # its problem is its build's, with the scenario's figures

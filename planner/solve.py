@@ -11,6 +11,7 @@ from dataclasses import replace
 from plan.models.loading import LoadedScenario
 from plan.models.problem import SCALE
 from plan.planner.build_deadline import BuildTimeout
+from plan.planner.candidates.build import NoOptionLeft
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
 from plan.planner.cpsat.warm_start import WARM_START_NOTE, greedy_hint
@@ -70,20 +71,28 @@ def solve(loaded: LoadedScenario, options: SolveOptions | None = None) -> SolveR
     explained = options is None or options.explained
     try:
         # Options that break a rule are sized only where the answer reads them
-        # (candidates/ruled_out.py); an answer with no plan explains itself with all of them.
-        session = Session.from_loaded(loaded, options, defer=True)
+        # (candidates/ruled_out.py); an answer with no plan explains itself with all of them, so
+        # a job left no option ends this build at once where the answer is explained.
+        session: Session | None = Session.from_loaded(loaded, options, defer=True,
+                                                      stop_at_empty=explained)
     except BuildTimeout as exc:
         return _cut(loaded, options, started, exc)
-    result = solve_session(session, explained=explained)
-    if result.status != "infeasible" or not explained:
-        return result
+    except NoOptionLeft:
+        session = None
+    if session is not None:
+        result = solve_session(session, explained=explained)
+        if result.status != "infeasible" or not explained:
+            return result
     try:
         whole = Session.from_loaded(loaded, options)
     except BuildTimeout as exc:
         return _cut(loaded, options, started, exc)
     # (one command: the whole build's solves share what is left of the first's limits)
-    whole.started, whole.deadline = session.started, session.deadline
-    whole.work_left, whole.wall_stopped = session.work_left, session.wall_stopped
+    if session is None:
+        whole.started, whole.deadline = started, whole.deadline - (whole.started - started)
+    else:
+        whole.started, whole.deadline = session.started, session.deadline
+        whole.work_left, whole.wall_stopped = session.work_left, session.wall_stopped
     return solve_session(whole, explained=True)
 
 

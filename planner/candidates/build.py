@@ -120,18 +120,27 @@ def horizons_h(scenario: Scenario) -> tuple[float, float]:
     return 3 * max(deadlines), max(deadlines)
 
 
+class NoOptionLeft(Exception):
+    """A build that stops at the first job left no option (`stop_at_empty`): the scenario has no
+    plan, and the rest of the build would change nothing of that."""
+
+
 class CandidateBuilder(Estimating, Billing):
     """Builds the `Problem` for one loaded scenario. One instance per solve; estimates are
     cached."""
 
     def __init__(self, loaded: LoadedScenario, estimates: EstimateCache | None = None,
-                 kept: dict[str, JobBuild] | None = None, defer: bool = False) -> None:
+                 kept: dict[str, JobBuild] | None = None, defer: bool = False,
+                 stop_at_empty: bool = False) -> None:
         """`estimates`: layout searches shared with other builds of `loaded`'s variants
         (shared_estimates.py); a cache of its own when None. `kept`: jobs another build made that
         this one may take as they are (job_builds.py; reuse.py's `jobs_first` says which).
-        `defer`: options that break a rule are not sized, only recorded (ruled_out.py)."""
+        `defer`: options that break a rule are not sized, only recorded (ruled_out.py).
+        `stop_at_empty`: raise NoOptionLeft at the first job left no option, instead of building
+        the rest (a plain solve then explains from a whole build: solve.py)."""
         self.loaded = loaded
         self.defer = defer
+        self.stop_at_empty = stop_at_empty
         self.scenario = loaded.scenario
         self.catalog = loaded.catalog
         self.graph = sensitivity.link_graph(self.scenario, list(self.catalog.platforms))
@@ -206,8 +215,10 @@ class CandidateBuilder(Estimating, Billing):
             same = heads.get(job.id)
             if same is not None:
                 candidates[job.id] = self._instance_copy(job, same, candidates[same])
-                continue
-            candidates[job.id], index = self.job_or_twin(job, index, instance_shape(job))
+            else:
+                candidates[job.id], index = self.job_or_twin(job, index, instance_shape(job))
+            if self.stop_at_empty and not candidates[job.id]:
+                raise NoOptionLeft(job.id)
         candidates = held_alone_twins(candidates, self.resources)
         # Examples come first from options the scenario's own policy lists leave (a rule is not
         # described by a platform the user already excluded).

@@ -276,12 +276,13 @@ def build_problem(loaded: LoadedScenario) -> Problem:
 
 def build_problem_and_builder(loaded: LoadedScenario, what_if: bool = False,
                               kept: dict[str, JobBuild] | None = None, defer: bool = False,
-                              ) -> tuple[Problem, CandidateBuilder]:
+                              stop_at_empty: bool = False) -> tuple[Problem, CandidateBuilder]:
     """The scenario's problem, and the builder that made it: its estimates (and the calibration it
     read) answer the explainers' what-ifs without building anything again. `what_if`: a changed
     copy of a scenario being solved (kept for reuse, and dropped first); `kept`: jobs another build
     made that this one may take as they are (`jobs_first`); `defer`: options that break a rule are
-    left unsized (ruled_out.py)."""
+    left unsized (ruled_out.py); `stop_at_empty`: NoOptionLeft at the first job left no option
+    (build.py; such a build is not kept)."""
     key = reuse_key(loaded, defer)
     if key in _BUILT:
         _BUILT.move_to_end(key)
@@ -291,7 +292,7 @@ def build_problem_and_builder(loaded: LoadedScenario, what_if: bool = False,
         return _with_figures(problem, loaded.scenario), builder
     # a variant of the same loaded scenario asks again only the searches its change touches
     estimates = shared_estimates(loaded)
-    builder = CandidateBuilder(loaded, estimates, kept, defer)
+    builder = CandidateBuilder(loaded, estimates, kept, defer, stop_at_empty)
     with collector_paused():  # hundreds of thousands of objects that live on (planner/collector.py)
         try:
             # (a cold build's searches first, across processes where that pays)

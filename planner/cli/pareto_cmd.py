@@ -149,7 +149,7 @@ def pareto_command(
     try:
         session = Session.from_loaded(loaded, SolveOptions(
             time_limit_s=time_limit or max(PARETO_TIME_S, solver.time_limit_s),
-            work_limit=work_limit or max(PARETO_WORK, solver.work_limit)))
+            work_limit=work_limit or max(PARETO_WORK, solver.work_limit)), defer=True)
     except BuildTimeout as exc:
         stop_no_solution(exc.args[0])  # (keyed: said in the reader's language)
     except InputError as exc:  # figures the solver cannot hold (plan.planner.cpsat.overflow_guard)
