@@ -111,17 +111,18 @@ class Session:
 
     def variant(self, scenario: Scenario, first: Sequence[str] = (),
                 limits: Mapping[str, int] | None = None,
-                lifted: frozenset[str] = frozenset()) -> Session | None:
+                lifted: frozenset[str] = frozenset(), defer: bool = False) -> Session | None:
         """A session for a changed copy of this scenario (a relaxation to try), sharing this one's
         work budget and safety net; None when the session was built from a bare problem, or when
         the jobs the copy keeps and those of `first` (built before the rest) leave a solve of it
         with `lifted` groups no plan: a job with no option the held rules allow, or none that ends
         within its minutes in `limits` (`jobs_first`). The jobs the copy leaves as they were are
-        not built again (candidates/job_builds.py)."""
+        not built again (candidates/job_builds.py). `defer`: the copy leaves options that break a
+        rule unsized (as a deferring session's copies do) where `lifted` is empty."""
         if self.loaded is None:
             return None
         loaded = dataclasses.replace(self.loaded, scenario=scenario)
-        defer = self.deferred and not lifted
+        defer = (self.deferred or defer) and not lifted
         kept = jobs_first(loaded, self.builder, first, limits, lifted, defer)
         if kept is None:
             return None

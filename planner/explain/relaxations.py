@@ -228,7 +228,9 @@ def deadline_beyond_horizon(session: Session) -> Relaxation | None:
     scenario = loaded.scenario
     if scenario.deadline_h is None and not any(j.deadline_h for j in scenario.jobs):
         return None
-    out = _solve_variant(session, _without_deadlines(scenario), "time")
+    # (every rule held and no job kept from this build, since the horizon moves: rule-breaking
+    # options are left unsized, as a plain solve leaves them)
+    out = _solve_variant(session, _without_deadlines(scenario), "time", defer=True)
     if out is None or not out.solved:
         return None
     value, unit = duration_text(SCALE.to_hours(out.makespan_min))
@@ -496,17 +498,18 @@ def stays_without_options(problem: Problem, changed_jobs: set[str]) -> bool:
 
 
 def _solve_variant(session: Session, scenario: Scenario, objective: str = "cost",
-                   bounds: Bounds | None = None) -> Outcome | None:
+                   bounds: Bounds | None = None, defer: bool = False) -> Outcome | None:
     """A changed copy of the scenario solved for `objective` on this session's budget; None for a
     bare problem, infeasible where a job is left no option (those left none in the scenario are
-    built first, and where one still has none the rest is not built)."""
+    built first, and where one still has none the rest is not built). `defer`: the copy leaves
+    rule-breaking options unsized where no rule is lifted (Session.variant)."""
     if session.loaded is None:
         return None
     problem = session.problem
     bounds = bounds or Bounds()
     limits = _held_deadlines(scenario, bounds)
     first = _first_built(problem, limits, bounds.lifted, _build_work(session))
-    other = session.variant(scenario, first, limits, bounds.lifted)
+    other = session.variant(scenario, first, limits, bounds.lifted, defer)
     if other is None:
         return Outcome("infeasible")
     if any(not other.problem.candidates[j] for j in other.problem.jobs):
