@@ -39,20 +39,26 @@ class _Floors(CandidateBuilder):
         return c
 
 
-@pytest.mark.parametrize("name", ["medical_hybrid", "finance_year"])
+@pytest.mark.parametrize("name", ["medical_hybrid", "finance_year", "rubin_buy_or_rent",
+                                  "frontier_private_vs_hybrid"])
 def test_floor_never_above_the_cost(name: str) -> None:
     loaded = load_scenario(SCENARIOS / f"{name}.yaml")
     builder = _Floors(loaded)
     problem = builder.build()
     priced = replace(problem, resources=dict(builder.resources))
-    ratios = []
+    ratios, reserved = [], []
     for floor, c in builder.pairs:
         cost = priced.standalone_cost(c)  # type: ignore[arg-type]
         assert floor <= cost, (name, c, floor, cost)
         if cost > 0:
             ratios.append(floor / cost)
+            if c.billing in ("monthly", "yearly"):  # type: ignore[attr-defined]
+                reserved.append(floor / cost)
     # (a floor of 0 everywhere would hold and prune nothing: it must bound most options usefully)
     assert statistics.median(ratios) > 0.2, statistics.median(ratios)
+    # a reservation held longer than its minimum periods is priced for its run too (its minimum
+    # periods alone bounded rubin's at 1/60 of their cost, and its lines sized 133 places, not 46)
+    assert not reserved or min(reserved) > 0.25, min(reserved)
 
 
 def _lines(result) -> list[list[str]]:  # type: ignore[no-untyped-def]
