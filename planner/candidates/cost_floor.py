@@ -4,12 +4,15 @@ that break a rule unsized (ruled_out.py) and size only those an answer could nam
 Why the floor holds: a run's GPU-seconds are at least its linear layers' and output head's FLOPs
 at the GPU's best GEMM rate (planner/estimate/compute.py `rates`: the peak for the job's precision
 times the architecture's GEMM fraction and kernel efficiency; each further factor is under 1); its
-billed hours are at least its training hours; a reservation is held at least its minimum periods.
+billed hours are at least its training hours; a reservation is held at least its minimum periods,
+and at least its run's hours at the scenario's confidence, which are never under the run's median
+(`least_scheduled_share`).
 tests/planner/test_ruled_out.py checks it against every sized option of the shipped scenarios.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
@@ -18,7 +21,7 @@ from plan.models.model_card import ModelCard
 from plan.models.problem import SCALE
 from plan.models.scenario import Job, Scenario
 from plan.planner.candidates.options import _Option
-from plan.planner.estimate.band import whole_run_overhead
+from plan.planner.estimate.band import THROUGHPUT_BAND, whole_run_overhead
 from plan.planner.estimate.compute import FP8_GEMM_RELATIVE_EFFICIENCY
 from plan.planner.estimate.factors import GEMM_FRACTION_OF_PEAK, training_kernel_efficiency
 from plan.planner.estimate.flops import ADAPTER_METHODS, reference_forward_passes, shape_of
@@ -61,7 +64,7 @@ def cost_floor(job: Job, card: ModelCard, option: _Option, gpu: GPU,
                             * buy.bought(option.place.gpus))
     if calibrated:
         return 0
-    gpu_h = gpu_hours_floor(job, card, gpu)
+    gpu_h = gpu_hours_floor(job, card, gpu)  # (billed at its expected hours, or more)
     if option.pool is not None:
         return _money_below(option.pool.cost_per_gpu_hour * gpu_h)
     offer = option.offer
@@ -71,8 +74,24 @@ def cost_floor(job: Job, card: ModelCard, option: _Option, gpu: GPU,
     if scenario.academic and offer.academic_discount:
         price *= 1 - offer.academic_discount
     if offer.billing in ("monthly", "yearly"):
-        return _money_below(price * option.place.gpus * offer.min_periods)
+        # (held for its run at the scenario's confidence: GPU-hours at least the floor's times the
+        # least share of its expected hours those may be)
+        held_gpu_h = gpu_h * least_scheduled_share(job, scenario)
+        return _money_below(max(price * option.place.gpus * offer.min_periods,
+                                price / offer.period_h * held_gpu_h))
     return _money_below(price / offer.period_h * gpu_h)
+
+
+def least_scheduled_share(job: Job, scenario: Scenario) -> float:
+    """The least share of a run's expected hours its hours at the scenario's confidence may be (at
+    most 1): what a reservation is held for (build.py `hours_quantile`). A scenario's confidence
+    is 0.5 or more, so those hours are at least the median of the run's log-normal band, the
+    expected hours times the band's centre (band.run_band): the throughput band's as time (one
+    over the centre of its class's, which widening for an uncalibrated mechanism keeps) times the
+    whole-run overhead band's about its point."""
+    time_centre = min(1 / math.sqrt(lo * hi) for lo, hi in THROUGHPUT_BAND.values())
+    point, (lo, hi) = whole_run_overhead(job.method, scenario.stack_maturity_of(job))
+    return min(1.0, time_centre * math.sqrt(lo * hi) / point)
 
 
 ROUNDING_SLACK = 1e-3

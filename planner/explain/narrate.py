@@ -478,7 +478,9 @@ def _policy_sized(ruled_out: RuledOut, problem: Problem,
         least: int | None = None  # the job's cheapest option only policy keeps out, so far
         found = sized.setdefault(job, [])
         for place, d in sorted(ruled_out.deferred(job).items(), key=lambda item: item[1].floor):
-            if d.floor >= mine or not d.policy:
+            if d.floor >= mine:  # (and every place after it)
+                break
+            if not d.policy:
                 continue
             kept_out = d.policy_groups | ({INTERRUPTIONS} if ruled_out.interruptions_capped
                                           else set())

@@ -11,8 +11,18 @@ from pathlib import Path
 import pytest
 
 from plan.models.loading import load_scenario
+from plan.models.methods import METHODS
+from plan.models.scenario import Job, Scenario
 from plan.planner.candidates.build import CandidateBuilder
-from plan.planner.candidates.cost_floor import cost_floor
+from plan.planner.candidates.cost_floor import cost_floor, least_scheduled_share
+from plan.planner.estimate.band import (
+    STACK_MATURITIES,
+    THROUGHPUT_BAND,
+    quantile_factor,
+    run_band,
+    whole_run_overhead,
+    widened,
+)
 from plan.planner.session import Session
 from plan.planner.solve import solve, solve_session
 
@@ -39,20 +49,45 @@ class _Floors(CandidateBuilder):
         return c
 
 
-@pytest.mark.parametrize("name", ["medical_hybrid", "finance_year"])
+@pytest.mark.parametrize("name", ["medical_hybrid", "finance_year", "rubin_buy_or_rent",
+                                  "frontier_private_vs_hybrid"])
 def test_floor_never_above_the_cost(name: str) -> None:
     loaded = load_scenario(SCENARIOS / f"{name}.yaml")
     builder = _Floors(loaded)
     problem = builder.build()
     priced = replace(problem, resources=dict(builder.resources))
-    ratios = []
+    ratios, reserved = [], []
     for floor, c in builder.pairs:
         cost = priced.standalone_cost(c)  # type: ignore[arg-type]
         assert floor <= cost, (name, c, floor, cost)
         if cost > 0:
             ratios.append(floor / cost)
+            if c.billing in ("monthly", "yearly"):  # type: ignore[attr-defined]
+                reserved.append(floor / cost)
     # (a floor of 0 everywhere would hold and prune nothing: it must bound most options usefully)
     assert statistics.median(ratios) > 0.2, statistics.median(ratios)
+    # a reservation held longer than its minimum periods is priced for its run too (its minimum
+    # periods alone bounded rubin's at 1/60 of their cost, and its lines sized 133 places, not 46)
+    assert not reserved or min(reserved) > 0.25, min(reserved)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_reservation_is_held_at_least_the_least_scheduled_share(method: str) -> None:
+    """A reservation is held for its run's hours at the scenario's confidence (0.5 to 0.95): as a
+    share of the expected hours, never under `least_scheduled_share`, whatever the stack's band
+    (widened for any number of uncalibrated mechanisms) or maturity."""
+    for maturity in (None, *STACK_MATURITIES):
+        job = Job.model_validate({"id": "j", "model": "m", "method": method, "tokens": 1e9,
+                                  "stack_maturity": maturity})
+        share = least_scheduled_share(job, Scenario.model_validate({"name": "s", "jobs": [job]}))
+        assert 0 < share <= 1
+        point, band = whole_run_overhead(method, maturity)
+        for throughput in THROUGHPUT_BAND.values():
+            for mechanisms in range(4):
+                hours_band = run_band(widened(throughput, mechanisms), point, band)
+                for q in (0.5, 0.6, 0.8, 0.95):
+                    assert quantile_factor(hours_band, q) >= share * (1 - 1e-12), (
+                        method, maturity, throughput, mechanisms, q)
 
 
 def _lines(result) -> list[list[str]]:  # type: ignore[no-untyped-def]
