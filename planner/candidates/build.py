@@ -260,8 +260,8 @@ class CandidateBuilder(Estimating, Billing):
         dropped, each rule group and text naming this instance, not the first (a group is per job:
         relaxing one instance's rule must not switch the others')."""
         own = instance_renamer(source, job.id)
-        self.removed.extend(removed_as(r, job.id, own) for r in list(self.removed)
-                            if r.job == source)
+        # (the first instance's own, as its build recorded them)
+        self.removed.extend(removed_as(r, job.id, own) for r in self.job_builds[source].removed)
         return self._instance_candidates(job, source, first)
 
     def _instance_candidates(self, job: Job, source: str,

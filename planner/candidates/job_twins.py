@@ -43,8 +43,7 @@ def candidate_as(candidate: Candidate, job_id: str, own: Callable[[str], str]) -
 
 def removed_as(removed: Removed, job_id: str, own: Callable[[str], str]) -> Removed:
     """Another job's dropped option as `job_id`'s, its rule and reason renamed by `own`."""
-    return dataclasses.replace(removed, job=job_id, rule=own(removed.rule),
-                               reason=own(removed.reason))
+    return removed.as_job(job_id, own(removed.rule), own(removed.reason))
 
 
 def renamed(first: JobBuild, job: Job) -> JobBuild:
