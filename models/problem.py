@@ -183,13 +183,6 @@ class Removed:
     # (planner/candidates/ruled_out.py): the least it could cost, in money units
     floor_cost: int | None = None
 
-    def as_job(self, job: str, rule: str, reason: str) -> Removed:
-        """The same option dropped from `job` (a recurring job's next instance, a twin), its rule
-        and reason as given. (A copy made field by field: a recurring scenario copies thousands,
-        and `dataclasses.replace` took 3x as long.)"""
-        return Removed(job, self.platform, self.gpu, self.gpus, self.billing, rule, reason,
-                       self.floor_cost)
-
 
 def resources_in_use(
     candidates: dict[str, list[Candidate]], resources: dict[str, Resource]

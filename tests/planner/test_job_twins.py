@@ -47,3 +47,23 @@ def test_twins_build_the_problem_a_full_build_gives(ids, base_scenario, write_sc
     if ids[0] == "sft-one":  # (no text holds these ids but where it names the job)
         assert twinned._twins[shape][1] is True
         assert twinned.job_builds["sft-four"].job.id == "sft-four"
+
+
+def test_removed_as_is_replace_of_every_field() -> None:
+    """`removed_as` builds the renamed entry field by field: it equals `dataclasses.replace` of the
+    job, rule and reason, and Removed holds no field it does not copy."""
+    import dataclasses
+
+    from plan.models.problem import Removed
+    from plan.planner.candidates.job_twins import removed_as
+    from plan.planner.candidates.windows import instance_renamer
+
+    assert [f.name for f in dataclasses.fields(Removed)] == [
+        "job", "platform", "gpu", "gpus", "billing", "rule", "reason", "floor_cost"]
+    own = instance_renamer("j1", "j2")
+    for entry in (Removed("j1", "p", "h800", 8, "spot", "sensitivity/j1", "j1 keeps data", 42),
+                  Removed("j1", "q", "a800", 4, "hourly", "memory", "fits no layout")):
+        renamed = removed_as(entry, "j2", own)
+        assert renamed == dataclasses.replace(entry, job="j2", rule=own(entry.rule),
+                                              reason=own(entry.reason))
+        assert renamed.rule != entry.rule or "j1" not in entry.rule
