@@ -70,4 +70,3 @@ def test_pinned_count_below_an_instance_is_refused_with_its_reason(
     assert not [c for c in problem.candidates["a"] if c.platform == "lambda"]
     reasons = [r.reason for r in problem.removed if r.platform == "lambda" and r.gpus == 2]
     assert any("whole 8-GPU instances" in r and "pins gpus: 2" in r for r in reasons)
-
