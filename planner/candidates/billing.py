@@ -41,12 +41,11 @@ class Billing(Options):
     # and those asked by its options that break no rule
     asked: dict[str, set[int]]
     asked_abiding: dict[str, set[int]]
-    # whether the option being billed breaks no rule (`CandidateBuilder._candidate` sets it)
-    _abiding_now: bool = True
 
-    def _billing(self, job: Job, option: _Option, hours: float,
-                 run: RunEstimate) -> tuple[int, str | None, CandidateCost]:
+    def _billing(self, job: Job, option: _Option, hours: float, run: RunEstimate,
+                 abiding: bool) -> tuple[int, str | None, CandidateCost]:
         """(cost in money units for this job alone, shared resource key or None, billing figures).
+        `abiding`: the option breaks no rule (the counts it asks of a shared resource: `_levels`).
 
         A time-billed offer rounds the hours up to its step (a day for a daily offer), so the
         expected bill is the average bill over the training time's band (`_band_offsets_h` of
@@ -63,14 +62,15 @@ class Billing(Options):
             # a job on bought hardware adds its power above the idle draw the holding pays for
             active = (buy.power_per_gpu_hour - buy.idle_per_gpu_hour) * place.gpus * hours
             return (SCALE.money(active) if active > 0 else 0,
-                    self._purchase_resource(buy, place), CandidateCost())
+                    self._purchase_resource(buy, place, abiding), CandidateCost())
         offer = option.offer
         assert offer is not None
         price = self._money(offer.price_per_gpu_period, offer.currency)
         if academic and offer.academic_discount:
             price *= 1 - offer.academic_discount
         if offer.billing in ("monthly", "yearly"):
-            return 0, self._reservation(option, price), CandidateCost(price_per_gpu_period=price)
+            return (0, self._reservation(option, price, abiding),
+                    CandidateCost(price_per_gpu_period=price))
         step_h = PERIOD_H["daily"] if offer.billing == "daily" else offer.granularity_s / 3600
         min_h = offer.min_periods * step_h
         runs_h = [max(0.0, hours + d) for d in _band_offsets_h(run)]
@@ -89,25 +89,23 @@ class Billing(Options):
             ),
         )
 
-    def _levels(self, key: str, gpus: int) -> tuple[int, ...]:
-        """GPU counts a shared resource may be sized to: every count a candidate on it asks for."""
+    def _levels(self, key: str, gpus: int,
+                abiding: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """GPU counts a shared resource may be sized to: every count a candidate on it asks for;
+        and those asked by candidates that break no rule (`abiding`: whether this one does)."""
         self.asked.setdefault(key, set()).add(gpus)
-        if self._abiding_now:
+        if abiding:
             self.asked_abiding.setdefault(key, set()).add(gpus)
         existing = self.resources.get(key)
-        return tuple(sorted({*(existing.levels if existing else ()), gpus}))
-
-    def _abiding_levels(self, key: str, gpus: int) -> tuple[int, ...]:
-        """The counts asked of a shared resource by options that break no rule (`_levels`)."""
-        existing = self.resources.get(key)
         held = existing.abiding_levels or () if existing else ()
-        return tuple(sorted({*held, gpus})) if self._abiding_now else held
+        return (tuple(sorted({*(existing.levels if existing else ()), gpus})),
+                tuple(sorted({*held, gpus})) if abiding else held)
 
-    def _reservation(self, option: _Option, price: float) -> str:
+    def _reservation(self, option: _Option, price: float, abiding: bool) -> str:
         offer, place = option.offer, option.place
         assert offer is not None
         key = f"{place.platform}:{place.gpu}:{offer.billing}"
-        levels = self._levels(key, place.gpus)
+        levels, abiding_levels = self._levels(key, place.gpus, abiding)
         period_min = SCALE.minutes(offer.period_h)
         # (the key names everything the label says: each count of the offer asks again)
         existing = self.resources.get(key)
@@ -116,7 +114,7 @@ class Billing(Options):
             platform=place.platform)
         self.resources[key] = Resource(
             key=key, kind="reservation", platform=place.platform, gpu=place.gpu,
-            label=label, levels=levels, abiding_levels=self._abiding_levels(key, place.gpus),
+            label=label, levels=levels, abiding_levels=abiding_levels,
             period_min=period_min, price_per_gpu_period=SCALE.money(price),
             min_periods=offer.min_periods,
             max_periods=max(offer.min_periods, math.ceil(self.horizon_h / offer.period_h) + 1))
@@ -130,13 +128,13 @@ class Billing(Options):
             unit_gpus=buy.unit_gpus, residual_share=buy.residual_at(self.planning_horizon_h),
             residual_rule=buy.residual_rule(self.planning_horizon_h))
 
-    def _purchase_resource(self, buy: BuyOption, place: Placement) -> str:
+    def _purchase_resource(self, buy: BuyOption, place: Placement, abiding: bool) -> str:
         """A purchase as a resource, sized in whole units: the price (cash, or the value lost within
         the horizon when amortized) once per GPU bought, then idle power, space and maintenance per
         GPU and staff per day while held, from delivery to the planning horizon's end at least (a
         job on it adds its power above idle draw)."""
         key = f"buy:{place.gpu}"
-        levels = self._levels(key, buy.bought(place.gpus))
+        levels, abiding_levels = self._levels(key, buy.bought(place.gpus), abiding)
         period_h = 24.0  # held by the day once bought and installed
         basis = self.scenario.budget_basis
         upfront = buy.upfront_per_gpu(basis, self.planning_horizon_h)
@@ -150,7 +148,7 @@ class Billing(Options):
                      days=self.planning_horizon_h / 24))
         self.resources[key] = Resource(
             key=key, kind="purchase", platform=place.platform, gpu=place.gpu, label=label,
-            levels=levels, abiding_levels=self._abiding_levels(key, buy.bought(place.gpus)),
+            levels=levels, abiding_levels=abiding_levels,
             period_min=SCALE.minutes(period_h),
             price_per_gpu_period=SCALE.money(
                 (buy.idle_per_gpu_hour + buy.held_per_gpu_hour) * period_h),

@@ -413,7 +413,6 @@ class CandidateBuilder(Estimating, Billing):
                                         place.billing, group, why, floor)
                                 for group, why in broken.items())
             return None
-        self._abiding_now = not broken  # (the counts it asks of a shared resource: `_levels`)
         estimate, rule, reason = self._fastest(job, card, option, gpu, shape)
         if estimate is None:
             self.removed.append(Removed(job.id, place.platform, place.gpu, place.gpus,
@@ -447,7 +446,7 @@ class CandidateBuilder(Estimating, Billing):
                 "the planning horizon "
                 f"of {_span(self.horizon_h)}{why}"))
             return None
-        cost, resource, billing = self._billing(job, option, billed_h, run)
+        cost, resource, billing = self._billing(job, option, billed_h, run, abiding=not broken)
         cost += SCALE.money(move.egress_cost)
         assumptions = self._assumptions(job, card, gpu, option, estimate, move, risk_note)
         layout = estimate.layout
