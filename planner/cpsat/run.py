@@ -167,14 +167,12 @@ def solve_model(
     problem = plan_model.problem
     outcome.objective = solver.objective_value
     outcome.bound = solver.best_objective_bound
-    # every variable's value, read once: `boolean_value` of each candidate in turn was most of
-    # reading a plan of many jobs (64 generated jobs: 11,000 calls a solve)
-    solution = solver.response_proto.solution
-    values = list(solution) if len(solution) else None
+    # every variable's value, read once (an optimal or feasible answer holds them all):
+    # `boolean_value` of each candidate in turn was most of reading a plan of many jobs (64
+    # generated jobs: 11,000 calls a solve)
+    values = list(solver.response_proto.solution)
     for job in problem.jobs:
-        chosen = next(c for c in problem.candidates[job] if (
-            values[v.x[c.index].index] if values is not None
-            else solver.boolean_value(v.x[c.index])))
+        chosen = next(c for c in problem.candidates[job] if values[v.x[c.index].index])
         outcome.chosen[job] = chosen
         outcome.start_min[job] = solver.value(v.jobs[job].start)
         outcome.end_min[job] = solver.value(v.jobs[job].end)
