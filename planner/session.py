@@ -210,6 +210,7 @@ class Session:
         model: PlanModel | None = None,
         witness: Outcome | None = None,
         keep_values: bool = False,
+        energetic: bool = False,
     ) -> Outcome:
         """One solve. `hint`: a plan to start from (an outcome, or candidate index -> 0/1); `model`:
         a narrower model with the same optimum under `bounds` (a Pareto walk's), instead of the
@@ -217,7 +218,7 @@ class Session:
         CP-SAT 9.15's presolve was seen to say so anyway (frontier_private_vs_hybrid's front: an
         exactly-one it emptied); such a solve is run again without presolve, whose answer is then
         the one kept. A hint that kept its values (`keep_values`) from a solve of the same model is
-        hinted whole."""
+        hinted whole. `energetic`: energetic reasoning on the shared pools (cpsat/run.py)."""
         model = model or self.model_for(bounds, with_assumptions)
         whole = hint.values if isinstance(hint, Outcome) else None
         instance = model.instance(
@@ -230,7 +231,7 @@ class Session:
             began_cpu_s = time.process_time()
             outcome = solve_model(
                 model, instance, self.settings, self.remaining_s(), work, probing,
-                presolve=presolve, keep_values=keep_values)
+                presolve=presolve, keep_values=keep_values, energetic=energetic)
             self.solve_cpu_s += time.process_time() - began_cpu_s
             self.solves += 1
             self.work_left = max(0.0, self.work_left - outcome.work)

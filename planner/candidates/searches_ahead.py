@@ -21,8 +21,9 @@ When: on Linux (fork), with more than one usable CPU (`os.sched_getaffinity`),
 other work keeps busy, the helpers' share of the candidate work they repeat made cold builds slower
 in wall time as well as in CPU: lab_six_jobs 20 -> 38 s at load 4-8 on 2 cores), never in a
 process that multiprocessing started (a batch worker: no pools within pools) nor in a Ray worker
-(`forbid`); and only once a probe (the first job's ladders on its first GPU, searched here) asked
-a search no cache held: a warm build reads all of them back, and there is nothing to share out.
+(`forbid`); and only once a probe (the first job's ladders on the first GPU that asks any search,
+searched here) asked a search no cache held: a warm build reads all of them back, and there is
+nothing to share out.
 Helpers start once this process has spent PAYS_AFTER_S on the units with some left: a build
 shorter than that stays in one process.
 
@@ -185,11 +186,7 @@ def _search_ahead(ahead: _Ahead, jobs: Sequence[Job], count: int,
     helpers: list[BaseProcess] = []
     try:
         started = time.process_time()
-        gpus = ahead.gpus(jobs[0])
-        before = _searched(persistent)
-        if gpus:
-            ahead.search(_Unit(gpus[0], (jobs[0],)))
-        if _searched(persistent) == before:
+        if not _probe(ahead, jobs, persistent):
             return  # (warm: nothing searched)
         todo = units(ahead, jobs)
         counter = multiprocessing.get_context("fork").Value("q", 0)
@@ -206,6 +203,21 @@ def _search_ahead(ahead: _Ahead, jobs: Sequence[Job], count: int,
         return
     finally:
         _stop(helpers)
+
+
+def _probe(ahead: _Ahead, jobs: Sequence[Job],
+           persistent: estimate_store.EstimateStore | None) -> bool:
+    """Whether the build is cold: whether the first search its jobs ask, GPU by GPU in the build's
+    order, was searched rather than read back. A deferring build asks no search of a GPU whose
+    options all break a rule (rubin_buy_or_rent's first job on its first GPU), so the probe goes
+    on to the next until one is asked; where none is, there is nothing to share out."""
+    asked, searched = search.searches_asked(), _searched(persistent)
+    for job in jobs:
+        for gpu in ahead.gpus(job):
+            ahead.search(_Unit(gpu, (job,)))
+            if search.searches_asked() != asked:
+                return _searched(persistent) != searched
+    return False
 
 
 def _searched(persistent: estimate_store.EstimateStore | None) -> int:

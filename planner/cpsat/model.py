@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -86,6 +87,16 @@ class PlanModel:
         self._zeroed: cp_model.CpModel | None = None  # `_dominated`'s rows, made once (`instance`)
         self._cost_step: int | None = None
         self._by_decision: dict[str, dict[tuple[str, str, str], list[int]]] | None = None
+
+    @functools.cached_property
+    def largest_pool_jobs(self) -> int:
+        """The most jobs that may share one owned pool, reservation or purchase: the tasks of the
+        model's largest cumulative (constraints/scheduling.py), 0 where none is shared."""
+        jobs_on: dict[str, set[str]] = {key: set() for key in self.variables.resources}
+        for candidate in self.problem.all_candidates():
+            if candidate.resource in jobs_on:
+                jobs_on[candidate.resource].add(candidate.job)
+        return max(map(len, jobs_on.values()), default=0)
 
     def for_budget(self, problem: Problem) -> PlanModel:
         """This model for `problem`, which differs from its own only in the budget's amount (and

@@ -83,6 +83,7 @@ def configure(
     probing: int = 0,
     presolve: bool = True,
     optimizing: bool = True,
+    energetic: bool = False,
 ) -> None:
     """Parameters that make a solve repeatable whatever the machine's load: the deterministic work
     limit is the stop, the wall clock only a safety net, and the search itself is deterministic (one
@@ -100,6 +101,10 @@ def configure(
     # one. (A solve that needs a long proof may ask for probing: see the Pareto walk.)
     params.linearization_level = 2
     params.cp_model_probing_level = probing
+    # Energetic reasoning on the shared pools (a Pareto walk's small packings: see
+    # pareto/front.py's ENERGETIC_MAX_POOL_JOBS)
+    params.use_overload_checker_in_cumulative = energetic
+    params.use_timetable_edge_finding_in_cumulative = energetic
     # The presolve's search for constraints included in others took most of each optimising solve
     # on the recurring scenarios (finance_year: 8.1 s of CPU in eleven solves, 3.4 s without it)
     # and changed no shipped scenario's cost (the snapshot bench: same plans, two tie-breaks
@@ -126,12 +131,13 @@ def solve_model(
     probing: int = 0,
     presolve: bool = True,
     keep_values: bool = False,
+    energetic: bool = False,
 ) -> Outcome:
     """One CP-SAT run of `model` (an instance of `plan_model`); `keep_values`: the outcome keeps
     every variable's value (Outcome.values)."""
     solver = cp_model.CpSolver()
     configure(solver, settings, time_limit_s, work_limit, probing, presolve,
-              optimizing=model.has_objective())
+              optimizing=model.has_objective(), energetic=energetic)
     started = time.perf_counter()
     status = solve_interruptibly(solver, model)  # Ctrl-C raises: an interrupted search is no result
     wall = time.perf_counter() - started

@@ -350,6 +350,13 @@ def _least_scan(key: _Key) -> tuple[float, Layout] | None:
     return least
 
 
+def searches_asked() -> int:
+    """How many searches this process was asked, held in memory or not (candidates/
+    searches_ahead.py: whether a probe has reached a search yet)."""
+    info = _search.cache_info()
+    return info.hits + info.misses
+
+
 def searches_missed() -> int:
     """How many searches this process was asked that it did not hold in memory (with the store off,
     each was searched): candidates/searches_ahead.py's test of whether a build is cold."""

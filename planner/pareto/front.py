@@ -66,6 +66,15 @@ place of the last re-solve: 6.3 units, but 13 for a step where the cap cuts the 
 # (ending at 102.3 h) instead of 2 (91.1 h), same cost and makespan, since a front breaks no ties
 # by end times. For 8% of its CPU (16.5 against 17.9 s) a front keeps its plans as they were.
 KEEP_DOMINATED = True
+ENERGETIC_MAX_POOL_JOBS = 8
+"""A walk whose model shares no pool among more jobs than this solves with CP-SAT's energetic
+reasoning on the pools (overload checking and time-table edge finding: cpsat/run.py). A walk's hard
+points are proofs that no cheaper packing on a shared pool meets the time cap, which that reasoning
+finds directly: lab_six_jobs' walk (6 jobs on its owned pool, 2026-12-08) took 2.0 units of work
+against 4.3 and 2.8 s of CPU in CP-SAT against 4.2, the same 80 points (16 of them shown with
+another plan of their cost and makespan: other start times). Its cost per propagation grows with
+the jobs on a pool faster than CP-SAT's deterministic time counts it: a generated 32-job quarter's
+front (28 jobs on each pool) took the same work and 2.2x the CPU; 8 jobs: 7 a pool, no change."""
 # A rung whose quick solve did not prove its point hints the next rung with its plan's options (the
 # next point's plan breaks the tightened cap, but its options often fit a nearby packing). On
 # lab_six_jobs' walk (2026-12-07) the hard rungs come in runs near its cheapest end, and the hint
@@ -175,7 +184,13 @@ class _Walker:
         self.found = 0
         # the last rung's quick solve did not prove its point: the next rung starts from its plan
         self.hard_before = False
+        self.energetic = session.model_for(base).largest_pool_jobs <= ENERGETIC_MAX_POOL_JOBS
         self.proven = False  # the last point's cost and time stages were both proven optimal
+
+    def _run(self, objective: str | None, bounds: Bounds, hint: Outcome | None = None,
+             **options: Any) -> Outcome:
+        """The session's solve, with energetic reasoning where the walk asks it."""
+        return self.session.run(objective, bounds, hint, energetic=self.energetic, **options)
 
     def _report(self, share: float) -> None:
         if self.on_point is not None:
@@ -190,9 +205,10 @@ class _Walker:
         narrowed model; `witness`: a plan known to meet `bounds` (each stage's plan is the next
         stage's)."""
         s = self.session
-        first = s.run("cost", bounds, hint, max_work=QUICK_POINT_WORK, model=model, witness=witness)
+        first = self._run("cost", bounds, hint, max_work=QUICK_POINT_WORK, model=model,
+                          witness=witness)
         if first.status in ("feasible", "unknown") and s.work_left > 0:
-            again = s.run(
+            again = self._run(
                 "cost", bounds, hint, probing=HARD_POINT_PROBING, model=model, witness=witness
             )
             if again.solved or not first.solved:  # (a spent budget keeps the quick plan)
@@ -201,7 +217,7 @@ class _Walker:
         if not first.solved:
             return first
         best = first
-        second = s.run(
+        second = self._run(
             "time",
             replace(bounds, max_cost=first.total_cost, min_cost=None),
             first,
@@ -211,7 +227,7 @@ class _Walker:
         if second.solved:
             best = second
         if self.with_risk:
-            third = s.run(
+            third = self._run(
                 "risk",
                 replace(
                     bounds, max_cost=best.total_cost, max_makespan=best.makespan_min, min_cost=None
@@ -233,14 +249,14 @@ class _Walker:
         with probing from the quick plan (it meets `bounds`) when that did not prove it, then
         without probing from the best plan yet when that ran out (HARD_STEP_WORK)."""
         s = self.session
-        first = quick = s.run(COST_THEN_TIME, bounds, hint, max_work=QUICK_STEP_WORK, model=model,
-                              witness=witness)
+        first = quick = self._run(COST_THEN_TIME, bounds, hint, max_work=QUICK_STEP_WORK,
+                                  model=model, witness=witness)
         # (then without probing, from the best plan yet, when the probing re-solve runs out)
         for probing, max_work in ((HARD_POINT_PROBING, HARD_STEP_WORK), (0, None)):
             if first.status not in ("feasible", "unknown") or s.work_left <= 0:
                 break
-            again = s.run(COST_THEN_TIME, bounds, first if first.solved else None,
-                          max_work=max_work, probing=probing, model=model, witness=witness)
+            again = self._run(COST_THEN_TIME, bounds, first if first.solved else None,
+                              max_work=max_work, probing=probing, model=model, witness=witness)
             if again.solved or not first.solved:  # (a spent budget keeps the quick plan)
                 first = again
         self.hard_before = quick.status in ("feasible", "unknown")
@@ -249,8 +265,7 @@ class _Walker:
         return first
 
     def fastest(self, bounds: Bounds) -> Outcome:
-        s = self.session
-        first = s.run("time", bounds)
+        first = self._run("time", bounds)
         if not first.solved:
             return first
         capped = replace(bounds, max_makespan=first.makespan_min)  # (it meets the cap)

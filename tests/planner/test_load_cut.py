@@ -47,9 +47,9 @@ def test_a_front_short_of_work_is_the_same_every_time_and_says_unproven(tmp_path
     """A small work limit (deterministic) leaves points unproven: the front says feasible, not
     optimal, and the same limit gives the same front, point for point, on every run."""
     out = tmp_path / "front.json"
-    # (3 units: 17 points found, three of them unproven, and the next one not found within the
-    # limit, so the front also says it is incomplete and exits 3; at 8 the whole front proves)
-    args = ["pareto", str(REPO / "scenarios/lab_six_jobs.yaml"), "-q", "--work-limit", "3",
+    # (1 unit: 28 points found, six of them unproven, and the next one not found within the
+    # limit, so the front also says it is incomplete and exits 3; at 2.5 the whole front proves)
+    args = ["pareto", str(REPO / "scenarios/lab_six_jobs.yaml"), "-q", "--work-limit", "1",
             "-o", str(out)]
     first = runner.invoke(app, args)
     front = json.loads(out.read_text(encoding="utf-8"))

@@ -56,6 +56,43 @@ def test_front_equals_brute_force_front(problem):
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems())
+def test_a_walk_without_energetic_reasoning_gives_the_same_front(problem):
+    """The pools' energetic reasoning (ENERGETIC_MAX_POOL_JOBS) changes the work of a walk, never
+    its points: these small problems walk with it, and again with it off."""
+    walked = pareto_front(session(problem))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(front_module, "ENERGETIC_MAX_POOL_JOBS", -1)
+        without = pareto_front(session(problem))
+    assert sorted(_pairs(without)) == sorted(_pairs(walked)) == sorted(brute_front(problem))
+
+
+def test_the_walk_reasons_energetically_on_small_pools_alone():
+    """lab_six_jobs shares its owned pool among 6 jobs: energetic reasoning on; a walk whose
+    pools hold more jobs than the line keeps CP-SAT's default propagation."""
+    s = Session.from_loaded(load_scenario(SCENARIOS / "lab_six_jobs.yaml"))
+    model = s.model_for(Bounds())
+    assert model.largest_pool_jobs == 6
+    solved: list[bool] = []
+    real = Session.run
+
+    def run(self: Session, *args, energetic: bool = False, **options) -> Outcome:
+        solved.append(energetic)
+        return real(self, *args, energetic=energetic, **options)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Session, "run", run)
+        patch.setattr(front_module, "QUICK_STEP_WORK", 0.0)  # (a few solves suffice here)
+        patch.setattr(front_module, "MAX_EXACT_POINTS", 4)
+        pareto_front(s)
+        assert solved and all(solved)
+        solved.clear()
+        patch.setattr(front_module, "ENERGETIC_MAX_POOL_JOBS", 5)
+        pareto_front(s)
+        assert solved and not any(solved)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(problems())
 def test_points_solved_again_with_probing_give_the_same_front(problem):
     # Every point's quick solve (the ends' and the walk's one-step points') is made to run out, so
     # each point is the probing re-solve's.

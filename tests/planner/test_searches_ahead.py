@@ -21,6 +21,7 @@ from plan.models.loading import load_scenario
 from plan.models.problem import Problem
 from plan.planner.batch import local
 from plan.planner.candidates import reuse, searches_ahead, shared_estimates
+from plan.planner.candidates.build import CandidateBuilder
 from plan.planner.estimate import search
 from plan.planner.estimate import store as estimate_store
 
@@ -113,6 +114,37 @@ def test_a_warm_build_starts_no_helper(base_scenario, write_scenario, searched_b
     warm = _built(path, "3", monkeypatch)
     assert warm == cold
     assert [pid for pid, _ in _lines(searched_by)] == [os.getpid()]  # the probe alone
+
+
+def test_a_deferring_build_probes_past_a_gpu_it_asks_nothing_of(
+        base_scenario, write_scenario, searched_by, fresh, monkeypatch) -> None:
+    """Where every option of the first job's first GPU breaks a rule, a deferring build asks that
+    GPU no search: the probe goes on to the next GPU, finds the build cold and starts helpers
+    (rubin_buy_or_rent: the probe stopped there, so no helper ever ran)."""
+    path = _scenario(base_scenario, write_scenario)
+    monkeypatch.setenv(estimate_store.CACHE_ENV, "off")
+    loaded = load_scenario(path)
+    first_gpu = searches_ahead._Ahead(loaded, {}, defer=True).gpus(
+        loaded.scenario.jobs[0])[0]
+    real = CandidateBuilder.violations
+
+    def first_gpu_breaks(self: CandidateBuilder, job: Any, option: Any) -> dict[str, str]:
+        broken = real(self, job, option)
+        return {**broken, "policy": "a test rule"} if option.place.gpu == first_gpu else broken
+
+    monkeypatch.setattr(CandidateBuilder, "violations", first_gpu_breaks)
+
+    def built(processes: str) -> Problem:
+        monkeypatch.setenv(searches_ahead.ENV, processes)
+        _fresh()
+        return reuse.build_problem_and_builder(load_scenario(path), defer=True)[0]
+
+    alone = built("1")
+    assert _lines(searched_by) == []
+    assert built("3") == alone
+    searched = _lines(searched_by)
+    assert searched[0][1] == f"{first_gpu}/a"  # the probe asked nothing here, and went on
+    assert len({pid for pid, _ in searched}) > 1, "helpers searched units"
 
 
 def test_a_short_build_starts_no_helper(base_scenario, write_scenario, searched_by, fresh,
