@@ -20,9 +20,9 @@ from plan.models.problem import SCALE, Candidate, Problem
 from plan.models.validation_words import listed
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
-from plan.planner.explain.conflicts import conflict_groups, describe
+from plan.planner.explain.conflicts import conflict_words
 from plan.planner.explain.ownership import payback_lines, rent_instead
-from plan.planner.i18n.said import Joined, money, say, word
+from plan.planner.i18n.said import Joined, say, word
 from plan.planner.plan import Plan
 from plan.planner.session import Session
 
@@ -242,15 +242,7 @@ def _unsolved_reason(session: Session, bounds: Bounds, forced: list[tuple[int, .
     problem = session.problem
     by_index = {c.index: c for c in problem.all_candidates()}
     favourable = [min((by_index[i] for i in ids), key=problem.standalone_cost) for ids in forced]
-    periods = {f"budget/{p.label}": p for p in problem.budget_periods}
-    said: list[str] = []
-    for name in conflict_groups(session, bounds):
-        if name in periods:
-            p = periods[name]
-            said.append(say("compare.period_budget", label=p.label,
-                            budget=money(SCALE.to_money(p.amount), problem.currency)))
-        else:
-            said.append(describe(problem, name, favourable))
+    said = conflict_words(session, bounds, favourable)
     return (say("compare.conflicts", said=Joined(said)) if said
             else say("compare.no_plan_here"))
 

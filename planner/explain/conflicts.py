@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from plan.models.problem import Candidate, Problem
+from plan.models.problem import SCALE, Candidate, Problem
 from plan.planner.cpsat.model import Bounds
 from plan.planner.explain import plan_exists
-from plan.planner.i18n.said import say
+from plan.planner.i18n.said import money, say
 from plan.planner.session import Session
 
 CHANGEABLE = ("budget", "deadline", "sensitivity", "residency", "reproducibility", "ops_skill")
@@ -139,6 +139,23 @@ def _one_conflict(session: Session, base: Bounds) -> list[str]:
     if not found:  # the facts alone leave no plan (a pool's window too short): name them
         found = find_conflict(session, base, names)
     return found
+
+
+def conflict_words(session: Session, base: Bounds, options: Sequence[Candidate] = ()) -> list[str]:
+    """The rules that leave no plan under `base` (a forced option), each in words
+    (`group_words`)."""
+    return [group_words(session.problem, name, options)
+            for name in conflict_groups(session, base)]
+
+
+def group_words(problem: Problem, group: str, options: Sequence[Candidate] = ()) -> str:
+    """A rule that blocks `options` in words: a period's budget by its period and amount, any
+    other as `describe` words it."""
+    for p in problem.budget_periods:
+        if group == f"budget/{p.label}":
+            return say("compare.period_budget", label=p.label,
+                       budget=money(SCALE.to_money(p.amount), problem.currency))
+    return describe(problem, group, options)
 
 
 def describe(problem: Problem, group: str, options: Sequence[Candidate] = ()) -> str:

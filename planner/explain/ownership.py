@@ -10,6 +10,8 @@ import dataclasses
 from plan.models.problem import HOURS_PER_MONTH, SCALE, Problem, PurchaseEconomics
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
+from plan.planner.explain import plan_exists
+from plan.planner.explain.conflicts import group_words
 from plan.planner.i18n.said import Joined, say
 from plan.planner.i18n.said import money as money_words
 from plan.planner.plan import Plan, ReservationPlan
@@ -211,7 +213,7 @@ def not_bought_lines(session: Session, best: Outcome) -> list[str]:
     outcome = session.best(Bounds(some_of=bought))
     cur = problem.currency
     if not outcome.solved:
-        return [say("own.no_buying_plan")]
+        return [_no_buying_plan(session, bought, outcome.status)]
     plan = to_plan(problem, outcome, 0)
     extra = SCALE.to_money(outcome.total_cost - best.total_cost)
     what = ", ".join(f"{r.gpus} {r.key.removeprefix('buy:')}" for r in plan.reservations
@@ -221,3 +223,54 @@ def not_bought_lines(session: Session, best: Outcome) -> list[str]:
     lines += [say("own.not_bought", line=line) for line in payback_lines(session, plan, best, [])
               if not line.startswith("over the plan's horizon")]
     return lines
+
+
+def _no_buying_plan(session: Session, bought: tuple[int, ...], status: str) -> str:
+    """Why no plan buys, where the budgets or the deadlines are why (neither is a rule an option
+    breaks, so the deferring build's rule-abiding options answer exactly): each budget (the whole
+    one, a period's), else each deadline, that alone, lifted, lets a plan buy (a server's price
+    above a quarter's budget, a delivery after a deadline), with the price of the cheapest
+    purchase. The rules in general where no one of them is why, or where a solve ran out of
+    work."""
+    problem = session.problem
+    if status != "infeasible":
+        return say("own.no_buying_plan")
+
+    def buys(lifted: set[str]) -> bool:
+        found = plan_exists.answer(session, Bounds(some_of=bought, lifted=frozenset(lifted)))
+        return found == plan_exists.PLAN
+
+    budgets = [g for g in problem.groups if g == "budget" or g.startswith("budget/")]
+    deadlines = [g for g in problem.groups if g.startswith("deadline/")]
+    alone: list[str] = []  # (any one of them lifted lets a plan buy)
+    for family in (budgets, deadlines):
+        if family and buys(set(family)):
+            alone = [group for group in family if buys({group})]
+            if alone:
+                break
+    if not alone:
+        return say("own.no_buying_plan")
+    held_bought = set(bought)
+    cheapest = min((c for c in problem.all_candidates() if c.index in held_bought),
+                   key=problem.standalone_cost)
+    assert cheapest.resource is not None  # (a purchase is held)
+    held = problem.resources[cheapest.resource]
+    return say("own.no_buying_plan_because", said=Joined(_rules_words(problem, alone), "list_or"),
+               what=f"{held.bought(cheapest.gpus)} {held.key.removeprefix('buy:')}",
+               cost=money_words(SCALE.to_money(problem.standalone_cost(cheapest)),
+                                problem.currency))
+
+
+def _rules_words(problem: Problem, groups: list[str]) -> list[str]:
+    """The rules in words, periods' budgets of one amount said once ("the 2027-Q2 or 2027-Q3
+    budget of 40,000 USD": alternatives, as `_no_buying_plan` names them where any one lifted
+    lets a plan buy)."""
+    periods = {f"budget/{p.label}": p for p in problem.budget_periods}
+    by_amount: dict[int, list[str]] = {}
+    for group in groups:
+        if group in periods:
+            by_amount.setdefault(periods[group].amount, []).append(periods[group].label)
+    said = [say("compare.period_budget", label=Joined(labels, "list_or"),
+                budget=money_words(SCALE.to_money(amount), problem.currency))
+            for amount, labels in by_amount.items()]
+    return said + [group_words(problem, group) for group in groups if group not in periods]

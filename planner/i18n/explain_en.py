@@ -4,6 +4,7 @@ English output and JSON are unchanged. Keys match `explain_zh` one for one."""
 from __future__ import annotations
 
 MESSAGES: dict[str, str] = {
+    "list_or": " or ",
     "list_comma": ", ",
     "billing.purchase": "purchase",
     "billing.reserved": "reserved",
@@ -283,6 +284,8 @@ MESSAGES: dict[str, str] = {
                        "can be bought)",
     "own.no_buying_plan": "not bought: no plan that buys meets the scenario's rules (budget, "
                           "deadlines)",
+    "own.no_buying_plan_because": "not bought: no plan that buys keeps to {said}; "
+                                  "the cheapest purchase, {what}, costs {cost} on its own",
     "own.buying_dearer": "not bought: the best plan that buys ({what}) costs {extra} more than "
                          "this plan, which rents",
     "own.not_bought": "not bought: {line}",

@@ -7,6 +7,7 @@ reader can find them in the file."""
 from __future__ import annotations
 
 MESSAGES: dict[str, str] = {
+    "list_or": "或",
     "list_comma": "、",
     "billing.purchase": "采购",
     "billing.reserved": "预留",
@@ -252,6 +253,8 @@ MESSAGES: dict[str, str] = {
     "own.not_weighed": "未考虑采购：{reasons}。可设置 policy.consider_purchase: true，或添加 "
                        "purchase: 报价以纳入比较（`plan catalog purchases` 列出可采购的硬件）",
     "own.no_buying_plan": "未采购：没有满足场景规则（预算、截止期限）的采购方案",
+    "own.no_buying_plan_because": ("未采购：任何采购方案都违反：{said}；"
+                                   "最便宜的采购（{what}）单独计算需 {cost}"),
     "own.buying_dearer": "未采购：最优的采购方案（{what}）比本方案（租用）多花 {extra}",
     "own.not_bought": "未采购：{line}",
 }

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from plan.models.loading import load_scenario
-from plan.models.problem import HOURS_PER_MONTH
-from plan.planner.session import SolveOptions
+from plan.models.problem import HOURS_PER_MONTH, SCALE
+from plan.planner.cpsat.model import Bounds
+from plan.planner.session import Session, SolveOptions
 from plan.planner.solve import solve
 from tests.planner.builders import WALL_NET_S
 from tests.planner.catalog_runs import run_catalog_scenario
@@ -99,3 +100,46 @@ def test_rubin_scenario_weighs_the_rack():
                for line in lines)
     assert any("per delivered GPU-hour" in line for line in lines)
     assert any("pays back" in line for line in lines)
+
+
+def test_not_bought_names_the_period_budget_a_purchase_breaks(base_scenario, write_scenario):
+    """A rack whose price is above a quarter's budget: the answer says which budgets keep every
+    plan that buys out (those each of which alone, lifted, lets a plan buy: checked here by solves
+    of their own) and the price of the cheapest purchase; a budget that is not why is not named."""
+    loaded, _, result = run_catalog_scenario(
+        base_scenario, write_scenario, [SFT], currency="CNY", start="2027-01-01",
+        budget={"per": "quarter", "amount": "30万"}, sites=[{"id": "lab", "jurisdiction": "us"}],
+        policy={"consider_purchase": True}, purchase=[_rubin_quote(1_000_000.0)])
+    plan = result.plans[0]
+    assert all(j.billing != "purchase" for j in plan.jobs)
+    (line,) = [e for e in plan.explanation if e.startswith("not bought:")]
+    session = Session.from_loaded(loaded)
+    problem = session.problem
+    bought = tuple(c.index for c in problem.all_candidates()
+                   if c.billing == "purchase" and not c.violations)
+    assert bought and not session.best(Bounds(some_of=bought)).solved
+    named, unnamed = [], []
+    for period in problem.budget_periods:
+        lifted = Bounds(some_of=bought, lifted=frozenset({f"budget/{period.label}"}))
+        (named if session.best(lifted).solved else unnamed).append(period.label)
+    assert named and unnamed  # (the rack is paid in one quarter only)
+    assert line.startswith(f"not bought: no plan that buys keeps to the {' or '.join(named)} "
+                           f"budget of 300,000 CNY; the cheapest purchase, 72 rubin-nvl72, costs ")
+    assert not any(label in line for label in unnamed)
+    cheapest = min(problem.standalone_cost(c) for c in problem.all_candidates()
+                   if c.index in bought)
+    assert line.endswith(f"costs {SCALE.to_money(cheapest):,.0f} CNY on its own")
+
+
+def test_not_bought_names_the_deadline_a_delivery_misses(base_scenario, write_scenario):
+    """A rack delivered after the job's deadline: the line names the deadline, not a budget."""
+    quote = {**_rubin_quote(72.0), "lead_time_days": 90}
+    _, problem, result = run_catalog_scenario(
+        base_scenario, write_scenario, [SFT], currency="CNY", budget="10M",
+        sites=[{"id": "lab", "jurisdiction": "us"}], policy={"consider_purchase": True},
+        purchase=[quote])
+    (line,) = [e for e in result.plans[0].explanation if e.startswith("not bought:")]
+    assert line.startswith(f"not bought: no plan that buys keeps to "
+                           f"{problem.groups['deadline/sft']}; the cheapest purchase, 72 "
+                           f"rubin-nvl72, costs ")
+    assert "budget" not in line
