@@ -1,8 +1,9 @@
 """Whether a solve under some bounds has a plan, as the conflict search asks it (conflicts.py):
 answered without a solve where the options alone say no (`soonest_end.late_job`), kept per session
 once proven, and tried first on one option per job (a solve of a few variables: medical_hybrid's
-"every rule it may name lifted" took 1.0 s of CPU in full, 0.15 s so), the full solve asked only
-where that one finds none."""
+"every rule it may name lifted" took 1.0 s of CPU in full, 0.15 s so; a job forced onto a place,
+as `plan compare` and `--why-not` force it, on the fastest of its options there), the full solve
+asked only where that one finds none."""
 
 from __future__ import annotations
 
@@ -57,12 +58,23 @@ def answer(session: Session, bounds: Bounds) -> str:
 def _one_each(problem: Problem, bounds: Bounds) -> tuple[tuple[int, ...], ...] | None:
     """Per job, the option a quick solve forces (the plan of the jobs' fastest options the held
     rules allow, on no shared pool or reservation where one is, is often one where every rule held
-    but a deadline is lifted); None where `bounds` already forces options."""
-    if bounds.forced or bounds.some_of:
+    but a deadline is lifted); a job that `bounds` forces onto a set of its options takes the
+    fastest of those. None where `bounds` asks some option of a set (a plan that buys) or forces a
+    set that spans jobs, or two sets on one job."""
+    if bounds.some_of:
         return None
+    job_of = {c.index: job for job in problem.jobs for c in problem.candidates[job]}
+    forced: dict[str, set[int]] = {}
+    for indices in bounds.forced:
+        jobs = {job_of.get(i) for i in indices}
+        if len(jobs) != 1 or None in jobs or next(iter(jobs)) in forced:
+            return None
+        forced[str(next(iter(jobs)))] = set(indices)
     picks = []
     for job in problem.jobs:
         options = usable(problem.candidates[job], bounds.lifted)
+        if job in forced:
+            options = [c for c in options if c.index in forced[job]]
         alone = [c for c in options if c.resource is None] or options
         if not alone:
             return None
