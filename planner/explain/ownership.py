@@ -250,8 +250,8 @@ def _no_buying_plan(session: Session, bought: tuple[int, ...], status: str) -> s
                 break
     if not alone:
         return say("own.no_buying_plan")
-    held_bought = set(bought)
-    cheapest = min((c for c in problem.all_candidates() if c.index in held_bought),
+    purchases = set(bought)
+    cheapest = min((c for c in problem.all_candidates() if c.index in purchases),
                    key=problem.standalone_cost)
     assert cheapest.resource is not None  # (a purchase is held)
     held = problem.resources[cheapest.resource]

@@ -63,13 +63,15 @@ def _one_each(problem: Problem, bounds: Bounds) -> tuple[tuple[int, ...], ...] |
     set that spans jobs, or two sets on one job."""
     if bounds.some_of:
         return None
-    job_of = {c.index: job for job in problem.jobs for c in problem.candidates[job]}
-    forced: dict[str, set[int]] = {}
-    for indices in bounds.forced:
-        jobs = {job_of.get(i) for i in indices}
-        if len(jobs) != 1 or None in jobs or next(iter(jobs)) in forced:
-            return None
-        forced[str(next(iter(jobs)))] = set(indices)
+    forced: dict[str, set[int]] = {}  # job -> the options it is forced onto
+    if bounds.forced:
+        job_of = {c.index: job for job in problem.jobs for c in problem.candidates[job]}
+        for indices in bounds.forced:
+            jobs = {job_of.get(i) for i in indices}
+            job = jobs.pop() if len(jobs) == 1 else None
+            if job is None or job in forced:
+                return None
+            forced[job] = set(indices)
     picks = []
     for job in problem.jobs:
         options = usable(problem.candidates[job], bounds.lifted)
