@@ -249,6 +249,16 @@ class Problem:
                      for key, r in resources_in_use(candidates, self.resources).items()}
         return replace(self, candidates=candidates, resources=resources)
 
+    def narrowed(self, keep: dict[str, set[int]]) -> Problem:
+        """`rule_abiding`, with the candidates of each job in `keep` cut to the indices named
+        there: where bounds force each of those jobs onto one of them (`plan compare`'s rows), the
+        same optima from a smaller model."""
+        abiding = self.rule_abiding()
+        candidates = {job: [c for c in cs if job not in keep or c.index in keep[job]]
+                      for job, cs in abiding.candidates.items()}
+        return replace(abiding, candidates=candidates,
+                       resources=resources_in_use(candidates, abiding.resources))
+
     def private_resources(self) -> set[str]:
         """Reservations and purchases that only one job's candidates use: sharing them in time is
         moot, so the model prices each candidate on them as if held alone (the same optimum)."""

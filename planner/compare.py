@@ -210,7 +210,12 @@ def _forced_row(session: Session, instances: Sequence[str], pair: tuple[str, str
         row.reason, row.note = say("compare.none_in_time", note=row.note), ""
         return row
     bounds = Bounds(forced=tuple(forced))
-    outcome = session.earliest(session.best(bounds), bounds)
+    # (the forced instances' other options cannot be chosen: a model without them, 4x smaller on
+    # a quarterly job of five)
+    narrow = session.narrowed({job: set(ids) for job, ids in zip(instances, abiding, strict=True)
+                               if job not in late})
+    outcome = narrow.earliest(narrow.best(bounds), bounds)
+    session.spend(narrow)
     if not outcome.solved:
         row.reason = _unsolved_reason(session, bounds, forced, outcome.status)
         return row

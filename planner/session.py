@@ -131,6 +131,15 @@ class Session:
         other.work_left, other.deadline = self.work_left, self.deadline
         return other
 
+    def narrowed(self, keep: dict[str, set[int]]) -> Session:
+        """A session on `Problem.narrowed(keep)`, for solves whose bounds force each job of `keep`
+        onto one of its options there; this one's settings, clock and work left (charge its solves
+        back with `spend`)."""
+        other = Session(self.problem.narrowed(keep), self.settings, self.objective, self.started,
+                        self.loaded)
+        other.work_left, other.deadline = self.work_left, self.deadline
+        return other
+
     @property
     def deferred(self) -> bool:
         """Whether its build left the options that break a rule unsized (ruled_out.py)."""
