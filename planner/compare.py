@@ -203,7 +203,8 @@ def _forced_row(session: Session, instances: Sequence[str], pair: tuple[str, str
     it (the others left free, and said so)."""
     problem = session.problem
     row = CompareRow(pair[1], pair[0], "infeasible")
-    forced = [ids for job, ids in zip(instances, abiding, strict=True) if job not in late]
+    keep = {job: ids for job, ids in zip(instances, abiding, strict=True) if job not in late}
+    forced = list(keep.values())
     if late:
         row.note = _late_note(problem, late, pair)
     if not forced:
@@ -212,8 +213,7 @@ def _forced_row(session: Session, instances: Sequence[str], pair: tuple[str, str
     bounds = Bounds(forced=tuple(forced))
     # (the forced instances' other options cannot be chosen: a model without them, 4x smaller on
     # a quarterly job of five)
-    narrow = session.narrowed({job: set(ids) for job, ids in zip(instances, abiding, strict=True)
-                               if job not in late})
+    narrow = session.narrowed({job: set(ids) for job, ids in keep.items()})
     outcome = narrow.earliest(narrow.best(bounds), bounds)
     session.spend(narrow)
     if not outcome.solved:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from plan.constraints.groups import family
 from plan.models.problem import HOURS_PER_MONTH, SCALE, Problem, PurchaseEconomics
 from plan.planner.cpsat.model import Bounds
 from plan.planner.cpsat.run import Outcome, to_plan
@@ -240,12 +241,12 @@ def _no_buying_plan(session: Session, bought: tuple[int, ...], status: str) -> s
         found = plan_exists.answer(session, Bounds(some_of=bought, lifted=frozenset(lifted)))
         return found == plan_exists.PLAN
 
-    budgets = [g for g in problem.groups if g == "budget" or g.startswith("budget/")]
-    deadlines = [g for g in problem.groups if g.startswith("deadline/")]
+    budgets = [g for g in problem.groups if family(g) == "budget"]  # (the total, each period's)
+    deadlines = [g for g in problem.groups if family(g) == "deadline"]
     alone: list[str] = []  # (any one of them lifted lets a plan buy)
-    for family in (budgets, deadlines):
-        if family and buys(set(family)):
-            alone = [group for group in family if buys({group})]
+    for rules in (budgets, deadlines):
+        if rules and buys(set(rules)):
+            alone = [group for group in rules if buys({group})]
             if alone:
                 break
     if not alone:
